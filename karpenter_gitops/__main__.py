@@ -1,0 +1,3 @@
+from karpenter_gitops.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,18 @@
+"""User-facing input errors: one line naming the file (and line), the object, the field and a fix."""
+
+from __future__ import annotations
+
+
+class InputError(Exception):
+    """Input the tool cannot read or use; the CLI prints ``str(err)`` and exits 2."""
+
+    def __init__(self, message: str, file: str | None = None, line: int | None = None, hint: str | None = None):
+        super().__init__(message)
+        self.message, self.file, self.line, self.hint = message, file, line, hint
+
+    def __str__(self) -> str:
+        where = ""
+        if self.file:
+            where = f"{self.file}:{self.line}: " if self.line else f"{self.file}: "
+        hint = f" (hint: {self.hint})" if self.hint else ""
+        return f"{where}{self.message}{hint}"

@@ -1,0 +1,70 @@
+"""Good and bad examples of rules, as JSON merge patches (RFC 7386) onto valid base objects.
+
+An example patches the base EC2NodeClass, or the base NodePool when it says ``kind: NodePool``
+(or the rule judges only NodePools). Two keys steer the harness instead of patching:
+``karpenterVersion`` picks the release to validate against, and ``duplicate: true`` adds the
+object twice. The other base object is always present, so cross-object rules resolve.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+from karpenter_gitops import versions
+from karpenter_gitops.config import Inputs, load_documents
+from karpenter_gitops.rules.registry import Rule
+
+BASE_NODECLASS: Mapping[str, Any] = {
+    "apiVersion": "karpenter.k8s.aws/v1",
+    "kind": "EC2NodeClass",
+    "metadata": {"name": "default"},
+    "spec": {
+        "amiSelectorTerms": [{"alias": "al2023@v20240807"}],
+        "role": "KarpenterNodeRole-demo",
+        "subnetSelectorTerms": [{"tags": {"karpenter.sh/discovery": "demo"}}],
+        "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": "demo"}}],
+    },
+}
+BASE_NODEPOOL: Mapping[str, Any] = {
+    "apiVersion": "karpenter.sh/v1",
+    "kind": "NodePool",
+    "metadata": {"name": "general"},
+    "spec": {
+        "template": {
+            "spec": {
+                "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"},
+                "requirements": [{"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]}],
+                "expireAfter": "720h",
+            }
+        },
+        "disruption": {"consolidationPolicy": "WhenEmptyOrUnderutilized", "consolidateAfter": "1m"},
+        "limits": {"cpu": "1000", "memory": "1000Gi"},
+    },
+}
+_CONTROL_KEYS = ("karpenterVersion", "duplicate")
+
+
+def merge_patch(target: Any, patch: Any) -> Any:
+    """RFC 7386: mappings merge recursively, ``None`` deletes, anything else replaces."""
+    if not isinstance(patch, Mapping):
+        return copy.deepcopy(patch)
+    result = dict(target) if isinstance(target, Mapping) else {}
+    for key, value in patch.items():
+        if value is None:
+            result.pop(key, None)
+        else:
+            result[key] = merge_patch(result.get(key), value)
+    return result
+
+
+def example_inputs(rule: Rule, example: Mapping[str, Any]) -> tuple[Inputs, versions.Version]:
+    """The inputs and release an example of ``rule`` is judged with."""
+    kind = example.get("kind") or ("NodePool" if rule.kinds == {"NodePool"} else "EC2NodeClass")
+    base, other = (BASE_NODEPOOL, BASE_NODECLASS) if kind == "NodePool" else (BASE_NODECLASS, BASE_NODEPOOL)
+    patch = {k: v for k, v in example.items() if k not in _CONTROL_KEYS}
+    doc = merge_patch(base, patch)
+    docs = [doc, doc] if example.get("duplicate") else [doc]
+    version = versions.parse(example.get("karpenterVersion", versions.show(versions.DEFAULT)))
+    return load_documents([("example.yaml", docs + [copy.deepcopy(other)])], version), version

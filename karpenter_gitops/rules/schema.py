@@ -1,0 +1,88 @@
+"""The schema layer's rules: violations found while loading objects into the typed models.
+
+They mirror the CRD's OpenAPI constraints (types, required fields, enums, patterns, ranges,
+sizes) for the chosen Karpenter release, plus unknown fields with a "did you mean" hint.
+"""
+
+from karpenter_gitops import schema
+from karpenter_gitops.findings import Severity
+from karpenter_gitops.rules.registry import ALL_KINDS, Rule, register
+
+_NC = "EC2NodeClass"
+_NP = "NodePool"
+
+
+def _schema_rule(id: str, doc: str, fix: str, good: tuple, bad: tuple, kinds=ALL_KINDS) -> None:
+    register(Rule(id, Severity.ERROR, frozenset(kinds), doc, fix, good=good, bad=bad))
+
+
+_schema_rule(
+    schema.UNKNOWN_FIELD,
+    "A field the CRD does not define: the API server prunes it, so the setting silently does nothing.",
+    "Fix the spelling (the hint names the closest field) or remove the field.",
+    good=({"spec": {"detailedMonitoring": True}},),
+    bad=({"spec": {"detailedMonitring": True}}, {"kind": _NP, "spec": {"wieght": 10}}),
+)
+_schema_rule(
+    schema.WRONG_TYPE,
+    "A value of the wrong type (e.g. a string where the CRD wants an integer).",
+    "Write the value with the type the CRD declares; quote strings, do not quote numbers.",
+    good=({"spec": {"metadataOptions": {"httpPutResponseHopLimit": 2}}},),
+    bad=({"spec": {"metadataOptions": {"httpPutResponseHopLimit": "two"}}}, {"spec": {"amiSelectorTerms": "x"}}),
+)
+_schema_rule(
+    schema.REQUIRED,
+    "A field the CRD requires is missing.",
+    "Add the field named in the path.",
+    good=({"spec": {"subnetSelectorTerms": [{"id": "subnet-1"}]}},),
+    bad=({"spec": {"subnetSelectorTerms": None}}, {"kind": _NP, "spec": {"disruption": {"consolidateAfter": None}}}),
+)
+_schema_rule(
+    schema.ENUM,
+    "A value outside the CRD's enum for the chosen Karpenter release (e.g. Balanced before 1.14).",
+    "Use one of the supported values, or upgrade Karpenter when the value is newer.",
+    good=({"spec": {"amiFamily": "AL2023", "amiSelectorTerms": [{"alias": "al2023@v20240807"}]}},),
+    bad=({"spec": {"amiFamily": "Ubuntu", "amiSelectorTerms": [{"id": "ami-123"}]}},),
+)
+_schema_rule(
+    schema.PATTERN,
+    "A string that does not match the CRD's pattern (ids, quantities, durations, label keys).",
+    "Write the value in the format the message shows, e.g. volumeSize: 100Gi.",
+    good=({"spec": {"blockDeviceMappings": [{"deviceName": "/dev/xvda", "ebs": {"volumeSize": "100Gi"}}]}},),
+    bad=({"spec": {"blockDeviceMappings": [{"deviceName": "/dev/xvda", "ebs": {"volumeSize": "100GiB"}}]}},),
+)
+_schema_rule(
+    schema.RANGE,
+    "A number outside the CRD's minimum/maximum.",
+    "Use a value inside the range the message names.",
+    good=({"kind": _NP, "spec": {"weight": 100}},),
+    bad=({"kind": _NP, "spec": {"weight": 101}}, {"spec": {"metadataOptions": {"httpPutResponseHopLimit": 0}}}),
+)
+_schema_rule(
+    schema.SIZE,
+    "Too many or too few list items or map entries, or a string that is too long.",
+    "Stay within the CRD's limits (e.g. at most 30 selector terms, alias at most 30 characters).",
+    good=({"spec": {"amiSelectorTerms": [{"alias": "bottlerocket@v1.32.0"}]}},),
+    bad=({"spec": {"amiSelectorTerms": [{"alias": "bottlerocket@v1.32.0-aaaaaaaaaaaaaaa"}]}},),
+)
+_schema_rule(
+    schema.NEWER_FIELD,
+    "A field the chosen Karpenter release does not know yet; its API server drops it silently.",
+    "Upgrade Karpenter to the release the message names, or remove the field.",
+    good=({"spec": {"amiSelectorTerms": [{"ssmParameter": "/my/ami"}], "amiFamily": "AL2023"}},),
+    bad=({"karpenterVersion": "1.3", "spec": {"amiSelectorTerms": [{"ssmParameter": "/my/ami"}], "amiFamily": "AL2023"}},),
+)
+_schema_rule(
+    schema.DUPLICATE,
+    "Two objects of the same kind share a name; the later one would overwrite the earlier.",
+    "Give each object a unique metadata.name.",
+    good=({"metadata": {"name": "default"}},),
+    bad=({"duplicate": True},),
+)
+_schema_rule(
+    schema.API_VERSION,
+    "An EC2NodeClass or NodePool with an apiVersion Karpenter v1 does not serve (e.g. v1beta1).",
+    "Migrate the object to karpenter.k8s.aws/v1 or karpenter.sh/v1.",
+    good=({"apiVersion": "karpenter.k8s.aws/v1"},),
+    bad=({"apiVersion": "karpenter.k8s.aws/v1beta1"},),
+)

@@ -1,0 +1,31 @@
+"""Karpenter release versions as comparable (major, minor) pairs.
+
+Rules and schema fields carry the release that introduced them; the user picks the release
+they run with ``--karpenter-version`` or the stack's ``cluster.karpenterVersion``.
+"""
+
+from __future__ import annotations
+
+import re
+
+Version = tuple[int, int]
+
+DEFAULT: Version = (1, 14)
+OLDEST: Version = (1, 0)
+
+_VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.\d+)?(?:[-+].*)?$")
+
+
+def parse(text: str) -> Version:
+    """Parse ``1.14``, ``v1.14.1`` or ``1.4.0-rc1`` into ``(1, 14)``; ValueError otherwise."""
+    match = _VERSION.match(str(text).strip())
+    if not match:
+        raise ValueError(f"{text!r} is not a Karpenter version (expected e.g. 1.14 or v1.14.1)")
+    version = (int(match.group(1)), int(match.group(2)))
+    if version < OLDEST:
+        raise ValueError(f"Karpenter {text} predates the v1 API; only v1.0 and later are supported")
+    return version
+
+
+def show(version: Version) -> str:
+    return f"{version[0]}.{version[1]}"
