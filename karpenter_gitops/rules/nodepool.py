@@ -1,0 +1,1 @@
+"""Placeholder: rules are being written."""
