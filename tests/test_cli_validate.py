@@ -1,0 +1,134 @@
+"""The `validate` CLI contract: JSON shape, exit codes, one-line errors for bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from karpenter_gitops.cli import main
+
+PROJECT = Path(__file__).resolve().parent.parent
+
+GOOD = """\
+apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata: {name: default}
+spec:
+  amiSelectorTerms: [{alias: al2023@v20240807}]
+  role: KarpenterNodeRole-demo
+  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
+  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
+"""
+
+
+def run(capsys, *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_clean_manifest_exits_zero_with_json_summary(tmp_path, capsys):
+    path = tmp_path / "nc.yaml"
+    path.write_text(GOOD)
+    code, out, _ = run(capsys, "validate", str(path), "--format", "json")
+    assert code == 0
+    assert json.loads(out) == {"findings": [], "summary": {"errors": 0, "warnings": 0, "objects": 1}}
+
+
+def test_error_finding_exits_one_with_contract_fields(tmp_path, capsys):
+    path = tmp_path / "nc.yaml"
+    path.write_text(GOOD.replace("role: KarpenterNodeRole-demo", "role: x\n  detailedMonitring: true"))
+    code, out, _ = run(capsys, "validate", str(path), "--format", "json")
+    report = json.loads(out)
+    assert code == 1
+    finding = next(f for f in report["findings"] if f["rule"] == "schema/unknown-field")
+    assert {"rule", "severity", "kind", "name", "path", "message"} <= finding.keys()
+    assert finding["path"] == "spec.detailedMonitring"
+    assert finding["severity"] == "error" and finding["kind"] == "EC2NodeClass" and finding["name"] == "default"
+    assert "detailedMonitoring" in finding["hint"]
+    assert report["summary"]["errors"] >= 1
+
+
+def test_text_format_groups_by_object_and_ends_with_summary(tmp_path, capsys):
+    path = tmp_path / "nc.yaml"
+    path.write_text(GOOD + "  detailedMonitoring: \"yes\"\n")
+    code, out, _ = run(capsys, "validate", str(path))
+    lines = out.strip().splitlines()
+    assert code == 1
+    assert lines[0].startswith("EC2NodeClass/default")
+    assert "1 object(s) checked against Karpenter 1.14" in lines[-1]
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (b"kind: [unclosed\n", "invalid YAML"),
+        (b"- just\n- a list\n", "document 1 is a array, not a Kubernetes object"),
+        (b"", "file is empty"),
+        (b"\x00\x01binary", "binary file"),
+        (b"\xff\xfe\xfa not utf8", "not UTF-8"),
+        (b"config:\n  aws:region: us-west-2\n", "no 'karpenter-gitops:' settings"),
+        (b"config:\n  nodeClasses: {}\n", "has no namespace"),
+        (b"config:\n  karpenter-gitops:nodeClass: {}\n", "did you mean 'nodeClasses'"),
+        (b"config:\n  karpenter-gitops:cluster: {kubernetesVersion: 1.30}\n", "YAML drops trailing zeros"),
+    ],
+    ids=["malformed", "not-mapping", "empty", "binary", "not-utf8", "no-namespace", "bare-key", "typo-key", "float-version"],
+)
+def test_bad_input_is_one_line_exit_two(tmp_path, capsys, content, expected):
+    path = tmp_path / "bad.yaml"
+    path.write_bytes(content)
+    code, out, err = run(capsys, "validate", str(path))
+    assert code == 2
+    assert out == ""
+    assert len(err.strip().splitlines()) == 1
+    assert str(path) in err and expected in err
+
+
+def test_malformed_yaml_names_the_line(tmp_path, capsys):
+    path = tmp_path / "bad.yaml"
+    path.write_text("apiVersion: v1\nkind: EC2NodeClass\nspec: {a: [1, 2}\n")
+    code, _, err = run(capsys, "validate", str(path))
+    assert code == 2 and f"{path}:3:" in err
+
+
+def test_oversized_file_is_refused(tmp_path, capsys):
+    path = tmp_path / "huge.yaml"
+    path.write_bytes(b"# padding\n" * 1_100_000)
+    code, _, err = run(capsys, "validate", str(path))
+    assert code == 2 and "MiB" in err
+
+
+def test_missing_path_and_missing_arguments(tmp_path, capsys):
+    code, _, err = run(capsys, "validate", str(tmp_path / "nope.yaml"))
+    assert code == 2 and "no such file or directory" in err
+    code, _, err = run(capsys, "validate")
+    assert code == 2 and "give at least one PATH" in err
+
+
+def test_bad_karpenter_version_is_usage_error(tmp_path, capsys):
+    path = tmp_path / "nc.yaml"
+    path.write_text(GOOD)
+    code, _, err = run(capsys, "validate", str(path), "--karpenter-version", "0.37")
+    assert code == 2 and "predates the v1 API" in err
+
+
+def test_stack_option_reads_the_stack_config_dir(capsys, monkeypatch):
+    monkeypatch.chdir(PROJECT)
+    code, out, _ = run(capsys, "validate", "--stack", "demo", "--format", "json")
+    report = json.loads(out)
+    assert report["summary"]["objects"] == 6
+    assert code == (1 if report["summary"]["errors"] else 0)
+
+
+def test_console_entry_point_runs_without_traceback(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("kind: [")
+    result = subprocess.run(
+        [sys.executable, "-m", "karpenter_gitops", "validate", str(bad)], capture_output=True, text=True
+    )
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr and "invalid YAML" in result.stderr
