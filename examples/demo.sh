@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The main job on the embedded default, step by step, as a user would type it.
+# Steps that are expected to find problems say so; their exit code 1 is part of the show.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+kg=".venv/bin/karpenter-gitops"
+
+step() { printf '\n\033[1m== %s\033[0m\n$ %s\n' "$1" "${*:2}"; "${@:2}"; echo "(exit $?)"; }
+
+step "Validate the demo stack offline" "$kg" validate --stack demo
+step "Validate the example manifests (clean)" "$kg" validate examples/manifests
+step "Validate manifests with real-world mistakes (expected: findings, exit 1)" "$kg" validate examples/broken
+exit 0
