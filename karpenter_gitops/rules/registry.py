@@ -42,6 +42,7 @@ class Rule:
     since: Version | None = None  # first Karpenter release the rule applies to
     until: Version | None = None  # first release it no longer applies to
     origin: str = "karpenter"  # "karpenter" mirrors the CRD/controller; "ours" is stricter
+    policy: bool = False  # a hygiene policy: runs with `validate --policy` and in the policy pack
     good: tuple[Mapping[str, Any], ...] = ()
     bad: tuple[Mapping[str, Any], ...] = ()
 
@@ -73,6 +74,7 @@ def rule(
     since: Version | None = None,
     until: Version | None = None,
     origin: str = "karpenter",
+    policy: bool = False,
     good: Iterable[Mapping[str, Any]] = (),
     bad: Iterable[Mapping[str, Any]] = (),
 ) -> Callable[[Check], Check]:
@@ -90,6 +92,7 @@ def rule(
                 since=since,
                 until=until,
                 origin=origin,
+                policy=policy,
                 good=tuple(good),
                 bad=tuple(bad),
             )
@@ -99,6 +102,9 @@ def rule(
     return decorate
 
 
-def applicable(kind: str, version: Version) -> list[Rule]:
-    return [r for r in RULES.values() if r.check is not None and r.applies(kind, version)]
+def applicable(kind: str, version: Version, policy: bool = False) -> list[Rule]:
+    """Rules with a check for ``kind`` at ``version``; hygiene policies only when asked for."""
+    return [
+        r for r in RULES.values() if r.check is not None and r.applies(kind, version) and (policy or not r.policy)
+    ]
 
