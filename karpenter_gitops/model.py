@@ -232,7 +232,7 @@ class NodeClaimTemplate:
 
 @dataclass(frozen=True)
 class Budget:
-    nodes: str | None = prop(required=True, pattern=r"^((100|[0-9]{1,2})%|[0-9]+)$")
+    nodes: str | None = prop(pattern=r"^((100|[0-9]{1,2})%|[0-9]+)$")  # required, but the CRD defaults it to 10%
     schedule: str | None = prop(
         pattern=r"^(@(annually|yearly|monthly|weekly|daily|midnight|hourly))|((.+)\s(.+)\s(.+)\s(.+)\s(.+))$"
     )

@@ -1,1 +1,528 @@
-"""Placeholder: rules are being written."""
+"""NodePool rules: Karpenter's CEL validations (``cel/``) and our stricter checks (``nodepool/``).
+
+The ``cel/`` rules mirror the ``x-kubernetes-validations`` of the NodePool CRD with the exact
+message of the chosen release (checked against the v1.0.14, v1.4.4, v1.8.8 and v1.14.1 CRDs).
+The ``karpenter.k8s.aws`` label allow-list grows by release; between verified CRDs a label joins at
+the release that introduced it (``ec2nodeclass`` is first seen in v1.4.4 and assumed from 1.3).
+
+Not evaluable offline, because they compare with the stored object (``oldSelf``):
+``nodeClassRef.group``/``kind`` immutability and the static/dynamic ``replicas`` transition.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import weakref
+from collections.abc import Iterator
+from functools import cache
+
+from karpenter_gitops.findings import Severity, Violation
+from karpenter_gitops.model import EC2NODECLASS, NODEPOOL
+from karpenter_gitops.rules.registry import rule
+from karpenter_gitops.versions import Version
+
+KINDS = (NODEPOOL,)
+ERROR, WARNING = Severity.ERROR, Severity.WARNING
+AWS_GROUP = "karpenter.k8s.aws"
+
+# --- label keys ---------------------------------------------------------------------------
+
+# karpenter.k8s.aws labels Karpenter registers as well-known (and the NodePool CRD allows), by release.
+AWS_LABELS: dict[str, Version | None] = {
+    "instance-encryption-in-transit-supported": None,
+    "instance-category": None,
+    "instance-hypervisor": None,
+    "instance-family": None,
+    "instance-generation": None,
+    "instance-local-nvme": None,
+    "instance-size": None,
+    "instance-cpu": None,
+    "instance-cpu-manufacturer": None,
+    "instance-memory": None,
+    "instance-ebs-bandwidth": None,
+    "instance-network-bandwidth": None,
+    "instance-gpu-name": None,
+    "instance-gpu-manufacturer": None,
+    "instance-gpu-count": None,
+    "instance-gpu-memory": None,
+    "instance-accelerator-name": None,
+    "instance-accelerator-manufacturer": None,
+    "instance-accelerator-count": None,
+    "instance-cpu-sustained-clock-speed-mhz": (1, 3),
+    "capacity-reservation-id": (1, 3),
+    "ec2nodeclass": (1, 3),
+    "capacity-reservation-type": (1, 6),
+    "instance-capability-flex": (1, 7),
+    "instance-tenancy": (1, 9),
+    "capacity-reservation-interruptible": (1, 10),
+    "placement-group-id": (1, 11),
+    "placement-group-partition": (1, 11),
+}
+# Well-known labels outside karpenter.k8s.aws; the beta/failure-domain keys are aliases Karpenter normalises.
+OTHER_WELL_KNOWN = frozenset(
+    {
+        "karpenter.sh/nodepool",
+        "karpenter.sh/capacity-type",
+        "topology.kubernetes.io/zone",
+        "topology.kubernetes.io/region",
+        "topology.k8s.aws/zone-id",
+        "node.kubernetes.io/instance-type",
+        "node.kubernetes.io/windows-build",
+        "kubernetes.io/arch",
+        "kubernetes.io/os",
+        "failure-domain.beta.kubernetes.io/zone",
+        "failure-domain.beta.kubernetes.io/region",
+        "beta.kubernetes.io/arch",
+        "beta.kubernetes.io/os",
+        "beta.kubernetes.io/instance-type",
+    }
+)
+# v1.0-v1.8 CRDs: kubernetes.io keys outside node.kubernetes.io / node-restriction.kubernetes.io
+# had to be one of these (the template-labels list omits node.kubernetes.io/instance-type, which the
+# node.kubernetes.io exemption admits anyway).
+_LEGACY_KUBERNETES_IO = frozenset(
+    {
+        "beta.kubernetes.io/instance-type",
+        "failure-domain.beta.kubernetes.io/region",
+        "beta.kubernetes.io/os",
+        "beta.kubernetes.io/arch",
+        "failure-domain.beta.kubernetes.io/zone",
+        "topology.kubernetes.io/zone",
+        "topology.kubernetes.io/region",
+        "node.kubernetes.io/instance-type",
+        "kubernetes.io/arch",
+        "kubernetes.io/os",
+        "node.kubernetes.io/windows-build",
+    }
+)
+_KUBERNETES_IO_UNTIL: Version = (1, 9)
+_KARPENTER_SH_ALLOWED = ("karpenter.sh/capacity-type", "karpenter.sh/nodepool")
+_RESTRICTED_LABELS = ("karpenter.sh/nodepool", "kubernetes.io/hostname")
+# Keys people carry over from docs or old releases, with what to do instead.
+_NOT_LABELS = {
+    "karpenter.k8s.aws/instance-pods": "Karpenter no longer defines instance-pods (the docs table is stale); "
+    "cap pods with the EC2NodeClass kubelet.maxPods or select on instance-cpu/instance-memory",
+}
+
+
+@cache
+def _aws_allowed(version: Version) -> frozenset[str]:
+    return frozenset(
+        f"{AWS_GROUP}/{name}" for name, since in AWS_LABELS.items() if since is None or version >= since
+    )
+
+
+@cache
+def _well_known(version: Version) -> tuple[str, ...]:
+    """Well-known keys of ``version``, stable keys before the deprecated aliases."""
+    return tuple(sorted(_aws_allowed(version) | OTHER_WELL_KNOWN, key=lambda k: ("beta." in k, k)))
+
+
+def _domain(key: str) -> str:
+    return key.split("/", 1)[0]  # CEL: key.find("^([^/]+)"), the whole key when it has no "/"
+
+
+def _domain_messages(key: str, version: Version) -> Iterator[str]:
+    """Messages of the CEL label-domain rules ``key`` breaks (note the bare endsWith, as upstream)."""
+    domain = _domain(key)
+    if key not in _KARPENTER_SH_ALLOWED and domain.endswith("karpenter.sh"):
+        yield 'label domain "karpenter.sh" is restricted'
+    if key not in _aws_allowed(version) and domain.endswith(AWS_GROUP):
+        yield f'label domain "{AWS_GROUP}" is restricted'
+    if version < _KUBERNETES_IO_UNTIL:
+        if (
+            key not in _LEGACY_KUBERNETES_IO
+            and domain.endswith("kubernetes.io")
+            and not domain.endswith(("node.kubernetes.io", "node-restriction.kubernetes.io"))
+        ):
+            yield 'label domain "kubernetes.io" is restricted'
+        if domain.endswith("k8s.io") and not domain.endswith("kops.k8s.io"):
+            yield 'label domain "k8s.io" is restricted'
+
+
+def _suggestion(key: str, version: Version) -> str | None:
+    """A did-you-mean for a label key Karpenter does not know, if one is close enough."""
+    if key in _NOT_LABELS:
+        return _NOT_LABELS[key]
+    domain, _, name = key.rpartition("/")
+    known = _well_known(version)
+    same_name = [k for k in known if k.rpartition("/")[2] == name and k != key]
+    if same_name:
+        return f"did you mean {same_name[0]!r}?"
+    in_domain = {k.rpartition("/")[2]: k for k in known if k.rpartition("/")[0] == domain}
+    close = difflib.get_close_matches(name, in_domain, n=1, cutoff=0.8)
+    return f"did you mean {in_domain[close[0]]!r}?" if close else None
+
+
+def _requirements(obj) -> Iterator[tuple[int, object]]:
+    template = obj.spec.template
+    spec = template.spec if template else None
+    for index, requirement in enumerate((spec.requirements if spec else None) or ()):
+        if requirement is not None:
+            yield index, requirement
+
+
+def _requirement_path(index: int) -> str:
+    return f"spec.template.spec.requirements[{index}]"
+
+
+def _requirement_keys(obj) -> Iterator[tuple[str, str]]:
+    for index, requirement in _requirements(obj):
+        if requirement.key is not None:
+            yield f"{_requirement_path(index)}.key", requirement.key
+
+
+def _label_keys(obj) -> Iterator[tuple[str, str]]:
+    """Requirement keys and template labels: the CRD restricts both the same way."""
+    yield from _requirement_keys(obj)
+    metadata = obj.spec.template.metadata if obj.spec.template else None
+    for key in (metadata.labels if metadata else None) or {}:
+        yield f"spec.template.metadata.labels[{key}]", key
+
+
+@rule(
+    "cel/label-domain-restricted",
+    ERROR,
+    KINDS,
+    "CEL: requirement keys and template labels may not use Karpenter's domains beyond the well-known labels "
+    "(nor, before 1.9, the kubernetes.io and k8s.io domains beyond an allow-list).",
+    "Use a well-known Karpenter label or a label in a domain of your own.",
+    good=(
+        {"spec": {"template": {"spec": {"requirements": [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m5"]}]}}}},
+        {"spec": {"template": {"metadata": {"labels": {"example.com/team": "a"}}}}},
+    ),
+    bad=(
+        {"spec": {"template": {"spec": {"requirements": [{"key": "karpenter.k8s.aws/instance-pods", "operator": "Exists"}]}}}},
+        {"spec": {"template": {"metadata": {"labels": {"karpenter.sh/registered": "true"}}}}},
+        {"karpenterVersion": "1.8", "spec": {"template": {"metadata": {"labels": {"kubernetes.io/team": "a"}}}}},
+    ),
+)
+def label_domain_restricted(obj, ctx):
+    for path, key in _label_keys(obj):
+        for message in _domain_messages(key, ctx.version):
+            yield Violation(path, message, _suggestion(key, ctx.version))
+
+
+@rule(
+    "cel/label-restricted",
+    ERROR,
+    KINDS,
+    "CEL: karpenter.sh/nodepool and kubernetes.io/hostname are set per node and may not be required or templated.",
+    "Remove the key; Karpenter sets karpenter.sh/nodepool, and the hostname is unique per node.",
+    good=({"spec": {"template": {"spec": {"requirements": [{"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]}]}}}},),
+    bad=({"spec": {"template": {"spec": {"requirements": [{"key": "karpenter.sh/nodepool", "operator": "In", "values": ["a"]}]}}}},),
+)
+def label_restricted(obj, ctx):
+    for path, key in _label_keys(obj):
+        if key in _RESTRICTED_LABELS:
+            yield Violation(path, f'label "{key}" is restricted')
+
+
+_OWN_DOMAINS = ("karpenter.sh", AWS_GROUP, "topology.k8s.aws")
+_KUBERNETES_DOMAINS = (
+    "kubernetes.io", "node.kubernetes.io", "topology.kubernetes.io", "beta.kubernetes.io", "failure-domain.beta.kubernetes.io"
+)
+
+
+@rule(
+    "nodepool/unknown-requirement-key",
+    WARNING,
+    KINDS,
+    "A requirement on a key in Karpenter's or Kubernetes' label domains that is not a well-known label "
+    "(e.g. node.kubernetes.io/instance-family): it narrows no instance types, Karpenter only copies it onto "
+    "nodes. Keys the CEL label rules reject are left to them; in Kubernetes domains only likely typos are flagged.",
+    "Use the well-known label you meant, or a label in a domain of your own.",
+    origin="ours",
+    good=({"spec": {"template": {"spec": {"requirements": [{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["m5.large"]}]}}}},),
+    bad=(
+        {"spec": {"template": {"spec": {"requirements": [{"key": "node.kubernetes.io/instance-family", "operator": "In", "values": ["m5"]}]}}}},
+        {"spec": {"template": {"spec": {"requirements": [{"key": "topology.k8s.aws/zone", "operator": "Exists"}]}}}},
+    ),
+)
+def unknown_requirement_key(obj, ctx):
+    known = _well_known(ctx.version)
+    for path, key in _requirement_keys(obj):
+        if key in known or key in _RESTRICTED_LABELS or any(True for _ in _domain_messages(key, ctx.version)):
+            continue
+        domain = _domain(key) if "/" in key else ""
+        hint = _suggestion(key, ctx.version)
+        if domain in _OWN_DOMAINS or (domain in _KUBERNETES_DOMAINS and hint):
+            yield Violation(
+                path,
+                f"{key!r} is not a label Karpenter knows: it does not narrow the instance types, "
+                "Karpenter only copies it onto the nodes",
+                hint,
+            )
+
+
+# --- requirements -------------------------------------------------------------------------
+
+
+def _values(requirement) -> tuple:
+    return requirement.values or ()
+
+
+@rule(
+    "cel/requirement-in-values",
+    ERROR,
+    KINDS,
+    "CEL: an 'In' requirement lists at least one value.",
+    "Add values, or use Exists to accept any value.",
+    good=({"spec": {"template": {"spec": {"requirements": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["arm64"]}]}}}},),
+    bad=({"spec": {"template": {"spec": {"requirements": [{"key": "kubernetes.io/arch", "operator": "In", "values": []}]}}}},),
+)
+def requirement_in_values(obj, ctx):
+    for index, requirement in _requirements(obj):
+        if requirement.operator == "In" and not _values(requirement):
+            yield Violation(_requirement_path(index), "requirements with operator 'In' must have a value defined")
+
+
+_INTEGER = re.compile(r"^[+-]?[0-9]+\Z")  # CEL int(string): base 10, optional sign, int64
+
+
+def _is_non_negative_int64(value) -> bool:
+    return isinstance(value, str) and bool(_INTEGER.match(value)) and 0 <= int(value) < 2**63
+
+
+@cache
+def _numeric_operators(version: Version) -> tuple[tuple[str, ...], str]:
+    if version >= (1, 9):
+        return ("Gt", "Lt", "Gte", "Lte"), "requirements operator 'Gt', 'Lt', 'Gte', or 'Lte' must have a single positive integer value"
+    return ("Gt", "Lt"), "requirements operator 'Gt' or 'Lt' must have a single positive integer value"
+
+
+@rule(
+    "cel/requirement-numeric-operator",
+    ERROR,
+    KINDS,
+    "CEL: Gt/Lt (and Gte/Lte since 1.9) compare with exactly one non-negative integer.",
+    "Give exactly one integer value, e.g. values: ['4'].",
+    good=({"spec": {"template": {"spec": {"requirements": [{"key": "karpenter.k8s.aws/instance-cpu", "operator": "Gt", "values": ["4"]}]}}}},),
+    bad=({"spec": {"template": {"spec": {"requirements": [{"key": "karpenter.k8s.aws/instance-cpu", "operator": "Gt", "values": ["4", "8"]}]}}}},),
+)
+def requirement_numeric_operator(obj, ctx):
+    operators, message = _numeric_operators(ctx.version)
+    for index, requirement in _requirements(obj):
+        if requirement.operator in operators:
+            values = _values(requirement)
+            if len(values) != 1 or not _is_non_negative_int64(values[0]):
+                yield Violation(_requirement_path(index), message)
+
+
+@rule(
+    "cel/requirement-min-values",
+    ERROR,
+    KINDS,
+    "CEL: an 'In' requirement with minValues lists at least that many values.",
+    "List more values or lower minValues.",
+    good=({"spec": {"template": {"spec": {"requirements": [{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["m5.large", "m6i.large"], "minValues": 2}]}}}},),
+    bad=({"spec": {"template": {"spec": {"requirements": [{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["m5.large"], "minValues": 2}]}}}},),
+)
+def requirement_min_values(obj, ctx):
+    for index, requirement in _requirements(obj):
+        wanted = requirement.min_values
+        if requirement.operator == "In" and wanted is not None and len(_values(requirement)) < wanted:
+            yield Violation(_requirement_path(index), "requirements with 'minValues' must have at least that many values specified in the 'values' field")
+
+
+# --- disruption, static capacity ------------------------------------------------------------
+
+
+@rule(
+    "cel/budget-schedule-duration",
+    ERROR,
+    KINDS,
+    "CEL: a disruption budget sets schedule and duration together, or neither.",
+    "Add the missing schedule or duration, or drop both for an always-active budget.",
+    good=({"spec": {"disruption": {"budgets": [{"nodes": "10%", "schedule": "@daily", "duration": "10m"}]}}},),
+    bad=({"spec": {"disruption": {"budgets": [{"nodes": "0", "schedule": "@daily"}]}}},),
+)
+def budget_schedule_duration(obj, ctx):
+    disruption = obj.spec.disruption
+    for index, budget in enumerate((disruption.budgets if disruption else None) or ()):
+        if budget is not None and (budget.schedule is None) != (budget.duration is None):
+            yield Violation(f"spec.disruption.budgets[{index}]", "'schedule' must be set with 'duration'")
+
+
+@rule(
+    "cel/static-nodepool-limits",
+    ERROR,
+    KINDS,
+    "CEL: a static NodePool (replicas set) supports only limits.nodes.",
+    "Keep only limits.nodes, or drop replicas.",
+    since=(1, 8),
+    good=({"spec": {"replicas": 3, "limits": {"cpu": None, "memory": None, "nodes": "5"}}},),
+    bad=({"spec": {"replicas": 3}},),
+)
+def static_nodepool_limits(obj, ctx):
+    limits = obj.spec.limits
+    if obj.spec.replicas is not None and limits and set(limits) != {"nodes"}:
+        yield Violation("spec.limits", "only 'limits.nodes' is supported on static NodePools")
+
+
+@rule(
+    "cel/static-nodepool-weight",
+    ERROR,
+    KINDS,
+    "CEL: a static NodePool (replicas set) has no weight.",
+    "Drop weight, or drop replicas.",
+    since=(1, 8),
+    good=({"spec": {"weight": 10}},),
+    bad=({"spec": {"replicas": 3, "limits": None, "weight": 10}},),
+)
+def static_nodepool_weight(obj, ctx):
+    if obj.spec.replicas is not None and obj.spec.weight is not None:
+        yield Violation("spec.weight", "'weight' is not supported on static NodePools")
+
+
+# --- nodeClassRef -------------------------------------------------------------------------
+
+
+def _node_class_ref(obj):
+    template = obj.spec.template
+    return template.spec.node_class_ref if template and template.spec else None
+
+
+_REF = "spec.template.spec.nodeClassRef"
+
+
+@rule(
+    "cel/node-class-ref-not-empty",
+    ERROR,
+    KINDS,
+    "CEL: nodeClassRef group, kind and name may not be empty strings.",
+    "Set group: karpenter.k8s.aws, kind: EC2NodeClass and the class's name.",
+    since=(1, 4),
+    good=({"spec": {"template": {"spec": {"nodeClassRef": {"name": "default"}}}}},),
+    bad=({"spec": {"template": {"spec": {"nodeClassRef": {"name": ""}}}}},),
+)
+def node_class_ref_not_empty(obj, ctx):
+    ref = _node_class_ref(obj)
+    if ref is None:
+        return
+    for field, value in (("group", ref.group), ("kind", ref.kind), ("name", ref.name)):
+        if value == "":
+            yield Violation(f"{_REF}.{field}", f"{field} may not be empty")
+
+
+@rule(
+    "nodepool/node-class-ref-kind",
+    ERROR,
+    KINDS,
+    "nodeClassRef must point at an EC2NodeClass (group karpenter.k8s.aws, no version); otherwise the "
+    "NodePool never becomes ready.",
+    "Set group: karpenter.k8s.aws and kind: EC2NodeClass.",
+    origin="ours",
+    good=({"spec": {"template": {"spec": {"nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass"}}}}},),
+    bad=(
+        {"spec": {"template": {"spec": {"nodeClassRef": {"group": "karpenter.k8s.aws/v1"}}}}},
+        {"spec": {"template": {"spec": {"nodeClassRef": {"kind": "NodeClass"}}}}},
+    ),
+)
+def node_class_ref_kind(obj, ctx):
+    ref = _node_class_ref(obj)
+    if ref is None:
+        return
+    if ref.group and ref.group != AWS_GROUP:
+        hint = "drop the version: group takes no '/v1'" if ref.group.startswith(AWS_GROUP + "/") else None
+        yield Violation(f"{_REF}.group", f"nodeClassRef.group is {ref.group!r}; the AWS provider serves {AWS_GROUP!r}", hint)
+    if ref.kind and ref.kind != EC2NODECLASS:
+        yield Violation(f"{_REF}.kind", f"nodeClassRef.kind is {ref.kind!r}; the AWS provider serves {EC2NODECLASS!r}")
+
+
+_class_names: tuple[weakref.ref | None, frozenset[str]] = (None, frozenset())
+
+
+def _node_class_names(inputs) -> frozenset[str]:
+    """Names of the inputs' EC2NodeClasses, computed once per Inputs object (not once per NodePool)."""
+    global _class_names
+    ref, names = _class_names
+    if ref is None or ref() is not inputs:
+        names = frozenset(node_class.name for node_class in inputs.node_classes)
+        _class_names = (weakref.ref(inputs), names)
+    return names
+
+
+@rule(
+    "nodepool/node-class-ref-missing",
+    ERROR,
+    KINDS,
+    "nodeClassRef names an EC2NodeClass that is not among the validated inputs; the NodePool would stay "
+    "NodeClassReady=False and launch nothing.",
+    "Define that EC2NodeClass alongside the NodePool, or fix the name.",
+    origin="ours",
+    good=({"spec": {"template": {"spec": {"nodeClassRef": {"name": "default"}}}}},),
+    bad=({"spec": {"template": {"spec": {"nodeClassRef": {"name": "defualt"}}}}},),
+)
+def node_class_ref_missing(obj, ctx):
+    ref = _node_class_ref(obj)
+    if ref is None or not ref.name or ref.group not in (None, AWS_GROUP) or ref.kind not in (None, EC2NODECLASS):
+        return  # empty names and foreign kinds are reported by their own rules
+    names = _node_class_names(ctx.inputs)
+    if ref.name not in names:
+        close = difflib.get_close_matches(ref.name, names, n=1)
+        yield Violation(
+            f"{_REF}.name",
+            f"no EC2NodeClass named {ref.name!r} in the inputs",
+            f"did you mean {close[0]!r}?" if close else None,
+        )
+
+
+# --- taints -------------------------------------------------------------------------------
+
+_KARPENTER_TAINTS = {
+    "karpenter.sh/unregistered": "its registration taint, added at launch and removed once the node registers",
+    "karpenter.sh/disrupted": "its disruption taint, put on nodes it is about to drain",
+}
+_NOT_A_KARPENTER_TAINT = "karpenter.sh/uninitialized"
+
+
+def _taints(obj) -> Iterator[tuple[str, object]]:
+    template = obj.spec.template
+    spec = template.spec if template else None
+    if spec is None:
+        return
+    for wire, taints in (("taints", spec.taints), ("startupTaints", spec.startup_taints)):
+        for index, taint in enumerate(taints or ()):
+            if taint is not None and taint.key is not None:
+                yield f"spec.template.spec.{wire}[{index}]", taint
+
+
+@rule(
+    "nodepool/reserved-taint",
+    ERROR,
+    KINDS,
+    "A taint or startup taint with a key Karpenter manages itself (karpenter.sh/unregistered, karpenter.sh/disrupted).",
+    "Remove the taint; Karpenter adds and removes it on its own.",
+    origin="ours",
+    good=({"spec": {"template": {"spec": {"taints": [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]}}}},),
+    bad=({"spec": {"template": {"spec": {"startupTaints": [{"key": "karpenter.sh/unregistered", "effect": "NoExecute"}]}}}},),
+)
+def reserved_taint(obj, ctx):
+    for path, taint in _taints(obj):
+        purpose = _KARPENTER_TAINTS.get(taint.key)
+        if purpose:
+            yield Violation(f"{path}.key", f"taint {taint.key!r} is reserved for Karpenter: {purpose}")
+
+
+@rule(
+    "nodepool/uninitialized-taint",
+    WARNING,
+    KINDS,
+    "karpenter.sh/uninitialized is not a Karpenter taint, and nothing removes it unless you run something that does.",
+    "Drop it: Karpenter's registration taint is karpenter.sh/unregistered:NoExecute (set by Karpenter itself); "
+    "the cloud provider's is node.cloudprovider.kubernetes.io/uninitialized.",
+    origin="ours",
+    good=({"spec": {"template": {"spec": {"startupTaints": [{"key": "node.cilium.io/agent-not-ready", "value": "true", "effect": "NoExecute"}]}}}},),
+    bad=({"spec": {"template": {"spec": {"startupTaints": [{"key": "karpenter.sh/uninitialized", "effect": "NoSchedule"}]}}}},),
+)
+def uninitialized_taint(obj, ctx):
+    for path, taint in _taints(obj):
+        if taint.key == _NOT_A_KARPENTER_TAINT:
+            yield Violation(
+                f"{path}.key",
+                f"{_NOT_A_KARPENTER_TAINT!r} is not a Karpenter taint: Karpenter's registration taint is "
+                "'karpenter.sh/unregistered:NoExecute', which it sets itself, and the cloud provider's is "
+                "'node.cloudprovider.kubernetes.io/uninitialized'",
+            )

@@ -1,0 +1,60 @@
+"""Helpers for the rule tests: validate patched base objects, read CEL messages from the real CRDs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from functools import cache
+from typing import Any
+
+import yaml
+
+from conftest import CRDS
+from karpenter_gitops.config import load_documents
+from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL, merge_patch
+from karpenter_gitops.validate import validate
+
+# The releases whose CRDs are in ../shared/crds, as (major, minor) -> directory.
+RELEASES = {(1, 0): "v1.0.14", (1, 4): "v1.4.4", (1, 8): "v1.8.8", (1, 14): "v1.14.1"}
+
+
+def findings(*docs: Mapping[str, Any], version=(1, 14)) -> list:
+    """All findings for ``docs`` validated together at ``version``."""
+    inputs = load_documents([("x.yaml", [dict(d) for d in docs])], version)
+    return list(validate(inputs, version).findings)
+
+
+def node_class(patch: Mapping[str, Any] | None = None) -> dict:
+    return merge_patch(BASE_NODECLASS, patch or {})
+
+
+def node_pool(patch: Mapping[str, Any] | None = None) -> dict:
+    return merge_patch(BASE_NODEPOOL, patch or {})
+
+
+def requirements(*items: Mapping[str, Any]) -> dict:
+    """A NodePool patch that replaces the requirements."""
+    return {"spec": {"template": {"spec": {"requirements": list(items)}}}}
+
+
+def fired(found: list, rule_id: str) -> list[tuple[str, str]]:
+    """(path, message) of the findings of one rule."""
+    return [(f.path, f.message) for f in found if f.rule == rule_id]
+
+
+def _validations(node: Any) -> Iterator[dict]:
+    if isinstance(node, Mapping):
+        yield from node.get("x-kubernetes-validations") or ()
+        for value in node.values():
+            yield from _validations(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _validations(value)
+
+
+@cache
+def crd_messages(release: str, crd: str) -> frozenset[str]:
+    """Messages of every CEL rule of a CRD that can be evaluated offline (no ``oldSelf``)."""
+    data = yaml.safe_load((CRDS / release / crd).read_text(encoding="utf-8"))
+    schema = next(v for v in data["spec"]["versions"] if v["name"] == "v1")["schema"]
+    return frozenset(v["message"] for v in _validations(schema) if "oldSelf" not in v["rule"])
+

@@ -1,0 +1,359 @@
+"""EC2NodeClass rules: CEL mirrors (exact messages per release) and our stricter checks."""
+
+from __future__ import annotations
+
+import pytest
+
+from _rule_helpers import RELEASES, crd_messages, fired, findings, node_class, node_pool
+
+CRD = "karpenter.k8s.aws_ec2nodeclasses.yaml"
+
+
+def _cel_messages(patch, version=(1, 14)) -> set[str]:
+    return {f.message for f in findings(node_class(patch), node_pool(), version=version) if f.rule.startswith("cel/")}
+
+
+# --- every CEL message of the real CRDs is produced, and nothing else ---------------------
+
+_TERM_TAGS_EMPTY = {"tags": {"team": ""}}
+_EVERY_CEL_RULE = [
+    {"spec": {"instanceProfile": "KarpenterNodeProfile"}},
+    {"spec": {"role": ""}},
+    {"spec": {"role": None, "instanceProfile": ""}},
+    *[
+        {"spec": {"amiFamily": family, "amiSelectorTerms": [{"alias": alias}]}}
+        for alias, family in [
+            ("al2@v20240807", "AL2023"),
+            ("al2023@v20240807", "Bottlerocket"),
+            ("bottlerocket@v1.32.0", "AL2"),
+            ("windows2019@latest", "AL2"),
+            ("windows2022@latest", "AL2"),
+            ("windows2025@latest", "AL2"),
+        ]
+    ],
+    {"spec": {"amiSelectorTerms": [{"name": "my-ami"}]}},
+    {"spec": {"amiFamily": "AL2023", "amiSelectorTerms": [{"owner": "self"}, {"id": "ami-1", "owner": "self"}, _TERM_TAGS_EMPTY]}},
+    {"spec": {"amiSelectorTerms": [{"alias": "al2023@latest", "owner": "self"}, {"id": "ami-1"}]}},
+    {"spec": {"amiSelectorTerms": [{"alias": "al2023"}]}},
+    {"spec": {"amiSelectorTerms": [{"alias": "AL2023@latest"}]}},
+    {"spec": {"amiSelectorTerms": [{"alias": "windows2022@v1"}]}},
+    {"spec": {"subnetSelectorTerms": []}},
+    {"spec": {"subnetSelectorTerms": [{}, _TERM_TAGS_EMPTY]}},
+    {"spec": {"securityGroupSelectorTerms": []}},
+    {"spec": {"securityGroupSelectorTerms": [{}, _TERM_TAGS_EMPTY]}},
+    {"spec": {"capacityReservationSelectorTerms": []}},
+    {"spec": {"capacityReservationSelectorTerms": [{}, _TERM_TAGS_EMPTY]}},
+    {"spec": {"placementGroupSelector": {}}},
+    {"spec": {"placementGroupSelector": {"name": "pg", "id": "pg-1"}}},
+    {
+        "spec": {
+            "blockDeviceMappings": [
+                {"deviceName": "/dev/xvda", "rootVolume": True, "ebs": {}},
+                {"deviceName": "/dev/xvdb", "rootVolume": True, "ebs": {"volumeSize": "1Gi", "volumeInitializationRate": 100}},
+            ]
+        }
+    },
+    {"spec": {"networkInterfaces": [{"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "efa-only"}] * 2}},
+    {"spec": {"connectionTracking": {}}},
+    {"spec": {"kubelet": {"imageGCHighThresholdPercent": 80, "imageGCLowThresholdPercent": 85}}},
+    {"spec": {"kubelet": {"evictionSoft": {"memory.available": "5%"}}}},
+    {"spec": {"kubelet": {"evictionSoftGracePeriod": {"memory.available": "1m"}}}},
+    {
+        "spec": {
+            "kubelet": {
+                "kubeReserved": {"gpu": "-1"},
+                "systemReserved": {"gpu": "-1"},
+                "evictionHard": {"memory": "1%"},
+                "evictionSoft": {"memory": "1%"},
+                "evictionSoftGracePeriod": {"memory": "1m"},
+            }
+        }
+    },
+    {
+        "spec": {
+            "tags": {
+                "": "x",
+                "eks:eks-cluster-name": "demo",
+                "kubernetes.io/cluster/demo": "owned",
+                "karpenter.sh/nodepool": "a",
+                "karpenter.sh/nodeclaim": "a",
+                "karpenter.k8s.aws/ec2nodeclass": "a",
+            }
+        }
+    },
+]
+
+
+@pytest.mark.parametrize("version", RELEASES, ids=RELEASES.get)
+def test_every_crd_cel_message_is_mirrored_verbatim(version):
+    produced = set().union(*(_cel_messages(patch, version) for patch in _EVERY_CEL_RULE))
+    assert produced == crd_messages(RELEASES[version], CRD)
+
+
+# --- TV3 and TV2 vectors (§8) -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("patch", "rule_id", "message"),
+    [
+        (
+            {"spec": {"amiSelectorTerms": [{"alias": "al2023@latest"}, {"id": "ami-0123"}]}},
+            "cel/ami-alias-single-term",
+            "'alias' is mutually exclusive, cannot be set with a combination of other amiSelectorTerms",
+        ),
+        (
+            {"spec": {"amiSelectorTerms": [{"alias": "al2023@latest", "owner": "self"}]}},
+            "cel/ami-term-alias-exclusive",
+            "'alias' is mutually exclusive, cannot be set with a combination of other fields in amiSelectorTerms",
+        ),
+        (
+            {"spec": {"amiFamily": "Bottlerocket", "amiSelectorTerms": [{"alias": "al2023@latest"}]}},
+            "cel/amifamily-matches-alias",
+            "if set, amiFamily must be 'AL2023' or 'Custom' when using an AL2023 alias",
+        ),
+        (
+            {"spec": {"amiSelectorTerms": [{"name": "my-ami"}]}},
+            "cel/amifamily-required",
+            "must specify amiFamily if amiSelectorTerms does not contain an alias",
+        ),
+        (
+            {"spec": {"amiFamily": "AL2023", "amiSelectorTerms": [{"owner": "123456789012"}]}},
+            "cel/selector-term-missing-field",
+            "expected at least one, got none, ['tags', 'id', 'name', 'alias', 'ssmParameter']",
+        ),
+        (
+            {"spec": {"subnetSelectorTerms": [{"id": "subnet-1", "tags": {"a": "b"}}]}},
+            "cel/subnet-term-id-exclusive",
+            "'id' is mutually exclusive, cannot be set with a combination of other fields in a subnet selector term",
+        ),
+        (
+            {"spec": {"tags": {"kubernetes.io/cluster/demo": "owned"}}},
+            "cel/tags-restricted",
+            "tag contains a restricted tag matching kubernetes.io/cluster/",
+        ),
+        (
+            {
+                "spec": {
+                    "blockDeviceMappings": [
+                        {"deviceName": "/dev/xvda", "rootVolume": True, "ebs": {"volumeSize": "20Gi"}},
+                        {"deviceName": "/dev/xvdb", "rootVolume": True, "ebs": {"volumeSize": "20Gi"}},
+                    ]
+                }
+            },
+            "cel/single-root-volume",
+            "must have only one blockDeviceMappings with rootVolume",
+        ),
+        (
+            {"spec": {"blockDeviceMappings": [{"deviceName": "/dev/xvda", "ebs": {"volumeType": "gp3"}}]}},
+            "cel/ebs-size-or-snapshot",
+            "snapshotID or volumeSize must be defined",
+        ),
+        (
+            {"spec": {"kubelet": {"imageGCHighThresholdPercent": 80, "imageGCLowThresholdPercent": 85}}},
+            "cel/kubelet-image-gc-thresholds",
+            "imageGCHighThresholdPercent must be greater than imageGCLowThresholdPercent",
+        ),
+        (
+            {"spec": {"instanceProfile": "KarpenterNodeProfile"}},
+            "cel/role-xor-instance-profile",
+            "must specify exactly one of ['role', 'instanceProfile']",
+        ),
+        (
+            {"spec": {"role": None}},
+            "cel/role-xor-instance-profile",
+            "must specify exactly one of ['role', 'instanceProfile']",
+        ),
+        (
+            {"spec": {"amiSelectorTerms": [{"alias": "windows2022@v1"}]}},
+            "cel/windows-alias-latest",
+            "windows families may only specify version 'latest'",
+        ),
+        (
+            {"spec": {"amiSelectorTerms": [{"alias": "AL2023@latest"}]}},
+            "cel/ami-alias-family",
+            "family is not supported, must be one of the following: "
+            "'al2', 'al2023', 'bottlerocket', 'windows2019', 'windows2022', 'windows2025'",
+        ),
+        (
+            {"spec": {"amiSelectorTerms": [{"alias": "al2023"}]}},
+            "cel/ami-alias-format",
+            "'alias' is improperly formatted, must match the format 'family@version'",
+        ),
+    ],
+)
+def test_test_vector_message(patch, rule_id, message):
+    found = findings(node_class(patch), node_pool())
+    assert [m for _, m in fired(found, rule_id)] == [message]
+
+
+@pytest.mark.parametrize("tags", [{"team": "x"}, {"team": "*"}])
+def test_tag_selectors_pass(tags):
+    found = findings(node_class({"spec": {"amiFamily": "AL2023", "amiSelectorTerms": [{"tags": tags}]}}), node_pool())
+    assert not [f for f in found if f.severity.value == "error"]
+
+
+def test_volume_size_pattern_is_left_to_the_schema_layer():
+    def rules(size):
+        patch = {"spec": {"blockDeviceMappings": [{"deviceName": "/dev/xvda", "ebs": {"volumeSize": size}}]}}
+        return {f.rule for f in findings(node_class(patch), node_pool())}
+
+    assert rules("100GiB") == {"schema/pattern"}
+    assert rules("100Gi") == set()
+
+
+# --- release differences -------------------------------------------------------------------
+
+
+def test_windows2025_alias_is_unknown_before_1_9():
+    patch = {"spec": {"amiSelectorTerms": [{"alias": "windows2025@latest"}]}}
+    assert fired(findings(node_class(patch), node_pool(), version=(1, 8)), "cel/ami-alias-family") == [
+        (
+            "spec.amiSelectorTerms[0].alias",
+            "family is not supported, must be one of the following: 'al2', 'al2023', 'bottlerocket', 'windows2019', 'windows2022'",
+        )
+    ]
+    assert fired(findings(node_class(patch), node_pool(), version=(1, 9)), "cel/ami-alias-family") == []
+
+
+@pytest.mark.parametrize(
+    ("version", "ending"), [((1, 2), "in subnetSelectorTerms"), ((1, 3), "in a subnet selector term")]
+)
+def test_subnet_exclusive_wording_changed_in_1_3(version, ending):
+    patch = {"spec": {"subnetSelectorTerms": [{"id": "subnet-1", "tags": {"a": "b"}}]}}
+    [(_, message)] = fired(findings(node_class(patch), node_pool(), version=version), "cel/subnet-term-id-exclusive")
+    assert message.endswith(ending)
+
+
+@pytest.mark.parametrize(
+    ("version", "missing", "exclusive"),
+    [
+        (
+            (1, 7),
+            "expected at least one, got none, ['tags', 'id']",
+            "'id' is mutually exclusive, cannot be set along with tags in a capacity reservation selector term",
+        ),
+        (
+            (1, 8),
+            "expected at least one, got none, ['tags', 'id', 'instanceMatchCriteria']",
+            "'id' is mutually exclusive, cannot be set along with other fields in a capacity reservation selector term",
+        ),
+    ],
+)
+def test_capacity_reservation_messages_by_release(version, missing, exclusive):
+    messages = _cel_messages({"spec": {"capacityReservationSelectorTerms": [{}]}}, version)
+    assert missing in messages
+    messages = _cel_messages({"spec": {"capacityReservationSelectorTerms": [{"id": "cr-1", "ownerID": "123456789012"}]}}, version)
+    assert messages == {exclusive}
+
+
+# --- the !self.all quirk and our per-term rule ------------------------------------------------
+
+
+def test_one_bad_term_among_good_ones_passes_cel_but_not_ours():
+    patch = {"spec": {"subnetSelectorTerms": [{"id": "subnet-1", "tags": {"a": "b"}}, {"tags": {"x": "y"}}]}}
+    found = findings(node_class(patch), node_pool())
+    assert fired(found, "cel/subnet-term-id-exclusive") == []
+    [(path, message)] = fired(found, "nodeclass/selector-term-exclusive")
+    assert path == "spec.subnetSelectorTerms[0]"
+    assert "'id' is combined with 'tags'" in message
+
+
+def test_every_term_bad_fails_cel_once_and_ours_stays_silent():
+    patch = {"spec": {"subnetSelectorTerms": [{"id": "subnet-1", "tags": {"a": "b"}}]}}
+    found = findings(node_class(patch), node_pool())
+    assert len(fired(found, "cel/subnet-term-id-exclusive")) == 1
+    assert fired(found, "nodeclass/selector-term-exclusive") == []
+
+
+def test_per_term_rule_covers_security_groups_and_capacity_reservations():
+    patch = {
+        "spec": {
+            "securityGroupSelectorTerms": [{"id": "sg-1", "name": "web"}, {"name": "db", "tags": {"a": "b"}}, {"id": "sg-2"}],
+            "capacityReservationSelectorTerms": [{"id": "cr-1", "tags": {"a": "b"}}, {"id": "cr-2"}],
+        }
+    }
+    found = findings(node_class(patch), node_pool())
+    assert [p for p, _ in fired(found, "nodeclass/selector-term-exclusive")] == [
+        "spec.capacityReservationSelectorTerms[0]",
+        "spec.securityGroupSelectorTerms[0]",
+        "spec.securityGroupSelectorTerms[0]",
+        "spec.securityGroupSelectorTerms[1]",
+    ]
+    assert not [f for f in found if f.rule.startswith("cel/")]
+
+
+def test_ami_terms_are_checked_per_term_upstream():
+    patch = {"spec": {"amiFamily": "AL2023", "amiSelectorTerms": [{"id": "ami-1", "name": "x"}, {"name": "y"}]}}
+    found = findings(node_class(patch), node_pool())
+    assert fired(found, "cel/ami-term-id-exclusive") == [
+        ("spec.amiSelectorTerms[0]", "'id' is mutually exclusive, cannot be set with a combination of other fields in amiSelectorTerms")
+    ]
+    assert fired(found, "nodeclass/selector-term-exclusive") == []
+
+
+# --- IAM --------------------------------------------------------------------------------------
+
+
+def test_instance_profile_arn_with_a_path_names_the_profile():
+    arn = "arn:aws:iam::123456789012:instance-profile/team/a/KarpenterNodeProfile"
+    found = findings(node_class({"spec": {"role": None, "instanceProfile": arn}}), node_pool())
+    [finding] = [f for f in found if f.rule == "nodeclass/instance-profile-arn"]
+    assert finding.severity.value == "error"
+    assert "'KarpenterNodeProfile'" in finding.message
+    assert finding.hint == "instanceProfile: KarpenterNodeProfile"
+    assert [f.rule for f in found] == ["nodeclass/instance-profile-arn"]
+
+
+@pytest.mark.parametrize("partition", ["aws", "aws-cn", "aws-us-gov"])
+def test_instance_profile_arn_in_every_partition(partition):
+    arn = f"arn:{partition}:iam::123456789012:instance-profile/KarpenterNodeProfile"
+    found = findings(node_class({"spec": {"role": None, "instanceProfile": arn}}), node_pool())
+    assert len(fired(found, "nodeclass/instance-profile-arn")) == 1
+
+
+def test_role_arn_is_an_error_naming_the_role():
+    found = findings(node_class({"spec": {"role": "arn:aws:iam::123456789012:role/ops/KarpenterNodeRole"}}), node_pool())
+    [finding] = [f for f in found if f.rule.startswith("nodeclass/role")]
+    assert (finding.rule, finding.severity.value, finding.hint) == ("nodeclass/role-arn", "error", "role: KarpenterNodeRole")
+
+
+def test_role_with_a_path_is_a_warning_naming_the_bare_role():
+    found = findings(node_class({"spec": {"role": "team/KarpenterNodeRole"}}), node_pool())
+    [finding] = [f for f in found if f.rule.startswith("nodeclass/role")]
+    assert (finding.rule, finding.severity.value, finding.hint) == ("nodeclass/role-path", "warning", "role: KarpenterNodeRole")
+    assert "instance profile" in finding.message
+
+
+# --- AMI selection ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("alias", "warned"),
+    [("al2023@latest", True), ("bottlerocket@latest", True), ("al2023@v20240807", False), ("windows2022@latest", False)],
+)
+def test_latest_alias_warns_except_for_windows(alias, warned):
+    found = findings(node_class({"spec": {"amiSelectorTerms": [{"alias": alias}]}}), node_pool())
+    assert bool(fired(found, "nodeclass/alias-latest")) is warned
+
+
+def test_ssm_parameter_mixed_with_other_fields():
+    terms = [{"ssmParameter": "/ami", "tags": {"a": "b"}}, {"ssmParameter": "/ami"}, {"name": "x", "owner": "self"}]
+    found = findings(node_class({"spec": {"amiFamily": "AL2023", "amiSelectorTerms": terms}}), node_pool())
+    assert [p for p, _ in fired(found, "nodeclass/ssm-parameter-exclusive")] == ["spec.amiSelectorTerms[0]"]
+
+
+# --- robustness -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        {"subnetSelectorTerms": [5, {"tags": 3}, {"id": None}], "securityGroupSelectorTerms": "x"},
+        {"amiSelectorTerms": [{"alias": 5}, None], "amiFamily": 3, "role": 7, "instanceProfile": ["x"]},
+        {"kubelet": {"evictionSoft": "x", "kubeReserved": {"cpu": 5}, "imageGCHighThresholdPercent": "high"}},
+        {"blockDeviceMappings": [{"ebs": 5}, 3], "networkInterfaces": [{}, None], "tags": [1], "placementGroupSelector": 4},
+        {"capacityReservationSelectorTerms": [{"tags": {"": None}}], "connectionTracking": None},
+    ],
+)
+def test_schema_rejected_fields_never_crash_a_rule(spec):
+    findings({**node_class(), "spec": spec}, node_pool())
