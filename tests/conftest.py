@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import pytest
+
+from karpenter_gitops.aws.embedded import EmbeddedServer, embedded_aws, parse_world
 
 PROJECT = Path(__file__).resolve().parent.parent
 SHARED = PROJECT.parent / "shared"
@@ -15,3 +18,36 @@ USERDATA = SHARED / "upstream" / "userdata"
 @pytest.fixture
 def project() -> Path:
     return PROJECT
+
+
+# --- embedded AWS (moto on loopback) ----------------------------------------------------------
+# One moto server per session; each test seeds the world it needs on it (a reseed takes ~40 ms).
+# The instance-type catalogue is cached in one session directory: moto's full call takes ~2.6 s.
+
+
+@pytest.fixture(scope="session")
+def embedded_server():
+    server = EmbeddedServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def catalogue_cache(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("catalogue-cache")
+
+
+@pytest.fixture
+def world(embedded_server):
+    """Seed a world and return its EmbeddedAWS: ``world()`` for the default one, ``world(yaml_text)`` for another."""
+    with contextlib.ExitStack() as stack:
+        def seed(text: str | None = None):
+            chosen = None if text is None else parse_world(text, "<test world>")
+            return stack.enter_context(embedded_aws(chosen, server=embedded_server))
+        yield seed
+
+
+@pytest.fixture
+def default_aws(world):
+    """The packaged default world (us-west-2, Kubernetes 1.32)."""
+    return world()

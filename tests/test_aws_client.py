@@ -1,0 +1,86 @@
+"""AwsSession: the standard environment, call counts, one answer per identical query, threads."""
+
+import pickle
+import socket
+import threading
+
+import pytest
+
+from karpenter_gitops.aws.client import AwsSession, TTLCache, tag_filters
+from karpenter_gitops.aws.errors import PersistentAWSError, TransientAWSError
+
+
+def test_plain_session_follows_aws_endpoint_url_and_region_from_the_environment(default_aws):
+    aws = AwsSession()  # nothing passed: AWS_ENDPOINT_URL, AWS_REGION and credentials come from the environment
+    assert aws.region == "us-west-2"
+    assert aws.client("ec2").meta.endpoint_url == default_aws.endpoint_url
+    assert aws.call("ssm", "GetParameter", Name="/aws/service/bottlerocket/aws-k8s-1.32/x86_64/latest/image_id")
+
+
+def test_calls_are_counted_per_operation_and_identical_queries_made_once(default_aws):
+    aws = default_aws.session()
+    first = aws.call("iam", "GetInstanceProfile", InstanceProfileName="KarpenterNodeProfile")
+    again = aws.call("iam", "GetInstanceProfile", InstanceProfileName="KarpenterNodeProfile")
+    aws.call("iam", "GetInstanceProfile", InstanceProfileName="EmptyProfile")
+    aws.paginate("ec2", "DescribeSubnets", "Subnets", Filters=[{"Name": "tag-key", "Values": ["Name"]}])
+    aws.paginate("ec2", "DescribeSubnets", "Subnets", Filters=[{"Values": ["Name"], "Name": "tag-key"}])
+    assert first == again
+    assert aws.call_counts() == {"DescribeSubnets": 1, "GetInstanceProfile": 2}
+
+
+def test_failures_are_classified_and_remembered_for_the_run(default_aws):
+    aws = default_aws.session()
+    for _ in range(2):
+        with pytest.raises(PersistentAWSError) as caught:
+            aws.call("iam", "GetRole", RoleName="missing")
+    assert caught.value.not_found and caught.value.operation == "iam:GetRole"
+    assert aws.call_counts() == {"GetRole": 1}
+
+
+def test_threads_asking_the_same_question_share_one_call(default_aws):
+    aws = default_aws.session()
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(
+        aws.call("ec2", "DescribeSecurityGroups", GroupIds=["sg-0d1a0000000000001"]))) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(results) == 4 and all(result == results[0] for result in results)
+    assert aws.call_counts() == {"DescribeSecurityGroups": 1}
+
+
+def test_unreachable_endpoint_is_transient(monkeypatch):
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    aws = AwsSession("us-west-2", endpoint_url=closed, max_attempts=1, connect_timeout=1)
+    with pytest.raises(TransientAWSError) as caught:
+        aws.call("ec2", "DescribeImages", Owners=["self"])
+    assert caught.value.code == "EndpointConnectionError"
+
+
+def test_session_is_never_pickled_and_shows_no_credentials(default_aws):
+    aws = default_aws.session()
+    with pytest.raises(TypeError):
+        pickle.dumps(aws)
+    assert "testing" not in repr(aws)
+
+
+def test_ttl_cache_expires_entries():
+    now = [0.0]
+    cache = TTLCache(10, clock=lambda: now[0])
+    cache.put("k", 1)
+    now[0] = 9.9
+    assert cache.get("k") == 1
+    now[0] = 10.0
+    assert cache.get("k") is None
+
+
+def test_tag_filters_use_tag_key_for_wildcard_values():
+    assert tag_filters({"team": "payments", "karpenter.sh/discovery": "*"}) == [
+        {"Name": "tag-key", "Values": ["karpenter.sh/discovery"]},
+        {"Name": "tag:team", "Values": ["payments"]},
+    ]

@@ -1,0 +1,75 @@
+"""The embedded AWS: the world-fixture contract, what seeding makes visible, the environment."""
+
+import os
+
+import pytest
+
+from karpenter_gitops.aws.embedded import embedded_aws, load_world, parse_world
+from karpenter_gitops.errors import InputError
+
+MINIMAL = 'region: us-west-2\nkubernetesVersion: "1.32"\n'
+
+
+def test_default_world_is_packaged_and_valid():
+    world = load_world()
+    assert (world.region, world.kubernetes_version, world.instance_types) == ("us-west-2", "1.32", "all")
+    assert {"EmptyProfile", "KarpenterNodeProfile"} <= {p["name"] for p in world.section("instanceProfiles")}
+
+
+@pytest.mark.parametrize("text, field", [
+    (MINIMAL + "colour: blue\n", "(top level)"),
+    (MINIMAL + "images: [{id: ami-1, name: x, architecture: sparc}]\n", "images[0].architecture"),
+    (MINIMAL + "images: [{id: ami-1, name: x, architecture: arm64, sate: pending}]\n", "images[0]"),
+    (MINIMAL + "subnets: [{id: subnet-1, availabilityZone: us-west-2a, tags: {a: 1}}]\n", "subnets[0].tags.a"),
+    ('region: us-west-2\nkubernetesVersion: 1.30\n', "kubernetesVersion"),
+    (MINIMAL + "roles: [{name: r}, {name: r}]\n", "roles[1].name"),
+    (MINIMAL + "instanceProfiles: [{name: p, roles: [ghost]}]\n", "instanceProfiles[0].roles[0]"),
+])
+def test_bad_fields_are_input_errors_naming_file_and_field(text, field):
+    with pytest.raises(InputError) as caught:
+        parse_world(text, "worlds/bad.yaml")
+    assert str(caught.value).startswith(f"worlds/bad.yaml: world field {field}:")
+
+
+def test_missing_file_and_bad_yaml_are_input_errors(tmp_path):
+    with pytest.raises(InputError, match="cannot read"):
+        load_world(tmp_path / "absent.yaml")
+    with pytest.raises(InputError, match="not valid YAML"):
+        parse_world("region: [", "x.yaml")
+
+
+def test_unquoted_yaml_timestamps_are_accepted():
+    world = parse_world(MINIMAL + "images: [{id: ami-1, name: x, architecture: arm64, creationDate: 2025-02-01T00:00:00Z}]",
+                        "t.yaml")
+    assert world.section("images")[0]["creationDate"] == "2025-02-01T00:00:00Z"
+
+
+def test_seeded_images_keep_state_owner_dates_and_deprecation(default_aws):
+    ec2 = default_aws.session().client("ec2")
+    images = {i["ImageId"]: i for i in ec2.describe_images(Owners=["self", "amazon"], IncludeDeprecated=True)["Images"]}
+    assert len(images) == 24
+    pending = images["ami-0c9a000000000f005"]
+    assert (pending["State"], pending["OwnerId"], pending["CreationDate"]) == ("pending", "123456789012",
+                                                                              "2025-02-10T09:30:00.000Z")
+    assert images["ami-0c9a000000000f001"]["DeprecationTime"] == "2025-01-15T00:00:00.000Z"
+    assert "DeprecationTime" not in images["ami-0c9a000000000f003"]
+    eks = ec2.describe_images(Owners=["602401143452"], Filters=[{"Name": "architecture", "Values": ["arm64"]}])["Images"]
+    assert len(eks) == 4
+
+
+def test_environment_points_at_the_emulator_and_is_restored(monkeypatch, embedded_server):
+    monkeypatch.setenv("AWS_PROFILE", "real-account")
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    with embedded_aws(server=embedded_server) as env:
+        assert os.environ["AWS_ENDPOINT_URL"] == env.endpoint_url.rstrip("/")
+        assert os.environ["AWS_ACCESS_KEY_ID"] == "testing" and "AWS_PROFILE" not in os.environ
+        with pytest.raises(RuntimeError, match="already active"):
+            with embedded_aws(server=embedded_server):
+                pass
+    assert os.environ["AWS_PROFILE"] == "real-account" and "AWS_ENDPOINT_URL" not in os.environ
+
+
+def test_a_standalone_embedded_aws_starts_and_stops_its_own_server():
+    with embedded_aws(parse_world(MINIMAL + "roles: [{name: r}]", "t.yaml")) as env:
+        assert env.session().call("iam", "GetRole", RoleName="r")["Role"]["RoleName"] == "r"
+        assert env.endpoint_url.startswith("http://127.0.0.1:")
