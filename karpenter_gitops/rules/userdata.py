@@ -1,1 +1,234 @@
-"""Placeholder: rules are being written."""
+"""userData rules: thin wrappers over :func:`karpenter_gitops.userdata.analyse`, one per problem kind.
+
+The analysis runs once per object (it is cached on the text and family); each rule picks the
+problems that carry its id. Objects without userData cost nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from karpenter_gitops import userdata
+from karpenter_gitops.findings import Severity, Violation
+from karpenter_gitops.model import EC2NODECLASS, EC2NodeClass
+from karpenter_gitops.rules.registry import Context, rule
+from karpenter_gitops.userdata import problems as ids
+
+PATH = "spec.userData"
+_AL2 = {"amiSelectorTerms": [{"alias": "al2@v20240807"}]}
+_AL2023 = {"amiSelectorTerms": [{"alias": "al2023@v20240807"}]}
+_BOTTLEROCKET = {"amiSelectorTerms": [{"alias": "bottlerocket@v1.32.0"}]}
+_WINDOWS = {"amiSelectorTerms": [{"alias": "windows2022@latest"}]}
+_CUSTOM = {"amiFamily": "Custom", "amiSelectorTerms": [{"id": "ami-0123456789abcdef0"}]}
+
+
+def _on(family: Mapping[str, Any], user_data: str) -> dict:
+    """An example: the base EC2NodeClass with this family's AMI and ``user_data``."""
+    return {"spec": {**family, "userData": user_data}}
+
+
+def _bootstrap(extra_args: str, separator: str = " ") -> str:
+    return f"#!/bin/bash\n/etc/eks/bootstrap.sh demo --kubelet-extra-args{separator}{extra_args}\n"
+
+
+def _node_config(taint: str) -> str:
+    return (
+        "apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec:\n  kubelet:\n    config:\n"
+        f"      registerWithTaints:\n      - {taint}\n"
+    )
+
+
+def _problems(obj: EC2NodeClass) -> tuple[userdata.Problem, ...]:
+    spec = obj.spec
+    if not spec.user_data:
+        return ()
+    aliases = (t.alias for t in spec.ami_selector_terms or ())
+    return userdata.analyse(spec.user_data, userdata.family(spec.ami_family, aliases))
+
+
+def _userdata_rule(
+    id: str,
+    severity: Severity,
+    doc: str,
+    fix: str,
+    *,
+    good: Iterable[Mapping[str, Any]],
+    bad: Iterable[Mapping[str, Any]],
+    origin: str = "ours",
+) -> None:
+    @rule(id, severity, [EC2NODECLASS], doc, fix, origin=origin, good=good, bad=bad)
+    def check(obj: EC2NodeClass, ctx: Context) -> Iterable[Violation]:
+        return [Violation(PATH, p.message, p.hint) for p in _problems(obj) if p.rule == id]
+
+
+_SCRIPT = "#!/bin/bash\necho hello > /tmp/x\n"
+_MIME = (
+    'MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary="BOUNDARY"\n\n--BOUNDARY\n'
+    'Content-Type: text/x-shellscript; charset="us-ascii"\n\n#!/bin/bash\necho hello\n--BOUNDARY--\n'
+)
+
+_userdata_rule(
+    ids.SIZE,
+    Severity.ERROR,
+    "userData over 16,384 bytes: EC2 refuses the launch template, so no node launches.",
+    "Fetch bulky content (scripts, certificates) from S3 or SSM at boot instead of inlining it.",
+    good=(_on(_AL2023, _SCRIPT),),
+    bad=(_on(_AL2023, "#!/bin/bash\n# " + "x" * 16_400 + "\n"),),
+    origin="karpenter",
+)
+_userdata_rule(
+    ids.SIZE_NEAR_LIMIT,
+    Severity.WARNING,
+    "userData at 90% or more of the 16 KiB limit; Karpenter logs a warning and adds its own bootstrap on top.",
+    "Keep userData small: fetch bulky content from S3 or SSM at boot.",
+    good=(_on(_AL2023, _SCRIPT),),
+    bad=(_on(_AL2023, "#!/bin/bash\n# " + "x" * 15_000 + "\n"),),
+    origin="karpenter",
+)
+_userdata_rule(
+    ids.FOLDED_YAML,
+    Severity.ERROR,
+    "userData written as a folded YAML scalar (userData: >): newlines became spaces, so a script is one comment line.",
+    "Use a literal block scalar, userData: |, so every line stays a line.",
+    good=(_on(_AL2, _SCRIPT),),
+    bad=(
+        _on(_AL2, "#!/bin/bash echo hello > /tmp/x sysctl -w vm.max_map_count=262144\n"),
+        _on(_BOTTLEROCKET, '[settings.kubernetes] max-pods = 110\n'),
+    ),
+)
+_userdata_rule(
+    ids.MIME,
+    Severity.ERROR,
+    "MIME userData that Karpenter cannot read (no blank line after headers, quoted or missing delimiters).",
+    "Start with MIME-Version and a multipart Content-Type with a boundary, leave an empty line after headers, "
+    "write delimiters as --BOUNDARY and close with --BOUNDARY--.",
+    good=(_on(_AL2, _MIME),),
+    bad=(
+        _on(_AL2023, _MIME.replace('"BOUNDARY"\n\n', '"BOUNDARY"\n')),
+        _on(_AL2, _MIME.replace("\n--BOUNDARY", '\n--"BOUNDARY"')),
+    ),
+    origin="karpenter",
+)
+_userdata_rule(
+    ids.BOOTSTRAP_ARGS,
+    Severity.ERROR,
+    "A bootstrap.sh call that loses kubelet flags (--kubelet-extra-args=..., flags outside it, unclosed quotes).",
+    "Pass kubelet flags as one word after a space: --kubelet-extra-args '--max-pods=20 --register-with-taints=...'.",
+    good=(_on(_AL2, _bootstrap("'--max-pods=20'")),),
+    bad=(_on(_AL2, _bootstrap("'--max-pods=20'", "=")), _on(_AL2, "/etc/eks/bootstrap.sh demo --node-labels=a=b\n")),
+)
+_userdata_rule(
+    ids.TAINT,
+    Severity.ERROR,
+    "A taint in --register-with-taints or registerWithTaints that kubelet refuses (bad key, value or effect).",
+    "Write taints as key[=value]:Effect with Effect NoSchedule, PreferNoSchedule or NoExecute.",
+    good=(_on(_AL2, _bootstrap("'--register-with-taints=dedicated=gpu:NoSchedule'")),),
+    bad=(
+        _on(_AL2, _bootstrap("'--register-with-taints=dedicated=gpu:Noschedule'")),
+        _on(_AL2023, _node_config("{key: dedicated, value: gpu, effect: Schedule}")),
+    ),
+)
+_userdata_rule(
+    ids.TAINT_QUOTES,
+    Severity.ERROR,
+    "Nested quoting leaves literal quote characters in a taint, so kubelet rejects it and the node lacks the taint.",
+    "Quote the --kubelet-extra-args value once: --kubelet-extra-args '--register-with-taints=key=value:NoSchedule'.",
+    good=(_on(_AL2, _bootstrap("'--register-with-taints=\"dedicated=gpu:NoSchedule\"'")),),
+    bad=(_on(_AL2, _bootstrap("\"'--register-with-taints=\\\"dedicated=gpu:NoSchedule\\\"'\"")),),
+)
+_userdata_rule(
+    ids.AL2023_BOOTSTRAP,
+    Severity.ERROR,
+    "bootstrap.sh or --kubelet-extra-args on AL2023, whose nodes boot with nodeadm and never read them.",
+    "Put kubelet settings in a NodeConfig part: spec.kubelet.config (registerWithTaints, ...) and spec.kubelet.flags.",
+    good=(_on(_AL2023, _node_config("{key: dedicated, value: gpu, effect: NoSchedule}")),),
+    bad=(_on(_AL2023, _bootstrap("'--register-with-taints=dedicated=gpu:NoSchedule'")),),
+)
+_userdata_rule(
+    ids.NODECONFIG,
+    Severity.ERROR,
+    "A NodeConfig for nodeadm that is not valid YAML or not apiVersion node.eks.aws/v1alpha1, kind NodeConfig.",
+    "Write apiVersion: node.eks.aws/v1alpha1 and kind: NodeConfig, and check the YAML indentation.",
+    good=(_on(_AL2023, _node_config("{key: dedicated, effect: NoSchedule}")),),
+    bad=(
+        _on(_AL2023, _node_config("{key: a, effect: NoSchedule}").replace("kind: NodeConfig", "kind: NodeConfiguration")),
+        _on(_AL2023, _MIME.replace("text/x-shellscript; charset=\"us-ascii\"", "application/node.eks.aws")
+            .replace("#!/bin/bash\necho hello", "spec: [unclosed")),
+    ),
+)
+_userdata_rule(
+    ids.TOML,
+    Severity.ERROR,
+    "Bottlerocket userData that is not TOML (or is MIME): Karpenter cannot merge it and fails the launch template.",
+    "Write Bottlerocket settings as TOML, e.g. [settings.kubernetes] then max-pods = 110 on the next line.",
+    good=(_on(_BOTTLEROCKET, "[settings.kubernetes]\nmax-pods = 110\n"),),
+    bad=(_on(_BOTTLEROCKET, "[settings.kubernetes]\nmax-pods =\n"), _on(_BOTTLEROCKET, _MIME)),
+    origin="karpenter",
+)
+_userdata_rule(
+    ids.TOML_DOTTED_KEY,
+    Severity.ERROR,
+    "A Bottlerocket map key with dots left unquoted (memory.available, fs.inotify.*), read as nested tables.",
+    'Quote keys that contain dots: "memory.available" = "10%".',
+    good=(_on(_BOTTLEROCKET, '[settings.kubernetes.eviction-hard]\n"memory.available" = "12%"\n'),),
+    bad=(
+        _on(_BOTTLEROCKET, '[settings.kubernetes.eviction-hard]\nmemory.available = "12%"\n'),
+        _on(_BOTTLEROCKET, '[settings.kernel.sysctl]\nfs.inotify.max_user_instances = "8192"\n'),
+    ),
+)
+_userdata_rule(
+    ids.BOTTLEROCKET_NODE_TAINTS,
+    Severity.WARNING,
+    "Bottlerocket node-taints in userData: Karpenter replaces them with the NodePool's taints.",
+    "Declare taints in the NodePool's spec.template.spec.taints.",
+    good=(_on(_BOTTLEROCKET, '[settings.kubernetes.node-labels]\nteam = "ml"\n'),),
+    bad=(_on(_BOTTLEROCKET, '[settings.kubernetes.node-taints]\ndedicated = ["gpu:NoSchedule"]\n'),),
+)
+_userdata_rule(
+    ids.BOTTLEROCKET_UNKNOWN_SETTING,
+    Severity.WARNING,
+    "A settings.kubernetes key Karpenter does not know: it logs the key and drops it from the merged settings.",
+    "Fix the key's spelling or remove it.",
+    good=(_on(_BOTTLEROCKET, "[settings.kubernetes]\nmax-pods = 110\n"),),
+    bad=(_on(_BOTTLEROCKET, "[settings.kubernetes]\nmax-pod = 110\n"),),
+    origin="karpenter",
+)
+_userdata_rule(
+    ids.POWERSHELL_TAGS,
+    Severity.ERROR,
+    "Windows userData wrapped in <powershell> tags, which Karpenter adds itself around its bootstrap too.",
+    "Remove the <powershell> and </powershell> lines.",
+    good=(_on(_WINDOWS, 'Write-Host "hello"\n'),),
+    bad=(_on(_WINDOWS, '<powershell>\nWrite-Host "hello"\n</powershell>\n'),),
+)
+_userdata_rule(
+    ids.REGISTRATION_TAINT,
+    Severity.ERROR,
+    "amiFamily Custom userData that does not register the node with karpenter.sh/unregistered:NoExecute.",
+    "Add karpenter.sh/unregistered:NoExecute to --register-with-taints or to NodeConfig registerWithTaints.",
+    good=(
+        _on(_CUSTOM, _bootstrap("'--register-with-taints=karpenter.sh/unregistered:NoExecute'")),
+        _on(_CUSTOM, _node_config("{key: karpenter.sh/unregistered, effect: NoExecute}")),
+    ),
+    bad=(
+        _on(_CUSTOM, _bootstrap("'--max-pods=20'")),
+        _on(_CUSTOM, _node_config("{key: karpenter.sh/uninitialized, effect: NoExecute}")),
+    ),
+)
+_userdata_rule(
+    ids.MANAGED_REGISTRATION_TAINT,
+    Severity.WARNING,
+    "userData that registers karpenter.sh/unregistered although Karpenter adds it for this AMI family.",
+    "Remove karpenter.sh/unregistered from userData; only amiFamily Custom sets it itself.",
+    good=(_on(_CUSTOM, _bootstrap("'--register-with-taints=karpenter.sh/unregistered:NoExecute'")),),
+    bad=(_on(_AL2, _bootstrap("'--register-with-taints=karpenter.sh/unregistered:NoExecute'")),),
+)
+_userdata_rule(
+    ids.UNKNOWN_KARPENTER_TAINT,
+    Severity.WARNING,
+    "A karpenter.sh/ taint Karpenter does not define (e.g. karpenter.sh/uninitialized): nothing ever removes it.",
+    "Use karpenter.sh/unregistered:NoExecute for registration (amiFamily Custom only), or a taint of your own domain.",
+    good=(_on(_AL2023, _node_config("{key: example.com/dedicated, effect: NoSchedule}")),),
+    bad=(_on(_AL2023, _node_config("{key: karpenter.sh/uninitialized, effect: NoExecute}")),),
+)

@@ -1,0 +1,34 @@
+"""What the userData analysis reports: a problem names the rule it belongs to.
+
+The ids are the rule ids registered in :mod:`karpenter_gitops.rules.userdata`; the analysis is
+pure text in, problems out, so renderers and the Pulumi layer can call it without the registry.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+SIZE = "userdata/size"
+SIZE_NEAR_LIMIT = "userdata/size-near-limit"
+FOLDED_YAML = "userdata/folded-yaml"
+MIME = "userdata/mime"
+BOOTSTRAP_ARGS = "userdata/bootstrap-args"
+TAINT = "userdata/taint"
+TAINT_QUOTES = "userdata/taint-quotes"
+AL2023_BOOTSTRAP = "userdata/al2023-bootstrap-sh"
+NODECONFIG = "userdata/nodeconfig"
+TOML = "userdata/toml"
+TOML_DOTTED_KEY = "userdata/toml-dotted-key"
+BOTTLEROCKET_NODE_TAINTS = "userdata/bottlerocket-node-taints"
+BOTTLEROCKET_UNKNOWN_SETTING = "userdata/bottlerocket-unknown-setting"
+POWERSHELL_TAGS = "userdata/powershell-tags"
+REGISTRATION_TAINT = "userdata/registration-taint"
+MANAGED_REGISTRATION_TAINT = "userdata/managed-registration-taint"
+UNKNOWN_KARPENTER_TAINT = "userdata/unknown-karpenter-taint"
+
+
+@dataclass(frozen=True)
+class Problem:
+    rule: str
+    message: str
+    hint: str | None = None

@@ -1,0 +1,77 @@
+"""Karpenter's own userData fixtures (v1.14.1 testdata): what Karpenter accepts, we accept."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import USERDATA
+from karpenter_gitops import userdata
+from karpenter_gitops.findings import Severity
+from karpenter_gitops.rules import registry
+from karpenter_gitops.userdata import al2, al2023, bottlerocket, mime, problems, taints
+
+FAMILIES = {"al2": "AL2", "al2023": "AL2023", "br": "Bottlerocket", "windows": "Windows2022"}
+INPUTS = sorted(USERDATA.glob("*_input.golden"))
+GENERATED = sorted(USERDATA.glob("*_merged.golden")) + sorted(USERDATA.glob("*_unmerged.golden"))
+
+
+def _family(path) -> str:
+    return FAMILIES[path.name.split("_")[0]]
+
+
+def _severity(problem) -> Severity:
+    return registry.RULES[problem.rule].severity
+
+
+def test_fixtures_are_present():
+    """Guards the parametrized tests below against silently running over nothing."""
+    assert len(INPUTS) == 8 and {_family(p) for p in INPUTS} == set(FAMILIES.values())
+
+
+@pytest.mark.parametrize("path", INPUTS, ids=lambda p: p.name)
+def test_golden_input_has_no_error_for_its_family(path):
+    found = userdata.analyse(path.read_text(), _family(path))
+    assert [p for p in found if _severity(p) is Severity.ERROR] == []
+
+
+def test_bottlerocket_golden_warns_about_what_karpenter_drops():
+    """The fixture carries an unknown key, a `labels` table and node-taints; the merged output lacks all three."""
+    found = userdata.analyse((USERDATA / "br_userdata_input.golden").read_text(), "Bottlerocket")
+    assert sorted(p.rule for p in found) == [
+        problems.BOTTLEROCKET_NODE_TAINTS,
+        problems.BOTTLEROCKET_UNKNOWN_SETTING,
+        problems.BOTTLEROCKET_UNKNOWN_SETTING,
+    ]
+    assert "settings.kubernetes.labels" in " ".join(p.message for p in found)
+
+
+def test_mime_golden_ending_on_a_bare_delimiter_is_read_like_go_does():
+    """al2023_mime ends with `--//` and no `--//--`; Go's reader stops there, so two parts and no problem."""
+    archive = mime.read((USERDATA / "al2023_mime_userdata_input.golden").read_text())
+    assert archive.problems == ()
+    assert [p.content_type for p in archive.parts] == [mime.NODECONFIG, "text/x-shellscript"]
+
+
+@pytest.mark.parametrize("path", GENERATED, ids=lambda p: p.name)
+def test_karpenter_generated_userdata_passes_as_custom(path):
+    """What Karpenter writes for each family registers correctly, so it must pass our Custom checks."""
+    assert userdata.analyse(path.read_text(), "Custom") == ()
+
+
+def test_karpenter_al2_bootstrap_line_tokenises_to_its_kubelet_flags():
+    """The two rounds of unquoting on Karpenter's own bootstrap.sh line yield exactly its kubelet flags."""
+    script = mime.read((USERDATA / "al2_userdata_merged.golden").read_text()).parts[-1].body
+    (call,) = al2.invocations(script)
+    assert call.problems == ()
+    assert call.head[:2] == ("/etc/eks/bootstrap.sh", "test-cluster")
+    assert call.kubelet_args[1:] == ("--register-with-taints=karpenter.sh/unregistered:NoExecute", "--max-pods=110")
+    assert call.kubelet_args[0].startswith("--node-labels=karpenter.k8s.aws/ec2nodeclass=%s,")
+    assert call.taints == (taints.REGISTRATION,)
+
+
+def test_karpenter_nodeconfig_and_bottlerocket_taints_are_found():
+    nodeconfig = mime.read((USERDATA / "al2023_userdata_unmerged.golden").read_text()).parts[0]
+    (document,) = al2023.node_configs(nodeconfig).documents
+    assert al2023.taints_of(document) == ((taints.REGISTRATION,), [])
+    settings = bottlerocket.load((USERDATA / "br_userdata_unmerged.golden").read_text())
+    assert taints.REGISTRATION in bottlerocket.node_taints(settings)
