@@ -237,7 +237,7 @@ class Budget:
         pattern=r"^(@(annually|yearly|monthly|weekly|daily|midnight|hourly))|((.+)\s(.+)\s(.+)\s(.+)\s(.+))$"
     )
     duration: str | None = prop(pattern=r"^((([0-9]+(h|m))|([0-9]+h[0-9]+m))(0s)?)$")
-    reasons: tuple[str, ...] | None = prop(max_items=50, enum=["Underutilized", "Empty", "Drifted"])
+    reasons: tuple[str, ...] | None = prop(max_items=50, unique=True, enum=["Underutilized", "Empty", "Drifted"])
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ RANGE = "schema/range"
 SIZE = "schema/size"
 NEWER_FIELD = "schema/version"
 DUPLICATE = "schema/duplicate"
+UNIQUE = "schema/unique"
 API_VERSION = "schema/api-version"
 
 
@@ -54,6 +55,7 @@ class Prop:
     min_length: int | None = None
     max_length: int | None = None
     max_properties: int | None = None
+    unique: bool = False  # x-kubernetes-list-type: set
     value_pattern: str | None = None  # pattern for each value of a map field
     since: Version | None = None
 
@@ -203,6 +205,8 @@ class Loader:
                 self.report(WRONG_TYPE, path, f"Invalid value: {type_name(raw)}: must be of type array")
                 return None
             self._count(path, len(raw), facts.min_items, facts.max_items, "items")
+            if facts.unique:
+                self._unique(path, raw)
             items = []
             for index, item in enumerate(raw):
                 child = f"{path}[{index}]"
@@ -222,6 +226,13 @@ class Loader:
                 out[str(key)] = self._scalar(field.item, value, child, facts, map_value=True)
             return types.MappingProxyType(out)
         return self._scalar(field.scalar, raw, path, facts)
+
+    def _unique(self, path: str, raw: list) -> None:
+        seen = []
+        for index, item in enumerate(raw):
+            if item in seen:
+                self.report(UNIQUE, f"{path}[{index}]", f"Duplicate value: {_quote(item)}", "list each value once")
+            seen.append(item)
 
     def _count(self, path: str, size: int, low: int | None, high: int | None, noun: str) -> None:
         if low is not None and size < low:

@@ -66,6 +66,14 @@ _schema_rule(
     bad=({"spec": {"amiSelectorTerms": [{"alias": "bottlerocket@v1.32.0-aaaaaaaaaaaaaaa"}]}},),
 )
 _schema_rule(
+    schema.UNIQUE,
+    "A value repeated in a list the CRD declares a set (x-kubernetes-list-type: set).",
+    "List each value once.",
+    good=({"kind": _NP, "spec": {"disruption": {"budgets": [{"nodes": "0", "reasons": ["Empty", "Drifted"]}]}}},),
+    bad=({"kind": _NP, "spec": {"disruption": {"budgets": [{"nodes": "0", "reasons": ["Empty", "Empty"]}]}}},),
+    kinds={_NP},
+)
+_schema_rule(
     schema.NEWER_FIELD,
     "A field the chosen Karpenter release does not know yet; its API server drops it silently.",
     "Upgrade Karpenter to the release the message names, or remove the field.",

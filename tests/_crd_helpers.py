@@ -1,0 +1,42 @@
+"""Helpers shared by the CRD tests: each release's CRDs, and both sides' error verdicts."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import cache
+from typing import Any
+
+from _rule_helpers import findings, node_class, node_pool
+from conftest import CRDS
+from karpenter_gitops import crd
+from karpenter_gitops.findings import Finding, Severity
+from karpenter_gitops.versions import Version
+
+# Our rules that are stricter than Karpenter on purpose; the rest mirror the CRD.
+STRICTER = ("nodeclass/", "nodepool/", "userdata/")
+
+
+@cache
+def release_crds(release: str) -> crd.Crds:
+    return crd.load([CRDS / release])
+
+
+def our_findings(doc: Mapping[str, Any], version: Version) -> tuple[Finding, ...]:
+    """Our findings on ``doc``; the other base object is present for cross-object rules."""
+    other = node_pool() if doc["kind"] == "EC2NodeClass" else node_class()
+    return tuple(f for f in findings(doc, other, version=version) if f.kind == doc["kind"])
+
+
+def mirror_errors(doc: Mapping[str, Any], version: Version) -> tuple[Finding, ...]:
+    """Our error findings from the rules that mirror the CRD (``schema/...``, ``cel/...``)."""
+    return tuple(
+        f for f in our_findings(doc, version) if f.severity is Severity.ERROR and not f.rule.startswith(STRICTER)
+    )
+
+
+def crd_errors(doc: Mapping[str, Any], release: str) -> tuple[Finding, ...]:
+    """The release CRD's error findings; a rule the engine could not run fails the test."""
+    outcome = release_crds(release).check(doc, "parity.yaml")
+    engine = [f for f in outcome.findings if f.rule == crd.ENGINE]
+    assert not engine, f"the CEL engine could not judge {doc}: {engine}"
+    return tuple(f for f in outcome.findings if f.severity is Severity.ERROR)

@@ -1,0 +1,205 @@
+"""The CRD engine: loading user CRDs, schema and CEL findings, engine problems, ``validate --crd``."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+
+from _crd_helpers import release_crds
+from _rule_helpers import node_class, node_pool
+from conftest import CRDS
+from karpenter_gitops import crd
+from karpenter_gitops.cli import main
+from karpenter_gitops.errors import InputError
+from karpenter_gitops.findings import Severity
+
+LATEST = CRDS / "v1.14.1"
+
+
+def latest() -> crd.Crds:
+    return release_crds(LATEST.name)
+
+
+def found(doc) -> list[tuple[str, str, str]]:
+    return [(f.rule, f.path, f.message) for f in latest().check(doc).findings]
+
+
+def synthetic_crd(*rules: str, group: str = "karpenter.sh", kind: str = "NodePool", version: str = "v1") -> dict:
+    """A CRD whose spec carries the given CEL rules and keeps any field."""
+    spec = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+    spec["x-kubernetes-validations"] = [{"rule": rule, "message": f"rule {i}"} for i, rule in enumerate(rules)]
+    properties = {"apiVersion": {"type": "string"}, "kind": {"type": "string"}, "spec": spec}
+    schema = {"type": "object", "properties": properties}
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{kind.lower()}s.{group}"},
+        "spec": {
+            "group": group,
+            "names": {"kind": kind},
+            "versions": [{"name": version, "served": True, "schema": {"openAPIV3Schema": schema}}],
+        },
+    }
+
+
+# --- loading ------------------------------------------------------------------------------
+
+
+def test_loads_both_kinds_from_a_release_directory():
+    assert set(latest().by_kind) == {"EC2NodeClass", "NodePool"}
+
+
+def test_a_file_without_karpenter_crds_is_named_in_the_error(tmp_path):
+    other = tmp_path / "nodeclaims.yaml"
+    other.write_text(yaml.safe_dump(synthetic_crd(kind="NodeClaim")))
+    with pytest.raises(InputError, match="holds no EC2NodeClass or NodePool") as err:
+        crd.load([other])
+    assert err.value.file == str(other)
+
+
+def test_a_crd_without_a_served_v1_schema_is_an_input_error(tmp_path):
+    path = tmp_path / "old.yaml"
+    path.write_text(yaml.safe_dump(synthetic_crd(version="v1beta1")))
+    with pytest.raises(InputError, match="serves no v1 version") as err:
+        crd.load([path])
+    assert err.value.file == str(path)
+
+
+def test_the_same_kind_twice_is_an_input_error():
+    with pytest.raises(InputError, match="a second NodePool CRD"):
+        crd.load([LATEST, CRDS / "v1.8.8" / "karpenter.sh_nodepools.yaml"])
+
+
+# --- schema -------------------------------------------------------------------------------
+
+
+def test_a_valid_object_has_no_findings():
+    assert found(node_class()) == []
+    assert found(node_pool()) == []
+
+
+def test_unknown_fields_are_reported_at_their_own_path():
+    assert found(node_class({"spec": {"detailedMonitring": True}})) == [
+        ("crd/schema", "spec.detailedMonitring", "unknown field 'detailedMonitring'")
+    ]
+
+
+def test_missing_required_fields_are_reported_at_their_own_path():
+    assert found(node_class({"spec": {"subnetSelectorTerms": None}})) == [
+        ("crd/schema", "spec.subnetSelectorTerms", "Required value")
+    ]
+
+
+def test_map_entries_and_list_items_use_our_path_format():
+    taints = [{"key": "a", "effect": "Never"}]
+    doc = node_pool({"spec": {"limits": {"cpu": True}, "template": {"spec": {"taints": taints}}}})
+    assert {path for _, path, _ in found(doc)} == {"spec.limits[cpu]", "spec.template.spec.taints[0].effect"}
+
+
+def test_defaults_fill_before_validation_and_nulls_count_as_absent():
+    """The API server defaults a budget's nodes to 10% and drops a null expireAfter."""
+    assert found(node_pool({"spec": {"disruption": {"budgets": [{"reasons": ["Empty"]}]}}})) == []
+    assert found(node_pool({"spec": {"template": {"spec": {"expireAfter": None}}}})) == []
+
+
+def test_yaml_only_values_are_judged_as_the_json_kubectl_sends():
+    taint = {"key": "a", "effect": "NoSchedule", "timeAdded": yaml.safe_load("2024-01-01T00:00:00Z")}
+    doc = node_pool({"spec": {"template": {"spec": {"taints": [taint]}}}})
+    doc["spec"]["template"]["metadata"] = {"labels": {1: "a", "team": "b"}}
+    assert found(doc) == []
+
+
+def test_schema_errors_that_block_cel_skip_every_rule_like_the_api_server():
+    outcome = latest().check(node_class({"spec": {"role": 1, "instanceProfile": "x"}}))
+    assert [f.rule for f in outcome.findings] == ["crd/schema"]
+    assert outcome.skipped == (crd.Skipped("", "*", crd.BLOCKED),)
+
+
+# --- CEL ----------------------------------------------------------------------------------
+
+
+def test_cel_findings_carry_the_crd_message_at_the_node_with_the_rule():
+    terms = [{"alias": "AL2023@latest"}]
+    doc = node_class({"spec": {"amiSelectorTerms": terms, "tags": {"eks:eks-cluster-name": "x"}}})
+    assert found(doc) == [
+        (
+            "crd/cel",
+            "spec.amiSelectorTerms[0].alias",
+            "family is not supported, must be one of the following: "
+            "'al2', 'al2023', 'bottlerocket', 'windows2019', 'windows2022', 'windows2025'",
+        ),
+        ("crd/cel", "spec.tags", "tag contains a restricted tag matching eks:eks-cluster-name"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("value", "accepted"), [("4", True), ("-1", False), ("1_0", False), (" 4", False), ("four", False)]
+)
+def test_int_parses_strings_as_kubernetes_does(value, accepted):
+    requirement = {"key": "karpenter.k8s.aws/instance-cpu", "operator": "Gt", "values": [value]}
+    errors = found(node_pool({"spec": {"template": {"spec": {"requirements": [requirement]}}}}))
+    assert (errors == []) is accepted, errors
+
+
+def test_find_and_split_follow_the_kubernetes_extensions():
+    assert crd.EXTENSIONS["find"]("karpenter.sh/x", "^([^/]+)") == "karpenter.sh"
+    assert crd.EXTENSIONS["find"]("abc", "z") == ""
+    assert list(crd.EXTENSIONS["split"]("al2023@v1@x", "@")) == ["al2023", "v1", "x"]
+    assert list(crd.EXTENSIONS["split"]("", "@")) == [""]
+
+
+def test_an_evaluation_error_rejects_like_the_api_server():
+    requirement = {"key": "kubernetes.io/arch", "operator": "In"}  # no values: x.values fails
+    [(rule, path, message)] = found(node_pool({"spec": {"template": {"spec": {"requirements": [requirement]}}}}))
+    assert (rule, path) == ("crd/cel", "spec.template.spec.requirements")
+    assert message.endswith("evaluating rule: self.all(x, x.operator == 'In' ? x.values.size() != 0 : true)")
+
+
+def test_rules_the_engine_cannot_run_are_engine_warnings_not_crashes(tmp_path):
+    path = tmp_path / "crd.yaml"
+    path.write_text(yaml.safe_dump(synthetic_crd("self.x.lowerAscii() == 'a'", "self.x ==", "size(self)", "self.x == 'a'")))
+    doc = {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "p"}, "spec": {"x": "A"}}
+    outcome = crd.load([path]).check(doc)
+    engine = [f for f in outcome.findings if f.rule == crd.ENGINE]
+    assert len(engine) == 3 and all(f.severity is Severity.WARNING for f in engine)
+    assert "lowerAscii" in engine[0].message and "cannot compile" in engine[1].message and "bool" in engine[2].message
+    assert [f.message for f in outcome.findings if f.rule == crd.CEL] == ["rule 3"]
+
+
+# --- CLI ----------------------------------------------------------------------------------
+
+
+def run(capsys, *args: str) -> tuple[int, dict]:
+    code = main(list(args))
+    out, _ = capsys.readouterr()
+    return code, json.loads(out) if out.startswith("{") else {}
+
+
+def test_validate_with_crd_adds_crd_findings_to_the_json_contract(tmp_path, capsys):
+    path = tmp_path / "pool.yaml"
+    balanced = node_pool({"spec": {"disruption": {"consolidationPolicy": "Balanced"}}})
+    path.write_text(yaml.safe_dump_all([node_class(), balanced]))
+    assert run(capsys, "validate", str(path), "--format", "json", "--crd", str(LATEST))[0] == 0
+    code, report = run(capsys, "validate", str(path), "--format", "json", "--crd", str(CRDS / "v1.8.8"))
+    assert code == 1
+    [finding] = [f for f in report["findings"] if f["rule"] == "crd/schema"]
+    assert finding["path"] == "spec.disruption.consolidationPolicy" and finding["kind"] == "NodePool"
+    assert {"rule", "severity", "kind", "name", "path", "message"} <= finding.keys()
+
+
+def test_validate_with_crd_checks_stack_objects_as_full_manifests(tmp_path, capsys):
+    spec = dict(node_class()["spec"], tags={"karpenter.sh/nodeclaim": "x"})
+    stack = tmp_path / "Pulumi.dev.yaml"
+    stack.write_text(yaml.safe_dump({"config": {"karpenter-gitops:nodeClasses": {"default": spec}}}))
+    code, report = run(capsys, "validate", str(stack), "--format", "json", "--crd", str(LATEST))
+    assert code == 1
+    assert ("crd/cel", "spec.tags") in {(f["rule"], f["path"]) for f in report["findings"]}
+
+
+def test_validate_with_an_unusable_crd_path_exits_two(tmp_path, capsys):
+    path = tmp_path / "nc.yaml"
+    path.write_text(yaml.safe_dump(node_class()))
+    assert main(["validate", str(path), "--crd", str(path)]) == 2
+    assert "holds no EC2NodeClass or NodePool" in capsys.readouterr().err
