@@ -10,18 +10,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from karpenter_gitops.findings import Finding, Severity
+from karpenter_gitops.mapping import NodePoolMapping
 from karpenter_gitops.resolved import AMI, Condition, SecurityGroup, SkippedAMI, Subnet
 
 READY, PERSISTENT, TRANSIENT = 0, 1, 3  # exit codes of a plan (2 is usage, decided before)
-
-
-@dataclass(frozen=True)
-class UnservedInstanceType:
-    type: str
-    reason: str
-
-    def to_json(self) -> dict:
-        return {"type": self.type, "reason": self.reason}
 
 
 @dataclass(frozen=True)
@@ -54,15 +46,21 @@ class NodeClassPlan:
 
 @dataclass(frozen=True)
 class NodePoolPlan:
+    """A NodePool's mapping through its NodeClass, or why it could not be computed yet."""
+
     node_class: str
-    instance_types: Mapping[str, str] = field(default_factory=dict)  # instance type -> AMI id
-    unserved: tuple[UnservedInstanceType, ...] = ()
+    mapping: NodePoolMapping | None = None
+    awaiting: str | None = None  # the dependency that was not ready (never a false "no instance types")
 
     def to_json(self) -> dict:
+        mapping = self.mapping.to_json() if self.mapping else {}
         return {
             "nodeClass": self.node_class,
-            "instanceTypes": dict(sorted(self.instance_types.items())),
-            "unservedInstanceTypes": [u.to_json() for u in self.unserved],
+            "instanceTypes": mapping.get("instanceTypes", {}),
+            "unservedInstanceTypes": mapping.get("unservedInstanceTypes", []),
+            "minValuesShortfalls": mapping.get("minValuesShortfalls", []),
+            "noInstanceTypes": mapping.get("noInstanceTypes"),
+            "awaiting": self.awaiting,
         }
 
 

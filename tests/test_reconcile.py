@@ -1,0 +1,216 @@
+"""The reconcile entry point against the embedded AWS: test vectors TV1, TV4, TV8, faults, contract."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from karpenter_gitops import config
+from karpenter_gitops.aws.embedded import Throttler
+from karpenter_gitops.cli import main
+from karpenter_gitops.errors import InputError
+from karpenter_gitops.reconcile import reconcile
+from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
+
+PROJECT = Path(__file__).resolve().parent.parent
+DEMO = PROJECT / "stacks" / "Pulumi.demo.yaml"
+
+
+def node_class(**spec) -> dict:
+    doc = copy.deepcopy(BASE_NODECLASS)
+    doc["spec"].update(spec)
+    return doc
+
+
+def node_pool(requirements: list[dict], class_name: str = "default") -> dict:
+    doc = copy.deepcopy(BASE_NODEPOOL)
+    doc["spec"]["template"]["spec"]["requirements"] = requirements
+    doc["spec"]["template"]["spec"]["nodeClassRef"]["name"] = class_name
+    return doc
+
+
+def plan_for(aws_env, docs, cache, k8s="1.32", session=None):
+    inputs = config.load_documents([("test.yaml", docs)])
+    return reconcile(inputs, kubernetes_version=k8s, aws=session or aws_env.session(), cache_dir=cache)
+
+
+def conditions(plan, name) -> dict:
+    return {c.type: (c.status, c.reason) for c in plan.node_classes[name].conditions}
+
+
+TV1_TYPES = ["m5.large", "m7g.large", "g5.xlarge", "g5g.xlarge", "inf2.xlarge"]
+
+
+def test_tv1_multi_ami_alias_maps_each_type_to_its_own_variant(default_aws, catalogue_cache):
+    docs = [
+        node_class(amiSelectorTerms=[{"alias": "bottlerocket@1.32.0"}]),
+        node_pool([{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": TV1_TYPES}]),
+    ]
+    plan = plan_for(default_aws, docs, catalogue_cache)
+    assert plan.node_pools["general"].mapping.instance_types == {
+        "m5.large": "ami-0b0c000000000d001",  # x86 standard
+        "m7g.large": "ami-0b0c000000000d002",  # arm standard
+        "g5.xlarge": "ami-0b0c000000000d003",  # x86 nvidia
+        "g5g.xlarge": "ami-0b0c000000000d004",  # arm nvidia
+        "inf2.xlarge": "ami-0b0c000000000d001",  # neuron rides the x86 standard image since 1.3
+    }
+    amis = plan.node_classes["default"].amis
+    assert len(amis) == 5 and [a.id for a in amis].count("ami-0b0c000000000d001") == 2
+
+
+def test_tv1_al2023_serves_arm_gpu_but_custom_amis_cannot_tell_gpu_apart(default_aws, catalogue_cache):
+    pool = node_pool([{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": TV1_TYPES}])
+    al2023 = plan_for(default_aws, [node_class(amiSelectorTerms=[{"alias": "al2023@v20250201"}]), pool], catalogue_cache)
+    assert al2023.node_pools["general"].mapping.instance_types["g5g.xlarge"] == "ami-0a23000000000b005"
+    custom = plan_for(
+        default_aws,
+        [node_class(amiFamily="AL2023", amiSelectorTerms=[{"name": "payments-node-20*", "owner": "self"}]), pool],
+        catalogue_cache,
+    )
+    mapping = custom.node_pools["general"].mapping
+    assert set(mapping.instance_types) == {"m5.large", "g5.xlarge", "inf2.xlarge"}
+    assert {u.type for u in mapping.unserved} == {"m7g.large", "g5g.xlarge"}
+    assert all("arm64" in u.reason for u in mapping.unserved)
+
+
+def test_pending_and_failed_images_are_skipped_even_when_newest(default_aws, catalogue_cache):
+    plan = plan_for(
+        default_aws,
+        [node_class(amiFamily="AL2023", amiSelectorTerms=[{"name": "payments-node-20*", "owner": "self"}])],
+        catalogue_cache,
+    )
+    result = plan.node_classes["default"]
+    assert [a.id for a in result.amis] == ["ami-0c9a000000000f003"]
+    assert {s.id: s.reason.split(";")[0] for s in result.skipped_amis} == {
+        "ami-0c9a000000000f005": "state is pending",
+        "ami-0c9a000000000f004": "state is failed",
+    }
+
+
+def test_only_unusable_images_is_a_live_finding_not_an_empty_success(world, catalogue_cache):
+    env = world(
+        "region: us-west-2\nkubernetesVersion: '1.32'\n"
+        "images: [{id: ami-0000000000000a001, name: build-1, architecture: x86_64, state: pending,"
+        " creationDate: '2025-01-01T00:00:00Z', tags: {team: x}}]\n"
+        "roles: [{name: KarpenterNodeRole-demo}]\n"
+        "subnets: [{id: subnet-0000000000000a001, availabilityZone: us-west-2a, tags: {karpenter.sh/discovery: demo}}]\n"
+        "securityGroups: [{id: sg-0000000000000a001, name: n, tags: {karpenter.sh/discovery: demo}}]\n"
+        "instanceTypes: [m5.large]\n"
+    )
+    plan = plan_for(env, [node_class(amiFamily="AL2023", amiSelectorTerms=[{"tags": {"team": "x"}}])], catalogue_cache)
+    assert conditions(plan, "default")["AMIsReady"] == ("False", "AMINotFound")
+    assert [f.rule for f in plan.findings] == ["live/ami-not-available"]
+    assert plan.exit_code == 1
+
+
+def test_tv4_instance_profile_arn_never_reaches_iam(default_aws, catalogue_cache):
+    arn = "arn:aws:iam::123456789012:instance-profile/team/a/KarpenterNodeProfile"
+    doc = node_class(instanceProfile=arn)
+    del doc["spec"]["role"]
+    plan = plan_for(default_aws, [doc], catalogue_cache)
+    assert conditions(plan, "default")["InstanceProfileReady"][0] == "False"
+    assert "GetInstanceProfile" not in plan.aws_calls
+    arn_finding = next(f for f in plan.findings if f.rule == "nodeclass/instance-profile-arn")
+    assert "KarpenterNodeProfile" in (arn_finding.hint or "") + arn_finding.message
+    assert plan.exit_code == 1
+
+
+def test_tv8_subnet_selector_matching_nothing_rolls_up(default_aws, catalogue_cache):
+    doc = node_class(subnetSelectorTerms=[{"tags": {"karpenter.sh/discovery": "nope"}}])
+    plan = plan_for(default_aws, [doc, node_pool([])], catalogue_cache)
+    got = conditions(plan, "default")
+    assert got["SubnetsReady"] == ("False", "SubnetsNotFound")
+    assert got["ValidationSucceeded"] == ("False", "DependenciesNotReady")
+    assert got["Ready"] == ("False", "UnhealthyDependents")
+    ready = plan.node_classes["default"].condition("Ready")
+    assert "SubnetsReady=False" in ready.message and "ValidationSucceeded=False" in ready.message
+    assert plan.node_pools["general"].awaiting.startswith("EC2NodeClass default subnets")
+    assert plan.node_pools["general"].mapping is None  # never a false "no instance types found"
+
+
+def test_unpublished_alias_version_is_a_persistent_problem(default_aws, catalogue_cache):
+    plan = plan_for(default_aws, [node_class(amiSelectorTerms=[{"alias": "al2023@v19990101"}])], catalogue_cache)
+    assert conditions(plan, "default")["AMIsReady"] == ("False", "AliasNotDiscovered")
+    assert conditions(plan, "default")["Ready"][0] == "False"
+    assert plan.exit_code == 1 and not plan.transient
+
+
+def test_identical_selectors_are_queried_once(default_aws, catalogue_cache):
+    docs = [node_class(), copy.deepcopy(node_class())]
+    docs[1]["metadata"]["name"] = "second"
+    plan = plan_for(default_aws, docs, catalogue_cache)
+    assert plan.aws_calls["DescribeImages"] == 1
+    assert plan.aws_calls["DescribeSubnets"] == 1
+
+
+def test_alias_without_kubernetes_version_is_a_usage_error(default_aws, catalogue_cache):
+    with pytest.raises(InputError, match="Kubernetes version"):
+        plan_for(default_aws, [node_class()], catalogue_cache, k8s=None)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_throttled_run_matches_clean_run_or_reports_transient(default_aws, catalogue_cache, seed, monkeypatch):
+    monkeypatch.setattr("botocore.retries.standard.ExponentialBackoff.delay_amount", lambda self, context: 0)
+    docs = config.load([DEMO])
+    clean = reconcile(docs, aws=default_aws.session(), cache_dir=catalogue_cache).to_json()
+    throttled_session = default_aws.session()
+    Throttler(1 / 3, seed=seed).install(throttled_session)
+    plan = reconcile(docs, aws=throttled_session, cache_dir=catalogue_cache)
+    result = plan.to_json()
+    if plan.exit_code == 3:
+        assert plan.transient
+        for name, node_class_plan in result["nodeClasses"].items():
+            reasons = {c["reason"] for c in node_class_plan["conditions"]}
+            assert not reasons & {"AMINotFound", "SubnetsNotFound", "SecurityGroupsNotFound", "InstanceProfileNotFound"}
+            if not node_class_plan["amis"]:
+                assert ("AMIsReady", "Unknown") in {(c["type"], c["status"]) for c in node_class_plan["conditions"]}
+    else:
+        result.pop("awsCalls"), clean.pop("awsCalls")
+        assert result == clean
+
+
+def test_plan_cli_json_contract_on_the_demo_stack(capsys, monkeypatch, catalogue_cache):
+    monkeypatch.chdir(PROJECT)
+    code = main(["plan", "--stack", "demo", "--embedded-aws", "--format", "json", "--cache-dir", str(catalogue_cache)])
+    result = json.loads(capsys.readouterr().out)
+    assert code == 1  # the payments class is not Ready: its hand-made profile has no role
+    assert set(result) >= {"nodeClasses", "nodePools", "findings", "awsCalls"}
+    payments = result["nodeClasses"]["payments"]
+    assert set(payments) >= {"conditions", "amis", "skippedAmis", "subnets", "securityGroups", "instanceProfile"}
+    assert {"type", "status", "reason", "message"} <= set(payments["conditions"][0])
+    assert {"id", "name", "requirements"} <= set(payments["amis"][0])
+    assert any("pending" in s["reason"] for s in payments["skippedAmis"])
+    pool = result["nodePools"]["payments"]
+    assert pool["nodeClass"] == "payments" and pool["instanceTypes"]
+    assert any(u["type"].startswith("m7g.") for u in pool["unservedInstanceTypes"])
+    assert {f["rule"] for f in result["findings"]} >= {"live/instance-profile-without-role", "live/unserved-instance-types"}
+    assert all(isinstance(n, int) for n in result["awsCalls"].values())
+
+
+def test_plan_cli_bad_fixture_and_usage_exit_two(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(PROJECT)
+    fixture = tmp_path / "world.yaml"
+    fixture.write_text(yaml.safe_dump({"region": "us-west-2", "imagez": []}))
+    assert main(["plan", "--stack", "demo", "--embedded-aws", "--aws-fixture", str(fixture)]) == 2
+    assert "imagez" in capsys.readouterr().err
+    assert main(["plan", "--stack", "demo", "--manifests", "examples/manifests"]) == 2
+    assert main(["plan", "--stack", "demo", "--aws-fixture", str(fixture)]) == 2
+
+
+def test_plan_cli_unreachable_aws_is_transient(capsys, monkeypatch, tmp_path):
+    monkeypatch.chdir(PROJECT)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")  # discard port: nothing listens
+    monkeypatch.setenv("AWS_REGION", "us-west-2")
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_MAX_ATTEMPTS", "1")
+    code = main(["plan", "--stack", "demo", "--format", "json", "--cache-dir", str(tmp_path)])
+    result = json.loads(capsys.readouterr().out)
+    assert code == 3
+    assert result["transient"]
+    assert all(not p["amis"] or True for p in result["nodeClasses"].values())
+    assert not any(f["rule"].startswith("live/") for f in result["findings"])
