@@ -17,10 +17,12 @@ from typing import Any
 
 import yaml
 
-from karpenter_gitops import schema, versions
+from karpenter_gitops import policy, schema, versions, waivers
 from karpenter_gitops.errors import InputError
 from karpenter_gitops.findings import Finding
+from karpenter_gitops.policy import Settings as PolicySettings
 from karpenter_gitops.rules import registry
+from karpenter_gitops.waivers import Waiver
 from karpenter_gitops.model import (
     EC2NODECLASS,
     EC2NODECLASS_API,
@@ -44,7 +46,7 @@ _KINDS = {
 }
 _STACK_KINDS = {"nodeClasses": EC2NODECLASS, "nodePools": NODEPOOL}
 # Every key of ours a stack file may hold; later capabilities add theirs here.
-STACK_KEYS = ("cluster", "nodeClasses", "nodePools")
+STACK_KEYS = ("cluster", "nodeClasses", "nodePools", "pinAmis", "renderYamlToDirectory", "policy", "waivers")
 _CLUSTER_KEYS = ("name", "kubernetesVersion", "karpenterVersion")
 
 
@@ -64,6 +66,8 @@ class Inputs:
     cluster: Cluster = field(default_factory=Cluster)
     findings: tuple[Finding, ...] = ()
     notes: tuple[str, ...] = ()
+    policy: PolicySettings = field(default_factory=PolicySettings)
+    waivers: tuple[Waiver, ...] = ()
 
     @property
     def objects(self) -> tuple[EC2NodeClass | NodePool, ...]:
@@ -81,6 +85,8 @@ class _Collector:
         self.findings: list[Finding] = []
         self.notes: list[str] = []
         self.cluster = Cluster()
+        self.policy = PolicySettings()
+        self.waivers: tuple[Waiver, ...] = ()
         self._seen: dict[tuple[str, str], Source] = {}
 
     def add(self, kind: str, name: str, spec: Any, raw: Mapping[str, Any], source: Source) -> None:
@@ -117,6 +123,8 @@ class _Collector:
             self.cluster,
             tuple(self.findings),
             tuple(self.notes),
+            self.policy,
+            self.waivers,
         )
 
 
@@ -254,6 +262,10 @@ def _read_stack(doc: Mapping[str, Any], name: str, out: _Collector) -> None:
         )
     if "cluster" in ours:
         out.cluster = _cluster(ours["cluster"], name)
+    if "policy" in ours:
+        out.policy = policy.parse(ours["policy"], name)
+    if "waivers" in ours:
+        out.waivers += waivers.parse(ours["waivers"], name, waivers.STACK_KEY)
     for key, kind in _STACK_KINDS.items():
         objects = ours.get(key)
         if objects is None:
@@ -342,3 +354,9 @@ def load_documents(
         else:
             _read_manifest(docs, name, out)
     return out.inputs()
+
+
+def load_waivers(path: str | Path) -> tuple[Waiver, ...]:
+    """Waivers from a waiver file (``policies/waivers.yaml``); a malformed one is an InputError."""
+    name = display(Path(path))
+    return waivers.parse_file(parse_yaml(read_text(Path(path)), name), name)

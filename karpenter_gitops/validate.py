@@ -1,13 +1,21 @@
-"""Offline validation: run every applicable rule of the registry over loaded inputs."""
+"""Offline validation: run every applicable rule of the registry over loaded inputs.
+
+With ``policy=True`` the hygiene policies run too and waivers apply: a finding an active waiver
+covers stays in the report, marked waived, but no longer counts; an expired waiver is an error.
+The stack's policy settings (severity overrides, disabled rules) apply in both modes.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import datetime as dt
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 
 from karpenter_gitops import versions
 from karpenter_gitops.config import Inputs
 from karpenter_gitops.findings import Finding, Severity
 from karpenter_gitops.rules import registry
+from karpenter_gitops.waivers import Waiver, apply as apply_waivers
 
 
 @dataclass(frozen=True)
@@ -15,9 +23,12 @@ class Report:
     findings: tuple[Finding, ...]
     objects: int
     notes: tuple[str, ...] = ()
+    policy: bool = False  # a `--policy` run: findings carry waiver fields, active waivers are listed
+    waivers: tuple[Waiver, ...] = ()  # the active waivers
+    waived: Mapping[Finding, Waiver] = field(default_factory=dict)
 
     def count(self, severity: Severity) -> int:
-        return sum(1 for f in self.findings if f.severity is severity)
+        return sum(1 for f in self.findings if f.severity is severity and f not in self.waived)
 
     @property
     def errors(self) -> int:
@@ -28,36 +39,58 @@ class Report:
         return self.count(Severity.WARNING)
 
     def to_json(self) -> dict:
+        summary = {"errors": self.errors, "warnings": self.warnings, "objects": self.objects}
+        if not self.policy:
+            return {"findings": [f.to_json() for f in self.findings], "summary": summary}
+        findings = []
+        for finding in self.findings:
+            waiver = self.waived.get(finding)
+            findings.append({**finding.to_json(), "waived": waiver is not None, "waiver": waiver and waiver.to_json()})
         return {
-            "findings": [f.to_json() for f in self.findings],
-            "summary": {"errors": self.errors, "warnings": self.warnings, "objects": self.objects},
+            "findings": findings,
+            "waivers": [w.to_json() for w in self.waivers],
+            "summary": {**summary, "waived": len([f for f in self.findings if f in self.waived])},
         }
 
 
-def check_object(obj, context: registry.Context) -> list[Finding]:
-    """Findings of every rule that applies to one object (used by the CLI and the provider)."""
+def rule_findings(rule: registry.Rule, obj, context: registry.Context) -> list[Finding]:
+    """Findings of one checked rule on one object, at the severity the stack's settings give it."""
+    severity = context.inputs.policy.severity(rule)
+    return [
+        Finding(rule.id, severity, obj.kind, obj.name, v.path, v.message, obj.source.file, v.hint or rule.fix)
+        for v in rule.check(obj, context)
+    ]
+
+
+def check_object(obj, context: registry.Context, policy: bool = False) -> list[Finding]:
+    """Findings of every enabled rule that applies to one object (used by the CLI and the provider)."""
     found = []
-    for rule in registry.applicable(obj.kind, context.version):
-        for violation in rule.check(obj, context):
-            found.append(
-                Finding(
-                    rule.id,
-                    rule.severity,
-                    obj.kind,
-                    obj.name,
-                    violation.path,
-                    violation.message,
-                    obj.source.file,
-                    violation.hint or rule.fix,
-                )
-            )
+    for rule in registry.applicable(obj.kind, context.version, policy):
+        if context.inputs.policy.enabled(rule.id):
+            found.extend(rule_findings(rule, obj, context))
     return found
 
 
-def validate(inputs: Inputs, version: versions.Version = versions.DEFAULT) -> Report:
+def validate(
+    inputs: Inputs,
+    version: versions.Version = versions.DEFAULT,
+    *,
+    policy: bool = False,
+    waivers: Iterable[Waiver] = (),
+    today: dt.date | None = None,
+) -> Report:
+    """Judge ``inputs``; with ``policy``, also the hygiene rules and the stack's plus ``waivers``.
+
+    ``today`` decides which waivers have expired (default: the local date).
+    """
     context = registry.Context(version=version, inputs=inputs)
     findings = list(inputs.findings)
     for obj in inputs.objects:
-        findings.extend(check_object(obj, context))
+        findings.extend(check_object(obj, context, policy))
+    if not policy:
+        findings.sort(key=lambda f: f.sort_key)
+        return Report(tuple(findings), len(inputs.objects), inputs.notes)
+    outcome = apply_waivers(findings, (*inputs.waivers, *waivers), today or dt.date.today())
+    findings.extend(outcome.expired)
     findings.sort(key=lambda f: f.sort_key)
-    return Report(tuple(findings), len(inputs.objects), inputs.notes)
+    return Report(tuple(findings), len(inputs.objects), inputs.notes, True, outcome.active, outcome.waived)

@@ -1,0 +1,60 @@
+"""Live rules (``live/``): what only the reconciliation against AWS can find.
+
+They have no offline check: the reconciler reports findings under these ids, and the CrossGuard pack
+derives them from a Reconciliation resource's outputs. Registering them gives every such finding a
+severity, a doc and a fix hint, and lets stacks and waivers name them. Their cases are exercised by
+the reconciliation and policy-pack tests rather than by spec examples.
+"""
+
+from __future__ import annotations
+
+from karpenter_gitops.findings import Severity
+from karpenter_gitops.model import EC2NODECLASS, NODEPOOL
+from karpenter_gitops.rules.registry import Rule, register
+
+SELECTOR_MATCHES_NOTHING = "live/selector-matches-nothing"
+AMI_NOT_AVAILABLE = "live/ami-not-available"
+UNSERVED_INSTANCE_TYPES = "live/unserved-instance-types"
+INSTANCE_PROFILE_WITHOUT_ROLE = "live/instance-profile-without-role"
+
+
+def _live(id: str, severity: Severity, kind: str, doc: str, fix: str) -> None:
+    register(Rule(id, severity, frozenset({kind}), doc, fix, origin="ours"))
+
+
+_live(
+    SELECTOR_MATCHES_NOTHING,
+    Severity.ERROR,
+    EC2NODECLASS,
+    "An AMI, subnet or security-group selector matches nothing in the account and region; Karpenter sets "
+    "AMIsReady/SubnetsReady/SecurityGroupsReady=False and the class launches no node. Good: the discovery "
+    "tag is on the VPC's private subnets. Bad: a tag typo, or terms written for another account.",
+    "Fix the selector terms (tags, ids, names) or tag the resources they should match.",
+)
+_live(
+    AMI_NOT_AVAILABLE,
+    Severity.ERROR,
+    EC2NODECLASS,
+    "The AMI selector matches only images that are not 'available' (pending builds, failed or disabled "
+    "images); Karpenter since 1.3 filters them out and finds no AMI. Good: the pipeline's finished image. "
+    "Bad: a name glob that so far matches only a build still in progress.",
+    "Wait for the image build to finish, or pin the last available image by id or a tighter name/tag.",
+)
+_live(
+    UNSERVED_INSTANCE_TYPES,
+    Severity.WARNING,
+    NODEPOOL,
+    "Instance types the NodePool's requirements allow but no selected AMI can run (architecture or "
+    "GPU/accelerator variant missing); Karpenter silently never launches them. Good: amd64 and arm64 types "
+    "with an alias that resolves both. Bad: g5 types with an image set lacking the nvidia variant.",
+    "Narrow the requirements to the types the AMIs serve, or select AMIs for the missing architecture/variant.",
+)
+_live(
+    INSTANCE_PROFILE_WITHOUT_ROLE,
+    Severity.ERROR,
+    EC2NODECLASS,
+    "The instance profile exists but holds no IAM role, so nodes boot without credentials and never join; "
+    "Karpenter still reports InstanceProfileReady=True for a user-managed profile. Good: the profile holds "
+    "the node role. Bad: a profile created by hand and never given its role.",
+    "Add the node role to the instance profile (aws iam add-role-to-instance-profile), or use spec.role.",
+)

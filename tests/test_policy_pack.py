@@ -1,0 +1,272 @@
+"""The CrossGuard pack: each kind of policy called directly, then the whole pack over its real
+Analyzer gRPC server, started the way the Pulumi engine starts it (``python -m pulumi.policy``)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import grpc
+import pytest
+from google.protobuf import empty_pb2, struct_pb2
+from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
+from pulumi_policy import (
+    PolicyCustomTimeouts,
+    PolicyResource,
+    PolicyResourceOptions,
+    ResourceValidationArgs,
+    StackValidationArgs,
+)
+from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, UnknownValueError, unknown_checking_proxy
+
+from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
+from policies import pack
+
+PROJECT = Path(__file__).resolve().parent.parent
+OPTS = PolicyResourceOptions(False, [], None, [], PolicyCustomTimeouts(0, 0, 0), [])
+POLICIES = {p.name: p for p in pack.all_policies()}
+NC_URN = "urn:pulumi:dev::infra::kubernetes:karpenter.k8s.aws/v1:EC2NodeClass::default"
+NP_URN = "urn:pulumi:dev::infra::kubernetes:karpenter.sh/v1:NodePool::general"
+
+
+def node_class(**spec) -> dict:
+    doc = copy.deepcopy(BASE_NODECLASS)
+    doc["spec"].update(spec)
+    return doc
+
+
+def node_pool(class_name="default") -> dict:
+    doc = copy.deepcopy(BASE_NODEPOOL)
+    doc["spec"]["template"]["spec"]["nodeClassRef"]["name"] = class_name
+    return doc
+
+
+def validate_resource(policy_name, resource_type, props, config=None) -> list[str]:
+    violations = []
+    args = ResourceValidationArgs(resource_type, unknown_checking_proxy(props), NC_URN, "default", OPTS, None, config or {})
+    POLICIES[policy_name].validate(args, lambda message, urn=None: violations.append(message))
+    return violations
+
+
+def resource(resource_type, urn, props) -> PolicyResource:
+    return PolicyResource(resource_type, unknown_checking_proxy(props), urn, urn.rsplit("::", 1)[-1], OPTS, None, None, [], {})
+
+
+def validate_stack(policy_name, resources) -> list[tuple[str, str | None]]:
+    violations = []
+    POLICIES[policy_name].validate(StackValidationArgs(resources, {}), lambda m, urn=None: violations.append((m, urn)))
+    return violations
+
+
+@pytest.fixture(autouse=True)
+def no_waivers(tmp_path, monkeypatch):
+    monkeypatch.setenv(pack.WAIVER_FILE_ENV, str(tmp_path / "absent.yaml"))
+
+
+# --- direct -------------------------------------------------------------------------------
+
+
+def test_every_rule_with_a_kind_is_a_policy_with_severity_based_enforcement():
+    assert POLICIES["policy-imdsv2-required"].enforcement_level.value == "mandatory"
+    assert POLICIES["policy-imds-hop-limit"].enforcement_level.value == "advisory"
+    assert "NC-02" in POLICIES["policy-imds-hop-limit"].tags
+    assert {"schema-unknown-field", "cel-tags-restricted", "live-unserved-instance-types", pack.IAM_COHERENCE} <= set(POLICIES)
+
+
+def test_hygiene_policy_judges_a_node_class_and_reads_its_config():
+    props = node_class(metadataOptions={"httpPutResponseHopLimit": 2})
+    (message,) = validate_resource("policy-imds-hop-limit", pack.NODECLASS_TYPE, props)
+    assert "hop limit 2" in message and "[policy/imds-hop-limit]" in message
+    assert validate_resource("policy-imds-hop-limit", pack.NODECLASS_TYPE, props, {"maxHopLimit": 2}) == []
+    assert validate_resource("policy-imds-hop-limit", pack.NODEPOOL_TYPE, node_pool()) == []
+
+
+def test_schema_mirror_runs_on_custom_resource_props():
+    (message,) = validate_resource("schema-unknown-field", pack.NODECLASS_TYPE, node_class(detailedMonitring=True))
+    assert "did you mean 'detailedMonitoring'" in message
+
+
+def test_unknown_value_during_preview_is_not_a_violation():
+    with pytest.raises(UnknownValueError):
+        validate_resource("policy-userdata-secrets", pack.NODECLASS_TYPE, node_class(userData=UNKNOWN_STRING_VALUE))
+
+
+def test_waiver_file_silences_the_finding(tmp_path, monkeypatch):
+    path = tmp_path / "waivers.yaml"
+    path.write_text("waivers: [{rule: policy/no-public-ip, object: default, reason: bastion pool, expires: 2999-01-01}]\n")
+    monkeypatch.setenv(pack.WAIVER_FILE_ENV, str(path))
+    assert validate_resource("policy-no-public-ip", pack.NODECLASS_TYPE, node_class(associatePublicIPAddress=True)) == []
+
+
+def test_node_class_ref_is_resolved_across_the_stack():
+    pools = [resource(pack.NODEPOOL_TYPE, NP_URN, node_pool("missing"))]
+    classes = [resource(pack.NODECLASS_TYPE, NC_URN, node_class())]
+    ((message, urn),) = validate_stack("nodepool-node-class-ref-missing", classes + pools)
+    assert urn == NP_URN and "'missing'" in message
+    fixed = [resource(pack.NODEPOOL_TYPE, NP_URN, node_pool("default"))]
+    assert validate_stack("nodepool-node-class-ref-missing", classes + fixed) == []
+
+
+def test_iam_coherence_wants_a_role_in_every_profile_and_an_ec2_trust():
+    profile_urn = "urn:pulumi:dev::infra::aws:iam/instanceProfile:InstanceProfile::nodes"
+    role_urn = "urn:pulumi:dev::infra::aws:iam/role:Role::nodes"
+    lambda_trust = json.dumps({"Statement": [{"Effect": "Allow", "Principal": {"Service": "lambda.amazonaws.com"}, "Action": "sts:AssumeRole"}]})
+    resources = [
+        resource(pack.NODECLASS_TYPE, NC_URN, node_class(role=None, instanceProfile="NodeProfile")),
+        resource(pack.INSTANCE_PROFILE_TYPE, profile_urn, {"name": "NodeProfile"}),
+        resource(pack.NODECLASS_TYPE, NC_URN + "2", {**node_class(role="NodeRole"), "metadata": {"name": "other"}}),
+        resource(pack.ROLE_TYPE, role_urn, {"name": "NodeRole", "assumeRolePolicy": lambda_trust}),
+    ]
+    violations = validate_stack(pack.IAM_COHERENCE, resources)
+    assert [urn for _, urn in violations] == [profile_urn, role_urn]
+    resources[3] = resource(pack.ROLE_TYPE, role_urn, {"name": "NodeRole", "assumeRolePolicy": lambda_trust.replace("lambda", "ec2")})
+    assert [urn for _, urn in validate_stack(pack.IAM_COHERENCE, resources)] == [profile_urn]
+
+
+RECONCILED = {
+    "nodeClassName": "payments",
+    "conditions": [
+        {"type": "AMIsReady", "status": "False", "reason": "AMINotFound", "message": "AMISelector did not match any AMIs"},
+        {"type": "SubnetsReady", "status": "False", "reason": "SubnetsNotFound", "message": "SubnetSelector did not match any Subnets"},
+        {"type": "InstanceProfileReady", "status": "False", "reason": "InstanceProfileHasNoRole", "message": "no role"},
+    ],
+    "amis": [],
+    "skippedAmis": [{"id": "ami-1", "name": "payments-42", "reason": "state pending"}],
+    "nodePools": {"payments": {"nodeClass": "payments", "instanceTypes": {}, "unservedInstanceTypes": [{"type": "g5.xlarge", "reason": "no nvidia AMI"}]}},
+}
+
+
+@pytest.mark.parametrize(
+    ("policy_name", "expected"),
+    [
+        ("live-ami-not-available", "ami-1 (state pending)"),
+        ("live-selector-matches-nothing", "SubnetSelector did not match any Subnets"),
+        ("live-instance-profile-without-role", "no role"),
+        ("live-unserved-instance-types", "g5.xlarge"),
+    ],
+)
+def test_live_rules_read_the_reconciliation_outputs(policy_name, expected):
+    (message,) = validate_resource(policy_name, pack.RECONCILIATION_TYPE, RECONCILED)
+    assert expected in message
+
+
+def test_expired_waiver_is_a_stack_violation(tmp_path, monkeypatch):
+    path = tmp_path / "waivers.yaml"
+    path.write_text("waivers: [{rule: policy/no-public-ip, object: x, reason: r, expires: 2001-01-01}]\n")
+    monkeypatch.setenv(pack.WAIVER_FILE_ENV, str(path))
+    ((message, _),) = validate_stack("policy-waiver-expired", [])
+    assert "expired on 2001-01-01" in message
+
+
+# --- the whole pack over gRPC ---------------------------------------------------------------
+
+
+def struct(value: dict) -> struct_pb2.Struct:
+    message = struct_pb2.Struct()
+    message.update(value)
+    return message
+
+
+@pytest.fixture(scope="module")
+def analyzer(tmp_path_factory):
+    """The pack served as the engine serves it; yields an Analyzer stub and stops the server after."""
+    waivers = tmp_path_factory.mktemp("pack") / "waivers.yaml"
+    waivers.write_text(
+        "waivers:\n"
+        "  - {rule: policy/ebs-encrypted, object: default, reason: migrating volumes, expires: 2999-01-01}\n"
+        "  - {rule: policy/ami-owner, object: old-*, reason: legacy, expires: 2001-01-01}\n"
+    )
+    env = {**os.environ, pack.WAIVER_FILE_ENV: str(waivers)}
+    process = subprocess.Popen(
+        [sys.executable, "-u", "-m", "pulumi.policy", "127.0.0.1:1", str(PROJECT / "policies")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=PROJECT / "policies",
+        env=env,
+    )
+    try:
+        port = int(process.stdout.readline().strip() or 0)
+        assert port, process.stderr.read().decode()
+        channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+        grpc.channel_ready_future(channel).result(timeout=30)
+        yield analyzer_pb2_grpc.AnalyzerStub(channel)
+        channel.close()
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+MANDATORY, ADVISORY = analyzer_pb2.MANDATORY, analyzer_pb2.ADVISORY
+
+
+def by_policy(response) -> dict[str, list]:
+    found: dict[str, list] = {}
+    for diagnostic in response.diagnostics:
+        found.setdefault(diagnostic.policyName, []).append(diagnostic)
+    return found
+
+
+def test_grpc_analyzer_info_lists_every_policy_with_its_enforcement(analyzer):
+    info = analyzer.GetAnalyzerInfo(empty_pb2.Empty())
+    levels = {p.name: p.enforcementLevel for p in info.policies}
+    assert info.name == "karpenter-gitops"
+    assert set(levels) == set(POLICIES)
+    assert levels["policy-imdsv2-required"] == MANDATORY and levels["policy-imds-hop-limit"] == ADVISORY
+    assert levels["nodepool-node-class-ref-missing"] == MANDATORY
+    (hop,) = [p for p in info.policies if p.name == "policy-imds-hop-limit"]
+    assert "maxHopLimit" in hop.configSchema.properties
+
+
+def test_grpc_analyze_reports_violations_with_their_enforcement(analyzer):
+    props = node_class(
+        metadataOptions={"httpTokens": "optional", "httpPutResponseHopLimit": 2},
+        blockDeviceMappings=[{"deviceName": "/dev/xvda", "ebs": {"volumeSize": "50Gi"}}],
+    )
+    response = analyzer.Analyze(analyzer_pb2.AnalyzeRequest(type=pack.NODECLASS_TYPE, properties=struct(props), urn=NC_URN, name="default"))
+    found = by_policy(response)
+    assert found["policy-imdsv2-required"][0].enforcementLevel == MANDATORY
+    assert "[policy/imdsv2-required]" in found["policy-imdsv2-required"][0].message
+    assert found["policy-imds-hop-limit"][0].enforcementLevel == ADVISORY
+    assert "policy-ebs-encrypted" not in found  # waived in the pack's waiver file
+
+
+def test_grpc_configure_changes_enforcement_and_parameters(analyzer):
+    props = node_class(metadataOptions={"httpPutResponseHopLimit": 3})
+    request = analyzer_pb2.AnalyzeRequest(type=pack.NODECLASS_TYPE, properties=struct(props), urn=NC_URN, name="default")
+    config = analyzer_pb2.PolicyConfig(enforcementLevel=MANDATORY, properties=struct({"maxHopLimit": 2}))
+    analyzer.Configure(analyzer_pb2.ConfigureAnalyzerRequest(policyConfig={"policy-imds-hop-limit": config}))
+    try:
+        (diagnostic,) = by_policy(analyzer.Analyze(request))["policy-imds-hop-limit"]
+        assert diagnostic.enforcementLevel == MANDATORY and "stack maximum 2" in diagnostic.message
+    finally:
+        analyzer.Configure(analyzer_pb2.ConfigureAnalyzerRequest(policyConfig={}))
+
+
+def test_grpc_unknown_values_give_an_advisory_note_not_a_violation(analyzer):
+    props = node_class(userData=UNKNOWN_STRING_VALUE, associatePublicIPAddress=True)
+    response = analyzer.Analyze(analyzer_pb2.AnalyzeRequest(type=pack.NODECLASS_TYPE, properties=struct(props), urn=NC_URN, name="default"))
+    notes = by_policy(response)["policy-no-public-ip"]
+    assert [d.enforcementLevel for d in notes] == [ADVISORY] and "can't be known during preview" in notes[0].message
+
+
+def test_grpc_analyze_stack_runs_cross_object_iam_and_waiver_policies(analyzer):
+    resources = [
+        analyzer_pb2.AnalyzerResource(type=pack.NODECLASS_TYPE, properties=struct(node_class(role=None, instanceProfile="NodeProfile")), urn=NC_URN, name="default"),
+        analyzer_pb2.AnalyzerResource(type=pack.NODEPOOL_TYPE, properties=struct(node_pool("defualt")), urn=NP_URN, name="general"),
+        analyzer_pb2.AnalyzerResource(
+            type=pack.INSTANCE_PROFILE_TYPE,
+            properties=struct({"name": "NodeProfile"}),
+            urn="urn:pulumi:dev::infra::aws:iam/instanceProfile:InstanceProfile::nodes",
+            name="nodes",
+        ),
+    ]
+    found = by_policy(analyzer.AnalyzeStack(analyzer_pb2.AnalyzeStackRequest(resources=resources)))
+    (ref,) = found["nodepool-node-class-ref-missing"]
+    assert ref.urn == NP_URN and ref.enforcementLevel == MANDATORY and "did you mean 'default'" in ref.message
+    assert found[pack.IAM_COHERENCE][0].enforcementLevel == MANDATORY
+    (expired,) = found["policy-waiver-expired"]
+    assert "expired on 2001-01-01" in expired.message and expired.enforcementLevel == MANDATORY
