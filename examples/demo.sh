@@ -10,4 +10,6 @@ step() { printf '\n\033[1m== %s\033[0m\n$ %s\n' "$1" "${*:2}"; "${@:2}"; echo "(
 step "Validate the demo stack offline" "$kg" validate --stack demo
 step "Validate the example manifests (clean)" "$kg" validate examples/manifests
 step "Validate manifests with real-world mistakes (expected: findings, exit 1)" "$kg" validate examples/broken
+step "Plan the demo stack against the embedded AWS (expected: a skipped pending AMI, unserved arm64 types, a profile without a role; exit 1)" \
+  "$kg" plan --stack demo --embedded-aws
 exit 0
