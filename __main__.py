@@ -1,0 +1,35 @@
+"""The Pulumi program: the stack's Karpenter fleet from ``stacks/Pulumi.<stack>.yaml``.
+
+Settings (namespace ``karpenter-gitops``): ``cluster``, ``nodeClasses``, ``nodePools`` (specs
+spelled as the CRDs), ``pinAmis`` and ``renderYamlToDirectory`` (write manifests for Argo CD /
+Flux instead of applying them to a cluster).
+"""
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.fleet import Fleet, FleetArgs
+from components.nodeclass import ClusterArgs
+
+settings = pulumi.Config("karpenter-gitops")
+cluster = settings.get_object("cluster") or {}
+render_directory = settings.get("renderYamlToDirectory")
+providers = [k8s.Provider("render", render_yaml_to_directory=render_directory)] if render_directory else None
+
+fleet = Fleet(
+    pulumi.get_stack(),
+    FleetArgs(
+        node_classes=settings.require_object("nodeClasses"),
+        node_pools=settings.get_object("nodePools") or {},
+        cluster=ClusterArgs(
+            name=cluster.get("name"),
+            kubernetes_version=cluster.get("kubernetesVersion"),
+            karpenter_version=cluster.get("karpenterVersion"),
+        ),
+        pin_amis=settings.get_bool("pinAmis") or False,
+    ),
+    opts=pulumi.ResourceOptions(providers=providers),
+)
+
+pulumi.export("nodeClasses", fleet.node_classes)
+pulumi.export("nodePools", fleet.node_pools)

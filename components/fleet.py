@@ -1,0 +1,84 @@
+"""The ``Fleet`` component: every NodeClass and NodePool of a stack, classes before their pools."""
+
+from typing import Any, NotRequired, TypedDict
+
+import pulumi
+
+from components.nodeclass import ClusterArgs, NodeClass, NodeClassArgs, cluster_block
+from components.nodepool import NodePool, NodePoolArgs
+from components.reconciliation import load_inputs
+from karpenter_gitops.errors import InputError
+
+
+class FleetArgs(TypedDict):
+    """A stack's Karpenter configuration, as its ``karpenter-gitops:*`` settings hold it."""
+
+    node_classes: dict[str, dict[str, Any]]
+    """EC2NodeClass specs by name (``karpenter-gitops:nodeClasses``)."""
+    node_pools: NotRequired[dict[str, dict[str, Any]]]
+    """NodePool specs by name (``karpenter-gitops:nodePools``); each names its class in ``nodeClassRef``."""
+    cluster: NotRequired[ClusterArgs]
+    """The cluster block (``karpenter-gitops:cluster``)."""
+    pin_amis: NotRequired[bool]
+    """Pin every class to its reconciled AMI ids (``karpenter-gitops:pinAmis``)."""
+
+
+class Fleet(pulumi.ComponentResource):
+    """All classes and pools of one cluster; child names are the Kubernetes object names."""
+
+    node_classes: pulumi.Output[dict[str, Any]]
+    """Per EC2NodeClass: AMI ids, instance profile and predicted conditions."""
+    node_pools: pulumi.Output[dict[str, Any]]
+    """Per NodePool: predicted AMI id per instance type."""
+
+    def __init__(self, name: str, args: FleetArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("karpenter-gitops:index:Fleet", name, None, opts)
+        pool_specs = args.get("node_pools") or {}
+        pools_by_class = _pools_by_class(args["node_classes"], pool_specs, cluster_block(args.get("cluster")))
+        child = pulumi.ResourceOptions(parent=self)
+        classes: dict[str, NodeClass] = {}
+        pools: dict[str, NodePool] = {}
+        for class_name, spec in args["node_classes"].items():
+            classes[class_name] = NodeClass(
+                class_name,
+                NodeClassArgs(
+                    spec=spec,
+                    node_pools={pool: pool_specs[pool] for pool in pools_by_class[class_name]},
+                    cluster=args.get("cluster") or {},
+                    pin_amis=bool(args.get("pin_amis")),
+                ),
+                opts=child,
+            )
+            for pool in pools_by_class[class_name]:
+                pools[pool] = NodePool(pool, NodePoolArgs(spec=pool_specs[pool], node_class=classes[class_name]), opts=child)
+        self.node_classes = pulumi.Output.from_input(
+            {
+                n: {"amiIds": c.ami_ids, "instanceProfile": c.instance_profile, "conditions": c.conditions}
+                for n, c in classes.items()
+            }
+        )
+        self.node_pools = pulumi.Output.from_input({n: p.instance_types for n, p in pools.items()})
+        self.register_outputs({"nodeClasses": self.node_classes, "nodePools": self.node_pools})
+
+
+def _pools_by_class(
+    node_classes: dict[str, Any], node_pools: dict[str, Any], cluster: dict[str, str]
+) -> dict[str, list[str]]:
+    """Pool names per class, read as the CLI reads them; a pool naming no class of the stack is refused
+    before anything is registered (its class's reconciliation would never see it)."""
+    inputs, _ = load_inputs(cluster, node_classes, node_pools)
+    by_class: dict[str, list[str]] = {name: [] for name in node_classes}
+    for pool in inputs.node_pools:
+        template = pool.spec.template
+        ref = template.spec.node_class_ref if template and template.spec else None
+        if ref is None or ref.name not in by_class:
+            problems = [f"{f.path}: {f.message} [{f.rule}]" for f in inputs.findings if f.name == pool.name]
+            raise InputError(
+                f"NodePool {pool.name!r}: template.spec.nodeClassRef.name "
+                + (f"{ref.name!r} names no EC2NodeClass of this stack" if ref else "is missing")
+                + (f" ({'; '.join(problems)})" if problems else ""),
+                "karpenter-gitops:nodePools",
+                hint=f"EC2NodeClasses here: {', '.join(by_class) or 'none'}",
+            )
+        by_class[ref.name].append(pool.name)
+    return by_class

@@ -1,0 +1,82 @@
+"""The specs the components apply: the user's spec plus Karpenter's server defaults made explicit.
+
+Karpenter's CRDs default some fields on the API server (EC2NodeClass ``metadataOptions``, NodePool
+``disruption`` and ``expireAfter``). Left unset, the live object differs from what Pulumi sent
+and every refresh shows a diff, so the components write the defaults themselves. Pure functions
+of plain data: the reconciliation validates exactly what gets applied.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from karpenter_gitops.model import EC2NODECLASS, EC2NODECLASS_API
+
+# CRD defaults, Karpenter v1 (reference karpenter-v1.md §1.2 and §1.8).
+METADATA_OPTIONS_DEFAULTS = {
+    "httpEndpoint": "enabled",
+    "httpProtocolIPv6": "disabled",
+    "httpPutResponseHopLimit": 1,
+    "httpTokens": "required",
+}
+DISRUPTION_DEFAULTS = {
+    "consolidationPolicy": "WhenEmptyOrUnderutilized",
+    "consolidateAfter": "0s",
+    "budgets": [{"nodes": "10%"}],
+}
+EXPIRE_AFTER_DEFAULT = "720h"
+NODE_CLASS_GROUP = EC2NODECLASS_API.split("/")[0]
+
+
+def node_class_spec(spec: Mapping[str, Any], instance_profile: Any = None) -> dict[str, Any]:
+    """The EC2NodeClass spec to apply; ``instance_profile`` (a profile *name*) replaces ``role``."""
+    result = copy.deepcopy(dict(spec))
+    result["metadataOptions"] = {**METADATA_OPTIONS_DEFAULTS, **(spec.get("metadataOptions") or {})}
+    if instance_profile is not None:
+        result.pop("role", None)
+        result["instanceProfile"] = instance_profile
+    return result
+
+
+def pins_by_version(spec: Mapping[str, Any]) -> bool:
+    """Whether ``spec`` selects through an alias, which a version already pins.
+
+    Alias classes must keep the alias: Karpenter gives ``id``-selected images only an arch
+    requirement, so replacing an alias by its images' ids would make the GPU, neuron and standard
+    images of one architecture interchangeable (the multi-AMI mapping bug). A versioned alias is a
+    pin already; ``karpenter-gitops bump`` moves it by review. ``@latest`` cannot be pinned here.
+    """
+    aliases = [t["alias"] for t in spec.get("amiSelectorTerms") or () if isinstance(t, Mapping) and t.get("alias")]
+    if any(alias.endswith("@latest") and not alias.startswith("windows") for alias in aliases):
+        raise ValueError(
+            f"cannot pin {aliases[0]!r}: pin the alias to a version (e.g. 'karpenter-gitops bump --pin-latest'); "
+            "id terms would lose the per-variant AMI mapping"
+        )
+    return bool(aliases)
+
+
+def pinned(spec: Mapping[str, Any], ami_ids: Sequence[str]) -> dict[str, Any]:
+    """A custom-AMI ``spec`` with its selector replaced by ``id`` terms for the reconciled images.
+
+    Karpenter then launches exactly these images; a newer build matching the selector reaches the
+    cluster only through a reviewed ``pulumi up``. Alias classes are pinned by their version instead
+    (see :func:`pins_by_version`).
+    """
+    if not ami_ids:
+        raise ValueError("refusing to pin an empty AMI list")
+    result = copy.deepcopy(dict(spec))
+    result["amiSelectorTerms"] = [{"id": ami_id} for ami_id in dict.fromkeys(ami_ids)]
+    return result
+
+
+def node_pool_spec(spec: Mapping[str, Any], node_class_name: Any) -> dict[str, Any]:
+    """The NodePool spec to apply: defaults made explicit, ``nodeClassRef`` pointing at the class."""
+    result = copy.deepcopy(dict(spec))
+    template = result.setdefault("template", {})
+    template_spec = template.setdefault("spec", {})
+    template_spec["nodeClassRef"] = {"group": NODE_CLASS_GROUP, "kind": EC2NODECLASS, "name": node_class_name}
+    template_spec.setdefault("expireAfter", EXPIRE_AFTER_DEFAULT)
+    result["disruption"] = {**copy.deepcopy(DISRUPTION_DEFAULTS), **(spec.get("disruption") or {})}
+    return result

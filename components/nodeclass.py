@@ -1,0 +1,141 @@
+"""The ``NodeClass`` component: a reconciled, validated EC2NodeClass custom resource.
+
+No ``from __future__ import annotations`` in the component modules: the component provider
+reads the ``args`` annotations at run time to infer the schema.
+"""
+
+import json
+from typing import Any, NotRequired, TypedDict
+
+import pulumi
+import pulumi_aws as aws
+import pulumi_kubernetes as k8s
+
+from components import manifests
+from components.reconciliation import Reconciliation
+from karpenter_gitops.model import EC2NODECLASS, EC2NODECLASS_API
+
+# Written by the Karpenter controller, never by us (karpenter-v1.md §1.1). With server-side
+# apply Pulumi owns only the fields it sends; ignoring these also keeps refreshes diff-free.
+CONTROLLER_OWNED = [
+    'metadata.annotations["karpenter.k8s.aws/ec2nodeclass-hash"]',
+    'metadata.annotations["karpenter.k8s.aws/ec2nodeclass-hash-version"]',
+    "metadata.finalizers",
+    "status",
+]
+# The managed policies a Karpenter node role needs (Karpenter's getting-started template).
+NODE_ROLE_POLICIES = {
+    "worker": "arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy",
+    "cni": "arn:aws:iam::aws:policy/AmazonEKS_CNI_Policy",
+    "ecr": "arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryReadOnly",
+    "ssm": "arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore",
+}
+EC2_ASSUME_ROLE = json.dumps(
+    {
+        "Version": "2012-10-17",
+        "Statement": [{"Effect": "Allow", "Principal": {"Service": "ec2.amazonaws.com"}, "Action": "sts:AssumeRole"}],
+    }
+)
+
+
+class ClusterArgs(TypedDict):
+    """The cluster facts a reconciliation needs (the stack's ``karpenter-gitops:cluster`` block)."""
+
+    name: NotRequired[str]
+    """EKS cluster name."""
+    kubernetes_version: NotRequired[str]
+    """Kubernetes minor version, e.g. "1.32"; picks the AMI an alias resolves to."""
+    karpenter_version: NotRequired[str]
+    """Karpenter release the cluster runs, e.g. "1.14"; picks the rules and fields that apply."""
+
+
+def cluster_block(cluster: ClusterArgs | None) -> dict[str, str]:
+    """``ClusterArgs`` spelled as the stack file spells the cluster block."""
+    spelling = {"name": "name", "kubernetes_version": "kubernetesVersion", "karpenter_version": "karpenterVersion"}
+    return {spelling[key]: value for key, value in (cluster or {}).items() if value is not None}
+
+
+class NodeClassArgs(TypedDict):
+    """One EC2NodeClass; the component's resource name is its ``metadata.name``."""
+
+    spec: dict[str, Any]
+    """The EC2NodeClass spec, spelled as the CRD (camelCase)."""
+    node_pools: NotRequired[dict[str, dict[str, Any]]]
+    """Specs of the NodePools using this class, by name: validated with it and given an AMI per instance type."""
+    cluster: NotRequired[ClusterArgs]
+    """The cluster the class is for."""
+    pin_amis: NotRequired[bool]
+    """Pin custom-AMI selectors to the reconciled ids, so AMI roll-outs happen only through a reviewed
+    update; alias classes are pinned by their version (``@latest`` is refused)."""
+    create_node_role: NotRequired[bool]
+    """Create the node IAM role and instance profile; the spec then names the profile (by name, never ARN)."""
+
+
+class NodeClass(pulumi.ComponentResource):
+    """An EC2NodeClass applied only after the reconciliation accepted and resolved it."""
+
+    node_class_name: pulumi.Output[str]
+    """The EC2NodeClass's metadata.name."""
+    ami_ids: pulumi.Output[list[str]]
+    """AMI ids Karpenter will launch, newest first."""
+    amis: pulumi.Output[list[dict[str, Any]]]
+    """Resolved AMIs with the requirements each serves."""
+    instance_profile: pulumi.Output[str]
+    """The instance profile name nodes launch with."""
+    conditions: pulumi.Output[list[dict[str, Any]]]
+    """Predicted status conditions."""
+    node_pools: pulumi.Output[dict[str, Any]]
+    """Per NodePool: instance type to AMI id, and unserved instance types."""
+
+    def __init__(self, name: str, args: NodeClassArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("karpenter-gitops:index:NodeClass", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        profile = self._node_role(name, child) if args.get("create_node_role") else None
+        spec = manifests.node_class_spec(args["spec"], profile.name if profile else None)
+        reconciliation = Reconciliation(
+            f"{name}-reconciliation",
+            node_class_name=name,
+            spec=spec,
+            node_pool_specs={
+                pool: manifests.node_pool_spec(pool_spec, name) for pool, pool_spec in (args.get("node_pools") or {}).items()
+            },
+            cluster=cluster_block(args.get("cluster")),
+            opts=child,
+        )
+        self.ami_ids = reconciliation.amis.apply(lambda amis: list(dict.fromkeys(a["id"] for a in amis)))
+        pin = args.get("pin_amis") and not manifests.pins_by_version(args["spec"])
+        applied = (
+            pulumi.Output.all(pulumi.Output.from_input(spec), self.ami_ids).apply(lambda a: manifests.pinned(a[0], a[1]))
+            if pin
+            else spec
+        )
+        k8s.apiextensions.CustomResource(
+            f"{name}-ec2nodeclass",
+            api_version=EC2NODECLASS_API,
+            kind=EC2NODECLASS,
+            metadata={"name": name},
+            spec=applied,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[reconciliation], ignore_changes=CONTROLLER_OWNED),
+        )
+        self.node_class_name = pulumi.Output.from_input(name)
+        self.amis = reconciliation.amis
+        self.instance_profile = reconciliation.instanceProfile
+        self.conditions = reconciliation.conditions
+        self.node_pools = reconciliation.nodePools
+        self.register_outputs(
+            {
+                "nodeClassName": self.node_class_name,
+                "amiIds": self.ami_ids,
+                "amis": self.amis,
+                "instanceProfile": self.instance_profile,
+                "conditions": self.conditions,
+                "nodePools": self.node_pools,
+            }
+        )
+
+    @staticmethod
+    def _node_role(name: str, child: pulumi.ResourceOptions) -> aws.iam.InstanceProfile:
+        role = aws.iam.Role(f"{name}-node-role", assume_role_policy=EC2_ASSUME_ROLE, opts=child)
+        for short, arn in NODE_ROLE_POLICIES.items():
+            aws.iam.RolePolicyAttachment(f"{name}-node-role-{short}", role=role.name, policy_arn=arn, opts=child)
+        return aws.iam.InstanceProfile(f"{name}-instance-profile", role=role.name, opts=child)

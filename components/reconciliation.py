@@ -1,0 +1,308 @@
+"""The reconciliation as a Pulumi dynamic resource: one per EC2NodeClass, with its NodePools.
+
+``check()`` runs the core's rule registry offline, so an invalid spec blocks the preview with the
+property path and rule id. ``create()``/``update()`` run :func:`karpenter_gitops.reconcile.reconcile`
+against AWS and store the plan of this class and its pools as outputs. The EC2NodeClass custom
+resource depends on this resource, so an invalid or unresolvable class is never applied.
+
+The provider is pickled **by reference** (this module's path is part of every stack's state:
+moving or renaming it breaks ``refresh``/``destroy`` of existing stacks). It holds no state of its
+own: boto3 clients are made per call by the core from the environment, so nothing unpicklable is
+captured, the four threads of the provider host share nothing mutable, and credentials never
+reach inputs or state.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import pulumi
+from pulumi.dynamic import (
+    CheckFailure,
+    CheckResult,
+    ConfigureRequest,
+    CreateResult,
+    DiffResult,
+    ReadResult,
+    ResourceProvider,
+    UpdateResult,
+)
+from pulumi.output import Unknown
+from pulumi.runtime.rpc import UNKNOWN
+
+from karpenter_gitops import config, versions
+from karpenter_gitops.aws.errors import TransientAWSError
+from karpenter_gitops.errors import InputError
+from karpenter_gitops.findings import Finding, Severity
+from karpenter_gitops.model import EC2NODECLASS
+from karpenter_gitops.plan import PERSISTENT, TRANSIENT, Plan
+from karpenter_gitops.reconcile import reconcile
+from karpenter_gitops.validate import validate
+
+INPUT_KEYS = ("nodeClassName", "spec", "nodePoolSpecs", "cluster")
+# NodeClassPlan.to_json() keys, plus the per-pool plans and the non-blocking findings.
+OUTPUT_KEYS = ("conditions", "amis", "skippedAmis", "subnets", "securityGroups", "instanceProfile", "nodePools", "findings")
+SOURCE = "stack config"
+
+
+class TransientReconciliationError(Exception):
+    """AWS could not answer; nothing was decided and the previous outputs stay."""
+
+
+class ReconciliationError(Exception):
+    """A persistent problem (the class would not become Ready, or the plan has errors)."""
+
+
+def stack_document(cluster: Mapping[str, Any] | None, node_classes: Mapping, node_pools: Mapping) -> dict:
+    """The stack-file shape :func:`karpenter_gitops.config.load_documents` reads."""
+    ns = config.NAMESPACE
+    doc: dict[str, Any] = {f"{ns}:nodeClasses": dict(node_classes), f"{ns}:nodePools": dict(node_pools)}
+    if cluster:
+        doc[f"{ns}:cluster"] = cluster
+    return {"config": doc}
+
+
+def load_inputs(
+    cluster: Mapping[str, Any] | None, node_classes: Mapping, node_pools: Mapping
+) -> tuple[config.Inputs, versions.Version]:
+    """Load specs as the CLI loads a stack file, with the stack's Karpenter release (or the default)."""
+    files = [(SOURCE, [stack_document(cluster, node_classes, node_pools)])]
+    version = config.stack_karpenter_version(files) or versions.DEFAULT
+    return config.load_documents(files, version), version
+
+
+def run_reconcile(inputs: config.Inputs, version: versions.Version) -> Plan:
+    """The core reconciliation (boto3 clients from the environment: credentials, region, endpoint)."""
+    return reconcile(inputs, version=version, kubernetes_version=inputs.cluster.kubernetes_version)
+
+
+def _plan(props: Mapping[str, Any]) -> Plan:
+    """The plan for these inputs; an AWS outage becomes a plan that decided nothing."""
+    try:
+        return run_reconcile(*_props_inputs(props))
+    except TransientAWSError as err:
+        return Plan({}, {}, transient=(str(err),))
+    except InputError as err:  # e.g. an alias without the cluster's Kubernetes version
+        raise ReconciliationError(f"EC2NodeClass {props['nodeClassName']}: {err}") from None
+
+
+def _props_inputs(props: Mapping[str, Any]) -> tuple[config.Inputs, versions.Version]:
+    return load_inputs(
+        props.get("cluster"),
+        {props["nodeClassName"]: props.get("spec")},
+        props.get("nodePoolSpecs") or {},
+    )
+
+
+def property_path(finding: Finding) -> str:
+    """Where a finding points among this resource's inputs (``spec.amiSelectorTerms[0].alias``)."""
+    if finding.kind == EC2NODECLASS:
+        return finding.path if finding.path.startswith("spec") else "nodeClassName"
+    pool = f'nodePoolSpecs["{finding.name}"]'
+    return pool + finding.path[len("spec") :] if finding.path.startswith("spec") else pool
+
+
+def _unknown_paths(value: Any, path: str) -> Iterator[str]:
+    """Paths of values not known yet (preview): the host hands them over as ``Unknown``, or as the
+    ``UNKNOWN`` sentinel string when called directly."""
+    if isinstance(value, Unknown) or value == UNKNOWN:
+        yield path
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            if path == "nodePoolSpecs":
+                yield from _unknown_paths(item, f'{path}["{key}"]')
+            else:
+                yield from _unknown_paths(item, f"{path}.{key}" if path else str(key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _unknown_paths(item, f"{path}[{index}]")
+
+
+def _related(path: str, other: str) -> bool:
+    """True when one path is the other or lies inside it."""
+    shorter, longer = sorted((path, other), key=len)
+    return longer == shorter or longer.startswith((shorter + ".", shorter + "["))
+
+
+def _reason(finding: Finding) -> str:
+    fix = f" (fix: {finding.hint})" if finding.hint else ""
+    return f"{finding.message} [{finding.rule}]{fix}"
+
+
+def _why_not_ready(name: str, plan: Plan) -> str:
+    """Why a plan with a persistent problem must not be applied, in one line."""
+    errors = [f for f in plan.findings if f.severity is Severity.ERROR]
+    if errors:
+        first = errors[0]
+        more = f" (+{len(errors) - 1} more errors)" if len(errors) > 1 else ""
+        return f"{first.kind} {first.name}: {first.path}: {_reason(first)}{more}"
+    conditions = plan.node_classes[name].conditions
+    blocking = [c for c in conditions if c.type != "Ready" and c.status != "True"]
+    detail = "; ".join(f"{c.type}={c.status} ({c.reason}{': ' + c.message if c.message else ''})" for c in blocking)
+    return f"EC2NodeClass {name} would not become Ready: {detail or 'Ready is not True'}"
+
+
+def _outputs(props: Mapping[str, Any], plan: Plan) -> dict[str, Any]:
+    name = props["nodeClassName"]
+    class_plan = plan.node_classes[name]
+    pools = {pool: p.to_json() for pool, p in sorted(plan.node_pools.items()) if p.node_class == name}
+    return {
+        **{key: props.get(key) for key in INPUT_KEYS},
+        **class_plan.to_json(),
+        "nodePools": pools,
+        "findings": [f.to_json() for f in plan.findings],
+    }
+
+
+def _stored(value: Any) -> Any:
+    """``value`` as it comes back from state: protobuf Structs drop keys whose value is None."""
+    if isinstance(value, Mapping):
+        return {k: _stored(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_stored(v) for v in value]
+    return value
+
+
+def _view(outs: Mapping[str, Any]) -> dict[str, Any]:
+    """What Karpenter would act on; free-IP counts and finding wording do not make a change."""
+    return {
+        "amis": [(a["id"], a["name"], repr(_stored(a.get("requirements")))) for a in outs.get("amis") or ()],
+        "subnets": sorted(s["id"] for s in outs.get("subnets") or ()),
+        "securityGroups": sorted(g["id"] for g in outs.get("securityGroups") or ()),
+        "instanceProfile": outs.get("instanceProfile"),
+        "conditions": sorted((c["type"], c["status"], c["reason"]) for c in outs.get("conditions") or ()),
+        "nodePools": _stored(outs.get("nodePools") or {}),
+    }
+
+
+def _changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """Human reasons for a changed reconciled result, e.g. ``amis: ami-1 -> ami-2``."""
+    before, after = _view(old), _view(new)
+    reasons = []
+    for key in before:
+        if before[key] == after[key]:
+            continue
+        if key == "amis":
+            reasons.append(f"amis: {[a[0] for a in before[key]]} -> {[a[0] for a in after[key]]}")
+        elif key == "conditions":
+            changed = sorted(set(after[key]) - set(before[key]))
+            reasons.append("conditions: " + ", ".join(f"{t}={s} ({r})" for t, s, r in changed))
+        elif key == "nodePools":
+            pools = sorted(p for p in set(before[key]) | set(after[key]) if before[key].get(p) != after[key].get(p))
+            reasons.append(f"instance-type to AMI map of NodePool(s) {', '.join(pools)}")
+        else:
+            reasons.append(f"{key}: {before[key]} -> {after[key]}")
+    return reasons
+
+
+class ReconciliationProvider(ResourceProvider):
+    """Validates, resolves and predicts one EC2NodeClass (and its NodePools) against AWS."""
+
+    # Nothing secret is captured (the provider has no fields), so __provider stays readable in
+    # state and in mocks instead of being encrypted by default.
+    serialize_as_secret_always = False
+
+    def configure(self, req: ConfigureRequest) -> None:
+        """Let a stack's ``aws:region`` reach boto3 when the environment names no region."""
+        region = req.config.get("aws:region")
+        if region and not (os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")):
+            os.environ["AWS_DEFAULT_REGION"] = region
+
+    def check(self, _olds: dict, news: dict) -> CheckResult:
+        """Offline rules; values unknown during preview are judged at ``up``, not reported."""
+        unknown = list(_unknown_paths({k: news.get(k) for k in INPUT_KEYS}, ""))
+        try:
+            inputs, version = _props_inputs(news)
+        except InputError as err:
+            if any(_related("cluster", u) for u in unknown):
+                return CheckResult(news, [])
+            return CheckResult(news, [CheckFailure("cluster", str(err))])
+        failures = []
+        for finding in validate(inputs, version).findings:
+            path = property_path(finding)
+            if any(_related(path, u) for u in unknown):
+                continue
+            if finding.severity is Severity.ERROR:
+                failures.append(CheckFailure(path, _reason(finding)))
+            else:
+                pulumi.log.warn(f"{finding.kind} {finding.name}: {path}: {_reason(finding)}")
+        return CheckResult(news, failures)
+
+    def diff(self, _id: str, olds: dict, news: dict) -> DiffResult:
+        """A change when the inputs differ or when AWS now resolves differently (reason logged)."""
+        changed = [key for key in INPUT_KEYS if olds.get(key) != news.get(key)]
+        if changed:
+            return DiffResult(changes=True, replaces=["nodeClassName"] if "nodeClassName" in changed else [])
+        name = news["nodeClassName"]
+        plan = _plan(news)
+        if plan.transient or name not in plan.node_classes:
+            why = "; ".join(plan.transient) or "no plan for this class"
+            pulumi.log.warn(f"EC2NodeClass {name}: could not re-resolve, assuming no change: {why}")
+            return DiffResult(changes=False)
+        reasons = _changes(olds, _outputs(news, plan))
+        if reasons:
+            pulumi.log.info(f"EC2NodeClass {name}: AWS now resolves differently: " + "; ".join(reasons))
+        return DiffResult(changes=bool(reasons))
+
+    def create(self, props: dict) -> CreateResult:
+        return CreateResult(props["nodeClassName"], self._reconciled(props))
+
+    def update(self, _id: str, _olds: dict, news: dict) -> UpdateResult:
+        """Fresh outputs, or an exception: the engine then keeps the previous outputs untouched."""
+        return UpdateResult(self._reconciled(news))
+
+    def read(self, id_: str, props: dict) -> ReadResult:
+        """Refresh; when AWS cannot answer or the class would not be Ready, keep the last good outputs."""
+        try:
+            outs = self._reconciled(props)
+        except (TransientReconciliationError, ReconciliationError) as err:
+            pulumi.log.warn(f"refresh kept the last known good outputs: {err}")
+            return ReadResult(id_, dict(props))
+        return ReadResult(id_, outs)
+
+    def delete(self, _id: str, _props: dict) -> None:
+        """Nothing to remove: the reconciliation only reads AWS; the objects belong to other resources."""
+
+    @staticmethod
+    def _reconciled(props: Mapping[str, Any]) -> dict[str, Any]:
+        name = props["nodeClassName"]
+        plan = _plan(props)
+        if plan.exit_code == TRANSIENT or name not in plan.node_classes:
+            why = "; ".join(plan.transient) or "no plan for this class"
+            raise TransientReconciliationError(f"EC2NodeClass {name}: transient AWS failure, nothing changed, retry later: {why}")
+        if plan.exit_code == PERSISTENT:
+            raise ReconciliationError(_why_not_ready(name, plan))
+        return _outputs(props, plan)
+
+
+class Reconciliation(pulumi.dynamic.Resource, module="karpenter-gitops", name="Reconciliation"):
+    """The reconciled plan of one EC2NodeClass; outputs mirror the ``plan`` JSON of the CLI."""
+
+    conditions: pulumi.Output[list]
+    amis: pulumi.Output[list]
+    skippedAmis: pulumi.Output[list]
+    subnets: pulumi.Output[list]
+    securityGroups: pulumi.Output[list]
+    instanceProfile: pulumi.Output[str]
+    nodePools: pulumi.Output[dict]
+    findings: pulumi.Output[list]
+
+    def __init__(
+        self,
+        resource_name: str,
+        node_class_name: str,
+        spec: pulumi.Input[Mapping[str, Any]],
+        node_pool_specs: Mapping[str, pulumi.Input[Mapping[str, Any]]],
+        cluster: Mapping[str, Any] | None = None,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        props = {
+            "nodeClassName": node_class_name,
+            "spec": spec,
+            "nodePoolSpecs": dict(node_pool_specs),
+            "cluster": dict(cluster or {}),
+            **{key: None for key in OUTPUT_KEYS},
+        }
+        super().__init__(ReconciliationProvider(), resource_name, props, opts)

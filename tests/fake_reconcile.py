@@ -1,0 +1,59 @@
+"""A stand-in for ``karpenter_gitops.reconcile.reconcile`` with scripted AWS answers.
+
+``install()`` swaps it into :mod:`components.reconciliation` (in-process, or in a provider host
+started by :class:`pulumi_grpc.ProviderHost`); ``WORLD`` scripts what AWS says, updated on each
+call from the JSON file named by ``$FAKE_AWS_WORLD`` so a test can change a host's world.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from karpenter_gitops.aws.errors import TransientAWSError
+from karpenter_gitops.mapping import NodePoolMapping
+from karpenter_gitops.plan import NodeClassPlan, NodePoolPlan, Plan
+from karpenter_gitops.requirements import Requirement
+from karpenter_gitops.resolved import AMI, Condition, SecurityGroup, Subnet
+
+DEPENDENTS = ("AMIsReady", "SubnetsReady", "SecurityGroupsReady", "InstanceProfileReady", "ValidationSucceeded")
+WORLD = {"ami": "ami-0aaa", "profile_exists": True, "transient": False, "free_ips": 100}
+
+
+def _class_plan(name: str) -> NodeClassPlan:
+    if not WORLD["profile_exists"]:
+        missing = Condition("InstanceProfileReady", "False", "InstanceProfileNotFound", "instance profile does not exist")
+        conditions = tuple(Condition(t, "True", t) for t in DEPENDENTS if t != "InstanceProfileReady")
+        return NodeClassPlan(conditions + (missing, Condition("Ready", "False", "UnhealthyDependents")))
+    arch = Requirement("kubernetes.io/arch", "In", ("amd64",))
+    return NodeClassPlan(
+        conditions=tuple(Condition(t, "True", t) for t in DEPENDENTS) + (Condition("Ready", "True", "Ready"),),
+        amis=(AMI(WORLD["ami"], f"eks-{WORLD['ami']}", "amd64", "2026-01-01T00:00:00.000Z", False, (arch,)),),
+        subnets=(Subnet("subnet-1", "eu-west-1a", "euw1-az1", WORLD["free_ips"]),),
+        security_groups=(SecurityGroup("sg-1", "nodes"),),
+        instance_profile=f"dev_{name}",
+    )
+
+
+def reconcile(inputs, *, version, kubernetes_version=None, cache_dir=None) -> Plan:
+    if os.environ.get("FAKE_AWS_WORLD"):
+        WORLD.update(json.loads(Path(os.environ["FAKE_AWS_WORLD"]).read_text()))
+    if WORLD["transient"]:
+        raise TransientAWSError("ec2:DescribeImages", "RequestLimitExceeded", "Request limit exceeded.")
+    pools = {}
+    for pool in inputs.node_pools:
+        node_class = pool.spec.template.spec.node_class_ref.name
+        pools[pool.name] = NodePoolPlan(node_class, NodePoolMapping(pool.name, node_class, {"m5.large": WORLD["ami"]}))
+    return Plan({nc.name: _class_plan(nc.name) for nc in inputs.node_classes}, pools)
+
+
+def run(inputs, version) -> Plan:
+    """Same signature as :func:`components.reconciliation.run_reconcile`."""
+    return reconcile(inputs, version=version, kubernetes_version=inputs.cluster.kubernetes_version)
+
+
+def install() -> None:
+    from components import reconciliation
+
+    reconciliation.run_reconcile = run

@@ -1,0 +1,219 @@
+"""The components and the program under ``set_mocks``: resources, inputs, parents, dependency order."""
+
+from __future__ import annotations
+
+import copy
+import json
+import runpy
+
+import pytest
+import yaml
+from pulumi.output import Unknown
+
+import fake_reconcile
+import pulumi_mocks
+from components import reconciliation
+from components.fleet import Fleet, FleetArgs
+from components.nodeclass import NodeClass, NodeClassArgs
+from components.nodepool import NodePool, NodePoolArgs
+from karpenter_gitops.errors import InputError
+
+EC2NC = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
+NODEPOOL = "kubernetes:karpenter.sh/v1:NodePool"
+SPEC = {
+    "amiSelectorTerms": [{"alias": "al2023@v20240807"}],
+    "role": "KarpenterNodeRole-dev",
+    "subnetSelectorTerms": [{"tags": {"karpenter.sh/discovery": "dev"}}],
+    "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": "dev"}}],
+}
+POOL = {
+    "template": {
+        "spec": {
+            "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"},
+            "requirements": [{"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot"]}],
+        }
+    }
+}
+
+
+@pytest.fixture(autouse=True)
+def fake_aws(monkeypatch):
+    monkeypatch.setattr(reconciliation, "run_reconcile", fake_reconcile.run)
+    monkeypatch.setattr(fake_reconcile, "WORLD", dict(fake_reconcile.WORLD))
+
+
+def _class_and_pool(**options):
+    node_class = NodeClass("default", NodeClassArgs(spec=SPEC, node_pools={"general": POOL}, **options))
+    NodePool("general", NodePoolArgs(spec=POOL, node_class=node_class))
+
+
+def test_node_class_applies_defaults_ignores_controller_fields_and_waits_for_reconciliation():
+    run = pulumi_mocks.run(_class_and_pool)
+    (cr,) = run.by_type(EC2NC)
+    assert cr.inputs["metadata"] == {"name": "default"}  # cluster-scoped: a name, no namespace
+    assert cr.inputs["spec"]["amiSelectorTerms"] == [{"alias": "al2023@v20240807"}]
+    assert cr.inputs["spec"]["metadataOptions"] == {
+        "httpEndpoint": "enabled",
+        "httpProtocolIPv6": "disabled",
+        "httpPutResponseHopLimit": 1,
+        "httpTokens": "required",
+    }
+    assert 'metadata.annotations["karpenter.k8s.aws/ec2nodeclass-hash"]' in cr.ignore_changes
+    assert {"metadata.finalizers", "status"} <= set(cr.ignore_changes)
+    assert cr.dependencies == [run.urn("default-reconciliation")]
+    assert cr.parent == run.urn("default")
+    (rec,) = run.by_type(pulumi_mocks.RECONCILIATION)
+    assert rec.parent == run.urn("default")
+    assert rec.inputs["spec"] == cr.inputs["spec"]  # the reconciliation judges what gets applied
+
+
+def test_provider_is_pickled_by_reference_and_not_as_a_secret():
+    run = pulumi_mocks.run(_class_and_pool)
+    (rec,) = run.by_type(pulumi_mocks.RECONCILIATION)
+    assert isinstance(rec.inputs["__provider"], str)  # a secret would arrive as a signature dict
+    assert len(rec.inputs["__provider"]) < 200  # module path + class name, no bytecode
+
+
+def test_node_pool_defaults_and_dependency_on_its_class():
+    run = pulumi_mocks.run(_class_and_pool)
+    (pool,) = run.by_type(NODEPOOL)
+    spec = pool.inputs["spec"]
+    assert spec["disruption"] == {
+        "consolidationPolicy": "WhenEmptyOrUnderutilized",
+        "consolidateAfter": "0s",
+        "budgets": [{"nodes": "10%"}],
+    }
+    assert spec["template"]["spec"]["expireAfter"] == "720h"
+    assert spec["template"]["spec"]["nodeClassRef"] == {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"}
+    assert set(pool.dependencies) == {run.urn("default-reconciliation"), run.urn("default-ec2nodeclass")}
+    assert pool.parent == run.urn("general")
+
+
+def test_pool_keeps_explicit_disruption_settings():
+    spec = copy.deepcopy(POOL) | {"disruption": {"consolidationPolicy": "WhenEmpty", "consolidateAfter": "5m"}}
+
+    def program():
+        NodePool("batch", NodePoolArgs(spec=spec, node_class=NodeClass("default", NodeClassArgs(spec=SPEC))))
+
+    (pool,) = pulumi_mocks.run(program).by_type(NODEPOOL)
+    assert pool.inputs["spec"]["disruption"] == {
+        "consolidationPolicy": "WhenEmpty",
+        "consolidateAfter": "5m",
+        "budgets": [{"nodes": "10%"}],
+    }
+
+
+CUSTOM = copy.deepcopy(SPEC) | {"amiFamily": "AL2023", "amiSelectorTerms": [{"tags": {"team": "payments"}}]}
+
+
+def _custom_class_and_pool(**options):
+    node_class = NodeClass("default", NodeClassArgs(spec=CUSTOM, node_pools={"general": POOL}, **options))
+    NodePool("general", NodePoolArgs(spec=POOL, node_class=node_class))
+
+
+def test_pin_amis_writes_reconciled_ids_for_custom_selectors():
+    fake_reconcile.WORLD["ami"] = "ami-0pinned"
+    (cr,) = pulumi_mocks.run(lambda: _custom_class_and_pool(pin_amis=True)).by_type(EC2NC)
+    assert cr.inputs["spec"]["amiSelectorTerms"] == [{"id": "ami-0pinned"}]
+    assert cr.inputs["spec"]["amiFamily"] == "AL2023"
+
+
+def test_pin_amis_keeps_a_versioned_alias_so_variants_stay_mapped():
+    fake_reconcile.WORLD["ami"] = "ami-0pinned"
+    (cr,) = pulumi_mocks.run(lambda: _class_and_pool(pin_amis=True)).by_type(EC2NC)
+    assert cr.inputs["spec"]["amiSelectorTerms"] == [{"alias": "al2023@v20240807"}]
+
+
+def test_pin_amis_refuses_latest_aliases():
+    latest = copy.deepcopy(SPEC) | {"amiSelectorTerms": [{"alias": "al2023@latest"}]}
+    with pytest.raises(ValueError, match="per-variant AMI mapping"):
+        pulumi_mocks.run(lambda: NodeClass("default", NodeClassArgs(spec=latest, pin_amis=True)))
+
+
+def test_pinned_spec_is_unknown_in_preview_but_the_check_still_runs():
+    run = pulumi_mocks.run(lambda: _custom_class_and_pool(pin_amis=True), preview=True)
+    (cr,) = run.by_type(EC2NC)
+    assert isinstance(cr.inputs["spec"], Unknown)  # unknown until the reconciliation ran
+    (unpinned,) = pulumi_mocks.run(_custom_class_and_pool, preview=True).by_type(EC2NC)
+    assert unpinned.inputs["spec"]["amiSelectorTerms"] == [{"tags": {"team": "payments"}}]
+
+
+def test_created_node_role_reaches_the_spec_as_a_profile_name():
+    run = pulumi_mocks.run(lambda: _class_and_pool(create_node_role=True))
+    assert {r.type for r in run.resources.values()} >= {
+        "aws:iam/role:Role",
+        "aws:iam/rolePolicyAttachment:RolePolicyAttachment",
+        "aws:iam/instanceProfile:InstanceProfile",
+    }
+    profile = run.resources["default-instance-profile"]
+    assert profile.parent == run.urn("default")
+    assert profile.inputs["role"] == "default-node-role-1a2b3c"
+    (cr,) = run.by_type(EC2NC)
+    assert "role" not in cr.inputs["spec"]
+    assert cr.inputs["spec"]["instanceProfile"] == "default-instance-profile-1a2b3c"  # the name, never the ARN
+
+
+def test_invalid_spec_fails_the_check_and_applies_nothing():
+    bad = copy.deepcopy(SPEC) | {"amiSelectorTerms": [{"alias": "al2023@" + "v" * 40}]}
+
+    def program():
+        NodeClass("default", NodeClassArgs(spec=bad))
+
+    with pytest.raises(Exception, match=r"spec\.amiSelectorTerms\[0\]\.alias: .*\[schema/size\]"):
+        pulumi_mocks.run(program)
+
+
+def test_fleet_orders_classes_before_their_pools():
+    def program():
+        Fleet(
+            "dev",
+            FleetArgs(
+                node_classes={"default": SPEC, "gpu": SPEC},
+                node_pools={"general": POOL, "gpu": _pool_for("gpu")},
+                pin_amis=True,
+            ),
+        )
+
+    run = pulumi_mocks.run(program)
+    assert {r.name for r in run.by_type(EC2NC)} == {"default-ec2nodeclass", "gpu-ec2nodeclass"}
+    assert set(run.resources["gpu-nodepool"].dependencies) == {run.urn("gpu-reconciliation"), run.urn("gpu-ec2nodeclass")}
+    assert run.resources["gpu-reconciliation"].inputs["nodePoolSpecs"].keys() == {"gpu"}
+    assert run.resources["default"].parent == run.urn("dev")
+
+
+def test_fleet_refuses_a_pool_naming_no_class_before_registering_anything():
+    def program():
+        Fleet("dev", FleetArgs(node_classes={"default": SPEC}, node_pools={"general": _pool_for("missing")}))
+
+    with pytest.raises(InputError, match="'missing' names no EC2NodeClass"):
+        pulumi_mocks.run(program)
+
+
+def _pool_for(class_name: str) -> dict:
+    pool = copy.deepcopy(POOL)
+    pool["template"]["spec"]["nodeClassRef"]["name"] = class_name
+    return pool
+
+
+def _stack_config(project, **overrides) -> dict[str, str]:
+    """The stack file as the engine hands it to a program: structured values JSON-encoded."""
+    settings = yaml.safe_load((project / "stacks" / "Pulumi.dev.yaml").read_text())["config"] | overrides
+    return {k: v if isinstance(v, str) else json.dumps(v) for k, v in settings.items()}
+
+
+def test_program_builds_the_dev_stack(project):
+    run = pulumi_mocks.run(lambda: runpy.run_path(str(project / "__main__.py")), config=_stack_config(project))
+    assert run.resources["dev"].type == "karpenter-gitops:index:Fleet"
+    assert {r.name for r in run.by_type(NODEPOOL)} == {"general-nodepool", "batch-nodepool"}
+    rec = run.resources["default-reconciliation"]
+    assert rec.inputs["cluster"] == {"name": "dev", "kubernetesVersion": "1.32", "karpenterVersion": "1.14"}
+    assert not run.by_type("pulumi:providers:kubernetes")
+
+
+def test_program_renders_to_a_directory_when_the_stack_says_so(project):
+    config = _stack_config(project, **{"karpenter-gitops:renderYamlToDirectory": "rendered"})
+    run = pulumi_mocks.run(lambda: runpy.run_path(str(project / "__main__.py")), config=config)
+    (provider,) = run.by_type("pulumi:providers:kubernetes")
+    assert provider.inputs["renderYamlToDirectory"] == "rendered"
+    for cr in run.by_type(EC2NC) + run.by_type(NODEPOOL):
+        assert cr.provider.startswith(run.urn("render"))

@@ -1,0 +1,167 @@
+"""The reconciliation provider's methods called directly, with scripted AWS answers."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+from pulumi.runtime import Settings, configure
+from pulumi.runtime.rpc import UNKNOWN
+
+import fake_reconcile
+from components import reconciliation
+from components.reconciliation import ReconciliationError, ReconciliationProvider, TransientReconciliationError
+
+SPEC = {
+    "amiSelectorTerms": [{"alias": "al2023@v20240807"}],
+    "role": "KarpenterNodeRole-dev",
+    "subnetSelectorTerms": [{"tags": {"karpenter.sh/discovery": "dev"}}],
+    "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": "dev"}}],
+}
+POOL = {
+    "template": {
+        "spec": {
+            "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"},
+            "requirements": [{"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot"]}],
+        }
+    },
+    "disruption": {"consolidateAfter": "0s"},
+}
+
+
+def props(spec=SPEC, pools=None, cluster=None) -> dict:
+    return {
+        "nodeClassName": "default",
+        "spec": copy.deepcopy(spec),
+        "nodePoolSpecs": copy.deepcopy({"general": POOL} if pools is None else pools),
+        "cluster": cluster or {"name": "dev", "kubernetesVersion": "1.32"},
+    }
+
+
+@pytest.fixture(autouse=True)
+def engine_less_runtime():
+    """As in the provider host: no engine connection, so pulumi.log writes to stderr."""
+    configure(Settings(project="karpenter-gitops", stack="stack"))
+
+
+@pytest.fixture(autouse=True)
+def fake_aws(monkeypatch):
+    monkeypatch.setattr(reconciliation, "run_reconcile", fake_reconcile.run)
+    monkeypatch.setattr(fake_reconcile, "WORLD", dict(fake_reconcile.WORLD))
+
+
+provider = ReconciliationProvider()
+
+
+def test_check_reports_property_path_and_rule_id():
+    bad = props(spec=SPEC | {"amiSelectorTerms": [{"alias": "x" * 31}]})
+    failures = provider.check({}, bad).failures
+    assert ("spec.amiSelectorTerms[0].alias", "schema/size") in [
+        (f.property, f.reason.split(" [")[1].split("]")[0]) for f in failures
+    ]
+
+
+def test_check_points_into_the_pool_that_is_wrong():
+    pool = copy.deepcopy(POOL)
+    pool["weight"] = 101
+    failures = provider.check({}, props(pools={"general": pool})).failures
+    assert [f.property for f in failures] == ['nodePoolSpecs["general"].weight']
+    assert "[schema/range]" in failures[0].reason
+
+
+def test_check_does_not_judge_values_unknown_during_preview():
+    unknown_profile = SPEC | {"instanceProfile": UNKNOWN}
+    del unknown_profile["role"]
+    assert provider.check({}, props(spec=unknown_profile)).failures == []
+    assert provider.check({}, props(spec=UNKNOWN)).failures == []
+    assert provider.check({}, props(cluster=UNKNOWN)).failures == []
+    # a known error next to an unknown value is still reported
+    mixed = unknown_profile | {"amiSelectorTerms": [{"alias": "x" * 31}]}
+    assert {f.property for f in provider.check({}, props(spec=mixed)).failures} == {"spec.amiSelectorTerms[0].alias"}
+
+
+def test_check_reports_a_bad_cluster_block():
+    failures = provider.check({}, props(cluster={"karpenterVersion": "banana"})).failures
+    assert [f.property for f in failures] == ["cluster"]
+
+
+def test_create_outputs_the_plan_of_the_class_and_its_pools():
+    result = provider.create(props())
+    assert result.id == "default"
+    outs = result.outs
+    assert [a["id"] for a in outs["amis"]] == ["ami-0aaa"]
+    assert outs["amis"][0]["requirements"] == [{"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}]
+    assert outs["instanceProfile"] == "dev_default"
+    assert {c["type"]: c["status"] for c in outs["conditions"]}["Ready"] == "True"
+    assert outs["nodePools"]["general"]["instanceTypes"] == {"m5.large": "ami-0aaa"}
+    assert outs["spec"] == SPEC  # inputs are kept so diff() sees them as olds
+    assert set(reconciliation.OUTPUT_KEYS) <= outs.keys()
+
+
+def test_diff_reports_a_newer_ami_with_its_reason(capsys):
+    olds = provider.create(props()).outs
+    assert provider.diff("default", olds, props()).changes is False
+    fake_reconcile.WORLD["free_ips"] = 7  # subnet usage alone is not a change
+    assert provider.diff("default", olds, props()).changes is False
+    fake_reconcile.WORLD["ami"] = "ami-0bbb"
+    assert provider.diff("default", olds, props()).changes is True
+    assert "amis: ['ami-0aaa'] -> ['ami-0bbb']" in capsys.readouterr().err
+
+
+def test_diff_reports_a_profile_that_disappeared(capsys):
+    olds = provider.create(props()).outs
+    fake_reconcile.WORLD["profile_exists"] = False
+    assert provider.diff("default", olds, props()).changes is True
+    assert "InstanceProfileReady=False (InstanceProfileNotFound)" in capsys.readouterr().err
+
+
+def test_diff_on_changed_inputs_needs_no_aws_and_renames_replace():
+    olds = provider.create(props())
+    fake_reconcile.WORLD["transient"] = True
+    changed = props(spec=SPEC | {"tags": {"team": "a"}})
+    assert provider.diff("default", olds.outs, changed).changes is True
+    renamed = props() | {"nodeClassName": "other"}
+    assert provider.diff("default", olds.outs, renamed).replaces == ["nodeClassName"]
+
+
+def test_diff_during_an_aws_outage_assumes_no_change(capsys):
+    olds = provider.create(props()).outs
+    fake_reconcile.WORLD["transient"] = True
+    assert provider.diff("default", olds, props()).changes is False
+    assert "could not re-resolve" in capsys.readouterr().err
+
+
+def test_update_during_an_aws_outage_raises_transient_and_returns_nothing():
+    olds = provider.create(props()).outs
+    fake_reconcile.WORLD["transient"] = True
+    with pytest.raises(TransientReconciliationError, match="transient AWS failure, nothing changed"):
+        provider.update("default", olds, props())
+
+
+def test_update_returns_fresh_outputs_not_an_empty_dict():
+    olds = provider.create(props()).outs
+    fake_reconcile.WORLD["ami"] = "ami-0bbb"
+    outs = provider.update("default", olds, props()).outs
+    assert [a["id"] for a in outs["amis"]] == ["ami-0bbb"]
+
+
+def test_a_class_that_would_not_be_ready_fails_with_one_line():
+    fake_reconcile.WORLD["profile_exists"] = False
+    with pytest.raises(ReconciliationError) as err:
+        provider.create(props())
+    message = str(err.value)
+    assert "\n" not in message
+    assert message.startswith("EC2NodeClass default would not become Ready: InstanceProfileReady=False")
+
+
+def test_read_refreshes_and_keeps_last_known_good_when_aws_fails():
+    olds = provider.create(props()).outs
+    fake_reconcile.WORLD["ami"] = "ami-0bbb"
+    assert [a["id"] for a in provider.read("default", olds).outs["amis"]] == ["ami-0bbb"]
+    fake_reconcile.WORLD["transient"] = True
+    assert provider.read("default", olds).outs == olds
+
+
+def test_delete_touches_nothing():
+    fake_reconcile.WORLD["transient"] = True  # would raise if AWS were called
+    assert provider.delete("default", props()) is None
