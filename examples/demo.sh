@@ -12,4 +12,6 @@ step "Validate the example manifests (clean)" "$kg" validate examples/manifests
 step "Validate manifests with real-world mistakes (expected: findings, exit 1)" "$kg" validate examples/broken
 step "Plan the demo stack against the embedded AWS (expected: a skipped pending AMI, unserved arm64 types, a profile without a role; exit 1)" \
   "$kg" plan --stack demo --embedded-aws
+step "The Pulumi resources of the demo stack, reconciled, without the Pulumi CLI (expected: payments blocked; exit 1)" \
+  .venv/bin/python -m components.offline --stack demo --embedded-aws
 exit 0
