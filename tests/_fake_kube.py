@@ -1,0 +1,83 @@
+"""A fake Kubernetes API server on 127.0.0.1 serving NodeClaims and Nodes, and a kubeconfig for it."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+import yaml
+
+NODECLAIMS = {
+    "apiVersion": "karpenter.sh/v1",
+    "kind": "NodeClaimList",
+    "items": [
+        {
+            "metadata": {"name": "general-abc12", "labels": {"karpenter.sh/nodepool": "general"}},
+            "spec": {"nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"}},
+            "status": {"nodeName": "ip-10-0-1-1.ec2.internal", "imageID": "ami-0a23000000000a001"},
+        },
+        {
+            "metadata": {"name": "static-1", "labels": {}},
+            "status": {"imageID": "ami-x"},
+        },
+    ],
+}
+NODES = {
+    "apiVersion": "v1",
+    "kind": "NodeList",
+    "items": [
+        {
+            "metadata": {
+                "name": "ip-10-0-1-1.ec2.internal",
+                "labels": {
+                    "karpenter.sh/nodepool": "general",
+                    "node.kubernetes.io/instance-type": "m5.large",
+                    "kubernetes.io/arch": "amd64",
+                },
+            }
+        }
+    ],
+}
+
+
+class FakeKubernetes(BaseHTTPRequestHandler):
+    routes = {"/apis/karpenter.sh/v1/nodeclaims": NODECLAIMS, "/api/v1/nodes": NODES}
+
+    def do_GET(self):  # noqa: N802 - http.server's naming
+        body = self.routes.get(self.path.split("?")[0])
+        self.send_response(200 if body else 404)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.wfile.write(json.dumps(body or {"kind": "Status", "code": 404}).encode())
+
+    def log_message(self, *args):
+        pass
+
+
+def kubeconfig_for(path: Path, server: str) -> Path:
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [{"name": "fake", "cluster": {"server": server}}],
+                "users": [{"name": "me", "user": {"token": "not-a-real-token"}}],
+                "contexts": [{"name": "fake", "context": {"cluster": "fake", "user": "me"}}],
+                "current-context": "fake",
+            }
+        )
+    )
+    return path
+
+
+@pytest.fixture
+def fake_cluster(tmp_path):
+    server = ThreadingHTTPServer(("127.0.0.1", 0), FakeKubernetes)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield kubeconfig_for(tmp_path / "kubeconfig", f"http://127.0.0.1:{server.server_port}")
+    server.shutdown()
+    server.server_close()

@@ -1,0 +1,282 @@
+"""`preview`: snapshot-tested PR comments for the scenarios reviewers meet, bases, budgets, exit codes."""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+from pathlib import Path
+
+import yaml
+
+from _fake_kube import fake_cluster, kubeconfig_for  # noqa: F401 - the fixture is used by name
+from _snapshot import assert_snapshot
+from karpenter_gitops import config, preview, pulumi_events
+from karpenter_gitops.cli import main
+from karpenter_gitops.impact import forecast
+from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
+from karpenter_gitops.validate import validate
+
+PULUMI = Path(__file__).resolve().parent / "data" / "pulumi"
+ON_DEMAND = {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]}
+
+
+def node_class(name="default", **spec) -> dict:
+    doc = copy.deepcopy(BASE_NODECLASS)
+    doc["metadata"]["name"] = name
+    doc["spec"].update(spec)
+    return doc
+
+
+def node_pool(*requirements, name="general", node_class_name="default") -> dict:
+    doc = copy.deepcopy(BASE_NODEPOOL)
+    doc["metadata"]["name"] = name
+    doc["spec"]["template"]["spec"]["requirements"] = [ON_DEMAND, *requirements]
+    doc["spec"]["template"]["spec"]["nodeClassRef"]["name"] = node_class_name
+    doc["spec"]["disruption"]["budgets"] = [{"nodes": "20%"}]
+    return doc
+
+
+def family(*names) -> dict:
+    return {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": list(names)}
+
+
+def write(directory: Path, *docs) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "karpenter.yaml").write_text(yaml.safe_dump_all(docs, sort_keys=False))
+    return directory
+
+
+def run_preview(tmp_path, monkeypatch, capsys, base_docs, head_docs, *extra) -> tuple[int, str]:
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path / "base", *base_docs)
+    write(tmp_path / "head", *head_docs)
+    code = main(["preview", "--manifests", "head", "--base", "base", "--kubernetes-version", "1.32", *extra])
+    return code, capsys.readouterr().out
+
+
+def reconciled(catalogue_cache) -> list[str]:
+    return ["--embedded-aws", "--cache-dir", str(catalogue_cache)]
+
+
+PAYMENTS = {"amiFamily": "AL2023", "amiSelectorTerms": [{"name": "payments-node-2025-01-27", "owner": "self"}]}
+
+
+def test_ami_bump_moves_instance_types_and_drifts_the_pool(tmp_path, monkeypatch, capsys, catalogue_cache):
+    pool = node_pool(family("m5", "c5"))
+    code, out = run_preview(
+        tmp_path, monkeypatch, capsys,
+        [node_class(), pool],
+        [node_class(amiSelectorTerms=[{"alias": "al2023@v20250201"}]), pool],
+        *reconciled(catalogue_cache),
+    )
+    assert "`ami-0a23000000000a001`" in out and "→ `ami-0a23000000000b001`" in out
+    assert_snapshot("preview-ami-bump.md", out)
+    assert code == 0
+
+
+def test_pending_ami_appearing_is_skipped_and_nothing_moves(tmp_path, monkeypatch, capsys, catalogue_cache):
+    pool = node_pool(family("m6i"))
+    widened = {**PAYMENTS, "amiSelectorTerms": [{"name": "payments-node-20*", "owner": "self"}]}
+    code, out = run_preview(
+        tmp_path, monkeypatch, capsys,
+        [node_class(**PAYMENTS), pool],
+        [node_class(**widened), pool],
+        *reconciled(catalogue_cache),
+    )
+    assert "ami-0c9a000000000f005" in out and "state is pending" in out
+    assert "AMIDrift" not in out and "move to another AMI" not in out
+    assert_snapshot("preview-pending-ami.md", out)
+
+
+def test_instance_profile_arn_is_a_blocking_error_in_the_summary(tmp_path, monkeypatch, capsys, catalogue_cache):
+    arn = node_class()
+    del arn["spec"]["role"]
+    arn["spec"]["instanceProfile"] = "arn:aws:iam::123456789012:instance-profile/KarpenterNodeProfile"
+    code, out = run_preview(
+        tmp_path, monkeypatch, capsys, [node_class(), node_pool(family("m5"))], [arn, node_pool(family("m5"))],
+        *reconciled(catalogue_cache),
+    )
+    assert code == 1
+    summary = out.split("<details>")[0]
+    assert "#### Blocking errors" in summary and "nodeclass/instance-profile-arn" in summary
+    assert "`default` not Ready" in summary
+    assert_snapshot("preview-instance-profile-arn.md", out)
+
+
+def test_requirement_widening_adds_types_and_reports_arm64_unserved(tmp_path, monkeypatch, capsys, catalogue_cache):
+    arch = {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64", "arm64"]}
+    code, out = run_preview(
+        tmp_path, monkeypatch, capsys,
+        [node_class(**PAYMENTS), node_pool(family("m6i"))],
+        [node_class(**PAYMENTS), node_pool(family("m6i", "c6i", "m7g"), arch)],
+        *reconciled(catalogue_cache),
+    )
+    assert "become launchable" in out and "c6i.*" in out
+    assert "arm64 allowed but only amd64 AMIs selected" in out
+    assert_snapshot("preview-requirement-widening.md", out)
+
+
+def test_oversized_diff_is_cut_with_summary_intact_and_full_report_written(tmp_path, monkeypatch, capsys):
+    base_tags = {f"cost-centre-{i:03}": "platform" for i in range(300)}
+    head_tags = {key: "payments" for key in base_tags}
+    code, out = run_preview(
+        tmp_path, monkeypatch, capsys,
+        [node_class(tags=base_tags)],
+        [node_class(tags=head_tags)],
+        "--budget", "5000", "--full-report", "out/full.md",
+    )
+    assert len(out) <= 5000
+    assert out.startswith(preview.MARKER) and "**Objects** vs `base`: 0 added, 1 changed, 0 removed." in out
+    assert ":scissors: diff cut:" in out and "`out/full.md`" in out
+    full = (tmp_path / "out" / "full.md").read_text()
+    assert full.count("cost-centre-") == 600 and ":scissors:" not in full
+    assert_snapshot("preview-oversized.md", out)
+
+
+def test_user_data_and_secret_looking_values_are_redacted(tmp_path, monkeypatch, capsys):
+    secret = "AKIAABCDEFGHIJKLMNOP"
+    code, out = run_preview(
+        tmp_path, monkeypatch, capsys,
+        [node_class(userData="#!/bin/bash\necho old\n")],
+        [node_class(userData="#!/bin/bash\necho new-password=hunter2\n", tags={"leak": secret})],
+    )
+    assert "hunter2" not in out and "echo" not in out and secret not in out
+    assert "-  userData: '<redacted: 21 bytes, sha256:" in out and "+  userData: '<redacted: 38 bytes, sha256:" in out
+
+
+def test_five_thousand_object_change_stays_under_budget_with_summary_intact(tmp_path, monkeypatch, capsys):
+    base = [node_class(f"class-{i:04}") for i in range(2500)] + [
+        node_pool(name=f"pool-{i:04}", node_class_name=f"class-{i:04}") for i in range(2500)
+    ]
+    head = copy.deepcopy(base)
+    for doc in head:
+        doc["metadata"]["labels"] = {"release": "2"}
+    code, out = run_preview(tmp_path, monkeypatch, capsys, base, head, "--full-report", "full.md")
+    assert len(out) <= preview.DEFAULT_BUDGET
+    assert out.startswith(preview.MARKER)
+    assert "0 added, 5000 changed, 0 removed." in out
+    assert ":scissors: Shortened to fit 65,000 characters" in out
+    assert (tmp_path / "full.md").stat().st_size > len(out)
+
+
+def test_json_format_is_the_same_report_for_machines(tmp_path, monkeypatch, capsys):
+    code, out = run_preview(
+        tmp_path, monkeypatch, capsys, [node_class()], [node_class(), node_pool()], "--format", "json"
+    )
+    data = json.loads(out)
+    assert data["summary"]["added"] == 1 and data["summary"]["reconciled"] is False
+    assert data["objects"][0]["kind"] == "NodePool" and data["objects"][0]["status"] == "added"
+    assert data["exitCode"] == code
+
+
+def test_output_is_deterministic(tmp_path, monkeypatch, capsys):
+    args = ([node_class()], [node_class(userData="x"), node_pool(family("m5"))])
+    first = run_preview(tmp_path, monkeypatch, capsys, *args)
+    assert run_preview(tmp_path, monkeypatch, capsys, *args) == first
+
+
+# --- bases --------------------------------------------------------------------------------
+
+
+def git(repo: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false", *args],
+        cwd=repo, check=True, capture_output=True,
+    )
+
+
+def test_git_ref_base_reads_the_same_paths_at_the_ref(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    git(tmp_path, "init", "-q", "-b", "main")
+    write(tmp_path / "karpenter", node_class(), node_pool(family("m5")))
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-q", "-m", "base")
+    write(tmp_path / "karpenter", node_class(), node_pool(family("m5", "c5")), node_class("extra"))
+    assert main(["preview", "--manifests", "karpenter", "--base", "main", "--format", "json"]) in (0, 1)
+    data = json.loads(capsys.readouterr().out)
+    assert {(o["kind"], o["name"], o["status"]) for o in data["objects"]} == {
+        ("EC2NodeClass", "extra", "added"),
+        ("NodePool", "general", "changed"),
+    }
+    assert main(["preview", "--manifests", "karpenter", "--base", "no-such-ref"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no-such-ref" in err and "Git ref" in err
+
+
+def test_base_directory_with_foreign_files_is_a_usage_error(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path / "head", node_class())
+    write(tmp_path / "base", node_class())
+    (tmp_path / "base" / "notes.txt").write_text("hello")
+    assert main(["preview", "--manifests", "head", "--base", "base"]) == 2
+    assert "not manifests (notes.txt)" in capsys.readouterr().err
+
+
+def test_rendered_directory_is_a_base(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path / "head", node_class(), node_pool(family("m5")))
+    assert main(["render", "--manifests", "head", "--out", "rendered"]) == 0
+    capsys.readouterr()
+    assert main(["preview", "--manifests", "head", "--base", "rendered", "--format", "json"]) in (0, 1)
+    assert json.loads(capsys.readouterr().out)["objects"] == []
+
+
+# --- cluster and Pulumi -------------------------------------------------------------------
+
+
+def test_unreadable_kubeconfig_exits_two_and_unreachable_cluster_still_prints(tmp_path, monkeypatch, capsys):
+    base, head = [node_class()], [node_class(userData="x")]
+    code, out = run_preview(tmp_path, monkeypatch, capsys, base, head, "--kubeconfig", "missing")
+    assert code == 2
+    kubeconfig = kubeconfig_for(tmp_path / "kubeconfig", "http://127.0.0.1:9")
+    code, out = run_preview(tmp_path, monkeypatch, capsys, base, head, "--kubeconfig", str(kubeconfig))
+    assert "**Node impact**: not available: cluster not read: cannot reach the API server" in out
+    assert "#### Node impact" not in out
+
+
+def test_node_counts_from_a_fake_cluster(tmp_path, monkeypatch, capsys, fake_cluster):
+    code, out = run_preview(
+        tmp_path, monkeypatch, capsys, [node_class(), node_pool()], [node_class(userData="x"), node_pool()],
+        "--kubeconfig", str(fake_cluster),
+    )
+    assert "**Node impact**: 1 of 1 node(s) in the affected NodePools would be replaced" in out
+    assert "| `general` | 1 | 1 | NodeClassDrift 1 | 20% | ~1 |" in out
+
+
+def test_pulumi_preview_json_and_event_log_fold_into_the_comment(tmp_path, monkeypatch, capsys):
+    code, out = run_preview(
+        tmp_path, monkeypatch, capsys, [node_class()], [node_class()],
+        "--pulumi-json", str(PULUMI / "preview.json"), "--pulumi-events", str(PULUMI / "events.jsonl"),
+    )
+    assert "**Pulumi**: 1 to create, 1 to update, 1 to replace, 0 to delete." in out
+    assert "| update | `kubernetes:karpenter.k8s.aws/v1:EC2NodeClass` | `default` | spec, spec.amiSelectorTerms[0].alias |" in out
+    assert "Pulumi policy karpenter-gitops/nodepool-limits (mandatory)" in out.split("<details>")[0]
+    assert "- advisory `karpenter-gitops/detailed-monitoring`: detailed monitoring is off" in out
+    assert "warning: NodePool batch has no disruption budget" in out  # colour directives stripped
+    assert code == 1  # a mandatory policy violation blocks
+
+
+def test_event_log_alone_counts_from_the_summary_event():
+    events = pulumi_events.parse_event_log((PULUMI / "events.jsonl").read_text(), "events.jsonl")
+    assert events.counts == {"create": 1, "update": 1, "replace": 0, "delete": 0}
+    assert sorted(s.op for s in events.steps) == ["create", "update"]
+    assert [p.level for p in events.policy_events] == ["mandatory", "advisory"]
+    assert events.diagnostics == ()  # the only diagnostic was ephemeral
+
+
+def test_malformed_pulumi_input_is_a_usage_error(tmp_path, monkeypatch, capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    code, _ = run_preview(tmp_path, monkeypatch, capsys, [node_class()], [node_class()], "--pulumi-json", str(bad))
+    assert code == 2
+
+
+def test_pure_layer_without_cli():
+    base = config.load_documents([("b.yaml", [node_class()])])
+    head = config.load_documents([("h.yaml", [node_class(), node_pool()])])
+    report = preview.Preview.build("main", base, head, validate(head, policy=True), forecast(base, head))
+    text, shortened = preview.markdown(report)
+    assert not shortened and "1 added, 0 changed, 0 removed" in text
+    assert text.count("<details>") == text.count("</details>")
+
