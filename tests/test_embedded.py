@@ -47,7 +47,7 @@ def test_unquoted_yaml_timestamps_are_accepted():
 def test_seeded_images_keep_state_owner_dates_and_deprecation(default_aws):
     ec2 = default_aws.session().client("ec2")
     images = {i["ImageId"]: i for i in ec2.describe_images(Owners=["self", "amazon"], IncludeDeprecated=True)["Images"]}
-    assert len(images) == 24
+    assert len(images) == 29
     pending = images["ami-0c9a000000000f005"]
     assert (pending["State"], pending["OwnerId"], pending["CreationDate"]) == ("pending", "123456789012",
                                                                               "2025-02-10T09:30:00.000Z")
