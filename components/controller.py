@@ -1,0 +1,231 @@
+"""The ``KarpenterController`` component: Karpenter's AWS side for an existing EKS cluster.
+
+It creates the node role (its policies, optional instance profile, EKS access entry), the controller
+role with its policy documents and its trust (EKS Pod Identity association or IRSA), the interruption
+queue with its TLS-only policy and four EventBridge rules, and optionally the Karpenter Helm release.
+Every document comes from :mod:`karpenter_gitops.controller`; this module only registers resources.
+
+Before it registers anything, it runs the ``controller/`` coherence rules over the stack's NodeClasses
+and NodePools and compares the CNI policy with the cluster's real IP family: a problem is an
+``InputError`` in preview, and nothing is created.
+"""
+
+import json
+from typing import Any, NotRequired, TypedDict
+
+import pulumi
+import pulumi_aws as aws
+import pulumi_kubernetes as k8s
+
+from karpenter_gitops import config, controller, versions
+from karpenter_gitops.errors import InputError
+from karpenter_gitops.findings import Severity
+from karpenter_gitops.rules import controller as controller_rules
+from karpenter_gitops.rules.registry import RULES, Context
+from karpenter_gitops.validate import rule_findings
+
+SOURCE = "KarpenterController"
+QUEUE_TARGET_ID = "KarpenterInterruptionQueueTarget"
+
+
+class KarpenterControllerArgs(TypedDict):
+    """Karpenter's AWS side for one cluster, and the objects that must fit it."""
+
+    cluster_name: str
+    """Name of the existing EKS cluster."""
+    settings: NotRequired[dict[str, Any]]
+    """The controller block, spelled as the stack's ``karpenter-gitops:controller`` (camelCase); parsed strictly."""
+    node_classes: NotRequired[dict[str, dict[str, Any]]]
+    """EC2NodeClass specs by name: the roles they name join ``iam:PassRole``, and they are checked for coherence."""
+    node_pools: NotRequired[dict[str, dict[str, Any]]]
+    """NodePool specs by name: a pool allowing spot requires the interruption queue."""
+    karpenter_version: NotRequired[str]
+    """The Karpenter release the rules are judged for, e.g. "1.14"."""
+
+
+class KarpenterController(pulumi.ComponentResource):
+    """IAM, access entry, interruption queue and (optionally) the Helm release of Karpenter."""
+
+    node_role_name: pulumi.Output[str]
+    """The node role's name: what an EC2NodeClass's ``role`` takes."""
+    node_role_arn: pulumi.Output[str]
+    """The node role's ARN."""
+    instance_profile_name: pulumi.Output[str | None]
+    """The instance profile's name, when one is created: what an EC2NodeClass's ``instanceProfile`` takes."""
+    controller_role_arn: pulumi.Output[str]
+    """The controller's role ARN."""
+    queue_name: pulumi.Output[str | None]
+    """The interruption queue's name (the chart's ``settings.interruptionQueue``), when enabled."""
+    queue_arn: pulumi.Output[str | None]
+    """The interruption queue's ARN, when enabled."""
+
+    def __init__(self, name: str, args: KarpenterControllerArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("karpenter-gitops:index:KarpenterController", name, None, opts)
+        settings, inputs = _judged(args)
+        cluster = aws.eks.get_cluster(name=settings.cluster_name, opts=pulumi.InvokeOptions(parent=self))
+        ip_family = next((c.ip_family for c in cluster.kubernetes_network_configs or ()), None)
+        problem = controller.cni_problem(settings, ip_family)
+        if problem:
+            raise InputError(problem, controller.KEY, hint="set ipFamily to the cluster's IP family")
+        account = controller.Account.from_cluster_arn(cluster.arn)
+        given = controller.names(settings)
+        child = pulumi.ResourceOptions(parent=self)
+
+        node_role, self.access_entry, profile = self._node_role(name, settings, account, child)
+        class_roles = [nc.spec.role for nc in inputs.node_classes if nc.spec.role]
+        roles = controller.pass_roles(settings, class_roles)
+        controller_role = self._controller_role(name, settings, controller.controller_statements(settings, account, roles), child)
+        queue = self._interruption_queue(name, settings, account, child) if given.queue else None
+        identity = (
+            [aws.eks.PodIdentityAssociation(
+                f"{name}-pod-identity",
+                cluster_name=settings.cluster_name,
+                namespace=settings.namespace,
+                service_account=settings.service_account,
+                role_arn=controller_role.arn,
+                opts=child,
+            )]
+            if settings.identity == controller.POD_IDENTITY
+            else []
+        )
+        self.release = (
+            k8s.helm.v3.Release(
+                f"{name}-helm",
+                name="karpenter",
+                chart=controller.CHART,
+                version=settings.helm_version,
+                namespace=settings.namespace,
+                values=controller.helm_values(settings, cluster.endpoint, controller_role.arn),
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[*identity, *([queue] if queue else [])]),
+            )
+            if settings.helm_version
+            else None
+        )
+        self.instance_profile = profile
+        self.settings = settings
+        self.node_role_name = node_role.name
+        self.node_role_arn = node_role.arn
+        self.instance_profile_name = profile.name if profile else pulumi.Output.from_input(None)
+        self.controller_role_arn = controller_role.arn
+        self.queue_name = queue.name if queue else pulumi.Output.from_input(None)
+        self.queue_arn = queue.arn if queue else pulumi.Output.from_input(None)
+        self.register_outputs({
+            "nodeRoleName": self.node_role_name,
+            "nodeRoleArn": self.node_role_arn,
+            "instanceProfileName": self.instance_profile_name,
+            "controllerRoleArn": self.controller_role_arn,
+            "queueName": self.queue_name,
+            "queueArn": self.queue_arn,
+        })
+
+    @staticmethod
+    def _node_role(name: str, settings: controller.ControllerSettings, account: controller.Account,
+                   child: pulumi.ResourceOptions) -> tuple[aws.iam.Role, aws.eks.AccessEntry, aws.iam.InstanceProfile | None]:
+        role = aws.iam.Role(f"{name}-node-role", name=settings.node_role_name,
+                            assume_role_policy=json.dumps(controller.node_role_trust()), opts=child)
+        for short, arn in controller.node_managed_policies(settings, account.partition).items():
+            aws.iam.RolePolicyAttachment(f"{name}-node-role-{short}", role=role.name, policy_arn=arn, opts=child)
+        if settings.ip_family == controller.IPV6:
+            aws.iam.RolePolicy(f"{name}-node-role-cni-ipv6", role=role.name,
+                               policy=json.dumps(controller.ipv6_cni_policy(account.partition)), opts=child)
+        entry = aws.eks.AccessEntry(f"{name}-node-access-entry", cluster_name=settings.cluster_name,
+                                    principal_arn=role.arn, type=settings.access_entry_type, opts=child)
+        for other in settings.node_roles:
+            if other.access_entry == controller.ACCESS_CREATE:
+                aws.eks.AccessEntry(f"{name}-access-entry-{other.name.replace('/', '-')}", cluster_name=settings.cluster_name,
+                                    principal_arn=account.role_arn(other.name), type=settings.access_entry_type, opts=child)
+        profile = (
+            aws.iam.InstanceProfile(f"{name}-instance-profile", name=settings.instance_profile_name, role=role.name, opts=child)
+            if settings.create_instance_profile
+            else None
+        )
+        return role, entry, profile
+
+    @staticmethod
+    def _controller_role(name: str, settings: controller.ControllerSettings, statements: list[dict[str, Any]],
+                         child: pulumi.ResourceOptions) -> aws.iam.Role:
+        given = controller.names(settings)
+        role = aws.iam.Role(f"{name}-controller-role", name=given.controller_role,
+                            assume_role_policy=json.dumps(controller.controller_trust(settings)), opts=child)
+        for index, doc in enumerate(controller.split_documents(statements)):
+            policy = aws.iam.Policy(f"{name}-controller-policy-{index + 1}", name=given.policy(index),
+                                    policy=json.dumps(doc), opts=child)
+            aws.iam.RolePolicyAttachment(f"{name}-controller-policy-{index + 1}-attachment", role=role.name,
+                                         policy_arn=policy.arn, opts=child)
+        return role
+
+    @staticmethod
+    def _interruption_queue(name: str, settings: controller.ControllerSettings, account: controller.Account,
+                            child: pulumi.ResourceOptions) -> aws.sqs.Queue:
+        given = controller.names(settings)
+        encryption = (
+            {"kms_master_key_id": settings.kms_key_arn, "kms_data_key_reuse_period_seconds": 300}
+            if settings.kms_key_arn
+            else {"sqs_managed_sse_enabled": True}
+        )
+        queue = aws.sqs.Queue(f"{name}-interruption-queue", name=given.queue,
+                              message_retention_seconds=controller.QUEUE_RETENTION_SECONDS, **encryption, opts=child)
+        aws.sqs.QueuePolicy(f"{name}-interruption-queue-policy", queue_url=queue.url,
+                            policy=json.dumps(controller.queue_policy(controller.queue_arn(settings, account))), opts=child)
+        for event, rule_name in given.rules.items():
+            rule = aws.cloudwatch.EventRule(f"{name}-{event}", name=rule_name,
+                                            event_pattern=json.dumps(controller.event_pattern(event)), opts=child)
+            aws.cloudwatch.EventTarget(f"{name}-{event}-target", rule=rule.name, arn=queue.arn, target_id=QUEUE_TARGET_ID,
+                                       opts=child)
+        return queue
+
+    def node_class_wiring(self, args: pulumi.ResourceTransformationArgs) -> pulumi.ResourceTransformationResult | None:
+        """A transformation for NodeClass and NodePool components. Their Karpenter custom resources wait for the
+        Helm release (the CRDs) and the node role's access entry (nodes must be able to join); a class naming this
+        controller's node role or instance profile takes it from the resource, by object, so its reconciliation
+        and custom resource also wait for the role or profile."""
+        is_custom_resource = args.type_.startswith("kubernetes:karpenter")
+        if not is_custom_resource and args.type_ != "pulumi-python:dynamic/karpenter-gitops:Reconciliation":
+            return None
+        spec = args.props.get("spec")
+        props = args.props
+        if isinstance(spec, dict):
+            wired = dict(spec)
+            if spec.get("role") == self.settings.node_role_name:
+                wired["role"] = self.node_role_name
+            if self.instance_profile is not None and spec.get("instanceProfile") == self.settings.instance_profile_name:
+                wired["instanceProfile"] = self.instance_profile_name
+            props = {**args.props, "spec": wired}
+        waits_for = [r for r in (self.release, self.access_entry) if r is not None] if is_custom_resource else []
+        return pulumi.ResourceTransformationResult(
+            props, pulumi.ResourceOptions.merge(args.opts, pulumi.ResourceOptions(depends_on=waits_for))
+        )
+
+
+def _judged(args: KarpenterControllerArgs) -> tuple[controller.ControllerSettings, config.Inputs]:
+    """The settings and the stack's objects, after the controller rules found no error."""
+    namespace = config.NAMESPACE
+    stack = {
+        f"{namespace}:cluster": {"name": args["cluster_name"],
+                                 **({"karpenterVersion": args["karpenter_version"]} if args.get("karpenter_version") else {})},
+        f"{namespace}:controller": args.get("settings") or {},
+        f"{namespace}:nodeClasses": args.get("node_classes") or {},
+        f"{namespace}:nodePools": args.get("node_pools") or {},
+    }
+    files = [(SOURCE, [{"config": stack}])]
+    version = config.stack_karpenter_version(files) or versions.DEFAULT
+    inputs = config.load_documents(files, version)
+    errors = [f for f in coherence_findings(inputs, version) if f.severity is Severity.ERROR]
+    if errors:
+        raise InputError(
+            "; ".join(f"{f.kind} {f.name}: {f.path}: {f.message} [{f.rule}]" for f in errors),
+            controller.KEY,
+            hint=errors[0].hint,
+        )
+    return inputs.controller, inputs
+
+
+def coherence_findings(inputs: config.Inputs, version: versions.Version) -> list:
+    """What the controller rules find in a stack: the block's own findings and the per-object checks."""
+    context = Context(version, inputs)
+    found = [f for f in inputs.findings if f.rule in controller_rules.BLOCK_RULES]
+    for obj in inputs.objects:
+        for rule_id in controller_rules.OBJECT_RULES:
+            if RULES[rule_id].applies(obj.kind, version):
+                found.extend(rule_findings(RULES[rule_id], obj, context))
+    return found

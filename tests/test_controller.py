@@ -1,0 +1,267 @@
+"""The engine-free controller core: the block parsed strictly, names within AWS limits, IAM documents as data."""
+
+from __future__ import annotations
+
+import pytest
+
+from karpenter_gitops import controller
+from karpenter_gitops.errors import InputError
+
+OIDC = "arn:aws:iam::123456789012:oidc-provider/oidc.eks.eu-west-1.amazonaws.com/id/ABCDEF"
+ACCOUNT = controller.Account.from_cluster_arn("arn:aws:eks:eu-west-1:123456789012:cluster/dev")
+
+
+def settings(cluster: str = "dev", **block) -> controller.ControllerSettings:
+    return controller.parse(block, "Pulumi.dev.yaml", cluster)
+
+
+# --- parsing --------------------------------------------------------------------------------
+
+
+def test_defaults_derive_names_from_the_cluster():
+    parsed = settings()
+    assert parsed.identity == controller.POD_IDENTITY
+    assert (parsed.namespace, parsed.service_account) == ("kube-system", "karpenter")
+    assert parsed.node_role_name == "Karpenter-dev-node"
+    assert parsed.instance_profile_name is None and parsed.helm_version is None
+    assert parsed.interruption_queue and parsed.kms_key_arn is None
+    given = controller.names(parsed)
+    assert given.queue == "Karpenter-dev" and given.controller_role == "Karpenter-dev-controller"
+    assert set(given.rules.values()) == {f"Karpenter-dev-{e}" for e in controller.INTERRUPTION_EVENTS}
+
+
+def test_created_instance_profile_is_named_after_the_node_role_unless_named():
+    assert settings(createInstanceProfile=True).instance_profile_name == "Karpenter-dev-node"
+    named = settings(createInstanceProfile=True, instanceProfileName="Nodes")
+    assert named.instance_profile_name == "Nodes" and named.role_of_profile("Nodes") == "Karpenter-dev-node"
+
+
+@pytest.mark.parametrize(
+    ("block", "message", "hint"),
+    [
+        ({"identty": "irsa"}, "unknown field 'karpenter-gitops:controller.identty'", "did you mean 'identity'?"),
+        ({"interruptionQueue": {"enabeld": True}}, "interruptionQueue.enabeld", "did you mean 'enabled'?"),
+        ({"helm": {"enabled": True, "verison": "1.14.1"}}, "helm.verison", "did you mean 'version'?"),
+        ({"nodeRoles": {"R": {"accesEntry": "create"}}}, "nodeRoles.R.accesEntry", "did you mean 'accessEntry'?"),
+        ({"identity": "kiam"}, "expected podIdentity or irsa", None),
+        ({"createInstanceProfile": "yes"}, "expected true or false", None),
+        ({"ipFamily": "IPv6"}, "expected ipv4 or ipv6", None),
+        ({"accessEntryType": "FARGATE_LINUX"}, "expected EC2_LINUX or EC2_WINDOWS", None),
+        ({"namePrefix": "has space"}, "letters, digits", None),
+        ({"identity": "irsa"}, "no oidcProviderArn", "podIdentity"),
+        ({"oidcProviderArn": OIDC}, "only used with identity: irsa", None),
+        ({"identity": "irsa", "oidcProviderArn": "oidc.eks.eu-west-1.amazonaws.com/id/X"}, "IAM OIDC provider ARN", None),
+        ({"helm": {"enabled": True}}, "helm.version' is required", None),
+        ({"instanceProfileName": "P"}, "is not created", "createInstanceProfile"),
+        ({"interruptionQueue": {"kmsKeyArn": "alias/karpenter"}}, "a KMS key or alias ARN", None),
+        ([], "must be a mapping", None),
+    ],
+)
+def test_bad_blocks_are_input_errors_with_a_hint(block, message, hint):
+    with pytest.raises(InputError) as raised:
+        controller.parse(block, "Pulumi.dev.yaml", "dev")
+    assert message in str(raised.value)
+    if hint:
+        assert hint in str(raised.value)
+
+
+def test_a_block_needs_the_cluster_name():
+    with pytest.raises(InputError, match="cluster.name"):
+        controller.parse({}, "Pulumi.dev.yaml", None)
+
+
+# --- names ----------------------------------------------------------------------------------
+
+
+def test_names_over_aws_limits_are_refused_not_truncated():
+    cluster = "c" * 50  # rule names: "Karpenter-" + 50 + "-spot-interruption" = 78 > 64
+    problems = controller.name_problems(settings(cluster))
+    messages = " ".join(p.message for p in problems)
+    assert "rule name 'Karpenter-" + cluster + "-spot-interruption' has 78 characters; AWS allows 64" in messages
+    assert "role name" in messages  # Karpenter-<50>-controller is 71
+    assert "queue name" not in messages  # 60 fits 80
+    assert {p.path for p in problems} == {"karpenter-gitops:controller.namePrefix", "karpenter-gitops:controller.nodeRoleName"}
+    assert controller.name_problems(settings(cluster, namePrefix="kp", nodeRoleName="KarpenterNode")) == []
+
+
+def test_the_longest_name_fits_exactly_at_the_limit():
+    prefix = "p" * (64 - len("-spot-interruption"))
+    assert controller.name_problems(settings(namePrefix=prefix, nodeRoleName="Nodes")) == []
+    assert controller.name_problems(settings(namePrefix=prefix + "p", nodeRoleName="Nodes"))
+
+
+# --- documents ------------------------------------------------------------------------------
+
+
+def _statement(doc_or_statements, sid):
+    statements = doc_or_statements["Statement"] if isinstance(doc_or_statements, dict) else doc_or_statements
+    return next(s for s in statements if s["Sid"] == sid)
+
+
+def test_pod_identity_trust_lets_the_agent_assume_and_tag():
+    (trust,) = controller.controller_trust(settings())["Statement"]
+    assert trust["Principal"] == {"Service": "pods.eks.amazonaws.com"}
+    assert trust["Action"] == ["sts:AssumeRole", "sts:TagSession"]
+    assert "Resource" not in trust
+
+
+def test_irsa_trust_is_scoped_to_the_service_account_and_sts_audience():
+    (trust,) = controller.controller_trust(settings(identity="irsa", oidcProviderArn=OIDC, namespace="karpenter"))["Statement"]
+    issuer = "oidc.eks.eu-west-1.amazonaws.com/id/ABCDEF"
+    assert trust["Principal"] == {"Federated": OIDC}
+    assert trust["Action"] == ["sts:AssumeRoleWithWebIdentity"]
+    assert trust["Condition"] == {"StringEquals": {
+        f"{issuer}:sub": "system:serviceaccount:karpenter:karpenter",
+        f"{issuer}:aud": "sts.amazonaws.com",
+    }}
+
+
+def test_node_policies_follow_ip_family_ecr_choice_and_ssm():
+    ipv4 = controller.node_managed_policies(settings(), "aws")
+    assert ipv4 == {
+        "worker": "arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy",
+        "ecr": "arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryPullOnly",
+        "cni": "arn:aws:iam::aws:policy/AmazonEKS_CNI_Policy",
+    }
+    ipv6 = controller.node_managed_policies(settings(ipFamily="ipv6", ecrPolicy="readOnly", ssmManagedInstanceCore=True), "aws-cn")
+    assert "cni" not in ipv6
+    assert ipv6["ecr"] == "arn:aws-cn:iam::aws:policy/AmazonEC2ContainerRegistryReadOnly"
+    assert ipv6["ssm"] == "arn:aws-cn:iam::aws:policy/AmazonSSMManagedInstanceCore"
+    assign = _statement(controller.ipv6_cni_policy("aws"), "AssignIPv6")
+    assert "ec2:AssignIpv6Addresses" in assign["Action"]
+
+
+def test_controller_policy_is_scoped_to_the_cluster_region_and_node_roles():
+    statements = controller.controller_statements(settings(), ACCOUNT, ["Karpenter-dev-node", "teams/Payments"])
+    passing = _statement(statements, "AllowPassingInstanceRole")
+    assert passing["Resource"] == [
+        "arn:aws:iam::123456789012:role/Karpenter-dev-node",
+        "arn:aws:iam::123456789012:role/teams/Payments",
+    ]
+    assert passing["Condition"] == {"StringEquals": {"iam:PassedToService": "ec2.amazonaws.com"}}
+    launch = _statement(statements, "AllowScopedEC2InstanceActionsWithTags")
+    assert launch["Condition"]["StringEquals"]["aws:RequestTag/kubernetes.io/cluster/dev"] == "owned"
+    assert all(r.startswith("arn:aws:ec2:eu-west-1:*:") for r in launch["Resource"])
+    access = _statement(statements, "AllowScopedEC2InstanceAccessActions")
+    assert "arn:aws:ec2:eu-west-1::image/*" in access["Resource"]
+    deletion = _statement(statements, "AllowScopedDeletion")
+    assert deletion["Condition"]["StringEquals"] == {"aws:ResourceTag/kubernetes.io/cluster/dev": "owned"}
+    ssm = _statement(statements, "AllowSSMReadActions")
+    assert ssm["Action"] == ["ssm:GetParameter"] and ssm["Resource"] == ["arn:aws:ssm:eu-west-1::parameter/aws/service/*"]
+    assert _statement(statements, "AllowRegionalReadActions")["Condition"] == {"StringEquals": {"aws:RequestedRegion": "eu-west-1"}}
+    profiles = _statement(statements, "AllowScopedInstanceProfileActions")["Resource"]
+    assert profiles == [
+        "arn:aws:iam::123456789012:instance-profile/dev_*",
+        "arn:aws:iam::123456789012:instance-profile/karpenter/eu-west-1/dev/*",
+    ]
+    assert _statement(statements, "AllowAPIServerEndpointDiscovery")["Resource"] == ["arn:aws:eks:eu-west-1:123456789012:cluster/dev"]
+    queue = _statement(statements, "AllowInterruptionQueueActions")
+    assert queue["Resource"] == ["arn:aws:sqs:eu-west-1:123456789012:Karpenter-dev"]
+    assert "pricing:GetProducts" in _statement(statements, "AllowPricingReadActions")["Action"]
+
+
+def test_without_the_queue_the_controller_gets_no_sqs_access():
+    statements = controller.controller_statements(settings(interruptionQueue={"enabled": False}), ACCOUNT, ["R"])
+    assert not any(s["Sid"] == "AllowInterruptionQueueActions" for s in statements)
+
+
+def test_pass_roles_are_the_node_role_the_class_roles_and_the_declared_ones():
+    parsed = settings(nodeRoles={"Payments": {"instanceProfiles": ["PayProfile"]}})
+    assert controller.pass_roles(parsed, ["Gpu", "Gpu"]) == ("Gpu", "Karpenter-dev-node", "Payments")
+
+
+def test_one_document_when_it_fits():
+    statements = controller.controller_statements(settings(), ACCOUNT, ["Karpenter-dev-node"])
+    (doc,) = controller.split_documents(statements)
+    assert controller.policy_size(doc) <= controller.MANAGED_POLICY_LIMIT
+    assert doc["Statement"] == statements
+
+
+def test_documents_split_at_the_managed_policy_limit_without_losing_a_statement():
+    roles = [f"team-{i:03d}/NodeRole-{i:03d}" for i in range(60)]
+    statements = controller.controller_statements(settings(), ACCOUNT, roles)
+    assert controller.policy_size(controller.document(statements)) > controller.MANAGED_POLICY_LIMIT
+    docs = controller.split_documents(statements)
+    assert len(docs) >= 2
+    assert all(controller.policy_size(d) <= controller.MANAGED_POLICY_LIMIT for d in docs)
+    assert [s for d in docs for s in d["Statement"]] == statements  # same statements, same order
+
+
+def test_size_is_counted_without_whitespace():
+    doc = controller.document([controller.statement("A", ["s3:GetObject"], "*")])
+    assert controller.policy_size(doc) == len('{"Version":"2012-10-17","Statement":[{"Sid":"A","Effect":"Allow","Action":["s3:GetObject"],"Resource":"*"}]}')
+
+
+def test_a_statement_too_big_for_any_document_is_an_error():
+    huge = controller.statement("Huge", ["iam:PassRole"], [f"arn:aws:iam::123456789012:role/r{i:04d}" for i in range(300)])
+    with pytest.raises(ValueError, match="'Huge' alone exceeds 6144"):
+        controller.split_documents([huge])
+
+
+def test_queue_policy_denies_plain_http_and_lets_eventbridge_send():
+    arn = "arn:aws:sqs:eu-west-1:123456789012:Karpenter-dev"
+    policy = controller.queue_policy(arn)
+    allow = _statement(policy, "AllowEventBridgeDelivery")
+    assert allow["Effect"] == "Allow" and allow["Action"] == ["sqs:SendMessage"] and allow["Resource"] == [arn]
+    assert allow["Principal"] == {"Service": ["events.amazonaws.com", "sqs.amazonaws.com"]}
+    deny = _statement(policy, "DenyInsecureTransport")
+    assert deny["Effect"] == "Deny" and deny["Principal"] == "*" and deny["Action"] == ["sqs:*"]
+    assert deny["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
+
+
+def test_helm_values_name_the_cluster_queue_and_irsa_role():
+    values = controller.helm_values(settings(identity="irsa", oidcProviderArn=OIDC), "https://api", "arn:role")
+    assert values["settings"] == {"clusterName": "dev", "clusterEndpoint": "https://api", "interruptionQueue": "Karpenter-dev"}
+    assert values["serviceAccount"] == {"name": "karpenter", "annotations": {"eks.amazonaws.com/role-arn": "arn:role"}}
+    plain = controller.helm_values(settings(interruptionQueue={"enabled": False}), "https://api", "arn:role")
+    assert "interruptionQueue" not in plain["settings"] and "annotations" not in plain["serviceAccount"]
+
+
+# --- coherence checks -----------------------------------------------------------------------
+
+
+def test_pass_role_matching_understands_wildcards_and_paths():
+    resources = ["arn:aws:iam::123456789012:role/Karpenter-*", "arn:aws:iam::123456789012:role/teams/Payments"]
+    assert controller.may_pass(resources, "Karpenter-dev-node")
+    assert controller.may_pass(resources, "teams/Payments")
+    assert not controller.may_pass(resources, "Payments")
+    assert not controller.may_pass(resources, "AdminRole")
+    assert controller.may_pass(["*"], "anything")
+
+
+def test_allowed_resources_reads_allow_statements_only():
+    doc = controller.document([
+        controller.statement("P", ["iam:PassRole"], ["arn:aws:iam::1:role/A"]),
+        controller.statement("D", ["iam:PassRole"], ["arn:aws:iam::1:role/B"], effect="Deny"),
+        controller.statement("W", ["iam:*"], "arn:aws:iam::1:role/C"),
+    ])
+    assert controller.allowed_resources(doc, "iam:PassRole") == ["arn:aws:iam::1:role/A", "arn:aws:iam::1:role/C"]
+
+
+def test_cni_must_match_the_cluster_ip_family():
+    assert controller.cni_problem(settings(), "ipv4") is None
+    assert controller.cni_problem(settings(), None) is None  # EKS omits it on IPv4 clusters
+    problem = controller.cni_problem(settings(), "ipv6")
+    assert "is ipv6 but karpenter-gitops:controller.ipFamily is ipv4" in problem and "AmazonEKS_CNI_Policy" in problem
+    assert controller.cni_problem(settings(ipFamily="ipv6"), "ipv4")
+
+
+@pytest.mark.parametrize(
+    ("statement", "ok"),
+    [
+        ({"Effect": "Allow", "Principal": {"Service": "events.amazonaws.com"}, "Action": ["kms:GenerateDataKey", "kms:Decrypt"]}, True),
+        ({"Effect": "Allow", "Principal": {"Service": ["events.amazonaws.com"]}, "Action": "kms:*"}, True),
+        ({"Effect": "Allow", "Principal": {"Service": "events.amazonaws.com"}, "Action": "kms:GenerateDataKey*"}, False),
+        ({"Effect": "Allow", "Principal": {"AWS": "arn:aws:iam::1:root"}, "Action": "kms:*"}, False),
+    ],
+)
+def test_key_policy_must_let_eventbridge_encrypt(statement, ok):
+    problem = controller.kms_policy_problem(controller.document([statement]))
+    assert (problem is None) is ok
+    if not ok:
+        assert "events.amazonaws.com" in problem and "[controller/queue-kms-eventbridge]" in problem
+
+
+def test_fargate_selectors_match_namespaces_with_wildcards():
+    assert controller.fargate_selects([{"namespace": "kube-*"}], "kube-system")
+    assert not controller.fargate_selects([{"namespace": "apps"}], "kube-system")
