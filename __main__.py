@@ -1,8 +1,9 @@
 """The Pulumi program: the stack's Karpenter fleet from ``stacks/Pulumi.<stack>.yaml``.
 
 Settings (namespace ``karpenter-gitops``): ``cluster``, ``nodeClasses``, ``nodePools`` (specs
-spelled as the CRDs), ``pinAmis`` and ``renderYamlToDirectory`` (write manifests for Argo CD /
-Flux instead of applying them to a cluster).
+spelled as the CRDs), ``pinAmis``, ``controller`` (Karpenter's AWS side: IAM, access entry,
+interruption queue, Helm release) and ``renderYamlToDirectory`` (write manifests for Argo CD / Flux
+instead of applying them to a cluster).
 """
 
 import pulumi
@@ -13,6 +14,7 @@ from components.nodeclass import ClusterArgs
 
 settings = pulumi.Config("karpenter-gitops")
 cluster = settings.get_object("cluster") or {}
+controller = settings.get_object("controller")
 render_directory = settings.get("renderYamlToDirectory")
 providers = [k8s.Provider("render", render_yaml_to_directory=render_directory)] if render_directory else None
 
@@ -27,6 +29,7 @@ fleet = Fleet(
             karpenter_version=cluster.get("karpenterVersion"),
         ),
         pin_amis=settings.get_bool("pinAmis") or False,
+        **({"controller": controller} if controller is not None else {}),
     ),
     opts=pulumi.ResourceOptions(providers=providers),
 )

@@ -1,9 +1,11 @@
-"""The ``Fleet`` component: every NodeClass and NodePool of a stack, classes before their pools."""
+"""The ``Fleet`` component: every NodeClass and NodePool of a stack, classes before their pools, and
+Karpenter's AWS side first when the stack has a controller block."""
 
 from typing import Any, NotRequired, TypedDict
 
 import pulumi
 
+from components.controller import KarpenterController, KarpenterControllerArgs
 from components.nodeclass import ClusterArgs, NodeClass, NodeClassArgs, cluster_block
 from components.nodepool import NodePool, NodePoolArgs
 from components.reconciliation import load_inputs
@@ -21,6 +23,9 @@ class FleetArgs(TypedDict):
     """The cluster block (``karpenter-gitops:cluster``)."""
     pin_amis: NotRequired[bool]
     """Pin every class to its reconciled AMI ids (``karpenter-gitops:pinAmis``)."""
+    controller: NotRequired[dict[str, Any]]
+    """The controller block (``karpenter-gitops:controller``): when given, a ``KarpenterController`` is built
+    for the cluster, and the classes and pools take its node role, instance profile and Helm release by object."""
 
 
 class Fleet(pulumi.ComponentResource):
@@ -36,6 +41,9 @@ class Fleet(pulumi.ComponentResource):
         pool_specs = args.get("node_pools") or {}
         pools_by_class = _pools_by_class(args["node_classes"], pool_specs, cluster_block(args.get("cluster")))
         child = pulumi.ResourceOptions(parent=self)
+        if args.get("controller") is not None:
+            karpenter = _controller(args, pool_specs, child)
+            child = pulumi.ResourceOptions(parent=self, transformations=[karpenter.node_class_wiring])
         classes: dict[str, NodeClass] = {}
         pools: dict[str, NodePool] = {}
         for class_name, spec in args["node_classes"].items():
@@ -59,6 +67,22 @@ class Fleet(pulumi.ComponentResource):
         )
         self.node_pools = pulumi.Output.from_input({n: p.instance_types for n, p in pools.items()})
         self.register_outputs({"nodeClasses": self.node_classes, "nodePools": self.node_pools})
+
+
+def _controller(args: FleetArgs, pool_specs: dict[str, Any], opts: pulumi.ResourceOptions) -> KarpenterController:
+    """The stack's controller, judged with its classes and pools (a block without a cluster name is refused)."""
+    cluster = args.get("cluster") or {}
+    return KarpenterController(
+        "karpenter",
+        KarpenterControllerArgs(
+            cluster_name=cluster.get("name"),
+            settings=args["controller"],
+            node_classes=args["node_classes"],
+            node_pools=pool_specs,
+            **({"karpenter_version": cluster["karpenter_version"]} if cluster.get("karpenter_version") else {}),
+        ),
+        opts=opts,
+    )
 
 
 def _pools_by_class(

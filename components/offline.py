@@ -29,6 +29,7 @@ import yaml
 from pulumi.runtime.mocks import MockMonitor
 
 RECONCILIATION = "pulumi-python:dynamic/karpenter-gitops:Reconciliation"
+GET_CLUSTER = "aws:eks/getCluster:getCluster"  # the one invoke answered: KarpenterController looks its cluster up
 PROJECT = Path(__file__).resolve().parent.parent
 PROGRAM = PROJECT / "__main__.py"
 # What a failed reconciliation leaves for its dependents to read when failures are tolerated.
@@ -56,6 +57,7 @@ class Recorder(pulumi.runtime.Mocks):
     by_urn: dict[str, Registration] = field(default_factory=dict)
     requests: dict[tuple[str, str], tuple[object, str]] = field(default_factory=dict)
     failures: dict[str, str] = field(default_factory=dict)
+    cluster_ip_family: str = "ipv4"  # of the stand-in cluster GET_CLUSTER answers with
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs):
         request, urn = self.requests[(args.typ, args.name)]
@@ -94,7 +96,19 @@ class Recorder(pulumi.runtime.Mocks):
             return {**_EMPTY_OUTPUTS, **{k: v for k, v in args.inputs.items() if v is not None}}
 
     def call(self, args: pulumi.runtime.MockCallArgs):
+        if args.token == GET_CLUSTER:
+            return self._cluster(args.args["name"])
         raise AssertionError(f"unexpected invoke {args.token}")
+
+    def _cluster(self, name: str) -> dict:
+        """A stand-in EKS cluster in the stack's ``aws:region``, in the account the mocked ARNs use."""
+        region = pulumi.Config("aws").get("region") or "us-west-2"
+        return {
+            "name": name,
+            "arn": f"arn:aws:eks:{region}:123456789012:cluster/{name}",
+            "endpoint": f"https://{name.upper()}.gr7.{region}.eks.amazonaws.com",
+            "kubernetesNetworkConfigs": [{"ipFamily": self.cluster_ip_family}],
+        }
 
     def by_type(self, type_: str) -> list[Registration]:
         return [r for r in self.resources.values() if r.type == type_]

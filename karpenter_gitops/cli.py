@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import contextlib
 import json
+import os
 import sys
 from collections.abc import Sequence
 from itertools import groupby
@@ -20,6 +21,7 @@ import click
 from karpenter_gitops import config, crd, versions
 from karpenter_gitops.errors import InputError
 from karpenter_gitops.findings import Severity
+from karpenter_gitops.preview import DEFAULT_BUDGET
 from karpenter_gitops.validate import Report, validate
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_TRANSIENT = 0, 1, 2, 3
@@ -47,6 +49,43 @@ def _format_option(func):
         show_default=True,
         help="Output format.",
     )(func)
+
+
+def _aws_options(func):
+    """``--embedded-aws``, ``--aws-fixture`` and ``--kubernetes-version``: what a command reading AWS takes."""
+    options = (
+        click.option(
+            "--embedded-aws", is_flag=True, help="Run against moto on 127.0.0.1, seeded from a world fixture."
+        ),
+        click.option("--aws-fixture", metavar="FILE", type=click.Path(), help="World fixture for --embedded-aws."),
+        click.option(
+            "--kubernetes-version", metavar="X.Y", help="Cluster version for alias AMIs (default: the stack's)."
+        ),
+    )
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+@contextlib.contextmanager
+def aws_target(embedded_aws: bool, aws_fixture: str | None, kubernetes_version: str | None, cluster: config.Cluster):
+    """The AwsSession to read (real AWS, or moto seeded from a world) and the cluster's Kubernetes version.
+
+    The version is the flag's, else the stack's, else the embedded world's.
+    """
+    from karpenter_gitops.aws import embedded
+    from karpenter_gitops.aws.client import AwsSession
+    from karpenter_gitops.aws.errors import PersistentAWSError
+
+    if aws_fixture and not embedded_aws:
+        raise click.UsageError("--aws-fixture needs --embedded-aws")
+    with embedded.embedded_aws(aws_fixture) if embedded_aws else contextlib.nullcontext() as world:
+        try:
+            session = world.session() if world else AwsSession()
+        except PersistentAWSError as error:  # e.g. no region configured: the user's setup, not AWS's answer
+            raise click.UsageError(str(error)) from None
+        world_version = world.world.kubernetes_version if world else None
+        yield session, kubernetes_version or cluster.kubernetes_version or world_version
 
 
 def resolve_version(flag: str | None, files) -> versions.Version:
@@ -79,7 +118,8 @@ def print_report(report: Report, version: versions.Version) -> None:
                 label = click.style(f"{finding.severity.value:<7}", fg=_COLOURS[finding.severity])
             click.echo(f"  {label} {finding.path}: {finding.message}  [{finding.rule}]")
             if finding.hint:
-                click.echo(click.style(f"          fix: {finding.hint}", dim=True))
+                hint = finding.hint.replace("\n", "\n" + " " * 15)  # multi-line hints (TOML, MIME) stay indented
+                click.echo(click.style(f"          fix: {hint}", dim=True))
     if report.policy:
         click.echo(click.style(f"active waivers: {len(report.waivers)}", bold=True))
         for waiver in report.waivers:
@@ -166,9 +206,7 @@ def _plan_inputs(stack: str | None, manifests: Sequence[str]) -> list[Path]:
 @cli.command("plan")
 @click.option("--stack", metavar="NAME", help="Plan stacks/Pulumi.NAME.yaml.")
 @click.option("--manifests", "manifests", metavar="PATH", multiple=True, help="Plan manifest files or directories.")
-@click.option("--embedded-aws", is_flag=True, help="Run against moto on 127.0.0.1, seeded from a world fixture.")
-@click.option("--aws-fixture", metavar="FILE", type=click.Path(), help="World fixture for --embedded-aws.")
-@click.option("--kubernetes-version", metavar="X.Y", help="Cluster version for alias AMIs (default: the stack's).")
+@_aws_options
 @click.option("--cache-dir", type=click.Path(path_type=Path), help="Instance-type catalogue cache directory.")
 @_version_option
 @_format_option
@@ -180,21 +218,15 @@ def plan_command(stack, manifests, embedded_aws, aws_fixture, kubernetes_version
     """
     from rich.console import Console
 
-    from karpenter_gitops.aws import embedded
-    from karpenter_gitops.aws.client import AwsSession
     from karpenter_gitops.plan_text import print_plan
     from karpenter_gitops.reconcile import reconcile
 
-    if aws_fixture and not embedded_aws:
-        raise click.UsageError("--aws-fixture needs --embedded-aws")
     files = config.read(_plan_inputs(stack, manifests))
     version = resolve_version(karpenter_version, files)
     inputs = config.load_documents(files, version)
     status = Console(stderr=True)
     with contextlib.ExitStack() as stack_:
-        world = stack_.enter_context(embedded.embedded_aws(aws_fixture)) if embedded_aws else None
-        session = world.session() if world else AwsSession()
-        kube = kubernetes_version or inputs.cluster.kubernetes_version or (world.world.kubernetes_version if world else None)
+        session, kube = stack_.enter_context(aws_target(embedded_aws, aws_fixture, kubernetes_version, inputs.cluster))
         spinner = stack_.enter_context(status.status("planning…")) if status.is_terminal and fmt == "text" else None
         plan = reconcile(
             inputs,
@@ -209,6 +241,221 @@ def plan_command(stack, manifests, embedded_aws, aws_fixture, kubernetes_version
     else:
         print_plan(plan, Console(width=None if sys.stdout.isatty() else 120))
     sys.exit(plan.exit_code)
+
+
+def _print_bump(result, file: str, diff: str, outcome: str) -> None:
+    """A bump in text: each class's pin move (or why not), the notes, the diff of the file, what happened to it."""
+    from karpenter_gitops.bump import describe_terms
+
+    click.echo(click.style(file, bold=True))
+    for change in result.changes:
+        move = f"{describe_terms(change.old)} → {describe_terms(change.new)}"
+        click.echo(f"  {click.style('bump ', fg='green')} {change.node_class}: {move}")
+        click.echo(click.style(f"         {change.reason}", dim=True))
+    for problem in result.problems:
+        click.echo(f"  {click.style('error', fg='red')} {problem.node_class}: {problem.message}")
+    for kept in result.unchanged:
+        click.echo(f"  {click.style('keep ', dim=True)} {kept.node_class}: {kept.reason}")
+    for note in result.notes:
+        click.echo(click.style(f"note: {note}", dim=True))
+    click.echo(diff, nl=False)
+    click.echo(click.style(outcome, bold=True))
+
+
+@cli.command("bump")
+@click.option("--stack", metavar="NAME", required=True, help="Bump the AMI pins of stacks/Pulumi.NAME.yaml.")
+@click.option("--class", "class_names", metavar="NAME", multiple=True, help="Only this EC2NodeClass; repeatable.")
+@click.option("--pin-latest", is_flag=True, help="Also pin @latest aliases to the release they resolve to today.")
+@click.option("--dry-run", is_flag=True, help="Show the changes and the diff; write nothing.")
+@_aws_options
+@_format_option
+def bump_command(stack, class_names, pin_latest, dry_run, embedded_aws, aws_fixture, kubernetes_version, fmt):
+    """Move AMI pins to the newest safe images as an edit of the stack file, for review.
+
+    Alias classes pin the alias version; custom-AMI classes pin id terms resolved from their
+    karpenter-gitops:amiSources selector. Exit 0: nothing to bump, or bumped; 1: a pinned class
+    cannot be resolved; 3: transient AWS trouble (nothing written); 2: usage or unreadable input.
+    """
+    from karpenter_gitops import bump
+
+    path = config.stack_file(stack)
+    file = os.path.relpath(path)
+    text = config.read_text(path)
+    files = [(file, config.parse_yaml(text, file))]
+    version = resolve_version(None, files)
+    inputs = config.load_documents(files, version)
+    unknown = sorted(set(class_names) - {nc.name for nc in inputs.node_classes})
+    if unknown:
+        raise click.BadParameter(f"no EC2NodeClass {', '.join(unknown)} in {file}", param_hint="--class")
+    try:
+        with aws_target(embedded_aws, aws_fixture, kubernetes_version, inputs.cluster) as (session, kube):
+            catalog = bump.AwsAmiCatalog(session, kube, version)
+            result = bump.plan_bump(inputs, catalog, classes=class_names, pin_latest=pin_latest)
+    except bump.AwsUnavailable as error:
+        click.echo(f"karpenter-gitops: AWS did not answer; nothing written, retry: {error}", err=True)
+        if fmt == "json":
+            click.echo(json.dumps({"transient": str(error), "file": file, "written": False}, indent=2))
+        sys.exit(EXIT_TRANSIENT)
+    edited = bump.rewrite_stack(text, result.changes, file)
+    diff = bump.stack_diff(text, edited, file)
+    written = bool(diff) and not dry_run
+    if written:
+        try:
+            bump.write_atomically(path, edited)
+        except OSError as error:  # the old file is still whole: the write is all or nothing
+            raise InputError(f"cannot write the bumped pins: {error.strerror or error}", file) from None
+    if fmt == "json":
+        click.echo(json.dumps({**result.to_json(), "file": file, "written": written, "diff": diff}, indent=2))
+    else:
+        untouched = "dry run: nothing written" if diff else f"nothing to bump: {file} untouched"
+        outcome = f"wrote {file}" if written else untouched
+        _print_bump(result, file, diff, outcome)
+    sys.exit(EXIT_FINDINGS if result.problems else EXIT_OK)
+
+
+def _source_options(func):
+    """``--stack NAME`` or ``--manifests PATH...``: the desired state a command reads."""
+    func = click.option("--manifests", "manifests", metavar="PATH", multiple=True, help="Manifest files or directories.")(func)
+    return click.option("--stack", metavar="NAME", help="Read stacks/Pulumi.NAME.yaml.")(func)
+
+
+def _reconcile_options(func):
+    """``--reconcile/--offline`` and ``--cache-dir``: commands that ask AWS only when told to."""
+    func = click.option("--cache-dir", type=click.Path(path_type=Path), help="Instance-type catalogue cache directory.")(func)
+    return click.option(
+        "--reconcile/--offline",
+        "reconcile_",
+        default=False,
+        show_default=True,
+        help="Also reconcile against AWS (implied by --embedded-aws).",
+    )(func)
+
+
+def _reconcile_each(inputs_list, version, embedded_aws, aws_fixture, kubernetes_version, cache_dir):
+    """One plan per inputs, against one AWS target (the cluster facts of the last inputs decide the version)."""
+    from karpenter_gitops.reconcile import reconcile
+
+    cluster = inputs_list[-1].cluster
+    with aws_target(embedded_aws, aws_fixture, kubernetes_version, cluster) as (session, kube):
+        return [
+            reconcile(inputs, version=version, kubernetes_version=kube, aws=session, cache_dir=cache_dir)
+            for inputs in inputs_list
+        ]
+
+
+@cli.command("render")
+@_source_options
+@click.option("--out", required=True, type=click.Path(path_type=Path), metavar="DIR", help="Directory to write (ours alone).")
+@_aws_options
+@_reconcile_options
+@_version_option
+def render_command(stack, manifests, out, embedded_aws, aws_fixture, kubernetes_version, reconcile_, cache_dir, karpenter_version):
+    """Write the desired manifests to DIR for Argo CD / Flux: one file per object, byte-stable, atomic.
+
+    Refuses to write (exit 1, DIR untouched) when validation finds errors; with --reconcile or
+    --embedded-aws also when the reconciliation predicts a persistent problem (exit 3, untouched,
+    on transient AWS trouble). A DIR holding files render did not write is refused (exit 2).
+    """
+    from karpenter_gitops import render
+    from karpenter_gitops.preview import not_ready
+
+    files = config.read(_plan_inputs(stack, manifests))
+    version = resolve_version(karpenter_version, files)
+    inputs = config.load_documents(files, version)
+    render.check_ours(out)
+    report = validate(inputs, version)
+    if report.errors:
+        print_report(report, version)
+        click.echo(f"karpenter-gitops: refusing to render: {report.errors} error finding(s); {out} untouched", err=True)
+        sys.exit(EXIT_FINDINGS)
+    if reconcile_ or embedded_aws:
+        (plan,) = _reconcile_each([inputs], version, embedded_aws, aws_fixture, kubernetes_version, cache_dir)
+        if plan.exit_code != EXIT_OK:
+            problems = [f"transient: {t}" for t in plan.transient]
+            problems += [f"{f.kind}/{f.name} {f.path}: {f.message}" for f in plan.findings if f.severity is Severity.ERROR]
+            problems += [f"EC2NodeClass/{name} not Ready: {why}" for name, why in not_ready(plan)]
+            for problem in problems:
+                click.echo(f"  {problem}", err=True)
+            why = "AWS trouble, nothing decided (retry)" if plan.exit_code == EXIT_TRANSIENT else "persistent problems"
+            click.echo(f"karpenter-gitops: refusing to render: {why}; {out} untouched", err=True)
+            sys.exit(plan.exit_code)
+    rendered = render.manifest_files(inputs)
+    changed = render.write_atomically(out, rendered)
+    click.echo(f"{'wrote' if changed else 'unchanged:'} {len(rendered)} manifest(s) in {out}")
+    sys.exit(EXIT_OK)
+
+
+@cli.command("preview")
+@_source_options
+@click.option("--base", "base_ref", required=True, metavar="DIR|GIT-REF", help="Compare with a directory of manifests or a Git ref.")
+@click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown", show_default=True, help="Output format.")
+@click.option("--budget", type=click.IntRange(min=5_000), default=DEFAULT_BUDGET, show_default=True, help="Comment size limit (characters).")
+@click.option("--full-report", type=click.Path(path_type=Path), metavar="FILE", help="Where the full report goes when the comment is shortened.")
+@click.option("--kubeconfig", type=click.Path(path_type=Path), metavar="FILE", help="Read NodeClaims and Nodes to count drifting nodes.")
+@click.option("--pulumi-json", type=click.Path(path_type=Path), metavar="FILE", help="Fold in `pulumi preview --json` output.")
+@click.option("--pulumi-events", type=click.Path(path_type=Path), metavar="FILE", help="Fold in a `pulumi preview --event-log` file.")
+@_aws_options
+@_reconcile_options
+@_version_option
+def preview_command(
+    stack, manifests, base_ref, fmt, budget, full_report, kubeconfig, pulumi_json, pulumi_events,
+    embedded_aws, aws_fixture, kubernetes_version, reconcile_, cache_dir, karpenter_version,
+):
+    """Print a PR comment (or JSON) on what the change does compared with --base.
+
+    Summary first (objects added/changed/removed, predicted Ready, blocking errors, node impact),
+    then folded details, within --budget characters. Exit codes as for plan: 0 clean, 1 blocking
+    problems, 3 transient AWS trouble, 2 usage or unreadable input.
+    """
+    import tempfile
+
+    from karpenter_gitops import base as base_source
+    from karpenter_gitops import impact, preview, pulumi_events as events
+
+    paths = _plan_inputs(stack, manifests)
+    files = config.read(paths)
+    version = resolve_version(karpenter_version, files)
+    head = config.load_documents(files, version)
+    base = base_source.load_base(base_ref, paths, version)
+    pulumi_sources = []
+    if pulumi_json:
+        pulumi_sources.append(events.parse_preview_json(config.read_text(pulumi_json), str(pulumi_json)))
+    if pulumi_events:
+        pulumi_sources.append(events.parse_event_log(config.read_text(pulumi_events), str(pulumi_events)))
+    pulumi = events.merge(pulumi_sources)
+    fleet, impact_note = None, None
+    if kubeconfig:
+        from karpenter_gitops import kube
+
+        try:
+            fleet = kube.read_fleet(kubeconfig)
+        except kube.ClusterUnavailable as error:
+            impact_note = f"cluster not read: {error}"
+    base_plan = head_plan = None
+    if reconcile_ or embedded_aws:
+        base_plan, head_plan = _reconcile_each([base, head], version, embedded_aws, aws_fixture, kubernetes_version, cache_dir)
+    report = preview.Preview.build(
+        base_ref,
+        base,
+        head,
+        validate(head, version, policy=True, waivers=policy_waivers(True, None)),
+        None if impact_note else impact.forecast(base, head, base_plan, head_plan, fleet),
+        head_plan=head_plan,
+        base_plan=base_plan,
+        impact_note=impact_note,
+        pulumi=pulumi,
+        notes=head.notes,
+    )
+    if fmt == "json":
+        click.echo(json.dumps(report.to_json(), indent=2))
+    else:
+        target = full_report or Path(tempfile.gettempdir()) / "karpenter-preview-full.md"
+        comment, shortened = preview.markdown(report, budget, str(target))
+        if shortened:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(preview.markdown(report, None)[0], encoding="utf-8")
+        click.echo(comment, nl=False)
+    sys.exit(report.exit_code)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

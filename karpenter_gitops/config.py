@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from karpenter_gitops import policy, schema, versions, waivers
+from karpenter_gitops import controller, policy, schema, versions, waivers
 from karpenter_gitops.errors import InputError
 from karpenter_gitops.findings import Finding
 from karpenter_gitops.policy import Settings as PolicySettings
@@ -29,6 +29,7 @@ from karpenter_gitops.model import (
     NODEPOOL,
     NODEPOOL_API,
     EC2NodeClass,
+    AMISelectorTerm,
     EC2NodeClassSpec,
     NodePool,
     NodePoolSpec,
@@ -46,7 +47,10 @@ _KINDS = {
 }
 _STACK_KINDS = {"nodeClasses": EC2NODECLASS, "nodePools": NODEPOOL}
 # Every key of ours a stack file may hold; later capabilities add theirs here.
-STACK_KEYS = ("cluster", "nodeClasses", "nodePools", "pinAmis", "renderYamlToDirectory", "policy", "waivers")
+STACK_KEYS = (
+    "cluster", "nodeClasses", "nodePools", "pinAmis", "amiSources", "renderYamlToDirectory", "policy", "waivers",
+    "controller",
+)
 _CLUSTER_KEYS = ("name", "kubernetesVersion", "karpenterVersion")
 
 
@@ -68,6 +72,10 @@ class Inputs:
     notes: tuple[str, ...] = ()
     policy: PolicySettings = field(default_factory=PolicySettings)
     waivers: tuple[Waiver, ...] = ()
+    #: ``karpenter-gitops:amiSources``: per class, the selector its pinned ``id`` terms were resolved from.
+    ami_sources: Mapping[str, tuple[AMISelectorTerm, ...]] = field(default_factory=dict)
+    #: ``karpenter-gitops:controller``: Karpenter's AWS side, when the stack creates it.
+    controller: controller.ControllerSettings | None = None
 
     @property
     def objects(self) -> tuple[EC2NodeClass | NodePool, ...]:
@@ -87,6 +95,8 @@ class _Collector:
         self.cluster = Cluster()
         self.policy = PolicySettings()
         self.waivers: tuple[Waiver, ...] = ()
+        self.ami_sources: dict[str, tuple[AMISelectorTerm, ...]] = {}
+        self.controller: controller.ControllerSettings | None = None
         self._seen: dict[tuple[str, str], Source] = {}
 
     def add(self, kind: str, name: str, spec: Any, raw: Mapping[str, Any], source: Source) -> None:
@@ -125,6 +135,8 @@ class _Collector:
             tuple(self.notes),
             self.policy,
             self.waivers,
+            dict(self.ami_sources),
+            self.controller,
         )
 
 
@@ -262,6 +274,11 @@ def _read_stack(doc: Mapping[str, Any], name: str, out: _Collector) -> None:
         )
     if "cluster" in ours:
         out.cluster = _cluster(ours["cluster"], name)
+    if "controller" in ours:
+        out.controller = controller.parse(ours["controller"], name, out.cluster.name)
+        source = Source(file=name, stack_key=controller.KEY)
+        for rule_id, problem in controller.block_problems(out.controller):
+            out.finding(rule_id, controller.KIND, "controller", problem.path, problem.message, source, problem.hint)
     if "policy" in ours:
         out.policy = policy.parse(ours["policy"], name)
     if "waivers" in ours:
@@ -277,6 +294,52 @@ def _read_stack(doc: Mapping[str, Any], name: str, out: _Collector) -> None:
             source = Source(file=name, stack_key=f"{NAMESPACE}:{key}.{obj_name}")
             raw = {"apiVersion": api, "kind": kind, "metadata": {"name": str(obj_name)}, "spec": spec}
             out.add(kind, str(obj_name), spec, raw, source)
+    if "amiSources" in ours:
+        out.ami_sources.update(_ami_sources(ours["amiSources"], ours.get("nodeClasses"), name, out.version))
+
+
+def _ami_sources(
+    value: Any, classes: Any, name: str, version: versions.Version
+) -> dict[str, tuple[AMISelectorTerm, ...]]:
+    """Parse ``amiSources``: each entry names a class of this stack that pins custom AMIs by ``id``.
+
+    Strict, because ``bump`` rewrites a class's terms from its entry: a typo must not silently
+    leave a pin frozen, and an alias source would lose the variant requirement sets on the way to ids.
+    """
+    key = f"{NAMESPACE}:amiSources"
+    if not isinstance(value, Mapping):
+        raise InputError(f"'{key}' must map class names to lists of AMI selector terms", name)
+    classes = classes if isinstance(classes, Mapping) else {}
+    sources = {}
+    for class_name, terms in value.items():
+        entry = f"{key}.{class_name}"
+        if class_name not in classes:
+            hint = _did_you_mean(str(class_name), [str(c) for c in classes]) or "name a class under nodeClasses"
+            raise InputError(f"'{entry}': no such class in this stack", name, hint=hint)
+        if not isinstance(terms, list) or not terms:
+            raise InputError(f"'{entry}' must be a non-empty list of AMI selector terms", name)
+        class_terms = (classes[class_name] or {}).get("amiSelectorTerms") or ()
+        if any(isinstance(term, Mapping) and "alias" in term for term in class_terms):
+            raise InputError(f"'{entry}': the class selects by alias; alias pins are versions, not sources", name,
+                             hint="drop the entry; `bump` moves the alias version")
+        sources[str(class_name)] = tuple(_source_term(term, f"{entry}[{index}]", name, version)
+                                         for index, term in enumerate(terms))
+    return sources
+
+
+def _source_term(term: Any, entry: str, name: str, version: versions.Version) -> AMISelectorTerm:
+    """One source term: a name, tags or ssmParameter selector (with an optional owner), as in the CRD."""
+    model, violations = schema.load(AMISelectorTerm, term, entry, version)
+    if violations:
+        _, violation = violations[0]
+        raise InputError(f"'{violation.path}': {violation.message}", name, hint=violation.hint)
+    if model.alias or model.id:
+        field_name = "alias" if model.alias else "id"
+        raise InputError(f"'{entry}': a source cannot select by {field_name}; use name, tags or ssmParameter", name,
+                         hint="put id terms in the class's amiSelectorTerms; `bump` writes them")
+    if not (model.name or model.tags or model.ssm_parameter):
+        raise InputError(f"'{entry}': expected one of name, tags or ssmParameter", name)
+    return model
 
 
 def _cluster(value: Any, name: str) -> Cluster:

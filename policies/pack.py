@@ -11,7 +11,11 @@ enforcement level; the default is ``mandatory`` for error rules and ``advisory``
 * Live rules are read off a Reconciliation resource's outputs (its plan): conditions, AMIs,
   skipped AMIs and the NodePools' unserved instance types.
 * ``karpenter-iam-coherence`` (stack): an instance profile the stack creates for a NodeClass holds a
-  role, and a node role the stack creates can be assumed by EC2.
+  role, and a node role the stack creates can be assumed by EC2. Where the stack also creates the
+  controller's IAM (a policy granting ``iam:PassRole``), the ``controller/`` rules on what it really
+  creates: PassRole covers every NodeClass role, node roles have access entries, spot pools have the
+  interruption queue; and a customer-managed queue key lets EventBridge use it, a Pod Identity
+  association does not serve pods that a Fargate profile takes.
 * ``policy-waiver-expired`` (stack): expired or malformed waivers.
 
 Waivers come from ``waivers.yaml`` beside this module, or the file ``$KARPENTER_GITOPS_WAIVERS``
@@ -41,7 +45,7 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
-from karpenter_gitops import config, policy, versions, waivers
+from karpenter_gitops import config, controller, policy, versions, waivers
 from karpenter_gitops.errors import InputError
 from karpenter_gitops.findings import Finding, Severity
 from karpenter_gitops.model import EC2NODECLASS, NODEPOOL
@@ -54,6 +58,12 @@ NODEPOOL_TYPE = "kubernetes:karpenter.sh/v1:NodePool"
 RECONCILIATION_TYPE = "pulumi-python:dynamic/karpenter-gitops:Reconciliation"
 INSTANCE_PROFILE_TYPE = "aws:iam/instanceProfile:InstanceProfile"
 ROLE_TYPE = "aws:iam/role:Role"
+POLICY_TYPES = ("aws:iam/policy:Policy", "aws:iam/rolePolicy:RolePolicy")
+ACCESS_ENTRY_TYPE = "aws:eks/accessEntry:AccessEntry"
+QUEUE_TYPE = "aws:sqs/queue:Queue"
+KMS_KEY_TYPES = ("aws:kms/key:Key", "aws:kms/keyPolicy:KeyPolicy")
+POD_IDENTITY_TYPE = "aws:eks/podIdentityAssociation:PodIdentityAssociation"
+FARGATE_PROFILE_TYPE = "aws:eks/fargateProfile:FargateProfile"
 KIND_OF_TYPE = {NODECLASS_TYPE: EC2NODECLASS, NODEPOOL_TYPE: NODEPOOL}
 IAM_COHERENCE = "karpenter-iam-coherence"
 WAIVER_FILE = Path(__file__).with_name("waivers.yaml")
@@ -62,6 +72,8 @@ VERSION = versions.DEFAULT
 
 # Rules that need the other objects of the stack; they run as stack policies.
 CROSS_OBJECT = frozenset({"nodepool/node-class-ref-missing"})
+# Controller rules: judged on the IAM, queue and EKS resources of the stack by the IAM_COHERENCE policy.
+CONTROLLER_RULE_PREFIX = "controller/"
 # Settings a rule reads, exposed as that policy's config (JSON schema per stack-setting name).
 PARAMETERS: dict[str, dict[str, dict]] = {
     "policy/imds-hop-limit": {"maxHopLimit": {"type": "integer", "minimum": 1, "maximum": 64}},
@@ -250,9 +262,14 @@ def live_policy(rule: registry.Rule) -> ResourceValidationPolicy:
     return ResourceValidationPolicy(policy_name(rule.id), rule.doc, validate, **_options(rule))
 
 
+def _json(value: Any) -> Mapping[str, Any]:
+    """A policy document given as JSON text (as pulumi-aws takes it) or already as a mapping."""
+    return json.loads(value) if isinstance(value, str) else value or {}
+
+
 def _trusts_ec2(assume_role_policy: Any) -> bool:
     """Whether a role's trust policy lets EC2 (the node) assume it."""
-    document = json.loads(assume_role_policy) if isinstance(assume_role_policy, str) else assume_role_policy or {}
+    document = _json(assume_role_policy)
     statements = document.get("Statement") or []
     for statement in statements if isinstance(statements, list) else [statements]:
         services = (statement.get("Principal") or {}).get("Service") if isinstance(statement.get("Principal"), Mapping) else None
@@ -262,14 +279,22 @@ def _trusts_ec2(assume_role_policy: Any) -> bool:
     return False
 
 
+def _of_type(args: StackValidationArgs, *types: str) -> list:
+    return [r for r in args.resources if r.resource_type in types]
+
+
 def iam_coherence(args: StackValidationArgs, report_violation: ReportViolation) -> None:
-    """Where the stack creates the node's IAM: each profile holds a role, each role trusts EC2."""
+    """Where the stack creates the node's IAM: each profile holds a role, each role trusts EC2; where it creates
+    the controller's IAM too, the controller rules on the resources themselves."""
     by_type: dict[str, dict[str, Any]] = {INSTANCE_PROFILE_TYPE: {}, ROLE_TYPE: {}}
     for resource in args.resources:
         if resource.resource_type in by_type and resource.props.get("name"):
             by_type[resource.resource_type][resource.props["name"]] = resource
     profiles, roles = by_type[INSTANCE_PROFILE_TYPE], by_type[ROLE_TYPE]
-    for _, doc in custom_resources(args):
+    grants = [_json(r.props.get("policy")) for r in _of_type(args, *POLICY_TYPES)]
+    passable = [resource for doc in grants for resource in controller.allowed_resources(doc, "iam:PassRole")]
+    entries = {str(r.props.get("principalArn") or "").rsplit("/", 1)[-1] for r in _of_type(args, ACCESS_ENTRY_TYPE)}
+    for urn, doc in custom_resources(args):
         if doc.get("kind") != EC2NODECLASS:
             continue
         spec, name = doc.get("spec") or {}, (doc.get("metadata") or {}).get("name")
@@ -290,6 +315,64 @@ def iam_coherence(args: StackValidationArgs, report_violation: ReportViolation) 
                 "instances get no credentials.",
                 role.urn,
             )
+        if not passable or not role_name:
+            continue  # the stack does not create the controller's IAM, or the profile's role is not in the stack
+        if not controller.may_pass(passable, role_name):
+            report_violation(
+                f"EC2NodeClass {name}: the controller's policies do not allow iam:PassRole on {role_name!r}, so "
+                f"launches fail with UnauthorizedOperation [{controller.PASS_ROLE}].",
+                urn,
+            )
+        if role is not None and role_name.rsplit("/", 1)[-1] not in entries:
+            report_violation(
+                f"EC2NodeClass {name}: node role {role_name!r} has no EKS access entry in the stack, so its nodes "
+                f"cannot join [{controller.ACCESS_ENTRY}].",
+                role.urn,
+            )
+    if passable:
+        _spot_without_queue(args, grants, report_violation)
+    _queue_keys(args, report_violation)
+    _pod_identity_on_fargate(args, report_violation)
+
+
+def _spot_without_queue(args: StackValidationArgs, grants: list, report_violation: ReportViolation) -> None:
+    if any(controller.allowed_resources(doc, "sqs:ReceiveMessage") for doc in grants):
+        return
+    for pool in load(custom_resources(args)).node_pools:
+        if controller.allows_spot(pool):
+            report_violation(
+                f"NodePool {pool.name}: allows spot but the controller reads no interruption queue "
+                f"[{controller.SPOT_QUEUE}].",
+                pool.source.file,
+            )
+
+
+def _queue_keys(args: StackValidationArgs, report_violation: ReportViolation) -> None:
+    """Queues encrypted with a key whose policy is in the stack: that policy must let EventBridge use the key."""
+    key_policies = {}
+    for key in _of_type(args, *KMS_KEY_TYPES):
+        for ref in (key.props.get("arn"), key.props.get("keyId")):
+            if ref and key.props.get("policy"):
+                key_policies[ref] = _json(key.props["policy"])
+    for queue in _of_type(args, QUEUE_TYPE):
+        key_policy = key_policies.get(queue.props.get("kmsMasterKeyId"))
+        problem = key_policy is not None and controller.kms_policy_problem(key_policy)
+        if problem:
+            report_violation(f"queue {queue.props.get('name') or queue.name}: {problem}.", queue.urn)
+
+
+def _pod_identity_on_fargate(args: StackValidationArgs, report_violation: ReportViolation) -> None:
+    profiles = _of_type(args, FARGATE_PROFILE_TYPE)
+    for association in _of_type(args, POD_IDENTITY_TYPE):
+        cluster, namespace = association.props.get("clusterName"), association.props.get("namespace") or ""
+        for profile in profiles:
+            if profile.props.get("clusterName") == cluster and controller.fargate_selects(profile.props.get("selectors") or [], namespace):
+                report_violation(
+                    f"Pod Identity association for {namespace}/{association.props.get('serviceAccount')}: Fargate profile "
+                    f"{profile.props.get('fargateProfileName') or profile.name} runs that namespace's pods, which get no "
+                    f"Pod Identity credentials [{controller.FARGATE_POD_IDENTITY}].",
+                    association.urn,
+                )
 
 
 def waiver_policy(args: StackValidationArgs, report_violation: ReportViolation) -> None:
@@ -310,6 +393,8 @@ def all_policies() -> list:
             made.append(cross_object_policy(rule))
         elif rule.id.startswith("live/"):
             made.append(live_policy(rule))
+        elif rule.id.startswith(CONTROLLER_RULE_PREFIX):
+            continue  # judged by the IAM_COHERENCE stack policy below
         elif rule.kinds & {EC2NODECLASS, NODEPOOL}:
             made.append(object_policy(rule))
     expired = registry.RULES[hygiene.WAIVER_EXPIRED]
@@ -318,7 +403,9 @@ def all_policies() -> list:
         StackValidationPolicy(
             IAM_COHERENCE,
             "Where the stack creates them with pulumi-aws: every instance profile a NodeClass names holds a "
-            "role, and every node role lets EC2 assume it.",
+            "role, and every node role lets EC2 assume it; with the controller's IAM, the controller/ rules "
+            "(PassRole coverage, access entries, spot needs the queue, queue key lets EventBridge in, no Pod "
+            "Identity on Fargate).",
             iam_coherence,
             enforcement_level=EnforcementLevel.MANDATORY,
             severity=PolicySeverity.HIGH,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+from karpenter_gitops import controller
 from karpenter_gitops.rules import hygiene, live, registry
 from karpenter_gitops.rules.examples import example_inputs
 from karpenter_gitops.validate import validate
@@ -20,6 +21,8 @@ NOT_SPEC_JUDGED = {
     live.UNSERVED_INSTANCE_TYPES: _LIVE,
     live.INSTANCE_PROFILE_WITHOUT_ROLE: _LIVE,
     hygiene.WAIVER_EXPIRED: "reported while applying waivers; see tests/test_waivers.py",
+    controller.CNI_IP_FAMILY: "needs the cluster's IP family, looked up in preview; see tests/test_controller_component.py",
+    controller.QUEUE_KMS: "needs the KMS key policy, seen by the policy pack; see tests/test_controller_policy.py",
 }
 RULES = sorted((r for r in registry.RULES.values() if r.id not in NOT_SPEC_JUDGED), key=lambda r: r.id)
 

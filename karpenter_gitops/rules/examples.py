@@ -3,7 +3,8 @@
 An example patches the base EC2NodeClass, or the base NodePool when it says ``kind: NodePool``
 (or the rule judges only NodePools). Two keys steer the harness instead of patching:
 ``karpenterVersion`` picks the release to validate against, and ``duplicate: true`` adds the
-object twice. The other base object is always present, so cross-object rules resolve.
+object twice; ``controller`` adds a stack file holding that controller block (cluster ``demo``).
+The other base object is always present, so cross-object rules resolve.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ BASE_NODEPOOL: Mapping[str, Any] = {
         "limits": {"cpu": "1000", "memory": "1000Gi"},
     },
 }
-_CONTROL_KEYS = ("karpenterVersion", "duplicate")
+_CONTROL_KEYS = ("karpenterVersion", "duplicate", "controller")
 
 
 def merge_patch(target: Any, patch: Any) -> Any:
@@ -67,4 +68,8 @@ def example_inputs(rule: Rule, example: Mapping[str, Any]) -> tuple[Inputs, vers
     doc = merge_patch(base, patch)
     docs = [doc, doc] if example.get("duplicate") else [doc]
     version = versions.parse(example.get("karpenterVersion", versions.show(versions.DEFAULT)))
-    return load_documents([("example.yaml", docs + [copy.deepcopy(other)])], version), version
+    files = [("example.yaml", docs + [copy.deepcopy(other)])]
+    if "controller" in example:
+        stack = {"karpenter-gitops:cluster": {"name": "demo"}, "karpenter-gitops:controller": example["controller"]}
+        files.append(("stack.yaml", [{"config": stack}]))
+    return load_documents(files, version), version
