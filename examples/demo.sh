@@ -14,11 +14,11 @@ step "Plan the demo stack against the embedded AWS (expected: a skipped pending 
   "$kg" plan --stack demo --embedded-aws
 step "The Pulumi resources of the demo stack, reconciled, without the Pulumi CLI (expected: payments blocked; exit 1)" \
   .venv/bin/python -m components.offline --stack demo --embedded-aws
-rendered="$(mktemp -d)/rendered"
-step "Render the demo stack for Argo CD / Flux (one file per object, byte-stable)" "$kg" render --stack demo --out "$rendered"
-# Pretend the base branch still pins the older AL2023 release, so the preview shows an AMI bump.
-sed -i 's/al2023@v20250201/al2023@v20240807/' "$rendered/ec2nodeclass-default.yaml"
-step "PR comment for that bump (expected: AMIs move, payments blocked; exit 1)" \
-  "$kg" preview --stack demo --base "$rendered" --embedded-aws
-rm -rf "$(dirname "$rendered")"
+rm -rf out/rendered out/base
+step "Render the demo stack for Argo CD / Flux into out/rendered (one file per object, byte-stable)" \
+  "$kg" render --stack demo --out out/rendered
+# A base as the main branch would have it: the same objects, still on the older AL2023 release.
+cp -r out/rendered out/base && sed -i 's/al2023@v20250201/al2023@v20240807/' out/base/ec2nodeclass-default.yaml
+step "PR comment for that AMI bump (expected: AMIs move on NodePool general, payments blocked; exit 1)" \
+  "$kg" preview --stack demo --base out/base --embedded-aws --full-report out/preview-full.md
 exit 0

@@ -374,7 +374,7 @@ def _cluster(value: Any, name: str) -> Cluster:
 
 def stack_file(stack: str, project_dir: Path | None = None) -> Path:
     """``stacks/Pulumi.<stack>.yaml`` (or the project's stackConfigDir)."""
-    root = project_dir or Path.cwd()
+    root = project_dir or Path()  # relative to the working directory, so messages name it as typed
     config_dir = "."
     project = root / "Pulumi.yaml"
     if project.is_file():
