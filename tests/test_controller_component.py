@@ -10,26 +10,13 @@ import yaml
 
 import fake_reconcile
 import pulumi_mocks
+from pulumi_specs import SPEC, SPOT_POOL
 from components import reconciliation
 from components.controller import KarpenterController, KarpenterControllerArgs
 from components.fleet import Fleet, FleetArgs
 from karpenter_gitops.errors import InputError
 
 OIDC = "arn:aws:iam::123456789012:oidc-provider/oidc.eks.us-west-2.amazonaws.com/id/ABCDEF"
-SPEC = {
-    "amiSelectorTerms": [{"alias": "al2023@v20240807"}],
-    "role": "KarpenterNodeRole-dev",
-    "subnetSelectorTerms": [{"tags": {"karpenter.sh/discovery": "dev"}}],
-    "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": "dev"}}],
-}
-SPOT_POOL = {
-    "template": {
-        "spec": {
-            "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"},
-            "requirements": [{"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot"]}],
-        }
-    }
-}
 BLOCK = {"nodeRoleName": "KarpenterNodeRole-dev", "helm": {"enabled": True, "version": "1.14.1"}}
 EC2NC = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
 NODEPOOL = "kubernetes:karpenter.sh/v1:NodePool"

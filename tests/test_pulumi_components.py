@@ -12,6 +12,7 @@ from pulumi.output import Unknown
 
 import fake_reconcile
 import pulumi_mocks
+from pulumi_specs import SPEC, SPOT_POOL
 from components import reconciliation
 from components.fleet import Fleet, FleetArgs
 from components.nodeclass import NodeClass, NodeClassArgs
@@ -20,20 +21,7 @@ from karpenter_gitops.errors import InputError
 
 EC2NC = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
 NODEPOOL = "kubernetes:karpenter.sh/v1:NodePool"
-SPEC = {
-    "amiSelectorTerms": [{"alias": "al2023@v20240807"}],
-    "role": "KarpenterNodeRole-dev",
-    "subnetSelectorTerms": [{"tags": {"karpenter.sh/discovery": "dev"}}],
-    "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": "dev"}}],
-}
-POOL = {
-    "template": {
-        "spec": {
-            "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"},
-            "requirements": [{"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot"]}],
-        }
-    }
-}
+POOL = SPOT_POOL
 
 
 @pytest.fixture(autouse=True)

@@ -9,24 +9,11 @@ from pulumi.runtime import Settings, configure
 from pulumi.runtime.rpc import UNKNOWN
 
 import fake_reconcile
+from pulumi_specs import SPEC, SPOT_POOL
 from components import reconciliation
 from components.reconciliation import ReconciliationError, ReconciliationProvider, TransientReconciliationError
 
-SPEC = {
-    "amiSelectorTerms": [{"alias": "al2023@v20240807"}],
-    "role": "KarpenterNodeRole-dev",
-    "subnetSelectorTerms": [{"tags": {"karpenter.sh/discovery": "dev"}}],
-    "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": "dev"}}],
-}
-POOL = {
-    "template": {
-        "spec": {
-            "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"},
-            "requirements": [{"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot"]}],
-        }
-    },
-    "disruption": {"consolidateAfter": "0s"},
-}
+POOL = SPOT_POOL | {"disruption": {"consolidateAfter": "0s"}}
 
 
 def props(spec=SPEC, pools=None, cluster=None) -> dict:
