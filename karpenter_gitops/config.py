@@ -19,7 +19,7 @@ import yaml
 
 from karpenter_gitops import controller, policy, schema, versions, waivers
 from karpenter_gitops.errors import InputError
-from karpenter_gitops.findings import Finding
+from karpenter_gitops.findings import Finding, Violation
 from karpenter_gitops.policy import Settings as PolicySettings
 from karpenter_gitops.rules import registry
 from karpenter_gitops.waivers import Waiver
@@ -39,7 +39,35 @@ from karpenter_gitops.model import (
 NAMESPACE = "karpenter-gitops"
 MAX_FILE_BYTES = 5 * 1024 * 1024
 YAML_SUFFIXES = (".yaml", ".yml")
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_FastLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+class _Loader(_FastLoader):
+    """A safe loader that refuses a key given twice in one mapping.
+
+    PyYAML keeps the last value silently; kubectl and Pulumi (Go YAML) reject the file, so a
+    check that passed here would judge a spec that never reaches the cluster. Keys a merge
+    (``<<: *anchor``) brings in may still be overridden, as YAML allows.
+    """
+
+    def construct_mapping(self, node, deep=False):
+        if isinstance(node, yaml.MappingNode):
+            seen = set()
+            for key_node, _ in node.value:
+                if key_node.tag == _MERGE_TAG:
+                    continue
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    duplicate = key in seen
+                except TypeError:  # an unhashable key: the base constructor reports it
+                    continue
+                if duplicate:
+                    raise yaml.constructor.ConstructorError(
+                        "while constructing a mapping", node.start_mark, f"duplicate key {key!r}", key_node.start_mark
+                    )
+                seen.add(key)
+        return super().construct_mapping(node, deep)
 
 _KINDS = {
     EC2NODECLASS: (EC2NODECLASS_API, EC2NodeClassSpec, EC2NodeClass),
@@ -101,7 +129,10 @@ class _Collector:
 
     def add(self, kind: str, name: str, spec: Any, raw: Mapping[str, Any], source: Source) -> None:
         _, spec_cls, obj_cls = _KINDS[kind]
-        model, violations = schema.load(spec_cls, spec, "spec", self.version)
+        if spec is None:  # both CRDs require spec; the API server drops a null one, then finds it missing
+            model, violations = None, [(schema.REQUIRED, Violation("spec", "Required value", "add the object's spec"))]
+        else:
+            model, violations = schema.load(spec_cls, spec, "spec", self.version)
         for rule_id, violation in violations:
             self.finding(rule_id, kind, name, violation.path, violation.message, source, violation.hint)
         if model is None:
@@ -216,7 +247,7 @@ def _read_manifest(docs: list[Any], name: str, out: _Collector) -> None:
     for index, doc in real:
         if not isinstance(doc, Mapping):
             raise InputError(
-                f"document {index + 1} is a {schema.type_name(doc)}, not a Kubernetes object",
+                f"document {index + 1} is {_article(schema.type_name(doc))}, not a Kubernetes object",
                 name,
                 hint="each YAML document must be a mapping with apiVersion and kind",
             )
@@ -227,7 +258,13 @@ def _read_manifest(docs: list[Any], name: str, out: _Collector) -> None:
         source = Source(file=name, document=index + 1)
         metadata = doc.get("metadata") if isinstance(doc.get("metadata"), Mapping) else {}
         obj_name = metadata.get("name")
-        if not isinstance(obj_name, str) or not obj_name:
+        if isinstance(obj_name, (int, float)) and not isinstance(obj_name, bool):
+            out.finding(  # `name: 5` is a YAML number, which the API server refuses as a name
+                schema.WRONG_TYPE, kind, str(obj_name), "metadata.name",
+                f"Invalid value: {obj_name!r}: must be of type string", source, f'quote it: name: "{obj_name}"',
+            )
+            obj_name = str(obj_name)
+        elif not isinstance(obj_name, str) or not obj_name:
             obj_name = f"<document {index + 1}>"
             out.finding(schema.REQUIRED, kind, obj_name, "metadata.name", "Required value", source, "name the object")
         api, _, _ = _KINDS[kind]
@@ -243,6 +280,10 @@ def _read_manifest(docs: list[Any], name: str, out: _Collector) -> None:
             )
             continue
         out.add(kind, obj_name, doc.get("spec"), doc, source)
+
+
+def _article(noun: str) -> str:
+    return f"an {noun}" if noun[:1] in "aeiou" else f"a {noun}"
 
 
 def _did_you_mean(key: str, known: Iterable[str]) -> str | None:
@@ -378,7 +419,8 @@ def stack_file(stack: str, project_dir: Path | None = None) -> Path:
     config_dir = "."
     project = root / "Pulumi.yaml"
     if project.is_file():
-        meta = yaml.load(project.read_text(encoding="utf-8"), Loader=_Loader) or {}
+        docs = parse_yaml(read_text(project), display(project))
+        meta = docs[0] if len(docs) == 1 and isinstance(docs[0], Mapping) else {}
         config_dir = str(meta.get("stackConfigDir") or ".")
     path = root / config_dir / f"Pulumi.{stack}.yaml"
     if not path.is_file():
@@ -387,13 +429,26 @@ def stack_file(stack: str, project_dir: Path | None = None) -> Path:
 
 
 def stack_karpenter_version(files: Iterable[tuple[str, list[Any]]]) -> versions.Version | None:
-    """The ``cluster.karpenterVersion`` of the first stack file among parsed ``files``, if any."""
+    """The ``cluster.karpenterVersion`` the stack files among parsed ``files`` agree on, if any.
+
+    One run judges every object against one release, so stacks that name different releases
+    are refused rather than silently judged by the first one's rules.
+    """
+    found: dict[versions.Version, str] = {}
     for name, docs in files:
         if len(docs) == 1 and is_stack_document(docs[0]):
             cluster = (docs[0].get("config") or {}).get(f"{NAMESPACE}:cluster")
             if isinstance(cluster, Mapping) and cluster.get("karpenterVersion") is not None:
-                return _cluster(cluster, name).karpenter_version
-    return None
+                found.setdefault(_cluster(cluster, name).karpenter_version, name)
+    if len(found) > 1:
+        (first, first_file), (other, other_file) = list(found.items())[:2]
+        raise InputError(
+            f"'{NAMESPACE}:cluster.karpenterVersion' is {versions.show(other)} here but "
+            f"{versions.show(first)} in {first_file}; one run checks against one Karpenter release",
+            other_file,
+            hint="check the stacks in separate runs, or pass --karpenter-version",
+        )
+    return next(iter(found), None)
 
 
 def read(paths: Iterable[str | Path]) -> list[tuple[str, list[Any]]]:

@@ -143,8 +143,16 @@ def _required(validator, required, instance, schema):
                 yield ValidationError("Required value", path=[key])
 
 
+def _pattern(validator, pattern, instance, schema):
+    """``pattern`` with the API server's RE2: unlike Python's ``re``, its ``$`` does not match before a final newline."""
+    if validator.is_type(instance, "string") and not re2.search(pattern, instance):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
 _BASE = validators.validator_for({"$schema": "https://json-schema.org/draft/2020-12/schema"})
-_Validator = validators.extend(_BASE, {"additionalProperties": _unknown_fields, "required": _required})
+_Validator = validators.extend(
+    _BASE, {"additionalProperties": _unknown_fields, "required": _required, "pattern": _pattern}
+)
 _FORMATS = FormatChecker(formats=())
 _RFC3339 = re.compile(r"\d{4}-\d\d-\d\d[Tt ]\d\d:\d\d:\d\d(\.\d+)?([Zz]|[+-]\d\d:\d\d)\Z")
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import json
 import re
 import types
 import typing
@@ -80,8 +81,17 @@ class _Field:
     scalar: type | None
     item: Any  # model class or scalar type for lists/maps
     prop: Prop
-    pattern: re.Pattern | None
-    value_pattern: re.Pattern | None
+
+
+@cache
+def crd_regex(pattern: str) -> re.Pattern:
+    """A CRD ``pattern`` compiled to match as the API server's Go RE2 does.
+
+    Python's ``$`` also matches before a final newline, RE2's only at the very end: without the
+    translation, ``expireAfter: >`` (folded, so ``"720h\\n"``) would pass here and be rejected there.
+    The CRD patterns hold no ``$`` inside a character class or escaped, so a plain swap is exact.
+    """
+    return re.compile(pattern.replace("$", r"\Z"))
 
 
 def _unwrap_optional(tp: Any) -> Any:
@@ -119,8 +129,6 @@ def fields_of(cls: type) -> dict[str, _Field]:
             scalar=scalar,
             item=item,
             prop=facts,
-            pattern=re.compile(facts.pattern) if facts.pattern else None,
-            value_pattern=re.compile(facts.value_pattern) if facts.value_pattern else None,
         )
     return table
 
@@ -145,7 +153,14 @@ def type_name(value: Any) -> str:
 
 
 def _quote(value: Any) -> str:
-    return f'"{value}"' if isinstance(value, str) else repr(value)
+    """A value as the API server quotes it; escapes keep a newline from splitting the message."""
+    return json.dumps(value, ensure_ascii=False) if isinstance(value, str) else repr(value)
+
+
+def _newline_hint(value: str) -> str | None:
+    if value.endswith("\n"):
+        return "the value ends with a newline, as a YAML block scalar (| or >) leaves it; write it on the key's line"
+    return None
 
 
 class Loader:
@@ -183,7 +198,9 @@ class Loader:
                 continue
             values[field.attr] = self._value(field, raw, child)
         for field in table.values():
-            if field.prop.required and field.wire not in data:
+            # The API server drops a null of a non-nullable field before validating, so a null
+            # required field is as missing as an absent one.
+            if field.prop.required and data.get(field.wire) is None:
                 child = f"{path}.{field.wire}" if path else field.wire
                 self.report(REQUIRED, child, "Required value", f"add {field.wire!r}")
         return cls(**values)
@@ -246,8 +263,10 @@ class Loader:
                 self.report(WRONG_TYPE, path, f"Invalid value: {type_name(raw)}: must be an integer or a string")
                 return None
             text = str(raw)
-            if facts.value_pattern and map_value and not re.fullmatch(facts.value_pattern, text):
-                self.report(PATTERN, path, f"Invalid value: {_quote(text)}: should match a Kubernetes quantity")
+            if facts.value_pattern and map_value and not crd_regex(facts.value_pattern).search(text):
+                self.report(
+                    PATTERN, path, f"Invalid value: {_quote(text)}: should match a Kubernetes quantity", _newline_hint(text)
+                )
             return raw
         if tp is Any:
             return raw
@@ -255,12 +274,15 @@ class Loader:
         if tp is int and isinstance(raw, float) and raw.is_integer():
             raw, ok = int(raw), True
         if not ok:
-            self.report(WRONG_TYPE, path, f"Invalid value: {_quote(raw)}: must be of type {_TYPE_NAMES.get(tp, tp)}")
+            hint = None
+            if tp is str and isinstance(raw, (bool, int, float)):  # YAML read `5`, `1.30` or `true` as a non-string
+                hint = f'quote it: "{json.dumps(raw)}"'
+            self.report(WRONG_TYPE, path, f"Invalid value: {_quote(raw)}: must be of type {_TYPE_NAMES.get(tp, tp)}", hint)
             return None
         pattern = facts.value_pattern if map_value else facts.pattern
         if isinstance(raw, str):
-            if pattern and not re.search(pattern, raw):
-                self.report(PATTERN, path, f"Invalid value: {_quote(raw)}: should match '{pattern}'")
+            if pattern and not crd_regex(pattern).search(raw):
+                self.report(PATTERN, path, f"Invalid value: {_quote(raw)}: should match '{pattern}'", _newline_hint(raw))
             if not map_value:
                 if facts.max_length is not None and len(raw) > facts.max_length:
                     self.report(SIZE, path, f"Too long: may not be more than {facts.max_length} bytes")

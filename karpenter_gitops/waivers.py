@@ -13,7 +13,8 @@ by default), both as a list of entries:
         expires: 2026-09-30      # ISO date; the waiver holds through that day
 
 An expired waiver stops waiving and is itself an error (``policy/waiver-expired``), so exceptions
-cannot outlive their reason silently. Entries are validated strictly: an unknown rule id or field,
+cannot outlive their reason silently. Rules that mirror Karpenter (origin ``karpenter``) cannot be
+waived: the API server or controller would still reject the object, whatever the report says. Entries are validated strictly: an unknown rule id or field,
 a missing reason or a malformed date is an InputError naming the entry.
 """
 
@@ -106,6 +107,11 @@ def _entry(item: Any, where: str, file: str) -> Waiver:
     rule = known_rule(item["rule"], where, file)
     if rule.id == EXPIRED:
         raise InputError(f"{where}: {EXPIRED} cannot be waived", file, hint="renew or delete the expired waiver")
+    if rule.origin == "karpenter":  # as in the policy settings: the API server or controller rejects it anyway
+        raise InputError(
+            f"{where}: {rule.id} mirrors Karpenter's own validation, so it cannot be waived", file,
+            hint="fix the object instead",
+        )
     kind = item.get("kind")
     if kind not in (None, EC2NODECLASS, NODEPOOL):
         raise InputError(f"{where}: kind {kind!r} is neither {EC2NODECLASS} nor {NODEPOOL}", file)

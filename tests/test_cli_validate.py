@@ -67,7 +67,7 @@ def test_text_format_groups_by_object_and_ends_with_summary(tmp_path, capsys):
     ("content", "expected"),
     [
         (b"kind: [unclosed\n", "invalid YAML"),
-        (b"- just\n- a list\n", "document 1 is a array, not a Kubernetes object"),
+        (b"- just\n- a list\n", "document 1 is an array, not a Kubernetes object"),
         (b"", "file is empty"),
         (b"\x00\x01binary", "binary file"),
         (b"\xff\xfe\xfa not utf8", "not UTF-8"),

@@ -20,6 +20,7 @@ from functools import cache
 from karpenter_gitops.findings import Severity, Violation
 from karpenter_gitops.model import EC2NODECLASS, NODEPOOL
 from karpenter_gitops.rules.registry import rule
+from karpenter_gitops.userdata.taints import LOOKALIKE
 from karpenter_gitops.versions import Version
 
 KINDS = (NODEPOOL,)
@@ -306,6 +307,8 @@ def requirement_numeric_operator(obj, ctx):
     for index, requirement in _requirements(obj):
         if requirement.operator in operators:
             values = _values(requirement)
+            if None in values:
+                continue  # a value that is not a string (values: [5]): schema/type names it, CEL never runs on it
             if len(values) != 1 or not _is_non_negative_int64(values[0]):
                 yield Violation(_requirement_path(index), message)
 
@@ -475,7 +478,7 @@ _KARPENTER_TAINTS = {
     "karpenter.sh/unregistered": "its registration taint, added at launch and removed once the node registers",
     "karpenter.sh/disrupted": "its disruption taint, put on nodes it is about to drain",
 }
-_NOT_A_KARPENTER_TAINT = "karpenter.sh/uninitialized"
+_NOT_A_KARPENTER_TAINT = LOOKALIKE  # one spelling for the NodePool rule and the userData checks
 
 
 def _taints(obj) -> Iterator[tuple[str, object]]:
