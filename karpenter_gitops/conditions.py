@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from karpenter_gitops.resolved import Condition, InstanceProfile
+from karpenter_gitops.resolved import Condition
 
 TRUE, FALSE, UNKNOWN = "True", "False", "Unknown"
 
@@ -40,7 +40,7 @@ _DEPENDENCIES_MESSAGE = "Awaiting AMI, Instance Profile, Security Group, and Sub
 class Resolution(Enum):
     READY = "ready"
     NOT_FOUND = "not-found"  # resolved to nothing usable; ``reason`` may say why (e.g. UnsupportedAlias)
-    TRANSIENT_ERROR = "transient-error"  # the lookup failed (throttling, 5xx, access denied); retried
+    TRANSIENT_ERROR = "transient-error"  # the lookup failed (throttling, 5xx, unreachable); retry later
     AWAITING_DEPENDENCY = "awaiting-dependency"  # an earlier step this one needs is not ready
 
 
@@ -75,22 +75,6 @@ class StepOutcome:
             reason, message = _NOT_FOUND[type_]
             return Condition(type_, FALSE, self.reason or reason, self.message or message)
         return Condition(type_, UNKNOWN, self.reason, self.message)
-
-
-def instance_profile_outcome(profile: InstanceProfile) -> StepOutcome:
-    """Judge the instance profile a NodeClass names, where Karpenter checks nothing."""
-    if profile.name.startswith("arn:"):
-        name = profile.name.rpartition("/")[2]
-        return StepOutcome.not_found(
-            f"instanceProfile must be a name, not an ARN; use {name!r}", reason="InstanceProfileIsARN"
-        )
-    if not profile.exists:
-        return StepOutcome.not_found(f"instance profile {profile.name!r} does not exist")
-    if not profile.roles:
-        return StepOutcome.not_found(
-            f"instance profile {profile.name!r} has no role, so nodes cannot join", reason="InstanceProfileHasNoRole"
-        )
-    return StepOutcome.ready()
 
 
 def _validation(dependencies: list[Condition], validation: StepOutcome) -> Condition:

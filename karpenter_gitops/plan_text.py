@@ -97,8 +97,9 @@ def print_plan(plan: Plan, console: Console) -> None:
     calls = ", ".join(f"{op} {n}" for op, n in sorted(plan.aws_calls.items())) or "none (all answers cached)"
     console.print(f"[dim]AWS calls: {calls}[/]")
     ready = sum(1 for p in plan.node_classes.values() if p.ready)
+    mapped = sum(1 for p in plan.node_pools.values() if p.mapping is not None)
     verdict = {0: "[green]ready[/]", 1: "[red]persistent problems[/]", 3: "[yellow]transient: nothing decided, retry[/]"}
     console.print(
         f"[bold]{ready}/{len(plan.node_classes)} EC2NodeClass(es) predicted Ready, "
-        f"{len(plan.node_pools)} NodePool(s) mapped: {verdict[plan.exit_code]}[/]"
+        f"{mapped}/{len(plan.node_pools)} NodePool(s) mapped: {verdict[plan.exit_code]}[/]"
     )

@@ -44,6 +44,7 @@ _AMI_OUTCOMES = {
 }
 _PROFILE_NOT_FOUND = {
     instance_profiles.ProfileOutcome.ARN_NOT_NAME: "InstanceProfileIsARN",
+    instance_profiles.ProfileOutcome.PATH_IN_NAME: "InstanceProfileNameInvalid",
     instance_profiles.ProfileOutcome.NOT_FOUND: "InstanceProfileNotFound",
     instance_profiles.ProfileOutcome.NO_ROLE: "InstanceProfileHasNoRole",
     instance_profiles.ProfileOutcome.ROLE_NOT_FOUND: "RoleNotFound",
@@ -212,6 +213,11 @@ def _live_findings(
             report(live.AMI_NOT_AVAILABLE, "spec.amiSelectorTerms", f"only unusable images match: {unusable}")
         else:
             report(live.SELECTOR_MATCHES_NOTHING, "spec.amiSelectorTerms", "the AMI selector matches no image")
+    if resolution.outcome is ami_provider.AMIOutcome.ALIAS_NOT_DISCOVERED:
+        # Karpenter's message names only the alias; why each parameter failed (not published for this
+        # Kubernetes version, or ssm:GetParameter denied) is what the user can act on.
+        why = ", ".join(resolution.missing_parameters[:2]) + (" …" if len(resolution.missing_parameters) > 2 else "")
+        report(live.SELECTOR_MATCHES_NOTHING, "spec.amiSelectorTerms", f"no SSM parameter of the alias names an image: {why}")
     if _matched_nothing(subnets):
         report(live.SELECTOR_MATCHES_NOTHING, "spec.subnetSelectorTerms", "the subnet selector matches no subnet")
     if _matched_nothing(groups):

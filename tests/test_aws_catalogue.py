@@ -73,3 +73,43 @@ def test_transient_failure_falls_back_to_an_expired_cache(world, tmp_path):
     stale = load_catalogue(aws, cache_dir=tmp_path, clock=lambda: 2 * CATALOGUE_TTL_SECONDS)
     assert stale.hydrated and stale.instance_types == fresh.instance_types
     assert "refresh failed" in stale.message
+
+
+def test_an_unwritable_cache_does_not_fail_the_run(world, tmp_path):
+    """The cache only saves time: a read-only or full home (common in CI containers) must not crash a plan."""
+    env = world(SMALL_WORLD)
+    blocked = tmp_path / "not-a-directory"
+    blocked.write_text("")
+    catalogue = load_catalogue(env.session(), cache_dir=blocked)
+    assert catalogue.hydrated and catalogue.message == ""
+
+
+def test_a_cache_from_the_future_is_refetched(world, tmp_path):
+    """A clock set back (or a cache copied from a skewed machine) must not make a copy fresh for days."""
+    env = world(SMALL_WORLD)
+    load_catalogue(env.session(), cache_dir=tmp_path, clock=lambda: 10 * CATALOGUE_TTL_SECONDS)
+    earlier = env.session()
+    assert load_catalogue(earlier, cache_dir=tmp_path, clock=lambda: 1.0).fetched_at == 1.0
+    assert earlier.call_counts()["DescribeInstanceTypes"] == 1
+
+
+def test_every_page_is_read(monkeypatch, tmp_path):
+    """Real EC2 pages DescribeInstanceTypes by 100 and offerings by 1000 (moto never pages): NextToken is followed."""
+    from botocore.stub import Stubber
+
+    from karpenter_gitops.aws.client import AwsSession
+
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    aws = AwsSession("us-west-2", cache_namespace="stubbed")
+    stub = Stubber(aws.client("ec2"))
+    for page, token in ((["m5.large"], {"NextToken": "2"}), (["m7g.large"], {})):
+        stub.add_response("describe_instance_types", {"InstanceTypes": [{"InstanceType": t} for t in page], **token})
+    for page, token in ((["m5.large"], {"NextToken": "2"}), (["m7g.large"], {})):
+        offerings = [{"InstanceType": t, "Location": "us-west-2a", "LocationType": "availability-zone"} for t in page]
+        stub.add_response("describe_instance_type_offerings", {"InstanceTypeOfferings": offerings, **token})
+    with stub:
+        catalogue = load_catalogue(aws, cache_dir=tmp_path)
+    stub.assert_no_pending_responses()
+    assert [t["InstanceType"] for t in catalogue.instance_types] == ["m5.large", "m7g.large"]
+    assert set(catalogue.offerings) == {"m5.large", "m7g.large"}

@@ -84,3 +84,67 @@ def test_tag_filters_use_tag_key_for_wildcard_values():
         {"Name": "tag-key", "Values": ["karpenter.sh/discovery"]},
         {"Name": "tag:team", "Values": ["payments"]},
     ]
+
+
+def test_a_garbled_reply_is_transient_not_a_crash(default_aws):
+    """botocore's ResponseParserError is no BotoCoreError: it used to escape classification."""
+    from botocore.awsrequest import AWSResponse
+
+    from karpenter_gitops.aws.embedded import _RawBody
+
+    aws = default_aws.session(max_attempts=1)
+    aws.register("before-send.ec2", lambda request, **_: AWSResponse(
+        request.url, 200, {"Content-Type": "text/xml"}, _RawBody(b"<html><body>proxy error")))
+    with pytest.raises(TransientAWSError) as caught:
+        aws.paginate("ec2", "DescribeSubnets", "Subnets")
+    assert caught.value.code == "ResponseParserError"
+
+
+def _stubbed_account(monkeypatch, account: str | None) -> AwsSession:
+    """A session on real AWS's endpoints whose STS answer is stubbed (nothing leaves the process)."""
+    from botocore.stub import Stubber
+
+    for name in ("AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_EC2", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    aws = AwsSession("us-west-2")
+    stub = Stubber(aws.client("sts"))
+    if account:
+        stub.add_response("get_caller_identity", {"Account": account, "Arn": f"arn:aws:iam::{account}:user/x", "UserId": "x"})
+    else:
+        stub.add_client_error("get_caller_identity", "AccessDenied", http_status_code=403)
+    stub.activate()
+    return aws
+
+
+def test_real_aws_caches_are_per_account(monkeypatch):
+    """Zone names map to other physical zones in each account: one account's offerings never answer another's."""
+    first, second = _stubbed_account(monkeypatch, "111111111111"), _stubbed_account(monkeypatch, "222222222222")
+    assert first.cache_namespace == "aws-111111111111" and second.cache_namespace == "aws-222222222222"
+    assert first.cache_namespace == "aws-111111111111"  # asked once: a second STS call would find no stubbed answer
+    unknown = _stubbed_account(monkeypatch, None)  # no STS (isolated VPC): the credentials still tell accounts apart
+    assert unknown.cache_namespace.startswith("aws-key-") and "testing" not in unknown.cache_namespace
+
+
+def test_a_service_specific_endpoint_gets_its_own_cache_namespace(monkeypatch):
+    """AWS_ENDPOINT_URL_EC2 (or a profile's endpoint_url) sends EC2 elsewhere: its answers are not real AWS's."""
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    monkeypatch.setenv("AWS_ENDPOINT_URL_EC2", "http://127.0.0.1:4566")
+    aws = AwsSession("us-west-2")
+    assert aws.cache_namespace.startswith("endpoint-") and aws.call_counts() == {}
+
+
+def test_missing_credentials_are_found_before_any_call(monkeypatch, tmp_path):
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    aws = AwsSession("us-west-2")
+    with pytest.raises(PersistentAWSError) as caught:
+        aws.require_credentials()
+    assert caught.value.code == "NoCredentials" and "AWS_PROFILE" in caught.value.detail
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    AwsSession("us-west-2").require_credentials()

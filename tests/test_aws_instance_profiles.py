@@ -49,3 +49,12 @@ def test_role_checks_strip_paths(default_aws):
     assert resolve_role(aws, "teams/payments/PaymentsNodeRole").ready
     assert resolve_role(aws, "KarpenterNodeRole-missing").outcome is ProfileOutcome.ROLE_NOT_FOUND
     assert bare_role_name("arn:aws:iam::123456789012:role/teams/payments/PaymentsNodeRole") == "PaymentsNodeRole"
+
+
+def test_a_profile_name_with_a_path_is_rejected_with_the_name_and_never_reaches_iam(default_aws):
+    """IAM answers such a name with ValidationError (moto: NoSuchEntity), and EC2 launches take the bare name."""
+    aws = default_aws.session()
+    result = resolve_instance_profile(aws, "teams/payments/PaymentsNodeProfile", cache=TTLCache(60))
+    assert result.outcome is ProfileOutcome.PATH_IN_NAME and not result.ready
+    assert "use 'PaymentsNodeProfile'" in result.message
+    assert aws.call_counts() == {}

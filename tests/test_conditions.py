@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from karpenter_gitops.conditions import StepOutcome, instance_profile_outcome, predict_conditions
-from karpenter_gitops.resolved import Condition, InstanceProfile
+from karpenter_gitops.conditions import StepOutcome, predict_conditions
+from karpenter_gitops.resolved import Condition
 
 READY = StepOutcome.ready()
 
@@ -60,16 +60,3 @@ def test_validation_failure_when_dependencies_are_ready():
         amis=READY, subnets=READY, security_groups=READY, instance_profile=READY, validation=denied
     )
     assert Condition("ValidationSucceeded", "False", "RunInstancesAuthCheckFailed", denied.message) in conditions
-
-
-def test_instance_profile_judgement():
-    assert instance_profile_outcome(InstanceProfile("KarpenterNode", True, ("KarpenterNodeRole",))) == READY
-    missing = instance_profile_outcome(InstanceProfile("Nope", False)).condition("InstanceProfileReady")
-    assert (missing.status, missing.reason) == ("False", "InstanceProfileNotFound")
-    roleless = instance_profile_outcome(InstanceProfile("Empty", True)).condition("InstanceProfileReady")
-    assert (roleless.status, roleless.reason) == ("False", "InstanceProfileHasNoRole")
-    arn = instance_profile_outcome(
-        InstanceProfile("arn:aws:iam::123456789012:instance-profile/team/a/KarpenterNodeProfile", True, ("r",))
-    ).condition("InstanceProfileReady")
-    assert (arn.status, arn.reason) == ("False", "InstanceProfileIsARN")
-    assert "'KarpenterNodeProfile'" in arn.message

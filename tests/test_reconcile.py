@@ -119,6 +119,20 @@ def test_tv4_instance_profile_arn_never_reaches_iam(default_aws, catalogue_cache
     assert plan.exit_code == 1
 
 
+@pytest.mark.parametrize(("profile", "expected"), [
+    ("KarpenterNodeProfile", ("True", "InstanceProfileReady")),
+    ("NoSuchProfile", ("False", "InstanceProfileNotFound")),
+    ("EmptyProfile", ("False", "InstanceProfileHasNoRole")),
+    ("arn:aws:iam::123456789012:instance-profile/KarpenterNodeProfile", ("False", "InstanceProfileIsARN")),
+    ("teams/payments/PaymentsNodeProfile", ("False", "InstanceProfileNameInvalid")),
+])
+def test_instance_profile_judgement(default_aws, catalogue_cache, profile, expected):
+    """Where Karpenter checks nothing (§3.2) we say False with a reason: missing, roleless, an ARN, a path."""
+    doc = node_class(instanceProfile=profile)
+    del doc["spec"]["role"]
+    assert conditions(plan_for(default_aws, [doc], catalogue_cache), "default")["InstanceProfileReady"] == expected
+
+
 def test_tv8_subnet_selector_matching_nothing_rolls_up(default_aws, catalogue_cache):
     doc = node_class(subnetSelectorTerms=[{"tags": {"karpenter.sh/discovery": "nope"}}])
     plan = plan_for(default_aws, [doc, node_pool([])], catalogue_cache)
@@ -137,6 +151,8 @@ def test_unpublished_alias_version_is_a_persistent_problem(default_aws, catalogu
     assert conditions(plan, "default")["AMIsReady"] == ("False", "AliasNotDiscovered")
     assert conditions(plan, "default")["Ready"][0] == "False"
     assert plan.exit_code == 1 and not plan.transient
+    [finding] = [f for f in plan.findings if f.rule == "live/selector-matches-nothing"]
+    assert "amazon-eks-node-al2023-x86_64-standard-1.32-v19990101/image_id (ParameterNotFound)" in finding.message
 
 
 def test_identical_selectors_are_queried_once(default_aws, catalogue_cache):
@@ -201,16 +217,76 @@ def test_plan_cli_bad_fixture_and_usage_exit_two(tmp_path, capsys, monkeypatch):
     assert main(["plan", "--stack", "demo", "--aws-fixture", str(fixture)]) == 2
 
 
-def test_plan_cli_unreachable_aws_is_transient(capsys, monkeypatch, tmp_path):
-    monkeypatch.chdir(PROJECT)
-    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")  # discard port: nothing listens
+def _unreachable_aws(monkeypatch):
+    """Credentials and a region, and an endpoint where nothing listens (the discard port), tried once."""
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
     monkeypatch.setenv("AWS_REGION", "us-west-2")
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
     monkeypatch.setenv("AWS_MAX_ATTEMPTS", "1")
+
+
+def test_plan_cli_unreachable_aws_is_transient(capsys, monkeypatch, tmp_path):
+    monkeypatch.chdir(PROJECT)
+    _unreachable_aws(monkeypatch)
     code = main(["plan", "--stack", "demo", "--format", "json", "--cache-dir", str(tmp_path)])
     result = json.loads(capsys.readouterr().out)
     assert code == 3
     assert result["transient"]
-    assert all(not p["amis"] or True for p in result["nodeClasses"].values())
+    assert all(not p["amis"] for p in result["nodeClasses"].values())
+    assert all(p["awaiting"] for p in result["nodePools"].values())
     assert not any(f["rule"].startswith("live/") for f in result["findings"])
+
+
+def _no_aws_environment(monkeypatch, tmp_path):
+    """No region, credentials, profile or instance role from the environment (a fresh CI runner)."""
+    for name in ("AWS_REGION", "AWS_DEFAULT_REGION", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
+                 "AWS_PROFILE", "AWS_ENDPOINT_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+
+
+def test_plan_and_bump_without_credentials_say_so_in_one_line_and_exit_two(capsys, monkeypatch, tmp_path):
+    """Not a plan full of AWSError conditions and a 'transient' catalogue (exit 3) that no retry can fix."""
+    monkeypatch.chdir(PROJECT)
+    _no_aws_environment(monkeypatch, tmp_path)
+    for command in (["plan", "--stack", "dev", "--cache-dir", str(tmp_path)], ["bump", "--stack", "dev"]):
+        assert main(command) == 2
+        out, err = capsys.readouterr()
+        assert out == "" and err.count("\n") == 1 and "no AWS credentials" in err, err
+
+
+def test_real_aws_takes_the_stacks_region_when_the_environment_names_none(monkeypatch, tmp_path):
+    """As the Pulumi provider does (README: aws:region is used when the environment names no region)."""
+    from karpenter_gitops.cli import aws_target, stack_aws_region
+
+    _no_aws_environment(monkeypatch, tmp_path)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    region = stack_aws_region(config.read([PROJECT / "stacks" / "Pulumi.dev.yaml"]))
+    assert region == "eu-west-1"
+    with aws_target(False, None, None, config.Cluster(), region) as (session, _):
+        assert session.region == "eu-west-1"
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-2")
+    with aws_target(False, None, None, config.Cluster(), region) as (session, _):
+        assert session.region == "us-east-2"
+
+
+def test_plan_text_counts_only_the_node_pools_it_mapped(capsys, monkeypatch, tmp_path):
+    monkeypatch.chdir(PROJECT)
+    _unreachable_aws(monkeypatch)
+    assert main(["plan", "--stack", "demo", "--cache-dir", str(tmp_path)]) == 3
+    out = capsys.readouterr().out
+    assert "0/3 NodePool(s) mapped" in out
+    assert "catalogue not loaded: instance-type catalogue not loaded" not in out
+
+
+@pytest.mark.parametrize("command", ["plan", "bump"])
+def test_a_malformed_kubernetes_version_flag_is_a_usage_error_not_a_traceback(command, capsys, monkeypatch):
+    monkeypatch.chdir(PROJECT)
+    stack = "demo" if command == "plan" else "pinned"
+    args = [command, "--stack", stack, "--embedded-aws", "--kubernetes-version", "1.x"]
+    assert main(args + (["--dry-run"] if command == "bump" else [])) == 2
+    assert "'1.x' is not a Kubernetes version" in capsys.readouterr().err

@@ -67,7 +67,7 @@ def load_catalogue(
     """
     path = (cache_dir or default_cache_dir()) / aws.cache_namespace / f"instance-types-{aws.region}.json"
     cached = _read(path, aws.region)
-    if cached and clock() - cached.fetched_at < ttl:
+    if cached and 0 <= clock() - cached.fetched_at < ttl:  # a copy from the future (clock reset) is not fresh
         return cached
     try:
         fresh = _fetch(aws, clock())
@@ -75,9 +75,12 @@ def load_catalogue(
         if cached:
             return Catalogue(cached.region, cached.instance_types, cached.offerings, cached.fetched_at,
                              f"using the cache from {time.ctime(cached.fetched_at)}: refresh failed: {error}")
-        return Catalogue(aws.region, message=f"instance-type catalogue not loaded: {error}")
+        return Catalogue(aws.region, message=str(error))
     if fresh.hydrated:
-        _write(path, fresh)
+        try:
+            _write(path, fresh)
+        except OSError:  # the cache only saves time: a read-only or full home must not fail the run
+            pass
     return fresh
 
 

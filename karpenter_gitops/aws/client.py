@@ -17,19 +17,24 @@ from collections import Counter
 from collections.abc import Callable, Hashable
 from concurrent.futures import Future
 from typing import Any
+from urllib.parse import urlsplit
 
 import botocore.session
 from botocore import xform_name
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 from botocore.loaders import create_loader
+from botocore.parsers import ResponseParserError
 
-from karpenter_gitops.aws.errors import PersistentAWSError, classify
+from karpenter_gitops.aws.errors import AWSError, PersistentAWSError, classify
 
 DEFAULT_MAX_ATTEMPTS = 3
 
 # Service models are large JSON files (EC2's takes ~0.3 s to parse); every run shares one loader.
 _MODEL_LOADER = create_loader()
+
+# Host suffixes of AWS's own endpoints, every partition; anything else is an emulator or a proxy.
+_AWS_DOMAINS = (".amazonaws.com", ".amazonaws.com.cn", ".api.aws", ".c2s.ic.gov", ".sc2s.sgov.gov")
 
 
 class AwsSession:
@@ -51,7 +56,7 @@ class AwsSession:
         self.region: str = region or os.environ.get("AWS_REGION") or self._botocore.get_config_variable("region")
         if not self.region:
             raise PersistentAWSError(
-                "configuration", "NoRegion", "no AWS region: set AWS_REGION (or a profile region) or pass a region"
+                "configuration", "NoRegion", "no AWS region: set AWS_REGION, a profile's region or the stack's aws:region"
             )
         self._endpoint_url = endpoint_url
         self._config = Config(
@@ -60,11 +65,7 @@ class AwsSession:
             connect_timeout=connect_timeout,
             read_timeout=read_timeout,
         )
-        endpoint = endpoint_url or os.environ.get("AWS_ENDPOINT_URL")
-        #: Names on-disk caches, so data from an emulator never answers for real AWS and vice versa.
-        self.cache_namespace = cache_namespace or (
-            "aws" if not endpoint else "endpoint-" + hashlib.sha256(endpoint.encode()).hexdigest()[:12]
-        )
+        self._cache_namespace = cache_namespace
         self._lock = threading.Lock()
         self._clients: dict[str, Any] = {}
         self._hooks: list[tuple[str, Callable[..., Any]]] = []
@@ -72,10 +73,58 @@ class AwsSession:
         self._memo: dict[Hashable, Future] = {}
 
     def __repr__(self) -> str:
-        return f"AwsSession(region={self.region!r}, namespace={self.cache_namespace!r})"
+        return f"AwsSession(region={self.region!r}, namespace={self._cache_namespace!r})"
 
     def __reduce__(self):
         raise TypeError("AwsSession holds live AWS clients and belongs to one run; create a new one instead of pickling")
+
+    @property
+    def cache_namespace(self) -> str:
+        """What names this session's caches (on disk and per process): the AWS account, or the emulator.
+
+        Zone names map to different physical zones in each account, so the catalogue's offerings
+        (and every IAM answer) of one account must never answer for another: real AWS is keyed by
+        the account (one STS call, which needs no permission). Any other endpoint is keyed by its
+        URL as EC2 is actually reached, so ``AWS_ENDPOINT_URL_EC2`` or a profile's
+        ``endpoint_url`` counts as well as ``AWS_ENDPOINT_URL``.
+        """
+        if self._cache_namespace is None:
+            endpoint = self.client("ec2").meta.endpoint_url
+            if (urlsplit(endpoint).hostname or "").endswith(_AWS_DOMAINS):
+                self._cache_namespace = "aws-" + self._account()
+            else:
+                self._cache_namespace = "endpoint-" + hashlib.sha256(endpoint.encode()).hexdigest()[:12]
+        return self._cache_namespace
+
+    def _account(self) -> str:
+        """The caller's account id; if STS cannot say (e.g. no STS endpoint in an isolated VPC), a
+        digest of the access key, which is as specific, only rotates with temporary credentials."""
+        try:
+            return self.call("sts", "GetCallerIdentity")["Account"]
+        except AWSError:
+            credentials = self._botocore.get_credentials()
+            key = credentials.access_key if credentials else ""
+            return "key-" + hashlib.sha256(key.encode()).hexdigest()[:12]
+
+    def require_credentials(self) -> None:
+        """PersistentAWSError unless the credential chain yields credentials (no API call is made).
+
+        Without this check every call of a run fails alike and the plan drowns the one cause in
+        a condition per resolution.
+        """
+        try:
+            credentials = self._botocore.get_credentials()
+            if credentials is not None:
+                credentials.get_frozen_credentials()  # an expired SSO login fails here, not later
+        except BotoCoreError as error:
+            raise PersistentAWSError("configuration", type(error).__name__, str(error)) from None
+        if credentials is None:
+            raise PersistentAWSError(
+                "configuration",
+                "NoCredentials",
+                "no AWS credentials: set AWS_PROFILE (and log in) or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, "
+                "or run with an instance or pod role",
+            )
 
     # --- clients and hooks -------------------------------------------------------------
 
@@ -133,7 +182,7 @@ class AwsSession:
         if owner:
             try:
                 future.set_result(run())
-            except (ClientError, BotoCoreError) as error:
+            except (ClientError, BotoCoreError, ResponseParserError) as error:
                 future.set_exception(classify(error, operation))
             except BaseException as error:  # a bug, not AWS: waiters must not hang on it
                 future.set_exception(error)

@@ -1,8 +1,8 @@
 """The IAM side of a NodeClass (reference §3): does the instance profile exist and carry a role?
 
 Karpenter itself makes no IAM call for ``spec.instanceProfile`` and only finds out at launch
-time (an ARN, a typo, a profile without a role). We check up front, by name only: an ARN is
-rejected with the name to use and never sent to IAM. For ``spec.role`` Karpenter creates the
+time (an ARN, a typo, a profile without a role). We check up front, by name only: an ARN or a
+name with a path is rejected with the name to use and never sent to IAM. For ``spec.role`` Karpenter creates the
 profile itself, so only the role's existence is checked.
 """
 
@@ -25,6 +25,7 @@ _PROFILE_ARN = re.compile(r"^arn:aws[a-z-]*:iam::\d{12}:instance-profile/(?:.*/)
 class ProfileOutcome(enum.StrEnum):
     READY = "Ready"
     ARN_NOT_NAME = "InstanceProfileNameInvalid"  # EC2 would reject it at launch time
+    PATH_IN_NAME = "InstanceProfileNameHasPath"  # likewise; IAM itself rejects the name (ValidationError)
     NOT_FOUND = "InstanceProfileNotFound"
     NO_ROLE = "InstanceProfileHasNoRole"  # nodes would launch without credentials and never join
     ROLE_NOT_FOUND = "RoleNotFound"
@@ -50,6 +51,11 @@ def resolve_instance_profile(aws: AwsSession, name: str, *, cache: TTLCache = PR
         return ProfileResolution(
             ProfileOutcome.ARN_NOT_NAME,
             f"instanceProfile {name!r} is an ARN; EC2 launches take the name: use {arn.group(1)!r}",
+        )
+    if "/" in name:  # asking IAM would only say ValidationError (AWS) or NoSuchEntity (moto)
+        return ProfileResolution(
+            ProfileOutcome.PATH_IN_NAME,
+            f"instanceProfile {name!r} includes a path; EC2 launches take the bare name: use {name.rsplit('/', 1)[-1]!r}",
         )
     key = (aws.cache_namespace, name)
     profile = cache.get(key)
