@@ -1,9 +1,9 @@
 """The specs the components apply: the user's spec plus Karpenter's server defaults made explicit.
 
 Karpenter's CRDs default some fields on the API server (EC2NodeClass ``metadataOptions``, NodePool
-``disruption`` and ``expireAfter``). Left unset, the live object differs from what Pulumi sent
-and every refresh shows a diff, so the components write the defaults themselves. Pure functions
-of plain data: the reconciliation validates exactly what gets applied.
+``disruption``, each budget's ``nodes`` and ``expireAfter``). Left unset, the live object differs
+from what Pulumi sent and every refresh shows a diff, so the components write the defaults
+themselves. Pure functions of plain data: the reconciliation validates exactly what gets applied.
 """
 
 from __future__ import annotations
@@ -21,10 +21,11 @@ METADATA_OPTIONS_DEFAULTS = {
     "httpPutResponseHopLimit": 1,
     "httpTokens": "required",
 }
+BUDGET_NODES_DEFAULT = "10%"
 DISRUPTION_DEFAULTS = {
     "consolidationPolicy": "WhenEmptyOrUnderutilized",
     "consolidateAfter": "0s",
-    "budgets": [{"nodes": "10%"}],
+    "budgets": [{"nodes": BUDGET_NODES_DEFAULT}],
 }
 EXPIRE_AFTER_DEFAULT = "720h"
 NODE_CLASS_GROUP = EC2NODECLASS_API.split("/")[0]
@@ -78,5 +79,14 @@ def node_pool_spec(spec: Mapping[str, Any], node_class_name: Any) -> dict[str, A
     template_spec = template.setdefault("spec", {})
     template_spec["nodeClassRef"] = {"group": NODE_CLASS_GROUP, "kind": EC2NODECLASS, "name": node_class_name}
     template_spec.setdefault("expireAfter", EXPIRE_AFTER_DEFAULT)
-    result["disruption"] = {**copy.deepcopy(DISRUPTION_DEFAULTS), **(spec.get("disruption") or {})}
+    # The CRD defaults the whole block when it is absent; a given block gets its fields' own defaults,
+    # but not consolidateAfter, which has none: leaving it out stays an error the check reports.
+    given = result.get("disruption")
+    defaults = DISRUPTION_DEFAULTS if given is None else {k: v for k, v in DISRUPTION_DEFAULTS.items() if k != "consolidateAfter"}
+    disruption = {**copy.deepcopy(defaults), **(given or {})}
+    if isinstance(disruption.get("budgets"), list):  # each item's ``nodes`` has a CRD default of its own
+        disruption["budgets"] = [
+            {"nodes": BUDGET_NODES_DEFAULT, **budget} if isinstance(budget, Mapping) else budget for budget in disruption["budgets"]
+        ]
+    result["disruption"] = disruption
     return result

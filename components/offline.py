@@ -28,6 +28,8 @@ import pulumi
 import yaml
 from pulumi.runtime.mocks import MockMonitor
 
+from karpenter_gitops.errors import InputError
+
 RECONCILIATION = "pulumi-python:dynamic/karpenter-gitops:Reconciliation"
 GET_CLUSTER = "aws:eks/getCluster:getCluster"  # the one invoke answered: KarpenterController looks its cluster up
 PROJECT = Path(__file__).resolve().parent.parent
@@ -173,12 +175,12 @@ def run_program(stack: str, *, preview: bool = False) -> Recorder:
     """The project's ``__main__.py`` for one stack; failed registrations are kept in ``failures``."""
     recorder = Recorder(preview=preview, tolerate_failures=True)
     run(
-            lambda: runpy.run_path(str(PROGRAM), run_name="__main__"),
-            preview=preview,
-            config=stack_config(stack),
-            stack=stack,
-            recorder=recorder,
-        )
+        lambda: runpy.run_path(str(PROGRAM), run_name="__main__"),
+        preview=preview,
+        config=stack_config(stack),
+        stack=stack,
+        recorder=recorder,
+    )
     return recorder
 
 
@@ -222,8 +224,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from karpenter_gitops.aws.embedded import embedded_aws
 
-    with embedded_aws() if args.embedded_aws else contextlib.nullcontext():
-        recorder = run_program(args.stack, preview=args.preview)
+    try:
+        with embedded_aws() if args.embedded_aws else contextlib.nullcontext():
+            recorder = run_program(args.stack, preview=args.preview)
+    except InputError as error:  # no stack file, or the program refused its config: nothing registered to show
+        print(f"{parser.prog}: error: {error}", file=sys.stderr)
+        return 2
     print_tree(recorder)
     return 1 if recorder.failures else 0
 

@@ -51,6 +51,18 @@ def _format_option(func):
     )(func)
 
 
+def _check_kubernetes_version(_ctx, param, value: str | None) -> str | None:
+    """Refuse ``--kubernetes-version 1.x`` here, as a usage error, not as a traceback deep in alias resolution."""
+    from karpenter_gitops.amifamily import kubernetes_minor
+
+    if value is not None:
+        try:
+            kubernetes_minor(value)
+        except ValueError as err:
+            raise click.BadParameter(str(err), param=param) from None
+    return value
+
+
 def _aws_options(func):
     """``--embedded-aws``, ``--aws-fixture`` and ``--kubernetes-version``: what a command reading AWS takes."""
     options = (
@@ -59,7 +71,10 @@ def _aws_options(func):
         ),
         click.option("--aws-fixture", metavar="FILE", type=click.Path(), help="World fixture for --embedded-aws."),
         click.option(
-            "--kubernetes-version", metavar="X.Y", help="Cluster version for alias AMIs (default: the stack's)."
+            "--kubernetes-version",
+            metavar="X.Y",
+            callback=_check_kubernetes_version,
+            help="Cluster version for alias AMIs (default: the stack's).",
         ),
     )
     for option in reversed(options):
@@ -67,11 +82,30 @@ def _aws_options(func):
     return func
 
 
+def stack_aws_region(files) -> str | None:
+    """The ``aws:region`` of the first stack file among parsed ``files``, if any."""
+    for _name, docs in files:
+        if len(docs) == 1 and config.is_stack_document(docs[0]):
+            region = (docs[0].get("config") or {}).get("aws:region")
+            if isinstance(region, str) and region:
+                return region
+    return None
+
+
 @contextlib.contextmanager
-def aws_target(embedded_aws: bool, aws_fixture: str | None, kubernetes_version: str | None, cluster: config.Cluster):
+def aws_target(
+    embedded_aws: bool,
+    aws_fixture: str | None,
+    kubernetes_version: str | None,
+    cluster: config.Cluster,
+    stack_region: str | None = None,
+):
     """The AwsSession to read (real AWS, or moto seeded from a world) and the cluster's Kubernetes version.
 
-    The version is the flag's, else the stack's, else the embedded world's.
+    The version is the flag's, else the stack's, else the embedded world's. Real AWS takes the
+    region from the environment, else ``stack_region`` (the stack's ``aws:region``, as the Pulumi
+    provider does), else the profile; no region or no credentials is one line and exit 2, before
+    any call, rather than one failed lookup per resolution.
     """
     from karpenter_gitops.aws import embedded
     from karpenter_gitops.aws.client import AwsSession
@@ -81,9 +115,14 @@ def aws_target(embedded_aws: bool, aws_fixture: str | None, kubernetes_version: 
         raise click.UsageError("--aws-fixture needs --embedded-aws")
     with embedded.embedded_aws(aws_fixture) if embedded_aws else contextlib.nullcontext() as world:
         try:
-            session = world.session() if world else AwsSession()
-        except PersistentAWSError as error:  # e.g. no region configured: the user's setup, not AWS's answer
-            raise click.UsageError(str(error)) from None
+            if world:
+                session = world.session()
+            else:
+                named = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
+                session = AwsSession(None if named else stack_region)
+                session.require_credentials()
+        except PersistentAWSError as error:  # the user's setup, not AWS's answer
+            raise InputError(error.detail) from None
         world_version = world.world.kubernetes_version if world else None
         yield session, kubernetes_version or cluster.kubernetes_version or world_version
 
@@ -226,7 +265,9 @@ def plan_command(stack, manifests, embedded_aws, aws_fixture, kubernetes_version
     inputs = config.load_documents(files, version)
     status = Console(stderr=True)
     with contextlib.ExitStack() as stack_:
-        session, kube = stack_.enter_context(aws_target(embedded_aws, aws_fixture, kubernetes_version, inputs.cluster))
+        session, kube = stack_.enter_context(
+            aws_target(embedded_aws, aws_fixture, kubernetes_version, inputs.cluster, stack_aws_region(files))
+        )
         spinner = stack_.enter_context(status.status("planning…")) if status.is_terminal and fmt == "text" else None
         plan = reconcile(
             inputs,
@@ -288,7 +329,8 @@ def bump_command(stack, class_names, pin_latest, dry_run, embedded_aws, aws_fixt
     if unknown:
         raise click.BadParameter(f"no EC2NodeClass {', '.join(unknown)} in {file}", param_hint="--class")
     try:
-        with aws_target(embedded_aws, aws_fixture, kubernetes_version, inputs.cluster) as (session, kube):
+        target = aws_target(embedded_aws, aws_fixture, kubernetes_version, inputs.cluster, stack_aws_region(files))
+        with target as (session, kube):
             catalog = bump.AwsAmiCatalog(session, kube, version)
             result = bump.plan_bump(inputs, catalog, classes=class_names, pin_latest=pin_latest)
     except bump.AwsUnavailable as error:
@@ -380,7 +422,10 @@ def render_command(stack, manifests, out, embedded_aws, aws_fixture, kubernetes_
             click.echo(f"karpenter-gitops: refusing to render: {why}; {out} untouched", err=True)
             sys.exit(plan.exit_code)
     rendered = render.manifest_files(inputs)
-    changed = render.write_atomically(out, rendered)
+    try:
+        changed = render.write_atomically(out, rendered)
+    except OSError as error:  # DIR is as it was: the write is all or nothing
+        raise InputError(f"cannot write: {error.strerror or error}", str(out), hint="check --out") from None
     click.echo(f"{'wrote' if changed else 'unchanged:'} {len(rendered)} manifest(s) in {out}")
     sys.exit(EXIT_OK)
 
@@ -451,9 +496,12 @@ def preview_command(
     else:
         target = full_report or Path(tempfile.gettempdir()) / "karpenter-preview-full.md"
         comment, shortened = preview.markdown(report, budget, str(target))
-        if shortened:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(preview.markdown(report, None)[0], encoding="utf-8")
+        if shortened:  # written before the comment is printed: a comment must not point at a missing report
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(preview.markdown(report, None)[0], encoding="utf-8")
+            except OSError as error:
+                raise InputError(f"cannot write the full report: {error.strerror or error}", str(target)) from None
         click.echo(comment, nl=False)
     sys.exit(report.exit_code)
 

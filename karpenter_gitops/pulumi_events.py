@@ -121,6 +121,13 @@ def parse_preview_json(text: str, source: str) -> PulumiPreview:
         raise InputError(f"not the JSON of `pulumi preview --json`: {err.msg} (line {err.lineno})", source) from None
     if not isinstance(data, Mapping) or not isinstance(data.get("steps", []), list):
         raise InputError("not the JSON of `pulumi preview --json` (no 'steps' list)", source)
+    try:
+        return _preview_from(data)
+    except (AttributeError, TypeError, ValueError) as err:
+        raise InputError(f"not the JSON of `pulumi preview --json`: unexpected shape ({err})", source) from None
+
+
+def _preview_from(data: Mapping) -> PulumiPreview:
     steps = {}
     for step in data.get("steps") or ():
         op, urn = step.get("op", ""), step.get("urn", "")
@@ -134,38 +141,47 @@ def parse_preview_json(text: str, source: str) -> PulumiPreview:
         for d in data.get("diagnostics") or ()
         if plain(d.get("message", ""))
     )
-    return PulumiPreview(_sorted(steps), (), diagnostics, dict(data.get("changeSummary") or {}))
+    return PulumiPreview(_sorted(steps), (), diagnostics, _summary(data.get("changeSummary")))
+
+
+def _summary(changes: object) -> dict[str, int]:
+    """The engine's per-operation counts; a count that is not a number is a wrong file, found here."""
+    return {str(op): int(n) for op, n in dict(changes or {}).items()}
 
 
 def parse_event_log(text: str, source: str) -> PulumiPreview:
     """The newline-delimited engine events of ``pulumi preview --event-log FILE``."""
     steps: dict[str, PulumiStep] = {}
     policies, diagnostics, summary = [], [], {}
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            event = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise InputError(f"not a Pulumi engine event: {err.msg}", source, number) from None
-        if "resourcePreEvent" in event or "resOutputsEvent" in event:
-            metadata = (event.get("resourcePreEvent") or event.get("resOutputsEvent") or {}).get("metadata") or {}
-            op, urn = metadata.get("op", ""), metadata.get("urn", "")
-            if op not in HIDDEN_OPS and urn:
-                reasons = [*(metadata.get("diffs") or ()), *(metadata.get("detailedDiff") or {})]
-                steps.setdefault(urn, _step(op, urn, metadata.get("type"), reasons))
-        elif "policyEvent" in event:
-            p = event["policyEvent"]
-            policies.append(
-                PolicyEvent(p.get("policyPackName", ""), p.get("policyName", ""), p.get("enforcementLevel", ""),
-                            plain(p.get("message", "")), p.get("resourceUrn", ""))
-            )
-        elif "diagnosticEvent" in event:
-            d = event["diagnosticEvent"]
-            if not d.get("ephemeral") and plain(d.get("message", "")):
-                diagnostics.append(Diagnostic(d.get("severity", "info"), plain(d.get("message", "")), d.get("urn", "")))
-        elif "summaryEvent" in event:
-            summary = dict(event["summaryEvent"].get("resourceChanges") or {})
+    number = 0
+    try:
+        for number, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                event = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise InputError(f"not a Pulumi engine event: {err.msg}", source, number) from None
+            if "resourcePreEvent" in event or "resOutputsEvent" in event:
+                metadata = (event.get("resourcePreEvent") or event.get("resOutputsEvent") or {}).get("metadata") or {}
+                op, urn = metadata.get("op", ""), metadata.get("urn", "")
+                if op not in HIDDEN_OPS and urn:
+                    reasons = [*(metadata.get("diffs") or ()), *(metadata.get("detailedDiff") or {})]
+                    steps.setdefault(urn, _step(op, urn, metadata.get("type"), reasons))
+            elif "policyEvent" in event:
+                p = event["policyEvent"]
+                policies.append(
+                    PolicyEvent(p.get("policyPackName", ""), p.get("policyName", ""), p.get("enforcementLevel", ""),
+                                plain(p.get("message", "")), p.get("resourceUrn", ""))
+                )
+            elif "diagnosticEvent" in event:
+                d = event["diagnosticEvent"]
+                if not d.get("ephemeral") and plain(d.get("message", "")):
+                    diagnostics.append(Diagnostic(d.get("severity", "info"), plain(d.get("message", "")), d.get("urn", "")))
+            elif "summaryEvent" in event:
+                summary = _summary(event["summaryEvent"].get("resourceChanges"))
+    except (AttributeError, TypeError, ValueError) as err:
+        raise InputError(f"not a Pulumi engine event: unexpected shape ({err})", source, number) from None
     return PulumiPreview(_sorted(steps), tuple(policies), tuple(diagnostics), summary)
 
 

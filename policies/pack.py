@@ -8,8 +8,9 @@ enforcement level; the default is ``mandatory`` for error rules and ``advisory``
   our models with :func:`karpenter_gitops.config.load_documents` and judged by the rule: schema
   mirror, CEL mirror, stricter and hygiene rules alike.
 * Cross-object rules (a NodePool's nodeClassRef) are stack policies over every custom resource.
-* Live rules are read off a Reconciliation resource's outputs (its plan): conditions, AMIs,
-  skipped AMIs and the NodePools' unserved instance types.
+* Live rules are stack policies reading each Reconciliation resource's outputs (its plan):
+  conditions, AMIs, skipped AMIs and the NodePools' unserved instance types. (The engine hands a
+  resource policy the resource's inputs, and only a stack policy its outputs.)
 * ``karpenter-iam-coherence`` (stack): an instance profile the stack creates for a NodeClass holds a
   role, and a node role the stack creates can be assumed by EC2. Where the stack also creates the
   controller's IAM (a policy granting ``iam:PassRole``), the ``controller/`` rules on what it really
@@ -44,6 +45,7 @@ from pulumi_policy import (
     StackValidationArgs,
     StackValidationPolicy,
 )
+from pulumi_policy.proxy import UnknownValueError
 
 from karpenter_gitops import config, controller, policy, versions, waivers
 from karpenter_gitops.errors import InputError
@@ -248,18 +250,31 @@ def live_findings(outputs: Mapping[str, Any]) -> list[Finding]:
     return found
 
 
-def live_policy(rule: registry.Rule) -> ResourceValidationPolicy:
-    """A live rule read off a Reconciliation's outputs; before the first reconciliation it does not apply."""
+def reconciled_outputs(args: StackValidationArgs) -> list[tuple[str, dict[str, Any]]]:
+    """(URN, outputs) of each Reconciliation that has a plan; one not reconciled yet (created in this
+    preview: no outputs, or unknown ones) is skipped without hiding the others."""
+    found = []
+    for resource in args.resources:
+        if resource.resource_type != RECONCILIATION_TYPE:
+            continue
+        try:
+            outputs = plain(resource.props)
+        except UnknownValueError:
+            continue
+        if "conditions" in outputs:
+            found.append((resource.urn, outputs))
+    return found
 
-    def validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
-        if args.resource_type != RECONCILIATION_TYPE:
-            return
-        if "conditions" not in args.props:
-            args.not_applicable("no reconciliation outputs yet")
-        outputs = plain(args.props)
-        report([f for f in live_findings(outputs) if f.rule == rule.id], report_violation, lambda f: None)
 
-    return ResourceValidationPolicy(policy_name(rule.id), rule.doc, validate, **_options(rule))
+def live_policy(rule: registry.Rule) -> StackValidationPolicy:
+    """A live rule read off the Reconciliations' outputs. A stack policy, because only ``AnalyzeStack``
+    sees outputs: ``Analyze`` gets a resource's inputs, and a Reconciliation's inputs hold no plan."""
+
+    def validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:
+        for urn, outputs in reconciled_outputs(args):
+            report([f for f in live_findings(outputs) if f.rule == rule.id], report_violation, lambda f, urn=urn: urn)
+
+    return StackValidationPolicy(policy_name(rule.id), rule.doc, validate, **_options(rule))
 
 
 def _json(value: Any) -> Mapping[str, Any]:

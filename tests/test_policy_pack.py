@@ -127,6 +127,7 @@ def test_iam_coherence_wants_a_role_in_every_profile_and_an_ec2_trust():
     assert [urn for _, urn in validate_stack(pack.IAM_COHERENCE, resources)] == [profile_urn]
 
 
+RECONCILIATION_URN = "urn:pulumi:dev::infra::pulumi-python:dynamic/karpenter-gitops:Reconciliation::payments-reconciliation"
 RECONCILED = {
     "nodeClassName": "payments",
     "conditions": [
@@ -150,8 +151,16 @@ RECONCILED = {
     ],
 )
 def test_live_rules_read_the_reconciliation_outputs(policy_name, expected):
-    (message,) = validate_resource(policy_name, pack.RECONCILIATION_TYPE, RECONCILED)
-    assert expected in message
+    ((message, urn),) = validate_stack(policy_name, [resource(pack.RECONCILIATION_TYPE, RECONCILIATION_URN, RECONCILED)])
+    assert expected in message and urn == RECONCILIATION_URN
+
+
+def test_live_rules_skip_a_reconciliation_without_a_plan_yet_and_judge_the_others():
+    pending = resource(pack.RECONCILIATION_TYPE, RECONCILIATION_URN + "-new", {"nodeClassName": "new", "conditions": UNKNOWN_STRING_VALUE})
+    inputs_only = resource(pack.RECONCILIATION_TYPE, RECONCILIATION_URN + "-inputs", {"nodeClassName": "x", "spec": {}})
+    reconciled = resource(pack.RECONCILIATION_TYPE, RECONCILIATION_URN, RECONCILED)
+    violations = validate_stack("live-instance-profile-without-role", [pending, inputs_only, reconciled])
+    assert [urn for _, urn in violations] == [RECONCILIATION_URN]
 
 
 def test_expired_waiver_is_a_stack_violation(tmp_path, monkeypatch):
@@ -251,6 +260,21 @@ def test_grpc_unknown_values_give_an_advisory_note_not_a_violation(analyzer):
     response = analyzer.Analyze(analyzer_pb2.AnalyzeRequest(type=pack.NODECLASS_TYPE, properties=struct(props), urn=NC_URN, name="default"))
     notes = by_policy(response)["policy-no-public-ip"]
     assert [d.enforcementLevel for d in notes] == [ADVISORY] and "can't be known during preview" in notes[0].message
+
+
+def test_grpc_live_rules_run_on_the_outputs_analyze_stack_gets_not_on_analyze_inputs(analyzer):
+    # The engine's Analyze carries a resource's inputs (a Reconciliation's hold no plan); AnalyzeStack
+    # carries every resource's outputs, where the plan is.
+    inputs = {"nodeClassName": "payments", "spec": {}, "nodePoolSpecs": {}, "cluster": {}}
+    request = analyzer_pb2.AnalyzeRequest(type=pack.RECONCILIATION_TYPE, properties=struct(inputs), urn=RECONCILIATION_URN, name="r")
+    assert not [d for d in analyzer.Analyze(request).diagnostics if d.policyName.startswith("live-")]
+    reconciled = analyzer_pb2.AnalyzerResource(
+        type=pack.RECONCILIATION_TYPE, properties=struct({**inputs, **RECONCILED}), urn=RECONCILIATION_URN, name="r"
+    )
+    found = by_policy(analyzer.AnalyzeStack(analyzer_pb2.AnalyzeStackRequest(resources=[reconciled])))
+    (no_role,) = found["live-instance-profile-without-role"]
+    assert no_role.urn == RECONCILIATION_URN and no_role.enforcementLevel == MANDATORY
+    assert "g5.xlarge" in found["live-unserved-instance-types"][0].message
 
 
 def test_grpc_analyze_stack_runs_cross_object_iam_and_waiver_policies(analyzer):

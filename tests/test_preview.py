@@ -7,12 +7,14 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
 import yaml
 
 from _fake_kube import fake_cluster, kubeconfig_for  # noqa: F401 - the fixture is used by name
 from _snapshot import assert_snapshot
 from karpenter_gitops import config, preview, pulumi_events
 from karpenter_gitops.cli import main
+from karpenter_gitops.errors import InputError
 from karpenter_gitops.impact import forecast
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
 from karpenter_gitops.validate import validate
@@ -272,6 +274,22 @@ def test_malformed_pulumi_input_is_a_usage_error(tmp_path, monkeypatch, capsys):
     assert code == 2
 
 
+@pytest.mark.parametrize(
+    ("parse", "text"),
+    [
+        (pulumi_events.parse_preview_json, '{"steps": [1]}'),
+        (pulumi_events.parse_preview_json, '{"steps": [], "diagnostics": ["x"]}'),
+        (pulumi_events.parse_preview_json, '{"steps": [], "changeSummary": [1]}'),
+        (pulumi_events.parse_event_log, '{"summaryEvent": {}}\n1\n'),
+        (pulumi_events.parse_event_log, '{"policyEvent": 1}'),
+        (pulumi_events.parse_event_log, '{"summaryEvent": {"resourceChanges": {"create": "x"}}}'),
+    ],
+)
+def test_valid_json_of_the_wrong_shape_is_an_input_error_not_a_traceback(parse, text):
+    with pytest.raises(InputError, match="unexpected shape"):
+        parse(text, "pulumi.json").counts
+
+
 def test_pure_layer_without_cli():
     base = config.load_documents([("b.yaml", [node_class()])])
     head = config.load_documents([("h.yaml", [node_class(), node_pool()])])
@@ -280,3 +298,15 @@ def test_pure_layer_without_cli():
     assert not shortened and "1 added, 0 changed, 0 removed" in text
     assert text.count("<details>") == text.count("</details>")
 
+
+
+def test_an_unwritable_full_report_is_one_line_and_exit_two(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "file").write_text("not a directory\n")
+    base_tags = {f"cost-centre-{i:03}": "platform" for i in range(300)}
+    write(tmp_path / "base", node_class(tags=base_tags))
+    write(tmp_path / "head", node_class(tags={key: "payments" for key in base_tags}))
+    code = main(["preview", "--manifests", "head", "--base", "base", "--budget", "5000", "--full-report", "file/full.md"])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and "cannot write the full report" in err and "file/full.md" in err

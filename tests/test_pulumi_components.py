@@ -91,6 +91,19 @@ def test_pool_keeps_explicit_disruption_settings():
     }
 
 
+def test_each_budget_gets_the_nodes_the_api_server_would_default():
+    # The CRD defaults "nodes: 10%" per budget item too; left out, every refresh would show it as a diff.
+    window = {"schedule": "0 9 * * 1-5", "duration": "8h", "reasons": ["Drifted"]}
+    spec = copy.deepcopy(POOL) | {"disruption": {"consolidateAfter": "5m", "budgets": [window, {"nodes": "0"}]}}
+
+    def program():
+        NodePool("batch", NodePoolArgs(spec=spec, node_class=NodeClass("default", NodeClassArgs(spec=SPEC))))
+
+    (pool,) = pulumi_mocks.run(program).by_type(NODEPOOL)
+    assert pool.inputs["spec"]["disruption"]["budgets"] == [{"nodes": "10%", **window}, {"nodes": "0"}]
+    assert spec["disruption"]["budgets"][0] == window  # the caller's spec is not modified
+
+
 CUSTOM = copy.deepcopy(SPEC) | {"amiFamily": "AL2023", "amiSelectorTerms": [{"tags": {"team": "payments"}}]}
 
 
@@ -205,3 +218,13 @@ def test_program_renders_to_a_directory_when_the_stack_says_so(project):
     assert provider.inputs["renderYamlToDirectory"] == "rendered"
     for cr in run.by_type(EC2NC) + run.by_type(NODEPOOL):
         assert cr.provider.startswith(run.urn("render"))
+
+
+def test_a_disruption_block_without_consolidate_after_is_not_silently_completed():
+    from components.manifests import node_pool_spec
+
+    spec = copy.deepcopy(POOL) | {"disruption": {"consolidationPolicy": "WhenEmpty"}}
+    applied = node_pool_spec(spec, "default")
+    assert "consolidateAfter" not in applied["disruption"]  # required once the block is given; check() reports it
+    assert applied["disruption"]["budgets"] == [{"nodes": "10%"}]
+    assert node_pool_spec(copy.deepcopy(POOL), "default")["disruption"]["consolidateAfter"] == "0s"

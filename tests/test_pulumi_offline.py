@@ -30,3 +30,21 @@ def test_preview_runs_checks_only(default_aws):
     assert recorder.failures == {}
     (cr,) = [r for r in recorder.by_type("kubernetes:karpenter.k8s.aws/v1:EC2NodeClass") if r.name == "default-ec2nodeclass"]
     assert cr.inputs["spec"]["amiSelectorTerms"] == [{"alias": "al2023@v20250201"}]
+
+
+def test_a_stack_that_cannot_run_is_one_line_and_exit_two(tmp_path, monkeypatch, capsys):
+    (tmp_path / "Pulumi.yaml").write_text("name: karpenter-gitops\nruntime: python\nstackConfigDir: stacks\n")
+    (tmp_path / "stacks").mkdir()
+    (tmp_path / "stacks" / "Pulumi.orphan.yaml").write_text(
+        "config:\n"
+        "  karpenter-gitops:nodeClasses: {}\n"
+        "  karpenter-gitops:nodePools:\n"
+        "    general: {template: {spec: {nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: nope}}}}\n"
+    )
+    monkeypatch.setattr(offline, "PROJECT", tmp_path)
+    assert offline.main(["--stack", "missing"]) == 2
+    assert offline.main(["--stack", "orphan"]) == 2  # the program itself refuses (a pool naming no class)
+    out, err = capsys.readouterr()
+    lines = err.splitlines()
+    assert out == "" and len(lines) == 2
+    assert "stack 'missing' has no config file" in lines[0] and "'nope' names no EC2NodeClass" in lines[1]

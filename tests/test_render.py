@@ -126,3 +126,11 @@ def test_reconciled_render_refuses_a_persistent_problem(tmp_path, monkeypatch, c
     assert not out.exists()
     err = capsys.readouterr().err
     assert "EC2NodeClass/payments not Ready" in err and "persistent problems" in err
+
+
+def test_an_unwritable_out_is_one_line_and_exit_two(tmp_path, capsys):
+    source = write_manifests(tmp_path / "ok.yaml", BASE_NODECLASS, BASE_NODEPOOL)
+    (tmp_path / "file").write_text("not a directory\n")
+    assert main(["render", "--manifests", str(source), "--out", str(tmp_path / "file" / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "cannot write" in err and "Traceback" not in err
