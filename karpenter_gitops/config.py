@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -109,8 +110,21 @@ class Inputs:
     def objects(self) -> tuple[EC2NodeClass | NodePool, ...]:
         return self.node_classes + self.node_pools
 
-    def node_class(self, name: str) -> EC2NodeClass | None:
-        return next((nc for nc in self.node_classes if nc.name == name), None)
+    @cached_property
+    def _node_classes_by_scope(self) -> dict[str, dict[str, EC2NodeClass]]:
+        scopes: dict[str, dict[str, EC2NodeClass]] = {}
+        for node_class in self.node_classes:
+            scopes.setdefault(node_class.source.scope, {}).setdefault(node_class.name, node_class)
+        return scopes
+
+    def node_class_names(self, scope: str) -> frozenset[str]:
+        """Names a NodePool of ``scope`` can reference (see :attr:`model.Source.scope`)."""
+        return frozenset(self._node_classes_by_scope.get(scope, {}))
+
+    def node_class(self, name: str, scope: str | None = None) -> EC2NodeClass | None:
+        """The class ``name`` in ``scope``, or in any scope when none is given."""
+        scopes = [self._node_classes_by_scope.get(scope, {})] if scope is not None else self._node_classes_by_scope.values()
+        return next((classes[name] for classes in scopes if name in classes), None)
 
 
 class _Collector:
@@ -125,7 +139,7 @@ class _Collector:
         self.waivers: tuple[Waiver, ...] = ()
         self.ami_sources: dict[str, tuple[AMISelectorTerm, ...]] = {}
         self.controller: controller.ControllerSettings | None = None
-        self._seen: dict[tuple[str, str], Source] = {}
+        self._seen: dict[tuple[str, str, str], Source] = {}
 
     def add(self, kind: str, name: str, spec: Any, raw: Mapping[str, Any], source: Source) -> None:
         _, spec_cls, obj_cls = _KINDS[kind]
@@ -137,7 +151,7 @@ class _Collector:
             self.finding(rule_id, kind, name, violation.path, violation.message, source, violation.hint)
         if model is None:
             model = spec_cls()
-        previous = self._seen.get((kind, name))
+        previous = self._seen.get((source.scope, kind, name))
         if previous is not None:
             self.finding(
                 schema.DUPLICATE,
@@ -149,7 +163,7 @@ class _Collector:
                 "give each object a unique name",
             )
             return
-        self._seen[(kind, name)] = source
+        self._seen[(source.scope, kind, name)] = source
         target = self.node_classes if kind == EC2NODECLASS else self.node_pools
         target.append(obj_cls(name=name, spec=model, raw=raw, source=source))
 

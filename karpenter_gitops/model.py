@@ -270,6 +270,11 @@ class Source:
     line: int | None = None
     stack_key: str | None = None
 
+    @property
+    def scope(self) -> str:
+        """Objects that see each other: one stack file is one cluster; manifests share one scope."""
+        return self.file if self.stack_key else ""
+
 
 @dataclass(frozen=True)
 class EC2NodeClass:

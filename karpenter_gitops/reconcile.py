@@ -242,7 +242,7 @@ def _map_node_pool(
 ) -> NodePoolPlan:
     ref = pool.spec.template.spec.node_class_ref if pool.spec.template and pool.spec.template.spec else None
     class_name = ref.name if ref and ref.name else ""
-    node_class = inputs.node_class(class_name)
+    node_class = inputs.node_class(class_name, pool.source.scope)
     if node_class is None:
         return NodePoolPlan(class_name, awaiting=f"EC2NodeClass {class_name!r} is not in the input")
     dependency = resolved[class_name]

@@ -132,3 +132,35 @@ def test_console_entry_point_runs_without_traceback(tmp_path):
     )
     assert result.returncode == 2
     assert "Traceback" not in result.stderr and "invalid YAML" in result.stderr
+
+
+def _stack(tmp_path, name: str, classes: dict, pools: dict) -> str:
+    import yaml
+
+    path = tmp_path / f"Pulumi.{name}.yaml"
+    path.write_text(
+        yaml.safe_dump({"config": {"karpenter-gitops:nodeClasses": classes, "karpenter-gitops:nodePools": pools}})
+    )
+    return str(path)
+
+
+def test_each_stack_file_is_its_own_cluster(tmp_path, capsys):
+    import yaml
+
+    spec = yaml.safe_load(GOOD)["spec"]
+    pool = {
+        "template": {
+            "spec": {
+                "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"},
+                "requirements": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}],
+            }
+        }
+    }
+    dev = _stack(tmp_path, "dev", {"default": spec}, {"general": pool})
+    prod = _stack(tmp_path, "prod", {"default": spec}, {"general": pool})
+    code, out, _ = run(capsys, "validate", dev, prod, "--format", "json")
+    assert code == 0, out  # the same names in two stacks are two clusters, not duplicates
+    orphan = _stack(tmp_path, "edge", {}, {"general": pool})
+    code, out, _ = run(capsys, "validate", dev, orphan, "--format", "json")
+    missing = [f for f in json.loads(out)["findings"] if f["rule"] == "nodepool/node-class-ref-missing"]
+    assert code == 1 and len(missing) == 1 and missing[0]["file"] == orphan  # dev's class is not edge's

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import difflib
 import re
-import weakref
 from collections.abc import Iterator
 from functools import cache
 
@@ -434,19 +433,6 @@ def node_class_ref_kind(obj, ctx):
         yield Violation(f"{_REF}.kind", f"nodeClassRef.kind is {ref.kind!r}; the AWS provider serves {EC2NODECLASS!r}")
 
 
-_class_names: tuple[weakref.ref | None, frozenset[str]] = (None, frozenset())
-
-
-def _node_class_names(inputs) -> frozenset[str]:
-    """Names of the inputs' EC2NodeClasses, computed once per Inputs object (not once per NodePool)."""
-    global _class_names
-    ref, names = _class_names
-    if ref is None or ref() is not inputs:
-        names = frozenset(node_class.name for node_class in inputs.node_classes)
-        _class_names = (weakref.ref(inputs), names)
-    return names
-
-
 @rule(
     "nodepool/node-class-ref-missing",
     ERROR,
@@ -462,12 +448,13 @@ def node_class_ref_missing(obj, ctx):
     ref = _node_class_ref(obj)
     if ref is None or not ref.name or ref.group not in (None, AWS_GROUP) or ref.kind not in (None, EC2NODECLASS):
         return  # empty names and foreign kinds are reported by their own rules
-    names = _node_class_names(ctx.inputs)
+    names = ctx.inputs.node_class_names(obj.source.scope)
     if ref.name not in names:
         close = difflib.get_close_matches(ref.name, names, n=1)
         yield Violation(
             f"{_REF}.name",
-            f"no EC2NodeClass named {ref.name!r} in the inputs",
+            f"no EC2NodeClass named {ref.name!r} in the inputs"
+            + (f" of {obj.source.file}" if obj.source.scope else ""),
             f"did you mean {close[0]!r}?" if close else None,
         )
 
