@@ -16,6 +16,12 @@ settings = pulumi.Config("karpenter-gitops")
 cluster = settings.get_object("cluster") or {}
 controller = settings.get_object("controller")
 render_directory = settings.get("renderYamlToDirectory")
+if render_directory and ((controller or {}).get("helm") or {}).get("enabled"):
+    # pulumi-kubernetes cannot render a helm Release to files (pulumi-kubernetes#1716).
+    raise ValueError(
+        "karpenter-gitops:renderYamlToDirectory cannot render the Karpenter Helm release: set "
+        "controller.helm.enabled: false and install the chart through Argo CD / Flux"
+    )
 providers = [k8s.Provider("render", render_yaml_to_directory=render_directory)] if render_directory else None
 
 fleet = Fleet(

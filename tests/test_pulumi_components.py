@@ -211,13 +211,27 @@ def test_program_builds_the_dev_stack(project):
     assert not run.by_type("pulumi:providers:kubernetes")
 
 
+def _without_helm(project) -> dict:
+    controller = yaml.safe_load((project / "stacks" / "Pulumi.dev.yaml").read_text())["config"]["karpenter-gitops:controller"]
+    return controller | {"helm": {"enabled": False}}
+
+
 def test_program_renders_to_a_directory_when_the_stack_says_so(project):
-    config = _stack_config(project, **{"karpenter-gitops:renderYamlToDirectory": "rendered"})
+    config = _stack_config(
+        project,
+        **{"karpenter-gitops:renderYamlToDirectory": "rendered", "karpenter-gitops:controller": _without_helm(project)},
+    )
     run = pulumi_mocks.run(lambda: runpy.run_path(str(project / "__main__.py")), config=config)
     (provider,) = run.by_type("pulumi:providers:kubernetes")
     assert provider.inputs["renderYamlToDirectory"] == "rendered"
     for cr in run.by_type(EC2NC) + run.by_type(NODEPOOL):
         assert cr.provider.startswith(run.urn("render"))
+
+
+def test_program_refuses_to_render_a_helm_release(project):
+    config = _stack_config(project, **{"karpenter-gitops:renderYamlToDirectory": "rendered"})
+    with pytest.raises(ValueError, match="cannot render the Karpenter Helm release"):
+        pulumi_mocks.run(lambda: runpy.run_path(str(project / "__main__.py")), config=config)
 
 
 def test_a_disruption_block_without_consolidate_after_is_not_silently_completed():
