@@ -373,12 +373,12 @@ def _reconcile_options(func):
     )(func)
 
 
-def _reconcile_each(inputs_list, version, embedded_aws, aws_fixture, kubernetes_version, cache_dir):
+def _reconcile_each(inputs_list, version, embedded_aws, aws_fixture, kubernetes_version, cache_dir, region):
     """One plan per inputs, against one AWS target (the cluster facts of the last inputs decide the version)."""
     from karpenter_gitops.reconcile import reconcile
 
     cluster = inputs_list[-1].cluster
-    with aws_target(embedded_aws, aws_fixture, kubernetes_version, cluster) as (session, kube):
+    with aws_target(embedded_aws, aws_fixture, kubernetes_version, cluster, region) as (session, kube):
         return [
             reconcile(inputs, version=version, kubernetes_version=kube, aws=session, cache_dir=cache_dir)
             for inputs in inputs_list
@@ -411,7 +411,9 @@ def render_command(stack, manifests, out, embedded_aws, aws_fixture, kubernetes_
         click.echo(f"karpenter-gitops: refusing to render: {report.errors} error finding(s); {out} untouched", err=True)
         sys.exit(EXIT_FINDINGS)
     if reconcile_ or embedded_aws:
-        (plan,) = _reconcile_each([inputs], version, embedded_aws, aws_fixture, kubernetes_version, cache_dir)
+        (plan,) = _reconcile_each(
+            [inputs], version, embedded_aws, aws_fixture, kubernetes_version, cache_dir, stack_aws_region(files)
+        )
         if plan.exit_code != EXIT_OK:
             problems = [f"transient: {t}" for t in plan.transient]
             problems += [f"{f.kind}/{f.name} {f.path}: {f.message}" for f in plan.findings if f.severity is Severity.ERROR]
@@ -478,7 +480,9 @@ def preview_command(
             impact_note = f"cluster not read: {error}"
     base_plan = head_plan = None
     if reconcile_ or embedded_aws:
-        base_plan, head_plan = _reconcile_each([base, head], version, embedded_aws, aws_fixture, kubernetes_version, cache_dir)
+        base_plan, head_plan = _reconcile_each(
+            [base, head], version, embedded_aws, aws_fixture, kubernetes_version, cache_dir, stack_aws_region(files)
+        )
     report = preview.Preview.build(
         base_ref,
         base,
