@@ -112,11 +112,14 @@ def reconcile(
 
 
 def _catalogue_step(aws: AwsSession, cache_dir: Path | None, transient: list[str]) -> Catalogue:
+    """The catalogue, or an empty one whose message says why: transient trouble, or AWS refused."""
     try:
         catalogue = load_catalogue(aws, cache_dir=cache_dir)
-    except AWSError as error:
+    except TransientAWSError as error:
         transient.append(f"instance-type catalogue not loaded: {error}")
         return Catalogue(region=aws.region, message=str(error))
+    except AWSError as error:  # persistent: reported on every NodePool it leaves unmapped
+        return Catalogue(region=aws.region, message=str(error), refused=True)
     if not catalogue.hydrated:
         transient.append(f"instance-type catalogue not loaded: {catalogue.message or 'no answer yet'}")
     return catalogue
@@ -247,6 +250,11 @@ def _map_node_pool(
         return NodePoolPlan(class_name, awaiting=f"EC2NodeClass {class_name!r} is not in the input")
     dependency = resolved[class_name]
     if mapper is None:
+        if catalogue.refused:
+            rule = registry.RULES[live.CATALOGUE_REFUSED]
+            findings.append(
+                Finding(rule.id, rule.severity, pool.kind, pool.name, "spec", catalogue.message, pool.source.file, rule.fix)
+            )
         return NodePoolPlan(class_name, awaiting=f"instance-type catalogue: {catalogue.message or 'not loaded'}")
     for what, outcome in (("AMIs", dependency.amis), ("subnets", dependency.subnets)):
         if outcome.resolution is not conditions.Resolution.READY:

@@ -290,3 +290,27 @@ def test_a_malformed_kubernetes_version_flag_is_a_usage_error_not_a_traceback(co
     args = [command, "--stack", stack, "--embedded-aws", "--kubernetes-version", "1.x"]
     assert main(args + (["--dry-run"] if command == "bump" else [])) == 2
     assert "'1.x' is not a Kubernetes version" in capsys.readouterr().err
+
+
+def test_a_refused_catalogue_is_a_persistent_problem_on_every_pool(default_aws, tmp_path):
+    from botocore.awsrequest import AWSResponse
+
+    from karpenter_gitops.aws.embedded import _RawBody
+
+    denied = (
+        b"<Response><Errors><Error><Code>UnauthorizedOperation</Code><Message>You are not authorized to perform"
+        b" this operation.</Message></Error></Errors><RequestID>x</RequestID></Response>"
+    )
+
+    def refuse(request, event_name, **_):
+        if event_name.endswith(".DescribeInstanceTypes"):
+            return AWSResponse(request.url, 403, {"Content-Type": "text/xml"}, _RawBody(denied))
+        return None
+
+    session = default_aws.session()
+    session.register("before-send.ec2", refuse)
+    plan = plan_for(default_aws, [node_class(), node_pool([])], tmp_path, session=session)
+    assert plan.exit_code == 1 and not plan.transient  # retrying cannot help
+    assert [f.rule for f in plan.findings if f.kind == "NodePool"] == ["live/catalogue-refused"]
+    assert "UnauthorizedOperation" in plan.findings[0].message or "authorized" in plan.findings[0].message
+    assert plan.node_pools["general"].awaiting.startswith("instance-type catalogue")

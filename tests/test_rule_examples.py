@@ -20,7 +20,8 @@ NOT_SPEC_JUDGED = {
     live.AMI_NOT_AVAILABLE: _LIVE,
     live.UNSERVED_INSTANCE_TYPES: _LIVE,
     live.INSTANCE_PROFILE_WITHOUT_ROLE: _LIVE,
-    hygiene.WAIVER_EXPIRED: "reported while applying waivers; see tests/test_waivers.py",
+    live.CATALOGUE_REFUSED: "found when AWS refuses the catalogue; see tests/test_reconcile.py",
+    hygiene.WAIVER_EXPIRED: "reported while applying waivers; see tests/test_policy.py",
     controller.CNI_IP_FAMILY: "needs the cluster's IP family, looked up in preview; see tests/test_controller_component.py",
     controller.QUEUE_KMS: "needs the KMS key policy, seen by the policy pack; see tests/test_controller_policy.py",
 }

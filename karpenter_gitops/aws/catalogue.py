@@ -38,6 +38,7 @@ class Catalogue:
     offerings: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     fetched_at: float = 0.0  # epoch seconds of the AWS answer (not of the cache read)
     message: str = ""  # why it is not hydrated, or that a stale copy is in use
+    refused: bool = False  # AWS answered with a persistent error (e.g. access denied): retrying won't help
 
     @property
     def hydrated(self) -> bool:

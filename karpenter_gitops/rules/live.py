@@ -16,6 +16,7 @@ SELECTOR_MATCHES_NOTHING = "live/selector-matches-nothing"
 AMI_NOT_AVAILABLE = "live/ami-not-available"
 UNSERVED_INSTANCE_TYPES = "live/unserved-instance-types"
 INSTANCE_PROFILE_WITHOUT_ROLE = "live/instance-profile-without-role"
+CATALOGUE_REFUSED = "live/catalogue-refused"
 
 
 def _live(id: str, severity: Severity, kind: str, doc: str, fix: str) -> None:
@@ -57,4 +58,13 @@ _live(
     "Karpenter still reports InstanceProfileReady=True for a user-managed profile. Good: the profile holds "
     "the node role. Bad: a profile created by hand and never given its role.",
     "Add the node role to the instance profile (aws iam add-role-to-instance-profile), or use spec.role.",
+)
+_live(
+    CATALOGUE_REFUSED,
+    Severity.ERROR,
+    NODEPOOL,
+    "AWS refused the instance-type catalogue (DescribeInstanceTypes / DescribeInstanceTypeOfferings), "
+    "e.g. access denied: no NodePool can be mapped, and retrying will not help. Good: the identity may "
+    "call both. Bad: a read-only role without ec2:DescribeInstanceTypes.",
+    "Allow ec2:DescribeInstanceTypes and ec2:DescribeInstanceTypeOfferings for the identity that plans.",
 )
