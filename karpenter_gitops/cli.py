@@ -18,7 +18,7 @@ from pathlib import Path
 
 import click
 
-from karpenter_gitops import config, crd, versions
+from karpenter_gitops import config, crd, schema, versions
 from karpenter_gitops.errors import InputError
 from karpenter_gitops.findings import Severity
 from karpenter_gitops.preview import DEFAULT_BUDGET
@@ -405,6 +405,13 @@ def render_command(stack, manifests, out, embedded_aws, aws_fixture, kubernetes_
     version = resolve_version(karpenter_version, files)
     inputs = config.load_documents(files, version)
     render.check_ours(out)
+    secret = next((f for f in inputs.findings if f.rule == schema.SECRET), None)
+    if secret:
+        raise InputError(
+            f"{secret.kind}/{secret.name} {secret.path} is a Pulumi secret, which render cannot decrypt; {out} untouched",
+            secret.file,
+            hint="render it with `pulumi up` and karpenter-gitops:renderYamlToDirectory",
+        )
     report = validate(inputs, version)
     if report.errors:
         print_report(report, version)

@@ -35,6 +35,14 @@ NEWER_FIELD = "schema/version"
 DUPLICATE = "schema/duplicate"
 UNIQUE = "schema/unique"
 API_VERSION = "schema/api-version"
+SECRET = "schema/secret"
+
+
+class SecretValue(str):
+    """A Pulumi secret (``{secure: v1:...}``) in a stack file: a non-empty string nobody can read offline."""
+
+    def __new__(cls) -> SecretValue:
+        return super().__new__(cls, "(secret)")
 
 
 class IntOrString:
@@ -258,6 +266,9 @@ class Loader:
             self.report(SIZE, path, f"Too many: {size}: must have at most {high} {noun}")
 
     def _scalar(self, tp: Any, raw: Any, path: str, facts: Prop, map_value: bool = False) -> Any:
+        if isinstance(raw, Mapping) and set(raw) == {"secure"} and tp in (str, Any):
+            self.report(SECRET, path, "a Pulumi secret: encrypted in the stack file, so it is checked at preview, not offline")
+            return SecretValue()
         if tp is IntOrString:
             if isinstance(raw, bool) or not isinstance(raw, (int, str)):
                 self.report(WRONG_TYPE, path, f"Invalid value: {type_name(raw)}: must be an integer or a string")

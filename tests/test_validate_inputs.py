@@ -164,3 +164,30 @@ def test_a_rule_mirroring_karpenter_cannot_be_waived(tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 2
     assert f"{waivers}: waivers[0]: cel/tags-restricted mirrors Karpenter's own validation" in err
+
+
+SECRET_STACK = """\
+config:
+  karpenter-gitops:nodeClasses:
+    default:
+      amiSelectorTerms: [{alias: al2023@v20250201}]
+      role: KarpenterNodeRole-demo
+      subnetSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
+      securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
+      userData:
+        secure: v1:AAAABBBBCCCC
+"""
+
+
+def test_a_pulumi_secret_is_noted_not_misjudged(tmp_path, capsys):
+    code, findings = run_json(tmp_path, capsys, SECRET_STACK, "--policy")
+    assert code == 0
+    assert [(f["rule"], f["severity"]) for f in findings if f["path"] == "spec.userData"] == [("schema/secret", "info")]
+
+
+def test_render_refuses_a_secret_it_cannot_decrypt(tmp_path, capsys):
+    path = tmp_path / "Pulumi.s.yaml"
+    path.write_text(SECRET_STACK)
+    out = tmp_path / "out"
+    assert main(["render", "--manifests", str(path), "--out", str(out)]) == 2
+    assert "Pulumi secret" in capsys.readouterr().err and not out.exists()

@@ -73,6 +73,18 @@ _schema_rule(
     bad=({"kind": _NP, "spec": {"disruption": {"budgets": [{"nodes": "0", "reasons": ["Empty", "Empty"]}]}}},),
     kinds={_NP},
 )
+register(
+    Rule(
+        schema.SECRET,
+        Severity.INFO,
+        ALL_KINDS,
+        "A value stored as a Pulumi secret ({secure: ...}): it cannot be read offline, so the rules that "
+        "need it run at `pulumi preview` (the dynamic provider's check sees the decrypted value).",
+        "Nothing to fix; run the Pulumi preview to check the value.",
+        good=({"spec": {"userData": "#!/bin/bash\necho hi\n"}},),
+        bad=({"spec": {"userData": {"secure": "v1:AAAA"}}},),
+    )
+)
 _schema_rule(
     schema.NEWER_FIELD,
     "A field the chosen Karpenter release does not know yet; its API server drops it silently.",

@@ -13,6 +13,7 @@ from karpenter_gitops import userdata
 from karpenter_gitops.findings import Severity, Violation
 from karpenter_gitops.model import EC2NODECLASS, EC2NodeClass
 from karpenter_gitops.rules.registry import Context, rule
+from karpenter_gitops.schema import SecretValue
 from karpenter_gitops.userdata import problems as ids
 
 PATH = "spec.userData"
@@ -41,7 +42,7 @@ def _node_config(taint: str) -> str:
 
 def _problems(obj: EC2NodeClass) -> tuple[userdata.Problem, ...]:
     spec = obj.spec
-    if not spec.user_data:
+    if not spec.user_data or isinstance(spec.user_data, SecretValue):  # a secret is checked at preview
         return ()
     aliases = (t.alias for t in spec.ami_selector_terms or ())
     return userdata.analyse(spec.user_data, userdata.family(spec.ami_family, aliases))
