@@ -168,7 +168,7 @@ def _stored(value: Any) -> Any:
 def _view(outs: Mapping[str, Any]) -> dict[str, Any]:
     """What Karpenter would act on; free-IP counts and finding wording do not make a change."""
     return {
-        "amis": [(a["id"], a["name"], repr(_stored(a.get("requirements")))) for a in outs.get("amis") or ()],
+        "amis": [(a["id"], a["name"], _stored(a.get("requirements"))) for a in outs.get("amis") or ()],
         "subnets": sorted(s["id"] for s in outs.get("subnets") or ()),
         "securityGroups": sorted(g["id"] for g in outs.get("securityGroups") or ()),
         "instanceProfile": outs.get("instanceProfile"),

@@ -37,6 +37,7 @@ DEFAULT_BUDGET = 65_000
 LISTED = 20  # names or errors listed in the always-kept part before "… and N more"
 TABLE_ROWS = 50  # rows of a section table in the comment (the full report has all)
 _FOOTER_RESERVE = 600
+_FOOTER_LABEL = 60  # five labels of at most this length keep the footer inside its reserve
 _MIN_CUT_DIFF = 400
 
 # --- redaction ---------------------------------------------------------------------------
@@ -555,7 +556,8 @@ def _footer(budget: int, shortened: Sequence[str], omitted: Sequence[str], full_
     if shortened:
         what.append(f"{len(shortened)} diff(s) cut")
     if omitted:
-        names = ", ".join(omitted[:5]) + (f", … {len(omitted) - 5} more" if len(omitted) > 5 else "")
+        shown = [label if len(label) <= _FOOTER_LABEL else label[: _FOOTER_LABEL - 1] + "…" for label in omitted[:5]]
+        names = ", ".join(shown) + (f", … {len(omitted) - 5} more" if len(omitted) > 5 else "")
         what.append(f"{len(omitted)} section(s) left out ({_text(names)})")
     reason = "; ".join(what) or "long lists shortened"
     where = f"The full report is in `{full_report}`." if full_report else "Run with --full-report FILE for everything."

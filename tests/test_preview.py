@@ -310,3 +310,10 @@ def test_an_unwritable_full_report_is_one_line_and_exit_two(tmp_path, monkeypatc
     out, err = capsys.readouterr()
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and "cannot write the full report" in err and "file/full.md" in err
+
+
+def test_the_footer_fits_its_reserve_even_with_the_longest_object_names():
+    from karpenter_gitops import preview
+
+    labels = [f"~ NodePool/{'n' * 253} (changed)"] * 12
+    assert len(preview._footer(65_000, [], labels, "out/preview-full.md")) < preview._FOOTER_RESERVE
