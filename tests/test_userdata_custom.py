@@ -77,3 +77,9 @@ def test_quoted_lookalike_is_unquoted_before_it_is_judged():
     assert found[problems.REGISTRATION_TAINT].hint == (
         "/etc/eks/bootstrap.sh demo --kubelet-extra-args '--register-with-taints=karpenter.sh/unregistered:NoExecute'"
     )
+
+
+def test_a_value_on_the_registration_taint_still_registers():
+    # Karpenter matches the taint by key and effect (Taint.MatchTaint), ignoring the value.
+    text = "#!/bin/bash\n/etc/eks/bootstrap.sh demo --kubelet-extra-args '--register-with-taints=karpenter.sh/unregistered=true:NoExecute'\n"
+    assert [p for p in userdata.analyse(text, "Custom") if p.rule == problems.REGISTRATION_TAINT] == []

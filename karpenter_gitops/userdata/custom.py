@@ -55,7 +55,8 @@ def check(text: str) -> list[Problem]:
 
 
 def _registration(text: str, found: list[taints.Taint], hint: str) -> list[Problem]:
-    if any(t == taints.REGISTRATION for t in found):
+    # Karpenter finds it with Taint.MatchTaint: key and effect only, so a value does no harm.
+    if any(t.key == taints.REGISTRATION.key and t.effect == taints.REGISTRATION.effect for t in found):
         return []
     wrong = next((t for t in found if t.key == taints.REGISTRATION_KEY), None)
     if wrong is not None:
