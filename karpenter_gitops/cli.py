@@ -8,6 +8,7 @@ Exit codes are a contract other tools depend on:
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import contextlib
 import json
 import os
@@ -515,6 +516,53 @@ def preview_command(
                 raise InputError(f"cannot write the full report: {error.strerror or error}", str(target)) from None
         click.echo(comment, nl=False)
     sys.exit(report.exit_code)
+
+
+@cli.command("rules")
+@click.argument("rule_id", required=False)
+@_format_option
+def rules_command(rule_id, fmt) -> None:
+    """List the rule catalogue, or explain one rule (its fix and examples) with RULE_ID."""
+    from karpenter_gitops.rules import registry
+
+    def describe(rule) -> dict:
+        since = versions.show(rule.since) if rule.since else None
+        until = versions.show(rule.until) if rule.until else None
+        return {
+            "id": rule.id,
+            "severity": rule.severity.value,
+            "kinds": sorted(rule.kinds),
+            "origin": rule.origin,
+            "policy": rule.policy,
+            "since": since,
+            "until": until,
+            "doc": rule.doc,
+            "fix": rule.fix,
+            "good": list(rule.good),
+            "bad": list(rule.bad),
+        }
+
+    if rule_id:
+        if rule_id not in registry.RULES:
+            close = difflib.get_close_matches(rule_id, list(registry.RULES), n=1)
+            raise InputError(f"no rule {rule_id!r}", hint=f"did you mean {close[0]!r}?" if close else "run `karpenter-gitops rules`")
+        chosen = [registry.RULES[rule_id]]
+    else:
+        chosen = sorted(registry.RULES.values(), key=lambda r: r.id)
+    if fmt == "json":
+        click.echo(json.dumps([describe(r) for r in chosen], indent=2))
+        return
+    for rule in chosen:
+        info = describe(rule)
+        scope = f"{info['since'] or ''}–{info['until'] or ''}" if info["since"] or info["until"] else "all releases"
+        label = click.style(f"{rule.severity.value:<7}", fg=_COLOURS[rule.severity])
+        click.echo(f"{click.style(rule.id, bold=True)}  {label} {'/'.join(info['kinds'])}  {rule.origin}{' policy' if rule.policy else ''}  [{scope}]")
+        click.echo(f"    {rule.doc}")
+        if rule_id:
+            click.echo(f"    fix: {rule.fix}")
+            for word, examples in (("good", rule.good), ("bad", rule.bad)):
+                for example in examples:
+                    click.echo(f"    {word}: {json.dumps(example)}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

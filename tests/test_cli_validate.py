@@ -164,3 +164,16 @@ def test_each_stack_file_is_its_own_cluster(tmp_path, capsys):
     code, out, _ = run(capsys, "validate", dev, orphan, "--format", "json")
     missing = [f for f in json.loads(out)["findings"] if f["rule"] == "nodepool/node-class-ref-missing"]
     assert code == 1 and len(missing) == 1 and missing[0]["file"] == orphan  # dev's class is not edge's
+
+
+def test_rules_lists_the_catalogue_and_explains_one(capsys):
+    from karpenter_gitops.rules import registry
+
+    assert main(["rules", "--format", "json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert [r["id"] for r in listed] == sorted(registry.RULES)
+    assert main(["rules", "nodeclass/instance-profile-arn"]) == 0
+    out = capsys.readouterr().out
+    assert "fix:" in out and "bad:" in out and "instance-profile/KarpenterNodeProfile" in out
+    assert main(["rules", "nodeclass/instance-profle-arn"]) == 2
+    assert "did you mean 'nodeclass/instance-profile-arn'" in capsys.readouterr().err
