@@ -160,6 +160,8 @@ def _upstream_rejects(terms: _Terms, spec, exclusive: _Exclusive) -> Iterator[Vi
     if items is None:
         return
     if terms.every_term:
+        if not items and terms.not_empty:
+            return  # upstream also says "'id' is mutually exclusive" here; "cannot be empty" is the useful half
         if all(exclusive.broken_by(term) for term in items if term is not None):
             yield Violation(f"spec.{terms.wire}", exclusive.message)
         return
