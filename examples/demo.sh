@@ -14,6 +14,8 @@ step "Plan the demo stack against the embedded AWS (expected: a skipped pending 
   "$kg" plan --stack demo --embedded-aws
 step "The Pulumi resources of the demo stack, reconciled, without the Pulumi CLI (expected: payments blocked; exit 1)" \
   .venv/bin/python -m components.offline --stack demo --embedded-aws
+step "Propose AMI pin bumps for the pinned example stack (dry run: the file is not touched)" \
+  "$kg" bump --stack pinned --embedded-aws --dry-run
 rm -rf out/rendered out/base
 step "Render the demo stack for Argo CD / Flux into out/rendered (one file per object, byte-stable)" \
   "$kg" render --stack demo --out out/rendered
