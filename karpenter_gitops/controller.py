@@ -374,11 +374,15 @@ def ipv6_cni_policy(partition: str) -> dict[str, Any]:
 
 _LAUNCH = ("ec2:RunInstances", "ec2:CreateFleet")
 _TAGGED_ON_LAUNCH = ("fleet/*", "instance/*", "volume/*", "network-interface/*", "launch-template/*", "spot-instances-request/*")
+# Reads Karpenter makes in its own region (the v1.14 reference; DescribeAvailabilityZones has not been needed
+# since v1.1, DescribeInstanceStatus is new).
 _REGIONAL_READS = (
-    "ec2:DescribeAvailabilityZones", "ec2:DescribeCapacityReservations", "ec2:DescribeImages", "ec2:DescribeInstances",
+    "ec2:DescribeCapacityReservations", "ec2:DescribeImages", "ec2:DescribeInstances", "ec2:DescribeInstanceStatus",
     "ec2:DescribeInstanceTypeOfferings", "ec2:DescribeInstanceTypes", "ec2:DescribeLaunchTemplates",
     "ec2:DescribePlacementGroups", "ec2:DescribeSecurityGroups", "ec2:DescribeSpotPriceHistory", "ec2:DescribeSubnets",
 )
+# EC2's service principal as iam:PassedToService sees it, in the commercial and the China partitions.
+_EC2_SERVICES = ("ec2.amazonaws.com", "ec2.amazonaws.com.cn")
 
 
 def queue_arn(settings: ControllerSettings, account: Account) -> str | None:
@@ -392,10 +396,13 @@ def pass_roles(settings: ControllerSettings, class_roles: Iterable[str]) -> tupl
 
 
 def controller_statements(settings: ControllerSettings, account: Account, roles: Sequence[str]) -> list[dict[str, Any]]:
-    """The controller's permissions, scoped as Karpenter's reference policy scopes them: EC2 writes by the
-    cluster's ownership tag, PassRole to ``roles`` only, instance profiles by tags and Karpenter's paths."""
+    """The controller's permissions, scoped as Karpenter's v1.14 reference policy (the getting-started
+    CloudFormation template) scopes them: EC2 writes by the cluster's ownership and NodePool tags, reads by
+    region, PassRole to ``roles`` only (upstream: its one node role), instance profiles by tags and, narrower
+    than upstream's ``instance-profile/*``, by the names and paths Karpenter gives them."""
     cluster, region = settings.cluster_name, account.region
     ec2 = lambda resource: account.arn("ec2", resource, account="*")  # noqa: E731
+    cluster_arn = account.arn("eks", f"cluster/{cluster}")
     owned = {f"aws:ResourceTag/kubernetes.io/cluster/{cluster}": "owned"}
     requested = {f"aws:RequestTag/kubernetes.io/cluster/{cluster}": "owned", "aws:RequestTag/eks:eks-cluster-name": cluster}
     of_a_pool = {"aws:ResourceTag/karpenter.sh/nodepool": "*"}
@@ -410,7 +417,7 @@ def controller_statements(settings: ControllerSettings, account: Account, roles:
     made = [
         statement("AllowScopedEC2InstanceAccessActions", _LAUNCH, [
             account.arn("ec2", "image/*", account=""), account.arn("ec2", "snapshot/*", account=""),
-            ec2("security-group/*"), ec2("subnet/*"), ec2("capacity-reservation/*"),
+            ec2("security-group/*"), ec2("subnet/*"), ec2("capacity-reservation/*"), ec2("placement-group/*"),
         ]),
         statement("AllowScopedEC2LaunchTemplateAccessActions", _LAUNCH, [ec2("launch-template/*")],
                   {"StringEquals": owned, "StringLike": of_a_pool}),
@@ -431,7 +438,7 @@ def controller_statements(settings: ControllerSettings, account: Account, roles:
         statement("AllowSSMReadActions", ["ssm:GetParameter"], [account.arn("ssm", "parameter/aws/service/*", account="")]),
         statement("AllowPricingReadActions", ["pricing:GetProducts"], "*"),
         statement("AllowPassingInstanceRole", ["iam:PassRole"], [account.role_arn(role) for role in roles],
-                  {"StringEquals": {"iam:PassedToService": "ec2.amazonaws.com"}}),
+                  {"StringEquals": {"iam:PassedToService": list(_EC2_SERVICES)}}),
         statement("AllowScopedInstanceProfileCreationActions", ["iam:CreateInstanceProfile"], profiles,
                   {"StringEquals": {**requested, "aws:RequestTag/topology.kubernetes.io/region": region}, "StringLike": for_a_class}),
         statement("AllowScopedInstanceProfileTagActions", ["iam:TagInstanceProfile"], profiles, {
@@ -441,9 +448,13 @@ def controller_statements(settings: ControllerSettings, account: Account, roles:
         statement("AllowScopedInstanceProfileActions",
                   ["iam:AddRoleToInstanceProfile", "iam:RemoveRoleFromInstanceProfile", "iam:DeleteInstanceProfile"],
                   profiles, {"StringEquals": {**owned, **profile_region}, "StringLike": of_a_class}),
-        statement("AllowInstanceProfileReadActions", ["iam:GetInstanceProfile", "iam:ListInstanceProfiles"],
+        statement("AllowInstanceProfileReadActions", ["iam:GetInstanceProfile"],
                   [account.arn("iam", "instance-profile/*", region="")]),
-        statement("AllowAPIServerEndpointDiscovery", ["eks:DescribeCluster"], [account.arn("eks", f"cluster/{cluster}")]),
+        # v1.7+ garbage-collects profiles by listing its path prefix; upstream grants the list on "*" by itself.
+        statement("AllowUnscopedInstanceProfileListAction", ["iam:ListInstanceProfiles"], "*"),
+        statement("AllowAPIServerEndpointDiscovery", ["eks:DescribeCluster"], [cluster_arn]),
+        statement("AllowZonalShiftStatusReadOnly", ["arc-zonal-shift:GetManagedResource"], "*",
+                  {"StringEquals": {"arc-zonal-shift:ResourceIdentifier": cluster_arn}}),
     ]
     queue = queue_arn(settings, account)
     if queue:

@@ -138,7 +138,8 @@ def test_controller_policy_is_scoped_to_the_cluster_region_and_node_roles():
         "arn:aws:iam::123456789012:role/Karpenter-dev-node",
         "arn:aws:iam::123456789012:role/teams/Payments",
     ]
-    assert passing["Condition"] == {"StringEquals": {"iam:PassedToService": "ec2.amazonaws.com"}}
+    # upstream (v1.14) lets the role go to EC2 in the commercial and the China partitions
+    assert passing["Condition"] == {"StringEquals": {"iam:PassedToService": ["ec2.amazonaws.com", "ec2.amazonaws.com.cn"]}}
     launch = _statement(statements, "AllowScopedEC2InstanceActionsWithTags")
     assert launch["Condition"]["StringEquals"]["aws:RequestTag/kubernetes.io/cluster/dev"] == "owned"
     assert all(r.startswith("arn:aws:ec2:eu-west-1:*:") for r in launch["Resource"])
@@ -160,6 +161,110 @@ def test_controller_policy_is_scoped_to_the_cluster_region_and_node_roles():
     assert "pricing:GetProducts" in _statement(statements, "AllowPricingReadActions")["Action"]
 
 
+# Karpenter v1.14's reference controller policy (aws/karpenter-provider-aws,
+# website/content/en/v1.14/getting-started/getting-started-with-karpenter/cloudformation.yaml), statement by
+# statement: actions, and condition keys by operator, for cluster "dev" in eu-west-1.
+OWNED = {"aws:ResourceTag/kubernetes.io/cluster/dev": "owned"}
+REQUESTED = {"aws:RequestTag/kubernetes.io/cluster/dev": "owned", "aws:RequestTag/eks:eks-cluster-name": "dev"}
+IN_REGION = "eu-west-1"
+UPSTREAM_V1_14 = {
+    "AllowScopedEC2InstanceAccessActions": (["ec2:RunInstances", "ec2:CreateFleet"], None),
+    "AllowScopedEC2LaunchTemplateAccessActions": (["ec2:RunInstances", "ec2:CreateFleet"], {
+        "StringEquals": OWNED, "StringLike": {"aws:ResourceTag/karpenter.sh/nodepool": "*"}}),
+    "AllowScopedEC2InstanceActionsWithTags": (["ec2:RunInstances", "ec2:CreateFleet", "ec2:CreateLaunchTemplate"], {
+        "StringEquals": REQUESTED, "StringLike": {"aws:RequestTag/karpenter.sh/nodepool": "*"}}),
+    "AllowScopedResourceCreationTagging": (["ec2:CreateTags"], {
+        "StringEquals": {**REQUESTED, "ec2:CreateAction": ["RunInstances", "CreateFleet", "CreateLaunchTemplate"]},
+        "StringLike": {"aws:RequestTag/karpenter.sh/nodepool": "*"}}),
+    "AllowScopedResourceTagging": (["ec2:CreateTags"], {
+        "StringEquals": OWNED, "StringLike": {"aws:ResourceTag/karpenter.sh/nodepool": "*"},
+        "StringEqualsIfExists": {"aws:RequestTag/eks:eks-cluster-name": "dev"},
+        "ForAllValues:StringEquals": {"aws:TagKeys": ["eks:eks-cluster-name", "karpenter.sh/nodeclaim", "Name"]}}),
+    "AllowScopedDeletion": (["ec2:TerminateInstances", "ec2:DeleteLaunchTemplate"], {
+        "StringEquals": OWNED, "StringLike": {"aws:ResourceTag/karpenter.sh/nodepool": "*"}}),
+    "AllowPassingInstanceRole": (["iam:PassRole"], {
+        "StringEquals": {"iam:PassedToService": ["ec2.amazonaws.com", "ec2.amazonaws.com.cn"]}}),
+    "AllowScopedInstanceProfileCreationActions": (["iam:CreateInstanceProfile"], {
+        "StringEquals": {**REQUESTED, "aws:RequestTag/topology.kubernetes.io/region": IN_REGION},
+        "StringLike": {"aws:RequestTag/karpenter.k8s.aws/ec2nodeclass": "*"}}),
+    "AllowScopedInstanceProfileTagActions": (["iam:TagInstanceProfile"], {
+        "StringEquals": {**OWNED, "aws:ResourceTag/topology.kubernetes.io/region": IN_REGION, **REQUESTED,
+                         "aws:RequestTag/topology.kubernetes.io/region": IN_REGION},
+        "StringLike": {"aws:ResourceTag/karpenter.k8s.aws/ec2nodeclass": "*", "aws:RequestTag/karpenter.k8s.aws/ec2nodeclass": "*"}}),
+    "AllowScopedInstanceProfileActions": (
+        ["iam:AddRoleToInstanceProfile", "iam:RemoveRoleFromInstanceProfile", "iam:DeleteInstanceProfile"], {
+            "StringEquals": {**OWNED, "aws:ResourceTag/topology.kubernetes.io/region": IN_REGION},
+            "StringLike": {"aws:ResourceTag/karpenter.k8s.aws/ec2nodeclass": "*"}}),
+    "AllowAPIServerEndpointDiscovery": (["eks:DescribeCluster"], None),
+    "AllowInterruptionQueueActions": (["sqs:DeleteMessage", "sqs:GetQueueUrl", "sqs:ReceiveMessage"], None),
+    "AllowZonalShiftStatusReadOnly": (["arc-zonal-shift:GetManagedResource"], {
+        "StringEquals": {"arc-zonal-shift:ResourceIdentifier": "arn:aws:eks:eu-west-1:123456789012:cluster/dev"}}),
+    "AllowRegionalReadActions": ([
+        "ec2:DescribeCapacityReservations", "ec2:DescribeImages", "ec2:DescribeInstances", "ec2:DescribeInstanceStatus",
+        "ec2:DescribeInstanceTypeOfferings", "ec2:DescribeInstanceTypes", "ec2:DescribeLaunchTemplates",
+        "ec2:DescribePlacementGroups", "ec2:DescribeSecurityGroups", "ec2:DescribeSpotPriceHistory", "ec2:DescribeSubnets",
+    ], {"StringEquals": {"aws:RequestedRegion": IN_REGION}}),
+    "AllowSSMReadActions": (["ssm:GetParameter"], None),
+    "AllowPricingReadActions": (["pricing:GetProducts"], None),
+    "AllowUnscopedInstanceProfileListAction": (["iam:ListInstanceProfiles"], None),
+    "AllowInstanceProfileReadActions": (["iam:GetInstanceProfile"], None),
+}
+
+
+def test_controller_policy_has_upstreams_statements_actions_and_conditions():
+    doc = controller.document(controller.controller_statements(settings(), ACCOUNT, ["Karpenter-dev-node"]))
+    statements = {s["Sid"]: s for s in doc["Statement"]}
+    assert set(statements) == set(UPSTREAM_V1_14)
+    for sid, (actions, condition) in UPSTREAM_V1_14.items():
+        assert statements[sid]["Effect"] == "Allow", sid
+        assert sorted(statements[sid]["Action"]) == sorted(actions), sid
+        assert statements[sid].get("Condition") == condition, sid
+
+
+def test_controller_policy_resources_are_upstreams_or_narrower():
+    statements = {s["Sid"]: s for s in controller.controller_statements(settings(), ACCOUNT, ["Karpenter-dev-node"])}
+    ec2 = "arn:aws:ec2:eu-west-1:*:"
+    assert statements["AllowScopedEC2InstanceAccessActions"]["Resource"] == [
+        "arn:aws:ec2:eu-west-1::image/*", "arn:aws:ec2:eu-west-1::snapshot/*", f"{ec2}security-group/*", f"{ec2}subnet/*",
+        f"{ec2}capacity-reservation/*", f"{ec2}placement-group/*",
+    ]
+    assert statements["AllowScopedEC2LaunchTemplateAccessActions"]["Resource"] == [f"{ec2}launch-template/*"]
+    created = [f"{ec2}{r}/*" for r in ("fleet", "instance", "volume", "network-interface", "launch-template", "spot-instances-request")]
+    assert statements["AllowScopedEC2InstanceActionsWithTags"]["Resource"] == created
+    assert statements["AllowScopedResourceCreationTagging"]["Resource"] == created
+    assert statements["AllowScopedResourceTagging"]["Resource"] == [f"{ec2}instance/*"]
+    assert statements["AllowScopedDeletion"]["Resource"] == [f"{ec2}instance/*", f"{ec2}launch-template/*"]
+    # unscoped where upstream is, and only there
+    unscoped = {sid for sid, s in statements.items() if s["Resource"] == "*"}
+    assert unscoped == {"AllowRegionalReadActions", "AllowPricingReadActions", "AllowUnscopedInstanceProfileListAction",
+                        "AllowZonalShiftStatusReadOnly"}
+    # instance profiles: narrower than upstream's instance-profile/*, to the names (v1.0+) and paths (v1.7+) Karpenter uses
+    for sid in ("AllowScopedInstanceProfileCreationActions", "AllowScopedInstanceProfileTagActions", "AllowScopedInstanceProfileActions"):
+        assert statements[sid]["Resource"] == [
+            "arn:aws:iam::123456789012:instance-profile/dev_*",
+            "arn:aws:iam::123456789012:instance-profile/karpenter/eu-west-1/dev/*",
+        ], sid
+    assert statements["AllowInstanceProfileReadActions"]["Resource"] == ["arn:aws:iam::123456789012:instance-profile/*"]
+
+
+def test_instance_profile_listing_is_granted_on_star_by_itself():
+    doc = controller.document(controller.controller_statements(settings(), ACCOUNT, ["Karpenter-dev-node"]))
+    # IAM authorizes ListInstanceProfiles outside the instance-profile ARNs the other statements name
+    assert controller.allowed_resources(doc, "iam:ListInstanceProfiles") == ["*"]
+    assert controller.allowed_resources(doc, "iam:GetInstanceProfile") == ["arn:aws:iam::123456789012:instance-profile/*"]
+    assert "ec2:DescribeAvailabilityZones" not in _statement(doc, "AllowRegionalReadActions")["Action"]  # dropped upstream in v1.1
+
+
+def test_partition_and_region_come_from_the_cluster():
+    china = controller.Account.from_cluster_arn("arn:aws-cn:eks:cn-north-1:123456789012:cluster/dev")
+    statements = {s["Sid"]: s for s in controller.controller_statements(settings(), china, ["Karpenter-dev-node"])}
+    assert statements["AllowSSMReadActions"]["Resource"] == ["arn:aws-cn:ssm:cn-north-1::parameter/aws/service/*"]
+    assert statements["AllowPassingInstanceRole"]["Resource"] == ["arn:aws-cn:iam::123456789012:role/Karpenter-dev-node"]
+    assert statements["AllowZonalShiftStatusReadOnly"]["Condition"]["StringEquals"] == {
+        "arc-zonal-shift:ResourceIdentifier": "arn:aws-cn:eks:cn-north-1:123456789012:cluster/dev"}
+    assert statements["AllowRegionalReadActions"]["Condition"] == {"StringEquals": {"aws:RequestedRegion": "cn-north-1"}}
+
+
 def test_without_the_queue_the_controller_gets_no_sqs_access():
     statements = controller.controller_statements(settings(interruptionQueue={"enabled": False}), ACCOUNT, ["R"])
     assert not any(s["Sid"] == "AllowInterruptionQueueActions" for s in statements)
@@ -171,10 +276,21 @@ def test_pass_roles_are_the_node_role_the_class_roles_and_the_declared_ones():
 
 
 def test_one_document_when_it_fits():
-    statements = controller.controller_statements(settings(), ACCOUNT, ["Karpenter-dev-node"])
+    statements = controller.controller_statements(settings(interruptionQueue={"enabled": False}), ACCOUNT, ["Karpenter-dev-node"])
     (doc,) = controller.split_documents(statements)
     assert controller.policy_size(doc) <= controller.MANAGED_POLICY_LIMIT
     assert doc["Statement"] == statements
+    (exact,) = controller.split_documents(statements, limit=controller.policy_size(doc))  # the limit itself still fits
+    assert exact == doc
+
+
+def test_the_full_reference_policy_takes_two_managed_policies_even_for_a_short_cluster_name():
+    # v1.14's statements (placement groups, zonal shift, the unscoped list) pass 6,144 characters with one node role
+    statements = controller.controller_statements(settings(), ACCOUNT, ["Karpenter-dev-node"])
+    assert controller.policy_size(controller.document(statements)) > controller.MANAGED_POLICY_LIMIT
+    docs = controller.split_documents(statements)
+    assert len(docs) == 2 and all(controller.policy_size(d) <= controller.MANAGED_POLICY_LIMIT for d in docs)
+    assert [s for d in docs for s in d["Statement"]] == statements
 
 
 def test_documents_split_at_the_managed_policy_limit_without_losing_a_statement():

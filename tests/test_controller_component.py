@@ -60,8 +60,8 @@ def test_every_resource_is_a_child_of_the_component_with_the_expected_type():
         counts[r.type] = counts.get(r.type, 0) + 1
     assert counts == {
         "aws:iam/role:Role": 2,
-        "aws:iam/policy:Policy": 1,
-        "aws:iam/rolePolicyAttachment:RolePolicyAttachment": 4,  # worker, ecr, cni + the controller policy
+        "aws:iam/policy:Policy": 2,  # the v1.14 reference policy passes 6,144 characters even for cluster "dev"
+        "aws:iam/rolePolicyAttachment:RolePolicyAttachment": 5,  # worker, ecr, cni + the two controller policies
         "aws:eks/accessEntry:AccessEntry": 1,
         "aws:eks/podIdentityAssociation:PodIdentityAssociation": 1,
         "aws:sqs/queue:Queue": 1,
@@ -108,8 +108,8 @@ def test_pass_role_lists_exactly_the_node_roles_the_classes_use():
     run = controller(block, node_classes=classes)
     entries = {r.inputs["principalArn"] for r in run.by_type("aws:eks/accessEntry:AccessEntry")}
     assert entries == {run.resources["karpenter-node-role"].outputs["arn"], "arn:aws:iam::123456789012:role/GpuNodeRole"}
-    (policy,) = run.by_type("aws:iam/policy:Policy")
-    (passing,) = [s for s in policy_of(policy)["Statement"] if s["Sid"] == "AllowPassingInstanceRole"]
+    statements = [s for policy in run.by_type("aws:iam/policy:Policy") for s in policy_of(policy)["Statement"]]
+    (passing,) = [s for s in statements if s["Sid"] == "AllowPassingInstanceRole"]
     assert passing["Resource"] == [
         "arn:aws:iam::123456789012:role/GpuNodeRole",
         "arn:aws:iam::123456789012:role/KarpenterNodeRole-dev",
@@ -129,6 +129,34 @@ def test_controller_policy_is_split_into_managed_policies_when_too_large():
     assert len(sids) == len(set(sids)) and "AllowPassingInstanceRole" in sids
     attached = {r.inputs["policyArn"] for r in run.by_type("aws:iam/rolePolicyAttachment:RolePolicyAttachment")}
     assert {p.outputs["arn"] for p in policies} <= attached
+
+
+def test_the_controller_policies_carry_the_v1_14_reference_statements_once_each():
+    policies = [policy_of(p) for p in run_policies(controller())]
+    assert all(len(json.dumps(doc, separators=(",", ":"))) <= 6144 for doc in policies)
+    statements = [s for doc in policies for s in doc["Statement"]]
+    by_sid = {s["Sid"]: s for s in statements}
+    assert len(by_sid) == len(statements)
+    assert set(by_sid) == {
+        "AllowScopedEC2InstanceAccessActions", "AllowScopedEC2LaunchTemplateAccessActions", "AllowScopedEC2InstanceActionsWithTags",
+        "AllowScopedResourceCreationTagging", "AllowScopedResourceTagging", "AllowScopedDeletion", "AllowRegionalReadActions",
+        "AllowSSMReadActions", "AllowPricingReadActions", "AllowInterruptionQueueActions", "AllowPassingInstanceRole",
+        "AllowScopedInstanceProfileCreationActions", "AllowScopedInstanceProfileTagActions", "AllowScopedInstanceProfileActions",
+        "AllowInstanceProfileReadActions", "AllowUnscopedInstanceProfileListAction", "AllowAPIServerEndpointDiscovery",
+        "AllowZonalShiftStatusReadOnly",
+    }
+    listing = by_sid["AllowUnscopedInstanceProfileListAction"]
+    assert (listing["Action"], listing["Resource"]) == (["iam:ListInstanceProfiles"], "*")
+    assert "arn:aws:ec2:us-west-2:*:placement-group/*" in by_sid["AllowScopedEC2InstanceAccessActions"]["Resource"]
+    assert by_sid["AllowScopedResourceCreationTagging"]["Condition"]["StringEquals"]["ec2:CreateAction"] == [
+        "RunInstances", "CreateFleet", "CreateLaunchTemplate"]
+    assert by_sid["AllowZonalShiftStatusReadOnly"]["Condition"] == {
+        "StringEquals": {"arc-zonal-shift:ResourceIdentifier": "arn:aws:eks:us-west-2:123456789012:cluster/dev"}}
+    assert by_sid["AllowPassingInstanceRole"]["Resource"] == ["arn:aws:iam::123456789012:role/KarpenterNodeRole-dev"]
+
+
+def run_policies(run):
+    return sorted(run.by_type("aws:iam/policy:Policy"), key=lambda r: r.name)
 
 
 def test_pod_identity_mode_trusts_the_agent_and_associates_the_service_account():
@@ -283,7 +311,7 @@ def test_the_dev_stack_program_builds_the_controller_with_the_fleet(project):
     run = pulumi_mocks.run(lambda: runpy.run_path(str(project / "__main__.py")), config=config)
     assert run.resources["karpenter"].parent == run.urn("dev")
     assert run.resources["karpenter-interruption-queue"].inputs["name"] == "Karpenter-dev"
-    statements = json.loads(run.by_type("aws:iam/policy:Policy")[0].inputs["policy"])["Statement"]
+    statements = [s for p in run.by_type("aws:iam/policy:Policy") for s in json.loads(p.inputs["policy"])["Statement"]]
     assert {s["Sid"]: s for s in statements}["AllowSSMReadActions"]["Resource"] == ["arn:aws:ssm:eu-west-1::parameter/aws/service/*"]
     for cr in run.by_type(EC2NC) + run.by_type(NODEPOOL):
         assert run.urn("karpenter-helm") in cr.dependencies
