@@ -2,7 +2,7 @@
 
 It creates the node role (its policies, optional instance profile, EKS access entry), the controller
 role with its policy documents and its trust (EKS Pod Identity association or IRSA), the interruption
-queue with its TLS-only policy and four EventBridge rules, and optionally the Karpenter Helm release.
+queue with its TLS-only policy and five EventBridge rules, and optionally the Karpenter Helm release.
 Every document comes from :mod:`karpenter_gitops.controller`; this module only registers resources.
 
 Before it registers anything, it runs the ``controller/`` coherence rules over the stack's NodeClasses

@@ -2,7 +2,7 @@
 
 The ``karpenter-gitops:controller`` stack key describes what the ``KarpenterController`` component
 creates for an existing EKS cluster: the node role (with its instance profile and EKS access entry),
-the controller role trusted through EKS Pod Identity or IRSA, the interruption queue with its four
+the controller role trusted through EKS Pod Identity or IRSA, the interruption queue with its five
 EventBridge rules, and optionally the Helm release. Everything here is plain data in, plain data
 out, so the CLI, the component, the policy pack and the tests judge the same documents.
 
@@ -57,6 +57,7 @@ INTERRUPTION_EVENTS = {
     "rebalance": ("aws.ec2", "EC2 Instance Rebalance Recommendation"),
     "state-change": ("aws.ec2", "EC2 Instance State-change Notification"),
     "health": ("aws.health", "AWS Health Event"),
+    "capacity-reservation": ("aws.ec2", "EC2 Capacity Reservation Instance Interruption Warning"),
 }
 
 # Rule ids of the coherence checks (registered in karpenter_gitops.rules.controller).

@@ -85,7 +85,7 @@ def test_names_over_aws_limits_are_refused_not_truncated():
 
 
 def test_the_longest_name_fits_exactly_at_the_limit():
-    prefix = "p" * (64 - len("-spot-interruption"))
+    prefix = "p" * (64 - len("-capacity-reservation"))  # the longest rule-name suffix
     assert controller.name_problems(settings(namePrefix=prefix, nodeRoleName="Nodes")) == []
     assert controller.name_problems(settings(namePrefix=prefix + "p", nodeRoleName="Nodes"))
 

@@ -66,8 +66,8 @@ def test_every_resource_is_a_child_of_the_component_with_the_expected_type():
         "aws:eks/podIdentityAssociation:PodIdentityAssociation": 1,
         "aws:sqs/queue:Queue": 1,
         "aws:sqs/queuePolicy:QueuePolicy": 1,
-        "aws:cloudwatch/eventRule:EventRule": 4,
-        "aws:cloudwatch/eventTarget:EventTarget": 4,
+        "aws:cloudwatch/eventRule:EventRule": 5,
+        "aws:cloudwatch/eventTarget:EventTarget": 5,
         "kubernetes:helm.sh/v3:Release": 1,
     }
     assert run.resources["karpenter"].type == "karpenter-gitops:index:KarpenterController"
@@ -205,7 +205,7 @@ def test_customer_managed_key_replaces_sqs_managed_encryption():
     assert queue.inputs["kmsMasterKeyId"] == key and "sqsManagedSseEnabled" not in queue.inputs
 
 
-def test_four_eventbridge_rules_with_their_patterns_each_target_the_queue():
+def test_five_eventbridge_rules_with_their_patterns_each_target_the_queue():
     run = controller()
     patterns = {r.inputs["name"]: json.loads(r.inputs["eventPattern"]) for r in run.by_type("aws:cloudwatch/eventRule:EventRule")}
     assert patterns == {
@@ -213,6 +213,10 @@ def test_four_eventbridge_rules_with_their_patterns_each_target_the_queue():
         "Karpenter-dev-rebalance": {"source": ["aws.ec2"], "detail-type": ["EC2 Instance Rebalance Recommendation"]},
         "Karpenter-dev-state-change": {"source": ["aws.ec2"], "detail-type": ["EC2 Instance State-change Notification"]},
         "Karpenter-dev-health": {"source": ["aws.health"], "detail-type": ["AWS Health Event"]},
+        "Karpenter-dev-capacity-reservation": {
+            "source": ["aws.ec2"],
+            "detail-type": ["EC2 Capacity Reservation Instance Interruption Warning"],
+        },
     }
     queue = run.resources["karpenter-interruption-queue"]
     for target in run.by_type("aws:cloudwatch/eventTarget:EventTarget"):
