@@ -19,7 +19,7 @@ from pathlib import Path
 
 import click
 
-from karpenter_gitops import config, crd, schema, versions
+from karpenter_gitops import config, crd, locate, schema, versions
 from karpenter_gitops.errors import InputError
 from karpenter_gitops.findings import Severity
 from karpenter_gitops.preview import DEFAULT_BUDGET
@@ -156,7 +156,8 @@ def print_report(report: Report, version: versions.Version) -> None:
                 label = click.style(f"{'waived':<7}", dim=True)
             else:
                 label = click.style(f"{finding.severity.value:<7}", fg=_COLOURS[finding.severity])
-            click.echo(f"  {label} {finding.path}: {finding.message}  [{finding.rule}]")
+            where = click.style(f"  {finding.file}:{finding.line}", dim=True) if finding.line else ""
+            click.echo(f"  {label} {finding.path}: {finding.message}  [{finding.rule}]{where}")
             if finding.hint:
                 hint = finding.hint.replace("\n", "\n" + " " * 15)  # multi-line hints (TOML, MIME) stay indented
                 click.echo(click.style(f"          fix: {hint}", dim=True))
@@ -165,12 +166,46 @@ def print_report(report: Report, version: versions.Version) -> None:
         for waiver in report.waivers:
             kind = f"{waiver.kind}/" if waiver.kind else ""
             click.echo(f"  {waiver.rule} on {kind}{waiver.object} until {waiver.expires.isoformat()}: {waiver.reason}")
-    summary = (
+    colour = "red" if report.errors else ("yellow" if report.warnings else "green")
+    click.echo(click.style(_summary(report, version), fg=colour, bold=True))
+
+
+def _summary(report: Report, version: versions.Version) -> str:
+    return (
         f"{report.objects} object(s) checked against Karpenter {versions.show(version)}: "
         f"{report.errors} error(s), {report.warnings} warning(s)"
     )
-    colour = "red" if report.errors else ("yellow" if report.warnings else "green")
-    click.echo(click.style(summary, fg=colour, bold=True))
+
+
+_GITHUB_COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
+
+
+def print_github(report: Report, version: versions.Version) -> None:
+    """One GitHub Actions workflow command per finding, so each shows as an annotation on its line."""
+    for note in report.notes:
+        click.echo(f"note: {note}", err=True)
+    for finding in report.findings:
+        waiver = report.waived.get(finding)
+        command = "notice" if waiver else _GITHUB_COMMANDS[finding.severity]
+        properties = {"file": finding.file, "line": finding.line, "title": finding.rule}
+        listed = ",".join(f"{key}={_github_property(str(value))}" for key, value in properties.items() if value)
+        message = f"{finding.kind}/{finding.name} {finding.path}: {finding.message}"
+        if waiver:
+            message += f" (waived until {waiver.expires.isoformat()}: {waiver.reason})"
+        if finding.hint:
+            message += f"\nfix: {finding.hint}"
+        click.echo(f"::{command} {listed}::{_github_data(message)}")
+    click.echo(_summary(report, version))
+
+
+def _github_data(text: str) -> str:
+    """Escape a workflow command's message as GitHub's toolkit does (``escapeData``)."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _github_property(text: str) -> str:
+    """Escape a workflow command's property value (``escapeProperty``): also ``:`` and ``,``."""
+    return _github_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -215,7 +250,14 @@ def policy_waivers(policy: bool, waiver_file: str | None):
     help=f"Waiver file for --policy (default: {DEFAULT_WAIVERS} when it exists).",
 )
 @_version_option
-@_format_option
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "github"]),
+    default="text",
+    show_default=True,
+    help="Output format; github prints GitHub Actions annotations (::error file=…,line=…::…).",
+)
 def validate_command(paths, stack, crd_paths, policy, waiver_file, karpenter_version, fmt) -> None:
     """Check manifests and stack config offline with Karpenter's rules and stricter ones.
 
@@ -224,14 +266,18 @@ def validate_command(paths, stack, crd_paths, policy, waiver_file, karpenter_ver
     and an expired waiver is an error.
     """
     crds = crd.load(crd_paths) if crd_paths else None
-    files = config.read(input_paths(paths, stack))
+    read = list(config.read_files(input_paths(paths, stack)))
+    files = [(file.name, file.documents) for file in read]
     version = resolve_version(karpenter_version, files)
     inputs = config.load_documents(files, version)
     report = validate(inputs, version, policy=policy, waivers=policy_waivers(policy, waiver_file))
     if crds is not None:
         report = with_crd_check(report, inputs, crds)
+    report = dataclasses.replace(report, findings=locate.with_lines(report.findings, {f.name: f.text for f in read}))
     if fmt == "json":
         click.echo(json.dumps(report.to_json(), indent=2))
+    elif fmt == "github":
+        print_github(report, version)
     else:
         print_report(report, version)
     sys.exit(EXIT_FINDINGS if report.errors else EXIT_OK)

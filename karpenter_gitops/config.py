@@ -10,11 +10,11 @@ become findings so that one run reports all of them.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 
@@ -169,7 +169,7 @@ class _Collector:
 
     def finding(self, rule_id, kind, name, path, message, source, hint=None) -> None:
         severity = registry.RULES[rule_id].severity
-        self.findings.append(Finding(rule_id, severity, kind, name, path, message, source.file, hint))
+        self.findings.append(Finding(rule_id, severity, kind, name, path, message, source.file, hint, source))
 
     def inputs(self) -> Inputs:
         return Inputs(
@@ -465,9 +465,25 @@ def stack_karpenter_version(files: Iterable[tuple[str, list[Any]]]) -> versions.
     return next(iter(found), None)
 
 
+class ReadFile(NamedTuple):
+    """One input file: its name as the user gave it, its YAML documents and the text they came from."""
+
+    name: str
+    documents: list[Any]
+    text: str
+
+
+def read_files(paths: Iterable[str | Path]) -> Iterator[ReadFile]:
+    """Read and parse every file under ``paths``, one at a time, keeping each text (to locate findings)."""
+    for path in expand(paths):
+        name = display(path)
+        text = read_text(path)
+        yield ReadFile(name, parse_yaml(text, name), text)
+
+
 def read(paths: Iterable[str | Path]) -> list[tuple[str, list[Any]]]:
     """Parse every file under ``paths`` into ``(file name, documents)`` pairs."""
-    return [(display(p), parse_yaml(read_text(p), display(p))) for p in expand(paths)]
+    return [(file.name, file.documents) for file in read_files(paths)]
 
 
 def load(paths: Iterable[str | Path], version: versions.Version = versions.DEFAULT) -> Inputs:

@@ -30,7 +30,7 @@ import copy
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime
 from functools import lru_cache
 from pathlib import Path
@@ -466,7 +466,7 @@ def check_inputs(crds: Crds, inputs: config.Inputs) -> tuple[list[Finding], list
         outcome = crds.check(obj.raw, obj.source.file)
         if outcome is None:
             continue
-        findings.extend(outcome.findings)
+        findings.extend(replace(finding, source=obj.source) for finding in outcome.findings)
         for skipped in outcome.skipped:
             if skipped.reason == BLOCKED:
                 notes[f"{obj.kind}/{obj.name}: CRD CEL rules not checked: {BLOCKED}"] = None

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # model imports schema, which imports this module
+    from karpenter_gitops.model import Source
 
 
 class Severity(str, Enum):
@@ -31,6 +35,11 @@ class Finding:
     message: str
     file: str | None = None
     hint: str | None = None
+    #: Where the finding's object sits in its file, so its line can be found; not part of the contract.
+    source: Source | None = field(default=None, compare=False, repr=False)
+    #: 1-based line of ``path`` in ``file``, once located. Neither it nor ``source`` takes part in
+    #: equality, so a finding stays the same finding (e.g. as a key of waived findings) once located.
+    line: int | None = field(default=None, compare=False)
 
     def to_json(self) -> dict:
         data = {
@@ -43,6 +52,8 @@ class Finding:
         }
         if self.file:
             data["file"] = self.file
+        if self.line:
+            data["line"] = self.line
         if self.hint:
             data["hint"] = self.hint
         return data

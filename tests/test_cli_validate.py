@@ -177,3 +177,82 @@ def test_rules_lists_the_catalogue_and_explains_one(capsys):
     assert "fix:" in out and "bad:" in out and "instance-profile/KarpenterNodeProfile" in out
     assert main(["rules", "nodeclass/instance-profle-arn"]) == 2
     assert "did you mean 'nodeclass/instance-profile-arn'" in capsys.readouterr().err
+
+
+TYPO = GOOD.replace("role: KarpenterNodeRole-demo", "role: KarpenterNodeRole-demo\n  detailedMonitring: true")
+
+
+def test_findings_name_the_line_of_their_path(tmp_path, capsys):
+    path = tmp_path / "nc.yaml"
+    path.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: other}\n---\n" + TYPO)
+    code, out, _ = run(capsys, "validate", str(path), "--format", "json")
+    (finding,) = [f for f in json.loads(out)["findings"] if f["rule"] == "schema/unknown-field"]
+    assert code == 1 and finding["line"] == 11  # document 2 starts on line 5; the typo is its 7th line
+    code, out, _ = run(capsys, "validate", str(path))
+    assert f"[schema/unknown-field]  {path}:11" in out
+
+
+def test_stack_findings_name_the_line_under_config(tmp_path, capsys):
+    import yaml
+
+    spec = yaml.safe_load(TYPO)["spec"]
+    stack = _stack(tmp_path, "dev", {"default": spec}, {})
+    lines = Path(stack).read_text().splitlines()
+    code, out, _ = run(capsys, "validate", stack, "--format", "json")
+    (finding,) = [f for f in json.loads(out)["findings"] if f["rule"] == "schema/unknown-field"]
+    assert code == 1 and lines[finding["line"] - 1].strip() == "detailedMonitring: true"
+
+
+def test_github_format_prints_one_annotation_per_finding_then_the_summary(tmp_path, capsys):
+    path = tmp_path / "team,a:nc.yaml"  # `,` and `:` end a property unless escaped
+    path.write_text(TYPO.replace("al2023@v20240807", "al2023@latest"))
+    code, out, _ = run(capsys, "validate", str(path), "--format", "github")
+    lines = out.splitlines()
+    file = str(path).replace(":", "%3A").replace(",", "%2C")
+    assert code == 1
+    assert (
+        f"::error file={file},line=7,title=schema/unknown-field::EC2NodeClass/default spec.detailedMonitring: "
+        "unknown field 'detailedMonitring'%0Afix: did you mean 'detailedMonitoring'?"
+    ) in lines
+    assert any(line.startswith(f"::warning file={file},line=5,title=nodeclass/alias-latest::") for line in lines)
+    assert len(lines) == 3 and lines[-1].startswith("1 object(s) checked against Karpenter 1.14: 1 error(s), 1 warning(s)")
+
+
+def test_github_format_keeps_the_exit_codes(tmp_path, capsys):
+    good, bad = tmp_path / "good.yaml", tmp_path / "bad.yaml"
+    good.write_text(GOOD)
+    bad.write_text("kind: [unclosed\n")
+    code, out, _ = run(capsys, "validate", str(good), "--format", "github")
+    assert code == 0 and out.splitlines() == ["1 object(s) checked against Karpenter 1.14: 0 error(s), 0 warning(s)"]
+    code, out, err = run(capsys, "validate", str(bad), "--format", "github")
+    assert code == 2 and out == "" and "invalid YAML" in err
+
+
+def test_github_format_marks_info_and_waived_findings_as_notices(tmp_path, capsys):
+    path, waivers = tmp_path / "nc.yaml", tmp_path / "waivers.yaml"
+    path.write_text(GOOD)
+    waivers.write_text(
+        "waivers:\n  - {rule: policy/detailed-monitoring, object: default, reason: cost, expires: 2999-01-01}\n"
+    )
+    code, out, _ = run(capsys, "validate", str(path), "--policy", "--waivers", str(waivers), "--format", "github")
+    annotation = out.splitlines()[0]
+    assert code == 0
+    assert annotation.startswith(f"::notice file={path},line=4,title=policy/detailed-monitoring::")
+    assert "(waived until 2999-01-01: cost)" in annotation
+
+
+def test_github_escaping_follows_the_actions_toolkit():
+    from karpenter_gitops.cli import _github_data, _github_property
+
+    assert _github_data("100% of\r\nnodes: a, b") == "100%25 of%0D%0Anodes: a, b"
+    assert _github_property("dir/a,b:c%.yaml") == "dir/a%2Cb%3Ac%25.yaml"
+
+
+def test_crd_findings_name_their_line_too(tmp_path, capsys):
+    from conftest import CRDS
+
+    path = tmp_path / "nc.yaml"
+    path.write_text(TYPO)
+    code, out, _ = run(capsys, "validate", str(path), "--crd", str(CRDS / "v1.14.1"), "--format", "json")
+    (finding,) = [f for f in json.loads(out)["findings"] if f["rule"] == "crd/schema"]
+    assert code == 1 and finding["line"] == 7

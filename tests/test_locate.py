@@ -1,0 +1,182 @@
+"""Finding lines: a finding's dotted path mapped back to the line of its file that holds it."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from karpenter_gitops import locate
+from karpenter_gitops.findings import Finding, Severity
+from karpenter_gitops.locate import YamlFile, path_segments, with_lines
+from karpenter_gitops.model import Source
+
+MANIFESTS = """\
+# a ConfigMap first: document indexes count every document
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: ignored}
+---
+apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata:
+  name: default
+spec:
+  amiSelectorTerms:
+    - alias: al2023@v20240807
+    - {id: ami-123, name: "golden"}
+  blockDeviceMappings:
+    - deviceName: /dev/xvda
+      ebs:
+        volumeSize: 100Gi
+  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
+  tags:
+    kubernetes.io/cluster/demo: owned
+  kubelet:
+    evictionHard: {memory.available: 5%}
+---
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: general}
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+"""
+
+STACK = """\
+config:
+  aws:region: us-west-2
+  karpenter-gitops:nodeClasses:
+    default:
+      amiSelectorTerms:
+        - alias: al2023@latest
+      tags: {kubernetes.io/cluster/demo: owned}
+    gpu.large:
+      role: KarpenterNodeRole-demo
+  karpenter-gitops:controller:
+    identity: irsa
+"""
+
+
+@pytest.mark.parametrize(
+    ("path", "segments"),
+    [
+        ("spec.amiSelectorTerms[0].alias", ["spec", "amiSelectorTerms", "0", "alias"]),
+        ("spec.tags[kubernetes.io/cluster/demo]", ["spec", "tags", "kubernetes.io/cluster/demo"]),
+        ("spec.kubelet.evictionHard[memory.available]", ["spec", "kubelet", "evictionHard", "memory.available"]),
+        ("karpenter-gitops:controller.identity", ["karpenter-gitops:controller", "identity"]),
+        ("apiVersion", ["apiVersion"]),
+        ("", []),
+    ],
+)
+def test_path_segments_keep_bracketed_keys_whole(path, segments):
+    assert path_segments(path) == segments
+
+
+@pytest.mark.parametrize(
+    ("document", "path", "line"),
+    [
+        (2, "spec.amiSelectorTerms[0].alias", 12),
+        (2, "spec.amiSelectorTerms[1]", 13),  # a flow mapping: the item's own line
+        (2, "spec.amiSelectorTerms[1].name", 13),
+        (2, "spec.blockDeviceMappings[0].ebs.volumeSize", 17),
+        (2, "spec.subnetSelectorTerms[0].tags[karpenter.sh/discovery]", 18),
+        (2, "spec.tags[kubernetes.io/cluster/demo]", 20),
+        (2, "spec.kubelet.evictionHard[memory.available]", 22),
+        (2, "metadata.name", 9),
+        (2, "apiVersion", 6),
+        (3, "metadata.name", 26),
+        (3, "spec.template.spec.nodeClassRef.name", 30),
+    ],
+)
+def test_manifest_paths_point_at_their_line(document, path, line):
+    assert YamlFile(MANIFESTS).line(path, document=document) == line
+
+
+@pytest.mark.parametrize(
+    ("document", "path", "line"),
+    [
+        (3, "spec.template.spec.requirements", 29),  # `Required value`: the parent that lacks it
+        (2, "spec.amiSelectorTerms[5].alias", 11),  # no such item: the list
+        (2, "spec.amiSelectorTerms.alias", 11),  # a field asked of a list
+        (2, "spec.amiSelectorTerms[0].alias.deeper", 12),  # below a scalar
+        (3, "status", 24),  # nothing of the path: the object itself
+        (3, "", 24),
+    ],
+)
+def test_missing_paths_fall_back_to_the_deepest_node_present(document, path, line):
+    assert YamlFile(MANIFESTS).line(path, document=document) == line
+
+
+@pytest.mark.parametrize("document", [None, 0, 4])
+def test_a_document_the_file_lacks_has_no_line(document):
+    assert YamlFile(MANIFESTS).line("spec", document=document) is None
+
+
+@pytest.mark.parametrize(
+    ("stack_key", "path", "line"),
+    [
+        ("karpenter-gitops:nodeClasses.default", "spec.amiSelectorTerms[0].alias", 6),
+        ("karpenter-gitops:nodeClasses.default", "spec.tags[kubernetes.io/cluster/demo]", 7),
+        ("karpenter-gitops:nodeClasses.default", "spec.role", 4),  # absent: the spec, i.e. the name key
+        ("karpenter-gitops:nodeClasses.default", "metadata.name", 4),
+        ("karpenter-gitops:nodeClasses.default", "apiVersion", 4),
+        ("karpenter-gitops:nodeClasses.gpu.large", "spec.role", 9),  # object names may hold dots
+        ("karpenter-gitops:controller", "karpenter-gitops:controller.identity", 11),
+        ("karpenter-gitops:controller", "karpenter-gitops:controller.namePrefix", 10),
+    ],
+)
+def test_stack_objects_are_found_under_their_config_key(stack_key, path, line):
+    assert YamlFile(STACK).line(path, stack_key=stack_key) == line
+
+
+@pytest.mark.parametrize(
+    "stack_key", ["karpenter-gitops:nodeClasses.missing", "karpenter-gitops:nodePools.default", "karpenter-gitops:policy"]
+)
+def test_a_stack_object_the_file_lacks_has_no_line(stack_key):
+    assert YamlFile(STACK).line("spec", stack_key=stack_key) is None
+
+
+def test_crlf_files_count_each_line_once():
+    crlf = YamlFile(MANIFESTS.replace("\n", "\r\n"))
+    assert crlf.line("spec.tags[kubernetes.io/cluster/demo]", document=2) == 20
+    stack = YamlFile(STACK.replace("\n", "\r\n"))
+    assert stack.line("spec.amiSelectorTerms[0].alias", stack_key="karpenter-gitops:nodeClasses.default") == 6
+
+
+def test_merged_keys_point_at_the_anchor_that_holds_them():
+    text = """\
+config:
+  karpenter-gitops:nodeClasses:
+    base: &base
+      role: KarpenterNodeRole-demo
+    default:
+      <<: *base
+      amiFamily: AL2023
+"""
+    stack = YamlFile(text)
+    assert stack.line("spec.role", stack_key="karpenter-gitops:nodeClasses.default") == 4
+    assert stack.line("spec.amiFamily", stack_key="karpenter-gitops:nodeClasses.default") == 7
+
+
+def _finding(path: str, source: Source | None) -> Finding:
+    file = source.file if source else None
+    return Finding("schema/required", Severity.ERROR, "NodePool", "general", path, "Required value", file, None, source)
+
+
+def test_with_lines_composes_each_file_with_findings_once(monkeypatch):
+    composed = []
+    compose_all = yaml.compose_all
+    monkeypatch.setattr(locate.yaml, "compose_all", lambda text, Loader: composed.append(text) or compose_all(text, Loader))
+    pool = Source("pools.yaml", document=3)
+    findings = [
+        _finding("spec.template.spec.requirements", pool),
+        _finding("metadata.name", pool),
+        _finding("spec", Source("elsewhere.yaml", document=1)),  # a file whose text was not given
+        _finding("waivers[0]", None),  # e.g. an expired waiver: no object to locate
+    ]
+    located = with_lines(findings, {"pools.yaml": MANIFESTS, "clean.yaml": "kind: NodePool\n"})
+    assert [f.line for f in located] == [29, 26, None, None]
+    assert composed == [MANIFESTS]  # clean.yaml has no findings: never composed
+    assert located == tuple(findings)  # a located finding is the same finding (e.g. for the waived lookup)
+    assert located[0].to_json()["line"] == 29 and "line" not in located[2].to_json()
