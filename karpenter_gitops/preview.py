@@ -1,9 +1,12 @@
 """The PR preview: what a change to Karpenter objects does, as one GitHub comment or as JSON.
 
 Pure: the caller loads base and head, validates, reconciles, reads the cluster and Pulumi's
-preview; this module compares and writes. The comment puts the verdict, the counts, predicted
-readiness and blocking errors first, outside any fold, then the node impact, AMI changes,
-Pulumi steps, policy results and one folded ``diff`` per object.
+preview; this module compares and writes. Comparing includes the transition rules
+(:mod:`karpenter_gitops.rules.transitions`), which judge each object the change updates against
+its base: their errors block like any other, their warnings join the policy results. The
+comment puts the verdict, the counts, predicted readiness and blocking errors first, outside any
+fold, then the node impact, AMI changes, Pulumi steps, policy results and one folded ``diff`` per
+object.
 
 The comment fits a character budget (GitHub refuses comments over 65,536). The summary and the
 errors are always kept (their lists are capped so they stay small); the other sections follow in
@@ -30,7 +33,7 @@ from karpenter_gitops.model import EC2NODECLASS
 from karpenter_gitops.plan import PERSISTENT, READY, TRANSIENT, Plan
 from karpenter_gitops.pulumi_events import PulumiPreview
 from karpenter_gitops.render import manifest, to_yaml
-from karpenter_gitops.validate import Report
+from karpenter_gitops.validate import Report, check_transitions
 
 MARKER = "<!-- karpenter-gitops-preview -->"
 DEFAULT_BUDGET = 65_000
@@ -139,17 +142,25 @@ class Preview:
     pulumi: PulumiPreview | None = None
     notes: tuple[str, ...] = ()
     changes: tuple[ObjectChange, ...] = field(default=())
+    transitions: tuple[Finding, ...] = ()  # rules on oldSelf: each object updated from base to head
 
     @classmethod
     def build(cls, base_label: str, base: Inputs, head: Inputs, validation: Report, forecast: Forecast | None, **rest) -> Preview:
-        return cls(base_label, base, head, validation, forecast, changes=object_changes(base, head), **rest)
+        return cls(
+            base_label, base, head, validation, forecast,
+            changes=object_changes(base, head),
+            transitions=check_transitions(base, head, validation.version),
+            **rest,
+        )
 
     @property
     def findings(self) -> tuple[Finding, ...]:
         live = self.head_plan.findings if self.head_plan else ()
-        return tuple(sorted(set(self.validation.findings) | set(live), key=lambda f: f.sort_key))
+        return tuple(sorted(set(self.validation.findings) | set(live) | set(self.transitions), key=lambda f: f.sort_key))
 
     def waived(self, finding: Finding) -> bool:
+        if finding in self.transitions:  # found after validation, so its waivers are applied here
+            return any(waiver.covers(finding) for waiver in self.validation.waivers)
         return finding in self.validation.waived
 
     @property

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 
 from karpenter_gitops import versions
 from karpenter_gitops.config import Inputs
-from karpenter_gitops.findings import Finding, Severity
-from karpenter_gitops.rules import registry
+from karpenter_gitops.findings import Finding, Severity, Violation
+from karpenter_gitops.rules import registry, transitions
 from karpenter_gitops.waivers import Waiver, apply as apply_waivers
 
 
@@ -26,6 +26,7 @@ class Report:
     policy: bool = False  # a `--policy` run: findings carry waiver fields, active waivers are listed
     waivers: tuple[Waiver, ...] = ()  # the active waivers
     waived: Mapping[Finding, Waiver] = field(default_factory=dict)
+    version: versions.Version = versions.DEFAULT  # the release the findings were judged against
 
     def count(self, severity: Severity) -> int:
         return sum(1 for f in self.findings if f.severity is severity and f not in self.waived)
@@ -53,13 +54,17 @@ class Report:
         }
 
 
+def _findings(rule: registry.Rule, obj, violations: Iterable[Violation], inputs: Inputs) -> list[Finding]:
+    severity = inputs.policy.severity(rule)
+    return [
+        Finding(rule.id, severity, obj.kind, obj.name, v.path, v.message, obj.source.file, v.hint or rule.fix, obj.source)
+        for v in violations
+    ]
+
+
 def rule_findings(rule: registry.Rule, obj, context: registry.Context) -> list[Finding]:
     """Findings of one checked rule on one object, at the severity the stack's settings give it."""
-    severity = context.inputs.policy.severity(rule)
-    return [
-        Finding(rule.id, severity, obj.kind, obj.name, v.path, v.message, obj.source.file, v.hint or rule.fix)
-        for v in rule.check(obj, context)
-    ]
+    return _findings(rule, obj, rule.check(obj, context), context.inputs)
 
 
 def check_object(obj, context: registry.Context, policy: bool = False) -> list[Finding]:
@@ -69,6 +74,24 @@ def check_object(obj, context: registry.Context, policy: bool = False) -> list[F
         if context.inputs.policy.enabled(rule.id):
             found.extend(rule_findings(rule, obj, context))
     return found
+
+
+def check_transitions(base: Inputs, head: Inputs, version: versions.Version) -> tuple[Finding, ...]:
+    """Findings of the transition rules on each object in both ``base`` (stored) and ``head`` (its update).
+
+    The head's policy settings apply, as for the other rules; findings name the head's file.
+    """
+    context = registry.Context(version=version, inputs=head)
+    stored = {(obj.kind, obj.name): obj for obj in base.objects}
+    found = []
+    for new in head.objects:
+        old = stored.get((new.kind, new.name))
+        if old is None:
+            continue
+        for transition in transitions.applicable(new.kind, version):
+            if head.policy.enabled(transition.rule.id):
+                found.extend(_findings(transition.rule, new, transition.check(old, new, context), head))
+    return tuple(sorted(found, key=lambda f: f.sort_key))
 
 
 def validate(
@@ -89,8 +112,8 @@ def validate(
         findings.extend(check_object(obj, context, policy))
     if not policy:
         findings.sort(key=lambda f: f.sort_key)
-        return Report(tuple(findings), len(inputs.objects), inputs.notes)
+        return Report(tuple(findings), len(inputs.objects), inputs.notes, version=version)
     outcome = apply_waivers(findings, (*inputs.waivers, *waivers), today or dt.date.today())
     findings.extend(outcome.expired)
     findings.sort(key=lambda f: f.sort_key)
-    return Report(tuple(findings), len(inputs.objects), inputs.notes, True, outcome.active, outcome.waived)
+    return Report(tuple(findings), len(inputs.objects), inputs.notes, True, outcome.active, outcome.waived, version)

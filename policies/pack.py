@@ -51,7 +51,7 @@ from karpenter_gitops import config, controller, policy, versions, waivers
 from karpenter_gitops.errors import InputError
 from karpenter_gitops.findings import Finding, Severity
 from karpenter_gitops.model import EC2NODECLASS, NODEPOOL
-from karpenter_gitops.rules import hygiene, live, registry
+from karpenter_gitops.rules import hygiene, live, registry, transitions
 from karpenter_gitops.validate import rule_findings
 
 PACK_NAME = "karpenter-gitops"
@@ -410,6 +410,8 @@ def all_policies() -> list:
             made.append(live_policy(rule))
         elif rule.id.startswith(CONTROLLER_RULE_PREFIX):
             continue  # judged by the IAM_COHERENCE stack policy below
+        elif rule.id in transitions.TRANSITIONS:
+            continue  # needs the stored object, which a policy never sees; `preview` judges these
         elif rule.kinds & {EC2NODECLASS, NODEPOOL}:
             made.append(object_policy(rule))
     expired = registry.RULES[hygiene.WAIVER_EXPIRED]

@@ -317,3 +317,57 @@ def test_the_footer_fits_its_reserve_even_with_the_longest_object_names():
 
     labels = [f"~ NodePool/{'n' * 253} (changed)"] * 12
     assert len(preview._footer(65_000, [], labels, "out/preview-full.md")) < preview._FOOTER_RESERVE
+
+
+# --- transition rules: what the API server refuses only on update -------------------------------
+
+
+def test_node_class_ref_kind_change_is_a_blocking_transition_error(tmp_path, monkeypatch, capsys):
+    moved = node_pool(family("m5"))
+    moved["spec"]["template"]["spec"]["nodeClassRef"]["kind"] = "NodeClass"
+    code, out = run_preview(tmp_path, monkeypatch, capsys, [node_class(), node_pool(family("m5"))], [node_class(), moved])
+    assert code == 1
+    summary = out.split("<details>")[0]
+    assert (
+        "`NodePool/general` spec.template.spec.nodeClassRef: nodeClassRef.kind is immutable "
+        "[`transition/node-class-ref-immutable`]" in summary
+    )
+    assert_snapshot("preview-node-class-ref-kind.md", out)
+
+
+def _role_change_at(tmp_path, monkeypatch, capsys, karpenter_version: str) -> tuple[int, str]:
+    """Preview a role change in a stack whose cluster runs ``karpenter_version``, against the committed stack."""
+    monkeypatch.chdir(tmp_path)
+    git(tmp_path, "init", "-q", "-b", "main")
+
+    def stack(role: str) -> None:
+        spec = {**BASE_NODECLASS["spec"], "role": role}
+        config = {
+            "karpenter-gitops:cluster": {"name": "demo", "karpenterVersion": karpenter_version},
+            "karpenter-gitops:nodeClasses": {"default": spec},
+            "karpenter-gitops:nodePools": {"general": node_pool(family("m5"))["spec"]},
+        }
+        (tmp_path / "Pulumi.demo.yaml").write_text(yaml.safe_dump({"config": config}, sort_keys=False))
+
+    stack("KarpenterNodeRole-demo")
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-q", "-m", "base")
+    stack("KarpenterNodeRole-demo-v2")
+    code = main(["preview", "--stack", "demo", "--base", "main", "--kubernetes-version", "1.32"])
+    return code, capsys.readouterr().out
+
+
+def test_role_change_on_karpenter_1_6_is_refused_as_immutable(tmp_path, monkeypatch, capsys):
+    code, out = _role_change_at(tmp_path, monkeypatch, capsys, "1.6")
+    assert code == 1
+    summary = out.split("<details>")[0]
+    assert "`EC2NodeClass/default` spec.role: immutable field changed [`transition/role-immutable`]" in summary
+    assert "transition/role-change-drifts" not in out
+
+
+def test_role_change_on_karpenter_1_7_is_allowed_with_a_drift_warning(tmp_path, monkeypatch, capsys):
+    code, out = _role_change_at(tmp_path, monkeypatch, capsys, "1.7")
+    assert code == 0
+    assert "#### Blocking errors" not in out and "transition/role-immutable" not in out
+    policy = out.split("Policy results:")[1]
+    assert "| warning | `EC2NodeClass/default` | spec.role |" in policy and "`transition/role-change-drifts`" in policy

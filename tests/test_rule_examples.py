@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from karpenter_gitops import controller
-from karpenter_gitops.rules import hygiene, live, registry
+from karpenter_gitops.rules import hygiene, live, registry, transitions
 from karpenter_gitops.rules.examples import example_inputs
 from karpenter_gitops.validate import validate
 
@@ -24,6 +24,10 @@ NOT_SPEC_JUDGED = {
     hygiene.WAIVER_EXPIRED: "reported while applying waivers; see tests/test_policy.py",
     controller.CNI_IP_FAMILY: "needs the cluster's IP family, looked up in preview; see tests/test_controller_component.py",
     controller.QUEUE_KMS: "needs the KMS key policy, seen by the policy pack; see tests/test_controller_policy.py",
+    **{
+        rule_id: "compares a change with its base, in preview; (old, new) examples run in tests/test_transitions.py"
+        for rule_id in transitions.TRANSITIONS
+    },
 }
 RULES = sorted((r for r in registry.RULES.values() if r.id not in NOT_SPEC_JUDGED), key=lambda r: r.id)
 

@@ -6,8 +6,9 @@ mutual-exclusion rules use ``!self.all(...)`` and so reject only when every term
 violates them. The ``nodeclass/`` rules close such gaps. Messages were checked against the v1.0.14,
 v1.4.4, v1.8.8 and v1.14.1 CRDs; a release in between takes a change at the release that made it.
 
-Not evaluable offline, because they compare with the stored object (``oldSelf``): ``role``
-immutability and the instanceProfile-to-role switch (v1.0-v1.6).
+The rules that compare with the stored object (``oldSelf``: ``role`` immutability and the
+instanceProfile-to-role switch, v1.0-v1.6) need the base of a change, so they live in
+:mod:`.transitions` and run in ``preview``.
 The controller's runtime restricted-tag patterns are a subset of the CEL tag rules, so
 ``cel/tags-restricted`` covers them as well.
 """

@@ -5,8 +5,9 @@ message of the chosen release (checked against the v1.0.14, v1.4.4, v1.8.8 and v
 The ``karpenter.k8s.aws`` label allow-list grows by release; between verified CRDs a label joins at
 the release that introduced it (``ec2nodeclass`` is first seen in v1.4.4 and assumed from 1.3).
 
-Not evaluable offline, because they compare with the stored object (``oldSelf``):
-``nodeClassRef.group``/``kind`` immutability and the static/dynamic ``replicas`` transition.
+The rules that compare with the stored object (``oldSelf``: ``nodeClassRef.group``/``kind``
+immutability and the static/dynamic ``replicas`` transition) need the base of a change, so they
+live in :mod:`.transitions` and run in ``preview``.
 """
 
 from __future__ import annotations

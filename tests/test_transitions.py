@@ -1,0 +1,146 @@
+"""Transition rules: their (old, new) examples, and parity with the CRDs' ``oldSelf`` rules per release."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from typing import Any
+
+import celpy
+import pytest
+from celpy.adapter import json_to_cel
+
+from _crd_helpers import release_crds
+from _rule_helpers import RELEASES
+from karpenter_gitops import crd, preview, versions
+from karpenter_gitops.config import Inputs, load_documents
+from karpenter_gitops.findings import Severity
+from karpenter_gitops.model import NODEPOOL
+from karpenter_gitops.rules import registry
+from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL, merge_patch
+from karpenter_gitops.rules.transitions import TRANSITIONS, Transition
+from karpenter_gitops.validate import check_transitions, validate
+from karpenter_gitops.waivers import Waiver
+
+EXAMPLES = [
+    (transition, verdict, example)
+    for transition in TRANSITIONS.values()
+    for verdict, examples in (("good", transition.good), ("bad", transition.bad))
+    for example in examples
+]
+
+
+def _ids(value) -> str:
+    return value.rule.id if isinstance(value, Transition) else value if isinstance(value, str) else ""
+
+
+def _docs(transition: Transition, example: Mapping[str, Any]) -> tuple[dict, dict]:
+    """The stored (old) and updated (new) object of an example."""
+    base = BASE_NODEPOOL if transition.rule.kinds == {NODEPOOL} else BASE_NODECLASS
+    return merge_patch(base, example.get("old", {})), merge_patch(base, example.get("new", {}))
+
+
+def _inputs(doc: Mapping[str, Any], version: versions.Version) -> Inputs:
+    return load_documents([("karpenter.yaml", [dict(doc)])], version)
+
+
+def _fired(old: Mapping[str, Any], new: Mapping[str, Any], version: versions.Version) -> list:
+    return list(check_transitions(_inputs(old, version), _inputs(new, version), version))
+
+
+def _version(example: Mapping[str, Any]) -> versions.Version:
+    return versions.parse(example.get("karpenterVersion", versions.show(versions.DEFAULT)))
+
+
+def test_every_transition_rule_is_registered_check_less_with_examples():
+    for rule_id, transition in TRANSITIONS.items():
+        assert rule_id.startswith("transition/") and registry.RULES[rule_id] is transition.rule
+        assert transition.rule.check is None and transition.good and transition.bad
+        assert transition.rule.doc and transition.rule.fix
+
+
+@pytest.mark.parametrize(("transition", "verdict", "example"), EXAMPLES, ids=_ids)
+def test_example(transition, verdict, example):
+    old, new = _docs(transition, example)
+    fired = [f for f in _fired(old, new, _version(example)) if f.rule == transition.rule.id]
+    if verdict == "good":
+        assert fired == []
+    else:
+        assert fired, f"{transition.rule.id} did not fire on {example}"
+        assert all(f.severity is transition.rule.severity for f in fired)
+
+
+# --- parity with the CRDs: evaluate their oldSelf rules as the API server does on an update ---------
+
+
+_CEL = celpy.Environment()
+
+
+def _crd_transition_messages(release: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> set[str]:
+    """Messages of the CRD's transition rules that fail for this update.
+
+    Like the API server, a rule runs only where the node it sits on exists in both objects.
+    """
+    checker = release_crds(release).by_kind[new["kind"]]
+    stored = {path: value for _, value, path in crd._nodes(checker.schema, crd._as_json(old), "")}
+    failed = set()
+    for schema, value, path in crd._nodes(checker.schema, crd._as_json(new), ""):
+        for validation in schema.get("x-kubernetes-validations") or ():
+            if "oldSelf" not in validation["rule"] or path not in stored:
+                continue
+            program = _CEL.program(_CEL.compile(validation["rule"]), functions=crd.EXTENSIONS)
+            if not program.evaluate({"self": json_to_cel(value), "oldSelf": json_to_cel(stored[path])}):
+                failed.add(validation["message"])
+    return failed
+
+
+@pytest.mark.parametrize("release", sorted(RELEASES.values()))
+@pytest.mark.parametrize(("transition", "verdict", "example"), EXAMPLES, ids=_ids)
+def test_karpenter_transition_rules_match_the_crd_of_each_release(release, transition, verdict, example):
+    """Every example, at every release: our ``karpenter`` rules fire exactly where the CRD's rules do."""
+    version = next(v for v, name in RELEASES.items() if name == release)
+    old, new = _docs(transition, example)
+    ours = {f.message for f in _fired(old, new, version) if registry.RULES[f.rule].origin == "karpenter"}
+    assert ours == _crd_transition_messages(release, old, new)
+
+
+# --- the engine: policy settings and waivers ------------------------------------------------------
+
+
+def _rename() -> tuple[dict, dict]:
+    renamed = {"spec": {"template": {"spec": {"nodeClassRef": {"name": "other"}}}}}
+    return dict(BASE_NODEPOOL), merge_patch(BASE_NODEPOOL, renamed)
+
+
+def test_only_objects_in_both_base_and_head_are_judged():
+    old, new = _rename()
+    version = versions.DEFAULT
+    assert _fired(old, new, version)
+    renamed = merge_patch(new, {"metadata": {"name": "general-v2"}})
+    assert check_transitions(_inputs(old, version), _inputs(renamed, version), version) == ()
+    assert check_transitions(Inputs(), _inputs(new, version), version) == ()
+
+
+def test_stack_policy_settings_apply_to_our_transition_warnings():
+    old, new = _rename()
+    stack = {
+        "config": {
+            "karpenter-gitops:nodePools": {"general": new["spec"]},
+            "karpenter-gitops:policy": {"rules": {"transition/node-class-ref-rename": {"severity": "error"}}},
+        }
+    }
+    head = load_documents([("Pulumi.demo.yaml", [stack])], versions.DEFAULT)
+    found = check_transitions(_inputs(old, versions.DEFAULT), head, versions.DEFAULT)
+    assert [(f.rule, f.severity, f.file) for f in found] == [
+        ("transition/node-class-ref-rename", Severity.ERROR, "Pulumi.demo.yaml")
+    ]
+
+
+def test_a_waiver_naming_a_transition_rule_waives_it_in_the_preview():
+    old, new = _rename()
+    base, head = _inputs(old, versions.DEFAULT), _inputs(new, versions.DEFAULT)
+    waiver = Waiver("transition/node-class-ref-rename", "general", "moving to the new class", dt.date(2099, 1, 1))
+    report = preview.Preview.build("main", base, head, validate(head, policy=True, waivers=[waiver]), None)
+    [finding] = [f for f in report.findings if f.rule == "transition/node-class-ref-rename"]
+    assert report.waived(finding)
+    assert preview.Preview.build("main", base, head, validate(head, policy=True), None).waived(finding) is False
