@@ -584,9 +584,12 @@ def rules_command(rule_id, fmt) -> None:
             "until": until,
             "doc": rule.doc,
             "fix": rule.fix,
-            "good": list(rule.good),
-            "bad": list(rule.bad),
+            # Transition rules judge an (old, new) pair; their examples live with their checks.
+            "good": list(rule.good or getattr(TRANSITIONS.get(rule.id), "good", ())),
+            "bad": list(rule.bad or getattr(TRANSITIONS.get(rule.id), "bad", ())),
         }
+
+    from karpenter_gitops.rules.transitions import TRANSITIONS
 
     if rule_id:
         if rule_id not in registry.RULES:
@@ -600,13 +603,20 @@ def rules_command(rule_id, fmt) -> None:
         return
     for rule in chosen:
         info = describe(rule)
-        scope = f"{info['since'] or ''}–{info['until'] or ''}" if info["since"] or info["until"] else "all releases"
+        since, until = info["since"], info["until"]
+        scope = (
+            f"{since} until {until}" if since and until
+            else f"{since}+" if since
+            else f"before {until}" if until
+            else "all releases"
+        )
         label = click.style(f"{rule.severity.value:<7}", fg=_COLOURS[rule.severity])
         click.echo(f"{click.style(rule.id, bold=True)}  {label} {'/'.join(info['kinds'])}  {rule.origin}{' policy' if rule.policy else ''}  [{scope}]")
         click.echo(f"    {rule.doc}")
         if rule_id:
             click.echo(f"    fix: {rule.fix}")
-            for word, examples in (("good", rule.good), ("bad", rule.bad)):
+            for word in ("good", "bad"):
+                examples = info[word]
                 for example in examples:
                     click.echo(f"    {word}: {json.dumps(example)}")
 
