@@ -39,7 +39,7 @@ from karpenter_gitops.findings import Finding, Severity
 from karpenter_gitops.model import EC2NODECLASS
 from karpenter_gitops.plan import PERSISTENT, TRANSIENT, Plan
 from karpenter_gitops.reconcile import reconcile
-from karpenter_gitops.validate import validate
+from karpenter_gitops.validate import check_transitions, validate
 
 INPUT_KEYS = ("nodeClassName", "spec", "nodePoolSpecs", "cluster")
 # NodeClassPlan.to_json() keys, plus the per-pool plans and the non-blocking findings.
@@ -220,7 +220,7 @@ class ReconciliationProvider(ResourceProvider):
                 return CheckResult(news, [])
             return CheckResult(news, [CheckFailure("cluster", str(err))])
         failures = []
-        for finding in validate(inputs, version).findings:
+        for finding in validate(inputs, version).findings + self._transition_findings(_olds, inputs, version):
             path = property_path(finding)
             if any(_related(path, u) for u in unknown):
                 continue
@@ -229,6 +229,17 @@ class ReconciliationProvider(ResourceProvider):
             else:
                 pulumi.log.warn(f"{finding.kind} {finding.name}: {path}: {_reason(finding)}")
         return CheckResult(news, failures)
+
+    @staticmethod
+    def _transition_findings(olds: dict, head: config.Inputs, version: versions.Version) -> tuple[Finding, ...]:
+        """Karpenter's update-only (oldSelf) rules against the stored inputs: the API server would refuse."""
+        if not olds or not isinstance(olds.get("spec"), Mapping) or any(_unknown_paths(olds, "")):
+            return ()
+        try:
+            base, _ = _props_inputs(olds)
+        except InputError:
+            return ()
+        return check_transitions(base, head, version)
 
     def diff(self, _id: str, olds: dict, news: dict) -> DiffResult:
         """A change when the inputs differ or when AWS now resolves differently (reason logged)."""

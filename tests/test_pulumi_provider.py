@@ -152,3 +152,15 @@ def test_read_refreshes_and_keeps_last_known_good_when_aws_fails():
 def test_delete_touches_nothing():
     fake_reconcile.WORLD["transient"] = True  # would raise if AWS were called
     assert provider.delete("default", props()) is None
+
+
+def test_check_blocks_an_update_the_api_server_would_refuse():
+    # Karpenter 1.6 keeps spec.role immutable (an oldSelf rule no offline check can see).
+    cluster = {"name": "dev", "kubernetesVersion": "1.32", "karpenterVersion": "1.6"}
+    olds = props(cluster=cluster)
+    news = props(spec=SPEC | {"role": "KarpenterNodeRole-other"}, cluster=cluster)
+    result = ReconciliationProvider().check(olds, news)
+    assert [(f.property, "transition/role-immutable" in f.reason) for f in result.failures] == [("spec.role", True)]
+    assert ReconciliationProvider().check({}, news).failures == []  # a create has nothing to compare with
+    on_17 = {**cluster, "karpenterVersion": "1.7"}
+    assert ReconciliationProvider().check(props(cluster=on_17), props(spec=news["spec"], cluster=on_17)).failures == []
