@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from karpenter_gitops.aws.client import AwsSession
-from karpenter_gitops.aws.errors import NOT_HYDRATED, TransientAWSError
+from karpenter_gitops.aws.errors import TransientAWSError
 
 CATALOGUE_TTL_SECONDS = 12 * 3600
 _FORMAT = 1
@@ -47,12 +47,6 @@ class Catalogue:
     @property
     def zones(self) -> tuple[str, ...]:
         return tuple(sorted({zone for zones in self.offerings.values() for zone in zones}))
-
-    def require_hydrated(self) -> Catalogue:
-        """Self, or TransientAWSError(CatalogueNotHydrated) when there is nothing to answer with yet."""
-        if not self.hydrated:
-            raise TransientAWSError("ec2:DescribeInstanceTypes", NOT_HYDRATED, self.message or "catalogue not loaded yet")
-        return self
 
 
 def load_catalogue(

@@ -40,7 +40,6 @@ SERVER_SIDE_CODES = frozenset({
     "RequestTimeoutException",
 })
 NOT_FOUND_CODES = frozenset({"NoSuchEntity", "ParameterNotFound", "ParameterVersionNotFound", "InvalidInstanceType"})
-NOT_HYDRATED = "CatalogueNotHydrated"
 
 
 class AWSError(Exception):
