@@ -17,8 +17,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from karpenter_gitops import config, mapping
-from karpenter_gitops.aws.embedded import embedded_aws
+from karpenter_gitops.adapters.aws.embedded import embedded_aws
+from karpenter_gitops.core import mapping
+from karpenter_gitops.load import config
 from karpenter_gitops.reconcile import reconcile
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
 

@@ -19,10 +19,11 @@ from pathlib import Path
 
 import yaml
 
-from karpenter_gitops import config, versions
+from karpenter_gitops.core import versions
+from karpenter_gitops.judge.validate import validate
+from karpenter_gitops.load import config
+from karpenter_gitops.load.waivers import Waiver
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
-from karpenter_gitops.validate import validate
-from karpenter_gitops.waivers import Waiver
 
 AL2023_USERDATA = """\
 MIME-Version: 1.0

@@ -17,12 +17,14 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from karpenter_gitops import config, controller, versions
-from karpenter_gitops.errors import InputError
-from karpenter_gitops.findings import Severity
+from karpenter_gitops import controller
+from karpenter_gitops.core import versions
+from karpenter_gitops.core.errors import InputError
+from karpenter_gitops.core.findings import Severity
+from karpenter_gitops.judge.validate import rule_findings
+from karpenter_gitops.load import config
 from karpenter_gitops.rules import controller as controller_rules
 from karpenter_gitops.rules.registry import RULES, Context
-from karpenter_gitops.validate import rule_findings
 
 SOURCE = "KarpenterController"
 QUEUE_TARGET_ID = "KarpenterInterruptionQueueTarget"

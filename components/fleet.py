@@ -9,7 +9,7 @@ from components.controller import KarpenterController, KarpenterControllerArgs
 from components.nodeclass import ClusterArgs, NodeClass, NodeClassArgs, cluster_block
 from components.nodepool import NodePool, NodePoolArgs
 from components.reconciliation import load_inputs
-from karpenter_gitops.errors import InputError
+from karpenter_gitops.core.errors import InputError
 
 
 class FleetArgs(TypedDict):

@@ -12,7 +12,7 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from karpenter_gitops.model import EC2NODECLASS, EC2NODECLASS_API
+from karpenter_gitops.core.model import EC2NODECLASS, EC2NODECLASS_API
 
 # CRD defaults, Karpenter v1 (reference karpenter-v1.md §1.2 and §1.8).
 METADATA_OPTIONS_DEFAULTS = {

@@ -13,7 +13,7 @@ import pulumi_kubernetes as k8s
 
 from components import manifests
 from components.reconciliation import Reconciliation
-from karpenter_gitops.model import EC2NODECLASS, EC2NODECLASS_API
+from karpenter_gitops.core.model import EC2NODECLASS, EC2NODECLASS_API
 
 # Written by the Karpenter controller, never by us (karpenter-v1.md §1.1). With server-side
 # apply Pulumi owns only the fields it sends; ignoring these also keeps refreshes diff-free.

@@ -7,7 +7,7 @@ import pulumi_kubernetes as k8s
 
 from components import manifests
 from components.nodeclass import NodeClass
-from karpenter_gitops.model import NODEPOOL, NODEPOOL_API
+from karpenter_gitops.core.model import NODEPOOL, NODEPOOL_API
 
 # Written by Karpenter's core controller; never diffed (see nodeclass.CONTROLLER_OWNED).
 CONTROLLER_OWNED = [

@@ -28,7 +28,7 @@ import pulumi
 import yaml
 from pulumi.runtime.mocks import MockMonitor
 
-from karpenter_gitops.errors import InputError
+from karpenter_gitops.core.errors import InputError
 
 RECONCILIATION = "pulumi-python:dynamic/karpenter-gitops:Reconciliation"
 GET_CLUSTER = "aws:eks/getCluster:getCluster"  # the one invoke answered: KarpenterController looks its cluster up
@@ -162,7 +162,7 @@ def run(
 
 def stack_config(stack: str) -> dict[str, str]:
     """A stack file's ``config:`` as the engine hands it to a program (objects JSON-encoded)."""
-    from karpenter_gitops import config as core_config
+    from karpenter_gitops.load import config as core_config
 
     document = yaml.safe_load(core_config.stack_file(stack, PROJECT).read_text(encoding="utf-8")) or {}
     return {
@@ -222,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--preview", action="store_true", help="check() only, as in `pulumi preview`")
     parser.add_argument("--embedded-aws", action="store_true", help="reconcile against moto on 127.0.0.1")
     args = parser.parse_args(argv)
-    from karpenter_gitops.aws.embedded import embedded_aws
+    from karpenter_gitops.adapters.aws.embedded import embedded_aws
 
     try:
         with embedded_aws() if args.embedded_aws else contextlib.nullcontext():

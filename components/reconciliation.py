@@ -32,14 +32,15 @@ from pulumi.dynamic import (
 from pulumi.output import Unknown
 from pulumi.runtime.rpc import UNKNOWN
 
-from karpenter_gitops import config, versions
-from karpenter_gitops.aws.errors import TransientAWSError
-from karpenter_gitops.errors import InputError
-from karpenter_gitops.findings import Finding, Severity
-from karpenter_gitops.model import EC2NODECLASS
-from karpenter_gitops.plan import PERSISTENT, TRANSIENT, Plan
+from karpenter_gitops.adapters.aws.errors import TransientAWSError
+from karpenter_gitops.core import versions
+from karpenter_gitops.core.errors import InputError
+from karpenter_gitops.core.findings import Finding, Severity
+from karpenter_gitops.core.model import EC2NODECLASS
+from karpenter_gitops.core.plan import PERSISTENT, TRANSIENT, Plan
+from karpenter_gitops.judge.validate import check_transitions, validate
+from karpenter_gitops.load import config
 from karpenter_gitops.reconcile import reconcile
-from karpenter_gitops.validate import check_transitions, validate
 
 INPUT_KEYS = ("nodeClassName", "spec", "nodePoolSpecs", "cluster")
 # NodeClassPlan.to_json() keys, plus the per-pool plans and the non-blocking findings.
@@ -56,7 +57,7 @@ class ReconciliationError(Exception):
 
 
 def stack_document(cluster: Mapping[str, Any] | None, node_classes: Mapping, node_pools: Mapping) -> dict:
-    """The stack-file shape :func:`karpenter_gitops.config.load_documents` reads."""
+    """The stack-file shape :func:`karpenter_gitops.load.config.load_documents` reads."""
     ns = config.NAMESPACE
     doc: dict[str, Any] = {f"{ns}:nodeClasses": dict(node_classes), f"{ns}:nodePools": dict(node_pools)}
     if cluster:

@@ -5,7 +5,7 @@ One CrossGuard policy per registry rule, named after the rule id with ``/`` turn
 enforcement level; the default is ``mandatory`` for error rules and ``advisory`` for the others.
 
 * EC2NodeClass / NodePool custom resources: the resource's inputs (``args.props``) are loaded into
-  our models with :func:`karpenter_gitops.config.load_documents` and judged by the rule: schema
+  our models with :func:`karpenter_gitops.load.config.load_documents` and judged by the rule: schema
   mirror, CEL mirror, stricter and hygiene rules alike.
 * Cross-object rules (a NodePool's nodeClassRef) are stack policies over every custom resource.
 * Live rules are stack policies reading each Reconciliation resource's outputs (its plan):
@@ -41,18 +41,22 @@ from pulumi_policy import (
     ReportViolation,
     ResourceValidationArgs,
     ResourceValidationPolicy,
-    Severity as PolicySeverity,
     StackValidationArgs,
     StackValidationPolicy,
 )
+from pulumi_policy import (
+    Severity as PolicySeverity,
+)
 from pulumi_policy.proxy import UnknownValueError
 
-from karpenter_gitops import config, controller, policy, versions, waivers
-from karpenter_gitops.errors import InputError
-from karpenter_gitops.findings import Finding, Severity
-from karpenter_gitops.model import EC2NODECLASS, NODEPOOL
+from karpenter_gitops import controller
+from karpenter_gitops.core import versions
+from karpenter_gitops.core.errors import InputError
+from karpenter_gitops.core.findings import Finding, Severity
+from karpenter_gitops.core.model import EC2NODECLASS, NODEPOOL
+from karpenter_gitops.judge.validate import rule_findings
+from karpenter_gitops.load import config, policy, waivers
 from karpenter_gitops.rules import hygiene, live, registry, transitions
-from karpenter_gitops.validate import rule_findings
 
 PACK_NAME = "karpenter-gitops"
 NODECLASS_TYPE = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"

@@ -8,9 +8,10 @@ from typing import Any
 
 from _rule_helpers import findings, node_class, node_pool
 from conftest import CRDS
-from karpenter_gitops import crd
-from karpenter_gitops.findings import Finding, Severity
-from karpenter_gitops.versions import Version
+
+from karpenter_gitops.core.findings import Finding, Severity
+from karpenter_gitops.core.versions import Version
+from karpenter_gitops.judge import crd
 
 # Our rules that are stricter than Karpenter on purpose; the rest mirror the CRD.
 STRICTER = ("nodeclass/", "nodepool/", "userdata/")

@@ -7,11 +7,11 @@ from functools import cache
 from typing import Any
 
 import yaml
-
 from conftest import CRDS
-from karpenter_gitops.config import load_documents
+
+from karpenter_gitops.judge.validate import validate
+from karpenter_gitops.load.config import load_documents
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL, merge_patch
-from karpenter_gitops.validate import validate
 
 # The releases whose CRDs are in ../shared/crds, as (major, minor) -> directory.
 RELEASES = {(1, 0): "v1.0.14", (1, 4): "v1.4.4", (1, 8): "v1.8.8", (1, 14): "v1.14.1"}

@@ -7,7 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from karpenter_gitops.aws.embedded import EmbeddedServer, embedded_aws, parse_world
+from karpenter_gitops.adapters.aws.embedded import (
+    EmbeddedServer,
+    embedded_aws,
+    parse_world,
+)
 
 PROJECT = Path(__file__).resolve().parent.parent
 SHARED = PROJECT.parent / "shared"

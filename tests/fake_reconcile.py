@@ -11,11 +11,11 @@ import json
 import os
 from pathlib import Path
 
-from karpenter_gitops.aws.errors import TransientAWSError
-from karpenter_gitops.mapping import NodePoolMapping
-from karpenter_gitops.plan import NodeClassPlan, NodePoolPlan, Plan
-from karpenter_gitops.requirements import Requirement
-from karpenter_gitops.resolved import AMI, Condition, SecurityGroup, Subnet
+from karpenter_gitops.adapters.aws.errors import TransientAWSError
+from karpenter_gitops.core.mapping import NodePoolMapping
+from karpenter_gitops.core.plan import NodeClassPlan, NodePoolPlan, Plan
+from karpenter_gitops.core.requirements import Requirement
+from karpenter_gitops.core.resolved import AMI, Condition, SecurityGroup, Subnet
 
 DEPENDENTS = ("AMIsReady", "SubnetsReady", "SecurityGroupsReady", "InstanceProfileReady", "ValidationSucceeded")
 WORLD = {"ami": "ami-0aaa", "profile_exists": True, "transient": False, "free_ips": 100}

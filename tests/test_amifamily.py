@@ -2,10 +2,18 @@
 
 import pytest
 
-from karpenter_gitops.amifamily import (
-    ARCH, NEURON, NVIDIA, STANDARD, AliasError, UnsupportedAlias, alias_parameters, image_requirements, parse_alias,
+from karpenter_gitops.core.requirements import IN, Requirement
+from karpenter_gitops.families.aliases import (
+    ARCH,
+    NEURON,
+    NVIDIA,
+    STANDARD,
+    AliasError,
+    UnsupportedAlias,
+    alias_parameters,
+    image_requirements,
+    parse_alias,
 )
-from karpenter_gitops.requirements import IN, Requirement
 
 EKS = "/aws/service/eks/optimized-ami/1.30"
 

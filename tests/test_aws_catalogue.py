@@ -1,8 +1,11 @@
 """Instance-type catalogue: raw entries + zonal offerings, a 12 h disk cache, and readiness."""
 
 
-from karpenter_gitops.aws.catalogue import CATALOGUE_TTL_SECONDS, load_catalogue
-from karpenter_gitops.aws.embedded import Throttler
+from karpenter_gitops.adapters.aws.catalogue import (
+    CATALOGUE_TTL_SECONDS,
+    load_catalogue,
+)
+from karpenter_gitops.adapters.aws.embedded import Throttler
 
 SMALL_WORLD = """
 region: us-west-2
@@ -92,7 +95,7 @@ def test_every_page_is_read(monkeypatch, tmp_path):
     """Real EC2 pages DescribeInstanceTypes by 100 and offerings by 1000 (moto never pages): NextToken is followed."""
     from botocore.stub import Stubber
 
-    from karpenter_gitops.aws.client import AwsSession
+    from karpenter_gitops.adapters.aws.client import AwsSession
 
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")

@@ -1,10 +1,19 @@
 """Every failure is transient (retry later) or persistent (a fact about the configuration)."""
 
 import pytest
-from botocore.exceptions import ClientError, EndpointConnectionError, NoCredentialsError, ReadTimeoutError
+from botocore.exceptions import (
+    ClientError,
+    EndpointConnectionError,
+    NoCredentialsError,
+    ReadTimeoutError,
+)
 from botocore.parsers import ResponseParserError
 
-from karpenter_gitops.aws.errors import PersistentAWSError, TransientAWSError, classify
+from karpenter_gitops.adapters.aws.errors import (
+    PersistentAWSError,
+    TransientAWSError,
+    classify,
+)
 
 
 def client_error(code, status=400, message="boom"):

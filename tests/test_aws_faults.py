@@ -3,13 +3,16 @@
 import pytest
 from botocore.retries.standard import ExponentialBackoff
 
-from karpenter_gitops.aws.amis import AMIOutcome, resolve_amis
-from karpenter_gitops.aws.embedded import Throttler
-from karpenter_gitops.aws.errors import TransientAWSError
-from karpenter_gitops.aws.client import TTLCache
-from karpenter_gitops.aws.instance_profiles import ProfileOutcome, resolve_instance_profile
-from karpenter_gitops.aws.network import resolve_subnets
-from karpenter_gitops.model import AMISelectorTerm, SubnetSelectorTerm
+from karpenter_gitops.adapters.aws.amis import AMIOutcome, resolve_amis
+from karpenter_gitops.adapters.aws.client import TTLCache
+from karpenter_gitops.adapters.aws.embedded import Throttler
+from karpenter_gitops.adapters.aws.errors import TransientAWSError
+from karpenter_gitops.adapters.aws.instance_profiles import (
+    ProfileOutcome,
+    resolve_instance_profile,
+)
+from karpenter_gitops.adapters.aws.network import resolve_subnets
+from karpenter_gitops.core.model import AMISelectorTerm, SubnetSelectorTerm
 
 TERMS = {
     "alias": [AMISelectorTerm(alias="al2023@latest")],

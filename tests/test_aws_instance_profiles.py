@@ -1,10 +1,14 @@
 """Instance profile and role checks (reference §3, TV4)."""
 
-from karpenter_gitops.aws.client import TTLCache
-from karpenter_gitops.aws.instance_profiles import (
-    PROFILE_TTL_SECONDS, ProfileOutcome, bare_role_name, resolve_instance_profile, resolve_role,
+from karpenter_gitops.adapters.aws.client import TTLCache
+from karpenter_gitops.adapters.aws.instance_profiles import (
+    PROFILE_TTL_SECONDS,
+    ProfileOutcome,
+    bare_role_name,
+    resolve_instance_profile,
+    resolve_role,
 )
-from karpenter_gitops.resolved import InstanceProfile
+from karpenter_gitops.core.resolved import InstanceProfile
 
 
 def test_profile_with_role_is_ready_and_reports_role_names(default_aws):

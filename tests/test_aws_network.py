@@ -1,7 +1,10 @@
 """Subnets and security groups by selector terms, against the embedded default world."""
 
-from karpenter_gitops.aws.network import resolve_security_groups, resolve_subnets
-from karpenter_gitops.model import SecurityGroupSelectorTerm, SubnetSelectorTerm
+from karpenter_gitops.adapters.aws.network import (
+    resolve_security_groups,
+    resolve_subnets,
+)
+from karpenter_gitops.core.model import SecurityGroupSelectorTerm, SubnetSelectorTerm
 
 
 def test_subnets_by_discovery_tag_most_free_ips_first_with_zones(default_aws):
@@ -42,9 +45,9 @@ def test_every_page_of_subnets_groups_and_images_is_read(monkeypatch):
 
     from botocore.stub import Stubber
 
-    from karpenter_gitops.aws.amis import resolve_amis
-    from karpenter_gitops.aws.client import AwsSession
-    from karpenter_gitops.model import AMISelectorTerm
+    from karpenter_gitops.adapters.aws.amis import resolve_amis
+    from karpenter_gitops.adapters.aws.client import AwsSession
+    from karpenter_gitops.core.model import AMISelectorTerm
 
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")

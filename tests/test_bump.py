@@ -4,10 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-from karpenter_gitops import config
-from karpenter_gitops.aws.embedded import Throttler
-from karpenter_gitops.bump import AwsAmiCatalog, AwsUnavailable, PinChange, Problem, Releases, Unchanged, plan_bump
-from karpenter_gitops.errors import InputError
+from karpenter_gitops.adapters.aws.embedded import Throttler
+from karpenter_gitops.app.bump import (
+    AwsAmiCatalog,
+    AwsUnavailable,
+    PinChange,
+    Problem,
+    Releases,
+    Unchanged,
+    plan_bump,
+)
+from karpenter_gitops.core.errors import InputError
+from karpenter_gitops.load import config
 
 NETWORK = {
     "role": "KarpenterNodeRole-demo",

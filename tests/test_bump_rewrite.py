@@ -6,8 +6,13 @@ import os
 
 import pytest
 
-from karpenter_gitops.bump import PinChange, rewrite_stack, stack_diff, write_atomically
-from karpenter_gitops.errors import InputError
+from karpenter_gitops.app.bump import (
+    PinChange,
+    rewrite_stack,
+    stack_diff,
+    write_atomically,
+)
+from karpenter_gitops.core.errors import InputError
 
 STACK = """\
 # Top comment, kept.

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from karpenter_gitops.conditions import StepOutcome, predict_conditions
-from karpenter_gitops.resolved import Condition
+from karpenter_gitops.core.conditions import StepOutcome, predict_conditions
+from karpenter_gitops.core.resolved import Condition
 
 READY = StepOutcome.ready()
 

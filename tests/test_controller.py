@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from karpenter_gitops import controller
-from karpenter_gitops.errors import InputError
+from karpenter_gitops.core.errors import InputError
 
 OIDC = "arn:aws:iam::123456789012:oidc-provider/oidc.eks.eu-west-1.amazonaws.com/id/ABCDEF"
 ACCOUNT = controller.Account.from_cluster_arn("arn:aws:eks:eu-west-1:123456789012:cluster/dev")

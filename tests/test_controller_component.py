@@ -5,16 +5,16 @@ from __future__ import annotations
 import json
 import runpy
 
-import pytest
-import yaml
-
 import fake_reconcile
 import pulumi_mocks
+import pytest
+import yaml
 from pulumi_specs import SPEC, SPOT_POOL
+
 from components import reconciliation
 from components.controller import KarpenterController, KarpenterControllerArgs
 from components.fleet import Fleet, FleetArgs
-from karpenter_gitops.errors import InputError
+from karpenter_gitops.core.errors import InputError
 
 OIDC = "arn:aws:iam::123456789012:oidc-provider/oidc.eks.us-west-2.amazonaws.com/id/ABCDEF"
 BLOCK = {"nodeRoleName": "KarpenterNodeRole-dev", "helm": {"enabled": True, "version": "1.14.1"}}

@@ -7,12 +7,20 @@ import json
 
 import pytest
 import yaml
+from test_policy_pack import (
+    NC_URN,
+    NP_URN,
+    POLICIES,
+    node_class,
+    node_pool,
+    resource,
+    validate_stack,
+)
 
 from karpenter_gitops import controller
-from karpenter_gitops.config import load_documents
-from karpenter_gitops.validate import validate
+from karpenter_gitops.judge.validate import validate
+from karpenter_gitops.load.config import load_documents
 from policies import pack
-from test_policy_pack import NC_URN, NP_URN, POLICIES, node_class, node_pool, resource, validate_stack
 
 ACCOUNT = controller.Account.from_cluster_arn("arn:aws:eks:us-west-2:123456789012:cluster/demo")
 SPOT = [{"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot"]}]

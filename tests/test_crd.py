@@ -6,14 +6,14 @@ import json
 
 import pytest
 import yaml
-
 from _crd_helpers import release_crds
 from _rule_helpers import node_class, node_pool
 from conftest import CRDS
-from karpenter_gitops import crd
+
 from karpenter_gitops.cli import main
-from karpenter_gitops.errors import InputError
-from karpenter_gitops.findings import Severity
+from karpenter_gitops.core.errors import InputError
+from karpenter_gitops.core.findings import Severity
+from karpenter_gitops.judge import crd
 
 LATEST = CRDS / "v1.14.1"
 

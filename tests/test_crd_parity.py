@@ -15,13 +15,13 @@ from typing import Any
 
 import pytest
 import yaml
+from _crd_helpers import STRICTER, crd_errors, mirror_errors, our_findings
+from _rule_helpers import node_class, node_pool
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from _crd_helpers import STRICTER, crd_errors, mirror_errors, our_findings
-from _rule_helpers import node_class, node_pool
-from karpenter_gitops import versions
-from karpenter_gitops.findings import Finding, Severity
+from karpenter_gitops.core import versions
+from karpenter_gitops.core.findings import Finding, Severity
 
 RELEASE = "v1.14.1"
 VERSION = versions.parse(RELEASE)

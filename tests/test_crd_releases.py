@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-
 from _crd_helpers import crd_errors, mirror_errors, release_crds
 from _rule_helpers import RELEASES, node_class, node_pool
-from karpenter_gitops import crd
+
+from karpenter_gitops.judge import crd
 
 VERSION_OF = {release: version for version, release in RELEASES.items()}
 ALL = frozenset(RELEASES.values())

@@ -4,8 +4,8 @@ import os
 
 import pytest
 
-from karpenter_gitops.aws.embedded import embedded_aws, load_world, parse_world
-from karpenter_gitops.errors import InputError
+from karpenter_gitops.adapters.aws.embedded import embedded_aws, load_world, parse_world
+from karpenter_gitops.core.errors import InputError
 
 MINIMAL = 'region: us-west-2\nkubernetesVersion: "1.32"\n'
 

@@ -5,12 +5,14 @@ from __future__ import annotations
 import copy
 
 import pytest
-
 from _fake_kube import fake_cluster, kubeconfig_for  # noqa: F401 - the fixture is used by name
-from karpenter_gitops import config, impact, kube
-from karpenter_gitops.errors import InputError
-from karpenter_gitops.mapping import NodePoolMapping
-from karpenter_gitops.plan import NodePoolPlan, Plan
+
+from karpenter_gitops.adapters import kube
+from karpenter_gitops.core.errors import InputError
+from karpenter_gitops.core.mapping import NodePoolMapping
+from karpenter_gitops.core.plan import NodePoolPlan, Plan
+from karpenter_gitops.load import config
+from karpenter_gitops.reconcile import impact
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
 
 

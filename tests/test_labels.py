@@ -6,9 +6,9 @@ import boto3
 from moto import mock_aws
 from moto.ec2.models.instance_types import INSTANCE_TYPES
 
-from karpenter_gitops import labels
-from karpenter_gitops.labels import instance_type_requirements
-from karpenter_gitops.requirements import Requirements, ValueSet
+from karpenter_gitops.core import labels
+from karpenter_gitops.core.labels import instance_type_requirements
+from karpenter_gitops.core.requirements import Requirements, ValueSet
 
 ZONES = ("us-west-2a", "us-west-2b")
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from karpenter_gitops import locate
-from karpenter_gitops.findings import Finding, Severity
-from karpenter_gitops.locate import YamlFile, path_segments, with_lines
-from karpenter_gitops.model import Source
+from karpenter_gitops.core.findings import Finding, Severity
+from karpenter_gitops.core.model import Source
+from karpenter_gitops.load import locate
+from karpenter_gitops.load.locate import YamlFile, path_segments, with_lines
 
 MANIFESTS = """\
 # a ConfigMap first: document indexes count every document

@@ -5,16 +5,20 @@ from __future__ import annotations
 import pytest
 from moto.ec2.models.instance_types import INSTANCE_TYPES
 
-from karpenter_gitops import labels
-from karpenter_gitops.config import load_documents
-from karpenter_gitops.mapping import (
+from karpenter_gitops.core import labels
+from karpenter_gitops.core.mapping import (
     LabelledCatalogue,
     Mapper,
     NodeClassTarget,
     map_instance_types,
 )
-from karpenter_gitops.requirements import MinValuesShortfall, Requirement, Requirements
-from karpenter_gitops.resolved import AMI
+from karpenter_gitops.core.requirements import (
+    MinValuesShortfall,
+    Requirement,
+    Requirements,
+)
+from karpenter_gitops.core.resolved import AMI
+from karpenter_gitops.load.config import load_documents
 
 ZONES = ("us-west-2a", "us-west-2b", "us-west-2c")
 TV1_TYPES = ("m5.large", "m7g.large", "g5.xlarge", "g5g.xlarge", "inf2.xlarge")

@@ -9,12 +9,12 @@ import re
 import pytest
 import yaml
 
-from karpenter_gitops import config, policy
-from karpenter_gitops.errors import InputError
+from karpenter_gitops.core.errors import InputError
+from karpenter_gitops.judge.validate import validate
+from karpenter_gitops.load import config, policy
+from karpenter_gitops.load.waivers import Waiver
 from karpenter_gitops.rules import hygiene, registry
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
-from karpenter_gitops.validate import validate
-from karpenter_gitops.waivers import Waiver
 
 TODAY = dt.date(2026, 3, 1)
 

@@ -21,7 +21,11 @@ from pulumi_policy import (
     ResourceValidationArgs,
     StackValidationArgs,
 )
-from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, UnknownValueError, unknown_checking_proxy
+from pulumi_policy.proxy import (
+    UNKNOWN_STRING_VALUE,
+    UnknownValueError,
+    unknown_checking_proxy,
+)
 
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
 from policies import pack

@@ -9,15 +9,16 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from _fake_kube import fake_cluster, kubeconfig_for  # noqa: F401 - the fixture is used by name
 from _snapshot import assert_snapshot
-from karpenter_gitops import config, preview, pulumi_events
+
 from karpenter_gitops.cli import main
-from karpenter_gitops.errors import InputError
-from karpenter_gitops.impact import forecast
+from karpenter_gitops.core.errors import InputError
+from karpenter_gitops.judge.validate import validate
+from karpenter_gitops.load import config, pulumi_events
+from karpenter_gitops.output import preview
+from karpenter_gitops.reconcile.impact import forecast
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
-from karpenter_gitops.validate import validate
 
 PULUMI = Path(__file__).resolve().parent / "data" / "pulumi"
 ON_DEMAND = {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]}
@@ -313,7 +314,7 @@ def test_an_unwritable_full_report_is_one_line_and_exit_two(tmp_path, monkeypatc
 
 
 def test_the_footer_fits_its_reserve_even_with_the_longest_object_names():
-    from karpenter_gitops import preview
+    from karpenter_gitops.output import preview
 
     labels = [f"~ NodePool/{'n' * 253} (changed)"] * 12
     assert len(preview._footer(65_000, [], labels, "out/preview-full.md")) < preview._FOOTER_RESERVE

@@ -6,18 +6,18 @@ import copy
 import json
 import runpy
 
+import fake_reconcile
+import pulumi_mocks
 import pytest
 import yaml
 from pulumi.output import Unknown
-
-import fake_reconcile
-import pulumi_mocks
 from pulumi_specs import SPEC, SPOT_POOL
+
 from components import reconciliation
 from components.fleet import Fleet, FleetArgs
 from components.nodeclass import NodeClass, NodeClassArgs
 from components.nodepool import NodePool, NodePoolArgs
-from karpenter_gitops.errors import InputError
+from karpenter_gitops.core.errors import InputError
 
 EC2NC = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
 NODEPOOL = "kubernetes:karpenter.sh/v1:NodePool"

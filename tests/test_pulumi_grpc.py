@@ -14,9 +14,9 @@ import grpc
 import pytest
 from pulumi.runtime.proto import provider_pb2
 from pulumi.runtime.rpc import UNKNOWN
+from pulumi_grpc import ProviderHost, provider_inputs
 
 from components.reconciliation import ReconciliationProvider
-from pulumi_grpc import ProviderHost, provider_inputs
 
 SPEC = {
     "amiSelectorTerms": [{"alias": "al2023@v20240807"}],
@@ -125,7 +125,7 @@ def demo_inputs(spec=DEMO_SPEC) -> dict:
 @pytest.fixture
 def embedded():
     pytest.importorskip("karpenter_gitops.reconcile")
-    from karpenter_gitops.aws.embedded import embedded_aws
+    from karpenter_gitops.adapters.aws.embedded import embedded_aws
 
     with embedded_aws() as aws:
         yield aws

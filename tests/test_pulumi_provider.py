@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import copy
 
+import fake_reconcile
 import pytest
 from pulumi.runtime import Settings, configure
 from pulumi.runtime.rpc import UNKNOWN
-
-import fake_reconcile
 from pulumi_specs import SPEC, SPOT_POOL
+
 from components import reconciliation
-from components.reconciliation import ReconciliationError, ReconciliationProvider, TransientReconciliationError
+from components.reconciliation import (
+    ReconciliationError,
+    ReconciliationProvider,
+    TransientReconciliationError,
+)
 
 POOL = SPOT_POOL | {"disruption": {"consolidateAfter": "0s"}}
 

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from karpenter_gitops import config
-from karpenter_gitops.aws.embedded import Throttler
+from karpenter_gitops.adapters.aws.embedded import Throttler
 from karpenter_gitops.cli import main
-from karpenter_gitops.errors import InputError
+from karpenter_gitops.core.errors import InputError
+from karpenter_gitops.load import config
 from karpenter_gitops.reconcile import reconcile
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
 
@@ -295,7 +295,7 @@ def test_a_malformed_kubernetes_version_flag_is_a_usage_error_not_a_traceback(co
 def test_a_refused_catalogue_is_a_persistent_problem_on_every_pool(default_aws, tmp_path):
     from botocore.awsrequest import AWSResponse
 
-    from karpenter_gitops.aws.embedded import _RawBody
+    from karpenter_gitops.adapters.aws.embedded import _RawBody
 
     denied = (
         b"<Response><Errors><Error><Code>UnauthorizedOperation</Code><Message>You are not authorized to perform"

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from karpenter_gitops import config, render
 from karpenter_gitops.cli import main
+from karpenter_gitops.load import config
+from karpenter_gitops.output import render
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
 
 PROJECT = Path(__file__).resolve().parent.parent

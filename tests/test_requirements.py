@@ -6,8 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from karpenter_gitops.config import load_documents
-from karpenter_gitops.requirements import (
+from karpenter_gitops.core.requirements import (
     MinValuesShortfall,
     Requirement,
     Requirements,
@@ -16,6 +15,7 @@ from karpenter_gitops.requirements import (
     incompatibility,
     min_values_shortfalls,
 )
+from karpenter_gitops.load.config import load_documents
 
 GPU = "karpenter.k8s.aws/instance-gpu-count"
 CPU = "karpenter.k8s.aws/instance-cpu"

@@ -10,9 +10,9 @@ from __future__ import annotations
 import pytest
 
 from karpenter_gitops import controller
+from karpenter_gitops.judge.validate import validate
 from karpenter_gitops.rules import hygiene, live, registry, transitions
 from karpenter_gitops.rules.examples import example_inputs
-from karpenter_gitops.validate import validate
 
 _LIVE = "found by the reconciliation against AWS; see tests/test_policy_pack.py (pack) and the reconcile tests"
 NOT_SPEC_JUDGED = {

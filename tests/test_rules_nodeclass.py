@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from _rule_helpers import RELEASES, crd_messages, fired, findings, node_class, node_pool
+from _rule_helpers import RELEASES, crd_messages, findings, fired, node_class, node_pool
 
 CRD = "karpenter.k8s.aws_ec2nodeclasses.yaml"
 

@@ -6,9 +6,17 @@ import re
 
 import pytest
 import yaml
-
-from _rule_helpers import RELEASES, crd_messages, fired, findings, node_class, node_pool, requirements
+from _rule_helpers import (
+    RELEASES,
+    crd_messages,
+    findings,
+    fired,
+    node_class,
+    node_pool,
+    requirements,
+)
 from conftest import CRDS
+
 from karpenter_gitops.rules.nodepool import AWS_GROUP, AWS_LABELS
 
 CRD = "karpenter.sh_nodepools.yaml"

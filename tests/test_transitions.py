@@ -8,19 +8,21 @@ from typing import Any
 
 import celpy
 import pytest
-from celpy.adapter import json_to_cel
-
 from _crd_helpers import release_crds
 from _rule_helpers import RELEASES
-from karpenter_gitops import crd, preview, versions
-from karpenter_gitops.config import Inputs, load_documents
-from karpenter_gitops.findings import Severity
-from karpenter_gitops.model import NODEPOOL
+from celpy.adapter import json_to_cel
+
+from karpenter_gitops.core import versions
+from karpenter_gitops.core.findings import Severity
+from karpenter_gitops.core.model import NODEPOOL
+from karpenter_gitops.judge import crd
+from karpenter_gitops.judge.validate import check_transitions, validate
+from karpenter_gitops.load.config import Inputs, load_documents
+from karpenter_gitops.load.waivers import Waiver
+from karpenter_gitops.output import preview
 from karpenter_gitops.rules import registry
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL, merge_patch
 from karpenter_gitops.rules.transitions import TRANSITIONS, Transition
-from karpenter_gitops.validate import check_transitions, validate
-from karpenter_gitops.waivers import Waiver
 
 EXAMPLES = [
     (transition, verdict, example)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from karpenter_gitops import userdata
-from karpenter_gitops.userdata import al2, problems
-from karpenter_gitops.userdata.taints import REGISTRATION, Taint, parse
+from karpenter_gitops.families import userdata
+from karpenter_gitops.families.userdata import al2, problems
+from karpenter_gitops.families.userdata.taints import REGISTRATION, Taint, parse
 
 
 def _call(script: str) -> al2.Invocation:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import yaml
 
-from karpenter_gitops import userdata
-from karpenter_gitops.userdata import problems
+from karpenter_gitops.families import userdata
+from karpenter_gitops.families.userdata import problems
 
 NODECONFIG = "apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec:\n  kubelet:\n    config:\n      maxPods: 20\n"
 

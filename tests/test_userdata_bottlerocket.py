@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import pytest
 import tomllib
 
-from karpenter_gitops import userdata
-from karpenter_gitops.userdata import problems
+import pytest
+
+from karpenter_gitops.families import userdata
+from karpenter_gitops.families.userdata import problems
 
 
 def _found(text: str) -> tuple[userdata.Problem, ...]:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from karpenter_gitops import userdata
-from karpenter_gitops.config import load_documents
+from karpenter_gitops.families import userdata
+from karpenter_gitops.families.userdata import problems
+from karpenter_gitops.judge.validate import validate
+from karpenter_gitops.load.config import load_documents
 from karpenter_gitops.rules.examples import BASE_NODECLASS, merge_patch
-from karpenter_gitops.userdata import problems
-from karpenter_gitops.validate import validate
 
 
 @pytest.mark.parametrize(

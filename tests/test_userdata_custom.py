@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from karpenter_gitops import userdata
-from karpenter_gitops.userdata import problems
+from karpenter_gitops.families import userdata
+from karpenter_gitops.families.userdata import problems
 
 BOOTSTRAP = "#!/bin/bash\n/etc/eks/bootstrap.sh demo --kubelet-extra-args '--max-pods=20{taints}'\n"
 NODECONFIG = "apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec:\n  kubelet:\n    config:\n      registerWithTaints:\n      - {taint}\n"

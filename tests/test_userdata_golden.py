@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import pytest
-
 from conftest import USERDATA
-from karpenter_gitops import userdata
-from karpenter_gitops.findings import Severity
+
+from karpenter_gitops.core.findings import Severity
+from karpenter_gitops.families import userdata
+from karpenter_gitops.families.userdata import (
+    al2,
+    al2023,
+    bottlerocket,
+    mime,
+    problems,
+    taints,
+)
 from karpenter_gitops.rules import registry
-from karpenter_gitops.userdata import al2, al2023, bottlerocket, mime, problems, taints
 
 FAMILIES = {"al2": "AL2", "al2023": "AL2023", "br": "Bottlerocket", "windows": "Windows2022"}
 INPUTS = sorted(USERDATA.glob("*_input.golden"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from karpenter_gitops.userdata import mime
+from karpenter_gitops.families.userdata import mime
 
 GOOD = (
     'MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary="BOUNDARY"\n\n'

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from conftest import CRDS
 from test_cli_validate import GOOD as NODECLASS
+
 from karpenter_gitops.cli import main
 
 NODEPOOL = """\

@@ -1,3 +1,12 @@
 """Rule sets; importing this package registers every rule in :mod:`.registry`."""
 
-from karpenter_gitops.rules import controller, hygiene, live, nodeclass, nodepool, schema, transitions, userdata  # noqa: F401  (register on import)
+from karpenter_gitops.rules import (  # noqa: F401  (register on import)
+    controller,
+    hygiene,
+    live,
+    nodeclass,
+    nodepool,
+    schema,
+    transitions,
+    userdata,
+)

@@ -13,8 +13,8 @@ Examples carry a ``controller`` key: the block, for a stack whose cluster is nam
 from __future__ import annotations
 
 from karpenter_gitops import controller
-from karpenter_gitops.findings import Severity
-from karpenter_gitops.model import EC2NODECLASS, NODEPOOL
+from karpenter_gitops.core.findings import Severity
+from karpenter_gitops.core.model import EC2NODECLASS, NODEPOOL
 from karpenter_gitops.rules.registry import Context, Rule, register, rule
 
 ERROR = Severity.ERROR

@@ -13,8 +13,8 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from karpenter_gitops import versions
-from karpenter_gitops.config import Inputs, load_documents
+from karpenter_gitops.core import versions
+from karpenter_gitops.load.config import Inputs, load_documents
 from karpenter_gitops.rules.registry import Rule
 
 BASE_NODECLASS: Mapping[str, Any] = {

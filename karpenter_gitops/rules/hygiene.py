@@ -2,26 +2,26 @@
 
 They run with ``validate --policy`` and in the CrossGuard pack, never in plain ``validate`` or the
 provider's ``check()``. Limits come from the stack's ``karpenter-gitops:policy`` settings
-(:mod:`karpenter_gitops.policy`), read through ``ctx.inputs.policy``.
+(:mod:`karpenter_gitops.load.policy`), read through ``ctx.inputs.policy``.
 
 :data:`CATALOGUE` maps the proposed catalogue ids (NC-xx for EC2NodeClass, NP-xx for NodePool) to
 the rules that implement them. Where a stricter rule of ours already judges the same thing (an
 ``@latest`` alias, an ARN for the role or instance profile, a dangling nodeClassRef, a reserved
 taint, userData that does not fit the AMI family) the catalogue points at that rule rather than
 repeating it; production stacks raise the
-``@latest`` rule to an error (:data:`karpenter_gitops.policy.PRODUCTION_SEVERITY`).
+``@latest`` rule to an error (:data:`karpenter_gitops.load.policy.PRODUCTION_SEVERITY`).
 """
 
 from __future__ import annotations
 
 import re
 
-from karpenter_gitops import labels
-from karpenter_gitops.findings import Severity, Violation
-from karpenter_gitops.model import EC2NODECLASS, NODEPOOL
+from karpenter_gitops.core import labels
+from karpenter_gitops.core.findings import Severity, Violation
+from karpenter_gitops.core.model import EC2NODECLASS, NODEPOOL
+from karpenter_gitops.families.userdata import problems as userdata
 from karpenter_gitops.rules import nodeclass
 from karpenter_gitops.rules.registry import Rule, register, rule
-from karpenter_gitops.userdata import problems as userdata
 
 ERROR, WARNING, INFO = Severity.ERROR, Severity.WARNING, Severity.INFO
 NC, NP = (EC2NODECLASS,), (NODEPOOL,)

@@ -8,8 +8,8 @@ the reconciliation and policy-pack tests rather than by spec examples.
 
 from __future__ import annotations
 
-from karpenter_gitops.findings import Severity
-from karpenter_gitops.model import EC2NODECLASS, NODEPOOL
+from karpenter_gitops.core.findings import Severity
+from karpenter_gitops.core.model import EC2NODECLASS, NODEPOOL
 from karpenter_gitops.rules.registry import Rule, register
 
 SELECTOR_MATCHES_NOTHING = "live/selector-matches-nothing"

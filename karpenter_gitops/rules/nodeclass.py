@@ -22,9 +22,9 @@ from dataclasses import field as dc_field
 from functools import cache
 from operator import attrgetter
 
-from karpenter_gitops import schema
-from karpenter_gitops.findings import Severity, Violation
-from karpenter_gitops.model import (
+from karpenter_gitops.core import schema
+from karpenter_gitops.core.findings import Severity, Violation
+from karpenter_gitops.core.model import (
     AMI_FAMILIES,
     EC2NODECLASS,
     AMISelectorTerm,
@@ -33,8 +33,8 @@ from karpenter_gitops.model import (
     SecurityGroupSelectorTerm,
     SubnetSelectorTerm,
 )
+from karpenter_gitops.core.versions import Version
 from karpenter_gitops.rules.registry import rule
-from karpenter_gitops.versions import Version
 
 KINDS = (EC2NODECLASS,)
 ERROR, WARNING = Severity.ERROR, Severity.WARNING

@@ -17,11 +17,11 @@ import re
 from collections.abc import Iterator
 from functools import cache
 
-from karpenter_gitops.findings import Severity, Violation
-from karpenter_gitops.model import EC2NODECLASS, NODEPOOL
+from karpenter_gitops.core.findings import Severity, Violation
+from karpenter_gitops.core.model import EC2NODECLASS, NODEPOOL
+from karpenter_gitops.core.versions import Version
+from karpenter_gitops.families.userdata.taints import LOOKALIKE
 from karpenter_gitops.rules.registry import rule
-from karpenter_gitops.userdata.taints import LOOKALIKE
-from karpenter_gitops.versions import Version
 
 KINDS = (NODEPOOL,)
 ERROR, WARNING = Severity.ERROR, Severity.WARNING

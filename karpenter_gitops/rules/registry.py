@@ -13,11 +13,11 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from karpenter_gitops.findings import Severity, Violation
-from karpenter_gitops.versions import Version
+from karpenter_gitops.core.findings import Severity, Violation
+from karpenter_gitops.core.versions import Version
 
 if TYPE_CHECKING:
-    from karpenter_gitops.config import Inputs
+    from karpenter_gitops.load.config import Inputs
 
 Check = Callable[[Any, "Context"], Iterable[Violation]]
 ALL_KINDS = frozenset({"EC2NodeClass", "NodePool"})

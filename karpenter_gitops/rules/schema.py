@@ -4,8 +4,8 @@ They mirror the CRD's OpenAPI constraints (types, required fields, enums, patter
 sizes) for the chosen Karpenter release, plus unknown fields with a "did you mean" hint.
 """
 
-from karpenter_gitops import schema
-from karpenter_gitops.findings import Severity
+from karpenter_gitops.core import schema
+from karpenter_gitops.core.findings import Severity
 from karpenter_gitops.rules.registry import ALL_KINDS, Rule, register
 
 _NC = "EC2NodeClass"

@@ -18,10 +18,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from karpenter_gitops.findings import Severity, Violation
-from karpenter_gitops.model import EC2NODECLASS, NODEPOOL
+from karpenter_gitops.core.findings import Severity, Violation
+from karpenter_gitops.core.model import EC2NODECLASS, NODEPOOL
+from karpenter_gitops.core.versions import Version
 from karpenter_gitops.rules.registry import Context, Rule, register
-from karpenter_gitops.versions import Version
 
 TransitionCheck = Callable[[Any, Any, Context], Iterable[Violation]]
 ERROR, WARNING = Severity.ERROR, Severity.WARNING

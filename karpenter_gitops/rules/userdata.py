@@ -1,4 +1,4 @@
-"""userData rules: thin wrappers over :func:`karpenter_gitops.userdata.analyse`, one per problem kind.
+"""userData rules: thin wrappers over :func:`karpenter_gitops.families.userdata.analyse`, one per problem kind.
 
 The analysis runs once per object (it is cached on the text and family); each rule picks the
 problems that carry its id. Objects without userData cost nothing.
@@ -9,12 +9,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from karpenter_gitops import userdata
-from karpenter_gitops.findings import Severity, Violation
-from karpenter_gitops.model import EC2NODECLASS, EC2NodeClass
+from karpenter_gitops.core.findings import Severity, Violation
+from karpenter_gitops.core.model import EC2NODECLASS, EC2NodeClass
+from karpenter_gitops.core.schema import SecretValue
+from karpenter_gitops.families import userdata
+from karpenter_gitops.families.userdata import problems as ids
 from karpenter_gitops.rules.registry import Context, rule
-from karpenter_gitops.schema import SecretValue
-from karpenter_gitops.userdata import problems as ids
 
 PATH = "spec.userData"
 _AL2 = {"amiSelectorTerms": [{"alias": "al2@v20240807"}]}

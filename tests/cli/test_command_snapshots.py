@@ -13,9 +13,9 @@ import re
 import shutil
 
 import pytest
-
 from _snapshot import assert_snapshot
 from conftest import PROJECT
+
 from karpenter_gitops.cli import main
 
 

@@ -1,0 +1,228 @@
+"""The one door to AWS for a reconcile run: retries, call counts, one answer per identical query.
+
+An :class:`AwsSession` belongs to one run. It creates its botocore clients lazily from the standard
+credential chain and region (``AWS_ENDPOINT_URL`` is honoured by botocore itself), counts every
+API call per operation for the plan, and answers a repeated identical query from memory. It is
+safe to share between the threads of one run; it is never pickled (it holds live clients).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Hashable
+from concurrent.futures import Future
+from typing import Any
+from urllib.parse import urlsplit
+
+import botocore.session
+from botocore import xform_name
+from botocore.config import Config
+from botocore.exceptions import BotoCoreError, ClientError
+from botocore.loaders import create_loader
+from botocore.parsers import ResponseParserError
+
+from karpenter_gitops.adapters.aws.errors import AWSError, PersistentAWSError, classify
+
+DEFAULT_MAX_ATTEMPTS = 3
+
+# Service models are large JSON files (EC2's takes ~0.3 s to parse); every run shares one loader.
+_MODEL_LOADER = create_loader()
+
+# Host suffixes of AWS's own endpoints, every partition; anything else is an emulator or a proxy.
+_AWS_DOMAINS = (".amazonaws.com", ".amazonaws.com.cn", ".api.aws", ".c2s.ic.gov", ".sc2s.sgov.gov")
+
+
+class AwsSession:
+    """AWS clients for one reconcile run, with per-operation call counts and a per-run memo."""
+
+    def __init__(
+        self,
+        region: str | None = None,
+        *,
+        endpoint_url: str | None = None,
+        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+        connect_timeout: float = 5,
+        read_timeout: float = 30,
+        cache_namespace: str | None = None,
+    ):
+        self._botocore = botocore.session.Session()
+        self._botocore.register_component("data_loader", _MODEL_LOADER)
+        # botocore reads AWS_DEFAULT_REGION and the profile; AWS_REGION (what the other SDKs read) wins, as there.
+        self.region: str = region or os.environ.get("AWS_REGION") or self._botocore.get_config_variable("region")
+        if not self.region:
+            raise PersistentAWSError(
+                "configuration", "NoRegion", "no AWS region: set AWS_REGION, a profile's region or the stack's aws:region"
+            )
+        self._endpoint_url = endpoint_url
+        self._config = Config(
+            region_name=self.region,
+            retries={"mode": "standard", "total_max_attempts": max_attempts},
+            connect_timeout=connect_timeout,
+            read_timeout=read_timeout,
+        )
+        self._cache_namespace = cache_namespace
+        self._lock = threading.Lock()
+        self._clients: dict[str, Any] = {}
+        self._hooks: list[tuple[str, Callable[..., Any]]] = []
+        self._calls: Counter[str] = Counter()
+        self._memo: dict[Hashable, Future] = {}
+
+    def __repr__(self) -> str:
+        return f"AwsSession(region={self.region!r}, namespace={self._cache_namespace!r})"
+
+    def __reduce__(self):
+        raise TypeError("AwsSession holds live AWS clients and belongs to one run; create a new one instead of pickling")
+
+    @property
+    def cache_namespace(self) -> str:
+        """What names this session's caches (on disk and per process): the AWS account, or the emulator.
+
+        Zone names map to different physical zones in each account, so the catalogue's offerings
+        (and every IAM answer) of one account must never answer for another: real AWS is keyed by
+        the account (one STS call, which needs no permission). Any other endpoint is keyed by its
+        URL as EC2 is actually reached, so ``AWS_ENDPOINT_URL_EC2`` or a profile's
+        ``endpoint_url`` counts as well as ``AWS_ENDPOINT_URL``.
+        """
+        if self._cache_namespace is None:
+            endpoint = self.client("ec2").meta.endpoint_url
+            if (urlsplit(endpoint).hostname or "").endswith(_AWS_DOMAINS):
+                self._cache_namespace = "aws-" + self._account()
+            else:
+                self._cache_namespace = "endpoint-" + hashlib.sha256(endpoint.encode()).hexdigest()[:12]
+        return self._cache_namespace
+
+    def _account(self) -> str:
+        """The caller's account id; if STS cannot say (e.g. no STS endpoint in an isolated VPC), a
+        digest of the access key, which is as specific, only rotates with temporary credentials."""
+        try:
+            return self.call("sts", "GetCallerIdentity")["Account"]
+        except AWSError:
+            credentials = self._botocore.get_credentials()
+            key = credentials.access_key if credentials else ""
+            return "key-" + hashlib.sha256(key.encode()).hexdigest()[:12]
+
+    def require_credentials(self) -> None:
+        """PersistentAWSError unless the credential chain yields credentials (no API call is made).
+
+        Without this check every call of a run fails alike and the plan drowns the one cause in
+        a condition per resolution.
+        """
+        try:
+            credentials = self._botocore.get_credentials()
+            if credentials is not None:
+                credentials.get_frozen_credentials()  # an expired SSO login fails here, not later
+        except BotoCoreError as error:
+            raise PersistentAWSError("configuration", type(error).__name__, str(error)) from None
+        if credentials is None:
+            raise PersistentAWSError(
+                "configuration",
+                "NoCredentials",
+                "no AWS credentials: set AWS_PROFILE (and log in) or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, "
+                "or run with an instance or pod role",
+            )
+
+    # --- clients and hooks -------------------------------------------------------------
+
+    def client(self, service: str) -> Any:
+        """The client for ``service``, created once (botocore sessions are not thread-safe; clients are)."""
+        with self._lock:
+            if service not in self._clients:
+                client = self._botocore.create_client(service, config=self._config, endpoint_url=self._endpoint_url)
+                client.meta.events.register("before-call", self._count_call)
+                for event, handler in self._hooks:
+                    client.meta.events.register(event, handler)
+                self._clients[service] = client
+            return self._clients[service]
+
+    def register(self, event: str, handler: Callable[..., Any]) -> None:
+        """Register a botocore event handler (e.g. ``before-send.ec2``) on every client of this run."""
+        with self._lock:
+            self._hooks.append((event, handler))
+            for client in self._clients.values():
+                client.meta.events.register(event, handler)
+
+    def _count_call(self, model: Any, **_: Any) -> None:
+        with self._lock:
+            self._calls[model.name] += 1
+
+    def call_counts(self) -> dict[str, int]:
+        """API calls made so far, per operation (retries of one call count once; memo hits not at all)."""
+        with self._lock:
+            return dict(sorted(self._calls.items()))
+
+    # --- memoised calls ----------------------------------------------------------------
+
+    def call(self, service: str, operation: str, **params: Any) -> dict:
+        """``operation`` (e.g. ``"GetParameter"``) with ``params``; failures raise Transient/PersistentAWSError."""
+        def run() -> dict:
+            response = getattr(self.client(service), xform_name(operation))(**params)
+            response.pop("ResponseMetadata", None)
+            return response
+        return self._once((service, operation, "call", _canonical(params)), f"{service}:{operation}", run)
+
+    def paginate(self, service: str, operation: str, result_key: str, **params: Any) -> list:
+        """Every item under ``result_key`` across all pages of a paginated ``operation``."""
+        def run() -> list:
+            pages = self.client(service).get_paginator(xform_name(operation)).paginate(**params)
+            return [item for page in pages for item in page.get(result_key, [])]
+        return self._once((service, operation, result_key, _canonical(params)), f"{service}:{operation}", run)
+
+    def _once(self, key: Hashable, operation: str, run: Callable[[], Any]) -> Any:
+        """Run ``run`` once per key in this session; concurrent askers wait for the first answer (or error)."""
+        with self._lock:
+            future = self._memo.get(key)
+            owner = future is None
+            if owner:
+                future = self._memo[key] = Future()
+        if owner:
+            try:
+                future.set_result(run())
+            except (ClientError, BotoCoreError, ResponseParserError) as error:
+                future.set_exception(classify(error, operation))
+            except BaseException as error:  # a bug, not AWS: waiters must not hang on it
+                future.set_exception(error)
+        return future.result()
+
+
+def _canonical(params: dict) -> str:
+    return json.dumps(params, sort_keys=True, default=str, separators=(",", ":"))
+
+
+class TTLCache:
+    """A small thread-safe cache whose entries expire ``ttl`` seconds after they were stored."""
+
+    def __init__(self, ttl: float, clock: Callable[[], float] = time.monotonic):
+        self.ttl, self._clock = ttl, clock
+        self._lock = threading.Lock()
+        self._entries: dict[Hashable, tuple[float, Any]] = {}
+
+    def get(self, key: Hashable) -> Any | None:
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is None:
+                return None
+            if self._clock() - entry[0] >= self.ttl:
+                del self._entries[key]
+                return None
+            return entry[1]
+
+    def put(self, key: Hashable, value: Any) -> None:
+        with self._lock:
+            self._entries[key] = (self._clock(), value)
+
+    def drop(self, key: Hashable) -> None:
+        with self._lock:
+            self._entries.pop(key, None)
+
+
+def tag_filters(tags: dict[str, str] | None) -> list[dict]:
+    """EC2 filters for a selector's tags: ``tag:K=V``, or ``tag-key=K`` when the value is ``*`` (Karpenter's rule)."""
+    return [
+        {"Name": "tag-key", "Values": [key]} if value == "*" else {"Name": f"tag:{key}", "Values": [value]}
+        for key, value in sorted((tags or {}).items())
+    ]

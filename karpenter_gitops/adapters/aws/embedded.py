@@ -1,0 +1,480 @@
+"""An embedded AWS for the demo and the tests: moto in server mode on 127.0.0.1, seeded from a world.
+
+A *world fixture* (YAML, see ``karpenter_gitops/worlds/default.yaml``) describes the account:
+images, the SSM parameters that publish alias AMIs, roles and instance profiles, subnets,
+security groups and which instance types exist. :func:`embedded_aws` starts moto, seeds the world
+and points the standard AWS environment (endpoint, dummy credentials, region) at it; on exit the
+environment is restored and the server stopped.
+
+Seeding goes through moto's API where the API can express the thing (IAM) and through moto's
+in-process backend where it cannot, following the moto reference:
+
+* images in any state (pending, failed, ...) with real creation dates, owners and arm64;
+* ``/aws/service/eks/...`` and ``/aws/service/bottlerocket/...`` parameters (reserved names);
+* subnets and security groups under the fixture's own ids (created, then re-keyed in the
+  backend; tags are attached after the re-key because moto stores tags by resource id), and a
+  subnet's free-IP count;
+* ``DeprecationTime``: moto does not model it, but its response serializer reads any attribute
+  named after a shape member, so a ``deprecation_time`` attribute on the seeded image makes
+  DescribeImages return it without patching moto;
+* ``instanceTypes: [names]``: the region's backend gets its own narrowed list (moto keeps the
+  catalogue on the class), and offerings are narrowed to match.
+
+moto's backends are process-global, so one world is embedded per process at a time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import ipaddress
+import json
+import logging
+import os
+import random
+import socket
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import date, datetime, timezone
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+from karpenter_gitops.adapters.aws.client import AwsSession
+from karpenter_gitops.core.errors import InputError
+
+DEFAULT_WORLD = "default"
+DUMMY_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
+_CLEARED_ENV = ("AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN", "AWS_PROFILE", "AWS_DEFAULT_PROFILE")
+
+# --- the world fixture contract -------------------------------------------------------------
+
+_TAGS = {"type": "object", "additionalProperties": {"type": "string"}, "propertyNames": {"minLength": 1}}
+_TIMESTAMP = {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$"}
+_NAME = {"type": "string", "minLength": 1}
+_IAM_PATH = {"type": "string", "pattern": r"^/([\w+=,.@-]+/)*$"}
+
+
+def _items(properties: dict, required: list[str]) -> dict:
+    return {
+        "type": "array",
+        "items": {"type": "object", "additionalProperties": False, "required": required, "properties": properties},
+    }
+
+
+WORLD_SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["region", "kubernetesVersion"],
+    "properties": {
+        "region": {"type": "string", "pattern": r"^[a-z]{2}(-[a-z]+)+-\d$"},
+        "accountId": {"type": "string", "pattern": r"^\d{12}$"},
+        "kubernetesVersion": {"type": "string", "pattern": r"^\d+\.\d+$"},
+        "images": _items(
+            {
+                "id": {"type": "string", "pattern": r"^ami-[0-9a-z]+$"},
+                "name": _NAME,
+                "architecture": {"enum": ["x86_64", "arm64", "i386", "x86_64_mac", "arm64_mac"]},
+                "state": {"enum": ["available", "pending", "failed", "disabled"]},
+                "creationDate": _TIMESTAMP,
+                "deprecationTime": _TIMESTAMP,
+                "ownerId": {"type": "string", "pattern": r"^\d{12}$"},
+                "tags": _TAGS,
+            },
+            ["id", "name", "architecture"],
+        ),
+        "ssmParameters": {
+            "type": "object",
+            "propertyNames": {"pattern": "^/"},
+            "additionalProperties": {"type": "string", "minLength": 1},
+        },
+        "roles": _items({"name": {"type": "string", "pattern": r"^[\w+=,.@-]+$"}, "path": _IAM_PATH}, ["name"]),
+        "instanceProfiles": _items(
+            {
+                "name": {"type": "string", "pattern": r"^[\w+=,.@-]+$"},
+                "path": _IAM_PATH,
+                "roles": {"type": "array", "maxItems": 1, "items": _NAME},  # IAM allows one role per profile
+            },
+            ["name"],
+        ),
+        "subnets": {
+            **_items(
+                {
+                    "id": {"type": "string", "pattern": r"^subnet-[0-9a-z]+$"},
+                    "availabilityZone": {"type": "string", "pattern": r"^[a-z]{2}(-[a-z]+)+-\d[a-z]$"},
+                    "tags": _TAGS,
+                    "availableIpAddressCount": {"type": "integer", "minimum": 0, "maximum": 1019},
+                },
+                ["id", "availabilityZone"],
+            ),
+            "maxItems": 64,
+        },
+        "securityGroups": _items(
+            {"id": {"type": "string", "pattern": r"^sg-[0-9a-z]+$"}, "name": _NAME, "tags": _TAGS}, ["id", "name"]
+        ),
+        "instanceTypes": {
+            "oneOf": [{"const": "all"}, {"type": "array", "minItems": 1, "items": {"type": "string", "pattern": r"^[a-z0-9-]+\.[a-z0-9-]+$"}}]
+        },
+    },
+}
+
+
+@dataclass(frozen=True)
+class World:
+    """A validated world fixture (the YAML's camelCase fields, as plain data) and where it came from."""
+
+    source: str
+    data: dict
+
+    @property
+    def region(self) -> str:
+        return self.data["region"]
+
+    @property
+    def account_id(self) -> str:
+        return self.data.get("accountId", "123456789012")
+
+    @property
+    def kubernetes_version(self) -> str:
+        return self.data["kubernetesVersion"]
+
+    @property
+    def instance_types(self) -> str | tuple[str, ...]:
+        selection = self.data.get("instanceTypes", "all")
+        return selection if selection == "all" else tuple(sorted(set(selection)))
+
+    def section(self, name: str) -> Any:
+        return self.data.get(name, {} if name == "ssmParameters" else [])
+
+
+def load_world(source: str | Path | None = None) -> World:
+    """A world from a YAML file, or a packaged world by name (``default``); InputError if it is invalid."""
+    if source is None or (isinstance(source, str) and "/" not in source and not source.endswith((".yaml", ".yml"))):
+        name = source or DEFAULT_WORLD
+        resource = resources.files("karpenter_gitops.adapters.aws.worlds") / f"{name}.yaml"
+        if not resource.is_file():
+            raise InputError(f"no packaged world named {name!r}", hint="pass a world YAML file instead")
+        return parse_world(resource.read_text(), f"<packaged world {name}>")
+    path = Path(source)
+    try:
+        text = path.read_text()
+    except OSError as error:
+        raise InputError(f"cannot read the world fixture: {error.strerror}", file=str(path)) from error
+    return parse_world(text, str(path))
+
+
+def parse_world(text: str, source: str) -> World:
+    """Validate a world fixture strictly: an unknown or malformed field is an InputError naming its path."""
+    try:
+        data = _plain(yaml.safe_load(text))
+    except yaml.YAMLError as error:
+        line = getattr(getattr(error, "problem_mark", None), "line", None)
+        raise InputError(f"not valid YAML: {getattr(error, 'problem', error)}", file=source,
+                         line=None if line is None else line + 1) from error
+    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(WORLD_SCHEMA).iter_errors(data))
+    if error is not None:
+        where = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in error.absolute_path)
+        raise InputError(f"world field {where.lstrip('.') or '(top level)'}: {error.message}", file=source)
+    world = World(source, data)
+    _check_references(world)
+    return world
+
+
+def _plain(value: Any) -> Any:
+    """YAML timestamps (unquoted dates) become the ISO strings the schema expects."""
+    if isinstance(value, datetime):
+        return (value if value.tzinfo else value.replace(tzinfo=timezone.utc)).isoformat().replace("+00:00", "Z")
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    return value
+
+
+def _check_references(world: World) -> None:
+    """Ids are unique and every profile's role is declared."""
+    for section, key in (("images", "id"), ("subnets", "id"), ("securityGroups", "id"), ("roles", "name"),
+                         ("instanceProfiles", "name")):
+        seen: set[str] = set()
+        for index, entry in enumerate(world.section(section)):
+            if entry[key] in seen:
+                raise InputError(f"world field {section}[{index}].{key}: duplicate {entry[key]!r}", file=world.source)
+            seen.add(entry[key])
+    roles = {role["name"] for role in world.section("roles")}
+    for index, profile in enumerate(world.section("instanceProfiles")):
+        for position, role in enumerate(profile.get("roles", [])):
+            if role not in roles:
+                raise InputError(f"world field instanceProfiles[{index}].roles[{position}]: role {role!r} is not "
+                                 f"declared under roles", file=world.source)
+
+
+# --- the server -----------------------------------------------------------------------------
+
+_ONE_WORLD = threading.Lock()
+
+
+@dataclass(frozen=True)
+class EmbeddedAWS:
+    """What :func:`embedded_aws` yields: where the emulator listens and the world it holds."""
+
+    endpoint_url: str
+    world: World
+    environment: dict[str, str]  # the variables set for the duration (dummy credentials only)
+
+    @property
+    def region(self) -> str:
+        return self.world.region
+
+    @property
+    def cache_namespace(self) -> str:
+        """On-disk cache namespace: the emulator's catalogue depends only on moto's data and the world's selection."""
+        from moto import __version__ as moto_version
+
+        selection = json.dumps(self.world.instance_types)
+        return f"moto-{moto_version}-{hashlib.sha256(selection.encode()).hexdigest()[:12]}"
+
+    def session(self, **options: Any) -> AwsSession:
+        """An AwsSession on this emulator (options as for AwsSession, e.g. ``max_attempts``)."""
+        return AwsSession(self.region, endpoint_url=self.endpoint_url, cache_namespace=self.cache_namespace, **options)
+
+
+class EmbeddedServer:
+    """moto's ThreadedMotoServer on 127.0.0.1 and a free port; reusable across worlds (e.g. one per test session)."""
+
+    def __init__(self) -> None:
+        from moto.server import ThreadedMotoServer
+
+        logging.getLogger("werkzeug").setLevel(logging.WARNING)  # one access-log line per AWS call is noise here
+
+        with socket.socket() as probe:  # ThreadedMotoServer reports no bound port for port 0, so pick one
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        self._server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+        self.endpoint_url = f"http://127.0.0.1:{port}"
+
+    def start(self) -> EmbeddedServer:
+        self._server.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.stop()
+
+
+@contextlib.contextmanager
+def embedded_aws(world: World | str | Path | None = None, *, server: EmbeddedServer | None = None) -> Iterator[EmbeddedAWS]:
+    """Seed ``world`` (default: the packaged default world) into moto and point the AWS environment at it."""
+    world = world if isinstance(world, World) else load_world(world)
+    if not _ONE_WORLD.acquire(blocking=False):
+        raise RuntimeError("an embedded AWS world is already active in this process (moto's state is global)")
+    own_server = server is None
+    try:
+        server = server or EmbeddedServer().start()
+        environment = {
+            **DUMMY_CREDENTIALS,
+            "AWS_ENDPOINT_URL": server.endpoint_url,
+            "AWS_REGION": world.region,
+            "AWS_DEFAULT_REGION": world.region,
+            "AWS_CONFIG_FILE": os.devnull,  # nothing from the user's AWS config or credentials leaks in
+            "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
+            "MOTO_ACCOUNT_ID": world.account_id,
+            "MOTO_EC2_LOAD_DEFAULT_AMIS": "false",  # only the world's images: "newest" stays deterministic
+        }
+        with _patched_environment(environment, _CLEARED_ENV):
+            _seed(world, server.endpoint_url)
+            yield EmbeddedAWS(server.endpoint_url, world, environment)
+    finally:
+        if own_server and server is not None:
+            server.stop()
+        _ONE_WORLD.release()
+
+
+@contextlib.contextmanager
+def _patched_environment(values: dict[str, str], cleared: tuple[str, ...]) -> Iterator[None]:
+    saved = {name: os.environ.get(name) for name in (*values, *cleared)}
+    os.environ.update(values)
+    for name in cleared:
+        os.environ.pop(name, None)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+# --- seeding --------------------------------------------------------------------------------
+
+
+def _seed(world: World, endpoint_url: str) -> None:
+    from moto.backends import get_backend
+    from moto.moto_api._internal.models import moto_api_backend
+
+    moto_api_backend.reset()  # a clean account, created under this world's environment
+    ec2 = get_backend("ec2")[world.account_id][world.region]
+    ssm = get_backend("ssm")[world.account_id][world.region]
+    _seed_images(ec2, world)
+    _seed_parameters(ssm, world)
+    _seed_network(ec2, world)
+    _narrow_instance_types(ec2, world.instance_types)
+    _seed_iam(world, endpoint_url)
+
+
+def _seed_images(ec2: Any, world: World) -> None:
+    from moto.ec2.models.amis import Ami
+
+    for image in world.section("images"):
+        owner = image.get("ownerId", world.account_id)
+        foreign = owner != world.account_id
+        ami = Ami(
+            ec2,
+            image["id"],
+            name=image["name"],
+            architecture=image["architecture"],
+            state=image.get("state", "available"),
+            creation_date=_parse_time(image.get("creationDate")),
+            owner_id=owner,
+            owner_alias="amazon" if foreign else None,  # the world's foreign images stand for AWS-published ones
+            public=foreign,
+            virtualization_type="hvm",
+            root_device_type="ebs",
+            root_device_name="/dev/xvda",
+            region_name=f"{world.region}a",
+            tags=image.get("tags"),
+        )
+        if "deprecationTime" in image:
+            ami.deprecation_time = _parse_time(image["deprecationTime"]).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+        ec2.amis[image["id"]] = ami
+
+
+def _seed_parameters(ssm: Any, world: World) -> None:
+    from moto.core.utils import utcnow
+    from moto.ssm.models import Parameter
+
+    for name, value in world.section("ssmParameters").items():
+        ssm._parameters[name].append(Parameter(
+            account_id=world.account_id, name=name, value=value, parameter_type="String", description=None,
+            allowed_pattern=None, keyid=None, last_modified_date=utcnow(), version=1, data_type="aws:ec2:image",
+        ))
+
+
+def _seed_network(ec2: Any, world: World) -> None:
+    vpc = ec2.create_vpc(cidr_block="10.0.0.0/16")
+    blocks = ipaddress.ip_network("10.0.0.0/16").subnets(new_prefix=22)
+    for entry, block in zip(world.section("subnets"), blocks):
+        subnet = ec2.create_subnet(vpc.id, str(block), availability_zone=entry["availabilityZone"])
+        _rekey(ec2.subnets[entry["availabilityZone"]], subnet, entry["id"])
+        if "availableIpAddressCount" in entry:
+            subnet._available_ip_addresses = entry["availableIpAddressCount"]
+        _tag(ec2, entry)
+    for entry in world.section("securityGroups"):
+        group = ec2.create_security_group(entry["name"], f"{entry['name']} (embedded world)", vpc_id=vpc.id)
+        _rekey(ec2.groups[vpc.id], group, entry["id"])
+        group.group_id = entry["id"]
+        _tag(ec2, entry)
+
+
+def _rekey(table: dict, resource: Any, new_id: str) -> None:
+    """Give a freshly created (still untagged) moto resource the fixture's id."""
+    table[new_id] = table.pop(resource.id)
+    resource.id = new_id
+
+
+def _tag(ec2: Any, entry: dict) -> None:
+    if entry.get("tags"):
+        ec2.create_tags([entry["id"]], entry["tags"])
+
+
+def _narrow_instance_types(ec2: Any, selection: str | tuple[str, ...]) -> None:
+    if selection == "all":
+        return
+    known = {entry.name for entry in ec2.instance_types}
+    unknown = sorted(set(selection) - known)
+    if unknown:
+        raise InputError(f"world field instanceTypes: moto does not know {', '.join(unknown)}")
+    ec2.instance_types = [entry for entry in ec2.instance_types if entry.name in selection]
+    original = ec2.describe_instance_type_offerings
+
+    @functools.wraps(original)
+    def narrowed(*args: Any, **kwargs: Any) -> list:
+        return [offering for offering in original(*args, **kwargs) if offering["InstanceType"] in selection]
+
+    ec2.describe_instance_type_offerings = narrowed
+
+
+def _seed_iam(world: World, endpoint_url: str) -> None:
+    """Roles and profiles through IAM's API, which moto implements fully for these calls."""
+    iam = AwsSession(world.region, endpoint_url=endpoint_url, max_attempts=1).client("iam")
+    trust = json.dumps({"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "sts:AssumeRole",
+                                                                "Principal": {"Service": "ec2.amazonaws.com"}}]})
+    for role in world.section("roles"):
+        iam.create_role(RoleName=role["name"], Path=role.get("path", "/"), AssumeRolePolicyDocument=trust)
+    for profile in world.section("instanceProfiles"):
+        iam.create_instance_profile(InstanceProfileName=profile["name"], Path=profile.get("path", "/"))
+        for role in profile.get("roles", []):
+            iam.add_role_to_instance_profile(InstanceProfileName=profile["name"], RoleName=role)
+
+
+def _parse_time(text: str | None) -> datetime | None:
+    if text is None:
+        return None
+    parsed = datetime.fromisoformat(text)
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+
+
+# --- faults ---------------------------------------------------------------------------------
+
+_THROTTLE_REPLIES = {
+    "ec2": (503, b"<Response><Errors><Error><Code>RequestLimitExceeded</Code><Message>Request limit exceeded."
+                 b"</Message></Error></Errors><RequestID>injected</RequestID></Response>", "text/xml"),
+    "iam": (400, b"<ErrorResponse><Error><Type>Sender</Type><Code>Throttling</Code><Message>Rate exceeded</Message>"
+                 b"</Error><RequestId>injected</RequestId></ErrorResponse>", "text/xml"),
+    "ssm": (400, b'{"__type":"ThrottlingException","message":"Rate exceeded"}', "application/x-amz-json-1.1"),
+}
+
+
+class Throttler:
+    """Answers a seeded-random ``fraction`` of HTTP attempts with the service's throttling error.
+
+    Installed as a botocore ``before-send`` hook on an AwsSession's clients, so botocore's retry
+    logic sees exactly what AWS would send; the real request never leaves for those attempts.
+    """
+
+    def __init__(self, fraction: float, *, seed: int = 0):
+        self.fraction = fraction
+        self.injected = 0
+        self._random = random.Random(seed)
+        self._lock = threading.Lock()
+
+    def install(self, aws: AwsSession) -> Throttler:
+        for service in _THROTTLE_REPLIES:
+            aws.register(f"before-send.{service}", self._maybe_throttle)
+        return self
+
+    def _maybe_throttle(self, request: Any, event_name: str, **_: Any) -> Any:
+        from botocore.awsrequest import AWSResponse
+
+        with self._lock:
+            if self._random.random() >= self.fraction:
+                return None
+            self.injected += 1
+        status, body, content_type = _THROTTLE_REPLIES[event_name.split(".")[1]]
+        return AWSResponse(request.url, status, {"Content-Type": content_type}, _RawBody(body))
+
+
+class _RawBody:
+    """The minimal raw-stream interface botocore reads a response body through."""
+
+    def __init__(self, body: bytes):
+        self._body = body
+
+    def stream(self, **_: Any) -> Iterator[bytes]:
+        yield self._body

@@ -1,0 +1,117 @@
+"""The status conditions Karpenter would set on an EC2NodeClass, predicted from our own resolution.
+
+The reconciler reports one ``StepOutcome`` per dependency (AMIs, subnets, security groups,
+instance profile, validation); ``predict_conditions`` turns them into the conditions and the
+``Ready`` roll-up the controller's operatorpkg ``ConditionSet`` would produce.
+
+Where we know better than Karpenter we say so: an instance profile that is missing, has no role
+or is given as an ARN is ``False`` with a reason (Karpenter leaves it ``Unknown``), and a failed
+lookup is ``Unknown`` with a reason naming the error rather than a silent ``AwaitingReconciliation``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from karpenter_gitops.core.resolved import Condition
+
+TRUE, FALSE, UNKNOWN = "True", "False", "Unknown"
+
+AMIS_READY = "AMIsReady"
+SUBNETS_READY = "SubnetsReady"
+SECURITY_GROUPS_READY = "SecurityGroupsReady"
+INSTANCE_PROFILE_READY = "InstanceProfileReady"
+VALIDATION_SUCCEEDED = "ValidationSucceeded"
+READY = "Ready"
+
+# Reason and message when a step finds nothing usable, per condition (Karpenter's where it has one).
+_NOT_FOUND = {
+    AMIS_READY: ("AMINotFound", "AMISelector did not match any AMIs"),
+    SUBNETS_READY: ("SubnetsNotFound", "SubnetSelector did not match any Subnets"),
+    SECURITY_GROUPS_READY: ("SecurityGroupsNotFound", "SecurityGroupSelector did not match any SecurityGroups"),
+    INSTANCE_PROFILE_READY: ("InstanceProfileNotFound", "instance profile not found"),
+    VALIDATION_SUCCEEDED: ("ValidationFailed", "validation failed"),
+}
+_DEPENDENCIES_NOT_READY = "DependenciesNotReady"
+_DEPENDENCIES_MESSAGE = "Awaiting AMI, Instance Profile, Security Group, and Subnet resolution"
+
+
+class Resolution(Enum):
+    READY = "ready"
+    NOT_FOUND = "not-found"  # resolved to nothing usable; ``reason`` may say why (e.g. UnsupportedAlias)
+    TRANSIENT_ERROR = "transient-error"  # the lookup failed (throttling, 5xx, unreachable); retry later
+    AWAITING_DEPENDENCY = "awaiting-dependency"  # an earlier step this one needs is not ready
+
+
+@dataclass(frozen=True)
+class StepOutcome:
+    """How one dependency of the NodeClass resolved."""
+
+    resolution: Resolution
+    message: str = ""
+    reason: str | None = None  # overrides the condition's default reason
+
+    @classmethod
+    def ready(cls) -> StepOutcome:
+        return cls(Resolution.READY)
+
+    @classmethod
+    def not_found(cls, message: str = "", reason: str | None = None) -> StepOutcome:
+        return cls(Resolution.NOT_FOUND, message, reason)
+
+    @classmethod
+    def transient_error(cls, message: str, reason: str = "TransientError") -> StepOutcome:
+        return cls(Resolution.TRANSIENT_ERROR, message, reason)
+
+    @classmethod
+    def awaiting(cls, dependency: str) -> StepOutcome:
+        return cls(Resolution.AWAITING_DEPENDENCY, f"awaiting {dependency}", "AwaitingDependency")
+
+    def condition(self, type_: str) -> Condition:
+        if self.resolution is Resolution.READY:
+            return Condition(type_, TRUE, type_)
+        if self.resolution is Resolution.NOT_FOUND:
+            reason, message = _NOT_FOUND[type_]
+            return Condition(type_, FALSE, self.reason or reason, self.message or message)
+        return Condition(type_, UNKNOWN, self.reason, self.message)
+
+
+def _validation(dependencies: list[Condition], validation: StepOutcome) -> Condition:
+    """ValidationSucceeded waits for the four resolutions before it judges anything itself."""
+    if any(c.status == FALSE for c in dependencies):
+        return Condition(VALIDATION_SUCCEEDED, FALSE, _DEPENDENCIES_NOT_READY, _DEPENDENCIES_MESSAGE)
+    if any(c.status == UNKNOWN for c in dependencies):
+        return Condition(VALIDATION_SUCCEEDED, UNKNOWN, _DEPENDENCIES_NOT_READY, _DEPENDENCIES_MESSAGE)
+    return validation.condition(VALIDATION_SUCCEEDED)
+
+
+def _ready(dependents: list[Condition]) -> Condition:
+    """operatorpkg roll-up: any False wins, then any Unknown, else True."""
+    for status, reason in ((FALSE, "UnhealthyDependents"), (UNKNOWN, "ReconcilingDependents")):
+        if listed := [f"{c.type}={status}" for c in dependents if c.status == status]:
+            return Condition(READY, status, reason, ", ".join(listed))
+    return Condition(READY, TRUE, READY)
+
+
+def predict_conditions(
+    *,
+    amis: StepOutcome,
+    subnets: StepOutcome,
+    security_groups: StepOutcome,
+    instance_profile: StepOutcome,
+    validation: StepOutcome | None = None,
+) -> tuple[Condition, ...]:
+    """The NodeClass conditions, sorted by type as Karpenter stores them.
+
+    ``validation`` is the authorization dry-run's outcome; None assumes the controller is allowed.
+    Dependents are listed in Karpenter's reconcile order in the ``Ready`` message.
+    """
+    dependencies = [
+        amis.condition(AMIS_READY),
+        subnets.condition(SUBNETS_READY),
+        security_groups.condition(SECURITY_GROUPS_READY),
+        instance_profile.condition(INSTANCE_PROFILE_READY),
+    ]
+    dependents = [*dependencies, _validation(dependencies, validation or StepOutcome.ready())]
+    return tuple(sorted([*dependents, _ready(dependents)], key=lambda c: c.type))

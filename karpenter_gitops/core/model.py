@@ -1,0 +1,294 @@
+"""Immutable models of Karpenter v1 ``EC2NodeClass`` and ``NodePool``.
+
+Field names are snake_case; :func:`karpenter_gitops.core.schema.prop` records the CRD's camelCase
+wire name and constraints (v1.14.1, with the release that added each newer field). Objects keep
+their raw spec too, so rendering never loses a field the model does not interpret.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from karpenter_gitops.core.schema import IntOrString, prop
+
+EC2NODECLASS_API = "karpenter.k8s.aws/v1"
+NODEPOOL_API = "karpenter.sh/v1"
+EC2NODECLASS = "EC2NodeClass"
+NODEPOOL = "NodePool"
+
+QUANTITY = r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$"
+SIGNAL_VALUE = r"^((\d{1,2}(\.\d{1,2})?|100(\.0{1,2})?)%||(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?)$"
+LABEL_KEY = r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*(\/))?([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$"
+LABEL_VALUE = r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$"
+DURATION_OR_NEVER = r"^(([0-9]+(s|m|h))+|Never)$"
+VOLUME_SIZE = (
+    r"^((?:[1-9][0-9]{0,3}|[1-4][0-9]{4}|[5][0-8][0-9]{3}|59000)Gi|(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|[6][0-3][0-9]{3}|64000)G"
+    r"|([1-9]||[1-5][0-7]|58)Ti|([1-9]||[1-5][0-9]|6[0-3]|64)T)$"
+)
+AMI_FAMILIES = {
+    "AL2": None,
+    "AL2023": None,
+    "Bottlerocket": None,
+    "Custom": None,
+    "Windows2019": None,
+    "Windows2022": None,
+    "Windows2025": (1, 9),
+}
+
+Tags = Mapping[str, str]
+
+
+# --- EC2NodeClass -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SubnetSelectorTerm:
+    tags: Tags | None = prop(max_properties=20)
+    id: str | None = prop(pattern=r"subnet-[0-9a-z]+")
+
+
+@dataclass(frozen=True)
+class SecurityGroupSelectorTerm:
+    tags: Tags | None = prop(max_properties=20)
+    id: str | None = prop(pattern=r"sg-[0-9a-z]+")
+    name: str | None = prop()
+
+
+@dataclass(frozen=True)
+class CapacityReservationSelectorTerm:
+    tags: Tags | None = prop(max_properties=20)
+    id: str | None = prop(pattern=r"^cr-[0-9a-z]+$")
+    owner_id: str | None = prop("ownerID", pattern=r"^[0-9]{12}$")
+    instance_match_criteria: str | None = prop(enum=["open", "targeted"], since=(1, 8))
+
+
+@dataclass(frozen=True)
+class AMISelectorTerm:
+    alias: str | None = prop(max_length=30)
+    tags: Tags | None = prop(max_properties=20)
+    id: str | None = prop(pattern=r"ami-[0-9a-z]+")
+    name: str | None = prop()
+    owner: str | None = prop()
+    ssm_parameter: str | None = prop(since=(1, 4))
+
+
+@dataclass(frozen=True)
+class PlacementGroupSelector:
+    name: str | None = prop(min_length=1)
+    id: str | None = prop(pattern=r"^pg-[0-9a-z]+$")
+
+
+@dataclass(frozen=True)
+class KubeletConfiguration:
+    cluster_dns: tuple[str, ...] | None = prop("clusterDNS")
+    max_pods: int | None = prop(minimum=0)
+    pods_per_core: int | None = prop(minimum=0)
+    system_reserved: Mapping[str, str] | None = prop(value_pattern=QUANTITY)
+    kube_reserved: Mapping[str, str] | None = prop(value_pattern=QUANTITY)
+    eviction_hard: Mapping[str, str] | None = prop(value_pattern=SIGNAL_VALUE)
+    eviction_soft: Mapping[str, str] | None = prop(value_pattern=SIGNAL_VALUE)
+    eviction_soft_grace_period: Mapping[str, str] | None = prop()
+    eviction_max_pod_grace_period: int | None = prop()
+    image_gc_high_threshold_percent: int | None = prop("imageGCHighThresholdPercent", minimum=0, maximum=100)
+    image_gc_low_threshold_percent: int | None = prop("imageGCLowThresholdPercent", minimum=0, maximum=100)
+    cpu_cfs_quota: bool | None = prop("cpuCFSQuota")
+
+
+@dataclass(frozen=True)
+class EBS:
+    delete_on_termination: bool | None = prop()
+    encrypted: bool | None = prop()
+    iops: int | None = prop()
+    kms_key_id: str | None = prop("kmsKeyID")
+    snapshot_id: str | None = prop("snapshotID")
+    throughput: int | None = prop()
+    volume_initialization_rate: int | None = prop(minimum=100, maximum=300, since=(1, 5))
+    volume_size: str | None = prop(pattern=VOLUME_SIZE)
+    volume_type: str | None = prop(enum=["standard", "io1", "io2", "gp2", "sc1", "st1", "gp3"])
+
+
+@dataclass(frozen=True)
+class BlockDeviceMapping:
+    device_name: str | None = prop()
+    ebs: EBS | None = prop()
+    root_volume: bool | None = prop()
+
+
+@dataclass(frozen=True)
+class NetworkInterface:
+    network_card_index: int | None = prop(required=True, minimum=0)
+    device_index: int | None = prop(required=True, minimum=0)
+    interface_type: str | None = prop(required=True, enum=["interface", "efa-only"])
+
+
+@dataclass(frozen=True)
+class MetadataOptions:
+    http_endpoint: str | None = prop(enum=["enabled", "disabled"])
+    http_protocol_ipv6: str | None = prop("httpProtocolIPv6", enum=["enabled", "disabled"])
+    http_put_response_hop_limit: int | None = prop(minimum=1, maximum=64)
+    http_tokens: str | None = prop(enum=["required", "optional"])
+
+
+@dataclass(frozen=True)
+class ConnectionTracking:
+    tcp_established_timeout: int | None = prop(minimum=60, maximum=432000)
+    udp_stream_timeout: int | None = prop(minimum=60, maximum=180)
+    udp_timeout: int | None = prop(minimum=30, maximum=60)
+
+
+@dataclass(frozen=True)
+class CPUOptions:
+    nested_virtualization: str | None = prop(enum=["enabled", "disabled"])
+
+
+@dataclass(frozen=True)
+class EC2NodeClassSpec:
+    subnet_selector_terms: tuple[SubnetSelectorTerm, ...] | None = prop(required=True, max_items=30)
+    security_group_selector_terms: tuple[SecurityGroupSelectorTerm, ...] | None = prop(required=True, max_items=30)
+    capacity_reservation_selector_terms: tuple[CapacityReservationSelectorTerm, ...] | None = prop(
+        max_items=30, since=(1, 3)
+    )
+    placement_group_selector: PlacementGroupSelector | None = prop(since=(1, 11))
+    associate_public_ip_address: bool | None = prop("associatePublicIPAddress")
+    ip_prefix_count: int | None = prop(minimum=0, since=(1, 8))
+    ami_selector_terms: tuple[AMISelectorTerm, ...] | None = prop(required=True, min_items=1, max_items=30)
+    ami_family: str | None = prop(enum=AMI_FAMILIES)
+    user_data: str | None = prop()
+    role: str | None = prop()
+    instance_profile: str | None = prop()
+    tags: Tags | None = prop()
+    kubelet: KubeletConfiguration | None = prop()
+    block_device_mappings: tuple[BlockDeviceMapping, ...] | None = prop(max_items=50)
+    instance_store_policy: str | None = prop(enum=["RAID0"])
+    network_interfaces: tuple[NetworkInterface, ...] | None = prop(max_items=150, since=(1, 11))
+    detailed_monitoring: bool | None = prop()
+    metadata_options: MetadataOptions | None = prop()
+    connection_tracking: ConnectionTracking | None = prop(since=(1, 13))
+    context: str | None = prop()
+    cpu_options: CPUOptions | None = prop("cpuOptions", since=(1, 13))
+
+
+# --- NodePool -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NodeClassReference:
+    group: str | None = prop(required=True, pattern=r"^[^/]*$")
+    kind: str | None = prop(required=True)
+    name: str | None = prop(required=True)
+
+
+@dataclass(frozen=True)
+class Requirement:
+    key: str | None = prop(required=True, max_length=316, pattern=LABEL_KEY)
+    operator: str | None = prop(
+        required=True,
+        enum={
+            "In": None,
+            "NotIn": None,
+            "Exists": None,
+            "DoesNotExist": None,
+            "Gt": None,
+            "Lt": None,
+            "Gte": (1, 9),
+            "Lte": (1, 9),
+        },
+    )
+    values: tuple[str, ...] | None = prop()
+    min_values: int | None = prop(minimum=1, maximum=50)
+
+
+@dataclass(frozen=True)
+class Taint:
+    key: str | None = prop(required=True, min_length=1, pattern=LABEL_KEY)
+    value: str | None = prop(pattern=LABEL_KEY)
+    effect: str | None = prop(required=True, enum=["NoSchedule", "PreferNoSchedule", "NoExecute"])
+    time_added: str | None = prop()
+
+
+@dataclass(frozen=True)
+class NodeClaimTemplateSpec:
+    node_class_ref: NodeClassReference | None = prop(required=True)
+    requirements: tuple[Requirement, ...] | None = prop(required=True, max_items=100)
+    taints: tuple[Taint, ...] | None = prop()
+    startup_taints: tuple[Taint, ...] | None = prop()
+    expire_after: str | None = prop(pattern=DURATION_OR_NEVER)
+    termination_grace_period: str | None = prop(pattern=r"^([0-9]+(s|m|h))+$")
+
+
+@dataclass(frozen=True)
+class TemplateMetadata:
+    labels: Mapping[str, str] | None = prop(max_properties=100, value_pattern=LABEL_VALUE)
+    annotations: Mapping[str, str] | None = prop()
+
+
+@dataclass(frozen=True)
+class NodeClaimTemplate:
+    metadata: TemplateMetadata | None = prop()
+    spec: NodeClaimTemplateSpec | None = prop(required=True)
+
+
+@dataclass(frozen=True)
+class Budget:
+    nodes: str | None = prop(pattern=r"^((100|[0-9]{1,2})%|[0-9]+)$")  # required, but the CRD defaults it to 10%
+    schedule: str | None = prop(
+        pattern=r"^(@(annually|yearly|monthly|weekly|daily|midnight|hourly))|((.+)\s(.+)\s(.+)\s(.+)\s(.+))$"
+    )
+    duration: str | None = prop(pattern=r"^((([0-9]+(h|m))|([0-9]+h[0-9]+m))(0s)?)$")
+    reasons: tuple[str, ...] | None = prop(max_items=50, unique=True, enum=["Underutilized", "Empty", "Drifted"])
+
+
+@dataclass(frozen=True)
+class Disruption:
+    consolidate_after: str | None = prop(required=True, pattern=DURATION_OR_NEVER)
+    consolidation_policy: str | None = prop(
+        enum={"WhenEmpty": None, "WhenEmptyOrUnderutilized": None, "Balanced": (1, 14)}
+    )
+    budgets: tuple[Budget, ...] | None = prop(max_items=50)
+
+
+@dataclass(frozen=True)
+class NodePoolSpec:
+    template: NodeClaimTemplate | None = prop(required=True)
+    disruption: Disruption | None = prop()
+    limits: Mapping[str, IntOrString] | None = prop(value_pattern=QUANTITY)
+    weight: int | None = prop(minimum=1, maximum=100)
+    replicas: int | None = prop(minimum=0, since=(1, 8))
+
+
+# --- objects ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where an object came from: a manifest file (and document) or a stack config key."""
+
+    file: str
+    document: int | None = None
+    line: int | None = None
+    stack_key: str | None = None
+
+    @property
+    def scope(self) -> str:
+        """Objects that see each other: one stack file is one cluster; manifests share one scope."""
+        return self.file if self.stack_key else ""
+
+
+@dataclass(frozen=True)
+class EC2NodeClass:
+    name: str
+    spec: EC2NodeClassSpec
+    raw: Mapping[str, Any]
+    source: Source
+    kind: str = EC2NODECLASS
+
+
+@dataclass(frozen=True)
+class NodePool:
+    name: str
+    spec: NodePoolSpec
+    raw: Mapping[str, Any]
+    source: Source
+    kind: str = NODEPOOL

@@ -1,0 +1,334 @@
+"""Typed, immutable models that carry their own CRD schema constraints.
+
+Each model is a frozen dataclass whose fields declare, through :func:`prop`, the wire name and
+the OpenAPI constraints of the Karpenter CRD (enum, pattern, ranges, item counts, the release
+that introduced the field). :func:`load` turns plain YAML data into a model and collects every
+schema violation with its dotted path instead of stopping at the first one, so one run reports
+all problems. One walker serves both kinds; the models stay plain data.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import json
+import re
+import types
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from typing import Any, Union
+
+from karpenter_gitops.core.findings import Violation
+from karpenter_gitops.core.versions import Version, show
+
+# Rule ids of the schema layer (registered with their docs in rules/schema.py).
+UNKNOWN_FIELD = "schema/unknown-field"
+WRONG_TYPE = "schema/type"
+REQUIRED = "schema/required"
+ENUM = "schema/enum"
+PATTERN = "schema/pattern"
+RANGE = "schema/range"
+SIZE = "schema/size"
+NEWER_FIELD = "schema/version"
+DUPLICATE = "schema/duplicate"
+UNIQUE = "schema/unique"
+API_VERSION = "schema/api-version"
+SECRET = "schema/secret"
+
+
+class SecretValue(str):
+    """A Pulumi secret (``{secure: v1:...}``) in a stack file: a non-empty string nobody can read offline."""
+
+    def __new__(cls) -> SecretValue:
+        return super().__new__(cls, "(secret)")
+
+
+class IntOrString:
+    """Marker type for Kubernetes ``x-kubernetes-int-or-string`` values (quantities)."""
+
+
+@dataclass(frozen=True)
+class Prop:
+    """Schema facts of one field, mirrored from the CRD."""
+
+    wire: str | None = None
+    required: bool = False
+    enum: Mapping[str, Version | None] | None = None  # value -> release that added it
+    pattern: str | None = None
+    minimum: int | None = None
+    maximum: int | None = None
+    min_items: int | None = None
+    max_items: int | None = None
+    min_length: int | None = None
+    max_length: int | None = None
+    max_properties: int | None = None
+    unique: bool = False  # x-kubernetes-list-type: set
+    value_pattern: str | None = None  # pattern for each value of a map field
+    since: Version | None = None
+
+
+def prop(wire: str | None = None, *, enum: Any = None, **facts: Any) -> Any:
+    """Declare a model field: ``enum`` may be a list or a ``{value: since}`` mapping."""
+    if enum is not None and not isinstance(enum, Mapping):
+        enum = {value: None for value in enum}
+    return dataclasses.field(default=None, metadata={"prop": Prop(wire=wire, enum=enum, **facts)})
+
+
+def camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+@dataclass(frozen=True)
+class _Field:
+    attr: str
+    wire: str
+    kind: str  # "scalar" | "model" | "list" | "map"
+    scalar: type | None
+    item: Any  # model class or scalar type for lists/maps
+    prop: Prop
+
+
+@cache
+def crd_regex(pattern: str) -> re.Pattern:
+    """A CRD ``pattern`` compiled to match as the API server's Go RE2 does.
+
+    Python's ``$`` also matches before a final newline, RE2's only at the very end: without the
+    translation, ``expireAfter: >`` (folded, so ``"720h\\n"``) would pass here and be rejected there.
+    The CRD patterns hold no ``$`` inside a character class or escaped, so a plain swap is exact.
+    """
+    return re.compile(pattern.replace("$", r"\Z"))
+
+
+def _unwrap_optional(tp: Any) -> Any:
+    if typing.get_origin(tp) in (Union, types.UnionType):
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        if len(args) == 1:
+            return args[0]
+    return tp
+
+
+@cache
+def fields_of(cls: type) -> dict[str, _Field]:
+    """The wire-name -> field table of a model class, computed once."""
+    hints = typing.get_type_hints(cls)
+    table: dict[str, _Field] = {}
+    for field in dataclasses.fields(cls):
+        facts: Prop | None = field.metadata.get("prop")
+        if facts is None:
+            continue
+        tp = _unwrap_optional(hints[field.name])
+        origin = typing.get_origin(tp)
+        if origin is tuple:
+            kind, scalar, item = "list", None, typing.get_args(tp)[0]
+        elif origin in (Mapping, dict) or tp is Mapping:
+            kind, scalar, item = "map", None, typing.get_args(tp)[1]
+        elif dataclasses.is_dataclass(tp):
+            kind, scalar, item = "model", None, tp
+        else:
+            kind, scalar, item = "scalar", tp, None
+        wire = facts.wire or camel(field.name)
+        table[wire] = _Field(
+            attr=field.name,
+            wire=wire,
+            kind=kind,
+            scalar=scalar,
+            item=item,
+            prop=facts,
+        )
+    return table
+
+
+_TYPE_NAMES = {str: "string", int: "integer", bool: "boolean", float: "number"}
+
+
+def type_name(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, Mapping):
+        return "object"
+    if isinstance(value, list):
+        return "array"
+    return "null" if value is None else type(value).__name__
+
+
+def _quote(value: Any) -> str:
+    """A value as the API server quotes it; escapes keep a newline from splitting the message."""
+    return json.dumps(value, ensure_ascii=False) if isinstance(value, str) else repr(value)
+
+
+def _newline_hint(value: str) -> str | None:
+    if value.endswith("\n"):
+        return "the value ends with a newline, as a YAML block scalar (| or >) leaves it; write it on the key's line"
+    return None
+
+
+class Loader:
+    """Walks YAML data into models for one Karpenter release, collecting violations."""
+
+    def __init__(self, version: Version) -> None:
+        self.version = version
+        self.violations: list[tuple[str, Violation]] = []
+
+    def report(self, rule: str, path: str, message: str, hint: str | None = None) -> None:
+        self.violations.append((rule, Violation(path, message, hint)))
+
+    def model(self, cls: type, data: Any, path: str) -> Any:
+        if not isinstance(data, Mapping):
+            self.report(WRONG_TYPE, path, f"Invalid value: {type_name(data)}: must be of type object")
+            return None
+        table = fields_of(cls)
+        values: dict[str, Any] = {}
+        for key, raw in data.items():
+            field = table.get(key)
+            child = f"{path}.{key}" if path else str(key)
+            if field is None:
+                self._unknown(key, child, table)
+                continue
+            if field.prop.since and self.version < field.prop.since:
+                self.report(
+                    NEWER_FIELD,
+                    child,
+                    f"field {key!r} needs Karpenter {show(field.prop.since)} or later; "
+                    f"the {show(self.version)} API server drops it silently",
+                    f"upgrade Karpenter to {show(field.prop.since)}+ or remove {key!r}",
+                )
+                continue
+            if raw is None:
+                continue
+            values[field.attr] = self._value(field, raw, child)
+        for field in table.values():
+            # The API server drops a null of a non-nullable field before validating, so a null
+            # required field is as missing as an absent one.
+            if field.prop.required and data.get(field.wire) is None:
+                child = f"{path}.{field.wire}" if path else field.wire
+                self.report(REQUIRED, child, "Required value", f"add {field.wire!r}")
+        return cls(**values)
+
+    def _unknown(self, key: Any, path: str, table: Mapping[str, _Field]) -> None:
+        close = difflib.get_close_matches(str(key), list(table), n=1, cutoff=0.6)
+        if not close:
+            lowered = {wire.lower(): wire for wire in table}
+            close = [lowered[str(key).lower()]] if str(key).lower() in lowered else []
+        hint = f"did you mean {close[0]!r}?" if close else f"known fields: {', '.join(sorted(table))}"
+        self.report(UNKNOWN_FIELD, path, f"unknown field {key!r}", hint)
+
+    def _value(self, field: _Field, raw: Any, path: str) -> Any:
+        facts = field.prop
+        if field.kind == "model":
+            return self.model(field.item, raw, path)
+        if field.kind == "list":
+            if not isinstance(raw, list):
+                self.report(WRONG_TYPE, path, f"Invalid value: {type_name(raw)}: must be of type array")
+                return None
+            self._count(path, len(raw), facts.min_items, facts.max_items, "items")
+            if facts.unique:
+                self._unique(path, raw)
+            items = []
+            for index, item in enumerate(raw):
+                child = f"{path}[{index}]"
+                if dataclasses.is_dataclass(field.item):
+                    items.append(self.model(field.item, item, child))
+                else:
+                    items.append(self._scalar(field.item, item, child, facts))
+            return tuple(items)
+        if field.kind == "map":
+            if not isinstance(raw, Mapping):
+                self.report(WRONG_TYPE, path, f"Invalid value: {type_name(raw)}: must be of type object")
+                return None
+            self._count(path, len(raw), None, facts.max_properties, "properties")
+            out = {}
+            for key, value in raw.items():
+                child = f"{path}[{key}]"
+                out[str(key)] = self._scalar(field.item, value, child, facts, map_value=True)
+            return types.MappingProxyType(out)
+        return self._scalar(field.scalar, raw, path, facts)
+
+    def _unique(self, path: str, raw: list) -> None:
+        seen = []
+        for index, item in enumerate(raw):
+            if item in seen:
+                self.report(UNIQUE, f"{path}[{index}]", f"Duplicate value: {_quote(item)}", "list each value once")
+            seen.append(item)
+
+    def _count(self, path: str, size: int, low: int | None, high: int | None, noun: str) -> None:
+        if low is not None and size < low:
+            self.report(SIZE, path, f"Invalid value: {size}: should have at least {low} {noun}")
+        if high is not None and size > high:
+            self.report(SIZE, path, f"Too many: {size}: must have at most {high} {noun}")
+
+    def _scalar(self, tp: Any, raw: Any, path: str, facts: Prop, map_value: bool = False) -> Any:
+        if isinstance(raw, Mapping) and set(raw) == {"secure"} and tp in (str, Any):
+            self.report(SECRET, path, "a Pulumi secret: encrypted in the stack file, so it is checked at preview, not offline")
+            return SecretValue()
+        if tp is IntOrString:
+            if isinstance(raw, bool) or not isinstance(raw, (int, str)):
+                self.report(WRONG_TYPE, path, f"Invalid value: {type_name(raw)}: must be an integer or a string")
+                return None
+            text = str(raw)
+            if facts.value_pattern and map_value and not crd_regex(facts.value_pattern).search(text):
+                self.report(
+                    PATTERN, path, f"Invalid value: {_quote(text)}: should match a Kubernetes quantity", _newline_hint(text)
+                )
+            return raw
+        if tp is Any:
+            return raw
+        ok = isinstance(raw, tp) and not (tp is int and isinstance(raw, bool))
+        if tp is int and isinstance(raw, float) and raw.is_integer():
+            raw, ok = int(raw), True
+        if not ok:
+            hint = None
+            if tp is str and isinstance(raw, (bool, int, float)):  # YAML read `5`, `1.30` or `true` as a non-string
+                hint = f'quote it: "{json.dumps(raw)}"'
+            self.report(WRONG_TYPE, path, f"Invalid value: {_quote(raw)}: must be of type {_TYPE_NAMES.get(tp, tp)}", hint)
+            return None
+        pattern = facts.value_pattern if map_value else facts.pattern
+        if isinstance(raw, str):
+            if pattern and not crd_regex(pattern).search(raw):
+                self.report(PATTERN, path, f"Invalid value: {_quote(raw)}: should match '{pattern}'", _newline_hint(raw))
+            if not map_value:
+                if facts.max_length is not None and len(raw) > facts.max_length:
+                    self.report(SIZE, path, f"Too long: may not be more than {facts.max_length} bytes")
+                if facts.min_length is not None and len(raw) < facts.min_length:
+                    self.report(SIZE, path, f"Invalid value: {_quote(raw)}: should be at least {facts.min_length} chars long")
+        if facts.enum is not None and not map_value:
+            self._enum(raw, path, facts.enum)
+        if isinstance(raw, int) and not map_value:
+            if facts.minimum is not None and raw < facts.minimum:
+                self.report(RANGE, path, f"Invalid value: {raw}: should be greater than or equal to {facts.minimum}")
+            if facts.maximum is not None and raw > facts.maximum:
+                self.report(RANGE, path, f"Invalid value: {raw}: should be less than or equal to {facts.maximum}")
+        return raw
+
+    def _enum(self, raw: Any, path: str, enum: Mapping[str, Version | None]) -> None:
+        allowed = [value for value, since in enum.items() if since is None or self.version >= since]
+        if raw in allowed:
+            return
+        supported = ", ".join(_quote(value) for value in allowed)
+        since = enum.get(raw)
+        if since is not None:
+            self.report(
+                ENUM,
+                path,
+                f"Unsupported value: {_quote(raw)}: supported values: {supported}",
+                f"{raw!r} needs Karpenter {show(since)} or later",
+            )
+            return
+        close = difflib.get_close_matches(str(raw), allowed, n=1, cutoff=0.6)
+        hint = f"did you mean {close[0]!r}?" if close else None
+        self.report(ENUM, path, f"Unsupported value: {_quote(raw)}: supported values: {supported}", hint)
+
+
+def load(cls: type, data: Any, path: str, version: Version) -> tuple[Any, list[tuple[str, Violation]]]:
+    """Load ``data`` into ``cls``; returns the model and ``(rule id, violation)`` pairs."""
+    loader = Loader(version)
+    model = loader.model(cls, data, path)
+    return model, loader.violations

@@ -1,0 +1,135 @@
+"""Bottlerocket: userData is TOML settings that Karpenter parses, overrides and re-emits.
+
+Karpenter decodes ``settings.kubernetes`` into a typed struct: keys it does not know are
+logged and dropped, ``node-taints`` is replaced by the NodePool's taints, and the map-valued
+settings want string values. A dotted key such as ``memory.available`` must be quoted; bare,
+TOML reads it as nested tables, which the typed maps (and Bottlerocket's sysctl map) refuse.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import tomllib
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import yaml
+
+from karpenter_gitops.families.userdata import mime, taints
+from karpenter_gitops.families.userdata.problems import (
+    BOTTLEROCKET_NODE_TAINTS,
+    BOTTLEROCKET_UNKNOWN_SETTING,
+    TOML,
+    TOML_DOTTED_KEY,
+    Problem,
+)
+
+# The settings.kubernetes keys of Karpenter's BottlerocketKubernetes struct (bottlerocketsettings.go).
+KUBERNETES_SETTINGS = frozenset({
+    "api-server", "cloud-provider", "cluster-certificate", "cluster-name", "cluster-dns-ip",
+    "credential-providers", "node-labels", "node-taints", "max-pods", "static-pods", "eviction-hard",
+    "eviction-soft", "eviction-soft-grace-period", "eviction-max-pod-grace-period", "kube-reserved",
+    "system-reserved", "allowed-unsafe-sysctls", "server-tls-bootstrap", "registry-qps", "registry-burst",
+    "event-qps", "event-burst", "kube-api-qps", "kube-api-burst", "container-log-max-size",
+    "container-log-max-files", "cpu-manager-policy", "cpu-manager-policy-options",
+    "cpu-manager-reconcile-period", "topology-manager-scope", "topology-manager-policy",
+    "image-gc-high-threshold-percent", "image-gc-low-threshold-percent", "ids-per-pod",
+    "cpu-cfs-quota-enforced", "shutdown-grace-period", "shutdown-grace-period-for-critical-pods",
+    "cluster-domain", "seccomp-default", "pod-pids-limit", "device-ownership-from-security-context",
+    "single-process-oom-kill", "container-log-max-workers", "container-log-monitor-interval",
+    "hostname-override-source", "log-level",
+})
+# settings.kubernetes maps whose keys are names that often contain dots.
+_STRING_MAPS = (
+    "node-labels", "eviction-hard", "eviction-soft", "eviction-soft-grace-period", "kube-reserved", "system-reserved",
+)
+_EXAMPLE = '[settings.kubernetes]\nmax-pods = 110\n\n[settings.kubernetes.eviction-hard]\n"memory.available" = "10%"'
+
+
+def load(text: str) -> Mapping[str, Any] | None:
+    """The parsed TOML document, or None when the text is not TOML."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return None
+
+
+def node_taints(document: Mapping[str, Any]) -> tuple[taints.Taint, ...]:
+    """The taints of ``[settings.kubernetes.node-taints]`` (``key = ["value:Effect", ...]``)."""
+    table = _table(document, "settings", "kubernetes", "node-taints")
+    found = []
+    for key, specs in table.items():
+        for spec in specs if isinstance(specs, list) else [specs]:
+            value, _, effect = str(spec).rpartition(":")
+            found.append(taints.Taint(key, value or None, effect or None))
+    return tuple(found)
+
+
+def check(text: str) -> list[Problem]:
+    if mime.is_mime(text):
+        message = "Bottlerocket userData must be TOML settings; Karpenter cannot merge a MIME archive"
+        return [Problem(TOML, message, _EXAMPLE)]
+    try:
+        document = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        message = f"userData is not valid TOML, so Karpenter fails to build the launch template: {err}"
+        return [Problem(TOML, message, _EXAMPLE)]
+    kubernetes = _table(document, "settings", "kubernetes")
+    problems = [
+        Problem(
+            BOTTLEROCKET_UNKNOWN_SETTING,
+            f"settings.kubernetes.{key} is not a setting Karpenter knows; it logs the key and drops it",
+            _did_you_mean(key),
+        )
+        for key in kubernetes
+        if key not in KUBERNETES_SETTINGS
+    ]
+    for name in _STRING_MAPS:
+        problems.extend(_dotted_keys(kubernetes.get(name), f"settings.kubernetes.{name}"))
+    problems.extend(_dotted_keys(_table(document, "settings", "kernel").get("sysctl"), "settings.kernel.sysctl"))
+    found = node_taints(document)
+    if "node-taints" in kubernetes:
+        listed = ", ".join(str(t) for t in found) or "none"
+        moved = [t.repaired().as_dict() for t in found if t.key != taints.REGISTRATION_KEY]
+        problems.append(Problem(
+            BOTTLEROCKET_NODE_TAINTS,
+            f"Karpenter replaces settings.kubernetes.node-taints with the NodePool's taints; these are lost: {listed}",
+            "move them to the NodePool's spec.template.spec.taints:\n" + yaml.safe_dump(moved, sort_keys=False).rstrip(),
+        ))
+    return problems
+
+
+def _dotted_keys(table: Any, path: str) -> Iterator[Problem]:
+    if not isinstance(table, Mapping):
+        return
+    for key, value in table.items():
+        if isinstance(value, Mapping):
+            leaves = list(_flatten(key, value))
+            names = ", ".join(name for name, _ in leaves)
+            quoted = [f"{json.dumps(name)} = {json.dumps(leaf, default=str)}" for name, leaf in leaves]
+            yield Problem(
+                TOML_DOTTED_KEY,
+                f"{path}: {names} is written without quotes, so TOML reads it as nested tables under {key!r} "
+                "instead of one key with dots; the setting is rejected or lost",
+                "\n".join([f"[{path}]", *quoted]),
+            )
+
+
+def _flatten(prefix: str, value: Any) -> Iterator[tuple[str, Any]]:
+    if isinstance(value, Mapping):
+        for key, inner in value.items():
+            yield from _flatten(f"{prefix}.{key}", inner)
+    else:
+        yield prefix, value
+
+
+def _table(document: Mapping[str, Any], *path: str) -> Mapping[str, Any]:
+    for key in path:
+        document = document.get(key) if isinstance(document, Mapping) else None
+    return document if isinstance(document, Mapping) else {}
+
+
+def _did_you_mean(key: str) -> str:
+    close = difflib.get_close_matches(key, KUBERNETES_SETTINGS, n=1)
+    return f"did you mean {close[0]}?" if close else "remove it, or set it through a supported setting"

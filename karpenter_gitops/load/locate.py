@@ -1,0 +1,154 @@
+"""Find the line a finding points at, from the text of its file.
+
+Findings name a dotted path (``spec.amiSelectorTerms[0].alias``, ``spec.tags[kubernetes.io/x]``);
+reviewers want a line. The answer is the line of the deepest node of the path the file holds:
+a ``Required value`` path that is absent points at its parent, and an object whose path holds
+nothing points at the object itself. Files are composed into YAML nodes (which carry their
+marks) only when they have findings, so a clean run never pays for it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import gc
+import re
+from collections.abc import Iterable, Iterator, Mapping
+
+import yaml
+
+from karpenter_gitops.core.findings import Finding
+
+_Composer = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+_SEGMENT = re.compile(r"\[([^\]]*)\]|([^.\[\]]+)")
+
+
+def path_segments(path: str) -> list[str]:
+    """``spec.tags[kubernetes.io/cluster/demo].x`` → ``["spec", "tags", "kubernetes.io/cluster/demo", "x"]``."""
+    return [bracketed or dotted for bracketed, dotted in _SEGMENT.findall(path)]
+
+
+class YamlFile:
+    """One file's YAML nodes, composed once and asked for the line of many findings."""
+
+    def __init__(self, text: str) -> None:
+        with _collector_paused():
+            self.documents: list[yaml.Node] = list(yaml.compose_all(text, Loader=_Composer))
+
+    def line(self, path: str, *, document: int | None = None, stack_key: str | None = None) -> int | None:
+        """The 1-based line of ``path`` in the object at ``document`` (1-based) or ``stack_key``.
+
+        Falls back to the deepest part of ``path`` present, then to the object's own line; None
+        when the file has no such object.
+        """
+        located = self._stack_object(stack_key) if stack_key else self._document(document)
+        if located is None:
+            return None
+        object_line, root = located
+        return _deepest_line(root, path_segments(path)) or object_line
+
+    def _document(self, document: int | None) -> tuple[int, yaml.Node] | None:
+        if document is None or not 1 <= document <= len(self.documents):
+            return None
+        root = self.documents[document - 1]
+        return _line(root), root
+
+    def _stack_object(self, stack_key: str) -> tuple[int, yaml.Node] | None:
+        """A stack object, ``karpenter-gitops:nodeClasses.NAME`` (its spec is the value under NAME),
+        or a settings block, ``karpenter-gitops:controller`` (its paths start with that key)."""
+        if len(self.documents) != 1:
+            return None
+        config = _child(self.documents[0], "config")
+        key, has_name, name = stack_key.partition(".")
+        block = config and _child(config[1], key)
+        if not block:
+            return None
+        if not has_name:
+            return _line(block[0]), config[1]
+        entry = _child(block[1], name)
+        if not entry:
+            return None
+        name_node, spec = entry
+        # The object as a manifest would hold it: `metadata.name` is the name key, `spec` its value.
+        mark = name_node.start_mark
+        metadata = _mapping([(_key("name", mark), name_node)], mark)
+        return _line(name_node), _mapping([(_key("spec", mark), spec), (_key("metadata", mark), metadata)], mark)
+
+
+def with_lines(findings: Iterable[Finding], texts: Mapping[str, str]) -> tuple[Finding, ...]:
+    """``findings`` with their lines, from ``texts`` (file name → text), in the same order.
+
+    Each file with findings is composed once, and its nodes dropped before the next file's: a
+    tree costs some 30 times its text.
+    """
+    located = list(findings)
+    by_file: dict[str, list[int]] = {}
+    for index, finding in enumerate(located):
+        if finding.source is not None and finding.source.file in texts:
+            by_file.setdefault(finding.source.file, []).append(index)
+    for file, indexes in by_file.items():
+        tree = YamlFile(texts[file])
+        for index in indexes:
+            finding = located[index]
+            line = tree.line(finding.path, document=finding.source.document, stack_key=finding.source.stack_key)
+            located[index] = dataclasses.replace(finding, line=line)
+    return tuple(located)
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while a tree is built.
+
+    Composing allocates an object per YAML node; with the run's loaded objects alive, the full
+    collections this triggers cost several times the composing itself (3.2 s instead of 0.8 s
+    for 5,000 findings over 10,000 objects). Garbage with cycles waits for the next collection.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _deepest_line(node: yaml.Node, segments: list[str]) -> int | None:
+    line = None
+    for segment in segments:
+        entry = _child(node, segment)
+        if entry is None:
+            break
+        marker, node = entry
+        line = _line(marker)
+    return line
+
+
+def _child(node: yaml.Node, segment: str) -> tuple[yaml.Node, yaml.Node] | None:
+    """The node ``segment`` names under ``node``, with the node whose line stands for it (a mapping's key)."""
+    if isinstance(node, yaml.SequenceNode):
+        if segment.isdigit() and int(segment) < len(node.value):
+            item = node.value[int(segment)]
+            return item, item
+        return None
+    if not isinstance(node, yaml.MappingNode):
+        return None
+    merged = []
+    for key, value in node.value:
+        if key.tag == _MERGE_TAG:  # `<<: *defaults` (or a list of them): keys the mapping itself lacks
+            merged.extend(value.value if isinstance(value, yaml.SequenceNode) else [value])
+        elif isinstance(key, yaml.ScalarNode) and key.value == segment:
+            return key, value
+    return next(filter(None, (_child(source, segment) for source in merged)), None)
+
+
+def _key(value: str, mark: yaml.Mark) -> yaml.ScalarNode:
+    return yaml.ScalarNode("tag:yaml.org,2002:str", value, mark, mark)
+
+
+def _mapping(entries: list[tuple[yaml.Node, yaml.Node]], mark: yaml.Mark) -> yaml.MappingNode:
+    return yaml.MappingNode("tag:yaml.org,2002:map", entries, mark, mark)
+
+
+def _line(node: yaml.Node) -> int:
+    return node.start_mark.line + 1

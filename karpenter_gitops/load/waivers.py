@@ -1,0 +1,153 @@
+"""Waivers: a reasoned, expiring exception to one rule for named objects (or a glob like ``gpu-*``).
+
+Waivers live in the stack config (``karpenter-gitops:waivers``) or in a file (``policies/waivers.yaml``
+by default), both as a list of entries:
+
+.. code-block:: yaml
+
+    waivers:
+      - rule: policy/imds-hop-limit
+        object: gpu-*            # an object name or an fnmatch glob
+        kind: EC2NodeClass       # optional: only objects of this kind
+        reason: CUDA images read the region from IMDS until PLAT-123 moves them to IRSA
+        expires: 2026-09-30      # ISO date; the waiver holds through that day
+
+An expired waiver stops waiving and is itself an error (``policy/waiver-expired``), so exceptions
+cannot outlive their reason silently. Rules that mirror Karpenter (origin ``karpenter``) cannot be
+waived: the API server or controller would still reject the object, whatever the report says. Entries are validated strictly: an unknown rule id or field,
+a missing reason or a malformed date is an InputError naming the entry.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from typing import Any
+
+from karpenter_gitops.core.errors import InputError
+from karpenter_gitops.core.findings import Finding, Severity
+from karpenter_gitops.core.model import EC2NODECLASS, NODEPOOL
+from karpenter_gitops.load.policy import did_you_mean, known_rule
+from karpenter_gitops.rules.hygiene import WAIVER_EXPIRED as EXPIRED
+
+STACK_KEY = "karpenter-gitops:waivers"
+_REQUIRED = ("rule", "object", "reason", "expires")
+_FIELDS = (*_REQUIRED, "kind")
+
+
+@dataclass(frozen=True)
+class Waiver:
+    rule: str
+    object: str
+    reason: str
+    expires: dt.date
+    kind: str | None = None
+    file: str | None = None
+    entry: str = ""  # where in the file, e.g. "waivers[2]"
+
+    def covers(self, finding: Finding) -> bool:
+        return (
+            finding.rule == self.rule
+            and (self.kind is None or finding.kind == self.kind)
+            and fnmatchcase(finding.name, self.object)
+        )
+
+    def expired(self, today: dt.date) -> bool:
+        return today > self.expires
+
+    def expiry_finding(self) -> Finding:
+        return Finding(
+            EXPIRED,
+            Severity.ERROR,
+            "Waiver",
+            self.object,
+            self.entry,
+            f"the waiver of {self.rule} for {self.object!r} expired on {self.expires.isoformat()} "
+            f"(reason given: {self.reason})",
+            self.file,
+            "fix the findings it waived and delete the waiver, or agree a new expiry date",
+        )
+
+    def to_json(self) -> dict:
+        data = {"rule": self.rule, "object": self.object, "reason": self.reason, "expires": self.expires.isoformat()}
+        if self.kind:
+            data["kind"] = self.kind
+        if self.file:
+            data["file"] = self.file
+        data["entry"] = self.entry
+        return data
+
+
+def parse(value: Any, file: str, key: str = "waivers") -> tuple[Waiver, ...]:
+    """Waivers from a list of entries; ``key`` names the list in error messages."""
+    if not isinstance(value, list):
+        raise InputError(f"'{key}' must be a list of waivers", file, hint="each entry has rule, object, reason, expires")
+    return tuple(_entry(item, f"{key}[{index}]", file) for index, item in enumerate(value))
+
+
+def parse_file(docs: list[Any], file: str) -> tuple[Waiver, ...]:
+    """Waivers from a parsed waiver file: one document ``{waivers: [...]}``."""
+    real = [d for d in docs if d is not None]
+    if len(real) != 1 or not isinstance(real[0], Mapping) or set(real[0]) != {"waivers"}:
+        raise InputError("a waiver file holds one mapping with a single key 'waivers'", file, hint="waivers: [{rule: ..., object: ..., reason: ..., expires: YYYY-MM-DD}]")
+    return parse(real[0]["waivers"], file)
+
+
+def _entry(item: Any, where: str, file: str) -> Waiver:
+    if not isinstance(item, Mapping):
+        raise InputError(f"{where}: a waiver must be a mapping", file, hint=f"fields: {', '.join(_FIELDS)}")
+    for name in item:
+        if name not in _FIELDS:
+            raise InputError(f"{where}: unknown field {name!r}", file, hint=did_you_mean(str(name), _FIELDS))
+    missing = [name for name in _REQUIRED if item.get(name) in (None, "")]
+    if missing:
+        raise InputError(f"{where}: missing {', '.join(missing)}", file, hint="every waiver needs a rule, an object, a reason and an expiry date")
+    rule = known_rule(item["rule"], where, file)
+    if rule.id == EXPIRED:
+        raise InputError(f"{where}: {EXPIRED} cannot be waived", file, hint="renew or delete the expired waiver")
+    if rule.origin == "karpenter":  # as in the policy settings: the API server or controller rejects it anyway
+        raise InputError(
+            f"{where}: {rule.id} mirrors Karpenter's own validation, so it cannot be waived", file,
+            hint="fix the object instead",
+        )
+    kind = item.get("kind")
+    if kind not in (None, EC2NODECLASS, NODEPOOL):
+        raise InputError(f"{where}: kind {kind!r} is neither {EC2NODECLASS} nor {NODEPOOL}", file)
+    for name in ("object", "reason"):
+        if not isinstance(item[name], str):
+            raise InputError(f"{where}: {name} must be a string", file)
+    return Waiver(rule.id, item["object"], item["reason"], _date(item["expires"], where, file), kind, file, where)
+
+
+def _date(value: Any, where: str, file: str) -> dt.date:
+    if isinstance(value, dt.datetime):
+        return value.date()
+    if isinstance(value, dt.date):
+        return value
+    try:
+        return dt.date.fromisoformat(str(value))
+    except ValueError:
+        raise InputError(f"{where}: expires {value!r} is not an ISO date", file, hint="write it as YYYY-MM-DD") from None
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """Waivers applied to findings: which finding each active waiver covers, and what expired."""
+
+    active: tuple[Waiver, ...]
+    waived: Mapping[Finding, Waiver]
+    expired: tuple[Finding, ...]
+
+
+def apply(findings: Iterable[Finding], waivers: Iterable[Waiver], today: dt.date) -> Outcome:
+    waivers = tuple(waivers)
+    active = tuple(w for w in waivers if not w.expired(today))
+    waived = {}
+    for finding in findings:
+        waiver = next((w for w in active if w.covers(finding)), None)
+        if waiver is not None:
+            waived[finding] = waiver
+    expired = tuple(w.expiry_finding() for w in waivers if w.expired(today))
+    return Outcome(active, waived, expired)

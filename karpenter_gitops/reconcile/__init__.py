@@ -1,0 +1,282 @@
+"""The one reconcile entry point: what Karpenter will resolve, launch and report, before it does.
+
+Shaped like Karpenter's controllers: small steps, each owning one concern, with declared
+dependencies. The instance-type catalogue is hydrated once per run; each EC2NodeClass resolves
+its AMIs, subnets, security groups and instance profile independently; the conditions roll up
+from those; each NodePool's mapping needs the catalogue and its class's AMIs and subnets. A step
+whose dependency is not ready reports ``AwaitingDependency`` instead of a false "no instance
+types found", and every failure is classified transient (retry; nothing decided) or persistent.
+
+Used by the CLI (``plan``), the Pulumi dynamic provider and the PR preview alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from karpenter_gitops.adapters.aws import amis as ami_provider
+from karpenter_gitops.adapters.aws import instance_profiles, network
+from karpenter_gitops.adapters.aws.catalogue import Catalogue, load_catalogue
+from karpenter_gitops.adapters.aws.client import AwsSession
+from karpenter_gitops.adapters.aws.errors import AWSError, TransientAWSError
+from karpenter_gitops.core import conditions, versions
+from karpenter_gitops.core.conditions import StepOutcome
+from karpenter_gitops.core.errors import InputError
+from karpenter_gitops.core.findings import Finding
+from karpenter_gitops.core.mapping import LabelledCatalogue, Mapper, NodeClassTarget
+from karpenter_gitops.core.model import EC2NodeClass, NodePool
+from karpenter_gitops.core.plan import NodeClassPlan, NodePoolPlan, Plan
+from karpenter_gitops.judge.validate import validate
+from karpenter_gitops.load.config import Inputs
+from karpenter_gitops.rules import live, registry
+
+Progress = Callable[[str], None]
+
+_AMI_OUTCOMES = {
+    ami_provider.AMIOutcome.NOT_FOUND: lambda r: StepOutcome.not_found(r.message),
+    ami_provider.AMIOutcome.UNSUPPORTED_ALIAS: lambda r: StepOutcome.not_found(r.message, "UnsupportedAlias"),
+    # Karpenter leaves AMIsReady Unknown for these two; retrying cannot fix them, so we say False.
+    ami_provider.AMIOutcome.ALIAS_NOT_DISCOVERED: lambda r: StepOutcome.not_found(r.message, "AliasNotDiscovered"),
+    ami_provider.AMIOutcome.AWS_ERROR: lambda r: StepOutcome.not_found(r.message, "AWSError"),
+    ami_provider.AMIOutcome.TRANSIENT_ERROR: lambda r: StepOutcome.transient_error(r.message),
+}
+_PROFILE_NOT_FOUND = {
+    instance_profiles.ProfileOutcome.ARN_NOT_NAME: "InstanceProfileIsARN",
+    instance_profiles.ProfileOutcome.PATH_IN_NAME: "InstanceProfileNameInvalid",
+    instance_profiles.ProfileOutcome.NOT_FOUND: "InstanceProfileNotFound",
+    instance_profiles.ProfileOutcome.NO_ROLE: "InstanceProfileHasNoRole",
+    instance_profiles.ProfileOutcome.ROLE_NOT_FOUND: "RoleNotFound",
+    instance_profiles.ProfileOutcome.AWS_ERROR: "AWSError",
+}
+
+
+@dataclass(frozen=True)
+class _Resolved:
+    """One NodeClass's resolution steps, each with its outcome."""
+
+    plan: NodeClassPlan
+    amis: StepOutcome
+    subnets: StepOutcome
+    ami_resolution: ami_provider.AMIResolution
+
+
+def uses_alias(inputs: Inputs) -> bool:
+    return any(term.alias for nc in inputs.node_classes for term in nc.spec.ami_selector_terms or ())
+
+
+def reconcile(
+    inputs: Inputs,
+    *,
+    version: versions.Version = versions.DEFAULT,
+    kubernetes_version: str | None = None,
+    aws: AwsSession | None = None,
+    cache_dir: Path | None = None,
+    progress: Progress | None = None,
+) -> Plan:
+    """Resolve every object of ``inputs`` against AWS and predict Karpenter's view of it."""
+    kubernetes_version = kubernetes_version or inputs.cluster.kubernetes_version
+    if kubernetes_version is None and uses_alias(inputs):
+        raise InputError(
+            "alias AMI selectors need the cluster's Kubernetes version",
+            hint="set karpenter-gitops:cluster.kubernetesVersion or pass --kubernetes-version",
+        )
+    say = progress or (lambda _message: None)
+    aws = aws or AwsSession()
+    findings = list(validate(inputs, version).findings)
+    transient: list[str] = []
+
+    say("loading the instance-type catalogue")
+    catalogue = _catalogue_step(aws, cache_dir, transient)
+
+    resolved: dict[str, _Resolved] = {}
+    for node_class in inputs.node_classes:
+        say(f"resolving EC2NodeClass {node_class.name}")
+        resolved[node_class.name] = _resolve_node_class(aws, node_class, kubernetes_version, version, findings, transient)
+
+    mapper = Mapper(LabelledCatalogue(catalogue.instance_types, catalogue.offerings, catalogue.region)) if catalogue.hydrated else None
+    pools: dict[str, NodePoolPlan] = {}
+    for pool in inputs.node_pools:
+        say(f"mapping NodePool {pool.name}")
+        pools[pool.name] = _map_node_pool(pool, inputs, resolved, catalogue, mapper, findings)
+
+    findings.sort(key=lambda f: f.sort_key)
+    return Plan(
+        node_classes={name: r.plan for name, r in resolved.items()},
+        node_pools=pools,
+        findings=tuple(findings),
+        aws_calls=aws.call_counts(),
+        transient=tuple(dict.fromkeys(transient)),
+    )
+
+
+def _catalogue_step(aws: AwsSession, cache_dir: Path | None, transient: list[str]) -> Catalogue:
+    """The catalogue, or an empty one whose message says why: transient trouble, or AWS refused."""
+    try:
+        catalogue = load_catalogue(aws, cache_dir=cache_dir)
+    except TransientAWSError as error:
+        transient.append(f"instance-type catalogue not loaded: {error}")
+        return Catalogue(region=aws.region, message=str(error))
+    except AWSError as error:  # persistent: reported on every NodePool it leaves unmapped
+        return Catalogue(region=aws.region, message=str(error), refused=True)
+    if not catalogue.hydrated:
+        transient.append(f"instance-type catalogue not loaded: {catalogue.message or 'no answer yet'}")
+    return catalogue
+
+
+def _resolve_node_class(
+    aws: AwsSession,
+    node_class: EC2NodeClass,
+    kubernetes_version: str | None,
+    version: versions.Version,
+    findings: list[Finding],
+    transient: list[str],
+) -> _Resolved:
+    spec = node_class.spec
+    resolution = ami_provider.resolve_amis(
+        aws, spec.ami_selector_terms or (), kubernetes_version or "", karpenter_version=version
+    )
+    amis = StepOutcome.ready() if resolution.ready else _AMI_OUTCOMES[resolution.outcome](resolution)
+    subnets, subnet_outcome = _lookup(
+        lambda: network.resolve_subnets(aws, spec.subnet_selector_terms or ()), "SubnetSelector did not match any Subnets"
+    )
+    groups, group_outcome = _lookup(
+        lambda: network.resolve_security_groups(aws, spec.security_group_selector_terms or ()),
+        "SecurityGroupSelector did not match any SecurityGroups",
+    )
+    profile_name, profile_outcome = _profile_step(aws, node_class)
+
+    outcomes = {"AMIs": amis, "subnets": subnet_outcome, "security groups": group_outcome, "instance profile": profile_outcome}
+    for what, outcome in outcomes.items():
+        if outcome.resolution is conditions.Resolution.TRANSIENT_ERROR:
+            transient.append(f"EC2NodeClass {node_class.name}: {what} unverified: {outcome.message}")
+    findings.extend(_live_findings(node_class, resolution, subnet_outcome, group_outcome, profile_outcome))
+
+    plan = NodeClassPlan(
+        conditions=conditions.predict_conditions(
+            amis=amis, subnets=subnet_outcome, security_groups=group_outcome, instance_profile=profile_outcome
+        ),
+        amis=resolution.amis,
+        skipped_amis=resolution.skipped,
+        subnets=subnets,
+        security_groups=groups,
+        instance_profile=profile_name,
+    )
+    return _Resolved(plan, amis, subnet_outcome, resolution)
+
+
+def _lookup(resolve: Callable[[], tuple], empty_message: str) -> tuple[tuple, StepOutcome]:
+    """Run a selector look-up: found, found nothing (persistent), or failed (classified)."""
+    try:
+        found = resolve()
+    except TransientAWSError as error:
+        return (), StepOutcome.transient_error(str(error))
+    except AWSError as error:
+        return (), StepOutcome.not_found(str(error), "AWSError")
+    return found, (StepOutcome.ready() if found else StepOutcome.not_found(empty_message))
+
+
+def _profile_step(aws: AwsSession, node_class: EC2NodeClass) -> tuple[str | None, StepOutcome]:
+    spec = node_class.spec
+    if spec.instance_profile:
+        result = instance_profiles.resolve_instance_profile(aws, spec.instance_profile)
+        name = result.profile.name if result.profile else spec.instance_profile
+    elif spec.role:
+        result = instance_profiles.resolve_role(aws, spec.role)
+        name = None  # Karpenter names the profile it manages for a role
+    else:
+        return None, StepOutcome.not_found("neither role nor instanceProfile is set", "InstanceProfileNotFound")
+    if result.ready:
+        return name, StepOutcome.ready()
+    if result.outcome is instance_profiles.ProfileOutcome.TRANSIENT_ERROR:
+        return name, StepOutcome.transient_error(result.message)
+    return name, StepOutcome.not_found(result.message, _PROFILE_NOT_FOUND[result.outcome])
+
+
+def _live_findings(
+    node_class: EC2NodeClass,
+    resolution: ami_provider.AMIResolution,
+    subnets: StepOutcome,
+    groups: StepOutcome,
+    profile: StepOutcome,
+) -> list[Finding]:
+    """Findings only AWS can reveal, under the ``live/`` rule ids."""
+    found = []
+
+    def report(rule_id: str, path: str, message: str) -> None:
+        rule = registry.RULES[rule_id]
+        found.append(
+            Finding(rule_id, rule.severity, node_class.kind, node_class.name, path, message, node_class.source.file, rule.fix)
+        )
+
+    if resolution.outcome is ami_provider.AMIOutcome.NOT_FOUND:
+        if resolution.skipped:
+            unusable = ", ".join(f"{s.id} ({s.reason})" for s in resolution.skipped)
+            report(live.AMI_NOT_AVAILABLE, "spec.amiSelectorTerms", f"only unusable images match: {unusable}")
+        else:
+            report(live.SELECTOR_MATCHES_NOTHING, "spec.amiSelectorTerms", "the AMI selector matches no image")
+    if resolution.outcome is ami_provider.AMIOutcome.ALIAS_NOT_DISCOVERED:
+        # Karpenter's message names only the alias; why each parameter failed (not published for this
+        # Kubernetes version, or ssm:GetParameter denied) is what the user can act on.
+        why = ", ".join(resolution.missing_parameters[:2]) + (" …" if len(resolution.missing_parameters) > 2 else "")
+        report(live.SELECTOR_MATCHES_NOTHING, "spec.amiSelectorTerms", f"no SSM parameter of the alias names an image: {why}")
+    if _matched_nothing(subnets):
+        report(live.SELECTOR_MATCHES_NOTHING, "spec.subnetSelectorTerms", "the subnet selector matches no subnet")
+    if _matched_nothing(groups):
+        report(live.SELECTOR_MATCHES_NOTHING, "spec.securityGroupSelectorTerms", "the security-group selector matches no group")
+    if profile.reason == "InstanceProfileHasNoRole":
+        report(live.INSTANCE_PROFILE_WITHOUT_ROLE, "spec.instanceProfile", profile.message)
+    return found
+
+
+def _matched_nothing(outcome: StepOutcome) -> bool:
+    """A look-up that succeeded and found nothing (not one AWS refused)."""
+    return outcome.resolution is conditions.Resolution.NOT_FOUND and outcome.reason is None
+
+
+def _map_node_pool(
+    pool: NodePool,
+    inputs: Inputs,
+    resolved: dict[str, _Resolved],
+    catalogue: Catalogue,
+    mapper: Mapper | None,
+    findings: list[Finding],
+) -> NodePoolPlan:
+    ref = pool.spec.template.spec.node_class_ref if pool.spec.template and pool.spec.template.spec else None
+    class_name = ref.name if ref and ref.name else ""
+    node_class = inputs.node_class(class_name, pool.source.scope)
+    if node_class is None:
+        return NodePoolPlan(class_name, awaiting=f"EC2NodeClass {class_name!r} is not in the input")
+    dependency = resolved[class_name]
+    if mapper is None:
+        if catalogue.refused:
+            rule = registry.RULES[live.CATALOGUE_REFUSED]
+            findings.append(
+                Finding(rule.id, rule.severity, pool.kind, pool.name, "spec", catalogue.message, pool.source.file, rule.fix)
+            )
+        return NodePoolPlan(class_name, awaiting=f"instance-type catalogue: {catalogue.message or 'not loaded'}")
+    for what, outcome in (("AMIs", dependency.amis), ("subnets", dependency.subnets)):
+        if outcome.resolution is not conditions.Resolution.READY:
+            return NodePoolPlan(class_name, awaiting=f"EC2NodeClass {class_name} {what}: {outcome.message or 'not ready'}")
+    zones = {subnet.zone for subnet in dependency.plan.subnets}
+    try:
+        mapping = mapper.map_node_pool(NodeClassTarget.of(node_class, dependency.plan.amis, zones), pool)
+    except ValueError as error:  # requirements the offline rules already reject
+        return NodePoolPlan(class_name, awaiting=f"requirements not evaluable: {error}")
+    if mapping.unserved:
+        rule = registry.RULES[live.UNSERVED_INSTANCE_TYPES]
+        names = ", ".join(u.type for u in mapping.unserved[:5]) + (" …" if len(mapping.unserved) > 5 else "")
+        findings.append(
+            Finding(
+                rule.id,
+                rule.severity,
+                pool.kind,
+                pool.name,
+                "spec.template.spec.requirements",
+                f"{len(mapping.unserved)} allowed instance type(s) have no AMI: {names} ({mapping.unserved[0].reason})",
+                pool.source.file,
+                rule.fix,
+            )
+        )
+    return NodePoolPlan(class_name, mapping=mapping)

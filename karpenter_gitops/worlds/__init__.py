@@ -1,1 +1,0 @@
-"""World fixtures for the embedded AWS (YAML package data; see karpenter_gitops.aws.embedded)."""
