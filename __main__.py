@@ -35,6 +35,7 @@ fleet = Fleet(
             karpenter_version=cluster.get("karpenterVersion"),
         ),
         pin_amis=settings.get_bool("pinAmis") or False,
+        **({"policy": policy} if (policy := settings.get_object("policy")) else {}),
         **({"controller": controller} if controller is not None else {}),
     ),
     opts=pulumi.ResourceOptions(providers=providers),

@@ -17,16 +17,23 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from karpenter_gitops import controller
+from karpenter_gitops.app import stack
+from karpenter_gitops.controller import coherence, iam
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.errors import InputError
-from karpenter_gitops.core.findings import Severity
-from karpenter_gitops.judge.validate import rule_findings
-from karpenter_gitops.load import config
+from karpenter_gitops.core.findings import Finding, Observation, Severity, Source
+from karpenter_gitops.core.inputs import (
+    ACCESS_CREATE,
+    CONTROLLER_KEY,
+    CONTROLLER_KIND,
+    IPV6,
+    POD_IDENTITY,
+    ControllerSettings,
+    Inputs,
+)
 from karpenter_gitops.rules import controller as controller_rules
-from karpenter_gitops.rules.registry import RULES, Context
 
-SOURCE = "KarpenterController"
+_BLOCK = Source(stack.SOURCE, stack_key=CONTROLLER_KEY)
 QUEUE_TARGET_ID = "KarpenterInterruptionQueueTarget"
 
 
@@ -43,6 +50,8 @@ class KarpenterControllerArgs(TypedDict):
     """NodePool specs by name: a pool allowing spot requires the interruption queue."""
     karpenter_version: NotRequired[str]
     """The Karpenter release the rules are judged for, e.g. "1.14"."""
+    policy: NotRequired[dict[str, Any]]
+    """The stack's policy block (``karpenter-gitops:policy``): severities and switched-off rules apply here too."""
 
 
 class KarpenterController(pulumi.ComponentResource):
@@ -63,20 +72,22 @@ class KarpenterController(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: KarpenterControllerArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("karpenter-gitops:index:KarpenterController", name, None, opts)
-        settings, inputs = _judged(args)
+        inputs, version = _judged(args)
+        settings = inputs.controller
         cluster = aws.eks.get_cluster(name=settings.cluster_name, opts=pulumi.InvokeOptions(parent=self))
         ip_family = next((c.ip_family for c in cluster.kubernetes_network_configs or ()), None)
-        problem = controller.cni_problem(settings, ip_family)
+        problem = coherence.cni_problem(settings, ip_family)
         if problem:
-            raise InputError(problem, controller.KEY, hint="set ipFamily to the cluster's IP family")
-        account = controller.Account.from_cluster_arn(cluster.arn)
-        given = controller.names(settings)
+            observed = Observation(controller_rules.CNI_IP_FAMILY, CONTROLLER_KIND, "controller", problem, _BLOCK)
+            _refuse_errors(stack.judged(inputs, version, [observed]))
+        account = iam.Account.from_cluster_arn(cluster.arn)
+        given = iam.names(settings)
         child = pulumi.ResourceOptions(parent=self)
 
         node_role, self.access_entry, profile = self._node_role(name, settings, account, child)
         class_roles = [nc.spec.role for nc in inputs.node_classes if nc.spec.role]
-        roles = controller.pass_roles(settings, class_roles)
-        controller_role = self._controller_role(name, settings, controller.controller_statements(settings, account, roles), child)
+        roles = iam.pass_roles(settings, class_roles)
+        controller_role = self._controller_role(name, settings, iam.controller_statements(settings, account, roles), child)
         queue = self._interruption_queue(name, settings, account, child) if given.queue else None
         identity = (
             [aws.eks.PodIdentityAssociation(
@@ -87,17 +98,17 @@ class KarpenterController(pulumi.ComponentResource):
                 role_arn=controller_role.arn,
                 opts=child,
             )]
-            if settings.identity == controller.POD_IDENTITY
+            if settings.identity == POD_IDENTITY
             else []
         )
         self.release = (
             k8s.helm.v3.Release(
                 f"{name}-helm",
                 name="karpenter",
-                chart=controller.CHART,
+                chart=iam.CHART,
                 version=settings.helm_version,
                 namespace=settings.namespace,
-                values=controller.helm_values(settings, cluster.endpoint, controller_role.arn),
+                values=iam.helm_values(settings, cluster.endpoint, controller_role.arn),
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[*identity, *([queue] if queue else [])]),
             )
             if settings.helm_version
@@ -121,19 +132,19 @@ class KarpenterController(pulumi.ComponentResource):
         })
 
     @staticmethod
-    def _node_role(name: str, settings: controller.ControllerSettings, account: controller.Account,
+    def _node_role(name: str, settings: ControllerSettings, account: iam.Account,
                    child: pulumi.ResourceOptions) -> tuple[aws.iam.Role, aws.eks.AccessEntry, aws.iam.InstanceProfile | None]:
         role = aws.iam.Role(f"{name}-node-role", name=settings.node_role_name,
-                            assume_role_policy=json.dumps(controller.node_role_trust()), opts=child)
-        for short, arn in controller.node_managed_policies(settings, account.partition).items():
+                            assume_role_policy=json.dumps(iam.node_role_trust()), opts=child)
+        for short, arn in iam.node_managed_policies(settings, account.partition).items():
             aws.iam.RolePolicyAttachment(f"{name}-node-role-{short}", role=role.name, policy_arn=arn, opts=child)
-        if settings.ip_family == controller.IPV6:
+        if settings.ip_family == IPV6:
             aws.iam.RolePolicy(f"{name}-node-role-cni-ipv6", role=role.name,
-                               policy=json.dumps(controller.ipv6_cni_policy(account.partition)), opts=child)
+                               policy=json.dumps(iam.ipv6_cni_policy(account.partition)), opts=child)
         entry = aws.eks.AccessEntry(f"{name}-node-access-entry", cluster_name=settings.cluster_name,
                                     principal_arn=role.arn, type=settings.access_entry_type, opts=child)
         for other in settings.node_roles:
-            if other.access_entry == controller.ACCESS_CREATE:
+            if other.access_entry == ACCESS_CREATE:
                 aws.eks.AccessEntry(f"{name}-access-entry-{other.name.replace('/', '-')}", cluster_name=settings.cluster_name,
                                     principal_arn=account.role_arn(other.name), type=settings.access_entry_type, opts=child)
         profile = (
@@ -144,12 +155,12 @@ class KarpenterController(pulumi.ComponentResource):
         return role, entry, profile
 
     @staticmethod
-    def _controller_role(name: str, settings: controller.ControllerSettings, statements: list[dict[str, Any]],
+    def _controller_role(name: str, settings: ControllerSettings, statements: list[dict[str, Any]],
                          child: pulumi.ResourceOptions) -> aws.iam.Role:
-        given = controller.names(settings)
+        given = iam.names(settings)
         role = aws.iam.Role(f"{name}-controller-role", name=given.controller_role,
-                            assume_role_policy=json.dumps(controller.controller_trust(settings)), opts=child)
-        for index, doc in enumerate(controller.split_documents(statements)):
+                            assume_role_policy=json.dumps(iam.controller_trust(settings)), opts=child)
+        for index, doc in enumerate(iam.split_documents(statements)):
             policy = aws.iam.Policy(f"{name}-controller-policy-{index + 1}", name=given.policy(index),
                                     policy=json.dumps(doc), opts=child)
             aws.iam.RolePolicyAttachment(f"{name}-controller-policy-{index + 1}-attachment", role=role.name,
@@ -157,21 +168,21 @@ class KarpenterController(pulumi.ComponentResource):
         return role
 
     @staticmethod
-    def _interruption_queue(name: str, settings: controller.ControllerSettings, account: controller.Account,
+    def _interruption_queue(name: str, settings: ControllerSettings, account: iam.Account,
                             child: pulumi.ResourceOptions) -> aws.sqs.Queue:
-        given = controller.names(settings)
+        given = iam.names(settings)
         encryption = (
             {"kms_master_key_id": settings.kms_key_arn, "kms_data_key_reuse_period_seconds": 300}
             if settings.kms_key_arn
             else {"sqs_managed_sse_enabled": True}
         )
         queue = aws.sqs.Queue(f"{name}-interruption-queue", name=given.queue,
-                              message_retention_seconds=controller.QUEUE_RETENTION_SECONDS, **encryption, opts=child)
+                              message_retention_seconds=iam.QUEUE_RETENTION_SECONDS, **encryption, opts=child)
         aws.sqs.QueuePolicy(f"{name}-interruption-queue-policy", queue_url=queue.url,
-                            policy=json.dumps(controller.queue_policy(controller.queue_arn(settings, account))), opts=child)
+                            policy=json.dumps(iam.queue_policy(iam.queue_arn(settings, account))), opts=child)
         for event, rule_name in given.rules.items():
             rule = aws.cloudwatch.EventRule(f"{name}-{event}", name=rule_name,
-                                            event_pattern=json.dumps(controller.event_pattern(event)), opts=child)
+                                            event_pattern=json.dumps(iam.event_pattern(event)), opts=child)
             aws.cloudwatch.EventTarget(f"{name}-{event}-target", rule=rule.name, arn=queue.arn, target_id=QUEUE_TARGET_ID,
                                        opts=child)
         return queue
@@ -199,35 +210,24 @@ class KarpenterController(pulumi.ComponentResource):
         )
 
 
-def _judged(args: KarpenterControllerArgs) -> tuple[controller.ControllerSettings, config.Inputs]:
-    """The settings and the stack's objects, after the controller rules found no error."""
-    namespace = config.NAMESPACE
-    stack = {
-        f"{namespace}:cluster": {"name": args["cluster_name"],
-                                 **({"karpenterVersion": args["karpenter_version"]} if args.get("karpenter_version") else {})},
-        f"{namespace}:controller": args.get("settings") or {},
-        f"{namespace}:nodeClasses": args.get("node_classes") or {},
-        f"{namespace}:nodePools": args.get("node_pools") or {},
-    }
-    files = [(SOURCE, [{"config": stack}])]
-    version = config.stack_karpenter_version(files) or versions.DEFAULT
-    inputs = config.load_documents(files, version)
-    errors = [f for f in coherence_findings(inputs, version) if f.severity is Severity.ERROR]
+def _judged(args: KarpenterControllerArgs) -> tuple[Inputs, versions.Version]:
+    """The stack's objects and release, after the controller rules found no error."""
+    cluster = {"name": args["cluster_name"], **({"karpenterVersion": args["karpenter_version"]} if args.get("karpenter_version") else {})}
+    inputs, version = stack.load_inputs(
+        cluster, args.get("node_classes") or {}, args.get("node_pools") or {}, args.get("policy"), args.get("settings") or {}
+    )
+    _refuse_errors(stack.controller_findings(inputs, version))
+    return inputs, version
+
+
+def _refuse_errors(findings: list[Finding]) -> None:
+    """Stop before anything is created when a finding is an error; warn about the others."""
+    errors = [f for f in findings if f.severity is Severity.ERROR]
     if errors:
         raise InputError(
             "; ".join(f"{f.kind} {f.name}: {f.path}: {f.message} [{f.rule}]" for f in errors),
-            controller.KEY,
+            CONTROLLER_KEY,
             hint=errors[0].hint,
         )
-    return inputs.controller, inputs
-
-
-def coherence_findings(inputs: config.Inputs, version: versions.Version) -> list:
-    """What the controller rules find in a stack: the block's own findings and the per-object checks."""
-    context = Context(version, inputs)
-    found = [f for f in inputs.findings if f.rule in controller_rules.BLOCK_RULES]
-    for obj in inputs.objects:
-        for rule_id in controller_rules.OBJECT_RULES:
-            if RULES[rule_id].applies(obj.kind, version):
-                found.extend(rule_findings(RULES[rule_id], obj, context))
-    return found
+    for finding in findings:
+        pulumi.log.warn(f"{finding.kind} {finding.name}: {finding.path}: {finding.message} [{finding.rule}]")

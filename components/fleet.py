@@ -23,6 +23,9 @@ class FleetArgs(TypedDict):
     """The cluster block (``karpenter-gitops:cluster``)."""
     pin_amis: NotRequired[bool]
     """Pin every class to its reconciled AMI ids (``karpenter-gitops:pinAmis``)."""
+    policy: NotRequired[dict[str, Any]]
+    """The policy block (``karpenter-gitops:policy``): severities, switched-off rules and rule parameters,
+    applied by every class's check as ``validate`` applies them."""
     controller: NotRequired[dict[str, Any]]
     """The controller block (``karpenter-gitops:controller``): when given, a ``KarpenterController`` is built
     for the cluster, and the classes and pools take its node role, instance profile and Helm release by object."""
@@ -54,6 +57,7 @@ class Fleet(pulumi.ComponentResource):
                     node_pools={pool: pool_specs[pool] for pool in pools_by_class[class_name]},
                     cluster=args.get("cluster") or {},
                     pin_amis=bool(args.get("pin_amis")),
+                    **({"policy": args["policy"]} if args.get("policy") else {}),
                 ),
                 opts=child,
             )
@@ -80,6 +84,7 @@ def _controller(args: FleetArgs, pool_specs: dict[str, Any], opts: pulumi.Resour
             node_classes=args["node_classes"],
             node_pools=pool_specs,
             **({"karpenter_version": cluster["karpenter_version"]} if cluster.get("karpenter_version") else {}),
+            **({"policy": args["policy"]} if args.get("policy") else {}),
         ),
         opts=opts,
     )
@@ -96,7 +101,7 @@ def _pools_by_class(
         template = pool.spec.template
         ref = template.spec.node_class_ref if template and template.spec else None
         if ref is None or ref.name not in by_class:
-            problems = [f"{f.path}: {f.message} [{f.rule}]" for f in inputs.findings if f.name == pool.name]
+            problems = [f"{o.violation.path}: {o.violation.message} [{o.rule}]" for o in inputs.observations if o.name == pool.name]
             raise InputError(
                 f"NodePool {pool.name!r}: template.spec.nodeClassRef.name "
                 + (f"{ref.name!r} names no EC2NodeClass of this stack" if ref else "is missing")

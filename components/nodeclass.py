@@ -67,6 +67,9 @@ class NodeClassArgs(TypedDict):
     pin_amis: NotRequired[bool]
     """Pin custom-AMI selectors to the reconciled ids, so AMI roll-outs happen only through a reviewed
     update; alias classes are pinned by their version (``@latest`` is refused)."""
+    policy: NotRequired[dict[str, Any]]
+    """The stack's policy block (``karpenter-gitops:policy``): severities, switched-off rules and rule
+    parameters, applied by the check as ``validate`` applies them."""
     create_node_role: NotRequired[bool]
     """Create the node IAM role and instance profile; the spec then names the profile (by name, never ARN)."""
 
@@ -100,6 +103,7 @@ class NodeClass(pulumi.ComponentResource):
                 pool: manifests.node_pool_spec(pool_spec, name) for pool, pool_spec in (args.get("node_pools") or {}).items()
             },
             cluster=cluster_block(args.get("cluster")),
+            policy=args.get("policy"),
             opts=child,
         )
         self.ami_ids = reconciliation.amis.apply(lambda amis: list(dict.fromkeys(a["id"] for a in amis)))

@@ -162,9 +162,8 @@ def run(
 
 def stack_config(stack: str) -> dict[str, str]:
     """A stack file's ``config:`` as the engine hands it to a program (objects JSON-encoded)."""
-    from karpenter_gitops.load import config as core_config
-
-    document = yaml.safe_load(core_config.stack_file(stack, PROJECT).read_text(encoding="utf-8")) or {}
+    from karpenter_gitops.load import stacks
+    document = yaml.safe_load(stacks.stack_file(stack, PROJECT).read_text(encoding="utf-8")) or {}
     return {
         key: value if isinstance(value, str) else json.dumps(value)
         for key, value in (document.get("config") or {}).items()

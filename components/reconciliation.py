@@ -33,19 +33,18 @@ from pulumi.output import Unknown
 from pulumi.runtime.rpc import UNKNOWN
 
 from karpenter_gitops.adapters.aws.errors import TransientAWSError
+from karpenter_gitops.app import stack
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.findings import Finding, Severity
+from karpenter_gitops.core.inputs import NAMESPACE, Inputs
 from karpenter_gitops.core.model import EC2NODECLASS
 from karpenter_gitops.core.plan import PERSISTENT, TRANSIENT, Plan
-from karpenter_gitops.judge.validate import check_transitions, validate
-from karpenter_gitops.load import config
 from karpenter_gitops.reconcile import reconcile
 
-INPUT_KEYS = ("nodeClassName", "spec", "nodePoolSpecs", "cluster")
+INPUT_KEYS = ("nodeClassName", "spec", "nodePoolSpecs", "cluster", "policy")
 # NodeClassPlan.to_json() keys, plus the per-pool plans and the non-blocking findings.
 OUTPUT_KEYS = ("conditions", "amis", "skippedAmis", "subnets", "securityGroups", "instanceProfile", "nodePools", "findings")
-SOURCE = "stack config"
 
 
 class TransientReconciliationError(Exception):
@@ -56,25 +55,17 @@ class ReconciliationError(Exception):
     """A persistent problem (the class would not become Ready, or the plan has errors)."""
 
 
-def stack_document(cluster: Mapping[str, Any] | None, node_classes: Mapping, node_pools: Mapping) -> dict:
-    """The stack-file shape :func:`karpenter_gitops.load.config.load_documents` reads."""
-    ns = config.NAMESPACE
-    doc: dict[str, Any] = {f"{ns}:nodeClasses": dict(node_classes), f"{ns}:nodePools": dict(node_pools)}
-    if cluster:
-        doc[f"{ns}:cluster"] = cluster
-    return {"config": doc}
-
-
 def load_inputs(
-    cluster: Mapping[str, Any] | None, node_classes: Mapping, node_pools: Mapping
-) -> tuple[config.Inputs, versions.Version]:
-    """Load specs as the CLI loads a stack file, with the stack's Karpenter release (or the default)."""
-    files = [(SOURCE, [stack_document(cluster, node_classes, node_pools)])]
-    version = config.stack_karpenter_version(files) or versions.DEFAULT
-    return config.load_documents(files, version), version
+    cluster: Mapping[str, Any] | None,
+    node_classes: Mapping,
+    node_pools: Mapping,
+    policy: Mapping[str, Any] | None = None,
+) -> tuple[Inputs, versions.Version]:
+    """Load specs as the CLI loads a stack file (see :mod:`karpenter_gitops.app.stack`)."""
+    return stack.load_inputs(cluster, node_classes, node_pools, policy)
 
 
-def run_reconcile(inputs: config.Inputs, version: versions.Version) -> Plan:
+def run_reconcile(inputs: Inputs, version: versions.Version) -> Plan:
     """The core reconciliation (boto3 clients from the environment: credentials, region, endpoint)."""
     return reconcile(inputs, version=version, kubernetes_version=inputs.cluster.kubernetes_version)
 
@@ -89,11 +80,12 @@ def _plan(props: Mapping[str, Any]) -> Plan:
         raise ReconciliationError(f"EC2NodeClass {props['nodeClassName']}: {err}") from None
 
 
-def _props_inputs(props: Mapping[str, Any]) -> tuple[config.Inputs, versions.Version]:
+def _props_inputs(props: Mapping[str, Any]) -> tuple[Inputs, versions.Version]:
     return load_inputs(
         props.get("cluster"),
         {props["nodeClassName"]: props.get("spec")},
         props.get("nodePoolSpecs") or {},
+        props.get("policy"),
     )
 
 
@@ -211,17 +203,18 @@ class ReconciliationProvider(ResourceProvider):
         if region and not (os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")):
             os.environ["AWS_DEFAULT_REGION"] = region
 
-    def check(self, _olds: dict, news: dict) -> CheckResult:
-        """Offline rules; values unknown during preview are judged at ``up``, not reported."""
+    def check(self, olds: dict, news: dict) -> CheckResult:
+        """Offline rules, as ``validate`` judges the stack; values unknown during preview are judged at ``up``."""
         unknown = list(_unknown_paths({k: news.get(k) for k in INPUT_KEYS}, ""))
         try:
             inputs, version = _props_inputs(news)
         except InputError as err:
-            if any(_related("cluster", u) for u in unknown):
+            where = "policy" if f"{NAMESPACE}:policy" in str(err) else "cluster"
+            if any(_related(where, u) for u in unknown):
                 return CheckResult(news, [])
-            return CheckResult(news, [CheckFailure("cluster", str(err))])
+            return CheckResult(news, [CheckFailure(where, str(err))])
         failures = []
-        for finding in validate(inputs, version).findings + self._transition_findings(_olds, inputs, version):
+        for finding in sorted(stack.check(inputs, version, self._stored(olds)), key=lambda f: f.sort_key):
             path = property_path(finding)
             if any(_related(path, u) for u in unknown):
                 continue
@@ -232,15 +225,15 @@ class ReconciliationProvider(ResourceProvider):
         return CheckResult(news, failures)
 
     @staticmethod
-    def _transition_findings(olds: dict, head: config.Inputs, version: versions.Version) -> tuple[Finding, ...]:
-        """Karpenter's update-only (oldSelf) rules against the stored inputs: the API server would refuse."""
+    def _stored(olds: dict) -> Inputs | None:
+        """The stored inputs, for Karpenter's update-only (oldSelf) rules; None on create or when unreadable."""
         if not olds or not isinstance(olds.get("spec"), Mapping) or any(_unknown_paths(olds, "")):
-            return ()
+            return None
         try:
-            base, _ = _props_inputs(olds)
+            stored, _ = _props_inputs(olds)
         except InputError:
-            return ()
-        return check_transitions(base, head, version)
+            return None
+        return stored
 
     def diff(self, _id: str, olds: dict, news: dict) -> DiffResult:
         """A change when the inputs differ or when AWS now resolves differently (reason logged)."""
@@ -308,6 +301,7 @@ class Reconciliation(pulumi.dynamic.Resource, module="karpenter-gitops", name="R
         spec: pulumi.Input[Mapping[str, Any]],
         node_pool_specs: Mapping[str, pulumi.Input[Mapping[str, Any]]],
         cluster: Mapping[str, Any] | None = None,
+        policy: Mapping[str, Any] | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         props = {
@@ -315,6 +309,7 @@ class Reconciliation(pulumi.dynamic.Resource, module="karpenter-gitops", name="R
             "spec": spec,
             "nodePoolSpecs": dict(node_pool_specs),
             "cluster": dict(cluster or {}),
+            "policy": dict(policy or {}),
             **{key: None for key in OUTPUT_KEYS},
         }
         super().__init__(ReconciliationProvider(), resource_name, props, opts)

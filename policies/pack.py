@@ -1,37 +1,35 @@
 """The CrossGuard policies of the karpenter-gitops pack, importable without starting anything.
 
-One CrossGuard policy per registry rule, named after the rule id with ``/`` turned into ``-``
-(``policy/imds-hop-limit`` → ``policy-imds-hop-limit``), so a pack config can set each rule's
-enforcement level; the default is ``mandatory`` for error rules and ``advisory`` for the others.
+One CrossGuard policy per registry rule the pack can see, named after the rule id with ``/``
+turned into ``-`` (``policy/imds-hop-limit`` → ``policy-imds-hop-limit``), so a pack config can
+set each rule's enforcement level and the parameters the rule declares (``maxHopLimit``...);
+the default is ``mandatory`` for error rules and ``advisory`` for the others. Every verdict comes
+from :class:`karpenter_gitops.judge.Judge`, as in the CLI and the dynamic provider:
 
-* EC2NodeClass / NodePool custom resources: the resource's inputs (``args.props``) are loaded into
-  our models with :func:`karpenter_gitops.load.config.load_documents` and judged by the rule: schema
-  mirror, CEL mirror, stricter and hygiene rules alike.
-* Cross-object rules (a NodePool's nodeClassRef) are stack policies over every custom resource.
-* Live rules are stack policies reading each Reconciliation resource's outputs (its plan):
-  conditions, AMIs, skipped AMIs and the NodePools' unserved instance types. (The engine hands a
-  resource policy the resource's inputs, and only a stack policy its outputs.)
-* ``karpenter-iam-coherence`` (stack): an instance profile the stack creates for a NodeClass holds a
-  role, and a node role the stack creates can be assumed by EC2. Where the stack also creates the
-  controller's IAM (a policy granting ``iam:PassRole``), the ``controller/`` rules on what it really
-  creates: PassRole covers every NodeClass role, node roles have access entries, spot pools have the
-  interruption queue; and a customer-managed queue key lets EventBridge use it, a Pod Identity
-  association does not serve pods that a Fargate profile takes.
+* EC2NodeClass / NodePool custom resources: the resource's inputs (``args.props``) are loaded as
+  the CLI loads a manifest and judged by the rule: schema mirror, CEL mirror, stricter and
+  hygiene rules alike. Rules that look at the other objects (a NodePool's nodeClassRef) are stack
+  policies over every custom resource.
+* Live rules are stack policies over each Reconciliation resource's outputs: the reconciliation's
+  own live observations, judged again under the pack's settings. (The engine hands a resource
+  policy the resource's inputs, and only a stack policy its outputs.)
+* Controller coherence rules are stack policies over the IAM, EKS, SQS and KMS resources the stack
+  really creates (:func:`coherence_observations`).
 * ``policy-waiver-expired`` (stack): expired or malformed waivers.
 
-Waivers come from ``waivers.yaml`` beside this module, or the file ``$KARPENTER_GITOPS_WAIVERS``
-names; a waived finding is not reported. A value unknown during preview raises
-``UnknownValueError``, which CrossGuard turns into an advisory note instead of a violation.
+What the pack cannot see is listed in :data:`UNSEEN` with the reason. Waivers come from
+``waivers.yaml`` beside this module, or the file ``$KARPENTER_GITOPS_WAIVERS`` names; a waived
+finding is not reported. A value unknown during preview raises ``UnknownValueError``, which
+CrossGuard turns into an advisory note instead of a violation.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import functools
 import json
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -44,19 +42,28 @@ from pulumi_policy import (
     StackValidationArgs,
     StackValidationPolicy,
 )
-from pulumi_policy import (
-    Severity as PolicySeverity,
-)
+from pulumi_policy import Severity as PolicySeverity
 from pulumi_policy.proxy import UnknownValueError
 
-from karpenter_gitops import controller
+from karpenter_gitops.controller import coherence, iam
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.errors import InputError
-from karpenter_gitops.core.findings import Finding, Severity
+from karpenter_gitops.core.findings import (
+    Finding,
+    Observation,
+    Severity,
+    Source,
+    Violation,
+)
+from karpenter_gitops.core.inputs import CONTROLLER_KIND, Inputs, PolicySettings, Waiver
 from karpenter_gitops.core.model import EC2NODECLASS, NODEPOOL
-from karpenter_gitops.judge.validate import rule_findings
-from karpenter_gitops.load import config, policy, waivers
-from karpenter_gitops.rules import hygiene, live, registry, transitions
+from karpenter_gitops.judge import Judge
+from karpenter_gitops.judge import waivers as judged_waivers
+from karpenter_gitops.load import engine, policy, waivers
+from karpenter_gitops.load.documents import load_documents
+from karpenter_gitops.rules import controller as controller_rules
+from karpenter_gitops.rules import hygiene, live, registry
+from karpenter_gitops.rules.registry import Rule, Stage
 
 PACK_NAME = "karpenter-gitops"
 NODECLASS_TYPE = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
@@ -71,21 +78,31 @@ KMS_KEY_TYPES = ("aws:kms/key:Key", "aws:kms/keyPolicy:KeyPolicy")
 POD_IDENTITY_TYPE = "aws:eks/podIdentityAssociation:PodIdentityAssociation"
 FARGATE_PROFILE_TYPE = "aws:eks/fargateProfile:FargateProfile"
 KIND_OF_TYPE = {NODECLASS_TYPE: EC2NODECLASS, NODEPOOL_TYPE: NODEPOOL}
-IAM_COHERENCE = "karpenter-iam-coherence"
 WAIVER_FILE = Path(__file__).with_name("waivers.yaml")
 WAIVER_FILE_ENV = "KARPENTER_GITOPS_WAIVERS"
 VERSION = versions.DEFAULT
 
-# Rules that need the other objects of the stack; they run as stack policies.
-CROSS_OBJECT = frozenset({"nodepool/node-class-ref-missing"})
-# Controller rules: judged on the IAM, queue and EKS resources of the stack by the IAM_COHERENCE policy.
-CONTROLLER_RULE_PREFIX = "controller/"
-# Settings a rule reads, exposed as that policy's config (JSON schema per stack-setting name).
-PARAMETERS: dict[str, dict[str, dict]] = {
-    "policy/imds-hop-limit": {"maxHopLimit": {"type": "integer", "minimum": 1, "maximum": 64}},
-    "policy/expire-after-bounded": {"maxExpireAfter": {"type": "string", "pattern": r"^([0-9]+(s|m|h))+$"}},
-    "policy/bounded-instance-size": {"maxInstanceCpu": {"type": "integer", "minimum": 1}},
-    "policy/spot-flexibility": {"minSpotFamilies": {"type": "integer", "minimum": 1}},
+# Rules judged on the resources the stack creates rather than on a controller block (which the pack never sees).
+COHERENCE = frozenset(
+    {
+        controller_rules.PASS_ROLE,
+        controller_rules.ACCESS_ENTRY,
+        controller_rules.SPOT_QUEUE,
+        controller_rules.QUEUE_KMS,
+        controller_rules.FARGATE_POD_IDENTITY,
+        controller_rules.NODE_ROLE_TRUST,
+    }
+)
+# Rules the pack cannot see, and why; every other rule is a policy.
+UNSEEN = {
+    controller_rules.NAME_LENGTH: "judges the controller block, which only the stack config holds",
+    controller_rules.CNI_IP_FAMILY: "needs the cluster's IP family, which the KarpenterController component looks up",
+    **{
+        r.id: "compares an update with the stored object, which a policy never sees; `preview` judges it"
+        for r in registry.RULES.values()
+        if r.stage is Stage.TRANSITION
+    },
+    **{r.id: "needs the user's CRD files (validate --crd)" for r in registry.RULES.values() if r.stage is Stage.CRD},
 }
 _POLICY_SEVERITY = {Severity.ERROR: PolicySeverity.HIGH, Severity.WARNING: PolicySeverity.MEDIUM, Severity.INFO: PolicySeverity.LOW}
 
@@ -111,40 +128,30 @@ def plain(value: Any) -> Any:
 
 
 @functools.lru_cache(maxsize=512)
-def _inputs(documents: str) -> config.Inputs:
+def _inputs(documents: str) -> Inputs:
     """Inputs from ``[[urn, document], ...]`` as JSON; each object's source file is its URN.
 
     Every policy of the pack judges the same resource, so the load is shared through this cache.
     """
-    return config.load_documents([(urn, [doc]) for urn, doc in json.loads(documents)], VERSION)
+    return load_documents([(urn, [doc]) for urn, doc in json.loads(documents)], VERSION)
 
 
-def load(resources: Iterable[tuple[str, Mapping[str, Any]]]) -> config.Inputs:
-    return _inputs(json.dumps([[urn, doc] for urn, doc in resources], sort_keys=True))
+def load(resources: Iterable[tuple[str, Mapping[str, Any]]]) -> Inputs:
+    """The custom resources' props, normalised as they arrive from the engine (numbers are doubles)."""
+    return _inputs(json.dumps([[urn, engine.normalise(doc)] for urn, doc in resources], sort_keys=True))
 
 
-def _json_number(value: Any) -> Any:
-    """Policy config travels as a protobuf Struct, where every number is a float."""
-    return int(value) if isinstance(value, float) and value.is_integer() else value
+def settings(rule: Rule, policy_config: Mapping[str, Any]) -> PolicySettings:
+    """The pack's config of one policy as policy settings: the parameters the rule declares."""
+    where = f"policy config of {policy_name(rule.id)}"
+    params = {p.name: policy.param_value(p, policy_config[p.name], f"{where}.{p.name}", where) for p in rule.params if p.name in policy_config}
+    return PolicySettings(params=params)
 
 
-def settings(rule_id: str, policy_config: Mapping[str, Any]) -> policy.Settings:
-    """The stack settings a rule reads, from its policy config (validated like the stack key)."""
-    wanted = {key: _json_number(policy_config[key]) for key in PARAMETERS.get(rule_id, {}) if key in policy_config}
-    return policy.parse(wanted, f"policy config of {policy_name(rule_id)}")
-
-
-def judge(rule: registry.Rule, inputs: config.Inputs, rule_settings: policy.Settings) -> list[Finding]:
-    """What one rule finds among ``inputs``: schema findings of loading, or its check per object."""
-    if rule.check is None:
-        return [f for f in inputs.findings if f.rule == rule.id]
-    context = registry.Context(VERSION, dataclasses.replace(inputs, policy=rule_settings))
-    return [
-        finding
-        for obj in inputs.objects
-        if rule.applies(obj.kind, VERSION)
-        for finding in rule_findings(rule, obj, context)
-    ]
+def judge(rule: Rule, inputs: Inputs, rule_settings: PolicySettings) -> list[Finding]:
+    """What one rule finds among ``inputs``: loading's observations, or its check per object."""
+    judged = Judge(VERSION, rule_settings, hygiene=True)
+    return judged.objects(inputs, only=rule)
 
 
 def waiver_file() -> Path:
@@ -152,12 +159,12 @@ def waiver_file() -> Path:
 
 
 @functools.lru_cache(maxsize=8)
-def _read_waivers(path: str, _mtime: int) -> tuple[waivers.Waiver, ...]:
-    return config.load_waivers(path)
+def _read_waivers(path: str, _mtime: int) -> tuple[Waiver, ...]:
+    return waivers.read_file(path)
 
 
-def current_waivers() -> tuple[waivers.Waiver, ...]:
-    """The pack's waivers (none without a file); a malformed file raises InputError."""
+def current_waivers() -> tuple[Waiver, ...]:
+    """The pack's waivers (none without a file); a malformed one raises InputError."""
     path = waiver_file()
     return _read_waivers(str(path), path.stat().st_mtime_ns) if path.is_file() else ()
 
@@ -168,7 +175,7 @@ def unwaived(findings: list[Finding], today: dt.date | None = None) -> list[Find
         loaded = current_waivers()
     except InputError:
         return findings
-    outcome = waivers.apply(findings, loaded, today or dt.date.today())
+    outcome = judged_waivers.apply(Judge(VERSION, hygiene=True), findings, loaded, today or dt.date.today())
     return [f for f in findings if f not in outcome.waived]
 
 
@@ -182,29 +189,33 @@ def report(findings: list[Finding], report_violation: ReportViolation, urn_of: C
         report_violation(describe(finding), urn_of(finding))
 
 
+def _urn(finding: Finding) -> str | None:
+    return finding.file
+
+
 # --- policies -----------------------------------------------------------------------------
 
 
-def _options(rule: registry.Rule) -> dict:
+def _options(rule: Rule) -> dict:
     refs = [ref for ref, ids in hygiene.CATALOGUE.items() if rule.id in ids]
-    params = PARAMETERS.get(rule.id)
+    schema = {p.name: dict(p.schema) for p in rule.params}
     return {
         "enforcement_level": enforcement(rule.severity),
         "severity": _POLICY_SEVERITY[rule.severity],
-        "config_schema": PolicyConfigSchema(params) if params else None,
+        "config_schema": PolicyConfigSchema(schema) if schema else None,
         "remediation_steps": rule.fix,
         "tags": [rule.origin, *refs],
     }
 
 
-def object_policy(rule: registry.Rule) -> ResourceValidationPolicy:
+def object_policy(rule: Rule) -> ResourceValidationPolicy:
     """A rule judging one EC2NodeClass or NodePool custom resource on its own."""
 
     def validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
         if KIND_OF_TYPE.get(args.resource_type) not in rule.kinds:
             return
         inputs = load([(args.urn, plain(args.props))])
-        report(judge(rule, inputs, settings(rule.id, args.get_config())), report_violation, lambda f: None)
+        report(judge(rule, inputs, settings(rule, args.get_config())), report_violation, lambda f: None)
 
     return ResourceValidationPolicy(policy_name(rule.id), rule.doc, validate, **_options(rule))
 
@@ -213,45 +224,14 @@ def custom_resources(args: StackValidationArgs) -> list[tuple[str, Mapping[str, 
     return [(r.urn, plain(r.props)) for r in args.resources if r.resource_type in KIND_OF_TYPE]
 
 
-def cross_object_policy(rule: registry.Rule) -> StackValidationPolicy:
+def cross_object_policy(rule: Rule) -> StackValidationPolicy:
     """A rule that needs the stack's other custom resources (e.g. a NodePool's EC2NodeClass)."""
 
     def validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:
         inputs = load(custom_resources(args))
-        report(judge(rule, inputs, settings(rule.id, args.get_config())), report_violation, lambda f: f.file)
+        report(judge(rule, inputs, settings(rule, args.get_config())), report_violation, _urn)
 
     return StackValidationPolicy(policy_name(rule.id), rule.doc, validate, **_options(rule))
-
-
-def live_findings(outputs: Mapping[str, Any]) -> list[Finding]:
-    """The live rules' findings in a Reconciliation's outputs (its NodeClass plan and pools)."""
-    name = outputs.get("nodeClassName") or "?"
-    found = []
-
-    def add(rule_id: str, kind: str, subject: str, path: str, message: str) -> None:
-        rule = registry.RULES[rule_id]
-        found.append(Finding(rule_id, rule.severity, kind, subject, path, message, hint=rule.fix))
-
-    amis, skipped = outputs.get("amis") or [], outputs.get("skippedAmis") or []
-    for condition in outputs.get("conditions") or []:
-        if condition.get("status") != "False":
-            continue
-        path = f"status.conditions[{condition.get('type')}]"
-        reason, message = condition.get("reason"), condition.get("message") or ""
-        if reason == "AMINotFound" and skipped and not amis:
-            unusable = ", ".join(f"{s.get('id')} ({s.get('reason')})" for s in skipped)
-            add(live.AMI_NOT_AVAILABLE, EC2NODECLASS, name, "status.amis", f"the selector matches only unusable images: {unusable}")
-        elif reason in ("AMINotFound", "SubnetsNotFound", "SecurityGroupsNotFound"):
-            add(live.SELECTOR_MATCHES_NOTHING, EC2NODECLASS, name, path, message or reason)
-        elif reason == "InstanceProfileHasNoRole":
-            add(live.INSTANCE_PROFILE_WITHOUT_ROLE, EC2NODECLASS, name, path, message or reason)
-    for pool, plan in sorted((outputs.get("nodePools") or {}).items()):
-        unserved = plan.get("unservedInstanceTypes") or []
-        if unserved:
-            types = ", ".join(sorted(u.get("type", "?") for u in unserved))
-            add(live.UNSERVED_INSTANCE_TYPES, NODEPOOL, pool, "spec.template.spec.requirements",
-                f"{len(unserved)} allowed instance type(s) have no AMI to run: {types}")
-    return found
 
 
 def reconciled_outputs(args: StackValidationArgs) -> list[tuple[str, dict[str, Any]]]:
@@ -265,20 +245,37 @@ def reconciled_outputs(args: StackValidationArgs) -> list[tuple[str, dict[str, A
             outputs = plain(resource.props)
         except UnknownValueError:
             continue
-        if "conditions" in outputs:
+        if isinstance(outputs.get("findings"), list):
             found.append((resource.urn, outputs))
     return found
 
 
-def live_policy(rule: registry.Rule) -> StackValidationPolicy:
-    """A live rule read off the Reconciliations' outputs. A stack policy, because only ``AnalyzeStack``
-    sees outputs: ``Analyze`` gets a resource's inputs, and a Reconciliation's inputs hold no plan."""
+def live_observations(urn: str, outputs: Mapping[str, Any]) -> list[Observation]:
+    """The live observations a Reconciliation's outputs carry (its ``plan`` findings), located at its URN."""
+    found = []
+    for item in outputs.get("findings") or ():
+        rule = registry.RULES.get(item.get("rule"))
+        if rule is None or rule.stage is not Stage.LIVE:
+            continue
+        violation = Violation(item.get("path") or "", item.get("message") or "", item.get("hint"))
+        found.append(Observation(rule.id, item.get("kind") or "", item.get("name") or "", violation, Source(urn)))
+    return found
+
+
+def stack_policy(rule: Rule, observe: Callable[[StackValidationArgs], Iterable[Observation]]) -> StackValidationPolicy:
+    """A rule whose violations are observed in the whole stack, judged under this policy's config."""
 
     def validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:
-        for urn, outputs in reconciled_outputs(args):
-            report([f for f in live_findings(outputs) if f.rule == rule.id], report_violation, lambda f, urn=urn: urn)
+        observed = [o for o in observe(args) if o.rule == rule.id]
+        report(Judge(VERSION, settings(rule, args.get_config()), hygiene=True).findings(observed), report_violation, _urn)
 
     return StackValidationPolicy(policy_name(rule.id), rule.doc, validate, **_options(rule))
+
+
+def _live(args: StackValidationArgs) -> Iterator[Observation]:
+    for urn, outputs in reconciled_outputs(args):
+        yield from live_observations(urn, outputs)
+    yield from coherence_observations(args)  # a profile in the stack without its role
 
 
 def _json(value: Any) -> Mapping[str, Any]:
@@ -302,16 +299,19 @@ def _of_type(args: StackValidationArgs, *types: str) -> list:
     return [r for r in args.resources if r.resource_type in types]
 
 
-def iam_coherence(args: StackValidationArgs, report_violation: ReportViolation) -> None:
-    """Where the stack creates the node's IAM: each profile holds a role, each role trusts EC2; where it creates
-    the controller's IAM too, the controller rules on the resources themselves."""
+def coherence_observations(args: StackValidationArgs) -> Iterator[Observation]:
+    """Where the stack creates the node's IAM: each profile holds a role, each role trusts EC2; where it
+    creates the controller's IAM too, the controller rules on the resources themselves."""
+    def observe(rule_id: str, kind: str, name: str, path: str, message: str, urn: str) -> Observation:
+        return Observation(rule_id, kind, name, Violation(path, message), Source(urn))
+
     by_type: dict[str, dict[str, Any]] = {INSTANCE_PROFILE_TYPE: {}, ROLE_TYPE: {}}
     for resource in args.resources:
         if resource.resource_type in by_type and resource.props.get("name"):
             by_type[resource.resource_type][resource.props["name"]] = resource
     profiles, roles = by_type[INSTANCE_PROFILE_TYPE], by_type[ROLE_TYPE]
     grants = [_json(r.props.get("policy")) for r in _of_type(args, *POLICY_TYPES)]
-    passable = [resource for doc in grants for resource in controller.allowed_resources(doc, "iam:PassRole")]
+    passable = [resource for doc in grants for resource in iam.allowed_resources(doc, "iam:PassRole")]
     entries = {str(r.props.get("principalArn") or "").rsplit("/", 1)[-1] for r in _of_type(args, ACCESS_ENTRY_TYPE)}
     for urn, doc in custom_resources(args):
         if doc.get("kind") != EC2NODECLASS:
@@ -322,51 +322,30 @@ def iam_coherence(args: StackValidationArgs, report_violation: ReportViolation) 
         if profile is not None:
             role_name = profile.props.get("role")
             if not role_name:
-                report_violation(
-                    f"EC2NodeClass {name}: instance profile {spec['instanceProfile']!r} holds no role, so nodes "
-                    f"boot without credentials and never join [{live.INSTANCE_PROFILE_WITHOUT_ROLE}].",
-                    profile.urn,
-                )
+                message = f"instance profile {spec['instanceProfile']!r} holds no role, so nodes boot without credentials and never join"
+                yield observe(live.INSTANCE_PROFILE_WITHOUT_ROLE, EC2NODECLASS, name, "spec.instanceProfile", message, profile.urn)
         role = roles.get(role_name)
         if role is not None and not _trusts_ec2(role.props.get("assumeRolePolicy")):
-            report_violation(
-                f"EC2NodeClass {name}: node role {role_name!r} does not let ec2.amazonaws.com assume it, so "
-                "instances get no credentials.",
-                role.urn,
-            )
+            message = f"node role {role_name!r} does not let ec2.amazonaws.com assume it, so instances get no credentials"
+            yield observe(controller_rules.NODE_ROLE_TRUST, EC2NODECLASS, name, "spec.role", message, role.urn)
         if not passable or not role_name:
             continue  # the stack does not create the controller's IAM, or the profile's role is not in the stack
-        if not controller.may_pass(passable, role_name):
-            report_violation(
-                f"EC2NodeClass {name}: the controller's policies do not allow iam:PassRole on {role_name!r}, so "
-                f"launches fail with UnauthorizedOperation [{controller.PASS_ROLE}].",
-                urn,
-            )
+        if not iam.may_pass(passable, role_name):
+            message = f"the controller's policies do not allow iam:PassRole on {role_name!r}, so launches fail with UnauthorizedOperation"
+            yield observe(controller_rules.PASS_ROLE, EC2NODECLASS, name, "spec", message, urn)
         if role is not None and role_name.rsplit("/", 1)[-1] not in entries:
-            report_violation(
-                f"EC2NodeClass {name}: node role {role_name!r} has no EKS access entry in the stack, so its nodes "
-                f"cannot join [{controller.ACCESS_ENTRY}].",
-                role.urn,
-            )
-    if passable:
-        _spot_without_queue(args, grants, report_violation)
-    _queue_keys(args, report_violation)
-    _pod_identity_on_fargate(args, report_violation)
+            message = f"node role {role_name!r} has no EKS access entry in the stack, so its nodes cannot join"
+            yield observe(controller_rules.ACCESS_ENTRY, EC2NODECLASS, name, "spec.role", message, role.urn)
+    if passable and not any(iam.allowed_resources(doc, "sqs:ReceiveMessage") for doc in grants):
+        for pool in load(custom_resources(args)).node_pools:
+            if coherence.allows_spot(pool):
+                message = "allows spot but the controller reads no interruption queue"
+                yield observe(controller_rules.SPOT_QUEUE, NODEPOOL, pool.name, "spec.template.spec.requirements", message, pool.source.file)
+    yield from _queue_keys(args, observe)
+    yield from _pod_identity_on_fargate(args, observe)
 
 
-def _spot_without_queue(args: StackValidationArgs, grants: list, report_violation: ReportViolation) -> None:
-    if any(controller.allowed_resources(doc, "sqs:ReceiveMessage") for doc in grants):
-        return
-    for pool in load(custom_resources(args)).node_pools:
-        if controller.allows_spot(pool):
-            report_violation(
-                f"NodePool {pool.name}: allows spot but the controller reads no interruption queue "
-                f"[{controller.SPOT_QUEUE}].",
-                pool.source.file,
-            )
-
-
-def _queue_keys(args: StackValidationArgs, report_violation: ReportViolation) -> None:
+def _queue_keys(args: StackValidationArgs, observe) -> Iterator[Observation]:
     """Queues encrypted with a key whose policy is in the stack: that policy must let EventBridge use the key."""
     key_policies = {}
     for key in _of_type(args, *KMS_KEY_TYPES):
@@ -375,23 +354,24 @@ def _queue_keys(args: StackValidationArgs, report_violation: ReportViolation) ->
                 key_policies[ref] = _json(key.props["policy"])
     for queue in _of_type(args, QUEUE_TYPE):
         key_policy = key_policies.get(queue.props.get("kmsMasterKeyId"))
-        problem = key_policy is not None and controller.kms_policy_problem(key_policy)
+        problem = key_policy is not None and coherence.kms_policy_problem(key_policy)
         if problem:
-            report_violation(f"queue {queue.props.get('name') or queue.name}: {problem}.", queue.urn)
+            name = queue.props.get("name") or queue.name
+            yield observe(controller_rules.QUEUE_KMS, CONTROLLER_KIND, name, "interruptionQueue.kmsKeyArn", problem, queue.urn)
 
 
-def _pod_identity_on_fargate(args: StackValidationArgs, report_violation: ReportViolation) -> None:
+def _pod_identity_on_fargate(args: StackValidationArgs, observe) -> Iterator[Observation]:
     profiles = _of_type(args, FARGATE_PROFILE_TYPE)
     for association in _of_type(args, POD_IDENTITY_TYPE):
         cluster, namespace = association.props.get("clusterName"), association.props.get("namespace") or ""
         for profile in profiles:
-            if profile.props.get("clusterName") == cluster and controller.fargate_selects(profile.props.get("selectors") or [], namespace):
-                report_violation(
-                    f"Pod Identity association for {namespace}/{association.props.get('serviceAccount')}: Fargate profile "
-                    f"{profile.props.get('fargateProfileName') or profile.name} runs that namespace's pods, which get no "
-                    f"Pod Identity credentials [{controller.FARGATE_POD_IDENTITY}].",
-                    association.urn,
+            if profile.props.get("clusterName") == cluster and coherence.fargate_selects(profile.props.get("selectors") or [], namespace):
+                account = f"{namespace}/{association.props.get('serviceAccount')}"
+                message = (
+                    f"Fargate profile {profile.props.get('fargateProfileName') or profile.name} runs the pods of "
+                    f"{account}, which get no Pod Identity credentials"
                 )
+                yield observe(controller_rules.FARGATE_POD_IDENTITY, CONTROLLER_KIND, account, "identity", message, association.urn)
 
 
 def waiver_policy(args: StackValidationArgs, report_violation: ReportViolation) -> None:
@@ -400,36 +380,23 @@ def waiver_policy(args: StackValidationArgs, report_violation: ReportViolation) 
     except InputError as err:
         report_violation(f"the waiver file is invalid, so nothing is waived: {err}")
         return
-    for finding in waivers.apply((), loaded, dt.date.today()).expired:
+    for finding in judged_waivers.apply(Judge(VERSION, hygiene=True), (), loaded, dt.date.today()).expired:
         report_violation(describe(finding))
+
+
+def policy_of(rule: Rule):
+    """The CrossGuard policy that judges ``rule``, by where its violations are observed."""
+    if rule.stage is Stage.LIVE:
+        return stack_policy(rule, _live)
+    if rule.id in COHERENCE:
+        return stack_policy(rule, coherence_observations)
+    if rule.stage is Stage.WAIVERS:
+        return StackValidationPolicy(policy_name(rule.id), rule.doc, waiver_policy, **_options(rule))
+    if rule.cross_object:
+        return cross_object_policy(rule)
+    return object_policy(rule)
 
 
 def all_policies() -> list:
     """Every policy of the pack, in registry order."""
-    made: list = []
-    for rule in registry.RULES.values():
-        if rule.id in CROSS_OBJECT:
-            made.append(cross_object_policy(rule))
-        elif rule.id.startswith("live/"):
-            made.append(live_policy(rule))
-        elif rule.id.startswith(CONTROLLER_RULE_PREFIX):
-            continue  # judged by the IAM_COHERENCE stack policy below
-        elif rule.id in transitions.TRANSITIONS:
-            continue  # needs the stored object, which a policy never sees; `preview` judges these
-        elif rule.kinds & {EC2NODECLASS, NODEPOOL}:
-            made.append(object_policy(rule))
-    expired = registry.RULES[hygiene.WAIVER_EXPIRED]
-    made.append(StackValidationPolicy(policy_name(expired.id), expired.doc, waiver_policy, **_options(expired)))
-    made.append(
-        StackValidationPolicy(
-            IAM_COHERENCE,
-            "Where the stack creates them with pulumi-aws: every instance profile a NodeClass names holds a "
-            "role, and every node role lets EC2 assume it; with the controller's IAM, the controller/ rules "
-            "(PassRole coverage, access entries, spot needs the queue, queue key lets EventBridge in, no Pod "
-            "Identity on Fargate).",
-            iam_coherence,
-            enforcement_level=EnforcementLevel.MANDATORY,
-            severity=PolicySeverity.HIGH,
-        )
-    )
-    return made
+    return [policy_of(rule) for rule in registry.RULES.values() if rule.id not in UNSEEN]

@@ -11,7 +11,9 @@ from conftest import CRDS
 
 from karpenter_gitops.core.findings import Finding, Severity
 from karpenter_gitops.core.versions import Version
-from karpenter_gitops.judge import crd
+from karpenter_gitops.judge import Judge
+from karpenter_gitops.load.crds import load as load_crds
+from karpenter_gitops.rules import crd
 
 # Our rules that are stricter than Karpenter on purpose; the rest mirror the CRD.
 STRICTER = ("nodeclass/", "nodepool/", "userdata/")
@@ -19,7 +21,12 @@ STRICTER = ("nodeclass/", "nodepool/", "userdata/")
 
 @cache
 def release_crds(release: str) -> crd.Crds:
-    return crd.load([CRDS / release])
+    return load_crds([CRDS / release])
+
+
+def judged(outcome: crd.Outcome) -> list[Finding]:
+    """The findings the CRD's observations make, judged as the CLI judges them."""
+    return Judge().findings(outcome.observations)
 
 
 def our_findings(doc: Mapping[str, Any], version: Version) -> tuple[Finding, ...]:
@@ -37,7 +44,7 @@ def mirror_errors(doc: Mapping[str, Any], version: Version) -> tuple[Finding, ..
 
 def crd_errors(doc: Mapping[str, Any], release: str) -> tuple[Finding, ...]:
     """The release CRD's error findings; a rule the engine could not run fails the test."""
-    outcome = release_crds(release).check(doc, "parity.yaml")
-    engine = [f for f in outcome.findings if f.rule == crd.ENGINE]
+    found = judged(release_crds(release).check(doc))
+    engine = [f for f in found if f.rule == crd.ENGINE]
     assert not engine, f"the CEL engine could not judge {doc}: {engine}"
-    return tuple(f for f in outcome.findings if f.severity is Severity.ERROR)
+    return tuple(f for f in found if f.severity is Severity.ERROR)

@@ -9,8 +9,8 @@ from typing import Any
 import yaml
 from conftest import CRDS
 
-from karpenter_gitops.judge.validate import validate
-from karpenter_gitops.load.config import load_documents
+from karpenter_gitops.judge import validate
+from karpenter_gitops.load.documents import load_documents
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL, merge_patch
 
 # The releases whose CRDs are in ../shared/crds, as (major, minor) -> directory.

@@ -5,17 +5,17 @@ from __future__ import annotations
 import pytest
 
 from karpenter_gitops.adapters.aws.embedded import Throttler
+from karpenter_gitops.adapters.aws.ami_catalog import AwsAmiCatalog, AwsUnavailable
 from karpenter_gitops.app.bump import (
-    AwsAmiCatalog,
-    AwsUnavailable,
     PinChange,
     Problem,
     Releases,
     Unchanged,
     plan_bump,
 )
+from karpenter_gitops.core import inputs
 from karpenter_gitops.core.errors import InputError
-from karpenter_gitops.load import config
+from karpenter_gitops.load import documents
 
 NETWORK = {
     "role": "KarpenterNodeRole-demo",
@@ -24,11 +24,11 @@ NETWORK = {
 }
 
 
-def inputs(classes: dict, sources: dict | None = None) -> config.Inputs:
+def inputs(classes: dict, sources: dict | None = None) -> inputs.Inputs:
     settings = {"karpenter-gitops:nodeClasses": {name: {**NETWORK, **spec} for name, spec in classes.items()}}
     if sources is not None:
         settings["karpenter-gitops:amiSources"] = sources
-    return config.load_documents([("Pulumi.test.yaml", [{"config": settings}])])
+    return documents.load_documents([("Pulumi.test.yaml", [{"config": settings}])])
 
 
 def alias(text: str) -> dict:

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from karpenter_gitops import controller
+from karpenter_gitops.controller import coherence, iam
 from karpenter_gitops.core.errors import InputError
+from karpenter_gitops.core.inputs import POD_IDENTITY, ControllerSettings
+from karpenter_gitops.load import controller as controller_block
 
 OIDC = "arn:aws:iam::123456789012:oidc-provider/oidc.eks.eu-west-1.amazonaws.com/id/ABCDEF"
-ACCOUNT = controller.Account.from_cluster_arn("arn:aws:eks:eu-west-1:123456789012:cluster/dev")
+ACCOUNT = iam.Account.from_cluster_arn("arn:aws:eks:eu-west-1:123456789012:cluster/dev")
 
 
-def settings(cluster: str = "dev", **block) -> controller.ControllerSettings:
-    return controller.parse(block, "Pulumi.dev.yaml", cluster)
+def settings(cluster: str = "dev", **block) -> ControllerSettings:
+    return controller_block.parse(block, "Pulumi.dev.yaml", cluster)
 
 
 # --- parsing --------------------------------------------------------------------------------
@@ -20,14 +22,14 @@ def settings(cluster: str = "dev", **block) -> controller.ControllerSettings:
 
 def test_defaults_derive_names_from_the_cluster():
     parsed = settings()
-    assert parsed.identity == controller.POD_IDENTITY
+    assert parsed.identity == POD_IDENTITY
     assert (parsed.namespace, parsed.service_account) == ("kube-system", "karpenter")
     assert parsed.node_role_name == "Karpenter-dev-node"
     assert parsed.instance_profile_name is None and parsed.helm_version is None
     assert parsed.interruption_queue and parsed.kms_key_arn is None
-    given = controller.names(parsed)
+    given = iam.names(parsed)
     assert given.queue == "Karpenter-dev" and given.controller_role == "Karpenter-dev-controller"
-    assert set(given.rules.values()) == {f"Karpenter-dev-{e}" for e in controller.INTERRUPTION_EVENTS}
+    assert set(given.rules.values()) == {f"Karpenter-dev-{e}" for e in iam.INTERRUPTION_EVENTS}
 
 
 def test_created_instance_profile_is_named_after_the_node_role_unless_named():
@@ -59,7 +61,7 @@ def test_created_instance_profile_is_named_after_the_node_role_unless_named():
 )
 def test_bad_blocks_are_input_errors_with_a_hint(block, message, hint):
     with pytest.raises(InputError) as raised:
-        controller.parse(block, "Pulumi.dev.yaml", "dev")
+        controller_block.parse(block, "Pulumi.dev.yaml", "dev")
     assert message in str(raised.value)
     if hint:
         assert hint in str(raised.value)
@@ -67,7 +69,7 @@ def test_bad_blocks_are_input_errors_with_a_hint(block, message, hint):
 
 def test_a_block_needs_the_cluster_name():
     with pytest.raises(InputError, match="cluster.name"):
-        controller.parse({}, "Pulumi.dev.yaml", None)
+        controller_block.parse({}, "Pulumi.dev.yaml", None)
 
 
 # --- names ----------------------------------------------------------------------------------
@@ -75,19 +77,19 @@ def test_a_block_needs_the_cluster_name():
 
 def test_names_over_aws_limits_are_refused_not_truncated():
     cluster = "c" * 50  # rule names: "Karpenter-" + 50 + "-spot-interruption" = 78 > 64
-    problems = controller.name_problems(settings(cluster))
+    problems = iam.name_problems(settings(cluster))
     messages = " ".join(p.message for p in problems)
     assert "rule name 'Karpenter-" + cluster + "-spot-interruption' has 78 characters; AWS allows 64" in messages
     assert "role name" in messages  # Karpenter-<50>-controller is 71
     assert "queue name" not in messages  # 60 fits 80
     assert {p.path for p in problems} == {"karpenter-gitops:controller.namePrefix", "karpenter-gitops:controller.nodeRoleName"}
-    assert controller.name_problems(settings(cluster, namePrefix="kp", nodeRoleName="KarpenterNode")) == []
+    assert iam.name_problems(settings(cluster, namePrefix="kp", nodeRoleName="KarpenterNode")) == []
 
 
 def test_the_longest_name_fits_exactly_at_the_limit():
     prefix = "p" * (64 - len("-capacity-reservation"))  # the longest rule-name suffix
-    assert controller.name_problems(settings(namePrefix=prefix, nodeRoleName="Nodes")) == []
-    assert controller.name_problems(settings(namePrefix=prefix + "p", nodeRoleName="Nodes"))
+    assert iam.name_problems(settings(namePrefix=prefix, nodeRoleName="Nodes")) == []
+    assert iam.name_problems(settings(namePrefix=prefix + "p", nodeRoleName="Nodes"))
 
 
 # --- documents ------------------------------------------------------------------------------
@@ -99,14 +101,14 @@ def _statement(doc_or_statements, sid):
 
 
 def test_pod_identity_trust_lets_the_agent_assume_and_tag():
-    (trust,) = controller.controller_trust(settings())["Statement"]
+    (trust,) = iam.controller_trust(settings())["Statement"]
     assert trust["Principal"] == {"Service": "pods.eks.amazonaws.com"}
     assert trust["Action"] == ["sts:AssumeRole", "sts:TagSession"]
     assert "Resource" not in trust
 
 
 def test_irsa_trust_is_scoped_to_the_service_account_and_sts_audience():
-    (trust,) = controller.controller_trust(settings(identity="irsa", oidcProviderArn=OIDC, namespace="karpenter"))["Statement"]
+    (trust,) = iam.controller_trust(settings(identity="irsa", oidcProviderArn=OIDC, namespace="karpenter"))["Statement"]
     issuer = "oidc.eks.eu-west-1.amazonaws.com/id/ABCDEF"
     assert trust["Principal"] == {"Federated": OIDC}
     assert trust["Action"] == ["sts:AssumeRoleWithWebIdentity"]
@@ -117,22 +119,22 @@ def test_irsa_trust_is_scoped_to_the_service_account_and_sts_audience():
 
 
 def test_node_policies_follow_ip_family_ecr_choice_and_ssm():
-    ipv4 = controller.node_managed_policies(settings(), "aws")
+    ipv4 = iam.node_managed_policies(settings(), "aws")
     assert ipv4 == {
         "worker": "arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy",
         "ecr": "arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryPullOnly",
         "cni": "arn:aws:iam::aws:policy/AmazonEKS_CNI_Policy",
     }
-    ipv6 = controller.node_managed_policies(settings(ipFamily="ipv6", ecrPolicy="readOnly", ssmManagedInstanceCore=True), "aws-cn")
+    ipv6 = iam.node_managed_policies(settings(ipFamily="ipv6", ecrPolicy="readOnly", ssmManagedInstanceCore=True), "aws-cn")
     assert "cni" not in ipv6
     assert ipv6["ecr"] == "arn:aws-cn:iam::aws:policy/AmazonEC2ContainerRegistryReadOnly"
     assert ipv6["ssm"] == "arn:aws-cn:iam::aws:policy/AmazonSSMManagedInstanceCore"
-    assign = _statement(controller.ipv6_cni_policy("aws"), "AssignIPv6")
+    assign = _statement(iam.ipv6_cni_policy("aws"), "AssignIPv6")
     assert "ec2:AssignIpv6Addresses" in assign["Action"]
 
 
 def test_controller_policy_is_scoped_to_the_cluster_region_and_node_roles():
-    statements = controller.controller_statements(settings(), ACCOUNT, ["Karpenter-dev-node", "teams/Payments"])
+    statements = iam.controller_statements(settings(), ACCOUNT, ["Karpenter-dev-node", "teams/Payments"])
     passing = _statement(statements, "AllowPassingInstanceRole")
     assert passing["Resource"] == [
         "arn:aws:iam::123456789012:role/Karpenter-dev-node",
@@ -212,7 +214,7 @@ UPSTREAM_V1_14 = {
 
 
 def test_controller_policy_has_upstreams_statements_actions_and_conditions():
-    doc = controller.document(controller.controller_statements(settings(), ACCOUNT, ["Karpenter-dev-node"]))
+    doc = iam.document(iam.controller_statements(settings(), ACCOUNT, ["Karpenter-dev-node"]))
     statements = {s["Sid"]: s for s in doc["Statement"]}
     assert set(statements) == set(UPSTREAM_V1_14)
     for sid, (actions, condition) in UPSTREAM_V1_14.items():
@@ -222,7 +224,7 @@ def test_controller_policy_has_upstreams_statements_actions_and_conditions():
 
 
 def test_controller_policy_resources_are_upstreams_or_narrower():
-    statements = {s["Sid"]: s for s in controller.controller_statements(settings(), ACCOUNT, ["Karpenter-dev-node"])}
+    statements = {s["Sid"]: s for s in iam.controller_statements(settings(), ACCOUNT, ["Karpenter-dev-node"])}
     ec2 = "arn:aws:ec2:eu-west-1:*:"
     assert statements["AllowScopedEC2InstanceAccessActions"]["Resource"] == [
         "arn:aws:ec2:eu-west-1::image/*", "arn:aws:ec2:eu-west-1::snapshot/*", f"{ec2}security-group/*", f"{ec2}subnet/*",
@@ -248,16 +250,16 @@ def test_controller_policy_resources_are_upstreams_or_narrower():
 
 
 def test_instance_profile_listing_is_granted_on_star_by_itself():
-    doc = controller.document(controller.controller_statements(settings(), ACCOUNT, ["Karpenter-dev-node"]))
+    doc = iam.document(iam.controller_statements(settings(), ACCOUNT, ["Karpenter-dev-node"]))
     # IAM authorizes ListInstanceProfiles outside the instance-profile ARNs the other statements name
-    assert controller.allowed_resources(doc, "iam:ListInstanceProfiles") == ["*"]
-    assert controller.allowed_resources(doc, "iam:GetInstanceProfile") == ["arn:aws:iam::123456789012:instance-profile/*"]
+    assert iam.allowed_resources(doc, "iam:ListInstanceProfiles") == ["*"]
+    assert iam.allowed_resources(doc, "iam:GetInstanceProfile") == ["arn:aws:iam::123456789012:instance-profile/*"]
     assert "ec2:DescribeAvailabilityZones" not in _statement(doc, "AllowRegionalReadActions")["Action"]  # dropped upstream in v1.1
 
 
 def test_partition_and_region_come_from_the_cluster():
-    china = controller.Account.from_cluster_arn("arn:aws-cn:eks:cn-north-1:123456789012:cluster/dev")
-    statements = {s["Sid"]: s for s in controller.controller_statements(settings(), china, ["Karpenter-dev-node"])}
+    china = iam.Account.from_cluster_arn("arn:aws-cn:eks:cn-north-1:123456789012:cluster/dev")
+    statements = {s["Sid"]: s for s in iam.controller_statements(settings(), china, ["Karpenter-dev-node"])}
     assert statements["AllowSSMReadActions"]["Resource"] == ["arn:aws-cn:ssm:cn-north-1::parameter/aws/service/*"]
     assert statements["AllowPassingInstanceRole"]["Resource"] == ["arn:aws-cn:iam::123456789012:role/Karpenter-dev-node"]
     assert statements["AllowZonalShiftStatusReadOnly"]["Condition"]["StringEquals"] == {
@@ -266,57 +268,57 @@ def test_partition_and_region_come_from_the_cluster():
 
 
 def test_without_the_queue_the_controller_gets_no_sqs_access():
-    statements = controller.controller_statements(settings(interruptionQueue={"enabled": False}), ACCOUNT, ["R"])
+    statements = iam.controller_statements(settings(interruptionQueue={"enabled": False}), ACCOUNT, ["R"])
     assert not any(s["Sid"] == "AllowInterruptionQueueActions" for s in statements)
 
 
 def test_pass_roles_are_the_node_role_the_class_roles_and_the_declared_ones():
     parsed = settings(nodeRoles={"Payments": {"instanceProfiles": ["PayProfile"]}})
-    assert controller.pass_roles(parsed, ["Gpu", "Gpu"]) == ("Gpu", "Karpenter-dev-node", "Payments")
+    assert iam.pass_roles(parsed, ["Gpu", "Gpu"]) == ("Gpu", "Karpenter-dev-node", "Payments")
 
 
 def test_one_document_when_it_fits():
-    statements = controller.controller_statements(settings(interruptionQueue={"enabled": False}), ACCOUNT, ["Karpenter-dev-node"])
-    (doc,) = controller.split_documents(statements)
-    assert controller.policy_size(doc) <= controller.MANAGED_POLICY_LIMIT
+    statements = iam.controller_statements(settings(interruptionQueue={"enabled": False}), ACCOUNT, ["Karpenter-dev-node"])
+    (doc,) = iam.split_documents(statements)
+    assert iam.policy_size(doc) <= iam.MANAGED_POLICY_LIMIT
     assert doc["Statement"] == statements
-    (exact,) = controller.split_documents(statements, limit=controller.policy_size(doc))  # the limit itself still fits
+    (exact,) = iam.split_documents(statements, limit=iam.policy_size(doc))  # the limit itself still fits
     assert exact == doc
 
 
 def test_the_full_reference_policy_takes_two_managed_policies_even_for_a_short_cluster_name():
     # v1.14's statements (placement groups, zonal shift, the unscoped list) pass 6,144 characters with one node role
-    statements = controller.controller_statements(settings(), ACCOUNT, ["Karpenter-dev-node"])
-    assert controller.policy_size(controller.document(statements)) > controller.MANAGED_POLICY_LIMIT
-    docs = controller.split_documents(statements)
-    assert len(docs) == 2 and all(controller.policy_size(d) <= controller.MANAGED_POLICY_LIMIT for d in docs)
+    statements = iam.controller_statements(settings(), ACCOUNT, ["Karpenter-dev-node"])
+    assert iam.policy_size(iam.document(statements)) > iam.MANAGED_POLICY_LIMIT
+    docs = iam.split_documents(statements)
+    assert len(docs) == 2 and all(iam.policy_size(d) <= iam.MANAGED_POLICY_LIMIT for d in docs)
     assert [s for d in docs for s in d["Statement"]] == statements
 
 
 def test_documents_split_at_the_managed_policy_limit_without_losing_a_statement():
     roles = [f"team-{i:03d}/NodeRole-{i:03d}" for i in range(60)]
-    statements = controller.controller_statements(settings(), ACCOUNT, roles)
-    assert controller.policy_size(controller.document(statements)) > controller.MANAGED_POLICY_LIMIT
-    docs = controller.split_documents(statements)
+    statements = iam.controller_statements(settings(), ACCOUNT, roles)
+    assert iam.policy_size(iam.document(statements)) > iam.MANAGED_POLICY_LIMIT
+    docs = iam.split_documents(statements)
     assert len(docs) >= 2
-    assert all(controller.policy_size(d) <= controller.MANAGED_POLICY_LIMIT for d in docs)
+    assert all(iam.policy_size(d) <= iam.MANAGED_POLICY_LIMIT for d in docs)
     assert [s for d in docs for s in d["Statement"]] == statements  # same statements, same order
 
 
 def test_size_is_counted_without_whitespace():
-    doc = controller.document([controller.statement("A", ["s3:GetObject"], "*")])
-    assert controller.policy_size(doc) == len('{"Version":"2012-10-17","Statement":[{"Sid":"A","Effect":"Allow","Action":["s3:GetObject"],"Resource":"*"}]}')
+    doc = iam.document([iam.statement("A", ["s3:GetObject"], "*")])
+    assert iam.policy_size(doc) == len('{"Version":"2012-10-17","Statement":[{"Sid":"A","Effect":"Allow","Action":["s3:GetObject"],"Resource":"*"}]}')
 
 
 def test_a_statement_too_big_for_any_document_is_an_error():
-    huge = controller.statement("Huge", ["iam:PassRole"], [f"arn:aws:iam::123456789012:role/r{i:04d}" for i in range(300)])
+    huge = iam.statement("Huge", ["iam:PassRole"], [f"arn:aws:iam::123456789012:role/r{i:04d}" for i in range(300)])
     with pytest.raises(ValueError, match="'Huge' alone exceeds 6144"):
-        controller.split_documents([huge])
+        iam.split_documents([huge])
 
 
 def test_queue_policy_denies_plain_http_and_lets_eventbridge_send():
     arn = "arn:aws:sqs:eu-west-1:123456789012:Karpenter-dev"
-    policy = controller.queue_policy(arn)
+    policy = iam.queue_policy(arn)
     allow = _statement(policy, "AllowEventBridgeDelivery")
     assert allow["Effect"] == "Allow" and allow["Action"] == ["sqs:SendMessage"] and allow["Resource"] == [arn]
     assert allow["Principal"] == {"Service": ["events.amazonaws.com", "sqs.amazonaws.com"]}
@@ -326,10 +328,10 @@ def test_queue_policy_denies_plain_http_and_lets_eventbridge_send():
 
 
 def test_helm_values_name_the_cluster_queue_and_irsa_role():
-    values = controller.helm_values(settings(identity="irsa", oidcProviderArn=OIDC), "https://api", "arn:role")
+    values = iam.helm_values(settings(identity="irsa", oidcProviderArn=OIDC), "https://api", "arn:role")
     assert values["settings"] == {"clusterName": "dev", "clusterEndpoint": "https://api", "interruptionQueue": "Karpenter-dev"}
     assert values["serviceAccount"] == {"name": "karpenter", "annotations": {"eks.amazonaws.com/role-arn": "arn:role"}}
-    plain = controller.helm_values(settings(interruptionQueue={"enabled": False}), "https://api", "arn:role")
+    plain = iam.helm_values(settings(interruptionQueue={"enabled": False}), "https://api", "arn:role")
     assert "interruptionQueue" not in plain["settings"] and "annotations" not in plain["serviceAccount"]
 
 
@@ -338,28 +340,29 @@ def test_helm_values_name_the_cluster_queue_and_irsa_role():
 
 def test_pass_role_matching_understands_wildcards_and_paths():
     resources = ["arn:aws:iam::123456789012:role/Karpenter-*", "arn:aws:iam::123456789012:role/teams/Payments"]
-    assert controller.may_pass(resources, "Karpenter-dev-node")
-    assert controller.may_pass(resources, "teams/Payments")
-    assert not controller.may_pass(resources, "Payments")
-    assert not controller.may_pass(resources, "AdminRole")
-    assert controller.may_pass(["*"], "anything")
+    assert iam.may_pass(resources, "Karpenter-dev-node")
+    assert iam.may_pass(resources, "teams/Payments")
+    assert not iam.may_pass(resources, "Payments")
+    assert not iam.may_pass(resources, "AdminRole")
+    assert iam.may_pass(["*"], "anything")
 
 
 def test_allowed_resources_reads_allow_statements_only():
-    doc = controller.document([
-        controller.statement("P", ["iam:PassRole"], ["arn:aws:iam::1:role/A"]),
-        controller.statement("D", ["iam:PassRole"], ["arn:aws:iam::1:role/B"], effect="Deny"),
-        controller.statement("W", ["iam:*"], "arn:aws:iam::1:role/C"),
+    doc = iam.document([
+        iam.statement("P", ["iam:PassRole"], ["arn:aws:iam::1:role/A"]),
+        iam.statement("D", ["iam:PassRole"], ["arn:aws:iam::1:role/B"], effect="Deny"),
+        iam.statement("W", ["iam:*"], "arn:aws:iam::1:role/C"),
     ])
-    assert controller.allowed_resources(doc, "iam:PassRole") == ["arn:aws:iam::1:role/A", "arn:aws:iam::1:role/C"]
+    assert iam.allowed_resources(doc, "iam:PassRole") == ["arn:aws:iam::1:role/A", "arn:aws:iam::1:role/C"]
 
 
 def test_cni_must_match_the_cluster_ip_family():
-    assert controller.cni_problem(settings(), "ipv4") is None
-    assert controller.cni_problem(settings(), None) is None  # EKS omits it on IPv4 clusters
-    problem = controller.cni_problem(settings(), "ipv6")
-    assert "is ipv6 but karpenter-gitops:controller.ipFamily is ipv4" in problem and "AmazonEKS_CNI_Policy" in problem
-    assert controller.cni_problem(settings(ipFamily="ipv6"), "ipv4")
+    assert coherence.cni_problem(settings(), "ipv4") is None
+    assert coherence.cni_problem(settings(), None) is None  # EKS omits it on IPv4 clusters
+    problem = coherence.cni_problem(settings(), "ipv6")
+    assert "is ipv6 but karpenter-gitops:controller.ipFamily is ipv4" in problem.message
+    assert "AmazonEKS_CNI_Policy" in problem.message and problem.path == "karpenter-gitops:controller.ipFamily"
+    assert coherence.cni_problem(settings(ipFamily="ipv6"), "ipv4")
 
 
 @pytest.mark.parametrize(
@@ -372,12 +375,12 @@ def test_cni_must_match_the_cluster_ip_family():
     ],
 )
 def test_key_policy_must_let_eventbridge_encrypt(statement, ok):
-    problem = controller.kms_policy_problem(controller.document([statement]))
+    problem = coherence.kms_policy_problem(iam.document([statement]))
     assert (problem is None) is ok
     if not ok:
-        assert "events.amazonaws.com" in problem and "[controller/queue-kms-eventbridge]" in problem
+        assert "events.amazonaws.com" in problem and "EventBridge cannot deliver" in problem
 
 
 def test_fargate_selectors_match_namespaces_with_wildcards():
-    assert controller.fargate_selects([{"namespace": "kube-*"}], "kube-system")
-    assert not controller.fargate_selects([{"namespace": "apps"}], "kube-system")
+    assert coherence.fargate_selects([{"namespace": "kube-*"}], "kube-system")
+    assert not coherence.fargate_selects([{"namespace": "apps"}], "kube-system")

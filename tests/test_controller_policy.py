@@ -7,6 +7,7 @@ import json
 
 import pytest
 import yaml
+from pulumi_policy import StackValidationPolicy
 from test_policy_pack import (
     NC_URN,
     NP_URN,
@@ -17,12 +18,15 @@ from test_policy_pack import (
     validate_stack,
 )
 
-from karpenter_gitops import controller
-from karpenter_gitops.judge.validate import validate
-from karpenter_gitops.load.config import load_documents
+from karpenter_gitops.controller import iam
+from karpenter_gitops.core.inputs import CONTROLLER_KIND
+from karpenter_gitops.judge import validate
+from karpenter_gitops.load import controller as controller_block
+from karpenter_gitops.load.documents import load_documents
+from karpenter_gitops.rules import controller as controller_rules
 from policies import pack
 
-ACCOUNT = controller.Account.from_cluster_arn("arn:aws:eks:us-west-2:123456789012:cluster/demo")
+ACCOUNT = iam.Account.from_cluster_arn("arn:aws:eks:us-west-2:123456789012:cluster/demo")
 SPOT = [{"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot"]}]
 
 
@@ -64,11 +68,11 @@ def test_each_incoherence_is_a_finding_on_the_object_or_the_block():
                "other": {**node_class()["spec"], "role": "OtherRole"}}
     block = {**OWN, "interruptionQueue": {"enabled": False}, "runsOnFargate": True, "namePrefix": "K" * 60}
     assert sorted(stack(block, classes, {"general": spot_pool})) == sorted([
-        (controller.PASS_ROLE, "EC2NodeClass", "payments", "spec.instanceProfile"),
-        (controller.ACCESS_ENTRY, "EC2NodeClass", "other", "spec.role"),
-        (controller.SPOT_QUEUE, "NodePool", "general", "spec.template.spec.requirements"),
-        (controller.FARGATE_POD_IDENTITY, controller.KIND, "controller", "karpenter-gitops:controller.identity"),
-        (controller.NAME_LENGTH, controller.KIND, "controller", "karpenter-gitops:controller.namePrefix"),  # the role; no queue
+        (controller_rules.PASS_ROLE, "EC2NodeClass", "payments", "spec.instanceProfile"),
+        (controller_rules.ACCESS_ENTRY, "EC2NodeClass", "other", "spec.role"),
+        (controller_rules.SPOT_QUEUE, "NodePool", "general", "spec.template.spec.requirements"),
+        (controller_rules.FARGATE_POD_IDENTITY, CONTROLLER_KIND, "controller", "karpenter-gitops:controller.identity"),
+        (controller_rules.NAME_LENGTH, CONTROLLER_KIND, "controller", "karpenter-gitops:controller.namePrefix"),  # the role; no queue
     ])
 
 
@@ -79,9 +83,10 @@ def test_the_project_stacks_are_coherent(project):
         assert [f for f in validate(inputs).findings if f.rule.startswith("controller/")] == []
 
 
-def test_controller_rules_are_judged_by_the_stack_policy_not_per_object():
-    assert not any(name.startswith("controller-") for name in POLICIES)
-    assert "controller/" in POLICIES[pack.IAM_COHERENCE].description
+def test_controller_rules_are_stack_policies_over_the_resources_the_stack_creates():
+    coherence_policies = {name for name in POLICIES if name.startswith("controller-")}
+    assert coherence_policies == {pack.policy_name(rule_id) for rule_id in pack.COHERENCE}
+    assert all(isinstance(POLICIES[name], StackValidationPolicy) for name in coherence_policies)
 
 
 # --- the policy pack on created resources ---------------------------------------------------
@@ -89,12 +94,12 @@ def test_controller_rules_are_judged_by_the_stack_policy_not_per_object():
 POLICY_URN = "urn:pulumi:dev::infra::aws:iam/policy:Policy::karpenter-controller-policy-1"
 ROLE_URN = "urn:pulumi:dev::infra::aws:iam/role:Role::karpenter-node-role"
 ENTRY_URN = "urn:pulumi:dev::infra::aws:eks/accessEntry:AccessEntry::karpenter-node-access-entry"
-EC2_TRUST = json.dumps(controller.node_role_trust())
+EC2_TRUST = json.dumps(iam.node_role_trust())
 
 
 def controller_policy(roles=("KarpenterNodeRole-demo",), queue=True):
-    settings = controller.parse({**OWN, "interruptionQueue": {"enabled": queue}}, "test", "demo")
-    doc = controller.document(controller.controller_statements(settings, ACCOUNT, list(roles)))
+    settings = controller_block.parse({**OWN, "interruptionQueue": {"enabled": queue}}, "test", "demo")
+    doc = iam.document(iam.controller_statements(settings, ACCOUNT, list(roles)))
     return resource("aws:iam/policy:Policy", POLICY_URN, {"name": "Karpenter-demo-controller-1", "policy": json.dumps(doc)})
 
 
@@ -109,7 +114,9 @@ def access_entry(role="KarpenterNodeRole-demo"):
 
 
 def coherence(*resources):
-    return validate_stack(pack.IAM_COHERENCE, list(resources))
+    """Violations of every coherence policy (and the live rule a profile without its role breaks)."""
+    names = sorted({pack.policy_name(rule_id) for rule_id in pack.COHERENCE} | {"live-instance-profile-without-role"})
+    return [violation for name in names for violation in validate_stack(name, list(resources))]
 
 
 def test_pack_passes_a_stack_whose_controller_fits_its_classes():
@@ -158,7 +165,7 @@ def test_pack_checks_the_queue_key_policy_when_the_key_is_in_the_stack(lets_even
     root = {"Sid": "Root", "Effect": "Allow", "Principal": {"AWS": "arn:aws:iam::123456789012:root"}, "Action": "kms:*", "Resource": "*"}
     events = {"Sid": "EventBridge", "Effect": "Allow", "Principal": {"Service": "events.amazonaws.com"},
               "Action": ["kms:GenerateDataKey", "kms:Decrypt"], "Resource": "*"}
-    key_policy = controller.document([root, events] if lets_eventbridge_in else [root])
+    key_policy = iam.document([root, events] if lets_eventbridge_in else [root])
     key = resource("aws:kms/key:Key", "urn:pulumi:dev::infra::aws:kms/key:Key::queue", {"arn": KEY_ARN, "policy": json.dumps(key_policy)})
     queue = resource(pack.QUEUE_TYPE, QUEUE_URN, {"name": "Karpenter-demo", "kmsMasterKeyId": KEY_ARN})
     violations = coherence(key, queue)

@@ -6,14 +6,15 @@ import json
 
 import pytest
 import yaml
-from _crd_helpers import release_crds
+from _crd_helpers import judged, release_crds
 from _rule_helpers import node_class, node_pool
 from conftest import CRDS
 
 from karpenter_gitops.cli import main
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.findings import Severity
-from karpenter_gitops.judge import crd
+from karpenter_gitops.load.crds import load as load_crds
+from karpenter_gitops.rules import crd
 
 LATEST = CRDS / "v1.14.1"
 
@@ -23,7 +24,7 @@ def latest() -> crd.Crds:
 
 
 def found(doc) -> list[tuple[str, str, str]]:
-    return [(f.rule, f.path, f.message) for f in latest().check(doc).findings]
+    return [(f.rule, f.path, f.message) for f in judged(latest().check(doc))]
 
 
 def synthetic_crd(*rules: str, group: str = "karpenter.sh", kind: str = "NodePool", version: str = "v1") -> dict:
@@ -55,7 +56,7 @@ def test_a_file_without_karpenter_crds_is_named_in_the_error(tmp_path):
     other = tmp_path / "nodeclaims.yaml"
     other.write_text(yaml.safe_dump(synthetic_crd(kind="NodeClaim")))
     with pytest.raises(InputError, match="holds no EC2NodeClass or NodePool") as err:
-        crd.load([other])
+        load_crds([other])
     assert err.value.file == str(other)
 
 
@@ -63,13 +64,13 @@ def test_a_crd_without_a_served_v1_schema_is_an_input_error(tmp_path):
     path = tmp_path / "old.yaml"
     path.write_text(yaml.safe_dump(synthetic_crd(version="v1beta1")))
     with pytest.raises(InputError, match="serves no v1 version") as err:
-        crd.load([path])
+        load_crds([path])
     assert err.value.file == str(path)
 
 
 def test_the_same_kind_twice_is_an_input_error():
     with pytest.raises(InputError, match="a second NodePool CRD"):
-        crd.load([LATEST, CRDS / "v1.8.8" / "karpenter.sh_nodepools.yaml"])
+        load_crds([LATEST, CRDS / "v1.8.8" / "karpenter.sh_nodepools.yaml"])
 
 
 # --- schema -------------------------------------------------------------------------------
@@ -113,7 +114,7 @@ def test_yaml_only_values_are_judged_as_the_json_kubectl_sends():
 
 def test_schema_errors_that_block_cel_skip_every_rule_like_the_api_server():
     outcome = latest().check(node_class({"spec": {"role": 1, "instanceProfile": "x"}}))
-    assert [f.rule for f in outcome.findings] == ["crd/schema"]
+    assert [o.rule for o in outcome.observations] == ["crd/schema"]
     assert outcome.skipped == (crd.Skipped("", "*", crd.BLOCKED),)
 
 
@@ -161,11 +162,11 @@ def test_rules_the_engine_cannot_run_are_engine_warnings_not_crashes(tmp_path):
     path = tmp_path / "crd.yaml"
     path.write_text(yaml.safe_dump(synthetic_crd("self.x.lowerAscii() == 'a'", "self.x ==", "size(self)", "self.x == 'a'")))
     doc = {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "p"}, "spec": {"x": "A"}}
-    outcome = crd.load([path]).check(doc)
-    engine = [f for f in outcome.findings if f.rule == crd.ENGINE]
+    outcome = load_crds([path]).check(doc)
+    engine = [f for f in judged(outcome) if f.rule == crd.ENGINE]
     assert len(engine) == 3 and all(f.severity is Severity.WARNING for f in engine)
     assert "lowerAscii" in engine[0].message and "cannot compile" in engine[1].message and "bool" in engine[2].message
-    assert [f.message for f in outcome.findings if f.rule == crd.CEL] == ["rule 3"]
+    assert [f.message for f in judged(outcome) if f.rule == crd.CEL] == ["rule 3"]
 
 
 # --- CLI ----------------------------------------------------------------------------------

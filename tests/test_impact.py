@@ -11,7 +11,7 @@ from karpenter_gitops.adapters import kube
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.mapping import NodePoolMapping
 from karpenter_gitops.core.plan import NodePoolPlan, Plan
-from karpenter_gitops.load import config
+from karpenter_gitops.load import documents
 from karpenter_gitops.reconcile import impact
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
 
@@ -20,7 +20,7 @@ def inputs(nodeclass_spec: dict | None = None, nodepool_spec: dict | None = None
     nc, np = copy.deepcopy(BASE_NODECLASS), copy.deepcopy(BASE_NODEPOOL)
     nc["spec"].update(nodeclass_spec or {})
     np["spec"].update(nodepool_spec or {})
-    return config.load_documents([("test.yaml", [nc, np])])
+    return documents.load_documents([("test.yaml", [nc, np])])
 
 
 def plan_with(instance_types: dict[str, str]) -> Plan:

@@ -9,10 +9,12 @@ import re
 import pytest
 import yaml
 
+from karpenter_gitops.core import inputs
 from karpenter_gitops.core.errors import InputError
-from karpenter_gitops.judge.validate import validate
-from karpenter_gitops.load import config, policy
-from karpenter_gitops.load.waivers import Waiver
+from karpenter_gitops.core.findings import Severity
+from karpenter_gitops.core.inputs import Waiver
+from karpenter_gitops.judge import validate
+from karpenter_gitops.load import documents, policy, waivers
 from karpenter_gitops.rules import hygiene, registry
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
 
@@ -30,8 +32,8 @@ def stack(node_class_patch=None, **settings) -> dict:
     return {"config": doc}
 
 
-def load(doc) -> config.Inputs:
-    return config.load_documents([("Pulumi.test.yaml", [doc])])
+def load(doc) -> inputs.Inputs:
+    return documents.load_documents([("Pulumi.test.yaml", [doc])])
 
 
 def by_rule(report, rule_id):
@@ -86,10 +88,13 @@ def test_malformed_policy_settings_are_input_errors(settings, expected):
     assert err.value.file == "Pulumi.test.yaml"
 
 
-def test_catalogue_and_production_table_name_registered_rules():
+def test_catalogue_names_registered_rules_and_production_severities_are_stricter():
     for rule_ids in hygiene.CATALOGUE.values():
         assert all(rule_id in registry.RULES for rule_id in rule_ids)
-    assert set(policy.PRODUCTION_SEVERITY) <= set(registry.RULES)
+    order = [Severity.INFO, Severity.WARNING, Severity.ERROR]
+    raised = [r for r in registry.RULES.values() if r.production is not None]
+    assert {r.id for r in raised} == {"nodeclass/alias-latest", "policy/detailed-monitoring"}
+    assert all(order.index(r.production) > order.index(r.severity) for r in raised)
 
 
 def test_secret_finding_names_the_line_but_not_the_secret():
@@ -156,4 +161,4 @@ def test_malformed_waivers_are_input_errors_naming_the_entry(tmp_path, entry, ex
     path = tmp_path / "waivers.yaml"
     path.write_text(yaml.safe_dump({"waivers": [entry]}))
     with pytest.raises(InputError, match=re.escape(expected)):
-        config.load_waivers(path)
+        waivers.read_file(path)

@@ -78,7 +78,8 @@ def test_every_rule_with_a_kind_is_a_policy_with_severity_based_enforcement():
     assert POLICIES["policy-imdsv2-required"].enforcement_level.value == "mandatory"
     assert POLICIES["policy-imds-hop-limit"].enforcement_level.value == "advisory"
     assert "NC-02" in POLICIES["policy-imds-hop-limit"].tags
-    assert {"schema-unknown-field", "cel-tags-restricted", "live-unserved-instance-types", pack.IAM_COHERENCE} <= set(POLICIES)
+    assert {"schema-unknown-field", "cel-tags-restricted", "live-unserved-instance-types", "controller-pass-role"} <= set(POLICIES)
+    assert not set(pack.UNSEEN) & {name.replace("-", "/", 1) for name in POLICIES}
 
 
 def test_hygiene_policy_judges_a_node_class_and_reads_its_config():
@@ -125,10 +126,12 @@ def test_iam_coherence_wants_a_role_in_every_profile_and_an_ec2_trust():
         resource(pack.NODECLASS_TYPE, NC_URN + "2", {**node_class(role="NodeRole"), "metadata": {"name": "other"}}),
         resource(pack.ROLE_TYPE, role_urn, {"name": "NodeRole", "assumeRolePolicy": lambda_trust}),
     ]
-    violations = validate_stack(pack.IAM_COHERENCE, resources)
-    assert [urn for _, urn in violations] == [profile_urn, role_urn]
+    def violations():
+        return [urn for name in ("live-instance-profile-without-role", "controller-node-role-trust") for _, urn in validate_stack(name, resources)]
+
+    assert violations() == [profile_urn, role_urn]
     resources[3] = resource(pack.ROLE_TYPE, role_urn, {"name": "NodeRole", "assumeRolePolicy": lambda_trust.replace("lambda", "ec2")})
-    assert [urn for _, urn in validate_stack(pack.IAM_COHERENCE, resources)] == [profile_urn]
+    assert violations() == [profile_urn]
 
 
 RECONCILIATION_URN = "urn:pulumi:dev::infra::pulumi-python:dynamic/karpenter-gitops:Reconciliation::payments-reconciliation"
@@ -142,6 +145,19 @@ RECONCILED = {
     "amis": [],
     "skippedAmis": [{"id": "ami-1", "name": "payments-42", "reason": "state pending"}],
     "nodePools": {"payments": {"nodeClass": "payments", "instanceTypes": {}, "unservedInstanceTypes": [{"type": "g5.xlarge", "reason": "no nvidia AMI"}]}},
+    # The reconciliation's own judgement (the plan's findings): what the live policies judge again.
+    "findings": [
+        {"rule": "live/ami-not-available", "severity": "error", "kind": "EC2NodeClass", "name": "payments",
+         "path": "spec.amiSelectorTerms", "message": "only unusable images match: ami-1 (state pending)"},
+        {"rule": "live/selector-matches-nothing", "severity": "error", "kind": "EC2NodeClass", "name": "payments",
+         "path": "spec.subnetSelectorTerms", "message": "the subnet selector matches no subnet"},
+        {"rule": "live/instance-profile-without-role", "severity": "error", "kind": "EC2NodeClass", "name": "payments",
+         "path": "spec.instanceProfile", "message": "instance profile 'p' has no role"},
+        {"rule": "live/unserved-instance-types", "severity": "warning", "kind": "NodePool", "name": "payments",
+         "path": "spec.template.spec.requirements", "message": "1 allowed instance type(s) have no AMI: g5.xlarge"},
+        {"rule": "policy/no-public-ip", "severity": "error", "kind": "EC2NodeClass", "name": "payments",
+         "path": "spec.associatePublicIPAddress", "message": "not a live rule: the resource policies judge it"},
+    ],
 }
 
 
@@ -149,18 +165,19 @@ RECONCILED = {
     ("policy_name", "expected"),
     [
         ("live-ami-not-available", "ami-1 (state pending)"),
-        ("live-selector-matches-nothing", "SubnetSelector did not match any Subnets"),
-        ("live-instance-profile-without-role", "no role"),
+        ("live-selector-matches-nothing", "the subnet selector matches no subnet"),
+        ("live-instance-profile-without-role", "has no role"),
         ("live-unserved-instance-types", "g5.xlarge"),
     ],
 )
 def test_live_rules_read_the_reconciliation_outputs(policy_name, expected):
     ((message, urn),) = validate_stack(policy_name, [resource(pack.RECONCILIATION_TYPE, RECONCILIATION_URN, RECONCILED)])
     assert expected in message and urn == RECONCILIATION_URN
+    assert f"[{policy_name.replace('-', '/', 1)}]" in message
 
 
 def test_live_rules_skip_a_reconciliation_without_a_plan_yet_and_judge_the_others():
-    pending = resource(pack.RECONCILIATION_TYPE, RECONCILIATION_URN + "-new", {"nodeClassName": "new", "conditions": UNKNOWN_STRING_VALUE})
+    pending = resource(pack.RECONCILIATION_TYPE, RECONCILIATION_URN + "-new", {"nodeClassName": "new", "findings": UNKNOWN_STRING_VALUE})
     inputs_only = resource(pack.RECONCILIATION_TYPE, RECONCILIATION_URN + "-inputs", {"nodeClassName": "x", "spec": {}})
     reconciled = resource(pack.RECONCILIATION_TYPE, RECONCILIATION_URN, RECONCILED)
     violations = validate_stack("live-instance-profile-without-role", [pending, inputs_only, reconciled])
@@ -295,6 +312,6 @@ def test_grpc_analyze_stack_runs_cross_object_iam_and_waiver_policies(analyzer):
     found = by_policy(analyzer.AnalyzeStack(analyzer_pb2.AnalyzeStackRequest(resources=resources)))
     (ref,) = found["nodepool-node-class-ref-missing"]
     assert ref.urn == NP_URN and ref.enforcementLevel == MANDATORY and "did you mean 'default'" in ref.message
-    assert found[pack.IAM_COHERENCE][0].enforcementLevel == MANDATORY
+    assert found["live-instance-profile-without-role"][0].enforcementLevel == MANDATORY
     (expired,) = found["policy-waiver-expired"]
     assert "expired on 2001-01-01" in expired.message and expired.enforcementLevel == MANDATORY

@@ -14,8 +14,8 @@ from _snapshot import assert_snapshot
 
 from karpenter_gitops.cli import main
 from karpenter_gitops.core.errors import InputError
-from karpenter_gitops.judge.validate import validate
-from karpenter_gitops.load import config, pulumi_events
+from karpenter_gitops.judge import validate
+from karpenter_gitops.load import documents, pulumi_events
 from karpenter_gitops.output import preview
 from karpenter_gitops.reconcile.impact import forecast
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
@@ -292,8 +292,8 @@ def test_valid_json_of_the_wrong_shape_is_an_input_error_not_a_traceback(parse, 
 
 
 def test_pure_layer_without_cli():
-    base = config.load_documents([("b.yaml", [node_class()])])
-    head = config.load_documents([("h.yaml", [node_class(), node_pool()])])
+    base = documents.load_documents([("b.yaml", [node_class()])])
+    head = documents.load_documents([("h.yaml", [node_class(), node_pool()])])
     report = preview.Preview.build("main", base, head, validate(head, policy=True), forecast(base, head))
     text, shortened = preview.markdown(report)
     assert not shortened and "1 added, 0 changed, 0 removed" in text

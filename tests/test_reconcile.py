@@ -11,8 +11,9 @@ import yaml
 
 from karpenter_gitops.adapters.aws.embedded import Throttler
 from karpenter_gitops.cli import main
+from karpenter_gitops.core import inputs
 from karpenter_gitops.core.errors import InputError
-from karpenter_gitops.load import config
+from karpenter_gitops.load import documents, files
 from karpenter_gitops.reconcile import reconcile
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
 
@@ -34,7 +35,7 @@ def node_pool(requirements: list[dict], class_name: str = "default") -> dict:
 
 
 def plan_for(aws_env, docs, cache, k8s="1.32", session=None):
-    inputs = config.load_documents([("test.yaml", docs)])
+    inputs = documents.load_documents([("test.yaml", docs)])
     return reconcile(inputs, kubernetes_version=k8s, aws=session or aws_env.session(), cache_dir=cache)
 
 
@@ -171,7 +172,7 @@ def test_alias_without_kubernetes_version_is_a_usage_error(default_aws, catalogu
 @pytest.mark.parametrize("seed", range(4))
 def test_throttled_run_matches_clean_run_or_reports_transient(default_aws, catalogue_cache, seed, monkeypatch):
     monkeypatch.setattr("botocore.retries.standard.ExponentialBackoff.delay_amount", lambda self, context: 0)
-    docs = config.load([DEMO])
+    docs = documents.load([DEMO])
     clean = reconcile(docs, aws=default_aws.session(), cache_dir=catalogue_cache).to_json()
     throttled_session = default_aws.session()
     Throttler(1 / 3, seed=seed).install(throttled_session)
@@ -260,18 +261,19 @@ def test_plan_and_bump_without_credentials_say_so_in_one_line_and_exit_two(capsy
 
 def test_real_aws_takes_the_stacks_region_when_the_environment_names_none(monkeypatch, tmp_path):
     """As the Pulumi provider does (README: aws:region is used when the environment names no region)."""
-    from karpenter_gitops.cli import aws_target, stack_aws_region
+    from karpenter_gitops.adapters.aws.target import aws_target
+    from karpenter_gitops.load.stacks import stack_aws_region
 
     _no_aws_environment(monkeypatch, tmp_path)
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    region = stack_aws_region(config.read([PROJECT / "stacks" / "Pulumi.dev.yaml"]))
+    region = stack_aws_region(files.read([PROJECT / "stacks" / "Pulumi.dev.yaml"]))
     assert region == "eu-west-1"
-    with aws_target(False, None, None, config.Cluster(), region) as (session, _):
-        assert session.region == "eu-west-1"
+    with aws_target(False, None, region) as target:
+        assert target.session.region == "eu-west-1"
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-2")
-    with aws_target(False, None, None, config.Cluster(), region) as (session, _):
-        assert session.region == "us-east-2"
+    with aws_target(False, None, region) as target:
+        assert target.session.region == "us-east-2"
 
 
 def test_plan_text_counts_only_the_node_pools_it_mapped(capsys, monkeypatch, tmp_path):

@@ -1,39 +1,33 @@
 """Every rule in the registry carries good and bad examples, and each behaves as claimed.
 
 Examples run with the hygiene policies enabled, so ``policy/`` rules are judged like the rest.
-Rules that no spec example can trigger are listed in :data:`NOT_SPEC_JUDGED` with the test that
-exercises them instead; the list is checked, so it cannot hide a rule that has a check.
+Object and load rules are judged on spec examples here; the other stages observe their
+violations elsewhere, and :data:`ELSEWHERE` names the test that exercises them.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from karpenter_gitops import controller
-from karpenter_gitops.judge.validate import validate
-from karpenter_gitops.rules import hygiene, live, registry, transitions
-from karpenter_gitops.rules.examples import example_inputs
+from karpenter_gitops.judge import validate
+from karpenter_gitops.load.documents import load_documents
+from karpenter_gitops.rules import registry
+from karpenter_gitops.rules.examples import example_documents
+from karpenter_gitops.rules.registry import Stage
 
-_LIVE = "found by the reconciliation against AWS; see tests/test_policy_pack.py (pack) and the reconcile tests"
-NOT_SPEC_JUDGED = {
-    live.SELECTOR_MATCHES_NOTHING: _LIVE,
-    live.AMI_NOT_AVAILABLE: _LIVE,
-    live.UNSERVED_INSTANCE_TYPES: _LIVE,
-    live.INSTANCE_PROFILE_WITHOUT_ROLE: _LIVE,
-    live.CATALOGUE_REFUSED: "found when AWS refuses the catalogue; see tests/test_reconcile.py",
-    hygiene.WAIVER_EXPIRED: "reported while applying waivers; see tests/test_policy.py",
-    controller.CNI_IP_FAMILY: "needs the cluster's IP family, looked up in preview; see tests/test_controller_component.py",
-    controller.QUEUE_KMS: "needs the KMS key policy, seen by the policy pack; see tests/test_controller_policy.py",
-    **{
-        rule_id: "compares a change with its base, in preview; (old, new) examples run in tests/test_transitions.py"
-        for rule_id in transitions.TRANSITIONS
-    },
+ELSEWHERE = {
+    Stage.TRANSITION: "compares a change with its base; (old, new) examples run in tests/test_transitions.py",
+    Stage.LIVE: "observed by the reconciliation against AWS; see tests/test_reconcile.py and tests/test_policy_pack.py",
+    Stage.CRD: "observed by the user's CRDs; see tests/test_crd.py",
+    Stage.WAIVERS: "observed while applying waivers; see tests/test_policy.py",
+    Stage.PULUMI: "needs a fact only the Pulumi layer has; see tests/test_controller_component.py and tests/test_controller_policy.py",
 }
-RULES = sorted((r for r in registry.RULES.values() if r.id not in NOT_SPEC_JUDGED), key=lambda r: r.id)
+RULES = sorted((r for r in registry.RULES.values() if r.stage in (Stage.OBJECT, Stage.LOAD)), key=lambda r: r.id)
 
 
 def _fired(rule, example) -> list:
-    inputs, version = example_inputs(rule, example)
+    files, version = example_documents(rule, example)
+    inputs = load_documents(files, version)
     return [f for f in validate(inputs, version, policy=True).findings if f.rule == rule.id]
 
 
@@ -44,11 +38,11 @@ def test_rule_has_examples_and_metadata(rule):
     assert rule.doc and rule.fix
 
 
-@pytest.mark.parametrize("rule_id", sorted(NOT_SPEC_JUDGED))
-def test_rules_without_spec_examples_are_registered_check_less_and_documented(rule_id):
-    rule = registry.RULES[rule_id]
-    assert rule.check is None and not rule.good and not rule.bad
+@pytest.mark.parametrize("rule", sorted(registry.RULES.values(), key=lambda r: r.id), ids=lambda r: r.id)
+def test_a_rule_has_a_check_exactly_when_its_stage_runs_one(rule):
+    assert (rule.check is not None) == (rule.stage in registry.WITH_CHECK), rule.stage
     assert rule.doc and rule.fix
+    assert rule.stage in (Stage.OBJECT, Stage.LOAD) or rule.stage in ELSEWHERE
 
 
 @pytest.mark.parametrize(

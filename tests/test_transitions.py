@@ -14,16 +14,16 @@ from celpy.adapter import json_to_cel
 
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.findings import Severity
+from karpenter_gitops.core.inputs import Inputs, Waiver
 from karpenter_gitops.core.model import NODEPOOL
-from karpenter_gitops.judge import crd
-from karpenter_gitops.judge.validate import check_transitions, validate
-from karpenter_gitops.load.config import Inputs, load_documents
-from karpenter_gitops.load.waivers import Waiver
+from karpenter_gitops.judge import check_transitions, validate
+from karpenter_gitops.load.documents import load_documents
 from karpenter_gitops.output import preview
-from karpenter_gitops.rules import registry
+from karpenter_gitops.rules import crd, registry
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL, merge_patch
-from karpenter_gitops.rules.transitions import TRANSITIONS, Transition
+from karpenter_gitops.rules.registry import Rule, Stage
 
+TRANSITIONS = {rule.id: rule for rule in registry.RULES.values() if rule.stage is Stage.TRANSITION}
 EXAMPLES = [
     (transition, verdict, example)
     for transition in TRANSITIONS.values()
@@ -33,12 +33,12 @@ EXAMPLES = [
 
 
 def _ids(value) -> str:
-    return value.rule.id if isinstance(value, Transition) else value if isinstance(value, str) else ""
+    return value.id if isinstance(value, Rule) else value if isinstance(value, str) else ""
 
 
-def _docs(transition: Transition, example: Mapping[str, Any]) -> tuple[dict, dict]:
+def _docs(transition: Rule, example: Mapping[str, Any]) -> tuple[dict, dict]:
     """The stored (old) and updated (new) object of an example."""
-    base = BASE_NODEPOOL if transition.rule.kinds == {NODEPOOL} else BASE_NODECLASS
+    base = BASE_NODEPOOL if transition.kinds == {NODEPOOL} else BASE_NODECLASS
     return merge_patch(base, example.get("old", {})), merge_patch(base, example.get("new", {}))
 
 
@@ -54,22 +54,22 @@ def _version(example: Mapping[str, Any]) -> versions.Version:
     return versions.parse(example.get("karpenterVersion", versions.show(versions.DEFAULT)))
 
 
-def test_every_transition_rule_is_registered_check_less_with_examples():
+def test_every_transition_rule_has_a_check_and_old_new_examples():
+    assert TRANSITIONS
     for rule_id, transition in TRANSITIONS.items():
-        assert rule_id.startswith("transition/") and registry.RULES[rule_id] is transition.rule
-        assert transition.rule.check is None and transition.good and transition.bad
-        assert transition.rule.doc and transition.rule.fix
+        assert rule_id.startswith("transition/") and transition.check is not None
+        assert transition.good and transition.bad and transition.doc and transition.fix
 
 
 @pytest.mark.parametrize(("transition", "verdict", "example"), EXAMPLES, ids=_ids)
 def test_example(transition, verdict, example):
     old, new = _docs(transition, example)
-    fired = [f for f in _fired(old, new, _version(example)) if f.rule == transition.rule.id]
+    fired = [f for f in _fired(old, new, _version(example)) if f.rule == transition.id]
     if verdict == "good":
         assert fired == []
     else:
-        assert fired, f"{transition.rule.id} did not fire on {example}"
-        assert all(f.severity is transition.rule.severity for f in fired)
+        assert fired, f"{transition.id} did not fire on {example}"
+        assert all(f.severity is transition.severity for f in fired)
 
 
 # --- parity with the CRDs: evaluate their oldSelf rules as the API server does on an update ---------

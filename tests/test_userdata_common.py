@@ -7,8 +7,8 @@ import yaml
 
 from karpenter_gitops.families import userdata
 from karpenter_gitops.families.userdata import problems
-from karpenter_gitops.judge.validate import validate
-from karpenter_gitops.load.config import load_documents
+from karpenter_gitops.judge import validate
+from karpenter_gitops.load.documents import load_documents
 from karpenter_gitops.rules.examples import BASE_NODECLASS, merge_patch
 
 

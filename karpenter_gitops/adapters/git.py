@@ -1,8 +1,7 @@
-"""Where a preview's base comes from: a directory of manifests, or the same inputs at a Git ref.
+"""Files as they were at a Git ref: what a preview compares the working tree with.
 
-A directory (rendered by ``render`` or hand-written) must hold manifests only. A Git ref is read
-in memory with ``git cat-file --batch``, at the paths the head was read from, so nothing is
-checked out and the working tree is left alone.
+The ref is read in memory with ``git cat-file --batch``, at the paths the head was read from, so
+nothing is checked out and the working tree is left alone.
 """
 
 from __future__ import annotations
@@ -11,29 +10,8 @@ import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
-from karpenter_gitops.core import versions
 from karpenter_gitops.core.errors import InputError
-from karpenter_gitops.load import config
-from karpenter_gitops.load.config import Inputs
-
-
-def load_base(base: str, head_paths: Sequence[Path], version: versions.Version) -> Inputs:
-    """The base inputs: ``base`` as a directory when one exists, else as a Git ref."""
-    path = Path(base)
-    if path.is_dir():
-        return _from_directory(path, version)
-    return _from_git(base, head_paths, version)
-
-
-def _from_directory(path: Path, version: versions.Version) -> Inputs:
-    files = [p for p in sorted(path.rglob("*")) if p.is_file() and not any(part.startswith(".") for part in p.relative_to(path).parts)]
-    foreign = [str(p.relative_to(path)) for p in files if p.suffix not in config.YAML_SUFFIXES]
-    if foreign:
-        shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
-        raise InputError(f"base directory holds files that are not manifests ({shown})", str(path), hint="pass a rendered directory")
-    if not files:
-        return Inputs()  # an empty base: everything in the head is new
-    return config.load([path], version)
+from karpenter_gitops.load.files import MAX_FILE_BYTES, YAML_SUFFIXES
 
 
 def _git(*args: str, cwd: Path, data: bytes | None = None) -> subprocess.CompletedProcess:
@@ -43,7 +21,8 @@ def _git(*args: str, cwd: Path, data: bytes | None = None) -> subprocess.Complet
         raise InputError("git is not installed; pass --base as a directory instead") from None
 
 
-def _from_git(ref: str, head_paths: Sequence[Path], version: versions.Version) -> Inputs:
+def files_at_ref(ref: str, head_paths: Sequence[Path]) -> list[tuple[str, str]]:
+    """``(ref:path, text)`` of every YAML file under ``head_paths`` as the ref has it."""
     cwd = Path.cwd()
     top = _git("rev-parse", "--show-toplevel", cwd=cwd)
     if top.returncode:
@@ -64,11 +43,9 @@ def _from_git(ref: str, head_paths: Sequence[Path], version: versions.Version) -
     names = [
         name
         for name in listed.stdout.decode().split("\0")
-        if name.endswith(config.YAML_SUFFIXES) and not any(part.startswith(".") for part in Path(name).parts)
+        if name.endswith(YAML_SUFFIXES) and not any(part.startswith(".") for part in Path(name).parts)
     ]
-    blobs = _read_blobs(root, ref, names)
-    documents = [(f"{ref}:{name}", config.parse_yaml(text, f"{ref}:{name}")) for name, text in zip(names, blobs)]
-    return config.load_documents(documents, version)
+    return [(f"{ref}:{name}", text) for name, text in zip(names, _read_blobs(root, ref, names))]
 
 
 def _read_blobs(root: Path, ref: str, names: Sequence[str]) -> list[str]:
@@ -84,8 +61,8 @@ def _read_blobs(root: Path, ref: str, names: Sequence[str]) -> list[str]:
         if len(header) != 3:
             raise InputError(f"git could not read {name} at {ref}")
         size = int(header[2])
-        if size > config.MAX_FILE_BYTES:
-            raise InputError(f"file is over {config.MAX_FILE_BYTES // 1_048_576} MiB; refused", f"{ref}:{name}")
+        if size > MAX_FILE_BYTES:
+            raise InputError(f"file is over {MAX_FILE_BYTES // 1_048_576} MiB; refused", f"{ref}:{name}")
         texts.append(output[end + 1 : end + 1 + size].decode("utf-8", errors="replace"))
         offset = end + 1 + size + 1
     return texts

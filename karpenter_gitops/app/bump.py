@@ -30,14 +30,16 @@ import yaml
 from ruamel.yaml import YAML
 from ruamel.yaml.nodes import CollectionNode, MappingNode, Node, SequenceNode
 
-from karpenter_gitops.adapters.aws.amis import AMIOutcome, AMIResolution, resolve_amis
-from karpenter_gitops.adapters.aws.client import AwsSession
-from karpenter_gitops.adapters.aws.errors import PersistentAWSError, TransientAWSError
+from karpenter_gitops.adapters.aws.amis import AMIResolution
+from karpenter_gitops.adapters.aws.errors import PersistentAWSError
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.errors import InputError
+from karpenter_gitops.core.inputs import NAMESPACE, Inputs
 from karpenter_gitops.core.model import AMISelectorTerm, EC2NodeClass
 from karpenter_gitops.families import aliases as amifamily
-from karpenter_gitops.load.config import NAMESPACE, Inputs
+from karpenter_gitops.load.documents import load_documents
+from karpenter_gitops.load.files import parse_yaml, read_text
+from karpenter_gitops.load.stacks import stack_aws_region, stack_karpenter_version
 
 Terms = tuple[Mapping[str, Any], ...]  # AMI selector terms spelled as in the CRD
 
@@ -100,15 +102,8 @@ class BumpPlan:
         }
 
 
-class AwsUnavailable(Exception):
-    """AWS did not answer (throttled, unreachable, 5xx): nothing was decided and nothing may be written."""
-
-
-# --- the AWS side ---------------------------------------------------------------------------
-
-
 class AmiCatalog(Protocol):
-    """What planning needs from AWS; :class:`AwsAmiCatalog` is the real one."""
+    """What planning needs from AWS; :class:`~karpenter_gitops.adapters.aws.ami_catalog.AwsAmiCatalog` is the real one."""
 
     kubernetes_version: str | None
     karpenter_version: versions.Version
@@ -119,27 +114,6 @@ class AmiCatalog(Protocol):
     def resolve(self, terms: Sequence[AMISelectorTerm]) -> AMIResolution:
         """``status.amis`` for ``terms``, as Karpenter would compute it."""
 
-
-@dataclass
-class AwsAmiCatalog:
-    aws: AwsSession
-    kubernetes_version: str | None
-    karpenter_version: versions.Version = versions.DEFAULT
-
-    def parameters(self, path: str) -> dict[str, str]:
-        try:
-            found = self.aws.paginate("ssm", "GetParametersByPath", "Parameters", Path=path, Recursive=True)
-        except TransientAWSError as error:
-            raise AwsUnavailable(str(error)) from error
-        return {parameter["Name"]: parameter["Value"] for parameter in found}
-
-    def resolve(self, terms: Sequence[AMISelectorTerm]) -> AMIResolution:
-        resolution = resolve_amis(
-            self.aws, terms, self.kubernetes_version or "", karpenter_version=self.karpenter_version
-        )
-        if resolution.outcome is AMIOutcome.TRANSIENT_ERROR:
-            raise AwsUnavailable(resolution.message)
-        return resolution
 
 
 # --- published alias releases ---------------------------------------------------------------
@@ -426,3 +400,49 @@ def write_atomically(path: Path, text: str) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temp)
         raise
+
+
+# --- the use case -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StackFile:
+    """A stack file as ``bump`` edits it: its name as shown, its text and what it holds."""
+
+    file: str
+    path: Path
+    text: str
+    inputs: Inputs
+    version: versions.Version
+    aws_region: str | None = None  # the stack's ``aws:region``
+
+
+@dataclass(frozen=True)
+class Bumped:
+    plan: BumpPlan
+    diff: str
+    written: bool
+
+
+def read_stack(path: Path) -> StackFile:
+    file = os.path.relpath(path)
+    text = read_text(path)
+    documents = [(file, parse_yaml(text, file))]
+    version = stack_karpenter_version(documents) or versions.DEFAULT
+    return StackFile(file, path, text, load_documents(documents, version), version, stack_aws_region(documents))
+
+
+def bump_stack(
+    stack: StackFile, catalog: AmiCatalog, *, classes: Collection[str] = (), pin_latest: bool = False, dry_run: bool = False
+) -> Bumped:
+    """Plan the pin moves, edit the stack's text and, unless ``dry_run`` or nothing moves, replace the file."""
+    planned = plan_bump(stack.inputs, catalog, classes=classes, pin_latest=pin_latest)
+    edited = rewrite_stack(stack.text, planned.changes, stack.file)
+    diff = stack_diff(stack.text, edited, stack.file)
+    written = bool(diff) and not dry_run
+    if written:
+        try:
+            write_atomically(stack.path, edited)
+        except OSError as error:  # the old file is still whole: the write is all or nothing
+            raise InputError(f"cannot write the bumped pins: {error.strerror or error}", stack.file) from None
+    return Bumped(planned, diff, written)

@@ -1,13 +1,15 @@
-"""Findings: what a rule reports about one object, in the CLI's JSON contract."""
+"""What rules see and what the judge reports, in the CLI's JSON contract.
+
+Three steps, three types: a check yields a :class:`Violation` (where and why); whoever ran the
+check wraps it with the rule id and the object into an :class:`Observation` (loading, the rules,
+the reconciliation and the CRD engine all do); the judge alone turns an observation into a
+:class:`Finding`, deciding its severity, whether the rule is enabled, and whether it is waived.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:  # model imports schema, which imports this module
-    from karpenter_gitops.core.model import Source
 
 
 class Severity(str, Enum):
@@ -17,8 +19,23 @@ class Severity(str, Enum):
 
 
 @dataclass(frozen=True)
+class Source:
+    """Where an object came from: a manifest file (and document) or a stack config key."""
+
+    file: str
+    document: int | None = None
+    line: int | None = None
+    stack_key: str | None = None
+
+    @property
+    def scope(self) -> str:
+        """Objects that see each other: one stack file is one cluster; manifests share one scope."""
+        return self.file if self.stack_key else ""
+
+
+@dataclass(frozen=True)
 class Violation:
-    """What a check yields: where in the object and why; the engine adds rule and object."""
+    """What a check yields: where in the object and why."""
 
     path: str
     message: str
@@ -26,7 +43,24 @@ class Violation:
 
 
 @dataclass(frozen=True)
+class Observation:
+    """A violation of one rule by one object, not judged yet (no severity, not waived)."""
+
+    rule: str
+    kind: str
+    name: str
+    violation: Violation
+    source: Source | None = None
+
+    @property
+    def file(self) -> str | None:
+        return self.source.file if self.source else None
+
+
+@dataclass(frozen=True)
 class Finding:
+    """A judged observation. Made only by :mod:`karpenter_gitops.judge`."""
+
     rule: str
     severity: Severity
     kind: str

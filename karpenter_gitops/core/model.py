@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from karpenter_gitops.core.findings import Source
 from karpenter_gitops.core.schema import IntOrString, prop
 
 EC2NODECLASS_API = "karpenter.k8s.aws/v1"
@@ -259,21 +260,6 @@ class NodePoolSpec:
 
 
 # --- objects ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Source:
-    """Where an object came from: a manifest file (and document) or a stack config key."""
-
-    file: str
-    document: int | None = None
-    line: int | None = None
-    stack_key: str | None = None
-
-    @property
-    def scope(self) -> str:
-        """Objects that see each other: one stack file is one cluster; manifests share one scope."""
-        return self.file if self.stack_key else ""
 
 
 @dataclass(frozen=True)

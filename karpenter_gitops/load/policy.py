@@ -1,9 +1,9 @@
 """Per-stack policy settings: the ``karpenter-gitops:policy`` stack key, validated strictly.
 
-The settings say whether the stack is production (which raises the severity of a few rules, see
-:data:`PRODUCTION_SEVERITY`), carry the limits the hygiene rules compare against, and let a stack
-change the severity of a rule or switch it off. Rules of origin ``karpenter`` mirror what the API
-server or controller rejects anyway, so they can be neither downgraded nor disabled.
+The settings say whether the stack is production (rules may declare a higher severity for it),
+set the tunable parameters rules declare, and let a stack change the severity of a rule or
+switch it off. Rules of origin ``karpenter`` mirror what the API server or controller rejects
+anyway, so they can be neither downgraded nor disabled.
 
 .. code-block:: yaml
 
@@ -16,100 +16,69 @@ server or controller rejects anyway, so they can be neither downgraded nor disab
       rules:
         policy/imds-hop-limit: {severity: error}
         policy/detailed-monitoring: {enabled: false}
+
+The parameters are whatever the rules declare (:data:`karpenter_gitops.rules.registry.PARAMS`):
+a rule with a new setting needs no change here.
 """
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.findings import Severity
+from karpenter_gitops.core.inputs import NAMESPACE, PolicySettings, RuleSetting
+from karpenter_gitops.core.text import did_you_mean
 from karpenter_gitops.rules import registry
-from karpenter_gitops.rules.hygiene import duration_seconds
 
-KEY = "karpenter-gitops:policy"
-
-# Rules whose default severity is raised when the stack says ``production: true``.
-PRODUCTION_SEVERITY = {
-    "nodeclass/alias-latest": Severity.ERROR,
-    "policy/detailed-monitoring": Severity.WARNING,
-}
-
-@dataclass(frozen=True)
-class RuleSetting:
-    enabled: bool = True
-    severity: Severity | None = None
-
-
-@dataclass(frozen=True)
-class Settings:
-    production: bool = False
-    max_hop_limit: int = 1
-    max_expire_after: str = "720h"
-    max_instance_cpu: int = 96
-    min_spot_families: int = 3
-    rules: Mapping[str, RuleSetting] = field(default_factory=dict)
-
-    def enabled(self, rule_id: str) -> bool:
-        setting = self.rules.get(rule_id)
-        return setting is None or setting.enabled
-
-    def severity(self, rule: registry.Rule) -> Severity:
-        """The stack's override, else the production default, else the rule's own severity."""
-        setting = self.rules.get(rule.id)
-        if setting is not None and setting.severity is not None:
-            return setting.severity
-        if self.production:
-            return PRODUCTION_SEVERITY.get(rule.id, rule.severity)
-        return rule.severity
-
-
-# stack key -> (Settings field, type, check of the value or None, what a valid value looks like)
-_OPTIONS = {
-    "production": ("production", bool, None, "true or false"),
-    "maxHopLimit": ("max_hop_limit", int, lambda v: 1 <= v <= 64, "an integer from 1 to 64"),
-    "maxExpireAfter": ("max_expire_after", str, lambda v: duration_seconds(v) is not None, "a duration like 720h"),
-    "maxInstanceCpu": ("max_instance_cpu", int, lambda v: v >= 1, "a positive integer"),
-    "minSpotFamilies": ("min_spot_families", int, lambda v: v >= 1, "a positive integer"),
-}
+KEY = f"{NAMESPACE}:policy"
 _RULE_KEYS = ("enabled", "severity")
-
-
-def did_you_mean(word: str, known) -> str | None:
-    close = difflib.get_close_matches(word, list(known), n=1, cutoff=0.6)
-    return f"did you mean {close[0]!r}?" if close else None
 
 
 def known_rule(rule_id: Any, where: str, file: str) -> registry.Rule:
     """The registered rule ``rule_id``, or an InputError naming it (unknown ids are never ignored)."""
     rule = registry.RULES.get(rule_id) if isinstance(rule_id, str) else None
     if rule is None:
-        hint = did_you_mean(str(rule_id), registry.RULES) or "`karpenter-gitops` rule ids look like policy/imds-hop-limit"
+        hint = did_you_mean(str(rule_id), registry.RULES) or "`karpenter-gitops rules` lists the rule ids"
         raise InputError(f"{where}: unknown rule id {rule_id!r}", file, hint=hint)
     return rule
 
 
-def parse(value: Any, file: str) -> Settings:
-    """Settings from the ``karpenter-gitops:policy`` mapping; anything unknown or mistyped is an InputError."""
+def parse(value: Any, file: str, key: str = KEY) -> PolicySettings:
+    """Settings from the policy mapping; anything unknown or mistyped is an InputError naming ``key``."""
+    keys = ["production", *registry.PARAMS, "rules"]
     if not isinstance(value, Mapping):
-        raise InputError(f"'{KEY}' must be a mapping", file, hint=f"keys: {', '.join([*_OPTIONS, 'rules'])}")
-    options: dict[str, Any] = {}
-    for key, item in value.items():
-        where = f"{KEY}.{key}"
-        if key == "rules":
-            options["rules"] = _rules(item, where, file)
-            continue
-        if key not in _OPTIONS:
-            raise InputError(f"unknown field '{where}'", file, hint=did_you_mean(str(key), [*_OPTIONS, "rules"]))
-        attr, kind, valid, expected = _OPTIONS[key]
-        # bool is an int in Python; neither may stand in for the other here.
-        if type(item) is not kind or (valid is not None and not valid(item)):
-            raise InputError(f"'{where}' is {item!r}; expected {expected}", file)
-        options[attr] = item
-    return Settings(**options)
+        raise InputError(f"'{key}' must be a mapping", file, hint=f"keys: {', '.join(keys)}")
+    production, params, rules = False, {}, {}
+    for name, item in value.items():
+        where = f"{key}.{name}"
+        if name == "rules":
+            rules = _rules(item, where, file)
+        elif name == "production":
+            if type(item) is not bool:  # bool is an int in Python; neither may stand in for the other
+                raise InputError(f"'{where}' is {item!r}; expected true or false", file)
+            production = item
+        elif name in registry.PARAMS:
+            params[name] = param_value(registry.PARAMS[name], item, where, file)
+        else:
+            raise InputError(f"unknown field '{where}'", file, hint=did_you_mean(str(name), keys))
+    return PolicySettings(production, params, rules)
+
+
+def param_value(param: registry.Param, value: Any, where: str, file: str) -> Any:
+    """A parameter's value checked against its declared schema; whole-number floats (the Pulumi wire's
+    numbers) count as integers."""
+    from jsonschema import Draft202012Validator
+
+    if isinstance(value, float) and value.is_integer() and param.schema.get("type") == "integer":
+        value = int(value)
+    if isinstance(value, bool) and param.schema.get("type") != "boolean":
+        raise InputError(f"'{where}' is {value!r}; expected {param.expected}", file)
+    valid = Draft202012Validator(param.schema).is_valid(value) and (param.valid is None or param.valid(value))
+    if not valid:
+        raise InputError(f"'{where}' is {value!r}; expected {param.expected}", file)
+    return value
 
 
 def _rules(value: Any, where: str, file: str) -> dict[str, RuleSetting]:

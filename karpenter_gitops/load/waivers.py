@@ -1,4 +1,4 @@
-"""Waivers: a reasoned, expiring exception to one rule for named objects (or a glob like ``gpu-*``).
+"""Waivers, read strictly: a reasoned, expiring exception to one rule for named objects (or a glob like ``gpu-*``).
 
 Waivers live in the stack config (``karpenter-gitops:waivers``) or in a file (``policies/waivers.yaml``
 by default), both as a list of entries:
@@ -12,8 +12,8 @@ by default), both as a list of entries:
         reason: CUDA images read the region from IMDS until PLAT-123 moves them to IRSA
         expires: 2026-09-30      # ISO date; the waiver holds through that day
 
-An expired waiver stops waiving and is itself an error (``policy/waiver-expired``), so exceptions
-cannot outlive their reason silently. Rules that mirror Karpenter (origin ``karpenter``) cannot be
+An expired waiver stops waiving and is itself an error (``policy/waiver-expired``, see
+:mod:`karpenter_gitops.judge.waivers`), so exceptions cannot outlive their reason silently. Rules that mirror Karpenter (origin ``karpenter``) cannot be
 waived: the API server or controller would still reject the object, whatever the report says. Entries are validated strictly: an unknown rule id or field,
 a missing reason or a malformed date is an InputError naming the entry.
 """
@@ -21,63 +21,21 @@ a missing reason or a malformed date is an InputError naming the entry.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from fnmatch import fnmatchcase
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from karpenter_gitops.core.errors import InputError
-from karpenter_gitops.core.findings import Finding, Severity
+from karpenter_gitops.core.inputs import NAMESPACE, Waiver
 from karpenter_gitops.core.model import EC2NODECLASS, NODEPOOL
-from karpenter_gitops.load.policy import did_you_mean, known_rule
+from karpenter_gitops.core.text import did_you_mean
+from karpenter_gitops.load.files import display, parse_yaml, read_text
+from karpenter_gitops.load.policy import known_rule
 from karpenter_gitops.rules.hygiene import WAIVER_EXPIRED as EXPIRED
 
-STACK_KEY = "karpenter-gitops:waivers"
+STACK_KEY = f"{NAMESPACE}:waivers"
 _REQUIRED = ("rule", "object", "reason", "expires")
 _FIELDS = (*_REQUIRED, "kind")
-
-
-@dataclass(frozen=True)
-class Waiver:
-    rule: str
-    object: str
-    reason: str
-    expires: dt.date
-    kind: str | None = None
-    file: str | None = None
-    entry: str = ""  # where in the file, e.g. "waivers[2]"
-
-    def covers(self, finding: Finding) -> bool:
-        return (
-            finding.rule == self.rule
-            and (self.kind is None or finding.kind == self.kind)
-            and fnmatchcase(finding.name, self.object)
-        )
-
-    def expired(self, today: dt.date) -> bool:
-        return today > self.expires
-
-    def expiry_finding(self) -> Finding:
-        return Finding(
-            EXPIRED,
-            Severity.ERROR,
-            "Waiver",
-            self.object,
-            self.entry,
-            f"the waiver of {self.rule} for {self.object!r} expired on {self.expires.isoformat()} "
-            f"(reason given: {self.reason})",
-            self.file,
-            "fix the findings it waived and delete the waiver, or agree a new expiry date",
-        )
-
-    def to_json(self) -> dict:
-        data = {"rule": self.rule, "object": self.object, "reason": self.reason, "expires": self.expires.isoformat()}
-        if self.kind:
-            data["kind"] = self.kind
-        if self.file:
-            data["file"] = self.file
-        data["entry"] = self.entry
-        return data
 
 
 def parse(value: Any, file: str, key: str = "waivers") -> tuple[Waiver, ...]:
@@ -132,22 +90,7 @@ def _date(value: Any, where: str, file: str) -> dt.date:
         raise InputError(f"{where}: expires {value!r} is not an ISO date", file, hint="write it as YYYY-MM-DD") from None
 
 
-@dataclass(frozen=True)
-class Outcome:
-    """Waivers applied to findings: which finding each active waiver covers, and what expired."""
-
-    active: tuple[Waiver, ...]
-    waived: Mapping[Finding, Waiver]
-    expired: tuple[Finding, ...]
-
-
-def apply(findings: Iterable[Finding], waivers: Iterable[Waiver], today: dt.date) -> Outcome:
-    waivers = tuple(waivers)
-    active = tuple(w for w in waivers if not w.expired(today))
-    waived = {}
-    for finding in findings:
-        waiver = next((w for w in active if w.covers(finding)), None)
-        if waiver is not None:
-            waived[finding] = waiver
-    expired = tuple(w.expiry_finding() for w in waivers if w.expired(today))
-    return Outcome(active, waived, expired)
+def read_file(path: str | Path) -> tuple[Waiver, ...]:
+    """Waivers from a waiver file (``policies/waivers.yaml``); a malformed one is an InputError."""
+    name = display(Path(path))
+    return parse_file(parse_yaml(read_text(Path(path)), name), name)

@@ -27,10 +27,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from karpenter_gitops.core.findings import Finding, Severity
+from karpenter_gitops.core.inputs import Inputs
 from karpenter_gitops.core.model import EC2NODECLASS
 from karpenter_gitops.core.plan import PERSISTENT, READY, TRANSIENT, Plan
-from karpenter_gitops.judge.validate import Report, check_transitions
-from karpenter_gitops.load.config import Inputs
+from karpenter_gitops.judge import check_transitions
+from karpenter_gitops.judge.report import Report
 from karpenter_gitops.load.pulumi_events import PulumiPreview
 from karpenter_gitops.output.render import manifest, to_yaml
 from karpenter_gitops.reconcile.impact import (

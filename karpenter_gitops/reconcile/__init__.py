@@ -24,13 +24,13 @@ from karpenter_gitops.adapters.aws.errors import AWSError, TransientAWSError
 from karpenter_gitops.core import conditions, versions
 from karpenter_gitops.core.conditions import StepOutcome
 from karpenter_gitops.core.errors import InputError
-from karpenter_gitops.core.findings import Finding
+from karpenter_gitops.core.findings import Observation, Violation
+from karpenter_gitops.core.inputs import Inputs
 from karpenter_gitops.core.mapping import LabelledCatalogue, Mapper, NodeClassTarget
 from karpenter_gitops.core.model import EC2NodeClass, NodePool
 from karpenter_gitops.core.plan import NodeClassPlan, NodePoolPlan, Plan
-from karpenter_gitops.judge.validate import validate
-from karpenter_gitops.load.config import Inputs
-from karpenter_gitops.rules import live, registry
+from karpenter_gitops.judge import Judge
+from karpenter_gitops.rules import live
 
 Progress = Callable[[str], None]
 
@@ -84,23 +84,26 @@ def reconcile(
         )
     say = progress or (lambda _message: None)
     aws = aws or AwsSession()
-    findings = list(validate(inputs, version).findings)
+    judge = Judge(version, inputs.policy)
+    findings = judge.objects(inputs)
     transient: list[str] = []
 
     say("loading the instance-type catalogue")
     catalogue = _catalogue_step(aws, cache_dir, transient)
 
+    observed: list[Observation] = []  # what only AWS reveals, judged below like everything else
     resolved: dict[str, _Resolved] = {}
     for node_class in inputs.node_classes:
         say(f"resolving EC2NodeClass {node_class.name}")
-        resolved[node_class.name] = _resolve_node_class(aws, node_class, kubernetes_version, version, findings, transient)
+        resolved[node_class.name] = _resolve_node_class(aws, node_class, kubernetes_version, version, observed, transient)
 
     mapper = Mapper(LabelledCatalogue(catalogue.instance_types, catalogue.offerings, catalogue.region)) if catalogue.hydrated else None
     pools: dict[str, NodePoolPlan] = {}
     for pool in inputs.node_pools:
         say(f"mapping NodePool {pool.name}")
-        pools[pool.name] = _map_node_pool(pool, inputs, resolved, catalogue, mapper, findings)
+        pools[pool.name] = _map_node_pool(pool, inputs, resolved, catalogue, mapper, observed)
 
+    findings.extend(judge.findings(observed))
     findings.sort(key=lambda f: f.sort_key)
     return Plan(
         node_classes={name: r.plan for name, r in resolved.items()},
@@ -130,7 +133,7 @@ def _resolve_node_class(
     node_class: EC2NodeClass,
     kubernetes_version: str | None,
     version: versions.Version,
-    findings: list[Finding],
+    observed: list[Observation],
     transient: list[str],
 ) -> _Resolved:
     spec = node_class.spec
@@ -151,7 +154,7 @@ def _resolve_node_class(
     for what, outcome in outcomes.items():
         if outcome.resolution is conditions.Resolution.TRANSIENT_ERROR:
             transient.append(f"EC2NodeClass {node_class.name}: {what} unverified: {outcome.message}")
-    findings.extend(_live_findings(node_class, resolution, subnet_outcome, group_outcome, profile_outcome))
+    observed.extend(_live_observations(node_class, resolution, subnet_outcome, group_outcome, profile_outcome))
 
     plan = NodeClassPlan(
         conditions=conditions.predict_conditions(
@@ -194,21 +197,18 @@ def _profile_step(aws: AwsSession, node_class: EC2NodeClass) -> tuple[str | None
     return name, StepOutcome.not_found(result.message, _PROFILE_NOT_FOUND[result.outcome])
 
 
-def _live_findings(
+def _live_observations(
     node_class: EC2NodeClass,
     resolution: ami_provider.AMIResolution,
     subnets: StepOutcome,
     groups: StepOutcome,
     profile: StepOutcome,
-) -> list[Finding]:
-    """Findings only AWS can reveal, under the ``live/`` rule ids."""
+) -> list[Observation]:
+    """What only AWS can reveal, under the ``live/`` rule ids."""
     found = []
 
     def report(rule_id: str, path: str, message: str) -> None:
-        rule = registry.RULES[rule_id]
-        found.append(
-            Finding(rule_id, rule.severity, node_class.kind, node_class.name, path, message, node_class.source.file, rule.fix)
-        )
+        found.append(Observation(rule_id, node_class.kind, node_class.name, Violation(path, message), node_class.source))
 
     if resolution.outcome is ami_provider.AMIOutcome.NOT_FOUND:
         if resolution.skipped:
@@ -241,7 +241,7 @@ def _map_node_pool(
     resolved: dict[str, _Resolved],
     catalogue: Catalogue,
     mapper: Mapper | None,
-    findings: list[Finding],
+    observed: list[Observation],
 ) -> NodePoolPlan:
     ref = pool.spec.template.spec.node_class_ref if pool.spec.template and pool.spec.template.spec else None
     class_name = ref.name if ref and ref.name else ""
@@ -251,10 +251,8 @@ def _map_node_pool(
     dependency = resolved[class_name]
     if mapper is None:
         if catalogue.refused:
-            rule = registry.RULES[live.CATALOGUE_REFUSED]
-            findings.append(
-                Finding(rule.id, rule.severity, pool.kind, pool.name, "spec", catalogue.message, pool.source.file, rule.fix)
-            )
+            refused = Violation("spec", catalogue.message)
+            observed.append(Observation(live.CATALOGUE_REFUSED, pool.kind, pool.name, refused, pool.source))
         return NodePoolPlan(class_name, awaiting=f"instance-type catalogue: {catalogue.message or 'not loaded'}")
     for what, outcome in (("AMIs", dependency.amis), ("subnets", dependency.subnets)):
         if outcome.resolution is not conditions.Resolution.READY:
@@ -265,18 +263,10 @@ def _map_node_pool(
     except ValueError as error:  # requirements the offline rules already reject
         return NodePoolPlan(class_name, awaiting=f"requirements not evaluable: {error}")
     if mapping.unserved:
-        rule = registry.RULES[live.UNSERVED_INSTANCE_TYPES]
         names = ", ".join(u.type for u in mapping.unserved[:5]) + (" …" if len(mapping.unserved) > 5 else "")
-        findings.append(
-            Finding(
-                rule.id,
-                rule.severity,
-                pool.kind,
-                pool.name,
-                "spec.template.spec.requirements",
-                f"{len(mapping.unserved)} allowed instance type(s) have no AMI: {names} ({mapping.unserved[0].reason})",
-                pool.source.file,
-                rule.fix,
-            )
+        unserved = Violation(
+            "spec.template.spec.requirements",
+            f"{len(mapping.unserved)} allowed instance type(s) have no AMI: {names} ({mapping.unserved[0].reason})",
         )
+        observed.append(Observation(live.UNSERVED_INSTANCE_TYPES, pool.kind, pool.name, unserved, pool.source))
     return NodePoolPlan(class_name, mapping=mapping)

@@ -27,11 +27,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from karpenter_gitops.core import labels
+from karpenter_gitops.core.inputs import Inputs
 from karpenter_gitops.core.mapping import ami_family
 from karpenter_gitops.core.model import EC2NodeClass, NodePool
 from karpenter_gitops.core.plan import Plan
 from karpenter_gitops.core.requirements import Requirements
-from karpenter_gitops.load.config import Inputs
 
 NODEPOOL_LABEL = "karpenter.sh/nodepool"
 NODEPOOL_DRIFT, REQUIREMENTS_DRIFT = "NodePoolDrifted", "RequirementsDrifted"

@@ -4,7 +4,7 @@ They judge a stack that creates the controller (a ``karpenter-gitops:controller`
 silent otherwise. Three are checks per object; two judge the block itself while it loads (like the
 schema rules), and two need facts only a preview sees: the cluster's IP family (the component looks
 the cluster up) and a customer-managed key's policy (the policy pack reads it from the stack). The
-logic is in :mod:`karpenter_gitops.controller`; the CrossGuard ``karpenter-iam-coherence`` stack
+logic is in :mod:`karpenter_gitops.controller.coherence`; the CrossGuard ``karpenter-iam-coherence`` stack
 policy applies the same functions to the IAM documents and resources a stack really creates.
 
 Examples carry a ``controller`` key: the block, for a stack whose cluster is named ``demo``.
@@ -12,17 +12,26 @@ Examples carry a ``controller`` key: the block, for a stack whose cluster is nam
 
 from __future__ import annotations
 
-from karpenter_gitops import controller
-from karpenter_gitops.core.findings import Severity
+from karpenter_gitops.controller import coherence, iam
+from karpenter_gitops.core.findings import Severity, Violation
+from karpenter_gitops.core.inputs import CONTROLLER_KIND, ControllerSettings
 from karpenter_gitops.core.model import EC2NODECLASS, NODEPOOL
-from karpenter_gitops.rules.registry import Context, Rule, register, rule
+from karpenter_gitops.rules.registry import Context, Stage, rule
 
 ERROR = Severity.ERROR
+PASS_ROLE = "controller/pass-role"
+ACCESS_ENTRY = "controller/access-entry"
+SPOT_QUEUE = "controller/spot-interruption-queue"
+QUEUE_KMS = "controller/queue-kms-eventbridge"
+FARGATE_POD_IDENTITY = "controller/fargate-pod-identity"
+NAME_LENGTH = "controller/name-length"
+CNI_IP_FAMILY = "controller/cni-ip-family"
+NODE_ROLE_TRUST = "controller/node-role-trust"
 OWN_ROLE = {"nodeRoleName": "KarpenterNodeRole-demo"}  # the base example NodeClass's role
 
 
 @rule(
-    controller.PASS_ROLE,
+    PASS_ROLE,
     ERROR,
     (EC2NODECLASS,),
     "The controller may pass every node role the NodeClasses launch with (iam:PassRole). Its policy lists the "
@@ -37,13 +46,13 @@ OWN_ROLE = {"nodeRoleName": "KarpenterNodeRole-demo"}  # the base example NodeCl
 )
 def pass_role(obj, ctx: Context):
     settings = ctx.inputs.controller
-    gap = settings and controller.pass_role_gap(settings, obj.spec.role, obj.spec.instance_profile)
+    gap = settings and coherence.pass_role_gap(settings, obj.spec.role, obj.spec.instance_profile)
     if gap:
         yield gap
 
 
 @rule(
-    controller.ACCESS_ENTRY,
+    ACCESS_ENTRY,
     ERROR,
     (EC2NODECLASS,),
     "Every node role the NodeClasses use has an EKS access entry (type EC2_LINUX or EC2_WINDOWS) that this stack "
@@ -57,7 +66,7 @@ def pass_role(obj, ctx: Context):
 )
 def access_entry(obj, ctx: Context):
     settings = ctx.inputs.controller
-    gap = settings and controller.access_entry_gap(settings, obj.spec.role, obj.spec.instance_profile)
+    gap = settings and coherence.access_entry_gap(settings, obj.spec.role, obj.spec.instance_profile)
     if gap:
         yield gap
 
@@ -67,7 +76,7 @@ _SPOT = {"kind": NODEPOOL, "spec": {"template": {"spec": {"requirements": [
 
 
 @rule(
-    controller.SPOT_QUEUE,
+    SPOT_QUEUE,
     ERROR,
     (NODEPOOL,),
     "A NodePool that allows spot needs the controller's interruption queue: without it Karpenter never hears the "
@@ -79,23 +88,23 @@ _SPOT = {"kind": NODEPOOL, "spec": {"template": {"spec": {"requirements": [
 )
 def spot_interruption_queue(obj, ctx: Context):
     settings = ctx.inputs.controller
-    gap = settings and controller.spot_queue_gap(settings, obj)
+    gap = settings and coherence.spot_queue_gap(settings, obj)
     if gap:
         yield gap
 
 
 def _block_rule(id: str, doc: str, fix: str, good: tuple, bad: tuple) -> None:
-    """A rule on the controller block itself, reported while the block loads."""
-    register(Rule(id, ERROR, frozenset({controller.KIND}), doc, fix, origin="ours", good=good, bad=bad))
+    """A rule on the controller block itself, observed while the block loads (see :func:`block_violations`)."""
+    rule(id, ERROR, (CONTROLLER_KIND,), doc, fix, stage=Stage.LOAD, origin="ours", good=good, bad=bad)
 
 
 def _judged_in_preview(id: str, doc: str, fix: str) -> None:
-    """A rule needing a fact only a preview has; registered for its id, doc and fix."""
-    register(Rule(id, ERROR, frozenset({controller.KIND}), doc, fix, origin="ours"))
+    """A rule needing a fact only the Pulumi layer has (a cluster look-up, a key policy in the stack)."""
+    rule(id, ERROR, (CONTROLLER_KIND,), doc, fix, stage=Stage.PULUMI, origin="ours")
 
 
 _block_rule(
-    controller.NAME_LENGTH,
+    NAME_LENGTH,
     "The names derived from namePrefix fit AWS's limits: SQS queue 80, EventBridge rule 64, IAM role 64 characters. "
     "Names are refused, not truncated, so two clusters can never end up sharing a queue or a rule. "
     "[terraform-aws-eks #2311]",
@@ -104,7 +113,7 @@ _block_rule(
     bad=({"controller": {"namePrefix": "Karpenter-" + "a-rather-long-cluster-name-" * 2}},),
 )
 _block_rule(
-    controller.FARGATE_POD_IDENTITY,
+    FARGATE_POD_IDENTITY,
     "A controller that runs on Fargate is trusted through IRSA: Fargate pods get no EKS Pod Identity "
     "credentials. [CT-04; terraform-aws-eks #3477, #3544]",
     "Set identity: irsa with the cluster's oidcProviderArn, or run the controller on EC2 nodes.",
@@ -113,13 +122,13 @@ _block_rule(
     bad=({"controller": {"runsOnFargate": True}},),
 )
 _judged_in_preview(
-    controller.CNI_IP_FAMILY,
+    CNI_IP_FAMILY,
     "The node role's CNI policy matches the cluster's IP family: AmazonEKS_CNI_Policy on IPv4 clusters, the IPv6 "
     "CNI policy on IPv6 ones. Judged by the KarpenterController component against the cluster it looks up.",
     "Set karpenter-gitops:controller.ipFamily to the cluster's IP family.",
 )
 _judged_in_preview(
-    controller.QUEUE_KMS,
+    QUEUE_KMS,
     "When the interruption queue is encrypted with a customer-managed KMS key, the key policy lets "
     "events.amazonaws.com use it (kms:GenerateDataKey, kms:Decrypt); otherwise EventBridge silently drops every "
     "event. Judged by the policy pack on the key policy in the stack. [CT-01; karpenter #7209, #3929]",
@@ -127,6 +136,26 @@ _judged_in_preview(
     "SQS-managed encryption (drop kmsKeyArn).",
 )
 
+rule(
+    NODE_ROLE_TRUST,
+    ERROR,
+    (EC2NODECLASS,),
+    "A node role the stack creates lets ec2.amazonaws.com assume it; otherwise instances boot without "
+    "credentials and never join. Judged by the policy pack on the roles in the stack.",
+    "Give the role a trust policy allowing Service ec2.amazonaws.com sts:AssumeRole.",
+    stage=Stage.PULUMI,
+    origin="ours",
+)
+
 # The rules the KarpenterController component runs before it creates anything.
-OBJECT_RULES = (controller.PASS_ROLE, controller.ACCESS_ENTRY, controller.SPOT_QUEUE)
-BLOCK_RULES = (controller.NAME_LENGTH, controller.FARGATE_POD_IDENTITY)
+OBJECT_RULES = (PASS_ROLE, ACCESS_ENTRY, SPOT_QUEUE)
+BLOCK_RULES = (NAME_LENGTH, FARGATE_POD_IDENTITY)
+
+
+def block_violations(settings: ControllerSettings) -> list[tuple[str, Violation]]:
+    """Violations of the block on its own, by rule id (observed while loading, like the schema rules)."""
+    found = [(NAME_LENGTH, v) for v in iam.name_problems(settings)]
+    fargate = coherence.fargate_problem(settings)
+    if fargate:
+        found.append((FARGATE_POD_IDENTITY, fargate))
+    return found

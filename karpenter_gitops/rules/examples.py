@@ -14,7 +14,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from karpenter_gitops.core import versions
-from karpenter_gitops.load.config import Inputs, load_documents
 from karpenter_gitops.rules.registry import Rule
 
 BASE_NODECLASS: Mapping[str, Any] = {
@@ -60,8 +59,11 @@ def merge_patch(target: Any, patch: Any) -> Any:
     return result
 
 
-def example_inputs(rule: Rule, example: Mapping[str, Any]) -> tuple[Inputs, versions.Version]:
-    """The inputs and release an example of ``rule`` is judged with."""
+Files = list[tuple[str, list[Any]]]
+
+
+def example_documents(rule: Rule, example: Mapping[str, Any]) -> tuple[Files, versions.Version]:
+    """The files (name, YAML documents) and the release an example of ``rule`` is judged with."""
     kind = example.get("kind") or ("NodePool" if rule.kinds == {"NodePool"} else "EC2NodeClass")
     base, other = (BASE_NODEPOOL, BASE_NODECLASS) if kind == "NodePool" else (BASE_NODECLASS, BASE_NODEPOOL)
     patch = {k: v for k, v in example.items() if k not in _CONTROL_KEYS}
@@ -72,4 +74,4 @@ def example_inputs(rule: Rule, example: Mapping[str, Any]) -> tuple[Inputs, vers
     if "controller" in example:
         stack = {"karpenter-gitops:cluster": {"name": "demo"}, "karpenter-gitops:controller": example["controller"]}
         files.append(("stack.yaml", [{"config": stack}]))
-    return load_documents(files, version), version
+    return files, version

@@ -1,15 +1,16 @@
 """Hygiene policies (``policy/``): security and operations rules an organisation opts into.
 
 They run with ``validate --policy`` and in the CrossGuard pack, never in plain ``validate`` or the
-provider's ``check()``. Limits come from the stack's ``karpenter-gitops:policy`` settings
-(:mod:`karpenter_gitops.load.policy`), read through ``ctx.inputs.policy``.
+provider's ``check()``. The limits they compare against are parameters they declare; a stack sets
+them in ``karpenter-gitops:policy`` and the pack in its config, and a check reads its own with
+``ctx.param(...)``.
 
 :data:`CATALOGUE` maps the proposed catalogue ids (NC-xx for EC2NodeClass, NP-xx for NodePool) to
 the rules that implement them. Where a stricter rule of ours already judges the same thing (an
 ``@latest`` alias, an ARN for the role or instance profile, a dangling nodeClassRef, a reserved
 taint, userData that does not fit the AMI family) the catalogue points at that rule rather than
 repeating it; production stacks raise the
-``@latest`` rule to an error (:data:`karpenter_gitops.load.policy.PRODUCTION_SEVERITY`).
+``@latest`` rule to an error (its declared ``production`` severity).
 """
 
 from __future__ import annotations
@@ -19,28 +20,19 @@ import re
 from karpenter_gitops.core import labels
 from karpenter_gitops.core.findings import Severity, Violation
 from karpenter_gitops.core.model import EC2NODECLASS, NODEPOOL
+from karpenter_gitops.core.text import duration_seconds
 from karpenter_gitops.families.userdata import problems as userdata
 from karpenter_gitops.rules import nodeclass
-from karpenter_gitops.rules.registry import Rule, register, rule
+from karpenter_gitops.rules.registry import Param, Stage, rule
 
 ERROR, WARNING, INFO = Severity.ERROR, Severity.WARNING, Severity.INFO
 NC, NP = (EC2NODECLASS,), (NODEPOOL,)
 WAIVER_EXPIRED = "policy/waiver-expired"
-
-_DURATION = re.compile(r"^(?:\d+[smh])+$")
-_DURATION_PART = re.compile(r"(\d+)([smh])")
-_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600}
+_POSITIVE = {"type": "integer", "minimum": 1}
 
 
-def duration_seconds(value: str) -> int | None:
-    """Seconds in a Karpenter duration (``720h``, ``1h30m``); None for ``Never`` or a malformed value."""
-    if not _DURATION.match(value):
-        return None
-    return sum(int(n) * _UNIT_SECONDS[unit] for n, unit in _DURATION_PART.findall(value))
-
-
-def _policy(id, severity, kinds, doc, fix, good, bad):
-    return rule(id, severity, kinds, doc, fix, origin="ours", policy=True, good=good, bad=bad)
+def _policy(id, severity, kinds, doc, fix, good, bad, **options):
+    return rule(id, severity, kinds, doc, fix, origin="ours", hygiene=True, good=good, bad=bad, **options)
 
 
 # --- EC2NodeClass -------------------------------------------------------------------------
@@ -75,11 +67,12 @@ def imdsv2_required(obj, ctx):
     "Identity, or add an expiring waiver naming this class.",
     good=({"spec": {"metadataOptions": {"httpPutResponseHopLimit": 1}}},),
     bad=({"spec": {"metadataOptions": {"httpPutResponseHopLimit": 2}}},),
+    params=(Param("maxHopLimit", 1, {"type": "integer", "minimum": 1, "maximum": 64}, "an integer from 1 to 64"),),
 )
 def imds_hop_limit(obj, ctx):
     options = obj.spec.metadata_options
     limit = options.http_put_response_hop_limit if options else None
-    allowed = ctx.inputs.policy.max_hop_limit
+    allowed = ctx.param("maxHopLimit")
     if limit is not None and limit > allowed and options.http_endpoint != "disabled":
         yield Violation(
             "spec.metadataOptions.httpPutResponseHopLimit",
@@ -214,6 +207,7 @@ def reserved_tag_domain(obj, ctx):
     "Set detailedMonitoring: true.",
     good=({"spec": {"detailedMonitoring": True}},),
     bad=({"spec": {"detailedMonitoring": False}},),
+    production=WARNING,
 )
 def detailed_monitoring(obj, ctx):
     if not obj.spec.detailed_monitoring:
@@ -289,9 +283,10 @@ def _metal_excluded(requirement) -> bool:
         {"kind": "NodePool", "spec": {"template": {"spec": {"requirements": [
             {"key": "karpenter.k8s.aws/instance-cpu", "operator": "Lte", "values": ["192"]}]}}}},
     ),
+    params=(Param("maxInstanceCpu", 96, _POSITIVE, "a positive integer"),),
 )
 def bounded_instance_size(obj, ctx):
-    cap = ctx.inputs.policy.max_instance_cpu
+    cap = ctx.param("maxInstanceCpu")
     requirements = _requirements(obj)
     if any(_metal_excluded(r) for r in requirements):
         return
@@ -317,11 +312,20 @@ def bounded_instance_size(obj, ctx):
         {"kind": "NodePool", "spec": {"template": {"spec": {"expireAfter": "Never"}}}},
         {"kind": "NodePool", "spec": {"template": {"spec": {"expireAfter": "2160h"}}}},
     ),
+    params=(
+        Param(
+            "maxExpireAfter",
+            "720h",
+            {"type": "string", "pattern": r"^([0-9]+(s|m|h))+$"},
+            "a duration like 720h",
+            valid=lambda v: duration_seconds(v) is not None,
+        ),
+    ),
 )
 def expire_after_bounded(obj, ctx):
     template = obj.spec.template
     value = (template.spec.expire_after if template and template.spec else None) or "720h"
-    allowed = ctx.inputs.policy.max_expire_after
+    allowed = ctx.param("maxExpireAfter")
     seconds = duration_seconds(value)
     if value == "Never" or (seconds is not None and seconds > duration_seconds(allowed)):
         yield Violation("spec.template.spec.expireAfter", f"nodes live up to {value}; the stack allows {allowed}")
@@ -385,12 +389,13 @@ def _allows_spot(requirements) -> bool:
     bad=({"kind": "NodePool", "spec": {"template": {"spec": {"requirements": [
         {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot"]},
         {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["m5.large", "m5.xlarge"]}]}}}},),
+    params=(Param("minSpotFamilies", 3, _POSITIVE, "a positive integer"),),
 )
 def spot_flexibility(obj, ctx):
     requirements = _requirements(obj)
     if not _allows_spot(requirements):
         return
-    needed = ctx.inputs.policy.min_spot_families
+    needed = ctx.param("minSpotFamilies")
     narrowing = [r for r in requirements if r.key in (labels.FAMILY, labels.INSTANCE_TYPE)]
     if any((r.min_values or 0) >= needed for r in narrowing):
         return
@@ -407,17 +412,16 @@ def spot_flexibility(obj, ctx):
             return
 
 
-register(
-    Rule(
-        WAIVER_EXPIRED,
-        ERROR,
-        frozenset({"Waiver"}),
-        "A waiver past its expiry date: it no longer waives anything, and the exception it granted needs a "
-        "decision. (Reported while applying waivers, not by a check.) [landscape §7.8]",
-        "Fix the findings it waived and delete the waiver, or agree a new expiry date.",
-        origin="ours",
-        policy=True,
-    )
+rule(
+    WAIVER_EXPIRED,
+    ERROR,
+    ("Waiver",),
+    "A waiver past its expiry date: it no longer waives anything, and the exception it granted needs a "
+    "decision. (Observed while applying waivers, not by a check.) [landscape §7.8]",
+    "Fix the findings it waived and delete the waiver, or agree a new expiry date.",
+    stage=Stage.WAIVERS,
+    origin="ours",
+    hygiene=True,
 )
 
 # Catalogue id -> the rules implementing it (ours and the stricter rules we reuse).

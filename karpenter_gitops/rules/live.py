@@ -1,16 +1,17 @@
 """Live rules (``live/``): what only the reconciliation against AWS can find.
 
-They have no offline check: the reconciler reports findings under these ids, and the CrossGuard pack
-derives them from a Reconciliation resource's outputs. Registering them gives every such finding a
-severity, a doc and a fix hint, and lets stacks and waivers name them. Their cases are exercised by
-the reconciliation and policy-pack tests rather than by spec examples.
+They have no offline check: the reconciliation observes them and hands them to the judge, and the
+CrossGuard pack judges the same observations again from a Reconciliation resource's outputs.
+Declaring them gives every such finding a severity, a doc and a fix hint, and lets stacks and
+waivers name them. Their cases are exercised by the reconciliation and policy-pack tests rather
+than by spec examples.
 """
 
 from __future__ import annotations
 
 from karpenter_gitops.core.findings import Severity
 from karpenter_gitops.core.model import EC2NODECLASS, NODEPOOL
-from karpenter_gitops.rules.registry import Rule, register
+from karpenter_gitops.rules.registry import Stage, rule
 
 SELECTOR_MATCHES_NOTHING = "live/selector-matches-nothing"
 AMI_NOT_AVAILABLE = "live/ami-not-available"
@@ -20,7 +21,7 @@ CATALOGUE_REFUSED = "live/catalogue-refused"
 
 
 def _live(id: str, severity: Severity, kind: str, doc: str, fix: str) -> None:
-    register(Rule(id, severity, frozenset({kind}), doc, fix, origin="ours"))
+    rule(id, severity, (kind,), doc, fix, stage=Stage.LIVE, origin="ours")
 
 
 _live(

@@ -460,6 +460,7 @@ _PINNED_EXAMPLE = {"al2": "al2@v20240807", "al2023": "al2023@v20240807", "bottle
     "drifts and replaces all nodes of the class (Windows aliases only allow 'latest', so they are exempt).",
     "Pin a released version, e.g. al2023@v20240807, and bump it deliberately.",
     origin="ours",
+    production=ERROR,
     good=({"spec": {"amiSelectorTerms": [{"alias": "al2023@v20240807"}]}},),
     bad=({"spec": {"amiSelectorTerms": [{"alias": "bottlerocket@latest"}]}},),
 )

@@ -12,13 +12,13 @@ live in :mod:`.transitions` and run in ``preview``.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterator
 from functools import cache
 
 from karpenter_gitops.core.findings import Severity, Violation
 from karpenter_gitops.core.model import EC2NODECLASS, NODEPOOL
+from karpenter_gitops.core.text import closest, did_you_mean
 from karpenter_gitops.core.versions import Version
 from karpenter_gitops.families.userdata.taints import LOOKALIKE
 from karpenter_gitops.rules.registry import rule
@@ -152,8 +152,8 @@ def _suggestion(key: str, version: Version) -> str | None:
     if same_name:
         return f"did you mean {same_name[0]!r}?"
     in_domain = {k.rpartition("/")[2]: k for k in known if k.rpartition("/")[0] == domain}
-    close = difflib.get_close_matches(name, in_domain, n=1, cutoff=0.8)
-    return f"did you mean {in_domain[close[0]]!r}?" if close else None
+    close = closest(name, in_domain, cutoff=0.8)
+    return f"did you mean {in_domain[close]!r}?" if close else None
 
 
 def _requirements(obj) -> Iterator[tuple[int, object]]:
@@ -442,6 +442,7 @@ def node_class_ref_kind(obj, ctx):
     "NodeClassReady=False and launch nothing.",
     "Define that EC2NodeClass alongside the NodePool, or fix the name.",
     origin="ours",
+    cross_object=True,
     good=({"spec": {"template": {"spec": {"nodeClassRef": {"name": "default"}}}}},),
     bad=({"spec": {"template": {"spec": {"nodeClassRef": {"name": "defualt"}}}}},),
 )
@@ -451,12 +452,11 @@ def node_class_ref_missing(obj, ctx):
         return  # empty names and foreign kinds are reported by their own rules
     names = ctx.inputs.node_class_names(obj.source.scope)
     if ref.name not in names:
-        close = difflib.get_close_matches(ref.name, names, n=1)
         yield Violation(
             f"{_REF}.name",
             f"no EC2NodeClass named {ref.name!r} in the inputs"
             + (f" of {obj.source.file}" if obj.source.scope else ""),
-            f"did you mean {close[0]!r}?" if close else None,
+            did_you_mean(ref.name, names),
         )
 
 

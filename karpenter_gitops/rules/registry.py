@@ -1,34 +1,58 @@
 """The one registry of rules, shared by the CLI, the dynamic provider's check() and the policy pack.
 
-A rule is small and pure: a stable id, a severity, the kinds it judges, a one-line doc, a fix
-hint, the Karpenter releases it applies to, and good/bad examples (spec overlays merged onto a
-valid base object, see :mod:`karpenter_gitops.rules.examples`) that the test-suite runs for
-every rule. Checks take a model and a :class:`Context` and yield :class:`Violation` objects;
-rules whose violations are found while loading (the schema layer) have no check function.
+There is one way to declare a rule: :func:`rule`, with a stable id, a severity, the kinds it
+judges, a one-line doc, a fix hint, the Karpenter releases it applies to, the tunable parameters
+it reads, and good/bad examples (merge patches onto valid base objects, see
+:mod:`karpenter_gitops.rules.examples`) that the test-suite runs for every rule.
+
+A rule's :class:`Stage` says who observes its violations. Object and transition rules carry a
+pure check (``rule(...)`` decorates it); the others are declared with ``rule(...)`` alone because
+their violations are seen elsewhere: while loading (the schema layer, the controller block), by
+the reconciliation against AWS, by the user's CRDs, while applying waivers, or by the Pulumi layer.
+Whoever sees a violation hands it to :mod:`karpenter_gitops.judge` as an observation; the judge
+decides severity, enablement and waivers for every stage alike.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from enum import Enum
+from typing import Any
 
 from karpenter_gitops.core.findings import Severity, Violation
+from karpenter_gitops.core.inputs import Inputs, PolicySettings
 from karpenter_gitops.core.versions import Version
 
-if TYPE_CHECKING:
-    from karpenter_gitops.load.config import Inputs
-
-Check = Callable[[Any, "Context"], Iterable[Violation]]
+Check = Callable[..., Iterable[Violation]]
 ALL_KINDS = frozenset({"EC2NodeClass", "NodePool"})
 
 
-@dataclass(frozen=True)
-class Context:
-    """What a check may know besides its object: the release and the other objects."""
+class Stage(str, Enum):
+    """Where a rule's violations are observed."""
 
-    version: Version
-    inputs: "Inputs"
+    OBJECT = "object"  # its check judges one object: check(obj, ctx)
+    TRANSITION = "transition"  # its check judges an update against the stored object: check(old, new, ctx)
+    LOAD = "load"  # seen while loading (the CRD schema mirror, the controller block)
+    LIVE = "live"  # seen by the reconciliation against AWS
+    CRD = "crd"  # seen by the user's own CRDs (schema and CEL)
+    WAIVERS = "waivers"  # seen while applying waivers
+    PULUMI = "pulumi"  # needs a fact only the Pulumi layer has (a cluster look-up, a key policy in the stack)
+
+
+WITH_CHECK = frozenset({Stage.OBJECT, Stage.TRANSITION})
+
+
+@dataclass(frozen=True)
+class Param:
+    """A tunable value a rule reads, set in the stack's policy block or the pack's config."""
+
+    name: str  # the setting's key, e.g. maxHopLimit
+    default: Any
+    schema: Mapping[str, Any]  # JSON Schema of a valid value; the policy pack's config schema too
+    expected: str  # a valid value in words, for error messages
+    valid: Callable[[Any], bool] | None = None  # what the schema cannot say (e.g. a duration that parses)
 
 
 @dataclass(frozen=True)
@@ -38,11 +62,15 @@ class Rule:
     kinds: frozenset[str]
     doc: str
     fix: str
+    stage: Stage = Stage.OBJECT
     check: Check | None = None
     since: Version | None = None  # first Karpenter release the rule applies to
     until: Version | None = None  # first release it no longer applies to
     origin: str = "karpenter"  # "karpenter" mirrors the CRD/controller; "ours" is stricter
-    policy: bool = False  # a hygiene policy: runs with `validate --policy` and in the policy pack
+    hygiene: bool = False  # a hygiene policy: runs with `validate --policy` and in the policy pack
+    production: Severity | None = None  # its severity in stacks that say `production: true`
+    cross_object: bool = False  # judges an object against the other objects of its stack
+    params: tuple[Param, ...] = ()
     good: tuple[Mapping[str, Any], ...] = ()
     bad: tuple[Mapping[str, Any], ...] = ()
 
@@ -55,13 +83,7 @@ class Rule:
 
 
 RULES: dict[str, Rule] = {}
-
-
-def register(rule: Rule) -> Rule:
-    if rule.id in RULES:
-        raise ValueError(f"rule id {rule.id!r} registered twice")
-    RULES[rule.id] = rule
-    return rule
+PARAMS: dict[str, Param] = {}
 
 
 def rule(
@@ -71,40 +93,66 @@ def rule(
     doc: str,
     fix: str,
     *,
+    stage: Stage = Stage.OBJECT,
     since: Version | None = None,
     until: Version | None = None,
     origin: str = "karpenter",
-    policy: bool = False,
+    hygiene: bool = False,
+    production: Severity | None = None,
+    cross_object: bool = False,
+    params: Iterable[Param] = (),
     good: Iterable[Mapping[str, Any]] = (),
     bad: Iterable[Mapping[str, Any]] = (),
 ) -> Callable[[Check], Check]:
-    """Decorator registering a check function as a rule."""
+    """Declare a rule; decorate its check with the result when it has one (object and transition stages)."""
+    if id in RULES:
+        raise ValueError(f"rule id {id!r} declared twice")
+    declared = Rule(
+        id=id,
+        severity=severity,
+        kinds=frozenset(kinds),
+        doc=doc,
+        fix=fix,
+        stage=stage,
+        since=since,
+        until=until,
+        origin=origin,
+        hygiene=hygiene,
+        production=production,
+        cross_object=cross_object,
+        params=tuple(params),
+        good=tuple(good),
+        bad=tuple(bad),
+    )
+    for param in declared.params:
+        if PARAMS.setdefault(param.name, param) != param:
+            raise ValueError(f"parameter {param.name!r} declared twice, differently")
+    RULES[id] = declared
 
-    def decorate(check: Check) -> Check:
-        register(
-            Rule(
-                id=id,
-                severity=severity,
-                kinds=frozenset(kinds),
-                doc=doc,
-                fix=fix,
-                check=check,
-                since=since,
-                until=until,
-                origin=origin,
-                policy=policy,
-                good=tuple(good),
-                bad=tuple(bad),
-            )
-        )
+    def attach(check: Check) -> Check:
+        RULES[id] = dataclasses.replace(declared, check=check)
         return check
 
-    return decorate
+    return attach
 
 
-def applicable(kind: str, version: Version, policy: bool = False) -> list[Rule]:
-    """Rules with a check for ``kind`` at ``version``; hygiene policies only when asked for."""
+@dataclass(frozen=True)
+class Context:
+    """What a check may know besides its object: the release, the other objects and the policy settings."""
+
+    version: Version
+    inputs: Inputs
+    settings: PolicySettings = dataclasses.field(default_factory=PolicySettings)
+
+    def param(self, name: str) -> Any:
+        """A tunable value a rule declared: the stack's (or the pack's) setting, else the declared default."""
+        return self.settings.params.get(name, PARAMS[name].default)
+
+
+def applicable(kind: str, version: Version, stage: Stage = Stage.OBJECT, hygiene: bool = False) -> list[Rule]:
+    """Rules of ``stage`` with a check for ``kind`` at ``version``; hygiene policies only when asked for."""
     return [
-        r for r in RULES.values() if r.check is not None and r.applies(kind, version) and (policy or not r.policy)
+        r
+        for r in RULES.values()
+        if r.stage is stage and r.check is not None and r.applies(kind, version) and (hygiene or not r.hygiene)
     ]
-

@@ -1,4 +1,4 @@
-"""The schema layer's rules: violations found while loading objects into the typed models.
+"""The schema layer's rules: violations observed while loading objects into the typed models.
 
 They mirror the CRD's OpenAPI constraints (types, required fields, enums, patterns, ranges,
 sizes) for the chosen Karpenter release, plus unknown fields with a "did you mean" hint.
@@ -6,14 +6,14 @@ sizes) for the chosen Karpenter release, plus unknown fields with a "did you mea
 
 from karpenter_gitops.core import schema
 from karpenter_gitops.core.findings import Severity
-from karpenter_gitops.rules.registry import ALL_KINDS, Rule, register
+from karpenter_gitops.rules.registry import ALL_KINDS, Stage, rule
 
 _NC = "EC2NodeClass"
 _NP = "NodePool"
 
 
 def _schema_rule(id: str, doc: str, fix: str, good: tuple, bad: tuple, kinds=ALL_KINDS) -> None:
-    register(Rule(id, Severity.ERROR, frozenset(kinds), doc, fix, good=good, bad=bad))
+    rule(id, Severity.ERROR, kinds, doc, fix, stage=Stage.LOAD, good=good, bad=bad)
 
 
 _schema_rule(
@@ -73,17 +73,16 @@ _schema_rule(
     bad=({"kind": _NP, "spec": {"disruption": {"budgets": [{"nodes": "0", "reasons": ["Empty", "Empty"]}]}}},),
     kinds={_NP},
 )
-register(
-    Rule(
-        schema.SECRET,
-        Severity.INFO,
-        ALL_KINDS,
-        "A value stored as a Pulumi secret ({secure: ...}): it cannot be read offline, so the rules that "
-        "need it run at `pulumi preview` (the dynamic provider's check sees the decrypted value).",
-        "Nothing to fix; run the Pulumi preview to check the value.",
-        good=({"spec": {"userData": "#!/bin/bash\necho hi\n"}},),
-        bad=({"spec": {"userData": {"secure": "v1:AAAA"}}},),
-    )
+rule(
+    schema.SECRET,
+    Severity.INFO,
+    ALL_KINDS,
+    "A value stored as a Pulumi secret ({secure: ...}): it cannot be read offline, so the rules that "
+    "need it run at `pulumi preview` (the dynamic provider's check sees the decrypted value).",
+    "Nothing to fix; run the Pulumi preview to check the value.",
+    stage=Stage.LOAD,
+    good=({"spec": {"userData": "#!/bin/bash\necho hi\n"}},),
+    bad=({"spec": {"userData": {"secure": "v1:AAAA"}}},),
 )
 _schema_rule(
     schema.NEWER_FIELD,

@@ -6,65 +6,26 @@ is applied, the head is the update), so these rules compare the two before merge
 Karpenter's, checked against the v1.0.14, v1.4.4, v1.8.8 and v1.14.1 CRDs; the ``ours`` rules warn
 about updates Karpenter accepts but that replace nodes.
 
-Each rule is registered in :mod:`.registry` without an object check (so the catalogue lists it and
-waivers and policy settings can name it); its check lives in :data:`TRANSITIONS`, with good and bad
-examples: ``old`` and ``new`` merge patches onto the base objects of :mod:`.examples`, and an
-optional ``karpenterVersion``.
+Each rule is declared with stage ``transition``: its check takes ``(old, new, ctx)``, and its good
+and bad examples are ``old`` and ``new`` merge patches onto the base objects of :mod:`.examples`,
+with an optional ``karpenterVersion``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
-from typing import Any
-
 from karpenter_gitops.core.findings import Severity, Violation
 from karpenter_gitops.core.model import EC2NODECLASS, NODEPOOL
 from karpenter_gitops.core.versions import Version
-from karpenter_gitops.rules.registry import Context, Rule, register
+from karpenter_gitops.rules.registry import Stage, rule
 
-TransitionCheck = Callable[[Any, Any, Context], Iterable[Violation]]
 ERROR, WARNING = Severity.ERROR, Severity.WARNING
 ROLE_MUTABLE_SINCE: Version = (1, 7)  # aws/karpenter-provider-aws #8249 dropped both role rules
 _REF = "spec.template.spec.nodeClassRef"
 
 
-@dataclass(frozen=True)
-class Transition:
-    rule: Rule
-    check: TransitionCheck
-    good: tuple[Mapping[str, Any], ...]
-    bad: tuple[Mapping[str, Any], ...]
-
-
-TRANSITIONS: dict[str, Transition] = {}
-
-
-def transition(
-    id: str,
-    severity: Severity,
-    kind: str,
-    doc: str,
-    fix: str,
-    *,
-    good: Iterable[Mapping[str, Any]],
-    bad: Iterable[Mapping[str, Any]],
-    since: Version | None = None,
-    until: Version | None = None,
-    origin: str = "karpenter",
-) -> Callable[[TransitionCheck], TransitionCheck]:
-    """Decorator registering ``check(old, new, ctx)`` as a transition rule."""
-
-    def decorate(check: TransitionCheck) -> TransitionCheck:
-        rule = register(Rule(id, severity, frozenset({kind}), doc, fix, since=since, until=until, origin=origin))
-        TRANSITIONS[id] = Transition(rule, check, tuple(good), tuple(bad))
-        return check
-
-    return decorate
-
-
-def applicable(kind: str, version: Version) -> list[Transition]:
-    return [t for t in TRANSITIONS.values() if t.rule.applies(kind, version)]
+def transition(id: str, severity: Severity, kind: str, doc: str, fix: str, **options):
+    """A rule whose check judges ``check(old, new, ctx)``: an update against the stored object."""
+    return rule(id, severity, (kind,), doc, fix, stage=Stage.TRANSITION, **options)
 
 
 def _node_class_ref(pool):

@@ -12,8 +12,8 @@ chart). For ``EC2NodeClass`` and ``NodePool`` we take the served ``v1`` ``openAP
 * evaluate every ``x-kubernetes-validations`` rule with ``celpy``, ``self`` bound to the node that
   carries the rule, unless the schema already found errors the API server treats as blocking.
 
-Findings use three rule ids that live outside the rule registry, because the registry's rules
-judge the typed models without CRDs (and its example harness runs only those):
+Violations are observed under three rule ids declared here (stage ``crd``); they need the user's
+CRDs, so the example harness, which runs without CRDs, does not exercise them:
 
 * ``crd/schema`` (error): the OpenAPI schema rejects a value; the message is ``jsonschema``'s.
 * ``crd/cel`` (error): a CEL rule is false (the CRD's message) or fails on this data (the API
@@ -33,7 +33,6 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from datetime import date, datetime
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 import celpy
@@ -43,22 +42,48 @@ from celpy.adapter import json_to_cel
 from celpy.evaluation import CELEvalError
 from jsonschema import FormatChecker, ValidationError, validators
 
-from karpenter_gitops.core.errors import InputError
-from karpenter_gitops.core.findings import Finding, Severity
+from karpenter_gitops.core.findings import Observation, Severity, Violation
+from karpenter_gitops.core.inputs import Inputs
 from karpenter_gitops.core.model import (
     EC2NODECLASS,
     EC2NODECLASS_API,
     NODEPOOL,
     NODEPOOL_API,
 )
-from karpenter_gitops.load import config
+from karpenter_gitops.rules.registry import ALL_KINDS, Stage, rule
 
 SCHEMA = "crd/schema"
 CEL = "crd/cel"
 ENGINE = "crd/engine"
+rule(
+    SCHEMA,
+    Severity.ERROR,
+    ALL_KINDS,
+    "The OpenAPI schema of your CRDs (--crd) rejects a value, as the API server would.",
+    "Fix the value the message names; the CRD is the one your cluster serves.",
+    stage=Stage.CRD,
+)
+rule(
+    CEL,
+    Severity.ERROR,
+    ALL_KINDS,
+    "A CEL rule (x-kubernetes-validations) of your CRDs (--crd) is false for the object, or fails on its data.",
+    "Change the object so the rule holds; the message is the CRD's own.",
+    stage=Stage.CRD,
+)
+rule(
+    ENGINE,
+    Severity.WARNING,
+    ALL_KINDS,
+    "A CEL rule of your CRDs that this engine cannot compile or run (a function cel-python lacks); nothing was "
+    "decided about it, so the API server may still reject the object.",
+    "Nothing to fix in the object; apply it to a test cluster (or kubectl apply --dry-run=server) to be sure.",
+    stage=Stage.CRD,
+    origin="ours",
+)
 
 SERVED_VERSION = "v1"
-_API_OF_KIND = {EC2NODECLASS: EC2NODECLASS_API, NODEPOOL: NODEPOOL_API}
+API_OF_KIND = {EC2NODECLASS: EC2NODECLASS_API, NODEPOOL: NODEPOOL_API}
 # Schema errors after which the API server does not run CEL rules (apiextensions hasBlockingErr).
 _BLOCKING = frozenset({"type", "required", "enum", "maxLength", "maxItems", "maxProperties", "additionalProperties"})
 # ObjectMeta is validated by the API server, not the CRD (whose schema says only "object").
@@ -102,7 +127,7 @@ BLOCKED = "the object has schema errors, and then the API server skips CEL rules
 
 @dataclass(frozen=True)
 class Outcome:
-    findings: tuple[Finding, ...]
+    observations: tuple[Observation, ...]
     skipped: tuple[Skipped, ...] = ()
 
 
@@ -359,7 +384,7 @@ class Crd:
         self.validator = _Validator(converted, format_checker=_FORMATS)
         self.programs = {rule: compile_rule(rule) for rule in _rules(schema)}  # once per CRD
 
-    def check(self, manifest: Mapping[str, Any], file: str | None = None) -> Outcome:
+    def check(self, manifest: Mapping[str, Any]) -> Outcome:
         """Judge one full manifest (apiVersion, kind, metadata, spec)."""
         name = _name_of(manifest)
         obj = _as_json(manifest)
@@ -367,14 +392,14 @@ class Crd:
             obj.pop("status", None)  # the API server ignores status outside its subresource
         obj = _prepare(self.schema, obj)
         findings, blocking = [], False
-        api = _API_OF_KIND[self.kind]
+        api = API_OF_KIND[self.kind]
         if obj.get("apiVersion") != api:
             message = f"apiVersion {obj.get('apiVersion')!r} is not served; this CRD serves {api!r}"
-            findings.append(self._finding(SCHEMA, name, file, "apiVersion", message))
+            findings.append(self._observe(SCHEMA, name, "apiVersion", message))
             blocking = True
         for error in self.validator.iter_errors(obj):
             blocking = blocking or error.validator in _BLOCKING
-            findings.append(self._finding(SCHEMA, name, file, _dotted(self.schema, error.absolute_path), error.message))
+            findings.append(self._observe(SCHEMA, name, _dotted(self.schema, error.absolute_path), error.message))
         if blocking:
             return Outcome(tuple(findings), (Skipped("", "*", BLOCKED),))
         skipped = []
@@ -388,12 +413,11 @@ class Crd:
                 verdict = _verdict(program, validation.get("message"), json.dumps(value, sort_keys=True))
                 if verdict is not None:
                     rule_id, message = verdict
-                    findings.append(self._finding(rule_id, name, file, path, message))
+                    findings.append(self._observe(rule_id, name, path, message))
         return Outcome(tuple(findings), tuple(skipped))
 
-    def _finding(self, rule: str, name: str, file: str | None, path: str, message: str) -> Finding:
-        severity = Severity.WARNING if rule == ENGINE else Severity.ERROR
-        return Finding(rule, severity, self.kind, name, path, message, file)
+    def _observe(self, rule: str, name: str, path: str, message: str) -> Observation:
+        return Observation(rule, self.kind, name, Violation(path, message))
 
 
 def _as_json(manifest: Mapping[str, Any]) -> dict[str, Any]:
@@ -413,65 +437,26 @@ class Crds:
 
     by_kind: Mapping[str, Crd]
 
-    def check(self, manifest: Mapping[str, Any], file: str | None = None) -> Outcome | None:
+    def check(self, manifest: Mapping[str, Any]) -> Outcome | None:
         """Judge a manifest with its kind's CRD; ``None`` when no CRD of that kind was given."""
         crd = self.by_kind.get(manifest.get("kind"))
-        return crd.check(manifest, file) if crd else None
+        return crd.check(manifest) if crd else None
 
 
-def _crd_of(doc: Any, file: str) -> Crd | None:
-    """The Crd of an EC2NodeClass/NodePool CustomResourceDefinition document, else None."""
-    if not isinstance(doc, Mapping) or doc.get("kind") != "CustomResourceDefinition":
-        return None
-    spec = doc.get("spec") or {}
-    kind = (spec.get("names") or {}).get("kind")
-    api = _API_OF_KIND.get(kind)
-    if api is None or api != f"{spec.get('group')}/{SERVED_VERSION}":
-        return None
-    for version in spec.get("versions") or ():
-        schema = (version.get("schema") or {}).get("openAPIV3Schema")
-        if version.get("name") == SERVED_VERSION and version.get("served") and isinstance(schema, Mapping):
-            return Crd(kind, schema, file, "status" in (version.get("subresources") or {}))
-    raise InputError(
-        f"the {kind} CRD serves no {SERVED_VERSION} version with an openAPIV3Schema",
-        file,
-        hint="use the CRDs of Karpenter 1.0 or later",
-    )
-
-
-def load(paths: Iterable[str | Path]) -> Crds:
-    """Load the EC2NodeClass and NodePool CRDs from CRD files or directories of them."""
-    found: dict[str, Crd] = {}
-    for path in paths:
-        before = len(found)
-        for file, docs in config.read([path]):
-            for crd in filter(None, (_crd_of(doc, file) for doc in docs)):
-                if crd.kind in found:
-                    raise InputError(f"a second {crd.kind} CRD (the first is in {found[crd.kind].source})", file)
-                found[crd.kind] = crd
-        if len(found) == before:
-            raise InputError(
-                "holds no EC2NodeClass or NodePool CustomResourceDefinition",
-                config.display(Path(path)),
-                hint="pass the crds/ folder of the Karpenter Helm chart for your release",
-            )
-    return Crds(found)
-
-
-def check_inputs(crds: Crds, inputs: config.Inputs) -> tuple[list[Finding], list[str]]:
-    """CRD findings for every loaded object, and notes on what was not checked.
+def check_inputs(crds: Crds, inputs: Inputs) -> tuple[list[Observation], list[str]]:
+    """CRD observations for every loaded object, and notes on what was not checked.
 
     A transition rule is noted once per kind and path, not once per object: it never runs offline.
     """
-    findings: list[Finding] = []
+    findings: list[Observation] = []
     notes: dict[str, None] = {}  # ordered and without repeats
     for kind in sorted({obj.kind for obj in inputs.objects} - crds.by_kind.keys()):
         notes[f"no {kind} CRD given; {kind} objects were not checked against a CRD"] = None
     for obj in inputs.objects:
-        outcome = crds.check(obj.raw, obj.source.file)
+        outcome = crds.check(obj.raw)
         if outcome is None:
             continue
-        findings.extend(replace(finding, source=obj.source) for finding in outcome.findings)
+        findings.extend(replace(observation, source=obj.source) for observation in outcome.observations)
         for skipped in outcome.skipped:
             if skipped.reason == BLOCKED:
                 notes[f"{obj.kind}/{obj.name}: CRD CEL rules not checked: {BLOCKED}"] = None

@@ -1,0 +1,66 @@
+"""The ``render`` use case: write the desired manifests for Argo CD / Flux, only when they are sound.
+
+Nothing is written when the objects have error findings, when a reconciliation (if asked for)
+predicts a persistent problem or met transient AWS trouble, or when a value is a Pulumi secret
+render cannot decrypt. Writing is all or nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from karpenter_gitops.app.sources import Sources
+from karpenter_gitops.core import schema
+from karpenter_gitops.core.errors import InputError
+from karpenter_gitops.core.findings import Severity
+from karpenter_gitops.core.inputs import Inputs
+from karpenter_gitops.core.plan import READY, TRANSIENT, Plan
+from karpenter_gitops.judge import validate
+from karpenter_gitops.judge.report import Report
+from karpenter_gitops.output import render
+from karpenter_gitops.output.preview import not_ready
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """What became of a render: written (``exit_code`` 0), or refused and why."""
+
+    exit_code: int
+    report: Report | None = None  # refused by validation: its findings
+    problems: tuple[str, ...] = ()  # refused by the reconciliation: what it predicted
+    refusal: str | None = None  # why nothing was written, in a few words
+    files: int = 0
+    changed: bool = False
+
+
+def render_sources(sources: Sources, out: Path, plan: Callable[[Inputs], Plan] | None = None) -> Rendered:
+    """Check ``sources`` (and reconcile them with ``plan`` when given), then write one file per object to ``out``."""
+    inputs = sources.inputs
+    render.check_ours(out)
+    secret = next((o for o in inputs.observations if o.rule == schema.SECRET), None)
+    if secret:
+        raise InputError(
+            f"{secret.kind}/{secret.name} {secret.violation.path} is a Pulumi secret, which render cannot decrypt; "
+            f"{out} untouched",
+            secret.file,
+            hint="render it with `pulumi up` and karpenter-gitops:renderYamlToDirectory",
+        )
+    report = validate(inputs, sources.version)
+    if report.errors:
+        return Rendered(1, report=report, refusal=f"{report.errors} error finding(s)")
+    if plan is not None:
+        planned = plan(inputs)
+        if planned.exit_code != READY:
+            problems = [f"transient: {t}" for t in planned.transient]
+            problems += [f"{f.kind}/{f.name} {f.path}: {f.message}" for f in planned.findings if f.severity is Severity.ERROR]
+            problems += [f"EC2NodeClass/{name} not Ready: {why}" for name, why in not_ready(planned)]
+            why = "AWS trouble, nothing decided (retry)" if planned.exit_code == TRANSIENT else "persistent problems"
+            return Rendered(planned.exit_code, problems=tuple(problems), refusal=why)
+    files = render.manifest_files(inputs)
+    try:
+        changed = render.write_atomically(out, files)
+    except OSError as error:  # ``out`` is as it was: the write is all or nothing
+        raise InputError(f"cannot write: {error.strerror or error}", str(out), hint="check --out") from None
+    return Rendered(READY, files=len(files), changed=changed)

@@ -1,0 +1,47 @@
+"""What a command reads: files → the Karpenter release to judge against → inputs.
+
+Every command (``validate``, ``plan``, ``render``, ``preview``) starts here, so each loads the
+same way: the release is the one given, else the one the stack files agree on, else the default.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from karpenter_gitops.core import versions
+from karpenter_gitops.core.inputs import Inputs
+from karpenter_gitops.load.documents import load_documents
+from karpenter_gitops.load.files import ReadFile, read_files
+from karpenter_gitops.load.stacks import stack_aws_region, stack_karpenter_version
+
+
+@dataclass(frozen=True)
+class Sources:
+    files: tuple[ReadFile, ...]
+    version: versions.Version
+    inputs: Inputs
+
+    @property
+    def documents(self) -> list[tuple[str, list[Any]]]:
+        return [(file.name, file.documents) for file in self.files]
+
+    @property
+    def texts(self) -> dict[str, str]:
+        """File name → text, to locate findings on their lines."""
+        return {file.name: file.text for file in self.files}
+
+    @property
+    def aws_region(self) -> str | None:
+        """The stack's ``aws:region`` (what pulumi-aws would use), if a stack file names one."""
+        return stack_aws_region(self.documents)
+
+
+def read_sources(paths: Sequence[Path], version: versions.Version | None = None) -> Sources:
+    """Read ``paths`` and load them for ``version`` (default: the stacks' release, else the newest)."""
+    files = tuple(read_files(paths))
+    documents = [(file.name, file.documents) for file in files]
+    chosen = version or stack_karpenter_version(documents) or versions.DEFAULT
+    return Sources(files, chosen, load_documents(documents, chosen))

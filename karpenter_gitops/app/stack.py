@@ -1,0 +1,72 @@
+"""A stack's Karpenter settings as the Pulumi layer hands them over: judged as the CLI judges a stack file.
+
+The components and the dynamic provider pass plain values (the engine's: every number a double,
+unknowns during a preview); this module normalises them at that boundary, loads them exactly as
+``validate --stack`` loads ``Pulumi.<stack>.yaml`` (same loader, same release, same policy
+settings) and judges them with the same judge, so ``pulumi preview`` and the CLI agree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from karpenter_gitops.core import versions
+from karpenter_gitops.core.findings import Finding, Observation
+from karpenter_gitops.core.inputs import NAMESPACE, Inputs
+from karpenter_gitops.judge import Judge
+from karpenter_gitops.load import engine
+from karpenter_gitops.load.documents import load_documents
+from karpenter_gitops.load.stacks import stack_karpenter_version
+from karpenter_gitops.rules import controller as controller_rules
+
+SOURCE = "stack config"
+
+
+def stack_document(
+    cluster: Mapping[str, Any] | None,
+    node_classes: Mapping[str, Any],
+    node_pools: Mapping[str, Any],
+    policy: Mapping[str, Any] | None = None,
+    controller: Mapping[str, Any] | None = None,
+) -> dict:
+    """The stack-file shape :func:`~karpenter_gitops.load.documents.load_documents` reads, values normalised."""
+    doc: dict[str, Any] = {f"{NAMESPACE}:nodeClasses": dict(node_classes), f"{NAMESPACE}:nodePools": dict(node_pools)}
+    for key, value in (("cluster", cluster), ("policy", policy), ("controller", controller)):
+        if value is not None and (value or key == "controller"):
+            doc[f"{NAMESPACE}:{key}"] = value
+    return {"config": engine.normalise(doc)}
+
+
+def load_inputs(
+    cluster: Mapping[str, Any] | None,
+    node_classes: Mapping[str, Any],
+    node_pools: Mapping[str, Any],
+    policy: Mapping[str, Any] | None = None,
+    controller: Mapping[str, Any] | None = None,
+) -> tuple[Inputs, versions.Version]:
+    """Load values as the CLI loads a stack file, with the stack's Karpenter release (or the default)."""
+    files = [(SOURCE, [stack_document(cluster, node_classes, node_pools, policy, controller)])]
+    version = stack_karpenter_version(files) or versions.DEFAULT
+    return load_documents(files, version), version
+
+
+def check(inputs: Inputs, version: versions.Version, stored: Inputs | None = None) -> list[Finding]:
+    """What ``validate`` finds in these inputs, plus Karpenter's update-only rules against ``stored``."""
+    judge = Judge(version, inputs.policy)
+    found = judge.objects(inputs)
+    if stored is not None:
+        found += judge.transitions(stored, inputs)
+    return found
+
+
+def judged(inputs: Inputs, version: versions.Version, observed: Iterable[Observation]) -> list[Finding]:
+    """What the Pulumi layer alone could observe (e.g. the cluster's IP family), judged under the stack's settings."""
+    return Judge(version, inputs.policy).findings(observed)
+
+
+def controller_findings(inputs: Inputs, version: versions.Version) -> list[Finding]:
+    """What the controller rules find: the block's own problems and the per-object coherence checks, the
+    rules the ``KarpenterController`` component runs before it creates anything."""
+    wanted = (*controller_rules.BLOCK_RULES, *controller_rules.OBJECT_RULES)
+    return [f for f in Judge(version, inputs.policy).objects(inputs) if f.rule in wanted]

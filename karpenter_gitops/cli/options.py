@@ -1,0 +1,110 @@
+"""Options the commands share, parsed into typed values so a bad flag is a usage error, never a traceback."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import click
+
+from karpenter_gitops.core import versions
+from karpenter_gitops.families.aliases import kubernetes_minor
+from karpenter_gitops.load.stacks import stack_file
+
+
+def _karpenter_version(_ctx, _param, value: str | None) -> versions.Version | None:
+    if value is None:
+        return None
+    try:
+        return versions.parse(value)
+    except ValueError as err:
+        raise click.BadParameter(str(err), param_hint="--karpenter-version") from None
+
+
+def karpenter_version(func):
+    return click.option(
+        "--karpenter-version",
+        "karpenter_version",
+        metavar="X.Y",
+        callback=_karpenter_version,
+        help=f"Karpenter release to validate against (default: the stack's cluster.karpenterVersion, "
+        f"else {versions.show(versions.DEFAULT)}).",
+    )(func)
+
+
+def output_format(*choices: str, help: str = "Output format."):
+    def decorate(func):
+        return click.option(
+            "--format", "fmt", type=click.Choice(list(choices)), default=choices[0], show_default=True, help=help
+        )(func)
+
+    return decorate
+
+
+def _kubernetes_version(_ctx, param, value: str | None) -> str | None:
+    """Refuse ``--kubernetes-version 1.x`` here, as a usage error, not as a traceback deep in alias resolution."""
+    if value is not None:
+        try:
+            kubernetes_minor(value)
+        except ValueError as err:
+            raise click.BadParameter(str(err), param=param) from None
+    return value
+
+
+def aws(func):
+    """``--embedded-aws``, ``--aws-fixture`` and ``--kubernetes-version``: what a command reading AWS takes."""
+    options = (
+        click.option("--embedded-aws", is_flag=True, help="Run against moto on 127.0.0.1, seeded from a world fixture."),
+        click.option("--aws-fixture", metavar="FILE", type=click.Path(), help="World fixture for --embedded-aws."),
+        click.option(
+            "--kubernetes-version",
+            metavar="X.Y",
+            callback=_kubernetes_version,
+            help="Cluster version for alias AMIs (default: the stack's).",
+        ),
+    )
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def check_fixture(embedded_aws: bool, aws_fixture: str | None) -> None:
+    if aws_fixture and not embedded_aws:
+        raise click.UsageError("--aws-fixture needs --embedded-aws")
+
+
+def sources(func):
+    """``--stack NAME`` or ``--manifests PATH...``: the desired state a command reads."""
+    func = click.option("--manifests", "manifests", metavar="PATH", multiple=True, help="Manifest files or directories.")(func)
+    return click.option("--stack", metavar="NAME", help="Read stacks/Pulumi.NAME.yaml.")(func)
+
+
+def reconcile(func):
+    """``--reconcile/--offline`` and ``--cache-dir``: commands that ask AWS only when told to."""
+    func = cache_dir(func)
+    return click.option(
+        "--reconcile/--offline",
+        "reconcile_",
+        default=False,
+        show_default=True,
+        help="Also reconcile against AWS (implied by --embedded-aws).",
+    )(func)
+
+
+def cache_dir(func):
+    return click.option("--cache-dir", type=click.Path(path_type=Path), help="Instance-type catalogue cache directory.")(func)
+
+
+def input_paths(paths: Sequence[str], stack: str | None) -> list[Path]:
+    chosen = [Path(p) for p in paths]
+    if stack:
+        chosen.append(stack_file(stack))
+    if not chosen:
+        raise click.UsageError("give at least one PATH or --stack NAME")
+    return chosen
+
+
+def stack_or_manifests(stack: str | None, manifests: Sequence[str]) -> list[Path]:
+    if bool(stack) == bool(manifests):
+        raise click.UsageError("give exactly one of --stack NAME or --manifests PATH...")
+    return input_paths(manifests, stack)

@@ -1,0 +1,68 @@
+"""``karpenter-gitops preview``: a PR comment on what the change does compared with its base."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+import click
+
+from karpenter_gitops.adapters.aws.target import aws_target
+from karpenter_gitops.app.plan import planner
+from karpenter_gitops.app.preview import preview_sources, pulumi_preview
+from karpenter_gitops.app.sources import read_sources
+from karpenter_gitops.cli import cli, options
+from karpenter_gitops.core.errors import InputError
+from karpenter_gitops.output import preview
+from karpenter_gitops.output.preview import DEFAULT_BUDGET
+
+
+@cli.command("preview")
+@options.sources
+@click.option("--base", "base_ref", required=True, metavar="DIR|GIT-REF", help="Compare with a directory of manifests or a Git ref.")
+@options.output_format("markdown", "json")
+@click.option("--budget", type=click.IntRange(min=5_000), default=DEFAULT_BUDGET, show_default=True, help="Comment size limit (characters).")
+@click.option("--full-report", type=click.Path(path_type=Path), metavar="FILE", help="Where the full report goes when the comment is shortened.")
+@click.option("--kubeconfig", type=click.Path(path_type=Path), metavar="FILE", help="Read NodeClaims and Nodes to count drifting nodes.")
+@click.option("--pulumi-json", type=click.Path(path_type=Path), metavar="FILE", help="Fold in `pulumi preview --json` output.")
+@click.option("--pulumi-events", type=click.Path(path_type=Path), metavar="FILE", help="Fold in a `pulumi preview --event-log` file.")
+@options.aws
+@options.reconcile
+@options.karpenter_version
+def preview_command(
+    stack, manifests, base_ref, fmt, budget, full_report, kubeconfig, pulumi_json, pulumi_events,
+    embedded_aws, aws_fixture, kubernetes_version, reconcile_, cache_dir, karpenter_version,
+):
+    """Print a PR comment (or JSON) on what the change does compared with --base.
+
+    Summary first (objects added/changed/removed, predicted Ready, blocking errors, node impact),
+    then folded details, within --budget characters. Exit codes as for plan: 0 clean, 1 blocking
+    problems, 3 transient AWS trouble, 2 usage or unreadable input.
+    """
+    paths = options.stack_or_manifests(stack, manifests)
+    head = read_sources(paths, karpenter_version)
+    pulumi = pulumi_preview(pulumi_json, pulumi_events)
+    with contextlib.ExitStack() as scope:
+        plan = None
+        if reconcile_ or embedded_aws:
+            options.check_fixture(embedded_aws, aws_fixture)
+            target = scope.enter_context(aws_target(embedded_aws, aws_fixture, head.aws_region))
+            kube = kubernetes_version or head.inputs.cluster.kubernetes_version  # both sides run on the head's cluster
+            plan = planner(target, head.version, kubernetes_version=kube, cache_dir=cache_dir)
+        report = preview_sources(head, base_ref, paths, plan=plan, kubeconfig=kubeconfig, pulumi=pulumi)
+    if fmt == "json":
+        click.echo(json.dumps(report.to_json(), indent=2))
+    else:
+        target_file = full_report or Path(tempfile.gettempdir()) / "karpenter-preview-full.md"
+        comment, shortened = preview.markdown(report, budget, str(target_file))
+        if shortened:  # written before the comment is printed: a comment must not point at a missing report
+            try:
+                target_file.parent.mkdir(parents=True, exist_ok=True)
+                target_file.write_text(preview.markdown(report, None)[0], encoding="utf-8")
+            except OSError as error:
+                raise InputError(f"cannot write the full report: {error.strerror or error}", str(target_file)) from None
+        click.echo(comment, nl=False)
+    sys.exit(report.exit_code)

@@ -1,0 +1,47 @@
+"""``karpenter-gitops render``: the desired manifests for Argo CD / Flux, written only when sound."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from karpenter_gitops.adapters.aws.target import aws_target
+from karpenter_gitops.app.plan import planner
+from karpenter_gitops.app.render import render_sources
+from karpenter_gitops.app.sources import read_sources
+from karpenter_gitops.cli import cli, options
+from karpenter_gitops.output.report import print_text
+
+
+@cli.command("render")
+@options.sources
+@click.option("--out", required=True, type=click.Path(path_type=Path), metavar="DIR", help="Directory to write (ours alone).")
+@options.aws
+@options.reconcile
+@options.karpenter_version
+def render_command(stack, manifests, out, embedded_aws, aws_fixture, kubernetes_version, reconcile_, cache_dir, karpenter_version):
+    """Write the desired manifests to DIR for Argo CD / Flux: one file per object, byte-stable, atomic.
+
+    Refuses to write (exit 1, DIR untouched) when validation finds errors; with --reconcile or
+    --embedded-aws also when the reconciliation predicts a persistent problem (exit 3, untouched,
+    on transient AWS trouble). A DIR holding files render did not write is refused (exit 2).
+    """
+    sources = read_sources(options.stack_or_manifests(stack, manifests), karpenter_version)
+
+    def plan(inputs):  # AWS is read only once the offline checks pass
+        options.check_fixture(embedded_aws, aws_fixture)
+        with aws_target(embedded_aws, aws_fixture, sources.aws_region) as target:
+            return planner(target, sources.version, kubernetes_version=kubernetes_version, cache_dir=cache_dir)(inputs)
+
+    rendered = render_sources(sources, out, plan if reconcile_ or embedded_aws else None)
+    if rendered.report is not None:
+        print_text(rendered.report, sources.version)
+    for problem in rendered.problems:
+        click.echo(f"  {problem}", err=True)
+    if rendered.refusal:
+        click.echo(f"karpenter-gitops: refusing to render: {rendered.refusal}; {out} untouched", err=True)
+        sys.exit(rendered.exit_code)
+    click.echo(f"{'wrote' if rendered.changed else 'unchanged:'} {rendered.files} manifest(s) in {out}")
+    sys.exit(rendered.exit_code)

@@ -1,0 +1,194 @@
+"""Everything one run reads, as plain immutable data: objects, cluster facts, policy, waivers, controller.
+
+:mod:`karpenter_gitops.load` builds these from files, stack config or Pulumi values; every layer
+above reads them. Nothing here decides anything: the rules judge the objects, and the judge
+applies the policy settings and waivers.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from functools import cached_property
+from typing import Any
+
+from karpenter_gitops.core import versions
+from karpenter_gitops.core.findings import Finding, Observation, Severity
+from karpenter_gitops.core.model import AMISelectorTerm, EC2NodeClass, NodePool
+
+NAMESPACE = "karpenter-gitops"
+
+
+@dataclass(frozen=True)
+class Cluster:
+    name: str | None = None
+    kubernetes_version: str | None = None
+    karpenter_version: versions.Version | None = None
+
+
+# --- policy -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RuleSetting:
+    """A stack's setting for one rule: switched off, or another severity."""
+
+    enabled: bool = True
+    severity: Severity | None = None
+
+
+@dataclass(frozen=True)
+class PolicySettings:
+    """The ``karpenter-gitops:policy`` block (or the policy pack's config).
+
+    ``params`` holds the tunable values rules declare (``maxHopLimit``...); a rule reads its own
+    through :meth:`karpenter_gitops.rules.registry.Context.param`, which falls back to the default
+    the rule declares.
+    """
+
+    production: bool = False
+    params: Mapping[str, Any] = field(default_factory=dict)
+    rules: Mapping[str, RuleSetting] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Waiver:
+    """A reasoned, expiring exception to one rule for named objects (or a glob like ``gpu-*``)."""
+
+    rule: str
+    object: str
+    reason: str
+    expires: dt.date
+    kind: str | None = None
+    file: str | None = None
+    entry: str = ""  # where in the file, e.g. "waivers[2]"
+
+    def covers(self, finding: Finding) -> bool:
+        return (
+            finding.rule == self.rule
+            and (self.kind is None or finding.kind == self.kind)
+            and fnmatchcase(finding.name, self.object)
+        )
+
+    def expired(self, today: dt.date) -> bool:
+        return today > self.expires
+
+    def to_json(self) -> dict:
+        data = {"rule": self.rule, "object": self.object, "reason": self.reason, "expires": self.expires.isoformat()}
+        if self.kind:
+            data["kind"] = self.kind
+        if self.file:
+            data["file"] = self.file
+        data["entry"] = self.entry
+        return data
+
+
+# --- controller block -----------------------------------------------------------------------
+
+CONTROLLER_KEY = f"{NAMESPACE}:controller"
+CONTROLLER_KIND = "KarpenterController"  # the kind of findings about the controller block itself
+POD_IDENTITY, IRSA = "podIdentity", "irsa"
+IPV4, IPV6 = "ipv4", "ipv6"
+ACCESS_ENTRY_TYPES = ("EC2_LINUX", "EC2_WINDOWS")
+ACCESS_CREATE, ACCESS_EXISTING = "create", "existing"
+ECR_READ_ONLY, ECR_PULL_ONLY = "readOnly", "pullOnly"
+OIDC_PROVIDER_ARN = re.compile(r"^arn:aws[a-z-]*:iam::\d{12}:oidc-provider/(.+)$")
+
+
+@dataclass(frozen=True)
+class NodeRole:
+    """A node role made outside this stack that NodeClasses use, directly or through its profiles."""
+
+    name: str
+    instance_profiles: tuple[str, ...] = ()
+    access_entry: str = ACCESS_EXISTING  # "create": this stack creates the role's EKS access entry
+
+
+@dataclass(frozen=True)
+class ControllerSettings:
+    """The parsed controller block; names are resolved (defaults derived from the cluster name)."""
+
+    cluster_name: str
+    name_prefix: str
+    node_role_name: str
+    identity: str = POD_IDENTITY
+    oidc_provider_arn: str | None = None
+    namespace: str = "kube-system"
+    service_account: str = "karpenter"
+    create_instance_profile: bool = False
+    instance_profile_name: str | None = None  # set only when the profile is created
+    access_entry_type: str = "EC2_LINUX"
+    ip_family: str = IPV4
+    ecr_policy: str = ECR_PULL_ONLY
+    ssm_managed_instance_core: bool = False
+    interruption_queue: bool = True
+    kms_key_arn: str | None = None
+    helm_version: str | None = None  # set only when the Helm release is created
+    runs_on_fargate: bool = False
+    node_roles: tuple[NodeRole, ...] = ()
+
+    @property
+    def oidc_issuer(self) -> str | None:
+        """The issuer host and path IRSA conditions are keyed by (``oidc.eks.<region>.amazonaws.com/id/<id>``)."""
+        match = OIDC_PROVIDER_ARN.match(self.oidc_provider_arn or "")
+        return match.group(1) if match else None
+
+    def role_of_profile(self, profile: str) -> str | None:
+        """The role inside an instance profile this block knows about."""
+        if self.instance_profile_name == profile:
+            return self.node_role_name
+        return next((r.name for r in self.node_roles if profile in r.instance_profiles), None)
+
+    def has_access_entry(self, role: str) -> bool:
+        """Whether the stack creates, or says it already has, an EKS access entry for ``role`` (path ignored)."""
+        known = {self.node_role_name, *(r.name for r in self.node_roles)}
+        return bare_role(role) in {bare_role(name) for name in known}
+
+
+def bare_role(role: str) -> str:
+    """A role name without its IAM path, as access entries and instance profiles see it."""
+    return role.rsplit("/", 1)[-1]
+
+
+# --- the whole input ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """Everything one run reads: the objects, the cluster facts and what loading observed."""
+
+    node_classes: tuple[EC2NodeClass, ...] = ()
+    node_pools: tuple[NodePool, ...] = ()
+    cluster: Cluster = field(default_factory=Cluster)
+    #: Schema and block problems seen while loading, judged with the rest.
+    observations: tuple[Observation, ...] = ()
+    notes: tuple[str, ...] = ()
+    policy: PolicySettings = field(default_factory=PolicySettings)
+    waivers: tuple[Waiver, ...] = ()
+    #: ``karpenter-gitops:amiSources``: per class, the selector its pinned ``id`` terms were resolved from.
+    ami_sources: Mapping[str, tuple[AMISelectorTerm, ...]] = field(default_factory=dict)
+    #: ``karpenter-gitops:controller``: Karpenter's AWS side, when the stack creates it.
+    controller: ControllerSettings | None = None
+
+    @property
+    def objects(self) -> tuple[EC2NodeClass | NodePool, ...]:
+        return self.node_classes + self.node_pools
+
+    @cached_property
+    def _node_classes_by_scope(self) -> dict[str, dict[str, EC2NodeClass]]:
+        scopes: dict[str, dict[str, EC2NodeClass]] = {}
+        for node_class in self.node_classes:
+            scopes.setdefault(node_class.source.scope, {}).setdefault(node_class.name, node_class)
+        return scopes
+
+    def node_class_names(self, scope: str) -> frozenset[str]:
+        """Names a NodePool of ``scope`` can reference (see :attr:`Source.scope`)."""
+        return frozenset(self._node_classes_by_scope.get(scope, {}))
+
+    def node_class(self, name: str, scope: str | None = None) -> EC2NodeClass | None:
+        """The class ``name`` in ``scope``, or in any scope when none is given."""
+        scopes = [self._node_classes_by_scope.get(scope, {})] if scope is not None else self._node_classes_by_scope.values()
+        return next((classes[name] for classes in scopes if name in classes), None)

@@ -1,0 +1,261 @@
+"""Read manifests and Pulumi stack config into :class:`~karpenter_gitops.core.inputs.Inputs`.
+
+Two sources feed the same models: Kubernetes manifests (multi-document YAML; other kinds are
+ignored with a note) and a Pulumi stack file ``Pulumi.<stack>.yaml`` whose
+``karpenter-gitops:nodeClasses`` / ``karpenter-gitops:nodePools`` keys map names to specs spelled
+as in the CRDs. A document or setting that cannot be read raises :class:`InputError`; schema
+problems inside an object are observations, judged later with everything else, so one run
+reports all of them. Loading never decides a severity.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from karpenter_gitops.core import schema, versions
+from karpenter_gitops.core.errors import InputError
+from karpenter_gitops.core.findings import Observation, Source, Violation
+from karpenter_gitops.core.inputs import (
+    CONTROLLER_KEY,
+    CONTROLLER_KIND,
+    NAMESPACE,
+    Cluster,
+    ControllerSettings,
+    Inputs,
+    PolicySettings,
+    Waiver,
+)
+from karpenter_gitops.core.model import (
+    EC2NODECLASS,
+    EC2NODECLASS_API,
+    NODEPOOL,
+    NODEPOOL_API,
+    AMISelectorTerm,
+    EC2NodeClass,
+    EC2NodeClassSpec,
+    NodePool,
+    NodePoolSpec,
+)
+from karpenter_gitops.core.text import article, did_you_mean
+from karpenter_gitops.load import controller, policy, waivers
+from karpenter_gitops.load.files import is_stack_document, read
+from karpenter_gitops.load.stacks import cluster_block
+from karpenter_gitops.rules.controller import block_violations
+
+_KINDS = {
+    EC2NODECLASS: (EC2NODECLASS_API, EC2NodeClassSpec, EC2NodeClass),
+    NODEPOOL: (NODEPOOL_API, NodePoolSpec, NodePool),
+}
+
+
+_STACK_KINDS = {"nodeClasses": EC2NODECLASS, "nodePools": NODEPOOL}
+
+
+# Every key of ours a stack file may hold; later capabilities add theirs here.
+STACK_KEYS = (
+    "cluster", "nodeClasses", "nodePools", "pinAmis", "amiSources", "renderYamlToDirectory", "policy", "waivers",
+    "controller",
+)
+
+
+class _Collector:
+    """What the documents of one run hold, gathered as they are read."""
+
+    def __init__(self, version: versions.Version) -> None:
+        self.version = version
+        self.node_classes: list[EC2NodeClass] = []
+        self.node_pools: list[NodePool] = []
+        self.observations: list[Observation] = []
+        self.notes: list[str] = []
+        self.cluster = Cluster()
+        self.policy = PolicySettings()
+        self.waivers: tuple[Waiver, ...] = ()
+        self.ami_sources: dict[str, tuple[AMISelectorTerm, ...]] = {}
+        self.controller: ControllerSettings | None = None
+        self._seen: dict[tuple[str, str, str], Source] = {}
+
+    def add(self, kind: str, name: str, spec: Any, raw: Mapping[str, Any], source: Source) -> None:
+        _, spec_cls, obj_cls = _KINDS[kind]
+        if spec is None:  # both CRDs require spec; the API server drops a null one, then finds it missing
+            model, violations = None, [(schema.REQUIRED, Violation("spec", "Required value", "add the object's spec"))]
+        else:
+            model, violations = schema.load(spec_cls, spec, "spec", self.version)
+        for rule_id, violation in violations:
+            self.observe(rule_id, kind, name, violation, source)
+        if model is None:
+            model = spec_cls()
+        previous = self._seen.get((source.scope, kind, name))
+        if previous is not None:
+            message = f"{kind} {name!r} is defined twice (also in {previous.file})"
+            self.observe(schema.DUPLICATE, kind, name, Violation("metadata.name", message, "give each object a unique name"), source)
+            return
+        self._seen[(source.scope, kind, name)] = source
+        target = self.node_classes if kind == EC2NODECLASS else self.node_pools
+        target.append(obj_cls(name=name, spec=model, raw=raw, source=source))
+
+    def observe(self, rule_id: str, kind: str, name: str, violation: Violation, source: Source) -> None:
+        self.observations.append(Observation(rule_id, kind, name, violation, source))
+
+    def inputs(self) -> Inputs:
+        return Inputs(
+            tuple(self.node_classes),
+            tuple(self.node_pools),
+            self.cluster,
+            tuple(self.observations),
+            tuple(self.notes),
+            self.policy,
+            self.waivers,
+            dict(self.ami_sources),
+            self.controller,
+        )
+
+
+def _read_manifest(docs: list[Any], name: str, out: _Collector) -> None:
+    real = [(i, d) for i, d in enumerate(docs) if d is not None]
+    if not real:
+        raise InputError("file is empty", name, hint="add an EC2NodeClass or NodePool manifest")
+    for index, doc in real:
+        if not isinstance(doc, Mapping):
+            raise InputError(
+                f"document {index + 1} is {article(schema.type_name(doc))}, not a Kubernetes object",
+                name,
+                hint="each YAML document must be a mapping with apiVersion and kind",
+            )
+        kind = doc.get("kind")
+        if kind not in _KINDS:
+            out.notes.append(f"{name}: ignored document {index + 1} (kind {kind or 'missing'})")
+            continue
+        source = Source(file=name, document=index + 1)
+        metadata = doc.get("metadata") if isinstance(doc.get("metadata"), Mapping) else {}
+        obj_name = metadata.get("name")
+        if isinstance(obj_name, (int, float)) and not isinstance(obj_name, bool):
+            wrong = Violation(  # `name: 5` is a YAML number, which the API server refuses as a name
+                "metadata.name", f"Invalid value: {obj_name!r}: must be of type string", f'quote it: name: "{obj_name}"'
+            )
+            out.observe(schema.WRONG_TYPE, kind, str(obj_name), wrong, source)
+            obj_name = str(obj_name)
+        elif not isinstance(obj_name, str) or not obj_name:
+            obj_name = f"<document {index + 1}>"
+            out.observe(schema.REQUIRED, kind, obj_name, Violation("metadata.name", "Required value", "name the object"), source)
+        api, _, _ = _KINDS[kind]
+        if doc.get("apiVersion") != api:
+            served = Violation(
+                "apiVersion",
+                f"apiVersion {doc.get('apiVersion')!r} is not served for {kind}; Karpenter v1 serves {api!r}",
+                f"set apiVersion: {api} (v1beta1 was removed in Karpenter 1.1)",
+            )
+            out.observe(schema.API_VERSION, kind, obj_name, served, source)
+            continue
+        out.add(kind, obj_name, doc.get("spec"), doc, source)
+
+
+def _read_stack(doc: Mapping[str, Any], name: str, out: _Collector) -> None:
+    config = doc.get("config")
+    if not isinstance(config, Mapping):
+        raise InputError("'config' must be a mapping of stack settings", name)
+    ours = {}
+    for key, value in config.items():
+        namespace, _, short = str(key).partition(":")
+        if namespace == NAMESPACE:
+            if short not in STACK_KEYS:
+                hint = did_you_mean(short, STACK_KEYS) or f"known keys: {', '.join(STACK_KEYS)}"
+                raise InputError(f"unknown stack setting {key!r}", name, hint=hint)
+            ours[short] = value
+        elif not short and key in STACK_KEYS:
+            raise InputError(
+                f"stack setting {key!r} has no namespace", name, hint=f"write it as '{NAMESPACE}:{key}'"
+            )
+    if not ours:
+        raise InputError(
+            f"no '{NAMESPACE}:' settings under config",
+            name,
+            hint=f"add '{NAMESPACE}:nodeClasses' and '{NAMESPACE}:nodePools' maps",
+        )
+    if "cluster" in ours:
+        out.cluster = cluster_block(ours["cluster"], name)
+    if "controller" in ours:
+        out.controller = controller.parse(ours["controller"], name, out.cluster.name)
+        source = Source(file=name, stack_key=CONTROLLER_KEY)
+        for rule_id, violation in block_violations(out.controller):
+            out.observe(rule_id, CONTROLLER_KIND, "controller", violation, source)
+    if "policy" in ours:
+        out.policy = policy.parse(ours["policy"], name)
+    if "waivers" in ours:
+        out.waivers += waivers.parse(ours["waivers"], name, waivers.STACK_KEY)
+    for key, kind in _STACK_KINDS.items():
+        objects = ours.get(key)
+        if objects is None:
+            continue
+        if not isinstance(objects, Mapping):
+            raise InputError(f"'{NAMESPACE}:{key}' must map names to specs", name)
+        api, _, _ = _KINDS[kind]
+        for obj_name, spec in objects.items():
+            source = Source(file=name, stack_key=f"{NAMESPACE}:{key}.{obj_name}")
+            raw = {"apiVersion": api, "kind": kind, "metadata": {"name": str(obj_name)}, "spec": spec}
+            out.add(kind, str(obj_name), spec, raw, source)
+    if "amiSources" in ours:
+        out.ami_sources.update(_ami_sources(ours["amiSources"], ours.get("nodeClasses"), name, out.version))
+
+
+def _ami_sources(
+    value: Any, classes: Any, name: str, version: versions.Version
+) -> dict[str, tuple[AMISelectorTerm, ...]]:
+    """Parse ``amiSources``: each entry names a class of this stack that pins custom AMIs by ``id``.
+
+    Strict, because ``bump`` rewrites a class's terms from its entry: a typo must not silently
+    leave a pin frozen, and an alias source would lose the variant requirement sets on the way to ids.
+    """
+    key = f"{NAMESPACE}:amiSources"
+    if not isinstance(value, Mapping):
+        raise InputError(f"'{key}' must map class names to lists of AMI selector terms", name)
+    classes = classes if isinstance(classes, Mapping) else {}
+    sources = {}
+    for class_name, terms in value.items():
+        entry = f"{key}.{class_name}"
+        if class_name not in classes:
+            hint = did_you_mean(str(class_name), [str(c) for c in classes]) or "name a class under nodeClasses"
+            raise InputError(f"'{entry}': no such class in this stack", name, hint=hint)
+        if not isinstance(terms, list) or not terms:
+            raise InputError(f"'{entry}' must be a non-empty list of AMI selector terms", name)
+        class_terms = (classes[class_name] or {}).get("amiSelectorTerms") or ()
+        if any(isinstance(term, Mapping) and "alias" in term for term in class_terms):
+            raise InputError(f"'{entry}': the class selects by alias; alias pins are versions, not sources", name,
+                             hint="drop the entry; `bump` moves the alias version")
+        sources[str(class_name)] = tuple(_source_term(term, f"{entry}[{index}]", name, version)
+                                         for index, term in enumerate(terms))
+    return sources
+
+
+def _source_term(term: Any, entry: str, name: str, version: versions.Version) -> AMISelectorTerm:
+    """One source term: a name, tags or ssmParameter selector (with an optional owner), as in the CRD."""
+    model, violations = schema.load(AMISelectorTerm, term, entry, version)
+    if violations:
+        _, violation = violations[0]
+        raise InputError(f"'{violation.path}': {violation.message}", name, hint=violation.hint)
+    if model.alias or model.id:
+        field_name = "alias" if model.alias else "id"
+        raise InputError(f"'{entry}': a source cannot select by {field_name}; use name, tags or ssmParameter", name,
+                         hint="put id terms in the class's amiSelectorTerms; `bump` writes them")
+    if not (model.name or model.tags or model.ssm_parameter):
+        raise InputError(f"'{entry}': expected one of name, tags or ssmParameter", name)
+    return model
+
+
+def load(paths: Iterable[str | Path], version: versions.Version = versions.DEFAULT) -> Inputs:
+    """Load manifests and stack files into :class:`Inputs` for one Karpenter release."""
+    return load_documents(read(paths), version)
+
+
+def load_documents(
+    files: Iterable[tuple[str, list[Any]]], version: versions.Version = versions.DEFAULT
+) -> Inputs:
+    """Load already-parsed YAML documents, given as ``(file name, documents)`` pairs."""
+    out = _Collector(version)
+    for name, docs in files:
+        if len(docs) == 1 and is_stack_document(docs[0]):
+            _read_stack(docs[0], name, out)
+        else:
+            _read_manifest(docs, name, out)
+    return out.inputs()

@@ -1,0 +1,102 @@
+"""Pulumi stack files: where ``Pulumi.<stack>.yaml`` lives, and the cluster facts runs need before loading.
+
+A stack file is one cluster: its ``karpenter-gitops:cluster`` block names the cluster, its
+Kubernetes version and the Karpenter release it runs; ``aws:region`` is the region pulumi-aws uses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from karpenter_gitops.core import versions
+from karpenter_gitops.core.errors import InputError
+from karpenter_gitops.core.inputs import NAMESPACE, Cluster
+from karpenter_gitops.core.text import did_you_mean
+from karpenter_gitops.load.files import (
+    display,
+    is_stack_document,
+    parse_yaml,
+    read_text,
+)
+
+_CLUSTER_KEYS = ("name", "kubernetesVersion", "karpenterVersion")
+
+
+def cluster_block(value: Any, name: str) -> Cluster:
+    key = f"{NAMESPACE}:cluster"
+    if not isinstance(value, Mapping):
+        raise InputError(f"'{key}' must be a mapping", name, hint=f"keys: {', '.join(_CLUSTER_KEYS)}")
+    for field_name in value:
+        if field_name not in _CLUSTER_KEYS:
+            hint = did_you_mean(str(field_name), _CLUSTER_KEYS) or f"known keys: {', '.join(_CLUSTER_KEYS)}"
+            raise InputError(f"unknown field '{key}.{field_name}'", name, hint=hint)
+    for field_name in ("kubernetesVersion", "karpenterVersion"):
+        if isinstance(value.get(field_name), float):
+            raise InputError(
+                f"'{key}.{field_name}' is the number {value[field_name]}; YAML drops trailing zeros",
+                name,
+                hint=f'quote it, e.g. {field_name}: "1.30"',
+            )
+    karpenter = value.get("karpenterVersion")
+    try:
+        parsed = versions.parse(str(karpenter)) if karpenter is not None else None
+    except ValueError as err:
+        raise InputError(f"'{key}.karpenterVersion': {err}", name) from None
+    kube = value.get("kubernetesVersion")
+    if kube is not None and not str(kube).count(".") == 1:
+        raise InputError(f"'{key}.kubernetesVersion' {kube!r} is not major.minor", name, hint='e.g. "1.32"')
+    return Cluster(
+        name=str(value["name"]) if value.get("name") is not None else None,
+        kubernetes_version=str(kube) if kube is not None else None,
+        karpenter_version=parsed,
+    )
+
+
+def stack_file(stack: str, project_dir: Path | None = None) -> Path:
+    """``stacks/Pulumi.<stack>.yaml`` (or the project's stackConfigDir)."""
+    root = project_dir or Path()  # relative to the working directory, so messages name it as typed
+    config_dir = "."
+    project = root / "Pulumi.yaml"
+    if project.is_file():
+        docs = parse_yaml(read_text(project), display(project))
+        meta = docs[0] if len(docs) == 1 and isinstance(docs[0], Mapping) else {}
+        config_dir = str(meta.get("stackConfigDir") or ".")
+    path = root / config_dir / f"Pulumi.{stack}.yaml"
+    if not path.is_file():
+        raise InputError(f"stack {stack!r} has no config file", display(path), hint="check --stack")
+    return path
+
+
+def stack_karpenter_version(files: Iterable[tuple[str, list[Any]]]) -> versions.Version | None:
+    """The ``cluster.karpenterVersion`` the stack files among parsed ``files`` agree on, if any.
+
+    One run judges every object against one release, so stacks that name different releases
+    are refused rather than silently judged by the first one's rules.
+    """
+    found: dict[versions.Version, str] = {}
+    for name, docs in files:
+        if len(docs) == 1 and is_stack_document(docs[0]):
+            cluster = (docs[0].get("config") or {}).get(f"{NAMESPACE}:cluster")
+            if isinstance(cluster, Mapping) and cluster.get("karpenterVersion") is not None:
+                found.setdefault(cluster_block(cluster, name).karpenter_version, name)
+    if len(found) > 1:
+        (first, first_file), (other, other_file) = list(found.items())[:2]
+        raise InputError(
+            f"'{NAMESPACE}:cluster.karpenterVersion' is {versions.show(other)} here but "
+            f"{versions.show(first)} in {first_file}; one run checks against one Karpenter release",
+            other_file,
+            hint="check the stacks in separate runs, or pass --karpenter-version",
+        )
+    return next(iter(found), None)
+
+
+def stack_aws_region(files: Iterable[tuple[str, list[Any]]]) -> str | None:
+    """The ``aws:region`` of the first stack file among parsed ``files``, if any."""
+    for _name, docs in files:
+        if len(docs) == 1 and is_stack_document(docs[0]):
+            region = (docs[0].get("config") or {}).get("aws:region")
+            if isinstance(region, str) and region:
+                return region
+    return None

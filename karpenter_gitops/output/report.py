@@ -1,0 +1,74 @@
+"""A validation report for people (grouped text) and for GitHub Actions (workflow-command annotations)."""
+
+from __future__ import annotations
+
+from itertools import groupby
+
+import click
+
+from karpenter_gitops.core import versions
+from karpenter_gitops.core.findings import Severity
+from karpenter_gitops.judge.report import Report
+
+COLOURS = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
+_GITHUB_COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
+
+
+def summary(report: Report, version: versions.Version) -> str:
+    return (
+        f"{report.objects} object(s) checked against Karpenter {versions.show(version)}: "
+        f"{report.errors} error(s), {report.warnings} warning(s)"
+    )
+
+
+def print_text(report: Report, version: versions.Version) -> None:
+    """Findings grouped by object, each with its fix and line, then the active waivers and the summary."""
+    for note in report.notes:
+        click.echo(click.style(f"note: {note}", dim=True), err=True)
+    for (kind, name, file), group in groupby(report.findings, key=lambda f: (f.kind, f.name, f.file)):
+        click.echo(click.style(f"{kind}/{name}", bold=True) + (f"  ({file})" if file else ""))
+        for finding in group:
+            if finding in report.waived:
+                label = click.style(f"{'waived':<7}", dim=True)
+            else:
+                label = click.style(f"{finding.severity.value:<7}", fg=COLOURS[finding.severity])
+            where = click.style(f"  {finding.file}:{finding.line}", dim=True) if finding.line else ""
+            click.echo(f"  {label} {finding.path}: {finding.message}  [{finding.rule}]{where}")
+            if finding.hint:
+                hint = finding.hint.replace("\n", "\n" + " " * 15)  # multi-line hints (TOML, MIME) stay indented
+                click.echo(click.style(f"          fix: {hint}", dim=True))
+    if report.policy:
+        click.echo(click.style(f"active waivers: {len(report.waivers)}", bold=True))
+        for waiver in report.waivers:
+            kind = f"{waiver.kind}/" if waiver.kind else ""
+            click.echo(f"  {waiver.rule} on {kind}{waiver.object} until {waiver.expires.isoformat()}: {waiver.reason}")
+    colour = "red" if report.errors else ("yellow" if report.warnings else "green")
+    click.echo(click.style(summary(report, version), fg=colour, bold=True))
+
+
+def print_github(report: Report, version: versions.Version) -> None:
+    """One GitHub Actions workflow command per finding, so each shows as an annotation on its line."""
+    for note in report.notes:
+        click.echo(f"note: {note}", err=True)
+    for finding in report.findings:
+        waiver = report.waived.get(finding)
+        command = "notice" if waiver else _GITHUB_COMMANDS[finding.severity]
+        properties = {"file": finding.file, "line": finding.line, "title": finding.rule}
+        listed = ",".join(f"{key}={github_property(str(value))}" for key, value in properties.items() if value)
+        message = f"{finding.kind}/{finding.name} {finding.path}: {finding.message}"
+        if waiver:
+            message += f" (waived until {waiver.expires.isoformat()}: {waiver.reason})"
+        if finding.hint:
+            message += f"\nfix: {finding.hint}"
+        click.echo(f"::{command} {listed}::{github_data(message)}")
+    click.echo(summary(report, version))
+
+
+def github_data(text: str) -> str:
+    """Escape a workflow command's message as GitHub's toolkit does (``escapeData``)."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def github_property(text: str) -> str:
+    """Escape a workflow command's property value (``escapeProperty``): also ``:`` and ``,``."""
+    return github_data(text).replace(":", "%3A").replace(",", "%2C")
