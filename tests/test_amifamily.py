@@ -3,16 +3,15 @@
 import pytest
 
 from karpenter_gitops.core.requirements import IN, Requirement
-from karpenter_gitops.families.aliases import (
+from karpenter_gitops.families import alias_parameters, parse_alias
+from karpenter_gitops.families.protocol import (
     ARCH,
     NEURON,
     NVIDIA,
     STANDARD,
     AliasError,
     UnsupportedAlias,
-    alias_parameters,
     image_requirements,
-    parse_alias,
 )
 
 EKS = "/aws/service/eks/optimized-ami/1.30"

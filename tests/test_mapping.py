@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from moto.ec2.models.instance_types import INSTANCE_TYPES
 
+from karpenter_gitops import families
 from karpenter_gitops.core import labels
 from karpenter_gitops.core.mapping import (
     LabelledCatalogue,
@@ -85,7 +86,10 @@ TV1_POOL = node_pool(req(labels.INSTANCE_TYPE, "In", *TV1_TYPES))
 
 
 def target(amis, family: str = "Bottlerocket", **kwargs) -> NodeClassTarget:
-    return NodeClassTarget("default", family, tuple(amis), **kwargs)
+    """A class of ``family``, with what that family's module says about instance types."""
+    known = families.by_name(family)
+    facts = {"windows_build": known.windows_build, "unsupported_types": known.unsupported_types}
+    return NodeClassTarget("default", family, tuple(amis), **{**facts, **kwargs})
 
 
 def test_tv1_bottlerocket_four_amis_five_requirement_sets(catalogue):

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import yaml
 
-from karpenter_gitops.families import userdata
+from karpenter_gitops import families
 from karpenter_gitops.families.userdata import problems
 
 NODECONFIG = "apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec:\n  kubelet:\n    config:\n      maxPods: 20\n"
 
 
 def _rules(text: str) -> list[str]:
-    return [p.rule for p in userdata.analyse(text, "AL2023")]
+    return [p.rule for p in families.analyse_userdata(text, "AL2023")]
 
 
 def _with_taints(*entries: str, flags: str = "") -> str:
@@ -35,7 +35,7 @@ def test_valid_registered_taints_pass():
 
 
 def test_invalid_registered_taint_hint_is_the_corrected_nodeconfig():
-    (problem,) = userdata.analyse(_with_taints("{key: dedicated, value: gpu, effect: noschedule}"), "AL2023")
+    (problem,) = families.analyse_userdata(_with_taints("{key: dedicated, value: gpu, effect: noschedule}"), "AL2023")
     assert problem.rule == problems.TAINT
     hint = yaml.safe_load(problem.hint)
     assert hint["spec"]["kubelet"]["config"]["registerWithTaints"] == [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]
@@ -56,7 +56,7 @@ def test_registration_taint_is_karpenters_job():
 
 def test_nodeconfig_parts_must_be_yaml_of_the_right_kind():
     broken = _mime(("application/node.eks.aws", "spec: [unclosed\n"))
-    (problem,) = userdata.analyse(broken, "AL2023")
+    (problem,) = families.analyse_userdata(broken, "AL2023")
     assert problem.rule == problems.NODECONFIG and "(line 2 of the part)" in problem.message
     wrong_kind = _mime(("application/node.eks.aws", NODECONFIG.replace("v1alpha1", "v1")))
     assert _rules(wrong_kind) == [problems.NODECONFIG]
@@ -68,7 +68,7 @@ def test_mime_with_script_and_nodeconfig_parts_passes():
 
 def test_bootstrap_sh_is_an_error_and_the_hint_is_the_nodeconfig_equivalent():
     script = "#!/bin/bash\n/etc/eks/bootstrap.sh demo --kubelet-extra-args '--node-labels=team=ml --register-with-taints=gpu:NoSchedule'\n"
-    (problem,) = userdata.analyse(script, "AL2023")
+    (problem,) = families.analyse_userdata(script, "AL2023")
     assert problem.rule == problems.AL2023_BOOTSTRAP
     kubelet = yaml.safe_load(problem.hint.partition("\n")[2])["spec"]["kubelet"]
     assert kubelet == {"config": {"registerWithTaints": [{"key": "gpu", "effect": "NoSchedule"}]}, "flags": ["--node-labels=team=ml"]}

@@ -6,12 +6,12 @@ import tomllib
 
 import pytest
 
-from karpenter_gitops.families import userdata
+from karpenter_gitops import families
 from karpenter_gitops.families.userdata import problems
 
 
 def _found(text: str) -> tuple[userdata.Problem, ...]:
-    return userdata.analyse(text, "Bottlerocket")
+    return families.analyse_userdata(text, "Bottlerocket")
 
 
 @pytest.mark.parametrize(

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from karpenter_gitops.families import userdata
-from karpenter_gitops.families.userdata import problems
+from karpenter_gitops import families
+from karpenter_gitops.families.userdata import common, problems
 from karpenter_gitops.judge import validate
 from karpenter_gitops.load.documents import load_documents
 from karpenter_gitops.rules.examples import BASE_NODECLASS, merge_patch
@@ -25,26 +25,26 @@ from karpenter_gitops.rules.examples import BASE_NODECLASS, merge_patch
     ],
 )
 def test_family_is_amifamily_else_the_alias_family(ami_family, aliases, expected):
-    assert userdata.family(ami_family, aliases) == expected
+    assert families.userdata_family(ami_family, aliases) == expected
 
 
 @pytest.mark.parametrize(
     ("size", "expected"),
     [
-        (userdata.NEAR_LIMIT_BYTES - 1, []),
-        (userdata.NEAR_LIMIT_BYTES, [problems.SIZE_NEAR_LIMIT]),
-        (userdata.MAX_BYTES, [problems.SIZE_NEAR_LIMIT]),
-        (userdata.MAX_BYTES + 1, [problems.SIZE]),
+        (common.NEAR_LIMIT_BYTES - 1, []),
+        (common.NEAR_LIMIT_BYTES, [problems.SIZE_NEAR_LIMIT]),
+        (common.MAX_BYTES, [problems.SIZE_NEAR_LIMIT]),
+        (common.MAX_BYTES + 1, [problems.SIZE]),
     ],
 )
 def test_size_limit_and_the_90_percent_warning(size, expected):
-    assert userdata.NEAR_LIMIT_BYTES == 14_746  # 90% of 16,384, rounded up
+    assert common.NEAR_LIMIT_BYTES == 14_746  # 90% of 16,384, rounded up
     text = "#" * size
-    assert [p.rule for p in userdata.analyse(text, None)] == expected
+    assert [p.rule for p in families.analyse_userdata(text, None)] == expected
 
 
 def test_size_counts_encoded_bytes_not_characters():
-    assert [p.rule for p in userdata.analyse("é" * (userdata.MAX_BYTES // 2 + 1), None)] == [problems.SIZE]
+    assert [p.rule for p in families.analyse_userdata("é" * (common.MAX_BYTES // 2 + 1), None)] == [problems.SIZE]
 
 
 def _folded(text: str) -> str:
@@ -64,13 +64,13 @@ def _folded(text: str) -> str:
     ids=["shell", "mime", "toml", "nodeconfig"],
 )
 def test_folded_scalar_is_detected_and_hides_the_family_noise(family, text):
-    assert userdata.analyse(text, family) == ()
-    assert [p.rule for p in userdata.analyse(_folded(text), family)] == [problems.FOLDED_YAML]
+    assert families.analyse_userdata(text, family) == ()
+    assert [p.rule for p in families.analyse_userdata(_folded(text), family)] == [problems.FOLDED_YAML]
 
 
 @pytest.mark.parametrize("first_line", ["#!/bin/bash -xe", "#!/bin/bash -x -e", "#!/usr/bin/env bash", "#!/usr/bin/env -S bash -e"])
 def test_shebangs_with_options_are_not_mistaken_for_folding(first_line):
-    assert userdata.analyse(f"{first_line}\necho hi\n", "AL2") == ()
+    assert families.analyse_userdata(f"{first_line}\necho hi\n", "AL2") == ()
 
 
 def _findings(spec: dict) -> list:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from karpenter_gitops.families import userdata
+from karpenter_gitops import families
 from karpenter_gitops.families.userdata import problems
 
 BOOTSTRAP = "#!/bin/bash\n/etc/eks/bootstrap.sh demo --kubelet-extra-args '--max-pods=20{taints}'\n"
@@ -13,7 +13,7 @@ NODECONFIG = "apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec:\n  kube
 
 
 def _custom(text: str) -> tuple[userdata.Problem, ...]:
-    return userdata.analyse(text, "Custom")
+    return families.analyse_userdata(text, "Custom")
 
 
 @pytest.mark.parametrize(
@@ -64,8 +64,8 @@ def test_custom_scripts_get_the_bootstrap_checks_too():
 
 @pytest.mark.parametrize("family", ["Windows2019", "Windows2022", "Windows2025"])
 def test_windows_userdata_must_not_bring_its_own_powershell_tags(family):
-    assert userdata.analyse('Write-Host "hi"\n', family) == ()
-    (problem,) = userdata.analyse('<PowerShell>\nWrite-Host "hi"\n</PowerShell>\n', family)
+    assert families.analyse_userdata('Write-Host "hi"\n', family) == ()
+    (problem,) = families.analyse_userdata('<PowerShell>\nWrite-Host "hi"\n</PowerShell>\n', family)
     assert problem.rule == problems.POWERSHELL_TAGS
 
 
@@ -82,4 +82,4 @@ def test_quoted_lookalike_is_unquoted_before_it_is_judged():
 def test_a_value_on_the_registration_taint_still_registers():
     # Karpenter matches the taint by key and effect (Taint.MatchTaint), ignoring the value.
     text = "#!/bin/bash\n/etc/eks/bootstrap.sh demo --kubelet-extra-args '--register-with-taints=karpenter.sh/unregistered=true:NoExecute'\n"
-    assert [p for p in userdata.analyse(text, "Custom") if p.rule == problems.REGISTRATION_TAINT] == []
+    assert [p for p in families.analyse_userdata(text, "Custom") if p.rule == problems.REGISTRATION_TAINT] == []

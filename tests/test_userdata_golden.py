@@ -5,16 +5,10 @@ from __future__ import annotations
 import pytest
 from conftest import USERDATA
 
+from karpenter_gitops import families
 from karpenter_gitops.core.findings import Severity
-from karpenter_gitops.families import userdata
-from karpenter_gitops.families.userdata import (
-    al2,
-    al2023,
-    bottlerocket,
-    mime,
-    problems,
-    taints,
-)
+from karpenter_gitops.families import al2, al2023, bottlerocket
+from karpenter_gitops.families.userdata import mime, problems, taints
 from karpenter_gitops.rules import registry
 
 FAMILIES = {"al2": "AL2", "al2023": "AL2023", "br": "Bottlerocket", "windows": "Windows2022"}
@@ -37,13 +31,13 @@ def test_fixtures_are_present():
 
 @pytest.mark.parametrize("path", INPUTS, ids=lambda p: p.name)
 def test_golden_input_has_no_error_for_its_family(path):
-    found = userdata.analyse(path.read_text(), _family(path))
+    found = families.analyse_userdata(path.read_text(), _family(path))
     assert [p for p in found if _severity(p) is Severity.ERROR] == []
 
 
 def test_bottlerocket_golden_warns_about_what_karpenter_drops():
     """The fixture carries an unknown key, a `labels` table and node-taints; the merged output lacks all three."""
-    found = userdata.analyse((USERDATA / "br_userdata_input.golden").read_text(), "Bottlerocket")
+    found = families.analyse_userdata((USERDATA / "br_userdata_input.golden").read_text(), "Bottlerocket")
     assert sorted(p.rule for p in found) == [
         problems.BOTTLEROCKET_NODE_TAINTS,
         problems.BOTTLEROCKET_UNKNOWN_SETTING,
@@ -62,7 +56,7 @@ def test_mime_golden_ending_on_a_bare_delimiter_is_read_like_go_does():
 @pytest.mark.parametrize("path", GENERATED, ids=lambda p: p.name)
 def test_karpenter_generated_userdata_passes_as_custom(path):
     """What Karpenter writes for each family registers correctly, so it must pass our Custom checks."""
-    assert userdata.analyse(path.read_text(), "Custom") == ()
+    assert families.analyse_userdata(path.read_text(), "Custom") == ()
 
 
 def test_karpenter_al2_bootstrap_line_tokenises_to_its_kubelet_flags():

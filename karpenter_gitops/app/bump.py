@@ -30,13 +30,14 @@ import yaml
 from ruamel.yaml import YAML
 from ruamel.yaml.nodes import CollectionNode, MappingNode, Node, SequenceNode
 
+from karpenter_gitops import families
 from karpenter_gitops.adapters.aws.amis import AMIResolution
 from karpenter_gitops.adapters.aws.errors import PersistentAWSError
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.inputs import NAMESPACE, Inputs
 from karpenter_gitops.core.model import AMISelectorTerm, EC2NodeClass
-from karpenter_gitops.families import aliases as amifamily
+from karpenter_gitops.families import protocol
 from karpenter_gitops.load.documents import load_documents
 from karpenter_gitops.load.files import parse_yaml, read_text
 from karpenter_gitops.load.stacks import stack_aws_region, stack_karpenter_version
@@ -44,7 +45,7 @@ from karpenter_gitops.load.stacks import stack_aws_region, stack_karpenter_versi
 Terms = tuple[Mapping[str, Any], ...]  # AMI selector terms spelled as in the CRD
 
 _VERSION_SLOT = "0VERSION0"  # stands in for the version in a family's parameter paths (survives lstrip("v"))
-_MOVING_VERSIONS = (amifamily.LATEST, "recommended")
+_MOVING_VERSIONS = (protocol.LATEST, "recommended")
 _VERSION = re.compile(r"^v?(\d+(?:\.\d+)*)(.*)$")
 
 
@@ -175,8 +176,8 @@ def _newest_first_key(version: str) -> tuple:
 def published_releases(family: str, catalog: AmiCatalog) -> Releases:
     """List the family's parameter directories for the cluster's Kubernetes version (one call per directory)."""
     k, karpenter = catalog.kubernetes_version or "", catalog.karpenter_version
-    templates = [p.path for p in amifamily.alias_parameters(amifamily.Alias(family, _VERSION_SLOT), k, karpenter)]
-    latest = [p.path for p in amifamily.alias_parameters(amifamily.Alias(family, amifamily.LATEST), k, karpenter)]
+    templates = [p.path for p in families.alias_parameters(protocol.Alias(family, _VERSION_SLOT), k, karpenter)]
+    latest = [p.path for p in families.alias_parameters(protocol.Alias(family, protocol.LATEST), k, karpenter)]
     listing: dict[str, str] = {}
     for directory in dict.fromkeys(t.split(_VERSION_SLOT)[0].rsplit("/", 1)[0] for t in templates):
         listing.update(catalog.parameters(directory))
@@ -245,25 +246,25 @@ def _current_terms(node_class: EC2NodeClass) -> Terms:
 def _plan_alias(node_class: EC2NodeClass, text: str, catalog: AmiCatalog, pin_latest: bool, notes: list[str]):
     name, k = node_class.name, catalog.kubernetes_version
     try:
-        alias = amifamily.parse_alias(text)
-    except amifamily.AliasError as error:
+        alias = families.parse_alias(text)
+    except protocol.AliasError as error:
         return Problem(name, str(error))
-    if alias.family in amifamily.WINDOWS_BUILDS:
+    if families.of_alias(alias.family).version_format is None:
         notes.append(f"{name}: {alias} left alone: Windows aliases are published only as 'latest'")
         return Unchanged(name, "Windows alias; there is no version to pin")
-    following = alias.version == amifamily.LATEST
+    following = alias.version == protocol.LATEST
     if following and not pin_latest:
         return Unchanged(name, f"follows {alias}; pass --pin-latest to pin the release it resolves to today")
     try:
         releases = published_releases(alias.family, catalog)
-    except amifamily.AliasError as error:
+    except protocol.AliasError as error:
         return Problem(name, str(error))
     except PersistentAWSError as error:
         return Problem(name, f"cannot list the published {alias.family} releases: {error}")
 
     candidates = releases.matching_latest() if following else releases.newer_than(alias.version)
     for version in candidates:
-        candidate = amifamily.Alias(alias.family, version)
+        candidate = protocol.Alias(alias.family, version)
         missing = releases.unpublished(version)
         if missing:
             notes.append(f"{name}: skipped {candidate}: {len(missing)} of {len(releases.templates)} variant "

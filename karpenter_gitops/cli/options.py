@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from karpenter_gitops.core import versions
-from karpenter_gitops.families.aliases import kubernetes_minor
+from karpenter_gitops.families.protocol import kubernetes_minor
 from karpenter_gitops.load.stacks import stack_file
 
 

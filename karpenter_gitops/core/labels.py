@@ -61,7 +61,6 @@ INSTANCE_TYPE_KEYS = (
 )  # fmt: skip
 
 KUBE_ARCHITECTURES = {"x86_64": "amd64", "arm64": "arm64"}
-WINDOWS_BUILDS = {"Windows2019": "10.0.17763", "Windows2022": "10.0.20348", "Windows2025": "10.0.26100"}
 _CAPACITY_TYPES = ("on-demand", "spot")
 _TENANCIES = ("default", "dedicated")
 _NAME_SCHEME = re.compile(r"(^[a-z]+)(\-[0-9]+tb)?([0-9]+).*\.")

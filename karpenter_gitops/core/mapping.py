@@ -18,7 +18,7 @@ from types import MappingProxyType
 from typing import Any
 
 from karpenter_gitops.core import labels
-from karpenter_gitops.core.model import AMI_FAMILIES, EC2NodeClass, NodePool
+from karpenter_gitops.core.model import NodePool
 from karpenter_gitops.core.requirements import (
     MinValuesShortfall,
     Requirements,
@@ -27,18 +27,6 @@ from karpenter_gitops.core.requirements import (
     min_values_shortfalls,
 )
 from karpenter_gitops.core.resolved import AMI
-
-_FAMILY_BY_ALIAS = {family.lower(): family for family in AMI_FAMILIES}
-
-
-def ami_family(node_class: EC2NodeClass) -> str:
-    """The family Karpenter uses: ``spec.amiFamily``, else the alias's family, else Custom."""
-    if node_class.spec.ami_family:
-        return node_class.spec.ami_family
-    for term in node_class.spec.ami_selector_terms or ():
-        if term.alias:
-            return _FAMILY_BY_ALIAS.get(term.alias.partition("@")[0].lower(), "Custom")
-    return "Custom"
 
 
 class LabelledCatalogue:
@@ -81,27 +69,13 @@ class NodeClassTarget:
     zones: frozenset[str] | None = None  # zones of the resolved subnets; None when unknown
     nested_virtualization: bool = False
     connection_tracking: bool = False
-
-    @classmethod
-    def of(cls, node_class: EC2NodeClass, amis: Iterable[AMI], zones: Iterable[str] | None = None) -> NodeClassTarget:
-        spec = node_class.spec
-        return cls(
-            name=node_class.name,
-            ami_family=ami_family(node_class),
-            amis=tuple(amis),
-            zones=None if zones is None else frozenset(zones),
-            nested_virtualization=bool(spec.cpu_options and spec.cpu_options.nested_virtualization == "enabled"),
-            connection_tracking=spec.connection_tracking is not None,
-        )
-
-    @property
-    def windows_build(self) -> str | None:
-        return labels.WINDOWS_BUILDS.get(self.ami_family)
+    windows_build: str | None = None  # the family's Windows build, for Windows families
+    unsupported_types: tuple[str, ...] = ()  # instance-type name prefixes the family's images cannot boot
 
     def launchable(self, info: Mapping[str, Any]) -> bool:
         """Karpenter's offline ``FilterForNodeClass`` checks for this NodeClass."""
         name = info["InstanceType"]
-        if self.ami_family == "AL2023" and name.startswith("a1."):
+        if name.startswith(self.unsupported_types):
             return False
         if self.windows_build and labels.kube_architecture(info) != "amd64":
             return False

@@ -29,6 +29,8 @@ from karpenter_gitops.core.inputs import Inputs
 from karpenter_gitops.core.mapping import LabelledCatalogue, Mapper, NodeClassTarget
 from karpenter_gitops.core.model import EC2NodeClass, NodePool
 from karpenter_gitops.core.plan import NodeClassPlan, NodePoolPlan, Plan
+from karpenter_gitops.core.resolved import AMI
+from karpenter_gitops.families import family_of
 from karpenter_gitops.judge import Judge
 from karpenter_gitops.rules import live
 
@@ -259,7 +261,7 @@ def _map_node_pool(
             return NodePoolPlan(class_name, awaiting=f"EC2NodeClass {class_name} {what}: {outcome.message or 'not ready'}")
     zones = {subnet.zone for subnet in dependency.plan.subnets}
     try:
-        mapping = mapper.map_node_pool(NodeClassTarget.of(node_class, dependency.plan.amis, zones), pool)
+        mapping = mapper.map_node_pool(_target(node_class, dependency.plan.amis, zones), pool)
     except ValueError as error:  # requirements the offline rules already reject
         return NodePoolPlan(class_name, awaiting=f"requirements not evaluable: {error}")
     if mapping.unserved:
@@ -270,3 +272,18 @@ def _map_node_pool(
         )
         observed.append(Observation(live.UNSERVED_INSTANCE_TYPES, pool.kind, pool.name, unserved, pool.source))
     return NodePoolPlan(class_name, mapping=mapping)
+
+
+def _target(node_class: EC2NodeClass, amis: tuple[AMI, ...], zones: set[str]) -> NodeClassTarget:
+    """What of a class decides which instance types it launches and their AMIs."""
+    spec, family = node_class.spec, family_of(node_class)
+    return NodeClassTarget(
+        name=node_class.name,
+        ami_family=family.name,
+        amis=amis,
+        zones=frozenset(zones),
+        nested_virtualization=bool(spec.cpu_options and spec.cpu_options.nested_virtualization == "enabled"),
+        connection_tracking=spec.connection_tracking is not None,
+        windows_build=family.windows_build,
+        unsupported_types=family.unsupported_types,
+    )

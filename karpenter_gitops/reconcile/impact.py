@@ -28,10 +28,10 @@ from typing import Any
 
 from karpenter_gitops.core import labels
 from karpenter_gitops.core.inputs import Inputs
-from karpenter_gitops.core.mapping import ami_family
 from karpenter_gitops.core.model import EC2NodeClass, NodePool
 from karpenter_gitops.core.plan import Plan
 from karpenter_gitops.core.requirements import Requirements
+from karpenter_gitops.families import family_of
 
 NODEPOOL_LABEL = "karpenter.sh/nodepool"
 NODEPOOL_DRIFT, REQUIREMENTS_DRIFT = "NodePoolDrifted", "RequirementsDrifted"
@@ -158,8 +158,8 @@ def node_class_hash_changes(base: EC2NodeClass, head: EC2NodeClass) -> tuple[str
     changed = [
         f"spec.{key}" for key in sorted((old.keys() | new.keys()) - UNHASHED_NODECLASS_FIELDS) if old.get(key) != new.get(key)
     ]
-    if ami_family(base) != ami_family(head):
-        changed.append(f"AMI family {ami_family(base)} → {ami_family(head)}")
+    if family_of(base) != family_of(head):
+        changed.append(f"AMI family {family_of(base).name} → {family_of(head).name}")
     return tuple(changed)
 
 

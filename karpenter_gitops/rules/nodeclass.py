@@ -22,10 +22,10 @@ from dataclasses import field as dc_field
 from functools import cache
 from operator import attrgetter
 
+from karpenter_gitops import families
 from karpenter_gitops.core import schema
 from karpenter_gitops.core.findings import Severity, Violation
 from karpenter_gitops.core.model import (
-    AMI_FAMILIES,
     EC2NODECLASS,
     AMISelectorTerm,
     CapacityReservationSelectorTerm,
@@ -318,16 +318,6 @@ def tags_not_empty(obj, ctx):
 _ALIAS_FORMAT = re.compile(r"^[a-zA-Z0-9]+@.+\Z")  # \Z: RE2's $ does not match before a final newline
 
 
-@cache
-def _alias_families(version: Version) -> dict[str, str]:
-    """alias family -> amiFamily, in the CRD's order, for ``version``."""
-    return {
-        family.lower(): family
-        for family, since in AMI_FAMILIES.items()
-        if family != "Custom" and (since is None or version >= since)
-    }
-
-
 def _aliases(spec) -> Iterator[tuple[int, str]]:
     for index, term in enumerate(spec.ami_selector_terms or ()):
         if term is not None and term.alias is not None:
@@ -383,13 +373,13 @@ def alias_format(obj, ctx):
     ),
 )
 def alias_family(obj, ctx):
-    families = _alias_families(ctx.version)
+    known = families.alias_families(ctx.version)
     for index, alias in _aliases(obj.spec):
-        if alias.split("@", 1)[0] not in families:
+        if alias.split("@", 1)[0] not in known:
             yield Violation(
                 _alias_path(index),
                 "family is not supported, must be one of the following: "
-                + ", ".join(f"'{family}'" for family in families),
+                + ", ".join(f"'{family}'" for family in known),
             )
 
 
@@ -403,10 +393,10 @@ def alias_family(obj, ctx):
     bad=({"spec": {"amiSelectorTerms": [{"alias": "windows2022@v1"}]}},),
 )
 def windows_alias_latest(obj, ctx):
-    families = _alias_families(ctx.version)
+    known = families.alias_families(ctx.version)
     for index, alias in _aliases(obj.spec):
         family, at, version = alias.partition("@")
-        if at and family.startswith("windows") and family in families and version != "latest":
+        if at and family.startswith("windows") and family in known and version != "latest":
             yield Violation(_alias_path(index), "windows families may only specify version 'latest'")
 
 
@@ -424,7 +414,7 @@ def amifamily_matches_alias(obj, ctx):
     if chosen is None:
         return
     used = {alias.split("@", 1)[0] for _, alias in _aliases(obj.spec)}
-    for family, ami_family in _alias_families(ctx.version).items():
+    for family, ami_family in families.alias_families(ctx.version).items():
         if family in used and chosen not in ("Custom", ami_family):
             article = "an" if ami_family[0] in "AEIOU" else "a"
             yield Violation(
@@ -449,9 +439,6 @@ def amifamily_required(obj, ctx):
         yield Violation("spec.amiFamily", "must specify amiFamily if amiSelectorTerms does not contain an alias")
 
 
-_PINNED_EXAMPLE = {"al2": "al2@v20240807", "al2023": "al2023@v20240807", "bottlerocket": "bottlerocket@v1.32.0"}
-
-
 @rule(
     "nodeclass/alias-latest",
     WARNING,
@@ -466,12 +453,13 @@ _PINNED_EXAMPLE = {"al2": "al2@v20240807", "al2023": "al2023@v20240807", "bottle
 )
 def alias_latest(obj, ctx):
     for index, alias in _aliases(obj.spec):
-        family, _, version = alias.partition("@")
-        if version == "latest" and family in _PINNED_EXAMPLE:
+        family_part, _, version = alias.partition("@")
+        family = families.of_alias(family_part)
+        if version == "latest" and family is not None and family.version_example:
             yield Violation(
                 _alias_path(index),
                 f"alias {alias!r} moves to each new AMI as AWS publishes it; every move drifts and replaces the nodes",
-                f"pin a version, e.g. {_PINNED_EXAMPLE[family]}",
+                f"pin a version, e.g. {family.version_example}",
             )
 
 

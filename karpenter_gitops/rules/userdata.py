@@ -1,4 +1,4 @@
-"""userData rules: thin wrappers over :func:`karpenter_gitops.families.userdata.analyse`, one per problem kind.
+"""userData rules: thin wrappers over :func:`karpenter_gitops.families.analyse_userdata`, one per problem kind.
 
 The analysis runs once per object (it is cached on the text and family); each rule picks the
 problems that carry its id. Objects without userData cost nothing.
@@ -9,11 +9,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from karpenter_gitops import families
 from karpenter_gitops.core.findings import Severity, Violation
 from karpenter_gitops.core.model import EC2NODECLASS, EC2NodeClass
 from karpenter_gitops.core.schema import SecretValue
-from karpenter_gitops.families import userdata
 from karpenter_gitops.families.userdata import problems as ids
+from karpenter_gitops.families.userdata.problems import Problem
 from karpenter_gitops.rules.registry import Context, rule
 
 PATH = "spec.userData"
@@ -40,12 +41,12 @@ def _node_config(taint: str) -> str:
     )
 
 
-def _problems(obj: EC2NodeClass) -> tuple[userdata.Problem, ...]:
+def _problems(obj: EC2NodeClass) -> tuple[Problem, ...]:
     spec = obj.spec
     if not spec.user_data or isinstance(spec.user_data, SecretValue):  # a secret is checked at preview
         return ()
     aliases = (t.alias for t in spec.ami_selector_terms or ())
-    return userdata.analyse(spec.user_data, userdata.family(spec.ami_family, aliases))
+    return families.analyse_userdata(spec.user_data, families.userdata_family(spec.ami_family, aliases))
 
 
 def _userdata_rule(

@@ -13,12 +13,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
+from karpenter_gitops import families
 from karpenter_gitops.adapters.aws.client import AwsSession, tag_filters
 from karpenter_gitops.adapters.aws.errors import PersistentAWSError, TransientAWSError
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.model import AMISelectorTerm
 from karpenter_gitops.core.resolved import AMI, SkippedAMI
-from karpenter_gitops.families import aliases as amifamily
+from karpenter_gitops.families import protocol
 
 DEFAULT_OWNERS_FOR_NAME = ("self", "amazon")  # a name alone must not pick up look-alike public AMIs
 
@@ -90,7 +91,7 @@ def resolve_amis(
             queries, missing = _term_queries(aws, terms)
             known = {}
         images = {image["ImageId"]: image for query in queries for image in _describe(aws, query)}
-    except amifamily.AliasError as error:
+    except protocol.AliasError as error:
         return AMIResolution(AMIOutcome.UNSUPPORTED_ALIAS, str(error))
     except TransientAWSError as error:
         return AMIResolution(AMIOutcome.TRANSIENT_ERROR, str(error))
@@ -106,8 +107,8 @@ def resolve_amis(
 
 def _alias_queries(aws: AwsSession, alias: str, kubernetes_version: str, karpenter_version: versions.Version):
     """One image-id query for every image the alias's SSM parameters name; failed lookups are skipped."""
-    parameters = amifamily.alias_parameters(amifamily.parse_alias(alias), kubernetes_version, karpenter_version)
-    known: dict[str, tuple[amifamily.RequirementSet, ...]] = {}
+    parameters = families.alias_parameters(families.parse_alias(alias), kubernetes_version, karpenter_version)
+    known: dict[str, tuple[protocol.RequirementSet, ...]] = {}
     missing = []
     for parameter in parameters:
         image_id = _ssm_image_id(aws, parameter.path, missing)
@@ -159,14 +160,14 @@ def _describe(aws: AwsSession, query: _ImageQuery) -> list[dict]:
 
 
 def select_amis(
-    images, known: dict[str, tuple[amifamily.RequirementSet, ...]], now: datetime
+    images, known: dict[str, tuple[protocol.RequirementSet, ...]], now: datetime
 ) -> tuple[tuple[AMI, ...], tuple[SkippedAMI, ...]]:
     """Karpenter's ``amis()``: usable images only, one per requirement set, newest first (§2.4)."""
-    best: dict[amifamily.RequirementSet, AMI] = {}
+    best: dict[protocol.RequirementSet, AMI] = {}
     skipped = []
     for image in images:
         image_id, name = image["ImageId"], image.get("Name", "")
-        state, arch = image.get("State", "available"), amifamily.KUBERNETES_ARCH.get(image.get("Architecture", ""))
+        state, arch = image.get("State", "available"), protocol.KUBERNETES_ARCH.get(image.get("Architecture", ""))
         if state != "available":
             skipped.append(SkippedAMI(image_id, name, f"state is {state}; Karpenter selects only available images"))
             continue
@@ -176,7 +177,7 @@ def select_amis(
             continue
         deprecation = image.get("DeprecationTime")
         deprecated = bool(deprecation) and _timestamp(deprecation) <= now
-        for requirements in amifamily.image_requirements(known.get(image_id, ()), arch):
+        for requirements in protocol.image_requirements(known.get(image_id, ()), arch):
             candidate = AMI(image_id, name, arch, image.get("CreationDate", ""), deprecated, requirements)
             kept = best.get(requirements)
             if kept is None or _preference(candidate) > _preference(kept):

@@ -6,13 +6,13 @@ on ``:`` and ``=``, and validates the key as a qualified name and the value as a
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from karpenter_gitops.core.model import LABEL_KEY, LABEL_VALUE
+from karpenter_gitops.core.text import closest
 from karpenter_gitops.families.userdata.problems import (
     MANAGED_REGISTRATION_TAINT,
     TAINT,
@@ -87,8 +87,7 @@ class Taint:
         if plain.effect is None or plain.effect in EFFECTS:
             return plain
         by_case = {e.lower(): e for e in EFFECTS}
-        close = difflib.get_close_matches(plain.effect, EFFECTS, n=1, cutoff=0.6)
-        return replace(plain, effect=by_case.get(plain.effect.lower()) or (close[0] if close else plain.effect))
+        return replace(plain, effect=by_case.get(plain.effect.lower()) or closest(plain.effect, EFFECTS) or plain.effect)
 
 
 REGISTRATION = Taint(REGISTRATION_KEY, None, "NoExecute")

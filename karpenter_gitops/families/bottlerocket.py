@@ -8,14 +8,24 @@ TOML reads it as nested tables, which the typed maps (and Bottlerocket's sysctl 
 
 from __future__ import annotations
 
-import difflib
 import json
+import re
 import tomllib
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 import yaml
 
+from karpenter_gitops.core import versions
+from karpenter_gitops.core.text import closest
+from karpenter_gitops.families.protocol import (
+    NEURON,
+    NVIDIA,
+    STANDARD,
+    Alias,
+    AliasParameter,
+    Family,
+)
 from karpenter_gitops.families.userdata import mime, taints
 from karpenter_gitops.families.userdata.problems import (
     BOTTLEROCKET_NODE_TAINTS,
@@ -131,5 +141,33 @@ def _table(document: Mapping[str, Any], *path: str) -> Mapping[str, Any]:
 
 
 def _did_you_mean(key: str) -> str:
-    close = difflib.get_close_matches(key, KUBERNETES_SETTINGS, n=1)
-    return f"did you mean {close[0]}?" if close else "remove it, or set it through a supported setting"
+    close = closest(key, KUBERNETES_SETTINGS)
+    return f"did you mean {close}?" if close else "remove it, or set it through a supported setting"
+
+
+# --- the family ---------------------------------------------------------------------------------
+
+
+def parameters(alias: Alias, k: str, karpenter_version: versions.Version) -> tuple[AliasParameter, ...]:
+    version = alias.version.lstrip("v")
+    neuron_on_standard = karpenter_version >= (1, 3)  # before v1.3.0 neuron types got the nvidia image
+
+    def path(flavour: str, arch: str) -> str:
+        return f"/aws/service/bottlerocket/aws-k8s-{k}{flavour}/{arch}/{version}/image_id"
+
+    return (
+        AliasParameter(path("", "x86_64"), (STANDARD, NEURON) if neuron_on_standard else (STANDARD,)),
+        AliasParameter(path("", "arm64"), (STANDARD,)),
+        AliasParameter(path("-nvidia", "x86_64"), (NVIDIA,) if neuron_on_standard else (NVIDIA, NEURON)),
+        AliasParameter(path("-nvidia", "arm64"), (NVIDIA,)),
+    )
+
+
+FAMILY = Family(
+    "Bottlerocket",
+    alias="bottlerocket",
+    version_format=re.compile(r"^v?\d+\.\d+\.\d+\Z"),
+    version_example="bottlerocket@v1.32.0",
+    parameters=parameters,
+    check_userdata=check,
+)

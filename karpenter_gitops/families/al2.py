@@ -15,6 +15,16 @@ import shlex
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from karpenter_gitops.core import versions
+from karpenter_gitops.families.protocol import (
+    LATEST,
+    NEURON,
+    NVIDIA,
+    STANDARD,
+    Alias,
+    AliasParameter,
+    Family,
+)
 from karpenter_gitops.families.userdata import mime, taints
 from karpenter_gitops.families.userdata.problems import BOOTSTRAP_ARGS, Problem
 
@@ -167,3 +177,36 @@ def _bootstrap(head: list[str], args: list[str]) -> Invocation:
         except ValueError:
             problems.append(f"a quote inside the {EXTRA_ARGS} value is never closed: {value}")
     return Invocation(tuple(head + own), tuple(kubelet + stray), True, tuple(problems))
+
+
+# --- the family ---------------------------------------------------------------------------------
+
+
+def parameters(alias: Alias, k: str, _: versions.Version) -> tuple[AliasParameter, ...]:
+    def path(directory: str, image: str) -> str:
+        leaf = "recommended" if alias.version == LATEST else f"{image}-{k}-{alias.version}"
+        return f"/aws/service/eks/optimized-ami/{k}/{directory}/{leaf}/image_id"
+
+    return (
+        AliasParameter(path("amazon-linux-2", "amazon-eks-node"), (STANDARD,)),
+        AliasParameter(path("amazon-linux-2-arm64", "amazon-eks-arm64-node"), (STANDARD,)),
+        AliasParameter(path("amazon-linux-2-gpu", "amazon-eks-gpu-node"), (NEURON, NVIDIA)),
+    )
+
+
+def unsupported(kubernetes: versions.Version, karpenter: versions.Version) -> str | None:
+    """Karpenter 1.6+ refuses AL2 aliases on Kubernetes 1.33+, for which no AL2 EKS AMI is published."""
+    if kubernetes >= (1, 33) and karpenter >= (1, 6):
+        return f"AL2 AMIs are not published for Kubernetes {versions.show(kubernetes)} and later; use al2023 or bottlerocket"
+    return None
+
+
+FAMILY = Family(
+    "AL2",
+    alias="al2",
+    version_format=re.compile(r"^v\d{8}\Z"),
+    version_example="al2@v20240807",
+    parameters=parameters,
+    unsupported=unsupported,
+    check_userdata=check,
+)

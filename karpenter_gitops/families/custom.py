@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from karpenter_gitops.families.userdata import al2, al2023, bottlerocket, mime, taints
+from karpenter_gitops.families import al2, al2023, bottlerocket
+from karpenter_gitops.families.userdata import mime, taints
 from karpenter_gitops.families.userdata.problems import REGISTRATION_TAINT, Problem
 
 _CONSEQUENCE = (
@@ -22,6 +23,7 @@ _WAYS = (
     f"register the node with {taints.REGISTRATION}: --register-with-taints in the kubelet flags "
     "(bootstrap.sh --kubelet-extra-args), or spec.kubelet.config.registerWithTaints in a NodeConfig"
 )
+from karpenter_gitops.families.protocol import Family
 
 
 def check(text: str) -> list[Problem]:
@@ -67,3 +69,6 @@ def _registration(text: str, found: list[taints.Taint], hint: str) -> list[Probl
     lookalike = f" ({taints.LOOKALIKE} is not a Karpenter taint)" if taints.LOOKALIKE in text else ""
     message = f"with amiFamily Custom the node must register with {taints.REGISTRATION}, and this userData does not"
     return [Problem(REGISTRATION_TAINT, f"{message}{lookalike}; {_CONSEQUENCE}", hint)]
+
+
+FAMILY = Family("Custom", check_userdata=check)

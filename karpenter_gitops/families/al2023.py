@@ -14,7 +14,16 @@ from typing import Any
 
 import yaml
 
-from karpenter_gitops.families.userdata import al2, mime, taints
+from karpenter_gitops.core import versions
+from karpenter_gitops.families import al2
+from karpenter_gitops.families.protocol import (
+    LATEST,
+    VARIANTS,
+    Alias,
+    AliasParameter,
+    Family,
+)
+from karpenter_gitops.families.userdata import mime, taints
 from karpenter_gitops.families.userdata.problems import (
     AL2023_BOOTSTRAP,
     NODECONFIG,
@@ -134,3 +143,29 @@ def _legacy_bootstrap(script: str) -> list[Problem]:
 
 def _mapping(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
+
+
+# --- the family ---------------------------------------------------------------------------------
+
+
+def parameters(alias: Alias, k: str, karpenter_version: versions.Version) -> tuple[AliasParameter, ...]:
+    variants = [("x86_64", "standard"), ("x86_64", "nvidia"), ("x86_64", "neuron"), ("arm64", "standard")]
+    if karpenter_version >= (1, 4):
+        variants.append(("arm64", "nvidia"))
+
+    def path(arch: str, variant: str) -> str:
+        leaf = "recommended" if alias.version == LATEST else f"amazon-eks-node-al2023-{arch}-{variant}-{k}-{alias.version}"
+        return f"/aws/service/eks/optimized-ami/{k}/amazon-linux-2023/{arch}/{variant}/{leaf}/image_id"
+
+    return tuple(AliasParameter(path(arch, variant), (VARIANTS[variant],)) for arch, variant in variants)
+
+
+FAMILY = Family(
+    "AL2023",
+    alias="al2023",
+    version_format=re.compile(r"^v\d{8}\Z"),
+    version_example="al2023@v20240807",
+    parameters=parameters,
+    check_userdata=check,
+    unsupported_types=("a1.",),  # Karpenter's FilterForNodeClass: AL2023 does not boot on A1
+)

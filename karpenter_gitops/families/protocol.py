@@ -1,0 +1,104 @@
+"""What every AMI family module provides (a :class:`Family`), and the alias pieces they share.
+
+An alias ``family@version`` names SSM parameters; each parameter's image serves requirement sets
+(variants: standard, nvidia, neuron) plus its architecture. Mirrors
+``pkg/providers/amifamily/types.go`` (reference §2.2–2.3). Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from karpenter_gitops.core import versions
+from karpenter_gitops.core.requirements import DOES_NOT_EXIST, EXISTS, IN, Requirement
+from karpenter_gitops.families.userdata.problems import Problem
+
+ARCH = "kubernetes.io/arch"
+OS = "kubernetes.io/os"
+WINDOWS_BUILD = "node.kubernetes.io/windows-build"
+GPU_COUNT = "karpenter.k8s.aws/instance-gpu-count"
+ACCELERATOR_COUNT = "karpenter.k8s.aws/instance-accelerator-count"
+
+RequirementSet = tuple[Requirement, ...]
+
+STANDARD: RequirementSet = (Requirement(ACCELERATOR_COUNT, DOES_NOT_EXIST), Requirement(GPU_COUNT, DOES_NOT_EXIST))
+NVIDIA: RequirementSet = (Requirement(GPU_COUNT, EXISTS),)
+NEURON: RequirementSet = (Requirement(ACCELERATOR_COUNT, EXISTS),)
+VARIANTS = {"standard": STANDARD, "nvidia": NVIDIA, "neuron": NEURON}
+
+LATEST = "latest"
+
+#: EC2 architecture → Kubernetes architecture; images of any other architecture are skipped.
+KUBERNETES_ARCH = {"x86_64": "amd64", "arm64": "arm64"}
+
+ALIAS = re.compile(r"^([a-z0-9]+)@(.+)$")
+_KUBERNETES_VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.\d+)?(?:[-+].*)?$")
+
+
+class AliasError(ValueError):
+    """An alias Karpenter cannot resolve at all (malformed, or an unknown family or version)."""
+
+
+class UnsupportedAlias(AliasError):
+    """A well-formed alias that Karpenter refuses for this Kubernetes version (AMIsReady=False, UnsupportedAlias)."""
+
+
+@dataclass(frozen=True)
+class Alias:
+    family: str
+    version: str
+
+    def __str__(self) -> str:
+        return f"{self.family}@{self.version}"
+
+
+@dataclass(frozen=True)
+class AliasParameter:
+    """One SSM parameter an alias reads, and the requirement sets (without arch) its image serves."""
+
+    path: str
+    requirement_sets: tuple[RequirementSet, ...]
+
+
+def kubernetes_minor(text: str) -> versions.Version:
+    """``1.32`` or ``v1.32.1`` → ``(1, 32)``."""
+    match = _KUBERNETES_VERSION.match(str(text).strip())
+    if not match:
+        raise ValueError(f"{text!r} is not a Kubernetes version (expected e.g. 1.32)")
+    return int(match.group(1)), int(match.group(2))
+
+
+def image_requirements(known_sets: tuple[RequirementSet, ...], kubernetes_arch: str) -> tuple[RequirementSet, ...]:
+    """Each known set plus ``kubernetes.io/arch In [arch]``, sorted; an image with no known sets gets arch only."""
+    arch = Requirement(ARCH, IN, (kubernetes_arch,))
+    return tuple(tuple(sorted((*known, arch))) for known in known_sets or ((),))
+
+
+Parameters = Callable[[Alias, str, versions.Version], tuple[AliasParameter, ...]]
+
+
+def always_supported(_kubernetes: versions.Version, _karpenter: versions.Version) -> str | None:
+    return None
+
+
+def no_userdata_checks(_text: str) -> list[Problem]:
+    return []
+
+
+@dataclass(frozen=True)
+class Family:
+    """One AMI family as Karpenter knows it; each family module defines its own."""
+
+    name: str  # the amiFamily value, e.g. "AL2023"
+    alias: str | None = None  # its alias family, e.g. "al2023"; None when it has no alias (Custom)
+    since: versions.Version | None = None  # the Karpenter release that added it
+    version_format: re.Pattern | None = None  # a pinnable alias version; None: only "latest" (Windows)
+    version_example: str | None = None  # a pinned alias to suggest, e.g. "al2023@v20240807"
+    parameters: Parameters | None = None  # (alias, "1.32", Karpenter release) → SSM parameters, in Karpenter's order
+    unsupported: Callable[[versions.Version, versions.Version], str | None] = always_supported
+    """Why Karpenter refuses the alias for (Kubernetes minor, Karpenter release); None when it serves it."""
+    check_userdata: Callable[[str], list[Problem]] = no_userdata_checks
+    windows_build: str | None = None  # node.kubernetes.io/windows-build of its images (Windows families)
+    unsupported_types: tuple[str, ...] = ()  # instance-type name prefixes its images cannot boot (AL2023: a1)

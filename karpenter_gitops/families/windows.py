@@ -1,0 +1,60 @@
+"""Windows 2019/2022/2025: userData is plain PowerShell that Karpenter wraps in <powershell> tags."""
+
+from __future__ import annotations
+
+import re
+
+from karpenter_gitops.core import versions
+from karpenter_gitops.core.requirements import IN, Requirement
+from karpenter_gitops.families.protocol import (
+    OS,
+    WINDOWS_BUILD,
+    Alias,
+    AliasParameter,
+    Family,
+)
+from karpenter_gitops.families.userdata.problems import POWERSHELL_TAGS, Problem
+
+_TAG = re.compile(r"</?powershell>", re.IGNORECASE)
+
+
+def check(text: str) -> list[Problem]:
+    if not _TAG.search(text):
+        return []
+    return [Problem(
+        POWERSHELL_TAGS,
+        "userData has <powershell> tags, but Karpenter adds its own around userData and its bootstrap "
+        "command; the inner </powershell> ends the script before Karpenter's bootstrap runs",
+        "remove the <powershell> and </powershell> lines and keep only the PowerShell commands",
+    )]
+
+
+# --- the families ---------------------------------------------------------------------------------
+
+def _parameters(build: str):
+    def parameters(alias: Alias, k: str, _: versions.Version) -> tuple[AliasParameter, ...]:
+        year = alias.family.removeprefix("windows")
+        requirements = (Requirement(OS, IN, ("windows",)), Requirement(WINDOWS_BUILD, IN, (build,)))
+        path = f"/aws/service/ami-windows-latest/Windows_Server-{year}-English-Core-EKS_Optimized-{k}/image_id"
+        return (AliasParameter(path, (requirements,)),)
+
+    return parameters
+
+
+def _needs_kubernetes_1_35(kubernetes: versions.Version, _karpenter: versions.Version) -> str | None:
+    if kubernetes < (1, 35):
+        return f"windows2025 requires Kubernetes 1.35 or later (cluster runs {versions.show(kubernetes)})"
+    return None
+
+
+def _windows(year: str, build: str, **facts) -> Family:
+    return Family(
+        f"Windows{year}", alias=f"windows{year}", parameters=_parameters(build), check_userdata=check, windows_build=build, **facts
+    )
+
+
+FAMILIES = (
+    _windows("2019", "10.0.17763"),
+    _windows("2022", "10.0.20348"),
+    _windows("2025", "10.0.26100", since=(1, 9), unsupported=_needs_kubernetes_1_35),
+)

@@ -1,0 +1,62 @@
+"""The family registry: one module per family, one list, and the CRD's amiFamily enum kept equal to it."""
+
+from __future__ import annotations
+
+import pytest
+
+from karpenter_gitops import families
+from karpenter_gitops.core.model import AMI_FAMILIES
+
+
+def test_the_registry_is_the_crds_amifamily_enum_in_its_order():
+    assert {f.name: f.since for f in families.FAMILIES} == dict(AMI_FAMILIES)
+    assert [f.name for f in families.FAMILIES] == list(AMI_FAMILIES)
+
+
+@pytest.mark.parametrize("family", families.FAMILIES, ids=lambda f: f.name)
+def test_each_family_answers_the_protocol(family):
+    assert families.by_name(family.name) is family
+    if family.alias is None:
+        assert family.parameters is None and family.version_example is None
+        return
+    assert families.of_alias(family.alias) is family and family.parameters is not None
+    if family.version_format is None:  # Windows: only "latest"
+        assert family.version_example is None
+        with pytest.raises(families.AliasError, match="only specify version 'latest'"):
+            families.parse_alias(f"{family.alias}@v1")
+    else:
+        pinned = families.parse_alias(family.version_example)
+        assert family.version_format.match(pinned.version)
+        assert families.alias_parameters(pinned, "1.32"), "a pinned alias reads at least one SSM parameter"
+
+
+def test_alias_families_follow_the_release_that_added_them():
+    assert "windows2025" not in families.alias_families((1, 8))
+    assert list(families.alias_families((1, 14))) == [f.alias for f in families.FAMILIES if f.alias]
+
+
+@pytest.mark.parametrize(
+    ("alias", "kubernetes", "karpenter", "refused"),
+    [("al2@latest", "1.33", (1, 6), True), ("al2@latest", "1.33", (1, 5), False), ("al2@latest", "1.32", (1, 14), False),
+     ("windows2025@latest", "1.34", (1, 14), True), ("windows2025@latest", "1.35", (1, 14), False)],
+)
+def test_version_gates_are_the_familys_own(alias, kubernetes, karpenter, refused):
+    parsed = families.parse_alias(alias)
+    if refused:
+        with pytest.raises(families.UnsupportedAlias):
+            families.alias_parameters(parsed, kubernetes, karpenter)
+    else:
+        assert families.alias_parameters(parsed, kubernetes, karpenter)
+
+
+def test_a_class_is_judged_by_its_amifamily_else_its_alias_else_custom():
+    from karpenter_gitops.load.documents import load_documents
+    from karpenter_gitops.rules.examples import BASE_NODECLASS, merge_patch
+
+    def family(spec):
+        (node_class,) = load_documents([("x.yaml", [merge_patch(BASE_NODECLASS, {"spec": spec})])]).node_classes
+        return families.family_of(node_class).name
+
+    assert family({}) == "AL2023"
+    assert family({"amiFamily": "Bottlerocket", "amiSelectorTerms": [{"id": "ami-1"}]}) == "Bottlerocket"
+    assert family({"amiSelectorTerms": [{"id": "ami-1"}]}) == "Custom"
