@@ -16,6 +16,7 @@ demo: $(STAMP)
 	./examples/demo.sh
 
 test: $(STAMP)
+	$(VENV)/bin/lint-imports --no-cache
 	$(PY) -m pytest -q
 
 bench: $(STAMP)

@@ -32,7 +32,6 @@ from pulumi.dynamic import (
 from pulumi.output import Unknown
 from pulumi.runtime.rpc import UNKNOWN
 
-from karpenter_gitops.adapters.aws.errors import TransientAWSError
 from karpenter_gitops.app import stack
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.errors import InputError
@@ -40,7 +39,6 @@ from karpenter_gitops.core.findings import Finding, Severity
 from karpenter_gitops.core.inputs import NAMESPACE, Inputs
 from karpenter_gitops.core.model import EC2NODECLASS
 from karpenter_gitops.core.plan import PERSISTENT, TRANSIENT, Plan
-from karpenter_gitops.reconcile import reconcile
 
 INPUT_KEYS = ("nodeClassName", "spec", "nodePoolSpecs", "cluster", "policy")
 # NodeClassPlan.to_json() keys, plus the per-pool plans and the non-blocking findings.
@@ -65,17 +63,10 @@ def load_inputs(
     return stack.load_inputs(cluster, node_classes, node_pools, policy)
 
 
-def run_reconcile(inputs: Inputs, version: versions.Version) -> Plan:
-    """The core reconciliation (boto3 clients from the environment: credentials, region, endpoint)."""
-    return reconcile(inputs, version=version, kubernetes_version=inputs.cluster.kubernetes_version)
-
-
 def _plan(props: Mapping[str, Any]) -> Plan:
     """The plan for these inputs; an AWS outage becomes a plan that decided nothing."""
     try:
-        return run_reconcile(*_props_inputs(props))
-    except TransientAWSError as err:
-        return Plan({}, {}, transient=(str(err),))
+        return stack.plan(*_props_inputs(props))
     except InputError as err:  # e.g. an alias without the cluster's Kubernetes version
         raise ReconciliationError(f"EC2NodeClass {props['nodeClassName']}: {err}") from None
 

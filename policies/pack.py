@@ -4,7 +4,7 @@ One CrossGuard policy per registry rule the pack can see, named after the rule i
 turned into ``-`` (``policy/imds-hop-limit`` → ``policy-imds-hop-limit``), so a pack config can
 set each rule's enforcement level and the parameters the rule declares (``maxHopLimit``...);
 the default is ``mandatory`` for error rules and ``advisory`` for the others. Every verdict comes
-from :class:`karpenter_gitops.judge.Judge`, as in the CLI and the dynamic provider:
+from the same judge as the CLI and the dynamic provider (:mod:`karpenter_gitops.app.analyze`):
 
 * EC2NodeClass / NodePool custom resources: the resource's inputs (``args.props``) are loaded as
   the CLI loads a manifest and judged by the rule: schema mirror, CEL mirror, stricter and
@@ -25,8 +25,6 @@ CrossGuard turns into an advisory note instead of a violation.
 
 from __future__ import annotations
 
-import datetime as dt
-import functools
 import json
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -45,8 +43,8 @@ from pulumi_policy import (
 from pulumi_policy import Severity as PolicySeverity
 from pulumi_policy.proxy import UnknownValueError
 
+from karpenter_gitops.app import analyze
 from karpenter_gitops.controller import coherence, iam
-from karpenter_gitops.core import versions
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.findings import (
     Finding,
@@ -57,10 +55,6 @@ from karpenter_gitops.core.findings import (
 )
 from karpenter_gitops.core.inputs import CONTROLLER_KIND, Inputs, PolicySettings, Waiver
 from karpenter_gitops.core.model import EC2NODECLASS, NODEPOOL
-from karpenter_gitops.judge import Judge
-from karpenter_gitops.judge import waivers as judged_waivers
-from karpenter_gitops.load import engine, policy, waivers
-from karpenter_gitops.load.documents import load_documents
 from karpenter_gitops.rules import controller as controller_rules
 from karpenter_gitops.rules import hygiene, live, registry
 from karpenter_gitops.rules.registry import Rule, Stage
@@ -80,7 +74,6 @@ FARGATE_PROFILE_TYPE = "aws:eks/fargateProfile:FargateProfile"
 KIND_OF_TYPE = {NODECLASS_TYPE: EC2NODECLASS, NODEPOOL_TYPE: NODEPOOL}
 WAIVER_FILE = Path(__file__).with_name("waivers.yaml")
 WAIVER_FILE_ENV = "KARPENTER_GITOPS_WAIVERS"
-VERSION = versions.DEFAULT
 
 # Rules judged on the resources the stack creates rather than on a controller block (which the pack never sees).
 COHERENCE = frozenset(
@@ -127,56 +120,30 @@ def plain(value: Any) -> Any:
 # --- loading and judging ------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=512)
-def _inputs(documents: str) -> Inputs:
-    """Inputs from ``[[urn, document], ...]`` as JSON; each object's source file is its URN.
-
-    Every policy of the pack judges the same resource, so the load is shared through this cache.
-    """
-    return load_documents([(urn, [doc]) for urn, doc in json.loads(documents)], VERSION)
-
-
 def load(resources: Iterable[tuple[str, Mapping[str, Any]]]) -> Inputs:
-    """The custom resources' props, normalised as they arrive from the engine (numbers are doubles)."""
-    return _inputs(json.dumps([[urn, engine.normalise(doc)] for urn, doc in resources], sort_keys=True))
+    return analyze.load_resources(resources)
 
 
 def settings(rule: Rule, policy_config: Mapping[str, Any]) -> PolicySettings:
     """The pack's config of one policy as policy settings: the parameters the rule declares."""
-    where = f"policy config of {policy_name(rule.id)}"
-    params = {p.name: policy.param_value(p, policy_config[p.name], f"{where}.{p.name}", where) for p in rule.params if p.name in policy_config}
-    return PolicySettings(params=params)
-
-
-def judge(rule: Rule, inputs: Inputs, rule_settings: PolicySettings) -> list[Finding]:
-    """What one rule finds among ``inputs``: loading's observations, or its check per object."""
-    judged = Judge(VERSION, rule_settings, hygiene=True)
-    return judged.objects(inputs, only=rule)
+    return analyze.settings(rule, policy_config, f"policy config of {policy_name(rule.id)}")
 
 
 def waiver_file() -> Path:
     return Path(os.environ.get(WAIVER_FILE_ENV) or WAIVER_FILE)
 
 
-@functools.lru_cache(maxsize=8)
-def _read_waivers(path: str, _mtime: int) -> tuple[Waiver, ...]:
-    return waivers.read_file(path)
-
-
 def current_waivers() -> tuple[Waiver, ...]:
     """The pack's waivers (none without a file); a malformed one raises InputError."""
-    path = waiver_file()
-    return _read_waivers(str(path), path.stat().st_mtime_ns) if path.is_file() else ()
+    return analyze.read_waivers(waiver_file())
 
 
-def unwaived(findings: list[Finding], today: dt.date | None = None) -> list[Finding]:
+def unwaived(findings: list[Finding]) -> list[Finding]:
     """Findings no active waiver covers. A broken waiver file waives nothing; its own policy reports it."""
     try:
-        loaded = current_waivers()
+        return analyze.unwaived(findings, current_waivers())
     except InputError:
         return findings
-    outcome = judged_waivers.apply(Judge(VERSION, hygiene=True), findings, loaded, today or dt.date.today())
-    return [f for f in findings if f not in outcome.waived]
 
 
 def describe(finding: Finding) -> str:
@@ -215,7 +182,7 @@ def object_policy(rule: Rule) -> ResourceValidationPolicy:
         if KIND_OF_TYPE.get(args.resource_type) not in rule.kinds:
             return
         inputs = load([(args.urn, plain(args.props))])
-        report(judge(rule, inputs, settings(rule, args.get_config())), report_violation, lambda f: None)
+        report(analyze.judge_rule(rule, inputs, settings(rule, args.get_config())), report_violation, lambda f: None)
 
     return ResourceValidationPolicy(policy_name(rule.id), rule.doc, validate, **_options(rule))
 
@@ -229,7 +196,7 @@ def cross_object_policy(rule: Rule) -> StackValidationPolicy:
 
     def validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:
         inputs = load(custom_resources(args))
-        report(judge(rule, inputs, settings(rule, args.get_config())), report_violation, _urn)
+        report(analyze.judge_rule(rule, inputs, settings(rule, args.get_config())), report_violation, _urn)
 
     return StackValidationPolicy(policy_name(rule.id), rule.doc, validate, **_options(rule))
 
@@ -250,31 +217,18 @@ def reconciled_outputs(args: StackValidationArgs) -> list[tuple[str, dict[str, A
     return found
 
 
-def live_observations(urn: str, outputs: Mapping[str, Any]) -> list[Observation]:
-    """The live observations a Reconciliation's outputs carry (its ``plan`` findings), located at its URN."""
-    found = []
-    for item in outputs.get("findings") or ():
-        rule = registry.RULES.get(item.get("rule"))
-        if rule is None or rule.stage is not Stage.LIVE:
-            continue
-        violation = Violation(item.get("path") or "", item.get("message") or "", item.get("hint"))
-        found.append(Observation(rule.id, item.get("kind") or "", item.get("name") or "", violation, Source(urn)))
-    return found
-
-
 def stack_policy(rule: Rule, observe: Callable[[StackValidationArgs], Iterable[Observation]]) -> StackValidationPolicy:
     """A rule whose violations are observed in the whole stack, judged under this policy's config."""
 
     def validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:
-        observed = [o for o in observe(args) if o.rule == rule.id]
-        report(Judge(VERSION, settings(rule, args.get_config()), hygiene=True).findings(observed), report_violation, _urn)
+        report(analyze.judge_observed(rule, observe(args), settings(rule, args.get_config())), report_violation, _urn)
 
     return StackValidationPolicy(policy_name(rule.id), rule.doc, validate, **_options(rule))
 
 
 def _live(args: StackValidationArgs) -> Iterator[Observation]:
     for urn, outputs in reconciled_outputs(args):
-        yield from live_observations(urn, outputs)
+        yield from analyze.live_observations(urn, outputs)
     yield from coherence_observations(args)  # a profile in the stack without its role
 
 
@@ -380,7 +334,7 @@ def waiver_policy(args: StackValidationArgs, report_violation: ReportViolation) 
     except InputError as err:
         report_violation(f"the waiver file is invalid, so nothing is waived: {err}")
         return
-    for finding in judged_waivers.apply(Judge(VERSION, hygiene=True), (), loaded, dt.date.today()).expired:
+    for finding in analyze.expired(loaded):
         report_violation(describe(finding))
 
 

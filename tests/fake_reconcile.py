@@ -1,6 +1,6 @@
 """A stand-in for ``karpenter_gitops.reconcile.reconcile`` with scripted AWS answers.
 
-``install()`` swaps it into :mod:`components.reconciliation` (in-process, or in a provider host
+``install()`` swaps it into :mod:`karpenter_gitops.app.stack` (in-process, or in a provider host
 started by :class:`pulumi_grpc.ProviderHost`); ``WORLD`` scripts what AWS says, updated on each
 call from the JSON file named by ``$FAKE_AWS_WORLD`` so a test can change a host's world.
 """
@@ -48,12 +48,7 @@ def reconcile(inputs, *, version, kubernetes_version=None, cache_dir=None) -> Pl
     return Plan({nc.name: _class_plan(nc.name) for nc in inputs.node_classes}, pools)
 
 
-def run(inputs, version) -> Plan:
-    """Same signature as :func:`components.reconciliation.run_reconcile`."""
-    return reconcile(inputs, version=version, kubernetes_version=inputs.cluster.kubernetes_version)
-
-
 def install() -> None:
-    from components import reconciliation
+    from karpenter_gitops.app import stack
 
-    reconciliation.run_reconcile = run
+    stack.reconcile = reconcile

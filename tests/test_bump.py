@@ -13,7 +13,7 @@ from karpenter_gitops.app.bump import (
     Unchanged,
     plan_bump,
 )
-from karpenter_gitops.core import inputs
+from karpenter_gitops.core.inputs import Inputs
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.load import documents
 
@@ -24,7 +24,7 @@ NETWORK = {
 }
 
 
-def inputs(classes: dict, sources: dict | None = None) -> inputs.Inputs:
+def inputs(classes: dict, sources: dict | None = None) -> Inputs:
     settings = {"karpenter-gitops:nodeClasses": {name: {**NETWORK, **spec} for name, spec in classes.items()}}
     if sources is not None:
         settings["karpenter-gitops:amiSources"] = sources

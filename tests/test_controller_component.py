@@ -11,9 +11,9 @@ import pytest
 import yaml
 from pulumi_specs import SPEC, SPOT_POOL
 
-from components import reconciliation
 from components.controller import KarpenterController, KarpenterControllerArgs
 from components.fleet import Fleet, FleetArgs
+from karpenter_gitops.app import stack
 from karpenter_gitops.core.errors import InputError
 
 OIDC = "arn:aws:iam::123456789012:oidc-provider/oidc.eks.us-west-2.amazonaws.com/id/ABCDEF"
@@ -24,7 +24,7 @@ NODEPOOL = "kubernetes:karpenter.sh/v1:NodePool"
 
 @pytest.fixture(autouse=True)
 def fake_aws(monkeypatch):
-    monkeypatch.setattr(reconciliation, "run_reconcile", fake_reconcile.run)
+    monkeypatch.setattr(stack, "reconcile", fake_reconcile.reconcile)
     monkeypatch.setattr(fake_reconcile, "WORLD", dict(fake_reconcile.WORLD))
 
 

@@ -8,6 +8,7 @@ import pytest
 from _fake_kube import fake_cluster, kubeconfig_for  # noqa: F401 - the fixture is used by name
 
 from karpenter_gitops.adapters import kube
+from karpenter_gitops.core.cluster import FleetNode
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.mapping import NodePoolMapping
 from karpenter_gitops.core.plan import NodePoolPlan, Plan
@@ -28,8 +29,8 @@ def plan_with(instance_types: dict[str, str]) -> Plan:
     return Plan(node_classes={}, node_pools={"general": NodePoolPlan("default", mapping=mapping)})
 
 
-def node(name: str, instance_type: str, image: str, **labels) -> impact.FleetNode:
-    return impact.FleetNode(
+def node(name: str, instance_type: str, image: str, **labels) -> FleetNode:
+    return FleetNode(
         name, "general", instance_type, image,
         {"karpenter.sh/nodepool": "general", "node.kubernetes.io/instance-type": instance_type,
          "karpenter.sh/capacity-type": "on-demand", **labels},

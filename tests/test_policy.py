@@ -14,7 +14,7 @@ from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.findings import Severity
 from karpenter_gitops.core.inputs import Waiver
 from karpenter_gitops.judge import validate
-from karpenter_gitops.load import documents, policy, waivers
+from karpenter_gitops.load import documents, waivers
 from karpenter_gitops.rules import hygiene, registry
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
 

@@ -13,10 +13,10 @@ import yaml
 from pulumi.output import Unknown
 from pulumi_specs import SPEC, SPOT_POOL
 
-from components import reconciliation
 from components.fleet import Fleet, FleetArgs
 from components.nodeclass import NodeClass, NodeClassArgs
 from components.nodepool import NodePool, NodePoolArgs
+from karpenter_gitops.app import stack
 from karpenter_gitops.core.errors import InputError
 
 EC2NC = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
@@ -26,7 +26,7 @@ POOL = SPOT_POOL
 
 @pytest.fixture(autouse=True)
 def fake_aws(monkeypatch):
-    monkeypatch.setattr(reconciliation, "run_reconcile", fake_reconcile.run)
+    monkeypatch.setattr(stack, "reconcile", fake_reconcile.reconcile)
     monkeypatch.setattr(fake_reconcile, "WORLD", dict(fake_reconcile.WORLD))
 
 

@@ -16,6 +16,7 @@ from components.reconciliation import (
     ReconciliationProvider,
     TransientReconciliationError,
 )
+from karpenter_gitops.app import stack
 
 POOL = SPOT_POOL | {"disruption": {"consolidateAfter": "0s"}}
 
@@ -37,7 +38,7 @@ def engine_less_runtime():
 
 @pytest.fixture(autouse=True)
 def fake_aws(monkeypatch):
-    monkeypatch.setattr(reconciliation, "run_reconcile", fake_reconcile.run)
+    monkeypatch.setattr(stack, "reconcile", fake_reconcile.reconcile)
     monkeypatch.setattr(fake_reconcile, "WORLD", dict(fake_reconcile.WORLD))
 
 

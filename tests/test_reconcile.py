@@ -11,7 +11,6 @@ import yaml
 
 from karpenter_gitops.adapters.aws.embedded import Throttler
 from karpenter_gitops.cli import main
-from karpenter_gitops.core import inputs
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.load import documents, files
 from karpenter_gitops.reconcile import reconcile

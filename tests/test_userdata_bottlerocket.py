@@ -10,7 +10,7 @@ from karpenter_gitops import families
 from karpenter_gitops.families.userdata import problems
 
 
-def _found(text: str) -> tuple[userdata.Problem, ...]:
+def _found(text: str) -> tuple[problems.Problem, ...]:
     return families.analyse_userdata(text, "Bottlerocket")
 
 

@@ -12,7 +12,7 @@ BOOTSTRAP = "#!/bin/bash\n/etc/eks/bootstrap.sh demo --kubelet-extra-args '--max
 NODECONFIG = "apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec:\n  kubelet:\n    config:\n      registerWithTaints:\n      - {taint}\n"
 
 
-def _custom(text: str) -> tuple[userdata.Problem, ...]:
+def _custom(text: str) -> tuple[problems.Problem, ...]:
     return families.analyse_userdata(text, "Custom")
 
 

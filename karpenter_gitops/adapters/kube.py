@@ -16,8 +16,8 @@ from kubernetes import client
 from kubernetes import config as kube_config
 from kubernetes.client.exceptions import ApiException
 
+from karpenter_gitops.core.cluster import FleetNode, fleet_from
 from karpenter_gitops.core.errors import InputError
-from karpenter_gitops.reconcile.impact import FleetNode, fleet_from
 
 TIMEOUT_SECONDS = 10
 

@@ -11,13 +11,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from karpenter_gitops.adapters.aws.errors import TransientAWSError
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.findings import Finding, Observation
 from karpenter_gitops.core.inputs import NAMESPACE, Inputs
+from karpenter_gitops.core.plan import Plan
 from karpenter_gitops.judge import Judge
 from karpenter_gitops.load import engine
 from karpenter_gitops.load.documents import load_documents
 from karpenter_gitops.load.stacks import stack_karpenter_version
+from karpenter_gitops.reconcile import reconcile
 from karpenter_gitops.rules import controller as controller_rules
 
 SOURCE = "stack config"
@@ -70,3 +73,12 @@ def controller_findings(inputs: Inputs, version: versions.Version) -> list[Findi
     rules the ``KarpenterController`` component runs before it creates anything."""
     wanted = (*controller_rules.BLOCK_RULES, *controller_rules.OBJECT_RULES)
     return [f for f in Judge(version, inputs.policy).objects(inputs) if f.rule in wanted]
+
+
+def plan(inputs: Inputs, version: versions.Version) -> Plan:
+    """The reconciliation against AWS as boto3 finds it (credentials, region and endpoint from the
+    environment); an AWS outage is a plan that decided nothing."""
+    try:
+        return reconcile(inputs, version=version, kubernetes_version=inputs.cluster.kubernetes_version)
+    except TransientAWSError as err:
+        return Plan({}, {}, transient=(str(err),))

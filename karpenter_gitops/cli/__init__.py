@@ -3,6 +3,8 @@
 Exit codes are a contract other tools depend on:
 0 = no error findings; 1 = at least one error finding (or a persistent problem);
 2 = usage error or unreadable input; 3 = transient failure, nothing decided, retry.
+
+Layer: the top; imports app and below.
 """
 
 from __future__ import annotations
@@ -11,15 +13,9 @@ from collections.abc import Sequence
 
 import click
 
+from karpenter_gitops.cli import bump, plan, preview, render, rules, validate  # noqa: F401  (register the commands)
+from karpenter_gitops.cli.group import EXIT_OK, EXIT_USAGE, cli
 from karpenter_gitops.core.errors import InputError
-
-EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_TRANSIENT = 0, 1, 2, 3
-
-
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="karpenter-gitops")
-def cli() -> None:
-    """Make Karpenter EC2NodeClass / NodePool changes safe to ship through Git."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -38,6 +34,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exit_:
         return int(exit_.code or 0)
     return EXIT_OK
-
-
-from karpenter_gitops.cli import bump, plan, preview, render, rules, validate  # noqa: E402,F401  (register the commands)

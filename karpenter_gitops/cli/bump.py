@@ -10,7 +10,8 @@ import click
 from karpenter_gitops.adapters.aws.ami_catalog import AwsAmiCatalog, AwsUnavailable
 from karpenter_gitops.adapters.aws.target import aws_target
 from karpenter_gitops.app.bump import BumpPlan, bump_stack, describe_terms, read_stack
-from karpenter_gitops.cli import EXIT_FINDINGS, EXIT_OK, EXIT_TRANSIENT, cli, options
+from karpenter_gitops.cli import options
+from karpenter_gitops.cli.group import EXIT_FINDINGS, EXIT_OK, EXIT_TRANSIENT, cli
 from karpenter_gitops.load.stacks import stack_file
 
 

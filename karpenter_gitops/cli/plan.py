@@ -11,7 +11,8 @@ import click
 from karpenter_gitops.adapters.aws.target import aws_target
 from karpenter_gitops.app.plan import planner
 from karpenter_gitops.app.sources import read_sources
-from karpenter_gitops.cli import cli, options
+from karpenter_gitops.cli import options
+from karpenter_gitops.cli.group import cli
 from karpenter_gitops.output.plan_text import print_plan
 
 

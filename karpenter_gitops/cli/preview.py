@@ -14,7 +14,8 @@ from karpenter_gitops.adapters.aws.target import aws_target
 from karpenter_gitops.app.plan import planner
 from karpenter_gitops.app.preview import preview_sources, pulumi_preview
 from karpenter_gitops.app.sources import read_sources
-from karpenter_gitops.cli import cli, options
+from karpenter_gitops.cli import options
+from karpenter_gitops.cli.group import cli
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.output import preview
 from karpenter_gitops.output.preview import DEFAULT_BUDGET

@@ -7,7 +7,8 @@ import json
 import click
 
 from karpenter_gitops.app import rules
-from karpenter_gitops.cli import cli, options
+from karpenter_gitops.cli import options
+from karpenter_gitops.cli.group import cli
 from karpenter_gitops.output.report import COLOURS
 
 

@@ -14,7 +14,8 @@ from karpenter_gitops.app.validate import (
     validate_sources,
     waivers_for,
 )
-from karpenter_gitops.cli import EXIT_FINDINGS, EXIT_OK, cli, options
+from karpenter_gitops.cli import options
+from karpenter_gitops.cli.group import EXIT_FINDINGS, EXIT_OK, cli
 from karpenter_gitops.output.report import print_github, print_text
 
 

@@ -115,8 +115,8 @@ def validate(
     if not policy:
         findings.sort(key=lambda f: f.sort_key)
         return Report(tuple(findings), len(inputs.objects), inputs.notes, version=version)
-    outcome = apply_waivers(judge, findings, (*inputs.waivers, *waivers), today or dt.date.today())
-    findings.extend(outcome.expired)
+    outcome = apply_waivers(findings, (*inputs.waivers, *waivers), today or dt.date.today())
+    findings.extend(judge.findings(outcome.expired))
     findings.sort(key=lambda f: f.sort_key)
     return Report(tuple(findings), len(inputs.objects), inputs.notes, True, outcome.active, outcome.waived, version)
 

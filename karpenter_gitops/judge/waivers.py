@@ -9,23 +9,19 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from karpenter_gitops.core.findings import Finding, Observation, Source, Violation
 from karpenter_gitops.core.inputs import Waiver
 from karpenter_gitops.rules.hygiene import WAIVER_EXPIRED
 
-if TYPE_CHECKING:
-    from karpenter_gitops.judge import Judge
-
 
 @dataclass(frozen=True)
 class Outcome:
-    """Which finding each active waiver covers, and the findings of expired waivers."""
+    """Which finding each active waiver covers, and what the expired ones are (for the judge to judge)."""
 
     active: tuple[Waiver, ...]
     waived: Mapping[Finding, Waiver]
-    expired: tuple[Finding, ...]
+    expired: tuple[Observation, ...]
 
 
 def expiry(waiver: Waiver) -> Observation:
@@ -44,7 +40,7 @@ def expiry(waiver: Waiver) -> Observation:
     )
 
 
-def apply(judge: Judge, findings: Iterable[Finding], waivers: Iterable[Waiver], today: dt.date) -> Outcome:
+def apply(findings: Iterable[Finding], waivers: Iterable[Waiver], today: dt.date) -> Outcome:
     waivers = tuple(waivers)
     active = tuple(w for w in waivers if not w.expired(today))
     waived = {}
@@ -52,5 +48,4 @@ def apply(judge: Judge, findings: Iterable[Finding], waivers: Iterable[Waiver], 
         waiver = next((w for w in active if w.covers(finding)), None)
         if waiver is not None:
             waived[finding] = waiver
-    expired = tuple(judge.findings(expiry(w) for w in waivers if w.expired(today)))
-    return Outcome(active, waived, expired)
+    return Outcome(active, waived, tuple(expiry(w) for w in waivers if w.expired(today)))

@@ -22,18 +22,17 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from karpenter_gitops.core import labels
+from karpenter_gitops.core.cluster import FleetNode
 from karpenter_gitops.core.inputs import Inputs
 from karpenter_gitops.core.model import EC2NodeClass, NodePool
 from karpenter_gitops.core.plan import Plan
 from karpenter_gitops.core.requirements import Requirements
 from karpenter_gitops.families import family_of
 
-NODEPOOL_LABEL = "karpenter.sh/nodepool"
 NODEPOOL_DRIFT, REQUIREMENTS_DRIFT = "NodePoolDrifted", "RequirementsDrifted"
 NODECLASS_DRIFT, AMI_DRIFT, SECURITY_GROUP_DRIFT = "NodeClassDrift", "AMIDrift", "SecurityGroupDrift"
 UNHASHED_NODECLASS_FIELDS = frozenset(
@@ -50,40 +49,6 @@ DEFAULT_BUDGET = "10%"
 
 
 # --- the cluster's side ------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class FleetNode:
-    """One NodeClaim, with the labels of the Node it became (or its own, before registration)."""
-
-    name: str
-    node_pool: str
-    instance_type: str | None
-    image_id: str | None
-    labels: Mapping[str, str] = field(default_factory=dict)
-
-
-def fleet_from(claims: Iterable[Mapping[str, Any]], node_labels: Mapping[str, Mapping[str, str]]) -> tuple[FleetNode, ...]:
-    """NodeClaim objects (as the API returns them) joined with their Nodes' labels, sorted by name."""
-    fleet = []
-    for claim in claims:
-        metadata = claim.get("metadata") or {}
-        status = claim.get("status") or {}
-        claim_labels = dict(metadata.get("labels") or {})
-        merged = {**claim_labels, **node_labels.get(status.get("nodeName") or "", {})}
-        pool = merged.get(NODEPOOL_LABEL)
-        if not pool:
-            continue  # not launched by a NodePool (e.g. a static NodeClaim made by hand)
-        fleet.append(
-            FleetNode(
-                name=metadata.get("name", ""),
-                node_pool=pool,
-                instance_type=merged.get(labels.INSTANCE_TYPE),
-                image_id=status.get("imageID"),
-                labels=merged,
-            )
-        )
-    return tuple(sorted(fleet, key=lambda node: node.name))
 
 
 # --- what moves between base and head ----------------------------------------------------

@@ -1,0 +1,90 @@
+"""The policy pack's use case: judge resources as the Pulumi engine hands them to an analyzer.
+
+One CrossGuard policy judges one rule. Its config is the rule's parameters (as the stack's policy
+block would set them); custom resources are loaded as the CLI loads manifests, after the engine's
+numbers are normalised; what a Reconciliation observed in AWS comes back from its outputs. Every
+verdict comes from the same judge as the CLI's.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from karpenter_gitops.core import versions
+from karpenter_gitops.core.findings import Finding, Observation, Source, Violation
+from karpenter_gitops.core.inputs import Inputs, PolicySettings, Waiver
+from karpenter_gitops.judge import Judge
+from karpenter_gitops.judge import waivers as judged_waivers
+from karpenter_gitops.load import engine, policy, waivers
+from karpenter_gitops.load.documents import load_documents
+from karpenter_gitops.rules import registry
+from karpenter_gitops.rules.registry import Rule, Stage
+
+VERSION = versions.DEFAULT  # the pack judges for the newest release: it never sees the stack's cluster block
+
+
+@functools.lru_cache(maxsize=512)
+def _inputs(documents: str) -> Inputs:
+    """Inputs from ``[[urn, document], ...]`` as JSON; each object's source file is its URN.
+
+    Every policy of the pack judges the same resource, so the load is shared through this cache.
+    """
+    return load_documents([(urn, [doc]) for urn, doc in json.loads(documents)], VERSION)
+
+
+def load_resources(resources: Iterable[tuple[str, Mapping[str, Any]]]) -> Inputs:
+    """Custom resources' props, normalised as they arrive from the engine (numbers are doubles)."""
+    return _inputs(json.dumps([[urn, engine.normalise(doc)] for urn, doc in resources], sort_keys=True))
+
+
+def settings(rule: Rule, config: Mapping[str, Any], where: str) -> PolicySettings:
+    """A policy's config as policy settings: the parameters the rule declares, validated as in a stack."""
+    params = {p.name: policy.param_value(p, config[p.name], f"{where}.{p.name}", where) for p in rule.params if p.name in config}
+    return PolicySettings(params=params)
+
+
+def judge_rule(rule: Rule, inputs: Inputs, rule_settings: PolicySettings) -> list[Finding]:
+    """What one rule finds among ``inputs``: loading's observations, or its check on each object."""
+    return Judge(VERSION, rule_settings, hygiene=True).objects(inputs, only=rule)
+
+
+def judge_observed(rule: Rule, observed: Iterable[Observation], rule_settings: PolicySettings) -> list[Finding]:
+    """The observations of ``rule`` (live, or of the resources a stack creates), judged."""
+    return Judge(VERSION, rule_settings, hygiene=True).findings(o for o in observed if o.rule == rule.id)
+
+
+def live_observations(urn: str, outputs: Mapping[str, Any]) -> list[Observation]:
+    """The live observations a Reconciliation's outputs carry (its plan's findings), located at its URN."""
+    found = []
+    for item in outputs.get("findings") or ():
+        rule = registry.RULES.get(item.get("rule"))
+        if rule is None or rule.stage is not Stage.LIVE:
+            continue
+        violation = Violation(item.get("path") or "", item.get("message") or "", item.get("hint"))
+        found.append(Observation(rule.id, item.get("kind") or "", item.get("name") or "", violation, Source(urn)))
+    return found
+
+
+@functools.lru_cache(maxsize=8)
+def _read_waivers(path: str, _mtime: int) -> tuple[Waiver, ...]:
+    return waivers.read_file(path)
+
+
+def read_waivers(path: Path) -> tuple[Waiver, ...]:
+    """The waivers in ``path`` (none without a file), read once per change of the file."""
+    return _read_waivers(str(path), path.stat().st_mtime_ns) if path.is_file() else ()
+
+
+def unwaived(findings: list[Finding], active: Iterable[Waiver], today: dt.date | None = None) -> list[Finding]:
+    outcome = judged_waivers.apply(findings, active, today or dt.date.today())
+    return [f for f in findings if f not in outcome.waived]
+
+
+def expired(loaded: Iterable[Waiver], today: dt.date | None = None) -> list[Finding]:
+    outcome = judged_waivers.apply((), loaded, today or dt.date.today())
+    return Judge(VERSION, hygiene=True).findings(outcome.expired)
