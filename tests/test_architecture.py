@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 
 import grimp
+from conftest import PROJECT
 
-PROJECT = Path(__file__).resolve().parent.parent
 PACKAGE = PROJECT / "karpenter_gitops"
 
 

@@ -17,7 +17,7 @@ from components.fleet import Fleet
 from components.nodeclass import NodeClass
 from components.nodepool import NodePool
 
-GOLDEN = Path(__file__).with_name("pulumi_schema.json")
+GOLDEN = Path(__file__).resolve().parent.parent / "pulumi_schema.json"
 
 
 def _schema(*components) -> dict:

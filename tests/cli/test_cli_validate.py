@@ -8,10 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import PROJECT
 
 from karpenter_gitops.cli import main
-
-PROJECT = Path(__file__).resolve().parent.parent
 
 GOOD = """\
 apiVersion: karpenter.k8s.aws/v1

@@ -13,8 +13,8 @@ from karpenter_gitops.app.bump import (
     Unchanged,
     plan_bump,
 )
-from karpenter_gitops.core.inputs import Inputs
 from karpenter_gitops.core.errors import InputError
+from karpenter_gitops.core.inputs import Inputs
 from karpenter_gitops.load import documents
 
 NETWORK = {

@@ -7,13 +7,12 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import PROJECT
 
 from karpenter_gitops.cli import main
 from karpenter_gitops.load import documents
 from karpenter_gitops.output import render
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
-
-PROJECT = Path(__file__).resolve().parent.parent
 
 
 def write_manifests(path: Path, *docs) -> Path:

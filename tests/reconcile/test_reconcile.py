@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import copy
 import json
-from pathlib import Path
 
 import pytest
 import yaml
+from conftest import PROJECT
 
 from karpenter_gitops.adapters.aws.embedded import Throttler
 from karpenter_gitops.cli import main
@@ -16,7 +16,6 @@ from karpenter_gitops.load import documents, files
 from karpenter_gitops.reconcile import reconcile
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
 
-PROJECT = Path(__file__).resolve().parent.parent
 DEMO = PROJECT / "stacks" / "Pulumi.demo.yaml"
 
 

@@ -20,7 +20,7 @@ from karpenter_gitops.output import preview
 from karpenter_gitops.reconcile.impact import forecast
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
 
-PULUMI = Path(__file__).resolve().parent / "data" / "pulumi"
+PULUMI = Path(__file__).resolve().parent.parent / "data" / "pulumi"
 ON_DEMAND = {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]}
 
 

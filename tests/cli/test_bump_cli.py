@@ -7,10 +7,10 @@ import shutil
 from pathlib import Path
 
 import pytest
+from conftest import PROJECT
 
 from karpenter_gitops.cli import main
 
-PROJECT = Path(__file__).resolve().parent.parent
 PINNED = PROJECT / "stacks" / "Pulumi.pinned.yaml"
 
 

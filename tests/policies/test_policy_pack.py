@@ -8,10 +8,10 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import grpc
 import pytest
+from conftest import PROJECT
 from google.protobuf import empty_pb2, struct_pb2
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 from pulumi_policy import (
@@ -30,7 +30,6 @@ from pulumi_policy.proxy import (
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
 from policies import pack
 
-PROJECT = Path(__file__).resolve().parent.parent
 OPTS = PolicyResourceOptions(False, [], None, [], PolicyCustomTimeouts(0, 0, 0), [])
 POLICIES = {p.name: p for p in pack.all_policies()}
 NC_URN = "urn:pulumi:dev::infra::kubernetes:karpenter.k8s.aws/v1:EC2NodeClass::default"
