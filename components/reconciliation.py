@@ -211,8 +211,9 @@ class ReconciliationProvider(ResourceProvider):
                 continue
             if finding.severity is Severity.ERROR:
                 failures.append(CheckFailure(path, _reason(finding)))
-            else:
-                pulumi.log.warn(f"{finding.kind} {finding.name}: {path}: {_reason(finding)}")
+            else:  # the engine shows these in the preview: as warnings, or as info
+                log = pulumi.log.warn if finding.severity is Severity.WARNING else pulumi.log.info
+                log(f"{finding.kind} {finding.name}: {path}: {_reason(finding)}")
         return CheckResult(news, failures)
 
     @staticmethod

@@ -44,6 +44,7 @@ from pulumi_policy import Severity as PolicySeverity
 from pulumi_policy.proxy import UnknownValueError
 
 from karpenter_gitops.app import analyze
+from karpenter_gitops.app.analyze import policy_name
 from karpenter_gitops.controller import coherence, iam
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.findings import (
@@ -98,10 +99,6 @@ UNSEEN = {
     **{r.id: "needs the user's CRD files (validate --crd)" for r in registry.RULES.values() if r.stage is Stage.CRD},
 }
 _POLICY_SEVERITY = {Severity.ERROR: PolicySeverity.HIGH, Severity.WARNING: PolicySeverity.MEDIUM, Severity.INFO: PolicySeverity.LOW}
-
-
-def policy_name(rule_id: str) -> str:
-    return rule_id.replace("/", "-")
 
 
 def enforcement(severity: Severity) -> EnforcementLevel:

@@ -11,6 +11,8 @@ import asyncio
 import os
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import grpc
@@ -50,14 +52,40 @@ class ProviderHost:
             raise RuntimeError(f"provider host did not start: {self.process.stderr.read().decode()[-2000:]}")
         self.channel = grpc.insecure_channel(f"127.0.0.1:{port}")
         self.stub = provider_pb2_grpc.ResourceProviderStub(self.channel)
+        self._stderr: list[str] = []
+        self._reader = threading.Thread(target=self._read_stderr, daemon=True)
+        self._reader.start()
+
+    def _read_stderr(self) -> None:
+        for line in iter(self.process.stderr.readline, b""):
+            self._stderr.append(line.decode())
 
     def close(self) -> str:
         """Stop the host; return what it wrote to stderr (the engine shows that as diagnostics)."""
         if getattr(self, "channel", None):
             self.channel.close()
         self.process.terminate()
-        _, err = self.process.communicate(timeout=10)
-        return err.decode()
+        self.process.wait(timeout=10)
+        if getattr(self, "_reader", None):
+            self._reader.join(timeout=10)
+            return "".join(self._stderr)
+        return self.process.stderr.read().decode()
+
+    def stderr_until(self, marker: str, timeout: float = 10.0) -> str:
+        """What the host wrote to stderr before the first line holding ``marker``; both are consumed.
+
+        stderr is one ordered stream, so once a marker the test provoked arrives, everything the host
+        wrote before it has arrived too.
+        """
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for index, line in enumerate(self._stderr):
+                if marker in line:
+                    before = "".join(self._stderr[:index])
+                    del self._stderr[: index + 1]
+                    return before
+            time.sleep(0.005)
+        raise AssertionError(f"the provider host never wrote {marker!r}; it wrote: {''.join(self._stderr)[-2000:]}")
 
     def configure(self, config: dict[str, str]) -> None:
         self.stub.Configure(provider_pb2.ConfigureRequest(args=_struct(config), acceptSecrets=True))
@@ -92,3 +120,91 @@ def provider_inputs(provider, **props) -> dict:
 
 def _urn() -> str:
     return f"urn:pulumi:dev::karpenter-gitops::{TYPE}::default-reconciliation"
+
+
+# --- the policy pack's Analyzer ------------------------------------------------------------------
+
+POLICIES = TESTS.parent / "policies"
+
+
+def struct(value: dict):
+    """A protobuf Struct as the engine sends resource properties: every number becomes a double."""
+    from google.protobuf import struct_pb2
+
+    message = struct_pb2.Struct()
+    message.update(value)
+    return message
+
+
+class AnalyzerHost:
+    """The pack served as the engine serves it (``python -m pulumi.policy <engine> <pack dir>``, cwd the pack)."""
+
+    def __init__(self, env: dict[str, str] | None = None) -> None:
+        from pulumi.runtime.proto import analyzer_pb2_grpc
+
+        self.process = subprocess.Popen(
+            [sys.executable, "-u", "-m", "pulumi.policy", "127.0.0.1:1", str(POLICIES)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=POLICIES,
+            env={**os.environ, **(env or {})},
+        )
+        port = self.process.stdout.readline().decode().strip()
+        if not port.isdigit():
+            self.close()
+            raise RuntimeError(f"analyzer did not start: {self.process.stderr.read().decode()[-2000:]}")
+        self.channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+        grpc.channel_ready_future(self.channel).result(timeout=30)
+        self.stub = analyzer_pb2_grpc.AnalyzerStub(self.channel)
+
+    def close(self) -> None:
+        if getattr(self, "channel", None):
+            self.channel.close()
+        self.process.terminate()
+        self.process.wait(timeout=10)
+
+    def analyze(self, type_: str, props: dict, urn: str, name: str):
+        from pulumi.runtime.proto import analyzer_pb2
+
+        return self.stub.Analyze(analyzer_pb2.AnalyzeRequest(type=type_, properties=struct(props), urn=urn, name=name))
+
+    def analyze_stack(self, resources: list[tuple[str, dict, str, str]]):
+        """``resources``: (type, props, urn, name) of every resource in the stack."""
+        from pulumi.runtime.proto import analyzer_pb2
+
+        listed = [analyzer_pb2.AnalyzerResource(type=t, properties=struct(p), urn=u, name=n) for t, p, u, n in resources]
+        return self.stub.AnalyzeStack(analyzer_pb2.AnalyzeStackRequest(resources=listed))
+
+    def info(self):
+        from google.protobuf import empty_pb2
+
+        return self.stub.GetAnalyzerInfo(empty_pb2.Empty())
+
+    def configure(self, config: dict[str, dict | str]) -> None:
+        """Configure as the engine does with a ``--policy-pack-config`` file (pkg/resource/analyzer
+        ReconcilePolicyPackConfig): every policy starts at its own enforcement level and its schema's
+        defaults, an ``all`` level applies to every policy, then each policy's own entry (a level, or
+        an object with ``enforcementLevel`` and properties) is laid over it."""
+        from google.protobuf import json_format
+        from pulumi.runtime.proto import analyzer_pb2
+
+        levels = {"advisory": analyzer_pb2.ADVISORY, "mandatory": analyzer_pb2.MANDATORY, "disabled": analyzer_pb2.DISABLED}
+        result = {}
+        for policy in self.info().policies:
+            schema = json_format.MessageToDict(policy.configSchema.properties) if policy.HasField("configSchema") else {}
+            defaults = {key: prop["default"] for key, prop in schema.items() if "default" in prop}
+            result[policy.name] = (policy.enforcementLevel, defaults)
+        if isinstance(config.get("all"), str):
+            result = {name: (levels[config["all"]], props) for name, (_, props) in result.items()}
+        for name, given in config.items():
+            if name == "all":
+                continue
+            level, props = result.get(name, (analyzer_pb2.ADVISORY, {}))
+            entry = {"enforcementLevel": given} if isinstance(given, str) else dict(given)
+            if "enforcementLevel" in entry:
+                level = levels[entry.pop("enforcementLevel")]
+            result[name] = (level, {**props, **entry})
+        policies = {
+            name: analyzer_pb2.PolicyConfig(enforcementLevel=level, properties=struct(props)) for name, (level, props) in result.items()
+        }
+        self.stub.Configure(analyzer_pb2.ConfigureAnalyzerRequest(policyConfig=policies))

@@ -16,7 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from karpenter_gitops.core import versions
-from karpenter_gitops.core.findings import Finding, Observation, Source, Violation
+from karpenter_gitops.core.findings import (
+    Finding,
+    Observation,
+    Severity,
+    Source,
+    Violation,
+)
 from karpenter_gitops.core.inputs import Inputs, PolicySettings, Waiver
 from karpenter_gitops.judge import Judge
 from karpenter_gitops.judge import waivers as judged_waivers
@@ -88,3 +94,25 @@ def unwaived(findings: list[Finding], active: Iterable[Waiver], today: dt.date |
 def expired(loaded: Iterable[Waiver], today: dt.date | None = None) -> list[Finding]:
     outcome = judged_waivers.apply((), loaded, today or dt.date.today())
     return Judge(VERSION, hygiene=True).findings(outcome.expired)
+
+
+def policy_name(rule_id: str) -> str:
+    """The CrossGuard policy judging a rule: its id with ``/`` turned into ``-``."""
+    return rule_id.replace("/", "-")
+
+
+def pack_config(stack_settings: PolicySettings) -> dict[str, dict[str, Any]]:
+    """The pack config that applies a stack's policy block in CrossGuard: a switched-off rule's policy is
+    ``disabled``, a rule whose severity the stack (or ``production``) changes is ``mandatory`` when it
+    becomes an error and ``advisory`` otherwise, and the parameters pass as they are."""
+    judge = Judge(VERSION, stack_settings, hygiene=True)
+    config: dict[str, dict[str, Any]] = {}
+    for rule in registry.RULES.values():
+        entry: dict[str, Any] = {p.name: stack_settings.params[p.name] for p in rule.params if p.name in stack_settings.params}
+        if not judge.enabled(rule):
+            entry = {"enforcementLevel": "disabled"}
+        elif judge.severity(rule) is not rule.severity:
+            entry["enforcementLevel"] = "mandatory" if judge.severity(rule) is Severity.ERROR else "advisory"
+        if entry:
+            config[policy_name(rule.id)] = entry
+    return config
