@@ -19,7 +19,7 @@ from pathlib import Path
 
 from karpenter_gitops.adapters.aws.embedded import embedded_aws
 from karpenter_gitops.core import mapping
-from karpenter_gitops.load import documents
+from karpenter_gitops.load.documents import load_documents
 from karpenter_gitops.reconcile import reconcile
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
 
@@ -104,7 +104,7 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|---|")
     with embedded_aws() as env:
         for size in args.sizes:
-            inputs = documents.load_documents([("bench.yaml", documents(size))])
+            inputs = load_documents([("bench.yaml", documents(size))])
             with tempfile.TemporaryDirectory() as cache:
                 cold_wall, _, cold_calls = run(env, inputs, Path(cache))
                 warm_wall, warm_mapping, warm_calls = run(env, inputs, Path(cache))

@@ -22,7 +22,7 @@ import yaml
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.inputs import Waiver
 from karpenter_gitops.judge import validate
-from karpenter_gitops.load import documents
+from karpenter_gitops.load.documents import load
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
 
 AL2023_USERDATA = """\
@@ -72,7 +72,7 @@ def main() -> None:
             chunk = docs[start_index : start_index + 1000]
             (Path(tmp) / f"objects-{start_index:05}.yaml").write_text(yaml.safe_dump_all(chunk))
         start = time.perf_counter()
-        inputs = documents.load([tmp], versions.DEFAULT)
+        inputs = load([tmp], versions.DEFAULT)
         loaded = time.perf_counter()
         waivers = WAIVERS if args.policy else ()
         report = validate(inputs, versions.DEFAULT, policy=args.policy, waivers=waivers)

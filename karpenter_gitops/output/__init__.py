@@ -1,0 +1,5 @@
+"""What people and machines read: report text and GitHub annotations, the plan's text, rendered
+manifests (written atomically) and the PR preview (markdown within a budget, or JSON).
+
+Layer: imports reconcile and below.
+"""

@@ -7,7 +7,10 @@ from those; each NodePool's mapping needs the catalogue and its class's AMIs and
 whose dependency is not ready reports ``AwaitingDependency`` instead of a false "no instance
 types found", and every failure is classified transient (retry; nothing decided) or persistent.
 
-Used by the CLI (``plan``), the Pulumi dynamic provider and the PR preview alike.
+Used by the CLI (``plan``), the Pulumi dynamic provider and the PR preview alike. What only AWS
+reveals is observed under the ``live/`` rules and judged with everything else.
+
+Layer: imports judge, adapters and below.
 """
 
 from __future__ import annotations

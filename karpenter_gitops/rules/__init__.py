@@ -1,7 +1,14 @@
-"""Rule sets; importing this package registers every rule in :mod:`.registry`."""
+"""Rule sets by concern; importing this package declares every rule in :mod:`.registry`.
 
-from karpenter_gitops.rules import (  # noqa: F401  (register on import)
+Rules are data and pure checks: a check takes an object (or an old and a new one) and a
+:class:`~karpenter_gitops.rules.registry.Context` and yields violations; it never makes a finding.
+
+Layer: imports families, controller and core only.
+"""
+
+from karpenter_gitops.rules import (  # noqa: F401  (declare on import)
     controller,
+    crd,
     hygiene,
     live,
     nodeclass,
