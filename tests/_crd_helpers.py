@@ -13,18 +13,18 @@ from karpenter_gitops.core.findings import Finding, Severity
 from karpenter_gitops.core.versions import Version
 from karpenter_gitops.judge import Judge
 from karpenter_gitops.load.crds import load as load_crds
-from karpenter_gitops.rules import crd
+from karpenter_gitops.rules import crd, crd_engine
 
 # Our rules that are stricter than Karpenter on purpose; the rest mirror the CRD.
 STRICTER = ("nodeclass/", "nodepool/", "userdata/")
 
 
 @cache
-def release_crds(release: str) -> crd.Crds:
+def release_crds(release: str) -> crd_engine.Crds:
     return load_crds([CRDS / release])
 
 
-def judged(outcome: crd.Outcome) -> list[Finding]:
+def judged(outcome: crd_engine.Outcome) -> list[Finding]:
     """The findings the CRD's observations make, judged as the CLI judges them."""
     return Judge().findings(outcome.observations)
 

@@ -14,7 +14,7 @@ from typing import Any
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.inputs import Inputs
 from karpenter_gitops.load.documents import load_documents
-from karpenter_gitops.load.files import ReadFile, read_files
+from karpenter_gitops.load.files import ReadFile, Texts, read_files
 from karpenter_gitops.load.stacks import stack_aws_region, stack_karpenter_version
 
 
@@ -29,9 +29,9 @@ class Sources:
         return [(file.name, file.documents) for file in self.files]
 
     @property
-    def texts(self) -> dict[str, str]:
+    def texts(self) -> Texts:
         """File name → text, to locate findings on their lines."""
-        return {file.name: file.text for file in self.files}
+        return Texts(self.files)
 
     @property
     def aws_region(self) -> str | None:

@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from karpenter_gitops.app.sources import Sources
-from karpenter_gitops.core.inputs import Waiver
+from karpenter_gitops.core.inputs import DEFAULT_WAIVERS, Waiver
 from karpenter_gitops.judge import validate
 from karpenter_gitops.judge.report import Report
 from karpenter_gitops.load import locate, waivers
-from karpenter_gitops.load.crds import load as load_crds
-from karpenter_gitops.rules import crd
 
-DEFAULT_WAIVERS = Path("policies/waivers.yaml")
+if TYPE_CHECKING:
+    from karpenter_gitops.rules.crd_engine import Crds
 
 
 def waivers_for(policy: bool, waiver_file: str | None) -> tuple[Waiver, ...]:
@@ -29,16 +28,20 @@ def validate_sources(
     *,
     policy: bool = False,
     waivers: Sequence[Waiver] = (),
-    crds: crd.Crds | None = None,
+    crds: Crds | None = None,
 ) -> Report:
     """The report on ``sources``, with the user's CRDs' verdicts when given, each finding on its line."""
-    observed, notes = crd.check_inputs(crds, sources.inputs) if crds is not None else ([], [])
+    observed, notes = crds.check_inputs(sources.inputs) if crds is not None else ([], [])
     report = validate(sources.inputs, sources.version, policy=policy, waivers=waivers, observed=observed)
     return dataclasses.replace(
         report, notes=report.notes + tuple(notes), findings=locate.with_lines(report.findings, sources.texts)
     )
 
 
-def crds_at(paths: Sequence[str]) -> crd.Crds | None:
+def crds_at(paths: Sequence[str]) -> Crds | None:
     """The CRDs under ``paths`` (``--crd``), or None when none are given."""
-    return load_crds(paths) if paths else None
+    if not paths:
+        return None
+    from karpenter_gitops.load.crds import load  # jsonschema and a CEL interpreter, only for runs given CRDs
+
+    return load(paths)

@@ -7,16 +7,14 @@ import sys
 
 import click
 
-from karpenter_gitops.adapters.aws.ami_catalog import AwsAmiCatalog, AwsUnavailable
-from karpenter_gitops.adapters.aws.target import aws_target
-from karpenter_gitops.app.bump import BumpPlan, bump_stack, describe_terms, read_stack
 from karpenter_gitops.cli import options
 from karpenter_gitops.cli.group import EXIT_FINDINGS, EXIT_OK, EXIT_TRANSIENT, cli
-from karpenter_gitops.load.stacks import stack_file
 
 
-def _print(plan: BumpPlan, file: str, diff: str, outcome: str) -> None:
+def _print(plan, file: str, diff: str, outcome: str) -> None:
     """A bump in text: each class's pin move (or why not), the notes, the diff of the file, what happened to it."""
+    from karpenter_gitops.app.bump import describe_terms
+
     click.echo(click.style(file, bold=True))
     for change in plan.changes:
         move = f"{describe_terms(change.old)} → {describe_terms(change.new)}"
@@ -46,6 +44,11 @@ def bump_command(stack, class_names, pin_latest, dry_run, embedded_aws, aws_fixt
     karpenter-gitops:amiSources selector. Exit 0: nothing to bump, or bumped; 1: a pinned class
     cannot be resolved; 3: transient AWS trouble (nothing written); 2: usage or unreadable input.
     """
+    from karpenter_gitops.adapters.aws.ami_catalog import AwsAmiCatalog, AwsUnavailable
+    from karpenter_gitops.adapters.aws.target import aws_target
+    from karpenter_gitops.app.bump import bump_stack, read_stack
+    from karpenter_gitops.load.stacks import stack_file
+
     edited = read_stack(stack_file(stack))
     unknown = sorted(set(class_names) - {nc.name for nc in edited.inputs.node_classes})
     if unknown:

@@ -8,8 +8,6 @@ from pathlib import Path
 import click
 
 from karpenter_gitops.core import versions
-from karpenter_gitops.families.protocol import kubernetes_minor
-from karpenter_gitops.load.stacks import stack_file
 
 
 def _karpenter_version(_ctx, _param, value: str | None) -> versions.Version | None:
@@ -45,7 +43,7 @@ def _kubernetes_version(_ctx, param, value: str | None) -> str | None:
     """Refuse ``--kubernetes-version 1.x`` here, as a usage error, not as a traceback deep in alias resolution."""
     if value is not None:
         try:
-            kubernetes_minor(value)
+            versions.kubernetes_minor(value)
         except ValueError as err:
             raise click.BadParameter(str(err), param=param) from None
     return value
@@ -96,6 +94,8 @@ def cache_dir(func):
 
 
 def input_paths(paths: Sequence[str], stack: str | None) -> list[Path]:
+    from karpenter_gitops.load.stacks import stack_file  # YAML and the models, only once a command runs
+
     chosen = [Path(p) for p in paths]
     if stack:
         chosen.append(stack_file(stack))

@@ -6,10 +6,7 @@ import json
 
 import click
 
-from karpenter_gitops.app import analyze
-from karpenter_gitops.app.sources import read_sources
 from karpenter_gitops.cli.group import cli
-from karpenter_gitops.load.stacks import stack_file
 
 
 @cli.command("pack-config")
@@ -21,5 +18,9 @@ def pack_config_command(stack) -> None:
     ones (production included), and rule parameters pass as they are. Use it as
     `pulumi preview --policy-pack policies --policy-pack-config FILE`.
     """
+    from karpenter_gitops.app import analyze
+    from karpenter_gitops.app.sources import read_sources
+    from karpenter_gitops.load.stacks import stack_file
+
     sources = read_sources([stack_file(stack)])
     click.echo(json.dumps(analyze.pack_config(sources.inputs.policy), indent=2, sort_keys=True))

@@ -8,12 +8,8 @@ import sys
 
 import click
 
-from karpenter_gitops.adapters.aws.target import aws_target
-from karpenter_gitops.app.plan import planner
-from karpenter_gitops.app.sources import read_sources
 from karpenter_gitops.cli import options
 from karpenter_gitops.cli.group import cli
-from karpenter_gitops.output.plan_text import print_plan
 
 
 @cli.command("plan")
@@ -30,6 +26,11 @@ def plan_command(stack, manifests, embedded_aws, aws_fixture, kubernetes_version
     3: transient AWS trouble (nothing decided, retry); 2: usage or unreadable input.
     """
     from rich.console import Console
+
+    from karpenter_gitops.adapters.aws.target import aws_target
+    from karpenter_gitops.app.plan import planner
+    from karpenter_gitops.app.sources import read_sources
+    from karpenter_gitops.output.plan_text import print_plan
 
     sources = read_sources(options.stack_or_manifests(stack, manifests), karpenter_version)
     options.check_fixture(embedded_aws, aws_fixture)

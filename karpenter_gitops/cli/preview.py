@@ -10,15 +10,10 @@ from pathlib import Path
 
 import click
 
-from karpenter_gitops.adapters.aws.target import aws_target
-from karpenter_gitops.app.plan import planner
-from karpenter_gitops.app.preview import preview_sources, pulumi_preview
-from karpenter_gitops.app.sources import read_sources
 from karpenter_gitops.cli import options
 from karpenter_gitops.cli.group import cli
 from karpenter_gitops.core.errors import InputError
-from karpenter_gitops.output import preview
-from karpenter_gitops.output.preview import DEFAULT_BUDGET
+from karpenter_gitops.output import DEFAULT_BUDGET
 
 
 @cli.command("preview")
@@ -43,6 +38,12 @@ def preview_command(
     then folded details, within --budget characters. Exit codes as for plan: 0 clean, 1 blocking
     problems, 3 transient AWS trouble, 2 usage or unreadable input.
     """
+    from karpenter_gitops.adapters.aws.target import aws_target
+    from karpenter_gitops.app.plan import planner
+    from karpenter_gitops.app.preview import preview_sources, pulumi_preview
+    from karpenter_gitops.app.sources import read_sources
+    from karpenter_gitops.output import preview
+
     paths = options.stack_or_manifests(stack, manifests)
     head = read_sources(paths, karpenter_version)
     pulumi = pulumi_preview(pulumi_json, pulumi_events)

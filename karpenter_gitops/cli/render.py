@@ -7,13 +7,8 @@ from pathlib import Path
 
 import click
 
-from karpenter_gitops.adapters.aws.target import aws_target
-from karpenter_gitops.app.plan import planner
-from karpenter_gitops.app.render import render_sources
-from karpenter_gitops.app.sources import read_sources
 from karpenter_gitops.cli import options
 from karpenter_gitops.cli.group import cli
-from karpenter_gitops.output.report import print_text
 
 
 @cli.command("render")
@@ -29,6 +24,12 @@ def render_command(stack, manifests, out, embedded_aws, aws_fixture, kubernetes_
     --embedded-aws also when the reconciliation predicts a persistent problem (exit 3, untouched,
     on transient AWS trouble). A DIR holding files render did not write is refused (exit 2).
     """
+    from karpenter_gitops.adapters.aws.target import aws_target
+    from karpenter_gitops.app.plan import planner
+    from karpenter_gitops.app.render import render_sources
+    from karpenter_gitops.app.sources import read_sources
+    from karpenter_gitops.output.report import print_text
+
     sources = read_sources(options.stack_or_manifests(stack, manifests), karpenter_version)
 
     def plan(inputs):  # AWS is read only once the offline checks pass

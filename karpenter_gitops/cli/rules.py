@@ -6,10 +6,8 @@ import json
 
 import click
 
-from karpenter_gitops.app import rules
 from karpenter_gitops.cli import options
 from karpenter_gitops.cli.group import cli
-from karpenter_gitops.output.report import COLOURS
 
 
 @cli.command("rules")
@@ -17,6 +15,9 @@ from karpenter_gitops.output.report import COLOURS
 @options.output_format("text", "json")
 def rules_command(rule_id, fmt) -> None:
     """List the rule catalogue, or explain one rule (its fix and examples) with RULE_ID."""
+    from karpenter_gitops.app import rules
+    from karpenter_gitops.output.report import COLOURS
+
     chosen = rules.chosen(rule_id)
     if fmt == "json":
         click.echo(json.dumps([rules.describe(r) for r in chosen], indent=2))

@@ -7,16 +7,9 @@ import sys
 
 import click
 
-from karpenter_gitops.app.sources import read_sources
-from karpenter_gitops.app.validate import (
-    DEFAULT_WAIVERS,
-    crds_at,
-    validate_sources,
-    waivers_for,
-)
 from karpenter_gitops.cli import options
 from karpenter_gitops.cli.group import EXIT_FINDINGS, EXIT_OK, cli
-from karpenter_gitops.output.report import print_github, print_text
+from karpenter_gitops.core.inputs import DEFAULT_WAIVERS
 
 
 @cli.command("validate")
@@ -49,6 +42,10 @@ def validate_command(paths, stack, crd_paths, policy, waiver_file, karpenter_ver
     hygiene policies run too, waivers apply (waived findings are listed but do not fail the run)
     and an expired waiver is an error.
     """
+    from karpenter_gitops.app.sources import read_sources
+    from karpenter_gitops.app.validate import crds_at, validate_sources, waivers_for
+    from karpenter_gitops.output.report import print_github, print_text
+
     if waiver_file and not policy:
         raise click.UsageError("--waivers only applies with --policy")
     crds = crds_at(crd_paths)

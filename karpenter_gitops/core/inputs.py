@@ -13,11 +13,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from functools import cached_property
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from karpenter_gitops.core import versions
-from karpenter_gitops.core.findings import Finding, Observation, Severity
-from karpenter_gitops.core.model import AMISelectorTerm, EC2NodeClass, NodePool
+
+if TYPE_CHECKING:  # annotations only: the CLI reads this module's constants before it needs the models
+    from karpenter_gitops.core.findings import Finding, Observation, Severity
+    from karpenter_gitops.core.model import AMISelectorTerm, EC2NodeClass, NodePool
 
 NAMESPACE = "karpenter-gitops"
 
@@ -52,6 +55,9 @@ class PolicySettings:
     production: bool = False
     params: Mapping[str, Any] = field(default_factory=dict)
     rules: Mapping[str, RuleSetting] = field(default_factory=dict)
+
+
+DEFAULT_WAIVERS = Path("policies/waivers.yaml")  # the waiver file a --policy run reads when there is one
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Karpenter release versions as comparable (major, minor) pairs.
+"""Karpenter releases and Kubernetes versions as comparable (major, minor) pairs.
 
 Rules and schema fields carry the release that introduced them; the user picks the release
 they run with ``--karpenter-version`` or the stack's ``cluster.karpenterVersion``.
@@ -29,3 +29,11 @@ def parse(text: str) -> Version:
 
 def show(version: Version) -> str:
     return f"{version[0]}.{version[1]}"
+
+
+def kubernetes_minor(text: str) -> Version:
+    """``1.32`` or ``v1.32.1`` → ``(1, 32)``; ValueError otherwise."""
+    match = _VERSION.match(str(text).strip())
+    if not match:
+        raise ValueError(f"{text!r} is not a Kubernetes version (expected e.g. 1.32)")
+    return int(match.group(1)), int(match.group(2))

@@ -27,7 +27,6 @@ from karpenter_gitops.families.protocol import (
     AliasParameter,
     Family,
     UnsupportedAlias,
-    kubernetes_minor,
 )
 from karpenter_gitops.families.userdata import common
 from karpenter_gitops.families.userdata.problems import Problem
@@ -77,7 +76,7 @@ def alias_parameters(
     family = of_alias(alias.family)
     if family is None or family.parameters is None:
         raise AliasError(f"alias family {alias.family!r} is not supported, use one of {', '.join(_BY_ALIAS)}")
-    kubernetes = kubernetes_minor(kubernetes_version)
+    kubernetes = versions.kubernetes_minor(kubernetes_version)
     refused = family.unsupported(kubernetes, karpenter_version)
     if refused:
         raise UnsupportedAlias(refused)

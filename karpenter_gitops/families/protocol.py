@@ -34,7 +34,6 @@ LATEST = "latest"
 KUBERNETES_ARCH = {"x86_64": "amd64", "arm64": "arm64"}
 
 ALIAS = re.compile(r"^([a-z0-9]+)@(.+)$")
-_KUBERNETES_VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.\d+)?(?:[-+].*)?$")
 
 
 class AliasError(ValueError):
@@ -60,14 +59,6 @@ class AliasParameter:
 
     path: str
     requirement_sets: tuple[RequirementSet, ...]
-
-
-def kubernetes_minor(text: str) -> versions.Version:
-    """``1.32`` or ``v1.32.1`` → ``(1, 32)``."""
-    match = _KUBERNETES_VERSION.match(str(text).strip())
-    if not match:
-        raise ValueError(f"{text!r} is not a Kubernetes version (expected e.g. 1.32)")
-    return int(match.group(1)), int(match.group(2))
 
 
 def image_requirements(known_sets: tuple[RequirementSet, ...], kubernetes_arch: str) -> tuple[RequirementSet, ...]:

@@ -6,51 +6,20 @@ documents say is for :mod:`karpenter_gitops.load.documents` to read.
 
 from __future__ import annotations
 
+import codecs
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, BinaryIO, NamedTuple
 
 import yaml
 
 from karpenter_gitops.core.errors import InputError
+from karpenter_gitops.load import yaml_events
 
-MAX_FILE_BYTES = 5 * 1024 * 1024
-
-
+# Big enough for a rendered fleet, small enough that a stray dump cannot exhaust memory.
+MAX_FILE_BYTES = 256 * 1024 * 1024
 YAML_SUFFIXES = (".yaml", ".yml")
-
-
-_FastLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-_MERGE_TAG = "tag:yaml.org,2002:merge"
-
-
-class _Loader(_FastLoader):
-    """A safe loader that refuses a key given twice in one mapping.
-
-    PyYAML keeps the last value silently; kubectl and Pulumi (Go YAML) reject the file, so a
-    check that passed here would judge a spec that never reaches the cluster. Keys a merge
-    (``<<: *anchor``) brings in may still be overridden, as YAML allows.
-    """
-
-    def construct_mapping(self, node, deep=False):
-        if isinstance(node, yaml.MappingNode):
-            seen = set()
-            for key_node, _ in node.value:
-                if key_node.tag == _MERGE_TAG:
-                    continue
-                key = self.construct_object(key_node, deep=True)
-                try:
-                    duplicate = key in seen
-                except TypeError:  # an unhashable key: the base constructor reports it
-                    continue
-                if duplicate:
-                    raise yaml.constructor.ConstructorError(
-                        "while constructing a mapping", node.start_mark, f"duplicate key {key!r}", key_node.start_mark
-                    )
-                seen.add(key)
-        return super().construct_mapping(node, deep)
+_CHUNK = 1 << 20
 
 
 def display(path: Path) -> str:
@@ -58,9 +27,7 @@ def display(path: Path) -> str:
     return str(path)
 
 
-def read_text(path: Path) -> str:
-    """Read a text file or raise an InputError that names it."""
-    name = display(path)
+def _check_size(path: Path, name: str) -> None:
     try:
         size = path.stat().st_size
     except FileNotFoundError:
@@ -69,25 +36,73 @@ def read_text(path: Path) -> str:
         raise InputError(f"cannot read: {err.strerror}", name) from None
     if size > MAX_FILE_BYTES:
         raise InputError(
-            f"file is {size / 1_048_576:.1f} MiB; files over {MAX_FILE_BYTES // 1_048_576} MiB are refused",
+            f"file is {size / 1_048_576:,.0f} MiB; files over {MAX_FILE_BYTES // 1_048_576} MiB are refused",
             name,
-            hint="split it into smaller manifests",
+            hint="split it into smaller files",
         )
+
+
+class _TextChunks:
+    """A binary file read in chunks for the YAML parser, refused as soon as a chunk is not UTF-8 text."""
+
+    def __init__(self, file: BinaryIO, name: str) -> None:
+        self.file, self.name, self.offset = file, name, 0
+        self.decoder = codecs.getincrementaldecoder("utf-8")()
+
+    def read(self, size: int) -> bytes:
+        chunk = self._chunk(size)
+        self._decode(chunk)
+        return chunk
+
+    def read_all(self) -> str:
+        return "".join(self._decode(chunk) for chunk in iter(lambda: self._chunk(_CHUNK), b"")) + self._decode(b"")
+
+    def _chunk(self, size: int) -> bytes:
+        try:
+            chunk = self.file.read(size)
+        except OSError as err:
+            raise InputError(f"cannot read: {err.strerror}", self.name) from None
+        if b"\0" in chunk:
+            raise InputError("binary file, not YAML", self.name, hint="pass manifest or stack files only")
+        return chunk
+
+    def _decode(self, chunk: bytes) -> str:
+        pending = len(self.decoder.getstate()[0])  # bytes of a character the last chunk cut in two
+        try:
+            text = self.decoder.decode(chunk, final=not chunk)
+        except UnicodeDecodeError as err:
+            byte = self.offset - pending + err.start
+            raise InputError(f"not UTF-8 text (byte {byte})", self.name, hint="save the file as UTF-8") from None
+        self.offset += len(chunk)
+        return text
+
+
+def _open(path: Path, name: str) -> BinaryIO:
+    _check_size(path, name)
     try:
-        data = path.read_bytes()
+        return path.open("rb")
     except OSError as err:
         raise InputError(f"cannot read: {err.strerror}", name) from None
-    if b"\0" in data:
-        raise InputError("binary file, not YAML", name, hint="pass manifest or stack files only")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise InputError(f"not UTF-8 text (byte {err.start})", name, hint="save the file as UTF-8") from None
 
 
-def parse_yaml(text: str, name: str) -> list[Any]:
+def read_text(path: Path) -> str:
+    """Read a text file or raise an InputError that names it."""
+    name = display(path)
+    with _open(path, name) as file:
+        return _TextChunks(file, name).read_all()
+
+
+def read_documents(path: Path) -> list[Any]:
+    """The YAML documents of a file, parsed as it is read (the text is never held whole)."""
+    name = display(path)
+    with _open(path, name) as file:
+        return parse_yaml(_TextChunks(file, name), name)
+
+
+def parse_yaml(source: str | _TextChunks, name: str) -> list[Any]:
+    """The documents of YAML text (or a file being read); malformed YAML is an InputError naming the line."""
     try:
-        return list(yaml.load_all(text, Loader=_Loader))
+        return list(yaml_events.documents(source))
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         line = mark.line + 1 if mark else None
@@ -123,19 +138,33 @@ def is_stack_document(doc: Any) -> bool:
 
 
 class ReadFile(NamedTuple):
-    """One input file: its name as the user gave it, its YAML documents and the text they came from."""
+    """One input file: its name as the user gave it, its path and its YAML documents."""
 
     name: str
     documents: list[Any]
-    text: str
+    path: Path
+
+
+class Texts(Mapping[str, str]):
+    """File name → text, read again from disk when asked: only files with findings are, to locate them."""
+
+    def __init__(self, files: Iterable[ReadFile]) -> None:
+        self._paths = {file.name: file.path for file in files}
+
+    def __getitem__(self, name: str) -> str:
+        return read_text(self._paths[name])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._paths)
+
+    def __len__(self) -> int:
+        return len(self._paths)
 
 
 def read_files(paths: Iterable[str | Path]) -> Iterator[ReadFile]:
-    """Read and parse every file under ``paths``, one at a time, keeping each text (to locate findings)."""
+    """Read and parse every file under ``paths``, one at a time."""
     for path in expand(paths):
-        name = display(path)
-        text = read_text(path)
-        yield ReadFile(name, parse_yaml(text, name), text)
+        yield ReadFile(display(path), read_documents(path), path)
 
 
 def read(paths: Iterable[str | Path]) -> list[tuple[str, list[Any]]]:

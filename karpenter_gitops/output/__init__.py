@@ -3,3 +3,5 @@ manifests (written atomically) and the PR preview (markdown within a budget, or 
 
 Layer: imports reconcile and below.
 """
+
+DEFAULT_BUDGET = 65_000  # characters of a PR comment; GitHub refuses comments over 65,536

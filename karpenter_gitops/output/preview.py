@@ -33,6 +33,7 @@ from karpenter_gitops.core.plan import PERSISTENT, READY, TRANSIENT, Plan
 from karpenter_gitops.judge import check_transitions
 from karpenter_gitops.judge.report import Report
 from karpenter_gitops.load.pulumi_events import PulumiPreview
+from karpenter_gitops.output import DEFAULT_BUDGET
 from karpenter_gitops.output.render import manifest, to_yaml
 from karpenter_gitops.reconcile.impact import (
     AMIMove,
@@ -42,7 +43,6 @@ from karpenter_gitops.reconcile.impact import (
 )
 
 MARKER = "<!-- karpenter-gitops-preview -->"
-DEFAULT_BUDGET = 65_000
 LISTED = 20  # names or errors listed in the always-kept part before "… and N more"
 TABLE_ROWS = 50  # rows of a section table in the comment (the full report has all)
 _FOOTER_RESERVE = 600

@@ -8,9 +8,12 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 from conftest import PROJECT
 
 from karpenter_gitops.cli import main
+from karpenter_gitops.load.files import MAX_FILE_BYTES
+from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
 
 GOOD = """\
 apiVersion: karpenter.k8s.aws/v1
@@ -94,11 +97,28 @@ def test_malformed_yaml_names_the_line(tmp_path, capsys):
     assert code == 2 and f"{path}:3:" in err
 
 
-def test_oversized_file_is_refused(tmp_path, capsys):
+def test_a_file_over_the_limit_is_refused_before_it_is_read(tmp_path, capsys):
     path = tmp_path / "huge.yaml"
-    path.write_bytes(b"# padding\n" * 1_100_000)
-    code, _, err = run(capsys, "validate", str(path))
-    assert code == 2 and "MiB" in err
+    with path.open("wb") as file:
+        file.truncate(MAX_FILE_BYTES + 1)  # sparse: nothing is written, the size alone decides
+    code, out, err = run(capsys, "validate", str(path))
+    assert code == 2 and out == ""
+    assert err.strip().splitlines() == [
+        f"karpenter-gitops: error: {path}: file is 256 MiB; files over 256 MiB are refused (hint: split it into smaller files)"
+    ]
+
+
+def test_a_large_multi_document_file_is_read_not_refused(tmp_path, capsys):
+    """12 MiB in one file (the old limit was 5 MiB): documents, and a long comment as a generator might leave."""
+    pool = yaml.safe_dump(dict(BASE_NODEPOOL)).replace("name: general", "name: pool-{}")
+    path = tmp_path / "fleet.yaml"
+    padding = "# " + "x" * 1_000 + "\n"
+    documents = "".join(f"---\n{pool.format(i)}" for i in range(2_000))
+    path.write_text(yaml.safe_dump(dict(BASE_NODECLASS)) + documents + padding * 12_000)
+    assert path.stat().st_size > 12 * 1_048_576
+    code, out, err = run(capsys, "validate", "--format", "json", str(path))
+    assert code == 0, err
+    assert json.loads(out)["summary"]["objects"] == 2_001
 
 
 def test_missing_path_and_missing_arguments(tmp_path, capsys):

@@ -1,0 +1,224 @@
+"""YAML documents built straight from libyaml's parse events, one document at a time.
+
+PyYAML's C loader parses in C, then builds every value through Python machinery (a node per
+value, a resolver pass, generator-based constructors) that costs twice the parse. Manifests are
+plain data, so we build dicts, lists and scalars directly from the events, with the values
+PyYAML's safe loader gives (YAML 1.1 scalars, as kubectl's Go YAML reads them: ``yes`` is true,
+``1_000`` is 1000, ``2024-01-01`` is a date) by asking PyYAML's own resolver and constructors,
+once per distinct plain scalar. Equal short scalars share one object, which also keeps a large
+run's memory down. What we refuse, PyYAML's safe loader also refuses, with its messages, plus:
+
+* a key given twice in one mapping (kubectl and Pulumi's Go YAML reject the file; keys a merge
+  ``<<: *anchor`` brings in may still be overridden, as YAML allows);
+* aliases that repeat more than :data:`MAX_ALIAS_NODES` nodes in one document (a "billion
+  laughs" bomb expands a few hundred bytes into billions of nodes for whoever walks the value),
+  an alias inside the node it names, and nesting deeper than :data:`MAX_DEPTH`.
+
+Collection tags other than ``!!map`` and ``!!seq`` (``!!set``, ``!!omap``...) are refused: they
+have no JSON form, so neither kubectl nor the API server can take them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import yaml
+from yaml.constructor import ConstructorError, SafeConstructor
+from yaml.composer import ComposerError
+from yaml.resolver import Resolver
+
+MAX_ALIAS_NODES = 1_000_000
+MAX_DEPTH = 512
+
+_STR = "tag:yaml.org,2002:str"
+_MERGE = "tag:yaml.org,2002:merge"
+_COLLECTION_TAGS = {None, "!", "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"}
+_SCALAR_TAGS = frozenset(
+    tag for tag in SafeConstructor.yaml_constructors if tag and not tag.endswith((":map", ":seq", ":omap", ":pairs", ":set"))
+)
+_SHARED_LENGTH = 256  # scalars up to this length are resolved once and shared; longer ones are mostly unique
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _Merge:
+    """The ``<<`` key of a merge."""
+
+
+MERGE = _Merge()
+
+
+class _Frame:
+    """A mapping or sequence being built."""
+
+    __slots__ = ("value", "is_map", "key", "key_mark", "merges", "anchor", "mark", "nodes")
+
+    def __init__(self, value: Any, is_map: bool, anchor: str | None, mark: Any) -> None:
+        self.value, self.is_map, self.anchor, self.mark = value, is_map, anchor, mark
+        self.key: Any = _NO_KEY
+        self.key_mark = None
+        self.merges: list[Any] | None = None
+        self.nodes = 1
+
+
+_NO_KEY = object()
+
+
+class _Scalars:
+    """Plain and quoted scalars → values, resolved once per distinct text."""
+
+    def __init__(self) -> None:
+        self.plain: dict[str, Any] = {}
+        self.quoted: dict[str, str] = {}
+        self.constructor = SafeConstructor()
+
+    def value(self, event: yaml.ScalarEvent) -> Any:
+        text, tag = event.value, event.tag
+        if tag is None or tag == "!":
+            if event.implicit[0]:
+                found = self.plain.get(text, _NO_KEY)
+                if found is _NO_KEY:
+                    found = self._construct(self._resolve(text), text, event)
+                    if len(text) <= _SHARED_LENGTH:
+                        self.plain[text] = found
+                return found
+            if len(text) > _SHARED_LENGTH:
+                return text
+            return self.quoted.setdefault(text, text)
+        return self._construct(tag, text, event)
+
+    @staticmethod
+    def _resolve(text: str) -> str:
+        """The tag PyYAML's resolver gives a plain scalar (its table, keyed by first character)."""
+        table = Resolver.yaml_implicit_resolvers
+        for tag, pattern in (*table.get(text[0] if text else "", ()), *table.get(None, ())):
+            if pattern.match(text):
+                return tag
+        return _STR
+
+    def _construct(self, tag: str, text: str, event: yaml.ScalarEvent) -> Any:
+        if tag == _STR:
+            return text
+        if tag == _MERGE:
+            return MERGE
+        if tag not in _SCALAR_TAGS:
+            raise _no_constructor(tag, event)
+        construct = SafeConstructor.yaml_constructors[tag]
+        return construct(self.constructor, yaml.ScalarNode(tag, text, event.start_mark, event.end_mark))
+
+
+def documents(stream: Any) -> Iterator[Any]:
+    """Each document of ``stream`` (text, bytes or a binary file), built as it is parsed."""
+    parser = _Loader(stream)
+    scalars = _Scalars()
+    try:
+        yield from _build(parser, scalars)
+    finally:
+        parser.dispose()
+
+
+def _build(parser: Any, scalars: _Scalars) -> Iterator[Any]:
+    stack: list[_Frame] = []
+    anchors: dict[str, tuple[Any, int]] = {}
+    root: Any = None
+    repeated = 0
+    for event in iter(parser.get_event, None):
+        kind = type(event)
+        if kind is yaml.ScalarEvent:
+            value, nodes = scalars.value(event), 1
+            if event.anchor is not None:
+                _anchor(anchors, event.anchor, value, 1, event)
+        elif kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
+            if event.tag not in _COLLECTION_TAGS:
+                raise _no_constructor(event.tag, event)
+            if len(stack) >= MAX_DEPTH:
+                raise ConstructorError(None, None, f"nested more than {MAX_DEPTH} levels deep", event.start_mark)
+            is_map = kind is yaml.MappingStartEvent
+            stack.append(_Frame({} if is_map else [], is_map, event.anchor, event.start_mark))
+            continue
+        elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
+            frame = stack.pop()
+            value, nodes = (_merged(frame) if frame.merges else frame.value), frame.nodes
+            if frame.anchor is not None:
+                _anchor(anchors, frame.anchor, value, nodes, event, frame.mark)
+        elif kind is yaml.AliasEvent:
+            try:
+                value, nodes = anchors[event.anchor]
+            except KeyError:
+                raise ComposerError(None, None, f"found undefined alias {event.anchor!r}", event.start_mark) from None
+            repeated += nodes
+            if repeated > MAX_ALIAS_NODES:
+                raise ComposerError(
+                    None, None, f"aliases repeat more than {MAX_ALIAS_NODES:,} nodes (a YAML alias bomb?)", event.start_mark
+                )
+        elif kind is yaml.DocumentStartEvent:
+            anchors.clear()
+            root, repeated = None, 0
+            continue
+        elif kind is yaml.DocumentEndEvent:
+            yield root
+            continue
+        else:  # stream start and end
+            continue
+        parent = stack[-1] if stack else None
+        if value is MERGE and (parent is None or not parent.is_map or parent.key is not _NO_KEY):
+            raise _no_constructor(_MERGE, event)  # `<<` means a merge only as a key
+        if parent is None:
+            root = value
+            continue
+        parent.nodes += nodes
+        if not parent.is_map:
+            parent.value.append(value)
+        elif parent.key is _NO_KEY:
+            parent.key, parent.key_mark = value, event.start_mark
+        else:
+            _put(parent, value)
+
+
+def _put(frame: _Frame, value: Any) -> None:
+    key, frame.key = frame.key, _NO_KEY
+    if key is MERGE:
+        if frame.merges is None:
+            frame.merges = []
+        frame.merges.append(_merge_sources(value, frame))
+        return
+    mapping = frame.value
+    try:
+        duplicate = key in mapping
+    except TypeError:
+        raise ConstructorError("while constructing a mapping", frame.mark, "found unhashable key", frame.key_mark) from None
+    if duplicate:
+        raise ConstructorError("while constructing a mapping", frame.mark, f"duplicate key {key!r}", frame.key_mark)
+    mapping[key] = value
+
+
+def _merge_sources(value: Any, frame: _Frame) -> list[dict]:
+    """The mappings ``<<`` brings in, in the order their keys are laid down (the first one listed wins)."""
+    sources = [value] if isinstance(value, dict) else value if isinstance(value, list) else None
+    if sources is None or not all(isinstance(source, dict) for source in sources):
+        found = "a list with other items" if isinstance(value, list) else type(value).__name__
+        raise ConstructorError(
+            "while constructing a mapping", frame.mark, f"expected a mapping or list of mappings for merging, but found {found}",
+            frame.key_mark,
+        )
+    return sources[::-1]
+
+
+def _merged(frame: _Frame) -> dict:
+    """Merged keys first, then the mapping's own (which win), as PyYAML's flatten_mapping orders them."""
+    result: dict = {}
+    for sources in frame.merges or ():
+        for source in sources:
+            result.update(source)
+    result.update(frame.value)
+    return result
+
+
+def _anchor(anchors: dict, name: str, value: Any, nodes: int, event: Any, mark: Any = None) -> None:
+    if name in anchors:
+        raise ComposerError(None, None, f"found duplicate anchor {name!r}", mark or event.start_mark)
+    anchors[name] = (value, nodes)
+
+
+def _no_constructor(tag: str, event: Any) -> ConstructorError:
+    return ConstructorError(None, None, f"could not determine a constructor for the tag {tag!r}", event.start_mark)

@@ -1,0 +1,150 @@
+"""Documents built from libyaml's events equal PyYAML's safe loader's, and hostile YAML is refused."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from karpenter_gitops.load.yaml_events import MAX_ALIAS_NODES, MAX_DEPTH, documents
+
+
+def pyyaml(text: str) -> list:
+    return list(yaml.load_all(text, Loader=yaml.CSafeLoader))
+
+
+def ours(text: str) -> list:
+    return list(documents(text))
+
+
+def same(left, right) -> bool:
+    """Equality where NaN equals NaN (``.nan`` loads as a float NaN both ways)."""
+    if isinstance(left, float) and isinstance(right, float) and math.isnan(left) and math.isnan(right):
+        return True
+    if type(left) is not type(right):
+        return False
+    if isinstance(left, dict):
+        return list(left) == list(right) and all(same(left[key], right[key]) for key in left)
+    if isinstance(left, list):
+        return len(left) == len(right) and all(map(same, left, right))
+    return left == right
+
+
+YAML_11_SCALARS = """\
+bools: [yes, No, on, OFF, true, False, y, n]
+ints: [0, -17, 0o17, 017, 0x1F, 0b101, 1_000, "1_000", 1:30, +12]
+floats: [1.5, -.5, 1e3, 6.02e+23, .inf, -.Inf, .nan, 1_000.5, 1:30.5]
+nulls: [~, null, Null, ""]
+empty:
+dates: [2024-01-01, 2024-01-01T10:20:30Z, 2024-01-01 10:20:30.5 +02:00]
+strings: ["yes", 'on', plain text, "multi\\nline", v1.2, 1.2.3, 0x, <<x]
+folded: >
+  one
+  two
+literal: |
+  keep
+   this
+explicit: [!!str 1, !!int "2", !!float "3", !!bool "true", !!null "", !!binary aGVsbG8=, !!timestamp 2024-01-02]
+nonspecific: ! 12
+unicode: "caf\\u00e9 ✓"
+"""
+
+ANCHORS = """\
+base: &base {a: 1, b: [x, y]}
+defaults: &defaults {c: 3, a: 0}
+merged:
+  <<: [*base, *defaults]
+  b: own
+single:
+  <<: *base
+  d: 4
+twice:
+  <<: *base
+  <<: *defaults
+shared: [*base, *base]
+scalar: &s hello
+again: *s
+"""
+
+
+@pytest.mark.parametrize("text", [YAML_11_SCALARS, ANCHORS, "", "---\n---\n", "--- 1\n--- [a]\n", "a: 1\n...\n---\nb: 2\n"])
+def test_documents_equal_pyyaml_safe_loader(text):
+    assert same(ours(text), pyyaml(text))
+
+
+def test_the_timestamps_and_bytes_are_pyyaml_types():
+    loaded = ours(YAML_11_SCALARS)[0]
+    assert loaded["dates"][0] == dt.date(2024, 1, 1)
+    assert loaded["explicit"][5] == b"hello"
+    assert loaded["ints"][2:4] == [15, 15] and loaded["ints"][8] == 90
+
+
+def test_equal_short_scalars_are_one_object():
+    first, second = ours("a: some-value\n---\na: some-value\n")
+    assert first["a"] is second["a"]
+    assert next(iter(first)) is next(iter(second))
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text() | st.dates(),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(json_values, min_size=1, max_size=3), st.sampled_from([None, True, False]), st.booleans())
+def test_any_dumped_data_loads_as_pyyaml_loads_it(values, flow, explicit_start):
+    text = yaml.safe_dump_all(values, default_flow_style=flow, explicit_start=explicit_start, allow_unicode=True)
+    assert same(ours(text), pyyaml(text))
+
+
+@pytest.mark.parametrize(
+    "text, problem",
+    [
+        ("a: 1\nb: 2\na: 3\n", "duplicate key 'a'"),
+        ("? [a]\n: 1\n", "found unhashable key"),
+        ("a: *nothing\n", "found undefined alias 'nothing'"),
+        ("a: &x [1, *x]\n", "found undefined alias 'x'"),  # an alias inside the node it names
+        ("a: &x 1\nb: &x 2\n", "found duplicate anchor 'x'"),
+        ("a: !Ref b\n", "could not determine a constructor for the tag '!Ref'"),
+        ("a: !!set {x, y}\n", "could not determine a constructor for the tag 'tag:yaml.org,2002:set'"),
+        ("a: !!omap [{x: 1}]\n", "could not determine a constructor for the tag 'tag:yaml.org,2002:omap'"),
+        ("a: <<\n", "could not determine a constructor for the tag 'tag:yaml.org,2002:merge'"),
+        ("a:\n  <<: 1\n", "expected a mapping or list of mappings for merging, but found int"),
+        ("a:\n  <<: [{x: 1}, 2]\n", "expected a mapping or list of mappings for merging, but found a list with other items"),
+    ],
+)
+def test_refused_with_the_problem_and_its_line(text, problem):
+    with pytest.raises(yaml.MarkedYAMLError) as raised:
+        ours(text)
+    assert raised.value.problem.startswith(problem)
+    assert raised.value.problem_mark is not None
+
+
+def test_merged_keys_may_be_overridden_but_own_keys_not_repeated():
+    assert ours("base: &b {a: 1}\nx:\n  <<: *b\n  a: 2\n")[0]["x"] == {"a": 2}
+
+
+def test_an_alias_bomb_is_refused_before_anyone_walks_it():
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 9)]  # 10^9 leaves
+    with pytest.raises(yaml.MarkedYAMLError) as raised:
+        ours("\n".join(lines) + "\n")
+    assert f"more than {MAX_ALIAS_NODES:,} nodes" in raised.value.problem
+
+
+def test_reused_anchors_within_bounds_load():
+    text = "base: &b {a: 1}\n" + "".join(f"x{i}: *b\n" for i in range(1_000))
+    assert same(ours(text), pyyaml(text))
+
+
+def test_nesting_beyond_the_limit_is_refused():
+    with pytest.raises(yaml.MarkedYAMLError) as raised:
+        ours("[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1))
+    assert "levels deep" in raised.value.problem
+    assert ours("[" * MAX_DEPTH + "]" * MAX_DEPTH)
