@@ -190,9 +190,13 @@ class Inputs:
             scopes.setdefault(node_class.source.scope, {}).setdefault(node_class.name, node_class)
         return scopes
 
+    @cached_property
+    def _node_class_names_by_scope(self) -> dict[str, frozenset[str]]:
+        return {scope: frozenset(classes) for scope, classes in self._node_classes_by_scope.items()}
+
     def node_class_names(self, scope: str) -> frozenset[str]:
         """Names a NodePool of ``scope`` can reference (see :attr:`Source.scope`)."""
-        return frozenset(self._node_classes_by_scope.get(scope, {}))
+        return self._node_class_names_by_scope.get(scope, frozenset())
 
     def node_class(self, name: str, scope: str | None = None) -> EC2NodeClass | None:
         """The class ``name`` in ``scope``, or in any scope when none is given."""

@@ -111,6 +111,11 @@ def _unwrap_optional(tp: Any) -> Any:
 
 
 @cache
+def _required_of(cls: type) -> tuple[_Field, ...]:
+    return tuple(field for field in fields_of(cls).values() if field.prop.required)
+
+
+@cache
 def fields_of(cls: type) -> dict[str, _Field]:
     """The wire-name -> field table of a model class, computed once."""
     hints = typing.get_type_hints(cls)
@@ -182,7 +187,7 @@ class Loader:
         self.violations.append((rule, Violation(path, message, hint)))
 
     def model(self, cls: type, data: Any, path: str) -> Any:
-        if not isinstance(data, Mapping):
+        if type(data) is not dict and not isinstance(data, Mapping):  # dict first: the ABC check is slow
             self.report(WRONG_TYPE, path, f"Invalid value: {type_name(data)}: must be of type object")
             return None
         table = fields_of(cls)
@@ -205,10 +210,10 @@ class Loader:
             if raw is None:
                 continue
             values[field.attr] = self._value(field, raw, child)
-        for field in table.values():
+        for field in _required_of(cls):
             # The API server drops a null of a non-nullable field before validating, so a null
             # required field is as missing as an absent one.
-            if field.prop.required and data.get(field.wire) is None:
+            if data.get(field.wire) is None:
                 child = f"{path}.{field.wire}" if path else field.wire
                 self.report(REQUIRED, child, "Required value", f"add {field.wire!r}")
         return cls(**values)
@@ -232,16 +237,11 @@ class Loader:
             self._count(path, len(raw), facts.min_items, facts.max_items, "items")
             if facts.unique:
                 self._unique(path, raw)
-            items = []
-            for index, item in enumerate(raw):
-                child = f"{path}[{index}]"
-                if dataclasses.is_dataclass(field.item):
-                    items.append(self.model(field.item, item, child))
-                else:
-                    items.append(self._scalar(field.item, item, child, facts))
-            return tuple(items)
+            if dataclasses.is_dataclass(field.item):
+                return tuple(self.model(field.item, item, f"{path}[{index}]") for index, item in enumerate(raw))
+            return tuple(self._scalar(field.item, item, f"{path}[{index}]", facts) for index, item in enumerate(raw))
         if field.kind == "map":
-            if not isinstance(raw, Mapping):
+            if type(raw) is not dict and not isinstance(raw, Mapping):
                 self.report(WRONG_TYPE, path, f"Invalid value: {type_name(raw)}: must be of type object")
                 return None
             self._count(path, len(raw), None, facts.max_properties, "properties")
@@ -266,7 +266,7 @@ class Loader:
             self.report(SIZE, path, f"Too many: {size}: must have at most {high} {noun}")
 
     def _scalar(self, tp: Any, raw: Any, path: str, facts: Prop, map_value: bool = False) -> Any:
-        if isinstance(raw, Mapping) and set(raw) == {"secure"} and tp in (str, Any):
+        if type(raw) is not str and isinstance(raw, Mapping) and set(raw) == {"secure"} and tp in (str, Any):
             self.report(SECRET, path, "a Pulumi secret: encrypted in the stack file, so it is checked at preview, not offline")
             return SecretValue()
         if tp is IntOrString:

@@ -73,10 +73,18 @@ class Judge:
         """What loading observed, plus every enabled object rule on every object (or ``only`` one rule)."""
         context = Context(self.version, inputs, self.settings)
         observed = [o for o in inputs.observations if only is None or o.rule == only.id]
+        rules_of: dict[str, list[Rule]] = {}  # per kind, decided once per run rather than once per object
         for obj in inputs.objects:
-            for rule in registry.applicable(obj.kind, self.version, Stage.OBJECT, self.hygiene):
-                if self.enabled(rule) and (only is None or rule.id == only.id):
-                    observed.extend(_observe(rule, obj, rule.check(obj, context)))
+            rules = rules_of.get(obj.kind)
+            if rules is None:
+                rules = rules_of[obj.kind] = [
+                    rule
+                    for rule in registry.applicable(obj.kind, self.version, Stage.OBJECT, self.hygiene)
+                    if self.enabled(rule) and (only is None or rule.id == only.id)
+                ]
+            for rule in rules:
+                for violation in rule.check(obj, context):
+                    observed.append(Observation(rule.id, obj.kind, obj.name, violation, obj.source))
         return self.findings(observed)
 
     def transitions(self, base: Inputs, head: Inputs) -> list[Finding]:
