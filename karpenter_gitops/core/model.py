@@ -2,13 +2,15 @@
 
 Field names are snake_case; :func:`karpenter_gitops.core.schema.prop` records the CRD's camelCase
 wire name and constraints (v1.14.1, with the release that added each newer field). Objects keep
-their raw spec too, so rendering never loses a field the model does not interpret.
+their manifest too, so rendering never loses a field the model does not interpret.
 """
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from karpenter_gitops.core.findings import Source
@@ -262,19 +264,42 @@ class NodePoolSpec:
 # --- objects ------------------------------------------------------------------------------
 
 
+class _Document:
+    """The manifest an object was read from, kept pickled: a third of the memory of its dicts.
+
+    Rules judge the model; only rendering, the CRD check and the preview read the manifest, so a
+    run over many objects keeps the compact form and unpickles on first use.
+    """
+
+    document: bytes
+
+    @cached_property
+    def raw(self) -> Mapping[str, Any]:
+        return pickle.loads(self.document)
+
+
 @dataclass(frozen=True)
-class EC2NodeClass:
+class EC2NodeClass(_Document):
+    """An EC2NodeClass: its name, its spec as a model, its manifest and where it was read."""
+
     name: str
     spec: EC2NodeClassSpec
-    raw: Mapping[str, Any]
+    document: bytes = field(repr=False, compare=False)
     source: Source
     kind: str = EC2NODECLASS
 
 
 @dataclass(frozen=True)
-class NodePool:
+class NodePool(_Document):
+    """A NodePool: its name, its spec as a model, its manifest and where it was read."""
+
     name: str
     spec: NodePoolSpec
-    raw: Mapping[str, Any]
+    document: bytes = field(repr=False, compare=False)
     source: Source
     kind: str = NODEPOOL
+
+
+def pack(manifest: Mapping[str, Any]) -> bytes:
+    """A manifest in the compact form objects keep (see :class:`_Document`)."""
+    return pickle.dumps(manifest, protocol=pickle.HIGHEST_PROTOCOL)

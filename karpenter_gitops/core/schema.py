@@ -13,6 +13,7 @@ import dataclasses
 import difflib
 import json
 import re
+import sys
 import types
 import typing
 from collections.abc import Mapping
@@ -22,6 +23,8 @@ from typing import Any, Union
 
 from karpenter_gitops.core.findings import Violation
 from karpenter_gitops.core.versions import Version, show
+
+_SHARED_LENGTH = 256
 
 # Rule ids of the schema layer (registered with their docs in rules/schema.py).
 UNKNOWN_FIELD = "schema/unknown-field"
@@ -248,7 +251,7 @@ class Loader:
             out = {}
             for key, value in raw.items():
                 child = f"{path}[{key}]"
-                out[str(key)] = self._scalar(field.item, value, child, facts, map_value=True)
+                out[sys.intern(str(key))] = self._scalar(field.item, value, child, facts, map_value=True)
             return types.MappingProxyType(out)
         return self._scalar(field.scalar, raw, path, facts)
 
@@ -299,6 +302,8 @@ class Loader:
                     self.report(SIZE, path, f"Too long: may not be more than {facts.max_length} bytes")
                 if facts.min_length is not None and len(raw) < facts.min_length:
                     self.report(SIZE, path, f"Invalid value: {_quote(raw)}: should be at least {facts.min_length} chars long")
+            if len(raw) <= _SHARED_LENGTH:
+                raw = sys.intern(raw)  # models of many objects share their labels, keys and values
         if facts.enum is not None and not map_value:
             self._enum(raw, path, facts.enum)
         if isinstance(raw, int) and not map_value:

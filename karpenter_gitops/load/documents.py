@@ -37,10 +37,11 @@ from karpenter_gitops.core.model import (
     EC2NodeClassSpec,
     NodePool,
     NodePoolSpec,
+    pack,
 )
 from karpenter_gitops.core.text import article, did_you_mean
 from karpenter_gitops.load import controller, policy, waivers
-from karpenter_gitops.load.files import is_stack_document, read
+from karpenter_gitops.load.files import Documents, is_stack_document, read
 from karpenter_gitops.load.stacks import cluster_block
 from karpenter_gitops.rules.controller import block_violations
 
@@ -76,7 +77,7 @@ class _Collector:
         self.controller: ControllerSettings | None = None
         self._seen: dict[tuple[str, str, str], Source] = {}
 
-    def add(self, kind: str, name: str, spec: Any, raw: Mapping[str, Any], source: Source) -> None:
+    def add(self, kind: str, name: str, spec: Any, document: bytes, source: Source) -> None:
         _, spec_cls, obj_cls = _KINDS[kind]
         if spec is None:  # both CRDs require spec; the API server drops a null one, then finds it missing
             model, violations = None, [(schema.REQUIRED, Violation("spec", "Required value", "add the object's spec"))]
@@ -93,7 +94,7 @@ class _Collector:
             return
         self._seen[(source.scope, kind, name)] = source
         target = self.node_classes if kind == EC2NODECLASS else self.node_pools
-        target.append(obj_cls(name=name, spec=model, raw=raw, source=source))
+        target.append(obj_cls(name=name, spec=model, document=document, source=source))
 
     def observe(self, rule_id: str, kind: str, name: str, violation: Violation, source: Source) -> None:
         self.observations.append(Observation(rule_id, kind, name, violation, source))
@@ -148,7 +149,7 @@ def _read_manifest(docs: list[Any], name: str, out: _Collector) -> None:
             )
             out.observe(schema.API_VERSION, kind, obj_name, served, source)
             continue
-        out.add(kind, obj_name, doc.get("spec"), doc, source)
+        out.add(kind, obj_name, doc.get("spec"), docs.packed(index) if isinstance(docs, Documents) else pack(doc), source)
 
 
 def _read_stack(doc: Mapping[str, Any], name: str, out: _Collector) -> None:
@@ -194,7 +195,7 @@ def _read_stack(doc: Mapping[str, Any], name: str, out: _Collector) -> None:
         for obj_name, spec in objects.items():
             source = Source(file=name, stack_key=f"{NAMESPACE}:{key}.{obj_name}")
             raw = {"apiVersion": api, "kind": kind, "metadata": {"name": str(obj_name)}, "spec": spec}
-            out.add(kind, str(obj_name), spec, raw, source)
+            out.add(kind, str(obj_name), spec, pack(raw), source)
     if "amiSources" in ours:
         out.ami_sources.update(_ami_sources(ours["amiSources"], ours.get("nodeClasses"), name, out.version))
 

@@ -7,13 +7,15 @@ documents say is for :mod:`karpenter_gitops.load.documents` to read.
 from __future__ import annotations
 
 import codecs
-from collections.abc import Iterable, Iterator, Mapping
+import pickle
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 
 import yaml
 
 from karpenter_gitops.core.errors import InputError
+from karpenter_gitops.core.model import pack
 from karpenter_gitops.load import yaml_events
 
 # Big enough for a rendered fleet, small enough that a stray dump cannot exhaust memory.
@@ -137,11 +139,34 @@ def is_stack_document(doc: Any) -> bool:
     return isinstance(doc, Mapping) and "config" in doc and "kind" not in doc and "apiVersion" not in doc
 
 
+class Documents(Sequence[Any]):
+    """A file's YAML documents, each kept pickled (see :func:`karpenter_gitops.core.model.pack`) until read.
+
+    A run reads every file before it knows which release to judge against (stack files say),
+    so the documents of a large run wait here in a third of the memory their dicts take; a stack
+    file's single document stays as it is, since it is read at once.
+    """
+
+    def __init__(self, documents: Iterable[Any]) -> None:
+        self._items = [doc if is_stack_document(doc) else pack(doc) for doc in documents]
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __getitem__(self, index: int) -> Any:  # type: ignore[override]  (no slices: nothing needs them)
+        item = self._items[index]
+        return pickle.loads(item) if type(item) is bytes else item
+
+    def packed(self, index: int) -> bytes:
+        item = self._items[index]
+        return item if type(item) is bytes else pack(item)
+
+
 class ReadFile(NamedTuple):
     """One input file: its name as the user gave it, its path and its YAML documents."""
 
     name: str
-    documents: list[Any]
+    documents: Documents
     path: Path
 
 
@@ -164,7 +189,7 @@ class Texts(Mapping[str, str]):
 def read_files(paths: Iterable[str | Path]) -> Iterator[ReadFile]:
     """Read and parse every file under ``paths``, one at a time."""
     for path in expand(paths):
-        yield ReadFile(display(path), read_documents(path), path)
+        yield ReadFile(display(path), Documents(read_documents(path)), path)
 
 
 def read(paths: Iterable[str | Path]) -> list[tuple[str, list[Any]]]:
