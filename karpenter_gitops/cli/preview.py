@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
-import tempfile
 from pathlib import Path
 
 import click
@@ -38,6 +37,8 @@ def preview_command(
     then folded details, within --budget characters. Exit codes as for plan: 0 clean, 1 blocking
     problems, 3 transient AWS trouble, 2 usage or unreadable input.
     """
+    import tempfile
+
     from karpenter_gitops.adapters.aws.target import aws_target
     from karpenter_gitops.app.plan import planner
     from karpenter_gitops.app.preview import preview_sources, pulumi_preview

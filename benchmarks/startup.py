@@ -1,0 +1,97 @@
+"""Benchmark: how long a user waits for one command (pre-commit hooks and CI run one per changed file).
+
+Run by hand: ``.venv/bin/python benchmarks/startup.py [--runs 20]``. Each figure is the median
+wall time of whole ``karpenter-gitops`` processes, started as a shell starts them (the console
+script next to this interpreter), with bytecode caching on, as after ``pip install``:
+
+* ``--help``;
+* ``validate`` of one small manifest (an EC2NodeClass and its NodePool);
+* ``validate`` of 100 such files, one process per file, in total (what a hook per file costs).
+
+Targets (issue 14): ``--help`` ≤ 0.10 s, one small manifest ≤ 0.15 s. An editable install
+(``make test``'s) adds its import hook's cost; the README's figures come from a regular install.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import karpenter_gitops
+
+SMALL = """\
+apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata:
+  name: default
+spec:
+  amiSelectorTerms:
+    - alias: al2023@v20240807
+  role: KarpenterNodeRole-demo
+  subnetSelectorTerms:
+    - tags: {karpenter.sh/discovery: demo}
+  securityGroupSelectorTerms:
+    - tags: {karpenter.sh/discovery: demo}
+---
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata:
+  name: general
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+      requirements:
+        - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
+      expireAfter: 720h
+  limits: {cpu: 1000}
+"""
+TARGETS = {"--help": 0.10, "validate, one small manifest": 0.15}
+
+
+def timed(argv: list[str], env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    done = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} exited {done.returncode}: {done.stderr.strip()}")
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=20, help="runs per figure (the median is shown)")
+    parser.add_argument("--files", type=int, default=100, help="files for the one-process-per-file figure")
+    args = parser.parse_args()
+    command = str(Path(sys.executable).with_name("karpenter-gitops"))
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    editable = "site-packages" not in karpenter_gitops.__file__
+    print(f"machine: {platform.machine()}, {os.cpu_count()} CPUs, {platform.python_implementation()} {platform.python_version()}")
+    print(f"install: {'editable (adds its import hook to every start)' if editable else 'regular'}")
+    with tempfile.TemporaryDirectory() as tmp:
+        files = []
+        for index in range(args.files):
+            path = Path(tmp) / f"small-{index}.yaml"
+            path.write_text(SMALL)
+            files.append(str(path))
+        timed([command, "validate", files[0]], env)  # writes the bytecode caches
+        figures = {
+            "--help": statistics.median(timed([command, "--help"], env) for _ in range(args.runs)),
+            "validate, one small manifest": statistics.median(timed([command, "validate", files[0]], env) for _ in range(args.runs)),
+        }
+        per_file = sum(timed([command, "validate", path], env) for path in files)
+    for name, seconds in figures.items():
+        verdict = "met" if seconds <= TARGETS[name] else "NOT met"
+        print(f"{name:<32} {seconds:6.3f} s   (target ≤ {TARGETS[name]:.2f} s: {verdict})")
+    print(f"{f'validate, {args.files} files, a process each':<32} {per_file:6.2f} s in total")
+
+
+if __name__ == "__main__":
+    main()
