@@ -14,7 +14,7 @@ from conftest import PROJECT
 
 @pytest.mark.parametrize(
     "argv",
-    [["benchmarks/validate_10k.py", "--objects", "20"], ["benchmarks/validate_10k.py", "--objects", "20", "--policy"],
+    [["benchmarks/validate_side_by_side.py", "--sizes", "20"], ["benchmarks/startup.py", "--runs", "1", "--files", "2"],
      ["benchmarks/plan_scale.py", "--sizes", "1"]],
     ids=lambda argv: " ".join(argv[0:1] + argv[2:]),
 )

@@ -20,6 +20,8 @@ from karpenter_gitops.load.stacks import stack_aws_region, stack_karpenter_versi
 
 @dataclass(frozen=True)
 class Sources:
+    """What a command read: its files, the release to judge against and the loaded inputs."""
+
     files: tuple[ReadFile, ...]
     version: versions.Version
     inputs: Inputs

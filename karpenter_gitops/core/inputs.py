@@ -27,6 +27,8 @@ NAMESPACE = "karpenter-gitops"
 
 @dataclass(frozen=True)
 class Cluster:
+    """The cluster a stack file describes: its name, Kubernetes version and Karpenter release."""
+
     name: str | None = None
     kubernetes_version: str | None = None
     karpenter_version: versions.Version | None = None

@@ -48,12 +48,16 @@ Tags = Mapping[str, str]
 
 @dataclass(frozen=True)
 class SubnetSelectorTerm:
+    """``spec.subnetSelectorTerms[]``: subnets by id or by tags."""
+
     tags: Tags | None = prop(max_properties=20)
     id: str | None = prop(pattern=r"subnet-[0-9a-z]+")
 
 
 @dataclass(frozen=True)
 class SecurityGroupSelectorTerm:
+    """``spec.securityGroupSelectorTerms[]``: security groups by id, name or tags."""
+
     tags: Tags | None = prop(max_properties=20)
     id: str | None = prop(pattern=r"sg-[0-9a-z]+")
     name: str | None = prop()
@@ -61,6 +65,8 @@ class SecurityGroupSelectorTerm:
 
 @dataclass(frozen=True)
 class CapacityReservationSelectorTerm:
+    """``spec.capacityReservationSelectorTerms[]``: reservations by id, owner or tags."""
+
     tags: Tags | None = prop(max_properties=20)
     id: str | None = prop(pattern=r"^cr-[0-9a-z]+$")
     owner_id: str | None = prop("ownerID", pattern=r"^[0-9]{12}$")
@@ -69,6 +75,8 @@ class CapacityReservationSelectorTerm:
 
 @dataclass(frozen=True)
 class AMISelectorTerm:
+    """``spec.amiSelectorTerms[]``: an alias, or images by id, name, owner, tags or SSM parameter."""
+
     alias: str | None = prop(max_length=30)
     tags: Tags | None = prop(max_properties=20)
     id: str | None = prop(pattern=r"ami-[0-9a-z]+")
@@ -79,12 +87,16 @@ class AMISelectorTerm:
 
 @dataclass(frozen=True)
 class PlacementGroupSelector:
+    """``spec.placementGroupSelector``: a placement group by id or name."""
+
     name: str | None = prop(min_length=1)
     id: str | None = prop(pattern=r"^pg-[0-9a-z]+$")
 
 
 @dataclass(frozen=True)
 class KubeletConfiguration:
+    """``spec.kubelet``: the kubelet settings Karpenter passes to the node."""
+
     cluster_dns: tuple[str, ...] | None = prop("clusterDNS")
     max_pods: int | None = prop(minimum=0)
     pods_per_core: int | None = prop(minimum=0)
@@ -101,6 +113,8 @@ class KubeletConfiguration:
 
 @dataclass(frozen=True)
 class EBS:
+    """``spec.blockDeviceMappings[].ebs``: one EBS volume."""
+
     delete_on_termination: bool | None = prop()
     encrypted: bool | None = prop()
     iops: int | None = prop()
@@ -114,6 +128,8 @@ class EBS:
 
 @dataclass(frozen=True)
 class BlockDeviceMapping:
+    """``spec.blockDeviceMappings[]``: a device and its volume."""
+
     device_name: str | None = prop()
     ebs: EBS | None = prop()
     root_volume: bool | None = prop()
@@ -121,6 +137,8 @@ class BlockDeviceMapping:
 
 @dataclass(frozen=True)
 class NetworkInterface:
+    """``spec.networkInterfaces[]``: an interface Karpenter attaches at launch."""
+
     network_card_index: int | None = prop(required=True, minimum=0)
     device_index: int | None = prop(required=True, minimum=0)
     interface_type: str | None = prop(required=True, enum=["interface", "efa-only"])
@@ -128,6 +146,8 @@ class NetworkInterface:
 
 @dataclass(frozen=True)
 class MetadataOptions:
+    """``spec.metadataOptions``: the instance metadata service settings."""
+
     http_endpoint: str | None = prop(enum=["enabled", "disabled"])
     http_protocol_ipv6: str | None = prop("httpProtocolIPv6", enum=["enabled", "disabled"])
     http_put_response_hop_limit: int | None = prop(minimum=1, maximum=64)
@@ -136,6 +156,8 @@ class MetadataOptions:
 
 @dataclass(frozen=True)
 class ConnectionTracking:
+    """``spec.connectionTracking``: idle timeouts of tracked connections."""
+
     tcp_established_timeout: int | None = prop(minimum=60, maximum=432000)
     udp_stream_timeout: int | None = prop(minimum=60, maximum=180)
     udp_timeout: int | None = prop(minimum=30, maximum=60)
@@ -143,11 +165,15 @@ class ConnectionTracking:
 
 @dataclass(frozen=True)
 class CPUOptions:
+    """``spec.cpuOptions``: CPU features of the instance."""
+
     nested_virtualization: str | None = prop(enum=["enabled", "disabled"])
 
 
 @dataclass(frozen=True)
 class EC2NodeClassSpec:
+    """The ``spec`` of an EC2NodeClass."""
+
     subnet_selector_terms: tuple[SubnetSelectorTerm, ...] | None = prop(required=True, max_items=30)
     security_group_selector_terms: tuple[SecurityGroupSelectorTerm, ...] | None = prop(required=True, max_items=30)
     capacity_reservation_selector_terms: tuple[CapacityReservationSelectorTerm, ...] | None = prop(
@@ -178,6 +204,8 @@ class EC2NodeClassSpec:
 
 @dataclass(frozen=True)
 class NodeClassReference:
+    """``spec.template.spec.nodeClassRef``: the class a NodePool's nodes use."""
+
     group: str | None = prop(required=True, pattern=r"^[^/]*$")
     kind: str | None = prop(required=True)
     name: str | None = prop(required=True)
@@ -185,6 +213,8 @@ class NodeClassReference:
 
 @dataclass(frozen=True)
 class Requirement:
+    """``spec.template.spec.requirements[]``: a node selector requirement."""
+
     key: str | None = prop(required=True, max_length=316, pattern=LABEL_KEY)
     operator: str | None = prop(
         required=True,
@@ -205,6 +235,8 @@ class Requirement:
 
 @dataclass(frozen=True)
 class Taint:
+    """A taint of the NodePool's nodes (``taints[]`` or ``startupTaints[]``)."""
+
     key: str | None = prop(required=True, min_length=1, pattern=LABEL_KEY)
     value: str | None = prop(pattern=LABEL_KEY)
     effect: str | None = prop(required=True, enum=["NoSchedule", "PreferNoSchedule", "NoExecute"])
@@ -213,6 +245,8 @@ class Taint:
 
 @dataclass(frozen=True)
 class NodeClaimTemplateSpec:
+    """``spec.template.spec``: what every NodeClaim of the pool gets."""
+
     node_class_ref: NodeClassReference | None = prop(required=True)
     requirements: tuple[Requirement, ...] | None = prop(required=True, max_items=100)
     taints: tuple[Taint, ...] | None = prop()
@@ -223,18 +257,24 @@ class NodeClaimTemplateSpec:
 
 @dataclass(frozen=True)
 class TemplateMetadata:
+    """``spec.template.metadata``: the labels and annotations of the pool's nodes."""
+
     labels: Mapping[str, str] | None = prop(max_properties=100, value_pattern=LABEL_VALUE)
     annotations: Mapping[str, str] | None = prop()
 
 
 @dataclass(frozen=True)
 class NodeClaimTemplate:
+    """``spec.template``: the NodeClaim template of a NodePool."""
+
     metadata: TemplateMetadata | None = prop()
     spec: NodeClaimTemplateSpec | None = prop(required=True)
 
 
 @dataclass(frozen=True)
 class Budget:
+    """``spec.disruption.budgets[]``: how many nodes may be disrupted, when and why."""
+
     nodes: str | None = prop(pattern=r"^((100|[0-9]{1,2})%|[0-9]+)$")  # required, but the CRD defaults it to 10%
     schedule: str | None = prop(
         pattern=r"^(@(annually|yearly|monthly|weekly|daily|midnight|hourly))|((.+)\s(.+)\s(.+)\s(.+)\s(.+))$"
@@ -245,6 +285,8 @@ class Budget:
 
 @dataclass(frozen=True)
 class Disruption:
+    """``spec.disruption``: consolidation and disruption budgets."""
+
     consolidate_after: str | None = prop(required=True, pattern=DURATION_OR_NEVER)
     consolidation_policy: str | None = prop(
         enum={"WhenEmpty": None, "WhenEmptyOrUnderutilized": None, "Balanced": (1, 14)}
@@ -254,6 +296,8 @@ class Disruption:
 
 @dataclass(frozen=True)
 class NodePoolSpec:
+    """The ``spec`` of a NodePool."""
+
     template: NodeClaimTemplate | None = prop(required=True)
     disruption: Disruption | None = prop()
     limits: Mapping[str, IntOrString] | None = prop(value_pattern=QUANTITY)

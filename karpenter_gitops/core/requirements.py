@@ -30,6 +30,8 @@ NORMALISED_KEYS = {
 
 @dataclass(frozen=True, order=True)
 class Requirement:
+    """One requirement (key, operator, values), as Karpenter compares them."""
+
     key: str
     operator: str
     values: tuple[str, ...] = ()

@@ -86,6 +86,8 @@ def camel(name: str) -> str:
 
 @dataclass(frozen=True)
 class _Field:
+    """How one model field is read: its wire name, shape, item type and CRD facts."""
+
     attr: str
     wire: str
     kind: str  # "scalar" | "model" | "list" | "map"

@@ -46,6 +46,8 @@ class UnsupportedAlias(AliasError):
 
 @dataclass(frozen=True)
 class Alias:
+    """An ``amiSelectorTerms`` alias, ``family@version``."""
+
     family: str
     version: str
 

@@ -12,6 +12,8 @@ from karpenter_gitops.core.inputs import Waiver
 
 @dataclass(frozen=True)
 class Report:
+    """The findings of a run, with what was checked, noted, waived and against which release."""
+
     findings: tuple[Finding, ...]
     objects: int
     notes: tuple[str, ...] = ()

@@ -57,6 +57,8 @@ class Param:
 
 @dataclass(frozen=True)
 class Rule:
+    """One rule: its id, severity, kinds, releases, doc, fix, examples and its check."""
+
     id: str
     severity: Severity
     kinds: frozenset[str]

@@ -30,12 +30,16 @@ Content-Type: text/x-shellscript; charset="us-ascii"
 
 @dataclass(frozen=True)
 class Part:
+    """One part of a MIME multi-part archive: its content type and text."""
+
     content_type: str | None  # lower-case media type; None when the userData is not MIME at all
     body: str
 
 
 @dataclass(frozen=True)
 class Archive:
+    """A MIME multi-part userData archive and what is wrong with its framing."""
+
     parts: tuple[Part, ...]
     problems: tuple[Problem, ...] = ()
 

@@ -29,6 +29,8 @@ UNKNOWN_KARPENTER_TAINT = "userdata/unknown-karpenter-taint"
 
 @dataclass(frozen=True)
 class Problem:
+    """A userData problem a family's check found: its rule, message and hint."""
+
     rule: str
     message: str
     hint: str | None = None

@@ -42,6 +42,8 @@ _MEANT = {
 
 @dataclass(frozen=True)
 class Taint:
+    """A taint as kubelet's ``--register-with-taints`` or ``registerWithTaints`` gives it."""
+
     key: str
     value: str | None = None
     effect: str | None = None
