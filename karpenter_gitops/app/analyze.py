@@ -9,6 +9,7 @@ verdict comes from the same judge as the CLI's.
 from __future__ import annotations
 
 import datetime as dt
+import dataclasses
 import functools
 import json
 from collections.abc import Iterable, Mapping
@@ -39,8 +40,11 @@ def _inputs(documents: str) -> Inputs:
     """Inputs from ``[[urn, document], ...]`` as JSON; each object's source file is its URN.
 
     Every policy of the pack judges the same resource, so the load is shared through this cache.
+    A stack is one whole cluster, as a stack file is: a class it does not declare is nowhere, so
+    the inputs are their own context.
     """
-    return load_documents([(urn, [doc]) for urn, doc in json.loads(documents)], VERSION)
+    inputs = load_documents([(urn, [doc]) for urn, doc in json.loads(documents)], VERSION)
+    return dataclasses.replace(inputs, context_node_classes=frozenset())
 
 
 def load_resources(resources: Iterable[tuple[str, Mapping[str, Any]]]) -> Inputs:

@@ -11,6 +11,7 @@ from karpenter_gitops.core.inputs import DEFAULT_WAIVERS, Waiver
 from karpenter_gitops.judge import validate
 from karpenter_gitops.judge.report import Report
 from karpenter_gitops.load import locate, waivers
+from karpenter_gitops.load.context import node_class_names
 
 if TYPE_CHECKING:
     from karpenter_gitops.rules.crd_engine import Crds
@@ -29,10 +30,18 @@ def validate_sources(
     policy: bool = False,
     waivers: Sequence[Waiver] = (),
     crds: Crds | None = None,
+    context: Sequence[str] = (),
 ) -> Report:
-    """The report on ``sources``, with the user's CRDs' verdicts when given, each finding on its line."""
-    observed, notes = crds.check_inputs(sources.inputs) if crds is not None else ([], [])
-    report = validate(sources.inputs, sources.version, policy=policy, waivers=waivers, observed=observed)
+    """The report on ``sources``, with the user's CRDs' verdicts when given, each finding on its line.
+
+    ``context`` names the rest of the repository: the EC2NodeClasses defined there resolve the
+    NodePools' references (see :mod:`karpenter_gitops.load.context`); nothing there is judged.
+    """
+    inputs = sources.inputs
+    if context:
+        inputs = dataclasses.replace(inputs, context_node_classes=node_class_names(context))
+    observed, notes = crds.check_inputs(inputs) if crds is not None else ([], [])
+    report = validate(inputs, sources.version, policy=policy, waivers=waivers, observed=observed)
     return dataclasses.replace(
         report, notes=report.notes + tuple(notes), findings=locate.with_lines(report.findings, sources.texts)
     )

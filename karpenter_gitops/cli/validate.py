@@ -23,6 +23,15 @@ from karpenter_gitops.core.inputs import DEFAULT_WAIVERS
     metavar="PATH",
     help="Also check with these CRDs (a file, or a directory such as the Helm chart's crds/); repeatable.",
 )
+@click.option(
+    "--context",
+    "context_paths",
+    multiple=True,
+    type=click.Path(),
+    metavar="PATH",
+    help="The rest of the repository (e.g. --context .): its EC2NodeClasses resolve NodePool references; "
+    "nothing there is judged. Repeatable.",
+)
 @click.option("--policy", is_flag=True, help="Also run the hygiene policies and apply waivers.")
 @click.option(
     "--waivers",
@@ -35,7 +44,7 @@ from karpenter_gitops.core.inputs import DEFAULT_WAIVERS
 @options.output_format(
     "text", "json", "github", help="Output format; github prints GitHub Actions annotations (::error file=…,line=…::…)."
 )
-def validate_command(paths, stack, crd_paths, policy, waiver_file, karpenter_version, fmt) -> None:
+def validate_command(paths, stack, crd_paths, context_paths, policy, waiver_file, karpenter_version, fmt) -> None:
     """Check manifests and stack config offline with Karpenter's rules and stricter ones.
 
     PATHS are manifest files, directories of manifests, or Pulumi stack files. With --policy the
@@ -50,7 +59,9 @@ def validate_command(paths, stack, crd_paths, policy, waiver_file, karpenter_ver
         raise click.UsageError("--waivers only applies with --policy")
     crds = crds_at(crd_paths)
     sources = read_sources(options.input_paths(paths, stack), karpenter_version)
-    report = validate_sources(sources, policy=policy, waivers=waivers_for(policy, waiver_file), crds=crds)
+    report = validate_sources(
+        sources, policy=policy, waivers=waivers_for(policy, waiver_file), crds=crds, context=context_paths
+    )
     if fmt == "json":
         click.echo(json.dumps(report.to_json(), indent=2))
     elif fmt == "github":

@@ -180,6 +180,8 @@ class Inputs:
     ami_sources: Mapping[str, tuple[AMISelectorTerm, ...]] = field(default_factory=dict)
     #: ``karpenter-gitops:controller``: Karpenter's AWS side, when the stack creates it.
     controller: ControllerSettings | None = None
+    #: EC2NodeClass names the rest of the repository defines (``validate --context``); None: not given.
+    context_node_classes: frozenset[str] | None = None
 
     @property
     def objects(self) -> tuple[EC2NodeClass | NodePool, ...]:

@@ -18,6 +18,8 @@ from karpenter_gitops.core.schema import IntOrString, prop
 
 EC2NODECLASS_API = "karpenter.k8s.aws/v1"
 NODEPOOL_API = "karpenter.sh/v1"
+AWS_GROUP = "karpenter.k8s.aws"
+AUTO_MODE_NODE_CLASS = ("eks.amazonaws.com", "NodeClass")
 EC2NODECLASS = "EC2NodeClass"
 NODEPOOL = "NodePool"
 
@@ -209,6 +211,16 @@ class NodeClassReference:
     group: str | None = prop(required=True, pattern=r"^[^/]*$")
     kind: str | None = prop(required=True)
     name: str | None = prop(required=True)
+
+    @property
+    def is_ec2_node_class(self) -> bool:
+        """Karpenter's AWS provider's class; a missing group or kind is the schema's to report."""
+        return self.group in (None, AWS_GROUP) and self.kind in (None, EC2NODECLASS)
+
+    @property
+    def is_auto_mode(self) -> bool:
+        """EKS Auto Mode's built-in class: its NodePools are Karpenter's, its classes are not EC2NodeClasses."""
+        return (self.group, self.kind) == AUTO_MODE_NODE_CLASS
 
 
 @dataclass(frozen=True)

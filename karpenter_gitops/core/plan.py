@@ -57,6 +57,7 @@ class NodePoolPlan:
     node_class: str
     mapping: NodePoolMapping | None = None
     awaiting: str | None = None  # the dependency that was not ready (never a false "no instance types")
+    not_mapped: str | None = None  # why the pool is not ours to map (e.g. an EKS Auto Mode NodeClass)
 
     def to_json(self) -> dict:
         mapping = self.mapping.to_json() if self.mapping else {}
@@ -67,6 +68,7 @@ class NodePoolPlan:
             "minValuesShortfalls": mapping.get("minValuesShortfalls", []),
             "noInstanceTypes": mapping.get("noInstanceTypes"),
             "awaiting": self.awaiting,
+            **({"notMapped": self.not_mapped} if self.not_mapped else {}),
         }
 
 

@@ -59,6 +59,10 @@ def _node_class(console: Console, name: str, plan: NodeClassPlan) -> None:
 
 
 def _node_pool(console: Console, name: str, plan: NodePoolPlan) -> None:
+    if plan.not_mapped:
+        console.rule(f"[bold]NodePool {name}[/]", align="left")
+        console.print(f"  not mapped: {plan.not_mapped}\n")
+        return
     console.rule(f"[bold]NodePool {name}[/] → EC2NodeClass {plan.node_class}", align="left")
     if plan.awaiting:
         console.print(f"  [yellow]not mapped yet[/]: waiting for {plan.awaiting}\n")

@@ -250,6 +250,9 @@ def _map_node_pool(
 ) -> NodePoolPlan:
     ref = pool.spec.template.spec.node_class_ref if pool.spec.template and pool.spec.template.spec else None
     class_name = ref.name if ref and ref.name else ""
+    if ref is not None and not ref.is_ec2_node_class:
+        what = "EKS Auto Mode's NodeClass" if ref.is_auto_mode else f"{ref.group} {ref.kind}"
+        return NodePoolPlan(class_name, not_mapped=f"it uses {what} {class_name!r}; only EC2NodeClasses are mapped")
     node_class = inputs.node_class(class_name, pool.source.scope)
     if node_class is None:
         return NodePoolPlan(class_name, awaiting=f"EC2NodeClass {class_name!r} is not in the input")

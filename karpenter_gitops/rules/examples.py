@@ -1,9 +1,10 @@
 """Good and bad examples of rules, as JSON merge patches (RFC 7386) onto valid base objects.
 
 An example patches the base EC2NodeClass, or the base NodePool when it says ``kind: NodePool``
-(or the rule judges only NodePools). Two keys steer the harness instead of patching:
+(or the rule judges only NodePools). Some keys steer the harness instead of patching:
 ``karpenterVersion`` picks the release to validate against, and ``duplicate: true`` adds the
-object twice; ``controller`` adds a stack file holding that controller block (cluster ``demo``).
+object twice; ``controller`` adds a stack file holding that controller block (cluster ``demo``);
+``stack: true`` declares the objects in a stack file (one whole cluster) instead of manifests.
 The other base object is always present, so cross-object rules resolve.
 """
 
@@ -43,7 +44,7 @@ BASE_NODEPOOL: Mapping[str, Any] = {
         "limits": {"cpu": "1000", "memory": "1000Gi"},
     },
 }
-_CONTROL_KEYS = ("karpenterVersion", "duplicate", "controller")
+_CONTROL_KEYS = ("karpenterVersion", "duplicate", "controller", "stack")
 
 
 def merge_patch(target: Any, patch: Any) -> Any:
@@ -70,8 +71,18 @@ def example_documents(rule: Rule, example: Mapping[str, Any]) -> tuple[Files, ve
     doc = merge_patch(base, patch)
     docs = [doc, doc] if example.get("duplicate") else [doc]
     version = versions.parse(example.get("karpenterVersion", versions.show(versions.DEFAULT)))
-    files = [("example.yaml", docs + [copy.deepcopy(other)])]
+    docs = docs + [copy.deepcopy(other)]
+    files = [("stack.yaml", [{"config": _stack_config(docs)}])] if example.get("stack") else [("example.yaml", docs)]
     if "controller" in example:
         stack = {"karpenter-gitops:cluster": {"name": "demo"}, "karpenter-gitops:controller": example["controller"]}
-        files.append(("stack.yaml", [{"config": stack}]))
+        files.append(("controller-stack.yaml", [{"config": stack}]))
     return files, version
+
+
+def _stack_config(docs: list[Mapping[str, Any]]) -> dict[str, Any]:
+    """The objects of ``docs`` as a stack file declares them: specs by name under the stack keys."""
+    config: dict[str, Any] = {"karpenter-gitops:cluster": {"name": "demo"}}
+    for doc in docs:
+        key = "karpenter-gitops:nodePools" if doc["kind"] == "NodePool" else "karpenter-gitops:nodeClasses"
+        config.setdefault(key, {})[doc["metadata"]["name"]] = doc["spec"]
+    return config

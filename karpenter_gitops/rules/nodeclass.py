@@ -447,6 +447,7 @@ def amifamily_required(obj, ctx):
     "drifts and replaces all nodes of the class (Windows aliases only allow 'latest', so they are exempt).",
     "Pin a released version, e.g. al2023@v20240807, and bump it deliberately.",
     origin="ours",
+    hygiene=True,
     production=ERROR,
     good=({"spec": {"amiSelectorTerms": [{"alias": "al2023@v20240807"}]}},),
     bad=({"spec": {"amiSelectorTerms": [{"alias": "bottlerocket@latest"}]}},),
@@ -555,21 +556,53 @@ def instance_profile_arn(obj, ctx):
         )
 
 
+def _role_arn(obj) -> tuple[str, str] | None:
+    value = obj.spec.role
+    name = _arn_name(value, "role") if value else None
+    return (value, name) if name else None
+
+
 @rule(
     "nodeclass/role-arn",
     ERROR,
     KINDS,
-    "role given as an ARN: Karpenter hands spec.role to IAM as a role name.",
+    "role given as an ARN before Karpenter 1.2: Karpenter hands spec.role to IAM as a role name, IAM refuses "
+    "it, and no instance profile (so no node) is made.",
     "Give the role's name (the last segment of the ARN).",
     origin="ours",
+    until=(1, 2),
+    good=({"karpenterVersion": "1.1", "spec": {"role": "KarpenterNodeRole-demo"}},),
+    bad=({"karpenterVersion": "1.1", "spec": {"role": "arn:aws:iam::123456789012:role/KarpenterNodeRole-demo"}},),
+)
+def role_arn(obj, ctx):
+    arn = _role_arn(obj)
+    if arn:
+        yield Violation("spec.role", f"role must be a role name, not an ARN, before Karpenter 1.2 (use {arn[1]!r})",
+                        f"role: {arn[1]}")
+
+
+@rule(
+    "nodeclass/role-arn-name",
+    WARNING,
+    KINDS,
+    "role given as an ARN: since 1.2 Karpenter attaches the role by the name after the last '/', so nodes "
+    "launch, but the attached role's name never equals spec.role, so from 1.7 on it takes the role for changed "
+    "and creates a new instance profile whenever its 15-minute cache expires.",
+    "Give the role's name (the last segment of the ARN).",
+    origin="ours",
+    since=(1, 2),
     good=({"spec": {"role": "KarpenterNodeRole-demo"}},),
     bad=({"spec": {"role": "arn:aws:iam::123456789012:role/KarpenterNodeRole-demo"}},),
 )
-def role_arn(obj, ctx):
-    value = obj.spec.role
-    name = _arn_name(value, "role") if value else None
-    if name:
-        yield Violation("spec.role", f"role must be a role name, not an ARN (use {name!r})", f"role: {name}")
+def role_arn_name(obj, ctx):
+    arn = _role_arn(obj)
+    if arn:
+        yield Violation(
+            "spec.role",
+            f"role {arn[0]!r} is an ARN; Karpenter uses the name {arn[1]!r}, and comparing that with spec.role "
+            "it may keep replacing the node instance profile",
+            f"role: {arn[1]}",
+        )
 
 
 @rule(

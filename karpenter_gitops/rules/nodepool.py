@@ -17,15 +17,14 @@ from collections.abc import Iterator
 from functools import cache
 
 from karpenter_gitops.core.findings import Severity, Violation
-from karpenter_gitops.core.model import EC2NODECLASS, NODEPOOL
+from karpenter_gitops.core.model import AWS_GROUP, EC2NODECLASS, NODEPOOL
 from karpenter_gitops.core.text import closest, did_you_mean
 from karpenter_gitops.core.versions import Version
 from karpenter_gitops.families.userdata.taints import LOOKALIKE
 from karpenter_gitops.rules.registry import rule
 
 KINDS = (NODEPOOL,)
-ERROR, WARNING = Severity.ERROR, Severity.WARNING
-AWS_GROUP = "karpenter.k8s.aws"
+ERROR, WARNING, INFO = Severity.ERROR, Severity.WARNING, Severity.INFO
 
 # --- label keys ---------------------------------------------------------------------------
 
@@ -413,51 +412,99 @@ def node_class_ref_not_empty(obj, ctx):
     "nodepool/node-class-ref-kind",
     ERROR,
     KINDS,
-    "nodeClassRef must point at an EC2NodeClass (group karpenter.k8s.aws, no version); otherwise the "
-    "NodePool never becomes ready.",
+    "nodeClassRef mixes up Karpenter's AWS provider: its group karpenter.k8s.aws serves only kind EC2NodeClass "
+    "(and takes no version), and EC2NodeClass lives in no other group; the NodePool never becomes ready.",
     "Set group: karpenter.k8s.aws and kind: EC2NodeClass.",
     origin="ours",
-    good=({"spec": {"template": {"spec": {"nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass"}}}}},),
+    good=(
+        {"spec": {"template": {"spec": {"nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass"}}}}},
+        {"spec": {"template": {"spec": {"nodeClassRef": {"group": "eks.amazonaws.com", "kind": "NodeClass"}}}}},
+    ),
     bad=(
         {"spec": {"template": {"spec": {"nodeClassRef": {"group": "karpenter.k8s.aws/v1"}}}}},
         {"spec": {"template": {"spec": {"nodeClassRef": {"kind": "NodeClass"}}}}},
+        {"spec": {"template": {"spec": {"nodeClassRef": {"group": "karpenter.sh"}}}}},
     ),
 )
 def node_class_ref_kind(obj, ctx):
     ref = _node_class_ref(obj)
-    if ref is None:
+    if ref is None or not ref.group:
         return
-    if ref.group and ref.group != AWS_GROUP:
-        hint = "drop the version: group takes no '/v1'" if ref.group.startswith(AWS_GROUP + "/") else None
+    aws = ref.group == AWS_GROUP or ref.group.startswith(AWS_GROUP + "/")
+    if ref.group != AWS_GROUP and (aws or ref.kind == EC2NODECLASS):
+        hint = "drop the version: group takes no '/v1'" if aws else None
         yield Violation(f"{_REF}.group", f"nodeClassRef.group is {ref.group!r}; the AWS provider serves {AWS_GROUP!r}", hint)
-    if ref.kind and ref.kind != EC2NODECLASS:
+    if aws and ref.kind and ref.kind != EC2NODECLASS:
         yield Violation(f"{_REF}.kind", f"nodeClassRef.kind is {ref.kind!r}; the AWS provider serves {EC2NODECLASS!r}")
+
+
+@rule(
+    "nodepool/other-node-class",
+    INFO,
+    KINDS,
+    "nodeClassRef points at a class other than an EC2NodeClass, such as EKS Auto Mode's eks.amazonaws.com "
+    "NodeClass: the NodePool rules apply, the EC2NodeClass checks (the reference, AMIs, instance-type mapping) do not.",
+    "Nothing to fix; to have the EC2NodeClass checks, point the NodePool at an EC2NodeClass.",
+    origin="ours",
+    good=({"spec": {"template": {"spec": {"nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass"}}}}},),
+    bad=({"spec": {"template": {"spec": {"nodeClassRef": {"group": "eks.amazonaws.com", "kind": "NodeClass"}}}}},),
+)
+def other_node_class(obj, ctx):
+    ref = _node_class_ref(obj)
+    if ref is None or not ref.group or not ref.kind or ref.is_ec2_node_class or AWS_GROUP in ref.group or ref.kind == EC2NODECLASS:
+        return  # mix-ups of the AWS provider's own names are node-class-ref-kind's
+    what = "EKS Auto Mode's NodeClass" if ref.is_auto_mode else f"a {ref.kind} of {ref.group}"
+    yield Violation(_REF, f"the NodePool uses {what}: only the NodePool rules were applied")
+
+
+def _unresolved(obj, ctx) -> tuple[str, frozenset[str]] | None:
+    """The class name a NodePool's reference does not find among the objects it can see, with those names."""
+    ref = _node_class_ref(obj)
+    if ref is None or not ref.name or not ref.is_ec2_node_class:
+        return None  # empty names and foreign kinds are reported by their own rules
+    names = ctx.inputs.node_class_names(obj.source.scope) | (ctx.inputs.context_node_classes or frozenset())
+    return None if ref.name in names else (ref.name, names)
 
 
 @rule(
     "nodepool/node-class-ref-missing",
     ERROR,
     KINDS,
-    "nodeClassRef names an EC2NodeClass that is not among the validated inputs; the NodePool would stay "
-    "NodeClassReady=False and launch nothing.",
-    "Define that EC2NodeClass alongside the NodePool, or fix the name.",
+    "nodeClassRef names an EC2NodeClass that the stack (one whole cluster), or the repository given with "
+    "--context, does not define; the NodePool would stay NodeClassReady=False and launch nothing.",
+    "Define that EC2NodeClass, or fix the name.",
+    origin="ours",
+    cross_object=True,
+    good=({"stack": True, "spec": {"template": {"spec": {"nodeClassRef": {"name": "default"}}}}},),
+    bad=({"stack": True, "spec": {"template": {"spec": {"nodeClassRef": {"name": "defualt"}}}}},),
+)
+def node_class_ref_missing(obj, ctx):
+    unresolved = _unresolved(obj, ctx)
+    if unresolved is None or not (obj.source.scope or ctx.inputs.context_node_classes is not None):
+        return
+    name, names = unresolved
+    where = f"the stack {obj.source.file}" if obj.source.scope else "the inputs or their --context"
+    yield Violation(f"{_REF}.name", f"no EC2NodeClass named {name!r} in {where}", did_you_mean(name, names))
+
+
+@rule(
+    "nodepool/node-class-ref-unresolved",
+    INFO,
+    KINDS,
+    "nodeClassRef names an EC2NodeClass that is not among the manifests given; it may be defined elsewhere in "
+    "the repository, so nothing was decided.",
+    "Pass the rest of the repository with --context (e.g. --context .) to check that the class exists.",
     origin="ours",
     cross_object=True,
     good=({"spec": {"template": {"spec": {"nodeClassRef": {"name": "default"}}}}},),
-    bad=({"spec": {"template": {"spec": {"nodeClassRef": {"name": "defualt"}}}}},),
+    bad=({"spec": {"template": {"spec": {"nodeClassRef": {"name": "shared-elsewhere"}}}}},),
 )
-def node_class_ref_missing(obj, ctx):
-    ref = _node_class_ref(obj)
-    if ref is None or not ref.name or ref.group not in (None, AWS_GROUP) or ref.kind not in (None, EC2NODECLASS):
-        return  # empty names and foreign kinds are reported by their own rules
-    names = ctx.inputs.node_class_names(obj.source.scope)
-    if ref.name not in names:
-        yield Violation(
-            f"{_REF}.name",
-            f"no EC2NodeClass named {ref.name!r} in the inputs"
-            + (f" of {obj.source.file}" if obj.source.scope else ""),
-            did_you_mean(ref.name, names),
-        )
+def node_class_ref_unresolved(obj, ctx):
+    unresolved = _unresolved(obj, ctx)
+    if unresolved is None or obj.source.scope or ctx.inputs.context_node_classes is not None:
+        return
+    name, names = unresolved
+    yield Violation(f"{_REF}.name", f"no EC2NodeClass named {name!r} among the files given", did_you_mean(name, names))
 
 
 # --- taints -------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from karpenter_gitops import families
 from karpenter_gitops.core.findings import Severity, Violation
 from karpenter_gitops.core.model import EC2NODECLASS, EC2NodeClass
 from karpenter_gitops.core.schema import SecretValue
+from karpenter_gitops.core.versions import Version
 from karpenter_gitops.families.userdata import problems as ids
 from karpenter_gitops.families.userdata.problems import Problem
 from karpenter_gitops.rules.registry import Context, rule
@@ -58,10 +59,16 @@ def _userdata_rule(
     good: Iterable[Mapping[str, Any]],
     bad: Iterable[Mapping[str, Any]],
     origin: str = "ours",
+    problem: str | None = None,
+    since: Version | None = None,
+    until: Version | None = None,
 ) -> None:
-    @rule(id, severity, [EC2NODECLASS], doc, fix, origin=origin, good=good, bad=bad)
+    """A rule reporting the analysis's problems of one id (``problem``, default the rule's own)."""
+    kind = problem or id
+
+    @rule(id, severity, [EC2NODECLASS], doc, fix, origin=origin, since=since, until=until, good=good, bad=bad)
     def check(obj: EC2NodeClass, ctx: Context) -> Iterable[Violation]:
-        return [Violation(PATH, p.message, p.hint) for p in _problems(obj) if p.rule == id]
+        return [Violation(PATH, p.message, p.hint) for p in _problems(obj) if p.rule == kind]
 
 
 _SCRIPT = "#!/bin/bash\necho hello > /tmp/x\n"
@@ -204,19 +211,35 @@ _userdata_rule(
     good=(_on(_WINDOWS, 'Write-Host "hello"\n'),),
     bad=(_on(_WINDOWS, '<powershell>\nWrite-Host "hello"\n</powershell>\n'),),
 )
+_REGISTERS = (
+    _on(_CUSTOM, _bootstrap("'--register-with-taints=karpenter.sh/unregistered:NoExecute'")),
+    _on(_CUSTOM, _node_config("{key: karpenter.sh/unregistered, effect: NoExecute}")),
+)
+_DOES_NOT_REGISTER = (
+    _on(_CUSTOM, _bootstrap("'--max-pods=20'")),
+    _on(_CUSTOM, _node_config("{key: karpenter.sh/uninitialized, effect: NoExecute}")),
+)
 _userdata_rule(
     ids.REGISTRATION_TAINT,
     Severity.ERROR,
-    "amiFamily Custom userData that does not register the node with karpenter.sh/unregistered:NoExecute.",
+    "amiFamily Custom userData that does not register the node with karpenter.sh/unregistered:NoExecute, on a "
+    "release that fails such nodes (1.0-1.2: some patches of each never register them and relaunch in a loop).",
     "Add karpenter.sh/unregistered:NoExecute to --register-with-taints or to NodeConfig registerWithTaints.",
-    good=(
-        _on(_CUSTOM, _bootstrap("'--register-with-taints=karpenter.sh/unregistered:NoExecute'")),
-        _on(_CUSTOM, _node_config("{key: karpenter.sh/unregistered, effect: NoExecute}")),
-    ),
-    bad=(
-        _on(_CUSTOM, _bootstrap("'--max-pods=20'")),
-        _on(_CUSTOM, _node_config("{key: karpenter.sh/uninitialized, effect: NoExecute}")),
-    ),
+    until=(1, 3),
+    good=tuple({"karpenterVersion": "1.2", **example} for example in _REGISTERS),
+    bad=tuple({"karpenterVersion": "1.2", **example} for example in _DOES_NOT_REGISTER),
+)
+_userdata_rule(
+    ids.REGISTRATION_TAINT_LOGGED,
+    Severity.WARNING,
+    "amiFamily Custom userData that does not register the node with karpenter.sh/unregistered:NoExecute: from 1.3 "
+    "Karpenter registers the node anyway, with an error log and an UnregisteredTaintMissing event, and pods can "
+    "land before the NodeClaim's taints and labels are synced.",
+    "Add karpenter.sh/unregistered:NoExecute to --register-with-taints or to NodeConfig registerWithTaints.",
+    problem=ids.REGISTRATION_TAINT,
+    since=(1, 3),
+    good=_REGISTERS,
+    bad=_DOES_NOT_REGISTER,
 )
 _userdata_rule(
     ids.MANAGED_REGISTRATION_TAINT,

@@ -225,7 +225,7 @@ def test_stack_findings_name_the_line_under_config(tmp_path, capsys):
 def test_github_format_prints_one_annotation_per_finding_then_the_summary(tmp_path, capsys):
     path = tmp_path / "team,a:nc.yaml"  # `,` and `:` end a property unless escaped
     path.write_text(TYPO.replace("al2023@v20240807", "al2023@latest"))
-    code, out, _ = run(capsys, "validate", str(path), "--format", "github")
+    code, out, _ = run(capsys, "validate", "--policy", str(path), "--format", "github")
     lines = out.splitlines()
     file = str(path).replace(":", "%3A").replace(",", "%2C")
     assert code == 1
@@ -234,7 +234,8 @@ def test_github_format_prints_one_annotation_per_finding_then_the_summary(tmp_pa
         "unknown field 'detailedMonitring'%0Afix: did you mean 'detailedMonitoring'?"
     ) in lines
     assert any(line.startswith(f"::warning file={file},line=5,title=nodeclass/alias-latest::") for line in lines)
-    assert len(lines) == 3 and lines[-1].startswith("1 object(s) checked against Karpenter 1.14: 1 error(s), 1 warning(s)")
+    assert any(line.startswith(f"::notice file={file},line=4,title=policy/detailed-monitoring::") for line in lines)
+    assert len(lines) == 4 and lines[-1].startswith("1 object(s) checked against Karpenter 1.14: 1 error(s), 1 warning(s)")
 
 
 def test_github_format_keeps_the_exit_codes(tmp_path, capsys):
@@ -276,3 +277,22 @@ def test_crd_findings_name_their_line_too(tmp_path, capsys):
     code, out, _ = run(capsys, "validate", str(path), "--crd", str(CRDS / "v1.14.1"), "--format", "json")
     (finding,) = [f for f in json.loads(out)["findings"] if f["rule"] == "crd/schema"]
     assert code == 1 and finding["line"] == 7
+
+
+def test_context_resolves_a_node_pool_changed_alone(tmp_path, capsys):
+    """A PR touching only the NodePool file: the repository, given as context, holds its class."""
+    pool = tmp_path / "pools" / "general.yaml"
+    pool.parent.mkdir()
+    pool.write_text(yaml.safe_dump(dict(BASE_NODEPOOL)))
+    repo = tmp_path / "repo"
+    (repo / "classes").mkdir(parents=True)
+    (repo / "classes" / "default.yaml").write_text(yaml.safe_dump(dict(BASE_NODECLASS)))
+    (repo / "chart" / "templates").mkdir(parents=True)
+    (repo / "chart" / "templates" / "pool.yaml").write_text("{{- if .Values.enabled }}\nkind: {{ .Values.kind }\n")
+    code, out, _ = run(capsys, "validate", "--format", "json", str(pool))
+    assert code == 0 and [f["rule"] for f in json.loads(out)["findings"]] == ["nodepool/node-class-ref-unresolved"]
+    code, out, _ = run(capsys, "validate", "--format", "json", "--context", str(repo), str(pool))
+    assert code == 0 and json.loads(out)["findings"] == []
+    (repo / "classes" / "default.yaml").unlink()
+    code, out, _ = run(capsys, "validate", "--format", "json", "--context", str(repo), str(pool))
+    assert code == 1 and [f["rule"] for f in json.loads(out)["findings"]] == ["nodepool/node-class-ref-missing"]

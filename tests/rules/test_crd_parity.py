@@ -74,8 +74,9 @@ DELIBERATE = (
     ),
     Difference(
         "role given as an ARN",
-        "the CRD takes any non-empty string; Karpenter needs the role name",
+        "the CRD takes any non-empty string; since 1.2 Karpenter uses the name, but keeps re-creating the profile",
         {"spec": {"role": "arn:aws:iam::123456789012:role/KarpenterNodeRole-demo"}},
+        ours=Severity.WARNING,
     ),
     Difference(
         "instanceProfile given as an ARN",
@@ -86,12 +87,6 @@ DELIBERATE = (
         "ssmParameter mixed with other fields in a term",
         "the CRD has no rule for it; at run time only ssmParameter counts and the other fields are ignored",
         {"spec": {"amiFamily": "AL2023", "amiSelectorTerms": [{"ssmParameter": "/my/ami", "name": "my-ami"}]}},
-    ),
-    Difference(
-        "alias pinned to @latest",
-        "the CRD accepts it; every new AMI release then drifts and replaces the nodes",
-        {"spec": {"amiSelectorTerms": [{"alias": "al2023@latest"}]}},
-        ours=Severity.WARNING,
     ),
     Difference(
         "requirement on an unknown key in a Kubernetes label domain",
@@ -109,9 +104,10 @@ DELIBERATE = (
         ours=Severity.WARNING,
     ),
     Difference(
-        "nodeClassRef to an EC2NodeClass that is not defined",
-        "the CRD cannot see other objects; Karpenter leaves the NodePool not ready",
+        "nodeClassRef to an EC2NodeClass that is not among the manifests",
+        "the CRD cannot see other objects; without --context the class may be defined elsewhere, so it is noted",
         {"kind": "NodePool", "spec": {"template": {"spec": {"nodeClassRef": {"name": "missing"}}}}},
+        ours=Severity.INFO,
     ),
     Difference(
         "taint reserved by Kubernetes or Karpenter",

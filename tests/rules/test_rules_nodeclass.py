@@ -5,6 +5,9 @@ from __future__ import annotations
 import pytest
 from _rule_helpers import RELEASES, crd_messages, findings, fired, node_class, node_pool
 
+from karpenter_gitops.judge import validate
+from karpenter_gitops.load.documents import load_documents
+
 CRD = "karpenter.k8s.aws_ec2nodeclasses.yaml"
 
 
@@ -312,10 +315,14 @@ def test_instance_profile_arn_in_every_partition(partition):
     assert len(fired(found, "nodeclass/instance-profile-arn")) == 1
 
 
-def test_role_arn_is_an_error_naming_the_role():
-    found = findings(node_class({"spec": {"role": "arn:aws:iam::123456789012:role/ops/KarpenterNodeRole"}}), node_pool())
+@pytest.mark.parametrize(
+    ("version", "rule", "severity"), [((1, 1), "nodeclass/role-arn", "error"), ((1, 2), "nodeclass/role-arn-name", "warning")]
+)
+def test_role_arn_is_an_error_before_1_2_and_a_warning_after(version, rule, severity):
+    arn = "arn:aws:iam::123456789012:role/ops/KarpenterNodeRole"
+    found = findings(node_class({"spec": {"role": arn}}), node_pool(), version=version)
     [finding] = [f for f in found if f.rule.startswith("nodeclass/role")]
-    assert (finding.rule, finding.severity.value, finding.hint) == ("nodeclass/role-arn", "error", "role: KarpenterNodeRole")
+    assert (finding.rule, finding.severity.value, finding.hint) == (rule, severity, "role: KarpenterNodeRole")
 
 
 def test_role_with_a_path_is_a_warning_naming_the_bare_role():
@@ -332,9 +339,11 @@ def test_role_with_a_path_is_a_warning_naming_the_bare_role():
     ("alias", "warned"),
     [("al2023@latest", True), ("bottlerocket@latest", True), ("al2023@v20240807", False), ("windows2022@latest", False)],
 )
-def test_latest_alias_warns_except_for_windows(alias, warned):
-    found = findings(node_class({"spec": {"amiSelectorTerms": [{"alias": alias}]}}), node_pool())
-    assert bool(fired(found, "nodeclass/alias-latest")) is warned
+def test_latest_alias_is_a_policy_warning_except_for_windows(alias, warned):
+    doc = node_class({"spec": {"amiSelectorTerms": [{"alias": alias}]}})
+    assert fired(findings(doc, node_pool()), "nodeclass/alias-latest") == []  # hygiene: plain validate says nothing
+    inputs = load_documents([("x.yaml", [doc, node_pool()])], (1, 14))
+    assert bool([f for f in validate(inputs, policy=True).findings if f.rule == "nodeclass/alias-latest"]) is warned
 
 
 def test_ssm_parameter_mixed_with_other_fields():

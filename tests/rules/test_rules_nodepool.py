@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import pytest
@@ -17,6 +18,8 @@ from _rule_helpers import (
 )
 from conftest import CRDS
 
+from karpenter_gitops.judge import validate
+from karpenter_gitops.load.documents import load_documents
 from karpenter_gitops.rules.nodepool import AWS_GROUP, AWS_LABELS
 
 CRD = "karpenter.sh_nodepools.yaml"
@@ -198,19 +201,47 @@ def test_unknown_key_in_an_aws_domain_warns_even_without_a_suggestion():
 # --- nodeClassRef ----------------------------------------------------------------------------
 
 
-def test_node_class_ref_to_a_missing_class():
+def test_node_class_ref_to_a_class_not_among_the_manifests_is_noted_not_an_error():
     found = _pool_findings({"spec": {"template": {"spec": {"nodeClassRef": {"name": "defualt"}}}}})
     [finding] = found
-    assert (finding.rule, finding.path) == ("nodepool/node-class-ref-missing", "spec.template.spec.nodeClassRef.name")
+    assert (finding.rule, finding.severity.value, finding.path) == (
+        "nodepool/node-class-ref-unresolved", "info", "spec.template.spec.nodeClassRef.name"
+    )
     assert finding.hint == "did you mean 'default'?"
+
+
+def test_node_class_ref_missing_from_a_stack_is_an_error():
+    pool = node_pool({"spec": {"template": {"spec": {"nodeClassRef": {"name": "defualt"}}}}})
+    stack = {"config": {"karpenter-gitops:cluster": {"name": "demo"},
+                        "karpenter-gitops:nodeClasses": {"default": node_class()["spec"]},
+                        "karpenter-gitops:nodePools": {"general": pool["spec"]}}}
+    inputs = load_documents([("Pulumi.demo.yaml", [stack])], (1, 14))
+    [finding] = [f for f in validate(inputs).findings if f.rule.startswith("nodepool/node-class-ref")]
+    assert (finding.rule, finding.severity.value, finding.hint) == ("nodepool/node-class-ref-missing", "error", "did you mean 'default'?")
+    assert "the stack Pulumi.demo.yaml" in finding.message
+
+
+@pytest.mark.parametrize(("context", "rule"), [(frozenset({"gpu"}), None), (frozenset({"other"}), "nodepool/node-class-ref-missing")])
+def test_context_resolves_a_reference_or_makes_its_absence_an_error(context, rule):
+    pool = node_pool({"spec": {"template": {"spec": {"nodeClassRef": {"name": "gpu"}}}}})
+    inputs = dataclasses.replace(load_documents([("pool.yaml", [pool])], (1, 14)), context_node_classes=context)
+    assert [f.rule for f in validate(inputs).findings if f.rule.startswith("nodepool/node-class-ref")] == ([rule] if rule else [])
 
 
 def test_node_class_ref_resolves_within_each_input():
     patch = {"spec": {"template": {"spec": {"nodeClassRef": {"name": "gpu"}}}}}
     gpu = node_class({"metadata": {"name": "gpu"}})
-    assert fired(_pool_findings(patch, (1, 14), gpu), "nodepool/node-class-ref-missing") == []
-    assert len(fired(_pool_findings(patch), "nodepool/node-class-ref-missing")) == 1
-    assert fired(_pool_findings(patch, (1, 14), gpu), "nodepool/node-class-ref-missing") == []
+    assert fired(_pool_findings(patch, (1, 14), gpu), "nodepool/node-class-ref-unresolved") == []
+    assert len(fired(_pool_findings(patch), "nodepool/node-class-ref-unresolved")) == 1
+
+
+def test_auto_mode_node_pool_gets_the_node_pool_rules_and_one_note():
+    auto = {"group": "eks.amazonaws.com", "kind": "NodeClass", "name": "default"}
+    found = _pool_findings({"spec": {"template": {"spec": {"nodeClassRef": auto}}}})
+    assert [(f.rule, f.severity.value) for f in found] == [("nodepool/other-node-class", "info")]
+    assert "EKS Auto Mode" in found[0].message
+    broken = _pool_findings({"spec": {"template": {"spec": {"nodeClassRef": auto, "expireAfter": "30 days"}}}})
+    assert "nodepool/other-node-class" in {f.rule for f in broken} and any(f.severity.value == "error" for f in broken)
 
 
 def test_node_class_ref_with_a_versioned_group_or_wrong_kind():

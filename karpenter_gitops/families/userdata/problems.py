@@ -23,6 +23,7 @@ BOTTLEROCKET_NODE_TAINTS = "userdata/bottlerocket-node-taints"
 BOTTLEROCKET_UNKNOWN_SETTING = "userdata/bottlerocket-unknown-setting"
 POWERSHELL_TAGS = "userdata/powershell-tags"
 REGISTRATION_TAINT = "userdata/registration-taint"
+REGISTRATION_TAINT_LOGGED = "userdata/registration-taint-logged"  # the same problem, judged on releases that let it pass
 MANAGED_REGISTRATION_TAINT = "userdata/managed-registration-taint"
 UNKNOWN_KARPENTER_TAINT = "userdata/unknown-karpenter-taint"
 
