@@ -25,8 +25,8 @@ from karpenter_gitops.families.protocol import (
     AliasParameter,
     Family,
 )
-from karpenter_gitops.families.userdata import mime, taints
-from karpenter_gitops.families.userdata.problems import BOOTSTRAP_ARGS, Problem
+from karpenter_gitops.families.userdata import common, mime, taints
+from karpenter_gitops.families.userdata.problems import BOOTSTRAP_ARGS, OWN_BOOTSTRAP, Problem
 
 EXTRA_ARGS = "--kubelet-extra-args"
 _PROGRAMS = ("bootstrap.sh", "kubelet")
@@ -91,9 +91,18 @@ def invocations(script: str) -> Iterator[Invocation]:
 
 def check(text: str) -> list[Problem]:
     archive = mime.read(text)
-    problems = list(archive.problems)
+    problems = list(archive.problems) + common.bottlerocket_settings_elsewhere(text, "AL2")
     for part in archive.parts:
-        problems.extend(review(invocations(part.body), managed=True))
+        calls = list(invocations(part.body))
+        problems.extend(review(calls, managed=True))
+        if any(call.via_bootstrap for call in calls):
+            problems.append(Problem(
+                OWN_BOOTSTRAP,
+                "this userData runs /etc/eks/bootstrap.sh itself, and Karpenter appends its own bootstrap.sh call "
+                "after it, so the node bootstraps twice with different arguments",
+                "remove the bootstrap.sh call: set kubelet settings in spec.kubelet and labels and taints in the "
+                "NodePool; or bootstrap yourself with amiFamily: Custom",
+            ))
     return problems
 
 

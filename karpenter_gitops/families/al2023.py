@@ -23,10 +23,12 @@ from karpenter_gitops.families.protocol import (
     AliasParameter,
     Family,
 )
-from karpenter_gitops.families.userdata import mime, taints
+from karpenter_gitops.families.userdata import common, mime, taints
 from karpenter_gitops.families.userdata.problems import (
     AL2023_BOOTSTRAP,
     NODECONFIG,
+    OWN_BOOTSTRAP,
+    REGISTER_TAINTS_FLAG,
     Problem,
 )
 
@@ -35,6 +37,7 @@ KIND = "NodeConfig"
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _ENTRY = "write each entry as {key: example.com/dedicated, value: gpu, effect: NoSchedule}"
 _LEGACY = re.compile(r"^[^#\n]*(bootstrap\.sh|--kubelet-extra-args)", re.MULTILINE)
+_NODEADM_INIT = re.compile(r"^[^#\n]*\bnodeadm\s+init\b", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -65,11 +68,19 @@ def node_configs(part: mime.Part) -> NodeConfigs | None:
 
 def check(text: str) -> list[Problem]:
     archive = mime.read(text)
-    problems = list(archive.problems)
+    problems = list(archive.problems) + common.bottlerocket_settings_elsewhere(text, "AL2023")
     for part in archive.parts:
         configs = node_configs(part)
         if configs is None:
             problems.extend(_legacy_bootstrap(part.body))
+            if _NODEADM_INIT.search(part.body):
+                problems.append(Problem(
+                    OWN_BOOTSTRAP,
+                    "this userData runs nodeadm init itself, and nodeadm runs again with the NodeConfig Karpenter "
+                    "appends, so the node is initialised twice with different settings",
+                    "remove the nodeadm call and give settings as a NodeConfig part; or bootstrap yourself with "
+                    "amiFamily: Custom",
+                ))
         else:
             problems.extend(review(configs, managed=True))
     return problems
@@ -92,6 +103,15 @@ def review(configs: NodeConfigs, *, managed: bool) -> list[Problem]:
                 f"{document.get('kind')!r}; nodeadm reads apiVersion {API_VERSION}, kind {KIND}",
                 header,
             ))
+        if managed and _register_flag(document):
+            problems.append(Problem(
+                REGISTER_TAINTS_FLAG,
+                "spec.kubelet.flags sets --register-with-taints, which overrides the registerWithTaints Karpenter "
+                "writes into the kubelet config: the node registers without the NodePool's taints and without "
+                "karpenter.sh/unregistered:NoExecute",
+                "remove --register-with-taints from the flags and declare the taints in the NodePool's "
+                "spec.template.spec.taints (or startupTaints)",
+            ))
         found, malformed = taints_of(document)
         problems.extend(
             Problem(NODECONFIG, f"registerWithTaints entry {entry!r} is not a mapping with a key", _ENTRY)
@@ -99,6 +119,11 @@ def review(configs: NodeConfigs, *, managed: bool) -> list[Problem]:
         )
         problems.extend(taints.review(found, managed=managed, hint=snippet(tuple(t.repaired() for t in found))))
     return problems
+
+
+def _register_flag(document: Mapping[str, Any]) -> bool:
+    flags = _mapping(_mapping(document.get("spec")).get("kubelet")).get("flags")
+    return isinstance(flags, list) and any(str(flag).split("=", 1)[0].strip() == taints.FLAG for flag in flags)
 
 
 def taints_of(document: Mapping[str, Any]) -> tuple[tuple[taints.Taint, ...], list[Any]]:

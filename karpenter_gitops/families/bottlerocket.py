@@ -29,7 +29,10 @@ from karpenter_gitops.families.protocol import (
 from karpenter_gitops.families.userdata import mime, taints
 from karpenter_gitops.families.userdata.problems import (
     BOTTLEROCKET_NODE_TAINTS,
+    BOTTLEROCKET_OVERRIDDEN_SETTING,
+    BOTTLEROCKET_SETTING_TYPE,
     BOTTLEROCKET_UNKNOWN_SETTING,
+    FORMAT_MISMATCH,
     TOML,
     TOML_DOTTED_KEY,
     Problem,
@@ -50,6 +53,15 @@ KUBERNETES_SETTINGS = frozenset({
     "single-process-oom-kill", "container-log-max-workers", "container-log-monitor-interval",
     "hostname-override-source", "log-level",
 })
+# settings.kubernetes keys Karpenter always sets from the cluster, the NodePool and the EC2NodeClass.
+OVERRIDDEN = {
+    "cluster-name": "remove it: Karpenter sets the cluster's name",
+    "api-server": "remove it: Karpenter sets the cluster endpoint",
+    "cluster-certificate": "remove it: Karpenter sets the cluster's CA",
+    "max-pods": "set spec.kubelet.maxPods in the EC2NodeClass instead",
+    "cluster-dns-ip": "set spec.kubelet.clusterDNS in the EC2NodeClass instead",
+}
+_INTEGERS = ("max-pods", "eviction-max-pod-grace-period")
 # settings.kubernetes maps whose keys are names that often contain dots.
 _STRING_MAPS = (
     "node-labels", "eviction-hard", "eviction-soft", "eviction-soft-grace-period", "kube-reserved", "system-reserved",
@@ -80,6 +92,13 @@ def check(text: str) -> list[Problem]:
     if mime.is_mime(text):
         message = "Bottlerocket userData must be TOML settings; Karpenter cannot merge a MIME archive"
         return [Problem(TOML, message, _EXAMPLE)]
+    if text.lstrip().startswith("#!"):
+        message = (
+            "this userData is a shell script, but Bottlerocket runs no userData scripts: Karpenter merges "
+            "userData as TOML settings, and a script is not TOML, so the launch template fails"
+        )
+        hint = f"write Bottlerocket settings as TOML ({_EXAMPLE.splitlines()[0]} ...); run commands as bootstrap containers"
+        return [Problem(FORMAT_MISMATCH, message, hint)]
     try:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
@@ -95,6 +114,8 @@ def check(text: str) -> list[Problem]:
         for key in kubernetes
         if key not in KUBERNETES_SETTINGS
     ]
+    problems.extend(_overridden(kubernetes))
+    problems.extend(_wrong_types(kubernetes))
     for name in _STRING_MAPS:
         problems.extend(_dotted_keys(kubernetes.get(name), f"settings.kubernetes.{name}"))
     problems.extend(_dotted_keys(_table(document, "settings", "kernel").get("sysctl"), "settings.kernel.sysctl"))
@@ -108,6 +129,42 @@ def check(text: str) -> list[Problem]:
             "move them to the NodePool's spec.template.spec.taints:\n" + yaml.safe_dump(moved, sort_keys=False).rstrip(),
         ))
     return problems
+
+
+def _overridden(kubernetes: Mapping[str, Any]) -> Iterator[Problem]:
+    for key in kubernetes:
+        instead = OVERRIDDEN.get(key)
+        if instead:
+            yield Problem(
+                BOTTLEROCKET_OVERRIDDEN_SETTING,
+                f"settings.kubernetes.{key} is set by Karpenter itself when it merges userData, so this value is replaced",
+                instead,
+            )
+
+
+def _wrong_types(kubernetes: Mapping[str, Any]) -> Iterator[Problem]:
+    """Values Karpenter's typed settings cannot decode: the launch template then fails."""
+    for name in _STRING_MAPS:
+        table = kubernetes.get(name)
+        if table is not None and not isinstance(table, Mapping):
+            yield _wrong_type(name, table, "a table of string values")
+        elif isinstance(table, Mapping):
+            for key, value in table.items():
+                if not isinstance(value, (str, Mapping)):  # nested tables are the dotted-key mistake
+                    yield _wrong_type(f"{name}.{json.dumps(key)}", value, "a string")
+    for name in _INTEGERS:
+        value = kubernetes.get(name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            yield _wrong_type(name, value, "an integer")
+
+
+def _wrong_type(path: str, value: Any, expected: str) -> Problem:
+    return Problem(
+        BOTTLEROCKET_SETTING_TYPE,
+        f"settings.kubernetes.{path} is {json.dumps(value, default=str)}, but Karpenter reads it as {expected}, "
+        "so merging the userData fails and no launch template is made",
+        f"write it as {expected}",
+    )
 
 
 def _dotted_keys(table: Any, path: str) -> Iterator[Problem]:

@@ -13,20 +13,31 @@ from karpenter_gitops.families.protocol import (
     AliasParameter,
     Family,
 )
-from karpenter_gitops.families.userdata.problems import POWERSHELL_TAGS, Problem
+from karpenter_gitops.families.userdata import common
+from karpenter_gitops.families.userdata.problems import OWN_BOOTSTRAP, POWERSHELL_TAGS, Problem
 
 _TAG = re.compile(r"</?powershell>", re.IGNORECASE)
+_BOOTSTRAP = re.compile(r"^[^#\n]*Start-EKSBootstrap\.ps1", re.MULTILINE | re.IGNORECASE)
 
 
 def check(text: str) -> list[Problem]:
-    if not _TAG.search(text):
-        return []
-    return [Problem(
-        POWERSHELL_TAGS,
-        "userData has <powershell> tags, but Karpenter adds its own around userData and its bootstrap "
-        "command; the inner </powershell> ends the script before Karpenter's bootstrap runs",
-        "remove the <powershell> and </powershell> lines and keep only the PowerShell commands",
-    )]
+    problems = common.bottlerocket_settings_elsewhere(text, "Windows")
+    if _TAG.search(text):
+        problems.append(Problem(
+            POWERSHELL_TAGS,
+            "userData has <powershell> tags, but Karpenter adds its own around userData and its bootstrap "
+            "command; the inner </powershell> ends the script before Karpenter's bootstrap runs",
+            "remove the <powershell> and </powershell> lines and keep only the PowerShell commands",
+        ))
+    if _BOOTSTRAP.search(text):
+        problems.append(Problem(
+            OWN_BOOTSTRAP,
+            "this userData runs Start-EKSBootstrap.ps1 itself, and Karpenter appends its own call after it, so "
+            "the node bootstraps twice with different arguments",
+            "remove the bootstrap call: set kubelet settings in spec.kubelet and labels and taints in the NodePool; "
+            "or bootstrap yourself with amiFamily: Custom",
+        ))
+    return problems
 
 
 # --- the families ---------------------------------------------------------------------------------

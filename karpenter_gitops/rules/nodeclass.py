@@ -384,6 +384,39 @@ def alias_family(obj, ctx):
 
 
 @rule(
+    "nodeclass/alias-version-format",
+    ERROR,
+    KINDS,
+    "An alias version that is not the family's AMI version (al2023@2023.0.20230222 is an Amazon Linux release, "
+    "not an EKS AMI version vYYYYMMDD): the CRD accepts it, but no SSM parameter has that name, so AMI discovery "
+    "finds nothing and no node launches.",
+    "Use the family's version format: vYYYYMMDD for AL2 and AL2023, the OS version (v1.32.0) for Bottlerocket, or latest.",
+    origin="ours",
+    good=(
+        {"spec": {"amiSelectorTerms": [{"alias": "al2023@v20240807"}]}},
+        {"spec": {"amiSelectorTerms": [{"alias": "bottlerocket@1.32.0"}]}},
+    ),
+    bad=(
+        {"spec": {"amiSelectorTerms": [{"alias": "al2023@2023.0.20230222"}]}},
+        {"spec": {"amiSelectorTerms": [{"alias": "bottlerocket@v20240807"}]}},
+    ),
+)
+def alias_version_format(obj, ctx):
+    for index, alias in _aliases(obj.spec):
+        family_part, at, version = alias.partition("@")
+        family = families.of_alias(family_part)
+        if not at or family is None or family.version_format is None or version == "latest":
+            continue  # malformed aliases, unknown families and Windows are the CEL rules'
+        if not family.version_format.match(version):
+            yield Violation(
+                _alias_path(index),
+                f"{version!r} is not a {family_part} AMI version, so no SSM parameter has that name and AMI "
+                "discovery finds nothing",
+                f"pin a version like {family.version_example}, or use {family_part}@latest",
+            )
+
+
+@rule(
     "cel/windows-alias-latest",
     ERROR,
     KINDS,

@@ -256,6 +256,90 @@ def unknown_requirement_key(obj, ctx):
             )
 
 
+# Keys of EKS managed node groups, which Karpenter's nodes never carry, with the Karpenter key to use.
+_NODE_GROUP_KEYS = {
+    "eks.amazonaws.com/capacityType": "karpenter.sh/capacity-type (values on-demand, spot)",
+    "eks.amazonaws.com/nodegroup": "karpenter.sh/nodepool",
+    "eks.amazonaws.com/nodegroup-image": "karpenter.k8s.aws/ec2nodeclass (or the class's amiSelectorTerms)",
+}
+
+
+@rule(
+    "nodepool/managed-node-group-key",
+    WARNING,
+    KINDS,
+    "A requirement or label on a key of EKS managed node groups (eks.amazonaws.com/capacityType, .../nodegroup): "
+    "Karpenter does not set it from the instance, it only copies the value onto nodes, so pods selecting it "
+    "land on nodes that merely claim it.",
+    "Use the Karpenter key: karpenter.sh/capacity-type for the capacity type, karpenter.sh/nodepool for the pool.",
+    origin="ours",
+    good=({"spec": {"template": {"spec": {"requirements": [{"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot"]}]}}}},),
+    bad=({"spec": {"template": {"spec": {"requirements": [{"key": "eks.amazonaws.com/capacityType", "operator": "In", "values": ["SPOT"]}]}}}},),
+)
+def managed_node_group_key(obj, ctx):
+    for path, key in _label_keys(obj):
+        instead = _NODE_GROUP_KEYS.get(key)
+        if instead:
+            yield Violation(path, f"{key!r} belongs to EKS managed node groups; Karpenter's nodes carry it only as "
+                                  "a copied label, never as a fact of the instance", f"use {instead}")
+
+
+_NAME_PART = 63  # Kubernetes qualified names: the part after the prefix
+_PREFIX = 253  # the DNS-subdomain prefix
+
+
+@rule(
+    "nodepool/label-key-length",
+    ERROR,
+    KINDS,
+    "A requirement or label key longer than Kubernetes allows (name part over 63 characters, prefix over 253): "
+    "the CRD's pattern admits it, Karpenter's runtime validation rejects the NodePool.",
+    "Shorten the key: at most 63 characters after the '/', and 253 before it.",
+    origin="karpenter",
+    good=({"spec": {"template": {"metadata": {"labels": {"example.com/team": "ml"}}}}},),
+    bad=({"spec": {"template": {"metadata": {"labels": {"example.com/" + "a" * 64: "x"}}}}},),
+)
+def label_key_length(obj, ctx):
+    for path, key in _label_keys(obj):
+        prefix, _, name = key.rpartition("/")
+        if len(name) > _NAME_PART:
+            yield Violation(path, f"name part of key {key!r} must be no more than {_NAME_PART} characters")
+        if len(prefix) > _PREFIX:
+            yield Violation(path, f"prefix part of key {key!r} must be no more than {_PREFIX} characters")
+
+
+# Labels whose values Karpenter knows all of; a requirement allowing none of them matches no capacity.
+_KNOWN_VALUES = {
+    "karpenter.sh/capacity-type": (("on-demand", "spot", "reserved"), None),
+    "karpenter.k8s.aws/instance-tenancy": (("default", "dedicated"), (1, 9)),
+}
+
+
+@rule(
+    "nodepool/requirement-unknown-values",
+    ERROR,
+    KINDS,
+    "An In requirement on karpenter.sh/capacity-type (or instance-tenancy) that allows none of the values "
+    "Karpenter knows (on-demand, spot, reserved; default, dedicated): Karpenter rejects the NodePool.",
+    "Use the values Karpenter knows, in lower case: on-demand, spot or reserved.",
+    origin="karpenter",
+    good=({"spec": {"template": {"spec": {"requirements": [{"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot", "on-demand"]}]}}}},),
+    bad=({"spec": {"template": {"spec": {"requirements": [{"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["SPOT"]}]}}}},),
+)
+def requirement_unknown_values(obj, ctx):
+    for index, requirement in _requirements(obj):
+        known = _KNOWN_VALUES.get(requirement.key)
+        if known is None or requirement.operator != "In" or (known[1] and ctx.version < known[1]):
+            continue
+        values = _values(requirement)
+        if values and not set(values) & set(known[0]):
+            yield Violation(
+                f"{_requirement_path(index)}.values",
+                f"none of {list(values)} is a value of {requirement.key} (expected one of {', '.join(known[0])})",
+                did_you_mean(str(values[0]).lower(), known[0]),
+            )
+
+
 # --- requirements -------------------------------------------------------------------------
 
 

@@ -257,3 +257,61 @@ _userdata_rule(
     good=(_on(_AL2023, _node_config("{key: example.com/dedicated, effect: NoSchedule}")),),
     bad=(_on(_AL2023, _node_config("{key: karpenter.sh/uninitialized, effect: NoExecute}")),),
 )
+_userdata_rule(
+    ids.OWN_BOOTSTRAP,
+    Severity.ERROR,
+    "userData of a family Karpenter bootstraps (AL2, AL2023, Windows) that runs the bootstrapper itself "
+    "(/etc/eks/bootstrap.sh, nodeadm init, Start-EKSBootstrap.ps1): the node bootstraps twice with different arguments.",
+    "Remove the bootstrap call: kubelet settings go in spec.kubelet, labels and taints in the NodePool; "
+    "to bootstrap yourself, use amiFamily: Custom.",
+    good=(_on(_AL2, _SCRIPT), _on(_CUSTOM, _bootstrap("'--register-with-taints=karpenter.sh/unregistered:NoExecute'"))),
+    bad=(
+        _on(_AL2, _bootstrap("'--max-pods=20'")),
+        _on(_AL2023, "#!/bin/bash\nnodeadm init --config-source file:///etc/eks/nodeadm.yaml\n"),
+        _on(_WINDOWS, "& $env:ProgramFiles\\Amazon\\EKS\\Start-EKSBootstrap.ps1 -EKSClusterName demo\n"),
+    ),
+)
+_userdata_rule(
+    ids.REGISTER_TAINTS_FLAG,
+    Severity.ERROR,
+    "An AL2023 NodeConfig whose spec.kubelet.flags carry --register-with-taints: the flag overrides the "
+    "registerWithTaints Karpenter writes, so the NodePool's taints and karpenter.sh/unregistered are lost.",
+    "Drop the flag and declare taints in the NodePool (spec.template.spec.taints or startupTaints).",
+    good=(_on(_AL2023, _node_config("{key: example.com/dedicated, effect: NoSchedule}")),),
+    bad=(_on(_AL2023, "apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec:\n  kubelet:\n    flags:\n"
+                      "      - --register-with-taints=dedicated=gpu:NoSchedule\n"),),
+)
+_userdata_rule(
+    ids.FORMAT_MISMATCH,
+    Severity.ERROR,
+    "userData in a format the selected image cannot run: a shell script for Bottlerocket, Bottlerocket TOML "
+    "settings for AL2, AL2023 or Windows.",
+    "Write the format of the image the class selects, or select the image the userData is written for.",
+    good=(_on(_BOTTLEROCKET, "[settings.kubernetes]\nallowed-unsafe-sysctls = []\n"), _on(_AL2023, _SCRIPT)),
+    bad=(_on(_BOTTLEROCKET, _SCRIPT), _on(_AL2023, "[settings.kubernetes]\nallowed-unsafe-sysctls = []\n")),
+    origin="karpenter",
+)
+_userdata_rule(
+    ids.BOTTLEROCKET_OVERRIDDEN_SETTING,
+    Severity.WARNING,
+    "A Bottlerocket setting Karpenter always sets itself (cluster-name, api-server, cluster-certificate, max-pods, "
+    "cluster-dns-ip): the value in userData is replaced.",
+    "Remove it; set max-pods and cluster DNS through the EC2NodeClass's spec.kubelet.",
+    good=(_on(_BOTTLEROCKET, '[settings.kubernetes]\nallowed-unsafe-sysctls = ["net.core.somaxconn"]\n'),),
+    bad=(_on(_BOTTLEROCKET, "[settings.kubernetes]\nmax-pods = 110\n"),),
+    origin="karpenter",
+)
+_userdata_rule(
+    ids.BOTTLEROCKET_SETTING_TYPE,
+    Severity.ERROR,
+    "A Bottlerocket setting of the wrong type for Karpenter's typed settings (a list where a string is expected, "
+    "a string for max-pods): merging the userData fails, so no launch template is made.",
+    "Write map settings as tables of strings, e.g. [settings.kubernetes.node-labels] team = \"ml\".",
+    good=(_on(_BOTTLEROCKET, '[settings.kubernetes.node-labels]\nteam = "ml"\n'),),
+    bad=(
+        _on(_BOTTLEROCKET, '[settings.kubernetes.node-labels]\nteam = ["ml", "data"]\n'),
+        _on(_BOTTLEROCKET, '[settings.kubernetes]\neviction-max-pod-grace-period = "30"\n'),
+    ),
+    origin="karpenter",
+)
+

@@ -15,8 +15,20 @@ def _call(script: str) -> al2.Invocation:
     return call
 
 
+def _problems(script: str, family: str = "AL2") -> list:
+    """The problems of ``script``, but the own-bootstrap one every AL2 call has (tested on its own below)."""
+    return [p for p in families.analyse_userdata(script, family) if p.rule != problems.OWN_BOOTSTRAP]
+
+
 def _rules(script: str, family: str = "AL2") -> list[str]:
-    return [p.rule for p in families.analyse_userdata(script, family)]
+    return [p.rule for p in _problems(script, family)]
+
+
+def test_a_managed_al2_script_calling_bootstrap_sh_bootstraps_twice():
+    script = "#!/bin/bash\n/etc/eks/bootstrap.sh demo --kubelet-extra-args '--max-pods=20'\n"
+    assert [p.rule for p in families.analyse_userdata(script, "AL2")] == [problems.OWN_BOOTSTRAP]
+    assert problems.OWN_BOOTSTRAP not in {p.rule for p in families.analyse_userdata(script, "Custom")}
+    assert families.analyse_userdata("#!/bin/bash\necho not calling bootstrap.sh here\n", "AL2") == ()
 
 
 def test_nested_quotes_are_removed_in_two_rounds_like_shell_then_systemd():
@@ -59,7 +71,7 @@ def test_a_script_without_bootstrap_or_kubelet_is_not_tokenised():
 
 
 def test_equals_form_of_kubelet_extra_args_is_an_error_with_the_space_form_as_hint():
-    (problem,) = families.analyse_userdata(
+    (problem,) = _problems(
         "#!/bin/bash\n/etc/eks/bootstrap.sh demo --kubelet-extra-args=--register-with-taints=dedicated=gpu:NoSchedule\n", "AL2"
     )
     assert problem.rule == problems.BOOTSTRAP_ARGS
@@ -68,13 +80,13 @@ def test_equals_form_of_kubelet_extra_args_is_an_error_with_the_space_form_as_hi
 
 @pytest.mark.parametrize("flag", ["--register-with-taints=a=b:NoSchedule", "--register-with-taints a=b:NoSchedule"])
 def test_kubelet_flag_given_to_bootstrap_sh_itself_is_moved_into_extra_args(flag):
-    (problem,) = families.analyse_userdata(f"/etc/eks/bootstrap.sh demo {flag}\n", "AL2")
+    (problem,) = _problems(f"/etc/eks/bootstrap.sh demo {flag}\n", "AL2")
     assert problem.rule == problems.BOOTSTRAP_ARGS
     assert problem.hint == "/etc/eks/bootstrap.sh demo --kubelet-extra-args '--register-with-taints=a=b:NoSchedule'"
 
 
 def test_kubelet_extra_args_given_twice_keeps_only_the_last():
-    (problem,) = families.analyse_userdata("/etc/eks/bootstrap.sh demo --kubelet-extra-args '--max-pods=2' --kubelet-extra-args '--v=2'\n", "AL2")
+    (problem,) = _problems("/etc/eks/bootstrap.sh demo --kubelet-extra-args '--max-pods=2' --kubelet-extra-args '--v=2'\n", "AL2")
     assert "only the last" in problem.message
     assert problem.hint == "/etc/eks/bootstrap.sh demo --kubelet-extra-args '--max-pods=2 --v=2'"
 
@@ -92,13 +104,13 @@ def test_quotes_that_survive_both_rounds_end_up_in_the_taint():
     """'--register-with-taints="a=b:NoSchedule"' nested once more: kubelet sees the double quotes."""
     script = """/etc/eks/bootstrap.sh demo --kubelet-extra-args "'--register-with-taints=\\"a=b:NoSchedule\\"'"\n"""
     assert _call(script).taints == (Taint('"a', "b", 'NoSchedule"'),)
-    (problem,) = families.analyse_userdata(script, "AL2")
+    (problem,) = _problems(script, "AL2")
     assert problem.rule == problems.TAINT_QUOTES
     assert problem.hint == "/etc/eks/bootstrap.sh demo --kubelet-extra-args '--register-with-taints=a=b:NoSchedule'"
 
 
 def test_invalid_taint_hint_corrects_a_misspelt_effect():
-    (problem,) = families.analyse_userdata("/etc/eks/bootstrap.sh demo --kubelet-extra-args '--register-with-taints=gpu:noschedule'\n", "AL2")
+    (problem,) = _problems("/etc/eks/bootstrap.sh demo --kubelet-extra-args '--register-with-taints=gpu:noschedule'\n", "AL2")
     assert problem.rule == problems.TAINT
     assert problem.hint.endswith("'--register-with-taints=gpu:NoSchedule'")
 

@@ -43,7 +43,7 @@ def test_invalid_registered_taint_hint_is_the_corrected_nodeconfig():
 
 def test_taints_in_nodeconfig_kubelet_flags_are_checked_too():
     flags = "    flags:\n    - --register-with-taints=dedicated=gpu\n"
-    assert _rules(_with_taints("{key: a, effect: NoSchedule}", flags=flags)) == [problems.TAINT]
+    assert _rules(_with_taints("{key: a, effect: NoSchedule}", flags=flags)) == [problems.REGISTER_TAINTS_FLAG, problems.TAINT]
 
 
 def test_entries_that_are_not_taints_are_reported():

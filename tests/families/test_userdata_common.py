@@ -58,7 +58,7 @@ def _folded(text: str) -> str:
     [
         ("AL2", "#!/bin/bash\necho hello > /tmp/x\nsysctl -w vm.max_map_count=262144\n"),
         ("AL2", 'MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary="B"\n\n--B\n\n#!/bin/bash\n--B--\n'),
-        ("Bottlerocket", '[settings.kubernetes]\nmax-pods = 110\n'),
+        ("Bottlerocket", '[settings.kubernetes]\nallowed-unsafe-sysctls = ["net.core.somaxconn"]\n'),
         ("AL2023", "apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec: {}\n"),
     ],
     ids=["shell", "mime", "toml", "nodeconfig"],

@@ -35,14 +35,18 @@ def test_golden_input_has_no_error_for_its_family(path):
     assert [p for p in found if _severity(p) is Severity.ERROR] == []
 
 
-def test_bottlerocket_golden_warns_about_what_karpenter_drops():
-    """The fixture carries an unknown key, a `labels` table and node-taints; the merged output lacks all three."""
+def test_bottlerocket_golden_warns_about_what_karpenter_drops_or_replaces():
+    """The fixture carries an unknown key, a `labels` table and node-taints, which the merged output lacks,
+    and the cluster's name, endpoint, CA and max-pods, which it replaces with Karpenter's."""
     found = families.analyse_userdata((USERDATA / "br_userdata_input.golden").read_text(), "Bottlerocket")
     assert sorted(p.rule for p in found) == [
         problems.BOTTLEROCKET_NODE_TAINTS,
+        *[problems.BOTTLEROCKET_OVERRIDDEN_SETTING] * 4,
         problems.BOTTLEROCKET_UNKNOWN_SETTING,
         problems.BOTTLEROCKET_UNKNOWN_SETTING,
     ]
+    replaced = sorted(p.message.split()[0] for p in found if p.rule == problems.BOTTLEROCKET_OVERRIDDEN_SETTING)
+    assert replaced == [f"settings.kubernetes.{key}" for key in ("api-server", "cluster-certificate", "cluster-name", "max-pods")]
     assert "settings.kubernetes.labels" in " ".join(p.message for p in found)
 
 

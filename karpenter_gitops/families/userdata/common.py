@@ -1,12 +1,14 @@
-"""userData checks every family shares: EC2's size limit, and a folded YAML scalar (``userData: >``)."""
+"""userData checks every family shares: EC2's size limit, a folded YAML scalar (``userData: >``), the wrong format."""
 
 from __future__ import annotations
 
 import os
 import re
+import tomllib
 
 from karpenter_gitops.families.userdata.problems import (
     FOLDED_YAML,
+    FORMAT_MISMATCH,
     SIZE,
     SIZE_NEAR_LIMIT,
     Problem,
@@ -64,3 +66,21 @@ def _shebang_runs_on(line: str) -> bool:
     if os.path.basename(interpreter) == "env":
         words = words[1:]
     return bool(words)
+
+
+def bottlerocket_settings_elsewhere(text: str, family: str) -> list[Problem]:
+    """Bottlerocket's TOML settings given to a family that runs userData as a script (or a NodeConfig)."""
+    if "[settings" not in text:
+        return []
+    try:
+        document = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return []
+    if "settings" not in document:
+        return []
+    return [Problem(
+        FORMAT_MISMATCH,
+        f"this userData is Bottlerocket TOML settings, but {family} images run userData as a shell script, "
+        "so the settings are never applied and the script fails at its first line",
+        "select a Bottlerocket image (alias bottlerocket@...) for these settings, or write this family's format",
+    )]

@@ -26,6 +26,11 @@ REGISTRATION_TAINT = "userdata/registration-taint"
 REGISTRATION_TAINT_LOGGED = "userdata/registration-taint-logged"  # the same problem, judged on releases that let it pass
 MANAGED_REGISTRATION_TAINT = "userdata/managed-registration-taint"
 UNKNOWN_KARPENTER_TAINT = "userdata/unknown-karpenter-taint"
+OWN_BOOTSTRAP = "userdata/own-bootstrap"
+REGISTER_TAINTS_FLAG = "userdata/register-with-taints-flag"
+FORMAT_MISMATCH = "userdata/format-mismatch"
+BOTTLEROCKET_OVERRIDDEN_SETTING = "userdata/bottlerocket-overridden-setting"
+BOTTLEROCKET_SETTING_TYPE = "userdata/bottlerocket-setting-type"
 
 
 @dataclass(frozen=True)
