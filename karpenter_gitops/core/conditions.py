@@ -42,6 +42,7 @@ class Resolution(Enum):
     NOT_FOUND = "not-found"  # resolved to nothing usable; ``reason`` may say why (e.g. UnsupportedAlias)
     TRANSIENT_ERROR = "transient-error"  # the lookup failed (throttling, 5xx, unreachable); retry later
     AWAITING_DEPENDENCY = "awaiting-dependency"  # an earlier step this one needs is not ready
+    ERRORED = "errored"  # the controller's reconcile fails and requeues; retrying without a change will not help
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,11 @@ class StepOutcome:
     @classmethod
     def transient_error(cls, message: str, reason: str = "TransientError") -> StepOutcome:
         return cls(Resolution.TRANSIENT_ERROR, message, reason)
+
+    @classmethod
+    def errored(cls, message: str) -> StepOutcome:
+        """Karpenter returns the error and requeues, so the condition keeps operatorpkg's initial Unknown."""
+        return cls(Resolution.ERRORED, message, "AwaitingReconciliation")
 
     @classmethod
     def awaiting(cls, dependency: str) -> StepOutcome:

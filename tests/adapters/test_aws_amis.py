@@ -159,3 +159,53 @@ def test_final_order_is_creation_date_descending_then_id():
         image("ami-c", "2025-01-02T00:00:00Z"),
     ], {"ami-a": (STANDARD,), "ami-c": (NVIDIA,)}, NOW)
     assert [ami.id for ami in amis] == ["ami-c", "ami-a", "ami-b"]
+
+
+_STATES_WORLD = """\
+region: us-west-2
+accountId: "123456789012"
+kubernetesVersion: "1.32"
+instanceTypes: [m5.large]
+images:
+""" + "".join(
+    f'  - {{id: ami-0e00000000000000{index}, name: team-node-{state}, architecture: x86_64, state: {state}, '
+    f'creationDate: "2025-02-1{index}T00:00:00Z", tags: {{team: ml}}}}\n'
+    for index, state in enumerate(("available", "pending", "invalid", "deregistered", "transient", "failed", "error", "disabled"))
+) + """\
+  - {id: ami-0f000000000000001, name: shared-node-v2, architecture: x86_64, creationDate: "2025-02-14T00:00:00Z", ownerId: "111122223333", ownerAlias: null, tags: {team: ml}}
+  - {id: ami-0f000000000000002, name: shared-node-v1, architecture: x86_64, creationDate: "2025-01-01T00:00:00Z"}
+"""
+
+
+def test_every_image_state_but_available_is_skipped_with_its_state(world):
+    env = world(_STATES_WORLD)
+    result = resolve(env, AMISelectorTerm(name="team-node-*"))
+    assert [ami.id for ami in result.amis] == ["ami-0e000000000000000"]
+    assert sorted(s.reason.split(";")[0] for s in result.skipped) == sorted(
+        f"state is {state}" for state in ("pending", "invalid", "deregistered", "transient", "failed", "error", "disabled")
+    )
+
+
+def test_a_name_term_without_owner_never_picks_another_accounts_newer_image(world):
+    """EC2 is asked for self and amazon only: a third party's image of the same name does not count."""
+    env = world(_STATES_WORLD)
+    assert [ami.id for ami in resolve(env, AMISelectorTerm(name="shared-node-*")).amis] == ["ami-0f000000000000002"]
+    named = resolve(env, AMISelectorTerm(name="shared-node-*", owner="111122223333"))
+    assert [ami.id for ami in named.amis] == ["ami-0f000000000000001"]
+
+
+def test_another_accounts_tags_are_invisible_to_a_tags_term(world):
+    env = world(_STATES_WORLD)
+    assert "ami-0f000000000000001" not in {ami.id for ami in resolve(env, AMISelectorTerm(tags={"team": "ml"})).amis}
+
+
+def test_an_image_the_code_cannot_read_is_one_clear_persistent_error(default_aws, monkeypatch):
+    from karpenter_gitops.adapters.aws import amis
+
+    odd = [{"ImageId": "ami-0odd", "Name": "odd", "Architecture": "x86_64", "State": "available", "CreationDate": "last tuesday"}]
+    monkeypatch.setattr(amis, "_describe", lambda aws, query: odd)
+    result = resolve(default_aws, AMISelectorTerm(name="odd"))
+    assert result.outcome is AMIOutcome.AWS_ERROR
+    assert result.message == "DescribeImages returned an image this tool cannot read: CreationDate or DeprecationTime 'last tuesday' is not an ISO 8601 time"
+    monkeypatch.setattr(amis, "_describe", lambda aws, query: [{"Name": "no id"}])
+    assert resolve(default_aws, AMISelectorTerm(name="odd")).message.endswith("field ImageId is missing")

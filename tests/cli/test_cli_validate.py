@@ -296,3 +296,23 @@ def test_context_resolves_a_node_pool_changed_alone(tmp_path, capsys):
     (repo / "classes" / "default.yaml").unlink()
     code, out, _ = run(capsys, "validate", "--format", "json", "--context", str(repo), str(pool))
     assert code == 1 and [f["rule"] for f in json.loads(out)["findings"]] == ["nodepool/node-class-ref-missing"]
+
+
+def test_embedded_aws_without_moto_is_one_line_saying_how_to_install_it(tmp_path):
+    """Run in a child whose import system refuses moto, as a plain `pip install karpenter-gitops` would be."""
+    probe = (
+        "import sys\n"
+        "class NoMoto:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'moto' or name.startswith('moto.'):\n"
+        "            raise ModuleNotFoundError(\"No module named 'moto'\", name='moto')\n"
+        "sys.meta_path.insert(0, NoMoto())\n"
+        "from karpenter_gitops.cli import main\n"
+        "sys.exit(main(['plan', '--stack', 'demo', '--embedded-aws']))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], cwd=PROJECT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.strip().splitlines() == [
+        "karpenter-gitops: error: --embedded-aws needs moto, which is not installed (no module 'moto') "
+        "(hint: pip install 'karpenter-gitops[embedded]')"
+    ]

@@ -90,7 +90,7 @@ def resolve_amis(
         else:
             queries, missing = _term_queries(aws, terms)
             known = {}
-        images = {image["ImageId"]: image for query in queries for image in _describe(aws, query)}
+        found = [image for query in queries for image in _describe(aws, query)]
     except protocol.AliasError as error:
         return AMIResolution(AMIOutcome.UNSUPPORTED_ALIAS, str(error))
     except TransientAWSError as error:
@@ -98,7 +98,11 @@ def resolve_amis(
     except PersistentAWSError as error:
         return AMIResolution(AMIOutcome.AWS_ERROR, str(error))
 
-    amis, skipped = select_amis(images.values(), known, now)
+    try:
+        images = {image["ImageId"]: image for image in found}
+        amis, skipped = select_amis(images.values(), known, now)
+    except (KeyError, TypeError, ValueError) as error:  # a response shape this code does not know
+        return AMIResolution(AMIOutcome.AWS_ERROR, f"DescribeImages returned an image this tool cannot read: {_what(error)}")
     if not amis:
         why = f" (matched but unusable: {', '.join(f'{s.id} {s.reason}' for s in skipped)})" if skipped else ""
         return AMIResolution(AMIOutcome.NOT_FOUND, f"AMISelector did not match any AMIs{why}", (), skipped, missing)
@@ -194,5 +198,12 @@ def _preference(ami: AMI) -> tuple:
 def _timestamp(text: str) -> datetime:
     if not text:
         return datetime.min.replace(tzinfo=timezone.utc)
-    parsed = datetime.fromisoformat(text)
+    try:
+        parsed = datetime.fromisoformat(text)
+    except (TypeError, ValueError):
+        raise ValueError(f"CreationDate or DeprecationTime {text!r} is not an ISO 8601 time") from None
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+
+
+def _what(error: Exception) -> str:
+    return f"field {error.args[0]} is missing" if isinstance(error, KeyError) else str(error)

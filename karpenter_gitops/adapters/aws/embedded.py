@@ -9,7 +9,9 @@ environment is restored and the server stopped.
 Seeding goes through moto's API where the API can express the thing (IAM) and through moto's
 in-process backend where it cannot, following the moto reference:
 
-* images in any state (pending, failed, ...) with real creation dates, owners and arm64;
+* images in any of EC2's eight states with real creation dates, owners and arm64; another
+  account's image is AWS-published (owner alias ``amazon``) unless it says ``ownerAlias: null``,
+  and its tags are not seeded, since EC2 shows an image's tags to its owner only;
 * ``/aws/service/eks/...`` and ``/aws/service/bottlerocket/...`` parameters (reserved names);
 * subnets and security groups under the fixture's own ids (created, then re-keyed in the
   backend; tags are attached after the re-key because moto stores tags by resource id), and a
@@ -67,6 +69,9 @@ def _items(properties: dict, required: list[str]) -> dict:
     }
 
 
+# Every state EC2 reports for an image; Karpenter selects only ``available`` ones.
+IMAGE_STATES = ("available", "pending", "invalid", "deregistered", "transient", "failed", "error", "disabled")
+
 WORLD_SCHEMA = {
     "type": "object",
     "additionalProperties": False,
@@ -80,10 +85,11 @@ WORLD_SCHEMA = {
                 "id": {"type": "string", "pattern": r"^ami-[0-9a-z]+$"},
                 "name": _NAME,
                 "architecture": {"enum": ["x86_64", "arm64", "i386", "x86_64_mac", "arm64_mac"]},
-                "state": {"enum": ["available", "pending", "failed", "disabled"]},
+                "state": {"enum": list(IMAGE_STATES)},
                 "creationDate": _TIMESTAMP,
                 "deprecationTime": _TIMESTAMP,
                 "ownerId": {"type": "string", "pattern": r"^\d{12}$"},
+                "ownerAlias": {"enum": ["amazon", "aws-marketplace", None]},
                 "tags": _TAGS,
             },
             ["id", "name", "architecture"],
@@ -249,7 +255,13 @@ class EmbeddedServer:
     """moto's ThreadedMotoServer on 127.0.0.1 and a free port; reusable across worlds (e.g. one per test session)."""
 
     def __init__(self) -> None:
-        from moto.server import ThreadedMotoServer
+        try:
+            from moto.server import ThreadedMotoServer
+        except ModuleNotFoundError as missing:  # the `embedded` extra is optional
+            raise InputError(
+                f"--embedded-aws needs moto, which is not installed (no module {missing.name!r})",
+                hint="pip install 'karpenter-gitops[embedded]'",
+            ) from None
 
         logging.getLogger("werkzeug").setLevel(logging.WARNING)  # one access-log line per AWS call is noise here
 
@@ -342,13 +354,14 @@ def _seed_images(ec2: Any, world: World) -> None:
             state=image.get("state", "available"),
             creation_date=_parse_time(image.get("creationDate")),
             owner_id=owner,
-            owner_alias="amazon" if foreign else None,  # the world's foreign images stand for AWS-published ones
+            # Another account's image is AWS-published unless the fixture says otherwise (ownerAlias: null).
+            owner_alias=image.get("ownerAlias", "amazon") if foreign else None,
             public=foreign,
             virtualization_type="hvm",
             root_device_type="ebs",
             root_device_name="/dev/xvda",
             region_name=f"{world.region}a",
-            tags=image.get("tags"),
+            tags=None if foreign else image.get("tags"),  # EC2 shows an image's tags to its owner only
         )
         if "deprecationTime" in image:
             ami.deprecation_time = _parse_time(image["deprecationTime"]).strftime("%Y-%m-%dT%H:%M:%S.000Z")
