@@ -9,7 +9,10 @@ import subprocess
 import sys
 
 import pytest
+import yaml
 from conftest import PROJECT
+
+from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL, merge_patch
 
 
 @pytest.mark.parametrize(
@@ -22,3 +25,27 @@ def test_benchmark_runs(argv):
     result = subprocess.run([sys.executable, *argv], cwd=PROJECT, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.strip()
+
+
+def test_corpus_script_reads_a_mirror_and_tells_a_false_alarm_from_an_expected_error(tmp_path):
+    """The corpus figures in the README come from benchmarks/corpus.py; here it runs on a one-repository mirror."""
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "pool.yaml").write_text(yaml.safe_dump(dict(BASE_NODEPOOL)))
+    (work / "typo.yaml").write_text(yaml.safe_dump(merge_patch(BASE_NODECLASS, {"spec": {"detailedMonitring": True}})))
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    for step in (["init", "-q"], ["add", "."], ["commit", "-qm", "manifests"]):
+        subprocess.run([*git, "-C", str(work), *step], check=True)
+    commit = subprocess.run(["git", "-C", str(work), "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+    mirror = tmp_path / "mirror"
+    subprocess.run(["git", "clone", "-q", "--bare", str(work), str(mirror / "team+manifests" / "repo")], check=True)
+    sources = [{"repo": "team/manifests", "commit": commit, "path": "pool.yaml"},
+               {"repo": "team/manifests", "commit": commit, "path": "typo.yaml", "errors": ["schema/unknown-field"]}]
+    listing = tmp_path / "corpus.yaml"
+    listing.write_text(yaml.safe_dump({"sources": sources}))
+    argv = [sys.executable, "benchmarks/corpus.py", "--mirror", str(mirror), "--list", str(listing)]
+    done = subprocess.run(argv, cwd=PROJECT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "files: 2, objects: 2" in done.stdout and "false alarms or missed mistakes: 0" in done.stdout
+    listing.write_text(yaml.safe_dump({"sources": sources[:1] + [{**sources[1], "errors": []}]}))
+    assert subprocess.run(argv, cwd=PROJECT, capture_output=True, text=True, timeout=300).returncode == 1

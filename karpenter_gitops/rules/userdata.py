@@ -259,9 +259,10 @@ _userdata_rule(
 )
 _userdata_rule(
     ids.OWN_BOOTSTRAP,
-    Severity.ERROR,
+    Severity.WARNING,
     "userData of a family Karpenter bootstraps (AL2, AL2023, Windows) that runs the bootstrapper itself "
-    "(/etc/eks/bootstrap.sh, nodeadm init, Start-EKSBootstrap.ps1): the node bootstraps twice with different arguments.",
+    "(/etc/eks/bootstrap.sh, nodeadm init, Start-EKSBootstrap.ps1): the node bootstraps twice with different "
+    "arguments; it boots, but the settings of the first run do not last.",
     "Remove the bootstrap call: kubelet settings go in spec.kubelet, labels and taints in the NodePool; "
     "to bootstrap yourself, use amiFamily: Custom.",
     good=(_on(_AL2, _SCRIPT), _on(_CUSTOM, _bootstrap("'--register-with-taints=karpenter.sh/unregistered:NoExecute'"))),
