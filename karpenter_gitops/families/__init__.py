@@ -36,6 +36,15 @@ _BY_NAME = {family.name: family for family in FAMILIES}
 _BY_ALIAS = {family.alias: family for family in FAMILIES if family.alias}
 
 
+def of_image(name: str) -> tuple[Family, str] | None:
+    """The family whose published images are named like ``name``, with the Kubernetes minor in the name."""
+    for family in FAMILIES:
+        match = family.image_name.match(name) if family.image_name else None
+        if match:
+            return family, match.group("k8s")
+    return None
+
+
 def by_name(name: str | None) -> Family | None:
     """The family an ``amiFamily`` value names."""
     return _BY_NAME.get(name) if name else None

@@ -212,6 +212,7 @@ def unsupported(kubernetes: versions.Version, karpenter: versions.Version) -> st
 
 FAMILY = Family(
     "AL2",
+    image_name=re.compile(r"^amazon-eks-(?:gpu-|arm64-)?node-(?P<k8s>\d+\.\d+)-v\d{8}"),
     alias="al2",
     version_format=re.compile(r"^v\d{8}\Z"),
     version_example="al2@v20240807",

@@ -187,6 +187,7 @@ def parameters(alias: Alias, k: str, karpenter_version: versions.Version) -> tup
 
 FAMILY = Family(
     "AL2023",
+    image_name=re.compile(r"^amazon-eks-node-al2023-[a-z0-9_]+-[a-z]+-(?P<k8s>\d+\.\d+)-v\d{8}"),
     alias="al2023",
     version_format=re.compile(r"^v\d{8}\Z"),
     version_example="al2023@v20240807",

@@ -222,6 +222,7 @@ def parameters(alias: Alias, k: str, karpenter_version: versions.Version) -> tup
 
 FAMILY = Family(
     "Bottlerocket",
+    image_name=re.compile(r"^bottlerocket-aws-k8s-(?P<k8s>\d+\.\d+)-"),
     alias="bottlerocket",
     version_format=re.compile(r"^v?\d+\.\d+\.\d+\Z"),
     version_example="bottlerocket@v1.32.0",

@@ -95,3 +95,4 @@ class Family:
     check_userdata: Callable[[str], list[Problem]] = no_userdata_checks
     windows_build: str | None = None  # node.kubernetes.io/windows-build of its images (Windows families)
     unsupported_types: tuple[str, ...] = ()  # instance-type name prefixes its images cannot boot (AL2023: a1)
+    image_name: re.Pattern | None = None  # how AWS names its published images; group "k8s" is the Kubernetes minor

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from karpenter_gitops import families
 from karpenter_gitops.adapters.aws import amis as ami_provider
 from karpenter_gitops.adapters.aws import instance_profiles, network
 from karpenter_gitops.adapters.aws.catalogue import Catalogue, load_catalogue
@@ -161,6 +162,7 @@ def _resolve_node_class(
         if outcome.resolution is conditions.Resolution.TRANSIENT_ERROR:
             transient.append(f"EC2NodeClass {node_class.name}: {what} unverified: {outcome.message}")
     observed.extend(_live_observations(node_class, resolution, subnet_outcome, group_outcome, profile_outcome))
+    observed.extend(_image_observations(node_class, resolution.amis, kubernetes_version))
 
     plan = NodeClassPlan(
         conditions=conditions.predict_conditions(
@@ -233,6 +235,32 @@ def _live_observations(
         report(live.SELECTOR_MATCHES_NOTHING, "spec.securityGroupSelectorTerms", "the security-group selector matches no group")
     if profile.reason == "InstanceProfileHasNoRole":
         report(live.INSTANCE_PROFILE_WITHOUT_ROLE, "spec.instanceProfile", profile.message)
+    return found
+
+
+def _image_observations(node_class: EC2NodeClass, amis, kubernetes_version: str | None) -> list[Observation]:
+    """What the names of selected custom-selector images say about the class: another family, another Kubernetes."""
+    spec = node_class.spec
+    if any(term.alias for term in spec.ami_selector_terms or ()):
+        return []  # an alias reads the family's own parameters for the cluster's version
+    found, seen = [], set()
+    for ami in amis:
+        published = families.of_image(ami.name)
+        if published is None or ami.id in seen:
+            continue
+        seen.add(ami.id)
+        family, kubernetes = published
+        if spec.ami_family not in (None, "Custom", family.name):
+            message = (f"image {ami.id} ({ami.name}) is named as a {family.name} image, but amiFamily is "
+                       f"{spec.ami_family}: Karpenter bootstraps it as {spec.ami_family}, so the node does not join")
+            found.append(Observation(live.AMI_FAMILY_MISMATCH, node_class.kind, node_class.name,
+                                     Violation("spec.amiFamily", message, f"amiFamily: {family.name}"), node_class.source))
+        if kubernetes_version and kubernetes != kubernetes_version:
+            message = (f"image {ami.id} ({ami.name}) is built for Kubernetes {kubernetes}, and the cluster runs "
+                       f"{kubernetes_version}: the selector does not pin the version")
+            hint = f"put the version in the name, e.g. {ami.name.replace(kubernetes, kubernetes_version, 1)}"
+            found.append(Observation(live.AMI_KUBERNETES_VERSION, node_class.kind, node_class.name,
+                                     Violation("spec.amiSelectorTerms", message, hint), node_class.source))
     return found
 
 

@@ -18,6 +18,8 @@ AMI_NOT_AVAILABLE = "live/ami-not-available"
 UNSERVED_INSTANCE_TYPES = "live/unserved-instance-types"
 INSTANCE_PROFILE_WITHOUT_ROLE = "live/instance-profile-without-role"
 CATALOGUE_REFUSED = "live/catalogue-refused"
+AMI_FAMILY_MISMATCH = "live/ami-family-mismatch"
+AMI_KUBERNETES_VERSION = "live/ami-kubernetes-version"
 
 
 def _live(id: str, severity: Severity, kind: str, doc: str, fix: str) -> None:
@@ -69,3 +71,22 @@ _live(
     "call both. Bad: a read-only role without ec2:DescribeInstanceTypes.",
     "Allow ec2:DescribeInstanceTypes and ec2:DescribeInstanceTypeOfferings for the identity that plans.",
 )
+_live(
+    AMI_FAMILY_MISMATCH,
+    Severity.WARNING,
+    EC2NODECLASS,
+    "amiFamily contradicts the images a custom selector picks (AL2023 with an image named like an AL2 EKS "
+    "image): Karpenter writes the amiFamily's bootstrap, which the image does not read. Good: amiFamily AL2023 "
+    "with amazon-eks-node-al2023-* images. Bad: amiFamily AL2023 with amazon-eks-node-1.32-* images.",
+    "Set amiFamily to the images' family, or select images of the family you set.",
+)
+_live(
+    AMI_KUBERNETES_VERSION,
+    Severity.WARNING,
+    EC2NODECLASS,
+    "A name or tag selector picks EKS images built for another Kubernetes version than the cluster's, because "
+    "the name does not pin it. Good: amazon-eks-node-al2023-x86_64-standard-1.32-*. Bad: "
+    "amazon-eks-node-al2023-x86_64-standard-* on a 1.32 cluster once 1.33 images exist.",
+    "Put the cluster's Kubernetes version in the name pattern (or use an alias, which follows the cluster).",
+)
+

@@ -315,3 +315,34 @@ def test_a_refused_catalogue_is_a_persistent_problem_on_every_pool(default_aws, 
     assert [f.rule for f in plan.findings if f.kind == "NodePool"] == ["live/catalogue-refused"]
     assert "UnauthorizedOperation" in plan.findings[0].message or "authorized" in plan.findings[0].message
     assert plan.node_pools["general"].awaiting.startswith("instance-type catalogue")
+
+
+_IMAGES_WORLD = """\
+region: us-west-2
+accountId: "123456789012"
+kubernetesVersion: "1.32"
+instanceTypes: [m5.large]
+subnets: [{id: subnet-0a1, availabilityZone: us-west-2a, tags: {karpenter.sh/discovery: demo}}]
+securityGroups: [{id: sg-0a1, name: nodes, tags: {karpenter.sh/discovery: demo}}]
+roles: [{name: KarpenterNodeRole-demo}]
+images:
+  - {id: ami-0a2000000000000a1, name: amazon-eks-node-1.32-v20250201, architecture: x86_64, creationDate: "2025-02-01T00:00:00Z", ownerId: "602401143452"}
+  - {id: ami-0a2300000000000a2, name: amazon-eks-node-al2023-x86_64-standard-1.33-v20250601, architecture: x86_64, creationDate: "2025-06-01T00:00:00Z", ownerId: "602401143452"}
+"""
+
+
+@pytest.mark.parametrize(
+    ("name", "rule", "hint"),
+    [
+        ("amazon-eks-node-1.32-*", "live/ami-family-mismatch", "amiFamily: AL2"),
+        ("amazon-eks-node-al2023-x86_64-standard-*", "live/ami-kubernetes-version",
+         "put the version in the name, e.g. amazon-eks-node-al2023-x86_64-standard-1.32-v20250601"),
+    ],
+)
+def test_plan_warns_about_what_the_selected_images_names_say(world, catalogue_cache, name, rule, hint):
+    env = world(_IMAGES_WORLD)
+    plan = plan_for(env, [node_class(amiFamily="AL2023", amiSelectorTerms=[{"name": name}])], catalogue_cache)
+    [finding] = [f for f in plan.findings if f.rule.startswith("live/ami-")]
+    assert (finding.rule, finding.severity.value, finding.hint) == (rule, "warning", hint)
+    pinned = plan_for(env, [node_class(amiFamily="AL2", amiSelectorTerms=[{"name": "amazon-eks-node-1.32-*"}])], catalogue_cache)
+    assert [f for f in pinned.findings if f.rule.startswith("live/ami-")] == []
