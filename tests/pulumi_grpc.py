@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -16,6 +17,7 @@ import time
 from pathlib import Path
 
 import grpc
+import yaml
 from pulumi.dynamic.dynamic import serialize_provider
 from pulumi.runtime import rpc
 from pulumi.runtime.proto import provider_pb2, provider_pb2_grpc
@@ -136,18 +138,41 @@ def struct(value: dict):
     return message
 
 
+def analyzer_command(pack: Path, engine: str, path: str | None = None) -> list[str]:
+    """The command the engine ends up running for a Python policy pack, from its ``PulumiPolicy.yaml``.
+
+    Facts (pulumi/pulumi): ``NewPolicyAnalyzer`` (pkg/resource/plugin/analyzer_plugin.go) starts the
+    ``pulumi-analyzer-policy-python`` shim in the pack directory with ``<engine> .`` and one
+    ``-<key>=<value>`` per runtime option; the shim (sdk/python/dist/pulumi-analyzer-policy-python,
+    commit 507db16) runs ``<virtualenv>/bin/python -u -m pulumi.policy <engine> .`` when given
+    ``-virtualenv`` (relative to the pack directory), and otherwise ``python3`` from PATH.
+    """
+    runtime = yaml.safe_load((pack / "PulumiPolicy.yaml").read_text())["runtime"]
+    options = runtime.get("options", {}) if isinstance(runtime, dict) else {}
+    if options.get("virtualenv"):
+        interpreter = (pack / options["virtualenv"]) / "bin" / "python"
+        if not interpreter.is_file():
+            raise RuntimeError(f'"{interpreter.parent.parent}" doesn\'t appear to be a virtual environment')
+    else:
+        interpreter = shutil.which("python3", path=path)
+        if interpreter is None:
+            raise RuntimeError("python3 is not on PATH")
+    return [str(interpreter), "-u", "-m", "pulumi.policy", engine, "."]
+
+
 class AnalyzerHost:
-    """The pack served as the engine serves it (``python -m pulumi.policy <engine> <pack dir>``, cwd the pack)."""
+    """The pack served as the engine serves it: the interpreter its ``PulumiPolicy.yaml`` names, cwd the pack."""
 
     def __init__(self, env: dict[str, str] | None = None) -> None:
         from pulumi.runtime.proto import analyzer_pb2_grpc
 
+        environment = {**os.environ, **(env or {})}
         self.process = subprocess.Popen(
-            [sys.executable, "-u", "-m", "pulumi.policy", "127.0.0.1:1", str(POLICIES)],
+            analyzer_command(POLICIES, "127.0.0.1:1", environment.get("PATH")),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             cwd=POLICIES,
-            env={**os.environ, **(env or {})},
+            env=environment,
         )
         port = self.process.stdout.readline().decode().strip()
         if not port.isdigit():
