@@ -35,6 +35,8 @@ fleet = Fleet(
             karpenter_version=cluster.get("karpenterVersion"),
         ),
         pin_amis=settings.get_bool("pinAmis") or False,
+        # `pulumi config set --secret --path` on any part marks the whole key secret: keep its specs secret.
+        secret=any(pulumi.runtime.is_config_secret(settings.full_key(key)) for key in ("nodeClasses", "nodePools")),
         **({"policy": policy} if (policy := settings.get_object("policy")) else {}),
         **({"controller": controller} if controller is not None else {}),
     ),

@@ -26,6 +26,9 @@ class FleetArgs(TypedDict):
     policy: NotRequired[dict[str, Any]]
     """The policy block (``karpenter-gitops:policy``): severities, switched-off rules and rule parameters,
     applied by every class's check as ``validate`` applies them."""
+    secret: NotRequired[bool]
+    """The class or pool specs come from secret stack config (``pulumi config set --secret``): kept secret
+    in every registration, output and state."""
     controller: NotRequired[dict[str, Any]]
     """The controller block (``karpenter-gitops:controller``): when given, a ``KarpenterController`` is built
     for the cluster, and the classes and pools take its node role, instance profile and Helm release by object."""
@@ -57,12 +60,16 @@ class Fleet(pulumi.ComponentResource):
                     node_pools={pool: pool_specs[pool] for pool in pools_by_class[class_name]},
                     cluster=args.get("cluster") or {},
                     pin_amis=bool(args.get("pin_amis")),
+                    secret=bool(args.get("secret")),
                     **({"policy": args["policy"]} if args.get("policy") else {}),
                 ),
                 opts=child,
             )
             for pool in pools_by_class[class_name]:
-                pools[pool] = NodePool(pool, NodePoolArgs(spec=pool_specs[pool], node_class=classes[class_name]), opts=child)
+                pools[pool] = NodePool(
+                    pool, NodePoolArgs(spec=pool_specs[pool], node_class=classes[class_name], secret=bool(args.get("secret"))),
+                    opts=child,
+                )
         self.node_classes = pulumi.Output.from_input(
             {
                 n: {"amiIds": c.ami_ids, "instanceProfile": c.instance_profile, "conditions": c.conditions}

@@ -55,6 +55,11 @@ def cluster_block(cluster: ClusterArgs | None) -> dict[str, str]:
     return {spelling[key]: value for key, value in (cluster or {}).items() if value is not None}
 
 
+def kept_secret(value: Any, secret: bool) -> Any:
+    """``value`` as a secret Output when it came from secret stack config, else as it is."""
+    return pulumi.Output.secret(value) if secret else value
+
+
 class NodeClassArgs(TypedDict):
     """One EC2NodeClass; the component's resource name is its ``metadata.name``."""
 
@@ -70,6 +75,8 @@ class NodeClassArgs(TypedDict):
     policy: NotRequired[dict[str, Any]]
     """The stack's policy block (``karpenter-gitops:policy``): severities, switched-off rules and rule
     parameters, applied by the check as ``validate`` applies them."""
+    secret: NotRequired[bool]
+    """The specs come from secret stack config: every registration and output holding them stays secret."""
     create_node_role: NotRequired[bool]
     """Create the node IAM role and instance profile; the spec then names the profile (by name, never ARN)."""
 
@@ -95,16 +102,19 @@ class NodeClass(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         profile = self._node_role(name, child) if args.get("create_node_role") else None
         spec = manifests.node_class_spec(args["spec"], profile.name if profile else None)
+        secret = bool(args.get("secret"))
         reconciliation = Reconciliation(
             f"{name}-reconciliation",
             node_class_name=name,
-            spec=spec,
+            spec=kept_secret(spec, secret),
             node_pool_specs={
-                pool: manifests.node_pool_spec(pool_spec, name) for pool, pool_spec in (args.get("node_pools") or {}).items()
+                pool: kept_secret(manifests.node_pool_spec(pool_spec, name), secret)
+                for pool, pool_spec in (args.get("node_pools") or {}).items()
             },
             cluster=cluster_block(args.get("cluster")),
             policy=args.get("policy"),
             opts=child,
+            secret=secret,
         )
         self.ami_ids = reconciliation.amis.apply(lambda amis: list(dict.fromkeys(a["id"] for a in amis)))
         pin = args.get("pin_amis") and not manifests.pins_by_version(args["spec"])
@@ -118,7 +128,7 @@ class NodeClass(pulumi.ComponentResource):
             api_version=EC2NODECLASS_API,
             kind=EC2NODECLASS,
             metadata={"name": name},
-            spec=applied,
+            spec=kept_secret(applied, secret),
             opts=pulumi.ResourceOptions(parent=self, depends_on=[reconciliation], ignore_changes=CONTROLLER_OWNED),
         )
         self.node_class_name = pulumi.Output.from_input(name)

@@ -1,12 +1,12 @@
 """The ``NodePool`` component: a NodePool bound to a ``NodeClass`` component, defaults explicit."""
 
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 import pulumi
 import pulumi_kubernetes as k8s
 
 from components import manifests
-from components.nodeclass import NodeClass
+from components.nodeclass import NodeClass, kept_secret
 from karpenter_gitops.core.model import NODEPOOL, NODEPOOL_API
 
 # Written by Karpenter's core controller; never diffed (see nodeclass.CONTROLLER_OWNED).
@@ -24,6 +24,8 @@ class NodePoolArgs(TypedDict):
     """The NodePool spec, spelled as the CRD; ``template.spec.nodeClassRef`` is set from ``node_class``."""
     node_class: NodeClass
     """The class the pool launches with (an object, not a name, so a typo cannot reach the cluster)."""
+    secret: NotRequired[bool]
+    """The spec comes from secret stack config: the NodePool's spec stays secret."""
 
 
 class NodePool(pulumi.ComponentResource):
@@ -44,7 +46,7 @@ class NodePool(pulumi.ComponentResource):
             api_version=NODEPOOL_API,
             kind=NODEPOOL,
             metadata={"name": name},
-            spec=manifests.node_pool_spec(args["spec"], node_class.node_class_name),
+            spec=kept_secret(manifests.node_pool_spec(args["spec"], node_class.node_class_name), bool(args.get("secret"))),
             opts=pulumi.ResourceOptions(parent=self, depends_on=[node_class], ignore_changes=CONTROLLER_OWNED),
         )
         prediction = node_class.node_pools.apply(lambda pools: (pools or {}).get(name) or {})

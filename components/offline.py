@@ -132,17 +132,20 @@ def run(
     *,
     preview: bool = False,
     config: dict[str, str] | None = None,
+    secret_keys: list[str] | None = None,
     stack: str = "dev",
     recorder: Recorder | None = None,
 ) -> Recorder:
-    """Run ``program()`` to completion under mocks; exceptions from registrations propagate."""
+    """Run ``program()`` to completion under mocks; exceptions from registrations propagate.
+
+    ``secret_keys`` are the config keys the engine says are secret (``pulumi config set --secret``)."""
     loop = asyncio.new_event_loop()  # the SDK wants a current loop; asyncio.run() leaves none
     # Outputs of a registration that failed on purpose are never awaited; say so in the log, not on stderr.
     loop.set_exception_handler(lambda _loop, context: logging.getLogger(__name__).debug(context["message"]))
     asyncio.set_event_loop(loop)
     recorder = recorder or Recorder(preview=preview)
     recorder.monitor = _RecordingMonitor(recorder)
-    pulumi.runtime.set_all_config(config or {})
+    pulumi.runtime.set_all_config(config or {}, secret_keys or [])
     pulumi.runtime.set_mocks(
         recorder,
         project="karpenter-gitops",

@@ -14,7 +14,6 @@ reach inputs or state.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -43,6 +42,7 @@ from karpenter_gitops.core.plan import PERSISTENT, TRANSIENT, Plan
 INPUT_KEYS = ("nodeClassName", "spec", "nodePoolSpecs", "cluster", "policy")
 # NodeClassPlan.to_json() keys, plus the per-pool plans and the non-blocking findings.
 OUTPUT_KEYS = ("conditions", "amis", "skippedAmis", "subnets", "securityGroups", "instanceProfile", "nodePools", "findings")
+SECRET_OUTPUTS = ("spec", "nodePoolSpecs", "findings")  # what can hold a secret spec's values
 
 
 class TransientReconciliationError(Exception):
@@ -63,12 +63,21 @@ def load_inputs(
     return stack.load_inputs(cluster, node_classes, node_pools, policy)
 
 
-def _plan(props: Mapping[str, Any]) -> Plan:
+def _plan(props: Mapping[str, Any], settings: Any) -> Plan:
     """The plan for these inputs; an AWS outage becomes a plan that decided nothing."""
     try:
-        return stack.plan(*_props_inputs(props))
-    except InputError as err:  # e.g. an alias without the cluster's Kubernetes version
+        return stack.plan(*_props_inputs(props), settings)
+    except InputError as err:  # no credentials, or an alias without the cluster's Kubernetes version
         raise ReconciliationError(f"EC2NodeClass {props['nodeClassName']}: {err}") from None
+
+
+_AWS_KEYS = ("region", "profile", "sharedConfigFiles", "sharedCredentialsFiles", "accessKey", "secretKey", "token",
+             "assumeRoles", "assumeRole", "endpoints")
+
+
+def _aws_config(config: Any) -> dict[str, Any]:
+    """The stack's ``aws:`` settings from the dynamic provider's config."""
+    return {f"aws:{key}": config.get(f"aws:{key}") for key in _AWS_KEYS if config.get(f"aws:{key}") is not None}
 
 
 def _props_inputs(props: Mapping[str, Any]) -> tuple[Inputs, versions.Version]:
@@ -188,11 +197,11 @@ class ReconciliationProvider(ResourceProvider):
     # state and in mocks instead of being encrypted by default.
     serialize_as_secret_always = False
 
+    _settings = None  # the stack's AWS settings (app.stack.provider_settings), set by configure() once per process
+
     def configure(self, req: ConfigureRequest) -> None:
-        """Let a stack's ``aws:region`` reach boto3 when the environment names no region."""
-        region = req.config.get("aws:region")
-        if region and not (os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")):
-            os.environ["AWS_DEFAULT_REGION"] = region
+        """Read AWS as the stack's pulumi-aws provider does: its ``aws:`` config wins over the environment."""
+        self._settings = stack.provider_settings(_aws_config(req.config))
 
     def check(self, olds: dict, news: dict) -> CheckResult:
         """Offline rules, as ``validate`` judges the stack; values unknown during preview are judged at ``up``."""
@@ -233,7 +242,11 @@ class ReconciliationProvider(ResourceProvider):
         if changed:
             return DiffResult(changes=True, replaces=["nodeClassName"] if "nodeClassName" in changed else [])
         name = news["nodeClassName"]
-        plan = _plan(news)
+        try:
+            plan = _plan(news, self._settings)
+        except ReconciliationError as err:  # no credentials is the user's setup, never a change
+            pulumi.log.warn(f"could not re-resolve, assuming no change: {err}")
+            return DiffResult(changes=False)
         if plan.transient or name not in plan.node_classes:
             why = "; ".join(plan.transient) or "no plan for this class"
             pulumi.log.warn(f"EC2NodeClass {name}: could not re-resolve, assuming no change: {why}")
@@ -244,16 +257,16 @@ class ReconciliationProvider(ResourceProvider):
         return DiffResult(changes=bool(reasons))
 
     def create(self, props: dict) -> CreateResult:
-        return CreateResult(props["nodeClassName"], self._reconciled(props))
+        return CreateResult(props["nodeClassName"], self._reconciled(props, self._settings))
 
     def update(self, _id: str, _olds: dict, news: dict) -> UpdateResult:
         """Fresh outputs, or an exception: the engine then keeps the previous outputs untouched."""
-        return UpdateResult(self._reconciled(news))
+        return UpdateResult(self._reconciled(news, self._settings))
 
     def read(self, id_: str, props: dict) -> ReadResult:
         """Refresh; when AWS cannot answer or the class would not be Ready, keep the last good outputs."""
         try:
-            outs = self._reconciled(props)
+            outs = self._reconciled(props, self._settings)
         except (TransientReconciliationError, ReconciliationError) as err:
             pulumi.log.warn(f"refresh kept the last known good outputs: {err}")
             return ReadResult(id_, dict(props))
@@ -263,9 +276,9 @@ class ReconciliationProvider(ResourceProvider):
         """Nothing to remove: the reconciliation only reads AWS; the objects belong to other resources."""
 
     @staticmethod
-    def _reconciled(props: Mapping[str, Any]) -> dict[str, Any]:
+    def _reconciled(props: Mapping[str, Any], settings: Any) -> dict[str, Any]:
         name = props["nodeClassName"]
-        plan = _plan(props)
+        plan = _plan(props, settings)
         if plan.exit_code == TRANSIENT or name not in plan.node_classes:
             why = "; ".join(plan.transient) or "no plan for this class"
             raise TransientReconciliationError(f"EC2NodeClass {name}: transient AWS failure, nothing changed, retry later: {why}")
@@ -295,7 +308,12 @@ class Reconciliation(pulumi.dynamic.Resource, module="karpenter-gitops", name="R
         cluster: Mapping[str, Any] | None = None,
         policy: Mapping[str, Any] | None = None,
         opts: pulumi.ResourceOptions | None = None,
+        secret: bool = False,
     ) -> None:
+        """``secret``: the specs come from secret stack config; the engine then keeps the outputs that
+        echo them (and the findings, which may quote them) encrypted in state."""
+        if secret:
+            opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(additional_secret_outputs=list(SECRET_OUTPUTS)))
         props = {
             "nodeClassName": node_class_name,
             "spec": spec,

@@ -1,8 +1,10 @@
 """A stand-in for ``karpenter_gitops.reconcile.reconcile`` with scripted AWS answers.
 
-``install()`` swaps it into :mod:`karpenter_gitops.app.stack` (in-process, or in a provider host
-started by :class:`pulumi_grpc.ProviderHost`); ``WORLD`` scripts what AWS says, updated on each
-call from the JSON file named by ``$FAKE_AWS_WORLD`` so a test can change a host's world.
+``install()`` swaps it (and a session that needs no AWS) into :mod:`karpenter_gitops.app.stack`
+(in-process, or in a provider host started by :class:`pulumi_grpc.ProviderHost`); ``WORLD`` scripts
+what AWS says, updated on each call from the JSON file named by ``$FAKE_AWS_WORLD`` so a test can
+change a host's world. ``WORLD["credentials"] = False`` stands for a machine without AWS
+credentials; the settings each run was given are recorded in ``$FAKE_AWS_SEEN`` when it is set.
 """
 
 from __future__ import annotations
@@ -11,14 +13,14 @@ import json
 import os
 from pathlib import Path
 
-from karpenter_gitops.adapters.aws.errors import TransientAWSError
+from karpenter_gitops.adapters.aws.errors import PersistentAWSError, TransientAWSError
 from karpenter_gitops.core.mapping import NodePoolMapping
 from karpenter_gitops.core.plan import NodeClassPlan, NodePoolPlan, Plan
 from karpenter_gitops.core.requirements import Requirement
 from karpenter_gitops.core.resolved import AMI, Condition, SecurityGroup, Subnet
 
 DEPENDENTS = ("AMIsReady", "SubnetsReady", "SecurityGroupsReady", "InstanceProfileReady", "ValidationSucceeded")
-WORLD = {"ami": "ami-0aaa", "profile_exists": True, "transient": False, "free_ips": 100}
+WORLD = {"ami": "ami-0aaa", "profile_exists": True, "transient": False, "free_ips": 100, "credentials": True}
 
 
 def _class_plan(name: str) -> NodeClassPlan:
@@ -36,9 +38,27 @@ def _class_plan(name: str) -> NodeClassPlan:
     )
 
 
-def reconcile(inputs, *, version, kubernetes_version=None, cache_dir=None) -> Plan:
+def _world() -> dict:
     if os.environ.get("FAKE_AWS_WORLD"):
         WORLD.update(json.loads(Path(os.environ["FAKE_AWS_WORLD"]).read_text()))
+    return WORLD
+
+
+class Session:
+    """Stands in for AwsSession: takes the settings, and has credentials unless the world says not."""
+
+    def __init__(self, region=None, *, settings=None, **_options) -> None:
+        self.settings = settings
+
+    def require_credentials(self) -> None:
+        if not _world()["credentials"]:
+            raise PersistentAWSError("configuration", "NoCredentials", "no AWS credentials: set AWS_PROFILE (and log in)")
+
+
+def reconcile(inputs, *, version, kubernetes_version=None, cache_dir=None, aws=None) -> Plan:
+    _world()
+    if os.environ.get("FAKE_AWS_SEEN") and aws is not None:
+        Path(os.environ["FAKE_AWS_SEEN"]).write_text(json.dumps({"region": getattr(aws.settings, "region", None)}))
     if WORLD["transient"]:
         raise TransientAWSError("ec2:DescribeImages", "RequestLimitExceeded", "Request limit exceeded.")
     pools = {}
@@ -52,3 +72,4 @@ def install() -> None:
     from karpenter_gitops.app import stack
 
     stack.reconcile = reconcile
+    stack.AwsSession = Session

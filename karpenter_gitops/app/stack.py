@@ -8,10 +8,13 @@ settings) and judges them with the same judge, so ``pulumi preview`` and the CLI
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from karpenter_gitops.adapters.aws.errors import TransientAWSError
+from karpenter_gitops.adapters.aws.client import AwsSession, AwsSettings
+from karpenter_gitops.adapters.aws.errors import PersistentAWSError, TransientAWSError
+from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.findings import Finding, Observation
 from karpenter_gitops.core.inputs import NAMESPACE, Inputs
@@ -75,10 +78,55 @@ def controller_findings(inputs: Inputs, version: versions.Version) -> list[Findi
     return [f for f in Judge(version, inputs.policy).objects(inputs) if f.rule in wanted]
 
 
-def plan(inputs: Inputs, version: versions.Version) -> Plan:
-    """The reconciliation against AWS as boto3 finds it (credentials, region and endpoint from the
-    environment); an AWS outage is a plan that decided nothing."""
+def provider_settings(config: Mapping[str, Any]) -> AwsSettings:
+    """The stack's ``aws:`` config as the pulumi-aws provider reads it (region, profile, shared files,
+    static keys, ``assumeRoles`` (or the older ``assumeRole``), ``endpoints``); structured values
+    may arrive as JSON text. Settings given here win over the environment, as they do for pulumi-aws."""
+
+    def value(key: str) -> Any:
+        raw = config.get(f"aws:{key}")
+        if isinstance(raw, str) and raw[:1] in "[{":
+            try:
+                return json.loads(raw)
+            except ValueError:
+                raise InputError(f"aws:{key} is not valid JSON", "stack config", hint="see pulumi-aws's configuration docs") from None
+        return raw
+
+    def first(key: str) -> str | None:
+        listed = value(key)
+        return listed[0] if isinstance(listed, list) and listed else None
+
+    roles = value("assumeRoles") or ([value("assumeRole")] if value("assumeRole") else [])
+    role = roles[0] if isinstance(roles, list) and roles and isinstance(roles[0], Mapping) else {}
+    endpoints: dict[str, str] = {}
+    for entry in value("endpoints") or ():
+        if isinstance(entry, Mapping):
+            endpoints.update({str(service): str(url) for service, url in entry.items() if url})
+    return AwsSettings(
+        region=value("region"),
+        profile=value("profile"),
+        shared_config_file=first("sharedConfigFiles"),
+        shared_credentials_file=first("sharedCredentialsFiles"),
+        access_key=value("accessKey"),
+        secret_key=value("secretKey"),
+        token=value("token"),
+        role_arn=role.get("roleArn"),
+        role_session_name=role.get("sessionName"),
+        role_external_id=role.get("externalId"),
+        endpoints=endpoints,
+    )
+
+
+def plan(inputs: Inputs, version: versions.Version, settings: AwsSettings | None = None) -> Plan:
+    """The reconciliation against the AWS of the stack's provider settings (else the environment's); an
+    AWS outage is a plan that decided nothing. No region, or no usable credentials, is an InputError:
+    the user's setup, not something AWS said, so never a change."""
     try:
-        return reconcile(inputs, version=version, kubernetes_version=inputs.cluster.kubernetes_version)
+        session = AwsSession(settings=settings)
+        session.require_credentials()
+    except PersistentAWSError as err:
+        raise InputError(err.detail, hint="configure the stack's aws provider (aws:region, aws:profile) or the environment") from None
+    try:
+        return reconcile(inputs, version=version, kubernetes_version=inputs.cluster.kubernetes_version, aws=session)
     except TransientAWSError as err:
         return Plan({}, {}, transient=(str(err),))

@@ -92,6 +92,35 @@ def test_transient_failure_fails_the_update_and_changes_nothing(tmp_path):
     assert "could not re-resolve" in stderr  # what the engine shows as the diff's diagnostic
 
 
+def test_the_stacks_aws_region_wins_over_the_environment_as_in_pulumi_aws(tmp_path):
+    """Configure carries the stack's aws:region; AWS_REGION in the provider's environment must not override it."""
+    seen = tmp_path / "seen.json"
+    host = ProviderHost(cwd=tmp_path, env={"AWS_REGION": "us-east-1", "FAKE_AWS_SEEN": str(seen)}, fake=True)
+    try:
+        host.configure({"aws:region": "eu-west-1", "aws:profile": "platform"})
+        host.create(inputs())
+    finally:
+        host.close()
+    assert json.loads(seen.read_text()) == {"region": "eu-west-1"}
+
+
+def test_no_credentials_is_never_a_change_and_a_clear_error_on_create(tmp_path):
+    world = tmp_path / "world.json"
+    world.write_text(json.dumps({"credentials": True}))
+    host = ProviderHost(cwd=tmp_path, env={"FAKE_AWS_WORLD": str(world)}, fake=True)
+    try:
+        _, outs = host.create(inputs())
+        world.write_text(json.dumps({"credentials": False}))
+        assert host.diff("default", outs, inputs()).changes == provider_pb2.DiffResponse.DIFF_NONE
+        with pytest.raises(grpc.RpcError) as err:
+            host.create(inputs())
+        assert "EC2NodeClass default: no AWS credentials" in err.value.details()
+        assert "no SSM parameter" not in err.value.details()
+    finally:
+        stderr = host.close()
+    assert "could not re-resolve, assuming no change" in stderr
+
+
 # --- against the embedded AWS, with the real reconciliation ---------------------------------
 
 DEMO_SPEC = {

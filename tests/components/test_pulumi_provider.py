@@ -39,6 +39,7 @@ def engine_less_runtime():
 @pytest.fixture(autouse=True)
 def fake_aws(monkeypatch):
     monkeypatch.setattr(stack, "reconcile", fake_reconcile.reconcile)
+    monkeypatch.setattr(stack, "AwsSession", fake_reconcile.Session)
     monkeypatch.setattr(fake_reconcile, "WORLD", dict(fake_reconcile.WORLD))
 
 

@@ -14,8 +14,9 @@ import os
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping
 from concurrent.futures import Future
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -37,6 +38,24 @@ _MODEL_LOADER = create_loader()
 _AWS_DOMAINS = (".amazonaws.com", ".amazonaws.com.cn", ".api.aws", ".c2s.ic.gov", ".sc2s.sgov.gov")
 
 
+@dataclass(frozen=True)
+class AwsSettings:
+    """Explicit AWS settings, e.g. a Pulumi stack's ``aws:`` provider config; unset ones fall back to the
+    environment and the shared config, as they do for the pulumi-aws provider (explicit settings win)."""
+
+    region: str | None = None
+    profile: str | None = None
+    shared_config_file: str | None = None
+    shared_credentials_file: str | None = None
+    access_key: str | None = None
+    secret_key: str | None = None
+    token: str | None = None
+    role_arn: str | None = None  # assumed on top of the base credentials
+    role_session_name: str | None = None
+    role_external_id: str | None = None
+    endpoints: Mapping[str, str] = field(default_factory=dict)  # service (ec2, iam, ssm, sts...) -> URL
+
+
 class AwsSession:
     """AWS clients for one reconcile run, with per-operation call counts and a per-run memo."""
 
@@ -49,16 +68,27 @@ class AwsSession:
         connect_timeout: float = 5,
         read_timeout: float = 30,
         cache_namespace: str | None = None,
+        settings: AwsSettings | None = None,
     ):
-        self._botocore = botocore.session.Session()
+        settings = settings or AwsSettings()
+        self._botocore = botocore.session.Session(profile=settings.profile)
         self._botocore.register_component("data_loader", _MODEL_LOADER)
+        for variable, value in (("config_file", settings.shared_config_file),
+                                ("credentials_file", settings.shared_credentials_file)):
+            if value:
+                self._botocore.set_config_variable(variable, value)
+        if settings.access_key and settings.secret_key:
+            self._botocore.set_credentials(settings.access_key, settings.secret_key, settings.token)
         # botocore reads AWS_DEFAULT_REGION and the profile; AWS_REGION (what the other SDKs read) wins, as there.
+        region = settings.region or region
         self.region: str = region or os.environ.get("AWS_REGION") or self._botocore.get_config_variable("region")
         if not self.region:
             raise PersistentAWSError(
                 "configuration", "NoRegion", "no AWS region: set AWS_REGION, a profile's region or the stack's aws:region"
             )
         self._endpoint_url = endpoint_url
+        self._endpoints = dict(settings.endpoints)
+        self._role = settings if settings.role_arn else None
         self._config = Config(
             region_name=self.region,
             retries={"mode": "standard", "total_max_attempts": max_attempts},
@@ -131,13 +161,33 @@ class AwsSession:
     def client(self, service: str) -> Any:
         """The client for ``service``, created once (botocore sessions are not thread-safe; clients are)."""
         with self._lock:
+            if self._role is not None:  # assume the role once, before the first client that needs it
+                role, self._role = self._role, None
+                self._assume(role)
             if service not in self._clients:
-                client = self._botocore.create_client(service, config=self._config, endpoint_url=self._endpoint_url)
+                endpoint = self._endpoints.get(service, self._endpoint_url)
+                client = self._botocore.create_client(service, config=self._config, endpoint_url=endpoint)
                 client.meta.events.register("before-call", self._count_call)
                 for event, handler in self._hooks:
                     client.meta.events.register(event, handler)
                 self._clients[service] = client
             return self._clients[service]
+
+    def _assume(self, role: AwsSettings) -> None:
+        """Swap the base credentials for the role's, as the pulumi-aws provider's assumeRoles does."""
+        sts = self._botocore.create_client(
+            "sts", config=self._config, endpoint_url=self._endpoints.get("sts", self._endpoint_url)
+        )
+        params = {"RoleArn": role.role_arn, "RoleSessionName": role.role_session_name or "karpenter-gitops"}
+        if role.role_external_id:
+            params["ExternalId"] = role.role_external_id
+        try:
+            credentials = sts.assume_role(**params)["Credentials"]
+        except (BotoCoreError, ClientError) as error:
+            raise classify(error, "AssumeRole") from None
+        self._botocore.set_credentials(
+            credentials["AccessKeyId"], credentials["SecretAccessKey"], credentials["SessionToken"]
+        )
 
     def register(self, event: str, handler: Callable[..., Any]) -> None:
         """Register a botocore event handler (e.g. ``before-send.ec2``) on every client of this run."""
