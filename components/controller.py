@@ -101,19 +101,7 @@ class KarpenterController(pulumi.ComponentResource):
             if settings.identity == POD_IDENTITY
             else []
         )
-        self.release = (
-            k8s.helm.v3.Release(
-                f"{name}-helm",
-                name="karpenter",
-                chart=iam.CHART,
-                version=settings.helm_version,
-                namespace=settings.namespace,
-                values=iam.helm_values(settings, cluster.endpoint, controller_role.arn),
-                opts=pulumi.ResourceOptions(parent=self, depends_on=[*identity, *([queue] if queue else [])]),
-            )
-            if settings.helm_version
-            else None
-        )
+        self.release = self._release(name, settings, cluster, controller_role, [*identity, *([queue] if queue else [])])
         self.instance_profile = profile
         self.settings = settings
         self.node_role_name = node_role.name
@@ -130,6 +118,30 @@ class KarpenterController(pulumi.ComponentResource):
             "queueName": self.queue_name,
             "queueArn": self.queue_arn,
         })
+
+    def _release(self, name, settings, cluster, controller_role, waits) -> k8s.helm.v3.Release | None:
+        """Karpenter's CRDs (the ``karpenter-crd`` chart, so an upgrade upgrades them), then the controller
+        with ``skip_crds`` (its chart's copies would be installed once and never again)."""
+        if not settings.helm_version:
+            return None
+        crds = k8s.helm.v3.Release(
+            f"{name}-crds",
+            name="karpenter-crd",
+            chart=iam.CRD_CHART,
+            version=settings.helm_version,
+            namespace=settings.namespace,
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        return k8s.helm.v3.Release(
+            f"{name}-helm",
+            name="karpenter",
+            chart=iam.CHART,
+            version=settings.helm_version,
+            namespace=settings.namespace,
+            skip_crds=True,
+            values=iam.helm_values(settings, cluster.endpoint, controller_role.arn),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[crds, *waits]),
+        )
 
     @staticmethod
     def _node_role(name: str, settings: ControllerSettings, account: iam.Account,

@@ -20,6 +20,7 @@ import json
 import logging
 import runpy
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -60,6 +61,9 @@ class Recorder(pulumi.runtime.Mocks):
     requests: dict[tuple[str, str], tuple[object, str]] = field(default_factory=dict)
     failures: dict[str, str] = field(default_factory=dict)
     cluster_ip_family: str = "ipv4"  # of the stand-in cluster GET_CLUSTER answers with
+    # Where GET_CLUSTER is answered from when an AWS is there (the embedded one): EKS DescribeCluster,
+    # as the pulumi-aws provider would ask; None answers with a stand-in cluster.
+    cluster_lookup: Callable[[str], dict] | None = None
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs):
         request, urn = self.requests[(args.typ, args.name)]
@@ -103,7 +107,9 @@ class Recorder(pulumi.runtime.Mocks):
         raise AssertionError(f"unexpected invoke {args.token}")
 
     def _cluster(self, name: str) -> dict:
-        """A stand-in EKS cluster in the stack's ``aws:region``, in the account the mocked ARNs use."""
+        """The cluster as EKS describes it, or a stand-in in the stack's ``aws:region`` and the mocked ARNs' account."""
+        if self.cluster_lookup is not None:
+            return self.cluster_lookup(name)
         region = pulumi.Config("aws").get("region") or "us-west-2"
         return {
             "name": name,
@@ -173,9 +179,9 @@ def stack_config(stack: str) -> dict[str, str]:
     }
 
 
-def run_program(stack: str, *, preview: bool = False) -> Recorder:
+def run_program(stack: str, *, preview: bool = False, cluster_lookup: Callable[[str], dict] | None = None) -> Recorder:
     """The project's ``__main__.py`` for one stack; failed registrations are kept in ``failures``."""
-    recorder = Recorder(preview=preview, tolerate_failures=True)
+    recorder = Recorder(preview=preview, tolerate_failures=True, cluster_lookup=cluster_lookup)
     run(
         lambda: runpy.run_path(str(PROGRAM), run_name="__main__"),
         preview=preview,
@@ -225,10 +231,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--embedded-aws", action="store_true", help="reconcile against moto on 127.0.0.1")
     args = parser.parse_args(argv)
     from karpenter_gitops.adapters.aws.embedded import embedded_aws
+    from karpenter_gitops.app.stack import eks_cluster
 
     try:
         with embedded_aws() if args.embedded_aws else contextlib.nullcontext():
-            recorder = run_program(args.stack, preview=args.preview)
+            recorder = run_program(args.stack, preview=args.preview, cluster_lookup=eks_cluster if args.embedded_aws else None)
     except InputError as error:  # no stack file, or the program refused its config: nothing registered to show
         print(f"{parser.prog}: error: {error}", file=sys.stderr)
         return 2

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from karpenter_gitops.adapters.aws.client import AwsSession, AwsSettings
+from karpenter_gitops.adapters.aws.eks import describe_cluster
 from karpenter_gitops.adapters.aws.errors import PersistentAWSError, TransientAWSError
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core import versions
@@ -130,3 +131,9 @@ def plan(inputs: Inputs, version: versions.Version, settings: AwsSettings | None
         return reconcile(inputs, version=version, kubernetes_version=inputs.cluster.kubernetes_version, aws=session)
     except TransientAWSError as err:
         return Plan({}, {}, transient=(str(err),))
+
+
+def eks_cluster(name: str, settings: AwsSettings | None = None) -> dict[str, Any]:
+    """The EKS cluster ``name`` as ``aws.eks.get_cluster`` returns it (the offline runner answers the
+    program's look-up with it, as the pulumi-aws provider would)."""
+    return describe_cluster(AwsSession(settings=settings), name)

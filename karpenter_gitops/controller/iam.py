@@ -24,6 +24,9 @@ from karpenter_gitops.core.inputs import (
 )
 
 CHART = "oci://public.ecr.aws/karpenter/karpenter"
+# Helm installs a chart's crds/ only on first install; Karpenter publishes its CRDs as this chart so
+# that upgrades upgrade them too (Karpenter's upgrade guide: install it first, same version).
+CRD_CHART = "oci://public.ecr.aws/karpenter/karpenter-crd"
 
 QUEUE_RETENTION_SECONDS = 300
 

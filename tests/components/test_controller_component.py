@@ -69,7 +69,7 @@ def test_every_resource_is_a_child_of_the_component_with_the_expected_type():
         "aws:sqs/queuePolicy:QueuePolicy": 1,
         "aws:cloudwatch/eventRule:EventRule": 5,
         "aws:cloudwatch/eventTarget:EventTarget": 5,
-        "kubernetes:helm.sh/v3:Release": 1,
+        "kubernetes:helm.sh/v3:Release": 2,
     }
     assert run.resources["karpenter"].type == "karpenter-gitops:index:KarpenterController"
 
@@ -320,3 +320,15 @@ def test_the_dev_stack_program_builds_the_controller_with_the_fleet(project):
     assert {s["Sid"]: s for s in statements}["AllowSSMReadActions"]["Resource"] == ["arn:aws:ssm:eu-west-1::parameter/aws/service/*"]
     for cr in run.by_type(EC2NC) + run.by_type(NODEPOOL):
         assert run.urn("karpenter-helm") in cr.dependencies
+
+
+def test_crds_come_from_their_own_chart_before_the_controller_so_upgrades_upgrade_them():
+    run = fleet()
+    crds, release = run.resources["karpenter-crds"], run.resources["karpenter-helm"]
+    assert (crds.inputs["chart"], crds.inputs["name"]) == ("oci://public.ecr.aws/karpenter/karpenter-crd", "karpenter-crd")
+    assert crds.inputs["version"] == release.inputs["version"] and crds.inputs["namespace"] == release.inputs["namespace"]
+    assert release.inputs["skipCrds"] is True  # the controller chart's crds/ would be installed once, never upgraded
+    assert run.urn("karpenter-crds") in release.dependencies
+    for custom_resource in (*run.by_type(EC2NC), *run.by_type(NODEPOOL)):
+        assert run.urn("karpenter-helm") in custom_resource.dependencies  # and so after the CRDs
+

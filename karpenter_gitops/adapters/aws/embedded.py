@@ -19,6 +19,7 @@ in-process backend where it cannot, following the moto reference:
 * ``DeprecationTime``: moto does not model it, but its response serializer reads any attribute
   named after a shape member, so a ``deprecation_time`` attribute on the seeded image makes
   DescribeImages return it without patching moto;
+* EKS clusters (``clusters``), so a program's ``aws.eks.get_cluster`` finds its cluster;
 * ``instanceTypes: [names]``: the region's backend gets its own narrowed list (moto keeps the
   catalogue on the class), and offerings are narrowed to match.
 
@@ -122,6 +123,10 @@ WORLD_SCHEMA = {
         },
         "securityGroups": _items(
             {"id": {"type": "string", "pattern": r"^sg-[0-9a-z]+$"}, "name": _NAME, "tags": _TAGS}, ["id", "name"]
+        ),
+        "clusters": _items(
+            {"name": _NAME, "ipFamily": {"enum": ["ipv4", "ipv6"]}},
+            ["name"],
         ),
         "instanceTypes": {
             "oneOf": [{"const": "all"}, {"type": "array", "minItems": 1, "items": {"type": "string", "pattern": r"^[a-z0-9-]+\.[a-z0-9-]+$"}}]
@@ -338,6 +343,19 @@ def _seed(world: World, endpoint_url: str) -> None:
     _seed_network(ec2, world)
     _narrow_instance_types(ec2, world.instance_types)
     _seed_iam(world, endpoint_url)
+    _seed_clusters(get_backend("eks")[world.account_id][world.region], world)
+
+
+def _seed_clusters(eks: Any, world: World) -> None:
+    """EKS clusters of the world's Kubernetes version, so a program's cluster look-up finds them."""
+    for cluster in world.section("clusters"):
+        eks.create_cluster(
+            name=cluster["name"],
+            role_arn=f"arn:aws:iam::{world.account_id}:role/eks-cluster",
+            resources_vpc_config={},
+            kubernetes_network_config={"ipFamily": cluster.get("ipFamily", "ipv4")},
+            version=world.kubernetes_version,
+        )
 
 
 def _seed_images(ec2: Any, world: World) -> None:
