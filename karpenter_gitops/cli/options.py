@@ -108,3 +108,29 @@ def stack_or_manifests(stack: str | None, manifests: Sequence[str]) -> list[Path
     if bool(stack) == bool(manifests):
         raise click.UsageError("give exactly one of --stack NAME or --manifests PATH...")
     return input_paths(manifests, stack)
+
+
+def stacks(help: str):
+    """``--stack NAME`` (repeatable) and ``--all-stacks``: one stack, or a fleet of them."""
+
+    def decorate(func):
+        func = click.option("--all-stacks", is_flag=True, help="Every stacks/Pulumi.*.yaml, each as its own cluster.")(func)
+        return click.option("--stack", "stacks", metavar="NAME", multiple=True, help=help)(func)
+
+    return decorate
+
+
+def is_fleet(stacks: Sequence[str], all_stacks: bool) -> bool:
+    return all_stacks or len(set(stacks)) > 1
+
+
+def fleet_stacks(paths: Sequence[str], stacks: Sequence[str], all_stacks: bool) -> list[str]:
+    """The stacks of a fleet run; manifests (PATHS) belong to no stack, so they cannot join one."""
+    from karpenter_gitops.app.fleet import chosen_stacks
+
+    if paths:
+        raise click.UsageError("PATHS cannot be combined with several stacks; run the manifests on their own")
+    if all_stacks and stacks:
+        raise click.UsageError("give --stack NAME... or --all-stacks, not both")
+    return chosen_stacks(stacks, all_stacks)
+

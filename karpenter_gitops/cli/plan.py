@@ -13,13 +13,13 @@ from karpenter_gitops.cli.group import cli
 
 
 @cli.command("plan")
-@click.option("--stack", metavar="NAME", help="Plan stacks/Pulumi.NAME.yaml.")
+@options.stacks("Plan stacks/Pulumi.NAME.yaml; several (or --all-stacks) plan each stack as its own cluster.")
 @click.option("--manifests", "manifests", metavar="PATH", multiple=True, help="Plan manifest files or directories.")
 @options.aws
 @options.cache_dir
 @options.karpenter_version
 @options.output_format("text", "json")
-def plan_command(stack, manifests, embedded_aws, aws_fixture, kubernetes_version, cache_dir, karpenter_version, fmt):
+def plan_command(stacks, all_stacks, manifests, embedded_aws, aws_fixture, kubernetes_version, cache_dir, karpenter_version, fmt):
     """Resolve what Karpenter will resolve from AWS and predict its status, before anything is applied.
 
     Exit 0: every EC2NodeClass predicted Ready and no error finding; 1: persistent problems;
@@ -32,8 +32,11 @@ def plan_command(stack, manifests, embedded_aws, aws_fixture, kubernetes_version
     from karpenter_gitops.app.sources import read_sources
     from karpenter_gitops.output.plan_text import print_plan
 
-    sources = read_sources(options.stack_or_manifests(stack, manifests), karpenter_version)
     options.check_fixture(embedded_aws, aws_fixture)
+    if options.is_fleet(stacks, all_stacks):
+        fleet = options.fleet_stacks(manifests, stacks, all_stacks)
+        _fleet(fleet, embedded_aws, aws_fixture, kubernetes_version, cache_dir, karpenter_version, fmt)
+    sources = read_sources(options.stack_or_manifests(stacks[0] if stacks else None, manifests), karpenter_version)
     status = Console(stderr=True)
     with contextlib.ExitStack() as stack_:
         target = stack_.enter_context(aws_target(embedded_aws, aws_fixture, sources.aws_region))
@@ -50,3 +53,49 @@ def plan_command(stack, manifests, embedded_aws, aws_fixture, kubernetes_version
     else:
         print_plan(plan, Console(width=None if sys.stdout.isatty() else 120))
     sys.exit(plan.exit_code)
+
+
+def _fleet(stacks, embedded_aws, aws_fixture, kubernetes_version, cache_dir, karpenter_version, fmt) -> None:
+    """Each stack planned as its own cluster; stacks of one region share a session, so identical AWS
+    queries are asked once per run; one report grouped by stack; the worst exit code."""
+    from rich.console import Console
+
+    from karpenter_gitops.adapters.aws.target import aws_target
+    from karpenter_gitops.app.fleet import run_fleet
+    from karpenter_gitops.app.plan import planner
+    from karpenter_gitops.app.sources import read_sources
+    from karpenter_gitops.load.stacks import stack_file
+    from karpenter_gitops.output.plan_text import print_plan
+
+    status = Console(stderr=True)
+    with contextlib.ExitStack() as scope:
+        targets: dict = {}
+        spinner = scope.enter_context(status.status("planning…")) if status.is_terminal and fmt == "text" else None
+
+        def one(stack: str):
+            sources = read_sources([stack_file(stack)], karpenter_version)
+            region = None if embedded_aws else sources.aws_region  # the embedded world has one region
+            if region not in targets:
+                targets[region] = scope.enter_context(aws_target(embedded_aws, aws_fixture, sources.aws_region))
+            plan = planner(targets[region], sources.version, kubernetes_version=kubernetes_version, cache_dir=cache_dir)(sources.inputs)
+            return plan, plan.exit_code
+
+        fleet = run_fleet(stacks, one, progress=(lambda stack: spinner.update(f"planning {stack}…")) if spinner else None)
+        calls = {}
+        for target in targets.values():
+            for operation, count in target.session.call_counts().items():
+                calls[operation] = calls.get(operation, 0) + count
+    if fmt == "json":
+        body = {"stacks": {stack: plan.to_json() for stack, plan in fleet.results.items()},
+                "summary": {"stacks": len(stacks), "exitCodes": fleet.exit_codes, "awsCalls": dict(sorted(calls.items()))}}
+        click.echo(json.dumps(body, indent=2))
+    else:
+        console = Console(width=None if sys.stdout.isatty() else 120)
+        for stack, plan in fleet.results.items():
+            console.rule(f"[bold]stack {stack}[/]")
+            print_plan(plan, console)
+        failing = [stack for stack, code in fleet.exit_codes.items() if code]
+        line = f"fleet: {len(stacks)} stack(s), {sum(calls.values())} AWS call(s)"
+        console.print(line + (f"; stacks not ready: {', '.join(failing)}" if failing else "; every stack ready"))
+    sys.exit(fleet.exit_code)
+

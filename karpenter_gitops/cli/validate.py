@@ -14,7 +14,7 @@ from karpenter_gitops.core.inputs import DEFAULT_WAIVERS
 
 @cli.command("validate")
 @click.argument("paths", nargs=-1, type=click.Path())
-@click.option("--stack", metavar="NAME", help="Also read stacks/Pulumi.NAME.yaml.")
+@options.stacks("Also read stacks/Pulumi.NAME.yaml; several (or --all-stacks) judge each stack as its own cluster.")
 @click.option(
     "--crd",
     "crd_paths",
@@ -44,7 +44,7 @@ from karpenter_gitops.core.inputs import DEFAULT_WAIVERS
 @options.output_format(
     "text", "json", "github", help="Output format; github prints GitHub Actions annotations (::error file=…,line=…::…)."
 )
-def validate_command(paths, stack, crd_paths, context_paths, policy, waiver_file, karpenter_version, fmt) -> None:
+def validate_command(paths, stacks, all_stacks, crd_paths, context_paths, policy, waiver_file, karpenter_version, fmt) -> None:
     """Check manifests and stack config offline with Karpenter's rules and stricter ones.
 
     PATHS are manifest files, directories of manifests, or Pulumi stack files. With --policy the
@@ -58,10 +58,15 @@ def validate_command(paths, stack, crd_paths, context_paths, policy, waiver_file
     if waiver_file and not policy:
         raise click.UsageError("--waivers only applies with --policy")
     crds = crds_at(crd_paths)
-    sources = read_sources(options.input_paths(paths, stack), karpenter_version)
-    report = validate_sources(
-        sources, policy=policy, waivers=waivers_for(policy, waiver_file), crds=crds, context=context_paths
-    )
+    waivers = waivers_for(policy, waiver_file)
+
+    def judged(paths_: list) -> tuple:
+        sources = read_sources(paths_, karpenter_version)
+        return sources, validate_sources(sources, policy=policy, waivers=waivers, crds=crds, context=context_paths)
+
+    if options.is_fleet(stacks, all_stacks):
+        _fleet(options.fleet_stacks(paths, stacks, all_stacks), judged, fmt)
+    sources, report = judged(options.input_paths(paths, stacks[0] if stacks else None))
     if fmt == "json":
         click.echo(json.dumps(report.to_json(), indent=2))
     elif fmt == "github":
@@ -69,3 +74,27 @@ def validate_command(paths, stack, crd_paths, context_paths, policy, waiver_file
     else:
         print_text(report, sources.version)
     sys.exit(EXIT_FINDINGS if report.errors else EXIT_OK)
+
+
+def _fleet(stacks: list[str], judged, fmt: str) -> None:
+    """Each stack judged on its own; one report grouped by stack, a fleet summary, the worst exit code."""
+    from karpenter_gitops.app.fleet import run_fleet
+    from karpenter_gitops.load.stacks import stack_file
+    from karpenter_gitops.output.report import print_fleet_summary, print_github, print_text
+
+    def one(stack: str):
+        sources, report = judged([stack_file(stack)])
+        return (sources.version, report), EXIT_FINDINGS if report.errors else EXIT_OK
+
+    fleet = run_fleet(stacks, one)
+    if fmt == "json":
+        by_stack = {stack: report.to_json() for stack, (_, report) in fleet.results.items()}
+        totals = {key: sum(r["summary"][key] for r in by_stack.values()) for key in ("errors", "warnings", "objects")}
+        click.echo(json.dumps({"stacks": by_stack, "summary": {"stacks": len(by_stack), **totals}}, indent=2))
+    else:
+        for stack, (version, report) in fleet.results.items():
+            click.echo(click.style(f"== stack {stack}", bold=True))
+            (print_github if fmt == "github" else print_text)(report, version)
+        print_fleet_summary({stack: report for stack, (_, report) in fleet.results.items()})
+    sys.exit(fleet.exit_code)
+

@@ -54,16 +54,28 @@ def cluster_block(value: Any, name: str) -> Cluster:
     )
 
 
+def _config_dir(project_dir: Path | None) -> Path:
+    """Where the project keeps its stack files: Pulumi.yaml's stackConfigDir, else the project directory."""
+    root = project_dir or Path()  # relative to the working directory, so messages name it as typed
+    project = root / "Pulumi.yaml"
+    if not project.is_file():
+        return root
+    docs = parse_yaml(read_text(project), display(project))
+    meta = docs[0] if len(docs) == 1 and isinstance(docs[0], Mapping) else {}
+    return root / str(meta.get("stackConfigDir") or ".")
+
+
+def stack_names(project_dir: Path | None = None) -> list[str]:
+    """Every stack of the project (``Pulumi.<name>.yaml`` in its stack directory), sorted."""
+    names = sorted(path.name[len("Pulumi.") : -len(".yaml")] for path in _config_dir(project_dir).glob("Pulumi.*.yaml"))
+    if not names:
+        raise InputError("the project has no stack files", display(_config_dir(project_dir)), hint="add Pulumi.<stack>.yaml")
+    return names
+
+
 def stack_file(stack: str, project_dir: Path | None = None) -> Path:
     """``stacks/Pulumi.<stack>.yaml`` (or the project's stackConfigDir)."""
-    root = project_dir or Path()  # relative to the working directory, so messages name it as typed
-    config_dir = "."
-    project = root / "Pulumi.yaml"
-    if project.is_file():
-        docs = parse_yaml(read_text(project), display(project))
-        meta = docs[0] if len(docs) == 1 and isinstance(docs[0], Mapping) else {}
-        config_dir = str(meta.get("stackConfigDir") or ".")
-    path = root / config_dir / f"Pulumi.{stack}.yaml"
+    path = _config_dir(project_dir) / f"Pulumi.{stack}.yaml"
     if not path.is_file():
         raise InputError(f"stack {stack!r} has no config file", display(path), hint="check --stack")
     return path

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from itertools import groupby
 
 import click
@@ -72,3 +74,16 @@ def github_data(text: str) -> str:
 def github_property(text: str) -> str:
     """Escape a workflow command's property value (``escapeProperty``): also ``:`` and ``,``."""
     return github_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def print_fleet_summary(reports: Mapping[str, Report]) -> None:
+    """One line for a fleet: stacks, objects, errors and warnings, and which stacks have errors."""
+    failing = [stack for stack, report in reports.items() if report.errors]
+    errors = sum(r.errors for r in reports.values())
+    warnings = sum(r.warnings for r in reports.values())
+    objects = sum(r.objects for r in reports.values())
+    line = f"fleet: {len(reports)} stack(s), {objects} object(s): {errors} error(s), {warnings} warning(s)"
+    if failing:
+        line += f"; stacks with errors: {', '.join(failing)}"
+    click.echo(click.style(line, fg="red" if errors else ("yellow" if warnings else "green"), bold=True))
+

@@ -1,0 +1,46 @@
+"""Fleet runs: several stacks in one command, each judged as its own cluster, one report.
+
+Each stack keeps its own release, policy block and waivers (it is run exactly as ``--stack NAME``
+alone would run it); the fleet adds the grouping, a summary line and the exit code, which is the
+worst of the stacks' (transient AWS trouble, 3, outranks findings, 1). AWS look-ups are shared
+between stacks through the session's memo and the on-disk catalogue cache, so identical queries
+are asked once per run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from karpenter_gitops.load.stacks import stack_names
+
+Result = TypeVar("Result")
+_RANK = {0: 0, 1: 1, 3: 2}  # exit codes by severity: ok < findings < transient
+
+
+@dataclass(frozen=True)
+class FleetRun(Generic[Result]):
+    """Each stack's result, in the order given, and the fleet's exit code."""
+
+    results: dict[str, Result]
+    exit_codes: dict[str, int]
+
+    @property
+    def exit_code(self) -> int:
+        return max(self.exit_codes.values(), key=lambda code: _RANK.get(code, 0), default=0)
+
+
+def chosen_stacks(stacks: Sequence[str], all_stacks: bool) -> list[str]:
+    """The stacks a fleet run covers: those named, or every stack of the project."""
+    return stack_names() if all_stacks else list(dict.fromkeys(stacks))
+
+
+def run_fleet(stacks: Sequence[str], run: Callable[[str], tuple[Result, int]], progress=None) -> FleetRun[Result]:
+    """``run(stack)`` for each stack, its result and exit code kept; ``progress(stack)`` before each."""
+    results, codes = {}, {}
+    for stack in stacks:
+        if progress is not None:
+            progress(stack)
+        results[stack], codes[stack] = run(stack)
+    return FleetRun(results, codes)

@@ -1,0 +1,66 @@
+"""Fleet runs: several stacks in one command, each judged as its own cluster, one report, the worst exit."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+from conftest import PROJECT
+
+from karpenter_gitops.cli import main
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    """A copy of the project's stacks, plus one stack with an error, as the working directory."""
+    (tmp_path / "Pulumi.yaml").write_text((PROJECT / "Pulumi.yaml").read_text())
+    (tmp_path / "stacks").mkdir()
+    for name in ("demo", "dev"):
+        (tmp_path / "stacks" / f"Pulumi.{name}.yaml").write_text((PROJECT / "stacks" / f"Pulumi.{name}.yaml").read_text())
+    broken = yaml.safe_load((PROJECT / "stacks" / "Pulumi.dev.yaml").read_text())
+    broken["config"]["karpenter-gitops:nodeClasses"]["default"]["amiSelectorTerms"] = [{"alias": "al2023"}]
+    (tmp_path / "stacks" / "Pulumi.broken.yaml").write_text(yaml.safe_dump(broken))
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_all_stacks_are_judged_each_on_its_own_with_a_fleet_summary_and_the_worst_exit(project, capsys):
+    code, out, _ = run(capsys, "validate", "--all-stacks")
+    assert code == 1
+    assert [line for line in out.splitlines() if line.startswith("== stack")] == ["== stack broken", "== stack demo", "== stack dev"]
+    assert out.splitlines()[-1].startswith("fleet: 3 stack(s)") and out.splitlines()[-1].endswith("stacks with errors: broken")
+
+
+def test_json_is_keyed_by_stack(project, capsys):
+    code, out, _ = run(capsys, "validate", "--stack", "demo", "--stack", "dev", "--format", "json")
+    body = json.loads(out)
+    assert code == 0 and list(body["stacks"]) == ["demo", "dev"]
+    assert body["summary"]["stacks"] == 2 and body["summary"]["errors"] == 0
+    assert body["stacks"]["demo"]["summary"]["objects"] == 6
+
+
+def test_one_stack_is_not_a_fleet_and_paths_do_not_join_one(project, capsys):
+    code, out, _ = run(capsys, "validate", "--stack", "demo")
+    assert code == 0 and "== stack" not in out and "fleet:" not in out
+    code, _, err = run(capsys, "validate", "--stack", "demo", "--stack", "dev", "x.yaml")
+    assert code == 2 and "PATHS cannot be combined with several stacks" in err
+
+
+def test_a_fleet_plan_asks_aws_once_for_queries_its_stacks_share(project, capsys):
+    """A twin of the demo stack (another cluster, same selectors) costs no AWS call of its own."""
+    (project / "stacks" / "Pulumi.twin.yaml").write_text((project / "stacks" / "Pulumi.demo.yaml").read_text())
+    _, alone, _ = run(capsys, "plan", "--stack", "demo", "--embedded-aws", "--format", "json")
+    code, out, _ = run(capsys, "plan", "--stack", "demo", "--stack", "twin", "--embedded-aws", "--format", "json")
+    body = json.loads(out)
+    assert list(body["stacks"]) == ["demo", "twin"] and code == max(body["summary"]["exitCodes"].values())
+    assert body["stacks"]["twin"]["nodeClasses"] == body["stacks"]["demo"]["nodeClasses"]
+    single = json.loads(alone)["awsCalls"]
+    assert body["summary"]["awsCalls"]["DescribeImages"] == single["DescribeImages"] > 0  # not twice
+    assert all(count <= single.get(operation, 0) for operation, count in body["summary"]["awsCalls"].items())
