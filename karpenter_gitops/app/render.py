@@ -33,17 +33,20 @@ class Rendered:
     refusal: str | None = None  # why nothing was written, in a few words
     files: int = 0
     changed: bool = False
+    stream: str = ""  # the manifests as one YAML stream, when rendered to standard output
 
 
-def render_sources(sources: Sources, out: Path, plan: Callable[[Inputs], Plan] | None = None) -> Rendered:
-    """Check ``sources`` (and reconcile them with ``plan`` when given), then write one file per object to ``out``."""
+def render_sources(sources: Sources, out: Path | None, plan: Callable[[Inputs], Plan] | None = None) -> Rendered:
+    """Check ``sources`` (and reconcile them with ``plan`` when given), then write one file per object to
+    ``out``, or (``out`` None) return them as one YAML stream, as an Argo CD plugin prints them."""
     inputs = sources.inputs
-    render.check_ours(out)
+    if out is not None:
+        render.check_ours(out)
     secret = next((o for o in inputs.observations if o.rule == schema.SECRET), None)
     if secret:
         raise InputError(
             f"{secret.kind}/{secret.name} {secret.violation.path} is a Pulumi secret, which render cannot decrypt; "
-            f"{out} untouched",
+            f"{out or 'nothing'} untouched",
             secret.file,
             hint="render it with `pulumi up` and karpenter-gitops:renderYamlToDirectory",
         )
@@ -59,6 +62,9 @@ def render_sources(sources: Sources, out: Path, plan: Callable[[Inputs], Plan] |
             why = "AWS trouble, nothing decided (retry)" if planned.exit_code == TRANSIENT else "persistent problems"
             return Rendered(planned.exit_code, problems=tuple(problems), refusal=why)
     files = render.manifest_files(inputs)
+    if out is None:
+        stream = "".join(f"---\n{files[name]}" for name in sorted(files))
+        return Rendered(READY, files=len(files), stream=stream)
     try:
         changed = render.write_atomically(out, files)
     except OSError as error:  # ``out`` is as it was: the write is all or nothing

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
 
@@ -13,7 +14,10 @@ from karpenter_gitops.cli.group import cli
 
 @cli.command("render")
 @options.sources
-@click.option("--out", required=True, type=click.Path(path_type=Path), metavar="DIR", help="Directory to write (ours alone).")
+@click.option(
+    "--out", required=True, metavar="DIR|-",
+    help="Directory to write (ours alone), or - for one YAML stream on standard output (an Argo CD plugin's generate).",
+)
 @options.aws
 @options.reconcile
 @options.karpenter_version
@@ -37,13 +41,18 @@ def render_command(stack, manifests, out, embedded_aws, aws_fixture, kubernetes_
         with aws_target(embedded_aws, aws_fixture, sources.aws_region) as target:
             return planner(target, sources.version, kubernetes_version=kubernetes_version, cache_dir=cache_dir)(inputs)
 
-    rendered = render_sources(sources, out, plan if reconcile_ or embedded_aws else None)
+    stream = out == "-"
+    rendered = render_sources(sources, None if stream else Path(out), plan if reconcile_ or embedded_aws else None)
     if rendered.report is not None:
-        print_text(rendered.report, sources.version)
+        with contextlib.redirect_stdout(sys.stderr) if stream else contextlib.nullcontext():
+            print_text(rendered.report, sources.version)
+    if stream and not rendered.refusal:
+        click.echo(rendered.stream, nl=False)  # the manifests and nothing else: Argo CD parses all of stdout
+        sys.exit(rendered.exit_code)
     for problem in rendered.problems:
         click.echo(f"  {problem}", err=True)
     if rendered.refusal:
-        click.echo(f"karpenter-gitops: refusing to render: {rendered.refusal}; {out} untouched", err=True)
+        click.echo(f"karpenter-gitops: refusing to render: {rendered.refusal}; {'nothing printed' if stream else f'{out} untouched'}", err=True)
         sys.exit(rendered.exit_code)
     click.echo(f"{'wrote' if rendered.changed else 'unchanged:'} {rendered.files} manifest(s) in {out}")
     sys.exit(rendered.exit_code)
