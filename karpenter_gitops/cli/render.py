@@ -13,7 +13,8 @@ from karpenter_gitops.cli.group import cli
 
 
 @cli.command("render")
-@options.sources
+@options.stacks("Render stacks/Pulumi.NAME.yaml; several (or --all-stacks) render each into DIR/NAME.")
+@click.option("--manifests", "manifests", metavar="PATH", multiple=True, help="Manifest files or directories.")
 @click.option(
     "--out", required=True, metavar="DIR|-",
     help="Directory to write (ours alone), or - for one YAML stream on standard output (an Argo CD plugin's generate).",
@@ -21,38 +22,62 @@ from karpenter_gitops.cli.group import cli
 @options.aws
 @options.reconcile
 @options.karpenter_version
-def render_command(stack, manifests, out, embedded_aws, aws_fixture, kubernetes_version, reconcile_, cache_dir, karpenter_version):
+def render_command(
+    stacks, all_stacks, manifests, out, embedded_aws, aws_fixture, kubernetes_version, reconcile_, cache_dir, karpenter_version
+):
     """Write the desired manifests to DIR for Argo CD / Flux: one file per object, byte-stable, atomic.
 
     Refuses to write (exit 1, DIR untouched) when validation finds errors; with --reconcile or
     --embedded-aws also when the reconciliation predicts a persistent problem (exit 3, untouched,
     on transient AWS trouble). A DIR holding files render did not write is refused (exit 2).
+    A fleet (several --stack, or --all-stacks) renders each stack into DIR/NAME; the exit code is the worst.
     """
+    render = _renderer(embedded_aws, aws_fixture, kubernetes_version, reconcile_, cache_dir, karpenter_version)
+    if options.is_fleet(stacks, all_stacks):
+        from karpenter_gitops.app.fleet import run_fleet
+        from karpenter_gitops.load.stacks import stack_file
+
+        if out == "-":
+            raise click.UsageError("a fleet renders into directories: give --out DIR (each stack goes to DIR/NAME)")
+        fleet = run_fleet(options.fleet_stacks(manifests, stacks, all_stacks),
+                          lambda stack: (None, render([stack_file(stack)], f"{out}/{stack}")))
+        failing = [stack for stack, code in fleet.exit_codes.items() if code]
+        click.echo(f"fleet: {len(fleet.exit_codes)} stack(s) rendered into {out}" + (f"; refused: {', '.join(failing)}" if failing else ""))
+        sys.exit(fleet.exit_code)
+    sys.exit(render(options.stack_or_manifests(stacks[0] if stacks else None, manifests), out))
+
+
+def _renderer(embedded_aws, aws_fixture, kubernetes_version, reconcile_, cache_dir, karpenter_version):
+    """Render one set of paths to a directory (or ``-``); the exit code."""
     from karpenter_gitops.adapters.aws.target import aws_target
     from karpenter_gitops.app.plan import planner
     from karpenter_gitops.app.render import render_sources
     from karpenter_gitops.app.sources import read_sources
     from karpenter_gitops.output.report import print_text
 
-    sources = read_sources(options.stack_or_manifests(stack, manifests), karpenter_version)
+    def render(paths, out: str) -> int:
+        sources = read_sources(paths, karpenter_version)
 
-    def plan(inputs):  # AWS is read only once the offline checks pass
-        options.check_fixture(embedded_aws, aws_fixture)
-        with aws_target(embedded_aws, aws_fixture, sources.aws_region) as target:
-            return planner(target, sources.version, kubernetes_version=kubernetes_version, cache_dir=cache_dir)(inputs)
+        def plan(inputs):  # AWS is read only once the offline checks pass
+            options.check_fixture(embedded_aws, aws_fixture)
+            with aws_target(embedded_aws, aws_fixture, sources.aws_region) as target:
+                return planner(target, sources.version, kubernetes_version=kubernetes_version, cache_dir=cache_dir)(inputs)
 
-    stream = out == "-"
-    rendered = render_sources(sources, None if stream else Path(out), plan if reconcile_ or embedded_aws else None)
-    if rendered.report is not None:
-        with contextlib.redirect_stdout(sys.stderr) if stream else contextlib.nullcontext():
-            print_text(rendered.report, sources.version)
-    if stream and not rendered.refusal:
-        click.echo(rendered.stream, nl=False)  # the manifests and nothing else: Argo CD parses all of stdout
-        sys.exit(rendered.exit_code)
-    for problem in rendered.problems:
-        click.echo(f"  {problem}", err=True)
-    if rendered.refusal:
-        click.echo(f"karpenter-gitops: refusing to render: {rendered.refusal}; {'nothing printed' if stream else f'{out} untouched'}", err=True)
-        sys.exit(rendered.exit_code)
-    click.echo(f"{'wrote' if rendered.changed else 'unchanged:'} {rendered.files} manifest(s) in {out}")
-    sys.exit(rendered.exit_code)
+        stream = out == "-"
+        rendered = render_sources(sources, None if stream else Path(out), plan if reconcile_ or embedded_aws else None)
+        if rendered.report is not None:
+            with contextlib.redirect_stdout(sys.stderr) if stream else contextlib.nullcontext():
+                print_text(rendered.report, sources.version)
+        if stream and not rendered.refusal:
+            click.echo(rendered.stream, nl=False)  # the manifests and nothing else: Argo CD parses all of stdout
+            return rendered.exit_code
+        for problem in rendered.problems:
+            click.echo(f"  {problem}", err=True)
+        if rendered.refusal:
+            untouched = "nothing printed" if stream else f"{out} untouched"
+            click.echo(f"karpenter-gitops: refusing to render: {rendered.refusal}; {untouched}", err=True)
+            return rendered.exit_code
+        click.echo(f"{'wrote' if rendered.changed else 'unchanged:'} {rendered.files} manifest(s) in {out}")
+        return rendered.exit_code
+
+    return render

@@ -64,3 +64,15 @@ def test_a_fleet_plan_asks_aws_once_for_queries_its_stacks_share(project, capsys
     single = json.loads(alone)["awsCalls"]
     assert body["summary"]["awsCalls"]["DescribeImages"] == single["DescribeImages"] > 0  # not twice
     assert all(count <= single.get(operation, 0) for operation, count in body["summary"]["awsCalls"].items())
+
+
+def test_a_fleet_renders_each_stack_into_its_directory_and_refuses_the_broken_one(project, capsys):
+    code, out, err = run(capsys, "render", "--all-stacks", "--out", "rendered")
+    assert code == 1 and "refusing to render" in err
+    assert sorted(p.name for p in (project / "rendered").iterdir()) == ["demo", "dev"]  # broken: nothing written
+    assert sorted(p.name for p in (project / "rendered" / "dev").iterdir()) == [
+        "ec2nodeclass-default.yaml", "nodepool-batch.yaml", "nodepool-general.yaml"
+    ]
+    assert out.splitlines()[-1] == "fleet: 3 stack(s) rendered into rendered; refused: broken"
+    code, _, err = run(capsys, "render", "--all-stacks", "--out", "-")
+    assert code == 2 and "a fleet renders into directories" in err
