@@ -56,8 +56,9 @@ def plan_command(stacks, all_stacks, manifests, embedded_aws, aws_fixture, kuber
 
 
 def _fleet(stacks, embedded_aws, aws_fixture, kubernetes_version, cache_dir, karpenter_version, fmt) -> None:
-    """Each stack planned as its own cluster; stacks of one region share a session, so identical AWS
-    queries are asked once per run; one report grouped by stack; the worst exit code."""
+    """Each stack planned as its own cluster and reported as soon as it is done (a fleet's plans are
+    large: none is kept); stacks of one region share a session, so identical AWS queries are asked
+    once per run; one report grouped by stack; the worst exit code."""
     from rich.console import Console
 
     from karpenter_gitops.adapters.aws.target import aws_target
@@ -68,6 +69,9 @@ def _fleet(stacks, embedded_aws, aws_fixture, kubernetes_version, cache_dir, kar
     from karpenter_gitops.output.plan_text import print_plan
 
     status = Console(stderr=True)
+    console = Console(width=None if sys.stdout.isatty() else 120)
+    if fmt == "json":
+        click.echo('{\n  "stacks": {', nl=False)
     with contextlib.ExitStack() as scope:
         targets: dict = {}
         spinner = scope.enter_context(status.status("planning…")) if status.is_terminal and fmt == "text" else None
@@ -78,24 +82,24 @@ def _fleet(stacks, embedded_aws, aws_fixture, kubernetes_version, cache_dir, kar
             if region not in targets:
                 targets[region] = scope.enter_context(aws_target(embedded_aws, aws_fixture, sources.aws_region))
             plan = planner(targets[region], sources.version, kubernetes_version=kubernetes_version, cache_dir=cache_dir)(sources.inputs)
-            return plan, plan.exit_code
+            if fmt == "json":
+                separator = "" if stack == stacks[0] else ","
+                click.echo(f"{separator}\n    {json.dumps(stack)}: {json.dumps(plan.to_json())}", nl=False)
+            else:
+                console.rule(f"[bold]stack {stack}[/]")
+                print_plan(plan, console)
+            return None, plan.exit_code
 
         fleet = run_fleet(stacks, one, progress=(lambda stack: spinner.update(f"planning {stack}…")) if spinner else None)
-        calls = {}
+        calls: dict[str, int] = {}
         for target in targets.values():
             for operation, count in target.session.call_counts().items():
                 calls[operation] = calls.get(operation, 0) + count
     if fmt == "json":
-        body = {"stacks": {stack: plan.to_json() for stack, plan in fleet.results.items()},
-                "summary": {"stacks": len(stacks), "exitCodes": fleet.exit_codes, "awsCalls": dict(sorted(calls.items()))}}
-        click.echo(json.dumps(body, indent=2))
+        summary = {"stacks": len(stacks), "exitCodes": fleet.exit_codes, "awsCalls": dict(sorted(calls.items()))}
+        click.echo(f'\n  }},\n  "summary": {json.dumps(summary)}\n}}')
     else:
-        console = Console(width=None if sys.stdout.isatty() else 120)
-        for stack, plan in fleet.results.items():
-            console.rule(f"[bold]stack {stack}[/]")
-            print_plan(plan, console)
         failing = [stack for stack, code in fleet.exit_codes.items() if code]
         line = f"fleet: {len(stacks)} stack(s), {sum(calls.values())} AWS call(s)"
         console.print(line + (f"; stacks not ready: {', '.join(failing)}" if failing else "; every stack ready"))
     sys.exit(fleet.exit_code)
-
