@@ -269,6 +269,7 @@ class EC2NodeClass:
     raw: Mapping[str, Any]
     source: Source
     kind: str = EC2NODECLASS
+    blocked: bool = False  # loading found a blocking schema error: no object rule runs on it (see judge)
 
 
 @dataclass(frozen=True)
@@ -278,3 +279,4 @@ class NodePool:
     raw: Mapping[str, Any]
     source: Source
     kind: str = NODEPOOL
+    blocked: bool = False  # loading found a blocking schema error: no object rule runs on it (see judge)

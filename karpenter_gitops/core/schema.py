@@ -5,6 +5,13 @@ the OpenAPI constraints of the Karpenter CRD (enum, pattern, ranges, item counts
 that introduced the field). :func:`load` turns plain YAML data into a model and collects every
 schema violation with its dotted path instead of stopping at the first one, so one run reports
 all problems. One walker serves both kinds; the models stay plain data.
+
+A model never holds a value of the wrong shape: a value whose type is wrong is reported and left
+out (the field stays ``None``, the list item or map entry is dropped), so whatever reads a model
+can trust its annotations. :attr:`Loaded.blocked` says whether loading found an error the
+Kubernetes API server treats as blocking (apiextensions ``hasBlockingErr``: a wrong type, a
+missing required field, a value outside the enum, too long, too many items or properties); the
+API server then runs no CEL rule, and the judge no object rule, on that object.
 """
 
 from __future__ import annotations
@@ -18,7 +25,7 @@ import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
-from typing import Any, Union
+from typing import Any, NamedTuple, Union
 
 from karpenter_gitops.core.findings import Violation
 from karpenter_gitops.core.versions import Version, show
@@ -36,6 +43,8 @@ DUPLICATE = "schema/duplicate"
 UNIQUE = "schema/unique"
 API_VERSION = "schema/api-version"
 SECRET = "schema/secret"
+# Rule ids whose violations are always blocking; schema/size is blocking only for an upper bound.
+_BLOCKING = frozenset({WRONG_TYPE, REQUIRED, ENUM})
 
 
 class SecretValue(str):
@@ -177,9 +186,11 @@ class Loader:
     def __init__(self, version: Version) -> None:
         self.version = version
         self.violations: list[tuple[str, Violation]] = []
+        self.blocked = False
 
-    def report(self, rule: str, path: str, message: str, hint: str | None = None) -> None:
+    def report(self, rule: str, path: str, message: str, hint: str | None = None, *, blocking: bool = False) -> None:
         self.violations.append((rule, Violation(path, message, hint)))
+        self.blocked = self.blocked or blocking or rule in _BLOCKING
 
     def model(self, cls: type, data: Any, path: str) -> Any:
         if not isinstance(data, Mapping):
@@ -236,9 +247,11 @@ class Loader:
             for index, item in enumerate(raw):
                 child = f"{path}[{index}]"
                 if dataclasses.is_dataclass(field.item):
-                    items.append(self.model(field.item, item, child))
+                    value = self.model(field.item, item, child)
                 else:
-                    items.append(self._scalar(field.item, item, child, facts))
+                    value = self._scalar(field.item, item, child, facts)
+                if value is not None:  # a wrong-shaped item was reported and is left out
+                    items.append(value)
             return tuple(items)
         if field.kind == "map":
             if not isinstance(raw, Mapping):
@@ -248,7 +261,9 @@ class Loader:
             out = {}
             for key, value in raw.items():
                 child = f"{path}[{key}]"
-                out[str(key)] = self._scalar(field.item, value, child, facts, map_value=True)
+                loaded = self._scalar(field.item, value, child, facts, map_value=True)
+                if loaded is not None:
+                    out[str(key)] = loaded
             return types.MappingProxyType(out)
         return self._scalar(field.scalar, raw, path, facts)
 
@@ -263,7 +278,7 @@ class Loader:
         if low is not None and size < low:
             self.report(SIZE, path, f"Invalid value: {size}: should have at least {low} {noun}")
         if high is not None and size > high:
-            self.report(SIZE, path, f"Too many: {size}: must have at most {high} {noun}")
+            self.report(SIZE, path, f"Too many: {size}: must have at most {high} {noun}", blocking=True)
 
     def _scalar(self, tp: Any, raw: Any, path: str, facts: Prop, map_value: bool = False) -> Any:
         if isinstance(raw, Mapping) and set(raw) == {"secure"} and tp in (str, Any):
@@ -296,7 +311,7 @@ class Loader:
                 self.report(PATTERN, path, f"Invalid value: {_quote(raw)}: should match '{pattern}'", _newline_hint(raw))
             if not map_value:
                 if facts.max_length is not None and len(raw) > facts.max_length:
-                    self.report(SIZE, path, f"Too long: may not be more than {facts.max_length} bytes")
+                    self.report(SIZE, path, f"Too long: may not be more than {facts.max_length} bytes", blocking=True)
                 if facts.min_length is not None and len(raw) < facts.min_length:
                     self.report(SIZE, path, f"Invalid value: {_quote(raw)}: should be at least {facts.min_length} chars long")
         if facts.enum is not None and not map_value:
@@ -327,8 +342,17 @@ class Loader:
         self.report(ENUM, path, f"Unsupported value: {_quote(raw)}: supported values: {supported}", hint)
 
 
-def load(cls: type, data: Any, path: str, version: Version) -> tuple[Any, list[tuple[str, Violation]]]:
-    """Load ``data`` into ``cls``; returns the model and ``(rule id, violation)`` pairs."""
+class Loaded(NamedTuple):
+    """A model (None when the data is not an object), its ``(rule id, violation)`` pairs, and whether
+    one of them blocks the object rules."""
+
+    model: Any
+    violations: list[tuple[str, Violation]]
+    blocked: bool
+
+
+def load(cls: type, data: Any, path: str, version: Version) -> Loaded:
+    """Load ``data`` into ``cls``, collecting every violation."""
     loader = Loader(version)
     model = loader.model(cls, data, path)
-    return model, loader.violations
+    return Loaded(model, loader.violations, loader.blocked)

@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 import yaml
 
 from karpenter_gitops.core.errors import InputError
+from karpenter_gitops.load import shape
 
 MAX_FILE_BYTES = 5 * 1024 * 1024
 
@@ -87,7 +88,7 @@ def read_text(path: Path) -> str:
 
 def parse_yaml(text: str, name: str) -> list[Any]:
     try:
-        return list(yaml.load_all(text, Loader=_Loader))
+        documents = list(yaml.load_all(text, Loader=_Loader))
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         line = mark.line + 1 if mark else None
@@ -95,6 +96,9 @@ def parse_yaml(text: str, name: str) -> list[Any]:
         raise InputError(f"invalid YAML: {problem}", name, line, "fix the YAML syntax at that line") from None
     except yaml.YAMLError as err:
         raise InputError(f"invalid YAML: {err}", name) from None
+    for index, document in enumerate(documents):
+        shape.check(document, index + 1, name)
+    return documents
 
 
 def expand(paths: Iterable[str | Path]) -> list[Path]:

@@ -112,9 +112,13 @@ def _canonical(value: Any) -> Any:
     return value
 
 
+def _mapping(value: Any) -> Mapping[str, Any]:
+    """``value`` when it is a mapping; loading reported it otherwise, and the hash sees nothing there."""
+    return value if isinstance(value, Mapping) else {}
+
+
 def _spec(obj: EC2NodeClass | NodePool) -> Mapping[str, Any]:
-    spec = obj.raw.get("spec")
-    return spec if isinstance(spec, Mapping) else {}
+    return _mapping(obj.raw.get("spec"))
 
 
 def node_class_hash_changes(base: EC2NodeClass, head: EC2NodeClass) -> tuple[str, ...]:
@@ -132,14 +136,14 @@ def node_pool_template_changes(base: NodePool, head: NodePool) -> tuple[str, ...
     """Template fields in the NodePool hash that differ (``requirements`` and ``resources`` are not hashed)."""
 
     def hashed(pool: NodePool) -> dict:
-        template = dict(_spec(pool).get("template") or {})
-        template["spec"] = {k: v for k, v in (template.get("spec") or {}).items() if k not in ("requirements", "resources")}
+        template = dict(_mapping(_spec(pool).get("template")))
+        template["spec"] = {k: v for k, v in _mapping(template.get("spec")).items() if k not in ("requirements", "resources")}
         return template
 
     old, new = hashed(base), hashed(head)
     paths = []
     for part in ("metadata", "spec"):
-        before, after = _canonical(old.get(part) or {}), _canonical(new.get(part) or {})
+        before, after = _canonical(_mapping(old.get(part))), _canonical(_mapping(new.get(part)))
         paths.extend(
             f"spec.template.{part}.{key}" for key in sorted(before.keys() | after.keys()) if before.get(key) != after.get(key)
         )
