@@ -15,7 +15,8 @@ from conftest import PROJECT
 @pytest.mark.parametrize(
     "argv",
     [["benchmarks/validate_10k.py", "--objects", "20"], ["benchmarks/validate_10k.py", "--objects", "20", "--policy"],
-     ["benchmarks/plan_scale.py", "--sizes", "1"]],
+     ["benchmarks/plan_scale.py", "--sizes", "1"],
+     ["benchmarks/plan_faults.py", "--runs", "1", "--deadline", "60", "--down-deadline", "1"]],
     ids=lambda argv: " ".join(argv[0:1] + argv[2:]),
 )
 def test_benchmark_runs(argv):
