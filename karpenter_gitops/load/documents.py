@@ -79,7 +79,8 @@ class _Collector:
     def add(self, kind: str, name: str, spec: Any, raw: Mapping[str, Any], source: Source) -> None:
         _, spec_cls, obj_cls = _KINDS[kind]
         if spec is None:  # both CRDs require spec; the API server drops a null one, then finds it missing
-            model, violations, blocked = None, [(schema.REQUIRED, Violation("spec", "Required value", "add the object's spec"))], True
+            missing = Violation("spec", "Required value", "add the object's spec")
+            model, violations, blocked = None, [(schema.REQUIRED, missing)], True
         else:
             model, violations, blocked = schema.load(spec_cls, spec, "spec", self.version)
         for rule_id, violation in violations:

@@ -28,9 +28,10 @@ from typing import Any
 
 from karpenter_gitops.core.cluster import FleetNode
 from karpenter_gitops.core.inputs import Inputs
-from karpenter_gitops.core.model import EC2NodeClass, NodePool
+from karpenter_gitops.core.model import Budget, EC2NodeClass, NodePool
 from karpenter_gitops.core.plan import Plan
 from karpenter_gitops.core.requirements import Requirements
+from karpenter_gitops.core.schema import crd_regex, fields_of
 from karpenter_gitops.families import family_of
 
 NODEPOOL_DRIFT, REQUIREMENTS_DRIFT = "NodePoolDrifted", "RequirementsDrifted"
@@ -173,14 +174,18 @@ class DriftBudget:
         )
 
     def allowed(self, total: int) -> int | None:
-        """Nodes that may drift at once out of ``total``: the most restrictive budget; None = no limit."""
-        if not self.always:
-            return None
-        return min(_scaled(nodes, total) for nodes in self.always)
+        """Nodes that may drift at once out of ``total``: the most restrictive budget; None = no limit.
+
+        A budget the CRD's pattern refuses (reported by loading) limits nothing here."""
+        limits = [_scaled(nodes, total) for nodes in self.always if _BUDGET_NODES.search(nodes)]
+        return min(limits) if limits else None
 
     def describe(self) -> str:
         shown = " and ".join(self.always) if self.always else "no limit"
         return shown + (f"; scheduled: {', '.join(self.scheduled)}" if self.scheduled else "")
+
+
+_BUDGET_NODES = crd_regex(fields_of(Budget)["nodes"].prop.pattern)
 
 
 def _scaled(nodes: str, total: int) -> int:

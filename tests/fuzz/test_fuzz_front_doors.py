@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 from _hostile import MANIFEST, OBJECT, PROFILE, STACK, TEXT_EDITS, WAIVER_FILE, as_text, mutated, run
-from conftest import PROJECT
+from conftest import CRDS, PROJECT
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -28,6 +28,13 @@ def _write(tmp_path: Path, name: str, text: str) -> Path:
 def test_validate_manifests(tmp_path_factory, docs, edit, policy):
     path = _write(tmp_path_factory.mktemp("in"), "manifest.yaml", as_text(docs, edit))
     run(["validate", str(path), "--format", "json", *(["--policy"] if policy else [])])
+
+
+@PROFILE
+@given(docs=MANIFEST)
+def test_validate_with_the_real_crds(tmp_path_factory, docs):
+    path = _write(tmp_path_factory.mktemp("in"), "manifest.yaml", as_text(docs, "none"))
+    run(["validate", str(path), "--crd", str(CRDS / "v1.14.1"), "--format", "json"])
 
 
 @PROFILE
@@ -55,8 +62,10 @@ def test_render_writes_nothing_on_failure(tmp_path_factory, docs, edit):
 
 
 @PROFILE
-@given(base=MANIFEST, head=MANIFEST, edit=TEXT_EDITS)
-def test_preview_against_a_base(tmp_path_factory, base, head, edit):
+@given(base=MANIFEST, data=st.data(), edit=TEXT_EDITS)
+def test_preview_against_a_base(tmp_path_factory, base, data, edit):
+    """The head is the base with some objects mutated, so objects meet their earlier selves."""
+    head = data.draw(st.lists(mutated(st.sampled_from(base)), min_size=1, max_size=3))
     folder = tmp_path_factory.mktemp("in")
     (folder / "base").mkdir()
     _write(folder / "base", "base.yaml", as_text(base, "none"))
