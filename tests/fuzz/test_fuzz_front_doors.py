@@ -74,7 +74,7 @@ def test_preview_against_a_base(tmp_path_factory, base, data, edit):
 
 
 @PROFILE
-@given(docs=MANIFEST, edit=TEXT_EDITS)
+@given(docs=MANIFEST | STACK.map(lambda stack: [stack]), edit=TEXT_EDITS)
 def test_plan_against_aws(default_aws, catalogue_cache, tmp_path_factory, docs, edit):
     """The offline part refuses or judges; what loads is planned against the embedded world (so exit 3 may occur)."""
     path = _write(tmp_path_factory.mktemp("in"), "manifest.yaml", as_text(docs, edit))
