@@ -118,7 +118,19 @@ def plain(value: Any) -> Any:
 
 
 def load(resources: Iterable[tuple[str, Mapping[str, Any]]]) -> Inputs:
-    return analyze.load_resources(resources)
+    return analyze.load_resources([(urn, _typed(urn, doc)) for urn, doc in resources])
+
+
+def _typed(urn: str, doc: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A custom resource whose apiVersion and kind are its type's: the engine derives the type from them, so
+    props that say otherwise (not even a string) cannot be what was registered."""
+    resource_type = urn.split("::")[2].rsplit("$", 1)[-1] if urn.count("::") >= 3 else ""
+    kind = KIND_OF_TYPE.get(resource_type)
+    if kind is None:
+        return doc
+    api = resource_type.split(":", 2)[1]
+    wrong = {key: value for key, value in (("apiVersion", api), ("kind", kind)) if not isinstance(doc.get(key), str)}
+    return {**doc, **wrong}
 
 
 def settings(rule: Rule, policy_config: Mapping[str, Any]) -> PolicySettings:
@@ -264,16 +276,15 @@ def coherence_observations(args: StackValidationArgs) -> Iterator[Observation]:
     grants = [_json(r.props.get("policy")) for r in _of_type(args, *POLICY_TYPES)]
     passable = [resource for doc in grants for resource in iam.allowed_resources(doc, "iam:PassRole")]
     entries = {str(r.props.get("principalArn") or "").rsplit("/", 1)[-1] for r in _of_type(args, ACCESS_ENTRY_TYPE)}
-    for urn, doc in custom_resources(args):
-        if doc.get("kind") != EC2NODECLASS:
-            continue
-        spec, name = doc.get("spec") or {}, (doc.get("metadata") or {}).get("name")
-        role_name = spec.get("role")
-        profile = profiles.get(spec.get("instanceProfile"))
+    loaded = load(custom_resources(args))
+    for node_class in loaded.node_classes:
+        spec, name, urn = node_class.spec, node_class.name, node_class.source.file
+        role_name = spec.role
+        profile = profiles.get(spec.instance_profile)
         if profile is not None:
             role_name = profile.props.get("role")
             if not role_name:
-                message = f"instance profile {spec['instanceProfile']!r} holds no role, so nodes boot without credentials and never join"
+                message = f"instance profile {spec.instance_profile!r} holds no role, so nodes boot without credentials and never join"
                 yield observe(live.INSTANCE_PROFILE_WITHOUT_ROLE, EC2NODECLASS, name, "spec.instanceProfile", message, profile.urn)
         role = roles.get(role_name)
         if role is not None and not _trusts_ec2(role.props.get("assumeRolePolicy")):
@@ -288,7 +299,7 @@ def coherence_observations(args: StackValidationArgs) -> Iterator[Observation]:
             message = f"node role {role_name!r} has no EKS access entry in the stack, so its nodes cannot join"
             yield observe(controller_rules.ACCESS_ENTRY, EC2NODECLASS, name, "spec.role", message, role.urn)
     if passable and not any(iam.allowed_resources(doc, "sqs:ReceiveMessage") for doc in grants):
-        for pool in load(custom_resources(args)).node_pools:
+        for pool in loaded.node_pools:
             if coherence.allows_spot(pool):
                 message = "allows spot but the controller reads no interruption queue"
                 yield observe(controller_rules.SPOT_QUEUE, NODEPOOL, pool.name, "spec.template.spec.requirements", message, pool.source.file)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,10 @@ from karpenter_gitops.adapters.aws.embedded import (
     embedded_aws,
     parse_world,
 )
+
+# A run against unreachable or failing AWS retries until its deadline (180 s by default); tests that
+# expect exit 3 need a short one. Set here so the provider and pack processes the tests start inherit it.
+os.environ.setdefault("KARPENTER_GITOPS_AWS_DEADLINE", "3")
 
 PROJECT = Path(__file__).resolve().parent.parent
 SHARED = PROJECT.parent / "shared"

@@ -343,6 +343,7 @@ class EC2NodeClass(_Document):
     document: bytes = field(repr=False, compare=False)
     source: Source
     kind: str = EC2NODECLASS
+    blocked: bool = False  # loading found a blocking schema error: no object rule runs on it (see judge)
 
 
 @dataclass(frozen=True)
@@ -354,6 +355,7 @@ class NodePool(_Document):
     document: bytes = field(repr=False, compare=False)
     source: Source
     kind: str = NODEPOOL
+    blocked: bool = False  # loading found a blocking schema error: no object rule runs on it (see judge)
 
 
 def pack(manifest: Mapping[str, Any]) -> bytes:

@@ -5,6 +5,13 @@ the OpenAPI constraints of the Karpenter CRD (enum, pattern, ranges, item counts
 that introduced the field). :func:`load` turns plain YAML data into a model and collects every
 schema violation with its dotted path instead of stopping at the first one, so one run reports
 all problems. One walker serves both kinds; the models stay plain data.
+
+A model never holds a value of the wrong shape: a value whose type is wrong is reported and left
+out (the field stays ``None``, the list item or map entry is dropped), so whatever reads a model
+can trust its annotations. :attr:`Loaded.blocked` says whether loading found an error the
+Kubernetes API server treats as blocking (apiextensions ``hasBlockingErr``: a wrong type, a
+missing required field, a value outside the enum, too long, too many items or properties); the
+API server then runs no CEL rule, and the judge no object rule, on that object.
 """
 
 from __future__ import annotations
@@ -19,7 +26,7 @@ import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
-from typing import Any, Union
+from typing import Any, NamedTuple, Union
 
 from karpenter_gitops.core.findings import Violation
 from karpenter_gitops.core.versions import Version, show
@@ -39,6 +46,8 @@ DUPLICATE = "schema/duplicate"
 UNIQUE = "schema/unique"
 API_VERSION = "schema/api-version"
 SECRET = "schema/secret"
+# Rule ids whose violations are always blocking; schema/size is blocking only for an upper bound.
+_BLOCKING = frozenset({WRONG_TYPE, REQUIRED, ENUM})
 
 
 class SecretValue(str):
@@ -187,9 +196,11 @@ class Loader:
     def __init__(self, version: Version) -> None:
         self.version = version
         self.violations: list[tuple[str, Violation]] = []
+        self.blocked = False
 
-    def report(self, rule: str, path: str, message: str, hint: str | None = None) -> None:
+    def report(self, rule: str, path: str, message: str, hint: str | None = None, *, blocking: bool = False) -> None:
         self.violations.append((rule, Violation(path, message, hint)))
+        self.blocked = self.blocked or blocking or rule in _BLOCKING
 
     def model(self, cls: type, data: Any, path: str) -> Any:
         if type(data) is not dict and not isinstance(data, Mapping):  # dict first: the ABC check is slow
@@ -242,9 +253,12 @@ class Loader:
             self._count(path, len(raw), facts.min_items, facts.max_items, "items")
             if facts.unique:
                 self._unique(path, raw)
-            if dataclasses.is_dataclass(field.item):
-                return tuple(self.model(field.item, item, f"{path}[{index}]") for index, item in enumerate(raw))
-            return tuple(self._scalar(field.item, item, f"{path}[{index}]", facts) for index, item in enumerate(raw))
+            load = self.model if dataclasses.is_dataclass(field.item) else None
+            items = (
+                load(field.item, item, f"{path}[{index}]") if load else self._scalar(field.item, item, f"{path}[{index}]", facts)
+                for index, item in enumerate(raw)
+            )
+            return tuple(value for value in items if value is not None)  # a wrong-shaped item was reported and is left out
         if field.kind == "map":
             if type(raw) is not dict and not isinstance(raw, Mapping):
                 self.report(WRONG_TYPE, path, f"Invalid value: {type_name(raw)}: must be of type object")
@@ -253,7 +267,9 @@ class Loader:
             out = {}
             for key, value in raw.items():
                 child = f"{path}[{key}]"
-                out[sys.intern(str(key))] = self._scalar(field.item, value, child, facts, map_value=True)
+                loaded = self._scalar(field.item, value, child, facts, map_value=True)
+                if loaded is not None:
+                    out[sys.intern(str(key))] = loaded
             return types.MappingProxyType(out)
         return self._scalar(field.scalar, raw, path, facts)
 
@@ -268,7 +284,7 @@ class Loader:
         if low is not None and size < low:
             self.report(SIZE, path, f"Invalid value: {size}: should have at least {low} {noun}")
         if high is not None and size > high:
-            self.report(SIZE, path, f"Too many: {size}: must have at most {high} {noun}")
+            self.report(SIZE, path, f"Too many: {size}: must have at most {high} {noun}", blocking=True)
 
     def _scalar(self, tp: Any, raw: Any, path: str, facts: Prop, map_value: bool = False) -> Any:
         if type(raw) is not str and isinstance(raw, Mapping) and set(raw) == {"secure"} and tp in (str, Any):
@@ -301,7 +317,7 @@ class Loader:
                 self.report(PATTERN, path, f"Invalid value: {_quote(raw)}: should match '{pattern}'", _newline_hint(raw))
             if not map_value:
                 if facts.max_length is not None and len(raw) > facts.max_length:
-                    self.report(SIZE, path, f"Too long: may not be more than {facts.max_length} bytes")
+                    self.report(SIZE, path, f"Too long: may not be more than {facts.max_length} bytes", blocking=True)
                 if facts.min_length is not None and len(raw) < facts.min_length:
                     self.report(SIZE, path, f"Invalid value: {_quote(raw)}: should be at least {facts.min_length} chars long")
             if len(raw) <= _SHARED_LENGTH:
@@ -334,8 +350,17 @@ class Loader:
         self.report(ENUM, path, f"Unsupported value: {_quote(raw)}: supported values: {supported}", hint)
 
 
-def load(cls: type, data: Any, path: str, version: Version) -> tuple[Any, list[tuple[str, Violation]]]:
-    """Load ``data`` into ``cls``; returns the model and ``(rule id, violation)`` pairs."""
+class Loaded(NamedTuple):
+    """A model (None when the data is not an object), its ``(rule id, violation)`` pairs, and whether
+    one of them blocks the object rules."""
+
+    model: Any
+    violations: list[tuple[str, Violation]]
+    blocked: bool
+
+
+def load(cls: type, data: Any, path: str, version: Version) -> Loaded:
+    """Load ``data`` into ``cls``, collecting every violation."""
     loader = Loader(version)
     model = loader.model(cls, data, path)
-    return model, loader.violations
+    return Loaded(model, loader.violations, loader.blocked)

@@ -8,6 +8,12 @@ whether the rule applies to the Karpenter release, whether hygiene policies are 
 stack switched the rule off, and its severity (the stack's override, else the rule's production
 severity in a production stack, else its own). Waivers are applied afterwards by :func:`validate`.
 
+An object whose loading observed a blocking schema error (a wrong type, a missing required field,
+a value outside an enum, too long or too many: ``obj.blocked``) gets its schema findings and no
+object or transition rule, as the API server runs no CEL rule on an object with a blocking
+structural error (apiextensions ``hasBlockingErr``): the object is refused for its structure first,
+and a rule reasoning about a half-read spec would only add noise. Other objects' rules still see it.
+
 Layer: imports rules, load's data types and core only.
 """
 
@@ -74,7 +80,7 @@ class Judge:
         context = Context(self.version, inputs, self.settings)
         observed = [o for o in inputs.observations if only is None or o.rule == only.id]
         rules_of: dict[str, list[Rule]] = {}  # per kind, decided once per run rather than once per object
-        for obj in inputs.objects:
+        for obj in (obj for obj in inputs.objects if not obj.blocked):
             rules = rules_of.get(obj.kind)
             if rules is None:
                 rules = rules_of[obj.kind] = [
@@ -94,7 +100,7 @@ class Judge:
         observed = []
         for new in head.objects:
             old = stored.get((new.kind, new.name))
-            if old is None:
+            if old is None or old.blocked or new.blocked:
                 continue
             for rule in registry.applicable(new.kind, self.version, Stage.TRANSITION, hygiene=True):
                 if self.enabled(rule):

@@ -80,9 +80,10 @@ class _Collector:
     def add(self, kind: str, name: str, spec: Any, document: bytes, source: Source) -> None:
         _, spec_cls, obj_cls = _KINDS[kind]
         if spec is None:  # both CRDs require spec; the API server drops a null one, then finds it missing
-            model, violations = None, [(schema.REQUIRED, Violation("spec", "Required value", "add the object's spec"))]
+            missing = Violation("spec", "Required value", "add the object's spec")
+            model, violations, blocked = None, [(schema.REQUIRED, missing)], True
         else:
-            model, violations = schema.load(spec_cls, spec, "spec", self.version)
+            model, violations, blocked = schema.load(spec_cls, spec, "spec", self.version)
         for rule_id, violation in violations:
             self.observe(rule_id, kind, name, violation, source)
         if model is None:
@@ -94,7 +95,7 @@ class _Collector:
             return
         self._seen[(source.scope, kind, name)] = source
         target = self.node_classes if kind == EC2NODECLASS else self.node_pools
-        target.append(obj_cls(name=name, spec=model, document=document, source=source))
+        target.append(obj_cls(name=name, spec=model, document=document, source=source, blocked=blocked))
 
     def observe(self, rule_id: str, kind: str, name: str, violation: Violation, source: Source) -> None:
         self.observations.append(Observation(rule_id, kind, name, violation, source))
@@ -124,22 +125,20 @@ def _read_manifest(docs: list[Any], name: str, out: _Collector) -> None:
                 name,
                 hint="each YAML document must be a mapping with apiVersion and kind",
             )
+        for field_name in ("apiVersion", "kind"):  # what the document is: without them it cannot be read at all
+            value = doc.get(field_name)
+            if value is not None and not isinstance(value, str):
+                raise InputError(
+                    f"document {index + 1}: '{field_name}' is {article(schema.type_name(value))}, not a string",
+                    name,
+                    hint=f"write {field_name} as a plain string, e.g. {field_name}: {_EXAMPLE[field_name]}",
+                )
         kind = doc.get("kind")
         if kind not in _KINDS:
             out.notes.append(f"{name}: ignored document {index + 1} (kind {kind or 'missing'})")
             continue
         source = Source(file=name, document=index + 1)
-        metadata = doc.get("metadata") if isinstance(doc.get("metadata"), Mapping) else {}
-        obj_name = metadata.get("name")
-        if isinstance(obj_name, (int, float)) and not isinstance(obj_name, bool):
-            wrong = Violation(  # `name: 5` is a YAML number, which the API server refuses as a name
-                "metadata.name", f"Invalid value: {obj_name!r}: must be of type string", f'quote it: name: "{obj_name}"'
-            )
-            out.observe(schema.WRONG_TYPE, kind, str(obj_name), wrong, source)
-            obj_name = str(obj_name)
-        elif not isinstance(obj_name, str) or not obj_name:
-            obj_name = f"<document {index + 1}>"
-            out.observe(schema.REQUIRED, kind, obj_name, Violation("metadata.name", "Required value", "name the object"), source)
+        obj_name = _object_name(doc, index, kind, source, out)
         api, _, _ = _KINDS[kind]
         if doc.get("apiVersion") != api:
             served = Violation(
@@ -150,6 +149,33 @@ def _read_manifest(docs: list[Any], name: str, out: _Collector) -> None:
             out.observe(schema.API_VERSION, kind, obj_name, served, source)
             continue
         out.add(kind, obj_name, doc.get("spec"), docs.packed(index) if isinstance(docs, Documents) else pack(doc), source)
+
+
+_EXAMPLE = {"apiVersion": EC2NODECLASS_API, "kind": EC2NODECLASS}
+
+
+def _object_name(doc: Mapping[str, Any], index: int, kind: str, source: Source, out: _Collector) -> str:
+    """The document's ``metadata.name``, or a stand-in naming the document when it has none usable."""
+    stand_in = f"<document {index + 1}>"
+    metadata = doc.get("metadata")
+    if metadata is not None and not isinstance(metadata, Mapping):
+        wrong = Violation("metadata", f"Invalid value: {schema.type_name(metadata)}: must be of type object")
+        out.observe(schema.WRONG_TYPE, kind, stand_in, wrong, source)
+        return stand_in
+    obj_name = (metadata or {}).get("name")
+    if isinstance(obj_name, str) and obj_name:
+        return obj_name
+    if obj_name is None or obj_name == "":
+        out.observe(schema.REQUIRED, kind, stand_in, Violation("metadata.name", "Required value", "name the object"), source)
+        return stand_in
+    if isinstance(obj_name, (int, float)) and not isinstance(obj_name, bool):
+        # `name: 5` is a YAML number, which the API server refuses as a name
+        value, hint, shown = repr(obj_name), f'quote it: name: "{obj_name}"', str(obj_name)
+    else:
+        value, hint, shown = schema.type_name(obj_name), "name the object with a string", stand_in
+    wrong = Violation("metadata.name", f"Invalid value: {value}: must be of type string", hint)
+    out.observe(schema.WRONG_TYPE, kind, shown, wrong, source)
+    return shown
 
 
 def _read_stack(doc: Mapping[str, Any], name: str, out: _Collector) -> None:
@@ -220,8 +246,9 @@ def _ami_sources(
             raise InputError(f"'{entry}': no such class in this stack", name, hint=hint)
         if not isinstance(terms, list) or not terms:
             raise InputError(f"'{entry}' must be a non-empty list of AMI selector terms", name)
-        class_terms = (classes[class_name] or {}).get("amiSelectorTerms") or ()
-        if any(isinstance(term, Mapping) and "alias" in term for term in class_terms):
+        class_spec = classes[class_name]  # loading the class reports a spec of the wrong shape
+        class_terms = class_spec.get("amiSelectorTerms") if isinstance(class_spec, Mapping) else None
+        if isinstance(class_terms, list) and any(isinstance(term, Mapping) and "alias" in term for term in class_terms):
             raise InputError(f"'{entry}': the class selects by alias; alias pins are versions, not sources", name,
                              hint="drop the entry; `bump` moves the alias version")
         sources[str(class_name)] = tuple(_source_term(term, f"{entry}[{index}]", name, version)
@@ -231,7 +258,7 @@ def _ami_sources(
 
 def _source_term(term: Any, entry: str, name: str, version: versions.Version) -> AMISelectorTerm:
     """One source term: a name, tags or ssmParameter selector (with an optional owner), as in the CRD."""
-    model, violations = schema.load(AMISelectorTerm, term, entry, version)
+    model, violations, _ = schema.load(AMISelectorTerm, term, entry, version)
     if violations:
         _, violation = violations[0]
         raise InputError(f"'{violation.path}': {violation.message}", name, hint=violation.hint)

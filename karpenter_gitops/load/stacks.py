@@ -13,7 +13,8 @@ from typing import Any
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.inputs import NAMESPACE, Cluster
-from karpenter_gitops.core.text import did_you_mean
+from karpenter_gitops.core.schema import type_name
+from karpenter_gitops.core.text import article, did_you_mean
 from karpenter_gitops.load.files import (
     display,
     is_stack_document,
@@ -38,6 +39,12 @@ def cluster_block(value: Any, name: str) -> Cluster:
                 f"'{key}.{field_name}' is the number {value[field_name]}; YAML drops trailing zeros",
                 name,
                 hint=f'quote it, e.g. {field_name}: "1.30"',
+            )
+    for field_name in _CLUSTER_KEYS:
+        field_value = value.get(field_name)
+        if field_value is not None and not isinstance(field_value, (str, int)) or isinstance(field_value, bool):
+            raise InputError(
+                f"'{key}.{field_name}' is {article(type_name(field_value))}; expected a string", name, hint="quote the value"
             )
     karpenter = value.get("karpenterVersion")
     try:
@@ -81,6 +88,12 @@ def stack_file(stack: str, project_dir: Path | None = None) -> Path:
     return path
 
 
+def _config(doc: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A stack document's ``config`` when it is a mapping; loading the stack reports it otherwise."""
+    config = doc.get("config")
+    return config if isinstance(config, Mapping) else {}
+
+
 def stack_karpenter_version(files: Iterable[tuple[str, list[Any]]]) -> versions.Version | None:
     """The ``cluster.karpenterVersion`` the stack files among parsed ``files`` agree on, if any.
 
@@ -90,7 +103,7 @@ def stack_karpenter_version(files: Iterable[tuple[str, list[Any]]]) -> versions.
     found: dict[versions.Version, str] = {}
     for name, docs in files:
         if len(docs) == 1 and is_stack_document(docs[0]):
-            cluster = (docs[0].get("config") or {}).get(f"{NAMESPACE}:cluster")
+            cluster = _config(docs[0]).get(f"{NAMESPACE}:cluster")
             if isinstance(cluster, Mapping) and cluster.get("karpenterVersion") is not None:
                 found.setdefault(cluster_block(cluster, name).karpenter_version, name)
     if len(found) > 1:
@@ -108,7 +121,7 @@ def stack_aws_region(files: Iterable[tuple[str, list[Any]]]) -> str | None:
     """The ``aws:region`` of the first stack file among parsed ``files``, if any."""
     for _name, docs in files:
         if len(docs) == 1 and is_stack_document(docs[0]):
-            region = (docs[0].get("config") or {}).get("aws:region")
+            region = _config(docs[0]).get("aws:region")
             if isinstance(region, str) and region:
                 return region
     return None

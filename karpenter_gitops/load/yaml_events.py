@@ -10,9 +10,10 @@ run's memory down. What we refuse, PyYAML's safe loader also refuses, with its m
 
 * a key given twice in one mapping (kubectl and Pulumi's Go YAML reject the file; keys a merge
   ``<<: *anchor`` brings in may still be overridden, as YAML allows);
-* aliases that repeat more than :data:`MAX_ALIAS_NODES` nodes in one document (a "billion
-  laughs" bomb expands a few hundred bytes into billions of nodes for whoever walks the value),
-  an alias inside the node it names, and nesting deeper than :data:`MAX_DEPTH`.
+* aliases that expand to more than :data:`MAX_ALIAS_NODES` values (and ten times the document),
+  as Go YAML refuses them (a "billion laughs" bomb expands a few hundred bytes into billions of
+  values for whoever walks them), an alias inside the value it names, and nesting deeper than
+  :data:`MAX_DEPTH`.
 
 Collection tags other than ``!!map`` and ``!!seq`` (``!!set``, ``!!omap``...) are refused: they
 have no JSON form, so neither kubectl nor the API server can take them.
@@ -28,8 +29,10 @@ from yaml.constructor import ConstructorError, SafeConstructor
 from yaml.composer import ComposerError
 from yaml.resolver import Resolver
 
-MAX_ALIAS_NODES = 1_000_000
-MAX_DEPTH = 512
+# As Go YAML (kubectl, Pulumi): aliasing is excessive past this many values, and ten times the document.
+MAX_ALIAS_NODES = 400_000
+# Karpenter objects and stack files nest about a dozen levels; far deeper is a mistake or an attack.
+MAX_DEPTH = 64
 
 _STR = "tag:yaml.org,2002:str"
 _MERGE = "tag:yaml.org,2002:merge"
@@ -121,9 +124,10 @@ def _build(parser: Any, scalars: _Scalars) -> Iterator[Any]:
     stack: list[_Frame] = []
     anchors: dict[str, tuple[Any, int]] = {}
     root: Any = None
-    repeated = 0
+    repeated = written = 0  # values aliases repeat, and values the document spells out
     for event in iter(parser.get_event, None):
         kind = type(event)
+        written += 1
         if kind is yaml.ScalarEvent:
             value, nodes = scalars.value(event), 1
             if event.anchor is not None:
@@ -142,18 +146,20 @@ def _build(parser: Any, scalars: _Scalars) -> Iterator[Any]:
             if frame.anchor is not None:
                 _anchor(anchors, frame.anchor, value, nodes, event, frame.mark)
         elif kind is yaml.AliasEvent:
+            if any(frame.anchor == event.anchor for frame in stack):
+                raise ComposerError(None, None, "a YAML alias refers to a value that contains it", event.start_mark)
             try:
                 value, nodes = anchors[event.anchor]
             except KeyError:
                 raise ComposerError(None, None, f"found undefined alias {event.anchor!r}", event.start_mark) from None
             repeated += nodes
-            if repeated > MAX_ALIAS_NODES:
+            if repeated > MAX_ALIAS_NODES and repeated > 10 * written:
                 raise ComposerError(
-                    None, None, f"aliases repeat more than {MAX_ALIAS_NODES:,} nodes (a YAML alias bomb?)", event.start_mark
+                    None, None, f"YAML aliases expand to more than {MAX_ALIAS_NODES:,} values", event.start_mark
                 )
         elif kind is yaml.DocumentStartEvent:
             anchors.clear()
-            root, repeated = None, 0
+            root, repeated, written = None, 0, 0
             continue
         elif kind is yaml.DocumentEndEvent:
             yield root

@@ -28,9 +28,10 @@ from typing import Any
 
 from karpenter_gitops.core.cluster import FleetNode
 from karpenter_gitops.core.inputs import Inputs
-from karpenter_gitops.core.model import EC2NodeClass, NodePool
+from karpenter_gitops.core.model import Budget, EC2NodeClass, NodePool
 from karpenter_gitops.core.plan import Plan
 from karpenter_gitops.core.requirements import Requirements
+from karpenter_gitops.core.schema import crd_regex, fields_of
 from karpenter_gitops.families import family_of
 
 NODEPOOL_DRIFT, REQUIREMENTS_DRIFT = "NodePoolDrifted", "RequirementsDrifted"
@@ -112,9 +113,13 @@ def _canonical(value: Any) -> Any:
     return value
 
 
+def _mapping(value: Any) -> Mapping[str, Any]:
+    """``value`` when it is a mapping; loading reported it otherwise, and the hash sees nothing there."""
+    return value if isinstance(value, Mapping) else {}
+
+
 def _spec(obj: EC2NodeClass | NodePool) -> Mapping[str, Any]:
-    spec = obj.raw.get("spec")
-    return spec if isinstance(spec, Mapping) else {}
+    return _mapping(obj.raw.get("spec"))
 
 
 def node_class_hash_changes(base: EC2NodeClass, head: EC2NodeClass) -> tuple[str, ...]:
@@ -132,14 +137,14 @@ def node_pool_template_changes(base: NodePool, head: NodePool) -> tuple[str, ...
     """Template fields in the NodePool hash that differ (``requirements`` and ``resources`` are not hashed)."""
 
     def hashed(pool: NodePool) -> dict:
-        template = dict(_spec(pool).get("template") or {})
-        template["spec"] = {k: v for k, v in (template.get("spec") or {}).items() if k not in ("requirements", "resources")}
+        template = dict(_mapping(_spec(pool).get("template")))
+        template["spec"] = {k: v for k, v in _mapping(template.get("spec")).items() if k not in ("requirements", "resources")}
         return template
 
     old, new = hashed(base), hashed(head)
     paths = []
     for part in ("metadata", "spec"):
-        before, after = _canonical(old.get(part) or {}), _canonical(new.get(part) or {})
+        before, after = _canonical(_mapping(old.get(part))), _canonical(_mapping(new.get(part)))
         paths.extend(
             f"spec.template.{part}.{key}" for key in sorted(before.keys() | after.keys()) if before.get(key) != after.get(key)
         )
@@ -169,14 +174,18 @@ class DriftBudget:
         )
 
     def allowed(self, total: int) -> int | None:
-        """Nodes that may drift at once out of ``total``: the most restrictive budget; None = no limit."""
-        if not self.always:
-            return None
-        return min(_scaled(nodes, total) for nodes in self.always)
+        """Nodes that may drift at once out of ``total``: the most restrictive budget; None = no limit.
+
+        A budget the CRD's pattern refuses (reported by loading) limits nothing here."""
+        limits = [_scaled(nodes, total) for nodes in self.always if _BUDGET_NODES.search(nodes)]
+        return min(limits) if limits else None
 
     def describe(self) -> str:
         shown = " and ".join(self.always) if self.always else "no limit"
         return shown + (f"; scheduled: {', '.join(self.scheduled)}" if self.scheduled else "")
+
+
+_BUDGET_NODES = crd_regex(fields_of(Budget)["nodes"].prop.pattern)
 
 
 def _scaled(nodes: str, total: int) -> int:

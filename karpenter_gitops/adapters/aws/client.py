@@ -1,8 +1,9 @@
 """The one door to AWS for a reconcile run: retries, call counts, one answer per identical query.
 
 An :class:`AwsSession` belongs to one run. It creates its botocore clients lazily from the standard
-credential chain and region (``AWS_ENDPOINT_URL`` is honoured by botocore itself), counts every
-API call per operation for the plan, and answers a repeated identical query from memory. It is
+credential chain and region (``AWS_ENDPOINT_URL`` is honoured by botocore itself), retries them
+until the run's deadline (:mod:`karpenter_gitops.adapters.aws.retries`), counts every API call
+per operation for the plan, and answers a repeated identical query from memory. It is
 safe to share between the threads of one run; it is never pickled (it holds live clients).
 """
 
@@ -27,9 +28,8 @@ from botocore.exceptions import BotoCoreError, ClientError
 from botocore.loaders import create_loader
 from botocore.parsers import ResponseParserError
 
+from karpenter_gitops.adapters.aws import retries
 from karpenter_gitops.adapters.aws.errors import AWSError, PersistentAWSError, classify
-
-DEFAULT_MAX_ATTEMPTS = 3
 
 # Service models are large JSON files (EC2's takes ~0.3 s to parse); every run shares one loader.
 _MODEL_LOADER = create_loader()
@@ -64,7 +64,8 @@ class AwsSession:
         region: str | None = None,
         *,
         endpoint_url: str | None = None,
-        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+        max_attempts: int | None = None,
+        deadline: float | None = None,
         connect_timeout: float = 5,
         read_timeout: float = 30,
         cache_namespace: str | None = None,
@@ -89,9 +90,12 @@ class AwsSession:
         self._endpoint_url = endpoint_url
         self._endpoints = dict(settings.endpoints)
         self._role = settings if settings.role_arn else None
+        # Attempts are bounded by the run's deadline (env or ``deadline`` seconds), else by ``max_attempts``.
+        self._deadline = retries.Deadline.after(deadline if deadline is not None else retries.deadline_from_environment())
+        self._max_attempts = max_attempts
         self._config = Config(
             region_name=self.region,
-            retries={"mode": "standard", "total_max_attempts": max_attempts},
+            retries={"mode": "standard", "total_max_attempts": max_attempts or retries.UNBOUNDED_ATTEMPTS},
             connect_timeout=connect_timeout,
             read_timeout=read_timeout,
         )
@@ -167,6 +171,7 @@ class AwsSession:
             if service not in self._clients:
                 endpoint = self._endpoints.get(service, self._endpoint_url)
                 client = self._botocore.create_client(service, config=self._config, endpoint_url=endpoint)
+                retries.install(client, self._deadline, self._max_attempts)
                 client.meta.events.register("before-call", self._count_call)
                 for event, handler in self._hooks:
                     client.meta.events.register(event, handler)

@@ -1,0 +1,132 @@
+"""Every front door on hostile input: exit 0/1/2 (3 only where AWS is asked), JSON when JSON is asked,
+never a traceback, nothing written on failure. See ``_hostile`` for the inputs and the invariant."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+from _hostile import MANIFEST, OBJECT, PROFILE, STACK, TEXT_EDITS, WAIVER_FILE, as_text, mutated, run
+from conftest import CRDS, PROJECT
+from hypothesis import given
+from hypothesis import strategies as st
+
+from karpenter_gitops.adapters.aws.embedded import parse_world
+from karpenter_gitops.core.errors import InputError
+
+
+def _write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+@PROFILE
+@given(docs=MANIFEST, edit=TEXT_EDITS, policy=st.booleans())
+def test_validate_manifests(tmp_path_factory, docs, edit, policy):
+    path = _write(tmp_path_factory.mktemp("in"), "manifest.yaml", as_text(docs, edit))
+    run(["validate", str(path), "--format", "json", *(["--policy"] if policy else [])])
+
+
+@PROFILE
+@given(docs=MANIFEST)
+def test_validate_with_the_real_crds(tmp_path_factory, docs):
+    path = _write(tmp_path_factory.mktemp("in"), "manifest.yaml", as_text(docs, "none"))
+    run(["validate", str(path), "--crd", str(CRDS / "v1.14.1"), "--format", "json"])
+
+
+@PROFILE
+@given(stack=STACK, edit=TEXT_EDITS)
+def test_validate_stack_files(tmp_path_factory, stack, edit):
+    path = _write(tmp_path_factory.mktemp("in"), "Pulumi.fuzz.yaml", as_text([stack], edit))
+    run(["validate", str(path), "--policy", "--format", "json"])
+
+
+@PROFILE
+@given(waivers=WAIVER_FILE, edit=TEXT_EDITS)
+def test_validate_with_a_waiver_file(tmp_path_factory, waivers, edit):
+    folder = tmp_path_factory.mktemp("in")
+    waiver_file = _write(folder, "waivers.yaml", as_text([waivers], edit))
+    run(["validate", str(PROJECT / "examples" / "manifests"), "--policy", "--waivers", str(waiver_file), "--format", "json"])
+
+
+@PROFILE
+@given(docs=MANIFEST, edit=TEXT_EDITS)
+def test_render_writes_nothing_on_failure(tmp_path_factory, docs, edit):
+    folder = tmp_path_factory.mktemp("in")
+    path = _write(folder, "manifest.yaml", as_text(docs, edit))
+    out = folder / "rendered"
+    run(["render", "--manifests", str(path), "--out", str(out)], writes=out)
+
+
+@PROFILE
+@given(base=MANIFEST, data=st.data(), edit=TEXT_EDITS)
+def test_preview_against_a_base(tmp_path_factory, base, data, edit):
+    """The head is the base with some objects mutated, so objects meet their earlier selves."""
+    head = data.draw(st.lists(mutated(st.sampled_from(base)), min_size=1, max_size=3))
+    folder = tmp_path_factory.mktemp("in")
+    (folder / "base").mkdir()
+    _write(folder / "base", "base.yaml", as_text(base, "none"))
+    path = _write(folder, "head.yaml", as_text(head, edit))
+    run(["preview", "--manifests", str(path), "--base", str(folder / "base"), "--format", "json"])
+
+
+@PROFILE
+@given(docs=MANIFEST | STACK.map(lambda stack: [stack]), edit=TEXT_EDITS)
+def test_plan_against_aws(default_aws, catalogue_cache, tmp_path_factory, docs, edit):
+    """The offline part refuses or judges; what loads is planned against the embedded world (so exit 3 may occur)."""
+    path = _write(tmp_path_factory.mktemp("in"), "manifest.yaml", as_text(docs, edit))
+    run(["plan", "--manifests", str(path), "--kubernetes-version", "1.32", "--cache-dir", str(catalogue_cache),
+         "--format", "json"], aws=True)
+
+
+@PROFILE
+@given(stack=STACK, edit=TEXT_EDITS)
+def test_bump_dry_run_writes_nothing(default_aws, tmp_path_factory, monkeypatch, stack, edit):
+    folder = tmp_path_factory.mktemp("project")
+    (folder / "stacks").mkdir()
+    text = as_text([stack], edit)
+    stack_file = _write(folder / "stacks", "Pulumi.fuzz.yaml", text)
+    monkeypatch.chdir(folder)
+    run(["bump", "--stack", "fuzz", "--dry-run", "--format", "json"], aws=True)
+    assert stack_file.read_text() == text
+
+
+@PROFILE
+@given(world=st.sampled_from(sorted((PROJECT / "karpenter_gitops" / "adapters" / "aws" / "worlds").glob("*.yaml"))),
+       data=st.data())
+def test_world_fixtures_load_or_name_the_field(world, data):
+    doc = data.draw(mutated(st.just(yaml.safe_load(world.read_text()))))
+    try:
+        parse_world(yaml.safe_dump(doc), "fuzz-world.yaml")
+    except InputError as err:
+        assert "\n" not in str(err)
+
+
+@PROFILE
+@given(obj=OBJECT)
+def test_dynamic_provider_check(obj):
+    from _provider import check
+
+    check(obj)
+
+
+@PROFILE
+@given(obj=OBJECT)
+def test_policy_pack(obj):
+    from _provider import analyze
+
+    analyze(obj)
+
+
+@pytest.mark.parametrize("case", sorted(p.name for p in (Path(__file__).with_name("corpus")).glob("*.yaml")))
+def test_corpus_replays_through_validate_render_and_preview(tmp_path, case):
+    """Inputs that once broke a front door, kept as regression cases."""
+    path = tmp_path / case
+    shutil.copy(Path(__file__).with_name("corpus") / case, path)
+    run(["validate", str(path), "--format", "json"])
+    run(["validate", str(path), "--policy", "--format", "json"])
+    run(["render", "--manifests", str(path), "--out", str(tmp_path / "out")], writes=tmp_path / "out")
+    run(["preview", "--manifests", str(path), "--base", str(PROJECT / "examples" / "manifests"), "--format", "json"])
