@@ -179,6 +179,9 @@ class Texts(Mapping[str, str]):
     def __getitem__(self, name: str) -> str:
         return read_text(self._paths[name])
 
+    def __contains__(self, name: object) -> bool:  # Mapping's default would read the file to answer
+        return name in self._paths
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._paths)
 

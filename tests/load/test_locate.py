@@ -180,3 +180,15 @@ def test_with_lines_composes_each_file_with_findings_once(monkeypatch):
     assert composed == [MANIFESTS]  # clean.yaml has no findings: never composed
     assert located == tuple(findings)  # a located finding is the same finding (e.g. for the waived lookup)
     assert located[0].to_json()["line"] == 29 and "line" not in located[2].to_json()
+
+
+def test_texts_read_a_file_only_when_its_findings_are_located(tmp_path, monkeypatch):
+    from karpenter_gitops.load import files
+
+    path = tmp_path / "pools.yaml"
+    path.write_text(MANIFESTS)
+    texts = files.Texts(files.read_files([path]))
+    reads = []
+    monkeypatch.setattr(files, "read_text", lambda p: reads.append(p) or p.read_text())
+    assert str(path) in texts and "other.yaml" not in texts and reads == []
+    assert texts[str(path)] == MANIFESTS and reads == [path]
