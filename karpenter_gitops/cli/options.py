@@ -71,12 +71,6 @@ def check_fixture(embedded_aws: bool, aws_fixture: str | None) -> None:
         raise click.UsageError("--aws-fixture needs --embedded-aws")
 
 
-def sources(func):
-    """``--stack NAME`` or ``--manifests PATH...``: the desired state a command reads."""
-    func = click.option("--manifests", "manifests", metavar="PATH", multiple=True, help="Manifest files or directories.")(func)
-    return click.option("--stack", metavar="NAME", help="Read stacks/Pulumi.NAME.yaml.")(func)
-
-
 def reconcile(func):
     """``--reconcile/--offline`` and ``--cache-dir``: commands that ask AWS only when told to."""
     func = cache_dir(func)

@@ -76,3 +76,20 @@ def test_a_fleet_renders_each_stack_into_its_directory_and_refuses_the_broken_on
     assert out.splitlines()[-1] == "fleet: 3 stack(s) rendered into rendered; refused: broken"
     code, _, err = run(capsys, "render", "--all-stacks", "--out", "-")
     assert code == 2 and "a fleet renders into directories" in err
+
+
+def test_a_fleet_preview_has_a_section_per_stack_against_the_base(project, capsys):
+    import subprocess
+
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-C", str(project)]
+    for step in (["init", "-q"], ["add", "."], ["commit", "-qm", "base"]):
+        subprocess.run([*git, *step], check=True)
+    dev = project / "stacks" / "Pulumi.dev.yaml"
+    dev.write_text(dev.read_text().replace("al2023@v20240807", "al2023@v20250201"))
+    code, out, _ = run(capsys, "preview", "--stack", "demo", "--stack", "dev", "--base", "HEAD", "--format", "json")
+    body = json.loads(out)
+    assert list(body["stacks"]) == ["demo", "dev"] and code == max(body["summary"]["exitCodes"].values())
+    code, out, _ = run(capsys, "preview", "--stack", "demo", "--stack", "dev", "--base", "HEAD")
+    assert [line for line in out.splitlines() if line.startswith("## Stack")] == ["## Stack `demo`", "## Stack `dev`"]
+    assert "al2023@v20250201" in out.split("## Stack `dev`")[1]
+
