@@ -258,6 +258,15 @@ def test_plan_and_bump_without_credentials_say_so_in_one_line_and_exit_two(capsy
         assert out == "" and err.count("\n") == 1 and "no AWS credentials" in err, err
 
 
+def test_a_stack_without_a_region_and_no_region_in_the_environment_is_one_line(capsys, monkeypatch, tmp_path):
+    """The demo stack names no aws:region: a new user without AWS_REGION gets exit 2, not a traceback."""
+    monkeypatch.chdir(PROJECT)
+    _no_aws_environment(monkeypatch, tmp_path)
+    assert main(["plan", "--stack", "demo", "--cache-dir", str(tmp_path)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and "no AWS region" in err, err
+
+
 def test_real_aws_takes_the_stacks_region_when_the_environment_names_none(monkeypatch, tmp_path):
     """As the Pulumi provider does (README: aws:region is used when the environment names no region)."""
     from karpenter_gitops.adapters.aws.target import aws_target

@@ -31,10 +31,10 @@ def aws_target(embedded: bool, fixture: str | None = None, stack_region: str | N
     """Real AWS, or moto seeded from ``fixture`` (default world) for the duration of the block."""
     if not embedded:
         named = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
-        session = AwsSession(None if named else stack_region)
         try:
+            session = AwsSession(None if named else stack_region)
             session.require_credentials()
-        except PersistentAWSError as error:  # the user's setup, not AWS's answer
+        except PersistentAWSError as error:  # no region or no credentials: the user's setup, not AWS's answer
             raise InputError(error.detail) from None
         yield Target(session)
         return
