@@ -71,15 +71,6 @@ def _plan(props: Mapping[str, Any], settings: Any) -> Plan:
         raise ReconciliationError(f"EC2NodeClass {props['nodeClassName']}: {err}") from None
 
 
-_AWS_KEYS = ("region", "profile", "sharedConfigFiles", "sharedCredentialsFiles", "accessKey", "secretKey", "token",
-             "assumeRoles", "assumeRole", "endpoints")
-
-
-def _aws_config(config: Any) -> dict[str, Any]:
-    """The stack's ``aws:`` settings from the dynamic provider's config."""
-    return {f"aws:{key}": config.get(f"aws:{key}") for key in _AWS_KEYS if config.get(f"aws:{key}") is not None}
-
-
 def _props_inputs(props: Mapping[str, Any]) -> tuple[Inputs, versions.Version]:
     return load_inputs(
         props.get("cluster"),
@@ -201,7 +192,7 @@ class ReconciliationProvider(ResourceProvider):
 
     def configure(self, req: ConfigureRequest) -> None:
         """Read AWS as the stack's pulumi-aws provider does: its ``aws:`` config wins over the environment."""
-        self._settings = stack.provider_settings(_aws_config(req.config))
+        self._settings = stack.provider_settings(req.config)
 
     def check(self, olds: dict, news: dict) -> CheckResult:
         """Offline rules, as ``validate`` judges the stack; values unknown during preview are judged at ``up``."""

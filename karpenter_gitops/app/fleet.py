@@ -9,11 +9,15 @@ are asked once per run.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Generic, TypeVar
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from karpenter_gitops.load.stacks import stack_names
+
+if TYPE_CHECKING:
+    from karpenter_gitops.adapters.aws.target import Target
 
 Result = TypeVar("Result")
 _RANK = {0: 0, 1: 1, 3: 2}  # exit codes by severity: ok < findings < transient
@@ -44,3 +48,38 @@ def run_fleet(stacks: Sequence[str], run: Callable[[str], tuple[Result, int]], p
             progress(stack)
         results[stack], codes[stack] = run(stack)
     return FleetRun(results, codes)
+
+
+@dataclass
+class SharedTargets:
+    """The AWS a run reads, opened once per region and shared by every stack of that region (the
+    embedded world has one region, so one target): its session's memo answers a query two stacks
+    make. Close it with the run (``with SharedTargets(...) as targets``)."""
+
+    embedded: bool
+    fixture: str | None = None
+    _open: dict[str | None, Target] = field(default_factory=dict)
+    _scope: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
+
+    def __enter__(self) -> SharedTargets:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._scope.close()
+
+    def for_region(self, region: str | None) -> Target:
+        from karpenter_gitops.adapters.aws.target import aws_target  # botocore only when AWS is read
+
+        key = None if self.embedded else region
+        if key not in self._open:
+            self._open[key] = self._scope.enter_context(aws_target(self.embedded, self.fixture, region))
+        return self._open[key]
+
+    def call_counts(self) -> dict[str, int]:
+        """AWS calls of the run so far, per operation, over every region."""
+        calls: dict[str, int] = {}
+        for target in self._open.values():
+            for operation, count in target.session.call_counts().items():
+                calls[operation] = calls.get(operation, 0) + count
+        return dict(sorted(calls.items()))
+

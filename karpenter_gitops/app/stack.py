@@ -79,10 +79,11 @@ def controller_findings(inputs: Inputs, version: versions.Version) -> list[Findi
     return [f for f in Judge(version, inputs.policy).objects(inputs) if f.rule in wanted]
 
 
-def provider_settings(config: Mapping[str, Any]) -> AwsSettings:
+def provider_settings(config: Any) -> AwsSettings:
     """The stack's ``aws:`` config as the pulumi-aws provider reads it (region, profile, shared files,
     static keys, ``assumeRoles`` (or the older ``assumeRole``), ``endpoints``); structured values
-    may arrive as JSON text. Settings given here win over the environment, as they do for pulumi-aws."""
+    may arrive as JSON text. ``config`` is anything with ``get(key)``: a mapping, or the dynamic
+    provider's config. Settings given here win over the environment, as they do for pulumi-aws."""
 
     def value(key: str) -> Any:
         raw = config.get(f"aws:{key}")

@@ -56,48 +56,41 @@ def plan_command(stacks, all_stacks, manifests, embedded_aws, aws_fixture, kuber
 
 
 def _fleet(stacks, embedded_aws, aws_fixture, kubernetes_version, cache_dir, karpenter_version, fmt) -> None:
-    """Each stack planned as its own cluster and reported as soon as it is done (a fleet's plans are
-    large: none is kept); stacks of one region share a session, so identical AWS queries are asked
-    once per run; one report grouped by stack; the worst exit code."""
+    """Each stack planned as its own cluster; stacks of one region share a session, so identical AWS
+    queries are asked once per run; one report grouped by stack; the worst exit code. Every stack
+    file is read before AWS is, so unreadable input ends the run with nothing printed."""
     from rich.console import Console
 
-    from karpenter_gitops.adapters.aws.target import aws_target
-    from karpenter_gitops.app.fleet import run_fleet
+    from karpenter_gitops.app.fleet import SharedTargets, run_fleet
     from karpenter_gitops.app.plan import planner
     from karpenter_gitops.app.sources import read_sources
     from karpenter_gitops.load.stacks import stack_file
     from karpenter_gitops.output.plan_text import print_plan
 
+    sources = {stack: read_sources([stack_file(stack)], karpenter_version) for stack in stacks}
     status = Console(stderr=True)
     console = Console(width=None if sys.stdout.isatty() else 120)
-    if fmt == "json":
-        click.echo('{\n  "stacks": {', nl=False)
-    with contextlib.ExitStack() as scope:
-        targets: dict = {}
+    planned: dict[str, str] = {}  # JSON of each stack's plan: compact, where the plans themselves are large
+    with SharedTargets(embedded_aws, aws_fixture) as targets, contextlib.ExitStack() as scope:
         spinner = scope.enter_context(status.status("planning…")) if status.is_terminal and fmt == "text" else None
 
         def one(stack: str):
-            sources = read_sources([stack_file(stack)], karpenter_version)
-            region = None if embedded_aws else sources.aws_region  # the embedded world has one region
-            if region not in targets:
-                targets[region] = scope.enter_context(aws_target(embedded_aws, aws_fixture, sources.aws_region))
-            plan = planner(targets[region], sources.version, kubernetes_version=kubernetes_version, cache_dir=cache_dir)(sources.inputs)
+            read = sources[stack]
+            target = targets.for_region(read.aws_region)
+            plan = planner(target, read.version, kubernetes_version=kubernetes_version, cache_dir=cache_dir)(read.inputs)
             if fmt == "json":
-                separator = "" if stack == stacks[0] else ","
-                click.echo(f"{separator}\n    {json.dumps(stack)}: {json.dumps(plan.to_json())}", nl=False)
+                planned[stack] = json.dumps(plan.to_json())
             else:
                 console.rule(f"[bold]stack {stack}[/]")
                 print_plan(plan, console)
             return None, plan.exit_code
 
         fleet = run_fleet(stacks, one, progress=(lambda stack: spinner.update(f"planning {stack}…")) if spinner else None)
-        calls: dict[str, int] = {}
-        for target in targets.values():
-            for operation, count in target.session.call_counts().items():
-                calls[operation] = calls.get(operation, 0) + count
+        calls = targets.call_counts()
     if fmt == "json":
-        summary = {"stacks": len(stacks), "exitCodes": fleet.exit_codes, "awsCalls": dict(sorted(calls.items()))}
-        click.echo(f'\n  }},\n  "summary": {json.dumps(summary)}\n}}')
+        summary = {"stacks": len(stacks), "exitCodes": fleet.exit_codes, "awsCalls": calls}
+        body = ",\n".join(f"    {json.dumps(stack)}: {text}" for stack, text in planned.items())
+        click.echo(f'{{\n  "stacks": {{\n{body}\n  }},\n  "summary": {json.dumps(summary)}\n}}')
     else:
         failing = [stack for stack, code in fleet.exit_codes.items() if code]
         line = f"fleet: {len(stacks)} stack(s), {sum(calls.values())} AWS call(s)"

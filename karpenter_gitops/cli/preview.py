@@ -40,26 +40,21 @@ def preview_command(
     """
     import tempfile
 
-    from karpenter_gitops.adapters.aws.target import aws_target
+    from karpenter_gitops.app.fleet import SharedTargets
     from karpenter_gitops.app.plan import planner
     from karpenter_gitops.app.preview import preview_sources, pulumi_preview
     from karpenter_gitops.app.sources import read_sources
-    from karpenter_gitops.output import preview
 
     pulumi = pulumi_preview(pulumi_json, pulumi_events)
-    with contextlib.ExitStack() as scope:
-        targets: dict = {}
+    with SharedTargets(embedded_aws, aws_fixture) as targets:
 
         def previewed(paths):
             head = read_sources(paths, karpenter_version)
             plan = None
             if reconcile_ or embedded_aws:
                 options.check_fixture(embedded_aws, aws_fixture)
-                region = None if embedded_aws else head.aws_region  # the embedded world has one region
-                if region not in targets:
-                    targets[region] = scope.enter_context(aws_target(embedded_aws, aws_fixture, head.aws_region))
                 kube = kubernetes_version or head.inputs.cluster.kubernetes_version  # both sides run on the head's cluster
-                plan = planner(targets[region], head.version, kubernetes_version=kube, cache_dir=cache_dir)
+                plan = planner(targets.for_region(head.aws_region), head.version, kubernetes_version=kube, cache_dir=cache_dir)
             return preview_sources(head, base_ref, paths, plan=plan, kubeconfig=kubeconfig, pulumi=pulumi)
 
         if options.is_fleet(stacks, all_stacks):
@@ -69,14 +64,7 @@ def preview_command(
         click.echo(json.dumps(report.to_json(), indent=2))
     else:
         target_file = full_report or Path(tempfile.gettempdir()) / "karpenter-preview-full.md"
-        comment, shortened = preview.markdown(report, budget, str(target_file))
-        if shortened:  # written before the comment is printed: a comment must not point at a missing report
-            try:
-                target_file.parent.mkdir(parents=True, exist_ok=True)
-                target_file.write_text(preview.markdown(report, None)[0], encoding="utf-8")
-            except OSError as error:
-                raise InputError(f"cannot write the full report: {error.strerror or error}", str(target_file)) from None
-        click.echo(comment, nl=False)
+        click.echo(_comment(report, budget, target_file), nl=False)
     sys.exit(report.exit_code)
 
 
@@ -86,7 +74,6 @@ def _fleet(stacks, previewed, fmt: str, budget: int, full_report) -> None:
 
     from karpenter_gitops.app.fleet import run_fleet
     from karpenter_gitops.load.stacks import stack_file
-    from karpenter_gitops.output import preview
 
     fleet = run_fleet(stacks, lambda stack: ((report := previewed([stack_file(stack)])), report.exit_code))
     if fmt == "json":
@@ -95,15 +82,22 @@ def _fleet(stacks, previewed, fmt: str, budget: int, full_report) -> None:
         sys.exit(fleet.exit_code)
     share = max(budget // len(stacks), 1_000)
     directory = full_report.parent if full_report else Path(tempfile.gettempdir())
-    for stack, report in fleet.results.items():
-        target_file = directory / f"karpenter-preview-full-{stack}.md"
-        comment, shortened = preview.markdown(report, share, str(target_file))
-        if shortened:
-            try:
-                target_file.parent.mkdir(parents=True, exist_ok=True)
-                target_file.write_text(preview.markdown(report, None)[0], encoding="utf-8")
-            except OSError as error:
-                raise InputError(f"cannot write the full report: {error.strerror or error}", str(target_file)) from None
-        click.echo(f"## Stack `{stack}`\n\n{comment}", nl=False)
+    sections = [f"## Stack `{stack}`\n\n{_comment(report, share, directory / f'karpenter-preview-full-{stack}.md')}"
+                for stack, report in fleet.results.items()]
+    click.echo("".join(sections), nl=False)
     sys.exit(fleet.exit_code)
 
+
+def _comment(report, budget: int, full_report: Path) -> str:
+    """The comment within ``budget``; when it had to be shortened, the full report is written first
+    (a comment must not point at a missing report)."""
+    from karpenter_gitops.output import preview
+
+    comment, shortened = preview.markdown(report, budget, str(full_report))
+    if shortened:
+        try:
+            full_report.parent.mkdir(parents=True, exist_ok=True)
+            full_report.write_text(preview.markdown(report, None)[0], encoding="utf-8")
+        except OSError as error:
+            raise InputError(f"cannot write the full report: {error.strerror or error}", str(full_report)) from None
+    return comment

@@ -32,7 +32,14 @@ def render_command(
     on transient AWS trouble). A DIR holding files render did not write is refused (exit 2).
     A fleet (several --stack, or --all-stacks) renders each stack into DIR/NAME; the exit code is the worst.
     """
-    render = _renderer(embedded_aws, aws_fixture, kubernetes_version, reconcile_, cache_dir, karpenter_version)
+    from karpenter_gitops.app.fleet import SharedTargets
+
+    with SharedTargets(embedded_aws, aws_fixture) as targets:
+        render = _renderer(targets, kubernetes_version, reconcile_, cache_dir, karpenter_version)
+        sys.exit(_run(render, stacks, all_stacks, manifests, out))
+
+
+def _run(render, stacks, all_stacks, manifests, out: str) -> int:
     if options.is_fleet(stacks, all_stacks):
         from karpenter_gitops.app.fleet import run_fleet
         from karpenter_gitops.load.stacks import stack_file
@@ -43,13 +50,12 @@ def render_command(
                           lambda stack: (None, render([stack_file(stack)], f"{out}/{stack}")))
         failing = [stack for stack, code in fleet.exit_codes.items() if code]
         click.echo(f"fleet: {len(fleet.exit_codes)} stack(s) rendered into {out}" + (f"; refused: {', '.join(failing)}" if failing else ""))
-        sys.exit(fleet.exit_code)
-    sys.exit(render(options.stack_or_manifests(stacks[0] if stacks else None, manifests), out))
+        return fleet.exit_code
+    return render(options.stack_or_manifests(stacks[0] if stacks else None, manifests), out)
 
 
-def _renderer(embedded_aws, aws_fixture, kubernetes_version, reconcile_, cache_dir, karpenter_version):
-    """Render one set of paths to a directory (or ``-``); the exit code."""
-    from karpenter_gitops.adapters.aws.target import aws_target
+def _renderer(targets, kubernetes_version, reconcile_, cache_dir, karpenter_version):
+    """Render one set of paths to a directory (or ``-``); the exit code. AWS, when read, is ``targets``'."""
     from karpenter_gitops.app.plan import planner
     from karpenter_gitops.app.render import render_sources
     from karpenter_gitops.app.sources import read_sources
@@ -59,12 +65,12 @@ def _renderer(embedded_aws, aws_fixture, kubernetes_version, reconcile_, cache_d
         sources = read_sources(paths, karpenter_version)
 
         def plan(inputs):  # AWS is read only once the offline checks pass
-            options.check_fixture(embedded_aws, aws_fixture)
-            with aws_target(embedded_aws, aws_fixture, sources.aws_region) as target:
-                return planner(target, sources.version, kubernetes_version=kubernetes_version, cache_dir=cache_dir)(inputs)
+            options.check_fixture(targets.embedded, targets.fixture)
+            target = targets.for_region(sources.aws_region)
+            return planner(target, sources.version, kubernetes_version=kubernetes_version, cache_dir=cache_dir)(inputs)
 
         stream = out == "-"
-        rendered = render_sources(sources, None if stream else Path(out), plan if reconcile_ or embedded_aws else None)
+        rendered = render_sources(sources, None if stream else Path(out), plan if reconcile_ or targets.embedded else None)
         if rendered.report is not None:
             with contextlib.redirect_stdout(sys.stderr) if stream else contextlib.nullcontext():
                 print_text(rendered.report, sources.version)

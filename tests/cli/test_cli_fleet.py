@@ -93,3 +93,9 @@ def test_a_fleet_preview_has_a_section_per_stack_against_the_base(project, capsy
     assert [line for line in out.splitlines() if line.startswith("## Stack")] == ["## Stack `demo`", "## Stack `dev`"]
     assert "al2023@v20250201" in out.split("## Stack `dev`")[1]
 
+
+
+def test_an_unreadable_stack_ends_a_fleet_plan_before_anything_is_printed(project, capsys):
+    (project / "stacks" / "Pulumi.torn.yaml").write_text("config: [unclosed\n")
+    code, out, err = run(capsys, "plan", "--all-stacks", "--embedded-aws", "--format", "json")
+    assert (code, out) == (2, "") and "Pulumi.torn.yaml" in err
