@@ -14,6 +14,7 @@ reach inputs or state.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -191,7 +192,12 @@ class ReconciliationProvider(ResourceProvider):
     _settings = None  # the stack's AWS settings (app.stack.provider_settings), set by configure() once per process
 
     def configure(self, req: ConfigureRequest) -> None:
-        """Read AWS as the stack's pulumi-aws provider does: its ``aws:`` config wins over the environment."""
+        """Read AWS as the stack's pulumi-aws provider does: its ``aws:`` config wins over the environment.
+
+        Runs once, in the provider host. The host reports any exception from a method as the resource's
+        error with ``traceback.format_exc()``, which the engine prints: our errors are one-line
+        messages with a fix, so the host formats them without frames (the type and message stay)."""
+        sys.tracebacklimit = 0
         self._settings = stack.provider_settings(req.config)
 
     def check(self, olds: dict, news: dict) -> CheckResult:

@@ -9,18 +9,15 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
-import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 
-import grpc
-import yaml
 from pulumi.dynamic.dynamic import serialize_provider
 from pulumi.runtime import rpc
-from pulumi.runtime.proto import provider_pb2, provider_pb2_grpc
+from pulumi.runtime.proto import provider_pb2
+
+from components import plugins
+from components.engine import to_struct as struct  # a Struct as the engine sends properties: numbers are doubles
 
 PROVIDER_KEY = "__provider"
 TYPE = "pulumi-python:dynamic/karpenter-gitops:Reconciliation"
@@ -37,57 +34,14 @@ def _plain(struct) -> dict:
     return rpc.deserialize_properties(struct, keep_unknowns=True)
 
 
-class ProviderHost:
-    """One provider process; ``cwd`` deliberately differs from the project directory."""
+class ProviderHost(plugins.ProviderHost):
+    """The host with plain-dict calls; ``cwd`` deliberately differs from the project directory."""
 
     def __init__(self, cwd: Path, env: dict[str, str] | None = None, fake: bool = False) -> None:
-        command = ["-c", _WITH_FAKE] if fake else ["-m", "pulumi.dynamic"]
-        environment = {**os.environ, **(env or {}), "PULUMI_PROJECT": "karpenter-gitops"}
+        environment = {**(env or {}), "PULUMI_PROJECT": "karpenter-gitops"}
         if fake:
-            environment["PYTHONPATH"] = os.pathsep.join(filter(None, [str(TESTS), environment.get("PYTHONPATH")]))
-        self.process = subprocess.Popen(
-            [sys.executable, "-u", *command], cwd=cwd, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE
-        )
-        port = self.process.stdout.readline().decode().strip()
-        if not port.isdigit():
-            self.close()
-            raise RuntimeError(f"provider host did not start: {self.process.stderr.read().decode()[-2000:]}")
-        self.channel = grpc.insecure_channel(f"127.0.0.1:{port}")
-        self.stub = provider_pb2_grpc.ResourceProviderStub(self.channel)
-        self._stderr: list[str] = []
-        self._reader = threading.Thread(target=self._read_stderr, daemon=True)
-        self._reader.start()
-
-    def _read_stderr(self) -> None:
-        for line in iter(self.process.stderr.readline, b""):
-            self._stderr.append(line.decode())
-
-    def close(self) -> str:
-        """Stop the host; return what it wrote to stderr (the engine shows that as diagnostics)."""
-        if getattr(self, "channel", None):
-            self.channel.close()
-        self.process.terminate()
-        self.process.wait(timeout=10)
-        if getattr(self, "_reader", None):
-            self._reader.join(timeout=10)
-            return "".join(self._stderr)
-        return self.process.stderr.read().decode()
-
-    def stderr_until(self, marker: str, timeout: float = 10.0) -> str:
-        """What the host wrote to stderr before the first line holding ``marker``; both are consumed.
-
-        stderr is one ordered stream, so once a marker the test provoked arrives, everything the host
-        wrote before it has arrived too.
-        """
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            for index, line in enumerate(self._stderr):
-                if marker in line:
-                    before = "".join(self._stderr[:index])
-                    del self._stderr[: index + 1]
-                    return before
-            time.sleep(0.005)
-        raise AssertionError(f"the provider host never wrote {marker!r}; it wrote: {''.join(self._stderr)[-2000:]}")
+            environment["PYTHONPATH"] = os.pathsep.join(filter(None, [str(TESTS), os.environ.get("PYTHONPATH")]))
+        super().__init__(cwd, python=sys.executable, env=environment, argv=["-c", _WITH_FAKE] if fake else None)
 
     def configure(self, config: dict[str, str]) -> None:
         self.stub.Configure(provider_pb2.ConfigureRequest(args=_struct(config), acceptSecrets=True))
@@ -129,64 +83,11 @@ def _urn() -> str:
 POLICIES = TESTS.parent / "policies"
 
 
-def struct(value: dict):
-    """A protobuf Struct as the engine sends resource properties: every number becomes a double."""
-    from google.protobuf import struct_pb2
-
-    message = struct_pb2.Struct()
-    message.update(value)
-    return message
-
-
-def analyzer_command(pack: Path, engine: str, path: str | None = None) -> list[str]:
-    """The command the engine ends up running for a Python policy pack, from its ``PulumiPolicy.yaml``.
-
-    Facts (pulumi/pulumi): ``NewPolicyAnalyzer`` (pkg/resource/plugin/analyzer_plugin.go) starts the
-    ``pulumi-analyzer-policy-python`` shim in the pack directory with ``<engine> .`` and one
-    ``-<key>=<value>`` per runtime option; the shim (sdk/python/dist/pulumi-analyzer-policy-python,
-    commit 507db16) runs ``<virtualenv>/bin/python -u -m pulumi.policy <engine> .`` when given
-    ``-virtualenv`` (relative to the pack directory), and otherwise ``python3`` from PATH.
-    """
-    runtime = yaml.safe_load((pack / "PulumiPolicy.yaml").read_text())["runtime"]
-    options = runtime.get("options", {}) if isinstance(runtime, dict) else {}
-    if options.get("virtualenv"):
-        interpreter = (pack / options["virtualenv"]) / "bin" / "python"
-        if not interpreter.is_file():
-            raise RuntimeError(f'"{interpreter.parent.parent}" doesn\'t appear to be a virtual environment')
-    else:
-        interpreter = shutil.which("python3", path=path)
-        if interpreter is None:
-            raise RuntimeError("python3 is not on PATH")
-    return [str(interpreter), "-u", "-m", "pulumi.policy", engine, "."]
-
-
-class AnalyzerHost:
-    """The pack served as the engine serves it: the interpreter its ``PulumiPolicy.yaml`` names, cwd the pack."""
+class AnalyzerHost(plugins.AnalyzerHost):
+    """The project's pack, served as the engine serves it, with plain-dict calls."""
 
     def __init__(self, env: dict[str, str] | None = None) -> None:
-        from pulumi.runtime.proto import analyzer_pb2_grpc
-
-        environment = {**os.environ, **(env or {})}
-        self.process = subprocess.Popen(
-            analyzer_command(POLICIES, "127.0.0.1:1", environment.get("PATH")),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=POLICIES,
-            env=environment,
-        )
-        port = self.process.stdout.readline().decode().strip()
-        if not port.isdigit():
-            self.close()
-            raise RuntimeError(f"analyzer did not start: {self.process.stderr.read().decode()[-2000:]}")
-        self.channel = grpc.insecure_channel(f"127.0.0.1:{port}")
-        grpc.channel_ready_future(self.channel).result(timeout=30)
-        self.stub = analyzer_pb2_grpc.AnalyzerStub(self.channel)
-
-    def close(self) -> None:
-        if getattr(self, "channel", None):
-            self.channel.close()
-        self.process.terminate()
-        self.process.wait(timeout=10)
+        super().__init__(POLICIES, env=env)
 
     def analyze(self, type_: str, props: dict, urn: str, name: str):
         from pulumi.runtime.proto import analyzer_pb2

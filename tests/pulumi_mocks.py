@@ -1,3 +1,168 @@
-"""The offline Pulumi runner, as the tests use it (see components/offline.py)."""
+"""The Pulumi program under ``pulumi.runtime.set_mocks``, for unit tests of the components.
 
-from components.offline import RECONCILIATION, Recorder, Registration, run  # noqa: F401
+Fast and in-process: the mocks drive the reconciliation dynamic resource as the engine does
+(``__provider`` unpickled, ``check()`` then ``create()``; ``check()`` only in a preview) and keep
+every registration (type, inputs, parent, dependencies, ignoreChanges). What the engine itself does
+(serialisation, secrets, the provider host, diffs, state) is tested through ``components.engine``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import logging
+import runpy
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import dill
+import pulumi
+from pulumi.runtime.mocks import MockMonitor
+
+from components.offline import GET_CLUSTER, PROGRAM, RECONCILIATION, stack_config
+
+# What a failed reconciliation leaves for its dependents to read when failures are tolerated.
+_EMPTY_OUTPUTS = {"conditions": [], "amis": [], "skippedAmis": [], "subnets": [], "securityGroups": [], "nodePools": {}, "findings": []}
+
+
+@dataclass
+class Registration:
+    urn: str
+    type: str
+    name: str
+    inputs: dict
+    outputs: dict
+    parent: str
+    dependencies: list[str]
+    ignore_changes: list[str]
+    provider: str
+
+
+@dataclass
+class Recorder(pulumi.runtime.Mocks):
+    preview: bool = False
+    tolerate_failures: bool = False  # record a failed reconciliation and go on, to show the whole stack
+    resources: dict[str, Registration] = field(default_factory=dict)
+    by_urn: dict[str, Registration] = field(default_factory=dict)
+    requests: dict[tuple[str, str], tuple[object, str]] = field(default_factory=dict)
+    failures: dict[str, str] = field(default_factory=dict)
+    cluster_ip_family: str = "ipv4"  # of the stand-in cluster GET_CLUSTER answers with
+    # Where GET_CLUSTER is answered from when an AWS is there (the embedded one): EKS DescribeCluster,
+    # as the pulumi-aws provider would ask; None answers with a stand-in cluster.
+    cluster_lookup: Callable[[str], dict] | None = None
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs):
+        request, urn = self.requests[(args.typ, args.name)]
+        outputs = dict(args.inputs)
+        if args.typ.startswith("aws:"):  # the AWS provider auto-names and returns an ARN
+            outputs.setdefault("name", f"{args.name}-1a2b3c")
+            outputs["arn"] = f"arn:aws:iam::123456789012:{args.typ.split(':')[-1].lower()}/{outputs['name']}"
+        if args.typ == RECONCILIATION:
+            outputs = self._reconcile(args)
+        self.resources[args.name] = self.by_urn[urn] = Registration(
+            urn,
+            args.typ,
+            args.name,
+            args.inputs,
+            outputs,
+            request.parent,
+            list(request.dependencies),
+            list(request.ignoreChanges),
+            args.provider,
+        )
+        return [f"{args.name}-id", outputs]
+
+    def _reconcile(self, args: pulumi.runtime.MockResourceArgs) -> dict:
+        provider = dill.loads(base64.b64decode(args.inputs["__provider"]))
+        try:
+            checked = provider.check({}, args.inputs)
+            if checked.failures:
+                raise RuntimeError("; ".join(f"{f.property}: {f.reason}" for f in checked.failures))
+            if self.preview:
+                return {k: v for k, v in args.inputs.items() if v is not None}
+            return provider.create(args.inputs).outs
+        except Exception as error:
+            self.failures[args.name] = str(error).strip().splitlines()[-1]
+            if not self.tolerate_failures:
+                raise
+            return {**_EMPTY_OUTPUTS, **{k: v for k, v in args.inputs.items() if v is not None}}
+
+    def call(self, args: pulumi.runtime.MockCallArgs):
+        if args.token == GET_CLUSTER:
+            return self._cluster(args.args["name"])
+        raise AssertionError(f"unexpected invoke {args.token}")
+
+    def _cluster(self, name: str) -> dict:
+        """The cluster as EKS describes it, or a stand-in in the stack's ``aws:region`` and the mocked ARNs' account."""
+        if self.cluster_lookup is not None:
+            return self.cluster_lookup(name)
+        region = pulumi.Config("aws").get("region") or "us-west-2"
+        return {
+            "name": name,
+            "arn": f"arn:aws:eks:{region}:123456789012:cluster/{name}",
+            "endpoint": f"https://{name.upper()}.gr7.{region}.eks.amazonaws.com",
+            "kubernetesNetworkConfigs": [{"ipFamily": self.cluster_ip_family}],
+        }
+
+    def by_type(self, type_: str) -> list[Registration]:
+        return [r for r in self.resources.values() if r.type == type_]
+
+    def urn(self, name: str) -> str:
+        return next(u for u in self.monitor.resources if u.endswith(f"::{name}"))
+
+
+class _RecordingMonitor(MockMonitor):
+    """Keeps each RegisterResourceRequest so parents, dependencies and ignoreChanges are visible."""
+
+    def RegisterResource(self, request):
+        self.mocks.requests[(request.type, request.name)] = (request, self.make_urn(request.parent, request.type, request.name))
+        return super().RegisterResource(request)
+
+
+def run(
+    program,
+    *,
+    preview: bool = False,
+    config: dict[str, str] | None = None,
+    secret_keys: list[str] | None = None,
+    stack: str = "dev",
+    recorder: Recorder | None = None,
+) -> Recorder:
+    """Run ``program()`` to completion under mocks; exceptions from registrations propagate.
+
+    ``secret_keys`` are the config keys the engine says are secret (``pulumi config set --secret``)."""
+    loop = asyncio.new_event_loop()  # the SDK wants a current loop; asyncio.run() leaves none
+    # Outputs of a registration that failed on purpose are never awaited; say so in the log, not on stderr.
+    loop.set_exception_handler(lambda _loop, context: logging.getLogger(__name__).debug(context["message"]))
+    asyncio.set_event_loop(loop)
+    recorder = recorder or Recorder(preview=preview)
+    recorder.monitor = _RecordingMonitor(recorder)
+    pulumi.runtime.set_all_config(config or {}, secret_keys or [])
+    pulumi.runtime.set_mocks(
+        recorder,
+        project="karpenter-gitops",
+        stack=stack,
+        preview=preview,
+        monitor=recorder.monitor,
+        logger=logging.getLogger(__name__),
+    )
+
+    @pulumi.runtime.test
+    def body():
+        program()
+
+    body()
+    return recorder
+
+
+def run_program(stack: str, *, preview: bool = False, cluster_lookup: Callable[[str], dict] | None = None) -> Recorder:
+    """The project's ``__main__.py`` for one stack; failed registrations are kept in ``failures``."""
+    recorder = Recorder(preview=preview, tolerate_failures=True, cluster_lookup=cluster_lookup)
+    run(
+        lambda: runpy.run_path(str(PROGRAM), run_name="__main__"),
+        preview=preview,
+        config=stack_config(stack),
+        stack=stack,
+        recorder=recorder,
+    )
+    return recorder

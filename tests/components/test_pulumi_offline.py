@@ -1,50 +1,76 @@
-"""The offline runner shows a stack's Pulumi resources, reconciled, without the Pulumi CLI."""
+"""The offline runner: the stack's program through the engine stand-in, reconciled, without the Pulumi CLI."""
 
 from __future__ import annotations
 
 import io
+import shutil
+
+from conftest import PROJECT
 
 from components import offline
+from karpenter_gitops.app.stack import eks_cluster
 
 
 def test_demo_stack_registers_ready_classes_and_blocks_the_one_that_fails(default_aws):
-    recorder = offline.run_program("demo")
-    reconciled = {r.name: r for r in recorder.by_type(offline.RECONCILIATION)}
-    assert set(reconciled) == {"default-reconciliation", "gpu-reconciliation", "payments-reconciliation"}
+    run = offline.engine_for("demo", cluster_lookup=eks_cluster).up()
+    reconciled = {r.name: r for r in run.by_type(offline.RECONCILIATION)}
+    assert set(reconciled) == {"default-reconciliation", "gpu-reconciliation"}  # payments failed: not in state
     ready = {c["type"]: c["status"] for c in reconciled["gpu-reconciliation"].outputs["conditions"]}["Ready"]
     assert ready == "True"
-    assert set(recorder.failures) == {"payments-reconciliation"}
-    assert "has no role" in recorder.failures["payments-reconciliation"]
+    failed = {u.split("::")[-1]: why for u, why in run.failures.items()}
+    assert set(failed) == {"payments-reconciliation", "payments-ec2nodeclass", "payments-nodepool"}
+    assert "has no role" in failed["payments-reconciliation"] and "Traceback" not in failed["payments-reconciliation"]
+    assert failed["payments-nodepool"].startswith("skipped:")
 
     out = io.StringIO()
-    offline.print_tree(recorder, out)
+    offline.print_run(run, out)
     lines = out.getvalue().splitlines()
     assert any("payments-ec2nodeclass  [blocked" in line for line in lines)
     assert any("payments-nodepool  [blocked" in line for line in lines)
     assert not any("default-ec2nodeclass  [blocked" in line for line in lines)
-    assert lines[0].startswith("karpenter-gitops:index:Fleet  demo")
+    assert lines[0] == "+ karpenter-gitops:index:Fleet  demo"
+    assert "Resources: 39 created, 1 failed, 2 skipped" in lines
+    assert lines[-1].startswith("FAILED payments-reconciliation: EC2NodeClass payments: spec.instanceProfile:")
 
 
 def test_preview_runs_checks_only(default_aws):
-    recorder = offline.run_program("demo", preview=True)
-    assert recorder.failures == {}
-    (cr,) = [r for r in recorder.by_type("kubernetes:karpenter.k8s.aws/v1:EC2NodeClass") if r.name == "default-ec2nodeclass"]
+    run = offline.engine_for("demo", cluster_lookup=eks_cluster).preview()
+    assert run.failures == {} and not run.failed
+    cr = run.resources[run.urn("default-ec2nodeclass")]
     assert cr.inputs["spec"]["amiSelectorTerms"] == [{"alias": "al2023@v20250201"}]
+    assert {s.op for s in run.steps} == {"create"}
+
+
+def _project(tmp_path, stack_text: str):
+    """A project of its own: the real program and virtualenv, one stack file."""
+    venv = PROJECT / ".venv"
+    (tmp_path / "Pulumi.yaml").write_text(
+        f"name: karpenter-gitops\nruntime:\n  name: python\n  options:\n    virtualenv: {venv}\nstackConfigDir: stacks\n"
+    )
+    shutil.copy(PROJECT / "__main__.py", tmp_path / "__main__.py")
+    (tmp_path / "stacks").mkdir()
+    (tmp_path / "stacks" / "Pulumi.orphan.yaml").write_text(stack_text)
+    return tmp_path
 
 
 def test_a_stack_that_cannot_run_is_one_line_and_exit_two(tmp_path, monkeypatch, capsys):
-    (tmp_path / "Pulumi.yaml").write_text("name: karpenter-gitops\nruntime: python\nstackConfigDir: stacks\n")
-    (tmp_path / "stacks").mkdir()
-    (tmp_path / "stacks" / "Pulumi.orphan.yaml").write_text(
+    orphan = (
         "config:\n"
         "  karpenter-gitops:nodeClasses: {}\n"
         "  karpenter-gitops:nodePools:\n"
         "    general: {template: {spec: {nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: nope}}}}\n"
     )
-    monkeypatch.setattr(offline, "PROJECT", tmp_path)
+    monkeypatch.setattr(offline, "PROJECT", _project(tmp_path, orphan))
     assert offline.main(["--stack", "missing"]) == 2
     assert offline.main(["--stack", "orphan"]) == 2  # the program itself refuses (a pool naming no class)
     out, err = capsys.readouterr()
     lines = err.splitlines()
     assert out == "" and len(lines) == 2
     assert "stack 'missing' has no config file" in lines[0] and "'nope' names no EC2NodeClass" in lines[1]
+    assert "Traceback" not in err
+
+
+def test_a_policy_pack_that_cannot_start_is_one_line(tmp_path, capsys):
+    assert offline.main(["--stack", "demo", "--preview", "--policy-pack", str(tmp_path / "nowhere")]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and len(err.splitlines()) == 1 and "nowhere" in err

@@ -1,4 +1,4 @@
-"""The engine starts the pack with the interpreter its PulumiPolicy.yaml names (see tests/pulumi_grpc.py)."""
+"""The engine starts the pack with the interpreter its PulumiPolicy.yaml names (see components/plugins.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ import sys
 
 import yaml
 from conftest import PROJECT
-from pulumi_grpc import POLICIES, analyzer_command
+from pulumi_grpc import POLICIES
+
+from components.plugins import analyzer_command
 
 
 def test_the_pack_runs_on_the_projects_virtualenv_where_it_is_installed():

@@ -1,0 +1,130 @@
+"""The plugins the Pulumi engine starts for this project, started the way the engine starts them.
+
+* The dynamic-provider host: ``python -u -m pulumi.dynamic`` (what ``pulumi-resource-pulumi-python``
+  runs), with the project's virtualenv interpreter, printing its gRPC port on stdout.
+* The policy pack's Analyzer: the command ``PulumiPolicy.yaml``'s runtime leads to (see
+  :func:`analyzer_command`), with the pack directory as working directory.
+
+:mod:`components.engine` talks to both over gRPC; the tests drive them directly too.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import grpc
+import yaml
+
+
+def project_python(project: Path) -> str:
+    """The interpreter the engine runs the program and its plugins with: ``Pulumi.yaml``'s virtualenv."""
+    runtime = (yaml.safe_load((project / "Pulumi.yaml").read_text(encoding="utf-8")) or {}).get("runtime")
+    options = runtime.get("options", {}) if isinstance(runtime, dict) else {}
+    if options.get("virtualenv"):
+        interpreter = project / options["virtualenv"] / "bin" / "python"
+        if not interpreter.is_file():
+            raise RuntimeError(f'"{interpreter.parent.parent}" doesn\'t appear to be a virtual environment')
+        return str(interpreter)
+    found = shutil.which("python3")
+    if found is None:
+        raise RuntimeError("python3 is not on PATH")
+    return found
+
+
+class _Plugin:
+    """A plugin process that prints its port first and then serves gRPC; its stderr is kept in order."""
+
+    def __init__(self, argv: list[str], cwd: Path, env: dict[str, str], what: str) -> None:
+        self.process = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        port = self.process.stdout.readline().decode().strip()
+        if not port.isdigit():
+            self.process.kill()
+            self.process.wait(timeout=10)
+            raise RuntimeError(f"{what} did not start: {self.process.stderr.read().decode()[-2000:]}")
+        self.channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+        grpc.channel_ready_future(self.channel).result(timeout=30)
+        self._stderr: list[str] = []
+        self._reader = threading.Thread(target=self._read_stderr, daemon=True)
+        self._reader.start()
+
+    def _read_stderr(self) -> None:
+        for line in iter(self.process.stderr.readline, b""):
+            self._stderr.append(line.decode())
+
+    def take_stderr(self) -> list[str]:
+        """The lines written since the last call (the engine shows them as the plugin's diagnostics)."""
+        taken, self._stderr[:] = list(self._stderr), []
+        return taken
+
+    def stderr_until(self, marker: str, timeout: float = 10.0) -> str:
+        """What the plugin wrote before the first line holding ``marker``; both are consumed.
+
+        stderr is one ordered stream, so once a marker arrives everything written before it has arrived.
+        """
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for index, line in enumerate(self._stderr):
+                if marker in line:
+                    before = "".join(self._stderr[:index])
+                    del self._stderr[: index + 1]
+                    return before
+            time.sleep(0.005)
+        raise AssertionError(f"the plugin never wrote {marker!r}; it wrote: {''.join(self._stderr)[-2000:]}")
+
+    def close(self) -> str:
+        """Stop the plugin; return what it wrote to stderr and nobody took."""
+        self.channel.close()
+        self.process.terminate()
+        self.process.wait(timeout=10)
+        self._reader.join(timeout=10)
+        return "".join(self._stderr)
+
+
+class ProviderHost(_Plugin):
+    """``python -m pulumi.dynamic``: unpickles ``__provider``, calls ``configure`` once, serves the provider protocol."""
+
+    def __init__(self, cwd: Path, *, python: str, env: dict[str, str] | None = None, argv: list[str] | None = None) -> None:
+        from pulumi.runtime.proto import provider_pb2_grpc
+
+        environment = {**os.environ, **(env or {})}
+        super().__init__([python, "-u", *(argv or ["-m", "pulumi.dynamic"])], cwd, environment, "the dynamic provider host")
+        self.stub = provider_pb2_grpc.ResourceProviderStub(self.channel)
+
+
+def analyzer_command(pack: Path, engine: str, path: str | None = None) -> list[str]:
+    """The command the engine ends up running for a Python policy pack, from its ``PulumiPolicy.yaml``.
+
+    Facts (pulumi/pulumi): ``NewPolicyAnalyzer`` (pkg/resource/plugin/analyzer_plugin.go) starts the
+    ``pulumi-analyzer-policy-python`` shim in the pack directory with ``<engine> .`` and one
+    ``-<key>=<value>`` per runtime option; the shim (sdk/python/dist/pulumi-analyzer-policy-python)
+    runs ``<virtualenv>/bin/python -u -m pulumi.policy <engine> .`` when given ``-virtualenv``
+    (relative to the pack directory), and otherwise ``python3`` from PATH.
+    """
+    runtime = yaml.safe_load((pack / "PulumiPolicy.yaml").read_text(encoding="utf-8"))["runtime"]
+    options = runtime.get("options", {}) if isinstance(runtime, dict) else {}
+    if options.get("virtualenv"):
+        interpreter = (pack / options["virtualenv"]) / "bin" / "python"
+        if not interpreter.is_file():
+            raise RuntimeError(f'"{interpreter.parent.parent}" doesn\'t appear to be a virtual environment')
+    else:
+        interpreter = shutil.which("python3", path=path)
+        if interpreter is None:
+            raise RuntimeError("python3 is not on PATH")
+    return [str(interpreter), "-u", "-m", "pulumi.policy", engine, "."]
+
+
+class AnalyzerHost(_Plugin):
+    """A policy pack served as the engine serves it: its declared interpreter, the pack as working directory."""
+
+    def __init__(self, pack: Path, engine: str = "127.0.0.1:1", env: dict[str, str] | None = None) -> None:
+        from pulumi.runtime.proto import analyzer_pb2_grpc
+
+        environment = {**os.environ, **(env or {})}
+        pack = Path(pack).resolve()  # the engine resolves the pack directory before it starts the plugin there
+        super().__init__(analyzer_command(pack, engine, environment.get("PATH")), pack, environment, "the policy analyzer")
+        self.stub = analyzer_pb2_grpc.AnalyzerStub(self.channel)
