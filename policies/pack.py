@@ -20,7 +20,9 @@ from the same judge as the CLI and the dynamic provider (:mod:`karpenter_gitops.
 What the pack cannot see is listed in :data:`UNSEEN` with the reason. Waivers come from
 ``waivers.yaml`` beside this module, or the file ``$KARPENTER_GITOPS_WAIVERS`` names; a waived
 finding is not reported. A value unknown during preview raises ``UnknownValueError``, which
-CrossGuard turns into an advisory note instead of a violation.
+CrossGuard turns into an advisory note instead of a violation; the coherence rules read the
+values an IAM or SQS resource gets only once created (ARNs, generated names) with :func:`_known`,
+so one such value silences only the check that needs it, not the whole policy.
 """
 
 from __future__ import annotations
@@ -262,6 +264,19 @@ def _of_type(args: StackValidationArgs, *types: str) -> list:
     return [r for r in args.resources if r.resource_type in types]
 
 
+PENDING = type("Pending", (), {"__repr__": lambda self: "PENDING", "__bool__": lambda self: False})()
+
+
+def _known(resource, key: str) -> Any:
+    """A property of a stack resource, or PENDING while a preview cannot know it (an ARN or generated
+    name of a resource not created yet). A check that needs a pending value says nothing: it runs at
+    ``pulumi up``, where the engine analyses the stack again with every output known."""
+    try:
+        return plain(resource.props.get(key))
+    except UnknownValueError:
+        return PENDING
+
+
 def coherence_observations(args: StackValidationArgs) -> Iterator[Observation]:
     """Where the stack creates the node's IAM: each profile holds a role, each role trusts EC2; where it
     creates the controller's IAM too, the controller rules on the resources themselves."""
@@ -270,35 +285,41 @@ def coherence_observations(args: StackValidationArgs) -> Iterator[Observation]:
 
     by_type: dict[str, dict[str, Any]] = {INSTANCE_PROFILE_TYPE: {}, ROLE_TYPE: {}}
     for resource in args.resources:
-        if resource.resource_type in by_type and resource.props.get("name"):
-            by_type[resource.resource_type][resource.props["name"]] = resource
+        if resource.resource_type in by_type and (named := _known(resource, "name")):
+            by_type[resource.resource_type][named] = resource
     profiles, roles = by_type[INSTANCE_PROFILE_TYPE], by_type[ROLE_TYPE]
-    grants = [_json(r.props.get("policy")) for r in _of_type(args, *POLICY_TYPES)]
+    documents = [_known(r, "policy") for r in _of_type(args, *POLICY_TYPES)]
+    grants_known = PENDING not in documents  # a pending grant may allow what the others do not
+    grants = [_json(doc) for doc in documents if doc is not PENDING]
     passable = [resource for doc in grants for resource in iam.allowed_resources(doc, "iam:PassRole")]
-    entries = {str(r.props.get("principalArn") or "").rsplit("/", 1)[-1] for r in _of_type(args, ACCESS_ENTRY_TYPE)}
+    principals = [_known(r, "principalArn") for r in _of_type(args, ACCESS_ENTRY_TYPE)]
+    entries = {str(p or "").rsplit("/", 1)[-1] for p in principals} if PENDING not in principals else None
     loaded = load(custom_resources(args))
     for node_class in loaded.node_classes:
         spec, name, urn = node_class.spec, node_class.name, node_class.source.file
         role_name = spec.role
         profile = profiles.get(spec.instance_profile)
         if profile is not None:
-            role_name = profile.props.get("role")
+            role_name = _known(profile, "role")
+            if role_name is PENDING:
+                continue
             if not role_name:
                 message = f"instance profile {spec.instance_profile!r} holds no role, so nodes boot without credentials and never join"
                 yield observe(live.INSTANCE_PROFILE_WITHOUT_ROLE, EC2NODECLASS, name, "spec.instanceProfile", message, profile.urn)
         role = roles.get(role_name)
-        if role is not None and not _trusts_ec2(role.props.get("assumeRolePolicy")):
+        trust = _known(role, "assumeRolePolicy") if role is not None else PENDING
+        if trust is not PENDING and not _trusts_ec2(trust):
             message = f"node role {role_name!r} does not let ec2.amazonaws.com assume it, so instances get no credentials"
             yield observe(controller_rules.NODE_ROLE_TRUST, EC2NODECLASS, name, "spec.role", message, role.urn)
         if not passable or not role_name:
             continue  # the stack does not create the controller's IAM, or the profile's role is not in the stack
-        if not iam.may_pass(passable, role_name):
+        if grants_known and not iam.may_pass(passable, role_name):
             message = f"the controller's policies do not allow iam:PassRole on {role_name!r}, so launches fail with UnauthorizedOperation"
             yield observe(controller_rules.PASS_ROLE, EC2NODECLASS, name, "spec", message, urn)
-        if role is not None and role_name.rsplit("/", 1)[-1] not in entries:
+        if role is not None and entries is not None and role_name.rsplit("/", 1)[-1] not in entries:
             message = f"node role {role_name!r} has no EKS access entry in the stack, so its nodes cannot join"
             yield observe(controller_rules.ACCESS_ENTRY, EC2NODECLASS, name, "spec.role", message, role.urn)
-    if passable and not any(iam.allowed_resources(doc, "sqs:ReceiveMessage") for doc in grants):
+    if passable and grants_known and not any(iam.allowed_resources(doc, "sqs:ReceiveMessage") for doc in grants):
         for pool in loaded.node_pools:
             if coherence.allows_spot(pool):
                 message = "allows spot but the controller reads no interruption queue"
@@ -311,26 +332,31 @@ def _queue_keys(args: StackValidationArgs, observe) -> Iterator[Observation]:
     """Queues encrypted with a key whose policy is in the stack: that policy must let EventBridge use the key."""
     key_policies = {}
     for key in _of_type(args, *KMS_KEY_TYPES):
-        for ref in (key.props.get("arn"), key.props.get("keyId")):
-            if ref and key.props.get("policy"):
-                key_policies[ref] = _json(key.props["policy"])
+        policy = _known(key, "policy")
+        for ref in (_known(key, "arn"), _known(key, "keyId")):
+            if ref and policy:
+                key_policies[ref] = _json(policy)
     for queue in _of_type(args, QUEUE_TYPE):
-        key_policy = key_policies.get(queue.props.get("kmsMasterKeyId"))
+        key_id = _known(queue, "kmsMasterKeyId")
+        key_policy = key_policies.get(key_id) if key_id else None
         problem = key_policy is not None and coherence.kms_policy_problem(key_policy)
         if problem:
-            name = queue.props.get("name") or queue.name
+            name = _known(queue, "name") or queue.name
             yield observe(controller_rules.QUEUE_KMS, CONTROLLER_KIND, name, "interruptionQueue.kmsKeyArn", problem, queue.urn)
 
 
 def _pod_identity_on_fargate(args: StackValidationArgs, observe) -> Iterator[Observation]:
     profiles = _of_type(args, FARGATE_PROFILE_TYPE)
     for association in _of_type(args, POD_IDENTITY_TYPE):
-        cluster, namespace = association.props.get("clusterName"), association.props.get("namespace") or ""
+        cluster, namespace = _known(association, "clusterName"), _known(association, "namespace") or ""
+        if cluster is PENDING or namespace is PENDING:
+            continue
         for profile in profiles:
-            if profile.props.get("clusterName") == cluster and coherence.fargate_selects(profile.props.get("selectors") or [], namespace):
-                account = f"{namespace}/{association.props.get('serviceAccount')}"
+            selectors = _known(profile, "selectors")
+            if _known(profile, "clusterName") == cluster and selectors is not PENDING and coherence.fargate_selects(selectors or [], namespace):
+                account = f"{namespace}/{_known(association, 'serviceAccount')}"
                 message = (
-                    f"Fargate profile {profile.props.get('fargateProfileName') or profile.name} runs the pods of "
+                    f"Fargate profile {_known(profile, 'fargateProfileName') or profile.name} runs the pods of "
                     f"{account}, which get no Pod Identity credentials"
                 )
                 yield observe(controller_rules.FARGATE_POD_IDENTITY, CONTROLLER_KIND, account, "identity", message, association.urn)

@@ -7,6 +7,7 @@ import json
 
 import pytest
 import yaml
+from pulumi.runtime.rpc import UNKNOWN
 from pulumi_policy import StackValidationPolicy
 from test_policy_pack import (
     NC_URN,
@@ -141,6 +142,22 @@ def test_pack_follows_an_instance_profile_in_the_stack_to_its_role():
 def test_pack_wants_an_access_entry_for_a_node_role_the_stack_creates():
     ((message, urn),) = coherence(controller_policy(), node_role(), resource(pack.NODECLASS_TYPE, NC_URN, node_class()))
     assert urn == ROLE_URN and "[controller/access-entry]" in message
+
+
+def test_a_value_pending_in_a_preview_silences_only_the_check_that_needs_it():
+    """In a preview of a new stack the entry's principal (a role ARN) is unknown: no access-entry verdict
+    either way, while the pass-role check, whose grants are known, still runs."""
+    pending_entry = resource(pack.ACCESS_ENTRY_TYPE, ENTRY_URN, {"clusterName": "demo", "type": "EC2_LINUX", "principalArn": UNKNOWN})
+    assert coherence(controller_policy(), node_role(), pending_entry, resource(pack.NODECLASS_TYPE, NC_URN, node_class())) == []
+    other = resource(pack.NODECLASS_TYPE, NC_URN, node_class(role="AdminRole"))
+    ((message, urn),) = coherence(controller_policy(), node_role(), pending_entry, other)
+    assert urn == NC_URN and "[controller/pass-role]" in message
+    pending_grants = resource("aws:iam/policy:Policy", POLICY_URN, {"name": "Karpenter-demo-controller-1", "policy": UNKNOWN})
+    assert coherence(pending_grants, controller_policy(), node_role(), access_entry(), other) == []
+    pending_role = resource(pack.INSTANCE_PROFILE_TYPE, "urn:pulumi:dev::infra::aws:iam/instanceProfile:InstanceProfile::p",
+                            {"name": "GpuProfile", "role": UNKNOWN})
+    gpu = resource(pack.NODECLASS_TYPE, NC_URN, node_class(role=None, instanceProfile="GpuProfile"))
+    assert coherence(controller_policy(), pending_role, gpu) == []  # not "holds no role"
 
 
 def test_pack_leaves_stacks_without_the_controller_iam_alone():
