@@ -133,16 +133,17 @@ def _outputs(props: Mapping[str, Any], plan: Plan) -> dict[str, Any]:
     name = props["nodeClassName"]
     class_plan = plan.node_classes[name]
     pools = {pool: p.to_json() for pool, p in sorted(plan.node_pools.items()) if p.node_class == name}
-    return {
+    # As they will come back: a refresh that changed nothing must read back exactly what create wrote.
+    return _stored({
         **{key: props.get(key) for key in INPUT_KEYS},
         **class_plan.to_json(),
         "nodePools": pools,
         "findings": [f.to_json() for f in plan.findings],
-    }
+    })
 
 
 def _stored(value: Any) -> Any:
-    """``value`` as it comes back from state: protobuf Structs drop keys whose value is None."""
+    """``value`` as it comes back from the provider host: its deserialiser drops keys whose value is None."""
     if isinstance(value, Mapping):
         return {k: _stored(v) for k, v in value.items() if v is not None}
     if isinstance(value, list):

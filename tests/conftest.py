@@ -29,6 +29,17 @@ def project() -> Path:
     return PROJECT
 
 
+def scratch_project(directory: Path, stack: str, stack_text: str) -> Path:
+    """A Pulumi project of its own in ``directory``: this project's program and virtualenv, one stack file."""
+    (directory / "Pulumi.yaml").write_text(
+        f"name: karpenter-gitops\nruntime:\n  name: python\n  options:\n    virtualenv: {PROJECT / '.venv'}\nstackConfigDir: stacks\n"
+    )
+    (directory / "__main__.py").write_text((PROJECT / "__main__.py").read_text())
+    (directory / "stacks").mkdir(exist_ok=True)
+    (directory / "stacks" / f"Pulumi.{stack}.yaml").write_text(stack_text)
+    return directory
+
+
 # --- embedded AWS (moto on loopback) ----------------------------------------------------------
 # One moto server per session; each test seeds the world it needs on it (a reseed takes ~40 ms).
 # The instance-type catalogue is cached in one session directory: moto's full call takes ~2.6 s.

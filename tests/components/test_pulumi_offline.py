@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import io
-import shutil
 
-from conftest import PROJECT
+from conftest import scratch_project
 
 from components import offline
 from karpenter_gitops.app.stack import eks_cluster
@@ -41,18 +40,6 @@ def test_preview_runs_checks_only(default_aws):
     assert {s.op for s in run.steps} == {"create"}
 
 
-def _project(tmp_path, stack_text: str):
-    """A project of its own: the real program and virtualenv, one stack file."""
-    venv = PROJECT / ".venv"
-    (tmp_path / "Pulumi.yaml").write_text(
-        f"name: karpenter-gitops\nruntime:\n  name: python\n  options:\n    virtualenv: {venv}\nstackConfigDir: stacks\n"
-    )
-    shutil.copy(PROJECT / "__main__.py", tmp_path / "__main__.py")
-    (tmp_path / "stacks").mkdir()
-    (tmp_path / "stacks" / "Pulumi.orphan.yaml").write_text(stack_text)
-    return tmp_path
-
-
 def test_a_stack_that_cannot_run_is_one_line_and_exit_two(tmp_path, monkeypatch, capsys):
     orphan = (
         "config:\n"
@@ -60,7 +47,7 @@ def test_a_stack_that_cannot_run_is_one_line_and_exit_two(tmp_path, monkeypatch,
         "  karpenter-gitops:nodePools:\n"
         "    general: {template: {spec: {nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: nope}}}}\n"
     )
-    monkeypatch.setattr(offline, "PROJECT", _project(tmp_path, orphan))
+    monkeypatch.setattr(offline, "PROJECT", scratch_project(tmp_path, "orphan", orphan))
     assert offline.main(["--stack", "missing"]) == 2
     assert offline.main(["--stack", "orphan"]) == 2  # the program itself refuses (a pool naming no class)
     out, err = capsys.readouterr()

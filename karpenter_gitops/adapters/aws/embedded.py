@@ -255,6 +255,12 @@ class EmbeddedAWS:
         """An AwsSession on this emulator (options as for AwsSession, e.g. ``max_attempts``)."""
         return AwsSession(self.region, endpoint_url=self.endpoint_url, cache_namespace=self.cache_namespace, **options)
 
+    def publish(self, name: str, value: str) -> None:
+        """A new version of a public SSM parameter, as AWS publishes an AMI release (PutParameter refuses ``/aws/`` names)."""
+        from moto.backends import get_backend
+
+        _put_parameter(get_backend("ssm")[self.world.account_id][self.region], self.world.account_id, name, value)
+
 
 class EmbeddedServer:
     """moto's ThreadedMotoServer on 127.0.0.1 and a free port; reusable across worlds (e.g. one per test session)."""
@@ -387,14 +393,19 @@ def _seed_images(ec2: Any, world: World) -> None:
 
 
 def _seed_parameters(ssm: Any, world: World) -> None:
+    for name, value in world.section("ssmParameters").items():
+        _put_parameter(ssm, world.account_id, name, value)
+
+
+def _put_parameter(ssm: Any, account_id: str, name: str, value: str) -> None:
     from moto.core.utils import utcnow
     from moto.ssm.models import Parameter
 
-    for name, value in world.section("ssmParameters").items():
-        ssm._parameters[name].append(Parameter(
-            account_id=world.account_id, name=name, value=value, parameter_type="String", description=None,
-            allowed_pattern=None, keyid=None, last_modified_date=utcnow(), version=1, data_type="aws:ec2:image",
-        ))
+    versions = ssm._parameters[name]
+    versions.append(Parameter(
+        account_id=account_id, name=name, value=value, parameter_type="String", description=None,
+        allowed_pattern=None, keyid=None, last_modified_date=utcnow(), version=len(versions) + 1, data_type="aws:ec2:image",
+    ))
 
 
 def _seed_network(ec2: Any, world: World) -> None:
