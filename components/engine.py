@@ -139,6 +139,10 @@ def _unsealed(value: Any) -> Any:
     return value
 
 
+def _public(properties: dict) -> dict:
+    return {k: v for k, v in properties.items() if not k.startswith("__")}
+
+
 def changed_keys(olds: dict, news: dict) -> list[str]:
     """The top-level input keys whose values differ: what the engine lists when a provider names none."""
     return sorted(k for k in set(olds) | set(news) if plain(olds.get(k)) != plain(news.get(k)))
@@ -321,7 +325,7 @@ class DynamicProvider:
     def check(self, urn: str, olds: dict, news: dict) -> dict:
         response = self._call(urn, "Check", provider_pb2.CheckRequest(urn=urn, olds=to_struct(plain(olds)), news=to_struct(plain(news))))
         if response.failures:
-            raise StepFailed("\n".join(f"{f.property}: {f.reason}" if f.property else f.reason for f in response.failures))
+            raise StepFailed("\n".join(_check_failure(urn, news, f.property, f.reason) for f in response.failures))
         return to_wire(response.inputs)
 
     def diff(self, urn: str, id_: str, old_inputs: dict, old_outputs: dict, news: dict) -> tuple[str, list[str]]:
@@ -357,10 +361,35 @@ class DynamicProvider:
         self._call(urn, "Delete", provider_pb2.DeleteRequest(id=id_, urn=urn, properties=to_struct(plain(outputs))))
 
 
+def _check_failure(urn: str, inputs: dict, prop: str, reason: str) -> str:
+    """As the engine prints a check failure (diag 2003 / 2002); the value is the input at ``prop`` as a
+    top-level key, so a nested path such as ``spec.role`` shows ``{<nil>}``, as it does under the CLI."""
+    if not prop:
+        return f"{type_of(urn)} resource '{name_of(urn)}' has a problem: {reason}"
+    value = inputs.get(prop)
+    shown = "<nil>" if prop not in inputs else "[secret]" if contains_secret(value) else value if isinstance(value, str) else json.dumps(value)
+    value = shown
+    return f"{type_of(urn)} resource '{name_of(urn)}': property {prop} value {{{value}}} has a problem: {reason}"
+
+
+def _annotated(outs: dict, ins: dict) -> dict:
+    """The engine's secret marking for a provider that accepts none (``annotateSecrets``): where an input
+    and its output are both objects it recurs, otherwise an output is secret when its input holds a secret."""
+    result = dict(outs)
+    for key, value in ins.items():
+        if key not in result:
+            continue
+        if isinstance(result[key], dict) and not is_secret(result[key]) and isinstance(value, dict) and not is_secret(value):
+            result[key] = _annotated(result[key], value)
+        elif not is_secret(result[key]) and contains_secret(value):
+            result[key] = secret(result[key])
+    return result
+
+
 def _with_secrets(outputs: dict, inputs: dict, additional: Iterable[str]) -> dict:
-    """The engine's marking for a provider that accepts no secrets: an output is secret when its input was."""
-    marked = set(additional) | {k for k, v in inputs.items() if contains_secret(v)}
-    return {k: secret(v) if k in marked and v is not None else v for k, v in outputs.items()}
+    """Outputs as the engine stores them: marked from the inputs, and ``additional_secret_outputs`` secret."""
+    marked = _annotated(outputs, inputs)
+    return {k: secret(v) if k in additional and v is not None else v for k, v in marked.items()}
 
 
 _PATH_PART = re.compile(r'\.?([^.\[\]"]+)|\["((?:[^"\\]|\\.)*)"\]|\[(\d+)\]')
@@ -381,21 +410,36 @@ def property_path(path: str) -> list[str | int]:
 
 
 def _ignoring(news: dict, olds: dict, paths: Iterable[str]) -> dict:
-    """``ignore_changes``: each ignored path keeps its old value, or stays absent when it had none."""
+    """``ignore_changes`` as the engine's ``PropertyPath.Reset``: each path keeps its old value, or is
+    removed when the old inputs lack it; secrets along the way are looked through."""
     result = json.loads(json.dumps(news))
     for path in paths:
         *parents, last = property_path(path)
         source, target = olds, result
         for part in parents:
-            source = source.get(part) if isinstance(source, dict) else (source[part] if isinstance(source, list) and isinstance(part, int) and part < len(source) else None)
-            target = target.get(part) if isinstance(target, dict) else (target[part] if isinstance(target, list) and isinstance(part, int) and part < len(target) else None)
-        if not isinstance(target, (dict, list)):
-            continue
-        if isinstance(source, dict) and last in source:
+            source, target = _child(source, part), _child(target, part)
+        source, target = _opened(source), _opened(target)
+        if isinstance(target, dict):
+            if isinstance(source, dict) and last in source:
+                target[last] = source[last]
+            else:
+                target.pop(last, None)
+        elif isinstance(target, list) and isinstance(source, list) and isinstance(last, int) and last < min(len(source), len(target)):
             target[last] = source[last]
-        elif isinstance(target, dict):
-            target.pop(last, None)
     return result
+
+
+def _opened(value: Any) -> Any:
+    return value["value"] if is_secret(value) else value
+
+
+def _child(value: Any, part: str | int) -> Any:
+    value = _opened(value)
+    if isinstance(value, dict) and isinstance(part, str):
+        return value.get(part)
+    if isinstance(value, list) and isinstance(part, int) and part < len(value):
+        return value[part]
+    return None
 
 
 # --- the engine ----------------------------------------------------------------------------------
@@ -564,18 +608,6 @@ class _Session(resource_pb2_grpc.ResourceMonitorServicer, engine_pb2_grpc.Engine
                 context.abort(grpc.StatusCode.UNAVAILABLE, "the update was cancelled after an earlier failure")
             urn = self.urn(request.parent, request.type, request.name)
             self.run.registrations[urn] = request
-        if request.type == STACK_TYPE or not request.custom:
-            self._record(Resource(urn, request.type, False, parent=request.parent, inputs=to_wire(request.object)))
-            if request.type != STACK_TYPE:
-                self._step("same" if urn in self.old else "create", urn)
-            return resource_pb2.RegisterResourceResponse(urn=urn, object=struct_pb2.Struct())
-        if request.type.startswith("pulumi:providers:"):  # an explicit provider: its plugin is configured, nothing is created
-            old = self.old.get(urn)
-            id_ = old.id if old else ("" if self.preview else str(uuid.uuid4()))
-            inputs = to_wire(request.object)
-            self._record(Resource(urn, request.type, True, id_, inputs, inputs, request.parent))
-            self._step("same" if old and changed_keys(old.inputs, inputs) == [] else ("update" if old else "create"), urn)
-            return resource_pb2.RegisterResourceResponse(urn=urn, id=id_, object=to_struct(inputs))
         dependencies = set(request.dependencies) | {u for deps in request.propertyDependencies.values() for u in deps.urns}
         blocked = sorted(dependencies & set(self.run.failures))
         if blocked:
@@ -583,7 +615,7 @@ class _Session(resource_pb2_grpc.ResourceMonitorServicer, engine_pb2_grpc.Engine
             self._step("skip", urn, error=self.run.failures[urn])
             return resource_pb2.RegisterResourceResponse(urn=urn, result=resource_pb2.FAIL)
         try:
-            resource = self._custom(urn, request)
+            resource = self._registered(urn, request)
         except StepFailed as error:
             message = str(error)
             with self.lock:
@@ -594,8 +626,27 @@ class _Session(resource_pb2_grpc.ResourceMonitorServicer, engine_pb2_grpc.Engine
             if self.engine.continue_on_error:
                 return resource_pb2.RegisterResourceResponse(urn=urn, result=resource_pb2.FAIL)
             context.abort(grpc.StatusCode.UNKNOWN, message)
+        if not resource.custom:  # a component's outputs come later, with RegisterResourceOutputs
+            return resource_pb2.RegisterResourceResponse(urn=urn, object=struct_pb2.Struct())
         outputs = resource.outputs if request.acceptSecrets else plain(resource.outputs)
         return resource_pb2.RegisterResourceResponse(urn=urn, id=resource.id, object=to_struct(outputs))
+
+    def _registered(self, urn: str, request) -> Resource:
+        """The step a registration causes: components and explicit providers are recorded, custom resources go to their provider."""
+        if request.custom and not request.type.startswith("pulumi:providers:"):
+            return self._custom(urn, request)
+        inputs = to_wire(request.object)
+        self._analyze(urn, request.type, inputs)
+        old = self.old.get(urn)
+        if request.custom:  # an explicit provider: its plugin is configured, nothing is created
+            id_ = old.id if old else ("" if self.preview else str(uuid.uuid4()))
+            resource = Resource(urn, request.type, True, id_, inputs, inputs, request.parent)
+        else:
+            resource = Resource(urn, request.type, False, parent=request.parent, inputs=inputs)
+        self._record(resource)
+        if request.type != STACK_TYPE:
+            self._step("create" if old is None else ("update" if changed_keys(old.inputs, inputs) else "same"), urn)
+        return resource
 
     # -- Engine
 
@@ -734,17 +785,18 @@ class _Session(resource_pb2_grpc.ResourceMonitorServicer, engine_pb2_grpc.Engine
     # -- policy
 
     def _analyze(self, urn: str, type_: str, inputs: dict) -> None:
+        """Each analyzer sees the checked inputs, secrets and unknowns kept, internal (``__``) keys not."""
         for pack, host in self.analyzers:
-            request = analyzer_pb2.AnalyzeRequest(type=type_, properties=to_struct(inputs), urn=urn, name=name_of(urn))
+            request = analyzer_pb2.AnalyzeRequest(type=type_, properties=to_struct(_public(inputs)), urn=urn, name=name_of(urn))
             self._violations(pack, host.stub.Analyze(request).diagnostics, urn)
 
     def analyze_stack(self) -> None:
+        """Every resource of the new stack with its outputs (in a preview, a new resource's outputs are its inputs)."""
         if not self.analyzers:
             return
         listed = [
-            analyzer_pb2.AnalyzerResource(type=r.type, properties=to_struct(r.inputs if self.preview else r.outputs), urn=r.urn, name=r.name)
+            analyzer_pb2.AnalyzerResource(type=r.type, properties=to_struct(_public(r.outputs)), urn=r.urn, name=r.name)
             for r in self.resources.values()
-            if r.custom and not r.type.startswith("pulumi:providers:")
         ]
         for pack, host in self.analyzers:
             self._violations(pack, host.stub.AnalyzeStack(analyzer_pb2.AnalyzeStackRequest(resources=listed)).diagnostics, "")

@@ -76,8 +76,7 @@ def engine_for(
         state=StackState(state),
         policy_packs=list(policy_packs or []),
         invokes={GET_CLUSTER: lambda args: lookup(args["name"])},
-        continue_on_error=True,
-        **options,
+        **{"continue_on_error": True, **options},
     )
 
 
