@@ -37,8 +37,28 @@ def stack_config(stack: str, project: Path | None = None) -> dict[str, str]:
     from karpenter_gitops.load import stacks
 
     project = project or PROJECT
-    document = yaml.safe_load(stacks.stack_file(stack, project).read_text(encoding="utf-8")) or {}
-    return {key: value if isinstance(value, str) else json.dumps(value) for key, value in (document.get("config") or {}).items()}
+    path = stacks.stack_file(stack, project)
+    document = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    config = document.get("config") or {}
+    for key, value in config.items():
+        where = _encrypted(value, key)
+        if where is not None:
+            raise InputError(
+                f"{where} is a Pulumi secret ({{secure: ...}}), which only the Pulumi CLI can decrypt", stacks.display(path),
+                hint="run `pulumi preview`, or give this runner a copy of the stack file with the plain value, outside Git",
+            )
+    return {key: value if isinstance(value, str) else json.dumps(value) for key, value in config.items()}
+
+
+def _encrypted(value, path: str) -> str | None:
+    """The path of the first ``{secure: ...}`` value in a config value, or None."""
+    if isinstance(value, dict):
+        if set(value) == {"secure"}:
+            return path
+        return next((found for k, v in value.items() if (found := _encrypted(v, f"{path}.{k}")) is not None), None)
+    if isinstance(value, list):
+        return next((found for i, v in enumerate(value) if (found := _encrypted(v, f"{path}[{i}]")) is not None), None)
+    return None
 
 
 def stand_in_cluster(config: dict[str, str]) -> Callable[[str], dict]:

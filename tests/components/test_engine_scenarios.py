@@ -77,6 +77,7 @@ def test_create_then_a_second_run_changes_nothing(engine):
     assert not first.failed, first.failures or first.program_output
     assert set(ops(first).values()) == {"create"}
     assert "ami-0a23000000000c001" in ami_ids(first)  # al2023@latest: the recommended release
+    assert list(first.registrations[first.urn(RECONCILIATION)].additionalSecretOutputs) == []  # no secret config
 
     again = engine().up()
     assert not again.failed
@@ -178,8 +179,10 @@ def test_a_secret_in_user_data_is_never_in_plaintext(engine):
     assert token not in run.program_output and all(token not in d.message for d in run.diagnostics)
     state = (engine().state.path).read_text()
     assert token not in state and SIG in state
-    # ... and the secret did reach the node class, encrypted:
+    # ... and the secret did reach the node class, encrypted, and the reconciliation keeps what echoes it secret:
     assert is_secret(run.resources[run.urn("default-ec2nodeclass")].inputs["spec"])
+    assert {"spec", "nodePoolSpecs", "findings"} <= set(run.registrations[run.urn(RECONCILIATION)].additionalSecretOutputs)
+    assert all(is_secret(run.resources[run.urn(RECONCILIATION)].outputs[key]) for key in ("spec", "nodePoolSpecs", "findings"))
 
 
 def test_quantities_written_as_numbers_travel_as_doubles_and_pass_the_checks(engine):

@@ -61,3 +61,16 @@ def test_a_policy_pack_that_cannot_start_is_one_line(tmp_path, capsys):
     assert offline.main(["--stack", "demo", "--preview", "--policy-pack", str(tmp_path / "nowhere")]) == 2
     out, err = capsys.readouterr()
     assert out == "" and len(err.splitlines()) == 1 and "nowhere" in err
+
+
+def test_an_encrypted_stack_value_is_one_line_naming_the_key(tmp_path, monkeypatch, capsys):
+    secured = (
+        "config:\n"
+        "  karpenter-gitops:nodeClasses:\n"
+        "    default: {userData: {secure: v1:AAAA}}\n"
+    )
+    monkeypatch.setattr(offline, "PROJECT", scratch_project(tmp_path, "secured", secured))
+    assert offline.main(["--stack", "secured"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and len(err.splitlines()) == 1
+    assert "Pulumi.secured.yaml: karpenter-gitops:nodeClasses.default.userData is a Pulumi secret" in err
