@@ -245,16 +245,25 @@ class Run:
         return [r for r in self.resources.values() if r.type == type_]
 
 
+class StateError(ValueError):
+    """The state file cannot be read or written; nothing ran."""
+
+
 class StackState:
     """The stack's state file: resources in registration order, secrets encrypted."""
 
     def __init__(self, path: Path | None = None) -> None:
         self.path = path
         self.resources: dict[str, Resource] = {}
-        if path is not None and path.is_file():
-            for entry in json.loads(path.read_text(encoding="utf-8"))["resources"]:
-                entry["inputs"], entry["outputs"] = _unsealed(entry["inputs"]), _unsealed(entry["outputs"])
-                self.resources[entry["urn"]] = Resource(**entry)
+        if path is not None and path.exists():
+            try:
+                for entry in json.loads(path.read_text(encoding="utf-8"))["resources"]:
+                    entry["inputs"], entry["outputs"] = _unsealed(entry["inputs"]), _unsealed(entry["outputs"])
+                    self.resources[entry["urn"]] = Resource(**entry)
+            except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as error:
+                raise StateError(f"{path}: not a state file this runner wrote ({error.__class__.__name__}: {error})") from None
+        elif path is not None and not path.parent.is_dir():
+            raise StateError(f"{path}: its directory does not exist")
 
     def save(self, resources: dict[str, Resource]) -> None:
         self.resources = dict(resources)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import yaml
 
-from components.engine import Engine, Run, StackState, plain
+from components.engine import Engine, Run, StackState, StateError, plain
 from karpenter_gitops.core.errors import InputError
 
 RECONCILIATION = "pulumi-python:dynamic/karpenter-gitops:Reconciliation"
@@ -181,6 +181,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--policy-pack", action="append", type=Path, default=[], help="a CrossGuard pack directory (repeatable)")
     parser.add_argument("--state", type=Path, help="the stack's state file, kept between runs (default: none, every run starts empty)")
     args = parser.parse_args(argv)
+    if args.refresh and args.state is None:
+        parser.error("--refresh needs --state: without a state there is nothing to refresh")
     from karpenter_gitops.adapters.aws.embedded import embedded_aws
     from karpenter_gitops.app.stack import eks_cluster
 
@@ -190,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.refresh:
                 print_run(engine.refresh())
             run = engine.preview() if args.preview else engine.up()
-    except (InputError, RuntimeError, OSError) as error:  # no stack file, no virtualenv, a pack that cannot start
+    except (InputError, StateError, RuntimeError, OSError) as error:  # no stack file or virtualenv, a bad state file, a pack that cannot start
         print(f"{parser.prog}: error: {error}", file=sys.stderr)
         return 2
     failure = program_error(run)

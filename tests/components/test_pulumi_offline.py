@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 
+import pytest
 from conftest import scratch_project
 
 from components import offline
@@ -74,3 +75,21 @@ def test_an_encrypted_stack_value_is_one_line_naming_the_key(tmp_path, monkeypat
     out, err = capsys.readouterr()
     assert out == "" and len(err.splitlines()) == 1
     assert "Pulumi.secured.yaml: karpenter-gitops:nodeClasses.default.userData is a Pulumi secret" in err
+
+
+@pytest.mark.parametrize("content", [None, "not json", '{"resources": [{"urn": 1}]}', b"\xff\xfe"])
+def test_a_state_file_that_cannot_serve_is_one_line(tmp_path, capsys, content):
+    state = tmp_path / ("missing-dir/state.json" if content is None else "state.json")
+    if isinstance(content, bytes):
+        state.write_bytes(content)
+    elif content is not None:
+        state.write_text(content)
+    assert offline.main(["--stack", "demo", "--preview", "--state", str(state)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and len(err.splitlines()) == 1 and str(state) in err
+
+
+def test_refresh_without_state_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        offline.main(["--stack", "demo", "--refresh"])
+    assert exit_.value.code == 2 and "--refresh needs --state" in capsys.readouterr().err
