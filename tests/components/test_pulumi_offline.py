@@ -93,3 +93,11 @@ def test_refresh_without_state_is_a_usage_error(capsys):
     with pytest.raises(SystemExit) as exit_:
         offline.main(["--stack", "demo", "--refresh"])
     assert exit_.value.code == 2 and "--refresh needs --state" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("text", ["config: [unclosed\n", "a: 1\n---\nb: 2\n", "- just a list\n", "config: 3\n"])
+def test_a_stack_file_that_is_not_a_stack_is_one_line(tmp_path, monkeypatch, capsys, text):
+    monkeypatch.setattr(offline, "PROJECT", scratch_project(tmp_path, "broken", text))
+    assert offline.main(["--stack", "broken", "--preview"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and len(err.splitlines()) == 1 and "Pulumi.broken.yaml" in err
