@@ -82,61 +82,67 @@ def secret(value: Any) -> dict:
     return value if is_secret(value) else {SIG: SECRET, "value": value}
 
 
-def contains_secret(value: Any) -> bool:
-    if is_secret(value):
+def _found(value: Any, match: Callable[[Any], bool]) -> bool:
+    """Whether ``match`` holds for ``value`` or for anything inside it."""
+    if match(value):
         return True
+    inside = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    return any(_found(v, match) for v in inside)
+
+
+_DEEPER = object()  # what a leaf function of _rebuilt answers for a value it leaves to be taken apart
+
+
+def _rebuilt(value: Any, leaf: Callable[[Any], Any]) -> Any:
+    """``value`` with ``leaf`` applied top-down: where it answers ``_DEEPER``, to the parts instead."""
+    done = leaf(value)
+    if done is not _DEEPER:
+        return done
     if isinstance(value, dict):
-        return any(contains_secret(v) for v in value.values())
+        return {k: _rebuilt(v, leaf) for k, v in value.items()}
     if isinstance(value, list):
-        return any(contains_secret(v) for v in value)
-    return False
+        return [_rebuilt(v, leaf) for v in value]
+    return value
+
+
+def contains_secret(value: Any) -> bool:
+    return _found(value, is_secret)
+
+
+def contains_unknown(value: Any) -> bool:
+    return _found(value, lambda v: v == UNKNOWN)
 
 
 def plain(value: Any) -> Any:
     """What a provider that accepts neither secrets nor resource references is sent."""
-    if isinstance(value, dict):
-        kind = value.get(SIG)
-        if kind == SECRET:
-            return plain(value.get("value"))
-        if kind == RESOURCE_REFERENCE:  # a custom resource by its ID, a component by its URN
-            return plain(value.get("id")) if value.get("id") not in (None, "") else value.get("urn")
-        if kind == OUTPUT_VALUE:
-            return plain(value["value"]) if "value" in value else UNKNOWN
-        return {k: plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [plain(v) for v in value]
-    return value
+    return _rebuilt(value, _plain_leaf)
 
 
-def contains_unknown(value: Any) -> bool:
-    if value == UNKNOWN:
-        return True
-    if isinstance(value, dict):
-        return any(contains_unknown(v) for v in value.values())
-    if isinstance(value, list):
-        return any(contains_unknown(v) for v in value)
-    return False
+def _plain_leaf(value: Any) -> Any:
+    kind = value.get(SIG) if isinstance(value, dict) else None
+    if kind == SECRET:
+        return plain(value.get("value"))
+    if kind == RESOURCE_REFERENCE:  # a custom resource by its ID, a component by its URN
+        return plain(value.get("id")) if value.get("id") not in (None, "") else value.get("urn")
+    if kind == OUTPUT_VALUE:
+        return plain(value["value"]) if "value" in value else UNKNOWN
+    return _DEEPER
 
 
 def _sealed(value: Any) -> Any:
     """Secrets as the state file keeps them: ciphertext (base64 stands in for the secrets provider)."""
-    if is_secret(value):
-        return {SIG: SECRET, "ciphertext": base64.b64encode(json.dumps(value["value"]).encode()).decode()}
-    if isinstance(value, dict):
-        return {k: _sealed(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_sealed(v) for v in value]
-    return value
+
+    def seal(v: Any) -> Any:
+        return {SIG: SECRET, "ciphertext": base64.b64encode(json.dumps(v["value"]).encode()).decode()} if is_secret(v) else _DEEPER
+
+    return _rebuilt(value, seal)
 
 
 def _unsealed(value: Any) -> Any:
-    if isinstance(value, dict) and value.get(SIG) == SECRET and "ciphertext" in value:
-        return secret(json.loads(base64.b64decode(value["ciphertext"])))
-    if isinstance(value, dict):
-        return {k: _unsealed(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_unsealed(v) for v in value]
-    return value
+    def unseal(v: Any) -> Any:
+        return secret(json.loads(base64.b64decode(v["ciphertext"]))) if is_secret(v) and "ciphertext" in v else _DEEPER
+
+    return _rebuilt(value, unseal)
 
 
 def _public(properties: dict) -> dict:

@@ -29,37 +29,6 @@ PROJECT = Path(__file__).resolve().parent.parent
 PROGRAM = PROJECT / "__main__.py"
 _SYMBOLS = {"create": "+", "update": "~", "replace": "+-", "delete": "-", "same": " ", "failed": "!", "skip": "?"}
 
-def stack_config(stack: str, project: Path | None = None) -> dict[str, str]:
-    """A stack file's ``config:`` as the engine hands it to a program (objects JSON-encoded)."""
-    from karpenter_gitops.load import files, stacks
-
-    project = project or PROJECT
-    path = stacks.stack_file(stack, project)
-    name = files.display(path)
-    documents = files.parse_yaml(files.read_text(path), name)
-    document = documents[0] if len(documents) == 1 else {}
-    config = document.get("config") if isinstance(document, dict) else None
-    if len(documents) > 1 or not isinstance(document, dict) or not isinstance(config, (dict, type(None))):
-        raise InputError("a stack file is one YAML mapping whose `config` is a mapping", name, hint="see stacks/Pulumi.demo.yaml")
-    config = config or {}
-    for key, value in config.items():
-        where = _encrypted(value, key)
-        if where is not None:
-            raise InputError(
-                f"{where} is a Pulumi secret ({{secure: ...}}), which only the Pulumi CLI can decrypt", name,
-                hint="run `pulumi preview`, or give this runner a copy of the stack file with the plain value, outside Git",
-            )
-    return {key: value if isinstance(value, str) else json.dumps(value) for key, value in config.items()}
-
-def _encrypted(value, path: str) -> str | None:
-    """The path of the first ``{secure: ...}`` value in a config value, or None."""
-    if isinstance(value, dict):
-        if set(value) == {"secure"}:
-            return path
-        return next((found for k, v in value.items() if (found := _encrypted(v, f"{path}.{k}")) is not None), None)
-    if isinstance(value, list):
-        return next((found for i, v in enumerate(value) if (found := _encrypted(v, f"{path}[{i}]")) is not None), None)
-    return None
 
 def stand_in_cluster(config: dict[str, str]) -> Callable[[str], dict]:
     """An EKS cluster for ``aws.eks.get_cluster`` when no AWS answers: in the stack's region."""
@@ -75,6 +44,7 @@ def stand_in_cluster(config: dict[str, str]) -> Callable[[str], dict]:
 
     return cluster
 
+
 def engine_for(
     stack: str,
     *,
@@ -85,8 +55,10 @@ def engine_for(
     **options,
 ) -> Engine:
     """The engine stand-in for one stack file of the project, answering the program's cluster look-up."""
+    from karpenter_gitops.app.stack import engine_config
+
     project = project or PROJECT
-    config = stack_config(stack, project)
+    config = engine_config(stack, project)
     lookup = cluster_lookup or stand_in_cluster(config)
     return Engine(
         project,
@@ -97,6 +69,7 @@ def engine_for(
         invokes={GET_CLUSTER: lambda args: lookup(args["name"])},
         **{"continue_on_error": True, **options},
     )
+
 
 def _summary(resource) -> str:
     outputs = plain(resource.outputs)
@@ -110,6 +83,7 @@ def _summary(resource) -> str:
     if isinstance(spec, dict) and "amiSelectorTerms" in spec:
         return f"  → amiSelectorTerms={json.dumps(spec['amiSelectorTerms'])}"
     return ""
+
 
 def print_run(run: Run, out=None) -> None:
     """The resource tree with each step's operation, then diagnostics, policy violations and failures."""
@@ -154,6 +128,7 @@ def print_run(run: Run, out=None) -> None:
         if not reason.startswith("skipped:"):
             print(f"FAILED {urn.split('::')[-1]}: {one_line(reason)}", file=out)
 
+
 def program_error(run: Run) -> str | None:
     """The program's own failure (not a resource's), as one line: what it raised, without frames."""
     if run.program_exit == 0:
@@ -161,11 +136,13 @@ def program_error(run: Run) -> str | None:
     errors = [d.message for d in run.diagnostics if d.severity == "error" and d.urn not in run.failures]
     return one_line(errors[-1] if errors else run.program_output or "the program failed")
 
+
 def one_line(message: str) -> str:
     """The last line of an error the engine shows (a traceback ends with it), without the exception's class."""
     last = (message.strip().splitlines() or [""])[-1]
     kind, _, rest = last.partition(": ")
     return rest if rest and kind.rsplit(".", 1)[-1].endswith(("Error", "Exception")) else last
+
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m components.offline", description=__doc__.splitlines()[0])
@@ -196,6 +173,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     print_run(run)
     return 1 if run.failed else 0
+
 
 if __name__ == "__main__":
     raise SystemExit(main())

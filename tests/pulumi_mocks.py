@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import logging
-import runpy
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -19,7 +18,7 @@ import dill
 import pulumi
 from pulumi.runtime.mocks import MockMonitor
 
-from components.offline import GET_CLUSTER, PROGRAM, RECONCILIATION, stack_config
+from components.offline import GET_CLUSTER, RECONCILIATION
 
 # What a failed reconciliation leaves for its dependents to read when failures are tolerated.
 _EMPTY_OUTPUTS = {"conditions": [], "amis": [], "skippedAmis": [], "subnets": [], "securityGroups": [], "nodePools": {}, "findings": []}
@@ -154,15 +153,3 @@ def run(
     body()
     return recorder
 
-
-def run_program(stack: str, *, preview: bool = False, cluster_lookup: Callable[[str], dict] | None = None) -> Recorder:
-    """The project's ``__main__.py`` for one stack; failed registrations are kept in ``failures``."""
-    recorder = Recorder(preview=preview, tolerate_failures=True, cluster_lookup=cluster_lookup)
-    run(
-        lambda: runpy.run_path(str(PROGRAM), run_name="__main__"),
-        preview=preview,
-        config=stack_config(stack),
-        stack=stack,
-        recorder=recorder,
-    )
-    return recorder

@@ -8,8 +8,8 @@ PyYAML's safe loader gives (YAML 1.1 scalars, as kubectl's Go YAML reads them: `
 once per distinct plain scalar. Equal short scalars share one object, which also keeps a large
 run's memory down. What we refuse, PyYAML's safe loader also refuses, with its messages, plus:
 
-* a key given twice in one mapping (kubectl and Pulumi's Go YAML reject the file; keys a merge
-  ``<<: *anchor`` brings in may still be overridden, as YAML allows);
+* a key given twice in one mapping, ``<<`` included (kubectl and Pulumi's Go YAML reject the file;
+  keys a merge ``<<: *anchor`` brings in may still be overridden, as YAML allows);
 * aliases that expand to more than :data:`MAX_ALIAS_NODES` values (and ten times the document),
   as Go YAML refuses them (a "billion laughs" bomb expands a few hundred bytes into billions of
   values for whoever walks them), an alias inside the value it names, and nesting deeper than
@@ -184,9 +184,9 @@ def _build(parser: Any, scalars: _Scalars) -> Iterator[Any]:
 def _put(frame: _Frame, value: Any) -> None:
     key, frame.key = frame.key, _NO_KEY
     if key is MERGE:
-        if frame.merges is None:
-            frame.merges = []
-        frame.merges.append(_merge_sources(value, frame))
+        if frame.merges is not None:  # Go YAML rejects a second `<<` as it rejects any repeated key
+            raise ConstructorError("while constructing a mapping", frame.mark, "duplicate key '<<'", frame.key_mark)
+        frame.merges = [_merge_sources(value, frame)]
         return
     mapping = frame.value
     try:
@@ -211,7 +211,8 @@ def _merge_sources(value: Any, frame: _Frame) -> list[dict]:
 
 
 def _merged(frame: _Frame) -> dict:
-    """Merged keys first, then the mapping's own (which win), as PyYAML's flatten_mapping orders them."""
+    """Merged keys first (the last mapping listed first, as Go YAML and PyYAML before 6.0.4 lay them down), then
+    the mapping's own, which win."""
     result: dict = {}
     for sources in frame.merges or ():
         for source in sources:

@@ -17,6 +17,7 @@ from components.fleet import Fleet, FleetArgs
 from components.nodeclass import NodeClass, NodeClassArgs
 from components.nodepool import NodePool, NodePoolArgs
 from karpenter_gitops.app import stack
+from karpenter_gitops.app.stack import engine_config
 from karpenter_gitops.core.errors import InputError
 
 EC2NC = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
@@ -198,9 +199,8 @@ def _pool_for(class_name: str) -> dict:
 
 
 def _stack_config(project, **overrides) -> dict[str, str]:
-    """The stack file as the engine hands it to a program: structured values JSON-encoded."""
-    settings = yaml.safe_load((project / "stacks" / "Pulumi.dev.yaml").read_text())["config"] | overrides
-    return {k: v if isinstance(v, str) else json.dumps(v) for k, v in settings.items()}
+    """The dev stack file as the engine hands it to a program, with some keys replaced."""
+    return engine_config("dev", project) | {k: v if isinstance(v, str) else json.dumps(v) for k, v in overrides.items()}
 
 
 def test_program_builds_the_dev_stack(project):

@@ -14,7 +14,6 @@ import copy
 import io
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
