@@ -22,7 +22,7 @@ import os
 import re
 import tempfile
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -40,7 +40,7 @@ from karpenter_gitops.core.model import AMISelectorTerm, EC2NodeClass
 from karpenter_gitops.families import protocol
 from karpenter_gitops.load.documents import load_documents
 from karpenter_gitops.load.files import parse_yaml, read_text
-from karpenter_gitops.load.stacks import stack_aws_region, stack_karpenter_version
+from karpenter_gitops.load.stacks import stack_aws_config, stack_karpenter_version
 
 Terms = tuple[Mapping[str, Any], ...]  # AMI selector terms spelled as in the CRD
 
@@ -415,7 +415,7 @@ class StackFile:
     text: str
     inputs: Inputs
     version: versions.Version
-    aws_region: str | None = None  # the stack's ``aws:region``
+    aws_config: Mapping[str, Any] = field(default_factory=dict)  # the stack's ``aws:`` settings
 
 
 @dataclass(frozen=True)
@@ -430,7 +430,7 @@ def read_stack(path: Path) -> StackFile:
     text = read_text(path)
     documents = [(file, parse_yaml(text, file))]
     version = stack_karpenter_version(documents) or versions.DEFAULT
-    return StackFile(file, path, text, load_documents(documents, version), version, stack_aws_region(documents))
+    return StackFile(file, path, text, load_documents(documents, version), version, stack_aws_config(documents))
 
 
 def bump_stack(

@@ -10,9 +10,10 @@ are asked once per run.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Sequence
+import json
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from karpenter_gitops.load.stacks import stack_names
 
@@ -58,7 +59,7 @@ class SharedTargets:
 
     embedded: bool
     fixture: str | None = None
-    _open: dict[str | None, Target] = field(default_factory=dict)
+    _open: dict[str | None, Target] = field(default_factory=dict)  # by the stack's aws: settings
     _scope: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
 
     def __enter__(self) -> SharedTargets:
@@ -67,12 +68,13 @@ class SharedTargets:
     def __exit__(self, *exc) -> None:
         self._scope.close()
 
-    def for_region(self, region: str | None) -> Target:
+    def for_stack(self, aws_config: Mapping[str, Any]) -> Target:
+        """The target for a stack's ``aws:`` settings: stacks that share them share one session."""
         from karpenter_gitops.adapters.aws.target import aws_target  # botocore only when AWS is read
 
-        key = None if self.embedded else region
+        key = None if self.embedded else json.dumps(aws_config, sort_keys=True, default=str)
         if key not in self._open:
-            self._open[key] = self._scope.enter_context(aws_target(self.embedded, self.fixture, region))
+            self._open[key] = self._scope.enter_context(aws_target(self.embedded, self.fixture, aws_config))
         return self._open[key]
 
     def call_counts(self) -> dict[str, int]:

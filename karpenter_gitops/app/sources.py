@@ -15,7 +15,7 @@ from karpenter_gitops.core import versions
 from karpenter_gitops.core.inputs import Inputs
 from karpenter_gitops.load.documents import load_documents
 from karpenter_gitops.load.files import ReadFile, Texts, read_files
-from karpenter_gitops.load.stacks import stack_aws_region, stack_karpenter_version
+from karpenter_gitops.load.stacks import stack_aws_config, stack_karpenter_version
 
 
 @dataclass(frozen=True)
@@ -36,9 +36,9 @@ class Sources:
         return Texts(self.files)
 
     @property
-    def aws_region(self) -> str | None:
-        """The stack's ``aws:region`` (what pulumi-aws would use), if a stack file names one."""
-        return stack_aws_region(self.documents)
+    def aws_config(self) -> dict[str, Any]:
+        """The stack's ``aws:`` settings (what its pulumi-aws provider uses), if a stack file was read."""
+        return stack_aws_config(self.documents)
 
 
 def read_sources(paths: Sequence[Path], version: versions.Version | None = None) -> Sources:

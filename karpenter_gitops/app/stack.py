@@ -82,43 +82,8 @@ def controller_findings(inputs: Inputs, version: versions.Version) -> list[Findi
 
 
 def provider_settings(config: Any) -> AwsSettings:
-    """The stack's ``aws:`` config as the pulumi-aws provider reads it (region, profile, shared files,
-    static keys, ``assumeRoles`` (or the older ``assumeRole``), ``endpoints``); structured values
-    may arrive as JSON text. ``config`` is anything with ``get(key)``: a mapping, or the dynamic
-    provider's config. Settings given here win over the environment, as they do for pulumi-aws."""
-
-    def value(key: str) -> Any:
-        raw = config.get(f"aws:{key}")
-        if isinstance(raw, str) and raw[:1] in "[{":
-            try:
-                return json.loads(raw)
-            except ValueError:
-                raise InputError(f"aws:{key} is not valid JSON", "stack config", hint="see pulumi-aws's configuration docs") from None
-        return raw
-
-    def first(key: str) -> str | None:
-        listed = value(key)
-        return listed[0] if isinstance(listed, list) and listed else None
-
-    roles = value("assumeRoles") or ([value("assumeRole")] if value("assumeRole") else [])
-    role = roles[0] if isinstance(roles, list) and roles and isinstance(roles[0], Mapping) else {}
-    endpoints: dict[str, str] = {}
-    for entry in value("endpoints") or ():
-        if isinstance(entry, Mapping):
-            endpoints.update({str(service): str(url) for service, url in entry.items() if url})
-    return AwsSettings(
-        region=value("region"),
-        profile=value("profile"),
-        shared_config_file=first("sharedConfigFiles"),
-        shared_credentials_file=first("sharedCredentialsFiles"),
-        access_key=value("accessKey"),
-        secret_key=value("secretKey"),
-        token=value("token"),
-        role_arn=role.get("roleArn"),
-        role_session_name=role.get("sessionName"),
-        role_external_id=role.get("externalId"),
-        endpoints=endpoints,
-    )
+    """The stack's ``aws:`` config as the pulumi-aws provider reads it (see :meth:`AwsSettings.from_stack_config`)."""
+    return AwsSettings.from_stack_config(config)
 
 
 def plan(inputs: Inputs, version: versions.Version, settings: AwsSettings | None = None) -> Plan:

@@ -55,7 +55,7 @@ def bump_command(stack, class_names, pin_latest, dry_run, embedded_aws, aws_fixt
         raise click.BadParameter(f"no EC2NodeClass {', '.join(unknown)} in {edited.file}", param_hint="--class")
     options.check_fixture(embedded_aws, aws_fixture)
     try:
-        with aws_target(embedded_aws, aws_fixture, edited.aws_region) as target:
+        with aws_target(embedded_aws, aws_fixture, edited.aws_config) as target:
             kube = kubernetes_version or edited.inputs.cluster.kubernetes_version or target.world_kubernetes_version
             catalog = AwsAmiCatalog(target.session, kube, edited.version)
             bumped = bump_stack(edited, catalog, classes=class_names, pin_latest=pin_latest, dry_run=dry_run)

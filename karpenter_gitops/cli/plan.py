@@ -39,7 +39,7 @@ def plan_command(stacks, all_stacks, manifests, embedded_aws, aws_fixture, kuber
     sources = read_sources(options.stack_or_manifests(stacks[0] if stacks else None, manifests), karpenter_version)
     status = Console(stderr=True)
     with contextlib.ExitStack() as stack_:
-        target = stack_.enter_context(aws_target(embedded_aws, aws_fixture, sources.aws_region))
+        target = stack_.enter_context(aws_target(embedded_aws, aws_fixture, sources.aws_config))
         spinner = stack_.enter_context(status.status("planning…")) if status.is_terminal and fmt == "text" else None
         plan = planner(
             target,
@@ -76,7 +76,7 @@ def _fleet(stacks, embedded_aws, aws_fixture, kubernetes_version, cache_dir, kar
 
         def one(stack: str):
             read = sources[stack]
-            target = targets.for_region(read.aws_region)
+            target = targets.for_stack(read.aws_config)
             plan = planner(target, read.version, kubernetes_version=kubernetes_version, cache_dir=cache_dir)(read.inputs)
             if fmt == "json":
                 planned[stack] = json.dumps(plan.to_json())

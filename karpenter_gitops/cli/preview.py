@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sys
 from pathlib import Path
@@ -54,7 +53,7 @@ def preview_command(
             if reconcile_ or embedded_aws:
                 options.check_fixture(embedded_aws, aws_fixture)
                 kube = kubernetes_version or head.inputs.cluster.kubernetes_version  # both sides run on the head's cluster
-                plan = planner(targets.for_region(head.aws_region), head.version, kubernetes_version=kube, cache_dir=cache_dir)
+                plan = planner(targets.for_stack(head.aws_config), head.version, kubernetes_version=kube, cache_dir=cache_dir)
             return preview_sources(head, base_ref, paths, plan=plan, kubeconfig=kubeconfig, pulumi=pulumi)
 
         if options.is_fleet(stacks, all_stacks):

@@ -66,7 +66,7 @@ def _renderer(targets, kubernetes_version, reconcile_, cache_dir, karpenter_vers
 
         def plan(inputs):  # AWS is read only once the offline checks pass
             options.check_fixture(targets.embedded, targets.fixture)
-            target = targets.for_region(sources.aws_region)
+            target = targets.for_stack(sources.aws_config)
             return planner(target, sources.version, kubernetes_version=kubernetes_version, cache_dir=cache_dir)(inputs)
 
         stream = out == "-"

@@ -117,11 +117,9 @@ def stack_karpenter_version(files: Iterable[tuple[str, list[Any]]]) -> versions.
     return next(iter(found), None)
 
 
-def stack_aws_region(files: Iterable[tuple[str, list[Any]]]) -> str | None:
-    """The ``aws:region`` of the first stack file among parsed ``files``, if any."""
+def stack_aws_config(files: Iterable[tuple[str, list[Any]]]) -> dict[str, Any]:
+    """The ``aws:`` keys of the first stack file among parsed ``files`` (the settings of its pulumi-aws provider)."""
     for _name, docs in files:
         if len(docs) == 1 and is_stack_document(docs[0]):
-            region = _config(docs[0]).get("aws:region")
-            if isinstance(region, str) and region:
-                return region
-    return None
+            return {key: value for key, value in _config(docs[0]).items() if isinstance(key, str) and key.startswith("aws:")}
+    return {}

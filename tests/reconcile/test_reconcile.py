@@ -267,21 +267,48 @@ def test_a_stack_without_a_region_and_no_region_in_the_environment_is_one_line(c
     assert out == "" and err.count("\n") == 1 and "no AWS region" in err, err
 
 
-def test_real_aws_takes_the_stacks_region_when_the_environment_names_none(monkeypatch, tmp_path):
-    """As the Pulumi provider does (README: aws:region is used when the environment names no region)."""
+def test_real_aws_takes_the_stacks_settings_over_the_environment_as_pulumi_aws_does(monkeypatch, tmp_path):
+    """The stack's aws:region wins over AWS_REGION (as for its pulumi-aws provider); the environment fills in
+    what the stack leaves unset."""
     from karpenter_gitops.adapters.aws.target import aws_target
-    from karpenter_gitops.load.stacks import stack_aws_region
+    from karpenter_gitops.load.stacks import stack_aws_config
 
     _no_aws_environment(monkeypatch, tmp_path)
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    region = stack_aws_region(files.read([PROJECT / "stacks" / "Pulumi.dev.yaml"]))
-    assert region == "eu-west-1"
-    with aws_target(False, None, region) as target:
+    monkeypatch.setenv("AWS_REGION", "us-east-2")
+    settings = stack_aws_config(files.read([PROJECT / "stacks" / "Pulumi.dev.yaml"]))
+    assert settings["aws:region"] == "eu-west-1"
+    with aws_target(False, None, settings) as target:
         assert target.session.region == "eu-west-1"
-    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-2")
-    with aws_target(False, None, region) as target:
+    with aws_target(False, None, {}) as target:
         assert target.session.region == "us-east-2"
+
+
+def test_fleet_stacks_in_two_regions_are_read_in_their_own_regions(monkeypatch, tmp_path):
+    from karpenter_gitops.app.fleet import SharedTargets
+
+    _no_aws_environment(monkeypatch, tmp_path)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_REGION", "us-east-1")  # what CI's credential step sets
+    with SharedTargets(embedded=False) as targets:
+        west, europe = targets.for_stack({"aws:region": "us-west-2"}), targets.for_stack({"aws:region": "eu-west-1"})
+        assert (west.session.region, europe.session.region) == ("us-west-2", "eu-west-1")
+        assert targets.for_stack({"aws:region": "us-west-2"}) is west
+
+
+@pytest.mark.parametrize("aws", ["aws:region: 5", "aws:profile: [a, b]", "aws:assumeRoles: [{roleArn: {x: 1}}]"])
+def test_aws_settings_of_the_wrong_type_are_one_line(aws, capsys, monkeypatch, tmp_path):
+    stack = (PROJECT / "stacks" / "Pulumi.demo.yaml").read_text().replace("config:\n", f"config:\n  {aws}\n", 1)
+    (tmp_path / "Pulumi.yaml").write_text("name: karpenter-gitops\nruntime: python\nstackConfigDir: stacks\n")
+    (tmp_path / "stacks").mkdir()
+    (tmp_path / "stacks" / "Pulumi.demo.yaml").write_text(stack)
+    _no_aws_environment(monkeypatch, tmp_path)
+    monkeypatch.chdir(tmp_path)
+    assert main(["plan", "--stack", "demo", "--cache-dir", str(tmp_path)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and "aws:" in err and "not text" in err, err
 
 
 def test_plan_text_counts_only_the_node_pools_it_mapped(capsys, monkeypatch, tmp_path):

@@ -30,6 +30,7 @@ from botocore.parsers import ResponseParserError
 
 from karpenter_gitops.adapters.aws import retries
 from karpenter_gitops.adapters.aws.errors import AWSError, PersistentAWSError, classify
+from karpenter_gitops.core.errors import InputError
 
 # Service models are large JSON files (EC2's takes ~0.3 s to parse); every run shares one loader.
 _MODEL_LOADER = create_loader()
@@ -54,6 +55,51 @@ class AwsSettings:
     role_session_name: str | None = None
     role_external_id: str | None = None
     endpoints: Mapping[str, str] = field(default_factory=dict)  # service (ec2, iam, ssm, sts...) -> URL
+
+    @classmethod
+    def from_stack_config(cls, config: Any) -> AwsSettings:
+        """A stack's ``aws:`` config as the pulumi-aws provider reads it (region, profile, shared files, static
+        keys, ``assumeRoles`` (or the older ``assumeRole``), ``endpoints``); structured values may arrive as
+        JSON text. ``config`` is anything with ``get(key)``: a stack file's config, or the dynamic provider's."""
+
+        def value(key: str) -> Any:
+            raw = config.get(f"aws:{key}")
+            if isinstance(raw, str) and raw[:1] in "[{":
+                try:
+                    return json.loads(raw)
+                except ValueError:
+                    raise InputError(f"aws:{key} is not valid JSON", "stack config", hint="see pulumi-aws's configuration docs") from None
+            return raw
+
+        def text(key: str, found: Any = None) -> str | None:
+            found = value(key) if found is None else found
+            if found is None or isinstance(found, str):
+                return found or None
+            raise InputError(f"aws:{key} is {type(found).__name__}, not text", "stack config", hint="see pulumi-aws's configuration docs")
+
+        def first(key: str) -> str | None:
+            listed = value(key)
+            return text(key, listed[0]) if isinstance(listed, list) and listed else None
+
+        roles = value("assumeRoles") or ([value("assumeRole")] if value("assumeRole") else [])
+        role = roles[0] if isinstance(roles, list) and roles and isinstance(roles[0], Mapping) else {}
+        endpoints: dict[str, str] = {}
+        for entry in value("endpoints") or ():
+            if isinstance(entry, Mapping):
+                endpoints.update({str(service): str(url) for service, url in entry.items() if url})
+        return cls(
+            region=text("region"),
+            profile=text("profile"),
+            shared_config_file=first("sharedConfigFiles"),
+            shared_credentials_file=first("sharedCredentialsFiles"),
+            access_key=text("accessKey"),
+            secret_key=text("secretKey"),
+            token=text("token"),
+            role_arn=text("assumeRoles.roleArn", role.get("roleArn")),
+            role_session_name=text("assumeRoles.sessionName", role.get("sessionName")),
+            role_external_id=text("assumeRoles.externalId", role.get("externalId")),
+            endpoints=endpoints,
+        )
 
 
 class AwsSession:

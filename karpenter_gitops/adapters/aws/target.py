@@ -1,19 +1,21 @@
 """Which AWS a command reads: the real one (standard credential chain) or the embedded moto world.
 
-Real AWS takes the region from the environment, else the stack's ``aws:region``, else the
-profile; no region or no credentials is an input error before any call, rather than one failed
-look-up per resolution. The embedded AWS is started, seeded from a world fixture and stopped
+Real AWS takes the stack's ``aws:`` settings as its pulumi-aws provider does (``aws:region``,
+``aws:profile``, assumed role, endpoints... win; the environment and the shared config fill in the
+rest), so a command reads the account and region the stack deploys to, whatever ``AWS_REGION`` the
+shell or CI has. No region or no credentials is an input error before any call, rather than one
+failed look-up per resolution. The embedded AWS is started, seeded from a world fixture and stopped
 around the command.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from typing import Any
 from dataclasses import dataclass
 
-from karpenter_gitops.adapters.aws.client import AwsSession
+from karpenter_gitops.adapters.aws.client import AwsSession, AwsSettings
 from karpenter_gitops.adapters.aws.errors import PersistentAWSError
 from karpenter_gitops.core.errors import InputError
 
@@ -27,12 +29,11 @@ class Target:
 
 
 @contextlib.contextmanager
-def aws_target(embedded: bool, fixture: str | None = None, stack_region: str | None = None) -> Iterator[Target]:
-    """Real AWS, or moto seeded from ``fixture`` (default world) for the duration of the block."""
+def aws_target(embedded: bool, fixture: str | None = None, stack_aws: Mapping[str, Any] | None = None) -> Iterator[Target]:
+    """Real AWS with the stack's ``aws:`` settings, or moto seeded from ``fixture`` (default world) for the block."""
     if not embedded:
-        named = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
         try:
-            session = AwsSession(None if named else stack_region)
+            session = AwsSession(settings=AwsSettings.from_stack_config(stack_aws or {}))
             session.require_credentials()
         except PersistentAWSError as error:  # no region or no credentials: the user's setup, not AWS's answer
             raise InputError(error.detail) from None
