@@ -255,6 +255,26 @@ class StateError(ValueError):
     """The state file cannot be read or written; nothing ran."""
 
 
+class PolicyConfigError(RuntimeError):
+    """A policy pack config file that cannot be read or that its pack's schemas refuse; nothing ran."""
+
+
+def _policy_pack_config(path: Path | None) -> dict:
+    """A ``--policy-pack-config`` file: JSON, policy name (or ``all``) -> a level, or an object of one and properties."""
+    if path is None:
+        return {}
+    try:
+        config = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        raise PolicyConfigError(f"{path}: not a policy pack config file ({error.__class__.__name__}: {error})") from None
+    levels = ("advisory", "mandatory", "disabled", "remediate")
+    for name, entry in config.items() if isinstance(config, dict) else [("", config)]:
+        level = entry if isinstance(entry, str) else entry.get("enforcementLevel", "advisory") if isinstance(entry, dict) else None
+        if level not in levels:
+            raise PolicyConfigError(f"{path}: {name or 'the file'}: give an enforcement level ({', '.join(levels)}) or an object")
+    return config
+
+
 class StackState:
     """The stack's state file: resources in registration order, secrets encrypted."""
 
@@ -477,6 +497,7 @@ class Engine:
     state: StackState = field(default_factory=StackState)
     env: dict[str, str] = field(default_factory=dict)
     policy_packs: list[Path] = field(default_factory=list)
+    policy_pack_configs: list[Path | None] = field(default_factory=list)  # --policy-pack-config, in the packs' order
     invokes: dict[str, Callable[[dict], dict]] = field(default_factory=dict)  # token -> answer, e.g. aws:eks/getCluster
     continue_on_error: bool = False
     dynamic_host_argv: list[str] | None = None  # the host's arguments after the interpreter (tests swap in a fake AWS)
@@ -542,10 +563,14 @@ class _Session(resource_pb2_grpc.ResourceMonitorServicer, engine_pb2_grpc.Engine
         self.address = f"127.0.0.1:{self.server.add_insecure_port('127.0.0.1:0')}"
         self.server.start()
         try:
-            for pack in self.engine.policy_packs:
+            configs = list(self.engine.policy_pack_configs) + [None] * len(self.engine.policy_packs)
+            for pack, config_file in zip(self.engine.policy_packs, configs):
                 host = AnalyzerHost(Path(pack), self.address, self.engine.env)
                 self.hosts.append(host)
-                self.analyzers.append((host.stub.GetAnalyzerInfo(empty_pb2.Empty()).name, host))
+                problems = host.configure(_policy_pack_config(config_file))  # as the engine, with or without a file
+                if problems:
+                    raise PolicyConfigError(f"validating policy config of {pack}: " + "; ".join(sorted(problems)))
+                self.analyzers.append((host.info().name, host))
         except BaseException:
             self.__exit__(None, None, None)
             raise

@@ -151,8 +151,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--refresh", action="store_true", help="as `pulumi refresh` before the run (needs --state)")
     parser.add_argument("--embedded-aws", action="store_true", help="reconcile against moto on 127.0.0.1")
     parser.add_argument("--policy-pack", action="append", type=Path, default=[], help="a CrossGuard pack directory (repeatable)")
+    parser.add_argument("--policy-pack-config", action="append", type=Path, default=[], help="a JSON config for the pack in the same position")
     parser.add_argument("--state", type=Path, help="the stack's state file, kept between runs (default: none, every run starts empty)")
     args = parser.parse_args(argv)
+    if len(args.policy_pack_config) > len(args.policy_pack):
+        parser.error("each --policy-pack-config goes with the --policy-pack in the same position")
     if args.refresh and args.state is None:
         parser.error("--refresh needs --state: without a state there is nothing to refresh")
     from karpenter_gitops.adapters.aws.embedded import embedded_aws
@@ -160,7 +163,10 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         with embedded_aws() if args.embedded_aws else contextlib.nullcontext():
-            engine = engine_for(args.stack, cluster_lookup=eks_cluster if args.embedded_aws else None, state=args.state, policy_packs=args.policy_pack)
+            engine = engine_for(
+                args.stack, cluster_lookup=eks_cluster if args.embedded_aws else None, state=args.state,
+                policy_packs=args.policy_pack, policy_pack_configs=args.policy_pack_config,
+            )
             if args.refresh:
                 print_run(engine.refresh())
             run = engine.preview() if args.preview else engine.up()

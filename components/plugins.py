@@ -15,7 +15,9 @@ import shutil
 import subprocess
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import grpc
 import yaml
@@ -128,3 +130,60 @@ class AnalyzerHost(_Plugin):
         pack = Path(pack).resolve()  # the engine resolves the pack directory before it starts the plugin there
         super().__init__(analyzer_command(pack, engine, environment.get("PATH")), pack, environment, "the policy analyzer")
         self.stub = analyzer_pb2_grpc.AnalyzerStub(self.channel)
+
+    def info(self):
+        from google.protobuf import empty_pb2
+
+        return self.stub.GetAnalyzerInfo(empty_pb2.Empty())
+
+    def configure(self, config: Mapping[str, Any] | None = None) -> list[str]:
+        """Configure the pack as the engine configures a local pack (``pulumi preview --policy-pack-config``),
+        after pkg/resource/analyzer ``ReconcilePolicyPackConfig``: each policy starts at its own level
+        and its schema's defaults, ``all`` sets every level, then each policy's entry (a level, or an
+        object with ``enforcementLevel`` and properties) is laid over it. Returns the schema violations,
+        ``policy: message`` each; the engine stops the run on any and configures nothing."""
+        import jsonschema
+        from google.protobuf import json_format, struct_pb2
+        from pulumi.runtime.proto import analyzer_pb2
+
+        levels = {"advisory": analyzer_pb2.ADVISORY, "mandatory": analyzer_pb2.MANDATORY, "disabled": analyzer_pb2.DISABLED,
+                  "remediate": analyzer_pb2.REMEDIATE}  # fmt: skip
+        info = self.info()
+        if not info.supportsConfig:
+            return [f"policy pack {info.name!r} does not support config"] if config else []
+        schemas, result = {}, {}
+        for policy in info.policies:
+            schema = json_format.MessageToDict(policy.configSchema) if policy.HasField("configSchema") else None
+            schemas[policy.name] = schema
+            defaults = {k: v["default"] for k, v in (schema or {}).get("properties", {}).items() if "default" in v}
+            result[policy.name] = (policy.enforcementLevel, defaults)
+        given = dict(config or {})
+        every = given.get("all")
+        every = every if isinstance(every, str) else every.get("enforcementLevel") if isinstance(every, dict) else None
+        if every:
+            result = {name: (levels[every], props) for name, (_, props) in result.items()}
+        for name, entry in given.items():
+            if name == "all":
+                continue
+            level, props = result.get(name, (analyzer_pb2.ADVISORY, {}))
+            entry = {"enforcementLevel": entry} if isinstance(entry, str) else dict(entry)
+            if "enforcementLevel" in entry:
+                level = levels[entry.pop("enforcementLevel")]
+            result[name] = (level, {**props, **entry})
+        problems = [
+            f"{name}: {error.message}"
+            for name, schema in schemas.items()
+            if schema
+            for error in jsonschema.Draft7Validator({"type": "object", **schema}).iter_errors(result[name][1])
+        ]
+        if problems:
+            return problems
+
+        def properties(value: dict) -> struct_pb2.Struct:
+            message = struct_pb2.Struct()
+            message.update(value)
+            return message
+
+        policies = {name: analyzer_pb2.PolicyConfig(enforcementLevel=level, properties=properties(props)) for name, (level, props) in result.items()}
+        self.stub.Configure(analyzer_pb2.ConfigureAnalyzerRequest(policyConfig=policies))
+        return []

@@ -100,37 +100,3 @@ class AnalyzerHost(plugins.AnalyzerHost):
 
         listed = [analyzer_pb2.AnalyzerResource(type=t, properties=struct(p), urn=u, name=n) for t, p, u, n in resources]
         return self.stub.AnalyzeStack(analyzer_pb2.AnalyzeStackRequest(resources=listed))
-
-    def info(self):
-        from google.protobuf import empty_pb2
-
-        return self.stub.GetAnalyzerInfo(empty_pb2.Empty())
-
-    def configure(self, config: dict[str, dict | str]) -> None:
-        """Configure as the engine does with a ``--policy-pack-config`` file (pkg/resource/analyzer
-        ReconcilePolicyPackConfig): every policy starts at its own enforcement level and its schema's
-        defaults, an ``all`` level applies to every policy, then each policy's own entry (a level, or
-        an object with ``enforcementLevel`` and properties) is laid over it."""
-        from google.protobuf import json_format
-        from pulumi.runtime.proto import analyzer_pb2
-
-        levels = {"advisory": analyzer_pb2.ADVISORY, "mandatory": analyzer_pb2.MANDATORY, "disabled": analyzer_pb2.DISABLED}
-        result = {}
-        for policy in self.info().policies:
-            schema = json_format.MessageToDict(policy.configSchema.properties) if policy.HasField("configSchema") else {}
-            defaults = {key: prop["default"] for key, prop in schema.items() if "default" in prop}
-            result[policy.name] = (policy.enforcementLevel, defaults)
-        if isinstance(config.get("all"), str):
-            result = {name: (levels[config["all"]], props) for name, (_, props) in result.items()}
-        for name, given in config.items():
-            if name == "all":
-                continue
-            level, props = result.get(name, (analyzer_pb2.ADVISORY, {}))
-            entry = {"enforcementLevel": given} if isinstance(given, str) else dict(given)
-            if "enforcementLevel" in entry:
-                level = levels[entry.pop("enforcementLevel")]
-            result[name] = (level, {**props, **entry})
-        policies = {
-            name: analyzer_pb2.PolicyConfig(enforcementLevel=level, properties=struct(props)) for name, (level, props) in result.items()
-        }
-        self.stub.Configure(analyzer_pb2.ConfigureAnalyzerRequest(policyConfig=policies))

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import io
+import json
 
 import pytest
-from conftest import scratch_project
+from conftest import PROJECT, scratch_project
 
 from components import offline
 from karpenter_gitops.app.stack import eks_cluster
@@ -101,3 +102,27 @@ def test_a_stack_file_that_is_not_a_stack_is_one_line(tmp_path, monkeypatch, cap
     assert offline.main(["--stack", "broken", "--preview"]) == 2
     out, err = capsys.readouterr()
     assert out == "" and len(err.splitlines()) == 1 and "Pulumi.broken.yaml" in err
+
+
+def test_a_policy_pack_config_file_sets_levels_as_the_engine_does(tmp_path, capsys):
+    config = tmp_path / "policy.json"
+    config.write_text(json.dumps({"all": "mandatory", "policy-detailed-monitoring": "disabled"}))
+    args = ["--stack", "demo", "--preview", "--policy-pack", str(PROJECT / "policies")]
+    assert offline.main([*args, "--policy-pack-config", str(config)]) == 1  # the pool-size policy is now mandatory
+    out = capsys.readouterr().out
+    assert "policy mandatory: policy-bounded-instance-size: general-nodepool:" in out
+    assert "policy-detailed-monitoring" not in out
+
+
+@pytest.mark.parametrize("content, says", [
+    ('{"policy-bounded-instance-size": {"maxInstanceCpu": "lots"}}', "policy-bounded-instance-size: 'lots' is not of type"),
+    ('{"all": "loud"}', "give an enforcement level"),
+    ("not json", "not a policy pack config file"),
+])
+def test_a_policy_pack_config_the_pack_refuses_is_one_line(tmp_path, capsys, content, says):
+    config = tmp_path / "policy.json"
+    config.write_text(content)
+    args = ["--stack", "demo", "--preview", "--policy-pack", str(PROJECT / "policies"), "--policy-pack-config", str(config)]
+    assert offline.main(args) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and len(err.splitlines()) == 1 and says in err, err
