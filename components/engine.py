@@ -14,8 +14,9 @@ protocols, so that what it shows is what ``pulumi up`` would do:
   Read on refresh, Delete for what the program no longer registers. The host says it accepts no
   secrets and no resource references, so it gets plain values, and outputs whose input was secret,
   or that ``additional_secret_outputs`` names, come back secret;
-* policy packs are started from their ``PulumiPolicy.yaml`` (:class:`components.plugins.AnalyzerHost`);
-  each resource is analysed with its checked inputs before its step, the stack at the end.
+* policy packs are started from their ``PulumiPolicy.yaml`` (:class:`components.plugins.AnalyzerHost`)
+  and configured as local packs are; each resource's checked inputs are remediated, then analysed,
+  before its step, and the stack's outputs are analysed at the end.
 
 What it cannot run is every other provider plugin: AWS and Kubernetes resources go to a stand-in
 that echoes inputs as outputs (an AWS name and ARN are made up, as the provider would fill them).
@@ -229,6 +230,7 @@ class Run:
     registrations: dict[str, resource_pb2.RegisterResourceRequest] = field(default_factory=dict)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     violations: list[Violation] = field(default_factory=list)
+    remediations: list[tuple[str, str, str]] = field(default_factory=list)  # (pack, policy, urn) that changed inputs
     failures: dict[str, str] = field(default_factory=dict)  # urn -> why its step failed
     program_exit: int = 0
     program_output: str = ""
@@ -675,8 +677,7 @@ class _Session(resource_pb2_grpc.ResourceMonitorServicer, engine_pb2_grpc.Engine
         """The step a registration causes: components and explicit providers are recorded, custom resources go to their provider."""
         if request.custom and not request.type.startswith("pulumi:providers:"):
             return self._custom(urn, request)
-        inputs = to_wire(request.object)
-        self._analyze(urn, request.type, inputs)
+        inputs = self._analyze(urn, request.type, to_wire(request.object))
         old = self.old.get(urn)
         if request.custom:  # an explicit provider: its plugin is configured, nothing is created
             id_ = old.id if old else ("" if self.preview else str(uuid.uuid4()))
@@ -713,7 +714,7 @@ class _Session(resource_pb2_grpc.ResourceMonitorServicer, engine_pb2_grpc.Engine
             goal = _ignoring(goal, old.inputs, request.ignoreChanges)
         news = provider.check(urn, old.inputs if old else {}, goal)
         news = {k: secret(v) if contains_secret(goal.get(k)) and not is_secret(v) else v for k, v in news.items()}
-        self._analyze(urn, request.type, news)
+        news = self._analyze(urn, request.type, news)
         additional = list(request.additionalSecretOutputs)
         if old is None:
             id_, outputs = provider.create(urn, news, self.preview)
@@ -824,11 +825,23 @@ class _Session(resource_pb2_grpc.ResourceMonitorServicer, engine_pb2_grpc.Engine
 
     # -- policy
 
-    def _analyze(self, urn: str, type_: str, inputs: dict) -> None:
-        """Each analyzer sees the checked inputs, secrets and unknowns kept, internal (``__``) keys not."""
+    def _analyze(self, urn: str, type_: str, inputs: dict) -> dict:
+        """The engine's two passes over a resource's checked inputs (secrets and unknowns kept, internal
+        ``__`` keys not): each pack's remediations in turn, each seeing the last one's result, then every
+        pack's analysis of the result. Returns the inputs the step goes on with."""
+        internal = {k: v for k, v in inputs.items() if k.startswith("__")}
+        for pack, host in self.analyzers:
+            request = analyzer_pb2.AnalyzeRequest(type=type_, properties=to_struct(_public(inputs)), urn=urn, name=name_of(urn))
+            for remedy in host.stub.Remediate(request).remediations:
+                if remedy.diagnostic:  # a remediation that could not apply is shown as an advisory violation
+                    self.run.violations.append(Violation(pack, remedy.policyName, "advisory", urn, remedy.diagnostic))
+                else:
+                    inputs = {**to_wire(remedy.properties), **internal}
+                    self.run.remediations.append((pack, remedy.policyName, urn))
         for pack, host in self.analyzers:
             request = analyzer_pb2.AnalyzeRequest(type=type_, properties=to_struct(_public(inputs)), urn=urn, name=name_of(urn))
             self._violations(pack, host.stub.Analyze(request).diagnostics, urn)
+        return inputs
 
     def analyze_stack(self) -> None:
         """Every resource of the new stack with its outputs (in a preview, a new resource's outputs are its inputs)."""

@@ -114,6 +114,8 @@ def print_run(run: Run, out=None) -> None:
         if diagnostic.severity in ("warning", "error") and diagnostic.urn not in run.failures:
             where = diagnostic.urn.split("::")[-1] if diagnostic.urn else "stack"
             print(f"{diagnostic.severity}: {where}: {one_line(diagnostic.message)}", file=out)
+    for pack, policy, urn in run.remediations:
+        print(f"policy remediated: {policy} ({pack}): {urn.split('::')[-1]}", file=out)
     for violation in run.violations:
         where = violation.urn.split("::")[-1] if violation.urn else "stack"
         print(f"policy {violation.level}: {violation.policy}: {where}: {violation.message.strip().splitlines()[0]}", file=out)

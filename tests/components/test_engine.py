@@ -157,3 +157,35 @@ def test_without_continue_on_error_the_first_failure_fails_the_update(default_aw
     run = offline.engine_for("demo", cluster_lookup=eks_cluster, continue_on_error=False).up()
     assert run.failed and run.program_exit != 0
     assert "has no role" in run.failures[run.urn("payments-reconciliation")]
+
+
+REMEDIATING_PACK = '''
+from pulumi_policy import EnforcementLevel, PolicyPack, ResourceValidationPolicy
+
+
+def owner_label(args):
+    if args.resource_type == "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass":
+        props = dict(args.props)
+        props["metadata"] = {**props["metadata"], "labels": {"team": "platform"}}
+        return props
+    return None
+
+
+PolicyPack("remedies", enforcement_level=EnforcementLevel.REMEDIATE,
+           policies=[ResourceValidationPolicy("owner-label", "Every node class carries its owner", remediate=owner_label)])
+'''
+
+
+def test_an_analyzer_remediation_changes_the_inputs_before_the_step(tmp_path, default_aws):
+    """The engine asks each pack to remediate before it analyses; what comes back is what gets applied."""
+    from conftest import PROJECT
+
+    pack = tmp_path / "pack"
+    pack.mkdir()
+    (pack / "PulumiPolicy.yaml").write_text(f"runtime:\n  name: python\n  options:\n    virtualenv: {PROJECT / '.venv'}\n")
+    (pack / "__main__.py").write_text(REMEDIATING_PACK)
+    scratch_project(tmp_path, "small", SMALL % "al2023@v20250201")
+    run = offline.engine_for("small", project=tmp_path, policy_packs=[pack]).preview()
+    assert not run.failed, run.failures
+    assert ("remedies", "owner-label", run.urn("default-ec2nodeclass")) in run.remediations
+    assert run.resources[run.urn("default-ec2nodeclass")].inputs["metadata"]["labels"] == {"team": "platform"}
