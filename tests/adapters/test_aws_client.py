@@ -37,6 +37,25 @@ def test_failures_are_classified_and_remembered_for_the_run(default_aws):
     assert aws.call_counts() == {"GetRole": 1}
 
 
+def test_a_remembered_failure_is_raised_afresh_and_keeps_no_askers_frames(default_aws):
+    """A fleet asks the same failing question once per stack: the memo must not chain each stack's frames
+    (and their locals) onto one exception object for the rest of the run."""
+    aws = default_aws.session()
+
+    def ask():
+        stack_locals = bytearray(1024)  # noqa: F841 - what a frame would keep alive
+        with pytest.raises(PersistentAWSError) as raised:
+            aws.call("iam", "GetRole", RoleName="no-such-role")
+        return raised.value
+
+    first, second = ask(), ask()
+    assert first is not second and str(first) == str(second)
+    assert aws.call_counts() == {"GetRole": 1}
+    (remembered,) = [future.exception() for future in aws._memo.values()]
+    assert remembered.__traceback__ is None
+    assert pickle.loads(pickle.dumps(first)).detail == first.detail
+
+
 def test_threads_asking_the_same_question_share_one_call(default_aws):
     aws = default_aws.session()
     results = []

@@ -9,6 +9,7 @@ safe to share between the threads of one run; it is never pickled (it holds live
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import os
@@ -287,6 +288,11 @@ class AwsSession:
                 future.set_exception(classify(error, operation))
             except BaseException as error:  # a bug, not AWS: waiters must not hang on it
                 future.set_exception(error)
+        failure = future.exception()
+        if isinstance(failure, AWSError):
+            # Each asker gets its own copy: raising the memo's object would chain every asker's frames
+            # (and their locals: a whole stack's catalogue and mapping) onto its traceback for the run.
+            raise copy.copy(failure)
         return future.result()
 
 

@@ -56,6 +56,9 @@ class AWSError(Exception):
     def __str__(self) -> str:
         return f"{self.kind} AWS error in {self.operation} ({self.code}): {self.detail}"
 
+    def __reduce__(self):  # copy and pickle rebuild it from its fields, without a traceback
+        return (type(self), (self.operation, self.code, self.detail))
+
     @property
     def not_found(self) -> bool:
         """True when AWS said the thing asked for does not exist (as opposed to refusing to answer)."""
