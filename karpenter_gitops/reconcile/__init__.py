@@ -104,7 +104,13 @@ def reconcile(
         say(f"resolving EC2NodeClass {node_class.name}")
         resolved[node_class.name] = _resolve_node_class(aws, node_class, kubernetes_version, version, observed, transient)
 
-    mapper = Mapper(LabelledCatalogue(catalogue.instance_types, catalogue.offerings, catalogue.region)) if catalogue.hydrated else None
+    mapper = None
+    if catalogue.hydrated:  # the instance types' requirements, worked out once per session (a fleet shares them)
+        labelled = aws.remember(
+            ("labelled catalogue", cache_dir),
+            lambda: LabelledCatalogue(catalogue.instance_types, catalogue.offerings, catalogue.region),
+        )
+        mapper = Mapper(labelled)
     pools: dict[str, NodePoolPlan] = {}
     for pool in inputs.node_pools:
         say(f"mapping NodePool {pool.name}")
@@ -124,7 +130,7 @@ def reconcile(
 def _catalogue_step(aws: AwsSession, cache_dir: Path | None, transient: list[str]) -> Catalogue:
     """The catalogue, or an empty one whose message says why: transient trouble, or AWS refused."""
     try:
-        catalogue = load_catalogue(aws, cache_dir=cache_dir)
+        catalogue = aws.remember(("catalogue", cache_dir), lambda: load_catalogue(aws, cache_dir=cache_dir))
     except TransientAWSError as error:
         transient.append(f"instance-type catalogue not loaded: {error}")
         return Catalogue(region=aws.region, message=str(error))

@@ -274,6 +274,11 @@ class AwsSession:
             return [item for page in pages for item in page.get(result_key, [])]
         return self._once((service, operation, result_key, _canonical(params)), f"{service}:{operation}", run)
 
+    def remember(self, key: Hashable, compute: Callable[[], Any]) -> Any:
+        """What ``compute`` derives from this session's AWS (the catalogue, its labelled form), made once
+        per session: the stacks of a fleet that share the session share it, failures included."""
+        return self._once(("derived", key), "derived", compute)
+
     def _once(self, key: Hashable, operation: str, run: Callable[[], Any]) -> Any:
         """Run ``run`` once per key in this session; concurrent askers wait for the first answer (or error)."""
         with self._lock:
