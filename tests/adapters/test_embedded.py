@@ -73,3 +73,14 @@ def test_a_standalone_embedded_aws_starts_and_stops_its_own_server():
     with embedded_aws(parse_world(MINIMAL + "roles: [{name: r}]", "t.yaml")) as env:
         assert env.session().call("iam", "GetRole", RoleName="r")["Role"]["RoleName"] == "r"
         assert env.endpoint_url.startswith("http://127.0.0.1:")
+
+
+def test_a_clusters_endpoint_is_the_same_in_every_run(default_aws):
+    """moto draws EKS endpoints at random per process; the world's clusters keep theirs, so two runs
+    of a program (a Helm release's clusterEndpoint) compare equal, as against a real cluster."""
+    import hashlib
+
+    from karpenter_gitops.adapters.aws.eks import describe_cluster
+
+    token = hashlib.sha256(b"123456789012/us-west-2/demo").hexdigest()[:32].upper()
+    assert describe_cluster(default_aws.session(), "demo")["endpoint"] == f"https://{token}.gr7.us-west-2.eks.amazonaws.com"

@@ -355,13 +355,16 @@ def _seed(world: World, endpoint_url: str) -> None:
 def _seed_clusters(eks: Any, world: World) -> None:
     """EKS clusters of the world's Kubernetes version, so a program's cluster look-up finds them."""
     for cluster in world.section("clusters"):
-        eks.create_cluster(
+        created = eks.create_cluster(
             name=cluster["name"],
             role_arn=f"arn:aws:iam::{world.account_id}:role/eks-cluster",
             resources_vpc_config={},
             kubernetes_network_config={"ipFamily": cluster.get("ipFamily", "ipv4")},
             version=world.kubernetes_version,
         )
+        # moto draws the endpoint at random per process; a real cluster keeps its own, so runs compare.
+        token = hashlib.sha256(f"{world.account_id}/{world.region}/{cluster['name']}".encode()).hexdigest()[:32].upper()
+        created.endpoint = f"https://{token}.gr7.{world.region}.eks.amazonaws.com"
 
 
 def _seed_images(ec2: Any, world: World) -> None:
