@@ -20,7 +20,8 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-from components.engine import Engine, Run, StackState, StateError, plain
+from components.engine import Engine, Run, StackState, StateError
+from components.engine.wire import plain
 from karpenter_gitops.core.errors import InputError
 
 RECONCILIATION = "pulumi-python:dynamic/karpenter-gitops:Reconciliation"

@@ -17,7 +17,7 @@ from pulumi.runtime import rpc
 from pulumi.runtime.proto import provider_pb2
 
 from components import plugins
-from components.engine import to_struct as struct  # a Struct as the engine sends properties: numbers are doubles
+from components.engine.wire import to_struct as struct  # a Struct as the engine sends properties: numbers are doubles
 
 PROVIDER_KEY = "__provider"
 TYPE = "pulumi-python:dynamic/karpenter-gitops:Reconciliation"

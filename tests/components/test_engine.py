@@ -11,15 +11,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from components import offline
-from components.engine import (
+from components.engine.state import sealed, unsealed
+from components.engine.wire import (
     SECRET,
     SIG,
     UNKNOWN,
-    _annotated,
-    _ignoring,
-    _sealed,
-    _unsealed,
+    annotated,
     contains_unknown,
+    ignoring,
     is_secret,
     plain,
     property_path,
@@ -53,16 +52,16 @@ def test_property_paths_parse_as_the_engine_spells_them():
 def test_ignore_changes_keeps_the_old_value_or_removes_what_the_old_inputs_lack():
     olds = {"metadata": {"annotations": {"h": "1"}, "finalizers": ["k"]}}
     news = {"metadata": {"annotations": {"h": "2", "team": "a"}, "name": "x"}, "status": {"ready": True}}
-    kept = _ignoring(news, olds, ['metadata.annotations["h"]', "metadata.finalizers", "status"])
+    kept = ignoring(news, olds, ['metadata.annotations["h"]', "metadata.finalizers", "status"])
     assert kept == {"metadata": {"annotations": {"h": "1", "team": "a"}, "name": "x", "finalizers": ["k"]}}
-    through_secret = _ignoring({"spec": secret({"a": 2, "b": 1})}, {"spec": secret({"a": 1})}, ["spec.a"])
+    through_secret = ignoring({"spec": secret({"a": 2, "b": 1})}, {"spec": secret({"a": 1})}, ["spec.a"])
     assert through_secret == {"spec": secret({"a": 1, "b": 1})}
 
 
 def test_outputs_are_secret_where_their_inputs_held_a_secret_recurring_into_objects():
     ins = {"spec": {"userData": secret("token"), "role": "r"}, "name": "n", "list": [secret(1)]}
     outs = {"spec": {"userData": "token", "role": "r"}, "name": "n", "list": [1], "extra": 1}
-    assert _annotated(outs, ins) == {"spec": {"userData": secret("token"), "role": "r"}, "name": "n", "list": secret([1]), "extra": 1}
+    assert annotated(outs, ins) == {"spec": {"userData": secret("token"), "role": "r"}, "name": "n", "list": secret([1]), "extra": 1}
 
 
 wire_values = st.recursive(
@@ -74,9 +73,9 @@ wire_values = st.recursive(
 
 @given(wire_values)
 def test_state_keeps_secrets_encrypted_and_gives_them_back(value):
-    sealed = _sealed({"v": value})
-    assert _unsealed(sealed) == {"v": value}
-    text = json.dumps(sealed)
+    stored = sealed({"v": value})
+    assert unsealed(stored) == {"v": value}
+    text = json.dumps(stored)
 
     def plaintexts(v):
         if is_secret(v):

@@ -1,4 +1,4 @@
-"""``pulumi up`` scenarios through the engine stand-in (components/engine.py), against the embedded AWS.
+"""``pulumi up`` scenarios through the engine stand-in (components/engine/), against the embedded AWS.
 
 Each run is a new program process and, as under the CLI, a new dynamic-provider host; the state
 file carries the stack from one run to the next.
@@ -14,7 +14,7 @@ from _fault_proxy import FaultProxy
 from conftest import scratch_project
 
 from components import offline
-from components.engine import SIG, is_secret, to_wire
+from components.engine.wire import SIG, is_secret, to_wire
 
 RECONCILIATION = "default-reconciliation"
 RECOMMENDED = "/aws/service/eks/optimized-ami/1.32/amazon-linux-2023/x86_64/standard/recommended/image_id"

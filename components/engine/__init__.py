@@ -1,7 +1,10 @@
 """An engine stand-in: ``pulumi preview`` / ``up`` / ``refresh`` / ``destroy`` without the Pulumi CLI.
 
-The CLI cannot be installed here, so this module plays the engine's part, over the engine's own
-protocols, so that what it shows is what ``pulumi up`` would do:
+The CLI cannot be installed here, so this package plays the engine's part, over the engine's own
+protocols, so that what it shows is what ``pulumi up`` would do. Here the operations and the
+services the program talks to; values and the engine's rules on them in :mod:`.wire`, the state and
+a run's report in :mod:`.state`, the providers in :mod:`.providers`.
+
 
 * the program runs in its own process through :mod:`components.language_host` (the language host's
   steps), with the stack config in ``PULUMI_CONFIG`` / ``PULUMI_CONFIG_SECRET_KEYS``, and talks to a
@@ -25,243 +28,48 @@ The README says what that leaves to the real CLI.
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import json
 import os
-import re
 import threading
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from concurrent import futures
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import grpc
-from google.protobuf import empty_pb2, json_format, struct_pb2
-from pulumi.runtime.proto import (
-    analyzer_pb2,
-    engine_pb2,
-    engine_pb2_grpc,
-    provider_pb2,
-    resource_pb2,
-    resource_pb2_grpc,
-)
+from google.protobuf import empty_pb2, struct_pb2
+from pulumi.runtime.proto import analyzer_pb2, engine_pb2, engine_pb2_grpc, provider_pb2, resource_pb2, resource_pb2_grpc
 
+from components.engine.providers import DynamicProvider, StandInProvider, StepFailed
+from components.engine.state import Diagnostic, Resource, Run, StackState, StateError, Step, Violation
+from components.engine.wire import (
+    DYNAMIC,
+    STACK_TYPE,
+    UNKNOWN,
+    changed_keys,
+    contains_secret,
+    ignoring,
+    is_secret,
+    name_of,
+    plain,
+    public,
+    secret,
+    to_struct,
+    to_wire,
+    with_secrets,
+)
 from components.plugins import AnalyzerHost, ProviderHost, project_python
 
-# The property-value signatures of the Pulumi wire format (sdk/go/common/resource/sig).
-SIG = "4dabf18193072939515e22adb298388d"
-SECRET = "1b47061264138c4ac30d75fd1eb44270"
-RESOURCE_REFERENCE = "5cf8f73096256a8f31e491e813e4eb8e"
-OUTPUT_VALUE = "d0e6a833031e9bbcd3f4e8bde6ca49a4"
-UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
-DYNAMIC = "pulumi-python"
-STACK_TYPE = "pulumi:pulumi:Stack"
-
-
-# --- values on the wire --------------------------------------------------------------------------
-
-
-def to_wire(struct: struct_pb2.Struct) -> dict:
-    """A Struct as the JSON-like value it carries (numbers come out as floats, as they travel)."""
-    return json_format.MessageToDict(struct)
-
-
-def to_struct(value: dict) -> struct_pb2.Struct:
-    message = struct_pb2.Struct()
-    message.update(value)
-    return message
-
-
-def is_secret(value: Any) -> bool:
-    return isinstance(value, dict) and value.get(SIG) == SECRET
-
-
-def secret(value: Any) -> dict:
-    return value if is_secret(value) else {SIG: SECRET, "value": value}
-
-
-def _found(value: Any, match: Callable[[Any], bool]) -> bool:
-    """Whether ``match`` holds for ``value`` or for anything inside it."""
-    if match(value):
-        return True
-    inside = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
-    return any(_found(v, match) for v in inside)
-
-
-_DEEPER = object()  # what a leaf function of _rebuilt answers for a value it leaves to be taken apart
-
-
-def _rebuilt(value: Any, leaf: Callable[[Any], Any]) -> Any:
-    """``value`` with ``leaf`` applied top-down: where it answers ``_DEEPER``, to the parts instead."""
-    done = leaf(value)
-    if done is not _DEEPER:
-        return done
-    if isinstance(value, dict):
-        return {k: _rebuilt(v, leaf) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_rebuilt(v, leaf) for v in value]
-    return value
-
-
-def contains_secret(value: Any) -> bool:
-    return _found(value, is_secret)
-
-
-def contains_unknown(value: Any) -> bool:
-    return _found(value, lambda v: v == UNKNOWN)
-
-
-def plain(value: Any) -> Any:
-    """What a provider that accepts neither secrets nor resource references is sent."""
-    return _rebuilt(value, _plain_leaf)
-
-
-def _plain_leaf(value: Any) -> Any:
-    kind = value.get(SIG) if isinstance(value, dict) else None
-    if kind == SECRET:
-        return plain(value.get("value"))
-    if kind == RESOURCE_REFERENCE:  # a custom resource by its ID, a component by its URN
-        return plain(value.get("id")) if value.get("id") not in (None, "") else value.get("urn")
-    if kind == OUTPUT_VALUE:
-        return plain(value["value"]) if "value" in value else UNKNOWN
-    return _DEEPER
-
-
-def _sealed(value: Any) -> Any:
-    """Secrets as the state file keeps them: ciphertext (base64 stands in for the secrets provider)."""
-
-    def seal(v: Any) -> Any:
-        return {SIG: SECRET, "ciphertext": base64.b64encode(json.dumps(v["value"]).encode()).decode()} if is_secret(v) else _DEEPER
-
-    return _rebuilt(value, seal)
-
-
-def _unsealed(value: Any) -> Any:
-    def unseal(v: Any) -> Any:
-        return secret(json.loads(base64.b64decode(v["ciphertext"]))) if is_secret(v) and "ciphertext" in v else _DEEPER
-
-    return _rebuilt(value, unseal)
-
-
-def _public(properties: dict) -> dict:
-    return {k: v for k, v in properties.items() if not k.startswith("__")}
-
-
-def changed_keys(olds: dict, news: dict) -> list[str]:
-    """The top-level input keys whose values differ: what the engine lists when a provider names none."""
-    return sorted(k for k in set(olds) | set(news) if plain(olds.get(k)) != plain(news.get(k)))
-
-
-def name_of(urn: str) -> str:
-    return urn.split("::")[-1]
-
-
-def type_of(urn: str) -> str:
-    return urn.split("::")[-2].split("$")[-1]
-
-
-# --- state and results ---------------------------------------------------------------------------
-
-
-@dataclass
-class Resource:
-    """One resource as the engine keeps it in the stack's state."""
-
-    urn: str
-    type: str
-    custom: bool
-    id: str = ""
-    inputs: dict = field(default_factory=dict)
-    outputs: dict = field(default_factory=dict)
-    parent: str = ""
-    dependencies: list[str] = field(default_factory=list)
-    provider: str = ""
-    additional_secret_outputs: list[str] = field(default_factory=list)
-
-    @property
-    def name(self) -> str:
-        return name_of(self.urn)
-
-
-@dataclass
-class Step:
-    """One operation of a run: create, update, replace, same, delete, read (refresh) or skip."""
-
-    op: str
-    urn: str
-    keys: list[str] = field(default_factory=list)  # the inputs (update) or outputs (refresh) that changed
-    error: str = ""
-
-    @property
-    def name(self) -> str:
-        return name_of(self.urn)
-
-    @property
-    def type(self) -> str:
-        return type_of(self.urn)
-
-
-@dataclass
-class Diagnostic:
-    severity: str  # debug, info, warning, error
-    urn: str
-    message: str
-
-
-@dataclass
-class Violation:
-    pack: str
-    policy: str
-    level: str  # advisory, mandatory, remediate, disabled
-    urn: str
-    message: str
-
-
-@dataclass
-class Run:
-    """What one engine operation did; ``failed`` is what ``pulumi`` would report as the exit status."""
-
-    operation: str
-    steps: list[Step] = field(default_factory=list)
-    resources: dict[str, Resource] = field(default_factory=dict)  # the stack's resources after the run
-    registrations: dict[str, resource_pb2.RegisterResourceRequest] = field(default_factory=dict)
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    violations: list[Violation] = field(default_factory=list)
-    remediations: list[tuple[str, str, str]] = field(default_factory=list)  # (pack, policy, urn) that changed inputs
-    failures: dict[str, str] = field(default_factory=dict)  # urn -> why its step failed
-    program_exit: int = 0
-    program_output: str = ""
-    stack_outputs: dict = field(default_factory=dict)
-
-    @property
-    def failed(self) -> bool:
-        return bool(self.failures) or self.program_exit != 0 or any(d.severity == "error" for d in self.diagnostics)
-
-    def urn(self, name: str, type_: str | None = None) -> str:
-        urns = [u for u in {**self.resources, **self.registrations} if name_of(u) == name and (type_ is None or type_of(u) == type_)]
-        if len(urns) != 1:
-            raise KeyError(f"{len(urns)} resources are named {name!r}")
-        return urns[0]
-
-    def step(self, name: str) -> Step:
-        return next(s for s in self.steps if s.name == name)
-
-    def by_type(self, type_: str) -> list[Resource]:
-        return [r for r in self.resources.values() if r.type == type_]
-
-
-class StateError(ValueError):
-    """The state file cannot be read or written; nothing ran."""
+__all__ = ["Diagnostic", "Engine", "PolicyConfigError", "Resource", "Run", "StackState", "StateError", "Step", "Violation"]
 
 
 class PolicyConfigError(RuntimeError):
     """A policy pack config file that cannot be read or that its pack's schemas refuse; nothing ran."""
 
 
-def _policy_pack_config(path: Path | None) -> dict:
+def policy_pack_config(path: Path | None) -> dict:
     """A ``--policy-pack-config`` file: JSON, policy name (or ``all``) -> a level, or an object of one and properties."""
     if path is None:
         return {}
@@ -276,210 +84,6 @@ def _policy_pack_config(path: Path | None) -> dict:
             raise PolicyConfigError(f"{path}: {name or 'the file'}: give an enforcement level ({', '.join(levels)}) or an object")
     return config
 
-
-class StackState:
-    """The stack's state file: resources in registration order, secrets encrypted."""
-
-    def __init__(self, path: Path | None = None) -> None:
-        self.path = path
-        self.resources: dict[str, Resource] = {}
-        if path is not None and path.exists():
-            try:
-                for entry in json.loads(path.read_text(encoding="utf-8"))["resources"]:
-                    entry["inputs"], entry["outputs"] = _unsealed(entry["inputs"]), _unsealed(entry["outputs"])
-                    self.resources[entry["urn"]] = Resource(**entry)
-            except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as error:
-                raise StateError(f"{path}: not a state file this runner wrote ({error.__class__.__name__}: {error})") from None
-        elif path is not None and not path.parent.is_dir():
-            raise StateError(f"{path}: its directory does not exist")
-
-    def save(self, resources: dict[str, Resource]) -> None:
-        self.resources = dict(resources)
-        if self.path is None:
-            return
-        document = {"resources": [{**vars(r), "inputs": _sealed(r.inputs), "outputs": _sealed(r.outputs)} for r in resources.values()]}
-        scratch = self.path.with_name(self.path.name + ".tmp")
-        scratch.write_text(json.dumps(document, indent=1, sort_keys=True), encoding="utf-8")
-        scratch.replace(self.path)
-
-
-# --- providers -----------------------------------------------------------------------------------
-
-
-class StepFailed(Exception):
-    """A provider refused or failed an operation; the message is what the engine would print."""
-
-
-class StandInProvider:
-    """For the provider plugins that cannot run here (aws, kubernetes): inputs echo back as outputs."""
-
-    def __init__(self, package: str) -> None:
-        self.package = package
-
-    def check(self, urn: str, olds: dict, news: dict) -> dict:
-        return news
-
-    def diff(self, urn: str, id_: str, old_inputs: dict, old_outputs: dict, news: dict) -> tuple[str, list[str]]:
-        keys = changed_keys(old_inputs, news)
-        return ("update" if keys else "same"), keys
-
-    def create(self, urn: str, inputs: dict, preview: bool) -> tuple[str, dict]:
-        outputs = dict(inputs)
-        if self.package == "aws" and not preview:  # the provider auto-names and returns an ARN
-            suffix = hashlib.sha256(urn.encode()).hexdigest()[:7]
-            outputs.setdefault("name", f"{name_of(urn)}-{suffix}")
-            kind = type_of(urn).split(":")[-1].lower()
-            outputs["arn"] = f"arn:aws:iam::123456789012:{kind}/{plain(outputs['name'])}"
-        return ("" if preview else plain(outputs.get("name")) or f"{name_of(urn)}-id"), outputs
-
-    def update(self, urn: str, id_: str, old_outputs: dict, news: dict, preview: bool) -> dict:
-        return {**{k: v for k, v in old_outputs.items() if k in ("name", "arn")}, **news}
-
-    def read(self, urn: str, id_: str, inputs: dict, outputs: dict) -> tuple[str, dict, dict | None]:
-        return id_, outputs, None
-
-    def delete(self, urn: str, id_: str, outputs: dict) -> None:
-        pass
-
-
-class DynamicProvider:
-    """The real dynamic-provider host, called as the engine calls a provider that accepts no secrets."""
-
-    def __init__(self, host: ProviderHost, config: dict[str, Any], diagnose: Callable[[str, list[str]], None]) -> None:
-        self.host = host
-        self.diagnose = diagnose  # what the host wrote to stderr, shown against the resource
-        self._call(None, "Configure", provider_pb2.ConfigureRequest(args=to_struct(config), acceptSecrets=True, acceptResources=True))
-
-    def _call(self, urn: str | None, method: str, request):
-        try:
-            return getattr(self.host.stub, method)(request)
-        except grpc.RpcError as error:
-            raise StepFailed(error.details().strip()) from None
-        finally:
-            if urn is not None:
-                self.diagnose(urn, self.host.take_stderr())
-
-    def check(self, urn: str, olds: dict, news: dict) -> dict:
-        response = self._call(urn, "Check", provider_pb2.CheckRequest(urn=urn, olds=to_struct(plain(olds)), news=to_struct(plain(news))))
-        if response.failures:
-            raise StepFailed("\n".join(_check_failure(urn, news, f.property, f.reason) for f in response.failures))
-        return to_wire(response.inputs)
-
-    def diff(self, urn: str, id_: str, old_inputs: dict, old_outputs: dict, news: dict) -> tuple[str, list[str]]:
-        request = provider_pb2.DiffRequest(
-            id=id_, urn=urn, olds=to_struct(plain(old_outputs)), news=to_struct(plain(news)), old_inputs=to_struct(plain(old_inputs))
-        )
-        response = self._call(urn, "Diff", request)
-        keys = list(response.diffs) or changed_keys(old_inputs, news)
-        if response.changes == provider_pb2.DiffResponse.DIFF_NONE:
-            return "same", []
-        if response.changes == provider_pb2.DiffResponse.DIFF_UNKNOWN and not keys:
-            return "same", []
-        return ("replace" if response.replaces else "update"), keys or list(response.replaces)
-
-    def create(self, urn: str, inputs: dict, preview: bool) -> tuple[str, dict]:
-        if preview:  # the host does not say it supports previews: the engine shows the inputs
-            return "", inputs
-        response = self._call(urn, "Create", provider_pb2.CreateRequest(urn=urn, properties=to_struct(plain(inputs))))
-        return response.id, to_wire(response.properties)
-
-    def update(self, urn: str, id_: str, old_outputs: dict, news: dict, preview: bool) -> dict:
-        if preview:
-            return news
-        request = provider_pb2.UpdateRequest(id=id_, urn=urn, olds=to_struct(plain(old_outputs)), news=to_struct(plain(news)))
-        return to_wire(self._call(urn, "Update", request).properties)
-
-    def read(self, urn: str, id_: str, inputs: dict, outputs: dict) -> tuple[str, dict, dict | None]:
-        request = provider_pb2.ReadRequest(id=id_, urn=urn, properties=to_struct(plain(outputs)), inputs=to_struct(plain(inputs)))
-        response = self._call(urn, "Read", request)
-        return response.id, to_wire(response.properties), (to_wire(response.inputs) if response.HasField("inputs") else None)
-
-    def delete(self, urn: str, id_: str, outputs: dict) -> None:
-        self._call(urn, "Delete", provider_pb2.DeleteRequest(id=id_, urn=urn, properties=to_struct(plain(outputs))))
-
-
-def _check_failure(urn: str, inputs: dict, prop: str, reason: str) -> str:
-    """As the engine prints a check failure (diag 2003 / 2002); the value is the input at ``prop`` as a
-    top-level key, so a nested path such as ``spec.role`` shows ``{<nil>}``, as it does under the CLI."""
-    if not prop:
-        return f"{type_of(urn)} resource '{name_of(urn)}' has a problem: {reason}"
-    value = inputs.get(prop)
-    shown = "<nil>" if prop not in inputs else "[secret]" if contains_secret(value) else value if isinstance(value, str) else json.dumps(value)
-    value = shown
-    return f"{type_of(urn)} resource '{name_of(urn)}': property {prop} value {{{value}}} has a problem: {reason}"
-
-
-def _annotated(outs: dict, ins: dict) -> dict:
-    """The engine's secret marking for a provider that accepts none (``annotateSecrets``): where an input
-    and its output are both objects it recurs, otherwise an output is secret when its input holds a secret."""
-    result = dict(outs)
-    for key, value in ins.items():
-        if key not in result:
-            continue
-        if isinstance(result[key], dict) and not is_secret(result[key]) and isinstance(value, dict) and not is_secret(value):
-            result[key] = _annotated(result[key], value)
-        elif not is_secret(result[key]) and contains_secret(value):
-            result[key] = secret(result[key])
-    return result
-
-
-def _with_secrets(outputs: dict, inputs: dict, additional: Iterable[str]) -> dict:
-    """Outputs as the engine stores them: marked from the inputs, and ``additional_secret_outputs`` secret."""
-    marked = _annotated(outputs, inputs)
-    return {k: secret(v) if k in additional and v is not None else v for k, v in marked.items()}
-
-
-_PATH_PART = re.compile(r'\.?([^.\[\]"]+)|\["((?:[^"\\]|\\.)*)"\]|\[(\d+)\]')
-
-
-def property_path(path: str) -> list[str | int]:
-    """``metadata.annotations["a.b/c"]`` or ``spec.items[0]``: the keys and indexes of a property path."""
-    parts: list[str | int] = []
-    position = 0
-    while position < len(path):
-        match = _PATH_PART.match(path, position)
-        if match is None:
-            raise ValueError(f"not a property path: {path!r}")
-        key, quoted, index = match.groups()
-        parts.append(int(index) if index is not None else (key if key is not None else json.loads(f'"{quoted}"')))
-        position = match.end()
-    return parts
-
-
-def _ignoring(news: dict, olds: dict, paths: Iterable[str]) -> dict:
-    """``ignore_changes`` as the engine's ``PropertyPath.Reset``: each path keeps its old value, or is
-    removed when the old inputs lack it; secrets along the way are looked through."""
-    result = json.loads(json.dumps(news))
-    for path in paths:
-        *parents, last = property_path(path)
-        source, target = olds, result
-        for part in parents:
-            source, target = _child(source, part), _child(target, part)
-        source, target = _opened(source), _opened(target)
-        if isinstance(target, dict):
-            if isinstance(source, dict) and last in source:
-                target[last] = source[last]
-            else:
-                target.pop(last, None)
-        elif isinstance(target, list) and isinstance(source, list) and isinstance(last, int) and last < min(len(source), len(target)):
-            target[last] = source[last]
-    return result
-
-
-def _opened(value: Any) -> Any:
-    return value["value"] if is_secret(value) else value
-
-
-def _child(value: Any, part: str | int) -> Any:
-    value = _opened(value)
-    if isinstance(value, dict) and isinstance(part, str):
-        return value.get(part)
-    if isinstance(value, list) and isinstance(part, int) and part < len(value):
-        return value[part]
-    return None
-
-
-# --- the engine ----------------------------------------------------------------------------------
 
 
 @dataclass
@@ -569,7 +173,7 @@ class _Session(resource_pb2_grpc.ResourceMonitorServicer, engine_pb2_grpc.Engine
             for pack, config_file in zip(self.engine.policy_packs, configs):
                 host = AnalyzerHost(Path(pack), self.address, self.engine.env)
                 self.hosts.append(host)
-                problems = host.configure(_policy_pack_config(config_file))  # as the engine, with or without a file
+                problems = host.configure(policy_pack_config(config_file))  # as the engine, with or without a file
                 if problems:
                     raise PolicyConfigError(f"validating policy config of {pack}: " + "; ".join(sorted(problems)))
                 self.analyzers.append((host.info().name, host))
@@ -711,7 +315,7 @@ class _Session(resource_pb2_grpc.ResourceMonitorServicer, engine_pb2_grpc.Engine
         old = self.old.get(urn)
         goal = to_wire(request.object)
         if old is not None and request.ignoreChanges:
-            goal = _ignoring(goal, old.inputs, request.ignoreChanges)
+            goal = ignoring(goal, old.inputs, request.ignoreChanges)
         news = provider.check(urn, old.inputs if old else {}, goal)
         news = {k: secret(v) if contains_secret(goal.get(k)) and not is_secret(v) else v for k, v in news.items()}
         news = self._analyze(urn, request.type, news)
@@ -729,7 +333,7 @@ class _Session(resource_pb2_grpc.ResourceMonitorServicer, engine_pb2_grpc.Engine
                 if not self.preview:
                     provider.delete(urn, old.id, old.outputs)
         resource = Resource(
-            urn, request.type, True, id_, news, _with_secrets(outputs, news, additional), request.parent,
+            urn, request.type, True, id_, news, with_secrets(outputs, news, additional), request.parent,
             sorted(set(request.dependencies)), provider_ref, additional,
         )  # fmt: skip
         self._record(resource)
@@ -796,7 +400,7 @@ class _Session(resource_pb2_grpc.ResourceMonitorServicer, engine_pb2_grpc.Engine
             del self.resources[resource.urn]
             self._step("delete", resource.urn)
             return
-        fresh = _with_secrets(outputs, inputs or resource.inputs, resource.additional_secret_outputs)
+        fresh = with_secrets(outputs, inputs or resource.inputs, resource.additional_secret_outputs)
         keys = changed_keys(resource.outputs, fresh)
         self.resources[resource.urn] = Resource(
             resource.urn, resource.type, True, id_, inputs or resource.inputs, fresh, resource.parent,
@@ -831,7 +435,7 @@ class _Session(resource_pb2_grpc.ResourceMonitorServicer, engine_pb2_grpc.Engine
         pack's analysis of the result. Returns the inputs the step goes on with."""
         internal = {k: v for k, v in inputs.items() if k.startswith("__")}
         for pack, host in self.analyzers:
-            request = analyzer_pb2.AnalyzeRequest(type=type_, properties=to_struct(_public(inputs)), urn=urn, name=name_of(urn))
+            request = analyzer_pb2.AnalyzeRequest(type=type_, properties=to_struct(public(inputs)), urn=urn, name=name_of(urn))
             for remedy in host.stub.Remediate(request).remediations:
                 if remedy.diagnostic:  # a remediation that could not apply is shown as an advisory violation
                     self.run.violations.append(Violation(pack, remedy.policyName, "advisory", urn, remedy.diagnostic))
@@ -839,7 +443,7 @@ class _Session(resource_pb2_grpc.ResourceMonitorServicer, engine_pb2_grpc.Engine
                     inputs = {**to_wire(remedy.properties), **internal}
                     self.run.remediations.append((pack, remedy.policyName, urn))
         for pack, host in self.analyzers:
-            request = analyzer_pb2.AnalyzeRequest(type=type_, properties=to_struct(_public(inputs)), urn=urn, name=name_of(urn))
+            request = analyzer_pb2.AnalyzeRequest(type=type_, properties=to_struct(public(inputs)), urn=urn, name=name_of(urn))
             self._violations(pack, host.stub.Analyze(request).diagnostics, urn)
         return inputs
 
@@ -848,7 +452,7 @@ class _Session(resource_pb2_grpc.ResourceMonitorServicer, engine_pb2_grpc.Engine
         if not self.analyzers:
             return
         listed = [
-            analyzer_pb2.AnalyzerResource(type=r.type, properties=to_struct(_public(r.outputs)), urn=r.urn, name=r.name)
+            analyzer_pb2.AnalyzerResource(type=r.type, properties=to_struct(public(r.outputs)), urn=r.urn, name=r.name)
             for r in self.resources.values()
         ]
         for pack, host in self.analyzers:
