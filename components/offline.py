@@ -21,29 +21,24 @@ from collections.abc import Callable
 from pathlib import Path
 
 from components.engine import Engine, Run, StackState, StateError
-from components.engine.wire import plain
+from components.engine.wire import STACK_TYPE, name_of, plain, type_of
 from karpenter_gitops.core.errors import InputError
 
 RECONCILIATION = "pulumi-python:dynamic/karpenter-gitops:Reconciliation"
 GET_CLUSTER = "aws:eks/getCluster:getCluster"  # the one invoke answered: KarpenterController looks its cluster up
 PROJECT = Path(__file__).resolve().parent.parent
-PROGRAM = PROJECT / "__main__.py"
 _SYMBOLS = {"create": "+", "update": "~", "replace": "+-", "delete": "-", "same": " ", "failed": "!", "skip": "?"}
 
 
-def stand_in_cluster(config: dict[str, str]) -> Callable[[str], dict]:
-    """An EKS cluster for ``aws.eks.get_cluster`` when no AWS answers: in the stack's region."""
-    region = config.get("aws:region") or "us-west-2"
-
-    def cluster(name: str) -> dict:
-        return {
-            "name": name,
-            "arn": f"arn:aws:eks:{region}:123456789012:cluster/{name}",
-            "endpoint": f"https://{name.upper()}.gr7.{region}.eks.amazonaws.com",
-            "kubernetesNetworkConfigs": [{"ipFamily": "ipv4"}],
-        }
-
-    return cluster
+def stand_in_cluster(name: str, region: str | None, ip_family: str = "ipv4") -> dict:
+    """An EKS cluster as ``aws.eks.get_cluster`` returns it, for when no AWS answers: in the stack's region."""
+    region = region or "us-west-2"
+    return {
+        "name": name,
+        "arn": f"arn:aws:eks:{region}:123456789012:cluster/{name}",
+        "endpoint": f"https://{name.upper()}.gr7.{region}.eks.amazonaws.com",
+        "kubernetesNetworkConfigs": [{"ipFamily": ip_family}],
+    }
 
 
 def engine_for(
@@ -60,7 +55,7 @@ def engine_for(
 
     project = project or PROJECT
     config = engine_config(stack, project)
-    lookup = cluster_lookup or stand_in_cluster(config)
+    lookup = cluster_lookup or (lambda name: stand_in_cluster(name, config.get("aws:region")))
     return Engine(
         project,
         stack,
@@ -95,30 +90,30 @@ def print_run(run: Run, out=None) -> None:
     for urn in nodes:
         request = run.registrations.get(urn)
         parent = request.parent if request is not None else getattr(nodes[urn], "parent", "")
-        if urn.split("::")[-2] in ("pulumi:pulumi:Stack",) or "::pulumi:providers:" in urn:
+        if type_of(urn) == STACK_TYPE or type_of(urn).startswith("pulumi:providers:"):
             continue
-        children.setdefault(parent if parent in nodes and "pulumi:pulumi:Stack" not in parent else "", []).append(urn)
+        children.setdefault(parent if parent in nodes and type_of(parent) != STACK_TYPE else "", []).append(urn)
 
     def show(parent: str, depth: int) -> None:
-        for urn in sorted(children.get(parent, []), key=lambda u: (u.split("::")[-2], u.split("::")[-1])):
+        for urn in sorted(children.get(parent, []), key=lambda u: (type_of(u), name_of(u))):
             step = steps.get(urn)
             op = step.op if step else "same"
             marker = {"failed": "  [FAILED]", "skip": "  [blocked: it depends on a failed resource]"}.get(op, "")
             keys = f"  [{', '.join(step.keys)}]" if step and step.keys and op in ("update", "replace") else ""
             resource = run.resources.get(urn)
             summary = _summary(resource) if resource is not None else ""
-            print(f"{_SYMBOLS.get(op, ' ')} {'  ' * depth}{urn.split('::')[-2].split('$')[-1]}  {urn.split('::')[-1]}{marker}{keys}{summary}", file=out)
+            print(f"{_SYMBOLS.get(op, ' ')} {'  ' * depth}{type_of(urn)}  {name_of(urn)}{marker}{keys}{summary}", file=out)
             show(urn, depth + 1)
 
     show("", 0)
     for diagnostic in run.diagnostics:
         if diagnostic.severity in ("warning", "error") and diagnostic.urn not in run.failures:
-            where = diagnostic.urn.split("::")[-1] if diagnostic.urn else "stack"
+            where = name_of(diagnostic.urn) if diagnostic.urn else "stack"
             print(f"{diagnostic.severity}: {where}: {one_line(diagnostic.message)}", file=out)
     for pack, policy, urn in run.remediations:
-        print(f"policy remediated: {policy} ({pack}): {urn.split('::')[-1]}", file=out)
+        print(f"policy remediated: {policy} ({pack}): {name_of(urn)}", file=out)
     for violation in run.violations:
-        where = violation.urn.split("::")[-1] if violation.urn else "stack"
+        where = name_of(violation.urn) if violation.urn else "stack"
         print(f"policy {violation.level}: {violation.policy}: {where}: {violation.message.strip().splitlines()[0]}", file=out)
     counts = Counter(step.op for step in run.steps if step.op != "same")
     done = {"create": "created", "update": "updated", "replace": "replaced", "delete": "deleted"}
@@ -129,7 +124,7 @@ def print_run(run: Run, out=None) -> None:
     print("Resources: " + (", ".join(words) or "no changes"), file=out)
     for urn, reason in sorted(run.failures.items()):
         if not reason.startswith("skipped:"):
-            print(f"FAILED {urn.split('::')[-1]}: {one_line(reason)}", file=out)
+            print(f"FAILED {name_of(urn)}: {one_line(reason)}", file=out)
 
 
 def program_error(run: Run) -> str | None:

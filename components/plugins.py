@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -21,21 +22,65 @@ from typing import Any
 
 import grpc
 import yaml
+from pulumi.runtime.proto import analyzer_pb2
 
 
-def project_python(project: Path) -> str:
-    """The interpreter the engine runs the program and its plugins with: ``Pulumi.yaml``'s virtualenv."""
-    runtime = (yaml.safe_load((project / "Pulumi.yaml").read_text(encoding="utf-8")) or {}).get("runtime")
+# The enforcement levels a policy pack config names, as the analyzer protocol numbers them.
+LEVELS = {name.lower(): number for name, number in analyzer_pb2.EnforcementLevel.items()}
+
+
+class PolicyConfigError(RuntimeError):
+    """A policy pack config file that cannot be read or that its pack's schemas refuse; nothing ran."""
+
+
+def _runtime(directory: Path, file: str) -> dict:
+    """The ``runtime`` block of a project or pack file (``Pulumi.yaml``, ``PulumiPolicy.yaml``)."""
+    try:
+        document = yaml.safe_load((directory / file).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise RuntimeError(f"{directory}: no {file} here (is it a {'policy pack' if 'Policy' in file else 'Pulumi project'}?)") from None
+    except yaml.YAMLError as error:
+        raise RuntimeError(f"{directory / file}: not valid YAML ({' '.join(str(error).split())})") from None
+    if not isinstance(document, dict):
+        raise RuntimeError(f"{directory / file}: not a mapping")
+    return document
+
+
+def _interpreter(directory: Path, runtime: Any, path: str | None = None) -> str:
+    """The Python a runtime block leads to: its ``virtualenv`` (relative to ``directory``), else ``python3`` from PATH."""
     options = runtime.get("options", {}) if isinstance(runtime, dict) else {}
     if options.get("virtualenv"):
-        interpreter = project / options["virtualenv"] / "bin" / "python"
+        interpreter = directory / options["virtualenv"] / "bin" / "python"
         if not interpreter.is_file():
             raise RuntimeError(f'"{interpreter.parent.parent}" doesn\'t appear to be a virtual environment')
         return str(interpreter)
-    found = shutil.which("python3")
+    found = shutil.which("python3", path=path)
     if found is None:
         raise RuntimeError("python3 is not on PATH")
     return found
+
+
+def project_runtime(project: Path) -> tuple[str, str]:
+    """A Pulumi project's name and the interpreter the engine runs its program and plugins with."""
+    document = _runtime(project, "Pulumi.yaml")
+    if not isinstance(document.get("name"), str):
+        raise RuntimeError(f"{project / 'Pulumi.yaml'}: no project name")
+    return document["name"], _interpreter(project, document.get("runtime"))
+
+
+def read_policy_pack_config(path: Path | None) -> dict:
+    """A ``--policy-pack-config`` file: JSON, policy name (or ``all``) -> a level, or an object of one and properties."""
+    if path is None:
+        return {}
+    try:
+        config = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        raise PolicyConfigError(f"{path}: not a policy pack config file ({error.__class__.__name__}: {error})") from None
+    for name, entry in config.items() if isinstance(config, dict) else [("", config)]:
+        level = entry if isinstance(entry, str) else entry.get("enforcementLevel", "advisory") if isinstance(entry, dict) else None
+        if level not in LEVELS:
+            raise PolicyConfigError(f"{path}: {name or 'the file'}: give an enforcement level ({', '.join(LEVELS)}) or an object")
+    return config
 
 
 class _Plugin:
@@ -107,16 +152,7 @@ def analyzer_command(pack: Path, engine: str, path: str | None = None) -> list[s
     runs ``<virtualenv>/bin/python -u -m pulumi.policy <engine> .`` when given ``-virtualenv``
     (relative to the pack directory), and otherwise ``python3`` from PATH.
     """
-    runtime = yaml.safe_load((pack / "PulumiPolicy.yaml").read_text(encoding="utf-8"))["runtime"]
-    options = runtime.get("options", {}) if isinstance(runtime, dict) else {}
-    if options.get("virtualenv"):
-        interpreter = (pack / options["virtualenv"]) / "bin" / "python"
-        if not interpreter.is_file():
-            raise RuntimeError(f'"{interpreter.parent.parent}" doesn\'t appear to be a virtual environment')
-    else:
-        interpreter = shutil.which("python3", path=path)
-        if interpreter is None:
-            raise RuntimeError("python3 is not on PATH")
+    interpreter = _interpreter(pack, _runtime(pack, "PulumiPolicy.yaml").get("runtime"), path)
     return [str(interpreter), "-u", "-m", "pulumi.policy", engine, "."]
 
 
@@ -144,10 +180,7 @@ class AnalyzerHost(_Plugin):
         ``policy: message`` each; the engine stops the run on any and configures nothing."""
         import jsonschema
         from google.protobuf import json_format, struct_pb2
-        from pulumi.runtime.proto import analyzer_pb2
 
-        levels = {"advisory": analyzer_pb2.ADVISORY, "mandatory": analyzer_pb2.MANDATORY, "disabled": analyzer_pb2.DISABLED,
-                  "remediate": analyzer_pb2.REMEDIATE}  # fmt: skip
         info = self.info()
         if not info.supportsConfig:
             return [f"policy pack {info.name!r} does not support config"] if config else []
@@ -161,14 +194,14 @@ class AnalyzerHost(_Plugin):
         every = given.get("all")
         every = every if isinstance(every, str) else every.get("enforcementLevel") if isinstance(every, dict) else None
         if every:
-            result = {name: (levels[every], props) for name, (_, props) in result.items()}
+            result = {name: (LEVELS[every], props) for name, (_, props) in result.items()}
         for name, entry in given.items():
             if name == "all":
                 continue
             level, props = result.get(name, (analyzer_pb2.ADVISORY, {}))
             entry = {"enforcementLevel": entry} if isinstance(entry, str) else dict(entry)
             if "enforcementLevel" in entry:
-                level = levels[entry.pop("enforcementLevel")]
+                level = LEVELS[entry.pop("enforcementLevel")]
             result[name] = (level, {**props, **entry})
         problems = [
             f"{name}: {error.message}"

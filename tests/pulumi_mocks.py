@@ -11,18 +11,13 @@ from __future__ import annotations
 import asyncio
 import base64
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import dill
 import pulumi
 from pulumi.runtime.mocks import MockMonitor
 
-from components.offline import GET_CLUSTER, RECONCILIATION
-
-# What a failed reconciliation leaves for its dependents to read when failures are tolerated.
-_EMPTY_OUTPUTS = {"conditions": [], "amis": [], "skippedAmis": [], "subnets": [], "securityGroups": [], "nodePools": {}, "findings": []}
-
+from components.offline import GET_CLUSTER, RECONCILIATION, stand_in_cluster
 
 @dataclass
 class Registration:
@@ -40,15 +35,10 @@ class Registration:
 @dataclass
 class Recorder(pulumi.runtime.Mocks):
     preview: bool = False
-    tolerate_failures: bool = False  # record a failed reconciliation and go on, to show the whole stack
     resources: dict[str, Registration] = field(default_factory=dict)
     by_urn: dict[str, Registration] = field(default_factory=dict)
     requests: dict[tuple[str, str], tuple[object, str]] = field(default_factory=dict)
-    failures: dict[str, str] = field(default_factory=dict)
     cluster_ip_family: str = "ipv4"  # of the stand-in cluster GET_CLUSTER answers with
-    # Where GET_CLUSTER is answered from when an AWS is there (the embedded one): EKS DescribeCluster,
-    # as the pulumi-aws provider would ask; None answers with a stand-in cluster.
-    cluster_lookup: Callable[[str], dict] | None = None
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs):
         request, urn = self.requests[(args.typ, args.name)]
@@ -73,35 +63,18 @@ class Recorder(pulumi.runtime.Mocks):
 
     def _reconcile(self, args: pulumi.runtime.MockResourceArgs) -> dict:
         provider = dill.loads(base64.b64decode(args.inputs["__provider"]))
-        try:
-            checked = provider.check({}, args.inputs)
-            if checked.failures:
-                raise RuntimeError("; ".join(f"{f.property}: {f.reason}" for f in checked.failures))
-            if self.preview:
-                return {k: v for k, v in args.inputs.items() if v is not None}
-            return provider.create(args.inputs).outs
-        except Exception as error:
-            self.failures[args.name] = str(error).strip().splitlines()[-1]
-            if not self.tolerate_failures:
-                raise
-            return {**_EMPTY_OUTPUTS, **{k: v for k, v in args.inputs.items() if v is not None}}
+        checked = provider.check({}, args.inputs)
+        if checked.failures:
+            raise RuntimeError("; ".join(f"{f.property}: {f.reason}" for f in checked.failures))
+        if self.preview:
+            return {k: v for k, v in args.inputs.items() if v is not None}
+        return provider.create(args.inputs).outs
 
     def call(self, args: pulumi.runtime.MockCallArgs):
         if args.token == GET_CLUSTER:
-            return self._cluster(args.args["name"])
+            return stand_in_cluster(args.args["name"], pulumi.Config("aws").get("region"), self.cluster_ip_family)
         raise AssertionError(f"unexpected invoke {args.token}")
 
-    def _cluster(self, name: str) -> dict:
-        """The cluster as EKS describes it, or a stand-in in the stack's ``aws:region`` and the mocked ARNs' account."""
-        if self.cluster_lookup is not None:
-            return self.cluster_lookup(name)
-        region = pulumi.Config("aws").get("region") or "us-west-2"
-        return {
-            "name": name,
-            "arn": f"arn:aws:eks:{region}:123456789012:cluster/{name}",
-            "endpoint": f"https://{name.upper()}.gr7.{region}.eks.amazonaws.com",
-            "kubernetesNetworkConfigs": [{"ipFamily": self.cluster_ip_family}],
-        }
 
     def by_type(self, type_: str) -> list[Registration]:
         return [r for r in self.resources.values() if r.type == type_]

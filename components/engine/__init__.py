@@ -60,30 +60,17 @@ from components.engine.wire import (
     to_wire,
     with_secrets,
 )
-from components.plugins import AnalyzerHost, ProviderHost, project_python
+from components.plugins import LEVELS, AnalyzerHost, PolicyConfigError, ProviderHost, project_runtime, read_policy_pack_config
+
+# What the monitor supports, by the name older SDKs ask for and the number newer ones read.
+_FEATURES = {
+    "secrets": resource_pb2.RESOURCE_MONITOR_FEATURE_SECRETS,
+    "resourceReferences": resource_pb2.RESOURCE_MONITOR_FEATURE_RESOURCE_REFERENCES,
+    "deletedWith": resource_pb2.RESOURCE_MONITOR_FEATURE_DELETED_WITH,
+    "aliasSpecs": resource_pb2.RESOURCE_MONITOR_FEATURE_ALIAS_SPECS,
+}
 
 __all__ = ["Diagnostic", "Engine", "PolicyConfigError", "Resource", "Run", "StackState", "StateError", "Step", "Violation"]
-
-
-class PolicyConfigError(RuntimeError):
-    """A policy pack config file that cannot be read or that its pack's schemas refuse; nothing ran."""
-
-
-def policy_pack_config(path: Path | None) -> dict:
-    """A ``--policy-pack-config`` file: JSON, policy name (or ``all``) -> a level, or an object of one and properties."""
-    if path is None:
-        return {}
-    try:
-        config = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as error:
-        raise PolicyConfigError(f"{path}: not a policy pack config file ({error.__class__.__name__}: {error})") from None
-    levels = ("advisory", "mandatory", "disabled", "remediate")
-    for name, entry in config.items() if isinstance(config, dict) else [("", config)]:
-        level = entry if isinstance(entry, str) else entry.get("enforcementLevel", "advisory") if isinstance(entry, dict) else None
-        if level not in levels:
-            raise PolicyConfigError(f"{path}: {name or 'the file'}: give an enforcement level ({', '.join(levels)}) or an object")
-    return config
-
 
 
 @dataclass
@@ -109,11 +96,8 @@ class Engine:
     dynamic_host_argv: list[str] | None = None  # the host's arguments after the interpreter (tests swap in a fake AWS)
 
     def __post_init__(self) -> None:
-        import yaml
-
         self.project = Path(self.project)
-        self.name = yaml.safe_load((self.project / "Pulumi.yaml").read_text(encoding="utf-8"))["name"]
-        self.python = project_python(self.project)
+        self.name, self.python = project_runtime(self.project)
 
     def preview(self) -> Run:
         return self._deploy(preview=True)
@@ -153,7 +137,7 @@ class _Session(resource_pb2_grpc.ResourceMonitorServicer, engine_pb2_grpc.Engine
         self.run = Run(operation)
         self.old = dict(engine.state.resources)
         self.resources: dict[str, Resource] = {} if operation in ("preview", "up") else dict(self.old)
-        self.stack_urn = self.urn("", STACK_TYPE, f"{engine.name}-{engine.stack}")
+        self.stack_urn = f"urn:pulumi:{engine.stack}::{engine.name}::{STACK_TYPE}::{engine.name}-{engine.stack}"
         self.lock = threading.RLock()
         self.providers: dict[str, Any] = {}
         self.hosts: list = []
@@ -173,7 +157,7 @@ class _Session(resource_pb2_grpc.ResourceMonitorServicer, engine_pb2_grpc.Engine
             for pack, config_file in zip(self.engine.policy_packs, configs):
                 host = AnalyzerHost(Path(pack), self.address, self.engine.env)
                 self.hosts.append(host)
-                problems = host.configure(policy_pack_config(config_file))  # as the engine, with or without a file
+                problems = host.configure(read_policy_pack_config(config_file))  # as the engine, with or without a file
                 if problems:
                     raise PolicyConfigError(f"validating policy config of {pack}: " + "; ".join(sorted(problems)))
                 self.analyzers.append((host.info().name, host))
@@ -192,7 +176,7 @@ class _Session(resource_pb2_grpc.ResourceMonitorServicer, engine_pb2_grpc.Engine
 
     def urn(self, parent: str, type_: str, name: str) -> str:
         qualified = type_
-        if parent and parent != getattr(self, "stack_urn", None):
+        if parent and parent != self.stack_urn:
             qualified = f"{parent.split('::')[2]}${type_}"
         return f"urn:pulumi:{self.engine.stack}::{self.engine.name}::{qualified}::{name}"
 
@@ -221,11 +205,10 @@ class _Session(resource_pb2_grpc.ResourceMonitorServicer, engine_pb2_grpc.Engine
     # -- ResourceMonitor
 
     def GetDeploymentInfo(self, request, context):
-        features = ("SECRETS", "RESOURCE_REFERENCES", "DELETED_WITH", "ALIAS_SPECS")
-        return resource_pb2.DeploymentInfo(supportedFeatures=[getattr(resource_pb2, f"RESOURCE_MONITOR_FEATURE_{f}") for f in features])
+        return resource_pb2.DeploymentInfo(supportedFeatures=list(_FEATURES.values()))
 
-    def SupportsFeature(self, request, context):
-        return resource_pb2.SupportsFeatureResponse(hasSupport=request.id in ("secrets", "resourceReferences", "deletedWith", "aliasSpecs"))
+    def SupportsFeature(self, request, context):  # older SDKs ask one feature at a time, by name
+        return resource_pb2.SupportsFeatureResponse(hasSupport=request.id in _FEATURES)
 
     def SignalAndWaitForShutdown(self, request, context):
         return empty_pb2.Empty()
@@ -409,10 +392,11 @@ class _Session(resource_pb2_grpc.ResourceMonitorServicer, engine_pb2_grpc.Engine
         self._step("update" if keys else "same", resource.urn, keys)
 
     def delete_missing(self, registered: set[str]) -> None:
-        """Delete what the program no longer registers, dependents first (the reverse of creation)."""
+        """Delete what the program no longer registers, dependents first (the reverse of creation); a
+        provider goes when nothing left in state uses it, a resource whose delete failed stays."""
         for urn in reversed(list(self.old)):
             resource = self.old[urn]
-            if urn in registered or urn.startswith(self.stack_urn.rsplit("::", 2)[0] + "::pulumi:providers:"):
+            if urn in registered or resource.type.startswith("pulumi:providers:"):
                 continue
             if resource.custom and not self.preview:
                 try:
@@ -424,8 +408,8 @@ class _Session(resource_pb2_grpc.ResourceMonitorServicer, engine_pb2_grpc.Engine
             self.resources.pop(urn, None)
             if urn != self.stack_urn:
                 self._step("delete", urn)
-        if not registered:
-            self.resources.clear()
+        used = {r.provider.rsplit("::", 1)[0] for r in self.resources.values()} | registered
+        self.resources = {u: r for u, r in self.resources.items() if not r.type.startswith("pulumi:providers:") or u in used}
 
     # -- policy
 
@@ -442,9 +426,12 @@ class _Session(resource_pb2_grpc.ResourceMonitorServicer, engine_pb2_grpc.Engine
                 else:
                     inputs = {**to_wire(remedy.properties), **internal}
                     self.run.remediations.append((pack, remedy.policyName, urn))
+        mandatory = []
         for pack, host in self.analyzers:
             request = analyzer_pb2.AnalyzeRequest(type=type_, properties=to_struct(public(inputs)), urn=urn, name=name_of(urn))
-            self._violations(pack, host.stub.Analyze(request).diagnostics, urn)
+            mandatory += self._violations(pack, host.stub.Analyze(request).diagnostics, urn)
+        if mandatory:  # every pack has its say before the resource is refused
+            raise StepFailed("; ".join(map(_refusal, mandatory)))
         return inputs
 
     def analyze_stack(self) -> None:
@@ -456,17 +443,21 @@ class _Session(resource_pb2_grpc.ResourceMonitorServicer, engine_pb2_grpc.Engine
             for r in self.resources.values()
         ]
         for pack, host in self.analyzers:
-            self._violations(pack, host.stub.AnalyzeStack(analyzer_pb2.AnalyzeStackRequest(resources=listed)).diagnostics, "")
+            request = analyzer_pb2.AnalyzeStackRequest(resources=listed)
+            for violation in self._violations(pack, host.stub.AnalyzeStack(request).diagnostics, ""):
+                self.run.failures.setdefault(violation.urn or self.stack_urn, _refusal(violation))
 
-    def _violations(self, pack: str, diagnostics, urn: str) -> None:
-        levels = {analyzer_pb2.ADVISORY: "advisory", analyzer_pb2.MANDATORY: "mandatory", analyzer_pb2.DISABLED: "disabled"}
+    def _violations(self, pack: str, diagnostics, urn: str) -> list[Violation]:
+        """Record what a pack reported; return the mandatory violations, which fail their step."""
+        names = {number: name for name, number in LEVELS.items()}
+        mandatory = []
         for diagnostic in diagnostics:
-            level = levels.get(diagnostic.enforcementLevel, "advisory")
-            violation = Violation(pack, diagnostic.policyName, level, diagnostic.urn or urn, diagnostic.message)
+            violation = Violation(pack, diagnostic.policyName, names.get(diagnostic.enforcementLevel, "advisory"), diagnostic.urn or urn, diagnostic.message)
             self.run.violations.append(violation)
-            if level == "mandatory":
-                raise_on = violation.urn or urn
-                message = f"mandatory policy violation: {violation.policy}: {violation.message}"
-                if urn:
-                    raise StepFailed(message)
-                self.run.failures[raise_on or self.stack_urn] = message
+            if violation.level == "mandatory":
+                mandatory.append(violation)
+        return mandatory
+
+
+def _refusal(violation: Violation) -> str:
+    return f"mandatory policy violation: {violation.policy}: {violation.message}"

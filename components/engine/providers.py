@@ -14,7 +14,6 @@ from components.engine.wire import changed_keys, contains_secret, name_of, plain
 from components.plugins import ProviderHost
 
 
-
 class StepFailed(Exception):
     """A provider refused or failed an operation; the message is what the engine would print."""
 
@@ -113,6 +112,5 @@ def check_failure(urn: str, inputs: dict, prop: str, reason: str) -> str:
     if not prop:
         return f"{type_of(urn)} resource '{name_of(urn)}' has a problem: {reason}"
     value = inputs.get(prop)
-    shown = "<nil>" if prop not in inputs else "[secret]" if contains_secret(value) else value if isinstance(value, str) else json.dumps(value)
-    value = shown
+    value = "<nil>" if prop not in inputs else "[secret]" if contains_secret(value) else value if isinstance(value, str) else json.dumps(value)
     return f"{type_of(urn)} resource '{name_of(urn)}': property {prop} value {{{value}}} has a problem: {reason}"

@@ -10,24 +10,23 @@ from typing import Any
 
 from pulumi.runtime.proto import resource_pb2
 
-from components.engine.wire import SECRET, SIG, _rebuilt, _DEEPER, is_secret, name_of, secret, type_of
+from components.engine.wire import DEEPER, SECRET, SIG, is_secret, name_of, rebuilt, secret, type_of
 
 
 def sealed(value: Any) -> Any:
     """Secrets as the state file keeps them: ciphertext (base64 stands in for the secrets provider)."""
 
     def seal(v: Any) -> Any:
-        return {SIG: SECRET, "ciphertext": base64.b64encode(json.dumps(v["value"]).encode()).decode()} if is_secret(v) else _DEEPER
+        return {SIG: SECRET, "ciphertext": base64.b64encode(json.dumps(v["value"]).encode()).decode()} if is_secret(v) else DEEPER
 
-    return _rebuilt(value, seal)
+    return rebuilt(value, seal)
 
 
 def unsealed(value: Any) -> Any:
     def unseal(v: Any) -> Any:
-        return secret(json.loads(base64.b64decode(v["ciphertext"]))) if is_secret(v) and "ciphertext" in v else _DEEPER
+        return secret(json.loads(base64.b64decode(v["ciphertext"]))) if is_secret(v) and "ciphertext" in v else DEEPER
 
-    return _rebuilt(value, unseal)
-
+    return rebuilt(value, unseal)
 
 
 @dataclass
@@ -52,7 +51,7 @@ class Resource:
 
 @dataclass
 class Step:
-    """One operation of a run: create, update, replace, same, delete, read (refresh) or skip."""
+    """One operation of a run: create, update, replace, same, delete, failed, or skip (a dependency failed)."""
 
     op: str
     urn: str

@@ -52,18 +52,18 @@ def _found(value: Any, match: Callable[[Any], bool]) -> bool:
     return any(_found(v, match) for v in inside)
 
 
-_DEEPER = object()  # what a leaf function of _rebuilt answers for a value it leaves to be taken apart
+DEEPER = object()  # what a leaf function of rebuilt answers for a value it leaves to be taken apart
 
 
-def _rebuilt(value: Any, leaf: Callable[[Any], Any]) -> Any:
-    """``value`` with ``leaf`` applied top-down: where it answers ``_DEEPER``, to the parts instead."""
+def rebuilt(value: Any, leaf: Callable[[Any], Any]) -> Any:
+    """``value`` with ``leaf`` applied top-down: where it answers ``DEEPER``, to the parts instead."""
     done = leaf(value)
-    if done is not _DEEPER:
+    if done is not DEEPER:
         return done
     if isinstance(value, dict):
-        return {k: _rebuilt(v, leaf) for k, v in value.items()}
+        return {k: rebuilt(v, leaf) for k, v in value.items()}
     if isinstance(value, list):
-        return [_rebuilt(v, leaf) for v in value]
+        return [rebuilt(v, leaf) for v in value]
     return value
 
 
@@ -77,7 +77,7 @@ def contains_unknown(value: Any) -> bool:
 
 def plain(value: Any) -> Any:
     """What a provider that accepts neither secrets nor resource references is sent."""
-    return _rebuilt(value, _plain_leaf)
+    return rebuilt(value, _plain_leaf)
 
 
 def _plain_leaf(value: Any) -> Any:
@@ -88,7 +88,7 @@ def _plain_leaf(value: Any) -> Any:
         return plain(value.get("id")) if value.get("id") not in (None, "") else value.get("urn")
     if kind == OUTPUT_VALUE:
         return plain(value["value"]) if "value" in value else UNKNOWN
-    return _DEEPER
+    return DEEPER
 
 
 def public(properties: dict) -> dict:
@@ -150,7 +150,10 @@ def ignoring(news: dict, olds: dict, paths: Iterable[str]) -> dict:
     removed when the old inputs lack it; secrets along the way are looked through."""
     result = json.loads(json.dumps(news))
     for path in paths:
-        *parents, last = property_path(path)
+        try:
+            *parents, last = property_path(path)
+        except ValueError:  # the engine passes over a path it cannot parse
+            continue
         source, target = olds, result
         for part in parents:
             source, target = _child(source, part), _child(target, part)
