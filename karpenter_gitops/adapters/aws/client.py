@@ -72,15 +72,17 @@ class AwsSettings:
                     raise InputError(f"aws:{key} is not valid JSON", "stack config", hint="see pulumi-aws's configuration docs") from None
             return raw
 
-        def text(key: str, found: Any = None) -> str | None:
-            found = value(key) if found is None else found
+        def checked(key: str, found: Any) -> str | None:
             if found is None or isinstance(found, str):
                 return found or None
             raise InputError(f"aws:{key} is {type(found).__name__}, not text", "stack config", hint="see pulumi-aws's configuration docs")
 
+        def text(key: str) -> str | None:
+            return checked(key, value(key))
+
         def first(key: str) -> str | None:
             listed = value(key)
-            return text(key, listed[0]) if isinstance(listed, list) and listed else None
+            return checked(key, listed[0]) if isinstance(listed, list) and listed else None
 
         roles = value("assumeRoles") or ([value("assumeRole")] if value("assumeRole") else [])
         role = roles[0] if isinstance(roles, list) and roles and isinstance(roles[0], Mapping) else {}
@@ -96,9 +98,9 @@ class AwsSettings:
             access_key=text("accessKey"),
             secret_key=text("secretKey"),
             token=text("token"),
-            role_arn=text("assumeRoles.roleArn", role.get("roleArn")),
-            role_session_name=text("assumeRoles.sessionName", role.get("sessionName")),
-            role_external_id=text("assumeRoles.externalId", role.get("externalId")),
+            role_arn=checked("assumeRoles.roleArn", role.get("roleArn")),
+            role_session_name=checked("assumeRoles.sessionName", role.get("sessionName")),
+            role_external_id=checked("assumeRoles.externalId", role.get("externalId")),
             endpoints=endpoints,
         )
 
