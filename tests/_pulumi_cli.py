@@ -1,0 +1,87 @@
+"""The real Pulumi CLI on a project of its own: a file backend and passphrase secrets in a temporary
+directory, no plugin downloads, the plugins ``make tools`` built on PATH.
+
+Each command is a new CLI process, so every run goes through the real engine, language host,
+dynamic-provider host and Kubernetes provider, as ``pulumi up`` does for a user.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import _real_tools as tools
+
+PASSPHRASE = "karpenter-gitops-tests"
+
+
+@dataclass
+class PulumiProject:
+    """A project directory, its stack and the environment every CLI call runs with."""
+
+    directory: Path
+    stack: str
+    environment: dict[str, str]
+
+    @classmethod
+    def create(cls, directory: Path, stack: str, *, pulumi: Path, kubeconfig: Path | None = None) -> PulumiProject:
+        """``directory`` holds Pulumi.yaml and the stack file already; this makes its backend and stack."""
+        state, home = directory / ".state", directory / ".pulumi-home"
+        state.mkdir(exist_ok=True)
+        home.mkdir(exist_ok=True)
+        path = os.pathsep.join([str(pulumi.parent), str(tools.TOOLS_BIN), str(tools.PROJECT / ".venv" / "bin"), os.environ.get("PATH", "")])
+        environment = {
+            "PATH": path,
+            "PULUMI_BACKEND_URL": f"file://{state}",
+            "PULUMI_CONFIG_PASSPHRASE": PASSPHRASE,
+            "PULUMI_HOME": str(home),
+            "PULUMI_SKIP_UPDATE_CHECK": "true",
+            "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",
+            "PULUMI_SKIP_CONFIRMATIONS": "true",
+            "PULUMI_AUTOMATION_API_SKIP_VERSION_CHECK": "true",
+            "NO_COLOR": "1",
+        }
+        if kubeconfig is not None:
+            environment["KUBECONFIG"] = str(kubeconfig)
+        project = cls(directory, stack, environment)
+        project.run("stack", "init", stack, "--secrets-provider", "passphrase")
+        return project
+
+    def run(self, *args: str, check: bool = True, env: dict[str, str] | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
+        """One CLI command on the selected stack (``stack init`` selected it in this PULUMI_HOME); the
+        test's AWS environment (the embedded world) is inherited."""
+        environment = {**os.environ, **self.environment, **(env or {})}
+        result = subprocess.run(["pulumi", *args], cwd=self.directory, env=environment, capture_output=True, text=True, timeout=timeout)
+        if check and result.returncode != 0:
+            raise AssertionError(f"pulumi {' '.join(args)} exited {result.returncode}:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}")
+        return result
+
+    def preview(self, *args: str, **options) -> dict:
+        """``pulumi preview --json``: steps (op, urn, diffs) and diagnostics."""
+        result = self.run("preview", "--json", *args, **options)
+        return json.loads(result.stdout) if result.stdout.strip().startswith("{") else {"raw": result.stdout, "stderr": result.stderr, "code": result.returncode}
+
+    def up(self, *args: str, **options) -> subprocess.CompletedProcess:
+        return self.run("up", "--yes", "--skip-preview", *args, **options)
+
+    def outputs(self) -> dict:
+        return json.loads(self.run("stack", "output", "--json", "--show-secrets").stdout)
+
+    def export(self) -> dict:
+        return json.loads(self.run("stack", "export").stdout)
+
+    def resources(self) -> dict[str, dict]:
+        """The stack's resources in state, by URN."""
+        return {r["urn"]: r for r in self.export()["deployment"].get("resources", [])}
+
+
+def step_ops(preview: dict) -> dict[str, str]:
+    """Resource name -> the op a preview plans for it (providers and the stack left out)."""
+    return {
+        step["urn"].rsplit("::", 1)[1]: step["op"]
+        for step in preview.get("steps", [])
+        if "pulumi:providers:" not in step["urn"] and not step["urn"].split("::")[2].startswith("pulumi:pulumi:Stack")
+    }

@@ -1,0 +1,72 @@
+"""Where the real binaries come from, for tests marked ``real``.
+
+``make tools`` links them into ``.tools/bin``; a user's own binaries count too: ``pulumi`` and the
+Kubernetes provider from PATH, kube-apiserver and etcd from envtest's ``KUBEBUILDER_ASSETS`` or
+PATH. A missing binary skips the test with one line saying what to install, and fails it instead
+when ``KARPENTER_GITOPS_REQUIRE_REAL=1`` (CI), so the real tier can never go quietly missing.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+PROJECT = Path(__file__).resolve().parents[1]
+TOOLS_BIN = PROJECT / ".tools" / "bin"
+# The oldest CLI the project runs on: the floor of the `pulumi` wheel in pyproject.toml.
+MIN_PULUMI = (3, 231, 0)
+HOW_TO_GET = {
+    "pulumi": "run `make tools` (needs Go 1.26) or put a pulumi CLI on PATH",
+    "pulumi-resource-kubernetes": "run `make tools` (needs Go 1.26) or `pulumi plugin install resource kubernetes`",
+    "kube-apiserver": "run `make tools` (needs Go 1.26) or set KUBEBUILDER_ASSETS to envtest's binaries",
+    "etcd": "run `make tools` (needs Go 1.26) or set KUBEBUILDER_ASSETS to envtest's binaries",
+}
+
+
+def required() -> bool:
+    return os.environ.get("KARPENTER_GITOPS_REQUIRE_REAL") == "1"
+
+
+def unavailable(reason: str):
+    """Skip with ``reason``, or fail when the real tier is required."""
+    if required():
+        pytest.fail(f"KARPENTER_GITOPS_REQUIRE_REAL=1: {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+def find(name: str) -> Path | None:
+    """The binary ``name`` from .tools/bin, then KUBEBUILDER_ASSETS (API server pieces), then PATH."""
+    candidates = [TOOLS_BIN / name]
+    if name in {"kube-apiserver", "etcd"} and os.environ.get("KUBEBUILDER_ASSETS"):
+        candidates.append(Path(os.environ["KUBEBUILDER_ASSETS"]) / name)
+    candidates += [Path(found)] if (found := shutil.which(name)) else []
+    return next((path for path in candidates if path.is_file() and os.access(path, os.X_OK)), None)
+
+
+def binary(name: str) -> Path:
+    path = find(name)
+    if path is None:
+        unavailable(f"{name} not found: {HOW_TO_GET[name]}")
+    return path
+
+
+def pulumi_version(pulumi: Path) -> tuple[int, int, int] | None:
+    """The version the CLI reports, or None when it reports none it can be judged by."""
+    answer = subprocess.run([pulumi, "version"], capture_output=True, text=True, timeout=60).stdout.strip()
+    match = re.fullmatch(r"v?(\d+)\.(\d+)\.(\d+)\S*", answer)
+    return tuple(int(part) for part in match.groups()) if match else None
+
+
+def pulumi_cli() -> Path:
+    """The pulumi CLI, refused in one line when it is older than the project needs."""
+    pulumi = binary("pulumi")
+    version = pulumi_version(pulumi)
+    if version is None or version < MIN_PULUMI:
+        shown = ".".join(map(str, version)) if version else "no version"
+        unavailable(f"{pulumi} reports {shown}; karpenter-gitops needs pulumi >= {'.'.join(map(str, MIN_PULUMI))}: {HOW_TO_GET['pulumi']}")
+    return pulumi

@@ -1,0 +1,72 @@
+"""The API server fixture itself: Karpenter's CRDs served, CEL enforced, ports owned, cleanup."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+
+import _api_server
+import pytest
+from _api_server import kube_client
+
+pytestmark = pytest.mark.real
+
+CLASS = {
+    "apiVersion": "karpenter.k8s.aws/v1",
+    "kind": "EC2NodeClass",
+    "metadata": {"name": "default"},
+    "spec": {
+        "amiSelectorTerms": [{"alias": "al2023@latest"}],
+        "role": "KarpenterNodeRole-demo",
+        "subnetSelectorTerms": [{"tags": {"karpenter.sh/discovery": "demo"}}],
+        "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": "demo"}}],
+    },
+}
+
+
+def dry_run_create(api_server, body: dict):
+    from kubernetes import client
+
+    objects = client.CustomObjectsApi(kube_client(api_server))
+    return objects.create_cluster_custom_object("karpenter.k8s.aws", "v1", "ec2nodeclasses", body, dry_run="All")
+
+
+def test_the_karpenter_crds_are_served_and_their_cel_rules_enforced(api_server):
+    from kubernetes.client.exceptions import ApiException
+
+    assert dry_run_create(api_server, CLASS)["spec"]["role"] == "KarpenterNodeRole-demo"
+    both = {**CLASS, "spec": {**CLASS["spec"], "instanceProfile": "KarpenterNodeProfile"}}
+    with pytest.raises(ApiException) as refused:
+        dry_run_create(api_server, both)
+    assert refused.value.status == 422 and "must specify exactly one of ['role', 'instanceProfile']" in refused.value.body
+
+
+def test_a_server_whose_port_is_taken_starts_again_on_another(tmp_path, monkeypatch):
+    etcd = _api_server.tools.binary("etcd")
+    peer = _api_server._port()
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        ports = iter([taken.getsockname()[1], _api_server._port(), _api_server._port()])
+        monkeypatch.setattr(_api_server, "_port", lambda: next(ports))
+        server = _api_server.start_owned(
+            "etcd", tmp_path,
+            lambda port: [str(etcd), f"--data-dir={tmp_path / 'data'}", f"--listen-client-urls=http://127.0.0.1:{port}",
+                          f"--advertise-client-urls=http://127.0.0.1:{port}", f"--listen-peer-urls=http://127.0.0.1:{peer}"],
+            lambda port: _api_server._answers(f"http://127.0.0.1:{port}/health"),
+        )
+        try:
+            assert server.port != taken.getsockname()[1]
+            assert "address already in use" in (tmp_path / "etcd-0.log").read_text()
+        finally:
+            server.stop()
+    assert server.process.poll() is not None
+
+
+def test_a_stopped_api_server_leaves_no_process_and_no_files():
+    server = _api_server.start_api_server()
+    processes = [s.process for s in server.servers]
+    server.stop()
+    assert all(process.poll() is not None for process in processes)
+    assert not server.directory.exists()
+    assert subprocess.run(["pgrep", "-f", str(server.directory)], capture_output=True).returncode == 1

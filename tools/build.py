@@ -1,0 +1,213 @@
+"""Build the real Pulumi, Kubernetes and etcd binaries from our Go modules (``make tools``).
+
+Each folder beside this file is one Go module of ours for one tool family, so their requirements
+never meet (minimal version selection would upgrade one family's dependencies for another's sake).
+A family's binaries are built once per content of its go.mod, go.sum and Go sources, the Go
+version and the build flags, into a cache outside the clone; ``.tools/bin`` holds links into it.
+A second clone on the same machine, or a second run, builds nothing. Standard library only: this
+runs before any virtualenv exists.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+TOOLS = Path(__file__).resolve().parent
+BIN = TOOLS.parent / ".tools" / "bin"
+RELEASE_FLAGS = ("-trimpath", "-tags", "osusergo,grpcnotrace")
+
+
+@dataclass(frozen=True)
+class Binary:
+    """One executable: the package to build and the version it must report."""
+
+    name: str
+    package: str
+    version_flags: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Family:
+    """The binaries one go.mod of ours builds, plus files they need beside them."""
+
+    folder: str
+    binaries: tuple[Binary, ...]
+    # (module, path inside it) copied beside the binaries with mode 0755: module zips keep no modes.
+    module_files: tuple[tuple[str, str], ...] = ()
+    # Files our sources embed, generated from a module's files before the build.
+    generate: str | None = None
+    versions: dict[str, str] = field(default_factory=dict)
+
+
+def _module_version(folder: Path, module: str) -> str:
+    return _go(folder, "list", "-m", "-f", "{{.Version}}", module).strip()
+
+
+def _module_dir(folder: Path, module: str) -> Path:
+    return Path(_go(folder, "list", "-m", "-f", "{{.Dir}}", module).strip())
+
+
+def _go(folder: Path, *args: str) -> str:
+    return subprocess.run(("go", *args), cwd=folder, check=True, capture_output=True, text=True).stdout
+
+
+PULUMI_PKG = "github.com/pulumi/pulumi/pkg/v3"
+PULUMI_SDK = "github.com/pulumi/pulumi/sdk/v3"
+K8S_PROVIDER = "github.com/pulumi/pulumi-kubernetes/provider/v4"
+# The provider module has no tags of its own; the one commit the module proxy serves is tag v4.25.0.
+K8S_PROVIDER_RELEASE = "4.25.0"
+
+
+def families() -> list[Family]:
+    """The tool families, with versions read from their go.mod files."""
+    pulumi, provider, kube = TOOLS / "pulumi", TOOLS / "pulumi-kubernetes", TOOLS / "kube"
+    cli = _module_version(pulumi, PULUMI_PKG)
+    pulumi_version = (f"-X {PULUMI_SDK}/go/common/version.Version={cli}",)
+    k8s = _module_version(kube, "k8s.io/kubernetes")
+    major, minor = k8s.lstrip("v").split(".")[:2]
+    k8s_flags = tuple(
+        f"-X k8s.io/component-base/version.{name}={value}"
+        for name, value in (("gitVersion", k8s), ("gitMajor", major), ("gitMinor", minor), ("gitTreeState", "clean"))
+    )
+    return [
+        Family(
+            "pulumi",
+            (
+                Binary("pulumi", f"{PULUMI_PKG}/cmd/pulumi", pulumi_version),
+                Binary("pulumi-language-python", "./cmd/pulumi-language-python", pulumi_version),
+            ),
+            module_files=(
+                (PULUMI_SDK, "python/cmd/pulumi-language-python-exec"),
+                (PULUMI_SDK, "python/dist/pulumi-resource-pulumi-python"),
+            ),
+            versions={"pulumi": cli},
+        ),
+        Family(
+            "pulumi-kubernetes",
+            (
+                Binary(
+                    "pulumi-resource-kubernetes",
+                    "./cmd/pulumi-resource-kubernetes",
+                    (f"-X {K8S_PROVIDER}/pkg/version.Version={K8S_PROVIDER_RELEASE}",),
+                ),
+            ),
+            generate="kubernetes-schema",
+            versions={"pulumi-resource-kubernetes": K8S_PROVIDER_RELEASE},
+        ),
+        Family(
+            "kube",
+            (
+                Binary("kube-apiserver", "k8s.io/kubernetes/cmd/kube-apiserver", k8s_flags),
+                Binary("etcd", "go.etcd.io/etcd/server/v3"),
+            ),
+            versions={"kube-apiserver": k8s, "etcd": _module_version(kube, "go.etcd.io/etcd/server/v3")},
+        ),
+    ]
+
+
+def _write_kubernetes_schema(folder: Path) -> None:
+    """The two files the provider embeds, as its Makefile's generate step makes them."""
+    source = _module_dir(folder, K8S_PROVIDER) / "cmd" / "pulumi-resource-kubernetes"
+    target = folder / "cmd" / "pulumi-resource-kubernetes"
+    schema = json.loads((source / "schema.json").read_text())
+    schema["version"] = K8S_PROVIDER_RELEASE
+    (target / "schema-embed.json").write_text(json.dumps(schema, separators=(",", ":")))
+    mapping = json.loads((source / "terraform-mapping.json").read_text())
+    (target / "terraform-mapping-embed.json").write_text(json.dumps(mapping, separators=(",", ":")))
+
+
+GENERATORS = {"kubernetes-schema": _write_kubernetes_schema}
+
+
+def cache_root() -> Path:
+    configured = os.environ.get("KARPENTER_GITOPS_TOOLS_CACHE")
+    if configured:
+        return Path(configured)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "karpenter-gitops" / "tools"
+
+
+def cache_key(family: Family) -> str:
+    """What decides the binaries: our module's files, the Go toolchain and the build flags."""
+    folder = TOOLS / family.folder
+    digest = hashlib.sha256()
+    sources = sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix in {".go", ".mod", ".sum"})
+    for path in sources:
+        digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes() + b"\0")
+    digest.update(_go(folder, "env", "GOVERSION", "GOOS", "GOARCH").encode())
+    digest.update(repr((RELEASE_FLAGS, family.binaries, family.module_files)).encode())
+    version = "-".join(v.lstrip("v") for v in family.versions.values())
+    return f"{family.folder}-{version}-{digest.hexdigest()[:12]}"
+
+
+def build(family: Family, log) -> Path:
+    """The family's cached folder, building it first when it is not there yet."""
+    target = cache_root() / cache_key(family)
+    if target.is_dir():
+        log(f"{family.folder}: cached in {target}")
+        return target
+    folder = TOOLS / family.folder
+    if family.generate:
+        GENERATORS[family.generate](folder)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{family.folder}-", dir=target.parent))
+    try:
+        environment = {**os.environ, "CGO_ENABLED": "0"}
+        for binary in family.binaries:
+            log(f"{family.folder}: building {binary.name} (first build of a family takes minutes)")
+            command = ["go", "build", *RELEASE_FLAGS, "-o", str(staging / binary.name)]
+            if binary.version_flags:
+                command += ["-ldflags", " ".join(binary.version_flags)]
+            subprocess.run([*command, binary.package], cwd=folder, env=environment, check=True)
+        for module, path in family.module_files:
+            copy = staging / Path(path).name
+            shutil.copyfile(_module_dir(folder, module) / path, copy)
+            copy.chmod(0o755)
+        staging.rename(target)  # whole or not at all: a killed build leaves only a staging folder
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return target
+
+
+def link(folders: list[Path]) -> None:
+    """Point .tools/bin at the cached binaries (links, so the cache stays the one copy)."""
+    BIN.mkdir(parents=True, exist_ok=True)
+    for folder in folders:
+        for source in folder.iterdir():
+            entry = BIN / source.name
+            if entry.is_symlink() or entry.exists():
+                entry.unlink()
+            entry.symlink_to(source)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--versions", action="store_true", help="print the versions the binaries report, as JSON")
+    args = parser.parse_args(argv)
+    if shutil.which("go") is None:
+        print("make tools: Go is not installed (the real binaries are built from Go modules); install Go 1.26", file=sys.stderr)
+        return 2
+    chosen = families()
+    if args.versions:
+        print(json.dumps({name: v for f in chosen for name, v in f.versions.items()}, indent=2))
+        return 0
+    try:
+        link([build(family, lambda line: print(line, file=sys.stderr)) for family in chosen])
+    except subprocess.CalledProcessError as failure:
+        print(f"make tools: {' '.join(map(str, failure.cmd[:3]))} failed (exit {failure.returncode}); see the output above", file=sys.stderr)
+        return 1
+    print(f"make tools: binaries in {BIN}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
