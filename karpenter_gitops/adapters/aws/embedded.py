@@ -523,3 +523,18 @@ class _RawBody:
 
     def stream(self, **_: Any) -> Iterator[bytes]:
         yield self._body
+
+
+def run_against(command: list[str], fixture: str | Path | None = None) -> int:
+    """Run ``command`` with the AWS environment pointing at a seeded embedded AWS; its exit code.
+
+    The child inherits the environment ``embedded_aws`` sets (endpoint, region, dummy credentials,
+    no user config), so any AWS SDK in it, the Pulumi engine's dynamic providers included, reads the
+    world instead of an account."""
+    import subprocess
+
+    with embedded_aws(fixture):
+        try:
+            return subprocess.run(command, check=False).returncode
+        except OSError as failure:  # not found, not executable
+            raise InputError(f"cannot run {command[0]!r}: {failure.strerror}", hint="give a command on PATH, e.g. `-- pulumi preview`") from None
