@@ -59,6 +59,11 @@ class PulumiProject:
             raise AssertionError(f"pulumi {' '.join(args)} exited {result.returncode}:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}")
         return result
 
+    def start(self, *args: str) -> subprocess.Popen:
+        """A CLI command left running (its output merged into one text stream), to be stopped midway."""
+        return subprocess.Popen(["pulumi", *args], cwd=self.directory, env={**os.environ, **self.environment},
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
     def preview(self, *args: str, **options) -> dict:
         """``pulumi preview --json``: steps (op, urn, diffs) and diagnostics."""
         result = self.run("preview", "--json", *args, **options)

@@ -71,3 +71,33 @@ def world(embedded_server):
 def default_aws(world):
     """The packaged default world (us-west-2, Kubernetes 1.32)."""
     return world()
+
+
+# --- the real tier (tests marked `real`): binaries from `make tools` -------------------------------
+
+
+@pytest.fixture(scope="session")
+def api_server():
+    """etcd + kube-apiserver on loopback with the Karpenter CRDs established; stopped at session end."""
+    from _api_server import install_crds, start_api_server
+
+    server = start_api_server()
+    try:
+        install_crds(server)
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def pulumi_cli() -> Path:
+    import _real_tools
+
+    return _real_tools.pulumi_cli()
+
+
+@pytest.fixture(scope="session")
+def kubernetes_provider() -> Path:
+    import _real_tools
+
+    return _real_tools.binary("pulumi-resource-kubernetes")

@@ -160,6 +160,7 @@ def build(family: Family, log) -> Path:
         GENERATORS[family.generate](folder)
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{family.folder}-", dir=target.parent))
+    staging.chmod(0o755)
     try:
         environment = {**os.environ, "CGO_ENABLED": "0"}
         for binary in family.binaries:
