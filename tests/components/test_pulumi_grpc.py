@@ -16,7 +16,7 @@ from pulumi.runtime.proto import provider_pb2
 from pulumi.runtime.rpc import UNKNOWN
 from pulumi_grpc import ProviderHost, provider_inputs
 
-from components.reconciliation import ReconciliationProvider
+from karpenter_gitops_pulumi.reconciliation import ReconciliationProvider
 
 SPEC = {
     "amiSelectorTerms": [{"alias": "al2023@v20240807"}],
