@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test fuzz bench clean
+.PHONY: demo test fuzz bench dist clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,5 +26,10 @@ fuzz: $(STAMP)
 bench: $(STAMP)
 	for f in benchmarks/*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
 
+# The wheel in dist/; build/ goes first, as setuptools would ship modules left there by an older tree.
+dist: $(STAMP)
+	rm -rf build dist
+	$(PY) -m pip wheel --quiet --no-deps --disable-pip-version-check --wheel-dir dist .
+
 clean:
-	rm -rf $(VENV) .pytest_cache build *.egg-info
+	rm -rf $(VENV) .pytest_cache build dist *.egg-info
