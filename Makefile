@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 WHEELS := tools/wheels.txt
 HAVE_GO := $(shell command -v go 2>/dev/null)
 
-.PHONY: demo test tools fuzz bench clean
+.PHONY: demo test tools fuzz bench dist clean
 
 $(STAMP): pyproject.toml $(WHEELS)
 	$(PYTHON) -m venv $(VENV)
@@ -40,5 +40,10 @@ fuzz: $(STAMP)
 bench: $(STAMP)
 	for f in benchmarks/*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
 
+# The wheel in dist/; build/ goes first, as setuptools would ship modules left there by an older tree.
+dist: $(STAMP)
+	rm -rf build dist
+	$(PY) -m pip wheel --quiet --no-deps --disable-pip-version-check --wheel-dir dist .
+
 clean:
-	rm -rf $(VENV) .pytest_cache build *.egg-info .tools
+	rm -rf $(VENV) .pytest_cache build dist *.egg-info .tools

@@ -9,8 +9,8 @@ instead of applying them to a cluster).
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.fleet import Fleet, FleetArgs
-from components.nodeclass import ClusterArgs
+from karpenter_gitops_pulumi.fleet import Fleet, FleetArgs
+from karpenter_gitops_pulumi.nodeclass import ClusterArgs
 
 settings = pulumi.Config("karpenter-gitops")
 cluster = settings.get_object("cluster") or {}

@@ -13,7 +13,7 @@ step "Validate manifests with real-world mistakes (expected: findings, exit 1)" 
 step "Plan the demo stack against the embedded AWS (expected: a skipped pending AMI, unserved arm64 types, a profile without a role; exit 1)" \
   "$kg" plan --stack demo --embedded-aws
 step "The Pulumi resources of the demo stack, reconciled, without the Pulumi CLI (expected: payments blocked; exit 1)" \
-  .venv/bin/python -m components.offline --stack demo --embedded-aws
+  .venv/bin/python -m karpenter_gitops_pulumi.offline --stack demo --embedded-aws
 step "Propose AMI pin bumps for the pinned example stack (dry run: the file is not touched)" \
   "$kg" bump --stack pinned --embedded-aws --dry-run
 rm -rf out/rendered out/base

@@ -16,8 +16,8 @@ from pulumi.dynamic.dynamic import serialize_provider
 from pulumi.runtime import rpc
 from pulumi.runtime.proto import provider_pb2
 
-from components import plugins
-from components.engine.wire import to_struct as struct  # a Struct as the engine sends properties: numbers are doubles
+from karpenter_gitops_pulumi import plugins
+from karpenter_gitops_pulumi.engine.wire import to_struct as struct  # a Struct as the engine sends properties: numbers are doubles
 
 PROVIDER_KEY = "__provider"
 TYPE = "pulumi-python:dynamic/karpenter-gitops:Reconciliation"
@@ -80,7 +80,7 @@ def _urn() -> str:
 
 # --- the policy pack's Analyzer ------------------------------------------------------------------
 
-POLICIES = TESTS.parent / "policies"
+POLICIES = TESTS.parent / "karpenter_gitops_policies"
 
 
 class AnalyzerHost(plugins.AnalyzerHost):

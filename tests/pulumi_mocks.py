@@ -3,7 +3,7 @@
 Fast and in-process: the mocks drive the reconciliation dynamic resource as the engine does
 (``__provider`` unpickled, ``check()`` then ``create()``; ``check()`` only in a preview) and keep
 every registration (type, inputs, parent, dependencies, ignoreChanges). What the engine itself does
-(serialisation, secrets, the provider host, diffs, state) is tested through ``components.engine``.
+(serialisation, secrets, the provider host, diffs, state) is tested through ``karpenter_gitops_pulumi.engine``.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import dill
 import pulumi
 from pulumi.runtime.mocks import MockMonitor
 
-from components.offline import GET_CLUSTER, RECONCILIATION, stand_in_cluster
+from karpenter_gitops_pulumi.offline import GET_CLUSTER, RECONCILIATION, stand_in_cluster
 
 @dataclass
 class Registration:

@@ -33,7 +33,7 @@ from conftest import PROJECT
 from hypothesis import HealthCheck, given, settings
 from pulumi_grpc import AnalyzerHost, ProviderHost, provider_inputs
 
-from components.reconciliation import INPUT_KEYS, OUTPUT_KEYS, ReconciliationProvider
+from karpenter_gitops_pulumi.reconciliation import INPUT_KEYS, OUTPUT_KEYS, ReconciliationProvider
 from karpenter_gitops.app import analyze
 from karpenter_gitops.cli import main
 from karpenter_gitops.core import versions
@@ -41,7 +41,7 @@ from karpenter_gitops.load.files import parse_yaml
 from karpenter_gitops.rules import registry
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL, example_documents, merge_patch
 from karpenter_gitops.rules.registry import Stage
-from policies import pack
+from karpenter_gitops_policies import pack
 
 Verdict = tuple[str, str, str, str, str]  # rule, kind, name, path, severity
 NAMESPACE = "karpenter-gitops"

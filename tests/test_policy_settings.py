@@ -18,15 +18,15 @@ import pytest
 import yaml
 from pulumi_grpc import AnalyzerHost
 
-from components.controller import KarpenterController, KarpenterControllerArgs
-from components.reconciliation import ReconciliationProvider
+from karpenter_gitops_pulumi.controller import KarpenterController, KarpenterControllerArgs
+from karpenter_gitops_pulumi.reconciliation import ReconciliationProvider
 from karpenter_gitops.app import analyze
 from karpenter_gitops.cli import main
 from karpenter_gitops.core.inputs import PolicySettings, RuleSetting
 from karpenter_gitops.core.findings import Severity
 from karpenter_gitops.load import policy as policy_block
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL, merge_patch
-from policies import pack
+from karpenter_gitops_policies import pack
 
 CLASS = BASE_NODECLASS["spec"]
 POOL = BASE_NODEPOOL["spec"]

@@ -16,7 +16,7 @@ def pack_config_command(stack) -> None:
 
     Switched-off rules become disabled policies, raised or lowered severities mandatory or advisory
     ones (production included), and rule parameters pass as they are. Use it as
-    `pulumi preview --policy-pack policies --policy-pack-config FILE`.
+    `pulumi preview --policy-pack karpenter_gitops_policies --policy-pack-config FILE`.
     """
     from karpenter_gitops.app import analyze
     from karpenter_gitops.app.sources import read_sources

@@ -59,7 +59,7 @@ class PolicySettings:
     rules: Mapping[str, RuleSetting] = field(default_factory=dict)
 
 
-DEFAULT_WAIVERS = Path("policies/waivers.yaml")  # the waiver file a --policy run reads when there is one
+DEFAULT_WAIVERS = Path("karpenter_gitops_policies/waivers.yaml")  # the waiver file a --policy run reads when there is one
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Waivers, read strictly: a reasoned, expiring exception to one rule for named objects (or a glob like ``gpu-*``).
 
-Waivers live in the stack config (``karpenter-gitops:waivers``) or in a file (``policies/waivers.yaml``
+Waivers live in the stack config (``karpenter-gitops:waivers``) or in a file (``karpenter_gitops_policies/waivers.yaml``
 by default), both as a list of entries:
 
 .. code-block:: yaml
@@ -91,6 +91,6 @@ def _date(value: Any, where: str, file: str) -> dt.date:
 
 
 def read_file(path: str | Path) -> tuple[Waiver, ...]:
-    """Waivers from a waiver file (``policies/waivers.yaml``); a malformed one is an InputError."""
+    """Waivers from a waiver file (``karpenter_gitops_policies/waivers.yaml``); a malformed one is an InputError."""
     name = display(Path(path))
     return parse_file(parse_yaml(read_text(Path(path)), name), name)

@@ -72,12 +72,12 @@ def test_threads_asking_the_same_question_share_one_call(default_aws):
 def test_unreachable_endpoint_is_transient(monkeypatch):
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    with socket.socket() as probe:
+    with socket.socket() as probe:  # held, not listening, so no other process can take the port meanwhile
         probe.bind(("127.0.0.1", 0))
         closed = f"http://127.0.0.1:{probe.getsockname()[1]}"
-    aws = AwsSession("us-west-2", endpoint_url=closed, max_attempts=1, connect_timeout=1)
-    with pytest.raises(TransientAWSError) as caught:
-        aws.call("ec2", "DescribeImages", Owners=["self"])
+        aws = AwsSession("us-west-2", endpoint_url=closed, max_attempts=1, connect_timeout=1)
+        with pytest.raises(TransientAWSError) as caught:
+            aws.call("ec2", "DescribeImages", Owners=["self"])
     assert caught.value.code == "EndpointConnectionError"
 
 

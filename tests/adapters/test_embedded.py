@@ -1,10 +1,12 @@
 """The embedded AWS: the world-fixture contract, what seeding makes visible, the environment."""
 
+import errno
 import os
+import socket
 
 import pytest
 
-from karpenter_gitops.adapters.aws.embedded import embedded_aws, load_world, parse_world
+from karpenter_gitops.adapters.aws.embedded import EmbeddedServer, embedded_aws, load_world, parse_world
 from karpenter_gitops.core.errors import InputError
 
 MINIMAL = 'region: us-west-2\nkubernetesVersion: "1.32"\n'
@@ -73,6 +75,34 @@ def test_a_standalone_embedded_aws_starts_and_stops_its_own_server():
     with embedded_aws(parse_world(MINIMAL + "roles: [{name: r}]", "t.yaml")) as env:
         assert env.session().call("iam", "GetRole", RoleName="r")["Role"]["RoleName"] == "r"
         assert env.endpoint_url.startswith("http://127.0.0.1:")
+
+
+def test_the_server_owns_its_port_from_construction_so_no_other_process_can_take_it():
+    """A port probed and released before moto bound it could be taken meanwhile; moto's thread then died
+    and ``plan --embedded-aws`` waited forever. Another socket now finds the port taken, and the server answers."""
+    server = EmbeddedServer()
+    try:
+        port = int(server.endpoint_url.rsplit(":", 1)[1])
+        with socket.socket() as intruder, pytest.raises(OSError) as taken:
+            intruder.bind(("127.0.0.1", port))
+        assert taken.value.errno == errno.EADDRINUSE
+        with embedded_aws(parse_world(MINIMAL + "roles: [{name: r}]", "t.yaml"), server=server.start()) as env:
+            assert env.session().call("iam", "GetRole", RoleName="r")["Role"]["RoleName"] == "r"
+    finally:
+        server.stop()
+
+
+def test_a_server_that_cannot_listen_is_one_line_not_a_hang(monkeypatch):
+    import werkzeug.serving
+
+    def refused(*_args, **_kwargs):
+        raise OSError(errno.EADDRNOTAVAIL, "Cannot assign requested address")
+
+    monkeypatch.setattr(werkzeug.serving, "make_server", refused)
+    with pytest.raises(InputError) as caught:
+        EmbeddedServer()
+    assert str(caught.value).startswith("the embedded AWS cannot listen on 127.0.0.1: Cannot assign requested address (hint:")
+    assert "\n" not in str(caught.value)
 
 
 def test_a_clusters_endpoint_is_the_same_in_every_run(default_aws):

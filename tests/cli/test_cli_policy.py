@@ -50,7 +50,7 @@ def waiver_file(tmp_path, expires: str):
 
 
 def test_policy_error_fails_without_a_waiver(manifest, capsys, monkeypatch, tmp_path):
-    monkeypatch.chdir(tmp_path)  # no policies/waivers.yaml here
+    monkeypatch.chdir(tmp_path)  # no karpenter_gitops_policies/waivers.yaml here
     code, out, _ = run(capsys, "validate", manifest, "--policy", "--format", "json")
     report = json.loads(out)
     assert code == 1
@@ -84,8 +84,8 @@ def test_text_report_lists_active_waivers(manifest, capsys, tmp_path):
 
 
 def test_default_waiver_file_is_used_from_the_working_directory(manifest, capsys, tmp_path, monkeypatch):
-    (tmp_path / "policies").mkdir()
-    (tmp_path / "policies" / "waivers.yaml").write_text(WAIVER.format(expires="2999-12-31"))
+    (tmp_path / "karpenter_gitops_policies").mkdir()
+    (tmp_path / "karpenter_gitops_policies" / "waivers.yaml").write_text(WAIVER.format(expires="2999-12-31"))
     monkeypatch.chdir(tmp_path)
     assert run(capsys, "validate", manifest, "--policy")[0] == 0
 

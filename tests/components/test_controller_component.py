@@ -11,8 +11,8 @@ import pytest
 import yaml
 from pulumi_specs import SPEC, SPOT_POOL
 
-from components.controller import KarpenterController, KarpenterControllerArgs
-from components.fleet import Fleet, FleetArgs
+from karpenter_gitops_pulumi.controller import KarpenterController, KarpenterControllerArgs
+from karpenter_gitops_pulumi.fleet import Fleet, FleetArgs
 from karpenter_gitops.app import stack
 from karpenter_gitops.core.errors import InputError
 

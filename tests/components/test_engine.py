@@ -10,9 +10,9 @@ from conftest import scratch_project
 from hypothesis import given
 from hypothesis import strategies as st
 
-from components import offline
-from components.engine.state import sealed, unsealed
-from components.engine.wire import (
+from karpenter_gitops_pulumi import offline
+from karpenter_gitops_pulumi.engine.state import sealed, unsealed
+from karpenter_gitops_pulumi.engine.wire import (
     SECRET,
     SIG,
     UNKNOWN,

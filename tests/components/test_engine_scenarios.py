@@ -1,4 +1,4 @@
-"""``pulumi up`` scenarios through the engine stand-in (components/engine/), against the embedded AWS.
+"""``pulumi up`` scenarios through the engine stand-in (karpenter_gitops_pulumi/engine/), against the embedded AWS.
 
 Each run is a new program process and, as under the CLI, a new dynamic-provider host; the state
 file carries the stack from one run to the next.
@@ -13,8 +13,8 @@ import pytest
 from _fault_proxy import FaultProxy
 from conftest import scratch_project
 
-from components import offline
-from components.engine.wire import SIG, is_secret, to_wire
+from karpenter_gitops_pulumi import offline
+from karpenter_gitops_pulumi.engine.wire import SIG, is_secret, to_wire
 
 RECONCILIATION = "default-reconciliation"
 RECOMMENDED = "/aws/service/eks/optimized-ami/1.32/amazon-linux-2023/x86_64/standard/recommended/image_id"
@@ -205,7 +205,7 @@ def test_the_policy_pack_judges_a_preview_of_a_new_stack_and_then_its_outputs(de
 
     from karpenter_gitops.app.stack import eks_cluster
 
-    engine = offline.engine_for("demo", cluster_lookup=eks_cluster, policy_packs=[PROJECT / "policies"])
+    engine = offline.engine_for("demo", cluster_lookup=eks_cluster, policy_packs=[PROJECT / "karpenter_gitops_policies"])
     preview = engine.preview()
     assert not preview.failed, preview.failures
     assert [v.message for v in preview.violations if "can't run policy" in v.message] == []

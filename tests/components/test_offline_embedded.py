@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from components.offline import engine_for
+from karpenter_gitops_pulumi.offline import engine_for
 from karpenter_gitops.adapters.aws.client import AwsSession
 from karpenter_gitops.adapters.aws.eks import describe_cluster
 from karpenter_gitops.app import stack

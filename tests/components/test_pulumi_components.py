@@ -13,9 +13,9 @@ import yaml
 from pulumi.output import Unknown
 from pulumi_specs import SPEC, SPOT_POOL
 
-from components.fleet import Fleet, FleetArgs
-from components.nodeclass import NodeClass, NodeClassArgs
-from components.nodepool import NodePool, NodePoolArgs
+from karpenter_gitops_pulumi.fleet import Fleet, FleetArgs
+from karpenter_gitops_pulumi.nodeclass import NodeClass, NodeClassArgs
+from karpenter_gitops_pulumi.nodepool import NodePool, NodePoolArgs
 from karpenter_gitops.app import stack
 from karpenter_gitops.app.stack import engine_config
 from karpenter_gitops.core.errors import InputError
@@ -236,7 +236,7 @@ def test_program_refuses_to_render_a_helm_release(project):
 
 
 def test_a_disruption_block_without_consolidate_after_is_not_silently_completed():
-    from components.manifests import node_pool_spec
+    from karpenter_gitops_pulumi.manifests import node_pool_spec
 
     spec = copy.deepcopy(POOL) | {"disruption": {"consolidationPolicy": "WhenEmpty"}}
     applied = node_pool_spec(spec, "default")

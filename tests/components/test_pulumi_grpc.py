@@ -16,7 +16,7 @@ from pulumi.runtime.proto import provider_pb2
 from pulumi.runtime.rpc import UNKNOWN
 from pulumi_grpc import ProviderHost, provider_inputs
 
-from components.reconciliation import ReconciliationProvider
+from karpenter_gitops_pulumi.reconciliation import ReconciliationProvider
 
 SPEC = {
     "amiSelectorTerms": [{"alias": "al2023@v20240807"}],
@@ -197,14 +197,14 @@ def test_unreachable_aws_fails_the_update_as_transient(embedded, tmp_path):
         _, outs = host.create(demo_inputs())
     finally:
         host.close()
-    with socket.socket() as probe:  # a port nothing listens on
+    with socket.socket() as probe:  # a port nothing listens on: held, not listening, for the whole test
         probe.bind(("127.0.0.1", 0))
         dead = f"http://127.0.0.1:{probe.getsockname()[1]}"
-    host = ProviderHost(cwd=tmp_path, env={"AWS_ENDPOINT_URL": dead, "AWS_MAX_ATTEMPTS": "1"})
-    try:
-        with pytest.raises(grpc.RpcError) as err:
-            host.update("default", outs, demo_inputs())
-        assert "transient AWS failure, nothing changed" in err.value.details()
-        assert host.read("default", outs) == outs
-    finally:
-        host.close()
+        host = ProviderHost(cwd=tmp_path, env={"AWS_ENDPOINT_URL": dead, "AWS_MAX_ATTEMPTS": "1"})
+        try:
+            with pytest.raises(grpc.RpcError) as err:
+                host.update("default", outs, demo_inputs())
+            assert "transient AWS failure, nothing changed" in err.value.details()
+            assert host.read("default", outs) == outs
+        finally:
+            host.close()

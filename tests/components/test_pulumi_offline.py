@@ -8,7 +8,7 @@ import json
 import pytest
 from conftest import PROJECT, scratch_project
 
-from components import offline
+from karpenter_gitops_pulumi import offline
 from karpenter_gitops.app.stack import eks_cluster
 
 
@@ -107,7 +107,7 @@ def test_a_stack_file_that_is_not_a_stack_is_one_line(tmp_path, monkeypatch, cap
 def test_a_policy_pack_config_file_sets_levels_as_the_engine_does(tmp_path, capsys):
     config = tmp_path / "policy.json"
     config.write_text(json.dumps({"all": "mandatory", "policy-detailed-monitoring": "disabled"}))
-    args = ["--stack", "demo", "--preview", "--policy-pack", str(PROJECT / "policies")]
+    args = ["--stack", "demo", "--preview", "--policy-pack", str(PROJECT / "karpenter_gitops_policies")]
     assert offline.main([*args, "--policy-pack-config", str(config)]) == 1  # the pool-size policy is now mandatory
     out = capsys.readouterr().out
     assert "policy mandatory: policy-bounded-instance-size: general-nodepool:" in out
@@ -122,7 +122,7 @@ def test_a_policy_pack_config_file_sets_levels_as_the_engine_does(tmp_path, caps
 def test_a_policy_pack_config_the_pack_refuses_is_one_line(tmp_path, capsys, content, says):
     config = tmp_path / "policy.json"
     config.write_text(content)
-    args = ["--stack", "demo", "--preview", "--policy-pack", str(PROJECT / "policies"), "--policy-pack-config", str(config)]
+    args = ["--stack", "demo", "--preview", "--policy-pack", str(PROJECT / "karpenter_gitops_policies"), "--policy-pack-config", str(config)]
     assert offline.main(args) == 2
     out, err = capsys.readouterr()
     assert out == "" and len(err.splitlines()) == 1 and says in err, err

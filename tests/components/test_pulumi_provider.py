@@ -10,8 +10,8 @@ from pulumi.runtime import Settings, configure
 from pulumi.runtime.rpc import UNKNOWN
 from pulumi_specs import SPEC, SPOT_POOL
 
-from components import reconciliation
-from components.reconciliation import (
+from karpenter_gitops_pulumi import reconciliation
+from karpenter_gitops_pulumi.reconciliation import (
     ReconciliationError,
     ReconciliationProvider,
     TransientReconciliationError,

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from pulumi.provider.experimental.component import ComponentProvider
 
-from components.fleet import Fleet
-from components.nodeclass import NodeClass
-from components.nodepool import NodePool
+from karpenter_gitops_pulumi.fleet import Fleet
+from karpenter_gitops_pulumi.nodeclass import NodeClass
+from karpenter_gitops_pulumi.nodepool import NodePool
 
 GOLDEN = Path(__file__).resolve().parent.parent / "pulumi_schema.json"
 

@@ -129,7 +129,7 @@ def test_the_offline_pulumi_runner(default_aws, tmp_path_factory, monkeypatch, s
     import contextlib
     import io
 
-    from components import offline
+    from karpenter_gitops_pulumi import offline
 
     folder = scratch_project(tmp_path_factory.mktemp("project"), "fuzz", as_text([stack], edit))
     monkeypatch.setattr(offline, "PROJECT", folder)

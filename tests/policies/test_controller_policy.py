@@ -25,7 +25,7 @@ from karpenter_gitops.judge import validate
 from karpenter_gitops.load import controller as controller_block
 from karpenter_gitops.load.documents import load_documents
 from karpenter_gitops.rules import controller as controller_rules
-from policies import pack
+from karpenter_gitops_policies import pack
 
 ACCOUNT = iam.Account.from_cluster_arn("arn:aws:eks:us-west-2:123456789012:cluster/demo")
 SPOT = [{"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot"]}]

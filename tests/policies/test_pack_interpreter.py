@@ -1,4 +1,4 @@
-"""The engine starts the pack with the interpreter its PulumiPolicy.yaml names (see components/plugins.py)."""
+"""The engine starts the pack with the interpreter its PulumiPolicy.yaml names (see karpenter_gitops_pulumi/plugins.py)."""
 
 from __future__ import annotations
 
@@ -11,14 +11,14 @@ import yaml
 from conftest import PROJECT
 from pulumi_grpc import POLICIES
 
-from components.plugins import analyzer_command
+from karpenter_gitops_pulumi.plugins import analyzer_command
 
 
 def test_the_pack_runs_on_the_projects_virtualenv_where_it_is_installed():
     command = analyzer_command(POLICIES, "127.0.0.1:1")
     assert command[0] == str(POLICIES / "../.venv/bin/python") and command[1:4] == ["-u", "-m", "pulumi.policy"]
     assert (POLICIES / "../.venv").resolve() == (PROJECT / ".venv").resolve()
-    probe = subprocess.run([command[0], "-c", "import pulumi_policy, policies.pack"], cwd=POLICIES, capture_output=True, text=True)
+    probe = subprocess.run([command[0], "-c", "import pulumi_policy, karpenter_gitops_policies.pack"], cwd=POLICIES, capture_output=True, text=True)
     assert probe.returncode == 0, probe.stderr
 
 

@@ -28,7 +28,7 @@ from pulumi_policy.proxy import (
 )
 
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
-from policies import pack
+from karpenter_gitops_policies import pack
 
 OPTS = PolicyResourceOptions(False, [], None, [], PolicyCustomTimeouts(0, 0, 0), [])
 POLICIES = {p.name: p for p in pack.all_policies()}
@@ -211,10 +211,10 @@ def analyzer(tmp_path_factory):
     )
     env = {**os.environ, pack.WAIVER_FILE_ENV: str(waivers)}
     process = subprocess.Popen(
-        [sys.executable, "-u", "-m", "pulumi.policy", "127.0.0.1:1", str(PROJECT / "policies")],
+        [sys.executable, "-u", "-m", "pulumi.policy", "127.0.0.1:1", str(PROJECT / "karpenter_gitops_policies")],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        cwd=PROJECT / "policies",
+        cwd=PROJECT / "karpenter_gitops_policies",
         env=env,
     )
     try:

@@ -143,11 +143,11 @@ def test_read_fleet_joins_nodeclaims_with_node_labels(fake_cluster):
 def test_unreachable_cluster_is_reported_not_raised_as_input_error(tmp_path):
     import socket
 
-    with socket.socket() as probe:
+    with socket.socket() as probe:  # held, not listening, so no other process can take the port meanwhile
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    with pytest.raises(kube.ClusterUnavailable, match="cannot reach"):
-        kube.read_fleet(kubeconfig_for(tmp_path / "kubeconfig", f"http://127.0.0.1:{port}"))
+        with pytest.raises(kube.ClusterUnavailable, match="cannot reach"):
+            kube.read_fleet(kubeconfig_for(tmp_path / "kubeconfig", f"http://127.0.0.1:{port}"))
 
 
 def test_unusable_kubeconfig_is_an_input_error(tmp_path):

@@ -36,7 +36,6 @@ import json
 import logging
 import os
 import random
-import socket
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -263,11 +262,17 @@ class EmbeddedAWS:
 
 
 class EmbeddedServer:
-    """moto's ThreadedMotoServer on 127.0.0.1 and a free port; reusable across worlds (e.g. one per test session)."""
+    """moto's server app on 127.0.0.1, reusable across worlds (e.g. one per test session).
+
+    The server binds port 0 itself and keeps the socket: probing a free port and letting moto bind it
+    later lost the race to any process that took the port meanwhile, and moto's thread then died
+    while the run waited for it forever.
+    """
 
     def __init__(self) -> None:
         try:
-            from moto.server import ThreadedMotoServer
+            from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
+            from werkzeug.serving import make_server
         except ModuleNotFoundError as missing:  # the `embedded` extra is optional
             raise InputError(
                 f"--embedded-aws needs moto, which is not installed (no module {missing.name!r})",
@@ -275,19 +280,25 @@ class EmbeddedServer:
             ) from None
 
         logging.getLogger("werkzeug").setLevel(logging.WARNING)  # one access-log line per AWS call is noise here
-
-        with socket.socket() as probe:  # ThreadedMotoServer reports no bound port for port 0, so pick one
-            probe.bind(("127.0.0.1", 0))
-            port = probe.getsockname()[1]
-        self._server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-        self.endpoint_url = f"http://127.0.0.1:{port}"
+        try:
+            self._server = make_server("127.0.0.1", 0, DomainDispatcherApplication(create_backend_app), threaded=True)
+        except OSError as error:
+            raise InputError(
+                f"the embedded AWS cannot listen on 127.0.0.1: {error.strerror or error}",
+                hint="check that the loopback interface is up and this process may open sockets",
+            ) from None
+        self.endpoint_url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self._thread = threading.Thread(target=self._server.serve_forever, name="embedded-aws", daemon=True)
 
     def start(self) -> EmbeddedServer:
-        self._server.start()
+        self._thread.start()  # the socket already listens: requests queue until the loop picks them up
         return self
 
     def stop(self) -> None:
-        self._server.stop()
+        if self._thread.is_alive():
+            self._server.shutdown()
+            self._thread.join()
+        self._server.server_close()
 
 
 @contextlib.contextmanager

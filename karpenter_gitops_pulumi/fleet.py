@@ -5,10 +5,10 @@ from typing import Any, NotRequired, TypedDict
 
 import pulumi
 
-from components.controller import KarpenterController, KarpenterControllerArgs
-from components.nodeclass import ClusterArgs, NodeClass, NodeClassArgs, cluster_block
-from components.nodepool import NodePool, NodePoolArgs
-from components.reconciliation import load_inputs
+from karpenter_gitops_pulumi.controller import KarpenterController, KarpenterControllerArgs
+from karpenter_gitops_pulumi.nodeclass import ClusterArgs, NodeClass, NodeClassArgs, cluster_block
+from karpenter_gitops_pulumi.nodepool import NodePool, NodePoolArgs
+from karpenter_gitops_pulumi.reconciliation import load_inputs
 from karpenter_gitops.core.errors import InputError
 
 

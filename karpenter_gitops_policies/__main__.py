@@ -1,12 +1,12 @@
 """Entry point the Pulumi engine runs (``python -m pulumi.policy``): build the pack and serve it.
 
 Constructing a PolicyPack starts the Analyzer gRPC server and blocks, so this file does nothing
-else; the policies themselves live in :mod:`policies.pack`, importable without side effects.
+else; the policies themselves live in :mod:`karpenter_gitops_policies.pack`, importable without side effects.
 """
 
 from pulumi_policy import EnforcementLevel, PolicyPack
 
-from policies.pack import PACK_NAME, all_policies
+from karpenter_gitops_policies.pack import PACK_NAME, all_policies
 
 PolicyPack(
     name=PACK_NAME,

@@ -6,7 +6,7 @@ services the program talks to; values and the engine's rules on them in :mod:`.w
 a run's report in :mod:`.state`, the providers in :mod:`.providers`.
 
 
-* the program runs in its own process through :mod:`components.language_host` (the language host's
+* the program runs in its own process through :mod:`karpenter_gitops_pulumi.language_host` (the language host's
   steps), with the stack config in ``PULUMI_CONFIG`` / ``PULUMI_CONFIG_SECRET_KEYS``, and talks to a
   gRPC resource monitor and engine served here;
 * every value crosses gRPC as a protobuf Struct, as the engine's do: numbers are doubles, secrets keep
@@ -17,7 +17,7 @@ a run's report in :mod:`.state`, the providers in :mod:`.providers`.
   Read on refresh, Delete for what the program no longer registers. The host says it accepts no
   secrets and no resource references, so it gets plain values, and outputs whose input was secret,
   or that ``additional_secret_outputs`` names, come back secret;
-* policy packs are started from their ``PulumiPolicy.yaml`` (:class:`components.plugins.AnalyzerHost`)
+* policy packs are started from their ``PulumiPolicy.yaml`` (:class:`karpenter_gitops_pulumi.plugins.AnalyzerHost`)
   and configured as local packs are; each resource's checked inputs are remediated, then analysed,
   before its step, and the stack's outputs are analysed at the end.
 
@@ -42,9 +42,9 @@ import grpc
 from google.protobuf import empty_pb2, struct_pb2
 from pulumi.runtime.proto import analyzer_pb2, engine_pb2, engine_pb2_grpc, provider_pb2, resource_pb2, resource_pb2_grpc
 
-from components.engine.providers import DynamicProvider, StandInProvider, StepFailed
-from components.engine.state import Diagnostic, Resource, Run, StackState, StateError, Step, Violation
-from components.engine.wire import (
+from karpenter_gitops_pulumi.engine.providers import DynamicProvider, StandInProvider, StepFailed
+from karpenter_gitops_pulumi.engine.state import Diagnostic, Resource, Run, StackState, StateError, Step, Violation
+from karpenter_gitops_pulumi.engine.wire import (
     DYNAMIC,
     STACK_TYPE,
     UNKNOWN,
@@ -60,7 +60,7 @@ from components.engine.wire import (
     to_wire,
     with_secrets,
 )
-from components.plugins import LEVELS, AnalyzerHost, PolicyConfigError, ProviderHost, project_runtime, read_policy_pack_config
+from karpenter_gitops_pulumi.plugins import LEVELS, AnalyzerHost, PolicyConfigError, ProviderHost, project_runtime, read_policy_pack_config
 
 # What the monitor supports, by the name older SDKs ask for and the number newer ones read.
 _FEATURES = {
@@ -192,7 +192,7 @@ class _Session(resource_pb2_grpc.ResourceMonitorServicer, engine_pb2_grpc.Engine
             "PULUMI_CONFIG_SECRET_KEYS": json.dumps(sorted(self.engine.secret_keys)),
         }
         argv = [
-            self.engine.python, "-u", "-m", "components.language_host",
+            self.engine.python, "-u", "-m", "karpenter_gitops_pulumi.language_host",
             "--monitor", self.address, "--engine", self.address,
             "--project", self.engine.name, "--stack", self.engine.stack, "--pwd", str(self.engine.project),
             "--dry_run", "true" if self.preview else "false", "--parallel", "48",

@@ -11,8 +11,8 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from components import manifests
-from components.reconciliation import Reconciliation
+from karpenter_gitops_pulumi import manifests
+from karpenter_gitops_pulumi.reconciliation import Reconciliation
 from karpenter_gitops.core.model import EC2NODECLASS, EC2NODECLASS_API
 
 # Written by the Karpenter controller, never by us (karpenter-v1.md §1.1). With server-side

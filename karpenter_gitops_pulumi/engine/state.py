@@ -10,7 +10,7 @@ from typing import Any
 
 from pulumi.runtime.proto import resource_pb2
 
-from components.engine.wire import DEEPER, SECRET, SIG, is_secret, name_of, rebuilt, secret, type_of
+from karpenter_gitops_pulumi.engine.wire import DEEPER, SECRET, SIG, is_secret, name_of, rebuilt, secret, type_of
 
 
 def sealed(value: Any) -> Any:

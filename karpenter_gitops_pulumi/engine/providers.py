@@ -10,8 +10,8 @@ from typing import Any
 import grpc
 from pulumi.runtime.proto import provider_pb2
 
-from components.engine.wire import changed_keys, contains_secret, name_of, plain, to_struct, to_wire, type_of
-from components.plugins import ProviderHost
+from karpenter_gitops_pulumi.engine.wire import changed_keys, contains_secret, name_of, plain, to_struct, to_wire, type_of
+from karpenter_gitops_pulumi.plugins import ProviderHost
 
 
 class StepFailed(Exception):

@@ -1,13 +1,13 @@
 """Run the Pulumi program as ``pulumi preview`` / ``pulumi up`` would, without the Pulumi CLI.
 
-The run goes through :mod:`components.engine`: the program in its own process against a gRPC
+The run goes through :mod:`karpenter_gitops_pulumi.engine`: the program in its own process against a gRPC
 resource monitor, every reconciliation in the real dynamic-provider host (check, then create or
 update against AWS; check only in a preview), policy packs started from their ``PulumiPolicy.yaml``.
 As with ``pulumi up --continue-on-error``, a failed step blocks its dependents and the rest still
 runs, so the whole stack shows. ``--state`` keeps the stack's state between runs (a second ``up``
 shows what would change; ``--refresh`` re-reads AWS for every reconciliation first).
 
-    python -m components.offline --stack demo --embedded-aws [--preview] [--policy-pack policies]
+    python -m karpenter_gitops_pulumi.offline --stack demo --embedded-aws [--preview] [--policy-pack karpenter_gitops_policies]
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-from components.engine import Engine, Run, StackState, StateError
-from components.engine.wire import STACK_TYPE, name_of, plain, type_of
+from karpenter_gitops_pulumi.engine import Engine, Run, StackState, StateError
+from karpenter_gitops_pulumi.engine.wire import STACK_TYPE, name_of, plain, type_of
 from karpenter_gitops.core.errors import InputError
 
 RECONCILIATION = "pulumi-python:dynamic/karpenter-gitops:Reconciliation"
@@ -143,7 +143,7 @@ def one_line(message: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m components.offline", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m karpenter_gitops_pulumi.offline", description=__doc__.splitlines()[0])
     parser.add_argument("--stack", required=True)
     parser.add_argument("--preview", action="store_true", help="as `pulumi preview`: check() only, nothing changes")
     parser.add_argument("--refresh", action="store_true", help="as `pulumi refresh` before the run (needs --state)")

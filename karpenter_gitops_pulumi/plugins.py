@@ -5,7 +5,7 @@
 * The policy pack's Analyzer: the command ``PulumiPolicy.yaml``'s runtime leads to (see
   :func:`analyzer_command`), with the pack directory as working directory.
 
-:mod:`components.engine` talks to both over gRPC; the tests drive them directly too.
+:mod:`karpenter_gitops_pulumi.engine` talks to both over gRPC; the tests drive them directly too.
 """
 
 from __future__ import annotations

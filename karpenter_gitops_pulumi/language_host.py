@@ -3,9 +3,9 @@
 The Pulumi CLI's ``pulumi-language-python`` starts ``pulumi-language-python-exec`` with the flags
 below and the stack's config in ``PULUMI_CONFIG`` / ``PULUMI_CONFIG_SECRET_KEYS``; that script
 configures the SDK's runtime, changes to the project directory and runs the program inside the
-stack resource. :mod:`components.engine` starts this module the same way (its own words, same steps).
+stack resource. :mod:`karpenter_gitops_pulumi.engine` starts this module the same way (its own words, same steps).
 
-    python -u -m components.language_host --monitor ADDR --engine ADDR --project P --stack S \
+    python -u -m karpenter_gitops_pulumi.language_host --monitor ADDR --engine ADDR --project P --stack S \
         --pwd DIR --dry_run true --parallel 48 PROGRAM
 """
 
@@ -21,7 +21,7 @@ import traceback
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m components.language_host")
+    parser = argparse.ArgumentParser(prog="python -m karpenter_gitops_pulumi.language_host")
     for flag in ("--project", "--stack", "--parallel", "--dry_run", "--pwd", "--monitor", "--engine", "--organization"):
         parser.add_argument(flag)
     parser.add_argument("program")

@@ -5,8 +5,8 @@ from typing import Any, NotRequired, TypedDict
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components import manifests
-from components.nodeclass import NodeClass, kept_secret
+from karpenter_gitops_pulumi import manifests
+from karpenter_gitops_pulumi.nodeclass import NodeClass, kept_secret
 from karpenter_gitops.core.model import NODEPOOL, NODEPOOL_API
 
 # Written by Karpenter's core controller; never diffed (see nodeclass.CONTROLLER_OWNED).
