@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test fuzz bench clean
+.PHONY: demo test docs-reference fuzz bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,6 +18,10 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(VENV)/bin/lint-imports --no-cache
 	$(PY) -m pytest -q
+
+# Rewrite the generated reference pages (docs/reference/) from the code; tests/docs fails when they are stale.
+docs-reference: $(STAMP)
+	$(PY) docs/gen.py
 
 # The fuzz suite with many more examples than `make test` runs (tests/fuzz/_hostile.py has the profiles).
 fuzz: $(STAMP)
