@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test docs-reference fuzz bench clean
+.PHONY: demo test docs docs-reference fuzz bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,9 +15,14 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	./examples/demo.sh
 
-test: $(STAMP)
+test: $(STAMP) docs
 	$(VENV)/bin/lint-imports --no-cache
 	$(PY) -m pytest -q
+
+# The site under docs/, into site/; --strict fails on a broken link or anchor, or a link to a missing page
+# (not --quiet: it hides the warnings --strict counts).
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
 # Rewrite the generated reference pages (docs/reference/) from the code; tests/docs fails when they are stale.
 docs-reference: $(STAMP)
@@ -31,4 +36,4 @@ bench: $(STAMP)
 	for f in benchmarks/*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
 
 clean:
-	rm -rf $(VENV) .pytest_cache build *.egg-info
+	rm -rf $(VENV) .pytest_cache build *.egg-info site
