@@ -198,7 +198,9 @@ def stack_keys_page() -> str:
     """Every key of ours a stack file may hold, from the loader's tables."""
     lines = ["# Stack keys", "",
              f"A stack file `Pulumi.<stack>.yaml` holds one cluster's settings under `config:`, each key as "
-             f"`{NAMESPACE}:<key>`. An unknown key is an error with a did-you-mean hint.", "",
+             f"`{NAMESPACE}:<key>`. An unknown key is an error with a did-you-mean hint. Keys of other namespaces "
+             "belong to their providers; `plan` and the Pulumi program read the `aws:` ones as pulumi-aws does "
+             "([AWS settings](../guides/pulumi.md)).", "",
              *_key_table(keys.STACK_KEYS), "",
              "## cluster", "", *_key_table(keys.CLUSTER_KEYS), "",
              "## nodeClasses and nodePools", "",
@@ -247,7 +249,7 @@ def release_changes() -> dict[versions.Version, list[str]]:
             changes[since].append(f"NodePool requirements and labels accept `karpenter.k8s.aws/{label}`")
     for rule in sorted(registry.RULES.values(), key=lambda r: r.id):
         if rule.since in changes and rule.since != RELEASES[0]:
-            changes[rule.since].append(f"{_rule_link(rule.id, from_rules_dir=False)} applies ({rule.severity.value}): {rule.doc}")
+            changes[rule.since].append(f"{_rule_link(rule.id, from_rules_dir=False)} applies ({rule.severity.value}): {prose(rule.doc)}")
         if rule.until in changes:
             changes[rule.until].append(f"{_rule_link(rule.id, from_rules_dir=False)} no longer applies")
     return changes
@@ -260,6 +262,8 @@ def releases_page() -> str:
              "and rules follow it. What each release changed, as this project checks it:", ""]
     for release, changed in sorted(release_changes().items(), reverse=True):
         title = f"## {versions.show(release)}" + (" (default)" if release == versions.DEFAULT else "")
+        if release == RELEASES[0]:
+            changed = ["The oldest release supported: the first of the v1 API.", *changed]
         lines += [title, "", *([f"- {c}" for c in changed] or ["Nothing this project checks changed."]), ""]
     return "\n".join(lines)
 
