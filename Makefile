@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 WHEELS := tools/wheels.txt
 HAVE_GO := $(shell command -v go 2>/dev/null)
 
-.PHONY: demo test tools fuzz bench dist clean
+.PHONY: demo test tools docs docs-reference fuzz bench dist clean
 
 $(STAMP): pyproject.toml $(WHEELS)
 	$(PYTHON) -m venv $(VENV)
@@ -24,7 +24,7 @@ demo: $(STAMP)
 	./examples/demo.sh
 
 # With Go, the real tier is built first; without it, tests marked `real` skip with one line each.
-test: $(STAMP)
+test: $(STAMP) docs
 ifdef HAVE_GO
 	$(MAKE) tools
 else
@@ -32,6 +32,15 @@ else
 endif
 	$(VENV)/bin/lint-imports --no-cache
 	$(PY) -m pytest -q
+
+# The site under docs/, into site/; --strict fails on a broken link or anchor, or a link to a missing page
+# (not --quiet: it hides the warnings --strict counts).
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+
+# Rewrite the generated reference pages (docs/reference/) from the code; tests/docs fails when they are stale.
+docs-reference: $(STAMP)
+	$(PY) docs/gen.py
 
 # The fuzz suite with many more examples than `make test` runs (tests/fuzz/_hostile.py has the profiles).
 fuzz: $(STAMP)
@@ -46,4 +55,4 @@ dist: $(STAMP)
 	$(PY) -m pip wheel --quiet --no-deps --disable-pip-version-check --wheel-dir dist .
 
 clean:
-	rm -rf $(VENV) .pytest_cache build dist *.egg-info .tools
+	rm -rf $(VENV) .pytest_cache build dist *.egg-info site .tools

@@ -5,7 +5,7 @@ It writes a project whose stacks share a handful of distinct selector sets (as c
 one template do), then runs ``validate --all-stacks`` and ``plan --all-stacks --embedded-aws`` (moto
 on 127.0.0.1, default world), each in its own process, and prints wall time, peak RSS and, for
 plan, the AWS calls. Target (issue 13): AWS calls grow with distinct queries, not with stacks, so
-the call count is the same for every fleet size. Figures go in the README, never into tests.
+the call count is the same for every fleet size. Figures go in docs/project/benchmarks.md, never into tests.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ The embedded AWS (default world) sits behind the seeded fault proxy of the tests
 (``tests/_fault_proxy.py``: throttling errors and bare 5xx, decided per request and seed).
 A clean run gives the reference answer; each seeded run must give exactly that answer or exit 3.
 Then, with every call failing and ``--down-deadline`` seconds of deadline, how long the run takes
-to exit 3. Back-off is botocore's, unscaled. Figures go in the README, never into tests.
+to exit 3. Back-off is botocore's, unscaled. Figures go in docs/project/benchmarks.md, never into tests.
 """
 
 from __future__ import annotations

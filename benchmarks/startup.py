@@ -9,7 +9,7 @@ script next to this interpreter), with bytecode caching on, as after ``pip insta
 * ``validate`` of 100 such files, one process per file, in total (what a hook per file costs).
 
 Targets (issue 14): ``--help`` ≤ 0.10 s, one small manifest ≤ 0.15 s. An editable install
-(``make test``'s) adds its import hook's cost; the README's figures come from a regular install.
+(``make test``'s) adds its import hook's cost; the figures in docs/project/benchmarks.md come from a regular install.
 """
 
 from __future__ import annotations

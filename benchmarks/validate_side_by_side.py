@@ -14,7 +14,7 @@ so every peak RSS is that way's alone:
   numbers); ``validate --policy``: the hygiene catalogue and a waiver too.
 
 Targets (issue 14): ``validate`` ≥ 1.5× the ``schema`` baseline's objects/s and ≥ 5,000 objects/s,
-peak RSS ≤ 1.2× the baseline's. Figures go in the README, never into tests.
+peak RSS ≤ 1.2× the baseline's. Figures go in docs/project/benchmarks.md, never into tests.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The benchmarks still run (on tiny inputs): a figure in the README must come from a script that works.
+"""The benchmarks still run (on tiny inputs): a figure in docs/project/benchmarks.md must come from a script that works.
 
 Their timings are not asserted here; ``make bench`` prints them.
 """
@@ -29,7 +29,7 @@ def test_benchmark_runs(argv):
 
 
 def test_corpus_script_reads_a_mirror_and_tells_a_false_alarm_from_an_expected_error(tmp_path):
-    """The corpus figures in the README come from benchmarks/corpus.py; here it runs on a one-repository mirror."""
+    """The corpus figures in docs/concepts/validation.md come from benchmarks/corpus.py; here it runs on a one-repository mirror."""
     work = tmp_path / "work"
     work.mkdir()
     (work / "pool.yaml").write_text(yaml.safe_dump(dict(BASE_NODEPOOL)))

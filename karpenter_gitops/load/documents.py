@@ -42,6 +42,7 @@ from karpenter_gitops.core.model import (
 from karpenter_gitops.core.text import article, did_you_mean
 from karpenter_gitops.load import controller, policy, waivers
 from karpenter_gitops.load.files import Documents, is_stack_document, read
+from karpenter_gitops.load.keys import STACK_KEYS
 from karpenter_gitops.load.stacks import cluster_block
 from karpenter_gitops.rules.controller import block_violations
 
@@ -52,13 +53,6 @@ _KINDS = {
 
 
 _STACK_KINDS = {"nodeClasses": EC2NODECLASS, "nodePools": NODEPOOL}
-
-
-# Every key of ours a stack file may hold; later capabilities add theirs here.
-STACK_KEYS = (
-    "cluster", "nodeClasses", "nodePools", "pinAmis", "amiSources", "renderYamlToDirectory", "policy", "waivers",
-    "controller",
-)
 
 
 class _Collector:

@@ -30,10 +30,10 @@ from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.findings import Severity
 from karpenter_gitops.core.inputs import NAMESPACE, PolicySettings, RuleSetting
 from karpenter_gitops.core.text import did_you_mean
+from karpenter_gitops.load.keys import POLICY_KEYS, RULE_SETTING_KEYS
 from karpenter_gitops.rules import registry
 
 KEY = f"{NAMESPACE}:policy"
-_RULE_KEYS = ("enabled", "severity")
 
 
 def known_rule(rule_id: Any, where: str, file: str) -> registry.Rule:
@@ -47,7 +47,7 @@ def known_rule(rule_id: Any, where: str, file: str) -> registry.Rule:
 
 def parse(value: Any, file: str, key: str = KEY) -> PolicySettings:
     """Settings from the policy mapping; anything unknown or mistyped is an InputError naming ``key``."""
-    keys = ["production", *registry.PARAMS, "rules"]
+    keys = [*POLICY_KEYS, *registry.PARAMS]
     if not isinstance(value, Mapping):
         raise InputError(f"'{key}' must be a mapping", file, hint=f"keys: {', '.join(keys)}")
     production, params, rules = False, {}, {}
@@ -97,8 +97,8 @@ def _rules(value: Any, where: str, file: str) -> dict[str, RuleSetting]:
         if not isinstance(item, Mapping) or not item:
             raise InputError(f"'{entry}' must be a mapping with 'enabled' and/or 'severity'", file)
         for key in item:
-            if key not in _RULE_KEYS:
-                raise InputError(f"unknown field '{entry}.{key}'", file, hint=did_you_mean(str(key), _RULE_KEYS))
+            if key not in RULE_SETTING_KEYS:
+                raise InputError(f"unknown field '{entry}.{key}'", file, hint=did_you_mean(str(key), RULE_SETTING_KEYS))
         enabled = item.get("enabled", True)
         if type(enabled) is not bool:
             raise InputError(f"'{entry}.enabled' is {enabled!r}; expected true or false", file)

@@ -21,17 +21,16 @@ from karpenter_gitops.load.files import (
     parse_yaml,
     read_text,
 )
-
-_CLUSTER_KEYS = ("name", "kubernetesVersion", "karpenterVersion")
+from karpenter_gitops.load.keys import CLUSTER_KEYS
 
 
 def cluster_block(value: Any, name: str) -> Cluster:
     key = f"{NAMESPACE}:cluster"
     if not isinstance(value, Mapping):
-        raise InputError(f"'{key}' must be a mapping", name, hint=f"keys: {', '.join(_CLUSTER_KEYS)}")
+        raise InputError(f"'{key}' must be a mapping", name, hint=f"keys: {', '.join(CLUSTER_KEYS)}")
     for field_name in value:
-        if field_name not in _CLUSTER_KEYS:
-            hint = did_you_mean(str(field_name), _CLUSTER_KEYS) or f"known keys: {', '.join(_CLUSTER_KEYS)}"
+        if field_name not in CLUSTER_KEYS:
+            hint = did_you_mean(str(field_name), CLUSTER_KEYS) or f"known keys: {', '.join(CLUSTER_KEYS)}"
             raise InputError(f"unknown field '{key}.{field_name}'", name, hint=hint)
     for field_name in ("kubernetesVersion", "karpenterVersion"):
         if isinstance(value.get(field_name), float):
@@ -40,7 +39,7 @@ def cluster_block(value: Any, name: str) -> Cluster:
                 name,
                 hint=f'quote it, e.g. {field_name}: "1.30"',
             )
-    for field_name in _CLUSTER_KEYS:
+    for field_name in CLUSTER_KEYS:
         field_value = value.get(field_name)
         if field_value is not None and not isinstance(field_value, (str, int)) or isinstance(field_value, bool):
             raise InputError(

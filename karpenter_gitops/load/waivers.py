@@ -30,12 +30,12 @@ from karpenter_gitops.core.inputs import NAMESPACE, Waiver
 from karpenter_gitops.core.model import EC2NODECLASS, NODEPOOL
 from karpenter_gitops.core.text import did_you_mean
 from karpenter_gitops.load.files import display, parse_yaml, read_text
+from karpenter_gitops.load.keys import WAIVER_KEYS
 from karpenter_gitops.load.policy import known_rule
 from karpenter_gitops.rules.hygiene import WAIVER_EXPIRED as EXPIRED
 
 STACK_KEY = f"{NAMESPACE}:waivers"
-_REQUIRED = ("rule", "object", "reason", "expires")
-_FIELDS = (*_REQUIRED, "kind")
+_REQUIRED = tuple(name for name, key in WAIVER_KEYS.items() if key.required)
 
 
 def parse(value: Any, file: str, key: str = "waivers") -> tuple[Waiver, ...]:
@@ -55,10 +55,10 @@ def parse_file(docs: list[Any], file: str) -> tuple[Waiver, ...]:
 
 def _entry(item: Any, where: str, file: str) -> Waiver:
     if not isinstance(item, Mapping):
-        raise InputError(f"{where}: a waiver must be a mapping", file, hint=f"fields: {', '.join(_FIELDS)}")
+        raise InputError(f"{where}: a waiver must be a mapping", file, hint=f"fields: {', '.join(WAIVER_KEYS)}")
     for name in item:
-        if name not in _FIELDS:
-            raise InputError(f"{where}: unknown field {name!r}", file, hint=did_you_mean(str(name), _FIELDS))
+        if name not in WAIVER_KEYS:
+            raise InputError(f"{where}: unknown field {name!r}", file, hint=did_you_mean(str(name), WAIVER_KEYS))
     missing = [name for name in _REQUIRED if item.get(name) in (None, "")]
     if missing:
         raise InputError(f"{where}: missing {', '.join(missing)}", file, hint="every waiver needs a rule, an object, a reason and an expiry date")

@@ -1,0 +1,302 @@
+"""Generate the reference pages under docs/reference/ from the code, so they cannot drift from it.
+
+Four references are read from their one declaration: the commands and options (the click command
+tree), the rules (the rule registry, one page per rule and an index), the stack keys (the loader's
+key tables) and the Karpenter releases (the `since`/`until` releases of schema fields, enum values,
+labels and rules). `python docs/gen.py` (or `make docs-reference`) rewrites them; tests/docs checks
+that the committed pages are what this module generates. It never imports pulumi.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import json
+import sys
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+
+import click
+import yaml
+
+from karpenter_gitops.cli import cli
+from karpenter_gitops.core import versions
+from karpenter_gitops.core.inputs import NAMESPACE, ControllerSettings
+from karpenter_gitops.core.model import EC2NODECLASS, NODEPOOL, EC2NodeClassSpec, NodePoolSpec
+from karpenter_gitops.core.schema import fields_of
+from karpenter_gitops.load import controller as controller_keys
+from karpenter_gitops.load import keys
+from karpenter_gitops.rules import examples, registry
+from karpenter_gitops.rules.nodepool import AWS_LABELS
+from karpenter_gitops.rules.registry import Rule, Stage
+
+DOCS = Path(__file__).resolve().parent
+REFERENCE = DOCS / "reference"
+REGENERATE = "make docs-reference"
+HEADER = f"<!-- Generated from the code by docs/gen.py: do not edit; run `{REGENERATE}`. -->\n\n"
+RELEASES = [(1, minor) for minor in range(versions.OLDEST[1], versions.DEFAULT[1] + 1)]
+
+STAGES = {
+    Stage.OBJECT: "each object, offline: `validate`, the Pulumi component's check and the policy pack",
+    Stage.TRANSITION: "an update against the stored object: `preview` and the check of an update in `pulumi preview`",
+    Stage.LOAD: "while the file is read, offline: every command that loads it",
+    Stage.LIVE: "the reconciliation against AWS: `plan`, `render --reconcile`, `preview`, `pulumi up` and the pack",
+    Stage.CRD: "your own CRDs: `validate --crd`",
+    Stage.WAIVERS: "applying waivers: `validate --policy` and the pack",
+    Stage.PULUMI: "the Pulumi layer only (a cluster look-up, resources of the stack)",
+}
+
+
+# --- commands ---------------------------------------------------------------------------------
+
+
+def commands_page() -> str:
+    """Every command of the click tree: usage, help and each option as `--help` shows it."""
+    lines = ["# Commands", "", "`karpenter-gitops COMMAND --help` (or `-h`) prints the same; every command shares the",
+             "[exit-code contract](../concepts/exit-codes.md).", ""]
+    group_ctx = click.Context(cli, info_name="karpenter-gitops")
+    for name, command in sorted(cli.commands.items()):
+        ctx = click.Context(command, info_name=name, parent=group_ctx)
+        lines += [f"## `{name}`", "", "```text", f"karpenter-gitops {name} {' '.join(command.collect_usage_pieces(ctx))}",
+                  "```", "", prose(inspect.cleandoc(command.help or "")), ""]
+        records = [p.get_help_record(ctx) for p in command.params if isinstance(p, click.Option)]
+        lines += [f"- `{opts}`: {prose(help_)}" if help_ else f"- `{opts}`" for opts, help_ in filter(None, records)]
+        lines.append("")
+    return "\n".join(lines)
+
+
+# --- rules ------------------------------------------------------------------------------------
+
+
+def _span(first: versions.Version, last: versions.Version) -> str:
+    return versions.show(first) if first == last else f"{versions.show(first)}–{versions.show(last)}"
+
+
+def severity_by_release(rule: Rule) -> list[tuple[str, str]]:
+    """Runs of consecutive supported releases with what the rule is in them (its severity, or not applying)."""
+    runs: list[tuple[versions.Version, versions.Version, str]] = []
+    for release in RELEASES:
+        state = rule.severity.value if any(rule.applies(kind, release) for kind in rule.kinds) else "does not apply"
+        if runs and runs[-1][2] == state:
+            runs[-1] = (runs[-1][0], release, state)
+        else:
+            runs.append((release, release, state))
+    return [(_span(first, last), state) for first, last, state in runs]
+
+
+def releases_in_words(rule: Rule) -> str:
+    applying = [span for span, state in severity_by_release(rule) if state != "does not apply"]
+    return "all releases" if applying == [_span(RELEASES[0], RELEASES[-1])] else ", ".join(applying)
+
+
+def prose(text: str) -> str:
+    """Code-free text as Markdown shows it literally: `*` and `_` emphasise nothing, `<x>` is no HTML tag."""
+    parts = text.split("`")  # odd parts are code spans, kept as they are
+    for index in range(0, len(parts), 2):
+        parts[index] = parts[index].replace("\\", "\\\\").replace("*", "\\*").replace("_", "\\_").replace("<", "&lt;")
+    return "`".join(parts)
+
+
+def _cell(text: str) -> str:
+    return prose(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _rule_link(rule_id: str, from_rules_dir: bool = True) -> str:
+    return f"[`{rule_id}`]({'' if from_rules_dir else 'rules/'}{rule_id}.md)"
+
+
+def _readers(param: registry.Param) -> list[str]:
+    return sorted(r.id for r in registry.RULES.values() if param in r.params)
+
+
+def _yaml(value: object) -> str:
+    return yaml.safe_dump(value, sort_keys=False, default_flow_style=False, width=100).rstrip()
+
+
+def rule_page(rule: Rule) -> str:
+    """One rule: what it catches and why, where it runs, its severity per release, the fix and examples."""
+    depth = "../" * (rule.id.count("/") + 2)  # up to docs/
+    severity = f"`{rule.severity.value}`"
+    if rule.production is not None:
+        severity += f"; `{rule.production.value}` in a stack with `production: true`"
+    origin = ("mirrors Karpenter's own validation: it cannot be switched off, downgraded or waived"
+              if rule.origin == "karpenter" else "stricter than Karpenter: a stack's policy block may change or waive it")
+    facts = [
+        ("severity", severity),
+        ("kinds", ", ".join(sorted(rule.kinds))),
+        ("releases", releases_in_words(rule)),
+        ("origin", origin),
+        ("seen by", STAGES[rule.stage]),
+    ]
+    if rule.hygiene:
+        facts.append(("hygiene policy", "runs with `validate --policy` and in the policy pack"))
+    if rule.cross_object:
+        facts.append(("cross-object", "judges an object against the other objects of its stack"))
+    lines = [f"# `{rule.id}`", "", prose(rule.doc), "", "| | |", "|---|---|"]
+    lines += [f"| {name} | {_cell(value)} |" for name, value in facts]
+    lines += ["", "## Severity per release", "", "| Karpenter | severity |", "|---|---|"]
+    lines += [f"| {span} | {state} |" for span, state in severity_by_release(rule)]
+    lines += ["", f"How a severity is chosen: [Error or warning]({depth}concepts/severity.md).", "", "## Fix", "", prose(rule.fix), ""]
+    if rule.params:
+        lines += ["## Parameters", "", f"Set in the stack's [`{NAMESPACE}:policy`]({depth}reference/stack-keys.md#policy) block "
+                  "or the policy pack's config.", ""]
+        lines += [f"- `{p.name}` (default `{json.dumps(p.default)}`): {prose(p.expected)}" for p in rule.params]
+        lines.append("")
+    for title, cases in (("Good", rule.good), ("Bad", rule.bad)):
+        if not cases:
+            continue
+        lines += [f"## {title} examples", "",
+                  f"Patches onto the [base objects]({depth}reference/rules/index.md#examples) ({'' if title == 'Good' else 'each '}checked by the test-suite).", ""]
+        for case in cases:
+            lines += ["```yaml", _yaml(dict(case)), "```", ""]
+    return "\n".join(lines)
+
+
+def rules_index() -> str:
+    """The catalogue as one table, plus the base objects the examples patch."""
+    lines = ["# Rules", "", f"{len(registry.RULES)} rules, one page each. `error` fails the run, `warning` and `info` are "
+             "reported; [how the severity is chosen](../../concepts/severity.md). Hygiene policies (marked *policy*) "
+             "run with `validate --policy` and in the policy pack.", "",
+             "| rule | severity | kinds | releases | what |", "|---|---|---|---|---|"]
+    for rule in sorted(registry.RULES.values(), key=lambda r: r.id):
+        severity = rule.severity.value + (f" ({rule.production.value} in production)" if rule.production else "")
+        kinds = ", ".join(sorted(rule.kinds)) + (" *policy*" if rule.hygiene else "")
+        lines.append(f"| {_rule_link(rule.id)} | {severity} | {kinds} | {releases_in_words(rule)} | {_cell(rule.doc)} |")
+    lines += ["", "## Examples", "",
+              "Each rule's good and bad examples are JSON merge patches (RFC 7386) onto these objects: the NodePool "
+              "when the example says `kind: NodePool` or the rule judges only NodePools, else the EC2NodeClass. "
+              "`karpenterVersion` picks the release, `duplicate: true` adds the object twice, `controller` adds a "
+              "stack holding that controller block, and `stack: true` declares the objects in a stack file.", ""]
+    for base in (examples.BASE_NODECLASS, examples.BASE_NODEPOOL):
+        lines += ["```yaml", _yaml(base), "```", ""]
+    return "\n".join(lines)
+
+
+# --- stack keys -------------------------------------------------------------------------------
+
+
+def _key_table(table: Mapping[str, keys.Key], required: bool = False) -> list[str]:
+    if required:
+        rows = [f"| `{k.name}` | {'yes' if k.required else 'no'} | {_cell(k.doc)} |" for k in table.values()]
+        return ["| key | required | what |", "|---|---|---|", *rows]
+    return ["| key | what |", "|---|---|", *(f"| `{k.name}` | {_cell(k.doc)} |" for k in table.values())]
+
+
+def _controller_default(field: controller_keys.Field) -> str:
+    declared = {f.name: f for f in dataclasses.fields(ControllerSettings)}.get(field.attr)
+    if declared is None or declared.default is dataclasses.MISSING or declared.default is None:
+        return "—"
+    return f"`{json.dumps(declared.default)}`"
+
+
+def _field_table(fields: Mapping[str, controller_keys.Field]) -> list[str]:
+    rows = [f"| `{name}` | {_cell(f.expected)} | {_controller_default(f)} | {_cell(f.doc)} |" for name, f in fields.items()]
+    return ["| key | value | default | what |", "|---|---|---|---|", *rows]
+
+
+def stack_keys_page() -> str:
+    """Every key of ours a stack file may hold, from the loader's tables."""
+    lines = ["# Stack keys", "",
+             f"A stack file `Pulumi.<stack>.yaml` holds one cluster's settings under `config:`, each key as "
+             f"`{NAMESPACE}:<key>`. An unknown key is an error with a did-you-mean hint. Keys of other namespaces "
+             "belong to their providers; `plan` and the Pulumi program read the `aws:` ones as pulumi-aws does "
+             "([AWS settings](../guides/pulumi.md)).", "",
+             *_key_table(keys.STACK_KEYS), "",
+             "## cluster", "", *_key_table(keys.CLUSTER_KEYS), "",
+             "## nodeClasses and nodePools", "",
+             "Names map to specs spelled as the CRDs' `spec` (camelCase); the [rules](rules/index.md) check them.", "",
+             "## policy", "", *_key_table(keys.POLICY_KEYS), "",
+             "Each entry of `rules` takes:", "", *_key_table(keys.RULE_SETTING_KEYS), "",
+             "And the parameters rules declare:", "",
+             "| key | default | value | read by |", "|---|---|---|---|"]
+    for param in sorted(registry.PARAMS.values(), key=lambda p: p.name):
+        readers = ", ".join(_rule_link(rule_id, from_rules_dir=False) for rule_id in _readers(param))
+        lines.append(f"| `{param.name}` | `{json.dumps(param.default)}` | {_cell(param.expected)} | {readers} |")
+    lines += ["", "## waivers", "", "A list of entries (also the `waivers:` list of a waiver file):", "",
+              *_key_table(keys.WAIVER_KEYS, required=True), "",
+              "## amiSources", "", "Class name → a list of AMI selector terms (`name`, `tags`, `ssmParameter`, with an "
+              "optional `owner`), as in the CRD; only for classes pinned by `id`.", "",
+              "## controller", "", *_field_table(controller_keys.FIELDS), ""]
+    for block, (doc, fields) in controller_keys.BLOCKS.items():
+        lines += [f"### controller.{block}", "", doc, "", *_field_table(fields), ""]
+    return "\n".join(lines)
+
+
+# --- releases ---------------------------------------------------------------------------------
+
+
+def _schema_changes(cls: type, path: str) -> Iterator[tuple[versions.Version, str]]:
+    """(release, change) for every field and enum value of a model, recursively, that a release added."""
+    for wire, field in fields_of(cls).items():
+        where = f"{path}.{wire}"
+        if field.prop.since:
+            yield field.prop.since, f"`{where}`"
+        for value, since in (field.prop.enum or {}).items():
+            if since:
+                yield since, f"`{where}: {value}`"
+        if field.item is not None and dataclasses.is_dataclass(field.item):
+            yield from _schema_changes(field.item, where + ("[]" if field.kind == "list" else ".*" if field.kind == "map" else ""))
+
+
+def release_changes() -> dict[versions.Version, list[str]]:
+    """What each supported release changed, as this project checks it."""
+    changes: dict[versions.Version, list[str]] = {release: [] for release in RELEASES}
+    for kind, spec in ((EC2NODECLASS, EC2NodeClassSpec), (NODEPOOL, NodePoolSpec)):
+        for since, what in sorted(_schema_changes(spec, "spec")):
+            changes[since].append(f"{kind} accepts {what}")
+    for label, since in sorted(AWS_LABELS.items()):
+        if since:
+            changes[since].append(f"NodePool requirements and labels accept `karpenter.k8s.aws/{label}`")
+    for rule in sorted(registry.RULES.values(), key=lambda r: r.id):
+        if rule.since in changes and rule.since != RELEASES[0]:
+            changes[rule.since].append(f"{_rule_link(rule.id, from_rules_dir=False)} applies ({rule.severity.value}): {prose(rule.doc)}")
+        if rule.until in changes:
+            changes[rule.until].append(f"{_rule_link(rule.id, from_rules_dir=False)} no longer applies")
+    return changes
+
+
+def releases_page() -> str:
+    lines = ["# Karpenter releases", "",
+             f"Supported: {versions.show(RELEASES[0])} to {versions.show(RELEASES[-1])} (the default). Pick one with "
+             f"`--karpenter-version` or the stack's `{NAMESPACE}:cluster.karpenterVersion`; schema fields, enum values "
+             "and rules follow it. What each release changed, as this project checks it:", ""]
+    for release, changed in sorted(release_changes().items(), reverse=True):
+        title = f"## {versions.show(release)}" + (" (default)" if release == versions.DEFAULT else "")
+        if release == RELEASES[0]:
+            changed = ["The oldest release supported: the first of the v1 API.", *changed]
+        lines += [title, "", *([f"- {c}" for c in changed] or ["Nothing this project checks changed."]), ""]
+    return "\n".join(lines)
+
+
+# --- all pages --------------------------------------------------------------------------------
+
+
+def pages() -> dict[Path, str]:
+    """Every generated page, by path under docs/reference/."""
+    generated = {
+        Path("commands.md"): commands_page(),
+        Path("stack-keys.md"): stack_keys_page(),
+        Path("releases.md"): releases_page(),
+        Path("rules/index.md"): rules_index(),
+    }
+    generated.update((Path("rules") / f"{rule.id}.md", rule_page(rule)) for rule in registry.RULES.values())
+    return {path: HEADER + text.rstrip() + "\n" for path, text in generated.items()}
+
+
+def write(target: Path = REFERENCE) -> list[Path]:
+    """Write every page under ``target`` and remove generated pages that no longer exist (a removed rule)."""
+    fresh = pages()
+    for stale in set(_existing(target)) - set(fresh):
+        (target / stale).unlink()
+    for path, text in fresh.items():
+        (target / path).parent.mkdir(parents=True, exist_ok=True)
+        (target / path).write_text(text, encoding="utf-8")
+    return sorted(fresh)
+
+
+def _existing(target: Path) -> Iterable[Path]:
+    return (p.relative_to(target) for p in target.rglob("*.md")) if target.is_dir() else ()
+
+
+if __name__ == "__main__":
+    print(f"docs/reference: {len(write())} pages written", file=sys.stderr)

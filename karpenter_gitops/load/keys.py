@@ -1,0 +1,68 @@
+"""The keys of ours a stack file may hold, declared once.
+
+The loader accepts exactly these keys (an unknown one is an error with a did-you-mean hint), and
+the stack-key reference in the docs is generated from the same tables, so the two cannot drift.
+The controller block's keys are declared beside their checks in :mod:`karpenter_gitops.load.controller`,
+and the policy block's rule parameters by the rules that read them (:data:`karpenter_gitops.rules.registry.PARAMS`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Key:
+    """One key of a block: its name, what it holds, and whether every entry must give it."""
+
+    name: str
+    doc: str
+    required: bool = False
+
+
+def _table(*keys: Key) -> Mapping[str, Key]:
+    return {key.name: key for key in keys}
+
+
+# Under `config:`, each as `karpenter-gitops:<name>`.
+STACK_KEYS = _table(
+    Key("cluster", "The cluster this stack file is: its name, Kubernetes version and Karpenter release."),
+    Key("nodeClasses", "EC2NodeClass specs by name, each spelled exactly as the CRD's `spec` (camelCase)."),
+    Key("nodePools", "NodePool specs by name; `template.spec.nodeClassRef.name` names a class of the same stack."),
+    Key("pinAmis", "`true`: the Pulumi program applies custom-AMI selectors as the reconciled `id` terms, so a newer "
+        "build reaches the cluster only through a reviewed `pulumi up` (alias classes stay aliases; `@latest` is refused)."),
+    Key("amiSources", "Per class pinned by `id`, the AMI selector terms (name, tags, ssmParameter, owner) `bump` "
+        "resolves the pins from."),
+    Key("renderYamlToDirectory", "A directory: the Pulumi program writes the manifests there for Argo CD / Flux "
+        "instead of applying them."),
+    Key("policy", "Hygiene policy settings: production, rule parameters, per-rule severity or switch-off."),
+    Key("waivers", "Reasoned, expiring exceptions to hygiene rules for named objects."),
+    Key("controller", "Karpenter's AWS side for the stack's EKS cluster: IAM, access entry, interruption queue, "
+        "Helm release."),
+)
+
+CLUSTER_KEYS = _table(
+    Key("name", "The EKS cluster's name (the controller block derives its resource names from it)."),
+    Key("kubernetesVersion", 'The cluster\'s Kubernetes version, quoted (`"1.32"`): alias AMIs are looked up for it.'),
+    Key("karpenterVersion", 'The Karpenter release the cluster runs, quoted (`"1.14"`): rules and schema follow it.'),
+)
+
+# The policy block's own keys; the rule parameters it also takes are declared by the rules.
+POLICY_KEYS = _table(
+    Key("production", "`true`: rules with a production severity use it (e.g. `@latest` aliases become errors)."),
+    Key("rules", "Per rule id, `{enabled, severity}`; rules that mirror Karpenter's own validation cannot be changed."),
+)
+
+RULE_SETTING_KEYS = _table(
+    Key("enabled", "`false` switches the rule off for this stack."),
+    Key("severity", "`error`, `warning` or `info`: the rule's severity in this stack."),
+)
+
+WAIVER_KEYS = _table(
+    Key("rule", "The rule id waived (not one that mirrors Karpenter's validation, nor `policy/waiver-expired`).", True),
+    Key("object", "An object name or an fnmatch glob such as `gpu-*`.", True),
+    Key("reason", "Why the exception is acceptable; shown with every waived finding.", True),
+    Key("expires", "An ISO date; the waiver holds through that day, then is itself an error.", True),
+    Key("kind", "`EC2NodeClass` or `NodePool`: waive only objects of this kind."),
+)
