@@ -53,7 +53,8 @@ def _module_version(folder: Path, module: str) -> str:
 
 
 def _module_dir(folder: Path, module: str) -> Path:
-    return Path(_go(folder, "list", "-m", "-f", "{{.Dir}}", module).strip())
+    """The module's files in the module cache, downloaded first: on a cold cache `go list` has no Dir yet."""
+    return Path(json.loads(_go(folder, "mod", "download", "-json", module))["Dir"])
 
 
 def _go(folder: Path, *args: str) -> str:
@@ -107,9 +108,11 @@ def families() -> list[Family]:
             "kube",
             (
                 Binary("kube-apiserver", "k8s.io/kubernetes/cmd/kube-apiserver", k8s_flags),
+                # Its garbage collector finishes foreground deletions (the Kubernetes provider's default).
+                Binary("kube-controller-manager", "k8s.io/kubernetes/cmd/kube-controller-manager", k8s_flags),
                 Binary("etcd", "go.etcd.io/etcd/server/v3"),
             ),
-            versions={"kube-apiserver": k8s, "etcd": _module_version(kube, "go.etcd.io/etcd/server/v3")},
+            versions={"kube-apiserver": k8s, "kube-controller-manager": k8s, "etcd": _module_version(kube, "go.etcd.io/etcd/server/v3")},
         ),
     ]
 
