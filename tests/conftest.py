@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -38,6 +43,38 @@ def scratch_project(directory: Path, stack: str, stack_text: str) -> Path:
     (directory / "stacks").mkdir(exist_ok=True)
     (directory / "stacks" / f"Pulumi.{stack}.yaml").write_text(stack_text)
     return directory
+
+
+# --- the wheel, installed as a user installs it ---------------------------------------------------
+# Built from a copy of the sources: setuptools reuses an existing build/ directory, which can hold
+# modules that no longer exist.
+LEFT_OUT = (".git", ".venv", ".tools", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache", ".hypothesis", "out", "rendered", "site")
+
+
+@pytest.fixture(scope="session")
+def wheel(tmp_path_factory) -> Path:
+    """The wheel ``make dist`` builds (``pip wheel --no-deps`` of the project)."""
+    work = tmp_path_factory.mktemp("wheel")
+    sources = work / "src"
+    shutil.copytree(PROJECT, sources, ignore=shutil.ignore_patterns(*LEFT_OUT))
+    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--disable-pip-version-check",
+                           "-w", str(work / "dist"), str(sources)], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    (built,) = (work / "dist").glob("karpenter_gitops-*.whl")
+    return built
+
+
+def install_wheel(wheel: Path, venv: Path) -> tuple[Path, Path]:
+    """A new virtualenv with the wheel installed and its dependencies taken from the test virtualenv's
+    site-packages (a path, so the project's own editable install is not seen there). Returns the
+    virtualenv and its site-packages."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    site = Path(subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                               capture_output=True, text=True, check=True).stdout.strip())
+    zipfile.ZipFile(wheel).extractall(site)  # a pure-Python wheel installs by unpacking
+    (site / "dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    return venv, site
 
 
 # --- embedded AWS (moto on loopback) ----------------------------------------------------------

@@ -16,14 +16,21 @@ from pulumi.dynamic.dynamic import serialize_provider
 from pulumi.runtime import rpc
 from pulumi.runtime.proto import provider_pb2
 
-from karpenter_gitops_pulumi import plugins
-from karpenter_gitops_pulumi.engine.wire import to_struct as struct  # a Struct as the engine sends properties: numbers are doubles
+import pulumi_plugins as plugins
+from google.protobuf import struct_pb2
 
 PROVIDER_KEY = "__provider"
 TYPE = "pulumi-python:dynamic/karpenter-gitops:Reconciliation"
 TESTS = Path(__file__).resolve().parent
 # Run the host with the fake reconciliation swapped in (before any request arrives).
 _WITH_FAKE = "import fake_reconcile, runpy; fake_reconcile.install(); runpy.run_module('pulumi.dynamic', run_name='__main__')"
+
+
+def struct(value: dict) -> struct_pb2.Struct:
+    """A Struct as the engine sends properties: every number a double."""
+    message = struct_pb2.Struct()
+    message.update(value)
+    return message
 
 
 def _struct(props: dict):

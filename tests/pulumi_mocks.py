@@ -3,7 +3,7 @@
 Fast and in-process: the mocks drive the reconciliation dynamic resource as the engine does
 (``__provider`` unpickled, ``check()`` then ``create()``; ``check()`` only in a preview) and keep
 every registration (type, inputs, parent, dependencies, ignoreChanges). What the engine itself does
-(serialisation, secrets, the provider host, diffs, state) is tested through ``karpenter_gitops_pulumi.engine``.
+(serialisation, secrets, the provider host, diffs, state) is tested with the real CLI in tests/real.
 """
 
 from __future__ import annotations
@@ -17,7 +17,20 @@ import dill
 import pulumi
 from pulumi.runtime.mocks import MockMonitor
 
-from karpenter_gitops_pulumi.offline import GET_CLUSTER, RECONCILIATION, stand_in_cluster
+RECONCILIATION = "pulumi-python:dynamic/karpenter-gitops:Reconciliation"
+GET_CLUSTER = "aws:eks/getCluster:getCluster"  # the one invoke answered: KarpenterController looks its cluster up
+
+
+def stand_in_cluster(name: str, region: str | None, ip_family: str = "ipv4") -> dict:
+    """An EKS cluster as ``aws.eks.get_cluster`` returns it, in the stack's region."""
+    region = region or "us-west-2"
+    return {
+        "name": name,
+        "arn": f"arn:aws:eks:{region}:123456789012:cluster/{name}",
+        "endpoint": f"https://{name.upper()}.gr7.{region}.eks.amazonaws.com",
+        "kubernetesNetworkConfigs": [{"ipFamily": ip_family}],
+    }
+
 
 @dataclass
 class Registration:

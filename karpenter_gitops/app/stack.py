@@ -8,13 +8,10 @@ settings) and judges them with the same judge, so ``pulumi preview`` and the CLI
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 from typing import Any
 
 from karpenter_gitops.adapters.aws.client import AwsSession, AwsSettings
-from karpenter_gitops.adapters.aws.eks import describe_cluster
 from karpenter_gitops.adapters.aws.errors import PersistentAWSError, TransientAWSError
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core import versions
@@ -24,7 +21,6 @@ from karpenter_gitops.core.plan import Plan
 from karpenter_gitops.judge import Judge
 from karpenter_gitops.load import engine
 from karpenter_gitops.load.documents import load_documents
-from karpenter_gitops.load import files, stacks
 from karpenter_gitops.load.stacks import stack_karpenter_version
 from karpenter_gitops.reconcile import reconcile
 from karpenter_gitops.rules import controller as controller_rules
@@ -99,40 +95,3 @@ def plan(inputs: Inputs, version: versions.Version, settings: AwsSettings | None
         return reconcile(inputs, version=version, kubernetes_version=inputs.cluster.kubernetes_version, aws=session)
     except TransientAWSError as err:
         return Plan({}, {}, transient=(str(err),))
-
-
-def eks_cluster(name: str, settings: AwsSettings | None = None) -> dict[str, Any]:
-    """The EKS cluster ``name`` as ``aws.eks.get_cluster`` returns it (the offline runner answers the
-    program's look-up with it, as the pulumi-aws provider would)."""
-    return describe_cluster(AwsSession(settings=settings), name)
-
-
-def engine_config(stack: str, project_dir: Path | None = None) -> dict[str, str]:
-    """``Pulumi.<stack>.yaml``'s config as the engine hands it to a program: namespaced keys, structured
-    values as JSON. An encrypted value (``{secure: ...}``) is refused: only the Pulumi CLI can decrypt it."""
-    path = stacks.stack_file(stack, project_dir)
-    name = files.display(path)
-    documents = files.parse_yaml(files.read_text(path), name)
-    document = documents[0] if len(documents) == 1 else None
-    config = document.get("config") if isinstance(document, Mapping) else None
-    if not isinstance(document, Mapping) or not isinstance(config, (Mapping, type(None))):
-        raise InputError("a stack file is one YAML mapping whose `config` is a mapping", name, hint="see stacks/Pulumi.demo.yaml")
-    for key, value in (config or {}).items():
-        where = _encrypted(value, str(key))
-        if where is not None:
-            raise InputError(
-                f"{where} is a Pulumi secret ({{secure: ...}}), which only the Pulumi CLI can decrypt", name,
-                hint="run `pulumi preview`, or give this runner a copy of the stack file with the plain value, outside Git",
-            )
-    return {str(key): value if isinstance(value, str) else json.dumps(value) for key, value in (config or {}).items()}
-
-
-def _encrypted(value: Any, path: str) -> str | None:
-    """The path of the first ``{secure: ...}`` value in a config value, or None."""
-    if isinstance(value, Mapping):
-        if set(value) == {"secure"}:
-            return path
-        return next((found for k, v in value.items() if (found := _encrypted(v, f"{path}.{k}")) is not None), None)
-    if isinstance(value, list):
-        return next((found for i, v in enumerate(value) if (found := _encrypted(v, f"{path}[{i}]")) is not None), None)
-    return None

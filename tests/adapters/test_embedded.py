@@ -110,7 +110,5 @@ def test_a_clusters_endpoint_is_the_same_in_every_run(default_aws):
     of a program (a Helm release's clusterEndpoint) compare equal, as against a real cluster."""
     import hashlib
 
-    from karpenter_gitops.adapters.aws.eks import describe_cluster
-
     token = hashlib.sha256(b"123456789012/us-west-2/demo").hexdigest()[:32].upper()
-    assert describe_cluster(default_aws.session(), "demo")["endpoint"] == f"https://{token}.gr7.us-west-2.eks.amazonaws.com"
+    assert default_aws.session().call("eks", "DescribeCluster", name="demo")["cluster"]["endpoint"] == f"https://{token}.gr7.us-west-2.eks.amazonaws.com"

@@ -17,7 +17,6 @@ from karpenter_gitops_pulumi.fleet import Fleet, FleetArgs
 from karpenter_gitops_pulumi.nodeclass import NodeClass, NodeClassArgs
 from karpenter_gitops_pulumi.nodepool import NodePool, NodePoolArgs
 from karpenter_gitops.app import stack
-from karpenter_gitops.app.stack import engine_config
 from karpenter_gitops.core.errors import InputError
 
 EC2NC = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
@@ -200,7 +199,8 @@ def _pool_for(class_name: str) -> dict:
 
 def _stack_config(project, **overrides) -> dict[str, str]:
     """The dev stack file as the engine hands it to a program, with some keys replaced."""
-    return engine_config("dev", project) | {k: v if isinstance(v, str) else json.dumps(v) for k, v in overrides.items()}
+    config = yaml.safe_load((project / "stacks" / "Pulumi.dev.yaml").read_text())["config"] | overrides
+    return {key: value if isinstance(value, str) else json.dumps(value) for key, value in config.items()}
 
 
 def test_program_builds_the_dev_stack(project):

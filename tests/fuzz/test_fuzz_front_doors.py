@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 from _hostile import MANIFEST, OBJECT, PROFILE, STACK, TEXT_EDITS, WAIVER_FILE, as_text, mutated, run
-from conftest import CRDS, PROJECT, scratch_project
-from hypothesis import given, settings
+from conftest import CRDS, PROJECT
+from hypothesis import given
 from hypothesis import strategies as st
 
 from karpenter_gitops.adapters.aws.embedded import parse_world
@@ -119,29 +119,6 @@ def test_policy_pack(obj):
     from _provider import analyze
 
     analyze(obj)
-
-
-@settings(PROFILE, max_examples=max(6, PROFILE.max_examples // 2))  # each example is a program and a provider host
-@given(stack=STACK, edit=TEXT_EDITS)
-def test_the_offline_pulumi_runner(default_aws, tmp_path_factory, monkeypatch, stack, edit):
-    """A hostile stack file through the program and the engine stand-in: exit 0/1/2, one line on exit 2,
-    the resource summary otherwise, never a traceback."""
-    import contextlib
-    import io
-
-    from karpenter_gitops_pulumi import offline
-
-    folder = scratch_project(tmp_path_factory.mktemp("project"), "fuzz", as_text([stack], edit))
-    monkeypatch.setattr(offline, "PROJECT", folder)
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = offline.main(["--stack", "fuzz", "--preview"])
-    assert code in (0, 1, 2), (code, out.getvalue(), err.getvalue())
-    assert "Traceback" not in out.getvalue() + err.getvalue()
-    if code == 2:
-        assert out.getvalue() == "" and err.getvalue().count("\n") == 1, err.getvalue()
-    else:
-        assert "\nResources: " in out.getvalue(), out.getvalue()
 
 
 @pytest.mark.parametrize("case", sorted(p.name for p in (Path(__file__).with_name("corpus")).glob("*.yaml")))

@@ -1,4 +1,4 @@
-"""The engine starts the pack with the interpreter its PulumiPolicy.yaml names (see karpenter_gitops_pulumi/plugins.py)."""
+"""The engine starts the pack with the interpreter its PulumiPolicy.yaml names (see tests/pulumi_plugins.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import yaml
 from conftest import PROJECT
 from pulumi_grpc import POLICIES
 
-from karpenter_gitops_pulumi.plugins import analyzer_command
+from pulumi_plugins import analyzer_command
 
 
 def test_the_pack_runs_on_the_projects_virtualenv_where_it_is_installed():

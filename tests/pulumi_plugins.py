@@ -5,12 +5,13 @@
 * The policy pack's Analyzer: the command ``PulumiPolicy.yaml``'s runtime leads to (see
   :func:`analyzer_command`), with the pack directory as working directory.
 
-:mod:`karpenter_gitops_pulumi.engine` talks to both over gRPC; the tests drive them directly too.
+Why keep this beside the real CLI (tests/real): a gRPC call to a plugin takes milliseconds, a CLI run
+seconds, so the parity and property tests (tests/test_front_ends.py) drive thousands of inputs
+through the plugins here, and the tests without Go still reach the provider and the pack.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -27,10 +28,6 @@ from pulumi.runtime.proto import analyzer_pb2
 
 # The enforcement levels a policy pack config names, as the analyzer protocol numbers them.
 LEVELS = {name.lower(): number for name, number in analyzer_pb2.EnforcementLevel.items()}
-
-
-class PolicyConfigError(RuntimeError):
-    """A policy pack config file that cannot be read or that its pack's schemas refuse; nothing ran."""
 
 
 def _runtime(directory: Path, file: str) -> dict:
@@ -58,29 +55,6 @@ def _interpreter(directory: Path, runtime: Any, path: str | None = None) -> str:
     if found is None:
         raise RuntimeError("python3 is not on PATH")
     return found
-
-
-def project_runtime(project: Path) -> tuple[str, str]:
-    """A Pulumi project's name and the interpreter the engine runs its program and plugins with."""
-    document = _runtime(project, "Pulumi.yaml")
-    if not isinstance(document.get("name"), str):
-        raise RuntimeError(f"{project / 'Pulumi.yaml'}: no project name")
-    return document["name"], _interpreter(project, document.get("runtime"))
-
-
-def read_policy_pack_config(path: Path | None) -> dict:
-    """A ``--policy-pack-config`` file: JSON, policy name (or ``all``) -> a level, or an object of one and properties."""
-    if path is None:
-        return {}
-    try:
-        config = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as error:
-        raise PolicyConfigError(f"{path}: not a policy pack config file ({error.__class__.__name__}: {error})") from None
-    for name, entry in config.items() if isinstance(config, dict) else [("", config)]:
-        level = entry if isinstance(entry, str) else entry.get("enforcementLevel", "advisory") if isinstance(entry, dict) else None
-        if level not in LEVELS:
-            raise PolicyConfigError(f"{path}: {name or 'the file'}: give an enforcement level ({', '.join(LEVELS)}) or an object")
-    return config
 
 
 class _Plugin:
