@@ -17,6 +17,7 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
+from karpenter_gitops_pulumi.errors import one_line_errors
 from karpenter_gitops.app import stack
 from karpenter_gitops.controller import coherence, iam
 from karpenter_gitops.core import versions
@@ -70,6 +71,7 @@ class KarpenterController(pulumi.ComponentResource):
     queue_arn: pulumi.Output[str | None]
     """The interruption queue's ARN, when enabled."""
 
+    @one_line_errors
     def __init__(self, name: str, args: KarpenterControllerArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("karpenter-gitops:index:KarpenterController", name, None, opts)
         inputs, version = _judged(args)

@@ -5,6 +5,7 @@ from typing import Any, NotRequired, TypedDict
 
 import pulumi
 
+from karpenter_gitops_pulumi.errors import one_line_errors
 from karpenter_gitops_pulumi.controller import KarpenterController, KarpenterControllerArgs
 from karpenter_gitops_pulumi.nodeclass import ClusterArgs, NodeClass, NodeClassArgs, cluster_block
 from karpenter_gitops_pulumi.nodepool import NodePool, NodePoolArgs
@@ -42,6 +43,7 @@ class Fleet(pulumi.ComponentResource):
     node_pools: pulumi.Output[dict[str, Any]]
     """Per NodePool: predicted AMI id per instance type."""
 
+    @one_line_errors
     def __init__(self, name: str, args: FleetArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("karpenter-gitops:index:Fleet", name, None, opts)
         pool_specs = args.get("node_pools") or {}

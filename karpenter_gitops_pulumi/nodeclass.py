@@ -11,6 +11,7 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
+from karpenter_gitops_pulumi.errors import one_line_errors
 from karpenter_gitops_pulumi import manifests
 from karpenter_gitops_pulumi.reconciliation import Reconciliation
 from karpenter_gitops.core.model import EC2NODECLASS, EC2NODECLASS_API
@@ -97,6 +98,7 @@ class NodeClass(pulumi.ComponentResource):
     node_pools: pulumi.Output[dict[str, Any]]
     """Per NodePool: instance type to AMI id, and unserved instance types."""
 
+    @one_line_errors
     def __init__(self, name: str, args: NodeClassArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("karpenter-gitops:index:NodeClass", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)

@@ -5,6 +5,7 @@ from typing import Any, NotRequired, TypedDict
 import pulumi
 import pulumi_kubernetes as k8s
 
+from karpenter_gitops_pulumi.errors import one_line_errors
 from karpenter_gitops_pulumi import manifests
 from karpenter_gitops_pulumi.nodeclass import NodeClass, kept_secret
 from karpenter_gitops.core.model import NODEPOOL, NODEPOOL_API
@@ -38,6 +39,7 @@ class NodePool(pulumi.ComponentResource):
     unserved_instance_types: pulumi.Output[list[dict[str, str]]]
     """Instance types no resolved AMI serves, with the reason."""
 
+    @one_line_errors
     def __init__(self, name: str, args: NodePoolArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("karpenter-gitops:index:NodePool", name, None, opts)
         node_class = args["node_class"]
