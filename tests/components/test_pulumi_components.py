@@ -8,6 +8,7 @@ import runpy
 
 import fake_reconcile
 import pulumi_mocks
+import pulumi
 import pytest
 import yaml
 from pulumi.output import Unknown
@@ -187,8 +188,9 @@ def test_fleet_refuses_a_pool_naming_no_class_before_registering_anything():
     def program():
         Fleet("dev", FleetArgs(node_classes={"default": SPEC}, node_pools={"general": _pool_for("missing")}))
 
-    with pytest.raises(InputError, match="'missing' names no EC2NodeClass"):
+    with pytest.raises(InputError, match="'missing' names no EC2NodeClass") as refused:
         pulumi_mocks.run(program)
+    assert isinstance(refused.value, pulumi.RunError)  # the language host prints it as one line, no traceback
 
 
 def _pool_for(class_name: str) -> dict:
