@@ -1,4 +1,5 @@
-"""A real Kubernetes API server for tests: etcd and kube-apiserver on loopback, with Karpenter's CRDs.
+"""A real Kubernetes API server for tests: etcd, kube-apiserver and kube-controller-manager (its
+garbage collector, which finishes foreground deletions) on loopback, with Karpenter's CRDs.
 
 Started once per test session and stopped (processes killed, files removed) when the session
 ends, a test fails or the run is interrupted; the processes also die with the test process
@@ -97,7 +98,7 @@ def _answers(url: str, context: ssl.SSLContext | None = None, token: str | None 
 
 @dataclass
 class ApiServer:
-    """etcd + kube-apiserver; ``kubeconfig`` reaches it as a cluster admin."""
+    """etcd + kube-apiserver + kube-controller-manager; ``kubeconfig`` reaches it as a cluster admin."""
 
     directory: Path
     servers: list[Server] = field(default_factory=list)
@@ -135,6 +136,16 @@ class ApiServer:
         ))
         self.url = f"https://127.0.0.1:{self.servers[1].port}"
         self.kubeconfig = self._write_kubeconfig(certs / "apiserver.crt")
+        controllers = tools.binary("kube-controller-manager")
+        self.servers.append(start_owned(
+            "kube-controller-manager", self.directory,
+            lambda port: [
+                str(controllers), f"--kubeconfig={self.kubeconfig}", "--controllers=garbagecollector,namespace",
+                "--leader-elect=false", f"--secure-port={port}", "--bind-address=127.0.0.1",
+                f"--cert-dir={self.directory / 'controller-certs'}",
+            ],
+            lambda port: _answers(f"https://127.0.0.1:{port}/healthz", insecure),
+        ))
         return self
 
     def _write_credentials(self) -> None:
@@ -178,6 +189,20 @@ def kube_client(server: ApiServer):
     from kubernetes import config
 
     return config.new_client_from_config(config_file=str(server.kubeconfig))
+
+
+def live(server: ApiServer, plural: str, name: str) -> dict | None:
+    """The Karpenter object (``ec2nodeclasses`` or ``nodepools``) the API server stores, or None."""
+    from kubernetes import client
+    from kubernetes.client.exceptions import ApiException
+
+    group = "karpenter.k8s.aws" if plural == "ec2nodeclasses" else "karpenter.sh"
+    try:
+        return client.CustomObjectsApi(kube_client(server)).get_cluster_custom_object(group, "v1", plural, name)
+    except ApiException as missing:
+        if missing.status == 404:
+            return None
+        raise
 
 
 def install_crds(server: ApiServer) -> None:

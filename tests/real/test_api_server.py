@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import socket
 import subprocess
+import time
 
 import _api_server
 import pytest
-from _api_server import kube_client
+from _api_server import kube_client, live
 
 pytestmark = pytest.mark.real
 
@@ -70,3 +71,18 @@ def test_a_stopped_api_server_leaves_no_process_and_no_files():
     assert all(process.poll() is not None for process in processes)
     assert not server.directory.exists()
     assert subprocess.run(["pgrep", "-f", str(server.directory)], capture_output=True).returncode == 1
+
+
+def test_a_foreground_deletion_finishes_as_in_a_cluster(api_server):
+    """The Kubernetes provider deletes with propagationPolicy Foreground; without the controller
+    manager's garbage collector the object would keep its foregroundDeletion finalizer for ever."""
+    from kubernetes import client
+
+    objects = client.CustomObjectsApi(kube_client(api_server))
+    objects.create_cluster_custom_object("karpenter.k8s.aws", "v1", "ec2nodeclasses", {**CLASS, "metadata": {"name": "foreground"}})
+    objects.delete_cluster_custom_object("karpenter.k8s.aws", "v1", "ec2nodeclasses", "foreground",
+                                         body=client.V1DeleteOptions(propagation_policy="Foreground"))
+    deadline = time.monotonic() + 60
+    while live(api_server, "ec2nodeclasses", "foreground") is not None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert live(api_server, "ec2nodeclasses", "foreground") is None
