@@ -50,13 +50,16 @@ class PulumiProject:
         project.run("stack", "init", stack, "--secrets-provider", "passphrase")
         return project
 
-    def run(self, *args: str, check: bool = True, env: dict[str, str] | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
+    def run(self, *args: str, check: bool = True, env: dict[str, str] | None = None, timeout: float = 180) -> subprocess.CompletedProcess:
         """One CLI command on the selected stack (``stack init`` selected it in this PULUMI_HOME); the
         test's AWS environment (the embedded world) is inherited."""
         environment = {**os.environ, **self.environment, **(env or {})}
-        result = subprocess.run(["pulumi", *args], cwd=self.directory, env=environment, capture_output=True, text=True, timeout=timeout)
+        result = subprocess.run(["pulumi", *args], cwd=self.directory, env=environment, stdin=subprocess.DEVNULL,
+                                capture_output=True, text=True, timeout=timeout)
         if check and result.returncode != 0:
-            raise AssertionError(f"pulumi {' '.join(args)} exited {result.returncode}:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}")
+            errors = [line.strip() for line in result.stdout.splitlines() if "error:" in line or "[mandatory]" in line]
+            raise AssertionError(f"pulumi {' '.join(args)} exited {result.returncode}; its errors:\n" + "\n".join(errors)
+                                 + f"\n--- the end of its output:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
         return result
 
     def start(self, *args: str) -> subprocess.Popen:
