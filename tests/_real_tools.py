@@ -2,7 +2,7 @@
 
 ``make tools`` links them into ``.tools/bin``; a user's own binaries count too: ``pulumi`` and the
 Kubernetes provider from PATH, kube-apiserver and etcd from envtest's ``KUBEBUILDER_ASSETS`` or
-PATH. A missing binary skips the test with one line saying what to install, and fails it instead
+PATH, kube-controller-manager (which envtest does not ship) from PATH. A missing binary skips the test with one line saying what to install, and fails it instead
 when ``KARPENTER_GITOPS_REQUIRE_REAL=1`` (CI), so the real tier can never go quietly missing.
 """
 
@@ -25,6 +25,7 @@ HOW_TO_GET = {
     "pulumi-resource-kubernetes": "run `make tools` (needs Go 1.26) or `pulumi plugin install resource kubernetes`",
     "kube-apiserver": "run `make tools` (needs Go 1.26) or set KUBEBUILDER_ASSETS to envtest's binaries",
     "etcd": "run `make tools` (needs Go 1.26) or set KUBEBUILDER_ASSETS to envtest's binaries",
+    "kube-controller-manager": "run `make tools` (needs Go 1.26) or put kube-controller-manager on PATH",
 }
 
 
