@@ -93,3 +93,36 @@ def step_ops(preview: dict) -> dict[str, str]:
         for step in preview.get("steps", [])
         if "pulumi:providers:" not in step["urn"] and not step["urn"].split("::")[2].startswith("pulumi:pulumi:Stack")
     }
+
+
+# A stack of one EC2NodeClass and its NodePool, named after the test (the objects are cluster-scoped and
+# the API server is shared), with no controller block: its pulumi_aws resources need the pulumi-aws plugin.
+STACK = """
+config:
+  aws:region: us-west-2
+  karpenter-gitops:cluster: {name: demo, kubernetesVersion: "1.32", karpenterVersion: "1.14"}
+  karpenter-gitops:nodeClasses:
+    %(name)s:
+      amiSelectorTerms: [{alias: al2023@latest}]
+      %(identity)s
+      subnetSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
+      securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
+      metadataOptions: {httpTokens: required, httpPutResponseHopLimit: 1}
+      %(extra)s
+  karpenter-gitops:nodePools:
+    %(name)s-pool:
+      template:
+        spec:
+          nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: %(name)s}
+          requirements:
+            - {key: kubernetes.io/arch, operator: In, values: [amd64]}
+            - {key: karpenter.k8s.aws/instance-category, operator: In, values: [m]}
+          expireAfter: 720h
+      disruption: {consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: 1m, budgets: [{nodes: "10%%"}]}
+      limits: {cpu: 100, memory: 1000Gi}
+      weight: 10
+"""
+
+
+def stack_text(name: str, identity: str = "role: KarpenterNodeRole-demo", extra: str = "") -> str:
+    return STACK % {"name": name, "identity": identity, "extra": extra}

@@ -19,41 +19,12 @@ import pytest
 import yaml
 from _api_server import live
 from _fault_proxy import FaultProxy
-from _pulumi_cli import PulumiProject, step_ops
+from _pulumi_cli import PulumiProject, stack_text, step_ops
 from conftest import PROJECT, scratch_project
 
 pytestmark = pytest.mark.real
 
 RECOMMENDED = "/aws/service/eks/optimized-ami/1.32/amazon-linux-2023/x86_64/standard/recommended/image_id"
-STACK = """
-config:
-  aws:region: us-west-2
-  karpenter-gitops:cluster: {name: demo, kubernetesVersion: "1.32", karpenterVersion: "1.14"}
-  karpenter-gitops:nodeClasses:
-    %(name)s:
-      amiSelectorTerms: [{alias: al2023@latest}]
-      %(identity)s
-      subnetSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
-      securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
-      metadataOptions: {httpTokens: required, httpPutResponseHopLimit: 1}
-      %(extra)s
-  karpenter-gitops:nodePools:
-    %(name)s-pool:
-      template:
-        spec:
-          nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: %(name)s}
-          requirements:
-            - {key: kubernetes.io/arch, operator: In, values: [amd64]}
-            - {key: karpenter.k8s.aws/instance-category, operator: In, values: [m]}
-          expireAfter: 720h
-      disruption: {consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: 1m, budgets: [{nodes: "10%%"}]}
-      limits: {cpu: 100, memory: 1000Gi}
-      weight: 10
-"""
-
-
-def stack_text(name: str, identity: str = "role: KarpenterNodeRole-demo", extra: str = "") -> str:
-    return STACK % {"name": name, "identity": identity, "extra": extra}
 
 
 @pytest.fixture
