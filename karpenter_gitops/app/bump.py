@@ -429,7 +429,7 @@ def read_stack(path: Path) -> StackFile:
     file = os.path.relpath(path)
     text = read_text(path)
     documents = [(file, parse_yaml(text, file))]
-    version = stack_karpenter_version(documents) or versions.DEFAULT
+    version, _ = versions.known(stack_karpenter_version(documents) or versions.DEFAULT)
     return StackFile(file, path, text, load_documents(documents, version), version, stack_aws_config(documents))
 
 

@@ -25,6 +25,7 @@ class Sources:
     files: tuple[ReadFile, ...]
     version: versions.Version
     inputs: Inputs
+    note: str | None = None  # why the release judged is not the one asked for (newer than the project knows)
 
     @property
     def documents(self) -> list[tuple[str, list[Any]]]:
@@ -45,5 +46,5 @@ def read_sources(paths: Sequence[Path], version: versions.Version | None = None)
     """Read ``paths`` and load them for ``version`` (default: the stacks' release, else the newest)."""
     files = tuple(read_files(paths))
     documents = [(file.name, file.documents) for file in files]
-    chosen = version or stack_karpenter_version(documents) or versions.DEFAULT
-    return Sources(files, chosen, load_documents(documents, chosen))
+    chosen, note = versions.known(version or stack_karpenter_version(documents) or versions.DEFAULT)
+    return Sources(files, chosen, load_documents(documents, chosen), note)

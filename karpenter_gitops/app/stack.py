@@ -52,7 +52,7 @@ def load_inputs(
 ) -> tuple[Inputs, versions.Version]:
     """Load values as the CLI loads a stack file, with the stack's Karpenter release (or the default)."""
     files = [(SOURCE, [stack_document(cluster, node_classes, node_pools, policy, controller)])]
-    version = stack_karpenter_version(files) or versions.DEFAULT
+    version, _ = versions.known(stack_karpenter_version(files) or versions.DEFAULT)  # a newer release: as the newest known, like the CLI
     return load_documents(files, version), version
 
 

@@ -128,3 +128,13 @@ def fleet_stacks(paths: Sequence[str], stacks: Sequence[str], all_stacks: bool) 
         raise click.UsageError("give --stack NAME... or --all-stacks, not both")
     return chosen_stacks(stacks, all_stacks)
 
+
+def sources(paths: Sequence[Path], version: versions.Version | None):
+    """What a command reads (app.sources.Sources), saying on stderr when the release asked for is newer
+    than the project knows. Imported here, not at the top: the command tree loads before any rule."""
+    from karpenter_gitops.app.sources import read_sources
+
+    read = read_sources(paths, version)
+    if read.note:
+        click.echo(f"karpenter-gitops: {read.note}", err=True)
+    return read

@@ -6,6 +6,7 @@ import json
 
 import click
 
+from karpenter_gitops.cli import options
 from karpenter_gitops.cli.group import cli
 
 
@@ -19,8 +20,7 @@ def pack_config_command(stack) -> None:
     `pulumi preview --policy-pack karpenter_gitops_policies --policy-pack-config FILE`.
     """
     from karpenter_gitops.app import analyze
-    from karpenter_gitops.app.sources import read_sources
     from karpenter_gitops.load.stacks import stack_file
 
-    sources = read_sources([stack_file(stack)])
+    sources = options.sources([stack_file(stack)])
     click.echo(json.dumps(analyze.pack_config(sources.inputs.policy), indent=2, sort_keys=True))

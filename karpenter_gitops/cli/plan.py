@@ -29,14 +29,13 @@ def plan_command(stacks, all_stacks, manifests, embedded_aws, aws_fixture, kuber
 
     from karpenter_gitops.adapters.aws.target import aws_target
     from karpenter_gitops.app.plan import planner
-    from karpenter_gitops.app.sources import read_sources
     from karpenter_gitops.output.plan_text import print_plan
 
     options.check_fixture(embedded_aws, aws_fixture)
     if options.is_fleet(stacks, all_stacks):
         fleet = options.fleet_stacks(manifests, stacks, all_stacks)
         _fleet(fleet, embedded_aws, aws_fixture, kubernetes_version, cache_dir, karpenter_version, fmt)
-    sources = read_sources(options.stack_or_manifests(stacks[0] if stacks else None, manifests), karpenter_version)
+    sources = options.sources(options.stack_or_manifests(stacks[0] if stacks else None, manifests), karpenter_version)
     status = Console(stderr=True)
     with contextlib.ExitStack() as stack_:
         target = stack_.enter_context(aws_target(embedded_aws, aws_fixture, sources.aws_config))
@@ -63,11 +62,10 @@ def _fleet(stacks, embedded_aws, aws_fixture, kubernetes_version, cache_dir, kar
 
     from karpenter_gitops.app.fleet import SharedTargets, run_fleet
     from karpenter_gitops.app.plan import planner
-    from karpenter_gitops.app.sources import read_sources
     from karpenter_gitops.load.stacks import stack_file
     from karpenter_gitops.output.plan_text import print_plan
 
-    sources = {stack: read_sources([stack_file(stack)], karpenter_version) for stack in stacks}
+    sources = {stack: options.sources([stack_file(stack)], karpenter_version) for stack in stacks}
     status = Console(stderr=True)
     console = Console(width=None if sys.stdout.isatty() else 120)
     planned: dict[str, str] = {}  # JSON of each stack's plan: compact, where the plans themselves are large

@@ -42,13 +42,12 @@ def preview_command(
     from karpenter_gitops.app.fleet import SharedTargets
     from karpenter_gitops.app.plan import planner
     from karpenter_gitops.app.preview import preview_sources, pulumi_preview
-    from karpenter_gitops.app.sources import read_sources
 
     pulumi = pulumi_preview(pulumi_json, pulumi_events)
     with SharedTargets(embedded_aws, aws_fixture) as targets:
 
         def previewed(paths):
-            head = read_sources(paths, karpenter_version)
+            head = options.sources(paths, karpenter_version)
             plan = None
             if reconcile_ or embedded_aws:
                 options.check_fixture(embedded_aws, aws_fixture)

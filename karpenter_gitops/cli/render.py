@@ -58,11 +58,10 @@ def _renderer(targets, kubernetes_version, reconcile_, cache_dir, karpenter_vers
     """Render one set of paths to a directory (or ``-``); the exit code. AWS, when read, is ``targets``'."""
     from karpenter_gitops.app.plan import planner
     from karpenter_gitops.app.render import render_sources
-    from karpenter_gitops.app.sources import read_sources
     from karpenter_gitops.output.report import print_text
 
     def render(paths, out: str) -> int:
-        sources = read_sources(paths, karpenter_version)
+        sources = options.sources(paths, karpenter_version)
 
         def plan(inputs):  # AWS is read only once the offline checks pass
             options.check_fixture(targets.embedded, targets.fixture)

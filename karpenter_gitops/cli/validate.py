@@ -51,7 +51,6 @@ def validate_command(paths, stacks, all_stacks, crd_paths, context_paths, policy
     hygiene policies run too, waivers apply (waived findings are listed but do not fail the run)
     and an expired waiver is an error.
     """
-    from karpenter_gitops.app.sources import read_sources
     from karpenter_gitops.app.validate import crds_at, validate_sources, waivers_for
     from karpenter_gitops.output.report import print_github, print_text
 
@@ -61,7 +60,7 @@ def validate_command(paths, stacks, all_stacks, crd_paths, context_paths, policy
     waivers = waivers_for(policy, waiver_file)
 
     def judged(paths_: list) -> tuple:
-        sources = read_sources(paths_, karpenter_version)
+        sources = options.sources(paths_, karpenter_version)
         return sources, validate_sources(sources, policy=policy, waivers=waivers, crds=crds, context=context_paths)
 
     if options.is_fleet(stacks, all_stacks):

@@ -12,6 +12,7 @@ Version = tuple[int, int]
 
 DEFAULT: Version = (1, 14)
 OLDEST: Version = (1, 0)
+NEWEST: Version = (1, 15)  # the newest release whose CRDs and behaviour the project models
 
 _VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.\d+)?(?:[-+].*)?$")
 
@@ -25,6 +26,17 @@ def parse(text: str) -> Version:
     if version < OLDEST:
         raise ValueError(f"Karpenter {text} predates the v1 API; only v1.0 and later are supported")
     return version
+
+
+def known(version: Version) -> tuple[Version, str | None]:
+    """The release a run judges ``version`` as: itself when the project knows it, else the newest known
+    one, with the line that says so (a newer release is judged by what the project knows, not refused)."""
+    if version <= NEWEST:
+        return version, None
+    return NEWEST, (
+        f"Karpenter {show(version)} is newer than the newest release karpenter-gitops knows "
+        f"({show(NEWEST)}): judged as {show(NEWEST)}"
+    )
 
 
 def show(version: Version) -> str:
