@@ -16,7 +16,7 @@ from karpenter_gitops.load.crds import load as load_crds
 from karpenter_gitops.rules import crd, crd_engine
 
 # Our rules that are stricter than Karpenter on purpose; the rest mirror the CRD.
-STRICTER = ("nodeclass/", "nodepool/", "userdata/")
+STRICTER = ("nodeclass/", "nodepool/", "userdata/", "kubelet/")  # kubelet/: Karpenter's checks from 1.15, not the CRD's
 
 
 @cache

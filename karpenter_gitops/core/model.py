@@ -1,7 +1,9 @@
 """Immutable models of Karpenter v1 ``EC2NodeClass`` and ``NodePool``.
 
 Field names are snake_case; :func:`karpenter_gitops.core.schema.prop` records the CRD's camelCase
-wire name and constraints (v1.14.1, with the release that added each newer field). Objects keep
+wire name and constraints (v1.14.1, with the release that added each newer field, and v1.15.0's
+changes: enclaveOptions, the Unhealthy budget reason, consolidateAfter optional, a schemaless
+kubelet block). Objects keep
 their manifest too, so rendering never loses a field the model does not interpret.
 """
 
@@ -11,10 +13,11 @@ import pickle
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, ClassVar
 
 from karpenter_gitops.core.findings import Source
 from karpenter_gitops.core.schema import IntOrString, prop
+from karpenter_gitops.core.versions import Version
 
 EC2NODECLASS_API = "karpenter.k8s.aws/v1"
 NODEPOOL_API = "karpenter.sh/v1"
@@ -97,7 +100,14 @@ class PlacementGroupSelector:
 
 @dataclass(frozen=True)
 class KubeletConfiguration:
-    """``spec.kubelet``: the kubelet settings Karpenter passes to the node."""
+    """``spec.kubelet``: the kubelet settings Karpenter passes to the node.
+
+    Up to 1.14 the CRD types these twelve fields. From 1.15 it keeps any field and checks none:
+    Karpenter checks the block against the upstream KubeletConfiguration when it reconciles, so
+    the same mistakes become ``ValidationSucceeded=False`` instead of a refused apply.
+    """
+
+    OPEN_SINCE: ClassVar[Version] = (1, 15)
 
     cluster_dns: tuple[str, ...] | None = prop("clusterDNS")
     max_pods: int | None = prop(minimum=0)
@@ -173,6 +183,13 @@ class CPUOptions:
 
 
 @dataclass(frozen=True)
+class EnclaveOptions:
+    """``spec.enclaveOptions``: launch only instance types that support Nitro Enclaves, with them enabled."""
+
+    enabled: bool | None = prop(required=True)
+
+
+@dataclass(frozen=True)
 class EC2NodeClassSpec:
     """The ``spec`` of an EC2NodeClass."""
 
@@ -199,6 +216,7 @@ class EC2NodeClassSpec:
     connection_tracking: ConnectionTracking | None = prop(since=(1, 13))
     context: str | None = prop()
     cpu_options: CPUOptions | None = prop("cpuOptions", since=(1, 13))
+    enclave_options: EnclaveOptions | None = prop(since=(1, 15))
 
 
 # --- NodePool -----------------------------------------------------------------------------
@@ -241,6 +259,7 @@ class Requirement:
             "Lte": (1, 9),
         },
     )
+    # The CRD puts maxLength and pattern on the array itself, where the API server applies neither.
     values: tuple[str, ...] | None = prop()
     min_values: int | None = prop(minimum=1, maximum=50)
 
@@ -292,14 +311,16 @@ class Budget:
         pattern=r"^(@(annually|yearly|monthly|weekly|daily|midnight|hourly))|((.+)\s(.+)\s(.+)\s(.+)\s(.+))$"
     )
     duration: str | None = prop(pattern=r"^((([0-9]+(h|m))|([0-9]+h[0-9]+m))(0s)?)$")
-    reasons: tuple[str, ...] | None = prop(max_items=50, unique=True, enum=["Underutilized", "Empty", "Drifted"])
+    reasons: tuple[str, ...] | None = prop(
+        max_items=50, unique=True, enum={"Underutilized": None, "Empty": None, "Drifted": None, "Unhealthy": (1, 15)}
+    )
 
 
 @dataclass(frozen=True)
 class Disruption:
     """``spec.disruption``: consolidation and disruption budgets."""
 
-    consolidate_after: str | None = prop(required=True, pattern=DURATION_OR_NEVER)
+    consolidate_after: str | None = prop(required_until=(1, 15), pattern=DURATION_OR_NEVER)  # 1.15 defaults it to 0s
     consolidation_policy: str | None = prop(
         enum={"WhenEmpty": None, "WhenEmptyOrUnderutilized": None, "Balanced": (1, 14)}
     )

@@ -67,6 +67,7 @@ class Prop:
 
     wire: str | None = None
     required: bool = False
+    required_until: Version | None = None  # required before this release, optional (defaulted) from it
     enum: Mapping[str, Version | None] | None = None  # value -> release that added it
     pattern: str | None = None
     minimum: int | None = None
@@ -126,7 +127,7 @@ def _unwrap_optional(tp: Any) -> Any:
 
 @cache
 def _required_of(cls: type) -> tuple[_Field, ...]:
-    return tuple(field for field in fields_of(cls).values() if field.prop.required)
+    return tuple(field for field in fields_of(cls).values() if field.prop.required or field.prop.required_until)
 
 
 @cache
@@ -193,10 +194,11 @@ def _newline_hint(value: str) -> str | None:
 class Loader:
     """Walks YAML data into models for one Karpenter release, collecting violations."""
 
-    def __init__(self, version: Version) -> None:
+    def __init__(self, version: Version, *, open_models: bool = True) -> None:
         self.version = version
         self.violations: list[tuple[str, Violation]] = []
         self.blocked = False
+        self.open_models = open_models  # whether a model's OPEN_SINCE applies (off inside the open check itself)
 
     def report(self, rule: str, path: str, message: str, hint: str | None = None, *, blocking: bool = False) -> None:
         self.violations.append((rule, Violation(path, message, hint)))
@@ -206,6 +208,9 @@ class Loader:
         if type(data) is not dict and not isinstance(data, Mapping):  # dict first: the ABC check is slow
             self.report(WRONG_TYPE, path, f"Invalid value: {type_name(data)}: must be of type object")
             return None
+        opened = getattr(cls, "OPEN_SINCE", None)
+        if opened is not None and self.open_models and self.version >= opened:
+            return self._checked_by_karpenter(cls, data, path)
         table = fields_of(cls)
         values: dict[str, Any] = {}
         for key, raw in data.items():
@@ -227,12 +232,21 @@ class Loader:
                 continue
             values[field.attr] = self._value(field, raw, child)
         for field in _required_of(cls):
+            if field.prop.required_until and self.version >= field.prop.required_until:
+                continue
             # The API server drops a null of a non-nullable field before validating, so a null
             # required field is as missing as an absent one.
             if data.get(field.wire) is None:
                 child = f"{path}.{field.wire}" if path else field.wire
                 self.report(REQUIRED, child, "Required value", f"add {field.wire!r}")
         return cls(**values)
+
+    def _checked_by_karpenter(self, cls: type, data: Mapping, path: str) -> Any:
+        """An object whose CRD keeps any field from this release (x-kubernetes-preserve-unknown-fields):
+        the API server checks nothing inside it, so nothing here is a schema violation. The typed
+        fields are loaded for the rules that read them; Karpenter's own checks of the object, made
+        when it reconciles, are rules of their own (see the class's docstring)."""
+        return Loader(self.version, open_models=False).model(cls, data, path)
 
     def _unknown(self, key: Any, path: str, table: Mapping[str, _Field]) -> None:
         close = difflib.get_close_matches(str(key), list(table), n=1, cutoff=0.6)
