@@ -34,7 +34,7 @@ DOCS = Path(__file__).resolve().parent
 REFERENCE = DOCS / "reference"
 REGENERATE = "make docs-reference"
 HEADER = f"<!-- Generated from the code by docs/gen.py: do not edit; run `{REGENERATE}`. -->\n\n"
-RELEASES = [(1, minor) for minor in range(versions.OLDEST[1], versions.DEFAULT[1] + 1)]
+RELEASES = [(1, minor) for minor in range(versions.OLDEST[1], versions.NEWEST[1] + 1)]
 
 STAGES = {
     Stage.OBJECT: "each object, offline: `validate`, the Pulumi component's check and the policy pack",
@@ -226,15 +226,20 @@ def stack_keys_page() -> str:
 
 
 def _schema_changes(cls: type, path: str) -> Iterator[tuple[versions.Version, str]]:
-    """(release, change) for every field and enum value of a model, recursively, that a release added."""
+    """(release, change) for every field and enum value of a model, recursively, that a release added,
+    made optional or left to Karpenter to check."""
     for wire, field in fields_of(cls).items():
         where = f"{path}.{wire}"
         if field.prop.since:
-            yield field.prop.since, f"`{where}`"
+            yield field.prop.since, f"accepts `{where}`"
+        if field.prop.required_until:
+            yield field.prop.required_until, f"no longer requires `{where}` (the API server defaults it)"
         for value, since in (field.prop.enum or {}).items():
             if since:
-                yield since, f"`{where}: {value}`"
+                yield since, f"accepts `{where}: {value}`"
         if field.item is not None and dataclasses.is_dataclass(field.item):
+            if (opened := getattr(field.item, "OPEN_SINCE", None)) is not None:
+                yield opened, f"keeps any field under `{where}`: Karpenter checks the block, not the API server"
             yield from _schema_changes(field.item, where + ("[]" if field.kind == "list" else ".*" if field.kind == "map" else ""))
 
 
@@ -243,7 +248,7 @@ def release_changes() -> dict[versions.Version, list[str]]:
     changes: dict[versions.Version, list[str]] = {release: [] for release in RELEASES}
     for kind, spec in ((EC2NODECLASS, EC2NodeClassSpec), (NODEPOOL, NodePoolSpec)):
         for since, what in sorted(_schema_changes(spec, "spec")):
-            changes[since].append(f"{kind} accepts {what}")
+            changes[since].append(f"{kind} {what}")
     for label, since in sorted(AWS_LABELS.items()):
         if since:
             changes[since].append(f"NodePool requirements and labels accept `karpenter.k8s.aws/{label}`")
@@ -257,9 +262,11 @@ def release_changes() -> dict[versions.Version, list[str]]:
 
 def releases_page() -> str:
     lines = ["# Karpenter releases", "",
-             f"Supported: {versions.show(RELEASES[0])} to {versions.show(RELEASES[-1])} (the default). Pick one with "
-             f"`--karpenter-version` or the stack's `{NAMESPACE}:cluster.karpenterVersion`; schema fields, enum values "
-             "and rules follow it. What each release changed, as this project checks it:", ""]
+             f"Supported: {versions.show(RELEASES[0])} to {versions.show(RELEASES[-1])}; the default is "
+             f"{versions.show(versions.DEFAULT)}. Pick one with `--karpenter-version` or the stack's "
+             f"`{NAMESPACE}:cluster.karpenterVersion`; schema fields, enum values and rules follow it, and a newer "
+             f"release is judged as {versions.show(RELEASES[-1])} with a line saying so. What each release changed, "
+             "as this project checks it:", ""]
     for release, changed in sorted(release_changes().items(), reverse=True):
         title = f"## {versions.show(release)}" + (" (default)" if release == versions.DEFAULT else "")
         if release == RELEASES[0]:

@@ -194,4 +194,5 @@ FAMILY = Family(
     parameters=parameters,
     check_userdata=check,
     unsupported_types=("a1.",),  # Karpenter's FilterForNodeClass: AL2023 does not boot on A1
+    arbitrary_kubelet=True,  # nodeadm's NodeConfig takes the whole KubeletConfiguration
 )

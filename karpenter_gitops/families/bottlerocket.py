@@ -228,4 +228,5 @@ FAMILY = Family(
     version_example="bottlerocket@v1.32.0",
     parameters=parameters,
     check_userdata=check,
+    pods_per_core=False,  # its settings have no podsPerCore
 )

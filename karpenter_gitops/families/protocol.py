@@ -96,3 +96,9 @@ class Family:
     windows_build: str | None = None  # node.kubernetes.io/windows-build of its images (Windows families)
     unsupported_types: tuple[str, ...] = ()  # instance-type name prefixes its images cannot boot (AL2023: a1)
     image_name: re.Pattern | None = None  # how AWS names its published images; group "k8s" is the Kubernetes minor
+    # How it takes spec.kubelet from 1.15 on (Karpenter's FeatureFlags): any KubeletConfiguration field
+    # (AL2023), or only the twelve Karpenter maps; whether it renders podsPerCore; whether Karpenter
+    # checks the block for it at all (Custom owns its userData and ignores the block).
+    arbitrary_kubelet: bool = False
+    pods_per_core: bool = True
+    kubelet_checked: bool = True

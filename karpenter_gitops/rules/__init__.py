@@ -10,6 +10,7 @@ from karpenter_gitops.rules import (  # noqa: F401  (declare on import)
     controller,
     crd,
     hygiene,
+    kubelet,
     live,
     nodeclass,
     nodepool,

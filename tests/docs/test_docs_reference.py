@@ -43,8 +43,8 @@ def test_every_rule_has_a_page_and_an_index_row():
 
 
 def test_a_release_split_shows_in_the_severity_per_release():
-    assert gen.severity_by_release(RULES["nodeclass/role-arn"]) == [("1.0–1.1", "error"), ("1.2–1.14", "does not apply")]
-    assert gen.severity_by_release(RULES["nodeclass/role-arn-name"]) == [("1.0–1.1", "does not apply"), ("1.2–1.14", "warning")]
+    assert gen.severity_by_release(RULES["nodeclass/role-arn"]) == [("1.0–1.1", "error"), ("1.2–1.15", "does not apply")]
+    assert gen.severity_by_release(RULES["nodeclass/role-arn-name"]) == [("1.0–1.1", "does not apply"), ("1.2–1.15", "warning")]
 
 
 def test_a_release_page_names_what_arrived_in_it():
