@@ -83,8 +83,11 @@ class StepOutcome:
         return Condition(type_, UNKNOWN, self.reason, self.message)
 
 
-def _validation(dependencies: list[Condition], validation: StepOutcome) -> Condition:
-    """ValidationSucceeded waits for the four resolutions before it judges anything itself."""
+def _validation(dependencies: list[Condition], validation: StepOutcome, spec: StepOutcome | None) -> Condition:
+    """ValidationSucceeded judges the spec first (from 1.15, its kubelet block), then waits for the four
+    resolutions before it judges anything else."""
+    if spec is not None and spec.resolution is not Resolution.READY:
+        return spec.condition(VALIDATION_SUCCEEDED)
     if any(c.status == FALSE for c in dependencies):
         return Condition(VALIDATION_SUCCEEDED, FALSE, _DEPENDENCIES_NOT_READY, _DEPENDENCIES_MESSAGE)
     if any(c.status == UNKNOWN for c in dependencies):
@@ -107,10 +110,12 @@ def predict_conditions(
     security_groups: StepOutcome,
     instance_profile: StepOutcome,
     validation: StepOutcome | None = None,
+    spec: StepOutcome | None = None,
 ) -> tuple[Condition, ...]:
     """The NodeClass conditions, sorted by type as Karpenter stores them.
 
     ``validation`` is the authorization dry-run's outcome; None assumes the controller is allowed.
+    ``spec`` is what the validation reconciler finds in the spec before it waits for the resolutions.
     Dependents are listed in Karpenter's reconcile order in the ``Ready`` message.
     """
     dependencies = [
@@ -119,5 +124,5 @@ def predict_conditions(
         security_groups.condition(SECURITY_GROUPS_READY),
         instance_profile.condition(INSTANCE_PROFILE_READY),
     ]
-    dependents = [*dependencies, _validation(dependencies, validation or StepOutcome.ready())]
+    dependents = [*dependencies, _validation(dependencies, validation or StepOutcome.ready(), spec)]
     return tuple(sorted([*dependents, _ready(dependents)], key=lambda c: c.type))

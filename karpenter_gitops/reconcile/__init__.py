@@ -36,6 +36,7 @@ from karpenter_gitops.core.plan import NodeClassPlan, NodePoolPlan, Plan
 from karpenter_gitops.core.resolved import AMI
 from karpenter_gitops.families import family_of
 from karpenter_gitops.judge import Judge
+from karpenter_gitops.rules import kubelet as kubelet_rules
 from karpenter_gitops.rules import live
 
 Progress = Callable[[str], None]
@@ -172,7 +173,8 @@ def _resolve_node_class(
 
     plan = NodeClassPlan(
         conditions=conditions.predict_conditions(
-            amis=amis, subnets=subnet_outcome, security_groups=group_outcome, instance_profile=profile_outcome
+            amis=amis, subnets=subnet_outcome, security_groups=group_outcome, instance_profile=profile_outcome,
+            spec=_spec_validation(node_class, version),
         ),
         amis=resolution.amis,
         skipped_amis=resolution.skipped,
@@ -181,6 +183,14 @@ def _resolve_node_class(
         instance_profile=profile_name,
     )
     return _Resolved(plan, amis, subnet_outcome, resolution)
+
+
+def _spec_validation(node_class: EC2NodeClass, version: versions.Version) -> StepOutcome | None:
+    """What Karpenter's validation reconciler refuses in the spec itself (1.15+: the kubelet block)."""
+    if version < kubelet_rules.OPEN:
+        return None
+    failure = kubelet_rules.validation_failure(node_class)
+    return StepOutcome.not_found(failure[1], failure[0]) if failure else None
 
 
 def _lookup(resolve: Callable[[], tuple], empty_message: str) -> tuple[tuple, StepOutcome]:

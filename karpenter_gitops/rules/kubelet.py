@@ -38,11 +38,19 @@ _GO_TYPES = {
 _DURATION = re.compile(r"^[-+]?((\d+(\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h))+\Z|^[-+]?0\Z")
 
 
-def _said(text: str, where: str | None = None) -> Violation:
-    """Karpenter's message ``"<path>: <what>"`` as a violation at ``where`` (default: that path), its
-    path shown once."""
-    path, _, what = text.partition(": ")
-    return Violation(where or path, what)
+Said = tuple[str, str | None]  # Karpenter's message, and where to point when not at the path it starts with
+
+
+def _said(text: str, where: str | None = None) -> Said:
+    return text, where
+
+
+def _violations(said: Iterator[Said]) -> Iterator[Violation]:
+    """Karpenter's messages ``"<path>: <what>"`` as violations at their path (or ``where``), the path shown once."""
+    for text, where in said:
+        path, colon, what = text.partition(": ")
+        is_path = colon and path.startswith("spec.") and " " not in path
+        yield Violation(where or path, what) if is_path else Violation(where or "spec.kubelet", text)
 
 
 def _kubelet(obj) -> Mapping[str, Any] | None:
@@ -123,14 +131,16 @@ def _grace_problem(field: str, key: str, value: str) -> str | None:
     ),
 )
 def invalid_configuration(obj, ctx) -> Iterator[Violation]:
-    kubelet = _kubelet(obj)
-    if kubelet is None:
-        return
-    yield from _upstream_type(kubelet)
-    yield from _semantics(kubelet)
+    yield from _violations(_invalid(obj))
 
 
-def _upstream_type(kubelet: Mapping[str, Any]) -> Iterator[Violation]:
+def _invalid(obj) -> Iterator[Said]:
+    if (kubelet := _kubelet(obj)) is not None:
+        yield from _upstream_type(kubelet)
+        yield from _semantics(kubelet)
+
+
+def _upstream_type(kubelet: Mapping[str, Any]) -> Iterator[Said]:
     """The strict decode into the upstream struct: a wrong type alone, else every unknown field."""
     for field, go_type in _GO_TYPES.items():
         value = kubelet.get(field)
@@ -147,7 +157,7 @@ def _upstream_type(kubelet: Mapping[str, Any]) -> Iterator[Violation]:
             yield _said(f'spec.kubelet: unknown field "{field}"', f"spec.kubelet.{field}")
 
 
-def _semantics(kubelet: Mapping[str, Any]) -> Iterator[Violation]:
+def _semantics(kubelet: Mapping[str, Any]) -> Iterator[Said]:
     for field in sorted(_OWNED):
         if field in kubelet:
             yield _said(f"spec.kubelet.{field}: can't be set, {_OWNED[field]}")
@@ -204,9 +214,13 @@ def expressions(kubelet: Mapping[str, Any]) -> list[str]:
     bad=({**_V115, "spec": {"kubelet": {"maxPods": "min(max_pods, 110)"}}},),
 )
 def expressions_disabled(obj, ctx) -> Iterator[Violation]:
+    yield from _violations(_expressions_disabled(obj))
+
+
+def _expressions_disabled(obj) -> Iterator[Said]:
     kubelet = _kubelet(obj)
     if kubelet is not None and (found := expressions(kubelet)):
-        yield Violation(found[0], "spec.kubelet contains a CEL expression, but the NodeClassCEL feature gate is disabled")
+        yield "spec.kubelet contains a CEL expression, but the NodeClassCEL feature gate is disabled", found[0]
 
 
 @rule(
@@ -227,15 +241,36 @@ def expressions_disabled(obj, ctx) -> Iterator[Violation]:
     ),
 )
 def unsupported_for_family(obj, ctx) -> Iterator[Violation]:
+    yield from _violations(_unsupported(obj))
+
+
+def _unsupported(obj) -> Iterator[Said]:
     kubelet = _kubelet(obj)
     family = families.family_of(obj)
     if kubelet is None or family.arbitrary_kubelet or not family.kubelet_checked:
         return
     dropped = sorted(set(kubelet) - MANAGED | ({"podsPerCore"} & set(kubelet) if not family.pods_per_core else set()))
     if dropped:
-        yield Violation("spec.kubelet", f"spec.kubelet has fields not applied by the {family.name} AMI family that "
-                                        f"would be silently dropped: {', '.join(dropped)}")
+        yield _said(f"spec.kubelet has fields not applied by the {family.name} AMI family that would be silently "
+                    f"dropped: {', '.join(dropped)}")
     dns = kubelet.get("clusterDNS")
     if isinstance(dns, list) and len(dns) > 1:
         yield _said(f"spec.kubelet.clusterDNS: the {family.name} AMI family doesn't accept multiple entries, only one, "
                     f"but {len(dns)} were set")
+
+
+# Karpenter's order of the kubelet checks in its validation reconciler; the first that fails is the reason.
+_REASONS = (
+    ("InvalidKubeletConfiguration", _invalid),
+    ("KubeletExpressionsDisabled", _expressions_disabled),
+    ("UnsupportedKubeletConfiguration", _unsupported),
+)
+
+
+def validation_failure(node_class) -> tuple[str, str] | None:
+    """(reason, message) of the ValidationSucceeded=False Karpenter 1.15+ sets for the class's kubelet
+    block, or None; its checks run before it waits for the AMI, subnet, group and profile resolution."""
+    for reason, check in _REASONS:
+        if said := [text for text, _ in check(node_class)]:
+            return reason, "; ".join(said)
+    return None

@@ -400,3 +400,21 @@ def test_plan_warns_about_what_the_selected_images_names_say(world, catalogue_ca
     assert (finding.rule, finding.severity.value, finding.hint) == (rule, "warning", hint)
     pinned = plan_for(env, [node_class(amiFamily="AL2", amiSelectorTerms=[{"name": "amazon-eks-node-1.32-*"}])], catalogue_cache)
     assert [f for f in pinned.findings if f.rule.startswith("live/ami-")] == []
+
+
+@pytest.mark.parametrize(("kubelet", "family", "reason", "message"), [
+    ({"maxPod": 110}, "al2023@latest", "InvalidKubeletConfiguration", 'spec.kubelet: unknown field "maxPod"'),
+    ({"maxPods": "min(max_pods, 110)"}, "al2023@latest", "KubeletExpressionsDisabled",
+     "spec.kubelet contains a CEL expression, but the NodeClassCEL feature gate is disabled"),
+    ({"podsPerCore": 4}, "bottlerocket@latest", "UnsupportedKubeletConfiguration",
+     "spec.kubelet has fields not applied by the Bottlerocket AMI family that would be silently dropped: podsPerCore"),
+])
+def test_from_115_a_kubelet_mistake_is_predicted_as_karpenter_reports_it(default_aws, catalogue_cache, kubelet, family, reason, message):
+    docs = [node_class(amiSelectorTerms=[{"alias": family}], kubelet=kubelet)]
+    inputs = documents.load_documents([("test.yaml", docs)], (1, 15))
+    plan = reconcile(inputs, version=(1, 15), kubernetes_version="1.32", aws=default_aws.session(), cache_dir=catalogue_cache)
+    validation = {c.type: c for c in plan.node_classes["default"].conditions}["ValidationSucceeded"]
+    assert (validation.status, validation.reason, validation.message) == ("False", reason, message)
+    before = reconcile(documents.load_documents([("test.yaml", docs)], (1, 14)), version=(1, 14), kubernetes_version="1.32",
+                       aws=default_aws.session(), cache_dir=catalogue_cache)
+    assert conditions(before, "default")["ValidationSucceeded"] != ("False", reason)  # before 1.15 the API server refuses it instead
