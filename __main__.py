@@ -40,6 +40,7 @@ fleet = Fleet(
             name=cluster.get("name"),
             kubernetes_version=cluster.get("kubernetesVersion"),
             karpenter_version=cluster.get("karpenterVersion"),
+            feature_gates=cluster.get("featureGates"),
         ),
         pin_amis=settings.get_bool("pinAmis") or False,
         # `pulumi config set --secret --path` on any part marks the whole key secret: keep its specs secret.

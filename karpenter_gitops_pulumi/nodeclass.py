@@ -48,11 +48,14 @@ class ClusterArgs(TypedDict):
     """Kubernetes minor version, e.g. "1.32"; picks the AMI an alias resolves to."""
     karpenter_version: NotRequired[str]
     """Karpenter release the cluster runs, e.g. "1.14"; picks the rules and fields that apply."""
+    feature_gates: NotRequired[dict[str, bool]]
+    """The feature gates that Karpenter runs with, e.g. {"NodeClassCEL": True}; a gate not named is off."""
 
 
-def cluster_block(cluster: ClusterArgs | None) -> dict[str, str]:
+def cluster_block(cluster: ClusterArgs | None) -> dict[str, Any]:
     """``ClusterArgs`` spelled as the stack file spells the cluster block."""
-    spelling = {"name": "name", "kubernetes_version": "kubernetesVersion", "karpenter_version": "karpenterVersion"}
+    spelling = {"name": "name", "kubernetes_version": "kubernetesVersion", "karpenter_version": "karpenterVersion",
+                "feature_gates": "featureGates"}
     return {spelling[key]: value for key, value in (cluster or {}).items() if value is not None}
 
 

@@ -27,11 +27,17 @@ NAMESPACE = "karpenter-gitops"
 
 @dataclass(frozen=True)
 class Cluster:
-    """The cluster a stack file describes: its name, Kubernetes version and Karpenter release."""
+    """The cluster a stack file describes: its name, Kubernetes version, Karpenter release and the
+    feature gates that release runs with."""
 
     name: str | None = None
     kubernetes_version: str | None = None
     karpenter_version: versions.Version | None = None
+    feature_gates: frozenset[str] = frozenset()  # the gates switched on; a gate not named is off
+
+    def gate(self, name: str) -> bool:
+        """Whether the Karpenter feature gate ``name`` is on."""
+        return name in self.feature_gates
 
 
 # --- policy -------------------------------------------------------------------------------

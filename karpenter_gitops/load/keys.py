@@ -46,6 +46,8 @@ CLUSTER_KEYS = _table(
     Key("name", "The EKS cluster's name (the controller block derives its resource names from it)."),
     Key("kubernetesVersion", 'The cluster\'s Kubernetes version, quoted (`"1.32"`): alias AMIs are looked up for it.'),
     Key("karpenterVersion", 'The Karpenter release the cluster runs, quoted (`"1.14"`): rules and schema follow it.'),
+    Key("featureGates", "The feature gates the cluster's Karpenter runs with, by name (`{NodeClassCEL: true}`): "
+        "checks that depend on a gate follow it; a gate not named is off, as Karpenter ships it."),
 )
 
 # The policy block's own keys; the rule parameters it also takes are declared by the rules.

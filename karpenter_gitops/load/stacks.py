@@ -39,7 +39,10 @@ def cluster_block(value: Any, name: str) -> Cluster:
                 name,
                 hint=f'quote it, e.g. {field_name}: "1.30"',
             )
-    for field_name in CLUSTER_KEYS:
+    gates = value.get("featureGates") or {}
+    if not isinstance(gates, Mapping) or not all(isinstance(k, str) and isinstance(v, bool) for k, v in gates.items()):
+        raise InputError(f"'{key}.featureGates' must map gate names to true or false", name, hint="e.g. featureGates: {NodeClassCEL: true}")
+    for field_name in (k for k in CLUSTER_KEYS if k != "featureGates"):
         field_value = value.get(field_name)
         if field_value is not None and not isinstance(field_value, (str, int)) or isinstance(field_value, bool):
             raise InputError(
@@ -57,6 +60,7 @@ def cluster_block(value: Any, name: str) -> Cluster:
         name=str(value["name"]) if value.get("name") is not None else None,
         kubernetes_version=str(kube) if kube is not None else None,
         karpenter_version=parsed,
+        feature_gates=frozenset(gate for gate, on in gates.items() if on),
     )
 
 

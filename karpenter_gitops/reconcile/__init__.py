@@ -29,7 +29,7 @@ from karpenter_gitops.core import conditions, versions
 from karpenter_gitops.core.conditions import StepOutcome
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.findings import Observation, Violation
-from karpenter_gitops.core.inputs import Inputs
+from karpenter_gitops.core.inputs import Cluster, Inputs
 from karpenter_gitops.core.mapping import LabelledCatalogue, Mapper, NodeClassTarget
 from karpenter_gitops.core.model import EC2NodeClass, NodePool
 from karpenter_gitops.core.plan import NodeClassPlan, NodePoolPlan, Plan
@@ -103,7 +103,9 @@ def reconcile(
     resolved: dict[str, _Resolved] = {}
     for node_class in inputs.node_classes:
         say(f"resolving EC2NodeClass {node_class.name}")
-        resolved[node_class.name] = _resolve_node_class(aws, node_class, kubernetes_version, version, observed, transient)
+        resolved[node_class.name] = _resolve_node_class(
+            aws, node_class, kubernetes_version, version, inputs.cluster, observed, transient
+        )
 
     mapper = None
     if catalogue.hydrated:  # the instance types' requirements, worked out once per session (a fleet shares them)
@@ -147,6 +149,7 @@ def _resolve_node_class(
     node_class: EC2NodeClass,
     kubernetes_version: str | None,
     version: versions.Version,
+    cluster: Cluster,
     observed: list[Observation],
     transient: list[str],
 ) -> _Resolved:
@@ -174,7 +177,7 @@ def _resolve_node_class(
     plan = NodeClassPlan(
         conditions=conditions.predict_conditions(
             amis=amis, subnets=subnet_outcome, security_groups=group_outcome, instance_profile=profile_outcome,
-            spec=_spec_validation(node_class, version),
+            spec=_spec_validation(node_class, version, cluster),
         ),
         amis=resolution.amis,
         skipped_amis=resolution.skipped,
@@ -185,11 +188,11 @@ def _resolve_node_class(
     return _Resolved(plan, amis, subnet_outcome, resolution)
 
 
-def _spec_validation(node_class: EC2NodeClass, version: versions.Version) -> StepOutcome | None:
+def _spec_validation(node_class: EC2NodeClass, version: versions.Version, cluster: Cluster) -> StepOutcome | None:
     """What Karpenter's validation reconciler refuses in the spec itself (1.15+: the kubelet block)."""
     if version < kubelet_rules.OPEN:
         return None
-    failure = kubelet_rules.validation_failure(node_class)
+    failure = kubelet_rules.validation_failure(node_class, cluster)
     return StepOutcome.not_found(failure[1], failure[0]) if failure else None
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from karpenter_gitops import families
 from karpenter_gitops.core.findings import Severity, Violation
+from karpenter_gitops.core.inputs import Cluster
 from karpenter_gitops.core.kubelet_fields import KUBELET_CONFIGURATION_FIELDS
 from karpenter_gitops.core.model import EC2NODECLASS, QUANTITY, KubeletConfiguration
 from karpenter_gitops.core.schema import crd_regex, fields_of
@@ -23,6 +24,7 @@ from karpenter_gitops.rules.registry import rule
 KINDS = (EC2NODECLASS,)
 OPEN = KubeletConfiguration.OPEN_SINCE
 _V115 = {"karpenterVersion": "1.15"}
+CEL_GATE = "NodeClassCEL"  # Karpenter's AWS feature gate for expressions in spec.kubelet, off by default
 
 #: The twelve fields Karpenter reads itself and maps for every family (its ParsedKubeletConfig).
 MANAGED = frozenset(fields_of(KubeletConfiguration))
@@ -134,7 +136,7 @@ def invalid_configuration(obj, ctx) -> Iterator[Violation]:
     yield from _violations(_invalid(obj))
 
 
-def _invalid(obj) -> Iterator[Said]:
+def _invalid(obj, _cluster: Cluster | None = None) -> Iterator[Said]:
     if (kubelet := _kubelet(obj)) is not None:
         yield from _upstream_type(kubelet)
         yield from _semantics(kubelet)
@@ -207,19 +209,19 @@ def expressions(kubelet: Mapping[str, Any]) -> list[str]:
     "A CEL expression in spec.kubelet (maxPods as a string, or a kubeReserved/systemReserved value such "
     "as \"vcpus * 10\") needs Karpenter's NodeClassCEL feature gate, which is off by default; without it "
     "the class is ValidationSucceeded=False (KubeletExpressionsDisabled).",
-    "Enable the gate (--aws-feature-gates NodeClassCEL=true) and switch this rule off in the stack's policy "
-    "block, or write plain numbers and quantities.",
+    "Write plain numbers and quantities, or run Karpenter with the gate (--aws-feature-gates NodeClassCEL=true) "
+    "and say so in the stack: karpenter-gitops:cluster.featureGates: {NodeClassCEL: true}.",
     since=OPEN,
     good=({**_V115, "spec": {"kubelet": {"maxPods": 58, "kubeReserved": {"cpu": "70m"}}}},),
     bad=({**_V115, "spec": {"kubelet": {"maxPods": "min(max_pods, 110)"}}},),
 )
 def expressions_disabled(obj, ctx) -> Iterator[Violation]:
-    yield from _violations(_expressions_disabled(obj))
+    yield from _violations(_expressions_disabled(obj, ctx.inputs.cluster))
 
 
-def _expressions_disabled(obj) -> Iterator[Said]:
+def _expressions_disabled(obj, cluster: Cluster) -> Iterator[Said]:
     kubelet = _kubelet(obj)
-    if kubelet is not None and (found := expressions(kubelet)):
+    if kubelet is not None and not cluster.gate(CEL_GATE) and (found := expressions(kubelet)):
         yield "spec.kubelet contains a CEL expression, but the NodeClassCEL feature gate is disabled", found[0]
 
 
@@ -244,7 +246,7 @@ def unsupported_for_family(obj, ctx) -> Iterator[Violation]:
     yield from _violations(_unsupported(obj))
 
 
-def _unsupported(obj) -> Iterator[Said]:
+def _unsupported(obj, _cluster: Cluster | None = None) -> Iterator[Said]:
     kubelet = _kubelet(obj)
     family = families.family_of(obj)
     if kubelet is None or family.arbitrary_kubelet or not family.kubelet_checked:
@@ -267,10 +269,10 @@ _REASONS = (
 )
 
 
-def validation_failure(node_class) -> tuple[str, str] | None:
+def validation_failure(node_class, cluster: Cluster) -> tuple[str, str] | None:
     """(reason, message) of the ValidationSucceeded=False Karpenter 1.15+ sets for the class's kubelet
     block, or None; its checks run before it waits for the AMI, subnet, group and profile resolution."""
     for reason, check in _REASONS:
-        if said := [text for text, _ in check(node_class)]:
+        if said := [text for text, _ in check(node_class, cluster)]:
             return reason, "; ".join(said)
     return None

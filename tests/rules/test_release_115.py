@@ -120,3 +120,25 @@ def test_a_release_newer_than_the_project_knows_is_judged_as_the_newest_with_a_l
     out, err = capsys.readouterr()
     assert err == "karpenter-gitops: Karpenter 1.16 is newer than the newest release karpenter-gitops knows (1.15): judged as 1.15\n"
     assert "checked against Karpenter 1.15" in out
+
+
+def stack_with(tmp_path, cluster: str) -> str:
+    path = tmp_path / "Pulumi.gated.yaml"
+    path.write_text(f"config:\n  karpenter-gitops:cluster: {cluster}\n  karpenter-gitops:nodeClasses:\n    default:\n"
+                    "      amiSelectorTerms: [{alias: al2023@latest}]\n      role: R\n"
+                    "      subnetSelectorTerms: [{id: subnet-1}]\n      securityGroupSelectorTerms: [{id: sg-1}]\n"
+                    "      kubelet: {maxPods: 'min(max_pods, 110)'}\n")
+    return str(path)
+
+
+def test_a_gate_the_stack_declares_on_allows_kubelet_expressions(tmp_path, capsys):
+    assert main(["validate", stack_with(tmp_path, '{name: demo, karpenterVersion: "1.15"}')]) == 1
+    assert "[kubelet/expressions-disabled]" in capsys.readouterr().out
+    assert main(["validate", stack_with(tmp_path, '{name: demo, karpenterVersion: "1.15", featureGates: {NodeClassCEL: true}}')]) == 0
+    assert "[kubelet/expressions-disabled]" not in capsys.readouterr().out
+
+
+def test_feature_gates_that_are_not_names_to_booleans_are_one_line(tmp_path, capsys):
+    assert main(["validate", stack_with(tmp_path, '{karpenterVersion: "1.15", featureGates: {NodeClassCEL: "yes"}}')]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "'karpenter-gitops:cluster.featureGates' must map gate names to true or false" in err
