@@ -74,10 +74,14 @@ class Finding:
     #: 1-based line of ``path`` in ``file``, once located. Neither it nor ``source`` takes part in
     #: equality, so a finding stays the same finding (e.g. as a key of waived findings) once located.
     line: int | None = field(default=None, compare=False)
+    #: Who refuses what was found: "api-server" (the CRD's schema and CEL), "karpenter" (its controller)
+    #: or "karpenter-gitops" (this project's stricter rules and policies).
+    layer: str = field(default="karpenter-gitops", compare=False)
 
     def to_json(self) -> dict:
         data = {
             "rule": self.rule,
+            "layer": self.layer,
             "severity": self.severity.value,
             "kind": self.kind,
             "name": self.name,

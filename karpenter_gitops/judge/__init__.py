@@ -9,10 +9,12 @@ stack switched the rule off, and its severity (the stack's override, else the ru
 severity in a production stack, else its own). Waivers are applied afterwards by :func:`validate`.
 
 An object whose loading observed a blocking schema error (a wrong type, a missing required field,
-a value outside an enum, too long or too many: ``obj.blocked``) gets its schema findings and no
-object or transition rule, as the API server runs no CEL rule on an object with a blocking
-structural error (apiextensions ``hasBlockingErr``): the object is refused for its structure first,
-and a rule reasoning about a half-read spec would only add noise. Other objects' rules still see it.
+a value outside an enum, too long or too many: ``obj.blocked``) gets its schema findings and none of
+the rules that mirror the API server's CEL or Karpenter's controller, as the API server runs no CEL
+rule on an object with a blocking structural error (apiextensions ``hasBlockingErr``) and Karpenter
+never sees it. This project's own rules still run on every field that loaded well typed (a model
+never holds a value of the wrong shape), so one push shows every mistake; each finding names its
+layer. Transition rules are CEL: none runs on a blocked object. Other objects' rules still see it.
 
 Layer: imports rules, load's data types and core only.
 """
@@ -70,6 +72,7 @@ class Judge:
             observation.file,
             violation.hint or rule.fix,
             observation.source,
+            layer=rule.layer,
         )
 
     def findings(self, observations: Iterable[Observation]) -> list[Finding]:
@@ -80,7 +83,7 @@ class Judge:
         context = Context(self.version, inputs, self.settings)
         observed = [o for o in inputs.observations if only is None or o.rule == only.id]
         rules_of: dict[str, list[Rule]] = {}  # per kind, decided once per run rather than once per object
-        for obj in (obj for obj in inputs.objects if not obj.blocked):
+        for obj in inputs.objects:
             rules = rules_of.get(obj.kind)
             if rules is None:
                 rules = rules_of[obj.kind] = [
@@ -89,6 +92,8 @@ class Judge:
                     if self.enabled(rule) and (only is None or rule.id == only.id)
                 ]
             for rule in rules:
+                if obj.blocked and rule.layer != "karpenter-gitops":
+                    continue  # the API server refuses the object before any CEL rule or controller sees it
                 for violation in rule.check(obj, context):
                     observed.append(Observation(rule.id, obj.kind, obj.name, violation, obj.source))
         return self.findings(observed)

@@ -76,6 +76,14 @@ class Rule:
     good: tuple[Mapping[str, Any], ...] = ()
     bad: tuple[Mapping[str, Any], ...] = ()
 
+    @property
+    def layer(self) -> str:
+        """Who refuses what the rule finds: the API server (the CRD's schema and CEL rules, checked on
+        apply), Karpenter's controller (its own checks and behaviour), or this project's stricter rules."""
+        if self.origin != "karpenter":
+            return "karpenter-gitops"
+        return "api-server" if self.id.split("/")[0] in _API_SERVER_RULE_SETS else "karpenter"
+
     def applies(self, kind: str, version: Version) -> bool:
         return (
             kind in self.kinds
@@ -86,6 +94,10 @@ class Rule:
 
 RULES: dict[str, Rule] = {}
 PARAMS: dict[str, Param] = {}
+
+
+# Rule sets that mirror the CRD (its OpenAPI schema and CEL rules, oldSelf ones included).
+_API_SERVER_RULE_SETS = frozenset({"schema", "cel", "crd", "transition"})
 
 
 def rule(

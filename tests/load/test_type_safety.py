@@ -137,14 +137,17 @@ def test_blocking_schema_errors_are_those_of_the_api_server(patch, blocked):
     assert obj.blocked is blocked
 
 
-def test_a_blocked_object_gets_its_schema_findings_and_no_object_rule():
+def test_a_blocked_object_gets_its_schema_findings_and_our_own_rules_but_no_cel_rule():
     # A hop limit of "two" (a type error) next to a class with neither role nor instance profile (a CEL
-    # rule): only the type error is reported, as the API server refuses the object for its structure
-    # before evaluating any rule.
+    # rule) and an instance profile ARN elsewhere: the API server refuses the object for its structure
+    # before evaluating any CEL rule, so no cel/ finding; this project's rule on the well-typed alias
+    # still speaks, so the user learns both mistakes in one push. Each finding names its layer.
     neither = {"role": None, "instanceProfile": None}
-    bad = node_class({"spec": {**neither, "metadataOptions": {"httpPutResponseHopLimit": "two"}}})
-    assert {f.rule for f in findings(bad)} == {schema.WRONG_TYPE}
-    assert {f.rule for f in findings(node_class({"spec": neither}))} - {schema.WRONG_TYPE}, "unblocked: the rule runs"
+    bad = node_class({"spec": {**neither, "metadataOptions": {"httpPutResponseHopLimit": "two"},
+                               "amiSelectorTerms": [{"alias": "al2023@2024"}]}})
+    layers = {f.rule: f.layer for f in findings(bad)}
+    assert layers == {schema.WRONG_TYPE: "api-server", "nodeclass/alias-version-format": "karpenter-gitops"}
+    assert {f.rule for f in findings(node_class({"spec": neither}))} - {schema.WRONG_TYPE}, "unblocked: the CEL rule runs"
 
 
 def _exit_two(tmp_path, capsys, text: str, name: str = "in.yaml") -> str:
