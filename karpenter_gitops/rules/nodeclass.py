@@ -384,6 +384,54 @@ def alias_family(obj, ctx):
             )
 
 
+# What a name selector's wildcards stand for when we ask which family's published images it names:
+# nothing, a build date (with or without its v), or the arch-variant-version run of an EKS image name.
+_GLOB_FILLS = ("", "20250101", "v20250101", "x86_64-standard-1.32-v20250101")
+
+
+def named_family(name: str) -> families.Family | None:
+    """The family whose published images a name selector (with * and ? wildcards) can only mean, if any."""
+    parts = re.split(r"[*?]", name)
+    if len(parts) > 3:
+        return None
+    candidates = [parts[0]]
+    for part in parts[1:]:
+        candidates = [done + fill + part for done in candidates for fill in _GLOB_FILLS]
+    found = {found[0].name: found[0] for text in candidates if (found := families.of_image(text))}
+    return next(iter(found.values())) if len(found) == 1 else None
+
+
+@rule(
+    "nodeclass/ami-name-family",
+    WARNING,
+    KINDS,
+    "An AMI name selector that names another family's published images than amiFamily (a Bottlerocket "
+    "image under amiFamily AL2023, an AL2 image under AL2023): Karpenter writes the userData for amiFamily, "
+    "the image does not read it, and the nodes never join (aws/karpenter-provider-aws#5940). plan checks "
+    "the images themselves (live/ami-family-mismatch); this reads the name offline.",
+    "Set amiFamily to the family the images belong to, or select that family's images.",
+    origin="ours",
+    good=({"spec": {"amiFamily": "Bottlerocket", "amiSelectorTerms": [{"name": "bottlerocket-aws-k8s-1.32-x86_64-*"}]}},),
+    bad=(
+        {"spec": {"amiFamily": "AL2023", "amiSelectorTerms": [{"name": "bottlerocket-aws-k8s-1.32-x86_64-*"}]}},
+        {"spec": {"amiFamily": "Bottlerocket", "amiSelectorTerms": [{"name": "amazon-eks-node-al2023-*"}]}},
+    ),
+)
+def ami_name_family(obj, ctx):
+    declared = obj.spec.ami_family
+    if declared in (None, "Custom"):
+        return
+    for index, term in enumerate(obj.spec.ami_selector_terms or ()):
+        family = named_family(term.name) if term.name else None
+        if family is not None and family.name != declared:
+            yield Violation(
+                f"spec.amiSelectorTerms[{index}].name",
+                f"{term.name!r} names {family.name} images, but amiFamily is {declared}: the nodes would get "
+                f"{declared} userData they cannot read",
+                f"set amiFamily: {family.name}",
+            )
+
+
 @rule(
     "nodeclass/alias-version-format",
     ERROR,

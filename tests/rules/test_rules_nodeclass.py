@@ -367,3 +367,27 @@ def test_ssm_parameter_mixed_with_other_fields():
 )
 def test_schema_rejected_fields_never_crash_a_rule(spec):
     findings({**node_class(), "spec": spec}, node_pool())
+
+
+@pytest.mark.parametrize(("name", "family"), [
+    ("bottlerocket-aws-k8s-1.32-x86_64-*", "Bottlerocket"),
+    ("amazon-eks-node-al2023-x86_64-standard-1.32-v*", "AL2023"),
+    ("amazon-eks-node-1.32-v*", "AL2"),
+    ("Windows_Server-2022-English-Core-EKS_Optimized-1.32*", "Windows2022"),
+    ("*1.27*", None),  # karpenter-provider-aws#5091: a glob that matches several families names none of them
+    ("my-golden-ami-*", None),
+    ("bottlerocket-*", None),
+])
+def test_a_name_selector_names_a_family_only_when_its_images_can_only_be_that_familys(name, family):
+    from karpenter_gitops.rules.nodeclass import named_family
+
+    found = named_family(name)
+    assert (found.name if found else None) == family
+
+
+def test_an_amazon_linux_image_under_amiFamily_bottlerocket_is_a_warning():
+    """karpenter-provider-aws#5940, with a name selector: Bottlerocket userData on an Amazon Linux image."""
+    doc = node_class({"spec": {"amiFamily": "Bottlerocket", "amiSelectorTerms": [{"name": "amazon-eks-node-1.32-v*"}]}})
+    found = [f for f in findings(doc) if f.rule == "nodeclass/ami-name-family"]
+    assert [(f.severity.value, f.path) for f in found] == [("warning", "spec.amiSelectorTerms[0].name")]
+    assert "names AL2 images, but amiFamily is Bottlerocket" in found[0].message
