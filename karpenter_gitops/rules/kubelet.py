@@ -65,7 +65,8 @@ def _json_kind(value: Any) -> str:
     if isinstance(value, bool):
         return "bool"
     if isinstance(value, (int, float)):
-        return f"number {value}" if isinstance(value, float) and not value.is_integer() else "number"
+        whole_int32 = (isinstance(value, int) or value.is_integer()) and -(2**31) <= value < 2**31
+        return "number" if whole_int32 else f"number {value}"
     return {str: "string", list: "array", dict: "object"}.get(type(value), "object" if isinstance(value, Mapping) else "null")
 
 
@@ -73,7 +74,8 @@ def _fits(go_type: str, value: Any) -> bool:
     if go_type == "bool":
         return isinstance(value, bool)
     if go_type == "int32":
-        return not isinstance(value, bool) and (isinstance(value, int) or isinstance(value, float) and value.is_integer())
+        whole = not isinstance(value, bool) and (isinstance(value, int) or isinstance(value, float) and value.is_integer())
+        return whole and -(2**31) <= value < 2**31
     if go_type == "[]string":
         return isinstance(value, list) and all(isinstance(item, str) for item in value)
     return isinstance(value, Mapping) and all(isinstance(item, str) for item in value.values())
@@ -109,7 +111,8 @@ def _threshold_problem(field: str, key: str, value: str) -> str | None:
 def _grace_problem(field: str, key: str, value: str) -> str | None:
     if not _DURATION.match(value):
         return f'spec.kubelet.{field}[{key}]: "{value}" must be a duration'
-    return f'spec.kubelet.{field}[{key}]: "{value}" can\'t be a negative duration' if value.startswith("-") and value.strip("-0") else None
+    negative = value.startswith("-") and any(digit in "123456789" for digit in value)
+    return f'spec.kubelet.{field}[{key}]: "{value}" can\'t be a negative duration' if negative else None
 
 
 @rule(

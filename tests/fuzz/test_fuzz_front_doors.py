@@ -8,13 +8,14 @@ from pathlib import Path
 
 import pytest
 import yaml
-from _hostile import MANIFEST, OBJECT, PROFILE, STACK, TEXT_EDITS, WAIVER_FILE, as_text, mutated, run
+from _hostile import HOSTILE, MANIFEST, OBJECT, PROFILE, STACK, TEXT_EDITS, WAIVER_FILE, as_text, mutated, run
 from conftest import CRDS, PROJECT
 from hypothesis import given
 from hypothesis import strategies as st
 
 from karpenter_gitops.adapters.aws.embedded import parse_world
 from karpenter_gitops.core.errors import InputError
+from karpenter_gitops.rules.examples import BASE_NODECLASS, merge_patch
 
 
 def _write(tmp_path: Path, name: str, text: str) -> Path:
@@ -130,3 +131,21 @@ def test_corpus_replays_through_validate_render_and_preview(tmp_path, case):
     run(["validate", str(path), "--policy", "--format", "json"])
     run(["render", "--manifests", str(path), "--out", str(tmp_path / "out")], writes=tmp_path / "out")
     run(["preview", "--manifests", str(path), "--base", str(PROJECT / "examples" / "manifests"), "--format", "json"])
+
+
+_KUBELET_KEYS = st.sampled_from(["maxPods", "podsPerCore", "kubeReserved", "systemReserved", "evictionHard", "evictionSoft",
+                                 "evictionSoftGracePeriod", "evictionMinimumReclaim", "imageGCHighThresholdPercent",
+                                 "imageGCLowThresholdPercent", "clusterDNS", "cpuCFSQuota", "registerWithTaints",
+                                 "shutdownGracePeriod", "maxPod"]) | st.text(max_size=8)
+_KUBELET_VALUES = HOSTILE | st.dictionaries(st.sampled_from(["cpu", "memory", "memory.available", "pid", "gpu"]) | st.text(max_size=4),
+                                            st.sampled_from(["10%", "-1Gi", "1m", "vcpus * 10", "150%", "x"]) | HOSTILE, max_size=3)
+
+
+@PROFILE
+@given(kubelet=st.dictionaries(_KUBELET_KEYS, _KUBELET_VALUES, max_size=5) | HOSTILE,
+       alias=st.sampled_from(["al2023@latest", "bottlerocket@latest", "al2@latest", "windows2022@latest"]))
+def test_validate_a_hostile_kubelet_block_as_karpenter_115_checks_it(tmp_path_factory, kubelet, alias):
+    """From 1.15 the kubelet block is open and Karpenter's own checks (rules/kubelet.py) read it raw."""
+    doc = merge_patch(BASE_NODECLASS, {"spec": {"amiSelectorTerms": [{"alias": alias}], "kubelet": kubelet}})
+    path = _write(tmp_path_factory.mktemp("in"), "class.yaml", as_text([doc], "none"))
+    run(["validate", str(path), "--karpenter-version", "1.15", "--format", "json"])

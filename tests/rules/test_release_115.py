@@ -63,12 +63,15 @@ def test_a_wrong_type_is_reported_alone_as_the_strict_decoder_does():
     ({"registerWithTaints": []}, "can't be set, Karpenter sets it from the NodeClaim's taints"),
     ({"podsPerCore": -1}, "-1 can't be negative"),
     ({"imageGCLowThresholdPercent": 101}, "101 must be between 0 and 100"),
+    ({"maxPods": 2**31}, f"json: cannot unmarshal number {2**31} into Go struct field KubeletConfiguration.maxPods of type int32"),
+    ({"evictionSoft": {"memory.available": "1Gi"}, "evictionSoftGracePeriod": {"memory.available": "-1m"}}, '"-1m" can\'t be a negative duration'),
 ])
 def test_karpenters_semantic_checks_in_its_words(block, message):
     assert any(message in text for _, text in fired(findings(kubelet(block), version=V115), INVALID))
 
 
 def test_good_kubelet_blocks_pass():
+    assert errors(kubelet({"evictionSoft": {"memory.available": "1Gi"}, "evictionSoftGracePeriod": {"memory.available": "-0s"}}), V115) == []
     good = {"evictionSoft": {"memory.available": "500Mi"}, "evictionSoftGracePeriod": {"memory.available": "1m30s"},
             "evictionHard": {"nodefs.available": "10%"}, "imageGCHighThresholdPercent": 85, "imageGCLowThresholdPercent": 80,
             "cpuCFSQuota": True, "clusterDNS": ["10.100.0.10"], "systemReserved": {"cpu": "100m", "memory": "100Mi"}}
