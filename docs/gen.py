@@ -22,7 +22,16 @@ import yaml
 from karpenter_gitops.cli import cli
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.inputs import NAMESPACE, ControllerSettings
-from karpenter_gitops.core.model import EC2NODECLASS, NODEPOOL, EC2NodeClassSpec, NodePoolSpec
+from karpenter_gitops.core.model import (
+    EC2NODECLASS,
+    NODEOVERLAY,
+    NODEOVERLAY_API,
+    NODEOVERLAY_SINCE,
+    NODEPOOL,
+    EC2NodeClassSpec,
+    NodeOverlaySpec,
+    NodePoolSpec,
+)
 from karpenter_gitops.core.schema import fields_of
 from karpenter_gitops.load import controller as controller_keys
 from karpenter_gitops.load import keys
@@ -246,7 +255,8 @@ def _schema_changes(cls: type, path: str) -> Iterator[tuple[versions.Version, st
 def release_changes() -> dict[versions.Version, list[str]]:
     """What each supported release changed, as this project checks it."""
     changes: dict[versions.Version, list[str]] = {release: [] for release in RELEASES}
-    for kind, spec in ((EC2NODECLASS, EC2NodeClassSpec), (NODEPOOL, NodePoolSpec)):
+    changes[NODEOVERLAY_SINCE].append(f"{NODEOVERLAY} (`{NODEOVERLAY_API}`) is served, and checked with its CRD's rules")
+    for kind, spec in ((EC2NODECLASS, EC2NodeClassSpec), (NODEPOOL, NodePoolSpec), (NODEOVERLAY, NodeOverlaySpec)):
         for since, what in sorted(_schema_changes(spec, "spec")):
             changes[since].append(f"{kind} {what}")
     for label, since in sorted(AWS_LABELS.items()):

@@ -14,11 +14,16 @@ from typing import Any
 
 import yaml
 
-from karpenter_gitops.core.model import EC2NodeClassSpec, NodePoolSpec
+from karpenter_gitops.core.model import NODEOVERLAY_SINCE, EC2NodeClassSpec, NodeOverlaySpec, NodePoolSpec
 from karpenter_gitops.core.schema import fields_of
 from karpenter_gitops.core.versions import Version
 
-SPECS = {"karpenter.k8s.aws_ec2nodeclasses.yaml": ("EC2NodeClass", EC2NodeClassSpec), "karpenter.sh_nodepools.yaml": ("NodePool", NodePoolSpec)}
+# CRD file -> (kind, served version, our spec model); a release without the file does not serve the kind.
+SPECS = {
+    "karpenter.k8s.aws_ec2nodeclasses.yaml": ("EC2NodeClass", "v1", EC2NodeClassSpec),
+    "karpenter.sh_nodepools.yaml": ("NodePool", "v1", NodePoolSpec),
+    "karpenter.sh_nodeoverlays.yaml": ("NodeOverlay", "v1alpha1", NodeOverlaySpec),
+}
 _SCALAR = (("minimum", "minimum"), ("maximum", "maximum"), ("maxLength", "max_length"), ("minLength", "min_length"), ("pattern", "pattern"))
 _COUNT = (("maxItems", "max_items"), ("minItems", "min_items"), ("maxProperties", "max_properties"))
 
@@ -34,17 +39,20 @@ DELIBERATE = {
 }
 
 
-def spec_schema(path: Path) -> Mapping[str, Any]:
+def spec_schema(path: Path, version: str = "v1") -> Mapping[str, Any]:
     crd = yaml.safe_load(path.read_text(encoding="utf-8"))
-    served = next(v for v in crd["spec"]["versions"] if v["name"] == "v1")
+    served = next(v for v in crd["spec"]["versions"] if v["name"] == version)
     return served["schema"]["openAPIV3Schema"]["properties"]["spec"]
 
 
 def differences(crds: Path, version: Version) -> list[str]:
     """What the release's CRDs in ``crds`` and our models at ``version`` disagree on, less :data:`DELIBERATE`."""
     found = []
-    for file, (kind, spec) in SPECS.items():
-        found += _walk(spec_schema(crds / file), spec, f"{kind}.spec", version)
+    for file, (kind, served, spec) in SPECS.items():
+        if kind == "NodeOverlay" and (version >= NODEOVERLAY_SINCE) != (crds / file).is_file():
+            found.append(f"{kind}: served from {NODEOVERLAY_SINCE} in the model, {'' if (crds / file).is_file() else 'not '}by this release")
+        if (crds / file).is_file():
+            found += _walk(spec_schema(crds / file, served), spec, f"{kind}.spec", version)
     deliberate = [what for (first, last, what) in DELIBERATE if first <= version <= last]
     return [d for d in found if not any(d.startswith(what) for what in deliberate)]
 

@@ -25,6 +25,9 @@ AWS_GROUP = "karpenter.k8s.aws"
 AUTO_MODE_NODE_CLASS = ("eks.amazonaws.com", "NodeClass")
 EC2NODECLASS = "EC2NodeClass"
 NODEPOOL = "NodePool"
+NODEOVERLAY = "NodeOverlay"
+NODEOVERLAY_API = "karpenter.sh/v1alpha1"
+NODEOVERLAY_SINCE = (1, 7)  # the first release that serves the kind
 
 QUANTITY = r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$"
 SIGNAL_VALUE = r"^((\d{1,2}(\.\d{1,2})?|100(\.0{1,2})?)%||(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?)$"
@@ -365,6 +368,44 @@ class EC2NodeClass(_Document):
     source: Source
     kind: str = EC2NODECLASS
     blocked: bool = False  # loading found a blocking schema error: no object rule runs on it (see judge)
+
+
+# --- NodeOverlay ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OverlayRequirement:
+    """``spec.requirements[]`` of a NodeOverlay: which instance types it changes (no minValues here)."""
+
+    key: str | None = prop(required=True, max_length=316, pattern=LABEL_KEY)
+    operator: str | None = prop(
+        required=True,
+        enum={"In": None, "NotIn": None, "Exists": None, "DoesNotExist": None, "Gt": None, "Lt": None, "Gte": (1, 9), "Lte": (1, 9)},
+    )
+    values: tuple[str, ...] | None = prop()  # the CRD's maxLength and pattern sit on the array, where they apply to nothing
+
+
+@dataclass(frozen=True)
+class NodeOverlaySpec:
+    """The ``spec`` of a NodeOverlay: the price or capacity Karpenter assumes for matching instance types."""
+
+    requirements: tuple[OverlayRequirement, ...] | None = prop(required=True, max_items=100)
+    price: str | None = prop(pattern=r"^\d+(\.\d+)?$")
+    price_adjustment: str | None = prop(pattern=r"^(([+-]{1}(\d*\.?\d+))|(\+{1}\d*\.?\d+%)|(^(-\d{1,2}(\.\d+)?%)$)|(-100%))$")
+    capacity: Mapping[str, IntOrString] | None = prop(value_pattern=QUANTITY)
+    weight: int | None = prop(minimum=1, maximum=10000)
+
+
+@dataclass(frozen=True)
+class NodeOverlay(_Document):
+    """A NodeOverlay (``karpenter.sh/v1alpha1``, from Karpenter 1.7): its name, its spec as a model, its manifest."""
+
+    name: str
+    spec: NodeOverlaySpec
+    document: bytes = field(repr=False, compare=False)
+    source: Source
+    kind: str = NODEOVERLAY
+    blocked: bool = False
 
 
 @dataclass(frozen=True)

@@ -30,11 +30,16 @@ from karpenter_gitops.core.inputs import (
 from karpenter_gitops.core.model import (
     EC2NODECLASS,
     EC2NODECLASS_API,
+    NODEOVERLAY,
+    NODEOVERLAY_API,
+    NODEOVERLAY_SINCE,
     NODEPOOL,
     NODEPOOL_API,
     AMISelectorTerm,
     EC2NodeClass,
     EC2NodeClassSpec,
+    NodeOverlay,
+    NodeOverlaySpec,
     NodePool,
     NodePoolSpec,
     pack,
@@ -49,6 +54,7 @@ from karpenter_gitops.rules.controller import block_violations
 _KINDS = {
     EC2NODECLASS: (EC2NODECLASS_API, EC2NodeClassSpec, EC2NodeClass),
     NODEPOOL: (NODEPOOL_API, NodePoolSpec, NodePool),
+    NODEOVERLAY: (NODEOVERLAY_API, NodeOverlaySpec, NodeOverlay),
 }
 
 
@@ -62,6 +68,7 @@ class _Collector:
         self.version = version
         self.node_classes: list[EC2NodeClass] = []
         self.node_pools: list[NodePool] = []
+        self.node_overlays: list[NodeOverlay] = []
         self.observations: list[Observation] = []
         self.notes: list[str] = []
         self.cluster = Cluster()
@@ -88,7 +95,7 @@ class _Collector:
             self.observe(schema.DUPLICATE, kind, name, Violation("metadata.name", message, "give each object a unique name"), source)
             return
         self._seen[(source.scope, kind, name)] = source
-        target = self.node_classes if kind == EC2NODECLASS else self.node_pools
+        target = {EC2NODECLASS: self.node_classes, NODEPOOL: self.node_pools, NODEOVERLAY: self.node_overlays}[kind]
         target.append(obj_cls(name=name, spec=model, document=document, source=source, blocked=blocked))
 
     def observe(self, rule_id: str, kind: str, name: str, violation: Violation, source: Source) -> None:
@@ -105,6 +112,7 @@ class _Collector:
             self.waivers,
             dict(self.ami_sources),
             self.controller,
+            node_overlays=tuple(self.node_overlays),
         )
 
 
@@ -134,6 +142,14 @@ def _read_manifest(docs: list[Any], name: str, out: _Collector) -> None:
         source = Source(file=name, document=index + 1)
         obj_name = _object_name(doc, index, kind, source, out)
         api, _, _ = _KINDS[kind]
+        if kind == NODEOVERLAY and out.version < NODEOVERLAY_SINCE:
+            unserved = Violation(
+                "kind",
+                f"Karpenter {versions.show(out.version)} serves no {kind}: the kind arrived in {versions.show(NODEOVERLAY_SINCE)} ({api})",
+                f"upgrade Karpenter to {versions.show(NODEOVERLAY_SINCE)}+ or leave the {kind} out",
+            )
+            out.observe(schema.API_VERSION, kind, obj_name, unserved, source)
+            continue
         if doc.get("apiVersion") != api:
             served = Violation(
                 "apiVersion",

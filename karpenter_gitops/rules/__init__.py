@@ -13,6 +13,7 @@ from karpenter_gitops.rules import (  # noqa: F401  (declare on import)
     kubelet,
     live,
     nodeclass,
+    nodeoverlay,
     nodepool,
     schema,
     transitions,

@@ -44,6 +44,12 @@ BASE_NODEPOOL: Mapping[str, Any] = {
         "limits": {"cpu": "1000", "memory": "1000Gi"},
     },
 }
+BASE_NODEOVERLAY: dict[str, Any] = {
+    "apiVersion": "karpenter.sh/v1alpha1",
+    "kind": "NodeOverlay",
+    "metadata": {"name": "gpu-discount"},
+    "spec": {"requirements": [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["g5"]}]},
+}
 _CONTROL_KEYS = ("karpenterVersion", "duplicate", "controller", "stack")
 
 
@@ -65,8 +71,9 @@ Files = list[tuple[str, list[Any]]]
 
 def example_documents(rule: Rule, example: Mapping[str, Any]) -> tuple[Files, versions.Version]:
     """The files (name, YAML documents) and the release an example of ``rule`` is judged with."""
-    kind = example.get("kind") or ("NodePool" if rule.kinds == {"NodePool"} else "EC2NodeClass")
-    base, other = (BASE_NODEPOOL, BASE_NODECLASS) if kind == "NodePool" else (BASE_NODECLASS, BASE_NODEPOOL)
+    kind = example.get("kind") or (next(iter(rule.kinds)) if len(rule.kinds) == 1 else "EC2NodeClass")
+    base, other = {"NodePool": (BASE_NODEPOOL, BASE_NODECLASS), "NodeOverlay": (BASE_NODEOVERLAY, BASE_NODEPOOL)}.get(
+        kind, (BASE_NODECLASS, BASE_NODEPOOL))
     patch = {k: v for k, v in example.items() if k not in _CONTROL_KEYS}
     doc = merge_patch(base, patch)
     docs = [doc, doc] if example.get("duplicate") else [doc]

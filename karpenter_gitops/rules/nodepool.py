@@ -123,7 +123,7 @@ def _domain(key: str) -> str:
     return key.split("/", 1)[0]  # CEL: key.find("^([^/]+)"), the whole key when it has no "/"
 
 
-def _domain_messages(key: str, version: Version) -> Iterator[str]:
+def domain_messages(key: str, version: Version) -> Iterator[str]:
     """Messages of the CEL label-domain rules ``key`` breaks (note the bare endsWith, as upstream)."""
     domain = _domain(key)
     if key not in _KARPENTER_SH_ALLOWED and domain.endswith("karpenter.sh"):
@@ -141,7 +141,7 @@ def _domain_messages(key: str, version: Version) -> Iterator[str]:
             yield 'label domain "k8s.io" is restricted'
 
 
-def _suggestion(key: str, version: Version) -> str | None:
+def key_suggestion(key: str, version: Version) -> str | None:
     """A did-you-mean for a label key Karpenter does not know, if one is close enough."""
     if key in _NOT_LABELS:
         return _NOT_LABELS[key]
@@ -200,8 +200,8 @@ def _label_keys(obj) -> Iterator[tuple[str, str]]:
 )
 def label_domain_restricted(obj, ctx):
     for path, key in _label_keys(obj):
-        for message in _domain_messages(key, ctx.version):
-            yield Violation(path, message, _suggestion(key, ctx.version))
+        for message in domain_messages(key, ctx.version):
+            yield Violation(path, message, key_suggestion(key, ctx.version))
 
 
 @rule(
@@ -243,10 +243,10 @@ _KUBERNETES_DOMAINS = (
 def unknown_requirement_key(obj, ctx):
     known = _well_known(ctx.version)
     for path, key in _requirement_keys(obj):
-        if key in known or key in _RESTRICTED_LABELS or any(True for _ in _domain_messages(key, ctx.version)):
+        if key in known or key in _RESTRICTED_LABELS or any(True for _ in domain_messages(key, ctx.version)):
             continue
         domain = _domain(key) if "/" in key else ""
-        hint = _suggestion(key, ctx.version)
+        hint = key_suggestion(key, ctx.version)
         if domain in _OWN_DOMAINS or (domain in _KUBERNETES_DOMAINS and hint):
             yield Violation(
                 path,
@@ -365,12 +365,12 @@ def requirement_in_values(obj, ctx):
 _INTEGER = re.compile(r"^[+-]?[0-9]+\Z")  # CEL int(string): base 10, optional sign, int64
 
 
-def _is_non_negative_int64(value) -> bool:
+def is_non_negative_int64(value) -> bool:
     return isinstance(value, str) and bool(_INTEGER.match(value)) and 0 <= int(value) < 2**63
 
 
 @cache
-def _numeric_operators(version: Version) -> tuple[tuple[str, ...], str]:
+def numeric_operators(version: Version) -> tuple[tuple[str, ...], str]:
     if version >= (1, 9):
         return ("Gt", "Lt", "Gte", "Lte"), "requirements operator 'Gt', 'Lt', 'Gte', or 'Lte' must have a single positive integer value"
     return ("Gt", "Lt"), "requirements operator 'Gt' or 'Lt' must have a single positive integer value"
@@ -386,13 +386,13 @@ def _numeric_operators(version: Version) -> tuple[tuple[str, ...], str]:
     bad=({"spec": {"template": {"spec": {"requirements": [{"key": "karpenter.k8s.aws/instance-cpu", "operator": "Gt", "values": ["4", "8"]}]}}}},),
 )
 def requirement_numeric_operator(obj, ctx):
-    operators, message = _numeric_operators(ctx.version)
+    operators, message = numeric_operators(ctx.version)
     for index, requirement in _requirements(obj):
         if requirement.operator in operators:
             values = _values(requirement)
             if None in values:
                 continue  # a value that is not a string (values: [5]): schema/type names it, CEL never runs on it
-            if len(values) != 1 or not _is_non_negative_int64(values[0]):
+            if len(values) != 1 or not is_non_negative_int64(values[0]):
                 yield Violation(_requirement_path(index), message)
 
 

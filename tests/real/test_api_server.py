@@ -86,3 +86,20 @@ def test_a_foreground_deletion_finishes_as_in_a_cluster(api_server):
     while live(api_server, "ec2nodeclasses", "foreground") is not None and time.monotonic() < deadline:
         time.sleep(0.2)
     assert live(api_server, "ec2nodeclasses", "foreground") is None
+
+
+def test_the_api_server_refuses_exactly_the_overlays_we_refuse(api_server):
+    """Our NodeOverlay verdicts (tests/rules/test_nodeoverlay.py) against the real CRD's schema and CEL."""
+    from kubernetes import client
+    from kubernetes.client.exceptions import ApiException
+    from _overlays import CASES, overlay
+
+    objects = client.CustomObjectsApi(kube_client(api_server))
+    for what, patch, broken in CASES:
+        try:
+            objects.create_cluster_custom_object("karpenter.sh", "v1alpha1", "nodeoverlays", overlay(patch), dry_run="All")
+            refused = False
+        except ApiException as error:
+            assert error.status == 422, (what, error.body)
+            refused = True
+        assert refused == bool(broken), what
