@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from karpenter_gitops.cli import main
-from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL, merge_patch
+from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEOVERLAY, BASE_NODEPOOL, merge_patch
 
 # `make test` runs a bounded number of examples; `make fuzz` (KARPENTER_GITOPS_FUZZ=long) many more.
 settings.register_profile(
@@ -115,7 +115,17 @@ def _objects() -> st.SearchStrategy[dict]:
         NODEPOOL_SPEC.map(lambda spec: merge_patch(BASE_NODEPOOL, {"spec": spec})),
     )
     user_data = st.sampled_from(USERDATA_TEXTS).map(lambda text: merge_patch(BASE_NODECLASS, {"spec": {"userData": text}}))
-    return st.one_of(st.sampled_from(MANIFESTS), generated, user_data)
+    overlays = st.sampled_from(OVERLAYS).map(lambda spec: merge_patch(BASE_NODEOVERLAY, {"spec": spec}))
+    return st.one_of(st.sampled_from(MANIFESTS), generated, user_data, overlays)
+
+
+# NodeOverlay specs to mutate: the kind has no generator of its own yet.
+OVERLAYS = [
+    {"priceAdjustment": "-10%", "weight": 10},
+    {"price": "0.52"},
+    {"capacity": {"smarter-devices/fuse": 1}},
+    {"requirements": [{"key": "karpenter.k8s.aws/instance-cpu", "operator": "Gte", "values": ["4"]}], "priceAdjustment": "+0.1"},
+]
 
 
 OBJECT = mutated(_objects())
