@@ -344,14 +344,21 @@ class NodePoolSpec:
 # --- objects ------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
 class _Document:
-    """The manifest an object was read from, kept pickled: a third of the memory of its dicts.
+    """A Karpenter object: its name, its spec as a model, its manifest and where it was read.
 
-    Rules judge the model; only rendering, the CRD check and the preview read the manifest, so a
-    run over many objects keeps the compact form and unpickles on first use.
+    The manifest is kept pickled, a third of the memory of its dicts: rules judge the model; only
+    rendering, the CRD check and the preview read the manifest, so a run over many objects keeps
+    the compact form and unpickles on first use.
     """
 
-    document: bytes
+    name: str
+    spec: Any
+    document: bytes = field(repr=False, compare=False)
+    source: Source
+    kind: str = ""
+    blocked: bool = False  # loading found a blocking schema error: no CEL or controller rule runs on it (see judge)
 
     @cached_property
     def raw(self) -> Mapping[str, Any]:
@@ -360,14 +367,10 @@ class _Document:
 
 @dataclass(frozen=True)
 class EC2NodeClass(_Document):
-    """An EC2NodeClass: its name, its spec as a model, its manifest and where it was read."""
+    """An EC2NodeClass (``karpenter.k8s.aws/v1``)."""
 
-    name: str
     spec: EC2NodeClassSpec
-    document: bytes = field(repr=False, compare=False)
-    source: Source
     kind: str = EC2NODECLASS
-    blocked: bool = False  # loading found a blocking schema error: no object rule runs on it (see judge)
 
 
 # --- NodeOverlay ---------------------------------------------------------------------------
@@ -398,26 +401,18 @@ class NodeOverlaySpec:
 
 @dataclass(frozen=True)
 class NodeOverlay(_Document):
-    """A NodeOverlay (``karpenter.sh/v1alpha1``, from Karpenter 1.7): its name, its spec as a model, its manifest."""
+    """A NodeOverlay (``karpenter.sh/v1alpha1``, from Karpenter 1.7)."""
 
-    name: str
     spec: NodeOverlaySpec
-    document: bytes = field(repr=False, compare=False)
-    source: Source
     kind: str = NODEOVERLAY
-    blocked: bool = False
 
 
 @dataclass(frozen=True)
 class NodePool(_Document):
-    """A NodePool: its name, its spec as a model, its manifest and where it was read."""
+    """A NodePool (``karpenter.sh/v1``)."""
 
-    name: str
     spec: NodePoolSpec
-    document: bytes = field(repr=False, compare=False)
-    source: Source
     kind: str = NODEPOOL
-    blocked: bool = False  # loading found a blocking schema error: no object rule runs on it (see judge)
 
 
 def pack(manifest: Mapping[str, Any]) -> bytes:

@@ -141,24 +141,24 @@ def _read_manifest(docs: list[Any], name: str, out: _Collector) -> None:
             continue
         source = Source(file=name, document=index + 1)
         obj_name = _object_name(doc, index, kind, source, out)
-        api, _, _ = _KINDS[kind]
-        if kind == NODEOVERLAY and out.version < NODEOVERLAY_SINCE:
-            unserved = Violation(
-                "kind",
-                f"Karpenter {versions.show(out.version)} serves no {kind}: the kind arrived in {versions.show(NODEOVERLAY_SINCE)} ({api})",
-                f"upgrade Karpenter to {versions.show(NODEOVERLAY_SINCE)}+ or leave the {kind} out",
-            )
+        unserved = _unserved(kind, doc.get("apiVersion"), out.version)
+        if unserved is not None:
             out.observe(schema.API_VERSION, kind, obj_name, unserved, source)
             continue
-        if doc.get("apiVersion") != api:
-            served = Violation(
-                "apiVersion",
-                f"apiVersion {doc.get('apiVersion')!r} is not served for {kind}; Karpenter v1 serves {api!r}",
-                f"set apiVersion: {api} (v1beta1 was removed in Karpenter 1.1)",
-            )
-            out.observe(schema.API_VERSION, kind, obj_name, served, source)
-            continue
         out.add(kind, obj_name, doc.get("spec"), docs.packed(index) if isinstance(docs, Documents) else pack(doc), source)
+
+
+def _unserved(kind: str, api_version: Any, version: versions.Version) -> Violation | None:
+    """Why the release's API server would not serve this document, or None when it does."""
+    api, _, _ = _KINDS[kind]
+    if kind == NODEOVERLAY and version < NODEOVERLAY_SINCE:
+        since = versions.show(NODEOVERLAY_SINCE)
+        return Violation("kind", f"Karpenter {versions.show(version)} serves no {kind}: the kind arrived in {since} ({api})",
+                         f"upgrade Karpenter to {since}+ or leave the {kind} out")
+    if api_version != api:
+        return Violation("apiVersion", f"apiVersion {api_version!r} is not served for {kind}; Karpenter serves {api!r}",
+                         f"set apiVersion: {api}" + (" (v1beta1 was removed in Karpenter 1.1)" if api.endswith("/v1") else ""))
+    return None
 
 
 _EXAMPLE = {"apiVersion": EC2NODECLASS_API, "kind": EC2NODECLASS}
