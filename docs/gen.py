@@ -23,11 +23,14 @@ from karpenter_gitops.cli import cli
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.inputs import NAMESPACE, ControllerSettings
 from karpenter_gitops.core.model import (
+    CAPACITYBUFFER,
+    CAPACITYBUFFER_API,
     EC2NODECLASS,
+    KIND_SINCE,
     NODEOVERLAY,
     NODEOVERLAY_API,
-    NODEOVERLAY_SINCE,
     NODEPOOL,
+    CapacityBufferSpec,
     EC2NodeClassSpec,
     NodeOverlaySpec,
     NodePoolSpec,
@@ -255,8 +258,10 @@ def _schema_changes(cls: type, path: str) -> Iterator[tuple[versions.Version, st
 def release_changes() -> dict[versions.Version, list[str]]:
     """What each supported release changed, as this project checks it."""
     changes: dict[versions.Version, list[str]] = {release: [] for release in RELEASES}
-    changes[NODEOVERLAY_SINCE].append(f"{NODEOVERLAY} (`{NODEOVERLAY_API}`) is served, and checked with its CRD's rules")
-    for kind, spec in ((EC2NODECLASS, EC2NodeClassSpec), (NODEPOOL, NodePoolSpec), (NODEOVERLAY, NodeOverlaySpec)):
+    for kind, api in ((NODEOVERLAY, NODEOVERLAY_API), (CAPACITYBUFFER, CAPACITYBUFFER_API)):
+        changes[KIND_SINCE[kind]].append(f"{kind} (`{api}`) is served, and checked with its CRD's rules")
+    specs = ((EC2NODECLASS, EC2NodeClassSpec), (NODEPOOL, NodePoolSpec), (NODEOVERLAY, NodeOverlaySpec), (CAPACITYBUFFER, CapacityBufferSpec))
+    for kind, spec in specs:
         for since, what in sorted(_schema_changes(spec, "spec")):
             changes[since].append(f"{kind} {what}")
     for label, since in sorted(AWS_LABELS.items()):

@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from karpenter_gitops.core.model import NODEOVERLAY_SINCE, EC2NodeClassSpec, NodeOverlaySpec, NodePoolSpec
+from karpenter_gitops.core.model import KIND_SINCE, CapacityBufferSpec, EC2NodeClassSpec, NodeOverlaySpec, NodePoolSpec
 from karpenter_gitops.core.schema import fields_of
 from karpenter_gitops.core.versions import Version
 
@@ -23,6 +23,7 @@ SPECS = {
     "karpenter.k8s.aws_ec2nodeclasses.yaml": ("EC2NodeClass", "v1", EC2NodeClassSpec),
     "karpenter.sh_nodepools.yaml": ("NodePool", "v1", NodePoolSpec),
     "karpenter.sh_nodeoverlays.yaml": ("NodeOverlay", "v1alpha1", NodeOverlaySpec),
+    "autoscaling.x-k8s.io_capacitybuffers.yaml": ("CapacityBuffer", "v1beta1", CapacityBufferSpec),
 }
 _SCALAR = (("minimum", "minimum"), ("maximum", "maximum"), ("maxLength", "max_length"), ("minLength", "min_length"), ("pattern", "pattern"))
 _COUNT = (("maxItems", "max_items"), ("minItems", "min_items"), ("maxProperties", "max_properties"))
@@ -49,8 +50,9 @@ def differences(crds: Path, version: Version) -> list[str]:
     """What the release's CRDs in ``crds`` and our models at ``version`` disagree on, less :data:`DELIBERATE`."""
     found = []
     for file, (kind, served, spec) in SPECS.items():
-        if kind == "NodeOverlay" and (version >= NODEOVERLAY_SINCE) != (crds / file).is_file():
-            found.append(f"{kind}: served from {NODEOVERLAY_SINCE} in the model, {'' if (crds / file).is_file() else 'not '}by this release")
+        since = KIND_SINCE.get(kind, (1, 0))
+        if (version >= since) != (crds / file).is_file():
+            found.append(f"{kind}: served from {since} in the model, {'' if (crds / file).is_file() else 'not '}by this release")
         if (crds / file).is_file():
             found += _walk(spec_schema(crds / file, served), spec, f"{kind}.spec", version)
     deliberate = [what for (first, last, what) in DELIBERATE if first <= version <= last]

@@ -1,9 +1,9 @@
-"""NodeOverlay cases judged both offline (tests/rules/test_nodeoverlay.py) and by the real API server
+"""NodeOverlay and CapacityBuffer cases judged both offline (tests/rules/) and by the real API server
 (tests/real/test_api_server.py): each with the rules of ours it breaks; none means the CRD accepts it."""
 
 from __future__ import annotations
 
-from karpenter_gitops.rules.examples import BASE_NODEOVERLAY, merge_patch
+from karpenter_gitops.rules.examples import BASE_CAPACITYBUFFER, BASE_NODEOVERLAY, merge_patch
 
 # (what, spec patch, the rules it breaks): the cases tests/real checks on the API server too.
 CASES = [
@@ -22,3 +22,19 @@ CASES = [
 
 def overlay(patch: dict) -> dict:
     return merge_patch(BASE_NODEOVERLAY, {"spec": patch})
+
+
+# CapacityBuffer cases, judged the same two ways (the API server's in the "default" namespace).
+BUFFER_CASES = [
+    ("a template with replicas", {}, set()),
+    ("a workload share", {"podTemplateRef": None, "replicas": None, "scalableRef": {"apiGroup": "apps", "kind": "Deployment", "name": "web"},
+                          "percentage": 20}, set()),
+    ("a template without a size", {"replicas": None}, {"cel/buffer-template-size"}),
+    ("both refs", {"scalableRef": {"apiGroup": "apps", "kind": "Deployment", "name": "web"}}, {"cel/buffer-template-xor-scalable"}),
+    ("negative replicas", {"replicas": -1}, {"schema/range"}),
+    ("a template without a name", {"podTemplateRef": {"name": ""}}, {"schema/size"}),
+]
+
+
+def buffer(patch: dict) -> dict:
+    return merge_patch(BASE_CAPACITYBUFFER, {"spec": patch})

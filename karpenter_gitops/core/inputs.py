@@ -20,7 +20,7 @@ from karpenter_gitops.core import versions
 
 if TYPE_CHECKING:  # annotations only: the CLI reads this module's constants before it needs the models
     from karpenter_gitops.core.findings import Finding, Observation, Severity
-    from karpenter_gitops.core.model import AMISelectorTerm, EC2NodeClass, NodeOverlay, NodePool
+    from karpenter_gitops.core.model import AMISelectorTerm, CapacityBuffer, EC2NodeClass, NodeOverlay, NodePool
 
 NAMESPACE = "karpenter-gitops"
 
@@ -189,10 +189,11 @@ class Inputs:
     #: EC2NodeClass names the rest of the repository defines (``validate --context``); None: not given.
     context_node_classes: frozenset[str] | None = None
     node_overlays: tuple[NodeOverlay, ...] = ()
+    capacity_buffers: tuple[CapacityBuffer, ...] = ()
 
     @property
-    def objects(self) -> tuple[EC2NodeClass | NodePool | NodeOverlay, ...]:
-        return self.node_classes + self.node_pools + self.node_overlays
+    def objects(self) -> tuple[EC2NodeClass | NodePool | NodeOverlay | CapacityBuffer, ...]:
+        return self.node_classes + self.node_pools + self.node_overlays + self.capacity_buffers
 
     @cached_property
     def _node_classes_by_scope(self) -> dict[str, dict[str, EC2NodeClass]]:

@@ -28,6 +28,12 @@ NODEPOOL = "NodePool"
 NODEOVERLAY = "NodeOverlay"
 NODEOVERLAY_API = "karpenter.sh/v1alpha1"
 NODEOVERLAY_SINCE = (1, 7)  # the first release that serves the kind
+CAPACITYBUFFER = "CapacityBuffer"
+CAPACITYBUFFER_API = "autoscaling.x-k8s.io/v1beta1"
+CAPACITYBUFFER_SINCE = (1, 14)
+#: Kinds that arrived after 1.0, by the release that first serves them.
+KIND_SINCE = {NODEOVERLAY: NODEOVERLAY_SINCE, CAPACITYBUFFER: CAPACITYBUFFER_SINCE}
+NAMESPACED = frozenset({CAPACITYBUFFER})  # the rest are cluster-scoped
 
 QUANTITY = r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$"
 SIGNAL_VALUE = r"^((\d{1,2}(\.\d{1,2})?|100(\.0{1,2})?)%||(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?)$"
@@ -405,6 +411,46 @@ class NodeOverlay(_Document):
 
     spec: NodeOverlaySpec
     kind: str = NODEOVERLAY
+
+
+# --- CapacityBuffer ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PodTemplateRef:
+    """``spec.podTemplateRef``: the PodTemplate whose pods the buffer keeps room for."""
+
+    name: str | None = prop(required=True, min_length=1)
+
+
+@dataclass(frozen=True)
+class ScalableRef:
+    """``spec.scalableRef``: a workload whose pods the buffer keeps room for (a share of its replicas)."""
+
+    api_group: str | None = prop()
+    kind: str | None = prop(required=True, min_length=1)
+    name: str | None = prop(required=True, min_length=1)
+
+
+@dataclass(frozen=True)
+class CapacityBufferSpec:
+    """The ``spec`` of a CapacityBuffer: spare capacity kept ready, as pods of a template or a workload."""
+
+    limits: Mapping[str, IntOrString] | None = prop(value_pattern=QUANTITY)
+    percentage: int | None = prop(minimum=0)
+    pod_template_ref: PodTemplateRef | None = prop()
+    provisioning_strategy: str | None = prop()
+    replicas: int | None = prop(minimum=0)
+    scalable_ref: ScalableRef | None = prop()
+
+
+@dataclass(frozen=True)
+class CapacityBuffer(_Document):
+    """A CapacityBuffer (``autoscaling.x-k8s.io/v1beta1``, from Karpenter 1.14; namespaced: ``name`` is
+    ``namespace/name`` when the manifest names its namespace)."""
+
+    spec: CapacityBufferSpec
+    kind: str = CAPACITYBUFFER
 
 
 @dataclass(frozen=True)

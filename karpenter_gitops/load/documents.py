@@ -28,14 +28,19 @@ from karpenter_gitops.core.inputs import (
     Waiver,
 )
 from karpenter_gitops.core.model import (
+    CAPACITYBUFFER,
+    CAPACITYBUFFER_API,
     EC2NODECLASS,
     EC2NODECLASS_API,
+    KIND_SINCE,
+    NAMESPACED,
     NODEOVERLAY,
     NODEOVERLAY_API,
-    NODEOVERLAY_SINCE,
     NODEPOOL,
     NODEPOOL_API,
     AMISelectorTerm,
+    CapacityBuffer,
+    CapacityBufferSpec,
     EC2NodeClass,
     EC2NodeClassSpec,
     NodeOverlay,
@@ -55,6 +60,7 @@ _KINDS = {
     EC2NODECLASS: (EC2NODECLASS_API, EC2NodeClassSpec, EC2NodeClass),
     NODEPOOL: (NODEPOOL_API, NodePoolSpec, NodePool),
     NODEOVERLAY: (NODEOVERLAY_API, NodeOverlaySpec, NodeOverlay),
+    CAPACITYBUFFER: (CAPACITYBUFFER_API, CapacityBufferSpec, CapacityBuffer),
 }
 
 
@@ -69,6 +75,7 @@ class _Collector:
         self.node_classes: list[EC2NodeClass] = []
         self.node_pools: list[NodePool] = []
         self.node_overlays: list[NodeOverlay] = []
+        self.capacity_buffers: list[CapacityBuffer] = []
         self.observations: list[Observation] = []
         self.notes: list[str] = []
         self.cluster = Cluster()
@@ -95,7 +102,8 @@ class _Collector:
             self.observe(schema.DUPLICATE, kind, name, Violation("metadata.name", message, "give each object a unique name"), source)
             return
         self._seen[(source.scope, kind, name)] = source
-        target = {EC2NODECLASS: self.node_classes, NODEPOOL: self.node_pools, NODEOVERLAY: self.node_overlays}[kind]
+        target = {EC2NODECLASS: self.node_classes, NODEPOOL: self.node_pools, NODEOVERLAY: self.node_overlays,
+                  CAPACITYBUFFER: self.capacity_buffers}[kind]
         target.append(obj_cls(name=name, spec=model, document=document, source=source, blocked=blocked))
 
     def observe(self, rule_id: str, kind: str, name: str, violation: Violation, source: Source) -> None:
@@ -113,6 +121,7 @@ class _Collector:
             dict(self.ami_sources),
             self.controller,
             node_overlays=tuple(self.node_overlays),
+            capacity_buffers=tuple(self.capacity_buffers),
         )
 
 
@@ -141,6 +150,9 @@ def _read_manifest(docs: list[Any], name: str, out: _Collector) -> None:
             continue
         source = Source(file=name, document=index + 1)
         obj_name = _object_name(doc, index, kind, source, out)
+        namespace = (doc.get("metadata") or {}).get("namespace") if isinstance(doc.get("metadata"), Mapping) else None
+        if kind in NAMESPACED and isinstance(namespace, str) and namespace:
+            obj_name = f"{namespace}/{obj_name}"  # two namespaces may each hold one of the same name
         unserved = _unserved(kind, doc.get("apiVersion"), out.version)
         if unserved is not None:
             out.observe(schema.API_VERSION, kind, obj_name, unserved, source)
@@ -151,8 +163,8 @@ def _read_manifest(docs: list[Any], name: str, out: _Collector) -> None:
 def _unserved(kind: str, api_version: Any, version: versions.Version) -> Violation | None:
     """Why the release's API server would not serve this document, or None when it does."""
     api, _, _ = _KINDS[kind]
-    if kind == NODEOVERLAY and version < NODEOVERLAY_SINCE:
-        since = versions.show(NODEOVERLAY_SINCE)
+    if kind in KIND_SINCE and version < KIND_SINCE[kind]:
+        since = versions.show(KIND_SINCE[kind])
         return Violation("kind", f"Karpenter {versions.show(version)} serves no {kind}: the kind arrived in {since} ({api})",
                          f"upgrade Karpenter to {since}+ or leave the {kind} out")
     if api_version != api:

@@ -50,6 +50,12 @@ BASE_NODEOVERLAY: dict[str, Any] = {
     "metadata": {"name": "gpu-discount"},
     "spec": {"requirements": [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["g5"]}]},
 }
+BASE_CAPACITYBUFFER: dict[str, Any] = {
+    "apiVersion": "autoscaling.x-k8s.io/v1beta1",
+    "kind": "CapacityBuffer",
+    "metadata": {"name": "spare", "namespace": "default"},
+    "spec": {"podTemplateRef": {"name": "spare-pod"}, "replicas": 2},
+}
 _CONTROL_KEYS = ("karpenterVersion", "duplicate", "controller", "stack")
 
 
@@ -72,8 +78,11 @@ Files = list[tuple[str, list[Any]]]
 def example_documents(rule: Rule, example: Mapping[str, Any]) -> tuple[Files, versions.Version]:
     """The files (name, YAML documents) and the release an example of ``rule`` is judged with."""
     kind = example.get("kind") or (next(iter(rule.kinds)) if len(rule.kinds) == 1 else "EC2NodeClass")
-    base, other = {"NodePool": (BASE_NODEPOOL, BASE_NODECLASS), "NodeOverlay": (BASE_NODEOVERLAY, BASE_NODEPOOL)}.get(
-        kind, (BASE_NODECLASS, BASE_NODEPOOL))
+    base, other = {
+        "NodePool": (BASE_NODEPOOL, BASE_NODECLASS),
+        "NodeOverlay": (BASE_NODEOVERLAY, BASE_NODEPOOL),
+        "CapacityBuffer": (BASE_CAPACITYBUFFER, BASE_NODEPOOL),
+    }.get(kind, (BASE_NODECLASS, BASE_NODEPOOL))
     patch = {k: v for k, v in example.items() if k not in _CONTROL_KEYS}
     doc = merge_patch(base, patch)
     docs = [doc, doc] if example.get("duplicate") else [doc]

@@ -26,7 +26,7 @@ from karpenter_gitops.core.inputs import Inputs, PolicySettings
 from karpenter_gitops.core.versions import Version
 
 Check = Callable[..., Iterable[Violation]]
-ALL_KINDS = frozenset({"EC2NodeClass", "NodePool", "NodeOverlay"})
+ALL_KINDS = frozenset({"EC2NodeClass", "NodePool", "NodeOverlay", "CapacityBuffer"})
 
 
 class Stage(str, Enum):

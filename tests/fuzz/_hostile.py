@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from karpenter_gitops.cli import main
-from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEOVERLAY, BASE_NODEPOOL, merge_patch
+from karpenter_gitops.rules.examples import BASE_CAPACITYBUFFER, BASE_NODECLASS, BASE_NODEOVERLAY, BASE_NODEPOOL, merge_patch
 
 # `make test` runs a bounded number of examples; `make fuzz` (KARPENTER_GITOPS_FUZZ=long) many more.
 settings.register_profile(
@@ -116,10 +116,13 @@ def _objects() -> st.SearchStrategy[dict]:
     )
     user_data = st.sampled_from(USERDATA_TEXTS).map(lambda text: merge_patch(BASE_NODECLASS, {"spec": {"userData": text}}))
     overlays = st.sampled_from(OVERLAYS).map(lambda spec: merge_patch(BASE_NODEOVERLAY, {"spec": spec}))
-    return st.one_of(st.sampled_from(MANIFESTS), generated, user_data, overlays)
+    buffers = st.sampled_from(BUFFERS).map(lambda spec: merge_patch(BASE_CAPACITYBUFFER, {"spec": spec}))
+    return st.one_of(st.sampled_from(MANIFESTS), generated, user_data, overlays, buffers)
 
 
-# NodeOverlay specs to mutate: the kind has no generator of its own yet.
+# CapacityBuffer and NodeOverlay specs to mutate: these kinds have no generator of their own yet.
+BUFFERS = [{"replicas": 3}, {"podTemplateRef": None, "scalableRef": {"apiGroup": "apps", "kind": "Deployment", "name": "web"}, "percentage": 20},
+           {"limits": {"cpu": "4", "memory": "8Gi"}}]
 OVERLAYS = [
     {"priceAdjustment": "-10%", "weight": 10},
     {"price": "0.52"},

@@ -103,3 +103,21 @@ def test_the_api_server_refuses_exactly_the_overlays_we_refuse(api_server):
             assert error.status == 422, (what, error.body)
             refused = True
         assert refused == bool(broken), what
+
+
+def test_the_api_server_refuses_exactly_the_capacity_buffers_we_refuse(api_server):
+    """Our CapacityBuffer verdicts (tests/rules/test_capacitybuffer.py) against the real CRD, in "default"."""
+    from kubernetes import client
+    from kubernetes.client.exceptions import ApiException
+    from _overlays import BUFFER_CASES, buffer
+
+    objects = client.CustomObjectsApi(kube_client(api_server))
+    for what, patch, broken in BUFFER_CASES:
+        try:
+            objects.create_namespaced_custom_object("autoscaling.x-k8s.io", "v1beta1", "default", "capacitybuffers",
+                                                    buffer(patch), dry_run="All")
+            refused = False
+        except ApiException as error:
+            assert error.status == 422, (what, error.body)
+            refused = True
+        assert refused == bool(broken), what
