@@ -39,6 +39,8 @@ QUANTITY = r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([
 SIGNAL_VALUE = r"^((\d{1,2}(\.\d{1,2})?|100(\.0{1,2})?)%||(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?)$"
 LABEL_KEY = r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*(\/))?([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$"
 LABEL_VALUE = r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$"
+# Node selector requirement operators (NodePool and NodeOverlay), by the release that added each.
+REQUIREMENT_OPERATORS = {"In": None, "NotIn": None, "Exists": None, "DoesNotExist": None, "Gt": None, "Lt": None, "Gte": (1, 9), "Lte": (1, 9)}
 DURATION_OR_NEVER = r"^(([0-9]+(s|m|h))+|Never)$"
 VOLUME_SIZE = (
     r"^((?:[1-9][0-9]{0,3}|[1-4][0-9]{4}|[5][0-8][0-9]{3}|59000)Gi|(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|[6][0-3][0-9]{3}|64000)G"
@@ -255,19 +257,7 @@ class Requirement:
     """``spec.template.spec.requirements[]``: a node selector requirement."""
 
     key: str | None = prop(required=True, max_length=316, pattern=LABEL_KEY)
-    operator: str | None = prop(
-        required=True,
-        enum={
-            "In": None,
-            "NotIn": None,
-            "Exists": None,
-            "DoesNotExist": None,
-            "Gt": None,
-            "Lt": None,
-            "Gte": (1, 9),
-            "Lte": (1, 9),
-        },
-    )
+    operator: str | None = prop(required=True, enum=REQUIREMENT_OPERATORS)
     # The CRD puts maxLength and pattern on the array itself, where the API server applies neither.
     values: tuple[str, ...] | None = prop()
     min_values: int | None = prop(minimum=1, maximum=50)
@@ -387,10 +377,7 @@ class OverlayRequirement:
     """``spec.requirements[]`` of a NodeOverlay: which instance types it changes (no minValues here)."""
 
     key: str | None = prop(required=True, max_length=316, pattern=LABEL_KEY)
-    operator: str | None = prop(
-        required=True,
-        enum={"In": None, "NotIn": None, "Exists": None, "DoesNotExist": None, "Gt": None, "Lt": None, "Gte": (1, 9), "Lte": (1, 9)},
-    )
+    operator: str | None = prop(required=True, enum=REQUIREMENT_OPERATORS)
     values: tuple[str, ...] | None = prop()  # the CRD's maxLength and pattern sit on the array, where they apply to nothing
 
 

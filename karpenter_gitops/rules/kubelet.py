@@ -10,7 +10,7 @@ and ``pkg/controllers/nodeclass/validation.go``), one rule per condition reason.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from karpenter_gitops import families
@@ -139,7 +139,7 @@ def invalid_configuration(obj, ctx) -> Iterator[Violation]:
     yield from _violations(_invalid(obj))
 
 
-def _invalid(obj, _cluster: Cluster | None = None) -> Iterator[Said]:
+def _invalid(obj) -> Iterator[Said]:
     if (kubelet := _kubelet(obj)) is not None:
         yield from _upstream_type(kubelet)
         yield from _semantics(kubelet)
@@ -249,7 +249,7 @@ def unsupported_for_family(obj, ctx) -> Iterator[Violation]:
     yield from _violations(_unsupported(obj))
 
 
-def _unsupported(obj, _cluster: Cluster | None = None) -> Iterator[Said]:
+def _unsupported(obj) -> Iterator[Said]:
     kubelet = _kubelet(obj)
     family = families.family_of(obj)
     if kubelet is None or family.arbitrary_kubelet or not family.kubelet_checked:
@@ -265,10 +265,10 @@ def _unsupported(obj, _cluster: Cluster | None = None) -> Iterator[Said]:
 
 
 # Karpenter's order of the kubelet checks in its validation reconciler; the first that fails is the reason.
-_REASONS = (
-    ("InvalidKubeletConfiguration", _invalid),
+_REASONS: tuple[tuple[str, Callable[[Any, Cluster], Iterator[Said]]], ...] = (
+    ("InvalidKubeletConfiguration", lambda obj, _cluster: _invalid(obj)),
     ("KubeletExpressionsDisabled", _expressions_disabled),
-    ("UnsupportedKubeletConfiguration", _unsupported),
+    ("UnsupportedKubeletConfiguration", lambda obj, _cluster: _unsupported(obj)),
 )
 
 

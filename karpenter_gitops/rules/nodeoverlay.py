@@ -109,9 +109,9 @@ def hostname_restricted(obj, ctx):
     ),
 )
 def requirement_values(obj, ctx):
-    operators, numeric_message = numeric_operators(ctx.version)
-    # The overlay CRD words its numeric rule without the NodePool's serial comma.
-    numeric_message = numeric_message.replace("'Gte', or 'Lte'", "'Gte' or 'Lte'")
+    operators, _ = numeric_operators(ctx.version)
+    quoted = [f"'{operator}'" for operator in operators]  # the overlay CRD lists them without a serial comma
+    numeric_message = f"requirements operator {', '.join(quoted[:-1])} or {quoted[-1]} must have a single positive integer value"
     for index, requirement in _requirements(obj):
         values = requirement.values or ()
         if requirement.operator in ("In", "NotIn") and not values:
