@@ -153,6 +153,10 @@ def _read_manifest(docs: list[Any], name: str, out: _Collector) -> None:
         namespace = (doc.get("metadata") or {}).get("namespace") if isinstance(doc.get("metadata"), Mapping) else None
         if kind in NAMESPACED and isinstance(namespace, str) and namespace:
             obj_name = f"{namespace}/{obj_name}"  # two namespaces may each hold one of the same name
+        elif namespace is not None and not isinstance(namespace, str):
+            wrong = Violation("metadata.namespace", f"Invalid value: {schema.type_name(namespace)}: must be of type string")
+            out.observe(schema.WRONG_TYPE, kind, obj_name, wrong, source)
+            continue
         unserved = _unserved(kind, doc.get("apiVersion"), out.version)
         if unserved is not None:
             out.observe(schema.API_VERSION, kind, obj_name, unserved, source)

@@ -37,3 +37,8 @@ def test_buffers_of_one_name_in_two_namespaces_are_two_objects_and_render_into_t
     rendered = {path.name: yaml.safe_load(path.read_text()) for path in (tmp_path / "out").glob("*.yaml")}
     assert set(rendered) == {"capacitybuffer-default.spare.yaml", "capacitybuffer-team-a.spare.yaml"}
     assert rendered["capacitybuffer-team-a.spare.yaml"]["metadata"] == {"name": "spare", "namespace": "team-a"}
+
+
+def test_a_namespace_that_is_not_a_string_is_a_type_finding():
+    (found,) = findings(merge_patch(buffer({}), {"metadata": {"namespace": ["team-a"]}}))
+    assert (found.rule, found.path) == ("schema/type", "metadata.namespace")
