@@ -26,6 +26,7 @@ HOW_TO_GET = {
     "kube-apiserver": "run `make tools` (needs Go 1.26) or set KUBEBUILDER_ASSETS to envtest's binaries",
     "etcd": "run `make tools` (needs Go 1.26) or set KUBEBUILDER_ASSETS to envtest's binaries",
     "kube-controller-manager": "run `make tools` (needs Go 1.26) or put kube-controller-manager on PATH",
+    "karpenter-controller": "run `make tools` (needs Go 1.26): it builds Karpenter's cmd/controller as karpenter-controller",
 }
 
 

@@ -1,4 +1,4 @@
-"""Build the real Pulumi, Kubernetes and etcd binaries from our Go modules (``make tools``).
+"""Build the real Pulumi, Kubernetes, etcd and Karpenter controller binaries from our Go modules (``make tools``).
 
 Each folder beside this file is one Go module of ours for one tool family, so their requirements
 never meet (minimal version selection would upgrade one family's dependencies for another's sake).
@@ -66,11 +66,13 @@ PULUMI_SDK = "github.com/pulumi/pulumi/sdk/v3"
 K8S_PROVIDER = "github.com/pulumi/pulumi-kubernetes/provider/v4"
 # The provider module has no tags of its own; the one commit the module proxy serves is tag v4.25.0.
 K8S_PROVIDER_RELEASE = "4.25.0"
+KARPENTER_AWS = "github.com/aws/karpenter-provider-aws"
 
 
 def families() -> list[Family]:
     """The tool families, with versions read from their go.mod files."""
     pulumi, provider, kube = TOOLS / "pulumi", TOOLS / "pulumi-kubernetes", TOOLS / "kube"
+    karpenter = _module_version(TOOLS / "karpenter", KARPENTER_AWS)
     cli = _module_version(pulumi, PULUMI_PKG)
     pulumi_version = (f"-X {PULUMI_SDK}/go/common/version.Version={cli}",)
     k8s = _module_version(kube, "k8s.io/kubernetes")
@@ -113,6 +115,17 @@ def families() -> list[Family]:
                 Binary("etcd", "go.etcd.io/etcd/server/v3"),
             ),
             versions={"kube-apiserver": k8s, "kube-controller-manager": k8s, "etcd": _module_version(kube, "go.etcd.io/etcd/server/v3")},
+        ),
+        Family(
+            "karpenter",
+            (
+                Binary(
+                    "karpenter-controller",
+                    f"{KARPENTER_AWS}/cmd/controller",
+                    (f"-X sigs.k8s.io/karpenter/pkg/operator.Version={karpenter.lstrip('v')}",),
+                ),
+            ),
+            versions={"karpenter-controller": karpenter},
         ),
     ]
 
