@@ -112,3 +112,12 @@ def test_a_clusters_endpoint_is_the_same_in_every_run(default_aws):
 
     token = hashlib.sha256(b"123456789012/us-west-2/demo").hexdigest()[:32].upper()
     assert default_aws.session().call("eks", "DescribeCluster", name="demo")["cluster"]["endpoint"] == f"https://{token}.gr7.us-west-2.eks.amazonaws.com"
+
+
+@pytest.mark.parametrize(("family", "field"), [("ipv4", "serviceIpv4Cidr"), ("ipv6", "serviceIpv6Cidr")])
+def test_a_clusters_service_range_is_there_as_in_eks(world, family, field):
+    """Karpenter reads it from DescribeCluster before it validates an AL2023 class; moto drops its
+    default range when the world gives the IP family, and the class then never became Ready."""
+    aws = world(f"region: us-west-2\nkubernetesVersion: '1.32'\nclusters: [{{name: c, ipFamily: {family}}}]\n")
+    network = aws.session().call("eks", "DescribeCluster", name="c")["cluster"]["kubernetesNetworkConfig"]
+    assert network["ipFamily"] == family and network[field].endswith(("/16", "/108"))

@@ -370,12 +370,21 @@ def _seed_clusters(eks: Any, world: World) -> None:
             name=cluster["name"],
             role_arn=f"arn:aws:iam::{world.account_id}:role/eks-cluster",
             resources_vpc_config={},
-            kubernetes_network_config={"ipFamily": cluster.get("ipFamily", "ipv4")},
+            kubernetes_network_config=_network_config(cluster.get("ipFamily", "ipv4")),
             version=world.kubernetes_version,
         )
         # moto draws the endpoint at random per process; a real cluster keeps its own, so runs compare.
         token = hashlib.sha256(f"{world.account_id}/{world.region}/{cluster['name']}".encode()).hexdigest()[:32].upper()
         created.endpoint = f"https://{token}.gr7.{world.region}.eks.amazonaws.com"
+
+
+# EKS's default service ranges. Karpenter reads the cluster's from DescribeCluster before it validates
+# an AL2023 class (the nodes' kubelet needs it); moto drops its default when ipFamily is given.
+_SERVICE_RANGES = {"ipv4": {"serviceIpv4Cidr": "172.20.0.0/16"}, "ipv6": {"serviceIpv6Cidr": "fd00:ec2:172:20::/108"}}
+
+
+def _network_config(ip_family: str) -> dict[str, str]:
+    return {"ipFamily": ip_family, **_SERVICE_RANGES[ip_family]}
 
 
 def _seed_images(ec2: Any, world: World) -> None:
