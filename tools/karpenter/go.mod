@@ -1,6 +1,10 @@
 // Karpenter's controller (github.com/aws/karpenter-provider-aws cmd/controller) for the test suite's comparison of plan's predictions with the real controller (make tools).
 module karpenter-gitops/tools/karpenter
 
+// karpenter-provider-aws v1.14.1 requires sigs.k8s.io/karpenter v1.14.1-0.20260819221709-6e7eab7a0f48,
+// which the module proxy does not serve; that pseudo-version is the commit tagged v1.14.1 (same
+// time), so the tag is required here and minimal version selection takes it.
+
 go 1.26.6
 
 require (
