@@ -5,8 +5,9 @@ instance profile, validation); ``predict_conditions`` turns them into the condit
 ``Ready`` roll-up the controller's operatorpkg ``ConditionSet`` would produce.
 
 Where we know better than Karpenter we say so: an instance profile that is missing, has no role
-or is given as an ARN is ``False`` with a reason (Karpenter leaves it ``Unknown``), and a failed
-lookup is ``Unknown`` with a reason naming the error rather than a silent ``AwaitingReconciliation``.
+or is given as an ARN is ``False`` with a reason (Karpenter 1.14 reports a named profile True
+without looking, and a role it cannot make a profile for Unknown), and a failed lookup is
+``Unknown`` with a reason naming the error rather than a silent ``AwaitingReconciliation``.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ _NOT_FOUND = {
     VALIDATION_SUCCEEDED: ("ValidationFailed", "validation failed"),
 }
 _DEPENDENCIES_NOT_READY = "DependenciesNotReady"
+_AWAITING_MESSAGE = "object is awaiting reconciliation"  # operatorpkg's initial condition
 _DEPENDENCIES_MESSAGE = "Awaiting AMI, Instance Profile, Security Group, and Subnet resolution"
 
 
@@ -66,9 +68,10 @@ class StepOutcome:
         return cls(Resolution.TRANSIENT_ERROR, message, reason)
 
     @classmethod
-    def errored(cls, message: str) -> StepOutcome:
-        """Karpenter returns the error and requeues, so the condition keeps operatorpkg's initial Unknown."""
-        return cls(Resolution.ERRORED, message, "AwaitingReconciliation")
+    def errored(cls) -> StepOutcome:
+        """Karpenter returns the error and requeues, so the condition keeps operatorpkg's initial Unknown
+        with its words; the error itself reaches the user as a finding."""
+        return cls(Resolution.ERRORED, _AWAITING_MESSAGE, "AwaitingReconciliation")
 
     @classmethod
     def awaiting(cls, dependency: str) -> StepOutcome:
@@ -96,11 +99,13 @@ def _validation(dependencies: list[Condition], validation: StepOutcome, spec: St
 
 
 def _ready(dependents: list[Condition]) -> Condition:
-    """operatorpkg roll-up: any False wins, then any Unknown, else True."""
-    for status, reason in ((FALSE, "UnhealthyDependents"), (UNKNOWN, "ReconcilingDependents")):
-        if listed := [f"{c.type}={status}" for c in dependents if c.status == status]:
-            return Condition(READY, status, reason, ", ".join(listed))
-    return Condition(READY, TRUE, READY)
+    """operatorpkg roll-up: False if any dependent is False, else Unknown if any is, else True; the
+    message lists every dependent that is not True (operatorpkg orders them by transition time)."""
+    unhealthy = [c for c in dependents if c.status != TRUE]
+    if not unhealthy:
+        return Condition(READY, TRUE, READY)
+    status, reason = (FALSE, "UnhealthyDependents") if any(c.status == FALSE for c in unhealthy) else (UNKNOWN, "ReconcilingDependents")
+    return Condition(READY, status, reason, ", ".join(f"{c.type}={c.status}" for c in unhealthy))
 
 
 def predict_conditions(

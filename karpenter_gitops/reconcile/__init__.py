@@ -42,10 +42,11 @@ from karpenter_gitops.rules import live
 Progress = Callable[[str], None]
 
 _AMI_OUTCOMES = {
-    ami_provider.AMIOutcome.NOT_FOUND: lambda r: StepOutcome.not_found(r.message),
+    # Karpenter's words; which images matched but are unusable is the live/ami-not-available finding.
+    ami_provider.AMIOutcome.NOT_FOUND: lambda r: StepOutcome.not_found(),
     ami_provider.AMIOutcome.UNSUPPORTED_ALIAS: lambda r: StepOutcome.not_found(r.message, "UnsupportedAlias"),
     # Karpenter's AMI reconcile returns an error for this one, so AMIsReady stays Unknown (and the plan fails).
-    ami_provider.AMIOutcome.ALIAS_NOT_DISCOVERED: lambda r: StepOutcome.errored(r.message),
+    ami_provider.AMIOutcome.ALIAS_NOT_DISCOVERED: lambda r: StepOutcome.errored(),
     # Karpenter leaves AMIsReady Unknown for refused calls too; retrying cannot fix them, so we say False.
     ami_provider.AMIOutcome.AWS_ERROR: lambda r: StepOutcome.not_found(r.message, "AWSError"),
     ami_provider.AMIOutcome.TRANSIENT_ERROR: lambda r: StepOutcome.transient_error(r.message),
