@@ -68,13 +68,21 @@ class Server:
         return "\n".join(self.log.read_text(errors="replace").splitlines()[-15:])
 
 
-def start_owned(name: str, directory: Path, command: Callable[[int], list[str]], ready: Callable[[int], bool]) -> Server:
-    """Start ``command(port)`` until it binds a port of its own and ``ready(port)`` answers."""
+def start_owned(
+    name: str,
+    directory: Path,
+    command: Callable[[int], list[str]],
+    ready: Callable[[int], bool],
+    environment: Callable[[int], dict[str, str]] | None = None,
+) -> Server:
+    """Start ``command(port)`` until it binds a port of its own and ``ready(port)`` answers
+    (``environment(port)``, when given, is the process's whole environment: some servers take no flags)."""
     for attempt in range(STARTS):
         port = _port()
         log = directory / f"{name}-{attempt}.log"
         with log.open("wb") as sink:
-            process = subprocess.Popen(command(port), stdout=sink, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent)
+            process = subprocess.Popen(command(port), stdout=sink, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent,
+                                       env=None if environment is None else environment(port))
         server = Server(name, process, port, log)
         deadline = time.monotonic() + READY_WITHIN
         while process.poll() is None and time.monotonic() < deadline:

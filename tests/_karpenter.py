@@ -1,0 +1,179 @@
+"""Karpenter's own controller (``make tools`` builds ``karpenter-controller``, release 1.14.1) against
+the real API server and the embedded AWS, so tests can compare what it reports with ``plan``.
+
+:func:`running_karpenter` is the one front door: it starts whatever it is not given (API server
+with Karpenter's CRDs, moto, the world seeded into it) and the controller, and yields a
+:class:`Cluster` with the kubeconfig and the AWS endpoint. A ``verify`` test reads the same cluster.
+
+The controller is configured by environment only, as in a cluster: loopback endpoints, no leader
+election, no metadata service, an isolated VPC (no pricing API), no webhooks (1.14 has none).
+``EKS_CONTROL_PLANE=true`` makes it read the Kubernetes version from EKS DescribeCluster (the
+world's cluster) instead of from the API server, which is a 1.36 here: alias images are published
+per Kubernetes version, so the world's version is the one that must count, as it does for ``plan``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import _api_server
+import _real_tools as tools
+
+from karpenter_gitops.adapters.aws.embedded import EmbeddedAWS, EmbeddedServer, World, embedded_aws
+
+GROUPS = {"EC2NodeClass": ("karpenter.k8s.aws", "v1", "ec2nodeclasses"), "NodePool": ("karpenter.sh", "v1", "nodepools"),
+          "NodeOverlay": ("karpenter.sh", "v1alpha1", "nodeoverlays")}
+# Applied in this order (pools first: the class's validation dry-run picks instance types from its
+# pools) and deleted in the reverse one.
+KINDS = ("NodeOverlay", "NodePool", "EC2NodeClass")
+SETTLE_WITHIN = 120.0  # seconds for the first full reconcile of every class; ~5 s on 2 idle cores
+GONE_WITHIN = 60.0
+
+
+def controller_environment(api: _api_server.ApiServer, aws: EmbeddedAWS, cluster_name: str, health: int,
+                           metrics: int) -> dict[str, str]:
+    """The controller's whole environment: nothing from the test process leaks in."""
+    return {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        **aws.environment,
+        "KUBECONFIG": str(api.kubeconfig),
+        "CLUSTER_NAME": cluster_name,
+        "CLUSTER_ENDPOINT": api.url,  # else it asks EKS for the endpoint
+        "EKS_CONTROL_PLANE": "true",
+        "AWS_EC2_METADATA_DISABLED": "true",
+        "ISOLATED_VPC": "true",
+        "DISABLE_LEADER_ELECTION": "true",
+        "HEALTH_PROBE_PORT": str(health),
+        "METRICS_PORT": str(metrics),  # Karpenter binds both on every interface; it has no setting for the address
+        "LOG_LEVEL": "debug",
+    }
+
+
+def start_controller(directory: Path, api: _api_server.ApiServer, aws: EmbeddedAWS, cluster_name: str) -> _api_server.Server:
+    """The controller process, ready once its health probe answers (it has then listed instance types)."""
+    binary = tools.binary("karpenter-controller")
+    metrics = _api_server._port()  # a clash here shows as "address already in use" too, and is retried
+    return _api_server.start_owned(
+        "karpenter-controller", directory, lambda port: [str(binary)],
+        lambda port: _api_server._answers(f"http://127.0.0.1:{port}/readyz"),
+        environment=lambda port: controller_environment(api, aws, cluster_name, port, metrics),
+    )
+
+
+@dataclass
+class Cluster:
+    """A running API server + embedded AWS + Karpenter controller."""
+
+    api: _api_server.ApiServer
+    aws: EmbeddedAWS
+    controller: _api_server.Server
+    cluster_name: str
+
+    @property
+    def kubeconfig(self) -> Path:
+        return self.api.kubeconfig
+
+    @property
+    def endpoint_url(self) -> str:
+        return self.aws.endpoint_url
+
+    def _objects(self):
+        from kubernetes import client
+
+        return client.CustomObjectsApi(_api_server.kube_client(self.api))
+
+    def apply(self, documents: list[dict]) -> None:
+        """Create the Karpenter objects among ``documents`` (other kinds are not the controller's)."""
+        objects = self._objects()
+        for kind in KINDS:
+            group, version, plural = GROUPS[kind]
+            for document in documents:
+                if document.get("kind") == kind:
+                    objects.create_cluster_custom_object(group, version, plural, document)
+
+    def get(self, kind: str, name: str) -> dict:
+        return self._objects().get_cluster_custom_object(*GROUPS[kind], name)
+
+    def settled_classes(self, names: list[str], within: float = SETTLE_WITHIN) -> dict[str, dict]:
+        """Each EC2NodeClass once the controller has finished a reconcile of its current spec.
+
+        The controller patches the status once per pass, after its last step (validation) has set
+        ValidationSucceeded; that condition, observed at the object's generation, marks a full pass.
+        A class still short of one at the deadline fails the test with what its status says.
+        """
+        deadline = time.monotonic() + within
+        pending = dict.fromkeys(names)
+        while True:
+            for name in [n for n, seen in pending.items() if not _settled(seen)]:
+                pending[name] = self.get("EC2NodeClass", name)
+            if all(_settled(seen) for seen in pending.values()):
+                return pending
+            if time.monotonic() > deadline:
+                stuck = {n: (seen or {}).get("status") for n, seen in pending.items() if not _settled(seen)}
+                raise AssertionError(f"the controller did not reconcile within {within:.0f} s: {stuck}\n"
+                                     f"controller log:\n{self.controller.tail()}")
+            time.sleep(0.5)
+
+    def clear(self) -> None:
+        """Delete every Karpenter object, letting the controller run its finalizers, and wait until they are gone."""
+        objects = self._objects()
+        for kind in reversed(KINDS):
+            objects.delete_collection_cluster_custom_object(*GROUPS[kind])
+        deadline = time.monotonic() + GONE_WITHIN
+        while any(objects.list_cluster_custom_object(*GROUPS[kind])["items"] for kind in KINDS):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"Karpenter objects still there after {GONE_WITHIN:.0f} s:\n{self.controller.tail()}")
+            time.sleep(0.5)
+
+
+def _settled(node_class: dict | None) -> bool:
+    if node_class is None:
+        return False
+    generation = node_class["metadata"].get("generation")
+    return any(
+        c["type"] == "ValidationSucceeded" and c.get("reason") != "AwaitingReconciliation" and c.get("observedGeneration") == generation
+        for c in node_class.get("status", {}).get("conditions", [])
+    )
+
+
+def cluster_name(world: World) -> str:
+    """The world's first EKS cluster: the controller reads its version and service range from it."""
+    clusters = world.section("clusters")
+    if not clusters:
+        raise ValueError(f"{world.source}: the controller needs an EKS cluster in the world (clusters: [{{name: ...}}])")
+    return clusters[0]["name"]
+
+
+@contextlib.contextmanager
+def running_karpenter(
+    world: World | str | Path | None = None,
+    *,
+    api: _api_server.ApiServer | None = None,
+    server: EmbeddedServer | None = None,
+    name: str | None = None,
+) -> Iterator[Cluster]:
+    """API server (unless given, with the CRDs) + embedded AWS seeded with ``world`` (moto's server
+    unless given) + the controller for cluster ``name`` (default: the world's first). On exit the
+    Karpenter objects are deleted while the controller still runs its finalizers, then everything
+    this call started is stopped."""
+    with contextlib.ExitStack() as stack:
+        if api is None:
+            api = _api_server.start_api_server()
+            stack.callback(api.stop)
+            _api_server.install_crds(api)
+        aws = stack.enter_context(embedded_aws(world, server=server))
+        directory = Path(tempfile.mkdtemp(prefix="karpenter-controller-"))
+        stack.callback(shutil.rmtree, directory, ignore_errors=True)
+        chosen = name or cluster_name(aws.world)
+        controller = start_controller(directory, api, aws, chosen)
+        stack.callback(controller.stop)
+        cluster = Cluster(api, aws, controller, chosen)
+        stack.callback(cluster.clear)
+        yield cluster
