@@ -151,6 +151,39 @@ def test_generated_worlds(seed, api_server, embedded_server, tmp_path, plan_cach
     assert not any(found.values()), found
 
 
+def _class(name: str, identity: dict | None = None, **spec) -> dict:
+    """A class of the default world: its demo role and discovery tags unless ``spec`` says otherwise."""
+    base = {"subnetSelectorTerms": [{"tags": {"karpenter.sh/discovery": "demo"}}],
+            "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": "demo"}}]}
+    spec = {**base, **(identity or {"role": "KarpenterNodeRole-demo"}), **spec}
+    return {"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": {"name": name}, "spec": spec}
+
+
+EDGES = [
+    # an alias no parameter resolves (Karpenter's reconcile errors) beside a selector matching nothing:
+    # Ready lists the Unknown and the False dependents
+    _class("unpublished", amiSelectorTerms=[{"alias": "al2023@v19990101"}], subnetSelectorTerms=[{"tags": {"nope": "x"}}]),
+    # only a pending and a failed build match
+    _class("unusable", amiFamily="AL2023", amiSelectorTerms=[{"name": "payments-node-2025-02-*", "owner": "self"}]),
+    # a release whose nvidia arm64 image is still pending, and "latest" (the recommended parameter)
+    _class("rolling-out", amiSelectorTerms=[{"alias": "bottlerocket@1.34.0"}]),
+    _class("latest", amiSelectorTerms=[{"alias": "al2023@latest"}], securityGroupSelectorTerms=[{"name": "demo-node"}]),
+    # the deprecated release and deprecated own build; ids and names as selectors
+    _class("deprecated", amiSelectorTerms=[{"alias": "al2023@v20240807"}],
+           subnetSelectorTerms=[{"id": "subnet-0d1a000000000a001"}, {"id": "subnet-0d1a000000000a002"}]),
+    _class("by-id", amiFamily="AL2023", amiSelectorTerms=[{"id": "ami-0c9a000000000f001"}, {"id": "ami-0c9a000000000f003"}],
+           securityGroupSelectorTerms=[{"id": "sg-0d1a0000000000003"}]),
+    # an instance profile given as an ARN (judged, see PROFILE_JUDGED)
+    _class("arn", {"instanceProfile": "arn:aws:iam::123456789012:instance-profile/KarpenterNodeProfile"},
+           amiSelectorTerms=[{"alias": "al2023@v20250201"}]),
+]
+
+
+def test_edge_classes_in_the_default_world(api_server, embedded_server, tmp_path, plan_cache):
+    found = compare(load_world(None), EDGES, api_server, embedded_server, tmp_path, plan_cache)
+    assert not any(found.values()), found
+
+
 def test_the_fixture_starts_a_cluster_a_verify_test_can_read_and_leaves_nothing_behind():
     """running_karpenter with nothing given: its own API server, moto and controller; the kubeconfig
     and the AWS endpoint it returns answer, and on exit every process it started is gone."""
