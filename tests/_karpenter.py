@@ -15,6 +15,7 @@ per Kubernetes version, so the world's version is the one that must count, as it
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import tempfile
@@ -120,6 +121,12 @@ class Cluster:
                 raise AssertionError(f"the controller did not reconcile within {within:.0f} s: {stuck}\n"
                                      f"controller log:\n{self.controller.tail()}")
             time.sleep(0.5)
+
+    def errors(self) -> list[str]:
+        """The errors the controller has logged so far (an AWS call the embedded AWS cannot answer shows here)."""
+        lines = self.controller.log.read_text(errors="replace").splitlines()
+        entries = [json.loads(line) for line in lines if line.startswith("{")]
+        return [f"{entry.get('message')}: {entry.get('error', '')}" for entry in entries if entry.get("level") == "ERROR"]
 
     def clear(self) -> None:
         """Delete every Karpenter object, letting the controller run its finalizers, and wait until they are gone."""
