@@ -2,8 +2,9 @@
 
 For each world the embedded AWS is seeded, `karpenter-gitops plan --format json` predicts, the
 objects are applied to the real API server, the controller reconciles them, and every predicted
-EC2NodeClass condition (type, status, reason, message) and every resolved image (id, name,
-requirements) is compared with the status the controller wrote. A difference fails the test
+EC2NodeClass condition (type, status, reason, message), every resolved image (id, name,
+requirements), subnet and security group, and a named instance profile is compared with the status
+the controller wrote. A difference fails the test
 unless it is one of the limits the README lists (``UNPREDICTED`` and ``PROFILE_JUDGED`` here, with
 the same reasons). The worlds: the demo stacks and example manifests in the packaged default world,
 and generated ones (``_karpenter_worlds``).
@@ -70,6 +71,13 @@ def differences(predicted: dict, live: dict) -> dict[str, tuple]:
     ours, theirs = _images(predicted["amis"]), _images(status.get("amis", []))
     if ours != theirs:
         found["amis"] = (ours, theirs)
+    for field, keys in (("subnets", ("id", "zone", "zoneID")), ("securityGroups", ("id", "name"))):
+        ours, theirs = ([tuple(entry.get(k) for k in keys) for entry in entries] for entries in (predicted[field], status.get(field, [])))
+        if ours != theirs:
+            found[field] = (ours, theirs)
+    # For spec.role Karpenter names the profile it creates; plan predicts a name only for spec.instanceProfile.
+    if predicted["instanceProfile"] is not None and predicted["instanceProfile"] != status.get("instanceProfile"):
+        found["instanceProfile"] = (predicted["instanceProfile"], status.get("instanceProfile"))
     return found
 
 
