@@ -63,7 +63,7 @@ class _Draw:
                 image = self.image(name, arch, EKS_OWNER, index * 20 + len(variant), state=state)
                 base = f"/aws/service/eks/optimized-ami/{self.kubernetes}/amazon-linux-2023/{arch}/{variant}"
                 self.world["ssmParameters"][f"{base}/{name}/image_id"] = image
-                if index == len(releases) - 2 or len(releases) == 1:
+                if index == len(releases) - 2 or len(releases) == 1:  # the newest is not recommended yet
                     self.world["ssmParameters"][f"{base}/recommended/image_id"] = image
         return releases
 
@@ -72,7 +72,7 @@ class _Draw:
         for index, release in enumerate(releases):
             for arch, flavour in BOTTLEROCKET_VARIANTS:
                 name_arch = "aarch64" if arch == "arm64" else arch
-                name = f"bottlerocket-aws-k8s-{self.kubernetes}{flavour}-{name_arch}-v{release}-{self.serial:08x}"
+                name = f"bottlerocket-aws-k8s-{self.kubernetes}{flavour}-{name_arch}-v{release}-{self.serial:08x}"  # build hash
                 image = self.image(name, arch, BOTTLEROCKET_OWNER, index * 20 + len(flavour))
                 base = f"/aws/service/bottlerocket/aws-k8s-{self.kubernetes}{flavour}/{arch}"
                 self.world["ssmParameters"][f"{base}/{release}/image_id"] = image
