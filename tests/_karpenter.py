@@ -60,11 +60,11 @@ def controller_environment(api: _api_server.ApiServer, aws: EmbeddedAWS, cluster
 def start_controller(directory: Path, api: _api_server.ApiServer, aws: EmbeddedAWS, cluster_name: str) -> _api_server.Server:
     """The controller process, ready once its health probe answers (it has then listed instance types)."""
     binary = tools.binary("karpenter-controller")
-    metrics = _api_server._port()  # a clash here shows as "address already in use" too, and is retried
     return _api_server.start_owned(
         "karpenter-controller", directory, lambda port: [str(binary)],
         lambda port: _api_server._answers(f"http://127.0.0.1:{port}/readyz"),
-        environment=lambda port: controller_environment(api, aws, cluster_name, port, metrics),
+        # a metrics port taken meanwhile shows as "address already in use" too: the next attempt draws both anew
+        environment=lambda port: controller_environment(api, aws, cluster_name, port, _api_server._port()),
     )
 
 

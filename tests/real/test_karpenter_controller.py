@@ -187,9 +187,10 @@ EDGES = [
            subnetSelectorTerms=[{"id": "subnet-0d1a000000000a001"}, {"id": "subnet-0d1a000000000a002"}]),
     _class("by-id", amiFamily="AL2023", amiSelectorTerms=[{"id": "ami-0c9a000000000f001"}, {"id": "ami-0c9a000000000f003"}],
            securityGroupSelectorTerms=[{"id": "sg-0d1a0000000000003"}]),
-    # an instance profile given as an ARN (judged, see PROFILE_JUDGED)
+    # an instance profile given as an ARN or with its path (judged, see PROFILE_JUDGED)
     _class("arn", {"instanceProfile": "arn:aws:iam::123456789012:instance-profile/KarpenterNodeProfile"},
            amiSelectorTerms=[{"alias": "al2023@v20250201"}]),
+    _class("path", {"instanceProfile": "teams/payments/PaymentsNodeProfile"}, amiSelectorTerms=[{"alias": "al2023@v20250201"}]),
 ]
 
 
