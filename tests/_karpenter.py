@@ -99,6 +99,25 @@ class Cluster:
                 if document.get("kind") == kind:
                     objects.create_cluster_custom_object(group, version, plural, document)
 
+    def accepted(self, documents: list[dict]) -> list[dict]:
+        """The documents the API server would store (a dry run): drawn specs the CRD refuses are dropped,
+        other kinds than Karpenter's kept as they are (``apply`` leaves them out)."""
+        from kubernetes.client.exceptions import ApiException
+
+        objects, kept = self._objects(), []
+        for document in documents:
+            if document.get("kind") not in GROUPS:
+                kept.append(document)
+                continue
+            try:
+                objects.create_cluster_custom_object(*GROUPS[document["kind"]], document, dry_run="All")
+            except ApiException as refused:
+                if refused.status != 422:
+                    raise
+            else:
+                kept.append(document)
+        return kept
+
     def get(self, kind: str, name: str) -> dict:
         return self._objects().get_cluster_custom_object(*GROUPS[kind], name)
 

@@ -21,9 +21,13 @@ from pathlib import Path
 import pytest
 import yaml
 from _api_server import kube_client
+from _crd_strategies import NODECLASS_SPEC
+from _rule_helpers import node_class
 from _karpenter import running_karpenter
 from _karpenter_worlds import generated_world
 from conftest import PROJECT
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
 
 from karpenter_gitops.adapters.aws.embedded import load_world, parse_world
 
@@ -118,8 +122,9 @@ def compare(world, documents: list[dict], api_server, embedded_server, tmp_path:
     controller) and the errors the controller logged."""
     manifests = tmp_path / "manifests"
     manifests.mkdir()
-    (manifests / "objects.yaml").write_text(yaml.safe_dump_all(documents))
     with running_karpenter(world, api=api_server, server=embedded_server, name=cluster_name) as cluster:
+        documents = cluster.accepted(documents)
+        (manifests / "objects.yaml").write_text(yaml.safe_dump_all(documents))
         predicted = plan_json(manifests, cluster.aws, cluster.aws.world.kubernetes_version, cache)
         cluster.apply(documents)
         live = cluster.settled_classes([d["metadata"]["name"] for d in documents if d["kind"] == "EC2NodeClass"])
@@ -196,6 +201,28 @@ EDGES = [
 
 def test_edge_classes_in_the_default_world(api_server, embedded_server, tmp_path, plan_cache):
     found, _ = compare(load_world(None), EDGES, api_server, embedded_server, tmp_path, plan_cache)
+    assert not any(found.values()), found
+
+
+def _oracle_class(index: int, patch: dict) -> list[dict]:
+    """A drawn patch of the CRD parity oracle on the base class, named apart, with a pool of its own."""
+    document = node_class({"metadata": {"name": f"oracle-{index}"}, "spec": patch})
+    pool = {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": f"oracle-{index}"}, "spec": {
+        "template": {"spec": {"nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": f"oracle-{index}"},
+                              "requirements": []}}}}
+    return [document, pool]
+
+
+# A real controller takes seconds per world: a few fixed draws, no shrinking (a failure prints its classes).
+@settings(max_examples=3, derandomize=True, database=None, deadline=None, phases=[Phase.generate],
+          suppress_health_check=list(HealthCheck))
+@given(patches=st.lists(NODECLASS_SPEC, min_size=8, max_size=8))
+def test_classes_the_crd_parity_oracle_draws(patches, api_server, embedded_server, tmp_path_factory, plan_cache):
+    """The specs the CRD parity tests draw (tests/_crd_strategies.py), those the API server accepts,
+    in the default world: fields beyond the selectors (tags, block devices, kubelet, metadata
+    options) reach the controller's launch-template dry run."""
+    documents = [d for index, patch in enumerate(patches) for d in _oracle_class(index, patch)]
+    found, _ = compare(load_world(None), documents, api_server, embedded_server, tmp_path_factory.mktemp("oracle"), plan_cache)
     assert not any(found.values()), found
 
 
