@@ -214,9 +214,9 @@ def _oracle_class(index: int, patch: dict) -> list[dict]:
 
 
 # A real controller takes seconds per world: a few fixed draws, no shrinking (a failure prints its classes).
-@settings(max_examples=3, derandomize=True, database=None, deadline=None, phases=[Phase.generate],
+@settings(max_examples=2, derandomize=True, database=None, deadline=None, phases=[Phase.generate],
           suppress_health_check=list(HealthCheck))
-@given(patches=st.lists(NODECLASS_SPEC, min_size=8, max_size=8))
+@given(patches=st.lists(NODECLASS_SPEC.filter(bool), min_size=8, max_size=8))
 def test_classes_the_crd_parity_oracle_draws(patches, api_server, embedded_server, tmp_path_factory, plan_cache):
     """The specs the CRD parity tests draw (tests/_crd_strategies.py), those the API server accepts,
     in the default world: fields beyond the selectors (tags, block devices, kubelet, metadata
