@@ -186,9 +186,9 @@ def running_karpenter(
     name: str | None = None,
 ) -> Iterator[Cluster]:
     """API server (unless given, with the CRDs) + embedded AWS seeded with ``world`` (moto's server
-    unless given) + the controller for cluster ``name`` (default: the world's first). On exit the
-    Karpenter objects are deleted while the controller still runs its finalizers, then everything
-    this call started is stopped."""
+    unless given) + the controller for cluster ``name`` (default: the world's first). The cluster
+    starts and ends without Karpenter objects: they are deleted while the controller runs its
+    finalizers, then everything this call started is stopped."""
     with contextlib.ExitStack() as stack:
         if api is None:
             api = _api_server.start_api_server()
@@ -202,4 +202,5 @@ def running_karpenter(
         stack.callback(controller.stop)
         cluster = Cluster(api, aws, controller, chosen)
         stack.callback(cluster.clear)
+        cluster.clear()  # a shared API server may hold what an earlier test applied (a Pulumi up)
         yield cluster
