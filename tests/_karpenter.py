@@ -76,6 +76,7 @@ class Cluster:
     aws: EmbeddedAWS
     controller: _api_server.Server
     cluster_name: str
+    log_from: int = 0  # where this cluster's part of the controller log starts (after the first clear)
 
     @property
     def kubeconfig(self) -> Path:
@@ -143,7 +144,7 @@ class Cluster:
 
     def errors(self) -> list[str]:
         """The errors the controller has logged so far (an AWS call the embedded AWS cannot answer shows here)."""
-        lines = self.controller.log.read_text(errors="replace").splitlines()
+        lines = self.controller.log.read_text(errors="replace")[self.log_from:].splitlines()
         entries = [json.loads(line) for line in lines if line.startswith("{")]
         return [f"{entry.get('message')}: {entry.get('error', '')}" for entry in entries if entry.get("level") == "ERROR"]
 
@@ -203,4 +204,5 @@ def running_karpenter(
         cluster = Cluster(api, aws, controller, chosen)
         stack.callback(cluster.clear)
         cluster.clear()  # a shared API server may hold what an earlier test applied (a Pulumi up)
+        cluster.log_from = len(controller.log.read_text(errors="replace"))
         yield cluster

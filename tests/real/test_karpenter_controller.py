@@ -16,6 +16,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,7 @@ import yaml
 from _api_server import kube_client
 from _crd_strategies import NODECLASS_SPEC
 from _rule_helpers import node_class
-from _karpenter import running_karpenter
+from _karpenter import SETTLE_WITHIN, running_karpenter
 from _karpenter_worlds import generated_world
 from conftest import PROJECT
 from hypothesis import HealthCheck, Phase, given, settings
@@ -213,10 +214,15 @@ def _oracle_class(index: int, patch: dict) -> list[dict]:
     return [document, pool]
 
 
-# A real controller takes seconds per world: a few fixed draws, no shrinking (a failure prints its classes).
+def _every_mapping_has_ebs(patch: dict) -> bool:
+    return all("ebs" in mapping for mapping in patch.get("blockDeviceMappings", []))
+
+
+# A real controller takes seconds per world: a few fixed draws, no shrinking (a failure prints its
+# classes). Mappings without `ebs` make the 1.14.1 controller panic: test_a_block_device_without_ebs.
 @settings(max_examples=2, derandomize=True, database=None, deadline=None, phases=[Phase.generate],
           suppress_health_check=list(HealthCheck))
-@given(patches=st.lists(NODECLASS_SPEC.filter(bool), min_size=8, max_size=8))
+@given(patches=st.lists(NODECLASS_SPEC.filter(bool).filter(_every_mapping_has_ebs), min_size=8, max_size=8))
 def test_classes_the_crd_parity_oracle_draws(patches, api_server, embedded_server, tmp_path_factory, plan_cache):
     """The specs the CRD parity tests draw (tests/_crd_strategies.py), those the API server accepts,
     in the default world: fields beyond the selectors (tags, block devices, kubelet, metadata
@@ -224,6 +230,21 @@ def test_classes_the_crd_parity_oracle_draws(patches, api_server, embedded_serve
     documents = [d for index, patch in enumerate(patches) for d in _oracle_class(index, patch)]
     found, _ = compare(load_world(None), documents, api_server, embedded_server, tmp_path_factory.mktemp("oracle"), plan_cache)
     assert not any(found.values()), found
+
+
+def test_a_block_device_without_ebs_makes_the_controller_panic_and_the_class_never_reconciles(api_server, embedded_server):
+    """The README's limit, found by the oracle draws: the CRD accepts a blockDeviceMappings entry
+    without `ebs`, and Karpenter 1.14.1 dereferences it (building the launch template, sizing the
+    root volume): the reconcile panics, the class gets no status and its pools launch nothing,
+    while plan predicts Ready. Pinned here so a fixed release shows up as this test failing."""
+    document = node_class({"metadata": {"name": "no-ebs"}, "spec": {"blockDeviceMappings": [{"deviceName": "/dev/xvdb"}]}})
+    with running_karpenter(None, api=api_server, server=embedded_server) as cluster:
+        cluster.apply([document])
+        deadline = time.monotonic() + SETTLE_WITHIN
+        while not any("panic" in error for error in cluster.errors()):
+            assert time.monotonic() < deadline, f"no panic logged:\n{cluster.controller.tail()}"
+            time.sleep(0.5)
+        assert "status" not in cluster.get("EC2NodeClass", "no-ebs")
 
 
 def test_the_fixture_starts_a_cluster_a_verify_test_can_read_and_leaves_nothing_behind():
