@@ -763,6 +763,24 @@ def single_root_volume(obj, ctx):
         yield Violation("spec.blockDeviceMappings", "must have only one blockDeviceMappings with rootVolume")
 
 
+@rule(
+    "nodeclass/block-device-without-ebs",
+    ERROR,
+    KINDS,
+    "A block device mapping without ebs. The CRD accepts it, but Karpenter's controller reads the "
+    "missing ebs when it builds the launch template: its reconcile panics and the EC2NodeClass never "
+    "gets a status, so its NodePools launch nothing (seen on 1.14.1; 1.15.0 has the same code).",
+    "Give the mapping an ebs block (volumeSize or snapshotID), or remove the mapping.",
+    origin="ours",
+    good=({"spec": {"blockDeviceMappings": [{"deviceName": "/dev/xvdb", "ebs": {"volumeSize": "100Gi"}}]}},),
+    bad=({"spec": {"blockDeviceMappings": [{"deviceName": "/dev/xvdb"}]}},),
+)
+def block_device_without_ebs(obj, ctx):
+    for index, mapping in enumerate(obj.spec.block_device_mappings or ()):
+        if mapping is not None and mapping.ebs is None:
+            yield Violation(f"spec.blockDeviceMappings[{index}]", "the mapping has no ebs; Karpenter's controller panics on it")
+
+
 def _ebs(spec) -> Iterator[tuple[str, object]]:
     for index, mapping in enumerate(spec.block_device_mappings or ()):
         if mapping is not None and mapping.ebs is not None:
