@@ -125,9 +125,15 @@ class PoolTypes:
             + [(key, ValueSet(False, frozenset({value}))) for key, value in self.labels.items()]
         )
 
+    @cached_property
+    def _merged(self) -> dict[str, Requirements]:
+        return {}
+
     def requirements(self, instance_type: InstanceType) -> Requirements:
         """The instance type's requirements as the overlay controller matches them (pool name and labels added)."""
-        return self._own & instance_type.requirements
+        if instance_type.name not in self._merged:
+            self._merged[instance_type.name] = self._own & instance_type.requirements
+        return self._merged[instance_type.name]
 
 
 def adjusted_price(price: float | None, change: str) -> float | None:
@@ -197,6 +203,7 @@ class PriceChange:
     offering: Offering  # after the change
     before: float | None
     overlay: str
+    change: str  # the overlay's price or priceAdjustment
 
 
 @dataclass(frozen=True)
@@ -325,7 +332,7 @@ def _outcome(store: _Store, pools: Sequence[PoolTypes], conditions, conflicts, m
                     continue
                 changed = replace(offering, price=adjusted_price(offering.price, held.change))
                 offerings.append(changed)
-                prices.setdefault(pool.name, []).append(PriceChange(it.name, changed, offering.price, held.overlay))
+                prices.setdefault(pool.name, []).append(PriceChange(it.name, changed, offering.price, held.overlay, held.change))
             capacity = {resource: quantity for resource, (quantity, _) in record.capacity.values.items()}
             capacities.setdefault(pool.name, []).extend(
                 CapacityChange(it.name, resource, quantity, overlay)

@@ -7,11 +7,13 @@ from collections import Counter
 from rich.console import Console
 from rich.table import Table
 
-from karpenter_gitops.core.plan import NodeClassPlan, NodePoolPlan, Plan
+from karpenter_gitops.core.overlays import FirstChoice
+from karpenter_gitops.core.plan import NodeClassPlan, NodePoolPlan, OverlayPlan, Plan, PoolOverlays
 
 _STATUS_STYLE = {"True": "green", "False": "red", "Unknown": "yellow"}
 _SEVERITY_STYLE = {"error": "red", "warning": "yellow", "info": "cyan"}
 _SHOWN_UNSERVED = 5
+_SHOWN_CHANGES = 5
 
 
 def _variant(ami) -> str:
@@ -82,6 +84,68 @@ def _node_pool(console: Console, name: str, plan: NodePoolPlan) -> None:
             console.print(f"    … and {len(mapping.unserved) - _SHOWN_UNSERVED} more (see --format json)")
     for shortfall in mapping.min_values_shortfalls:
         console.print(f"  [red]minValues not met[/]: {shortfall.to_json()}")
+    if plan.overlays:
+        _pool_overlays(console, plan.overlays)
+    console.print()
+
+
+def _money(price: float | None) -> str:
+    return "unknown" if price is None else f"${price:.6g}/h"
+
+
+def first_choice(choice: FirstChoice | None) -> str:
+    """A pool's first choice in words: the cheapest instance type(s), price and capacity type."""
+    if choice is None:
+        return "none with a known price"
+    shown = ", ".join(choice.instance_types[:3]) + (f" (+{len(choice.instance_types) - 3} tied)" if len(choice.instance_types) > 3 else "")
+    return f"{shown} at {_money(choice.price)} {choice.capacity_type}"
+
+
+def _pool_overlays(console: Console, overlays: PoolOverlays) -> None:
+    rows = [row for row in overlays.price_rows if row.after is not None]
+    unknown = {row.instance_type for row in overlays.price_rows if row.after is None}
+    if rows or unknown:
+        console.print(f"  NodeOverlays reprice {len({r.instance_type for r in overlays.price_rows})} instance type(s):")
+        for row in rows[:_SHOWN_CHANGES]:
+            console.print(f"    {row.instance_type} {row.capacity_type} ({len(row.zones)} zone(s)): "
+                          f"{_money(row.before)} → {_money(row.after)} by {row.overlay} ({row.change})")
+        if len(rows) > _SHOWN_CHANGES:
+            console.print(f"    … and {len(rows) - _SHOWN_CHANGES} more (see --format json)")
+        if unknown:
+            console.print(f"    and adjust the spot price of {len(unknown)} type(s), which is not known offline")
+    changes = overlays.capacity_changes
+    if changes:
+        console.print(f"  NodeOverlays set capacity on {len({c.instance_type for c in changes})} instance type(s):")
+        for change in changes[:_SHOWN_CHANGES]:
+            console.print(f"    {change.instance_type}: {change.resource}={change.quantity} by {change.overlay}")
+        if len(changes) > _SHOWN_CHANGES:
+            console.print(f"    … and {len(changes) - _SHOWN_CHANGES} more (see --format json)")
+    before, after = overlays.before, overlays.after
+    spot = " (spot prices unknown offline)" if after and after.unknown_spot else ""
+    if overlays.moved:
+        console.print(f"  [yellow]first choice[/]: {first_choice(before)} → {first_choice(after)} with the overlays{spot}")
+    elif before and after and before.price != after.price:
+        console.print(f"  first choice: {first_choice(after)} with the overlays ({_money(before.price)} without){spot}")
+    else:
+        console.print(f"  first choice: {first_choice(after)}, no overlay changes it{spot}")
+
+
+def _node_overlays(console: Console, plan: OverlayPlan) -> None:
+    console.rule("[bold]NodeOverlays[/]", align="left")
+    if plan.not_applied:
+        console.print(f"  [yellow]not applied[/]: {plan.not_applied}")
+    for name in plan.refused:
+        console.print(f"  {name}: refused by the API server (see findings), so Karpenter never sees it")
+    for name, condition in sorted(plan.conditions.items()):
+        status = f"ValidationSucceeded=[{_STATUS_STYLE[condition.status]}]{condition.status}[/]"
+        conflict = plan.conflicts.get(name)
+        if conflict:
+            console.print(f"  {name}: {status} {condition.reason}: {condition.message} "
+                          f"({conflict.other} also sets {conflict.what} of {conflict.instance_type} in NodePool {conflict.node_pool})")
+        else:
+            console.print(f"  {name}: {status}")
+    if plan.prices and not plan.not_applied:
+        console.print(f"  [dim]{plan.prices}[/]")
     console.print()
 
 
@@ -90,6 +154,8 @@ def print_plan(plan: Plan, console: Console) -> None:
         _node_class(console, name, node_class)
     for name, node_pool in sorted(plan.node_pools.items()):
         _node_pool(console, name, node_pool)
+    if plan.node_overlays:
+        _node_overlays(console, plan.node_overlays)
     if plan.findings:
         console.rule("[bold]findings[/]", align="left")
         for f in plan.findings:

@@ -15,6 +15,7 @@ Layer: imports judge, adapters and below.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +26,7 @@ from karpenter_gitops.adapters.aws import instance_profiles, network
 from karpenter_gitops.adapters.aws.catalogue import Catalogue, load_catalogue
 from karpenter_gitops.adapters.aws.client import AwsSession
 from karpenter_gitops.adapters.aws.errors import AWSError, TransientAWSError
+from karpenter_gitops.adapters.aws.pricing import on_demand_prices
 from karpenter_gitops.core import conditions, versions
 from karpenter_gitops.core.conditions import StepOutcome
 from karpenter_gitops.core.errors import InputError
@@ -37,6 +39,7 @@ from karpenter_gitops.core.resolved import AMI
 from karpenter_gitops.families import family_of
 from karpenter_gitops.judge import Judge
 from karpenter_gitops.rules import kubelet as kubelet_rules
+from karpenter_gitops.reconcile import overlays
 from karpenter_gitops.rules import live
 
 Progress = Callable[[str], None]
@@ -107,7 +110,7 @@ def reconcile(
             aws, node_class, kubernetes_version, version, inputs.cluster, observed, transient
         )
 
-    mapper = None
+    mapper, labelled = None, None
     if catalogue.hydrated:  # the instance types' requirements, worked out once per session (a fleet shares them)
         labelled = aws.remember(
             ("labelled catalogue", cache_dir),
@@ -119,6 +122,17 @@ def reconcile(
         say(f"mapping NodePool {pool.name}")
         pools[pool.name] = _map_node_pool(pool, inputs, resolved, catalogue, mapper, observed)
 
+    node_overlays = None
+    if inputs.node_overlays:
+        say("applying NodeOverlays")
+        step = overlays.plan_overlays(
+            inputs, _overlay_sources(inputs, pools, resolved), labelled,
+            on_demand_prices(aws.region), overlays.refused_by_api_server(findings),
+        )
+        node_overlays = step.plan
+        pools = {name: dataclasses.replace(p, overlays=step.pools.get(name)) for name, p in pools.items()}
+        observed.extend(step.observed)
+
     findings.extend(judge.findings(observed))
     findings.sort(key=lambda f: f.sort_key)
     return Plan(
@@ -127,7 +141,21 @@ def reconcile(
         findings=tuple(findings),
         aws_calls=aws.call_counts(),
         transient=tuple(dict.fromkeys(transient)),
+        node_overlays=node_overlays,
     )
+
+
+def _overlay_sources(inputs: Inputs, pools: dict[str, NodePoolPlan], resolved: dict[str, _Resolved]) -> list[overlays.PoolSource]:
+    """The pools the plan mapped, with what the overlay step needs of their class."""
+    sources = []
+    for pool in inputs.node_pools:
+        plan = pools[pool.name]
+        if plan.mapping is None:
+            continue
+        node_class, dependency = inputs.node_class(plan.node_class, pool.source.scope), resolved[plan.node_class].plan
+        zones = {subnet.zone for subnet in dependency.subnets}
+        sources.append(overlays.PoolSource(pool, plan, _target(node_class, dependency.amis, zones), dependency.subnets))
+    return sources
 
 
 def _catalogue_step(aws: AwsSession, cache_dir: Path | None, transient: list[str]) -> Catalogue:

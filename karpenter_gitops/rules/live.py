@@ -10,7 +10,7 @@ than by spec examples.
 from __future__ import annotations
 
 from karpenter_gitops.core.findings import Severity
-from karpenter_gitops.core.model import EC2NODECLASS, NODEPOOL
+from karpenter_gitops.core.model import EC2NODECLASS, NODEOVERLAY, NODEOVERLAY_SINCE, NODEPOOL
 from karpenter_gitops.rules.registry import Stage, rule
 
 SELECTOR_MATCHES_NOTHING = "live/selector-matches-nothing"
@@ -20,10 +20,12 @@ INSTANCE_PROFILE_WITHOUT_ROLE = "live/instance-profile-without-role"
 CATALOGUE_REFUSED = "live/catalogue-refused"
 AMI_FAMILY_MISMATCH = "live/ami-family-mismatch"
 AMI_KUBERNETES_VERSION = "live/ami-kubernetes-version"
+OVERLAY_CONFLICT = "live/overlay-conflict"
+OVERLAY_MATCHES_NOTHING = "live/overlay-matches-nothing"
 
 
-def _live(id: str, severity: Severity, kind: str, doc: str, fix: str) -> None:
-    rule(id, severity, (kind,), doc, fix, stage=Stage.LIVE, origin="ours")
+def _live(id: str, severity: Severity, kind: str, doc: str, fix: str, since=None) -> None:
+    rule(id, severity, (kind,), doc, fix, stage=Stage.LIVE, origin="ours", since=since)
 
 
 _live(
@@ -90,3 +92,27 @@ _live(
     "Put the cluster's Kubernetes version in the name pattern (or use an alias, which follows the cluster).",
 )
 
+rule(
+    OVERLAY_CONFLICT,
+    Severity.ERROR,
+    (NODEOVERLAY,),
+    "Two NodeOverlays of the same weight price the same offering (instance type, capacity type, zone) of a "
+    "NodePool, or set the same capacity key of an instance type: Karpenter rejects the one applied later (on "
+    "equal weight, the name that sorts first) whole, for every NodePool, with ValidationSucceeded=False "
+    "(Conflict). Good: weights 20 and 10, the heavier one wins where both match. Bad: both weight 10.",
+    "Give the overlays different weights (the heavier one wins where both match), or make their requirements disjoint.",
+    stage=Stage.LIVE,
+    since=NODEOVERLAY_SINCE,
+)
+_live(
+    OVERLAY_MATCHES_NOTHING,
+    Severity.WARNING,
+    NODEOVERLAY,
+    "A NodeOverlay's requirements match no offering of any instance type a NodePool can launch, so it changes "
+    "nothing: a typo in a value, a label no NodePool template sets, or instance types no NodePool allows. "
+    "Good: instance-family In [g5] with a NodePool that launches g5. Bad: instance-family In [g5 ] or [p5] "
+    "when no NodePool allows p5.",
+    "Check the requirement values against the instance types the plan lists per NodePool, and that custom "
+    "label keys are set in a NodePool's spec.template.metadata.labels.",
+    since=NODEOVERLAY_SINCE,
+)

@@ -1,0 +1,173 @@
+"""The NodeOverlay step of a plan: the instance types each NodePool lists, with the overlays applied.
+
+Karpenter runs its overlay controller only with the ``NodeOverlay`` feature gate (from 1.7); then,
+per NodePool whose EC2NodeClass lists instance types, every instance type of the class with an
+offering per zone of the region and capacity type. The plan evaluates the NodePools it mapped
+(Karpenter also those whose class has subnets but no AMI yet, which launch nothing either). Offerings are priced from
+Karpenter's static on-demand table; spot prices are not known offline. Overlays the API server
+refuses never reach the controller.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from karpenter_gitops.adapters.aws.pricing import OnDemandPrices
+from karpenter_gitops.core import labels, overlays
+from karpenter_gitops.core.findings import Finding, Observation, Severity, Violation
+from karpenter_gitops.core.inputs import Cluster, Inputs
+from karpenter_gitops.core.mapping import LabelledCatalogue, NodeClassTarget
+from karpenter_gitops.core.model import NODEOVERLAY, NodeOverlay, NodePool
+from karpenter_gitops.core.plan import NodePoolPlan, OverlayPlan, PoolOverlays
+from karpenter_gitops.core.requirements import Requirements, ValueSet
+from karpenter_gitops.core.resolved import Subnet
+from karpenter_gitops.rules import live
+
+
+@dataclass(frozen=True)
+class PoolSource:
+    """What the step needs of one NodePool the plan mapped: its class's filters and subnets."""
+
+    pool: NodePool
+    plan: NodePoolPlan
+    target: NodeClassTarget
+    subnets: tuple[Subnet, ...]
+
+
+@dataclass(frozen=True)
+class OverlayStep:
+    plan: OverlayPlan
+    pools: Mapping[str, PoolOverlays]
+    observed: tuple[Observation, ...]
+
+
+def refused_by_api_server(findings: Sequence[Finding]) -> frozenset[str]:
+    """Overlays with an error the API server raises: not stored, so never seen by Karpenter."""
+    return frozenset(
+        f.name for f in findings if f.kind == NODEOVERLAY and f.severity is Severity.ERROR and f.layer == "api-server"
+    )
+
+
+def plan_overlays(
+    inputs: Inputs,
+    sources: Sequence[PoolSource],
+    catalogue: LabelledCatalogue | None,
+    prices: OnDemandPrices,
+    refused: frozenset[str],
+) -> OverlayStep:
+    not_applied = _not_applied(inputs.cluster)
+    kept = [o for o in inputs.node_overlays if o.name not in refused and not o.blocked]
+    refused_names = tuple(sorted({o.name for o in inputs.node_overlays} - {o.name for o in kept}))
+    if not_applied or catalogue is None:
+        why = not_applied or "the instance-type catalogue is not loaded"
+        return OverlayStep(OverlayPlan(not_applied=why, refused=refused_names, prices=prices.note), {}, ())
+    usable, unreadable = _readable(kept)
+    refused_names = tuple(sorted(set(refused_names) | unreadable))
+    by_class: dict[str, tuple[overlays.InstanceType, ...]] = {}  # pools of one class list the same types
+    evaluated = [(source, _pool_types(source, catalogue, prices, by_class)) for source in sources]
+    outcome = overlays.apply(usable, [types for _, types in evaluated])
+    pools = {source.pool.name: _pool_overlays(source, types, outcome) for source, types in evaluated}
+    by_name = {o.name: o for o in kept}
+    observed = [_conflict(by_name[name], conflict, usable) for name, conflict in sorted(outcome.conflicts.items())]
+    if evaluated:
+        launchable = {(s.pool.name, it) for s, _ in evaluated for it in s.plan.mapping.instance_types}
+        observed += [
+            Observation(
+                live.OVERLAY_MATCHES_NOTHING, NODEOVERLAY, name,
+                Violation("spec.requirements", f"matches no offering of an instance type that the {len(evaluated)} "
+                          "NodePool(s) mapped can launch: it changes nothing"),
+                by_name[name].source,
+            )
+            for name, pairs in sorted(outcome.matched.items())
+            if name not in outcome.conflicts and not pairs & launchable
+        ]
+    plan = OverlayPlan(outcome.conditions, outcome.conflicts, None, refused_names, prices.note)
+    return OverlayStep(plan, pools, tuple(observed))
+
+
+def _not_applied(cluster: Cluster) -> str | None:
+    """Loading keeps no NodeOverlay for a release before 1.7, so the gate is what is left to ask."""
+    if not cluster.gate(overlays.GATE):
+        return (
+            "the NodeOverlay feature gate is off (Karpenter's default), so Karpenter ignores every NodeOverlay; "
+            "if the controller runs with --feature-gates NodeOverlay=true, say so in the stack: "
+            "karpenter-gitops:cluster.featureGates: {NodeOverlay: true}"
+        )
+    return None
+
+
+def _readable(kept: Sequence[NodeOverlay]) -> tuple[list[overlays.Overlay], frozenset[str]]:
+    usable, unreadable = [], set()
+    for overlay in kept:
+        try:
+            usable.append(overlays.Overlay.of(overlay))
+        except ValueError:  # a requirement the CRD refuses (the schema rules report it)
+            unreadable.add(overlay.name)
+    return usable, frozenset(unreadable)
+
+
+def _pool_types(
+    source: PoolSource, catalogue: LabelledCatalogue, prices: OnDemandPrices, by_class: dict[str, tuple[overlays.InstanceType, ...]]
+) -> overlays.PoolTypes:
+    """Every instance type of the pool's class, as the AWS provider lists it, with its offerings."""
+    template = source.pool.spec.template
+    pool_labels = dict((template.metadata and template.metadata.labels) or {}) if template else {}
+    if source.target.name not in by_class:
+        by_class[source.target.name] = _class_types(source, catalogue, prices)
+    return overlays.PoolTypes(source.pool.name, by_class[source.target.name], pool_labels)
+
+
+def _class_types(source: PoolSource, catalogue: LabelledCatalogue, prices: OnDemandPrices) -> tuple[overlays.InstanceType, ...]:
+    target = source.target
+    zone_ids = {s.zone: s.zone_id for s in source.subnets}
+    region_zones = sorted({zone for zones in catalogue.zones.values() for zone in zones})
+    found = []
+    for name, requirements in catalogue.requirements(target.windows_build).items():
+        available_zones = catalogue.zones[name] & zone_ids.keys()
+        ids = frozenset(zone_ids[z] for z in available_zones if zone_ids[z])
+        narrowed = [(labels.ZONE, ValueSet(False, frozenset(available_zones)))] + ([(labels.ZONE_ID, ValueSet(False, ids))] if ids else [])
+        launchable = target.launchable(catalogue.infos[name])
+        capacity_types = sorted(requirements[labels.CAPACITY_TYPE].values) if labels.CAPACITY_TYPE in requirements else []
+        offerings = tuple(
+            overlays.Offering(
+                capacity_type,
+                zone,
+                prices.prices.get(name) if capacity_type == overlays.ON_DEMAND else None,
+                available=launchable and zone in available_zones,
+                zone_id=zone_ids.get(zone),
+            )
+            for zone in region_zones
+            for capacity_type in capacity_types
+        )
+        found.append(overlays.InstanceType(name, requirements & Requirements(narrowed), offerings))
+    return tuple(found)
+
+
+def _pool_overlays(source: PoolSource, types: overlays.PoolTypes, outcome: overlays.Outcome) -> PoolOverlays:
+    launchable = source.plan.mapping.instance_types
+    required = Requirements.from_node_pool(source.pool)
+    admitted = [
+        change for change in outcome.price_changes.get(source.pool.name, ())
+        if change.instance_type in launchable and change.offering.available
+        and required.conflict(change.offering.requirements) is None
+    ]
+    capacity = [c for c in outcome.capacity_changes.get(source.pool.name, ()) if c.instance_type in launchable]
+    overlaid = outcome.pools[source.pool.name]
+    return PoolOverlays(
+        tuple(admitted),
+        tuple(capacity),
+        overlays.first_choice((it for it in types.instance_types if it.name in launchable), required),
+        overlays.first_choice((it for name, it in overlaid.items() if name in launchable), required),
+    )
+
+
+def _conflict(overlay: NodeOverlay, conflict: overlays.Conflict, usable: Sequence[overlays.Overlay]) -> Observation:
+    weight = next(o.weight for o in usable if o.name == conflict.other)
+    message = f"ValidationSucceeded=False, reason {overlays.CONFLICT_REASON}: {overlays.CONFLICT_MESSAGE}"
+    hint = (
+        f"NodeOverlay {conflict.other} has the same weight ({weight}) and also sets {conflict.what} of "
+        f"{conflict.instance_type} for NodePool {conflict.node_pool}; Karpenter keeps {conflict.other} (its name "
+        "sorts later) and ignores this overlay everywhere: give one a higher weight or make their requirements disjoint"
+    )
+    return Observation(live.OVERLAY_CONFLICT, NODEOVERLAY, overlay.name, Violation(conflict.field, message, hint), overlay.source)

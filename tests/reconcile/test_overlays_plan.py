@@ -1,0 +1,113 @@
+"""``plan`` applies NodeOverlays on the embedded AWS (us-west-2, every moto instance type) as Karpenter would."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+
+import pytest
+from test_reconcile import node_class, node_pool
+
+from karpenter_gitops.core.inputs import Cluster
+from karpenter_gitops.load import documents
+from karpenter_gitops.reconcile import reconcile
+from karpenter_gitops.rules import live
+from karpenter_gitops.rules.examples import BASE_NODEOVERLAY
+
+GATED = Cluster(feature_gates=frozenset({"NodeOverlay"}))
+M5 = {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m5", "t3"]}
+ON_DEMAND = {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]}
+
+
+def overlay(name: str, requirements: list[dict], **spec) -> dict:
+    doc = copy.deepcopy(BASE_NODEOVERLAY)
+    doc["metadata"]["name"] = name
+    doc["spec"] = {"requirements": requirements, **spec}
+    return doc
+
+
+def plan_of(aws, cache, docs, cluster=GATED, version=(1, 14)):
+    inputs = dataclasses.replace(documents.load_documents([("test.yaml", docs)], version), cluster=cluster)
+    return reconcile(inputs, version=version, kubernetes_version="1.32", aws=aws.session(), cache_dir=cache)
+
+
+def base(*overlays: dict) -> list[dict]:
+    return [node_class(), node_pool([M5, ON_DEMAND]), *overlays]
+
+
+def test_a_discount_moves_the_first_choice_and_lists_the_repriced_types(default_aws, catalogue_cache):
+    discount = overlay("m5-discount", [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m5"]}],
+                       priceAdjustment="-99%")
+    plan = plan_of(default_aws, catalogue_cache, base(discount))
+    pool = plan.node_pools["general"].overlays
+    assert pool.before.instance_types == ("t3.nano",) and pool.before.price == pytest.approx(0.0052)
+    assert pool.after.instance_types == ("m5.large",) and pool.after.price == pytest.approx(0.00096)
+    rows = {row.instance_type: row for row in pool.price_rows}
+    assert set(rows) == {t for t in plan.node_pools["general"].mapping.instance_types if t.startswith("m5.")}
+    assert rows["m5.large"].before == 0.096 and rows["m5.large"].after == pytest.approx(0.00096)
+    assert rows["m5.large"].capacity_type == "on-demand" and rows["m5.large"].overlay == "m5-discount"
+    assert plan.node_overlays.conditions["m5-discount"].status == "True"
+    data = plan.to_json()
+    assert data["nodePools"]["general"]["overlays"]["firstChoice"]["withOverlays"]["instanceTypes"] == ["m5.large"]
+    assert data["nodeOverlays"]["overlays"]["m5-discount"]["conditions"][0]["type"] == "ValidationSucceeded"
+
+
+def test_same_weight_overlays_conflict_and_the_rejected_one_is_an_error(default_aws, catalogue_cache):
+    family = {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m5"]}
+    size = {"key": "karpenter.k8s.aws/instance-size", "operator": "In", "values": ["large"]}
+    docs = base(overlay("a-cheap", [family], price="0.01", weight=10), overlay("b-cheap", [size], price="0.02", weight=10))
+    plan = plan_of(default_aws, catalogue_cache, docs)
+    rejected = plan.node_overlays.conditions["a-cheap"]
+    assert (rejected.status, rejected.reason, rejected.message) == ("False", "Conflict", "conflict with another overlay")
+    assert plan.node_overlays.conditions["b-cheap"].status == "True"
+    conflict = next(f for f in plan.findings if f.rule == live.OVERLAY_CONFLICT)
+    assert conflict.name == "a-cheap" and conflict.layer == "karpenter" and "b-cheap" in conflict.hint
+    assert plan.exit_code == 1
+    prices = {row.instance_type: row.after for row in plan.node_pools["general"].overlays.price_rows}
+    assert prices == {t: 0.02 for t in prices} and "m5.large" in prices  # b-cheap alone, on every large type
+
+
+def test_an_overlay_matching_nothing_any_pool_launches_is_a_warning(default_aws, catalogue_cache):
+    nothing = overlay("p5-only", [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["p5"]}], price="1")
+    plan = plan_of(default_aws, catalogue_cache, base(nothing))
+    found = [f for f in plan.findings if f.rule == live.OVERLAY_MATCHES_NOTHING]
+    assert [f.name for f in found] == ["p5-only"] and found[0].severity.value == "warning"
+    assert plan.node_pools["general"].overlays.price_rows == ()
+
+
+def test_with_the_gate_off_overlays_are_not_applied_and_the_plan_says_so_once(default_aws, catalogue_cache):
+    discount = overlay("m5-discount", [M5], priceAdjustment="-50%")
+    plan = plan_of(default_aws, catalogue_cache, base(discount), cluster=Cluster())
+    assert "feature gate is off" in plan.node_overlays.not_applied
+    assert plan.node_pools["general"].overlays is None and plan.node_overlays.conditions == {}
+    assert not [f for f in plan.findings if f.rule.startswith("live/overlay")]
+
+
+def test_an_overlay_the_api_server_refuses_is_not_applied(default_aws, catalogue_cache):
+    both = overlay("both", [M5], price="1", priceAdjustment="-10%")
+    plan = plan_of(default_aws, catalogue_cache, base(both))
+    assert plan.node_overlays.refused == ("both",) and "both" not in plan.node_overlays.conditions
+    assert plan.node_pools["general"].overlays.price_rows == ()
+
+
+def test_without_overlays_the_plan_json_keeps_its_keys(default_aws, catalogue_cache):
+    data = plan_of(default_aws, catalogue_cache, base()).to_json()
+    assert "nodeOverlays" not in data and "overlays" not in data["nodePools"]["general"]
+
+
+def test_the_text_plan_shows_repricing_first_choice_and_conditions(default_aws, catalogue_cache):
+    from rich.console import Console
+
+    from karpenter_gitops.output.plan_text import print_plan
+
+    docs = base(
+        overlay("m5-discount", [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m5"]}], priceAdjustment="-99%"),
+        overlay("a-clash", [{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["m5.large"]}], price="1"),
+    )
+    console = Console(record=True, width=200)
+    print_plan(plan_of(default_aws, catalogue_cache, docs), console)
+    text = console.export_text()
+    assert "m5.2xlarge on-demand (3 zone(s)): $0.384/h → $0.00384/h by m5-discount (-99%)" in text
+    assert "first choice: t3.nano at $0.0052/h on-demand → m5.large at $0.00096/h on-demand with the overlays" in text
+    assert "a-clash: ValidationSucceeded=False Conflict: conflict with another overlay (m5-discount also sets" in text
+    assert "static table for us-east-1" in text
