@@ -363,6 +363,13 @@ class FirstChoice:
     capacity_type: str
     unknown_spot: bool = False  # the pool allows spot, whose prices are not known offline
 
+    def describe(self) -> str:
+        """``m5.large at $0.096/h on-demand``; a long tie is shortened."""
+        shown = ", ".join(self.instance_types[:3])
+        if len(self.instance_types) > 3:
+            shown += f" (+{len(self.instance_types) - 3} tied)"
+        return f"{shown} at ${self.price:.6g}/h {self.capacity_type}"
+
     def to_json(self) -> dict:
         return {
             "instanceTypes": list(self.instance_types),

@@ -94,11 +94,7 @@ def _money(price: float | None) -> str:
 
 
 def first_choice(choice: FirstChoice | None) -> str:
-    """A pool's first choice in words: the cheapest instance type(s), price and capacity type."""
-    if choice is None:
-        return "none with a known price"
-    shown = ", ".join(choice.instance_types[:3]) + (f" (+{len(choice.instance_types) - 3} tied)" if len(choice.instance_types) > 3 else "")
-    return f"{shown} at {_money(choice.price)} {choice.capacity_type}"
+    return choice.describe() if choice else "none with a known price"
 
 
 def _pool_overlays(console: Console, overlays: PoolOverlays) -> None:
