@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import json
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from test_reconcile import node_class, node_pool
 
 from karpenter_gitops.core.inputs import Cluster
@@ -111,3 +114,36 @@ def test_the_text_plan_shows_repricing_first_choice_and_conditions(default_aws, 
     assert "first choice: t3.nano at $0.0052/h on-demand → m5.large at $0.00096/h on-demand with the overlays" in text
     assert "a-clash: ValidationSucceeded=False Conflict: conflict with another overlay (m5-discount also sets" in text
     assert "static table for us-east-1" in text
+
+
+KEYS = st.sampled_from([
+    "karpenter.k8s.aws/instance-family", "karpenter.k8s.aws/instance-cpu", "karpenter.sh/capacity-type",
+    "topology.kubernetes.io/zone", "karpenter.sh/nodepool", "team", "example.com/unset", "kubernetes.io/hostname",
+])
+OPERATORS = st.sampled_from(["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", "Gte", "Lte", "Near"])
+VALUES = st.lists(st.sampled_from(["m5", "t3", "4", "-1", "x", "spot", "on-demand", "us-west-2a", "general", ""]), max_size=3)
+HOSTILE_OVERLAY = st.fixed_dictionaries(
+    {"requirements": st.lists(st.fixed_dictionaries({"key": KEYS, "operator": OPERATORS, "values": VALUES}), max_size=3)},
+    optional={
+        "weight": st.one_of(st.none(), st.integers(-5, 20000), st.just("10")),
+        "price": st.sampled_from(["0.5", "0", "1e3", "-1", "abc", 3]),
+        "priceAdjustment": st.sampled_from(["-10%", "+0.5", "-100%", "-150%", "+.5", "10%", "-0.01"]),
+        "capacity": st.dictionaries(st.sampled_from(["example.com/a", "cpu", "pods"]), st.sampled_from([1, "2", "3Gi", "x"]), max_size=2),
+    },
+)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(HOSTILE_OVERLAY, min_size=1, max_size=4))
+def test_hostile_overlays_are_refused_or_judged_never_a_traceback(default_aws, catalogue_cache, specs):
+    docs = [overlay(f"o{index}", spec.pop("requirements"), **spec) for index, spec in enumerate(copy.deepcopy(specs))]
+    pool = node_pool([M5, ON_DEMAND])
+    pool["spec"]["template"]["metadata"] = {"labels": {"team": "web"}}
+    plan = plan_of(default_aws, catalogue_cache, [node_class(), pool, *docs])
+    judged = plan.node_overlays
+    names = {doc["metadata"]["name"] for doc in docs}
+    assert set(judged.refused) | set(judged.conditions) == names and not set(judged.refused) & set(judged.conditions)
+    assert {n for n, c in judged.conditions.items() if c.status == "False"} == set(judged.conflicts)
+    rows = plan.node_pools["general"].overlays.price_rows
+    assert all(row.after is None or row.after >= 0 for row in rows)
+    json.dumps(plan.to_json())
