@@ -22,7 +22,7 @@ where the price is not known offline); the result says what changed and what Kar
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 
@@ -150,6 +150,32 @@ def adjusted_price(price: float | None, change: str) -> float | None:
     else:
         adjusted = price + float(change)
     return adjusted if adjusted >= 0 else 0.0
+
+
+#: From 1.14 an instance type without a known price (a preview type) takes the price of an overlay that
+#: selects it by name alone (``GetOverlayPrice`` in the AWS provider's offering resolver).
+BASE_PRICE_SINCE = (1, 14)
+
+
+def base_prices(overlays: Iterable[NodeOverlay], accepted: Collection[str]) -> dict[str, float]:
+    """Instance type → price, from the accepted overlays (``ValidationSucceeded=True``) with an absolute price
+    and exactly one requirement, ``node.kubernetes.io/instance-type In [...]``. Karpenter lists them by
+    name, so on a type named twice the name that sorts later wins."""
+    found: dict[str, float] = {}
+    for overlay in sorted(overlays, key=lambda o: o.name):
+        spec = overlay.spec
+        requirements = spec.requirements or ()
+        if overlay.name not in accepted or spec.price is None or len(requirements) != 1:
+            continue
+        only = requirements[0]
+        if only is None or only.key != labels.INSTANCE_TYPE or only.operator != "In":
+            continue
+        try:
+            price = float(spec.price)
+        except ValueError:
+            continue
+        found.update((name, price) for name in only.values or ())
+    return found
 
 
 def ordered(overlays: Iterable[Overlay]) -> list[Overlay]:

@@ -133,13 +133,20 @@ class OverlayPlan:
     not_applied: str | None = None  # why no overlay is applied at all (the feature gate is off, an older release)
     refused: tuple[str, ...] = ()  # overlays the API server refuses: they never reach Karpenter
     prices: str = ""  # where the base prices come from
+    base_prices: Mapping[str, float] = field(default_factory=dict)  # unpriced instance types an overlay prices (1.14+)
 
     def to_json(self) -> dict:
         overlays = {}
         for name, condition in sorted(self.conditions.items()):
             conflict = self.conflicts.get(name)
             overlays[name] = {"conditions": [condition.to_json()], **({"conflict": conflict.to_json()} if conflict else {})}
-        return {"notApplied": self.not_applied, "refused": list(self.refused), "prices": self.prices, "overlays": overlays}
+        return {
+            "notApplied": self.not_applied,
+            "refused": list(self.refused),
+            "prices": self.prices,
+            "basePrices": dict(sorted(self.base_prices.items())),
+            "overlays": overlays,
+        }
 
 
 @dataclass(frozen=True)

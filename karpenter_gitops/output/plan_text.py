@@ -140,6 +140,9 @@ def _node_overlays(console: Console, plan: OverlayPlan) -> None:
                           f"({conflict.other} also sets {conflict.what} of {conflict.instance_type} in NodePool {conflict.node_pool})")
         else:
             console.print(f"  {name}: {status}")
+    if plan.base_prices:
+        priced = ", ".join(f"{name} {_money(price)}" for name, price in sorted(plan.base_prices.items()))
+        console.print(f"  priced by an overlay, as Karpenter prices a type it has no price for: {priced}")
     if plan.prices and not plan.not_applied:
         console.print(f"  [dim]{plan.prices}[/]")
     console.print()

@@ -126,7 +126,7 @@ def reconcile(
     if inputs.node_overlays:
         say("applying NodeOverlays")
         step = overlays.plan_overlays(
-            inputs, _overlay_sources(inputs, pools, resolved), labelled,
+            inputs, version, _overlay_sources(inputs, pools, resolved), labelled,
             on_demand_prices(aws.region), overlays.refused_by_api_server(findings),
         )
         node_overlays = step.plan

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from karpenter_gitops.adapters.aws.pricing import OnDemandPrices
-from karpenter_gitops.core import labels, overlays
+from karpenter_gitops.core import labels, overlays, versions
 from karpenter_gitops.core.findings import Finding, Observation, Severity, Violation
 from karpenter_gitops.core.inputs import Cluster, Inputs
 from karpenter_gitops.core.mapping import LabelledCatalogue, NodeClassTarget
@@ -51,6 +51,7 @@ def refused_by_api_server(findings: Sequence[Finding]) -> frozenset[str]:
 
 def plan_overlays(
     inputs: Inputs,
+    version: versions.Version,
     sources: Sequence[PoolSource],
     catalogue: LabelledCatalogue | None,
     prices: OnDemandPrices,
@@ -65,9 +66,21 @@ def plan_overlays(
     usable, unreadable = _readable(kept)
     refused_names = tuple(sorted(set(refused_names) | unreadable))
     by_class: dict[str, tuple[overlays.InstanceType, ...]] = {}  # pools of one class list the same types
-    evaluated = [(source, _pool_types(source, catalogue, prices, by_class)) for source in sources]
+    evaluated = [(source, _pool_types(source, catalogue, prices, by_class, {})) for source in sources]
     outcome = overlays.apply(usable, [types for _, types in evaluated])
-    pools = {source.pool.name: _pool_overlays(source, types, outcome) for source, types in evaluated}
+    # Conflicts do not depend on prices, so the first pass decides which overlays may price unpriced types.
+    accepted = {name for name, condition in outcome.conditions.items() if condition.status == "True"}
+    unpriced = {
+        name: price
+        for name, price in (overlays.base_prices(kept, accepted) if version >= overlays.BASE_PRICE_SINCE else {}).items()
+        if name not in prices.prices and name in catalogue.infos
+    }
+    plain = {source.pool.name: types for source, types in evaluated}  # what each pool lists without any overlay
+    if unpriced:
+        by_class = {}
+        evaluated = [(source, _pool_types(source, catalogue, prices, by_class, unpriced)) for source in sources]
+        outcome = overlays.apply(usable, [types for _, types in evaluated])
+    pools = {source.pool.name: _pool_overlays(source, plain[source.pool.name], outcome) for source, _ in evaluated}
     by_name = {o.name: o for o in kept}
     observed = [_conflict(by_name[name], conflict, usable) for name, conflict in sorted(outcome.conflicts.items())]
     if evaluated:
@@ -82,7 +95,7 @@ def plan_overlays(
             for name, pairs in sorted(outcome.matched.items())
             if name not in outcome.conflicts and not pairs & launchable
         ]
-    plan = OverlayPlan(outcome.conditions, outcome.conflicts, None, refused_names, prices.note)
+    plan = OverlayPlan(outcome.conditions, outcome.conflicts, None, refused_names, prices.note, unpriced)
     return OverlayStep(plan, pools, tuple(observed))
 
 
@@ -108,17 +121,25 @@ def _readable(kept: Sequence[NodeOverlay]) -> tuple[list[overlays.Overlay], froz
 
 
 def _pool_types(
-    source: PoolSource, catalogue: LabelledCatalogue, prices: OnDemandPrices, by_class: dict[str, tuple[overlays.InstanceType, ...]]
+    source: PoolSource,
+    catalogue: LabelledCatalogue,
+    prices: OnDemandPrices,
+    by_class: dict[str, tuple[overlays.InstanceType, ...]],
+    unpriced: Mapping[str, float],
 ) -> overlays.PoolTypes:
     """Every instance type of the pool's class, as the AWS provider lists it, with its offerings."""
     template = source.pool.spec.template
     pool_labels = dict((template.metadata and template.metadata.labels) or {}) if template else {}
     if source.target.name not in by_class:
-        by_class[source.target.name] = _class_types(source, catalogue, prices)
+        by_class[source.target.name] = _class_types(source, catalogue, prices.prices, unpriced)
     return overlays.PoolTypes(source.pool.name, by_class[source.target.name], pool_labels)
 
 
-def _class_types(source: PoolSource, catalogue: LabelledCatalogue, prices: OnDemandPrices) -> tuple[overlays.InstanceType, ...]:
+def _class_types(
+    source: PoolSource, catalogue: LabelledCatalogue, table: Mapping[str, float], unpriced: Mapping[str, float]
+) -> tuple[overlays.InstanceType, ...]:
+    """Offerings priced as Karpenter starts: on-demand from its table, spot unknown here; a type the table lacks
+    has no price for either, so Karpenter never launches it, unless an overlay prices it (``unpriced``)."""
     target = source.target
     zone_ids = {s.zone: s.zone_id for s in source.subnets}
     region_zones = sorted({zone for zones in catalogue.zones.values() for zone in zones})
@@ -129,12 +150,14 @@ def _class_types(source: PoolSource, catalogue: LabelledCatalogue, prices: OnDem
         narrowed = [(labels.ZONE, ValueSet(False, frozenset(available_zones)))] + ([(labels.ZONE_ID, ValueSet(False, ids))] if ids else [])
         launchable = target.launchable(catalogue.infos[name])
         capacity_types = sorted(requirements[labels.CAPACITY_TYPE].values) if labels.CAPACITY_TYPE in requirements else []
+        listed = name in table
+        price = {overlays.ON_DEMAND: table.get(name), overlays.SPOT: None} if listed else dict.fromkeys(capacity_types, unpriced.get(name))
         offerings = tuple(
             overlays.Offering(
                 capacity_type,
                 zone,
-                prices.prices.get(name) if capacity_type == overlays.ON_DEMAND else None,
-                available=launchable and zone in available_zones,
+                price.get(capacity_type),
+                available=launchable and zone in available_zones and (listed or name in unpriced),
                 zone_id=zone_ids.get(zone),
             )
             for zone in region_zones

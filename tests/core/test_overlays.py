@@ -312,3 +312,24 @@ def test_conflicts_only_between_equal_weights_and_no_price_below_zero(overlays):
             assert all(o.price is None or o.price >= 0 for o in it.offerings)
     if len(set(weights.values())) == len(weights):
         assert not outcome.conflicts
+
+
+def test_only_an_accepted_overlay_naming_types_alone_with_a_price_prices_unpriced_types():
+    from karpenter_gitops.core.overlays import base_prices
+    from karpenter_gitops.load.documents import load_documents
+
+    def doc(name, requirements, **spec):
+        return {"apiVersion": "karpenter.sh/v1alpha1", "kind": "NodeOverlay", "metadata": {"name": name},
+                "spec": {"requirements": requirements, **spec}}
+
+    by_name = [{"key": labels.INSTANCE_TYPE, "operator": "In", "values": ["r9g.large", "r9g.xlarge"]}]
+    found = load_documents([("o.yaml", [
+        doc("a", by_name, price="0.2"),
+        doc("b", [{"key": labels.INSTANCE_TYPE, "operator": "In", "values": ["r9g.large"]}], price="0.1"),
+        doc("adjusts", by_name, priceAdjustment="-10%"),
+        doc("two-requirements", [*by_name, {"key": labels.ARCH, "operator": "In", "values": ["arm64"]}], price="9"),
+        doc("not-in", [{"key": labels.INSTANCE_TYPE, "operator": "NotIn", "values": ["r9g.medium"]}], price="9"),
+        doc("rejected", [{"key": labels.INSTANCE_TYPE, "operator": "In", "values": ["r9g.medium"]}], price="9"),
+    ])]).node_overlays
+    accepted = {"a", "b", "adjusts", "two-requirements", "not-in"}
+    assert base_prices(found, accepted) == {"r9g.large": 0.1, "r9g.xlarge": 0.2}  # b sorts after a

@@ -147,3 +147,20 @@ def test_hostile_overlays_are_refused_or_judged_never_a_traceback(default_aws, c
     rows = plan.node_pools["general"].overlays.price_rows
     assert all(row.after is None or row.after >= 0 for row in rows)
     json.dumps(plan.to_json())
+
+
+@pytest.mark.parametrize("version,priced", [((1, 14), True), ((1, 13), False)])
+def test_from_1_14_an_overlay_naming_an_unpriced_type_gives_it_its_price(default_aws, catalogue_cache, version, priced):
+    """r9g is not in Karpenter's price table: without a price Karpenter never launches it; from 1.14 an overlay
+    naming the type alone with an absolute price prices it."""
+    r9g = {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["r9g"]}
+    named = overlay("r9g-price", [{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["r9g.2xlarge"]}], price="0.3")
+    arm = node_class(amiSelectorTerms=[{"alias": "al2023@v20250201"}])
+    plan = plan_of(default_aws, catalogue_cache, [arm, node_pool([r9g, ON_DEMAND]), named], version=version)
+    pool = plan.node_pools["general"]
+    assert "r9g.2xlarge" in pool.mapping.instance_types and pool.overlays.before is None
+    if priced:
+        assert plan.node_overlays.base_prices == {"r9g.2xlarge": 0.3}
+        assert pool.overlays.after.instance_types == ("r9g.2xlarge",) and pool.overlays.after.price == 0.3
+    else:
+        assert plan.node_overlays.base_prices == {} and pool.overlays.after is None
