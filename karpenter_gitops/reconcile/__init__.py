@@ -128,6 +128,7 @@ def reconcile(
         step = overlays.plan_overlays(
             inputs, version, _overlay_sources(inputs, pools, resolved), labelled,
             on_demand_prices(aws.region), overlays.refused_by_api_server(findings),
+            every_pool=all(p.mapping is not None or p.not_mapped for p in pools.values()),
         )
         node_overlays = step.plan
         pools = {name: dataclasses.replace(p, overlays=step.pools.get(name)) for name, p in pools.items()}

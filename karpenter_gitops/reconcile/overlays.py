@@ -56,7 +56,11 @@ def plan_overlays(
     catalogue: LabelledCatalogue | None,
     prices: OnDemandPrices,
     refused: frozenset[str],
+    *,
+    every_pool: bool = True,
 ) -> OverlayStep:
+    """``every_pool``: every NodePool of the input is among ``sources`` (or not Karpenter's to map), so an
+    overlay none of them launches matches nothing; otherwise that is not said."""
     not_applied = _not_applied(inputs.cluster)
     kept = [o for o in inputs.node_overlays if o.name not in refused and not o.blocked]
     refused_names = tuple(sorted({o.name for o in inputs.node_overlays} - {o.name for o in kept}))
@@ -83,7 +87,7 @@ def plan_overlays(
     pools = {source.pool.name: _pool_overlays(source, plain[source.pool.name], outcome) for source, _ in evaluated}
     by_name = {o.name: o for o in kept}
     observed = [_conflict(by_name[name], conflict, usable) for name, conflict in sorted(outcome.conflicts.items())]
-    if evaluated:
+    if evaluated and every_pool:
         launchable = {(s.pool.name, it) for s, _ in evaluated for it in s.plan.mapping.instance_types}
         observed += [
             Observation(

@@ -164,3 +164,13 @@ def test_from_1_14_an_overlay_naming_an_unpriced_type_gives_it_its_price(default
         assert pool.overlays.after.instance_types == ("r9g.2xlarge",) and pool.overlays.after.price == 0.3
     else:
         assert plan.node_overlays.base_prices == {} and pool.overlays.after is None
+
+
+def test_no_matches_nothing_warning_while_a_pool_waits_for_its_class(default_aws, catalogue_cache):
+    waiting = node_pool([M5], class_name="not-in-the-input")
+    waiting["metadata"]["name"] = "waiting"
+    waiting["spec"]["template"]["metadata"] = {"labels": {"team": "batch"}}
+    for_waiting = overlay("batch-only", [{"key": "team", "operator": "In", "values": ["batch"]}], price="0.01")
+    plan = plan_of(default_aws, catalogue_cache, [*base(for_waiting), waiting])
+    assert plan.node_pools["waiting"].awaiting and plan.node_pools["waiting"].overlays is None
+    assert not [f for f in plan.findings if f.rule == live.OVERLAY_MATCHES_NOTHING]
