@@ -95,8 +95,8 @@ def _validation(dependencies: list[Condition], validation: StepOutcome, spec: St
     return validation.condition(VALIDATION_SUCCEEDED)
 
 
-def _ready(dependents: list[Condition]) -> Condition:
-    """operatorpkg roll-up: any False wins, then any Unknown, else True."""
+def roll_up(dependents: list[Condition]) -> Condition:
+    """The root ``Ready`` as operatorpkg rolls it up: any False wins, then any Unknown, else True."""
     for status, reason in ((FALSE, "UnhealthyDependents"), (UNKNOWN, "ReconcilingDependents")):
         if listed := [f"{c.type}={status}" for c in dependents if c.status == status]:
             return Condition(READY, status, reason, ", ".join(listed))
@@ -125,4 +125,4 @@ def predict_conditions(
         instance_profile.condition(INSTANCE_PROFILE_READY),
     ]
     dependents = [*dependencies, _validation(dependencies, validation or StepOutcome.ready(), spec)]
-    return tuple(sorted([*dependents, _ready(dependents)], key=lambda c: c.type))
+    return tuple(sorted([*dependents, roll_up(dependents)], key=lambda c: c.type))

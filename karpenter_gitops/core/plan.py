@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from karpenter_gitops.core.conditions import roll_up
 from karpenter_gitops.core.findings import Finding, Severity
 from karpenter_gitops.core.mapping import NodePoolMapping
 from karpenter_gitops.core.overlays import CapacityChange, Conflict, FirstChoice, PriceChange
@@ -139,7 +140,8 @@ class OverlayPlan:
         overlays = {}
         for name, condition in sorted(self.conditions.items()):
             conflict = self.conflicts.get(name)
-            overlays[name] = {"conditions": [condition.to_json()], **({"conflict": conflict.to_json()} if conflict else {})}
+            predicted = sorted([condition, roll_up([condition])], key=lambda c: c.type)  # Ready rolls ValidationSucceeded up
+            overlays[name] = {"conditions": [c.to_json() for c in predicted], **({"conflict": conflict.to_json()} if conflict else {})}
         return {
             "notApplied": self.not_applied,
             "refused": list(self.refused),

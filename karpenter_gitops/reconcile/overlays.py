@@ -88,19 +88,22 @@ def plan_overlays(
     by_name = {o.name: o for o in kept}
     observed = [_conflict(by_name[name], conflict, usable) for name, conflict in sorted(outcome.conflicts.items())]
     if evaluated and every_pool:
-        launchable = {(s.pool.name, it) for s, _ in evaluated for it in s.plan.mapping.instance_types}
-        observed += [
-            Observation(
-                live.OVERLAY_MATCHES_NOTHING, NODEOVERLAY, name,
-                Violation("spec.requirements", f"matches no offering of an instance type that the {len(evaluated)} "
-                          "NodePool(s) mapped can launch: it changes nothing"),
-                by_name[name].source,
-            )
-            for name, pairs in sorted(outcome.matched.items())
-            if name not in outcome.conflicts and not pairs & launchable
-        ]
+        observed += _matching_nothing([source for source, _ in evaluated], outcome, by_name)
     plan = OverlayPlan(outcome.conditions, outcome.conflicts, None, refused_names, prices.note, unpriced)
     return OverlayStep(plan, pools, tuple(observed))
+
+
+def _matching_nothing(
+    sources: Sequence[PoolSource], outcome: overlays.Outcome, by_name: Mapping[str, NodeOverlay]
+) -> list[Observation]:
+    """Accepted overlays that match no instance type any of the pools can launch."""
+    launchable = {(source.pool.name, it) for source in sources for it in source.plan.mapping.instance_types}
+    message = f"matches no offering of an instance type that the {len(sources)} NodePool(s) mapped can launch: it changes nothing"
+    return [
+        Observation(live.OVERLAY_MATCHES_NOTHING, NODEOVERLAY, name, Violation("spec.requirements", message), by_name[name].source)
+        for name, pairs in sorted(outcome.matched.items())
+        if name not in outcome.conflicts and not pairs & launchable
+    ]
 
 
 def _not_applied(cluster: Cluster) -> str | None:

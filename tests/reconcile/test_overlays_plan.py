@@ -52,7 +52,10 @@ def test_a_discount_moves_the_first_choice_and_lists_the_repriced_types(default_
     assert plan.node_overlays.conditions["m5-discount"].status == "True"
     data = plan.to_json()
     assert data["nodePools"]["general"]["overlays"]["firstChoice"]["withOverlays"]["instanceTypes"] == ["m5.large"]
-    assert data["nodeOverlays"]["overlays"]["m5-discount"]["conditions"][0]["type"] == "ValidationSucceeded"
+    assert data["nodeOverlays"]["overlays"]["m5-discount"]["conditions"] == [
+        {"type": "Ready", "status": "True", "reason": "Ready", "message": ""},
+        {"type": "ValidationSucceeded", "status": "True", "reason": "ValidationSucceeded", "message": ""},
+    ]
 
 
 def test_same_weight_overlays_conflict_and_the_rejected_one_is_an_error(default_aws, catalogue_cache):
@@ -63,6 +66,9 @@ def test_same_weight_overlays_conflict_and_the_rejected_one_is_an_error(default_
     rejected = plan.node_overlays.conditions["a-cheap"]
     assert (rejected.status, rejected.reason, rejected.message) == ("False", "Conflict", "conflict with another overlay")
     assert plan.node_overlays.conditions["b-cheap"].status == "True"
+    assert plan.to_json()["nodeOverlays"]["overlays"]["a-cheap"]["conditions"][0] == {
+        "type": "Ready", "status": "False", "reason": "UnhealthyDependents", "message": "ValidationSucceeded=False"
+    }
     conflict = next(f for f in plan.findings if f.rule == live.OVERLAY_CONFLICT)
     assert conflict.name == "a-cheap" and conflict.layer == "karpenter" and "b-cheap" in conflict.hint
     assert plan.exit_code == 1
