@@ -25,6 +25,7 @@ import math
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
+from typing import Any
 
 from karpenter_gitops.core import labels
 from karpenter_gitops.core.model import NodeOverlay
@@ -106,7 +107,7 @@ class InstanceType:
     name: str
     requirements: Requirements
     offerings: tuple[Offering, ...]
-    capacity: Mapping[str, str] = field(default_factory=dict)  # extended resources the overlays set
+    capacity: Mapping[str, str] = field(default_factory=dict)  # extended resources, before and after overlays
 
 
 @dataclass(frozen=True)
@@ -134,6 +135,32 @@ class PoolTypes:
         if instance_type.name not in self._merged:
             self._merged[instance_type.name] = self._own & instance_type.requirements
         return self._merged[instance_type.name]
+
+
+#: The extended resources the AWS provider puts in every instance type's capacity, from DescribeInstanceTypes
+#: (``computeCapacity``); ``vpc.amazonaws.com/pod-eni`` needs its ENI table and is left out.
+_GPU_RESOURCES = {"NVIDIA": "nvidia.com/gpu", "AMD": "amd.com/gpu", "Habana": "habana.ai/gaudi"}
+
+
+def base_capacity(info: Mapping[str, Any], efa_only_interfaces: int | None = None) -> dict[str, str]:
+    """What an overlay's capacity replaces: GPUs by maker, Neuron devices and cores, EFA interfaces (the class's
+    efa-only interfaces when it lists network interfaces, else the type's maximum)."""
+    gpus = dict.fromkeys(_GPU_RESOURCES.values(), 0)
+    for gpu in info.get("GpuInfo", {}).get("Gpus", ()):
+        if gpu.get("Manufacturer") in _GPU_RESOURCES:
+            gpus[_GPU_RESOURCES[gpu["Manufacturer"]]] += gpu.get("Count", 0)
+    devices = info.get("NeuronInfo", {}).get("NeuronDevices") or []
+    cores = devices[0].get("Count", 0) * devices[0].get("CoreInfo", {}).get("Count", 0) if devices else 0
+    efa = efa_only_interfaces
+    if efa is None:
+        efa = info.get("NetworkInfo", {}).get("EfaInfo", {}).get("MaximumEfaInterfaces", 0)
+    counts = {
+        **gpus,
+        "aws.amazon.com/neuron": sum(d.get("Count", 0) for d in devices),
+        "aws.amazon.com/neuroncore": cores,
+        "vpc.amazonaws.com/efa": efa,
+    }
+    return {resource: str(count) for resource, count in counts.items()}
 
 
 def adjusted_price(price: float | None, change: str) -> float | None:
@@ -238,6 +265,7 @@ class CapacityChange:
     resource: str
     quantity: str
     overlay: str
+    before: str | None = None  # the instance type's own value, when it has one
 
 
 @dataclass(frozen=True)
@@ -361,7 +389,7 @@ def _outcome(store: _Store, pools: Sequence[PoolTypes], conditions, conflicts, m
                 prices.setdefault(pool.name, []).append(PriceChange(it.name, changed, offering.price, held.overlay, held.change))
             capacity = {resource: quantity for resource, (quantity, _) in record.capacity.values.items()}
             capacities.setdefault(pool.name, []).extend(
-                CapacityChange(it.name, resource, quantity, overlay)
+                CapacityChange(it.name, resource, quantity, overlay, it.capacity.get(resource))
                 for resource, (quantity, overlay) in sorted(record.capacity.values.items())
             )
             types[it.name] = replace(it, offerings=tuple(offerings), capacity={**it.capacity, **capacity})

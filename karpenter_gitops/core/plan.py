@@ -111,7 +111,7 @@ class PoolOverlays:
         return {
             "priceChanges": [row.to_json() for row in self.price_rows],
             "capacityChanges": [
-                {"instanceType": c.instance_type, "resource": c.resource, "quantity": c.quantity, "overlay": c.overlay}
+                {"instanceType": c.instance_type, "resource": c.resource, "before": c.before, "after": c.quantity, "overlay": c.overlay}
                 for c in self.capacity_changes
             ],
             "firstChoice": {

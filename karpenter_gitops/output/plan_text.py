@@ -113,7 +113,8 @@ def _pool_overlays(console: Console, overlays: PoolOverlays) -> None:
     if changes:
         console.print(f"  NodeOverlays set capacity on {len({c.instance_type for c in changes})} instance type(s):")
         for change in changes[:_SHOWN_CHANGES]:
-            console.print(f"    {change.instance_type}: {change.resource}={change.quantity} by {change.overlay}")
+            was = f"{change.before} → " if change.before is not None else ""
+            console.print(f"    {change.instance_type}: {change.resource}: {was}{change.quantity} by {change.overlay}")
         if len(changes) > _SHOWN_CHANGES:
             console.print(f"    … and {len(changes) - _SHOWN_CHANGES} more (see --format json)")
     before, after = overlays.before, overlays.after

@@ -155,7 +155,7 @@ def _overlay_sources(inputs: Inputs, pools: dict[str, NodePoolPlan], resolved: d
             continue
         node_class, dependency = inputs.node_class(plan.node_class, pool.source.scope), resolved[plan.node_class].plan
         zones = {subnet.zone for subnet in dependency.subnets}
-        sources.append(overlays.PoolSource(pool, plan, _target(node_class, dependency.amis, zones), dependency.subnets))
+        sources.append(overlays.PoolSource(pool, plan, node_class, _target(node_class, dependency.amis, zones), dependency.subnets))
     return sources
 
 

@@ -18,7 +18,7 @@ from karpenter_gitops.core import labels, overlays, versions
 from karpenter_gitops.core.findings import Finding, Observation, Severity, Violation
 from karpenter_gitops.core.inputs import Cluster, Inputs
 from karpenter_gitops.core.mapping import LabelledCatalogue, NodeClassTarget
-from karpenter_gitops.core.model import NODEOVERLAY, NodeOverlay, NodePool
+from karpenter_gitops.core.model import NODEOVERLAY, EC2NodeClass, NodeOverlay, NodePool
 from karpenter_gitops.core.plan import NodePoolPlan, OverlayPlan, PoolOverlays
 from karpenter_gitops.core.requirements import Requirements, ValueSet
 from karpenter_gitops.core.resolved import Subnet
@@ -31,6 +31,7 @@ class PoolSource:
 
     pool: NodePool
     plan: NodePoolPlan
+    node_class: EC2NodeClass
     target: NodeClassTarget
     subnets: tuple[Subnet, ...]
 
@@ -149,6 +150,8 @@ def _class_types(
     has no price for either, so Karpenter never launches it, unless an overlay prices it (``unpriced``)."""
     target = source.target
     zone_ids = {s.zone: s.zone_id for s in source.subnets}
+    interfaces = source.node_class.spec.network_interfaces
+    efa_only = None if interfaces is None else sum(1 for i in interfaces if i is not None and i.interface_type == "efa-only")
     region_zones = sorted({zone for zones in catalogue.zones.values() for zone in zones})
     found = []
     for name, requirements in catalogue.requirements(target.windows_build).items():
@@ -170,7 +173,8 @@ def _class_types(
             for zone in region_zones
             for capacity_type in capacity_types
         )
-        found.append(overlays.InstanceType(name, requirements & Requirements(narrowed), offerings))
+        capacity = overlays.base_capacity(catalogue.infos[name], efa_only)
+        found.append(overlays.InstanceType(name, requirements & Requirements(narrowed), offerings, capacity))
     return tuple(found)
 
 

@@ -333,3 +333,16 @@ def test_only_an_accepted_overlay_naming_types_alone_with_a_price_prices_unprice
     ])]).node_overlays
     accepted = {"a", "b", "adjusts", "two-requirements", "not-in"}
     assert base_prices(found, accepted) == {"r9g.large": 0.1, "r9g.xlarge": 0.2}  # b sorts after a
+
+
+def test_base_capacity_counts_gpus_by_maker_neuron_devices_and_cores_and_efa():
+    from moto.ec2.models.instance_types import INSTANCE_TYPES
+
+    from karpenter_gitops.core.overlays import base_capacity
+
+    g5 = base_capacity(INSTANCE_TYPES["g5.48xlarge"])
+    assert (g5["nvidia.com/gpu"], g5["amd.com/gpu"], g5["vpc.amazonaws.com/efa"]) == ("8", "0", "1")
+    inf2 = base_capacity(INSTANCE_TYPES["inf2.48xlarge"])
+    assert (inf2["aws.amazon.com/neuron"], inf2["aws.amazon.com/neuroncore"]) == ("12", "24")
+    assert base_capacity(INSTANCE_TYPES["g5.48xlarge"], efa_only_interfaces=0)["vpc.amazonaws.com/efa"] == "0"
+    assert set(base_capacity(INSTANCE_TYPES["m5.large"]).values()) == {"0"}

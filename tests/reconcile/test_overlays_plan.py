@@ -180,3 +180,13 @@ def test_no_matches_nothing_warning_while_a_pool_waits_for_its_class(default_aws
     plan = plan_of(default_aws, catalogue_cache, [*base(for_waiting), waiting])
     assert plan.node_pools["waiting"].awaiting and plan.node_pools["waiting"].overlays is None
     assert not [f for f in plan.findings if f.rule == live.OVERLAY_MATCHES_NOTHING]
+
+
+def test_capacity_changes_show_the_type_own_value_before(default_aws, catalogue_cache):
+    g5 = {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["g5"]}
+    gpus = overlay("g5-slices", [g5], capacity={"nvidia.com/gpu": 4, "example.com/fuse": 1})
+    alias = node_class(amiSelectorTerms=[{"alias": "al2023@v20250201"}])
+    plan = plan_of(default_aws, catalogue_cache, [alias, node_pool([g5, ON_DEMAND]), gpus])
+    changes = {(c.instance_type, c.resource): (c.before, c.quantity) for c in plan.node_pools["general"].overlays.capacity_changes}
+    assert changes[("g5.xlarge", "nvidia.com/gpu")] == ("1", "4")
+    assert changes[("g5.xlarge", "example.com/fuse")] == (None, "1")
