@@ -49,7 +49,7 @@ class Overlay:
     weight: int = 0
     price: str | None = None
     price_adjustment: str | None = None
-    capacity: Mapping[str, str] = field(default_factory=dict)
+    capacity: Mapping[str, str] | None = None  # None and {} differ: an empty map still counts as a capacity overlay
 
     @classmethod
     def of(cls, overlay: NodeOverlay) -> Overlay:
@@ -58,7 +58,7 @@ class Overlay:
         requirements = Requirements(
             (r.key or "", ValueSet.of(r.operator or "", r.values or ())) for r in spec.requirements or () if r is not None
         )
-        capacity = {str(k): str(v) for k, v in (spec.capacity or {}).items()}
+        capacity = None if spec.capacity is None else {str(k): str(v) for k, v in spec.capacity.items()}
         return cls(overlay.name, requirements, spec.weight or 0, spec.price, spec.price_adjustment, capacity)
 
     @property
@@ -301,7 +301,7 @@ class _Store:
 
     def capacity_conflict(self, pool: str, instance_type: str, overlay: Overlay) -> Conflict | None:
         record = self.record(pool, instance_type)
-        if not overlay.capacity or record is None or record.capacity.last_weight != overlay.weight:
+        if overlay.capacity is None or record is None or record.capacity.last_weight != overlay.weight:
             return None
         shared = sorted(set(overlay.capacity) & record.capacity.last_resources)
         if not shared:
@@ -310,7 +310,7 @@ class _Store:
 
     def store(self, pool: str, instance_type: str, offerings: Sequence[Offering], overlay: Overlay) -> None:
         change = overlay.price_change
-        if change is None and not overlay.capacity:
+        if change is None and overlay.capacity is None:
             return
         record = self.types.setdefault((pool, instance_type), _TypeRecord())
         if change is not None:
@@ -320,7 +320,7 @@ class _Store:
                     record.prices[offering.key] = _PriceRecord(change, overlay.name, overlay.weight, overlay.name)
                 else:
                     held.weight, held.last = overlay.weight, overlay.name
-        if overlay.capacity:
+        if overlay.capacity is not None:
             capacity = record.capacity
             for resource, quantity in overlay.capacity.items():
                 capacity.values.setdefault(resource, (quantity, overlay.name))

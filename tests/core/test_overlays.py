@@ -56,7 +56,7 @@ def instance_type(name: str, arch: str = "amd64", offerings: tuple[Offering, ...
 
 
 def overlay(name: str, *requirements: tuple, weight: int = 10, price=None, adjust=None, capacity=None) -> Overlay:
-    return Overlay(name, reqs(*requirements), weight, price, adjust, capacity or {})
+    return Overlay(name, reqs(*requirements), weight, price, adjust, capacity)
 
 
 SMALL, DEFAULT, GPU = instance_type("small"), instance_type("default"), instance_type("gpu", "arm64")
@@ -171,6 +171,17 @@ def test_capacity_is_compared_with_the_last_overlay_applied_only():
     outcome = apply([first, good, second], [POOL])
     assert {name for name, c in outcome.conditions.items() if c.status == "False"} == {"conflicting-overlay-1"}
     assert outcome.pools["general"]["default"].capacity == {"smarter-devices/fuse": "1", "hugepages-1Gi": "3Gi"}
+
+
+def test_an_empty_capacity_map_still_becomes_the_last_capacity_overlay():
+    """Karpenter records an empty (but present) capacity as the last one applied, so a later clash goes unseen."""
+    first = overlay("z-first", (labels.INSTANCE_TYPE, "In", "default"), capacity={"example.com/x": "1"})
+    empty = overlay("y-empty", (labels.INSTANCE_TYPE, "In", "default"), capacity={})
+    last = overlay("x-last", (labels.INSTANCE_TYPE, "In", "default"), capacity={"example.com/x": "2"})
+    assert not apply([first, empty, last], [POOL]).conflicts
+    outcome = apply([first, last], [POOL])
+    assert set(outcome.conflicts) == {"x-last"}
+    assert outcome.pools["general"]["default"].capacity == {"example.com/x": "1"}
 
 
 def test_capacity_merges_per_key_with_the_heavier_overlay_winning_a_key():
