@@ -93,7 +93,7 @@ def _money(price: float | None) -> str:
     return "unknown" if price is None else f"${price:.6g}/h"
 
 
-def first_choice(choice: FirstChoice | None) -> str:
+def _first_choice(choice: FirstChoice | None) -> str:
     return choice.describe() if choice else "none with a known price"
 
 
@@ -120,11 +120,11 @@ def _pool_overlays(console: Console, overlays: PoolOverlays) -> None:
     before, after = overlays.before, overlays.after
     spot = " (spot prices unknown offline)" if after and after.unknown_spot else ""
     if overlays.moved:
-        console.print(f"  [yellow]first choice[/]: {first_choice(before)} → {first_choice(after)} with the overlays{spot}")
+        console.print(f"  [yellow]first choice[/]: {_first_choice(before)} → {_first_choice(after)} with the overlays{spot}")
     elif before and after and before.price != after.price:
-        console.print(f"  first choice: {first_choice(after)} with the overlays ({_money(before.price)} without){spot}")
+        console.print(f"  first choice: {_first_choice(after)} with the overlays ({_money(before.price)} without){spot}")
     else:
-        console.print(f"  first choice: {first_choice(after)}, no overlay changes it{spot}")
+        console.print(f"  first choice: {_first_choice(after)}, no overlay changes it{spot}")
 
 
 def _node_overlays(console: Console, plan: OverlayPlan) -> None:
