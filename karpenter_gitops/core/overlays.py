@@ -9,7 +9,7 @@ Mirrors ``pkg/controllers/nodeoverlay`` of sigs.k8s.io/karpenter (the same in v1
   overlay's requirements (a key they do not define passes only under NotIn/DoesNotExist), then each
   offering (capacity type, zone, zone id) must intersect them;
 * the first overlay that prices an offering wins (later ones only lower the weight on record);
-  capacity merges per resource key, the first overlay to set a key wins;
+  capacity merges per resource key, the first overlay to set a key wins (before 1.9, the last);
 * an overlay whose weight equals the weight on record for an offering it prices, or whose capacity
   shares a key with the last capacity overlay applied to that instance type at the same weight,
   conflicts: it is checked against every pool first and, on a conflict, rejected whole
@@ -182,6 +182,8 @@ def adjusted_price(price: float | None, change: str) -> float | None:
 #: From 1.14 an instance type without a known price (a preview type) takes the price of an overlay that
 #: selects it by name alone (``GetOverlayPrice`` in the AWS provider's offering resolver).
 BASE_PRICE_SINCE = (1, 14)
+#: Before 1.9 a capacity key took the value of the last overlay applied to it, the lightest (kubernetes-sigs/karpenter#2764).
+HEAVIEST_CAPACITY_SINCE = (1, 9)
 
 
 def base_prices(overlays: Iterable[NodeOverlay], accepted: Collection[str]) -> dict[str, float]:
@@ -281,8 +283,9 @@ class Outcome:
 
 
 class _Store:
-    def __init__(self) -> None:
+    def __init__(self, heaviest_capacity: bool = True) -> None:
         self.types: dict[tuple[str, str], _TypeRecord] = {}
+        self.heaviest_capacity = heaviest_capacity
 
     def record(self, pool: str, instance_type: str) -> _TypeRecord | None:
         return self.types.get((pool, instance_type))
@@ -323,7 +326,10 @@ class _Store:
         if overlay.capacity is not None:
             capacity = record.capacity
             for resource, quantity in overlay.capacity.items():
-                capacity.values.setdefault(resource, (quantity, overlay.name))
+                if self.heaviest_capacity:
+                    capacity.values.setdefault(resource, (quantity, overlay.name))
+                else:
+                    capacity.values[resource] = (quantity, overlay.name)
             capacity.last_resources, capacity.last_weight, capacity.last = frozenset(overlay.capacity), overlay.weight, overlay.name
 
 
@@ -334,9 +340,10 @@ def _matching_offerings(pool: PoolTypes, instance_type: InstanceType, overlay: O
     return tuple(o for o in instance_type.offerings if overlay.requirements.conflict(o.requirements) is None)
 
 
-def apply(overlays: Iterable[Overlay], pools: Sequence[PoolTypes]) -> Outcome:
-    """Every overlay, in the controller's order, checked against every pool and stored when it does not conflict."""
-    store = _Store()
+def apply(overlays: Iterable[Overlay], pools: Sequence[PoolTypes], *, heaviest_capacity: bool = True) -> Outcome:
+    """Every overlay, in the controller's order, checked against every pool and stored when it does not conflict.
+    ``heaviest_capacity`` False: a capacity key keeps the value of the last overlay applied (Karpenter before 1.9)."""
+    store = _Store(heaviest_capacity)
     conditions: dict[str, Condition] = {}
     conflicts: dict[str, Conflict] = {}
     matched: dict[str, frozenset[tuple[str, str]]] = {}

@@ -70,9 +70,10 @@ def plan_overlays(
         return OverlayStep(OverlayPlan(not_applied=why, refused=refused_names, prices=prices.note), {}, ())
     usable, unreadable = _readable(kept)
     refused_names = tuple(sorted(set(refused_names) | unreadable))
+    heaviest = version >= overlays.HEAVIEST_CAPACITY_SINCE
     by_class: dict[str, tuple[overlays.InstanceType, ...]] = {}  # pools of one class list the same types
     evaluated = [(source, _pool_types(source, catalogue, prices, by_class, {})) for source in sources]
-    outcome = overlays.apply(usable, [types for _, types in evaluated])
+    outcome = overlays.apply(usable, [types for _, types in evaluated], heaviest_capacity=heaviest)
     # Conflicts do not depend on prices, so the first pass decides which overlays may price unpriced types.
     accepted = {name for name, condition in outcome.conditions.items() if condition.status == "True"}
     unpriced = {
@@ -84,7 +85,7 @@ def plan_overlays(
     if unpriced:
         by_class = {}
         evaluated = [(source, _pool_types(source, catalogue, prices, by_class, unpriced)) for source in sources]
-        outcome = overlays.apply(usable, [types for _, types in evaluated])
+        outcome = overlays.apply(usable, [types for _, types in evaluated], heaviest_capacity=heaviest)
     pools = {source.pool.name: _pool_overlays(source, plain[source.pool.name], outcome) for source, _ in evaluated}
     by_name = {o.name: o for o in kept}
     observed = [_conflict(by_name[name], conflict, usable) for name, conflict in sorted(outcome.conflicts.items())]

@@ -192,6 +192,13 @@ def test_capacity_merges_per_key_with_the_heavier_overlay_winning_a_key():
     assert {(c.resource, c.overlay) for c in outcome.capacity_changes["general"]} == {("example.com/a", "heavy"), ("example.com/b", "light")}
 
 
+def test_before_1_9_the_lighter_overlay_overwrote_a_capacity_key():
+    heavy = overlay("heavy", (labels.INSTANCE_TYPE, "In", "default"), weight=20, capacity={"example.com/a": "1"})
+    light = overlay("light", (labels.INSTANCE_TYPE, "In", "default"), weight=10, capacity={"example.com/a": "5"})
+    outcome = apply([heavy, light], [POOL], heaviest_capacity=False)
+    assert outcome.pools["general"]["default"].capacity == {"example.com/a": "5"}
+
+
 def test_a_conflict_in_one_pool_rejects_the_overlay_for_every_pool():
     other = PoolTypes("other", (instance_type("default"), instance_type("small")))
     a = overlay("overlay-a", (labels.INSTANCE_TYPE, "In", "default", "small", "gpu"), price="382")
