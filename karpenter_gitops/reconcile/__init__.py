@@ -122,13 +122,15 @@ def reconcile(
         say(f"mapping NodePool {pool.name}")
         pools[pool.name] = _map_node_pool(pool, inputs, resolved, catalogue, mapper, observed)
 
+    stalled, seen = overlays.stalled_pools(inputs, version, _unlistable(inputs, resolved))
+    observed.extend(seen)
     node_overlays = None
     if inputs.node_overlays:
         say("applying NodeOverlays")
         step = overlays.plan_overlays(
             inputs, version, _overlay_sources(inputs, pools, resolved), labelled,
             on_demand_prices(aws.region), overlays.refused_by_api_server(findings),
-            every_pool=all(p.mapping is not None or p.not_mapped for p in pools.values()),
+            every_pool=all(p.mapping is not None or p.not_mapped for p in pools.values()), stalled=stalled,
         )
         node_overlays = step.plan
         pools = {name: dataclasses.replace(p, overlays=step.pools.get(name)) for name, p in pools.items()}
@@ -144,6 +146,17 @@ def reconcile(
         transient=tuple(dict.fromkeys(transient)),
         node_overlays=node_overlays,
     )
+
+
+def _unlistable(inputs: Inputs, resolved: dict[str, _Resolved]) -> dict[str, str]:
+    """NodePools whose instance types Karpenter cannot list, and why: their EC2NodeClass resolves no subnet."""
+    found = {}
+    for pool in inputs.node_pools:
+        ref = pool.spec.template.spec.node_class_ref if pool.spec.template and pool.spec.template.spec else None
+        dependency = resolved.get(ref.name) if ref is not None and ref.is_ec2_node_class and ref.name else None
+        if dependency is not None and dependency.subnets.resolution is conditions.Resolution.NOT_FOUND:
+            found[pool.name] = f"EC2NodeClass {ref.name} has no subnets"
+    return found
 
 
 def _overlay_sources(inputs: Inputs, pools: dict[str, NodePoolPlan], resolved: dict[str, _Resolved]) -> list[overlays.PoolSource]:

@@ -43,6 +43,28 @@ class OverlayStep:
     observed: tuple[Observation, ...]
 
 
+def stalled_pools(
+    inputs: Inputs, version: versions.Version, unlistable: Mapping[str, str]
+) -> tuple[tuple[str, ...], list[Observation]]:
+    """Before 1.13, with the gate on: the NodePools whose instance types Karpenter cannot list (``unlistable``:
+    pool → why) stop its overlay controller, and with it every NodePool."""
+    if not unlistable or version >= overlays.ISOLATED_POOLS_SINCE or not inputs.cluster.gate(overlays.GATE):
+        return (), []
+    observed = [
+        Observation(
+            live.OVERLAY_EVALUATION_STALLED, pool.kind, pool.name,
+            Violation("spec.template.spec.nodeClassRef",
+                      f"Karpenter {versions.show(version)} cannot list this NodePool's instance types ({unlistable[pool.name]}), "
+                      "so with the NodeOverlay gate on it evaluates no NodePool's overlays and skips every NodePool "
+                      "(\"awaiting nodeoverlay evaluation\"): nothing launches"),
+            pool.source,
+        )
+        for pool in inputs.node_pools
+        if pool.name in unlistable
+    ]
+    return tuple(sorted(unlistable)), observed
+
+
 def refused_by_api_server(findings: Sequence[Finding]) -> frozenset[str]:
     """Overlays with an error the API server raises: not stored, so never seen by Karpenter."""
     return frozenset(
@@ -59,10 +81,15 @@ def plan_overlays(
     refused: frozenset[str],
     *,
     every_pool: bool = True,
+    stalled: Sequence[str] = (),
 ) -> OverlayStep:
     """``every_pool``: every NodePool of the input is among ``sources`` (or not Karpenter's to map), so an
-    overlay none of them launches matches nothing; otherwise that is not said."""
-    not_applied = _not_applied(inputs.cluster)
+    overlay none of them launches matches nothing; otherwise that is not said. ``stalled``: the NodePools
+    that keep Karpenter before 1.13 from evaluating any overlay (see :func:`stalled_pools`)."""
+    not_applied = _not_applied(inputs.cluster) or (
+        f"Karpenter {versions.show(version)} evaluates no NodeOverlay while it cannot list the instance types of "
+        f"NodePool(s) {', '.join(stalled)} (see findings)" if stalled else None
+    )
     kept = [o for o in inputs.node_overlays if o.name not in refused and not o.blocked]
     refused_names = tuple(sorted({o.name for o in inputs.node_overlays} - {o.name for o in kept}))
     if not_applied or catalogue is None:

@@ -22,6 +22,7 @@ AMI_FAMILY_MISMATCH = "live/ami-family-mismatch"
 AMI_KUBERNETES_VERSION = "live/ami-kubernetes-version"
 OVERLAY_CONFLICT = "live/overlay-conflict"
 OVERLAY_MATCHES_NOTHING = "live/overlay-matches-nothing"
+OVERLAY_EVALUATION_STALLED = "live/overlay-evaluation-stalled"
 
 
 def _live(id: str, severity: Severity, kind: str, doc: str, fix: str, since=None) -> None:
@@ -115,4 +116,18 @@ _live(
     "Check the requirement values against the instance types the plan lists per NodePool, and that custom "
     "label keys are set in a NodePool's spec.template.metadata.labels.",
     since=NODEOVERLAY_SINCE,
+)
+rule(
+    OVERLAY_EVALUATION_STALLED,
+    Severity.ERROR,
+    (NODEPOOL,),
+    "With the NodeOverlay feature gate on, Karpenter 1.7 to 1.12 evaluates NodeOverlays for all NodePools at once "
+    "and gives up when one NodePool's instance types cannot be listed (its EC2NodeClass has no subnets); until it "
+    "succeeds, the provisioner skips every NodePool as awaiting nodeoverlay evaluation, so nothing launches, even "
+    "without a NodeOverlay. From 1.13 the other NodePools are evaluated anyway. Good: every class resolves subnets. "
+    "Bad: a NodePool left on a class whose subnet tags were removed.",
+    "Fix the EC2NodeClass's subnet selector or remove the NodePool; upgrading Karpenter to 1.13 confines the damage to it.",
+    stage=Stage.LIVE,
+    since=NODEOVERLAY_SINCE,
+    until=(1, 13),
 )

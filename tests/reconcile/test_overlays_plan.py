@@ -190,3 +190,20 @@ def test_capacity_changes_show_the_type_own_value_before(default_aws, catalogue_
     changes = {(c.instance_type, c.resource): (c.before, c.quantity) for c in plan.node_pools["general"].overlays.capacity_changes}
     assert changes[("g5.xlarge", "nvidia.com/gpu")] == ("1", "4")
     assert changes[("g5.xlarge", "example.com/fuse")] == (None, "1")
+
+
+@pytest.mark.parametrize("version,cluster,stalls", [((1, 12), GATED, True), ((1, 13), GATED, False), ((1, 12), Cluster(), False)])
+def test_before_1_13_a_pool_without_subnets_stalls_every_pool_with_the_gate_on(default_aws, catalogue_cache, version, cluster, stalls):
+    broken = node_class(subnetSelectorTerms=[{"tags": {"karpenter.sh/discovery": "nowhere"}}])
+    broken["metadata"]["name"] = "broken"
+    orphan = node_pool([M5], class_name="broken")
+    orphan["metadata"]["name"] = "orphan"
+    docs = [*base(overlay("m5-discount", [M5], priceAdjustment="-50%")), broken, orphan]
+    plan = plan_of(default_aws, catalogue_cache, docs, cluster=cluster, version=version)
+    found = [f for f in plan.findings if f.rule == live.OVERLAY_EVALUATION_STALLED]
+    if stalls:
+        assert [(f.kind, f.name, f.layer) for f in found] == [("NodePool", "orphan", "karpenter")]
+        assert "EC2NodeClass broken has no subnets" in found[0].message and "nothing launches" in found[0].message
+        assert "NodePool(s) orphan" in plan.node_overlays.not_applied and plan.node_pools["general"].overlays is None
+    else:
+        assert found == []
