@@ -28,6 +28,8 @@ class Gate:
     what: str  # what Karpenter leaves undone, for the message
 
 
+FEATURE_OFF = "gate/feature-off"
+
 #: The gate each kind needs (a NodePool only when it is static).
 GATES = {
     NODEOVERLAY: Gate("NodeOverlay", "nodeOverlay", "applies no price or capacity from NodeOverlays"),
@@ -43,7 +45,7 @@ def hint(gate: Gate) -> str:
 
 
 @rule(
-    "gate/feature-off",
+    FEATURE_OFF,
     Severity.INFO,
     tuple(GATES),
     "Karpenter reads NodeOverlays, CapacityBuffers and static NodePools (spec.replicas) only with their alpha "
