@@ -17,12 +17,11 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from karpenter_gitops_pulumi.errors import one_line_errors
+from karpenter_gitops_pulumi.errors import one_line_errors, refuse_errors
 from karpenter_gitops.app import stack
 from karpenter_gitops.controller import coherence, iam
 from karpenter_gitops.core import versions
-from karpenter_gitops.core.errors import InputError
-from karpenter_gitops.core.findings import Finding, Observation, Severity, Source
+from karpenter_gitops.core.findings import Finding, Observation, Source
 from karpenter_gitops.core.inputs import (
     ACCESS_CREATE,
     CONTROLLER_KEY,
@@ -32,10 +31,13 @@ from karpenter_gitops.core.inputs import (
     ControllerSettings,
     Inputs,
 )
+from karpenter_gitops.core.model import CAPACITYBUFFER_API
 from karpenter_gitops.rules import controller as controller_rules
 
 _BLOCK = Source(stack.SOURCE, stack_key=CONTROLLER_KEY)
 QUEUE_TARGET_ID = "KarpenterInterruptionQueueTarget"
+# Types of the custom resources whose CRDs the karpenter-crd chart installs (CapacityBuffer's among them from 1.14).
+KARPENTER_CUSTOM_RESOURCES = ("kubernetes:karpenter", f"kubernetes:{CAPACITYBUFFER_API}:")
 
 
 class KarpenterControllerArgs(TypedDict):
@@ -202,11 +204,11 @@ class KarpenterController(pulumi.ComponentResource):
         return queue
 
     def node_class_wiring(self, args: pulumi.ResourceTransformationArgs) -> pulumi.ResourceTransformationResult | None:
-        """A transformation for NodeClass and NodePool components. Their Karpenter custom resources wait for the
-        Helm release (the CRDs) and the node role's access entry (nodes must be able to join); a class naming this
+        """A transformation for the Fleet's components. Their Karpenter custom resources (classes, pools, overlays,
+        buffers) wait for the Helm release (the CRDs) and the node role's access entry (nodes must be able to join); a class naming this
         controller's node role or instance profile takes it from the resource, by object, so its reconciliation
         and custom resource also wait for the role or profile."""
-        is_custom_resource = args.type_.startswith("kubernetes:karpenter")
+        is_custom_resource = args.type_.startswith(KARPENTER_CUSTOM_RESOURCES)
         if not is_custom_resource and args.type_ != "pulumi-python:dynamic/karpenter-gitops:Reconciliation":
             return None
         spec = args.props.get("spec")
@@ -235,13 +237,5 @@ def _judged(args: KarpenterControllerArgs) -> tuple[Inputs, versions.Version]:
 
 
 def _refuse_errors(findings: list[Finding]) -> None:
-    """Stop before anything is created when a finding is an error; warn about the others."""
-    errors = [f for f in findings if f.severity is Severity.ERROR]
-    if errors:
-        raise InputError(
-            "; ".join(f"{f.kind} {f.name}: {f.path}: {f.message} [{f.rule}]" for f in errors),
-            CONTROLLER_KEY,
-            hint=errors[0].hint,
-        )
-    for finding in findings:
-        pulumi.log.warn(f"{finding.kind} {finding.name}: {finding.path}: {finding.message} [{finding.rule}]")
+    """Stop before anything is created when a finding is an error; show the others."""
+    refuse_errors(findings, CONTROLLER_KEY)

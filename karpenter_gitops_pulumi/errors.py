@@ -7,12 +7,13 @@ into one at their constructors.
 """
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TypeVar
 
 import pulumi
 
 from karpenter_gitops.core.errors import InputError
+from karpenter_gitops.core.findings import Finding, Severity
 
 Init = TypeVar("Init", bound=Callable[..., None])
 
@@ -34,3 +35,18 @@ def one_line_errors(init: Init) -> Init:
             raise StackInputError(err.message, err.file, err.line, err.hint) from None
 
     return wrapped  # type: ignore[return-value]
+
+
+def refuse_errors(findings: Iterable[Finding], where: str) -> None:
+    """Stop before anything is created when a finding is an error (one line naming each, the first one's fix
+    as hint); show the others in the preview, warnings as warnings and notes as info."""
+    found = list(findings)
+    errors = [f for f in found if f.severity is Severity.ERROR]
+    if errors:
+        raise InputError("; ".join(_line(f) for f in errors), where, hint=errors[0].hint)
+    for finding in found:
+        (pulumi.log.warn if finding.severity is Severity.WARNING else pulumi.log.info)(_line(finding))
+
+
+def _line(finding: Finding) -> str:
+    return f"{finding.kind} {finding.name}: {finding.path}: {finding.message} [{finding.rule}]"
