@@ -2,8 +2,9 @@
 embedded AWS: the real engine, our language host running ``__main__.py``, the real dynamic-provider
 host running the reconciliation, and the real Kubernetes provider applying the objects.
 
-The stacks here have classes and pools (one also a NodeOverlay and a CapacityBuffer) and no controller block: its pulumi_aws resources need the
-pulumi-aws plugin, which cannot be built from a Go module (the controller keeps its mock tests).
+The stacks here have classes and pools (one also a NodeOverlay and a CapacityBuffer) and no controller
+block: its pulumi_aws resources need the pulumi-aws plugin, which cannot be built from a Go module
+(the controller keeps its mock tests).
 EC2NodeClasses and NodePools are cluster-scoped, so each test names its objects after itself.
 """
 
