@@ -53,6 +53,8 @@ class KarpenterControllerArgs(TypedDict):
     """NodePool specs by name: a pool allowing spot requires the interruption queue."""
     karpenter_version: NotRequired[str]
     """The Karpenter release the rules are judged for, e.g. "1.14"."""
+    feature_gates: NotRequired[dict[str, bool]]
+    """The cluster's feature gates (``karpenter-gitops:cluster.featureGates``): the Helm release runs with them."""
     policy: NotRequired[dict[str, Any]]
     """The stack's policy block (``karpenter-gitops:policy``): severities and switched-off rules apply here too."""
 
@@ -105,7 +107,8 @@ class KarpenterController(pulumi.ComponentResource):
             if settings.identity == POD_IDENTITY
             else []
         )
-        self.release = self._release(name, settings, cluster, controller_role, [*identity, *([queue] if queue else [])])
+        waits = [*identity, *([queue] if queue else [])]
+        self.release = self._release(name, settings, cluster, controller_role, waits, args.get("feature_gates"))
         self.instance_profile = profile
         self.settings = settings
         self.node_role_name = node_role.name
@@ -123,7 +126,7 @@ class KarpenterController(pulumi.ComponentResource):
             "queueArn": self.queue_arn,
         })
 
-    def _release(self, name, settings, cluster, controller_role, waits) -> k8s.helm.v3.Release | None:
+    def _release(self, name, settings, cluster, controller_role, waits, gates) -> k8s.helm.v3.Release | None:
         """Karpenter's CRDs (the ``karpenter-crd`` chart, so an upgrade upgrades them), then the controller
         with ``skip_crds`` (its chart's copies would be installed once and never again)."""
         if not settings.helm_version:
@@ -143,7 +146,7 @@ class KarpenterController(pulumi.ComponentResource):
             version=settings.helm_version,
             namespace=settings.namespace,
             skip_crds=True,
-            values=iam.helm_values(settings, cluster.endpoint, controller_role.arn),
+            values=iam.helm_values(settings, cluster.endpoint, controller_role.arn, gates),
             opts=pulumi.ResourceOptions(parent=self, depends_on=[crds, *waits]),
         )
 

@@ -104,6 +104,7 @@ def _controller(args: FleetArgs, pool_specs: dict[str, Any], opts: pulumi.Resour
             node_classes=args["node_classes"],
             node_pools=pool_specs,
             **({"karpenter_version": cluster["karpenter_version"]} if cluster.get("karpenter_version") else {}),
+            **({"feature_gates": cluster["feature_gates"]} if cluster.get("feature_gates") else {}),
             **({"policy": args["policy"]} if args.get("policy") else {}),
         ),
         opts=opts,

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from karpenter_gitops.controller.iam import HELM_FEATURE_GATES
 from karpenter_gitops.core.findings import Severity, Violation
 from karpenter_gitops.core.model import CAPACITYBUFFER, NODEOVERLAY, NODEOVERLAY_SINCE, NODEPOOL
 from karpenter_gitops.rules.registry import rule
@@ -21,26 +22,26 @@ from karpenter_gitops.rules.registry import rule
 
 @dataclass(frozen=True)
 class Gate:
-    """One of Karpenter's feature gates: its name, its Helm value and what an object is without it."""
+    """One of Karpenter's feature gates: its name and what Karpenter leaves undone without it."""
 
     name: str
-    helm: str  # the chart's settings.featureGates.<helm>
-    what: str  # what Karpenter leaves undone, for the message
+    what: str
 
 
 FEATURE_OFF = "gate/feature-off"
 
 #: The gate each kind needs (a NodePool only when it is static).
 GATES = {
-    NODEOVERLAY: Gate("NodeOverlay", "nodeOverlay", "applies no price or capacity from NodeOverlays"),
-    CAPACITYBUFFER: Gate("CapacityBuffer", "capacityBuffer", "keeps no spare capacity for CapacityBuffers"),
-    NODEPOOL: Gate("StaticCapacity", "staticCapacity", "launches no nodes for a static NodePool (spec.replicas)"),
+    NODEOVERLAY: Gate("NodeOverlay", "applies no price or capacity from NodeOverlays"),
+    CAPACITYBUFFER: Gate("CapacityBuffer", "keeps no spare capacity for CapacityBuffers"),
+    NODEPOOL: Gate("StaticCapacity", "launches no nodes for a static NodePool (spec.replicas)"),
 }
 
 
 def hint(gate: Gate) -> str:
-    """How to turn ``gate`` on, and to say so in the stack."""
-    return (f"Run Karpenter with --feature-gates {gate.name}=true (Helm: settings.featureGates.{gate.helm}=true) "
+    """How to turn ``gate`` on, and to say so in the stack (whose controller block passes it to the Helm release)."""
+    block, key = HELM_FEATURE_GATES[gate.name]
+    return (f"Run Karpenter with --feature-gates {gate.name}=true (Helm: settings.{block}.{key}=true) "
             f"and declare it: karpenter-gitops:cluster.featureGates: {{{gate.name}: true}}; or drop the object.")
 
 

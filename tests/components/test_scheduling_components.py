@@ -129,6 +129,8 @@ def test_the_program_applies_the_stacks_overlays_and_buffers_after_karpenter(pro
     assert buffer.inputs["metadata"] == {"name": "spare", "namespace": "default"}
     release = run.urn("karpenter-helm")  # the dev stack installs Karpenter (after its CRDs): the objects wait for it
     assert release in overlay.dependencies and release in buffer.dependencies
+    gates = run.resources["karpenter-helm"].inputs["values"]["settings"]["featureGates"]
+    assert gates == {"nodeOverlay": True, "capacityBuffer": True}  # the release runs with the gates the stack declares
 
 
 SPECS = st.dictionaries(st.sampled_from(["requirements", "price", "priceAdjustment", "capacity", "weight", "extra"]),
