@@ -72,5 +72,5 @@ WAIVER_KEYS = _table(
     Key("object", "An object name or an fnmatch glob such as `gpu-*`.", True),
     Key("reason", "Why the exception is acceptable; shown with every waived finding.", True),
     Key("expires", "An ISO date; the waiver holds through that day, then is itself an error.", True),
-    Key("kind", "`EC2NodeClass` or `NodePool`: waive only objects of this kind."),
+    Key("kind", "`EC2NodeClass`, `NodePool`, `NodeOverlay` or `CapacityBuffer`: waive only objects of this kind."),
 )

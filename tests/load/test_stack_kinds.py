@@ -116,3 +116,17 @@ def test_any_buffer_key_loads_as_its_namespace_and_name_or_is_refused_naming_it(
     metadata = buffer.raw["metadata"]
     assert buffer.name == key == "/".join(filter(None, (metadata.get("namespace"), metadata["name"])))
     assert all(metadata.values()) and "/" not in metadata["name"]
+
+
+def test_the_note_is_ours_so_a_stack_may_raise_it_switch_it_off_or_waive_it_by_kind(tmp_path, capsys):
+    objects = {"nodeOverlays": {"gpu": OVERLAY}, "capacityBuffers": {"spare": BUFFER}}
+    raised = stack(policy={"rules": {"gate/feature-off": {"severity": "warning"}}}, **objects)
+    _, found, _ = validate(tmp_path, capsys, raised)
+    assert {(f["kind"], f["severity"]) for f in found} == {("NodeOverlay", "warning"), ("CapacityBuffer", "warning")}
+    _, found, _ = validate(tmp_path, capsys, stack(policy={"rules": {"gate/feature-off": {"enabled": False}}}, **objects))
+    assert found == []
+    waiver = {"rule": "gate/feature-off", "object": "*", "kind": "CapacityBuffer", "reason": "gate on via GitOps", "expires": "2999-01-01"}
+    code, found, _ = validate(tmp_path, capsys, stack(waivers=[waiver], **objects), "--policy")
+    assert code == 0 and {(f["kind"], f["waived"]) for f in found} == {("NodeOverlay", False), ("CapacityBuffer", True)}
+    code, _, err = validate(tmp_path, capsys, stack(waivers=[{**waiver, "kind": "CapacityBufer"}], **objects), "--policy")
+    assert code == 2 and "kind 'CapacityBufer' is not one of" in err and "did you mean 'CapacityBuffer'" in err
