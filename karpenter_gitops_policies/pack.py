@@ -8,8 +8,8 @@ from the same judge as the CLI and the dynamic provider (:mod:`karpenter_gitops.
 
 * EC2NodeClass / NodePool / NodeOverlay / CapacityBuffer custom resources: the resource's inputs
   (``args.props``) are loaded as the CLI loads a manifest and judged by the rule: schema mirror,
-  CEL mirror, stricter and hygiene rules alike. Rules that look at the other objects (a NodePool's nodeClassRef) are stack
-  policies over every custom resource.
+  CEL mirror, stricter and hygiene rules alike. Rules that look at the other objects (a NodePool's
+  nodeClassRef) are stack policies over every custom resource.
 * Live rules are stack policies over each Reconciliation resource's outputs: the reconciliation's
   own live observations, judged again under the pack's settings. (The engine hands a resource
   policy the resource's inputs, and only a stack policy its outputs.)

@@ -21,7 +21,7 @@ from karpenter_gitops_pulumi.errors import one_line_errors, refuse_errors
 from karpenter_gitops.app import stack
 from karpenter_gitops.controller import coherence, iam
 from karpenter_gitops.core import versions
-from karpenter_gitops.core.findings import Finding, Observation, Source
+from karpenter_gitops.core.findings import Observation, Source
 from karpenter_gitops.core.inputs import (
     ACCESS_CREATE,
     CONTROLLER_KEY,
@@ -85,7 +85,7 @@ class KarpenterController(pulumi.ComponentResource):
         problem = coherence.cni_problem(settings, ip_family)
         if problem:
             observed = Observation(controller_rules.CNI_IP_FAMILY, CONTROLLER_KIND, "controller", problem, _BLOCK)
-            _refuse_errors(stack.judged(inputs, version, [observed]))
+            refuse_errors(stack.judged(inputs, version, [observed]), CONTROLLER_KEY)
         account = iam.Account.from_cluster_arn(cluster.arn)
         given = iam.names(settings)
         child = pulumi.ResourceOptions(parent=self)
@@ -208,9 +208,9 @@ class KarpenterController(pulumi.ComponentResource):
 
     def node_class_wiring(self, args: pulumi.ResourceTransformationArgs) -> pulumi.ResourceTransformationResult | None:
         """A transformation for the Fleet's components. Their Karpenter custom resources (classes, pools, overlays,
-        buffers) wait for the Helm release (the CRDs) and the node role's access entry (nodes must be able to join); a class naming this
-        controller's node role or instance profile takes it from the resource, by object, so its reconciliation
-        and custom resource also wait for the role or profile."""
+        buffers) wait for the Helm release (the CRDs) and the node role's access entry (nodes must be able to
+        join); a class naming this controller's node role or instance profile takes it from the resource, by
+        object, so its reconciliation and custom resource also wait for the role or profile."""
         is_custom_resource = args.type_.startswith(KARPENTER_CUSTOM_RESOURCES)
         if not is_custom_resource and args.type_ != "pulumi-python:dynamic/karpenter-gitops:Reconciliation":
             return None
@@ -235,10 +235,5 @@ def _judged(args: KarpenterControllerArgs) -> tuple[Inputs, versions.Version]:
     inputs, version = stack.load_inputs(
         cluster, args.get("node_classes") or {}, args.get("node_pools") or {}, args.get("policy"), args.get("settings") or {}
     )
-    _refuse_errors(stack.controller_findings(inputs, version))
+    refuse_errors(stack.controller_findings(inputs, version), CONTROLLER_KEY)
     return inputs, version
-
-
-def _refuse_errors(findings: list[Finding]) -> None:
-    """Stop before anything is created when a finding is an error; show the others."""
-    refuse_errors(findings, CONTROLLER_KEY)

@@ -2,8 +2,8 @@
 
 Two sources feed the same models: Kubernetes manifests (multi-document YAML; other kinds are
 ignored with a note) and a Pulumi stack file ``Pulumi.<stack>.yaml`` whose
-``karpenter-gitops:nodeClasses`` / ``karpenter-gitops:nodePools`` keys map names to specs spelled
-as in the CRDs. A document or setting that cannot be read raises :class:`InputError`; schema
+``karpenter-gitops:nodeClasses`` / ``nodePools`` / ``nodeOverlays`` / ``capacityBuffers`` keys map
+names (a CapacityBuffer's: ``namespace/name``) to specs spelled as in the CRDs. A document or setting that cannot be read raises :class:`InputError`; schema
 problems inside an object are observations, judged later with everything else, so one run
 reports all of them. Loading never decides a severity.
 """
@@ -63,8 +63,6 @@ _KINDS = {
     NODEOVERLAY: (NODEOVERLAY_API, NodeOverlaySpec, NodeOverlay),
     CAPACITYBUFFER: (CAPACITYBUFFER_API, CapacityBufferSpec, CapacityBuffer),
 }
-
-
 
 
 class _Collector:
@@ -242,8 +240,8 @@ def _read_stack(doc: Mapping[str, Any], name: str, out: _Collector) -> None:
         if objects is None:
             continue
         if not isinstance(objects, Mapping):
-            example = "namespace/name" if kind in NAMESPACED else "names"
-            raise InputError(f"'{NAMESPACE}:{key}' must map {example} to specs", name, hint=f"e.g. {key}: {{{_STACK_EXAMPLE[kind]}: {{...}}}}")
+            keyed = "namespace/name" if kind in NAMESPACED else "names"
+            raise InputError(f"'{NAMESPACE}:{key}' must map {keyed} to specs", name, hint=f"e.g. {key}: {{{_STACK_EXAMPLE[kind]}: {{...}}}}")
         api, _, _ = _KINDS[kind]
         for obj_name, spec in objects.items():
             source = Source(file=name, stack_key=f"{NAMESPACE}:{key}.{obj_name}")
