@@ -6,8 +6,9 @@ exception as "Program failed with an unhandled exception" with a traceback; the 
 into one at their constructors.
 """
 
+import contextlib
 import functools
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import TypeVar
 
 import pulumi
@@ -22,17 +23,25 @@ class StackInputError(pulumi.RunError, InputError):
     """An :class:`InputError` raised while a component was built: the engine shows its one line."""
 
 
+@contextlib.contextmanager
+def one_line() -> Iterator[None]:
+    """An InputError raised inside reaches the engine as a StackInputError (a component's constructor, or
+    an ``apply`` that judges values once they are known)."""
+    try:
+        yield
+    except StackInputError:
+        raise
+    except InputError as err:
+        raise StackInputError(err.message, err.file, err.line, err.hint) from None
+
+
 def one_line_errors(init: Init) -> Init:
     """Wrap a component's ``__init__`` so an InputError reaches the engine as a StackInputError."""
 
     @functools.wraps(init)
     def wrapped(*args, **kwargs) -> None:
-        try:
+        with one_line():
             init(*args, **kwargs)
-        except StackInputError:
-            raise
-        except InputError as err:
-            raise StackInputError(err.message, err.file, err.line, err.hint) from None
 
     return wrapped  # type: ignore[return-value]
 

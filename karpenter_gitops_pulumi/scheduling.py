@@ -2,9 +2,10 @@
 
 A NodeOverlay changes the price or capacity Karpenter assumes for instance types; a CapacityBuffer
 keeps spare capacity ready. Neither names a class nor needs AWS, so each is judged on its own when
-the component is built, exactly as ``validate --stack`` judges it (:func:`karpenter_gitops.app.stack.standalone`):
-an error stops the program before anything is registered, a warning or note (a feature gate the
-cluster does not declare on) shows in the preview.
+the component is built (a spec holding other resources' outputs: once they are known), exactly as
+``validate --stack`` judges it (:func:`karpenter_gitops.app.stack.standalone`): an error stops the
+program before its custom resource is registered, a warning or note (a feature gate the cluster
+does not declare on) shows in the preview.
 
 No ``from __future__ import annotations``: the component provider reads the ``args`` annotations at
 run time to infer the schema.
@@ -15,7 +16,7 @@ from typing import Any, NotRequired, TypedDict
 import pulumi
 import pulumi_kubernetes as k8s
 
-from karpenter_gitops_pulumi.errors import one_line_errors, refuse_errors
+from karpenter_gitops_pulumi.errors import one_line, one_line_errors, refuse_errors
 from karpenter_gitops_pulumi.nodeclass import ClusterArgs, cluster_block, kept_secret
 from karpenter_gitops.app import stack
 from karpenter_gitops.core.model import CAPACITYBUFFER, CAPACITYBUFFER_API, NODEOVERLAY, NODEOVERLAY_API, STACK_KEY
@@ -54,18 +55,45 @@ class CapacityBufferArgs(TypedDict):
 
 
 def _apply(component: pulumi.ComponentResource, kind: str, api_version: str, name: str, args: Any) -> dict[str, str]:
-    """Judge the object as the stack declares it under ``name``, then register its custom resource; its metadata."""
-    metadata, findings = stack.standalone(kind, name, args["spec"], cluster_block(args.get("cluster")), args.get("policy"))
-    refuse_errors(findings, f"karpenter-gitops:{STACK_KEY[kind]}.{name}")
+    """Judge the object as the stack declares it under ``name``, then register its custom resource; its metadata.
+
+    A spec holding outputs of other resources (a PodTemplate's name) is judged once they are known: in
+    ``up``, or in a preview that knows them; the custom resource waits for that judgement."""
+    cluster, policy, where = cluster_block(args.get("cluster")), args.get("policy"), f"karpenter-gitops:{STACK_KEY[kind]}.{name}"
+
+    def judged(spec: Any) -> dict[str, str]:
+        metadata, findings = stack.standalone(kind, name, spec, cluster, policy)
+        refuse_errors(findings, where)
+        return dict(metadata)
+
+    def judged_when_known(spec: Any) -> Any:
+        with one_line():
+            judged(spec)
+        return spec
+
+    spec = args["spec"]
+    if _holds_outputs(spec):
+        metadata, _ = stack.standalone(kind, name, None, cluster, policy)  # the key alone names it (or is refused)
+        spec = pulumi.Output.from_input(spec).apply(judged_when_known)
+    else:
+        metadata = judged(spec)
     k8s.apiextensions.CustomResource(
         f"{name}-{kind.lower()}",
         api_version=api_version,
         kind=kind,
         metadata=dict(metadata),
-        spec=kept_secret(args["spec"], bool(args.get("secret"))),
+        spec=kept_secret(spec, bool(args.get("secret"))),
         opts=pulumi.ResourceOptions(parent=component, ignore_changes=CONTROLLER_OWNED),
     )
     return dict(metadata)
+
+
+def _holds_outputs(value: Any) -> bool:
+    if isinstance(value, pulumi.Output):
+        return True
+    if isinstance(value, dict):
+        return any(_holds_outputs(item) for item in value.values())
+    return isinstance(value, (list, tuple)) and any(_holds_outputs(item) for item in value)
 
 
 class NodeOverlay(pulumi.ComponentResource):

@@ -74,6 +74,18 @@ def test_an_error_stops_the_program_in_one_line_before_anything_is_registered(bu
     assert not recorder.by_type(OVERLAY_TYPE) and not recorder.by_type(BUFFER_TYPE)
 
 
+def test_a_spec_holding_outputs_is_judged_once_they_are_known():
+    def overlay(adjustment: str):
+        return lambda: NodeOverlay("gpu", NodeOverlayArgs(spec=OVERLAY | {"priceAdjustment": pulumi.Output.from_input(adjustment)},
+                                                          cluster=GATES_ON))
+
+    (resource,) = pulumi_mocks.run(overlay("-20%")).by_type(OVERLAY_TYPE)
+    assert resource.inputs["spec"]["priceAdjustment"] == "-20%" and resource.inputs["metadata"] == {"name": "gpu"}
+    with pytest.raises(InputError, match=r"spec.priceAdjustment: Invalid value: \"cheap\".*\[schema/pattern\]") as refused:
+        pulumi_mocks.run(overlay("cheap"))
+    assert isinstance(refused.value, pulumi.RunError) and refused.value.file == "karpenter-gitops:nodeOverlays.gpu"
+
+
 def test_a_gate_the_cluster_does_not_declare_on_is_a_note_in_the_preview(caplog):
     with caplog.at_level(logging.INFO, logger="pulumi_mocks"):
         run = pulumi_mocks.run(lambda: NodeOverlay("gpu", NodeOverlayArgs(spec=OVERLAY, cluster={"karpenter_version": "1.14"})))

@@ -231,3 +231,36 @@ def test_the_cluster_stores_what_render_writes_and_destroy_removes_it(project, a
     assert live(api_server, "ec2nodeclasses", "rendered") is None and live(api_server, "nodepools", "rendered-pool") is None
     assert live(api_server, "nodeoverlays", "rendered-overlay") is None
     assert live(api_server, "capacitybuffers", "rendered-buffer", "default") is None
+
+
+# A program of a user's own: a CapacityBuffer of a PodTemplate whose name Kubernetes generates, so
+# the buffer's spec is known only once the template exists (REPLICAS: the buffer's size, or none).
+BUFFER_PROGRAM = """
+import pulumi_kubernetes as k8s
+from karpenter_gitops_pulumi import CapacityBuffer, CapacityBufferArgs
+
+template = k8s.core.v1.PodTemplate(
+    "spare", metadata={"namespace": "default"},
+    template={"metadata": {"labels": {"app": "spare"}}, "spec": {"containers": [{"name": "pause", "image": "registry.k8s.io/pause:3.10"}]}},
+)
+CapacityBuffer("default/%(name)s", CapacityBufferArgs(
+    spec={"podTemplateRef": {"name": template.metadata.name}, %(replicas)s},
+    cluster={"karpenter_version": "1.14", "feature_gates": {"CapacityBuffer": True}},
+))
+"""
+
+
+def test_a_buffer_of_a_resource_made_in_the_same_up_is_judged_once_its_name_is_known(project, api_server):
+    stack = project(stack_text("buffered"))
+    (stack.directory / "__main__.py").write_text(BUFFER_PROGRAM % {"name": "output-buffer", "replicas": '"replicas": 2'})
+    stack.up()
+    stored = live(api_server, "capacitybuffers", "output-buffer", "default")
+    assert stored["spec"]["replicas"] == 2 and stored["spec"]["podTemplateRef"]["name"].startswith("spare-")
+
+    (stack.directory / "__main__.py").write_text(BUFFER_PROGRAM % {"name": "unsized-buffer", "replicas": ""})
+    refused = stack.up(check=False)
+    output = refused.stdout + refused.stderr
+    assert refused.returncode != 0 and "Traceback (most recent call last)" not in output, output[-3000:]
+    assert "CapacityBuffer default/unsized-buffer: spec: If podTemplateRef is set, replicas or limits must also be set" in output
+    assert live(api_server, "capacitybuffers", "unsized-buffer", "default") is None
+    stack.run("destroy", "--yes")
