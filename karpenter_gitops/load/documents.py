@@ -2,8 +2,8 @@
 
 Two sources feed the same models: Kubernetes manifests (multi-document YAML; other kinds are
 ignored with a note) and a Pulumi stack file ``Pulumi.<stack>.yaml`` whose
-``karpenter-gitops:nodeClasses`` / ``karpenter-gitops:nodePools`` keys map names to specs spelled
-as in the CRDs. A document or setting that cannot be read raises :class:`InputError`; schema
+``karpenter-gitops:nodeClasses`` / ``nodePools`` / ``nodeOverlays`` / ``capacityBuffers`` keys map
+names (a CapacityBuffer's: ``namespace/name``) to specs spelled as in the CRDs. A document or setting that cannot be read raises :class:`InputError`; schema
 problems inside an object are observations, judged later with everything else, so one run
 reports all of them. Loading never decides a severity.
 """
@@ -40,6 +40,7 @@ from karpenter_gitops.core.model import (
     NODEOVERLAY_API,
     NODEPOOL,
     NODEPOOL_API,
+    STACK_KEY,
     AMISelectorTerm,
     CapacityBuffer,
     CapacityBufferSpec,
@@ -64,9 +65,6 @@ _KINDS = {
     NODEOVERLAY: (NODEOVERLAY_API, NodeOverlaySpec, NodeOverlay),
     CAPACITYBUFFER: (CAPACITYBUFFER_API, CapacityBufferSpec, CapacityBuffer),
 }
-
-
-_STACK_KINDS = {"nodeClasses": EC2NODECLASS, "nodePools": NODEPOOL}
 
 
 class _Collector:
@@ -261,19 +259,42 @@ def _read_stack(doc: Mapping[str, Any], name: str, out: _Collector) -> None:
         out.policy = policy.parse(ours["policy"], name)
     if "waivers" in ours:
         out.waivers += waivers.parse(ours["waivers"], name, waivers.STACK_KEY)
-    for key, kind in _STACK_KINDS.items():
+    for kind, key in STACK_KEY.items():
         objects = ours.get(key)
         if objects is None:
             continue
         if not isinstance(objects, Mapping):
-            raise InputError(f"'{NAMESPACE}:{key}' must map names to specs", name)
+            keyed = "namespace/name" if kind in NAMESPACED else "names"
+            raise InputError(f"'{NAMESPACE}:{key}' must map {keyed} to specs", name, hint=f"e.g. {key}: {{{_STACK_EXAMPLE[kind]}: {{...}}}}")
         api, _, _ = _KINDS[kind]
         for obj_name, spec in objects.items():
             source = Source(file=name, stack_key=f"{NAMESPACE}:{key}.{obj_name}")
-            raw = {"apiVersion": api, "kind": kind, "metadata": {"name": str(obj_name)}, "spec": spec}
+            metadata = _stack_metadata(kind, str(obj_name), f"{NAMESPACE}:{key}", name)
+            unserved = _unserved(kind, api, out.version)
+            if unserved is not None:
+                out.observe(schema.API_VERSION, kind, str(obj_name), unserved, source)
+                continue
+            raw = {"apiVersion": api, "kind": kind, "metadata": metadata, "spec": spec}
             out.add(kind, str(obj_name), spec, pack(raw), source)
     if "amiSources" in ours:
         out.ami_sources.update(_ami_sources(ours["amiSources"], ours.get("nodeClasses"), name, out.version))
+
+
+_STACK_EXAMPLE = {EC2NODECLASS: "default", NODEPOOL: "general", NODEOVERLAY: "gpu-discount", CAPACITYBUFFER: "team-a/spare"}
+
+
+def _stack_metadata(kind: str, key: str, block: str, file: str) -> dict[str, str]:
+    """The metadata a stack entry's key gives its object: ``name``, or for a namespaced kind
+    ``namespace/name`` (a bare name lands in the namespace the applier defaults to, as a manifest
+    without ``metadata.namespace`` does). The key is also the object's name in findings, as
+    :func:`_read_manifest` names namespaced objects."""
+    if kind not in NAMESPACED:
+        return {"name": key}
+    namespace, slash, short = key.rpartition("/")
+    if slash and not (namespace and short and "/" not in namespace):
+        raise InputError(f"'{block}.{key}': a {kind} key is a name or namespace/name", file,
+                         hint=f"e.g. {_STACK_EXAMPLE[kind]}")
+    return {"name": short, "namespace": namespace} if slash else {"name": short}
 
 
 def _ami_sources(
