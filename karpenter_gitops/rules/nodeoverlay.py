@@ -11,7 +11,13 @@ from collections.abc import Iterator
 
 from karpenter_gitops.core.findings import Severity, Violation
 from karpenter_gitops.core.model import NODEOVERLAY, NODEOVERLAY_SINCE
-from karpenter_gitops.rules.nodepool import domain_messages, is_non_negative_int64, key_suggestion, numeric_operators
+from karpenter_gitops.rules.nodepool import (
+    domain_messages,
+    is_non_negative_int64,
+    key_suggestion,
+    numeric_operators,
+    runtime_key_messages,
+)
 from karpenter_gitops.rules.registry import rule
 
 KINDS = (NODEOVERLAY,)
@@ -118,3 +124,23 @@ def requirement_values(obj, ctx):
             yield Violation("spec.requirements", f"requirements with operator '{requirement.operator}' must have a value defined")
         if requirement.operator in operators and not (len(values) == 1 and is_non_negative_int64(values[0])):
             yield Violation(f"spec.requirements[{index}]", numeric_message)
+
+
+@rule(
+    "nodeoverlay/qualified-name",
+    ERROR,
+    KINDS,
+    "A requirement key that is not a Kubernetes qualified name (name part over 63 characters, prefix over 253): the "
+    "CRD's pattern admits it, Karpenter's runtime validation sets the overlay ValidationSucceeded=False "
+    "(RuntimeValidation) and applies it to no instance type.",
+    "Shorten the key: at most 63 characters after the '/', at most 253 before it.",
+    since=NODEOVERLAY_SINCE,
+    good=(_overlay({"requirements": [_GPU]}),),
+    bad=(_overlay({"requirements": [{"key": "example.com/" + "a" * 64, "operator": "Exists"}]}),),
+)
+def qualified_name(obj, ctx):
+    for index, requirement in _requirements(obj):
+        if requirement.key:
+            message = runtime_key_messages(requirement.key, f"spec.requirements[{index}]", ctx.version)
+            if message:
+                yield Violation(f"spec.requirements[{index}].key", message)
