@@ -109,15 +109,37 @@ _userdata_rule(
 _userdata_rule(
     ids.MIME,
     Severity.ERROR,
-    "MIME userData that Karpenter cannot read (no blank line after headers, quoted or missing delimiters).",
-    "Start with MIME-Version and a multipart Content-Type with a boundary, leave an empty line after headers, "
-    "write delimiters as --BOUNDARY and close with --BOUNDARY--.",
-    good=(_on(_AL2, _MIME),),
+    "MIME userData that Karpenter's reader refuses (AL2, AL2023: headers not followed by an empty line, no or an "
+    "unparsable Content-Type, not multipart, no boundary, a part's headers running into its content, no closing "
+    "delimiter), reported with Karpenter's own error: no launch template is made and no node launches. For Custom, "
+    "which Karpenter passes on unread, the framing cloud-init cannot read.",
+    "Start with MIME-Version and a multipart Content-Type with a boundary, leave an empty line after every block of "
+    "headers, write delimiters as --BOUNDARY and close with --BOUNDARY--.",
+    good=(_on(_AL2, _MIME), _on(_AL2023, _MIME.replace("MIME-Version: 1.0\n", ""))),
     bad=(
         _on(_AL2023, _MIME.replace('"BOUNDARY"\n\n', '"BOUNDARY"\n')),
-        _on(_AL2, _MIME.replace("\n--BOUNDARY", '\n--"BOUNDARY"')),
+        _on(_AL2, _MIME.replace('us-ascii"\n\n', 'us-ascii"\n')),
+        _on(_AL2023, _MIME.replace("--BOUNDARY--\n", "")),
+        _on(_CUSTOM, _MIME.replace("\n--BOUNDARY", '\n--"BOUNDARY"')),
     ),
     origin="karpenter",
+)
+_userdata_rule(
+    ids.MIME_IGNORED,
+    Severity.WARNING,
+    "MIME userData Karpenter reads, but whose content the node never acts on: no part at all (delimiters quoted or "
+    "misspelt), a part typed for no handler (text/x-shell-script, text/x-sh), a NodeConfig part not typed "
+    "application/node.eks.aws, or an untyped part that starts with neither '#!' nor '#cloud-config'. The node "
+    "joins, but that script or setting silently never happens.",
+    "Type each part for what it is: text/x-shellscript for scripts, text/cloud-config for cloud-config, "
+    "application/node.eks.aws for a NodeConfig (AL2023); write delimiters as --BOUNDARY.",
+    good=(_on(_AL2023, _MIME),),
+    bad=(
+        _on(_AL2, _MIME.replace("\n--BOUNDARY", '\n--"BOUNDARY"')),
+        _on(_AL2023, _MIME.replace("text/x-shellscript", "text/x-shell-script")),
+        _on(_AL2023, _MIME.replace('text/x-shellscript; charset="us-ascii"', "text/plain").replace(
+            "#!/bin/bash\necho hello", _node_config("example.com/gpu:NoSchedule").rstrip("\n"))),
+    ),
 )
 _userdata_rule(
     ids.BOOTSTRAP_ARGS,
