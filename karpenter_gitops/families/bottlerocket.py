@@ -222,9 +222,9 @@ def release_problems(text: str, alias_version: str) -> list[Problem]:
     if not settings or not (match or alias_version == "latest"):
         return []
     pinned = tuple(int(n) for n in match.groups()) if match else None
-    judged = pinned if pinned and pinned <= releases.NEWEST else releases.NEWEST
-    if judged == pinned:
-        rule, where = BOTTLEROCKET_RELEASE_SETTING, f"Bottlerocket {releases.show(judged)}"
+    complete = pinned is not None and pinned <= releases.NEWEST  # every setting of the pinned release is recorded
+    if complete:
+        rule, where = BOTTLEROCKET_RELEASE_SETTING, f"Bottlerocket {releases.show(pinned)}"
     else:
         rule = BOTTLEROCKET_LATEST_SETTING
         where = (f"any Bottlerocket release up to {releases.show(releases.NEWEST)}, the newest karpenter-gitops knows "
@@ -234,16 +234,16 @@ def release_problems(text: str, alias_version: str) -> list[Problem]:
     for key in settings:
         since = releases.TOP_LEVEL.get(key)
         if since is None:
-            known = [k for k, first in releases.TOP_LEVEL.items() if first <= judged]
+            known = [k for k, first in releases.TOP_LEVEL.items() if not complete or first <= pinned]
             close = closest(key, known)
             hint = f"did you mean settings.{close}?" if close else f"remove settings.{key}"
             problems.append(Problem(rule, f"settings.{key} is not a setting of {where}: {refused}", hint))
-        elif since > judged:
-            problems.append(_too_new(f"settings.{key}", since, judged, refused))
+        elif pinned and since > pinned:
+            problems.append(_too_new(f"settings.{key}", since, pinned, refused))
     for key in _table(settings, "kubernetes"):
         since = releases.KUBERNETES.get(key)
-        if key in KUBERNETES_SETTINGS and since and since > judged and rule == BOTTLEROCKET_RELEASE_SETTING:
-            problems.append(_too_new(f"settings.kubernetes.{key}", since, judged, refused))
+        if key in KUBERNETES_SETTINGS and since and pinned and since > pinned:
+            problems.append(_too_new(f"settings.kubernetes.{key}", since, pinned, refused))
     return problems
 
 

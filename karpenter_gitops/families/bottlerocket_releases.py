@@ -8,13 +8,17 @@ v1.0.0 to v1.26.0 (v1.26.0 is commit 85f0d68c4269f6182ff6d8224a10cc85a39d3b23): 
 ``sources/models/src/aws-k8s-*/mod.rs`` up to v1.20.5, then ``sources/settings-plugins/aws-k8s*/src/lib.rs``,
 and ``KubernetesSettings`` in ``sources/models/src/lib.rs``, which moved out of that repository
 after v1.20.5, so kubernetes keys are known up to that release. No setting was removed in between.
+
+Later releases are known only by what their documentation says: ``container-runtime-plugins`` (the
+SOCI snapshotter) arrived in v1.44.0 (Bottlerocket's v1.44.0 release notes, #4593; the project
+website's settings reference for 1.44.x, bottlerocket-project-website#537).
 """
 
 from __future__ import annotations
 
 Release = tuple[int, int, int]
 
-NEWEST: Release = (1, 26, 0)  # the newest release whose top-level settings are recorded
+NEWEST: Release = (1, 26, 0)  # the newest release whose top-level settings are all recorded
 KUBERNETES_UNTIL: Release = (1, 20, 5)  # the newest release whose kubernetes settings are recorded
 
 TOP_LEVEL: dict[str, Release] = {
@@ -24,6 +28,7 @@ TOP_LEVEL: dict[str, Release] = {
     "cloudformation": (1, 6, 2), "boot": (1, 8, 0), "dns": (1, 10, 0), "container-runtime": (1, 10, 1),
     "autoscaling": (1, 12, 0), "oci-defaults": (1, 12, 0), "bootstrap-commands": (1, 22, 0),
     "kubelet-device-plugins": (1, 23, 0), "nvidia-container-runtime": (1, 23, 0),
+    "container-runtime-plugins": (1, 44, 0),  # documented addition after NEWEST
 }  # fmt: skip
 
 KUBERNETES: dict[str, Release] = {

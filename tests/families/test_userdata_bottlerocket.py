@@ -129,7 +129,8 @@ def test_karpenters_own_fixture_passes_on_the_newest_release():
 
 def test_the_data_knows_every_setting_karpenter_types_or_documents():
     assert {"kubernetes", "bootstrap-commands", "kernel", "network", "ntp"} <= set(bottlerocket_releases.TOP_LEVEL)
-    assert max(bottlerocket_releases.TOP_LEVEL.values()) <= bottlerocket_releases.NEWEST
+    later = {k for k, first in bottlerocket_releases.TOP_LEVEL.items() if first > bottlerocket_releases.NEWEST}
+    assert later == {"container-runtime-plugins"}  # each documented on its own in the data's docstring
     assert max(bottlerocket_releases.KUBERNETES.values()) <= bottlerocket_releases.KUBERNETES_UNTIL
 
 
@@ -145,3 +146,22 @@ def test_validate_judges_the_release_of_the_alias_and_nothing_without_one():
     by_id = node_class({"spec": {"amiFamily": "Bottlerocket", "amiSelectorTerms": [{"id": "ami-0123456789abcdef0"}],
                                  "userData": BOOTSTRAP_COMMANDS}})
     assert fired(findings(by_id), problems.BOTTLEROCKET_RELEASE_SETTING) == []
+
+
+# aws-samples/karpenter-blueprints, blueprints/soci-snapshotter: SOCI parallel pull on bottlerocket@latest
+# ("Bottlerocket > v1.44.0"), reduced to its settings.
+SOCI = """[settings.container-runtime]
+snapshotter = "soci"
+[settings.container-runtime-plugins.soci-snapshotter]
+pull-mode = "parallel-pull-unpack"
+[settings.container-runtime-plugins.soci-snapshotter.parallel-pull-unpack]
+max-concurrent-downloads-per-image = 10
+"""
+
+
+def test_the_soci_blueprint_passes_on_latest_and_names_v1_44_when_pinned_older():
+    assert bottlerocket.release_problems(SOCI, "latest") == []
+    assert bottlerocket.release_problems(SOCI, "v1.44.0") == []
+    (problem,) = bottlerocket.release_problems(SOCI, "v1.40.0")
+    assert problem.rule == problems.BOTTLEROCKET_RELEASE_SETTING
+    assert problem.hint == "pin bottlerocket@v1.44.0 or later, or remove settings.container-runtime-plugins"
