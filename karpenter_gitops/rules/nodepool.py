@@ -357,6 +357,52 @@ def qualified_name(obj, ctx):
             yield Violation(path, message)
 
 
+# Deprecated beta labels the 1.0-1.8 CRDs admit as template labels but Karpenter's runtime list of well-known
+# labels lacks, so its restricted kubernetes.io domain refuses them; the stable key to use instead.
+_BETA_TEMPLATE_LABELS = {
+    "beta.kubernetes.io/arch": "kubernetes.io/arch",
+    "beta.kubernetes.io/os": "kubernetes.io/os",
+    "beta.kubernetes.io/instance-type": "node.kubernetes.io/instance-type",
+    "failure-domain.beta.kubernetes.io/zone": "topology.kubernetes.io/zone",
+    "failure-domain.beta.kubernetes.io/region": "topology.kubernetes.io/region",
+}
+_ELIDED = "[…]"  # Karpenter's whole well-known list and its restricted domains, which depend on the provider build
+
+
+def _restricted_message(key: str, version: Version) -> str:
+    """IsRestrictedLabel's error as the NodePool's label validation wraps it, per release (lists elided)."""
+    if version < _KNATIVE_UNTIL:
+        detail = f"label {key} is restricted; specify a well known label: {_ELIDED}, or a custom label that does not use a restricted domain: {_ELIDED}"
+        return _knative(f"invalid key name {go_quote(key)}", "spec.template.metadata.labels", detail)
+    if version < (1, 5):
+        detail = f"label {key} is restricted; specify a well known label: {_ELIDED}, or a custom label that does not use a restricted domain: {_ELIDED}"
+    else:  # 1.5 wrapped it with operatorpkg's serrors, which prints its values after the message
+        detail = ("label is restricted; specify a well known label or a custom label that does not use a restricted domain "
+                  f"(label={key}, restricted-labels={_ELIDED}, well-known-labels={_ELIDED})")
+    return f"invalid key name {go_quote(key)} in labels, {detail}"
+
+
+@rule(
+    "nodepool/beta-template-label",
+    ERROR,
+    KINDS,
+    "A template label with a deprecated beta key (beta.kubernetes.io/arch, failure-domain.beta.kubernetes.io/zone, ...): "
+    "the 1.0-1.8 CRDs admit it, but Karpenter's runtime validation counts it in the restricted kubernetes.io domain, "
+    "sets ValidationSucceeded=False (NodePoolValidationFailed) and the pool launches nothing. From 1.9 the domain is "
+    "no longer restricted. Karpenter's message lists every well-known label; the lists are shown as […].",
+    "Use the stable key (the hint names it); Karpenter sets the well-known labels on its nodes itself.",
+    until=(1, 9),
+    good=({"karpenterVersion": "1.8", "spec": {"template": {"metadata": {"labels": {"kubernetes.io/arch": "amd64"}}}}},),
+    bad=({"karpenterVersion": "1.8", "spec": {"template": {"metadata": {"labels": {"beta.kubernetes.io/arch": "amd64"}}}}},),
+)
+def beta_template_label(obj, ctx):
+    metadata = obj.spec.template.metadata if obj.spec.template else None
+    for key in (metadata.labels if metadata else None) or {}:
+        stable = _BETA_TEMPLATE_LABELS.get(key)
+        if stable:
+            yield Violation(f"spec.template.metadata.labels[{key}]", _restricted_message(key, ctx.version), f"use {stable}")
+
+
 # Labels whose values Karpenter knows all of; a requirement allowing none of them matches no capacity.
 _KNOWN_VALUES = {
     "karpenter.sh/capacity-type": (("on-demand", "spot", "reserved"), None),

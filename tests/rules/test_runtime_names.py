@@ -135,3 +135,31 @@ def test_the_two_wordings_differ_only_in_their_words(key):
 def test_go_quoting():
     assert go_quote('a"b\\c\n\x01é') == '"a\\"b\\\\c\\n\\x01é"'
 
+
+
+# --- deprecated beta labels in the template: restricted at runtime on 1.0-1.8 -------------------------
+
+_CORE_LISTS = ("[karpenter.sh/capacity-type karpenter.sh/nodepool kubernetes.io/arch kubernetes.io/os "
+               "node.kubernetes.io/instance-type node.kubernetes.io/windows-build topology.kubernetes.io/region "
+               "topology.kubernetes.io/zone]", "[k8s.io karpenter.sh kubernetes.io]")
+# What RuntimeValidate printed for the template label beta.kubernetes.io/arch (core builds, whose lists lack
+# the AWS provider's labels and domain; the project elides the lists for that reason).
+_PRINTED = {
+    (1, 0): ('invalid key name "beta.kubernetes.io/arch": spec.template.metadata.labels\nlabel beta.kubernetes.io/arch '
+             f"is restricted; specify a well known label: {_CORE_LISTS[0]}, or a custom label that does not use a "
+             f"restricted domain: {_CORE_LISTS[1]}"),
+    (1, 6): ('invalid key name "beta.kubernetes.io/arch" in labels, label is restricted; specify a well known label or a '
+             f"custom label that does not use a restricted domain (label=beta.kubernetes.io/arch, restricted-labels="
+             f"{_CORE_LISTS[1]}, well-known-labels={_CORE_LISTS[0]})"),
+}
+
+
+def test_beta_template_labels_in_karpenters_words_with_the_lists_elided():
+    pool = {**_POOL, "spec": {"template": {"metadata": {"labels": {"beta.kubernetes.io/arch": "amd64"}},
+                                           "spec": {"nodeClassRef": _POOL["spec"]["template"]["spec"]["nodeClassRef"],
+                                                    "requirements": []}}}}
+    for version, printed in _PRINTED.items():
+        ((path, message),) = fired(findings(pool, node_class(), version=version), "nodepool/beta-template-label")
+        assert message == re.sub(r"\[[^\]]*\]", "[…]", printed.replace("labels\n", "labels "))
+        assert path == "spec.template.metadata.labels[beta.kubernetes.io/arch]"
+    assert not fired(findings(pool, node_class(), version=(1, 9)), "nodepool/beta-template-label")
