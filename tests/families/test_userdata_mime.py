@@ -159,3 +159,12 @@ def test_any_text_gets_an_answer_and_never_an_exception(text):
     for family in ("AL2", "AL2023"):
         for problem in mime.karpenter_problems(text, family):
             assert problem.rule in (MIME, MIME_IGNORED) and problem.message
+
+
+def test_a_nested_multipart_part_is_walked_into_not_warned_about():
+    nested = (
+        'MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary="OUTER"\n\n--OUTER\n'
+        'Content-Type: multipart/alternative; boundary="INNER"\n\n--INNER\nContent-Type: text/x-shellscript\n\n'
+        "#!/bin/sh\necho hi\n--INNER--\n\n--OUTER--\n"
+    )
+    assert mime.karpenter_problems(nested, "AL2023") == []

@@ -166,7 +166,7 @@ class _Lines:
             while self.peek() in _BLANKS:
                 self.pos += 1
             more = self.line()
-            joined += " " + (more or "").strip(" \t") if more is not None else " "
+            joined += " " + (more.strip(" \t") if more is not None else "")
             if more is None:
                 break
         return joined
@@ -430,7 +430,8 @@ def karpenter_refusal(text: str, family: str) -> Problem | None:
 
 
 # Part types the node acts on (cloud-init's user-data formats, and nodeadm's NodeConfig on AL2023); for
-# text/plain or no type at all cloud-init goes by the first line, as for single-part userData.
+# text/plain or no type at all cloud-init goes by the first line, as for single-part userData; a nested
+# multipart part is walked into.
 _CLOUD_INIT = frozenset({
     "text/x-shellscript", "text/x-shellscript-per-boot", "text/x-shellscript-per-instance",
     "text/x-shellscript-per-once", "text/cloud-config", "text/cloud-config-archive", "text/cloud-config-jsonp",
@@ -456,7 +457,8 @@ def ignored_parts(text: str, family: str) -> list[Problem]:
     for number, part in enumerate(parts, 1):
         media = part.content_type.split(";", 1)[0].strip().lower()
         body = part.body.lstrip()
-        if media in known or (media in _BY_FIRST_LINE and body.startswith(_CLOUD_INIT_STARTS)):
+        typed = media in known or media.startswith("multipart/")
+        if typed or (media in _BY_FIRST_LINE and body.startswith(_CLOUD_INIT_STARTS)):
             continue
         what = f"part {number} (Content-Type: {part.content_type or 'none'})"
         if media in _BY_FIRST_LINE and family == "AL2023" and "NodeConfig" in body:
