@@ -1,9 +1,10 @@
-"""Kubernetes qualified names, judged as k8s.io/apimachinery does, in the words of the copy Karpenter ships.
+"""Kubernetes qualified names and label values, judged as k8s.io/apimachinery does, in the words Karpenter ships.
 
 Karpenter's runtime validation of NodePools and NodeOverlays calls apimachinery's
-``validation.IsQualifiedName`` on label, taint and requirement keys (and taint values). The CRDs'
-patterns admit names of any length, and template label keys are not checked by the API server at
-all, so these are the verdicts only the controller gives. The words depend on the apimachinery
+``validation.IsQualifiedName`` on label, taint and requirement keys (and taint values), and
+``IsValidLabelValue`` on requirement values. The CRDs' patterns admit names of any length, and
+template label keys and requirement values are not checked by the API server at all (the values'
+pattern sits on the array), so these are the verdicts only the controller gives. The words depend on the apimachinery
 Karpenter was built with: up to v0.34 (Karpenter 1.0-1.8) ``a qualified name`` and ``characters``;
 from v0.35 (Karpenter 1.9, also v0.36 in 1.15) ``a valid label key`` and ``bytes``. Lengths are
 counted in bytes in both, as Go's ``len`` does.
@@ -64,6 +65,32 @@ def qualified_name_errors(value: str, version: Version) -> list[str]:
     if not _NAME.fullmatch(name):
         errors.append("name part " + _regex_error(_NAME_RULE, _NAME_FORMAT, "MyName", "my.name", "123-abc"))
     return errors
+
+
+_VALUE_FORMAT = f"({_NAME_FORMAT})?"
+_VALUE_RULE = (
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
+    "and must start and end with an alphanumeric character"
+)
+
+
+def label_value_errors(value: str, version: Version) -> list[str]:
+    """What ``IsValidLabelValue(value)`` returns in the apimachinery of Karpenter ``version``; empty when valid."""
+    errors = []
+    if len(value.encode()) > _NAME_MAX:
+        errors.append(_too_long(_NAME_MAX, version))
+    if value and not _NAME.fullmatch(value):
+        errors.append(_regex_error(_VALUE_RULE, _VALUE_FORMAT, "MyValue", "my_value", "12345"))
+    return errors
+
+
+# Template placeholders a repository substitutes before applying (<<AZ>>, ${CLUSTER_NAME}, {{ .Values.zone }}):
+# such text is not the value Karpenter will see, so it is not judged.
+_PLACEHOLDER = re.compile(r"<<[^<>]+>>|\$\{[^}]+\}|\{\{.*?\}\}")
+
+
+def has_placeholder(text: str) -> bool:
+    return bool(_PLACEHOLDER.search(text))
 
 
 def go_quote(text: str) -> str:

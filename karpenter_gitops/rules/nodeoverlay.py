@@ -16,7 +16,7 @@ from karpenter_gitops.rules.nodepool import (
     is_non_negative_int64,
     key_suggestion,
     numeric_operators,
-    runtime_key_messages,
+    runtime_requirement_message,
 )
 from karpenter_gitops.rules.registry import rule
 
@@ -127,20 +127,24 @@ def requirement_values(obj, ctx):
 
 
 @rule(
-    "nodeoverlay/qualified-name",
+    "nodeoverlay/label-syntax",
     ERROR,
     KINDS,
-    "A requirement key that is not a Kubernetes qualified name (name part over 63 characters, prefix over 253): the "
-    "CRD's pattern admits it, Karpenter's runtime validation sets the overlay ValidationSucceeded=False "
-    "(RuntimeValidation) and applies it to no instance type.",
-    "Shorten the key: at most 63 characters after the '/', at most 253 before it.",
+    "A requirement key that is not a Kubernetes qualified name (name part over 63 characters, prefix over 253), or "
+    "a value that is no label value (a wildcard such as 'g5*'): the CRD admits them, Karpenter's runtime validation "
+    "sets the overlay ValidationSucceeded=False (RuntimeValidation) and applies it to no instance type.",
+    "Shorten the key (at most 63 characters after the '/', 253 before it); list exact values instead of patterns.",
     since=NODEOVERLAY_SINCE,
     good=(_overlay({"requirements": [_GPU]}),),
-    bad=(_overlay({"requirements": [{"key": "example.com/" + "a" * 64, "operator": "Exists"}]}),),
+    bad=(
+        _overlay({"requirements": [{"key": "example.com/" + "a" * 64, "operator": "Exists"}]}),
+        _overlay({"requirements": [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["g5*"]}]}),
+    ),
 )
-def qualified_name(obj, ctx):
+def label_syntax(obj, ctx):
     for index, requirement in _requirements(obj):
         if requirement.key:
-            message = runtime_key_messages(requirement.key, f"spec.requirements[{index}]", ctx.version)
+            path = f"spec.requirements[{index}]"
+            message = runtime_requirement_message(requirement.key, requirement.values or (), path, ctx.version)
             if message:
-                yield Violation(f"spec.requirements[{index}].key", message)
+                yield Violation(path, message)

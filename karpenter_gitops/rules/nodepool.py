@@ -18,7 +18,7 @@ from functools import cache
 
 from karpenter_gitops.core.findings import Severity, Violation
 from karpenter_gitops.core.model import AWS_GROUP, EC2NODECLASS, LABEL_KEY, NODEPOOL
-from karpenter_gitops.core.names import go_quote, qualified_name_errors
+from karpenter_gitops.core.names import go_quote, has_placeholder, label_value_errors, qualified_name_errors
 from karpenter_gitops.core.text import closest, did_you_mean
 from karpenter_gitops.core.versions import Version
 from karpenter_gitops.families.userdata.taints import LOOKALIKE
@@ -285,6 +285,16 @@ def managed_node_group_key(obj, ctx):
                                   "a copied label, never as a fact of the instance", f"use {instead}")
 
 
+# The deprecated beta labels and their stable keys (Karpenter's NormalizedLabels): requirement keys are
+# normalised before they are judged, template labels are not, and 1.0-1.8 count them in the restricted
+# kubernetes.io domain though their CRDs admit them.
+NORMALIZED_LABELS = {
+    "beta.kubernetes.io/arch": "kubernetes.io/arch",
+    "beta.kubernetes.io/os": "kubernetes.io/os",
+    "beta.kubernetes.io/instance-type": "node.kubernetes.io/instance-type",
+    "failure-domain.beta.kubernetes.io/zone": "topology.kubernetes.io/zone",
+    "failure-domain.beta.kubernetes.io/region": "topology.kubernetes.io/region",
+}
 _KNATIVE_UNTIL: Version = (1, 1)  # 1.0 built its errors with knative's FieldError, 1.1 with fmt and multierr
 _CRD_PATTERN = re.compile(LABEL_KEY)  # requirement and taint keys (and taint values) must match it to be applied
 
@@ -294,15 +304,23 @@ def _knative(message: str, path: str, details: str = "") -> str:
     return f"{message}: {path}" + (f" {details}" if details else "")
 
 
-def runtime_key_messages(key: str, path: str, version: Version) -> str | None:
-    """Karpenter's error for a requirement key that is not a qualified name, or None.
+def runtime_requirement_message(key: str, values, path: str, version: Version) -> str | None:
+    """Karpenter's error for a requirement whose key is not a qualified name or whose values are no label values.
 
-    ``ValidateRequirement`` joins the key's errors with multierr's '; '; the NodePool and (from 1.7)
-    the NodeOverlay wrap them the same way. A key the CRD's pattern refuses never reaches Karpenter.
+    ``ValidateRequirement`` (on a key it first normalises from the deprecated beta labels) joins the key's
+    errors, then each value's, with multierr's '; '; the NodePool and (from 1.7) the NodeOverlay wrap them
+    the same way. A key the CRD's pattern refuses never reaches Karpenter; the values' pattern sits on the
+    array in the CRD, so the API server applies none and Karpenter is the one that refuses them.
     """
-    if not _CRD_PATTERN.match(key):
-        return None
-    errors = [f"key {key} is not a qualified name, {error}" for error in qualified_name_errors(key, version)]
+    key = NORMALIZED_LABELS.get(key, key)
+    judged = _CRD_PATTERN.match(key) and not has_placeholder(key)
+    errors = [f"key {key} is not a qualified name, {e}" for e in qualified_name_errors(key, version)] if judged else []
+    errors += [
+        f"invalid value {value} for key {key}, {e}"
+        for value in values
+        if isinstance(value, str) and not has_placeholder(value)
+        for e in label_value_errors(value, version)
+    ]
     if not errors:
         return None
     if version < _KNATIVE_UNTIL:
@@ -311,15 +329,17 @@ def runtime_key_messages(key: str, path: str, version: Version) -> str | None:
 
 
 @rule(
-    "nodepool/qualified-name",
+    "nodepool/label-syntax",
     ERROR,
     KINDS,
     "A template label key, taint or startup-taint key or value, or requirement key that is not a Kubernetes qualified "
     "name (a name part of 1-63 alphanumerics, '-', '_', '.', after an optional DNS-subdomain prefix of at most 253 "
-    "and a '/'): the API server admits it (label keys are not checked, the patterns carry no lengths), then "
-    "Karpenter's runtime validation sets ValidationSucceeded=False (NodePoolValidationFailed) and the pool launches nothing.",
-    "Shorten or respell the key: at most 63 characters after the '/', at most 253 before it, letters, digits, "
-    "'-', '_' and '.' only, starting and ending with a letter or digit; a lower-case DNS name as the prefix.",
+    "and a '/'), or a requirement value that is no label value (a wildcard such as 'c5*', a space): the API server "
+    "admits it (label keys and requirement values are not checked, the patterns carry no lengths), then Karpenter's "
+    "runtime validation sets ValidationSucceeded=False (NodePoolValidationFailed) and the pool launches nothing.",
+    "Shorten or respell it: at most 63 characters after the '/', at most 253 before it, letters, digits, '-', '_' "
+    "and '.' only, starting and ending with a letter or digit; a lower-case DNS name as the prefix. Requirement "
+    "values are exact: list each one (In ['c5', 'c6i']) instead of a pattern.",
     good=(
         {"spec": {"template": {"metadata": {"labels": {"example.com/team": "ml"}}}}},
         {"spec": {"template": {"spec": {"taints": [{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}]}}}},
@@ -329,13 +349,14 @@ def runtime_key_messages(key: str, path: str, version: Version) -> str | None:
         {"spec": {"template": {"metadata": {"labels": {"team name": "ml"}}}}},
         {"karpenterVersion": "1.0", "spec": {"template": {"spec": {"startupTaints": [{"key": "example.com/" + "a" * 64, "effect": "NoSchedule"}]}}}},
         {"spec": {"template": {"spec": {"requirements": [{"key": "example.com/" + "a" * 64, "operator": "Exists"}]}}}},
+        {"spec": {"template": {"spec": {"requirements": [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["c5*"]}]}}}},
     ),
 )
-def qualified_name(obj, ctx):
+def label_syntax(obj, ctx):
     version = ctx.version
     metadata = obj.spec.template.metadata if obj.spec.template else None
     for key in (metadata.labels if metadata else None) or {}:
-        for error in qualified_name_errors(key, version):
+        for error in [] if has_placeholder(key) else qualified_name_errors(key, version):
             if version < _KNATIVE_UNTIL:
                 message = _knative(f"invalid key name {go_quote(key)}", "spec.template.metadata.labels", error)
             else:
@@ -351,21 +372,13 @@ def qualified_name(obj, ctx):
                 else:
                     message = f"invalid value: {error} in {field}"
                 yield Violation(f"{path}.{part}", message)
-    for path, key in _requirement_keys(obj):
-        message = runtime_key_messages(key, path.removesuffix(".key"), version)
-        if message:
-            yield Violation(path, message)
+    for index, requirement in _requirements(obj):
+        if requirement.key is not None:
+            message = runtime_requirement_message(requirement.key, _values(requirement), _requirement_path(index), version)
+            if message:
+                yield Violation(_requirement_path(index), message)
 
 
-# Deprecated beta labels the 1.0-1.8 CRDs admit as template labels but Karpenter's runtime list of well-known
-# labels lacks, so its restricted kubernetes.io domain refuses them; the stable key to use instead.
-_BETA_TEMPLATE_LABELS = {
-    "beta.kubernetes.io/arch": "kubernetes.io/arch",
-    "beta.kubernetes.io/os": "kubernetes.io/os",
-    "beta.kubernetes.io/instance-type": "node.kubernetes.io/instance-type",
-    "failure-domain.beta.kubernetes.io/zone": "topology.kubernetes.io/zone",
-    "failure-domain.beta.kubernetes.io/region": "topology.kubernetes.io/region",
-}
 _ELIDED = "[…]"  # Karpenter's whole well-known list and its restricted domains, which depend on the provider build
 
 
@@ -398,7 +411,7 @@ def _restricted_message(key: str, version: Version) -> str:
 def beta_template_label(obj, ctx):
     metadata = obj.spec.template.metadata if obj.spec.template else None
     for key in (metadata.labels if metadata else None) or {}:
-        stable = _BETA_TEMPLATE_LABELS.get(key)
+        stable = NORMALIZED_LABELS.get(key)
         if stable:
             yield Violation(f"spec.template.metadata.labels[{key}]", _restricted_message(key, ctx.version), f"use {stable}")
 

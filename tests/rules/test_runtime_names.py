@@ -15,8 +15,8 @@ from _rule_helpers import findings, fired, node_class
 from hypothesis import given
 from hypothesis import strategies as st
 
-from karpenter_gitops.core.model import LABEL_KEY
-from karpenter_gitops.core.names import go_quote, qualified_name_errors
+from karpenter_gitops.core.model import LABEL_KEY, LABEL_VALUE
+from karpenter_gitops.core.names import go_quote, label_value_errors, qualified_name_errors
 
 LONG = "example.com/" + "a" * 64
 _POOL = {
@@ -62,7 +62,7 @@ def _multierr(length_word: str) -> str:
 
 def _runtime(version) -> list[str]:
     found = findings(_POOL, node_class(), version=version)
-    return [m for rule in ("nodepool/qualified-name", "nodepool/duplicate-taint") for _, m in fired(found, rule)]
+    return [m for rule in ("nodepool/label-syntax", "nodepool/duplicate-taint") for _, m in fired(found, rule)]
 
 
 def test_every_error_karpenter_1_0_printed_is_found_with_its_path():
@@ -89,7 +89,7 @@ def test_a_key_the_crd_pattern_refuses_is_the_api_servers_not_karpenters():
     pool = {**_POOL, "spec": {"template": {"spec": {**_POOL["spec"]["template"]["spec"], "taints": [], "startupTaints": [],
                                                      "requirements": [{"key": "Example.com/team", "operator": "Exists"}]}}}}
     found = findings(pool, node_class())
-    assert not fired(found, "nodepool/qualified-name")
+    assert not fired(found, "nodepool/label-syntax")
     assert any(f.rule.startswith("schema/") and "requirements[0].key" in f.path for f in found)
 
 
@@ -98,8 +98,8 @@ def test_template_label_keys_have_no_crd_pattern_so_only_karpenter_refuses_them(
                                            "spec": {"nodeClassRef": _POOL["spec"]["template"]["spec"]["nodeClassRef"],
                                                     "requirements": []}}}}
     found = findings(pool, node_class())
-    assert [f.rule for f in found if f.severity.value == "error"] == ["nodepool/qualified-name"]
-    assert "prefix part a lowercase RFC 1123 subdomain" in fired(found, "nodepool/qualified-name")[0][1]
+    assert [f.rule for f in found if f.severity.value == "error"] == ["nodepool/label-syntax"]
+    assert "prefix part a lowercase RFC 1123 subdomain" in fired(found, "nodepool/label-syntax")[0][1]
 
 
 def test_overlay_requirement_key_is_judged_as_karpenter_judges_it_from_1_7():
@@ -107,8 +107,8 @@ def test_overlay_requirement_key_is_judged_as_karpenter_judges_it_from_1_7():
                "spec": {"requirements": [{"key": LONG, "operator": "Exists"}], "priceAdjustment": "-10%"}}
     message = (f"invalid value: key {LONG} is not a qualified name, name part must be no more than 63 bytes "
                "in requirements, restricted")
-    assert fired(findings(overlay, version=(1, 14)), "nodeoverlay/qualified-name") == [("spec.requirements[0].key", message)]
-    assert "63 characters" in fired(findings(overlay, version=(1, 7)), "nodeoverlay/qualified-name")[0][1]
+    assert fired(findings(overlay, version=(1, 14)), "nodeoverlay/label-syntax") == [("spec.requirements[0]", message)]
+    assert "63 characters" in fired(findings(overlay, version=(1, 7)), "nodeoverlay/label-syntax")[0][1]
 
 
 # --- apimachinery's IsQualifiedName, as a function --------------------------------------------------
@@ -130,6 +130,12 @@ def test_valid_exactly_when_the_pattern_and_the_lengths_hold(key):
 def test_the_two_wordings_differ_only_in_their_words(key):
     old, new = qualified_name_errors(key, (1, 8)), qualified_name_errors(key, (1, 9))
     assert [re.sub(r"(\d+) characters$", r"\1 bytes", m).replace("a qualified name", "a valid label key") for m in old] == new
+
+
+@given(_KEYS)
+def test_a_label_value_is_valid_exactly_when_the_crd_pattern_and_63_bytes_hold(value):
+    valid = bool(re.fullmatch(LABEL_VALUE.strip("^$"), value)) and len(value.encode()) <= 63
+    assert (label_value_errors(value, (1, 14)) == []) == valid
 
 
 def test_go_quoting():
@@ -163,3 +169,41 @@ def test_beta_template_labels_in_karpenters_words_with_the_lists_elided():
         assert message == re.sub(r"\[[^\]]*\]", "[…]", printed.replace("labels\n", "labels "))
         assert path == "spec.template.metadata.labels[beta.kubernetes.io/arch]"
     assert not fired(findings(pool, node_class(), version=(1, 9)), "nodepool/beta-template-label")
+
+
+# --- requirement values: the CRD's pattern sits on the array, so only Karpenter judges them -------------
+
+_VALUE_RULE = ("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must "
+               "start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used "
+               "for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')")
+
+
+def test_requirement_values_in_karpenters_words_with_the_key_normalised():
+    """What RuntimeValidate of v1.0.8, v1.6.4 and v1.14.1 printed for a wildcard and a spaced value."""
+    spec = _POOL["spec"]["template"]["spec"]
+    pool = {**_POOL, "spec": {"template": {"spec": {
+        "nodeClassRef": spec["nodeClassRef"],
+        "requirements": [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["c5*", "m5"]},
+                         {"key": "beta.kubernetes.io/arch", "operator": "In", "values": ["amd 64"]}],
+    }}}}
+    first = f"invalid value: invalid value c5* for key karpenter.k8s.aws/instance-family, {_VALUE_RULE}"
+    second = f"invalid value: invalid value amd 64 for key kubernetes.io/arch, {_VALUE_RULE}"
+    expected = {
+        (1, 0): [f"{first}: spec.template.spec.requirements[0]", f"{second}: spec.template.spec.requirements[1]"],
+        (1, 6): [f"{first} in requirements, restricted", f"{second} in requirements, restricted"],
+        (1, 14): [f"{first} in requirements, restricted", f"{second} in requirements, restricted"],
+    }
+    for version, messages in expected.items():
+        found = fired(findings(pool, node_class(), version=version), "nodepool/label-syntax")
+        assert found == [(f"spec.template.spec.requirements[{i}]", m) for i, m in enumerate(messages)]
+
+
+def test_template_placeholders_are_not_judged_as_values():
+    """aws-samples/karpenter-blueprints reserved-capacity/odcr.yaml keeps `- <<AZ>>` for the reader to substitute."""
+    spec = _POOL["spec"]["template"]["spec"]
+    for value, judged in (("<<AZ>>", False), ("${AWS_REGION}a", False), ("{{ .Values.zone }}", False), ("us-west-2a ", True)):
+        pool = {**_POOL, "spec": {"template": {"spec": {
+            "nodeClassRef": spec["nodeClassRef"],
+            "requirements": [{"key": "topology.kubernetes.io/zone", "operator": "In", "values": [value]}],
+        }}}}
+        assert bool(fired(findings(pool, node_class()), "nodepool/label-syntax")) is judged, value
