@@ -128,8 +128,9 @@ _userdata_rule(
     Severity.ERROR,
     "MIME userData that Karpenter's reader refuses (AL2, AL2023: headers not followed by an empty line, no or an "
     "unparsable Content-Type, not multipart, no boundary, a part's headers running into its content, no closing "
-    "delimiter), reported with Karpenter's own error: no launch template is made and no node launches. For Custom, "
-    "which Karpenter passes on unread, the framing cloud-init cannot read.",
+    "delimiter), reported with Karpenter's own error: no launch template is made and no node launches. On AL2023 "
+    "also a part Content-Type nodeadm cannot parse (nodeadm init stops, the node never joins). For Custom, which "
+    "Karpenter passes on unread, the framing cloud-init cannot read.",
     "Start with MIME-Version and a multipart Content-Type with a boundary, leave an empty line after every block of "
     "headers, write delimiters as --BOUNDARY and close with --BOUNDARY--.",
     good=(_on(_AL2, _MIME), _on(_AL2023, _MIME.replace("MIME-Version: 1.0\n", ""))),

@@ -168,3 +168,12 @@ def test_a_nested_multipart_part_is_walked_into_not_warned_about():
         "#!/bin/sh\necho hi\n--INNER--\n\n--OUTER--\n"
     )
     assert mime.karpenter_problems(nested, "AL2023") == []
+
+
+def test_a_part_type_nodeadm_cannot_parse_stops_nodeadm_on_al2023_only():
+    """nodeadm parses every non-empty part Content-Type (configprovider parseMultipart) and fails on the first bad one."""
+    text = GOOD.replace('text/x-shellscript; charset="us-ascii"', "text/x-shellscript charset=us-ascii")
+    (problem,) = mime.karpenter_problems(text, "AL2023")
+    assert problem.rule == MIME
+    assert 'nodeadm init stops with "mime: unexpected content after media subtype"' in problem.message
+    assert [p.rule for p in mime.karpenter_problems(text, "AL2")] == [MIME_IGNORED]  # cloud-init skips the part

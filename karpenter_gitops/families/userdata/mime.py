@@ -455,6 +455,14 @@ def ignored_parts(text: str, family: str) -> list[Problem]:
     known = _CLOUD_INIT | ({NODECONFIG} if family == "AL2023" else set())
     problems = []
     for number, part in enumerate(parts, 1):
+        if family == "AL2023" and (unparsable := _nodeadm_refusal(part.content_type)):
+            problems.append(Problem(
+                MIME,
+                f"part {number}'s Content-Type {part.content_type!r} does not parse, and nodeadm reads the type of every "
+                f"part: nodeadm init stops with \"{unparsable}\" and the node never joins",
+                "write the type as type/subtype, then '; name=value' parameters (e.g. text/x-shellscript; charset=\"us-ascii\")",
+            ))
+            continue
         media = part.content_type.split(";", 1)[0].strip().lower()
         body = part.body.lstrip()
         typed = media in known or media.startswith("multipart/")
@@ -473,6 +481,17 @@ def ignored_parts(text: str, family: str) -> list[Problem]:
             hint = f"did you mean {close}?" if close else f"use one of {', '.join(sorted(known))}"
         problems.append(Problem(MIME_IGNORED, message, hint))
     return problems
+
+
+def _nodeadm_refusal(content_type: str) -> str | None:
+    """The error nodeadm (AL2023) stops with on a part's Content-Type: it parses every non-empty one."""
+    if not content_type:
+        return None
+    try:
+        _media_type(content_type)
+    except GoError as err:
+        return str(err)
+    return None
 
 
 def _no_parts(text: str) -> Problem:
