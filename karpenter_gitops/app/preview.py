@@ -71,7 +71,7 @@ def preview_sources(
 
         try:
             fleet = kube.read_fleet(kubeconfig)
-        except kube.ClusterUnavailable as error:
+        except (kube.ClusterUnavailable, kube.Forbidden) as error:  # the comment still helps without its node counts
             impact_note = f"cluster not read: {error}"
     base_plan, head_plan = (plan(base), plan(head.inputs)) if plan else (None, None)
     return Preview.build(

@@ -34,6 +34,8 @@ CAPACITYBUFFER_SINCE = (1, 14)
 #: Kinds that arrived after 1.0, by the release that first serves them.
 KIND_SINCE = {NODEOVERLAY: NODEOVERLAY_SINCE, CAPACITYBUFFER: CAPACITYBUFFER_SINCE}
 NAMESPACED = frozenset({CAPACITYBUFFER})  # the rest are cluster-scoped
+#: The stack-config key (``karpenter-gitops:<key>``) that declares objects of each kind, by name.
+STACK_KEY = {EC2NODECLASS: "nodeClasses", NODEPOOL: "nodePools", NODEOVERLAY: "nodeOverlays", CAPACITYBUFFER: "capacityBuffers"}
 
 QUANTITY = r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$"
 SIGNAL_VALUE = r"^((\d{1,2}(\.\d{1,2})?|100(\.0{1,2})?)%||(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?)$"
