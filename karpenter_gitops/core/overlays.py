@@ -36,8 +36,9 @@ NODEPOOL_LABEL = "karpenter.sh/nodepool"
 VALIDATION_SUCCEEDED = "ValidationSucceeded"
 #: Karpenter's reason and message for an overlay rejected for a conflict (controller.go, updateOverlayStatuses).
 CONFLICT_REASON, CONFLICT_MESSAGE = "Conflict", "conflict with another overlay"
+#: ... and for one its runtime validation refuses (the message is the validation's error).
+RUNTIME_REASON = "RuntimeValidation"
 ON_DEMAND, SPOT = "on-demand", "spot"
-GATE = "NodeOverlay"  # the feature gate without which Karpenter runs no overlay controller
 
 
 @dataclass(frozen=True)

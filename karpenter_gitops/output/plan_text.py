@@ -139,6 +139,8 @@ def _node_overlays(console: Console, plan: OverlayPlan) -> None:
         if conflict:
             console.print(f"  {name}: {status} {condition.reason}: {condition.message} "
                           f"({conflict.other} also sets {conflict.what} of {conflict.instance_type} in NodePool {conflict.node_pool})")
+        elif condition.status == "False":
+            console.print(f"  {name}: {status} {condition.reason}: {condition.message}")
         else:
             console.print(f"  {name}: {status}")
     if plan.base_prices:

@@ -129,7 +129,7 @@ def reconcile(
         say("applying NodeOverlays")
         step = overlays.plan_overlays(
             inputs, version, _overlay_sources(inputs, pools, resolved), labelled,
-            on_demand_prices(aws.region), overlays.refused_by_api_server(findings),
+            on_demand_prices(aws.region), overlays.refused_by_api_server(findings), failing=overlays.runtime_failures(findings),
             every_pool=all(p.mapping is not None or p.not_mapped for p in pools.values()), stalled=stalled,
         )
         node_overlays = step.plan

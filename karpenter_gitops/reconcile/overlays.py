@@ -10,6 +10,7 @@ refuses never reach the controller.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -21,8 +22,10 @@ from karpenter_gitops.core.mapping import LabelledCatalogue, NodeClassTarget
 from karpenter_gitops.core.model import NODEOVERLAY, EC2NodeClass, NodeOverlay, NodePool
 from karpenter_gitops.core.plan import NodePoolPlan, OverlayPlan, PoolOverlays
 from karpenter_gitops.core.requirements import Requirements, ValueSet
-from karpenter_gitops.core.resolved import Subnet
+from karpenter_gitops.core.resolved import Condition, Subnet
 from karpenter_gitops.rules import live
+from karpenter_gitops.rules import nodeoverlay as nodeoverlay_rules
+from karpenter_gitops.rules.gates import GATES
 
 
 @dataclass(frozen=True)
@@ -48,7 +51,7 @@ def stalled_pools(
 ) -> tuple[tuple[str, ...], list[Observation]]:
     """Before 1.13, with the gate on: the NodePools whose instance types Karpenter cannot list (``unlistable``:
     pool → why) stop its overlay controller, and with it every NodePool."""
-    if not unlistable or version >= overlays.ISOLATED_POOLS_SINCE or not inputs.cluster.gate(overlays.GATE):
+    if not unlistable or version >= overlays.ISOLATED_POOLS_SINCE or not inputs.cluster.gate(GATES[NODEOVERLAY].name):
         return (), []
     observed = [
         Observation(
@@ -63,6 +66,16 @@ def stalled_pools(
         if pool.name in unlistable
     ]
     return tuple(sorted(unlistable)), observed
+
+
+def runtime_failures(findings: Sequence[Finding]) -> dict[str, str]:
+    """Overlays Karpenter's runtime validation refuses, with its error: each requirement's, joined with multierr's '; '."""
+    found: dict[str, list[tuple[int, str]]] = {}
+    for f in findings:
+        if f.rule == nodeoverlay_rules.LABEL_SYNTAX and f.severity is Severity.ERROR:
+            index = re.search(r"\[(\d+)\]", f.path)
+            found.setdefault(f.name, []).append((int(index.group(1)) if index else 0, f.message))
+    return {name: "; ".join(message for _, message in sorted(messages)) for name, messages in found.items()}
 
 
 def refused_by_api_server(findings: Sequence[Finding]) -> frozenset[str]:
@@ -80,12 +93,15 @@ def plan_overlays(
     prices: OnDemandPrices,
     refused: frozenset[str],
     *,
+    failing: Mapping[str, str] | None = None,
     every_pool: bool = True,
     stalled: Sequence[str] = (),
 ) -> OverlayStep:
     """``every_pool``: every NodePool of the input is among ``sources`` (or not Karpenter's to map), so an
     overlay none of them launches matches nothing; otherwise that is not said. ``stalled``: the NodePools
-    that keep Karpenter before 1.13 from evaluating any overlay (see :func:`stalled_pools`)."""
+    that keep Karpenter before 1.13 from evaluating any overlay (see :func:`stalled_pools`); ``failing``: the
+    overlays its runtime validation refuses, with its error (see :func:`runtime_failures`)."""
+    failing = failing or {}
     not_applied = _not_applied(inputs.cluster) or (
         f"Karpenter {versions.show(version)} evaluates no NodeOverlay while it cannot list the instance types of "
         f"NodePool(s) {', '.join(stalled)} (see findings)" if stalled else None
@@ -95,7 +111,7 @@ def plan_overlays(
     if not_applied or catalogue is None:
         why = not_applied or "the instance-type catalogue is not loaded"
         return OverlayStep(OverlayPlan(not_applied=why, refused=refused_names, prices=prices.note), {}, ())
-    usable, unreadable = _readable(kept)
+    usable, unreadable = _readable([o for o in kept if o.name not in failing])
     refused_names = tuple(sorted(set(refused_names) | unreadable))
     heaviest = version >= overlays.HEAVIEST_CAPACITY_SINCE
     by_class: dict[str, tuple[overlays.InstanceType, ...]] = {}  # pools of one class list the same types
@@ -118,7 +134,11 @@ def plan_overlays(
     observed = [_conflict(by_name[name], conflict, usable) for name, conflict in sorted(outcome.conflicts.items())]
     if evaluated and every_pool:
         observed += _matching_nothing([source for source, _ in evaluated], outcome, by_name)
-    plan = OverlayPlan(outcome.conditions, outcome.conflicts, None, refused_names, prices.note, unpriced)
+    failed = {
+        name: Condition(overlays.VALIDATION_SUCCEEDED, "False", overlays.RUNTIME_REASON, message)
+        for name, message in failing.items() if name in by_name
+    }
+    plan = OverlayPlan({**outcome.conditions, **failed}, outcome.conflicts, None, refused_names, prices.note, unpriced)
     return OverlayStep(plan, pools, tuple(observed))
 
 
@@ -137,7 +157,7 @@ def _matching_nothing(
 
 def _not_applied(cluster: Cluster) -> str | None:
     """Loading keeps no NodeOverlay for a release before 1.7, so the gate is what is left to ask."""
-    if not cluster.gate(overlays.GATE):
+    if not cluster.gate(GATES[NODEOVERLAY].name):
         return (
             "the NodeOverlay feature gate is off (Karpenter's default), so Karpenter ignores every NodeOverlay; "
             "if the controller runs with --feature-gates NodeOverlay=true, say so in the stack: "

@@ -126,8 +126,11 @@ def requirement_values(obj, ctx):
             yield Violation(f"spec.requirements[{index}]", numeric_message)
 
 
+LABEL_SYNTAX = "nodeoverlay/label-syntax"
+
+
 @rule(
-    "nodeoverlay/label-syntax",
+    LABEL_SYNTAX,
     ERROR,
     KINDS,
     "A requirement key that is not a Kubernetes qualified name (name part over 63 characters, prefix over 253), or "

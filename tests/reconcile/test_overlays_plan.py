@@ -207,3 +207,15 @@ def test_before_1_13_a_pool_without_subnets_stalls_every_pool_with_the_gate_on(d
         assert "NodePool(s) orphan" in plan.node_overlays.not_applied and plan.node_pools["general"].overlays is None
     else:
         assert found == []
+
+
+def test_an_overlay_karpenter_refuses_at_runtime_is_predicted_runtime_validation_and_not_applied(default_aws, catalogue_cache):
+    long_key = {"key": "example.com/" + "a" * 64, "operator": "Exists"}
+    wildcard = {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m5*"]}
+    plan = plan_of(default_aws, catalogue_cache, base(overlay("sloppy", [M5, wildcard, long_key], price="0.001")))
+    condition = plan.node_overlays.conditions["sloppy"]
+    assert (condition.status, condition.reason) == ("False", "RuntimeValidation")
+    messages = condition.message.split("; ")
+    assert messages[0].startswith("invalid value: invalid value m5* for key karpenter.k8s.aws/instance-family")
+    assert "is not a qualified name" in messages[1] and len(messages) == 2
+    assert plan.node_pools["general"].overlays.price_rows == ()
