@@ -149,7 +149,9 @@ def test_hostile_overlays_are_refused_or_judged_never_a_traceback(default_aws, c
     judged = plan.node_overlays
     names = {doc["metadata"]["name"] for doc in docs}
     assert set(judged.refused) | set(judged.conditions) == names and not set(judged.refused) & set(judged.conditions)
-    assert {n for n, c in judged.conditions.items() if c.status == "False"} == set(judged.conflicts)
+    rejected = {n: c.reason for n, c in judged.conditions.items() if c.status == "False"}
+    assert {n for n, reason in rejected.items() if reason == "Conflict"} == set(judged.conflicts)
+    assert set(rejected.values()) <= {"Conflict", "RuntimeValidation"}
     rows = plan.node_pools["general"].overlays.price_rows
     assert all(row.after is None or row.after >= 0 for row in rows)
     json.dumps(plan.to_json())
