@@ -64,7 +64,7 @@ def preview_sources(
     pulumi: pulumi_events.PulumiPreview | None = None,
 ) -> Preview:
     """Compare ``head`` with ``base_ref``; ``plan`` reconciles both sides, ``kubeconfig`` counts drifting nodes."""
-    base = load_base(base_ref, head_paths, head.version)
+    base = load_base(base_ref, head_paths, head.version).with_gates(head.feature_gates)
     fleet, impact_note = None, None
     if kubeconfig:
         from karpenter_gitops.adapters import kube

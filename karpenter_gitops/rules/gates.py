@@ -42,7 +42,8 @@ def hint(gate: Gate) -> str:
     """How to turn ``gate`` on, and to say so in the stack (whose controller block passes it to the Helm release)."""
     block, key = HELM_FEATURE_GATES[gate.name]
     return (f"Run Karpenter with --feature-gates {gate.name}=true (Helm: settings.{block}.{key}=true) "
-            f"and declare it: karpenter-gitops:cluster.featureGates: {{{gate.name}: true}}; or drop the object.")
+            f"and declare it: karpenter-gitops:cluster.featureGates: {{{gate.name}: true}} in the stack, "
+            f"--feature-gates {gate.name}=true with manifests; or drop the object.")
 
 
 @rule(
