@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from celpy.celparser import CELParseError, CELParser
-from lark import Token, Tree
+from celpy.celparser import CELParser
+from lark import Lark, Token, Tree
+from lark.exceptions import LarkError, UnexpectedInput
 
 INT64_MIN, INT64_MAX, UINT64_MAX = -(2**63), 2**63 - 1, 2**64 - 1
 INT32_MAX = 2**31 - 1
@@ -39,12 +40,14 @@ class T:
     def __str__(self) -> str:
         if self.name == "map":
             return f"map({self.params[0]}, {self.params[1]})"
-        return f"{self.name}({self.params[0]})" if self.params else self.name
+        return f"{self.name}({self.params[0]})" if self.params else ("dyn" if self.name == "*free*" else self.name)
 
 
 INT, UINT, DOUBLE, BOOL, STRING, BYTES = T("int"), T("uint"), T("double"), T("bool"), T("string"), T("bytes")
 NULL, DYN, ERROR = T("null_type"), T("dyn"), T("*error*")
-FREE = T("dyn")  # the element of an empty list or map literal: binds to anything, printed as dyn
+FREE = T("*free*")  # an unbound type parameter (an empty list's element): binds to anything, printed as dyn
+# Only reachable through null, which cel-go lets stand for these message types.
+TIMESTAMP, DURATION = T("google.protobuf.Timestamp"), T("google.protobuf.Duration")
 NUMBERS = (INT, UINT, DOUBLE)
 
 
@@ -65,10 +68,12 @@ _TYPE_NAMES = {"int": INT, "uint": UINT, "double": DOUBLE, "bool": BOOL, "string
 # Overloads: parameter patterns → result; "A"/"B" are type parameters, list/map patterns nest them.
 _A, _B = T("A"), T("B")
 _Sig = tuple[tuple[T, ...], T]
-_COMPARABLE = (BOOL, INT, UINT, DOUBLE, STRING, BYTES)
+_COMPARABLE = (BOOL, INT, UINT, DOUBLE, STRING, BYTES, TIMESTAMP, DURATION)
 _OVERLOADS: Mapping[str, tuple[_Sig, ...]] = {
-    "_+_": (*(((t, t), t) for t in (INT, UINT, DOUBLE, STRING, BYTES)), ((list_of(_A), list_of(_A)), list_of(_A))),
-    "_-_": tuple(((t, t), t) for t in NUMBERS),
+    "_+_": (*(((t, t), t) for t in (INT, UINT, DOUBLE, STRING, BYTES)), ((list_of(_A), list_of(_A)), list_of(_A)),
+            ((TIMESTAMP, DURATION), TIMESTAMP), ((DURATION, TIMESTAMP), TIMESTAMP), ((DURATION, DURATION), DURATION)),
+    "_-_": (*(((t, t), t) for t in NUMBERS),
+            ((TIMESTAMP, TIMESTAMP), DURATION), ((TIMESTAMP, DURATION), TIMESTAMP), ((DURATION, DURATION), DURATION)),
     "_*_": tuple(((t, t), t) for t in NUMBERS),
     "_/_": tuple(((t, t), t) for t in NUMBERS),
     "_%_": tuple(((t, t), t) for t in (INT, UINT)),
@@ -84,10 +89,10 @@ _OVERLOADS: Mapping[str, tuple[_Sig, ...]] = {
     "_[_]": (((list_of(_A), INT), _A), ((map_of(_A, _B), _A), _B)),
     "max": (((INT, INT), INT), ((DOUBLE, DOUBLE), DOUBLE), ((INT, DOUBLE), DOUBLE), ((DOUBLE, INT), DOUBLE)),
     "size": (((STRING,), INT), ((BYTES,), INT), ((list_of(_A),), INT), ((map_of(_A, _B),), INT)),
-    "int": (((INT,), INT), ((UINT,), INT), ((DOUBLE,), INT), ((STRING,), INT)),
+    "int": (((INT,), INT), ((UINT,), INT), ((DOUBLE,), INT), ((STRING,), INT), ((TIMESTAMP,), INT)),
     "uint": (((UINT,), UINT), ((INT,), UINT), ((DOUBLE,), UINT), ((STRING,), UINT)),
     "double": (((DOUBLE,), DOUBLE), ((INT,), DOUBLE), ((UINT,), DOUBLE), ((STRING,), DOUBLE)),
-    "string": tuple(((t,), STRING) for t in (STRING, INT, UINT, DOUBLE, BOOL, BYTES)),
+    "string": tuple(((t,), STRING) for t in (STRING, INT, UINT, DOUBLE, BOOL, BYTES, TIMESTAMP, DURATION)),
     "bool": (((BOOL,), BOOL), ((STRING,), BOOL)),
     "bytes": (((BYTES,), BYTES), ((STRING,), BYTES)),
     "dyn": (((_A,), DYN),),
@@ -157,27 +162,40 @@ class Checked:
 def check(expression: str) -> Checked:
     """Parse with celpy, then type-check against Karpenter's declarations."""
     try:
-        tree = CELParser().parse(expression)
-    except CELParseError as error:
-        line, column = error.line or 1, max((error.column or 1) - 1, 0)
+        tree = _parser().parse(expression)
+    except UnexpectedInput as error:
+        line, column = max(error.line, 1), max(error.column - 1, 0)
         return Checked(expression, issues=(Issue(line, column, f"Syntax error: {str(error).splitlines()[0]}"),))
-    except Exception as error:  # noqa: BLE001 - lark raises several kinds; any is a syntax error to us
-        return Checked(expression, issues=(Issue(1, 0, f"Syntax error: {error}".splitlines()[0]),))
+    except LarkError as error:
+        return Checked(expression, issues=(Issue(1, 0, f"Syntax error: {str(error).splitlines()[0]}"),))
     checker = _Checker(expression)
     try:
-        output = checker.visit(tree)
+        output, _ = checker.visit(tree)
     except Unsupported as why:
         return Checked(expression, unsupported=str(why), tree=tree)
     except RecursionError:  # cel-go refuses deep nesting with its own limit, which we do not model
         return Checked(expression, unsupported="nested too deeply", tree=tree)
-    if checker.issues:
-        return Checked(expression, issues=tuple(checker.issues), tree=tree)
+    if checker.parse_issues or checker.issues:
+        return Checked(expression, issues=tuple(checker.parse_issues or checker.issues), tree=tree)
     return Checked(expression, output=_settled(output), tree=tree)
+
+
+def _keyword(token: Token) -> Token:
+    """celpy's lexer callback for true/false, keeping the token's position (celpy's drops it)."""
+    return Token.new_borrow_pos("BOOL_LIT", token.value, token) if token.value in ("true", "false") else token
+
+
+@lru_cache(maxsize=1)
+def _parser() -> Lark:
+    """celpy's CEL grammar in a parser of our own, so every node knows where it is in the text."""
+    celpy_parser = CELParser.CEL_PARSER or (CELParser() and CELParser.CEL_PARSER)
+    return Lark(celpy_parser.source_grammar, parser="lalr", start="expr", g_regex_flags=re.M, lexer_callbacks={"IDENT": _keyword},
+                propagate_positions=True, maybe_placeholders=False, priority="invert")
 
 
 def _settled(t: T) -> T:
     """A type after checking: free element types print as dyn."""
-    return T(t.name, tuple(_settled(p) for p in t.params)) if t.params else (DYN if t is FREE else t)
+    return T(t.name, tuple(_settled(p) for p in t.params)) if t.params else (DYN if t == FREE else t)
 
 
 def _position(text: str, offset: int) -> tuple[int, int]:
@@ -200,160 +218,191 @@ def _after(text: str, offset: int) -> int:
 _LITERAL_FLOAT = re.compile(r"^-?(\d+\.\d+([eE][+-]?\d+)?|\d+[eE][+-]?\d+|\.\d+([eE][+-]?\d+)?)$")
 
 
+Typed = tuple[T, int]  # a node's type and its location (the offset cel-go reports errors about it at)
+
+
 class _Checker:
-    """cel-go's checker for this environment: every node's type, the issues in its words."""
+    """cel-go's checker for this environment: every node's type and location, the issues in its words."""
 
     def __init__(self, text: str) -> None:
         self.text = text
         self.issues: list[Issue] = []
+        self.parse_issues: list[Issue] = []
 
-    def report(self, offset: int, message: str) -> T:
-        self.issues.append(Issue(*_position(self.text, offset), message))
+    def report(self, offset: int, message: str, *, parsing: bool = False) -> T:
+        """Record an issue; ``parsing`` marks what cel-go's parser refuses, which leaves nothing to check."""
+        (self.parse_issues if parsing else self.issues).append(Issue(*_position(self.text, offset), message))
         return ERROR
 
     def operator_at(self, left: Tree) -> int:
         return _after(self.text, left.meta.end_pos)
 
-    def visit(self, node: Tree) -> T:
+    def visit(self, node: Tree) -> Typed:
         handler = getattr(self, f"_{node.data}", None)
         if handler is None:
             raise Unsupported(f"{node.data} is not modelled")
         return handler(node)
 
+    def _only(self, node: Tree) -> Typed:
+        return self.visit(node.children[0])
+
+    _member = _primary = _paren_expr = _only
+
     # precedence levels: one child passes through, more make a call
-    def _expr(self, node: Tree) -> T:
+    def _expr(self, node: Tree) -> Typed:
         if len(node.children) == 1:
-            return self.visit(node.children[0])
+            return self._only(node)
         condition, yes, no = node.children
-        types = [self.visit(condition), self.visit(yes), self.visit(no)]
-        return self.call("_?_:_", types, self.operator_at(condition))
+        where = self.operator_at(condition)
+        return self.call("_?_:_", [self.visit(condition), self.visit(yes), self.visit(no)], where), where
 
-    def _binary(self, node: Tree, name: str) -> T:
+    def _logical(self, node: Tree) -> Typed:
+        """cel-go checks each side of && and || on its own: bool (or dyn) wanted."""
         if len(node.children) == 1:
-            return self.visit(node.children[0])
+            return self._only(node)
         left, right = node.children
-        types = [self.visit(left), self.visit(right)]
-        return self.call(name, types, self.operator_at(left))
+        result = BOOL
+        for operand, location in (self.visit(left), self.visit(right)):
+            if not _assignable(operand, BOOL):
+                result = self.report(location, f"expected type 'bool' but found '{_shown(operand)}'")
+        return result, self.operator_at(left)
 
-    def _conditionalor(self, node: Tree) -> T:
-        return self._binary(node, "_||_")
+    _conditionalor = _conditionaland = _logical
 
-    def _conditionaland(self, node: Tree) -> T:
-        return self._binary(node, "_&&_")
-
-    def _operation(self, node: Tree, names: Mapping[str, str]) -> T:
+    def _operation(self, node: Tree, names: Mapping[str, str]) -> Typed:
         if len(node.children) == 1:
-            return self.visit(node.children[0])
+            return self._only(node)
         op, right = node.children
         left = op.children[0]
-        types = [self.visit(left), self.visit(right)]
-        return self.call(names[op.data], types, self.operator_at(left))
+        where = self.operator_at(left)
+        return self.call(names[op.data], [self.visit(left), self.visit(right)], where), where
 
-    def _relation(self, node: Tree) -> T:
+    def _relation(self, node: Tree) -> Typed:
         return self._operation(node, _RELATIONS)
 
-    def _addition(self, node: Tree) -> T:
-        return self._operation(node, {"addition_add": "_+_", "addition_sub": "_-_"})
+    def _addition(self, node: Tree) -> Typed:
+        return self._operation(node, _ADDITIONS)
 
-    def _multiplication(self, node: Tree) -> T:
-        return self._operation(node, {"multiplication_mul": "_*_", "multiplication_div": "_/_", "multiplication_mod": "_%_"})
+    def _multiplication(self, node: Tree) -> Typed:
+        return self._operation(node, _MULTIPLICATIONS)
 
-    def _unary(self, node: Tree) -> T:
+    def _unary(self, node: Tree) -> Typed:
         if len(node.children) == 1:
-            return self.visit(node.children[0])
-        op, operand = node.children
-        return self.call("!_" if op.data == "unary_not" else "-_", [self.visit(operand)], node.meta.start_pos)
+            return self._only(node)
+        run, operand = _unary_run(node)
+        if len(set(run)) > 1:
+            second = _after(self.text, node.meta.start_pos + 1)
+            return self.report(second, "Syntax error: no viable alternative at input", parsing=True), second
+        literal_token = _negative_literal(operand)
+        if literal_token is not None and set(run) == {"unary_neg"}:
+            # celpy lexes "--5" as - and -5; cel-go reads two minus signs and 5, and refuses 9223372036854775808
+            digits = literal_token.start_pos + 1
+            if literal_token.type == "INT_LIT" and int(literal_token.value[1:], 0) > INT64_MAX:
+                return self.report(digits, "invalid int literal", parsing=True), digits
+            if len(run) % 2 == 1:  # an even run of minus signs in cel-go's reading: the bare number, located at its digits
+                return self.visit(operand)[0], digits
+        if len(run) % 2 == 0:
+            return self.visit(operand)
+        where = node.meta.start_pos
+        return self.call("!_" if run[0] == "unary_not" else "-_", [self.visit(operand)], where), where
 
-    def _member(self, node: Tree) -> T:
-        return self.visit(node.children[0])
-
-    def _primary(self, node: Tree) -> T:
-        return self.visit(node.children[0])
-
-    def _paren_expr(self, node: Tree) -> T:
-        return self.visit(node.children[0])
-
-    def _member_dot(self, node: Tree) -> T:
+    def _member_dot(self, node: Tree) -> Typed:
         target, _name = node.children
+        where = self.operator_at(target)
         root = _root_ident(target)
         if root is not None and root.value not in VARIABLES and root.value not in _TYPE_NAMES:
-            return self.report(root.start_pos, f"undeclared reference to '{root.value}' (in container '')")
-        operand = self.visit(target)
-        if operand in (ERROR, DYN) or operand is FREE:
-            return operand
+            return self.report(root.start_pos, f"undeclared reference to '{root.value}' (in container '')"), root.start_pos
+        operand, _ = self.visit(target)
+        if operand in (ERROR, DYN, FREE):
+            return DYN, where
         if operand.name == "map":
-            return operand.params[1]
-        return self.report(self.operator_at(target), f"type '{operand}' does not support field selection")
+            return operand.params[1], where
+        self.report(where, f"type '{_shown(operand)}' does not support field selection")
+        return DYN, where  # cel-go goes on with dyn here
 
-    def _member_dot_arg(self, node: Tree) -> T:
+    def _member_dot_arg(self, node: Tree) -> Typed:
         target, name, *rest = node.children
         if name.value in _UNMODELLED:
             raise Unsupported(f"{name.value}() is not modelled")
-        operand = self.visit(target)
-        args = [self.visit(arg) for arg in _arguments(rest)]
+        receiver = self.visit(target)
+        args = [receiver, *(self.visit(arg) for arg in _arguments(rest))]
         where = self.text.index("(", name.end_pos)
         if name.value in _MEMBER_OVERLOADS:
-            return self.call(name.value, [operand, *args], where, member=True)
+            return self.call(name.value, args, where, member=True), where
         if name.value in _OVERLOADS:  # a global function called on a receiver: declared, so no overload matches
-            return self.no_overload(name.value, [operand, *args], where, member=True)
-        return self.report(where, f"undeclared reference to '{name.value}' (in container '')")
+            return self.no_overload(name.value, [t for t, _ in args], where, member=True), where
+        return self.report(where, f"undeclared reference to '{name.value}' (in container '')"), where
 
-    def _member_index(self, node: Tree) -> T:
+    def _member_index(self, node: Tree) -> Typed:
         target, index = node.children
-        types = [self.visit(target), self.visit(index)]
-        return self.call("_[_]", types, self.operator_at(target))
+        where = self.operator_at(target)
+        return self.call("_[_]", [self.visit(target), self.visit(index)], where), where
 
-    def _ident(self, node: Tree) -> T:
+    def _ident(self, node: Tree) -> Typed:
         token = node.children[0]
         if token.value in VARIABLES:
-            return VARIABLES[token.value]
+            return VARIABLES[token.value], token.start_pos
         if token.value in _TYPE_NAMES:
             raise Unsupported("type values are not modelled")
-        return self.report(token.start_pos, f"undeclared reference to '{token.value}' (in container '')")
+        return self.report(token.start_pos, f"undeclared reference to '{token.value}' (in container '')"), token.start_pos
 
-    def _ident_arg(self, node: Tree) -> T:
+    def _ident_arg(self, node: Tree) -> Typed:
         name, *rest = node.children
         if name.value in _UNMODELLED:
             raise Unsupported(f"{name.value}() is not modelled")
         args = [self.visit(arg) for arg in _arguments(rest)]
         where = self.text.index("(", name.end_pos)
         if name.value in _OVERLOADS:
-            return self.call(name.value, args, where)
+            return self.call(name.value, args, where), where
         if name.value in _MEMBER_OVERLOADS:  # declared only receiver-style, so no global overload matches
-            return self.no_overload(name.value, args, where)
-        return self.report(where, f"undeclared reference to '{name.value}' (in container '')")
+            return self.no_overload(name.value, [t for t, _ in args], where), where
+        return self.report(where, f"undeclared reference to '{name.value}' (in container '')"), where
 
-    def _list_lit(self, node: Tree) -> T:
-        elements = [self.visit(e) for e in _arguments(node.children)]
-        return list_of(_joined(elements))
+    def _list_lit(self, node: Tree) -> Typed:
+        elements = [self.visit(e)[0] for e in _arguments(node.children)]
+        return list_of(_joined(elements)), node.meta.start_pos
 
-    def _map_lit(self, node: Tree) -> T:
+    def _map_lit(self, node: Tree) -> Typed:
         entries = node.children[0].children if node.children else []
-        types = [self.visit(e) for e in entries]
-        return map_of(_joined(types[0::2]), _joined(types[1::2]))
+        types = [self.visit(e)[0] for e in entries]
+        return map_of(_joined(types[0::2]), _joined(types[1::2])), node.meta.start_pos
 
-    def _literal(self, node: Tree) -> T:
+    def _literal(self, node: Tree) -> Typed:
         token: Token = node.children[0]
+        if token.type == "UINT_LIT" and token.value.startswith("-"):  # celpy lexes "-1u" whole; cel-go negates 1u
+            return self.no_overload("-_", [UINT], token.start_pos), token.start_pos
         try:
             literal(token)
         except ValueError as error:
-            return self.report(token.start_pos, str(error))
-        return {"INT_LIT": INT, "UINT_LIT": UINT, "FLOAT_LIT": DOUBLE, "BOOL_LIT": BOOL, "NULL_LIT": NULL,
-                "BYTES_LIT": BYTES}.get(token.type, STRING)
+            return self.report(token.start_pos, str(error), parsing=True), token.start_pos
+        return _LITERAL_TYPES.get(token.type, STRING), token.start_pos
 
     # overload resolution
-    def call(self, name: str, args: list[T], where: int, *, member: bool = False) -> T:
-        if ERROR in args:
-            return ERROR
+    def call(self, name: str, args: list[Typed], where: int, *, member: bool = False) -> T:
+        types = [t for t, _ in args]
         overloads = (_MEMBER_OVERLOADS if member else _OVERLOADS)[name]
-        results = [r for sig in overloads if (r := _match(sig, args)) is not None]
+        results = [r for sig in overloads if (r := _match(sig, types)) is not None]
         if not results:
-            return self.no_overload(name, args, where, member=member)
+            return self.no_overload(name, types, where, member=member)
         return results[0] if all(r == results[0] for r in results) else DYN
 
     def no_overload(self, name: str, args: list[T], where: int, *, member: bool = False) -> T:
-        shown = f"{args[0]}.({', '.join(map(str, args[1:]))})" if member else f"({', '.join(map(str, args))})"
-        return self.report(where, f"found no matching overload for '{name}' applied to '{shown}'")
+        shown = [_shown(t) for t in args]
+        listed = f"{shown[0]}.({', '.join(shown[1:])})" if member else f"({', '.join(shown)})"
+        return self.report(where, f"found no matching overload for '{name}' applied to '{listed}'")
+
+
+_ADDITIONS = {"addition_add": "_+_", "addition_sub": "_-_"}
+_MULTIPLICATIONS = {"multiplication_mul": "_*_", "multiplication_div": "_/_", "multiplication_mod": "_%_"}
+_LITERAL_TYPES = {"INT_LIT": INT, "UINT_LIT": UINT, "FLOAT_LIT": DOUBLE, "BOOL_LIT": BOOL, "NULL_LIT": NULL, "BYTES_LIT": BYTES}
+
+
+def _shown(t: T) -> str:
+    """A type as cel-go's error messages print it (``null``, ``!error!``), which differs from its type names."""
+    if t.params:
+        inner = ", ".join(_shown(p) for p in t.params)
+        return f"{t.name}({inner})"
+    return {"null_type": "null", "*error*": "!error!", "*free*": "dyn"}.get(t.name, t.name)
 
 
 _RELATIONS = {"relation_lt": "_<_", "relation_le": "_<=_", "relation_gt": "_>_", "relation_ge": "_>=_",
@@ -362,6 +411,24 @@ _RELATIONS = {"relation_lt": "_<_", "relation_le": "_<=_", "relation_gt": "_>_",
 
 def _arguments(children: list) -> list[Tree]:
     return list(children[0].children) if children and isinstance(children[0], Tree) and children[0].data == "exprlist" else []
+
+
+def _unary_run(node: Tree) -> tuple[list[str], Tree]:
+    """The prefix operators in front of an operand (``!!x``: two unary_not) and the operand."""
+    run = []
+    while isinstance(node, Tree) and node.data == "unary" and len(node.children) == 2:
+        run.append(node.children[0].data)
+        node = node.children[1]
+    return run, node
+
+
+def _negative_literal(node: Tree) -> Token | None:
+    """The literal token an operand is, when celpy lexed a minus sign into it."""
+    while isinstance(node, Tree) and node.data in ("unary", "member", "primary") and len(node.children) == 1:
+        node = node.children[0]
+    if isinstance(node, Tree) and node.data == "literal" and node.children[0].value.startswith("-"):
+        return node.children[0]
+    return None
 
 
 def _root_ident(node: Tree) -> Token | None:
@@ -378,16 +445,6 @@ def _root_ident(node: Tree) -> Token | None:
     return None
 
 
-def _joined(types: list[T]) -> T:
-    """A literal's element type: the one type all elements share, else dyn (cel-go's join)."""
-    known = [t for t in types if t is not FREE]
-    if ERROR in known:
-        return ERROR
-    if not known:
-        return FREE
-    return known[0] if all(t == known[0] for t in known) else DYN
-
-
 def _match(sig: _Sig, args: list[T]) -> T | None:
     params, result = sig
     if len(params) != len(args):
@@ -400,24 +457,53 @@ def _match(sig: _Sig, args: list[T]) -> T | None:
 
 
 def _unify(param: T, arg: T, bound: dict[str, T]) -> bool:
-    if arg == DYN or arg is FREE:
-        return True
     if param.name in ("A", "B"):
         seen = bound.get(param.name)
-        if seen is None or seen is FREE or seen == DYN:
+        if seen is None:
             bound[param.name] = arg
             return True
-        return _assignable(seen, arg)
+        if not _assignable(arg, seen):
+            return False
+        if seen == FREE or (arg != FREE and _less_specific(arg, seen)):  # cel-go's mostGeneral(arg, seen)
+            bound[param.name] = arg
+        return True
+    if arg in (DYN, ERROR, FREE):
+        return True
+    if arg == NULL and param in (TIMESTAMP, DURATION):
+        return True
     if param.name != arg.name or len(param.params) != len(arg.params):
         return False
     return all(_unify(p, a, bound) for p, a in zip(param.params, arg.params, strict=True))
 
 
 def _assignable(a: T, b: T) -> bool:
-    if a == DYN or b == DYN or a is FREE or b is FREE:
+    """cel-go's assignability: dyn, error and free parameters fit anything."""
+    if a in (DYN, ERROR, FREE) or b in (DYN, ERROR, FREE):
         return True
     return a.name == b.name and len(a.params) == len(b.params) and all(
         _assignable(x, y) for x, y in zip(a.params, b.params, strict=True))
+
+
+def _less_specific(a: T, b: T) -> bool:
+    """cel-go's isEqualOrLessSpecific, which decides a literal's element type."""
+    if a in (DYN, FREE):
+        return True
+    if b in (DYN, FREE) or a.name != b.name or len(a.params) != len(b.params):
+        return False
+    return all(_less_specific(x, y) for x, y in zip(a.params, b.params, strict=True))
+
+
+def _joined(types: list[T]) -> T:
+    """A literal's element type as cel-go's joinTypes folds it: the more general of two assignable types, else dyn."""
+    joined: T | None = None
+    for t in types:
+        if joined is None:
+            joined = t
+        elif _assignable(joined, t):
+            joined = joined if _less_specific(joined, t) else t
+        else:
+            joined = DYN
+    return FREE if joined is None else joined
 
 
 def _substitute(t: T, bound: dict[str, T]) -> T:
@@ -553,8 +639,13 @@ def _modulo(left: int, right: int) -> int:
     return left - right * _divide(left, right)  # Go's remainder: the sign of the dividend
 
 
+_ARITHMETIC_KINDS = {"_+_": ("int", "uint", "double", "string", "bytes", "list"), "_%_": ("int", "uint")}
+
+
 def _arith(op: str, left: Any, right: Any) -> Any:
-    if _kind(left) != _kind(right):
+    if left is None:
+        raise EvalError(f"no such overload: {op}")
+    if _kind(left) != _kind(right) or _kind(left) not in _ARITHMETIC_KINDS.get(op, ("int", "uint", "double")):
         raise EvalError("no such overload")
     if op == "_/_":
         return _divide(left, right)
@@ -582,7 +673,10 @@ def _equal(left: Any, right: Any) -> bool:
 
 
 def _compare(op: str, left: Any, right: Any) -> bool:
-    if _kind(left) != _kind(right) or isinstance(left, (tuple, dict)) or left is None:
+    numeric = {_kind(left), _kind(right)} <= {"int", "uint", "double"}  # cel-go compares numbers across types at runtime
+    if left is None:
+        raise EvalError(f"no such overload: {op}")
+    if not numeric and (_kind(left) != _kind(right) or isinstance(left, (tuple, dict))):
         raise EvalError("no such overload")
     return {"_<_": left < right, "_<=_": left <= right, "_>_": left > right, "_>=_": left >= right}[op]
 
@@ -660,9 +754,11 @@ def _size(value: Any) -> int:
     raise EvalError("no such overload: size")
 
 
-def _pick(better: Callable[[Any, Any], bool]) -> Callable[[Any, Any], Any]:
+def _pick(name: str, better: Callable[[Any, Any], bool]) -> Callable[[Any, Any], Any]:
     """Karpenter's max/min: the left argument when strictly better, else the right (a NaN on the left loses)."""
     def choose(left: Any, right: Any) -> Any:
+        if not {_kind(left), _kind(right)} <= {"int", "double"}:
+            raise EvalError(f"no such overload: {name}({_kind(left)}, {_kind(right)})")
         if isinstance(left, float) or isinstance(right, float):
             left, right = float(left), float(right)
         return left if better(left, right) else right
@@ -681,7 +777,7 @@ def _string_function(check: Callable[[str, str], bool]) -> Callable[[Any, Any], 
 
 
 _FUNCTIONS: Mapping[str, Callable[..., Any]] = {
-    "max": _pick(lambda a, b: a > b), "min": _pick(lambda a, b: a < b), "size": _size,
+    "max": _pick("max", lambda a, b: a > b), "min": _pick("min", lambda a, b: a < b), "size": _size,
     "int": _to_int, "uint": _to_uint, "double": _to_double, "string": _to_string, "bool": _to_bool,
     "bytes": lambda v: v.encode() if isinstance(v, str) else v, "dyn": lambda v: v, "matches": _matches,
     "contains": _string_function(lambda s, t: t in s), "startsWith": _string_function(str.startswith),
@@ -702,7 +798,10 @@ class _Evaluator:
         if len(node.children) == 1:
             return self.visit(node.children[0])
         condition, yes, no = node.children
-        return self.visit(yes) if self.visit(condition) else self.visit(no)
+        chosen = self.visit(condition)
+        if not isinstance(chosen, bool):
+            raise EvalError("no such overload")
+        return self.visit(yes) if chosen else self.visit(no)
 
     def _logical(self, node: Tree, decisive: bool) -> Any:
         """CEL's commutative && / ||: a decisive side wins even over an error on the other."""
@@ -714,6 +813,9 @@ class _Evaluator:
                 value = self.visit(side)
             except EvalError as error:
                 outcomes.append(error)
+                continue
+            if not isinstance(value, bool):
+                outcomes.append(EvalError("no such overload"))
                 continue
             if value is decisive:
                 return decisive
@@ -759,10 +861,16 @@ class _Evaluator:
     def _unary(self, node: Tree) -> Any:
         if len(node.children) == 1:
             return self.visit(node.children[0])
-        op, operand = node.children
+        run, operand = _unary_run(node)
         value = self.visit(operand)
-        if op.data == "unary_not":
+        if len(run) % 2 == 0:
+            return value
+        if run[0] == "unary_not":
+            if not isinstance(value, bool):
+                raise EvalError("no such overload")
             return not value
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or isinstance(value, Uint):
+            raise EvalError("no such overload")
         return -value if isinstance(value, float) else _int(-value)
 
     def _member(self, node: Tree) -> Any:
