@@ -147,15 +147,16 @@ class Checked:
         """What Karpenter asks of a compiled expression: an int or a double out."""
         return self.compiles and self.output in (INT, DOUBLE)
 
-    def errors(self) -> str:
-        """The issues as cel-go's ``issues.Err().Error()`` prints them: position, message, the line and a caret."""
+    def errors(self, *, snippets: bool = True) -> str:
+        """The issues as cel-go's ``issues.Err().Error()`` prints them: position, message, the line and a caret
+        (without ``snippets``: the first lines only, joined on one line)."""
         lines = self.expression.splitlines() or [""]
         shown = []
         for issue in sorted(self.issues, key=lambda i: (i.line, i.column)):
             text = f"ERROR: <input>:{issue.line}:{issue.column + 1}: {issue.message}"
             source = lines[issue.line - 1].replace("\t", " ") if issue.line <= len(lines) else ""
-            shown.append(f"{text}\n | {source}\n | {'.' * issue.column}^")
-        return "\n".join(shown)
+            shown.append(f"{text}\n | {source}\n | {'.' * issue.column}^" if snippets else text)
+        return ("\n" if snippets else "; ").join(shown)
 
 
 @lru_cache(maxsize=1024)
@@ -940,13 +941,13 @@ def _go_float(value: float) -> str:
     return "NaN" if math.isnan(value) else ("+Inf" if value > 0 else "-Inf")
 
 
-def compile_failure(field_path: str, checked: Checked) -> str | None:
+def compile_failure(field_path: str, checked: Checked, *, snippets: bool = True) -> str | None:
     """The KubeletExpressionInvalid message for an expression that does not compile, or None (it compiles,
-    or this module cannot tell)."""
+    or this module cannot tell). Without ``snippets`` it fits one line (cel-go's caret lines left out)."""
     if checked.unsupported is not None:
         return None
     if checked.issues:
-        inner = _wrap(f"compiling expression, {checked.errors()}", expression=checked.expression)
+        inner = _wrap(f"compiling expression, {checked.errors(snippets=snippets)}", expression=checked.expression)
     elif not checked.numeric:
         inner = _wrap("expression must return int or double", expression=checked.expression, output_type=checked.output)
     else:

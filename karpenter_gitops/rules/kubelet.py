@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from karpenter_gitops import families
+from karpenter_gitops.core import kubelet_cel
 from karpenter_gitops.core.findings import Severity, Violation
 from karpenter_gitops.core.inputs import Cluster
 from karpenter_gitops.core.kubelet_fields import KUBELET_CONFIGURATION_FIELDS
@@ -199,9 +200,16 @@ def _semantics(kubelet: Mapping[str, Any]) -> Iterator[Said]:
 
 def expressions(kubelet: Mapping[str, Any]) -> list[str]:
     """The paths of CEL expressions in the block: a string maxPods, a reserved value that is no quantity."""
-    found = ["spec.kubelet.maxPods"] if isinstance(kubelet.get("maxPods"), str) else []
+    return list(expression_texts(kubelet))
+
+
+def expression_texts(kubelet: Mapping[str, Any]) -> dict[str, str]:
+    """Path → expression, in the order Karpenter checks them: maxPods, then kubeReserved, then systemReserved.
+    Karpenter walks each map in Go's random order; we take the keys sorted, so the first reported is stable."""
+    found = {"spec.kubelet.maxPods": kubelet["maxPods"]} if isinstance(kubelet.get("maxPods"), str) else {}
     for field in ("kubeReserved", "systemReserved"):
-        found += [f"spec.kubelet.{field}[{key}]" for key, value in _strings(kubelet, field).items() if not _is_quantity(value)]
+        values = _strings(kubelet, field)
+        found |= {f"spec.kubelet.{field}[{key}]": values[key] for key in sorted(values) if not _is_quantity(values[key])}
     return found
 
 
@@ -226,6 +234,58 @@ def _expressions_disabled(obj, cluster: Cluster) -> Iterator[Said]:
     kubelet = _kubelet(obj)
     if kubelet is not None and not cluster.gate(CEL_GATE) and (found := expressions(kubelet)):
         yield "spec.kubelet contains a CEL expression, but the NodeClassCEL feature gate is disabled", found[0]
+
+
+_VARIABLE_NAMES = ", ".join(kubelet_cel.VARIABLES)
+
+
+@rule(
+    "kubelet/expression-invalid",
+    Severity.ERROR,
+    KINDS,
+    "With the NodeClassCEL gate on, Karpenter 1.15 compiles every expression in spec.kubelet (a string "
+    "maxPods, a kubeReserved/systemReserved value that is no quantity) with cel-go against its variables "
+    f"({_VARIABLE_NAMES}) and max/min; one that does not compile or does not give an int or a double makes "
+    "the class ValidationSucceeded=False (KubeletExpressionInvalid), and no node launches.",
+    "CEL never mixes int and double: write 70 or 70.0 to match the other side, or convert with double(vcpus) "
+    f"/ int(...); the only names are {_VARIABLE_NAMES}; the result must be a number (a condition goes in a ternary: "
+    "vcpus > 8 ? 110 : 58).",
+    since=OPEN,
+    good=(
+        {**_V115, "featureGates": {CEL_GATE: True},
+         "spec": {"kubelet": {"maxPods": "min(max_pods, 110)", "kubeReserved": {"cpu": "max(70, vcpus * 10)", "memory": "1Gi"}}}},
+    ),
+    bad=(
+        {**_V115, "featureGates": {CEL_GATE: True}, "spec": {"kubelet": {"maxPods": "max_pods * 0.9"}}},
+        {**_V115, "featureGates": {CEL_GATE: True}, "spec": {"kubelet": {"kubeReserved": {"memory": "memory_mb / 100"}}}},
+        {**_V115, "featureGates": {CEL_GATE: True}, "spec": {"kubelet": {"systemReserved": {"cpu": "vcpus > 8"}}}},
+    ),
+)
+def expression_invalid(obj, ctx) -> Iterator[Violation]:
+    for (text, where), hint in _expressions_invalid(obj, ctx.inputs.cluster):
+        yield Violation(where or "spec.kubelet", text, hint)
+
+
+def _expressions_invalid(obj, cluster: Cluster, *, snippets: bool = False) -> Iterator[tuple[Said, str]]:
+    """Each expression that does not compile: Karpenter's message (one line unless ``snippets``) and our hint."""
+    kubelet = _kubelet(obj)
+    if kubelet is None or not cluster.gate(CEL_GATE) or any(_upstream_type(kubelet)):
+        return
+    for path, text in expression_texts(kubelet).items():
+        checked = kubelet_cel.check(text)
+        if (message := kubelet_cel.compile_failure(path, checked, snippets=snippets)) is not None:
+            yield _said(message, path), _expression_hint(checked)
+
+
+def _expression_hint(checked: kubelet_cel.Checked) -> str:
+    said = " ".join(issue.message for issue in checked.issues)
+    if "(int, double)" in said or "(double, int)" in said:
+        return "CEL never mixes int and double: write both sides alike (110 or 110.0), or convert with double(...) / int(...)"
+    if "undeclared reference" in said:
+        return f"the only names are {_VARIABLE_NAMES} (and the functions max, min)"
+    if checked.issues:
+        return "fix the expression at the position the message points to"
+    return f"the expression gives {checked.output}; it must give a number (a condition goes in a ternary: vcpus > 8 ? 110 : 58)"
 
 
 @rule(
@@ -268,6 +328,8 @@ def _unsupported(obj) -> Iterator[Said]:
 _REASONS: tuple[tuple[str, Callable[[Any, Cluster], Iterator[Said]]], ...] = (
     ("InvalidKubeletConfiguration", lambda obj, _cluster: _invalid(obj)),
     ("KubeletExpressionsDisabled", _expressions_disabled),
+    # Karpenter stops at the first expression that does not compile, and shows cel-go's caret lines.
+    ("KubeletExpressionInvalid", lambda obj, cluster: (said for said, _ in _expressions_invalid(obj, cluster, snippets=True))),
     ("UnsupportedKubeletConfiguration", lambda obj, _cluster: _unsupported(obj)),
 )
 
@@ -277,5 +339,5 @@ def validation_failure(node_class, cluster: Cluster) -> tuple[str, str] | None:
     block, or None; its checks run before it waits for the AMI, subnet, group and profile resolution."""
     for reason, check in _REASONS:
         if said := [text for text, _ in check(node_class, cluster)]:
-            return reason, "; ".join(said)
+            return reason, said[0] if reason == "KubeletExpressionInvalid" else "; ".join(said)
     return None
