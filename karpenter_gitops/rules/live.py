@@ -20,6 +20,8 @@ INSTANCE_PROFILE_WITHOUT_ROLE = "live/instance-profile-without-role"
 CATALOGUE_REFUSED = "live/catalogue-refused"
 AMI_FAMILY_MISMATCH = "live/ami-family-mismatch"
 AMI_KUBERNETES_VERSION = "live/ami-kubernetes-version"
+KUBELET_EXPRESSION_FAILED = "live/kubelet-expression-failed"
+KUBELET_EXPRESSION_UNUSABLE = "live/kubelet-expression-unusable"
 
 
 def _live(id: str, severity: Severity, kind: str, doc: str, fix: str) -> None:
@@ -90,3 +92,24 @@ _live(
     "Put the cluster's Kubernetes version in the name pattern (or use an alias, which follows the cluster).",
 )
 
+_live(
+    KUBELET_EXPRESSION_FAILED,
+    Severity.ERROR,
+    EC2NODECLASS,
+    "From Karpenter 1.15 with the NodeClassCEL gate on, Karpenter evaluates the kubelet expressions for every "
+    "instance type of the region; one that fails on any of them (division by zero, integer overflow, a "
+    "non-finite double, a negative reservation, a maxPods outside 0..2147483647) makes the class "
+    "ValidationSucceeded=False (KubeletExpressionEvaluationFailed), and no node launches. Good: "
+    "\"max(70, vcpus * 10)\". Bad: \"memory_mib / (default_enis - 2)\" on the types with two ENIs.",
+    "Make the expression total: guard divisors (x > 0 ? a / x : a), keep int arithmetic within int64, clamp with max/min.",
+)
+_live(
+    KUBELET_EXPRESSION_UNUSABLE,
+    Severity.WARNING,
+    EC2NODECLASS,
+    "A kubelet expression Karpenter accepts gives, on instance types the class's NodePools launch, a value no "
+    "node can use: maxPods 0, above EKS's 250, or above 110 on fewer than 30 vCPUs; a kubeReserved or "
+    "systemReserved cpu or memory at least the type's own. Good: \"min(max_pods, 110)\". Bad: kubeReserved "
+    "memory \"memory_mib\" (all of it).",
+    "Scale the value with the type (memory_mib / 10, vcpus * 10) and bound it with min/max, or narrow the NodePool's instance types.",
+)
