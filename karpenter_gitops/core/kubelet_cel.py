@@ -17,11 +17,10 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from celpy.celparser import CELParser
-from lark import Lark, Token, Tree
-from lark.exceptions import LarkError, UnexpectedInput
+if TYPE_CHECKING:  # celpy and lark load on the first check: commands that meet no expression never pay for them
+    from lark import Lark, Token, Tree
 
 INT64_MIN, INT64_MAX, UINT64_MAX = -(2**63), 2**63 - 1, 2**64 - 1
 INT32_MAX = 2**31 - 1
@@ -162,6 +161,8 @@ class Checked:
 @lru_cache(maxsize=1024)
 def check(expression: str) -> Checked:
     """Parse with celpy, then type-check against Karpenter's declarations."""
+    from lark.exceptions import LarkError, UnexpectedInput
+
     try:
         tree = _parser().parse(expression)
     except UnexpectedInput as error:
@@ -183,12 +184,15 @@ def check(expression: str) -> Checked:
 
 def _keyword(token: Token) -> Token:
     """celpy's lexer callback for true/false, keeping the token's position (celpy's drops it)."""
-    return Token.new_borrow_pos("BOOL_LIT", token.value, token) if token.value in ("true", "false") else token
+    return token.new_borrow_pos("BOOL_LIT", token.value, token) if token.value in ("true", "false") else token
 
 
 @lru_cache(maxsize=1)
 def _parser() -> Lark:
     """celpy's CEL grammar in a parser of our own, so every node knows where it is in the text."""
+    from celpy.celparser import CELParser
+    from lark import Lark
+
     celpy_parser = CELParser.CEL_PARSER or (CELParser() and CELParser.CEL_PARSER)
     return Lark(celpy_parser.source_grammar, parser="lalr", start="expr", g_regex_flags=re.M, lexer_callbacks={"IDENT": _keyword},
                 propagate_positions=True, maybe_placeholders=False, priority="invert")
@@ -411,13 +415,17 @@ _RELATIONS = {"relation_lt": "_<_", "relation_le": "_<=_", "relation_gt": "_>_",
 
 
 def _arguments(children: list) -> list[Tree]:
-    return list(children[0].children) if children and isinstance(children[0], Tree) and children[0].data == "exprlist" else []
+    return list(children[0].children) if children and _is_tree(children[0]) and children[0].data == "exprlist" else []
+
+
+def _is_tree(node: Any) -> bool:
+    return hasattr(node, "children")  # a lark Tree; its Tokens are strings
 
 
 def _unary_run(node: Tree) -> tuple[list[str], Tree]:
     """The prefix operators in front of an operand (``!!x``: two unary_not) and the operand."""
     run = []
-    while isinstance(node, Tree) and node.data == "unary" and len(node.children) == 2:
+    while _is_tree(node) and node.data == "unary" and len(node.children) == 2:
         run.append(node.children[0].data)
         node = node.children[1]
     return run, node
@@ -425,16 +433,16 @@ def _unary_run(node: Tree) -> tuple[list[str], Tree]:
 
 def _negative_literal(node: Tree) -> Token | None:
     """The literal token an operand is, when celpy lexed a minus sign into it."""
-    while isinstance(node, Tree) and node.data in ("unary", "member", "primary") and len(node.children) == 1:
+    while _is_tree(node) and node.data in ("unary", "member", "primary") and len(node.children) == 1:
         node = node.children[0]
-    if isinstance(node, Tree) and node.data == "literal" and node.children[0].value.startswith("-"):
+    if _is_tree(node) and node.data == "literal" and node.children[0].value.startswith("-"):
         return node.children[0]
     return None
 
 
 def _root_ident(node: Tree) -> Token | None:
     """The identifier a chain of field selections starts from (``a`` in ``a.b.c``), if it is one."""
-    while isinstance(node, Tree):
+    while _is_tree(node):
         if node.data == "ident":
             return node.children[0]
         if node.data in ("member", "primary"):
