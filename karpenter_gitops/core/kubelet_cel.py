@@ -136,6 +136,9 @@ class Checked:
     issues: tuple[Issue, ...] = ()
     unsupported: str | None = None  # why there is no verdict
     tree: Any = field(default=None, compare=False, repr=False)
+    # Some sub-expression is dyn (or null): its run-time errors come from cel-go's dynamic dispatch, whose
+    # words ("no such overload", with or without the function) we only approximate.
+    dynamic: bool = False
 
     @property
     def compiles(self) -> bool:
@@ -179,7 +182,11 @@ def check(expression: str) -> Checked:
         return Checked(expression, unsupported="nested too deeply", tree=tree)
     if checker.parse_issues or checker.issues:
         return Checked(expression, issues=tuple(checker.parse_issues or checker.issues), tree=tree)
-    return Checked(expression, output=_settled(output), tree=tree)
+    return Checked(expression, output=_settled(output), tree=tree, dynamic=checker.dynamic)
+
+
+def _mentions(t: T, wanted: tuple[T, ...]) -> bool:
+    return t in wanted or any(_mentions(p, wanted) for p in t.params)
 
 
 def _keyword(token: Token) -> Token:
@@ -233,6 +240,7 @@ class _Checker:
         self.text = text
         self.issues: list[Issue] = []
         self.parse_issues: list[Issue] = []
+        self.dynamic = False
 
     def report(self, offset: int, message: str, *, parsing: bool = False) -> T:
         """Record an issue; ``parsing`` marks what cel-go's parser refuses, which leaves nothing to check."""
@@ -246,7 +254,9 @@ class _Checker:
         handler = getattr(self, f"_{node.data}", None)
         if handler is None:
             raise Unsupported(f"{node.data} is not modelled")
-        return handler(node)
+        typed = handler(node)
+        self.dynamic = self.dynamic or _mentions(typed[0], (DYN, NULL, FREE))
+        return typed
 
     def _only(self, node: Tree) -> Typed:
         return self.visit(node.children[0])
@@ -605,6 +615,8 @@ def evaluate(checked: Checked, variables: Vars) -> int | float:
         return _Evaluator(variables.binding()).visit(checked.tree)
     except RecursionError as error:
         raise Unsupported("nested too deeply") from error
+    except TypeError as error:  # a dyn value of a type the function has no overload for, found at run time
+        raise EvalError("no such overload") from error
 
 
 def _int(value: int) -> int:
@@ -781,16 +793,11 @@ def _matches(text: str, pattern: str) -> bool:
         raise Unsupported("a pattern Python cannot read") from error
 
 
-def _string_function(check: Callable[[str, str], bool]) -> Callable[[Any, Any], bool]:
-    return lambda receiver, arg: check(receiver, arg)
-
-
 _FUNCTIONS: Mapping[str, Callable[..., Any]] = {
     "max": _pick("max", lambda a, b: a > b), "min": _pick("min", lambda a, b: a < b), "size": _size,
     "int": _to_int, "uint": _to_uint, "double": _to_double, "string": _to_string, "bool": _to_bool,
     "bytes": lambda v: v.encode() if isinstance(v, str) else v, "dyn": lambda v: v, "matches": _matches,
-    "contains": _string_function(lambda s, t: t in s), "startsWith": _string_function(str.startswith),
-    "endsWith": _string_function(str.endswith),
+    "contains": lambda text, part: part in text, "startsWith": str.startswith, "endsWith": str.endswith,
 }
 
 
