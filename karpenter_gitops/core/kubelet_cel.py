@@ -61,13 +61,15 @@ def map_of(key: T, value: T) -> T:
 VARIABLES: Mapping[str, T] = {
     "vcpus": INT, "memory_mib": INT, "default_enis": INT, "ips_per_eni": INT, "max_pods": INT, "instance_type": STRING,
 }
-_TYPE_NAMES = {"int": INT, "uint": UINT, "double": DOUBLE, "bool": BOOL, "string": STRING, "bytes": BYTES,
-               "null_type": NULL, "dyn": DYN, "list": T("list"), "map": T("map"), "type": T("type")}
+# Names cel-go resolves to type values (``int`` alone is ``type(int)``): not modelled, no verdict.
+_TYPE_NAMES = frozenset({"int", "uint", "double", "bool", "string", "bytes", "null_type", "dyn", "list", "map", "type"})
 
 # Overloads: parameter patterns → result; "A"/"B" are type parameters, list/map patterns nest them.
 _A, _B = T("A"), T("B")
 _Sig = tuple[tuple[T, ...], T]
 _COMPARABLE = (BOOL, INT, UINT, DOUBLE, STRING, BYTES, TIMESTAMP, DURATION)
+# Karpenter's own: max/min of two ints is an int, any double makes a double.
+_MAX_MIN = (((INT, INT), INT), ((DOUBLE, DOUBLE), DOUBLE), ((INT, DOUBLE), DOUBLE), ((DOUBLE, INT), DOUBLE))
 _OVERLOADS: Mapping[str, tuple[_Sig, ...]] = {
     "_+_": (*(((t, t), t) for t in (INT, UINT, DOUBLE, STRING, BYTES)), ((list_of(_A), list_of(_A)), list_of(_A)),
             ((TIMESTAMP, DURATION), TIMESTAMP), ((DURATION, TIMESTAMP), TIMESTAMP), ((DURATION, DURATION), DURATION)),
@@ -86,7 +88,8 @@ _OVERLOADS: Mapping[str, tuple[_Sig, ...]] = {
     **{op: tuple(((t, t), BOOL) for t in _COMPARABLE) for op in ("_<_", "_<=_", "_>_", "_>=_")},
     "@in": (((_A, list_of(_A)), BOOL), ((_A, map_of(_A, _B)), BOOL)),
     "_[_]": (((list_of(_A), INT), _A), ((map_of(_A, _B), _A), _B)),
-    "max": (((INT, INT), INT), ((DOUBLE, DOUBLE), DOUBLE), ((INT, DOUBLE), DOUBLE), ((DOUBLE, INT), DOUBLE)),
+    "max": _MAX_MIN,
+    "min": _MAX_MIN,
     "size": (((STRING,), INT), ((BYTES,), INT), ((list_of(_A),), INT), ((map_of(_A, _B),), INT)),
     "int": (((INT,), INT), ((UINT,), INT), ((DOUBLE,), INT), ((STRING,), INT), ((TIMESTAMP,), INT)),
     "uint": (((UINT,), UINT), ((INT,), UINT), ((DOUBLE,), UINT), ((STRING,), UINT)),
@@ -97,7 +100,6 @@ _OVERLOADS: Mapping[str, tuple[_Sig, ...]] = {
     "dyn": (((_A,), DYN),),
     "matches": (((STRING, STRING), BOOL),),
 }
-_OVERLOADS = {**_OVERLOADS, "min": _OVERLOADS["max"]}
 # Receiver-style overloads (``x.size()``): the receiver is the first parameter.
 _MEMBER_OVERLOADS: Mapping[str, tuple[_Sig, ...]] = {
     "size": _OVERLOADS["size"],
