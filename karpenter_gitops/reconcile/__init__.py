@@ -226,11 +226,10 @@ def _failed_expressions(node_class: EC2NodeClass, evaluated: list[kubelet_rules.
     for e in evaluated:
         if e.failure:
             by_path.setdefault(e.path, []).append(e)
+    types = len({e.instance_type for e in evaluated})
     found = []
     for path, failed in by_path.items():
-        types = {e.instance_type for e in evaluated}
-        message = (f"fails on {len(failed)} of {len(types)} instance types ({_listed([e.instance_type for e in failed])}): "
-                   f"{failed[0].failure}")
+        message = f"fails on {len(failed)} of {types} instance types ({_listed([e.instance_type for e in failed])}): {failed[0].failure}"
         found.append(Observation(live.KUBELET_EXPRESSION_FAILED, node_class.kind, node_class.name, Violation(path, message), node_class.source))
     return found
 

@@ -11,6 +11,7 @@ import dataclasses
 from botocore.awsrequest import AWSResponse
 
 from karpenter_gitops.adapters.aws.embedded import _RawBody
+from karpenter_gitops.cli import main
 from karpenter_gitops.core.inputs import Cluster
 from karpenter_gitops.load import documents
 from karpenter_gitops.reconcile import reconcile
@@ -112,3 +113,18 @@ def test_without_a_catalogue_karpenter_waits_instead_of_failing(default_aws, tmp
     plan = plan_with(default_aws, tmp_path, {"kubeReserved": {"memory": "memory_mib / (default_enis - 2)"}}, session=session)
     assert validation(plan) == ("Unknown", "AwaitingDependency", "awaiting the instance-type catalogue")
     assert findings(plan, "live/kubelet-expression-failed") == []
+
+
+def test_plan_from_a_gated_stack_shows_the_prediction_and_the_fields_in_full(tmp_path, monkeypatch, capsys, catalogue_cache):
+    (tmp_path / "Pulumi.gated.yaml").write_text(
+        'config:\n  karpenter-gitops:cluster: {name: demo, karpenterVersion: "1.15", kubernetesVersion: "1.32", '
+        "featureGates: {NodeClassCEL: true}}\n  karpenter-gitops:nodeClasses:\n    default:\n"
+        "      amiSelectorTerms: [{alias: al2023@latest}]\n      role: KarpenterNodeRole-demo\n"
+        "      subnetSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]\n"
+        "      securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]\n"
+        "      kubelet: {kubeReserved: {memory: 'memory_mib / (default_enis - 2)'}}\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["plan", "--stack", "gated", "--embedded-aws", "--cache-dir", str(catalogue_cache)]) == 1
+    out = " ".join(capsys.readouterr().out.split())  # the table wraps long lines
+    assert "KubeletExpressionEvaluationFailed" in out
+    assert "spec.kubelet.kubeReserved[memory]: fails on" in out and "[live/kubelet-expression-failed]" in out
