@@ -3,11 +3,12 @@
 Karpenter (``pkg/cel/environment.go``) declares six variables (``vcpus``, ``memory_mib``,
 ``default_enis``, ``ips_per_eni``, ``max_pods``: int; ``instance_type``: string) and ``max``/``min``
 with int and double overloads on top of CEL's standard library, and wants an int or double out.
-celpy parses CEL but neither type-checks nor does int64 arithmetic, so this module walks celpy's
-parse tree with its own checker (cel-go's overload rules: no implicit int/double mixing) and its own
-evaluator (int64/uint64 overflow is an error, integer division truncates), and says the errors in
-cel-go's words and layout. Constructs outside the subset modelled here (macros, timestamps,
-durations, messages) get no verdict (``unsupported``) rather than a guess. Pure: no I/O.
+celpy's grammar parses CEL, but celpy neither type-checks nor does int64 arithmetic, so this module
+walks the parse tree with its own checker (cel-go's overload rules: no implicit int/double mixing)
+and its own evaluator (int64/uint64 overflow is an error, integer division truncates), and says the
+errors in cel-go's words and layout. Constructs outside the subset modelled here (macros,
+timestamps, durations, messages) get no verdict (``unsupported``) rather than a guess. Pure: it
+reads nothing but celpy's packaged grammar.
 """
 
 from __future__ import annotations
@@ -141,6 +142,7 @@ class Checked:
     # Some sub-expression is dyn (or null): its run-time errors come from cel-go's dynamic dispatch, whose
     # words ("no such overload", with or without the function) we only approximate.
     dynamic: bool = False
+    names: frozenset[str] = frozenset()  # the variables it reads: its value depends on nothing else
 
     @property
     def compiles(self) -> bool:
@@ -184,7 +186,7 @@ def check(expression: str) -> Checked:
         return Checked(expression, unsupported="nested too deeply", tree=tree)
     if checker.parse_issues or checker.issues:
         return Checked(expression, issues=tuple(checker.parse_issues or checker.issues), tree=tree)
-    return Checked(expression, output=_settled(output), tree=tree, dynamic=checker.dynamic)
+    return Checked(expression, output=_settled(output), tree=tree, dynamic=checker.dynamic, names=frozenset(checker.names))
 
 
 def _mentions(t: T, wanted: tuple[T, ...]) -> bool:
@@ -198,13 +200,12 @@ def _keyword(token: Token) -> Token:
 
 @lru_cache(maxsize=1)
 def _parser() -> Lark:
-    """celpy's CEL grammar in a parser of our own, so every node knows where it is in the text."""
-    from celpy.celparser import CELParser
+    """celpy's CEL grammar (its package's cel.lark) in a parser of our own, so every node knows where it is."""
     from lark import Lark
 
-    celpy_parser = CELParser.CEL_PARSER or (CELParser() and CELParser.CEL_PARSER)
-    return Lark(celpy_parser.source_grammar, parser="lalr", start="expr", g_regex_flags=re.M, lexer_callbacks={"IDENT": _keyword},
-                propagate_positions=True, maybe_placeholders=False, priority="invert")
+    return Lark.open_from_package("celpy", "cel.lark", parser="lalr", start="expr", g_regex_flags=re.M,
+                                  lexer_callbacks={"IDENT": _keyword}, propagate_positions=True,
+                                  maybe_placeholders=False, priority="invert")
 
 
 def _settled(t: T) -> T:
@@ -243,6 +244,8 @@ class _Checker:
         self.issues: list[Issue] = []
         self.parse_issues: list[Issue] = []
         self.dynamic = False
+        self.names: set[str] = set()
+        self.positive: set[int] = set()  # ids of literal tokens whose minus sign cel-go reads as an operator
 
     def report(self, offset: int, message: str, *, parsing: bool = False) -> T:
         """Record an issue; ``parsing`` marks what cel-go's parser refuses, which leaves nothing to check."""
@@ -304,22 +307,20 @@ class _Checker:
         return self._operation(node, _MULTIPLICATIONS)
 
     def _unary(self, node: Tree) -> Typed:
-        if len(node.children) == 1:
-            return self._only(node)
-        run, operand = _unary_run(node)
+        run, operand = _unary_run(node) if len(node.children) == 2 else ([], node.children[0])
         if len(set(run)) > 1:
             second = _after(self.text, node.meta.start_pos + 1)
             return self.report(second, "Syntax error: no viable alternative at input", parsing=True), second
-        literal_token = _negative_literal(operand)
-        if literal_token is not None and set(run) == {"unary_neg"}:
-            # celpy lexes "--5" as - and -5; cel-go reads two minus signs and 5, and refuses 9223372036854775808
-            digits = literal_token.start_pos + 1
-            if literal_token.type == "INT_LIT" and int(literal_token.value[1:], 0) > INT64_MAX:
-                return self.report(digits, "invalid int literal", parsing=True), digits
-            if len(run) % 2 == 1:  # an even run of minus signs in cel-go's reading: the bare number, located at its digits
-                return self.visit(operand)[0], digits
-        if len(run) % 2 == 0:
-            return self.visit(operand)
+        head, chained = _signed_head(operand)
+        # celpy lexes a minus sign into the literal that follows it ("--5" is - and -5, "-1u.size()" is
+        # (-1u).size()); cel-go keeps it an operator when it follows another one or when a uint follows it
+        moved = head is not None and set(run) <= {"unary_neg"} and bool(run or head.type == "UINT_LIT")
+        if moved:
+            self.positive.add(id(head))
+            run = [*run, "unary_neg"]
+        if len(run) % 2 == 0:  # cel-go drops an even run: the operand, where it is
+            typed, where = self.visit(operand)
+            return typed, (head.start_pos + 1 if moved and not chained else where)
         where = node.meta.start_pos
         return self.call("!_" if run[0] == "unary_not" else "-_", [self.visit(operand)], where), where
 
@@ -358,6 +359,7 @@ class _Checker:
     def _ident(self, node: Tree) -> Typed:
         token = node.children[0]
         if token.value in VARIABLES:
+            self.names.add(token.value)
             return VARIABLES[token.value], token.start_pos
         if token.value in _TYPE_NAMES:
             raise Unsupported("type values are not modelled")
@@ -386,13 +388,14 @@ class _Checker:
 
     def _literal(self, node: Tree) -> Typed:
         token: Token = node.children[0]
-        if token.type == "UINT_LIT" and token.value.startswith("-"):  # celpy lexes "-1u" whole; cel-go negates 1u
-            return self.no_overload("-_", [UINT], token.start_pos), token.start_pos
+        start = token.start_pos
+        if id(token) in self.positive:  # its minus sign is an operator in cel-go's reading (see _unary)
+            token, start = token.update(value=token.value[1:]), start + 1
         try:
             literal(token)
         except ValueError as error:
-            return self.report(token.start_pos, str(error), parsing=True), token.start_pos
-        return _LITERAL_TYPES.get(token.type, STRING), token.start_pos
+            return self.report(start, str(error), parsing=True), start
+        return _LITERAL_TYPES.get(token.type, STRING), start
 
     # overload resolution
     def call(self, name: str, args: list[Typed], where: int, *, member: bool = False) -> T:
@@ -443,13 +446,18 @@ def _unary_run(node: Tree) -> tuple[list[str], Tree]:
     return run, node
 
 
-def _negative_literal(node: Tree) -> Token | None:
-    """The literal token an operand is, when celpy lexed a minus sign into it."""
-    while _is_tree(node) and node.data in ("unary", "member", "primary") and len(node.children) == 1:
+def _signed_head(node: Tree) -> tuple[Token | None, bool]:
+    """The literal an operand starts with when celpy lexed a minus sign into it, and whether a member
+    chain (``.f()``, ``.x``, ``[i]``) follows it."""
+    chained = False
+    while _is_tree(node) and node.data in ("unary", "member", "primary", "member_dot", "member_dot_arg", "member_index"):
+        if node.data == "unary" and len(node.children) != 1:
+            return None, chained
+        chained = chained or node.data.startswith("member_")
         node = node.children[0]
     if _is_tree(node) and node.data == "literal" and node.children[0].value.startswith("-"):
-        return node.children[0]
-    return None
+        return node.children[0], chained
+    return None, chained
 
 
 def _root_ident(node: Tree) -> Token | None:
@@ -613,12 +621,24 @@ def evaluate(checked: Checked, variables: Vars) -> int | float:
     Unsupported where this module cannot follow cel-go."""
     if not checked.compiles:
         raise ValueError(f"{checked.expression!r} does not compile")
+    binding = variables.binding()
+    outcome = _evaluated(checked, tuple((name, binding[name]) for name in sorted(checked.names)))
+    if isinstance(outcome, EvalError):
+        raise EvalError(str(outcome))
+    return outcome
+
+
+@lru_cache(maxsize=65536)
+def _evaluated(checked: Checked, binding: tuple[tuple[str, Any], ...]) -> int | float | EvalError:
+    """One evaluation per distinct value of the variables an expression reads: instance types share most."""
     try:
-        return _Evaluator(variables.binding()).visit(checked.tree)
+        return _Evaluator(dict(binding)).visit(checked.tree)
+    except EvalError as error:
+        return error
     except RecursionError as error:
         raise Unsupported("nested too deeply") from error
-    except TypeError as error:  # a dyn value of a type the function has no overload for, found at run time
-        raise EvalError("no such overload") from error
+    except TypeError:  # a dyn value of a type the function has no overload for, found at run time
+        return EvalError("no such overload")
 
 
 def _int(value: int) -> int:
