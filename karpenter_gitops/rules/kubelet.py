@@ -270,9 +270,9 @@ def expression_invalid(obj, ctx) -> Iterator[Violation]:
 def _expressions_invalid(obj, cluster: Cluster, *, snippets: bool = False) -> Iterator[tuple[Said, str]]:
     """Each expression that does not compile: Karpenter's message (one line unless ``snippets``) and our hint."""
     kubelet = _kubelet(obj)
-    if kubelet is None or not cluster.gate(CEL_GATE) or any(_upstream_type(kubelet)):
+    if kubelet is None or not cluster.gate(CEL_GATE):
         return
-    for path, text in expression_texts(kubelet).items():
+    for path, text in expression_texts(kubelet).items():  # one pass: checked even beside other mistakes
         checked = kubelet_cel.check(text)
         if (message := kubelet_cel.compile_failure(path, checked, snippets=snippets)) is not None:
             yield _said(message, path), _expression_hint(checked)

@@ -7,6 +7,7 @@ ENILimitedPods) and pkg/providers/amifamily (which families default to the ENI l
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from test_release_115 import stack_with
 from karpenter_gitops import families
 from karpenter_gitops.cli import main
 from karpenter_gitops.core.inputs import Cluster
+from karpenter_gitops.judge import validate
 from karpenter_gitops.load.documents import load_documents
 from karpenter_gitops.rules import kubelet as rules
 
@@ -94,3 +96,13 @@ def test_after_a_failing_max_pods_karpenter_goes_no_further_for_that_type():
     cls = loaded({"maxPods": "max_pods / (vcpus - 2)", "kubeReserved": {"memory": "memory_mib / 0"}})
     [only] = rules.evaluate_expressions(cls, [M5_LARGE])
     assert only.path == "spec.kubelet.maxPods" and only.failure.startswith("evaluating maxPods expression, evaluating expression, division by zero")
+
+
+def test_an_expression_is_checked_beside_other_kubelet_mistakes_which_karpenter_reports_first():
+    cls = loaded({"maxPod": 110, "kubeReserved": {"cpu": "vcpus * 10.5"}})
+    assert rules.validation_failure(cls, GATED)[0] == "InvalidKubeletConfiguration"
+    inputs = dataclasses.replace(load_documents([("class.yaml", [cls.raw])], (1, 15)), cluster=GATED)
+    found = {f.rule: f for f in validate(inputs, (1, 15)).findings}
+    assert {"kubelet/invalid-configuration", "kubelet/expression-invalid"} <= set(found)  # one pass shows both
+    assert found["kubelet/expression-invalid"].path == "spec.kubelet.kubeReserved[cpu]"
+    assert "int and double" in found["kubelet/expression-invalid"].hint
