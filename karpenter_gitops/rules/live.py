@@ -24,8 +24,8 @@ KUBELET_EXPRESSION_FAILED = "live/kubelet-expression-failed"
 KUBELET_EXPRESSION_UNUSABLE = "live/kubelet-expression-unusable"
 
 
-def _live(id: str, severity: Severity, kind: str, doc: str, fix: str) -> None:
-    rule(id, severity, (kind,), doc, fix, stage=Stage.LIVE, origin="ours")
+def _live(id: str, severity: Severity, kind: str, doc: str, fix: str, **declared) -> None:
+    rule(id, severity, (kind,), doc, fix, stage=Stage.LIVE, origin="ours", **declared)
 
 
 _live(
@@ -102,6 +102,7 @@ _live(
     "ValidationSucceeded=False (KubeletExpressionEvaluationFailed), and no node launches. Good: "
     "\"max(70, vcpus * 10)\". Bad: \"memory_mib / (default_enis - 2)\" on the types with two ENIs.",
     "Make the expression total: guard divisors (x > 0 ? a / x : a), keep int arithmetic within int64, clamp with max/min.",
+    since=(1, 15),
 )
 _live(
     KUBELET_EXPRESSION_UNUSABLE,
@@ -112,4 +113,5 @@ _live(
     "systemReserved cpu or memory at least the type's own. Good: \"min(max_pods, 110)\". Bad: kubeReserved "
     "memory \"memory_mib\" (all of it).",
     "Scale the value with the type (memory_mib / 10, vcpus * 10) and bound it with min/max, or narrow the NodePool's instance types.",
+    since=(1, 15),
 )
