@@ -278,6 +278,28 @@ def _expressions_invalid(obj, cluster: Cluster, *, snippets: bool = False) -> It
             yield _said(message, path), _expression_hint(checked)
 
 
+@rule(
+    "kubelet/expression-unchecked",
+    Severity.INFO,
+    KINDS,
+    "An expression in spec.kubelet uses CEL our checker does not model (macros such as has() or map(), "
+    "timestamps, durations, type values): it is not compiled or evaluated offline, so neither validate nor "
+    "plan can say whether Karpenter takes it; Karpenter will, when it reconciles the class.",
+    "Prefer the arithmetic, comparisons, ternaries, max/min and conversions Karpenter's own examples use; "
+    "otherwise watch the class's ValidationSucceeded condition after the change.",
+    since=OPEN,
+    good=({**_V115, "featureGates": {CEL_GATE: True}, "spec": {"kubelet": {"maxPods": "vcpus > 8 ? 110 : 58"}}},),
+    bad=({**_V115, "featureGates": {CEL_GATE: True}, "spec": {"kubelet": {"maxPods": "[vcpus, 8].map(x, x * 2)[0]"}}},),
+)
+def expression_unchecked(obj, ctx) -> Iterator[Violation]:
+    kubelet = _kubelet(obj)
+    if kubelet is None or not ctx.inputs.cluster.gate(CEL_GATE):
+        return
+    for path, text in expression_texts(kubelet).items():
+        if (why := kubelet_cel.check(text).unsupported) is not None:
+            yield Violation(path, f"not checked offline ({why}): {text}")
+
+
 def _expression_hint(checked: kubelet_cel.Checked) -> str:
     said = " ".join(issue.message for issue in checked.issues)
     if "(int, double)" in said or "(double, int)" in said:
