@@ -39,6 +39,7 @@ def value(expression: str, variables: cel.Vars = M5_LARGE) -> cel.Result:
     ("vcpus - 100", M5_LARGE, -98),  # negative results are the caller's to refuse
     ("max(3.9, 7.9)", M5_LARGE, 7), ("min(7.9, 3)", M5_LARGE, 3),
     ("-7 / 2", M5_LARGE, -3), ("-7 % 3", M5_LARGE, -1),  # Go truncates toward zero
+    ("max(9223372036854775807, 9223372036854775806)", M5_LARGE, 9223372036854775807),  # ints compare as ints
 ])
 def test_karpenters_formulas_evaluate_as_cel_go_does(expression, variables, expected):
     assert value(expression, variables) == cel.Result(expected)

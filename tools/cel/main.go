@@ -32,18 +32,20 @@ type answer struct {
 
 var intVars = []string{"vcpus", "memory_mib", "default_enis", "ips_per_eni", "max_pods"}
 
-func pick(pickLeft func(l, r float64) bool) func(lhs, rhs ref.Val) ref.Val {
+// pick is Karpenter's max/min binding: the left argument when strictly better, else the right; two ints
+// compare as ints, anything else as doubles.
+func pick(better func(l, r float64) bool, betterInt func(l, r int64) bool) func(lhs, rhs ref.Val) ref.Val {
 	return func(lhs, rhs ref.Val) ref.Val {
 		if l, ok := lhs.(types.Int); ok {
 			if r, ok := rhs.(types.Int); ok {
-				if pickLeft(float64(l), float64(r)) && l != r {
+				if betterInt(int64(l), int64(r)) {
 					return l
 				}
 				return r
 			}
 		}
 		l, r := asDouble(lhs), asDouble(rhs)
-		if pickLeft(float64(l), float64(r)) {
+		if better(float64(l), float64(r)) {
 			return l
 		}
 		return r
@@ -64,10 +66,14 @@ func environment() (*cel.Env, error) {
 	}
 	opts = append(opts, cel.Variable("instance_type", cel.StringType))
 	for _, fn := range []struct {
-		name string
-		left func(l, r float64) bool
-	}{{"max", func(l, r float64) bool { return l > r }}, {"min", func(l, r float64) bool { return l < r }}} {
-		binding := cel.BinaryBinding(pick(fn.left))
+		name    string
+		left    func(l, r float64) bool
+		leftInt func(l, r int64) bool
+	}{
+		{"max", func(l, r float64) bool { return l > r }, func(l, r int64) bool { return l > r }},
+		{"min", func(l, r float64) bool { return l < r }, func(l, r int64) bool { return l < r }},
+	} {
+		binding := cel.BinaryBinding(pick(fn.left, fn.leftInt))
 		opts = append(opts, cel.Function(fn.name,
 			cel.Overload(fn.name+"_int_int", []*cel.Type{cel.IntType, cel.IntType}, cel.IntType, binding),
 			cel.Overload(fn.name+"_double_double", []*cel.Type{cel.DoubleType, cel.DoubleType}, cel.DoubleType, binding),
