@@ -230,7 +230,8 @@ def _failed_expressions(node_class: EC2NodeClass, evaluated: list[kubelet_rules.
     found = []
     for path, failed in by_path.items():
         message = f"fails on {len(failed)} of {types} instance types ({_listed([e.instance_type for e in failed])}): {failed[0].failure}"
-        found.append(Observation(live.KUBELET_EXPRESSION_FAILED, node_class.kind, node_class.name, Violation(path, message), node_class.source))
+        violation = Violation(path, message, kubelet_rules.failure_hint(failed[0].failure or ""))
+        found.append(Observation(live.KUBELET_EXPRESSION_FAILED, node_class.kind, node_class.name, violation, node_class.source))
     return found
 
 

@@ -461,6 +461,20 @@ def first_failure(evaluated: Iterable[Evaluated]) -> str | None:
     return next((e.failure for e in evaluated if e.failure), None)
 
 
+_FAILURE_HINTS = (
+    ("by zero", "guard the divisor, e.g. (default_enis - 2) > 0 ? memory_mib / (default_enis - 2) : 255"),
+    ("non-finite", "a double divided by zero is Inf or NaN: guard the divisor, e.g. x > 0.0 ? a / x : a"),
+    ("integer overflow", "keep int arithmetic within int64: divide before multiplying, or bound it with min()"),
+    ("outside the valid range", "clamp it: max(0, min(..., 110))"),
+    ("negative value", "clamp it: max(0, ...)"),
+)
+
+
+def failure_hint(message: str) -> str | None:
+    """Our fix for one of Karpenter's evaluation failures."""
+    return next((hint for said, hint in _FAILURE_HINTS if said in message), None)
+
+
 def implausible(e: Evaluated) -> str | None:
     """What is wrong with a value Karpenter accepts for this instance type, in our words; None when it is usable."""
     if e.value is None:

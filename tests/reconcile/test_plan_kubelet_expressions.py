@@ -53,6 +53,7 @@ def test_a_division_by_zero_on_some_types_fails_the_class_with_karpenters_messag
     [finding] = findings(plan, "live/kubelet-expression-failed")
     assert (finding.path, finding.severity.value) == ("spec.kubelet.kubeReserved[memory]", "error")
     assert finding.message.startswith("fails on ") and "(a1.medium, c6g.medium, c6gd.medium and " in finding.message
+    assert finding.hint.startswith("guard the divisor")
     assert plan.exit_code == 1
 
 
