@@ -891,10 +891,10 @@ class _Evaluator:
         return _arith(names[op.data], self.visit(op.children[0]), self.visit(right))
 
     def _addition(self, node: Tree) -> Any:
-        return self._arithmetic(node, {"addition_add": "_+_", "addition_sub": "_-_"})
+        return self._arithmetic(node, _ADDITIONS)
 
     def _multiplication(self, node: Tree) -> Any:
-        return self._arithmetic(node, {"multiplication_mul": "_*_", "multiplication_div": "_/_", "multiplication_mod": "_%_"})
+        return self._arithmetic(node, _MULTIPLICATIONS)
 
     def _unary(self, node: Tree) -> Any:
         if len(node.children) == 1:
