@@ -725,8 +725,11 @@ def _compare(op: str, left: Any, right: Any) -> bool:
 
 
 _GO_INT = re.compile(r"^[+-]?\d+$")
-_GO_UINT = re.compile(r"^\+?\d+$")
-_GO_FLOAT = re.compile(r"^[+-]?((\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?|inf|infinity|nan)$", re.I)
+_GO_UINT = re.compile(r"^\d+$")
+# Go's ParseFloat: its float literals (underscores between digits, hex with a p exponent) and inf/nan words.
+_DIGITS, _HEX = r"\d(?:_?\d)*", r"[0-9a-fA-F](?:_?[0-9a-fA-F])*"
+_GO_FLOAT = re.compile(rf"^[+-]?(?:(?:{_DIGITS}(?:\.(?:{_DIGITS})?)?|\.{_DIGITS})(?:[eE][+-]?{_DIGITS})?|inf|infinity|nan)$", re.I)
+_GO_HEX_FLOAT = re.compile(rf"^[+-]?0[xX]_?(?:{_HEX}(?:\.(?:{_HEX})?)?|\.{_HEX})[pP][+-]?{_DIGITS}$")
 
 
 def _to_int(value: Any) -> int:
@@ -761,6 +764,8 @@ def _to_double(value: Any) -> float:
     if isinstance(value, str):
         text = value.lower().lstrip("+-")
         number = float(value) if _GO_FLOAT.match(value) else None
+        if _GO_HEX_FLOAT.match(value):
+            number = float.fromhex(value.replace("_", ""))
         if number is None or (math.isinf(number) and text not in ("inf", "infinity")):
             raise EvalError("type conversion error from 'string' to 'double'")
         return number

@@ -59,6 +59,18 @@ def test_what_cel_go_refuses_at_evaluation_is_an_error_in_karpenters_words(expre
     assert value(expression) == cel.Result(error=error)
 
 
+@pytest.mark.parametrize(("text", "number"), [
+    ("1.5", 1.5), ("1_000", 1000.0), ("0x1.8p1", 3.0), (".5", 0.5), ("5.", 5.0), ("-Infinity", -math.inf),
+    ("0x10", None), ("1__0", None), (" 1", None), ("1e400", None),
+])
+def test_strings_convert_to_double_as_gos_parse_float_reads_them(text, number):
+    outcome = value(f"double('{text}') == double('{text}') ? 1 : 0")
+    if number is None:
+        assert outcome.error.startswith("evaluating expression, type conversion error from 'string' to 'double'")
+    else:
+        assert cel.evaluate(cel.check(f"double('{text}')"), M5_LARGE) == number and outcome.value == 1
+
+
 def test_a_double_out_of_int64_range_becomes_the_minimum_as_go_converts_it_on_amd64():
     assert value("1e300").value == cel.INT64_MIN
 
