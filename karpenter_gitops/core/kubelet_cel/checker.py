@@ -1,21 +1,15 @@
-"""The CEL environment Karpenter 1.15 gives kubelet expressions, checked and evaluated as cel-go does.
+"""Parsing and type-checking a kubelet expression as cel-go does, in Karpenter 1.15's environment.
 
-Karpenter (``pkg/cel/environment.go``) declares six variables (``vcpus``, ``memory_mib``,
-``default_enis``, ``ips_per_eni``, ``max_pods``: int; ``instance_type``: string) and ``max``/``min``
-with int and double overloads on top of CEL's standard library, and wants an int or double out.
-celpy's grammar parses CEL, but celpy neither type-checks nor does int64 arithmetic, so this module
-walks the parse tree with its own checker (cel-go's overload rules: no implicit int/double mixing)
-and its own evaluator (int64/uint64 overflow is an error, integer division truncates), and says the
-errors in cel-go's words and layout. Constructs outside the subset modelled here (macros,
-timestamps, durations, messages) get no verdict (``unsupported``) rather than a guess. Pure: it
-reads nothing but celpy's packaged grammar.
+celpy's grammar parses CEL; the checker here gives every node its type and location by cel-go's
+rules (overloads with type parameters, dyn and error assignable to anything, no implicit int/double
+mixing) and says what it refuses in cel-go's words. Pure: it reads nothing but celpy's packaged grammar.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -24,7 +18,6 @@ if TYPE_CHECKING:  # celpy and lark load on the first check: commands that meet 
     from lark import Lark, Token, Tree
 
 INT64_MIN, INT64_MAX, UINT64_MAX = -(2**63), 2**63 - 1, 2**64 - 1
-INT32_MAX = 2**31 - 1
 
 
 # --- types ------------------------------------------------------------------------------------
@@ -298,16 +291,16 @@ class _Checker:
         return self.call(names[op.data], [self.visit(left), self.visit(right)], where), where
 
     def _relation(self, node: Tree) -> Typed:
-        return self._operation(node, _RELATIONS)
+        return self._operation(node, RELATIONS)
 
     def _addition(self, node: Tree) -> Typed:
-        return self._operation(node, _ADDITIONS)
+        return self._operation(node, ADDITIONS)
 
     def _multiplication(self, node: Tree) -> Typed:
-        return self._operation(node, _MULTIPLICATIONS)
+        return self._operation(node, MULTIPLICATIONS)
 
     def _unary(self, node: Tree) -> Typed:
-        run, operand = _unary_run(node) if len(node.children) == 2 else ([], node.children[0])
+        run, operand = unary_run(node) if len(node.children) == 2 else ([], node.children[0])
         if len(set(run)) > 1:
             second = _after(self.text, node.meta.start_pos + 1)
             return self.report(second, "Syntax error: no viable alternative at input", parsing=True), second
@@ -343,7 +336,7 @@ class _Checker:
         if name.value in _UNMODELLED:
             raise Unsupported(f"{name.value}() is not modelled")
         receiver = self.visit(target)
-        args = [receiver, *(self.visit(arg) for arg in _arguments(rest))]
+        args = [receiver, *(self.visit(arg) for arg in arguments(rest))]
         where = self.text.index("(", name.end_pos)
         if name.value in _MEMBER_OVERLOADS:
             return self.call(name.value, args, where, member=True), where
@@ -369,7 +362,7 @@ class _Checker:
         name, *rest = node.children
         if name.value in _UNMODELLED:
             raise Unsupported(f"{name.value}() is not modelled")
-        args = [self.visit(arg) for arg in _arguments(rest)]
+        args = [self.visit(arg) for arg in arguments(rest)]
         where = self.text.index("(", name.end_pos)
         if name.value in _OVERLOADS:
             return self.call(name.value, args, where), where
@@ -378,7 +371,7 @@ class _Checker:
         return self.report(where, f"undeclared reference to '{name.value}' (in container '')"), where
 
     def _list_lit(self, node: Tree) -> Typed:
-        elements = [self.visit(e)[0] for e in _arguments(node.children)]
+        elements = [self.visit(e)[0] for e in arguments(node.children)]
         return list_of(_joined(elements)), node.meta.start_pos
 
     def _map_lit(self, node: Tree) -> Typed:
@@ -412,8 +405,8 @@ class _Checker:
         return self.report(where, f"found no matching overload for '{name}' applied to '{listed}'")
 
 
-_ADDITIONS = {"addition_add": "_+_", "addition_sub": "_-_"}
-_MULTIPLICATIONS = {"multiplication_mul": "_*_", "multiplication_div": "_/_", "multiplication_mod": "_%_"}
+ADDITIONS = {"addition_add": "_+_", "addition_sub": "_-_"}
+MULTIPLICATIONS = {"multiplication_mul": "_*_", "multiplication_div": "_/_", "multiplication_mod": "_%_"}
 _LITERAL_TYPES = {"INT_LIT": INT, "UINT_LIT": UINT, "FLOAT_LIT": DOUBLE, "BOOL_LIT": BOOL, "NULL_LIT": NULL, "BYTES_LIT": BYTES}
 
 
@@ -425,11 +418,11 @@ def _shown(t: T) -> str:
     return {"null_type": "null", "*error*": "!error!", "*free*": "dyn"}.get(t.name, t.name)
 
 
-_RELATIONS = {"relation_lt": "_<_", "relation_le": "_<=_", "relation_gt": "_>_", "relation_ge": "_>=_",
+RELATIONS = {"relation_lt": "_<_", "relation_le": "_<=_", "relation_gt": "_>_", "relation_ge": "_>=_",
               "relation_eq": "_==_", "relation_ne": "_!=_", "relation_in": "@in"}
 
 
-def _arguments(children: list) -> list[Tree]:
+def arguments(children: list) -> list[Tree]:
     return list(children[0].children) if children and _is_tree(children[0]) and children[0].data == "exprlist" else []
 
 
@@ -437,7 +430,7 @@ def _is_tree(node: Any) -> bool:
     return hasattr(node, "children")  # a lark Tree; its Tokens are strings
 
 
-def _unary_run(node: Tree) -> tuple[list[str], Tree]:
+def unary_run(node: Tree) -> tuple[list[str], Tree]:
     """The prefix operators in front of an operand (``!!x``: two unary_not) and the operand."""
     run = []
     while _is_tree(node) and node.data == "unary" and len(node.children) == 2:
@@ -592,466 +585,3 @@ def _unescape(code: str) -> str:
     if code[0] in "0123" and len(code) == 3:
         return chr(int(code, 8))
     return _ESCAPES.get(code, "\\" + code)
-
-
-# --- evaluation -------------------------------------------------------------------------------
-
-
-class EvalError(Exception):
-    """An evaluation error, in cel-go's words (``division by zero``, ``integer overflow``, ...)."""
-
-
-@dataclass(frozen=True)
-class Vars:
-    """The variables Karpenter binds for one instance type (its InstanceTypeVars)."""
-
-    vcpus: int
-    memory_mib: int
-    default_enis: int
-    ips_per_eni: int
-    max_pods: int
-    instance_type: str
-
-    def binding(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in VARIABLES}
-
-
-def evaluate(checked: Checked, variables: Vars) -> int | float:
-    """The value of a compiled expression, int or float (a CEL double, maybe non-finite); EvalError on failure,
-    Unsupported where this module cannot follow cel-go."""
-    if not checked.compiles:
-        raise ValueError(f"{checked.expression!r} does not compile")
-    binding = variables.binding()
-    outcome = _evaluated(checked, tuple((name, binding[name]) for name in sorted(checked.names)))
-    if isinstance(outcome, EvalError):
-        raise EvalError(str(outcome))
-    return outcome
-
-
-@lru_cache(maxsize=65536)
-def _evaluated(checked: Checked, binding: tuple[tuple[str, Any], ...]) -> int | float | EvalError:
-    """One evaluation per distinct value of the variables an expression reads: instance types share most."""
-    try:
-        return _Evaluator(dict(binding)).visit(checked.tree)
-    except EvalError as error:
-        return error
-    except RecursionError as error:
-        raise Unsupported("nested too deeply") from error
-    except TypeError:  # a dyn value of a type the function has no overload for, found at run time
-        return EvalError("no such overload")
-
-
-def _int(value: int) -> int:
-    if not INT64_MIN <= value <= INT64_MAX:
-        raise EvalError("integer overflow")
-    return value
-
-
-def _uint(value: int) -> Uint:
-    if not 0 <= value <= UINT64_MAX:
-        raise EvalError("unsigned integer overflow")
-    return Uint(value)
-
-
-def _kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, Uint):
-        return "uint"
-    return {int: "int", float: "double", str: "string", bytes: "bytes", tuple: "list", dict: "map"}.get(type(value), "null_type")
-
-
-def _divide(left: Any, right: Any) -> Any:
-    if isinstance(left, float):
-        if right == 0:
-            return math.copysign(math.inf, left) * math.copysign(1, right) if left and not math.isnan(left) else math.nan
-        return left / right
-    if right == 0:
-        raise EvalError("division by zero")
-    quotient = abs(left) // abs(right) * (1 if (left < 0) == (right < 0) else -1)
-    return _uint(quotient) if isinstance(left, Uint) else _int(quotient)
-
-
-def _modulo(left: int, right: int) -> int:
-    if right == 0:
-        raise EvalError("modulus by zero")
-    if isinstance(left, Uint):
-        return Uint(left % right)
-    if left == INT64_MIN and right == -1:
-        raise EvalError("integer overflow")
-    return left - right * _divide(left, right)  # Go's remainder: the sign of the dividend
-
-
-_ARITHMETIC_KINDS = {"_+_": ("int", "uint", "double", "string", "bytes", "list"), "_%_": ("int", "uint")}
-
-
-def _arith(op: str, left: Any, right: Any) -> Any:
-    if left is None:
-        raise EvalError(f"no such overload: {op}")
-    if _kind(left) != _kind(right) or _kind(left) not in _ARITHMETIC_KINDS.get(op, ("int", "uint", "double")):
-        raise EvalError("no such overload")
-    if op == "_/_":
-        return _divide(left, right)
-    if op == "_%_":
-        return _modulo(left, right)
-    if isinstance(left, (str, bytes, tuple)):
-        return left + right
-    value = {"_+_": lambda: left + right, "_-_": lambda: left - right, "_*_": lambda: left * right}[op]()
-    if isinstance(left, float):
-        return value
-    return _uint(value) if isinstance(left, Uint) else _int(value)
-
-
-def _equal(left: Any, right: Any) -> bool:
-    numeric = ("int", "uint", "double")
-    if _kind(left) in numeric and _kind(right) in numeric:
-        return left == right
-    if _kind(left) != _kind(right):
-        return False
-    if isinstance(left, tuple):
-        return len(left) == len(right) and all(_equal(a, b) for a, b in zip(left, right, strict=True))
-    if isinstance(left, dict):
-        return left.keys() == right.keys() and all(_equal(left[k], right[k]) for k in left)
-    return left == right
-
-
-def _compare(op: str, left: Any, right: Any) -> bool:
-    numeric = {_kind(left), _kind(right)} <= {"int", "uint", "double"}  # cel-go compares numbers across types at runtime
-    if left is None:
-        raise EvalError(f"no such overload: {op}")
-    if not numeric and (_kind(left) != _kind(right) or isinstance(left, (tuple, dict))):
-        raise EvalError("no such overload")
-    return {"_<_": left < right, "_<=_": left <= right, "_>_": left > right, "_>=_": left >= right}[op]
-
-
-_GO_INT = re.compile(r"^[+-]?\d+$")
-_GO_UINT = re.compile(r"^\d+$")
-# Go's ParseFloat: its float literals (underscores between digits, hex with a p exponent) and inf/nan words.
-_DIGITS, _HEX = r"\d(?:_?\d)*", r"[0-9a-fA-F](?:_?[0-9a-fA-F])*"
-_GO_FLOAT = re.compile(rf"^[+-]?(?:(?:{_DIGITS}(?:\.(?:{_DIGITS})?)?|\.{_DIGITS})(?:[eE][+-]?{_DIGITS})?|inf|infinity|nan)$", re.I)
-_GO_HEX_FLOAT = re.compile(rf"^[+-]?0[xX]_?(?:{_HEX}(?:\.(?:{_HEX})?)?|\.{_HEX})[pP][+-]?{_DIGITS}$")
-
-
-def _to_int(value: Any) -> int:
-    if isinstance(value, float):
-        if math.isnan(value) or not INT64_MIN < value < INT64_MAX:
-            raise EvalError("integer overflow")
-        return int(value)
-    if isinstance(value, str):
-        if not _GO_INT.match(value) or not INT64_MIN <= int(value) <= INT64_MAX:
-            raise EvalError("type conversion error from 'string' to 'int'")
-        return int(value)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise EvalError(f"no such overload: int({_kind(value)})")
-    return _int(int(value))
-
-
-def _to_uint(value: Any) -> Uint:
-    if isinstance(value, float):
-        if math.isnan(value) or not 0 <= value < UINT64_MAX:
-            raise EvalError("unsigned integer overflow")
-        return Uint(int(value))
-    if isinstance(value, str):
-        if not _GO_UINT.match(value) or int(value) > UINT64_MAX:
-            raise EvalError("type conversion error from 'string' to 'uint'")
-        return Uint(int(value))
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise EvalError(f"no such overload: uint({_kind(value)})")
-    return _uint(int(value))
-
-
-def _to_double(value: Any) -> float:
-    if isinstance(value, str):
-        text = value.lower().lstrip("+-")
-        number = float(value) if _GO_FLOAT.match(value) else None
-        if _GO_HEX_FLOAT.match(value):
-            number = float.fromhex(value.replace("_", ""))
-        if number is None or (math.isinf(number) and text not in ("inf", "infinity")):
-            raise EvalError("type conversion error from 'string' to 'double'")
-        return number
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise EvalError(f"no such overload: double({_kind(value)})")
-    return float(value)
-
-
-def _to_string(value: Any) -> str:
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, float):
-        raise Unsupported("string(double) is not modelled")
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
-    if isinstance(value, (int, str)):
-        return str(value)
-    raise EvalError(f"no such overload: string({_kind(value)})")
-
-
-def _to_bool(value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    truth = {"1": True, "t": True, "T": True, "TRUE": True, "true": True, "True": True,
-             "0": False, "f": False, "F": False, "FALSE": False, "false": False, "False": False}
-    if isinstance(value, str) and value in truth:
-        return truth[value]
-    raise EvalError("type conversion error from 'string' to 'bool'")
-
-
-def _size(value: Any) -> int:
-    if isinstance(value, (str, bytes, tuple, dict)):
-        return len(value)
-    raise EvalError("no such overload: size")
-
-
-def _pick(name: str, better: Callable[[Any, Any], bool]) -> Callable[[Any, Any], Any]:
-    """Karpenter's max/min: the left argument when strictly better, else the right (a NaN on the left loses)."""
-    def choose(left: Any, right: Any) -> Any:
-        if not {_kind(left), _kind(right)} <= {"int", "double"}:
-            raise EvalError(f"no such overload: {name}({_kind(left)}, {_kind(right)})")
-        if isinstance(left, float) or isinstance(right, float):
-            left, right = float(left), float(right)
-        return left if better(left, right) else right
-    return choose
-
-
-def _matches(text: str, pattern: str) -> bool:
-    try:
-        return re.search(pattern, text) is not None
-    except re.error as error:
-        raise Unsupported("a pattern Python cannot read") from error
-
-
-_FUNCTIONS: Mapping[str, Callable[..., Any]] = {
-    "max": _pick("max", lambda a, b: a > b), "min": _pick("min", lambda a, b: a < b), "size": _size,
-    "int": _to_int, "uint": _to_uint, "double": _to_double, "string": _to_string, "bool": _to_bool,
-    "bytes": lambda v: v.encode() if isinstance(v, str) else v, "dyn": lambda v: v, "matches": _matches,
-    "contains": lambda text, part: part in text, "startsWith": str.startswith, "endsWith": str.endswith,
-}
-
-
-class _Evaluator:
-    """Evaluates a tree the checker accepted, with cel-go's runtime semantics."""
-
-    def __init__(self, binding: Mapping[str, Any]) -> None:
-        self.binding = binding
-
-    def visit(self, node: Tree) -> Any:
-        return getattr(self, f"_{node.data}")(node)
-
-    def _expr(self, node: Tree) -> Any:
-        if len(node.children) == 1:
-            return self.visit(node.children[0])
-        condition, yes, no = node.children
-        chosen = self.visit(condition)
-        if not isinstance(chosen, bool):
-            raise EvalError("no such overload")
-        return self.visit(yes) if chosen else self.visit(no)
-
-    def _logical(self, node: Tree, decisive: bool) -> Any:
-        """CEL's commutative && / ||: a decisive side wins even over an error on the other."""
-        if len(node.children) == 1:
-            return self.visit(node.children[0])
-        outcomes = []
-        for side in node.children:
-            try:
-                value = self.visit(side)
-            except EvalError as error:
-                outcomes.append(error)
-                continue
-            if not isinstance(value, bool):
-                outcomes.append(EvalError("no such overload"))
-                continue
-            if value is decisive:
-                return decisive
-            outcomes.append(value)
-        for outcome in outcomes:
-            if isinstance(outcome, EvalError):
-                raise outcome
-        return not decisive
-
-    def _conditionalor(self, node: Tree) -> Any:
-        return self._logical(node, True)
-
-    def _conditionaland(self, node: Tree) -> Any:
-        return self._logical(node, False)
-
-    def _relation(self, node: Tree) -> Any:
-        if len(node.children) == 1:
-            return self.visit(node.children[0])
-        op, right = node.children
-        left_value, right_value = self.visit(op.children[0]), self.visit(right)
-        name = _RELATIONS[op.data]
-        if name == "_==_":
-            return _equal(left_value, right_value)
-        if name == "_!=_":
-            return not _equal(left_value, right_value)
-        if name == "@in":
-            members = right_value.keys() if isinstance(right_value, dict) else right_value
-            return any(_equal(left_value, m) for m in members)
-        return _compare(name, left_value, right_value)
-
-    def _arithmetic(self, node: Tree, names: Mapping[str, str]) -> Any:
-        if len(node.children) == 1:
-            return self.visit(node.children[0])
-        op, right = node.children
-        return _arith(names[op.data], self.visit(op.children[0]), self.visit(right))
-
-    def _addition(self, node: Tree) -> Any:
-        return self._arithmetic(node, _ADDITIONS)
-
-    def _multiplication(self, node: Tree) -> Any:
-        return self._arithmetic(node, _MULTIPLICATIONS)
-
-    def _unary(self, node: Tree) -> Any:
-        if len(node.children) == 1:
-            return self.visit(node.children[0])
-        run, operand = _unary_run(node)
-        value = self.visit(operand)
-        if len(run) % 2 == 0:
-            return value
-        if run[0] == "unary_not":
-            if not isinstance(value, bool):
-                raise EvalError("no such overload")
-            return not value
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or isinstance(value, Uint):
-            raise EvalError("no such overload")
-        return -value if isinstance(value, float) else _int(-value)
-
-    def _member(self, node: Tree) -> Any:
-        return self.visit(node.children[0])
-
-    _primary = _paren_expr = _member
-
-    def _member_dot(self, node: Tree) -> Any:
-        target, name = node.children
-        value = self.visit(target)
-        if not isinstance(value, dict) or name.value not in value:
-            raise EvalError(f"no such key: {name.value}")
-        return value[name.value]
-
-    def _member_dot_arg(self, node: Tree) -> Any:
-        target, name, *rest = node.children
-        return _FUNCTIONS[name.value](self.visit(target), *(self.visit(a) for a in _arguments(rest)))
-
-    def _member_index(self, node: Tree) -> Any:
-        target, index = node.children
-        container, key = self.visit(target), self.visit(index)
-        if isinstance(container, tuple):
-            if not isinstance(key, int) or isinstance(key, bool) or not 0 <= key < len(container):
-                raise EvalError(f"index out of bounds: {key}")
-            return container[key]
-        if isinstance(container, dict):
-            found = next((k for k in container if _equal(k, key) and _kind(k) == _kind(key)), _MISSING)
-            if found is _MISSING:
-                raise EvalError(f"no such key: {key}")
-            return container[found]
-        raise EvalError("no such overload")
-
-    def _ident(self, node: Tree) -> Any:
-        return self.binding[node.children[0].value]
-
-    def _ident_arg(self, node: Tree) -> Any:
-        name, *rest = node.children
-        return _FUNCTIONS[name.value](*(self.visit(a) for a in _arguments(rest)))
-
-    def _list_lit(self, node: Tree) -> Any:
-        return tuple(self.visit(e) for e in _arguments(node.children))
-
-    def _map_lit(self, node: Tree) -> Any:
-        entries = node.children[0].children if node.children else []
-        values = [self.visit(e) for e in entries]
-        return dict(zip(values[0::2], values[1::2], strict=True))
-
-    def _literal(self, node: Tree) -> Any:
-        return literal(node.children[0])
-
-
-_MISSING = object()
-
-
-# --- Karpenter's words ------------------------------------------------------------------------
-# Karpenter wraps cel-go's errors with operatorpkg's serrors: "<what> (<key>=<value>, ...)", keys
-# sorted, one parenthesis per wrap (pkg/cel/environment.go, pkg/controllers/nodeclass/validation.go,
-# pkg/providers/instancetype/types.go in v1.15.0).
-
-
-def _wrap(text: str, **values: Any) -> str:
-    shown = ", ".join(f"{key.replace('_', '-')}={values[key]}" for key in sorted(values))
-    return f"{text} ({shown})"
-
-
-def _go_float(value: float) -> str:
-    return "NaN" if math.isnan(value) else ("+Inf" if value > 0 else "-Inf")
-
-
-def compile_failure(field_path: str, checked: Checked, *, snippets: bool = True) -> str | None:
-    """The KubeletExpressionInvalid message for an expression that does not compile, or None (it compiles,
-    or this module cannot tell). Without ``snippets`` it fits one line (cel-go's caret lines left out)."""
-    if checked.unsupported is not None:
-        return None
-    if checked.issues:
-        inner = _wrap(f"compiling expression, {checked.errors(snippets=snippets)}", expression=checked.expression)
-    elif not checked.numeric:
-        inner = _wrap("expression must return int or double", expression=checked.expression, output_type=checked.output)
-    else:
-        return None
-    return _wrap(f"validating expression, {inner}", field=field_path)
-
-
-@dataclass(frozen=True)
-class Result:
-    """One expression evaluated for one instance type as Karpenter's EvaluateExpression reads it."""
-
-    value: int | None = None  # the int64 Karpenter keeps (a double truncated toward zero)
-    error: str | None = None  # its error, in Karpenter's words, before the caller's wrap
-
-
-def result(checked: Checked, variables: Vars) -> Result:
-    """Karpenter's EvaluateExpression: an int64, or an error (cel-go's, or a non-finite double); Unsupported
-    where this module cannot follow cel-go."""
-    where = {"expression": checked.expression, "instance_type": variables.instance_type}
-    try:
-        value = evaluate(checked, variables)
-    except EvalError as error:
-        return Result(error=_wrap(f"evaluating expression, {error}", **where))
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            return Result(error=_wrap("expression returned a non-finite value", **where, value=_go_float(value)))
-        # Go's int64(float64) on amd64: a value out of range becomes the minimum int64.
-        return Result(INT64_MIN if not INT64_MIN <= value < 2.0**63 else int(value))
-    return Result(int(value))
-
-
-def max_pods_failure(checked: Checked, variables: Vars, outcome: Result) -> str | None:
-    """resolveMaxPods' error for one instance type, or None when the value is usable."""
-    where = {"expression": checked.expression, "instance_type": variables.instance_type}
-    if outcome.error is not None:
-        return _wrap(f"evaluating maxPods expression, {outcome.error}", **where)
-    if outcome.value is not None and not 0 <= outcome.value <= INT32_MAX:
-        return _wrap(f"maxPods expression evaluated to a value outside the valid range [0, {INT32_MAX}]", **where, result=outcome.value)
-    return None
-
-
-def reserved_failure(checked: Checked, variables: Vars, outcome: Result, field_name: str, key: str) -> str | None:
-    """evaluateResourceExpressions' error for one kubeReserved/systemReserved entry, or None."""
-    where = {"expression": checked.expression, "instance_type": variables.instance_type, "field": field_name, "key": key}
-    if outcome.error is not None:
-        return _wrap(f"evaluating kubelet resource expression, {outcome.error}", **where)
-    if outcome.value is not None and outcome.value < 0:
-        return _wrap("kubelet resource expression evaluated to a negative value", **where, result=outcome.value)
-    return None
-
-
-def _round_up(value: int, granularity: int) -> int:
-    if granularity <= 1 or value <= 0 or value % granularity == 0 or value > INT64_MAX - granularity:
-        return value
-    return (value // granularity + 1) * granularity
-
-
-def reserved_quantity(key: str, value: int) -> str:
-    """The quantity Karpenter writes for a reserved-resource result: cpu in m (up to 10m), memory in Mi
-    (up to 16Mi), ephemeral-storage in Gi, anything else bare."""
-    if key == "cpu":
-        return f"{_round_up(value, 10)}m"
-    if key == "memory":
-        return f"{_round_up(value, 16)}Mi"
-    return f"{value}Gi" if key == "ephemeral-storage" else str(value)
