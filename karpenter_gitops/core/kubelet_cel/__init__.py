@@ -45,7 +45,7 @@ def _go_float(value: float) -> str:
 
 def compile_failure(field_path: str, checked: Checked, *, snippets: bool = True) -> str | None:
     """The KubeletExpressionInvalid message for an expression that does not compile, or None (it compiles,
-    or this module cannot tell). Without ``snippets`` it fits one line (cel-go's caret lines left out)."""
+    or we cannot tell). Without ``snippets`` it fits one line (cel-go's caret lines left out)."""
     if checked.unsupported is not None:
         return None
     if checked.issues:
@@ -67,7 +67,7 @@ class Result:
 
 def result(checked: Checked, variables: Vars) -> Result:
     """Karpenter's EvaluateExpression: an int64, or an error (cel-go's, or a non-finite double); Unsupported
-    where this module cannot follow cel-go."""
+    where we cannot follow cel-go."""
     where = {"expression": checked.expression, "instance_type": variables.instance_type}
     try:
         value = evaluate(checked, variables)

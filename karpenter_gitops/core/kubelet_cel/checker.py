@@ -120,7 +120,7 @@ class Issue:
 
 
 class Unsupported(Exception):
-    """The expression uses CEL this module does not model; there is no verdict."""
+    """The expression uses CEL we do not model; there is no verdict."""
 
 
 @dataclass(frozen=True)

@@ -54,7 +54,7 @@ class Vars:
 
 def evaluate(checked: Checked, variables: Vars) -> int | float:
     """The value of a compiled expression, int or float (a CEL double, maybe non-finite); EvalError on failure,
-    Unsupported where this module cannot follow cel-go."""
+    Unsupported where we cannot follow cel-go."""
     if not checked.compiles:
         raise ValueError(f"{checked.expression!r} does not compile")
     binding = variables.binding()
