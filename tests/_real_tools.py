@@ -26,6 +26,7 @@ HOW_TO_GET = {
     "kube-apiserver": "run `make tools` (needs Go 1.26) or set KUBEBUILDER_ASSETS to envtest's binaries",
     "etcd": "run `make tools` (needs Go 1.26) or set KUBEBUILDER_ASSETS to envtest's binaries",
     "kube-controller-manager": "run `make tools` (needs Go 1.26) or put kube-controller-manager on PATH",
+    "kubelet-cel": "run `make tools` (needs Go 1.26): it is our own cel-go program under tools/cel",
 }
 
 

@@ -1,4 +1,4 @@
-"""Build the real Pulumi, Kubernetes and etcd binaries from our Go modules (``make tools``).
+"""Build the real Pulumi, Kubernetes, etcd and cel-go binaries from our Go modules (``make tools``).
 
 Each folder beside this file is one Go module of ours for one tool family, so their requirements
 never meet (minimal version selection would upgrade one family's dependencies for another's sake).
@@ -70,7 +70,7 @@ K8S_PROVIDER_RELEASE = "4.25.0"
 
 def families() -> list[Family]:
     """The tool families, with versions read from their go.mod files."""
-    pulumi, provider, kube = TOOLS / "pulumi", TOOLS / "pulumi-kubernetes", TOOLS / "kube"
+    pulumi, provider, kube, cel = TOOLS / "pulumi", TOOLS / "pulumi-kubernetes", TOOLS / "kube", TOOLS / "cel"
     cli = _module_version(pulumi, PULUMI_PKG)
     pulumi_version = (f"-X {PULUMI_SDK}/go/common/version.Version={cli}",)
     k8s = _module_version(kube, "k8s.io/kubernetes")
@@ -114,6 +114,8 @@ def families() -> list[Family]:
             ),
             versions={"kube-apiserver": k8s, "kube-controller-manager": k8s, "etcd": _module_version(kube, "go.etcd.io/etcd/server/v3")},
         ),
+        # cel-go at the version Karpenter 1.15 pins, in Karpenter's kubelet-expression environment (differential tests).
+        Family("cel", (Binary("kubelet-cel", "."),), versions={"kubelet-cel": _module_version(cel, "github.com/google/cel-go")}),
     ]
 
 

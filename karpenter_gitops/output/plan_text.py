@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from karpenter_gitops.core.overlays import FirstChoice
@@ -42,7 +43,8 @@ def _node_class(console: Console, name: str, plan: NodeClassPlan) -> None:
     if unhealthy:
         conditions = Table("condition", "status", "reason", "message", box=None, pad_edge=False)
         for c in unhealthy:
-            conditions.add_row(c.type, f"[{_STATUS_STYLE[c.status]}]{c.status}[/]", c.reason, c.message)
+            # messages quote user text ("kubeReserved[cpu]") that rich would read as its markup
+            conditions.add_row(c.type, f"[{_STATUS_STYLE[c.status]}]{c.status}[/]", escape(c.reason or ""), escape(c.message or ""))
         console.print(conditions)
     if plan.amis:
         amis = Table("AMI", "serves", "name", box=None, pad_edge=False)
@@ -162,7 +164,7 @@ def print_plan(plan: Plan, console: Console) -> None:
         console.rule("[bold]findings[/]", align="left")
         for f in plan.findings:
             style = _SEVERITY_STYLE[f.severity.value]
-            console.print(f"  [{style}]{f.severity.value:<7}[/] {f.kind}/{f.name} {f.path}: {f.message}  [dim]\\[{f.rule}][/]")
+            console.print(f"  [{style}]{f.severity.value:<7}[/] {f.kind}/{f.name} {escape(f.path)}: {escape(f.message)}  [dim]\\[{f.rule}][/]")
         console.print()
     for note in plan.transient:
         console.print(f"[yellow]transient:[/] {note}")

@@ -71,6 +71,7 @@ class _Resolved:
     amis: StepOutcome
     subnets: StepOutcome
     ami_resolution: ami_provider.AMIResolution
+    expressions: tuple[kubelet_rules.Evaluated, ...] = ()  # its kubelet expressions per instance type (1.15+)
 
 
 def uses_alias(inputs: Inputs) -> bool:
@@ -107,7 +108,7 @@ def reconcile(
     for node_class in inputs.node_classes:
         say(f"resolving EC2NodeClass {node_class.name}")
         resolved[node_class.name] = _resolve_node_class(
-            aws, node_class, kubernetes_version, version, inputs.cluster, observed, transient
+            aws, node_class, kubernetes_version, version, inputs.cluster, catalogue, observed, transient
         )
 
     mapper, labelled = None, None
@@ -121,6 +122,8 @@ def reconcile(
     for pool in inputs.node_pools:
         say(f"mapping NodePool {pool.name}")
         pools[pool.name] = _map_node_pool(pool, inputs, resolved, catalogue, mapper, observed)
+    for node_class in inputs.node_classes:
+        observed.extend(_unusable_values(node_class, resolved[node_class.name].expressions, pools))
 
     stalled, seen = overlays.stalled_pools(inputs, version, _unlistable(inputs, resolved))
     observed.extend(seen)
@@ -192,6 +195,7 @@ def _resolve_node_class(
     kubernetes_version: str | None,
     version: versions.Version,
     cluster: Cluster,
+    catalogue: Catalogue,
     observed: list[Observation],
     transient: list[str],
 ) -> _Resolved:
@@ -215,11 +219,13 @@ def _resolve_node_class(
             transient.append(f"EC2NodeClass {node_class.name}: {what} unverified: {outcome.message}")
     observed.extend(_live_observations(node_class, resolution, subnet_outcome, group_outcome, profile_outcome))
     observed.extend(_image_observations(node_class, resolution.amis, kubernetes_version))
+    evaluated, expressions = _expression_step(node_class, version, cluster, catalogue)
+    observed.extend(_failed_expressions(node_class, evaluated))
 
     plan = NodeClassPlan(
         conditions=conditions.predict_conditions(
             amis=amis, subnets=subnet_outcome, security_groups=group_outcome, instance_profile=profile_outcome,
-            spec=_spec_validation(node_class, version, cluster),
+            spec=_spec_validation(node_class, version, cluster), expressions=expressions,
         ),
         amis=resolution.amis,
         skipped_amis=resolution.skipped,
@@ -227,7 +233,7 @@ def _resolve_node_class(
         security_groups=groups,
         instance_profile=profile_name,
     )
-    return _Resolved(plan, amis, subnet_outcome, resolution)
+    return _Resolved(plan, amis, subnet_outcome, resolution, tuple(evaluated))
 
 
 def _spec_validation(node_class: EC2NodeClass, version: versions.Version, cluster: Cluster) -> StepOutcome | None:
@@ -236,6 +242,57 @@ def _spec_validation(node_class: EC2NodeClass, version: versions.Version, cluste
         return None
     failure = kubelet_rules.validation_failure(node_class, cluster)
     return StepOutcome.not_found(failure[1], failure[0]) if failure else None
+
+
+def _expression_step(
+    node_class: EC2NodeClass, version: versions.Version, cluster: Cluster, catalogue: Catalogue
+) -> tuple[list[kubelet_rules.Evaluated], StepOutcome | None]:
+    """The kubelet expressions evaluated for every instance type of the catalogue, as Karpenter 1.15 does
+    once the class's dependencies are resolved; until its catalogue is loaded Karpenter requeues."""
+    if version < kubelet_rules.OPEN or not kubelet_rules.evaluates(node_class, cluster):
+        return [], None
+    if not catalogue.hydrated:
+        return [], StepOutcome.awaiting("the instance-type catalogue")
+    evaluated = kubelet_rules.evaluate_expressions(node_class, catalogue.instance_types)
+    failure = kubelet_rules.first_failure(evaluated)
+    return evaluated, (StepOutcome.not_found(failure, kubelet_rules.EVALUATION_FAILED) if failure else None)
+
+
+def _listed(names: list[str], limit: int = 3) -> str:
+    return ", ".join(names[:limit]) + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def _failed_expressions(node_class: EC2NodeClass, evaluated: list[kubelet_rules.Evaluated]) -> list[Observation]:
+    """One finding per expression that fails on some instance type: how many, which, and Karpenter's words for the first."""
+    by_path: dict[str, list[kubelet_rules.Evaluated]] = {}
+    for e in evaluated:
+        if e.failure:
+            by_path.setdefault(e.path, []).append(e)
+    types = len({e.instance_type for e in evaluated})
+    found = []
+    for path, failed in by_path.items():
+        message = f"fails on {len(failed)} of {types} instance types ({_listed([e.instance_type for e in failed])}): {failed[0].failure}"
+        violation = Violation(path, message, kubelet_rules.failure_hint(failed[0].failure or ""))
+        found.append(Observation(live.KUBELET_EXPRESSION_FAILED, node_class.kind, node_class.name, violation, node_class.source))
+    return found
+
+
+def _unusable_values(
+    node_class: EC2NodeClass, evaluated: tuple[kubelet_rules.Evaluated, ...], pools: dict[str, NodePoolPlan]
+) -> list[Observation]:
+    """Values Karpenter accepts but no node can use, on the instance types the class's NodePools launch
+    (every type of the catalogue when none of them maps)."""
+    launched = {t for p in pools.values() if p.node_class == node_class.name and p.mapping for t in p.mapping.instance_types}
+    by_path: dict[str, list[str]] = {}
+    for e in evaluated:
+        if (not launched or e.instance_type in launched) and (problem := kubelet_rules.implausible(e)):
+            by_path.setdefault(e.path, []).append(f"{e.instance_type}: {problem}")
+    return [
+        Observation(live.KUBELET_EXPRESSION_UNUSABLE, node_class.kind, node_class.name,
+                    Violation(path, f"gives a value no node can use on {len(problems)} instance type(s): {_listed(problems, 2)}"),
+                    node_class.source)
+        for path, problems in by_path.items()
+    ]
 
 
 def _lookup(resolve: Callable[[], tuple], empty_message: str) -> tuple[tuple, StepOutcome]:

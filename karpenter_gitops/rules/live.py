@@ -23,10 +23,12 @@ AMI_KUBERNETES_VERSION = "live/ami-kubernetes-version"
 OVERLAY_CONFLICT = "live/overlay-conflict"
 OVERLAY_MATCHES_NOTHING = "live/overlay-matches-nothing"
 OVERLAY_EVALUATION_STALLED = "live/overlay-evaluation-stalled"
+KUBELET_EXPRESSION_FAILED = "live/kubelet-expression-failed"
+KUBELET_EXPRESSION_UNUSABLE = "live/kubelet-expression-unusable"
 
 
-def _live(id: str, severity: Severity, kind: str, doc: str, fix: str, since=None) -> None:
-    rule(id, severity, (kind,), doc, fix, stage=Stage.LIVE, origin="ours", since=since)
+def _live(id: str, severity: Severity, kind: str, doc: str, fix: str, **declared) -> None:
+    rule(id, severity, (kind,), doc, fix, stage=Stage.LIVE, origin="ours", **declared)
 
 
 _live(
@@ -130,4 +132,27 @@ rule(
     stage=Stage.LIVE,
     since=NODEOVERLAY_SINCE,
     until=(1, 13),
+)
+_live(
+    KUBELET_EXPRESSION_FAILED,
+    Severity.ERROR,
+    EC2NODECLASS,
+    "From Karpenter 1.15 with the NodeClassCEL gate on, Karpenter evaluates the kubelet expressions for every "
+    "instance type of the region; one that fails on any of them (division by zero, integer overflow, a "
+    "non-finite double, a negative reservation, a maxPods outside 0..2147483647) makes the class "
+    "ValidationSucceeded=False (KubeletExpressionEvaluationFailed), and no node launches. Good: "
+    "\"max(70, vcpus * 10)\". Bad: \"memory_mib / (default_enis - 2)\" on the types with two ENIs.",
+    "Make the expression total: guard divisors (x > 0 ? a / x : a), keep int arithmetic within int64, clamp with max/min.",
+    since=(1, 15),
+)
+_live(
+    KUBELET_EXPRESSION_UNUSABLE,
+    Severity.WARNING,
+    EC2NODECLASS,
+    "A kubelet expression Karpenter accepts gives, on instance types the class's NodePools launch, a value no "
+    "node can use: maxPods 0, above EKS's 250, or above 110 on fewer than 30 vCPUs; a kubeReserved or "
+    "systemReserved cpu or memory at least the type's own. Good: \"min(max_pods, 110)\". Bad: kubeReserved "
+    "memory \"memory_mib\" (all of it).",
+    "Scale the value with the type (memory_mib / 10, vcpus * 10) and bound it with min/max, or narrow the NodePool's instance types.",
+    since=(1, 15),
 )
