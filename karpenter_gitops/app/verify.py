@@ -15,7 +15,7 @@ from karpenter_gitops.adapters import kube
 from karpenter_gitops.app.sources import Sources
 from karpenter_gitops.core import verify as compare
 from karpenter_gitops.core.inputs import Inputs
-from karpenter_gitops.core.model import EC2NODECLASS, NAMESPACED
+from karpenter_gitops.core.model import EC2NODECLASS, NAMESPACED, NODEOVERLAY
 from karpenter_gitops.core.plan import Plan
 from karpenter_gitops.output.render import manifest
 from karpenter_gitops.rules.crd_engine import as_stored
@@ -74,7 +74,12 @@ def verify_sources(
         for name, predicted in sorted(planned.node_classes.items()):
             stored = live.objects.get((EC2NODECLASS, name))
             if stored is not None and name not in waiting:
-                differences += compare.conditions(name, predicted, stored)
+                differences += compare.conditions(f"{EC2NODECLASS}/{name}", predicted.conditions, stored)
+        overlays = planned.node_overlays
+        for name in sorted(overlays.conditions) if overlays and overlays.not_applied is None else ():
+            stored = live.objects.get((NODEOVERLAY, name))
+            if stored is not None and compare.has_conditions(stored):  # none yet: Karpenter has not reconciled it
+                differences += compare.conditions(f"{NODEOVERLAY}/{name}", overlays.predicted(name), stored)
         differences += compare.nodes(planned.node_pools, live.fleet)
         checked["NodeClaim"] = len(live.fleet)
     ours = {(obj.kind, obj.name) for obj in inputs.objects}

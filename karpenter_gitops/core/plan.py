@@ -136,11 +136,16 @@ class OverlayPlan:
     prices: str = ""  # where the base prices come from
     base_prices: Mapping[str, float] = field(default_factory=dict)  # unpriced instance types an overlay prices (1.14+)
 
+    def predicted(self, name: str) -> tuple[Condition, ...]:
+        """The overlay's conditions as Karpenter writes them: ValidationSucceeded, and Ready rolled up from it."""
+        condition = self.conditions[name]
+        return tuple(sorted([condition, roll_up([condition])], key=lambda c: c.type))
+
     def to_json(self) -> dict:
         overlays = {}
-        for name, condition in sorted(self.conditions.items()):
+        for name in sorted(self.conditions):
             conflict = self.conflicts.get(name)
-            predicted = sorted([condition, roll_up([condition])], key=lambda c: c.type)  # Ready rolls ValidationSucceeded up
+            predicted = self.predicted(name)
             overlays[name] = {"conditions": [c.to_json() for c in predicted], **({"conflict": conflict.to_json()} if conflict else {})}
         return {
             "notApplied": self.not_applied,

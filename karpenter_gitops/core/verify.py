@@ -5,8 +5,8 @@ Three questions, each a category of :class:`Difference`:
 * ``drift``: a live spec that is not what Git renders. Both sides are compared as the API server
   stores them (the caller fills the CRD's defaults into the rendered side), so a field the server
   defaulted is not drift, and one set out of band (``kubectl edit``) is.
-* ``prediction``: a status condition of an EC2NodeClass whose status or reason is not the one
-  ``plan`` predicted (messages are shown, not compared: Karpenter's carry ids and timings).
+* ``prediction``: a status condition of an EC2NodeClass or a NodeOverlay whose status or reason is
+  not the one ``plan`` predicted (messages are shown, not compared: Karpenter's carry ids and timings).
 * ``node``: a NodeClaim whose instance type its NodePool cannot launch as predicted, or whose image
   is not the one the prediction maps that instance type to.
 """
@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from karpenter_gitops.core.cluster import FleetNode
-from karpenter_gitops.core.plan import NodeClassPlan, NodePoolPlan
+from karpenter_gitops.core.plan import NodePoolPlan
+from karpenter_gitops.core.resolved import Condition
 
 DRIFT, PREDICTION, NODE = "drift", "prediction", "node"
 CATEGORIES = (DRIFT, PREDICTION, NODE)
@@ -129,16 +130,16 @@ def drift(kind: str, name: str, rendered: Mapping[str, Any], stored: Mapping[str
     return found
 
 
-def conditions(name: str, predicted: NodeClassPlan, stored: Mapping[str, Any]) -> list[Difference]:
-    """Predicted conditions whose status or reason the live EC2NodeClass does not report."""
+def conditions(obj: str, predicted: Iterable[Condition], stored: Mapping[str, Any]) -> list[Difference]:
+    """Predicted conditions (of ``obj``, Kind/name) whose status or reason the stored object does not report."""
     listed = _mapping(stored.get("status")).get("conditions")
     live = {c.get("type"): c for c in listed if isinstance(c, Mapping)} if isinstance(listed, list) else {}
     found = []
-    for condition in predicted.conditions:
+    for condition in predicted:
         have = live.get(condition.type)
         want = f"{condition.status} ({condition.reason})" if condition.reason else condition.status
         if have is None:
-            found.append(Difference(PREDICTION, f"EC2NodeClass/{name}", f"status.conditions[{condition.type}]", want, None,
+            found.append(Difference(PREDICTION, obj, f"status.conditions[{condition.type}]", want, None,
                                     "Karpenter reports no such condition"))
             continue
         reason = have.get("reason") or ""
@@ -147,8 +148,13 @@ def conditions(name: str, predicted: NodeClassPlan, stored: Mapping[str, Any]) -
             got = f"{have.get('status')} ({reason})" if reason else str(have.get("status"))
             message = str(have.get("message") or "")
             note = f"Karpenter says: {message}" if message else f"predicted: {condition.message}"
-            found.append(Difference(PREDICTION, f"EC2NodeClass/{name}", f"status.conditions[{condition.type}]", want, got, note))
+            found.append(Difference(PREDICTION, obj, f"status.conditions[{condition.type}]", want, got, note))
     return found
+
+
+def has_conditions(stored: Mapping[str, Any]) -> bool:
+    listed = _mapping(stored.get("status")).get("conditions")
+    return isinstance(listed, list) and bool(listed)
 
 
 def unreconciled(stored: Mapping[str, Any]) -> bool:

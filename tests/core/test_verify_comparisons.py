@@ -68,7 +68,7 @@ PLAN = NodeClassPlan(conditions=(Condition("AMIsReady", "True", "AMIsReady"), Co
 def test_conditions_compare_status_and_reason_not_message():
     stored = {"status": {"conditions": [{"type": "AMIsReady", "status": "True", "reason": "AMIsReady", "message": "other words"},
                                         {"type": "Ready", "status": "False", "reason": "UnhealthyDependents", "message": "AMIsReady=False"}]}}
-    (found,) = verify.conditions("c", PLAN, stored)
+    (found,) = verify.conditions("EC2NodeClass/c", PLAN.conditions, stored)
     assert (found.path, found.expected, found.actual) == ("status.conditions[Ready]", "True (Ready)", "False (UnhealthyDependents)")
 
 
@@ -94,9 +94,9 @@ def test_hostile_stored_objects_never_raise(stored, conditions):
     rendered = {"spec": {"role": "R"}, "metadata": {"labels": {"a": "b"}}}
     for hostile in (stored, {"spec": stored, "metadata": conditions, "status": conditions}, {"metadata": {"labels": conditions}}):
         verify.drift("EC2NodeClass", "x", rendered, hostile)
-        verify.conditions("x", PLAN, hostile)
+        verify.conditions("EC2NodeClass/x", PLAN.conditions, hostile)
         verify.unreconciled(hostile)
-    verify.conditions("x", PLAN, {"status": {"conditions": conditions}})
+    verify.conditions("EC2NodeClass/x", PLAN.conditions, {"status": {"conditions": conditions}})
     verify.unreconciled({"metadata": stored, "status": {"conditions": conditions}})
 
 

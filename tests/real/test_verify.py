@@ -203,3 +203,28 @@ def test_a_wrong_context_and_a_cluster_nobody_answers(api_server, tmp_path, caps
     code, out, err = run(capsys, "verify", "--manifests", str(manifests), "--no-predict", "--kubeconfig", str(tmp_path / "kc"))
     assert code == 3 and out == ""
     assert err == f"karpenter-gitops: cannot verify now: cannot reach the API server at https://127.0.0.1:{port}: MaxRetryError\n"
+
+
+def test_a_nodeoverlay_condition_other_than_predicted_is_reported(applied, api_server, capsys, tmp_path):
+    """A same-weight conflict plan predicts (Conflict), where the cluster says the overlay is fine."""
+    name, manifests, planned, api = applied
+    as_predicted(api, name, planned)
+    overlays = [{"apiVersion": "karpenter.sh/v1alpha1", "kind": "NodeOverlay", "metadata": {"name": f"{name}-{side}"},
+                 "spec": {"weight": 10, "priceAdjustment": change,
+                          "requirements": [{"key": "karpenter.sh/nodepool", "operator": "In", "values": [name]}]}}
+                for side, change in (("a", "-10%"), ("b", "+5%"))]
+    with_overlays = tmp_path / "with-overlays.yaml"
+    with_overlays.write_text(manifests.read_text() + "---\n" + yaml.safe_dump_all(overlays))
+    now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    for overlay in overlays:
+        api.create_cluster_custom_object("karpenter.sh", "v1alpha1", "nodeoverlays", overlay)
+        stored = api.get_cluster_custom_object("karpenter.sh", "v1alpha1", "nodeoverlays", overlay["metadata"]["name"])
+        stored["status"] = {"conditions": [{"type": kind, "status": "True", "reason": kind, "message": "",
+                                            "lastTransitionTime": now, "observedGeneration": 1}
+                                           for kind in ("Ready", "ValidationSucceeded")]}
+        api.replace_cluster_custom_object_status("karpenter.sh", "v1alpha1", "nodeoverlays", overlay["metadata"]["name"], stored)
+    code, out, _ = verify(capsys, api_server, with_overlays, "--feature-gates", "NodeOverlay=true", "--format", "json")
+    found = {(d["object"], d["path"], d["expected"]) for d in json.loads(out)["differences"]}
+    loser = f"NodeOverlay/{name}-a"  # on equal weight the name that sorts later is applied first
+    assert code == 1 and found == {(loser, "status.conditions[ValidationSucceeded]", "False (Conflict)"),
+                                   (loser, "status.conditions[Ready]", "False (UnhealthyDependents)")}
