@@ -64,6 +64,7 @@ def _go(folder: Path, *args: str) -> str:
 PULUMI_PKG = "github.com/pulumi/pulumi/pkg/v3"
 PULUMI_SDK = "github.com/pulumi/pulumi/sdk/v3"
 K8S_PROVIDER = "github.com/pulumi/pulumi-kubernetes/provider/v4"
+KARPENTER_AWS = "github.com/aws/karpenter-provider-aws"
 # The provider module has no tags of its own; the one commit the module proxy serves is tag v4.25.0.
 K8S_PROVIDER_RELEASE = "4.25.0"
 
@@ -71,6 +72,7 @@ K8S_PROVIDER_RELEASE = "4.25.0"
 def families() -> list[Family]:
     """The tool families, with versions read from their go.mod files."""
     pulumi, provider, kube = TOOLS / "pulumi", TOOLS / "pulumi-kubernetes", TOOLS / "kube"
+    oracle = TOOLS / "karpenter-oracle"
     cli = _module_version(pulumi, PULUMI_PKG)
     pulumi_version = (f"-X {PULUMI_SDK}/go/common/version.Version={cli}",)
     k8s = _module_version(kube, "k8s.io/kubernetes")
@@ -113,6 +115,12 @@ def families() -> list[Family]:
                 Binary("etcd", "go.etcd.io/etcd/server/v3"),
             ),
             versions={"kube-apiserver": k8s, "kube-controller-manager": k8s, "etcd": _module_version(kube, "go.etcd.io/etcd/server/v3")},
+        ),
+        # Karpenter's own Go code answering JSON questions, for the differential tests (tests/_oracle.py).
+        Family(
+            "karpenter-oracle",
+            (Binary("karpenter-oracle", "."),),
+            versions={"karpenter-oracle": _module_version(oracle, KARPENTER_AWS), "karpenter-core": _module_version(oracle, "sigs.k8s.io/karpenter")},
         ),
     ]
 
