@@ -12,6 +12,7 @@ live in :mod:`.transitions` and run in ``preview``.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from functools import cache
@@ -308,6 +309,53 @@ def label_key_length(obj, ctx):
             yield Violation(path, f"prefix part of key {key!r} must be no more than {_PREFIX} characters")
 
 
+# Kubernetes' label-key syntax (apimachinery's IsQualifiedName), in its own words: Karpenter quotes them.
+_KEY_FORMAT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+_KEY_WORDS = ("must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric "
+              f"character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '{_KEY_FORMAT}')")
+_SUBDOMAIN_FORMAT = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
+_SUBDOMAIN_WORDS = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must "
+                    f"start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '{_SUBDOMAIN_FORMAT}')")
+
+
+def key_syntax_errors(key: str) -> list[str]:
+    """What IsQualifiedName says about ``key``'s characters (its lengths are nodepool/label-key-length's)."""
+    parts = key.split("/")
+    if len(parts) > 2:
+        return [f"a valid label key {_KEY_WORDS} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"]
+    errors = []
+    if len(parts) == 2:
+        if not parts[0]:
+            errors.append("prefix part must be non-empty")
+        elif not re.fullmatch(_SUBDOMAIN_FORMAT, parts[0]):
+            errors.append(f"prefix part {_SUBDOMAIN_WORDS}")
+    if not parts[-1]:
+        errors.append("name part must be non-empty")
+    if not re.fullmatch(_KEY_FORMAT, parts[-1]):
+        errors.append(f"name part {_KEY_WORDS}")
+    return errors
+
+
+@rule(
+    "nodepool/label-key-format",
+    ERROR,
+    KINDS,
+    "A template label key that is not a Kubernetes qualified name (a space, two '/', an upper-case prefix): "
+    "the CRD checks only label values, Karpenter's runtime validation rejects the NodePool.",
+    "Use a key like example.com/team: a lower-case DNS prefix, one '/', then letters, digits, '-', '_' or '.'.",
+    origin="karpenter",
+    good=({"spec": {"template": {"metadata": {"labels": {"example.com/Team_A": "ml"}}}}},),
+    bad=({"spec": {"template": {"metadata": {"labels": {"Team A": "ml"}}}}},
+         {"spec": {"template": {"metadata": {"labels": {"Example.com/team": "ml"}}}}}),
+)
+def label_key_format(obj, ctx):
+    metadata = obj.spec.template.metadata if obj.spec.template else None
+    for key in (metadata.labels if metadata else None) or {}:
+        for error in key_syntax_errors(key):
+            # Karpenter's fmt.Errorf("invalid key name %q in labels, %q"): JSON quoting is Go's %q for these texts
+            yield Violation(f"spec.template.metadata.labels[{key}]", f"invalid key name {json.dumps(key)} in labels, {json.dumps(error)}")
+
+
 # Labels whose values Karpenter knows all of; a requirement allowing none of them matches no capacity.
 _KNOWN_VALUES = {
     "karpenter.sh/capacity-type": (("on-demand", "spot", "reserved"), None),
@@ -479,7 +527,7 @@ _REF = "spec.template.spec.nodeClassRef"
     KINDS,
     "CEL: nodeClassRef group, kind and name may not be empty strings.",
     "Set group: karpenter.k8s.aws, kind: EC2NodeClass and the class's name.",
-    since=(1, 4),
+    since=(1, 1),
     good=({"spec": {"template": {"spec": {"nodeClassRef": {"name": "default"}}}}},),
     bad=({"spec": {"template": {"spec": {"nodeClassRef": {"name": ""}}}}},),
 )
@@ -648,3 +696,25 @@ def uninitialized_taint(obj, ctx):
                 "'karpenter.sh/unregistered:NoExecute', which it sets itself, and the cloud provider's is "
                 "'node.cloudprovider.kubernetes.io/uninitialized'",
             )
+
+
+@rule(
+    "nodepool/duplicate-taint",
+    ERROR,
+    KINDS,
+    "Two taints (or startup taints, or one of each) with the same key and effect: the CRD admits them, "
+    "Karpenter's runtime validation rejects the NodePool.",
+    "Keep one taint per key and effect; a node cannot carry two taints that differ only in value.",
+    origin="karpenter",
+    good=({"spec": {"template": {"spec": {"taints": [{"key": "dedicated", "effect": "NoSchedule"},
+                                                     {"key": "dedicated", "effect": "NoExecute"}]}}}},),
+    bad=({"spec": {"template": {"spec": {"taints": [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}],
+                                         "startupTaints": [{"key": "dedicated", "effect": "NoSchedule"}]}}}},),
+)
+def duplicate_taint(obj, ctx):
+    seen = set()
+    for path, taint in _taints(obj):
+        pair = (taint.key, taint.effect or "")
+        if pair in seen:
+            yield Violation(path, f"duplicate taint Key/Effect pair {taint.key}={taint.effect or ''}")
+        seen.add(pair)
