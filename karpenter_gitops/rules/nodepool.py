@@ -19,6 +19,7 @@ from functools import cache
 
 from karpenter_gitops.core.findings import Severity, Violation
 from karpenter_gitops.core.model import AWS_GROUP, EC2NODECLASS, NODEPOOL
+from karpenter_gitops.core.requirements import normalised_key
 from karpenter_gitops.core.text import closest, did_you_mean
 from karpenter_gitops.core.versions import Version
 from karpenter_gitops.families.userdata.taints import LOOKALIKE
@@ -354,6 +355,35 @@ def label_key_format(obj, ctx):
         for error in key_syntax_errors(key):
             # Karpenter's fmt.Errorf("invalid key name %q in labels, %q"): JSON quoting is Go's %q for these texts
             yield Violation(f"spec.template.metadata.labels[{key}]", f"invalid key name {json.dumps(key)} in labels, {json.dumps(error)}")
+
+
+_VALUE_FORMAT = "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?"
+_VALUE_WORDS = ("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start "
+                "and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for "
+                f"validation is '{_VALUE_FORMAT}')")
+_VALUE_LENGTH = 63
+
+
+@rule(
+    "nodepool/requirement-value-format",
+    ERROR,
+    KINDS,
+    "A requirement value that is not a valid label value (over 63 characters, or not letters, digits, '-', '_' "
+    "and '.' between alphanumerics): the CRD puts its pattern on the list, where the API server applies none, "
+    "and Karpenter's runtime validation rejects the NodePool.",
+    "Use values a node label could carry, e.g. 'm5' or 'on-demand'.",
+    origin="karpenter",
+    good=({"spec": {"template": {"spec": {"requirements": [{"key": "team", "operator": "NotIn", "values": ["ml-1"]}]}}}},),
+    bad=({"spec": {"template": {"spec": {"requirements": [{"key": "team", "operator": "NotIn", "values": ["-1"]}]}}}},),
+)
+def requirement_value_format(obj, ctx):
+    for index, requirement in _requirements(obj):
+        key = normalised_key(requirement.key or "")
+        for position, value in enumerate(requirement.values or ()):
+            errors = ([f"must be no more than {_VALUE_LENGTH} bytes"] if len(value) > _VALUE_LENGTH else []) + (
+                [] if re.fullmatch(_VALUE_FORMAT, value) else [_VALUE_WORDS])
+            for error in errors:
+                yield Violation(f"{_requirement_path(index)}.values[{position}]", f"invalid value {value} for key {key}, {error}")
 
 
 # Labels whose values Karpenter knows all of; a requirement allowing none of them matches no capacity.

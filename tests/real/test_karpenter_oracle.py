@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from karpenter_gitops.core.findings import Severity
 
 pytestmark = pytest.mark.real
-RUNTIME = ("nodepool/label-key-format", "nodepool/duplicate-taint", "nodepool/label-key-length")
+RUNTIME = ("nodepool/label-key-format", "nodepool/duplicate-taint")
 KEYS = st.one_of(
     st.sampled_from([*LABEL_KEYS, "a/b/c", "/x", "Example.com/team", "example.com/", "example.com/Team_A", "x.-y/z", "-a"]),
     st.from_regex(r"\A([a-zA-Z0-9.-]{1,6}/)?[a-zA-Z0-9 _.-]{1,6}\Z"),
@@ -30,8 +30,20 @@ def test_our_runtime_messages_are_karpenters(karpenter_oracle, labels, taints, s
     """RuntimeValidate's label-key and duplicate-taint errors, word for word, are our runtime rules' findings."""
     doc = node_pool({"spec": {"template": {"metadata": {"labels": labels}, "spec": {"taints": taints, "startupTaints": startup}}}})
     theirs = sorted(m for m in karpenter_oracle.runtime_errors(doc) if " in labels, \"" in m or m.startswith("duplicate taint"))
-    ours = sorted(f.message for f in findings(doc) if f.rule in RUNTIME[:2] and f.severity is Severity.ERROR)
+    ours = sorted(f.message for f in findings(doc) if f.rule in RUNTIME and f.severity is Severity.ERROR)
     assert ours == theirs
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(key=st.sampled_from(["team", "beta.kubernetes.io/arch", "example.com/x"]), operator=st.sampled_from(["In", "NotIn", "Exists"]),
+       values=st.lists(st.sampled_from(["a", "-1", "", "a b", "x" * 63, "x" * 64, "-" * 64, "on-demand"]), min_size=1, max_size=3))
+def test_requirement_value_messages_are_karpenters(karpenter_oracle, key, operator, values):
+    """Each invalid value's message is one of RuntimeValidate's for that requirement, in its words."""
+    doc = node_pool({"spec": {"template": {"spec": {"requirements": [{"key": key, "operator": operator, "values": values}]}}}})
+    theirs = " ".join(karpenter_oracle.runtime_errors(doc))
+    ours = [f.message for f in findings(doc) if f.rule == "nodepool/requirement-value-format"]
+    assert all(message in theirs for message in ours), (ours, theirs)
+    assert bool(ours) == ("invalid value " in theirs and " for key " in theirs)
 
 
 def test_the_well_known_labels_are_the_aws_providers(karpenter_oracle):

@@ -22,6 +22,7 @@ import (
 	"go.uber.org/multierr"
 	clocktesting "k8s.io/utils/clock/testing"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+	"sigs.k8s.io/karpenter/pkg/scheduling"
 
 	awsv1 "github.com/aws/karpenter-provider-aws/pkg/apis/v1"
 	"github.com/aws/karpenter-provider-aws/pkg/fake"
@@ -214,7 +215,7 @@ func images(req request) any {
 	}
 	list := []resolved{}
 	for _, ami := range kept {
-		list = append(list, resolved{ami.AmiID, ami.Name, ami.CreationDate, ami.Deprecated, requirementStrings(ami)})
+		list = append(list, resolved{ami.AmiID, ami.Name, ami.CreationDate, ami.Deprecated, requirementWords(ami.Requirements)})
 	}
 	answer["images"] = list
 	return answer
@@ -231,7 +232,7 @@ func queries(found []amifamily.DescribeImageQuery) []query {
 			item.Requirements = map[string][]string{}
 			for id, sets := range q.KnownRequirements {
 				for _, set := range sets {
-					item.Requirements[id] = append(item.Requirements[id], set.String())
+					item.Requirements[id] = append(item.Requirements[id], strings.Join(requirementWords(set), ", "))
 				}
 			}
 		}
@@ -240,9 +241,10 @@ func queries(found []amifamily.DescribeImageQuery) []query {
 	return out
 }
 
-func requirementStrings(ami amifamily.AMI) []string {
+// requirementWords are a set's requirements as "key operator [values]", sorted.
+func requirementWords(requirements scheduling.Requirements) []string {
 	out := []string{}
-	for _, requirement := range ami.Requirements.NodeSelectorRequirements() {
+	for _, requirement := range requirements.NodeSelectorRequirements() {
 		out = append(out, fmt.Sprintf("%s %s %v", requirement.Key, requirement.Operator, requirement.Values))
 	}
 	return sorted(out)
