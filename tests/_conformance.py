@@ -84,6 +84,13 @@ def use_release(server: ApiServer, folder: Path) -> dict[str, Served]:
     wanted = [yaml.safe_load(path.read_text()) for path in sorted(folder.glob("*.yaml")) if "nodeclaims" not in path.name]
     for crd in extensions.list_custom_resource_definition().items:
         extensions.delete_custom_resource_definition(crd.metadata.name)
+        # No objects of ours are left (dry runs store none, updates delete theirs), so the clean-up finalizer
+        # has nothing to do; left to run, it can wait out minutes of retry back-off after a busy storage.
+        try:
+            extensions.patch_custom_resource_definition(crd.metadata.name, {"metadata": {"finalizers": []}})
+        except ApiException as error:
+            if error.status != 404:  # already gone
+                raise
     for crd in extensions.list_custom_resource_definition().items:
         _wait(lambda name=crd.metadata.name: _gone(extensions, name))
     for crd in wanted:
@@ -122,9 +129,8 @@ def _established(extensions, name: str) -> bool:
     return any(c.type == "Established" and c.status == "True" for c in crd.status.conditions or [])
 
 
-def _wait(ready, within: float = 180.0) -> None:
-    """Poll ``ready``; generous, as a CRD deleted just after its creation waits out the API server's
-    retry back-off ("storage is (re)initializing") before it is gone."""
+def _wait(ready, within: float = 60.0) -> None:
+    """Poll ``ready`` until it holds."""
     deadline = time.monotonic() + within
     while not ready():
         assert time.monotonic() < deadline, f"the API server did not switch CRDs within {within:.0f} s"
@@ -200,6 +206,11 @@ class Judgement:
     doc: Mapping[str, Any]
     ours: tuple[Finding, ...]
     theirs: Theirs
+    what: str = ""  # the table's row; the object's kind unless given ("NodePool update")
+
+    @property
+    def row(self) -> str:
+        return self.what or self.doc.get("kind", "?")
 
     @property
     def our_errors(self) -> tuple[Finding, ...]:
@@ -209,7 +220,7 @@ class Judgement:
         """Our CEL findings whose message is not in the API server's refusal: CRD rule messages must be its words."""
         if self.theirs.refused is None or not self.theirs.validated:
             return []
-        return [f for f in self.our_errors if f.rule.startswith("cel/") and f.message not in self.theirs.refused]
+        return [f for f in self.our_errors if f.rule.startswith(("cel/", "transition/")) and f.message not in self.theirs.refused]
 
     def outcome(self) -> tuple[str, Documented | None]:
         differs = bool(self.our_errors) != self.theirs.rejects or bool(self.unworded())
@@ -223,7 +234,7 @@ class Judgement:
         rules = ",".join(sorted({f"{f.rule}({f.layer})" for f in self.our_errors})) or "none"
         theirs = "refused" if self.theirs.refused else "runtime" if self.theirs.runtime else "accepted"
         worded = " unworded" if self.unworded() else ""
-        return f"{versions.show(self.release)} {self.doc.get('kind')}: ours {rules}; theirs {theirs}{worded}"
+        return f"{versions.show(self.release)} {self.row}: ours {rules}; theirs {theirs}{worded}"
 
     def explain(self) -> str:
         ours = "\n".join(f"  {f.severity.value} {f.rule} ({f.layer}) {f.path}: {f.message}" for f in self.ours) or "  (none)"
@@ -244,7 +255,7 @@ class Tally:
 
     def add(self, judgement: Judgement) -> str:
         outcome, entry = judgement.outcome()
-        key = (judgement.release, judgement.doc.get("kind", "?"))
+        key = (judgement.release, judgement.row)
         self.counts[(*key, outcome)] += 1
         if entry is not None:
             self.counts[("entry", entry.id)] += 1
@@ -258,9 +269,9 @@ class Tally:
 
     def table(self) -> list[str]:
         rows = sorted({key[:2] for key in self.counts if len(key) == 3})
-        lines = [f"{'release':<8} {'kind':<15} {'agree':>7} {'disagree':>9} {'documented':>11}"]
+        lines = [f"{'release':<8} {'kind':<20} {'agree':>7} {'disagree':>9} {'documented':>11}"]
         for release, kind in rows:
-            lines.append(f"{versions.show(release):<8} {kind:<15} {self.counts[(release, kind, AGREE)]:>7} "
+            lines.append(f"{versions.show(release):<8} {kind:<20} {self.counts[(release, kind, AGREE)]:>7} "
                          f"{self.counts[(release, kind, DISAGREE)]:>9} {self.counts[(release, kind, DOCUMENTED_)]:>11}")
         for (first, what), count in sorted((k, v) for k, v in self.counts.items() if k[0] in ("entry", "undocumented")):
             lines.append(f"{first} {what}: {count}")
@@ -279,3 +290,37 @@ TALLY = Tally()
 
 def kinds_of(release: versions.Version) -> list[str]:
     return [kind for kind in ("EC2NodeClass", "NodePool", "NodeOverlay", "CapacityBuffer") if KIND_SINCE.get(kind, (1, 0)) <= release]
+
+
+def transition_findings(old: Mapping[str, Any], new: Mapping[str, Any], version: versions.Version) -> tuple[Finding, ...]:
+    """What ``validate`` and the PR preview's transition check say about updating ``old`` to ``new``:
+    the API server's share only (its schema, CEL and ``oldSelf`` rules), as an update is what it judges."""
+    from karpenter_gitops.judge import check_transitions
+
+    base, head = (load_documents([("update.yaml", [dict(doc)])], version) for doc in (old, new))
+    moved = check_transitions(base, head, version)
+    return tuple(f for f in (*ours(new, version), *moved) if f.layer == "api-server")
+
+
+def update(server: ApiServer, served: Served, old: Mapping[str, Any], new: Mapping[str, Any]) -> Theirs | None:
+    """Create ``old`` for real, then a dry-run update to ``new``; None when the server refuses ``old`` itself."""
+    from kubernetes import client
+    from kubernetes.client.exceptions import ApiException
+
+    objects = client.CustomObjectsApi(_client(server))
+    name = old["metadata"]["name"]
+    try:
+        stored = objects.create_cluster_custom_object(served.group, served.version, served.plural, old)
+    except ApiException as error:
+        assert error.status in (400, 422), (error.status, error.body)
+        return None
+    try:
+        body = {**new, "metadata": {**new["metadata"], "resourceVersion": stored["metadata"]["resourceVersion"]}}
+        objects.replace_cluster_custom_object(served.group, served.version, served.plural, name, body, dry_run="All",
+                                              field_validation="Strict")
+        return Theirs(None)
+    except ApiException as error:
+        assert error.status in (400, 422), (error.status, error.body)
+        return Theirs(json.loads(error.body).get("message", error.body), validated=error.status == 422)
+    finally:
+        objects.delete_cluster_custom_object(served.group, served.version, served.plural, name)

@@ -73,3 +73,34 @@ OBJECTS = {
         ("CapacityBuffer", BASE_CAPACITYBUFFER, CAPACITYBUFFER_SPEC),
     )
 }
+
+
+# --- updates: (old, new) pairs around the rules that compare an object with its stored self ---------
+
+IDENTITY = st.sampled_from([{"role": "KarpenterNodeRole-a"}, {"role": "KarpenterNodeRole-b"},
+                            {"role": None, "instanceProfile": "KarpenterProfile-a"},
+                            {"role": None, "instanceProfile": "KarpenterProfile-b"}])
+CLASS_EXTRA = st.sampled_from([{}, {"tags": {"team": "platform"}}, {"kubelet": {"maxPods": 110}}])
+REFS = st.sampled_from([{"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"},
+                        {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "other"},
+                        {"group": "eks.amazonaws.com", "kind": "NodeClass", "name": "default"},
+                        {"group": "example.com", "kind": "EC2NodeClass", "name": "default"}])
+MODE = st.sampled_from([{}, {"replicas": 2, "limits": None}, {"replicas": 0, "limits": {"nodes": "5"}}, {"weight": 10}])
+
+
+def _class_update(old_identity, new_identity, extra) -> tuple[dict, dict]:
+    old = merge_patch(BASE_NODECLASS, {"metadata": {"name": "updated"}, "spec": old_identity})
+    return old, merge_patch(old, {"spec": {**new_identity, **extra,
+                                           **({"role": None} if "instanceProfile" in new_identity else {"instanceProfile": None})}})
+
+
+def _pool_update(old_ref, old_mode, new_ref, new_mode) -> tuple[dict, dict]:
+    old = merge_patch(BASE_NODEPOOL, {"metadata": {"name": "updated"}, "spec": {**old_mode, "template": {"spec": {"nodeClassRef": old_ref}}}})
+    undo = {key: None for key in ("replicas", "weight") if key in old_mode and key not in new_mode}
+    return old, merge_patch(old, {"spec": {**undo, **new_mode, "template": {"spec": {"nodeClassRef": new_ref}}}})
+
+
+UPDATES = {
+    "EC2NodeClass": st.builds(_class_update, IDENTITY, IDENTITY, CLASS_EXTRA),
+    "NodePool": st.builds(_pool_update, REFS, MODE, REFS, MODE),
+}

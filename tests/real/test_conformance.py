@@ -14,8 +14,8 @@ import time
 
 import _conformance
 import pytest
-from _conformance import DISAGREE, TALLY, Judgement, dry_run, kinds_of, ours
-from _conformance_strategies import OBJECTS
+from _conformance import DISAGREE, TALLY, Judgement, dry_run, kinds_of, ours, transition_findings, update
+from _conformance_strategies import OBJECTS, UPDATES
 from hypothesis import HealthCheck, given, settings
 
 from karpenter_gitops.core import versions
@@ -23,7 +23,9 @@ from karpenter_gitops.core import versions
 pytestmark = pytest.mark.real
 LONG = os.environ.get("KARPENTER_GITOPS_CONFORMANCE") == "long"
 RELEASES = _conformance.releases()
-CASES = [(release, kind) for release in RELEASES for kind in kinds_of(release)]
+# Each release's creates, then its updates, so the one API server switches CRDs once per release.
+CASES = [(release, kind, False) for release in RELEASES for kind in kinds_of(release)]
+CASES = sorted(CASES + [(release, kind, True) for release in RELEASES for kind in UPDATES], key=lambda case: case[0])
 
 
 def examples(release: versions.Version) -> int:
@@ -52,23 +54,37 @@ def serving(api_server, tmp_path_factory):
         switch(versions.DEFAULT)
 
 
-@pytest.mark.parametrize(("release", "kind"), CASES, ids=[f"{versions.show(r)}-{k}" for r, k in CASES])
-def test_our_verdicts_are_karpenters(release, kind, serving, api_server, karpenter_oracle):
+@pytest.mark.parametrize(("release", "kind", "updating"), CASES,
+                         ids=[f"{versions.show(r)}-{k}{'-update' if u else ''}" for r, k, u in CASES])
+def test_our_verdicts_are_karpenters(release, kind, updating, serving, api_server, karpenter_oracle):
+    """A create: the API server's dry run (plus RuntimeValidate for a NodePool) against ``validate``. An
+    update: a stored object updated by dry run (schema, CEL and oldSelf rules) against ``validate`` of
+    the new object plus the transition check (PR previews, the dynamic provider), in the server's words."""
     served = serving(release)[kind]
     undocumented: list[str] = []
 
-    @settings(max_examples=examples(release), deadline=None, derandomize=not LONG, database=None,
-              suppress_health_check=list(HealthCheck))
-    @given(OBJECTS[kind])
-    def agrees(doc):
-        theirs = dry_run(api_server, served, doc)
-        if kind == "NodePool" and theirs.stored is not None:
-            theirs = _conformance.Theirs(None, theirs.stored, tuple(karpenter_oracle.runtime_errors(theirs.stored)))
-        judgement = Judgement(release, doc, ours(doc, release), theirs)
+    def judged(judgement: Judgement) -> None:
         if TALLY.add(judgement) == DISAGREE:
             if not LONG:
                 raise AssertionError(judgement.explain())
             undocumented.append(judgement.explain())
 
-    agrees()
+    def created(doc):
+        theirs = dry_run(api_server, served, doc)
+        if kind == "NodePool" and theirs.stored is not None:
+            theirs = _conformance.Theirs(None, theirs.stored, tuple(karpenter_oracle.runtime_errors(theirs.stored)))
+        judged(Judgement(release, doc, ours(doc, release), theirs))
+
+    def updated(pair):
+        old, new = pair
+        theirs = update(api_server, served, old, new)
+        if theirs is not None:  # else the API server refused the stored object itself
+            judged(Judgement(release, new, transition_findings(old, new, release), theirs, f"{kind} update"))
+
+    # the update strategies are small (48 EC2NodeClass pairs): a quarter of the examples covers them
+    count = max(examples(release) // 4, 5) if updating else examples(release)
+    check = settings(max_examples=count, deadline=None, derandomize=not LONG, database=None,
+                     suppress_health_check=list(HealthCheck))(given(UPDATES[kind] if updating else OBJECTS[kind])(
+                         updated if updating else created))
+    check()
     assert not undocumented, f"{len(undocumented)} undocumented disagreements; the first:\n{undocumented[0]}"
