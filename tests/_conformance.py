@@ -76,12 +76,12 @@ def _served(crd: Mapping[str, Any]) -> Served:
 
 
 def use_release(server: ApiServer, folder: Path) -> dict[str, Served]:
-    """Serve exactly the CRDs in ``folder`` (NodeClaims aside, which we do not judge); kind → where."""
+    """Serve exactly the CRDs in ``folder`` (NodeClaims too, as a cluster has them); kind → where."""
     from kubernetes import client
     from kubernetes.client.exceptions import ApiException
 
     extensions = client.ApiextensionsV1Api(kube_client(server))
-    wanted = [yaml.safe_load(path.read_text()) for path in sorted(folder.glob("*.yaml")) if "nodeclaims" not in path.name]
+    wanted = [yaml.safe_load(path.read_text()) for path in sorted(folder.glob("*.yaml"))]
     for crd in extensions.list_custom_resource_definition().items:
         extensions.delete_custom_resource_definition(crd.metadata.name)
         # No objects of ours are left (dry runs store none, updates delete theirs), so the clean-up finalizer
