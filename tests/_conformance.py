@@ -275,6 +275,9 @@ class Tally:
                          f"{self.counts[(release, kind, DISAGREE)]:>9} {self.counts[(release, kind, DOCUMENTED_)]:>11}")
         for (first, what), count in sorted((k, v) for k, v in self.counts.items() if k[0] in ("entry", "undocumented")):
             lines.append(f"{first} {what}: {count}")
+        for entry in DOCUMENTED:  # an entry no object needed may describe a difference that is gone
+            if not self.counts[("entry", entry.id)]:
+                lines.append(f"entry {entry.id}: 0 (not seen in this run)")
         outcomes = {k: v for k, v in self.counts.items() if len(k) == 3}
         total = sum(outcomes.values())
         differ = sum(v for k, v in outcomes.items() if k[2] != AGREE)
