@@ -587,7 +587,7 @@ _REF = "spec.template.spec.nodeClassRef"
     KINDS,
     "CEL: nodeClassRef group, kind and name may not be empty strings.",
     "Set group: karpenter.k8s.aws, kind: EC2NodeClass and the class's name.",
-    since=(1, 4),
+    since=(1, 1),
     good=({"spec": {"template": {"spec": {"nodeClassRef": {"name": "default"}}}}},),
     bad=({"spec": {"template": {"spec": {"nodeClassRef": {"name": ""}}}}},),
 )
