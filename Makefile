@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 WHEELS := tools/wheels.txt
 HAVE_GO := $(shell command -v go 2>/dev/null)
 
-.PHONY: demo test tools docs docs-reference fuzz bench dist clean
+.PHONY: demo test tools docs docs-reference fuzz conformance bench dist clean
 
 $(STAMP): pyproject.toml $(WHEELS)
 	$(PYTHON) -m venv $(VENV)
@@ -46,6 +46,16 @@ docs-reference: $(STAMP)
 fuzz: $(STAMP)
 	KARPENTER_GITOPS_FUZZ=long $(PY) -m pytest -q tests/fuzz
 
+# Our validate against Karpenter itself (the API server with every release's CRDs, RuntimeValidate from
+# the karpenter-oracle `make tools` builds): tens of thousands of generated objects, then the table of
+# outcomes; every undocumented disagreement is written in full to conformance-report.txt.
+CONFORMANCE_EXAMPLES ?= 500
+conformance: $(STAMP) tools
+	rm -f conformance-report.txt
+	KARPENTER_GITOPS_CONFORMANCE=long KARPENTER_GITOPS_CONFORMANCE_EXAMPLES=$(CONFORMANCE_EXAMPLES) \
+	KARPENTER_GITOPS_CONFORMANCE_REPORT=$(CURDIR)/conformance-report.txt KARPENTER_GITOPS_REQUIRE_REAL=1 \
+	$(PY) -m pytest -q -p no:warnings tests/real/test_conformance.py
+
 bench: $(STAMP)
 	for f in benchmarks/*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
 
@@ -55,4 +65,4 @@ dist: $(STAMP)
 	$(PY) -m pip wheel --quiet --no-deps --disable-pip-version-check --wheel-dir dist .
 
 clean:
-	rm -rf $(VENV) .pytest_cache build dist *.egg-info site .tools
+	rm -rf $(VENV) .pytest_cache build dist *.egg-info site .tools conformance-report.txt

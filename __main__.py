@@ -1,9 +1,9 @@
 """The Pulumi program: the stack's Karpenter fleet from ``stacks/Pulumi.<stack>.yaml``.
 
-Settings (namespace ``karpenter-gitops``): ``cluster``, ``nodeClasses``, ``nodePools`` (specs
-spelled as the CRDs), ``pinAmis``, ``controller`` (Karpenter's AWS side: IAM, access entry,
-interruption queue, Helm release) and ``renderYamlToDirectory`` (write manifests for Argo CD / Flux
-instead of applying them to a cluster).
+Settings (namespace ``karpenter-gitops``): ``cluster``, ``nodeClasses``, ``nodePools``,
+``nodeOverlays``, ``capacityBuffers`` (specs spelled as the CRDs), ``pinAmis``, ``controller``
+(Karpenter's AWS side: IAM, access entry, interruption queue, Helm release) and
+``renderYamlToDirectory`` (write manifests for Argo CD / Flux instead of applying them to a cluster).
 """
 
 import signal
@@ -36,6 +36,8 @@ fleet = Fleet(
     FleetArgs(
         node_classes=settings.require_object("nodeClasses"),
         node_pools=settings.get_object("nodePools") or {},
+        node_overlays=settings.get_object("nodeOverlays") or {},
+        capacity_buffers=settings.get_object("capacityBuffers") or {},
         cluster=ClusterArgs(
             name=cluster.get("name"),
             kubernetes_version=cluster.get("kubernetesVersion"),
@@ -44,7 +46,8 @@ fleet = Fleet(
         ),
         pin_amis=settings.get_bool("pinAmis") or False,
         # `pulumi config set --secret --path` on any part marks the whole key secret: keep its specs secret.
-        secret=any(pulumi.runtime.is_config_secret(settings.full_key(key)) for key in ("nodeClasses", "nodePools")),
+        secret=any(pulumi.runtime.is_config_secret(settings.full_key(key))
+                   for key in ("nodeClasses", "nodePools", "nodeOverlays", "capacityBuffers")),
         **({"policy": policy} if (policy := settings.get_object("policy")) else {}),
         **({"controller": controller} if controller is not None else {}),
     ),

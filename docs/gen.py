@@ -175,11 +175,12 @@ def rules_index() -> str:
         kinds = ", ".join(sorted(rule.kinds)) + (" *policy*" if rule.hygiene else "")
         lines.append(f"| {_rule_link(rule.id)} | {severity} | {kinds} | {releases_in_words(rule)} | {_cell(rule.doc)} |")
     lines += ["", "## Examples", "",
-              "Each rule's good and bad examples are JSON merge patches (RFC 7386) onto these objects: the NodePool "
-              "when the example says `kind: NodePool` or the rule judges only NodePools, else the EC2NodeClass. "
+              "Each rule's good and bad examples are JSON merge patches (RFC 7386) onto these objects: the one of "
+              "the example's `kind`, or of the rule's only kind, else the EC2NodeClass. "
               "`karpenterVersion` picks the release, `duplicate: true` adds the object twice, `controller` adds a "
-              "stack holding that controller block, and `stack: true` declares the objects in a stack file.", ""]
-    for base in (examples.BASE_NODECLASS, examples.BASE_NODEPOOL):
+              "stack holding that controller block, `stack: true` declares the objects in a stack file, and "
+              "`featureGates` does too, with those gates in its cluster block.", ""]
+    for base in (examples.BASE_NODECLASS, examples.BASE_NODEPOOL, examples.BASE_NODEOVERLAY, examples.BASE_CAPACITYBUFFER):
         lines += ["```yaml", _yaml(base), "```", ""]
     return "\n".join(lines)
 

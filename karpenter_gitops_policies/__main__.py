@@ -12,5 +12,5 @@ PolicyPack(
     name=PACK_NAME,
     policies=all_policies(),
     enforcement_level=EnforcementLevel.ADVISORY,
-    description="Karpenter EC2NodeClass/NodePool rules: CRD and CEL mirror, stricter checks, hygiene and live findings.",
+    description="Karpenter EC2NodeClass/NodePool/NodeOverlay/CapacityBuffer rules: CRD and CEL mirror, stricter checks, hygiene and live findings.",
 )

@@ -6,10 +6,10 @@ set each rule's enforcement level and the parameters the rule declares (``maxHop
 the default is ``mandatory`` for error rules and ``advisory`` for the others. Every verdict comes
 from the same judge as the CLI and the dynamic provider (:mod:`karpenter_gitops.app.analyze`):
 
-* EC2NodeClass / NodePool custom resources: the resource's inputs (``args.props``) are loaded as
-  the CLI loads a manifest and judged by the rule: schema mirror, CEL mirror, stricter and
-  hygiene rules alike. Rules that look at the other objects (a NodePool's nodeClassRef) are stack
-  policies over every custom resource.
+* EC2NodeClass / NodePool / NodeOverlay / CapacityBuffer custom resources: the resource's inputs
+  (``args.props``) are loaded as the CLI loads a manifest and judged by the rule: schema mirror,
+  CEL mirror, stricter and hygiene rules alike. Rules that look at the other objects (a NodePool's
+  nodeClassRef) are stack policies over every custom resource.
 * Live rules are stack policies over each Reconciliation resource's outputs: the reconciliation's
   own live observations, judged again under the pack's settings. (The engine hands a resource
   policy the resource's inputs, and only a stack policy its outputs.)
@@ -57,14 +57,25 @@ from karpenter_gitops.core.findings import (
     Violation,
 )
 from karpenter_gitops.core.inputs import CONTROLLER_KIND, Inputs, PolicySettings, Waiver
-from karpenter_gitops.core.model import EC2NODECLASS, NODEPOOL
+from karpenter_gitops.core.model import (
+    CAPACITYBUFFER,
+    CAPACITYBUFFER_API,
+    EC2NODECLASS,
+    EC2NODECLASS_API,
+    NODEOVERLAY,
+    NODEOVERLAY_API,
+    NODEPOOL,
+    NODEPOOL_API,
+)
 from karpenter_gitops.rules import controller as controller_rules
-from karpenter_gitops.rules import hygiene, live, registry
+from karpenter_gitops.rules import gates, hygiene, live, registry
 from karpenter_gitops.rules.registry import Rule, Stage
 
 PACK_NAME = "karpenter-gitops"
-NODECLASS_TYPE = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
-NODEPOOL_TYPE = "kubernetes:karpenter.sh/v1:NodePool"
+NODECLASS_TYPE = f"kubernetes:{EC2NODECLASS_API}:{EC2NODECLASS}"
+NODEPOOL_TYPE = f"kubernetes:{NODEPOOL_API}:{NODEPOOL}"
+NODEOVERLAY_TYPE = f"kubernetes:{NODEOVERLAY_API}:{NODEOVERLAY}"
+CAPACITYBUFFER_TYPE = f"kubernetes:{CAPACITYBUFFER_API}:{CAPACITYBUFFER}"
 RECONCILIATION_TYPE = "pulumi-python:dynamic/karpenter-gitops:Reconciliation"
 INSTANCE_PROFILE_TYPE = "aws:iam/instanceProfile:InstanceProfile"
 ROLE_TYPE = "aws:iam/role:Role"
@@ -74,7 +85,7 @@ QUEUE_TYPE = "aws:sqs/queue:Queue"
 KMS_KEY_TYPES = ("aws:kms/key:Key", "aws:kms/keyPolicy:KeyPolicy")
 POD_IDENTITY_TYPE = "aws:eks/podIdentityAssociation:PodIdentityAssociation"
 FARGATE_PROFILE_TYPE = "aws:eks/fargateProfile:FargateProfile"
-KIND_OF_TYPE = {NODECLASS_TYPE: EC2NODECLASS, NODEPOOL_TYPE: NODEPOOL}
+KIND_OF_TYPE = {NODECLASS_TYPE: EC2NODECLASS, NODEPOOL_TYPE: NODEPOOL, NODEOVERLAY_TYPE: NODEOVERLAY, CAPACITYBUFFER_TYPE: CAPACITYBUFFER}
 WAIVER_FILE = Path(__file__).with_name("waivers.yaml")
 WAIVER_FILE_ENV = "KARPENTER_GITOPS_WAIVERS"
 
@@ -93,6 +104,8 @@ COHERENCE = frozenset(
 UNSEEN = {
     controller_rules.NAME_LENGTH: "judges the controller block, which only the stack config holds",
     controller_rules.CNI_IP_FAMILY: "needs the cluster's IP family, which the KarpenterController component looks up",
+    gates.FEATURE_OFF: "needs the stack's cluster.featureGates, which the pack never sees "
+    "(without them every NodeOverlay would be noted); `validate --stack` and the components judge it",
     **{
         r.id: "compares an update with the stored object, which a policy never sees; `preview` judges it"
         for r in registry.RULES.values()

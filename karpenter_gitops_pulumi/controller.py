@@ -17,12 +17,11 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from karpenter_gitops_pulumi.errors import one_line_errors
+from karpenter_gitops_pulumi.errors import one_line_errors, refuse_errors
 from karpenter_gitops.app import stack
 from karpenter_gitops.controller import coherence, iam
 from karpenter_gitops.core import versions
-from karpenter_gitops.core.errors import InputError
-from karpenter_gitops.core.findings import Finding, Observation, Severity, Source
+from karpenter_gitops.core.findings import Observation, Source
 from karpenter_gitops.core.inputs import (
     ACCESS_CREATE,
     CONTROLLER_KEY,
@@ -32,10 +31,13 @@ from karpenter_gitops.core.inputs import (
     ControllerSettings,
     Inputs,
 )
+from karpenter_gitops.core.model import CAPACITYBUFFER_API
 from karpenter_gitops.rules import controller as controller_rules
 
 _BLOCK = Source(stack.SOURCE, stack_key=CONTROLLER_KEY)
 QUEUE_TARGET_ID = "KarpenterInterruptionQueueTarget"
+# Types of the custom resources whose CRDs the karpenter-crd chart installs (CapacityBuffer's among them from 1.14).
+KARPENTER_CUSTOM_RESOURCES = ("kubernetes:karpenter", f"kubernetes:{CAPACITYBUFFER_API}:")
 
 
 class KarpenterControllerArgs(TypedDict):
@@ -51,6 +53,8 @@ class KarpenterControllerArgs(TypedDict):
     """NodePool specs by name: a pool allowing spot requires the interruption queue."""
     karpenter_version: NotRequired[str]
     """The Karpenter release the rules are judged for, e.g. "1.14"."""
+    feature_gates: NotRequired[dict[str, bool]]
+    """The cluster's feature gates (``karpenter-gitops:cluster.featureGates``): the Helm release runs with them."""
     policy: NotRequired[dict[str, Any]]
     """The stack's policy block (``karpenter-gitops:policy``): severities and switched-off rules apply here too."""
 
@@ -81,7 +85,7 @@ class KarpenterController(pulumi.ComponentResource):
         problem = coherence.cni_problem(settings, ip_family)
         if problem:
             observed = Observation(controller_rules.CNI_IP_FAMILY, CONTROLLER_KIND, "controller", problem, _BLOCK)
-            _refuse_errors(stack.judged(inputs, version, [observed]))
+            refuse_errors(stack.judged(inputs, version, [observed]), CONTROLLER_KEY)
         account = iam.Account.from_cluster_arn(cluster.arn)
         given = iam.names(settings)
         child = pulumi.ResourceOptions(parent=self)
@@ -103,7 +107,8 @@ class KarpenterController(pulumi.ComponentResource):
             if settings.identity == POD_IDENTITY
             else []
         )
-        self.release = self._release(name, settings, cluster, controller_role, [*identity, *([queue] if queue else [])])
+        waits = [*identity, *([queue] if queue else [])]
+        self.release = self._release(name, settings, cluster, controller_role, waits, args.get("feature_gates"))
         self.instance_profile = profile
         self.settings = settings
         self.node_role_name = node_role.name
@@ -121,7 +126,7 @@ class KarpenterController(pulumi.ComponentResource):
             "queueArn": self.queue_arn,
         })
 
-    def _release(self, name, settings, cluster, controller_role, waits) -> k8s.helm.v3.Release | None:
+    def _release(self, name, settings, cluster, controller_role, waits, gates) -> k8s.helm.v3.Release | None:
         """Karpenter's CRDs (the ``karpenter-crd`` chart, so an upgrade upgrades them), then the controller
         with ``skip_crds`` (its chart's copies would be installed once and never again)."""
         if not settings.helm_version:
@@ -141,7 +146,7 @@ class KarpenterController(pulumi.ComponentResource):
             version=settings.helm_version,
             namespace=settings.namespace,
             skip_crds=True,
-            values=iam.helm_values(settings, cluster.endpoint, controller_role.arn),
+            values=iam.helm_values(settings, cluster.endpoint, controller_role.arn, gates),
             opts=pulumi.ResourceOptions(parent=self, depends_on=[crds, *waits]),
         )
 
@@ -202,11 +207,11 @@ class KarpenterController(pulumi.ComponentResource):
         return queue
 
     def node_class_wiring(self, args: pulumi.ResourceTransformationArgs) -> pulumi.ResourceTransformationResult | None:
-        """A transformation for NodeClass and NodePool components. Their Karpenter custom resources wait for the
-        Helm release (the CRDs) and the node role's access entry (nodes must be able to join); a class naming this
-        controller's node role or instance profile takes it from the resource, by object, so its reconciliation
-        and custom resource also wait for the role or profile."""
-        is_custom_resource = args.type_.startswith("kubernetes:karpenter")
+        """A transformation for the Fleet's components. Their Karpenter custom resources (classes, pools, overlays,
+        buffers) wait for the Helm release (the CRDs) and the node role's access entry (nodes must be able to
+        join); a class naming this controller's node role or instance profile takes it from the resource, by
+        object, so its reconciliation and custom resource also wait for the role or profile."""
+        is_custom_resource = args.type_.startswith(KARPENTER_CUSTOM_RESOURCES)
         if not is_custom_resource and args.type_ != "pulumi-python:dynamic/karpenter-gitops:Reconciliation":
             return None
         spec = args.props.get("spec")
@@ -230,18 +235,5 @@ def _judged(args: KarpenterControllerArgs) -> tuple[Inputs, versions.Version]:
     inputs, version = stack.load_inputs(
         cluster, args.get("node_classes") or {}, args.get("node_pools") or {}, args.get("policy"), args.get("settings") or {}
     )
-    _refuse_errors(stack.controller_findings(inputs, version))
+    refuse_errors(stack.controller_findings(inputs, version), CONTROLLER_KEY)
     return inputs, version
-
-
-def _refuse_errors(findings: list[Finding]) -> None:
-    """Stop before anything is created when a finding is an error; warn about the others."""
-    errors = [f for f in findings if f.severity is Severity.ERROR]
-    if errors:
-        raise InputError(
-            "; ".join(f"{f.kind} {f.name}: {f.path}: {f.message} [{f.rule}]" for f in errors),
-            CONTROLLER_KEY,
-            hint=errors[0].hint,
-        )
-    for finding in findings:
-        pulumi.log.warn(f"{finding.kind} {finding.name}: {finding.path}: {finding.message} [{finding.rule}]")

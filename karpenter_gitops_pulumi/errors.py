@@ -6,13 +6,15 @@ exception as "Program failed with an unhandled exception" with a traceback; the 
 into one at their constructors.
 """
 
+import contextlib
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from typing import TypeVar
 
 import pulumi
 
 from karpenter_gitops.core.errors import InputError
+from karpenter_gitops.core.findings import Finding, Severity
 
 Init = TypeVar("Init", bound=Callable[..., None])
 
@@ -21,16 +23,39 @@ class StackInputError(pulumi.RunError, InputError):
     """An :class:`InputError` raised while a component was built: the engine shows its one line."""
 
 
+@contextlib.contextmanager
+def one_line() -> Iterator[None]:
+    """An InputError raised inside reaches the engine as a StackInputError (a component's constructor, or
+    an ``apply`` that judges values once they are known)."""
+    try:
+        yield
+    except StackInputError:
+        raise
+    except InputError as err:
+        raise StackInputError(err.message, err.file, err.line, err.hint) from None
+
+
 def one_line_errors(init: Init) -> Init:
     """Wrap a component's ``__init__`` so an InputError reaches the engine as a StackInputError."""
 
     @functools.wraps(init)
     def wrapped(*args, **kwargs) -> None:
-        try:
+        with one_line():
             init(*args, **kwargs)
-        except StackInputError:
-            raise
-        except InputError as err:
-            raise StackInputError(err.message, err.file, err.line, err.hint) from None
 
     return wrapped  # type: ignore[return-value]
+
+
+def refuse_errors(findings: Iterable[Finding], where: str) -> None:
+    """Stop before anything is created when a finding is an error (one line naming each, the first one's fix
+    as hint); show the others in the preview, warnings as warnings and notes as info."""
+    found = list(findings)
+    errors = [f for f in found if f.severity is Severity.ERROR]
+    if errors:
+        raise InputError("; ".join(_line(f) for f in errors), where, hint=errors[0].hint)
+    for finding in found:
+        (pulumi.log.warn if finding.severity is Severity.WARNING else pulumi.log.info)(_line(finding))
+
+
+def _line(finding: Finding) -> str:
+    return f"{finding.kind} {finding.name}: {finding.path}: {finding.message} [{finding.rule}]"

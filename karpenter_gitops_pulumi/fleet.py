@@ -1,5 +1,5 @@
-"""The ``Fleet`` component: every NodeClass and NodePool of a stack, classes before their pools, and
-Karpenter's AWS side first when the stack has a controller block."""
+"""The ``Fleet`` component: every NodeClass and NodePool of a stack, classes before their pools, its
+NodeOverlays and CapacityBuffers, and Karpenter's AWS side first when the stack has a controller block."""
 
 from typing import Any, NotRequired, TypedDict
 
@@ -10,6 +10,7 @@ from karpenter_gitops_pulumi.controller import KarpenterController, KarpenterCon
 from karpenter_gitops_pulumi.nodeclass import ClusterArgs, NodeClass, NodeClassArgs, cluster_block
 from karpenter_gitops_pulumi.nodepool import NodePool, NodePoolArgs
 from karpenter_gitops_pulumi.reconciliation import load_inputs
+from karpenter_gitops_pulumi.scheduling import CapacityBuffer, CapacityBufferArgs, NodeOverlay, NodeOverlayArgs
 from karpenter_gitops.core.errors import InputError
 
 
@@ -20,6 +21,10 @@ class FleetArgs(TypedDict):
     """EC2NodeClass specs by name (``karpenter-gitops:nodeClasses``)."""
     node_pools: NotRequired[dict[str, dict[str, Any]]]
     """NodePool specs by name (``karpenter-gitops:nodePools``); each names its class in ``nodeClassRef``."""
+    node_overlays: NotRequired[dict[str, dict[str, Any]]]
+    """NodeOverlay specs by name (``karpenter-gitops:nodeOverlays``)."""
+    capacity_buffers: NotRequired[dict[str, dict[str, Any]]]
+    """CapacityBuffer specs by ``namespace/name`` or name (``karpenter-gitops:capacityBuffers``)."""
     cluster: NotRequired[ClusterArgs]
     """The cluster block (``karpenter-gitops:cluster``)."""
     pin_amis: NotRequired[bool]
@@ -28,7 +33,7 @@ class FleetArgs(TypedDict):
     """The policy block (``karpenter-gitops:policy``): severities, switched-off rules and rule parameters,
     applied by every class's check as ``validate`` applies them."""
     secret: NotRequired[bool]
-    """The class or pool specs come from secret stack config (``pulumi config set --secret``): kept secret
+    """The specs come from secret stack config (``pulumi config set --secret``): kept secret
     in every registration, output and state."""
     controller: NotRequired[dict[str, Any]]
     """The controller block (``karpenter-gitops:controller``): when given, a ``KarpenterController`` is built
@@ -36,7 +41,7 @@ class FleetArgs(TypedDict):
 
 
 class Fleet(pulumi.ComponentResource):
-    """All classes and pools of one cluster; child names are the Kubernetes object names."""
+    """All classes, pools, overlays and buffers of one cluster; child names are the Kubernetes object names."""
 
     node_classes: pulumi.Output[dict[str, Any]]
     """Per EC2NodeClass: AMI ids, instance profile and predicted conditions."""
@@ -72,6 +77,12 @@ class Fleet(pulumi.ComponentResource):
                     pool, NodePoolArgs(spec=pool_specs[pool], node_class=classes[class_name], secret=bool(args.get("secret"))),
                     opts=child,
                 )
+        shared = {"cluster": args.get("cluster") or {}, "secret": bool(args.get("secret")),
+                  **({"policy": args["policy"]} if args.get("policy") else {})}
+        for overlay, spec in (args.get("node_overlays") or {}).items():
+            NodeOverlay(overlay, NodeOverlayArgs(spec=spec, **shared), opts=child)
+        for buffer, spec in (args.get("capacity_buffers") or {}).items():
+            CapacityBuffer(buffer, CapacityBufferArgs(spec=spec, **shared), opts=child)
         self.node_classes = pulumi.Output.from_input(
             {
                 n: {"amiIds": c.ami_ids, "instanceProfile": c.instance_profile, "conditions": c.conditions}
@@ -93,6 +104,7 @@ def _controller(args: FleetArgs, pool_specs: dict[str, Any], opts: pulumi.Resour
             node_classes=args["node_classes"],
             node_pools=pool_specs,
             **({"karpenter_version": cluster["karpenter_version"]} if cluster.get("karpenter_version") else {}),
+            **({"feature_gates": cluster["feature_gates"]} if cluster.get("feature_gates") else {}),
             **({"policy": args["policy"]} if args.get("policy") else {}),
         ),
         opts=opts,

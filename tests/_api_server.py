@@ -199,14 +199,27 @@ def kube_client(server: ApiServer):
     return config.new_client_from_config(config_file=str(server.kubeconfig))
 
 
-def live(server: ApiServer, plural: str, name: str) -> dict | None:
-    """The Karpenter object (``ec2nodeclasses`` or ``nodepools``) the API server stores, or None."""
+# Group and version of each Karpenter kind's resource, by plural.
+SERVED = {
+    "ec2nodeclasses": ("karpenter.k8s.aws", "v1"),
+    "nodepools": ("karpenter.sh", "v1"),
+    "nodeoverlays": ("karpenter.sh", "v1alpha1"),
+    "capacitybuffers": ("autoscaling.x-k8s.io", "v1beta1"),
+}
+
+
+def live(server: ApiServer, plural: str, name: str, namespace: str | None = None) -> dict | None:
+    """The Karpenter object (a plural of :data:`SERVED`; a CapacityBuffer in its ``namespace``) the API
+    server stores, or None."""
     from kubernetes import client
     from kubernetes.client.exceptions import ApiException
 
-    group = "karpenter.k8s.aws" if plural == "ec2nodeclasses" else "karpenter.sh"
+    group, version = SERVED[plural]
+    api = client.CustomObjectsApi(kube_client(server))
     try:
-        return client.CustomObjectsApi(kube_client(server)).get_cluster_custom_object(group, "v1", plural, name)
+        if namespace is not None:
+            return api.get_namespaced_custom_object(group, version, namespace, plural, name)
+        return api.get_cluster_custom_object(group, version, plural, name)
     except ApiException as missing:
         if missing.status == 404:
             return None

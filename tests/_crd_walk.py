@@ -94,6 +94,11 @@ def _walk(schema: Mapping[str, Any], cls: type, path: str, version: Version) -> 
                 continue
             if theirs != ours:
                 yield f"{where}: {key} CRD {theirs}, model {ours}" if key != "pattern" else f"{where}: pattern"
+        if scalar.get("type") == "integer" and (scalar.get("format") == "int32") != facts.int32:
+            yield f"{where}: format CRD {scalar.get('format')}, model int32 {facts.int32}"
+        unique = facts.unique is not None and version >= facts.unique
+        if (sub.get("x-kubernetes-list-type") == "set") != unique:
+            yield f"{where}: list-type CRD {sub.get('x-kubernetes-list-type')}, model set {unique}"
         for key, attr in _COUNT:
             if sub.get(key) != getattr(facts, attr):
                 yield f"{where}: {key} CRD {sub.get(key)}, model {getattr(facts, attr)}"

@@ -8,6 +8,7 @@ when ``KARPENTER_GITOPS_REQUIRE_REAL=1`` (CI), so the real tier can never go qui
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -26,6 +27,7 @@ HOW_TO_GET = {
     "kube-apiserver": "run `make tools` (needs Go 1.26) or set KUBEBUILDER_ASSETS to envtest's binaries",
     "etcd": "run `make tools` (needs Go 1.26) or set KUBEBUILDER_ASSETS to envtest's binaries",
     "kube-controller-manager": "run `make tools` (needs Go 1.26) or put kube-controller-manager on PATH",
+    "kubelet-cel": "run `make tools` (needs Go 1.26): it is our own cel-go program under tools/cel",
     "karpenter-controller": "run `make tools` (needs Go 1.26): it builds Karpenter's cmd/controller as karpenter-controller",
 }
 
@@ -72,3 +74,14 @@ def pulumi_cli() -> Path:
         shown = ".".join(map(str, version)) if version else "no version"
         unavailable(f"{pulumi} reports {shown}; karpenter-gitops needs pulumi >= {'.'.join(map(str, MIN_PULUMI))}: {HOW_TO_GET['pulumi']}")
     return pulumi
+
+
+def downloaded(module: str) -> dict:
+    """``go mod download -json`` of ``module``, run outside any module of ours (fetched and checked
+    against the checksum database): where its zip, go.mod and unpacked files are."""
+    if shutil.which("go") is None:
+        unavailable("go not found: install Go 1.26 to read Karpenter's and Kubernetes' modules")
+    done = subprocess.run(["go", "mod", "download", "-json", module], capture_output=True, text=True, timeout=600, cwd="/")
+    answer = json.loads(done.stdout)
+    assert answer.get("Zip") and answer.get("Sum"), answer
+    return answer

@@ -127,6 +127,18 @@ def api_server():
 
 
 @pytest.fixture(scope="session")
+def karpenter_oracle():
+    """Karpenter's own Go code answering JSON (tests/_oracle.py); stopped at session end."""
+    import _oracle
+
+    oracle = _oracle.start()
+    try:
+        yield oracle
+    finally:
+        oracle.stop()
+
+
+@pytest.fixture(scope="session")
 def pulumi_cli() -> Path:
     import _real_tools
 
@@ -138,3 +150,15 @@ def kubernetes_provider() -> Path:
     import _real_tools
 
     return _real_tools.binary("pulumi-resource-kubernetes")
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """The differential tests' table (tests/real/test_conformance.py), when they ran."""
+    import sys
+
+    conformance = sys.modules.get("_conformance")
+    if conformance is None or not conformance.TALLY.counts:
+        return
+    terminalreporter.section("conformance")
+    for line in conformance.TALLY.table():
+        terminalreporter.write_line(line)

@@ -21,6 +21,10 @@ def test_the_wheel_installs_our_packages_and_the_pack_directory_and_no_generic_n
     assert pack == {"PulumiPolicy.yaml", "__init__.py", "__main__.py", "pack.py", "waivers.yaml"}
 
 
+def test_the_wheel_ships_karpenters_static_prices_for_plan(wheel):
+    assert "karpenter_gitops/adapters/aws/on_demand_prices.json" in zipfile.ZipFile(wheel).namelist()
+
+
 def test_installed_in_another_virtualenv_the_printed_pack_serves_from_that_virtualenv(wheel, tmp_path):
     venv, site = install_wheel(wheel, tmp_path / "app-venv")
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}

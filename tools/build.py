@@ -1,4 +1,4 @@
-"""Build the real Pulumi, Kubernetes, etcd and Karpenter controller binaries from our Go modules (``make tools``).
+"""Build the real Pulumi, Kubernetes, etcd, cel-go, Karpenter-oracle and Karpenter controller binaries from our Go modules (``make tools``).
 
 Each folder beside this file is one Go module of ours for one tool family, so their requirements
 never meet (minimal version selection would upgrade one family's dependencies for another's sake).
@@ -64,14 +64,15 @@ def _go(folder: Path, *args: str) -> str:
 PULUMI_PKG = "github.com/pulumi/pulumi/pkg/v3"
 PULUMI_SDK = "github.com/pulumi/pulumi/sdk/v3"
 K8S_PROVIDER = "github.com/pulumi/pulumi-kubernetes/provider/v4"
+KARPENTER_AWS = "github.com/aws/karpenter-provider-aws"
 # The provider module has no tags of its own; the one commit the module proxy serves is tag v4.25.0.
 K8S_PROVIDER_RELEASE = "4.25.0"
-KARPENTER_AWS = "github.com/aws/karpenter-provider-aws"
 
 
 def families() -> list[Family]:
     """The tool families, with versions read from their go.mod files."""
-    pulumi, provider, kube = TOOLS / "pulumi", TOOLS / "pulumi-kubernetes", TOOLS / "kube"
+    pulumi, provider, kube, cel = TOOLS / "pulumi", TOOLS / "pulumi-kubernetes", TOOLS / "kube", TOOLS / "cel"
+    oracle = TOOLS / "karpenter-oracle"
     karpenter = _module_version(TOOLS / "karpenter", KARPENTER_AWS)
     cli = _module_version(pulumi, PULUMI_PKG)
     pulumi_version = (f"-X {PULUMI_SDK}/go/common/version.Version={cli}",)
@@ -115,6 +116,14 @@ def families() -> list[Family]:
                 Binary("etcd", "go.etcd.io/etcd/server/v3"),
             ),
             versions={"kube-apiserver": k8s, "kube-controller-manager": k8s, "etcd": _module_version(kube, "go.etcd.io/etcd/server/v3")},
+        ),
+        # cel-go at the version Karpenter 1.15 pins, in Karpenter's kubelet-expression environment (differential tests).
+        Family("cel", (Binary("kubelet-cel", "."),), versions={"kubelet-cel": _module_version(cel, "github.com/google/cel-go")}),
+        # Karpenter's own Go code answering JSON questions, for the differential tests (tests/_oracle.py).
+        Family(
+            "karpenter-oracle",
+            (Binary("karpenter-oracle", "."),),
+            versions={"karpenter-oracle": _module_version(oracle, KARPENTER_AWS), "karpenter-core": _module_version(oracle, "sigs.k8s.io/karpenter")},
         ),
         Family(
             "karpenter",

@@ -1,14 +1,19 @@
-"""The only Kubernetes I/O: read Karpenter's NodeClaims and the Nodes they became.
+"""The only Kubernetes I/O: read Karpenter's objects, the NodeClaims and the Nodes they became.
 
-Read-only, two list calls through the ``kubernetes`` client. An unusable kubeconfig is the
-user's input error (exit 2); a cluster that cannot be reached is :class:`ClusterUnavailable`, so
-the preview can still print without its node-impact counts.
+Read-only: list and get through the ``kubernetes`` client, lists paged so a cluster of thousands
+of NodeClaims is read a page at a time and only what is compared is kept. An unusable kubeconfig
+or context is the user's input error (exit 2), and so is RBAC that forbids a read (the fix is a
+role, not a retry); a cluster that cannot be reached is :class:`ClusterUnavailable`.
 """
 
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import urllib3
 import yaml
@@ -20,43 +25,181 @@ from karpenter_gitops.core.cluster import FleetNode, fleet_from
 from karpenter_gitops.core.errors import InputError
 
 TIMEOUT_SECONDS = 10
+PAGE = 500  # objects per list call: memory stays bounded by a page, not by the cluster
+
+#: What verify and the preview read (resource, group, version), and so the RBAC they need: get/list only.
+EC2NODECLASSES = ("ec2nodeclasses", "karpenter.k8s.aws", "v1")
+NODEPOOLS = ("nodepools", "karpenter.sh", "v1")
+NODECLAIMS = ("nodeclaims", "karpenter.sh", "v1")
+NODEOVERLAYS = ("nodeoverlays", "karpenter.sh", "v1alpha1")
+NODES = ("nodes", "", "v1")
+CRDS = ("customresourcedefinitions", "apiextensions.k8s.io", "v1")
 
 
 class ClusterUnavailable(Exception):
     """The API server could not be asked (unreachable, refused, or answered with an error)."""
 
 
-def api_client(kubeconfig: Path, context: str | None = None) -> client.ApiClient:
-    """A client for the kubeconfig's (or ``context``'s) cluster; InputError if the file is unusable."""
-    if not kubeconfig.is_file():
-        raise InputError("no such kubeconfig file", str(kubeconfig), hint="check --kubeconfig")
+def api_client(kubeconfig: Path | None, context: str | None = None) -> client.ApiClient:
+    """A client for the kubeconfig's (or ``context``'s) cluster; with no kubeconfig, the pod's own
+    service account when running in a cluster, else ``$KUBECONFIG`` or ``~/.kube/config``."""
     configuration = client.Configuration()
-    try:
-        kube_config.load_kube_config(config_file=str(kubeconfig), context=context, client_configuration=configuration)
-    except (kube_config.ConfigException, yaml.YAMLError, OSError, ValueError, TypeError, KeyError) as err:
-        message = str(err).splitlines()[0] if str(err) else type(err).__name__
-        raise InputError(f"unusable kubeconfig: {message}", str(kubeconfig)) from None
+    if kubeconfig is None and os.environ.get("KUBERNETES_SERVICE_HOST") and context is None:
+        try:
+            kube_config.load_incluster_config(client_configuration=configuration)
+        except kube_config.ConfigException as err:
+            raise InputError(f"in-cluster configuration unusable: {err}", hint="pass --kubeconfig") from None
+    else:
+        kubeconfig = kubeconfig or _default_kubeconfig()
+        if not kubeconfig.is_file():
+            raise InputError("no such kubeconfig file", str(kubeconfig), hint="check --kubeconfig")
+        try:
+            contexts = {entry.get("name") for entry in kube_config.list_kube_config_contexts(str(kubeconfig))[0]}
+            if context is not None and context not in contexts:
+                known = ", ".join(sorted(str(c) for c in contexts)) or "none"
+                raise InputError(f"no context {context!r} in the kubeconfig (it has: {known})", str(kubeconfig),
+                                 hint="check --context")
+            kube_config.load_kube_config(config_file=str(kubeconfig), context=context, client_configuration=configuration)
+        except (kube_config.ConfigException, yaml.YAMLError, OSError, ValueError, TypeError, KeyError, AttributeError) as err:
+            message = str(err).splitlines()[0] if str(err) else type(err).__name__
+            raise InputError(f"unusable kubeconfig: {message}", str(kubeconfig)) from None
     configuration.retries = 1
     return client.ApiClient(configuration)
+
+
+def _default_kubeconfig() -> Path:
+    first = os.environ.get("KUBECONFIG", "").split(os.pathsep)[0]
+    return Path(first) if first else Path.home() / ".kube" / "config"
+
+
+class Forbidden(InputError):
+    """RBAC refused a read: the user needs a role, not a retry."""
+
+
+def _call(api: client.ApiClient, resource: tuple[str, str, str], read: Callable[[], Any]) -> Any:
+    """One request, its failures in the user's terms."""
+    plural, group, _version = resource
+    what = f"{plural}.{group}" if group else plural
+    try:
+        return read()
+    except ApiException as err:
+        if err.status in (401, 403):
+            who = "authenticate" if err.status == 401 else "list"
+            raise Forbidden(
+                f"the API server refused to let us {who} {what} ({err.status} {err.reason})", api.configuration.host,
+                hint=f"grant get and list on {what} (verify is read-only: get/list is all it needs)",
+            ) from None
+        raise ClusterUnavailable(f"the API server answered {err.status} {err.reason} to a list of {what}") from None
+    except (urllib3.exceptions.HTTPError, OSError) as err:
+        raise ClusterUnavailable(f"cannot reach the API server at {api.configuration.host}: {type(err).__name__}") from None
+    except (ValueError, AttributeError) as err:
+        raise ClusterUnavailable(f"the API server sent something that is not a list of {what}: {err}") from None
+
+
+def _pages(api: client.ApiClient, resource: tuple[str, str, str], missing_ok: bool = False) -> Iterator[Mapping[str, Any]]:
+    """Every object of a cluster-scoped resource, a page at a time; none when ``missing_ok`` and the
+    resource is not served (its CRD is not installed)."""
+    plural, group, version = resource
+    token = None
+    while True:
+        def read(token=token):
+            kwargs = {"limit": PAGE, "_request_timeout": TIMEOUT_SECONDS, "_preload_content": False}
+            if token:
+                kwargs["_continue"] = token
+            if group:
+                answer = client.CustomObjectsApi(api).list_cluster_custom_object(group, version, plural, **kwargs)
+            else:
+                answer = client.CoreV1Api(api).list_node(**kwargs)
+            return json.loads(answer.data)
+
+        try:
+            page = _call(api, resource, read)
+        except ClusterUnavailable:
+            if missing_ok and _not_served(api, resource):
+                return
+            raise
+        if not isinstance(page, Mapping):
+            raise ClusterUnavailable(f"the API server sent something that is not a list of {plural}")
+        yield from (item for item in page.get("items") or () if isinstance(item, Mapping))
+        token = (page.get("metadata") or {}).get("continue")
+        if not token:
+            return
+
+
+def _not_served(api: client.ApiClient, resource: tuple[str, str, str]) -> bool:
+    plural, group, version = resource
+    try:
+        resources = client.CustomObjectsApi(api).api_client.call_api(
+            f"/apis/{group}/{version}", "GET", response_type="object", auth_settings=["BearerToken"],
+            _return_http_data_only=True, _request_timeout=TIMEOUT_SECONDS,
+        )
+    except ApiException as err:
+        return err.status == 404
+    except (urllib3.exceptions.HTTPError, OSError):
+        return False
+    return plural not in {r.get("name") for r in (resources or {}).get("resources") or ()}
+
+
+@dataclass(frozen=True)
+class LiveCluster:
+    """What verify compares: Karpenter's objects as stored, their CRDs' schemas, and the fleet."""
+
+    host: str
+    objects: Mapping[tuple[str, str], Mapping[str, Any]]  # (kind, name) → the stored object
+    schemas: Mapping[str, Mapping[str, Any]]  # kind → the served version's openAPIV3Schema, when readable
+    fleet: tuple[FleetNode, ...]
+
+
+_KINDS = {EC2NODECLASSES: "EC2NodeClass", NODEPOOLS: "NodePool", NODEOVERLAYS: "NodeOverlay"}
+
+
+def read_cluster(kubeconfig: Path | None, context: str | None = None) -> LiveCluster:
+    """Karpenter's objects, the CRDs that default them and the NodeClaims with their Nodes' labels."""
+    with api_client(kubeconfig, context) as api:
+        objects = {}
+        for resource, kind in _KINDS.items():
+            for item in _pages(api, resource, missing_ok=resource is NODEOVERLAYS):
+                metadata = item.get("metadata") if isinstance(item.get("metadata"), Mapping) else {}
+                objects[(kind, str(metadata.get("name", "")))] = item
+        return LiveCluster(api.configuration.host, objects, _schemas(api), _fleet(api))
+
+
+def _schemas(api: client.ApiClient) -> dict[str, Mapping[str, Any]]:
+    """The served schema of each kind's CRD; a CRD we may not read leaves its kind out (compared without defaults)."""
+    found = {}
+    for resource, kind in _KINDS.items():
+        plural, group, version = resource
+        try:
+            crd = _call(api, CRDS, lambda: json.loads(client.ApiextensionsV1Api(api).read_custom_resource_definition(
+                f"{plural}.{group}", _request_timeout=TIMEOUT_SECONDS, _preload_content=False).data))
+        except (Forbidden, ClusterUnavailable):
+            continue
+        for served in (crd.get("spec") or {}).get("versions") or ():
+            schema = (served.get("schema") or {}).get("openAPIV3Schema")
+            if served.get("name") == version and isinstance(schema, Mapping):
+                found[kind] = schema
+    return found
+
+
+def _fleet(api: client.ApiClient) -> tuple[FleetNode, ...]:
+    """NodeClaims joined with their Nodes' labels; only the fields compared are kept from each page."""
+    claims = [_claim_summary(item) for item in _pages(api, NODECLAIMS)]
+    wanted = {(claim.get("status") or {}).get("nodeName") for claim in claims} - {None, ""}
+    node_labels = {}
+    for node in _pages(api, NODES):
+        metadata = node.get("metadata") if isinstance(node.get("metadata"), Mapping) else {}
+        if metadata.get("name") in wanted:
+            node_labels[metadata["name"]] = metadata.get("labels") or {}
+    return fleet_from(claims, node_labels)
+
+
+def _claim_summary(claim: Mapping[str, Any]) -> dict[str, Any]:
+    metadata, status = (value if isinstance(value, Mapping) else {} for value in (claim.get("metadata"), claim.get("status")))
+    return {"metadata": {"name": metadata.get("name"), "labels": metadata.get("labels") or {}},
+            "status": {"nodeName": status.get("nodeName"), "imageID": status.get("imageID")}}
 
 
 def read_fleet(kubeconfig: Path, context: str | None = None) -> tuple[FleetNode, ...]:
     """Every NodeClaim of the cluster with its Node's labels."""
     with api_client(kubeconfig, context) as api:
-        try:
-            claims = client.CustomObjectsApi(api).list_cluster_custom_object(
-                "karpenter.sh", "v1", "nodeclaims", _request_timeout=TIMEOUT_SECONDS, _preload_content=False
-            )
-            nodes = client.CoreV1Api(api).list_node(_request_timeout=TIMEOUT_SECONDS, _preload_content=False)
-            claim_items = json.loads(claims.data).get("items") or []
-            node_items = json.loads(nodes.data).get("items") or []
-        except ApiException as err:
-            raise ClusterUnavailable(f"the API server answered {err.status} {err.reason}") from None
-        except (urllib3.exceptions.HTTPError, OSError) as err:
-            raise ClusterUnavailable(f"cannot reach the API server at {api.configuration.host}: {type(err).__name__}") from None
-        except (ValueError, AttributeError) as err:
-            raise ClusterUnavailable(f"the API server sent something that is not a list: {err}") from None
-    node_labels = {
-        (item.get("metadata") or {}).get("name", ""): (item.get("metadata") or {}).get("labels") or {} for item in node_items
-    }
-    return fleet_from(claim_items, node_labels)
+        return _fleet(api)

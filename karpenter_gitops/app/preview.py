@@ -64,14 +64,14 @@ def preview_sources(
     pulumi: pulumi_events.PulumiPreview | None = None,
 ) -> Preview:
     """Compare ``head`` with ``base_ref``; ``plan`` reconciles both sides, ``kubeconfig`` counts drifting nodes."""
-    base = load_base(base_ref, head_paths, head.version)
+    base = load_base(base_ref, head_paths, head.version).with_gates(head.feature_gates)
     fleet, impact_note = None, None
     if kubeconfig:
         from karpenter_gitops.adapters import kube
 
         try:
             fleet = kube.read_fleet(kubeconfig)
-        except kube.ClusterUnavailable as error:
+        except (kube.ClusterUnavailable, kube.Forbidden) as error:  # the comment still helps without its node counts
             impact_note = f"cluster not read: {error}"
     base_plan, head_plan = (plan(base), plan(head.inputs)) if plan else (None, None)
     return Preview.build(

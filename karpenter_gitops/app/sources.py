@@ -6,8 +6,8 @@ same way: the release is the one given, else the one the stack files agree on, e
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ class Sources:
     version: versions.Version
     inputs: Inputs
     note: str | None = None  # why the release judged is not the one asked for (newer than the project knows)
+    feature_gates: Mapping[str, bool] = field(default_factory=dict)  # --feature-gates, over the stack's
 
     @property
     def documents(self) -> list[tuple[str, list[Any]]]:
@@ -42,9 +43,12 @@ class Sources:
         return stack_aws_config(self.documents)
 
 
-def read_sources(paths: Sequence[Path], version: versions.Version | None = None) -> Sources:
-    """Read ``paths`` and load them for ``version`` (default: the stacks' release, else the newest)."""
+def read_sources(paths: Sequence[Path], version: versions.Version | None = None,
+                 feature_gates: Mapping[str, bool] | None = None) -> Sources:
+    """Read ``paths`` and load them for ``version`` (default: the stacks' release, else the newest), on a
+    cluster with ``feature_gates`` set as given over what the stack declares."""
     files = tuple(read_files(paths))
     documents = [(file.name, file.documents) for file in files]
     chosen, note = versions.known(version or stack_karpenter_version(documents) or versions.DEFAULT)
-    return Sources(files, chosen, load_documents(documents, chosen), note)
+    gates = dict(feature_gates or {})
+    return Sources(files, chosen, load_documents(documents, chosen).with_gates(gates), note, gates)

@@ -17,6 +17,7 @@ from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.findings import Finding, Observation
 from karpenter_gitops.core.inputs import NAMESPACE, Inputs
+from karpenter_gitops.core.model import CAPACITYBUFFER, NODEOVERLAY
 from karpenter_gitops.core.plan import Plan
 from karpenter_gitops.judge import Judge
 from karpenter_gitops.load import engine
@@ -34,10 +35,14 @@ def stack_document(
     node_pools: Mapping[str, Any],
     policy: Mapping[str, Any] | None = None,
     controller: Mapping[str, Any] | None = None,
+    *,
+    node_overlays: Mapping[str, Any] | None = None,
+    capacity_buffers: Mapping[str, Any] | None = None,
 ) -> dict:
     """The stack-file shape :func:`~karpenter_gitops.load.documents.load_documents` reads, values normalised."""
     doc: dict[str, Any] = {f"{NAMESPACE}:nodeClasses": dict(node_classes), f"{NAMESPACE}:nodePools": dict(node_pools)}
-    for key, value in (("cluster", cluster), ("policy", policy), ("controller", controller)):
+    for key, value in (("cluster", cluster), ("policy", policy), ("controller", controller),
+                       ("nodeOverlays", node_overlays), ("capacityBuffers", capacity_buffers)):
         if value is not None and (value or key == "controller"):
             doc[f"{NAMESPACE}:{key}"] = value
     return {"config": engine.normalise(doc)}
@@ -49,11 +54,30 @@ def load_inputs(
     node_pools: Mapping[str, Any],
     policy: Mapping[str, Any] | None = None,
     controller: Mapping[str, Any] | None = None,
+    *,
+    node_overlays: Mapping[str, Any] | None = None,
+    capacity_buffers: Mapping[str, Any] | None = None,
 ) -> tuple[Inputs, versions.Version]:
     """Load values as the CLI loads a stack file, with the stack's Karpenter release (or the default)."""
-    files = [(SOURCE, [stack_document(cluster, node_classes, node_pools, policy, controller)])]
+    document = stack_document(cluster, node_classes, node_pools, policy, controller,
+                              node_overlays=node_overlays, capacity_buffers=capacity_buffers)
+    files = [(SOURCE, [document])]
     version, _ = versions.known(stack_karpenter_version(files) or versions.DEFAULT)  # a newer release: as the newest known, like the CLI
     return load_documents(files, version), version
+
+
+def standalone(
+    kind: str, key: str, spec: Mapping[str, Any], cluster: Mapping[str, Any] | None = None, policy: Mapping[str, Any] | None = None
+) -> tuple[Mapping[str, Any], list[Finding]]:
+    """A NodeOverlay or CapacityBuffer declared alone under its stack ``key`` (``name``, or ``namespace/name``
+    for a buffer): the metadata it is applied with, and what ``validate`` finds in it for the stack's
+    cluster (its release, its feature gates) and policy. Nothing else of the stack is needed to judge it."""
+    objects = {key: spec}
+    inputs, version = load_inputs(cluster, {}, {}, policy, node_overlays=objects if kind == NODEOVERLAY else None,
+                                  capacity_buffers=objects if kind == CAPACITYBUFFER else None)
+    loaded = next((o for o in inputs.objects if o.kind == kind), None)
+    metadata = loaded.raw["metadata"] if loaded is not None else {"name": key}  # not loaded: refused, see the findings
+    return metadata, sorted(check(inputs, version), key=lambda f: f.sort_key)
 
 
 def check(inputs: Inputs, version: versions.Version, stored: Inputs | None = None) -> list[Finding]:

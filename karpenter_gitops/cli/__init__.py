@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import click
 
-from karpenter_gitops.cli import bump, embedded_aws, pack_config, plan, policy_pack, preview, render, rules, validate  # noqa: F401  (register the commands)
+from karpenter_gitops.cli import bump, embedded_aws, pack_config, plan, policy_pack, preview, render, rules, validate, verify  # noqa: F401  (register the commands)
 from karpenter_gitops.cli.group import EXIT_OK, EXIT_USAGE, cli
 from karpenter_gitops.core.errors import InputError
 

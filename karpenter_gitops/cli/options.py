@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -19,7 +20,30 @@ def _karpenter_version(_ctx, _param, value: str | None) -> versions.Version | No
         raise click.BadParameter(str(err), param_hint="--karpenter-version") from None
 
 
+_GATE = re.compile(r"^([A-Za-z][A-Za-z0-9]*)=(true|false)$", re.IGNORECASE)
+
+
+def _feature_gates(ctx: click.Context, _param, value: str | None) -> None:
+    """Karpenter's own flag syntax (``NodeOverlay=true,StaticCapacity=false``), kept for :func:`sources`."""
+    gates = {}
+    for item in filter(None, (part.strip() for part in (value or "").split(","))):
+        match = _GATE.match(item)
+        if not match:
+            raise click.BadParameter(f"{item!r} is not NAME=true or NAME=false (e.g. NodeOverlay=true)", param_hint="--feature-gates")
+        gates[match[1]] = match[2].lower() == "true"
+    ctx.meta["karpenter-gitops.feature-gates"] = gates
+
+
 def karpenter_version(func):
+    """``--karpenter-version`` and ``--feature-gates``: which Karpenter the cluster runs, and with what switched on."""
+    func = click.option(
+        "--feature-gates",
+        metavar="NAME=BOOL,...",
+        callback=_feature_gates,
+        expose_value=False,
+        help="Karpenter's feature gates as its --feature-gates flag takes them, over the stack's cluster.featureGates "
+        "(e.g. NodeOverlay=true for manifests).",
+    )(func)
     return click.option(
         "--karpenter-version",
         "karpenter_version",
@@ -134,7 +158,9 @@ def sources(paths: Sequence[Path], version: versions.Version | None):
     than the project knows. Imported here, not at the top: the command tree loads before any rule."""
     from karpenter_gitops.app.sources import read_sources
 
-    read = read_sources(paths, version)
+    context = click.get_current_context(silent=True)
+    gates = context.meta.get("karpenter-gitops.feature-gates") if context else None
+    read = read_sources(paths, version, gates)
     if read.note:
         click.echo(f"karpenter-gitops: {read.note}", err=True)
     return read

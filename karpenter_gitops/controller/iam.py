@@ -295,12 +295,30 @@ def event_pattern(event: str) -> dict[str, list[str]]:
     source, detail_type = INTERRUPTION_EVENTS[event]
     return {"source": [source], "detail-type": [detail_type]}
 
-def helm_values(settings: ControllerSettings, cluster_endpoint: Any, controller_role_arn: Any) -> dict[str, Any]:
-    """Chart values: the cluster, the queue, and for IRSA the service account's role annotation."""
+# Where the chart takes each of Karpenter's feature gates (its values.yaml, v1.14-v1.15): core gates under
+# settings.featureGates, the AWS provider's under settings.awsFeatureGates. Older charts ignore the newer keys.
+HELM_FEATURE_GATES = {
+    **{gate: ("featureGates", gate[0].lower() + gate[1:]) for gate in (
+        "NodeRepair", "ReservedCapacity", "SpotToSpotConsolidation", "NodeOverlay", "StaticCapacity", "CapacityBuffer",
+        "TerminateFirstDrift", "TerminateFirstRepair", "PodDeletionCostManagement")},
+    "NodeClassCEL": ("awsFeatureGates", "nodeClassCEL"),
+    "RebootForRepair": ("awsFeatureGates", "rebootForRepair"),
+}
+
+
+def helm_values(
+    settings: ControllerSettings, cluster_endpoint: Any, controller_role_arn: Any, feature_gates: Mapping[str, bool] | None = None
+) -> dict[str, Any]:
+    """Chart values: the cluster, the queue, for IRSA the service account's role annotation, and the feature
+    gates the stack's cluster block declares (so the release runs with the gates its objects are judged by)."""
     values: dict[str, Any] = {
         "settings": {"clusterName": settings.cluster_name, "clusterEndpoint": cluster_endpoint},
         "serviceAccount": {"name": settings.service_account},
     }
+    for gate, on in sorted((feature_gates or {}).items()):
+        if gate in HELM_FEATURE_GATES:
+            block, key = HELM_FEATURE_GATES[gate]
+            values["settings"].setdefault(block, {})[key] = on
     queue = names(settings).queue
     if queue:
         values["settings"]["interruptionQueue"] = queue

@@ -86,20 +86,23 @@ class StepOutcome:
         return Condition(type_, UNKNOWN, self.reason, self.message)
 
 
-def _validation(dependencies: list[Condition], validation: StepOutcome, spec: StepOutcome | None) -> Condition:
+def _validation(dependencies: list[Condition], validation: StepOutcome, spec: StepOutcome | None,
+                expressions: StepOutcome | None) -> Condition:
     """ValidationSucceeded judges the spec first (from 1.15, its kubelet block), then waits for the four
-    resolutions before it judges anything else."""
+    resolutions, then evaluates the kubelet expressions per instance type, then the authorization."""
     if spec is not None and spec.resolution is not Resolution.READY:
         return spec.condition(VALIDATION_SUCCEEDED)
     if any(c.status == FALSE for c in dependencies):
         return Condition(VALIDATION_SUCCEEDED, FALSE, _DEPENDENCIES_NOT_READY, _DEPENDENCIES_MESSAGE)
     if any(c.status == UNKNOWN for c in dependencies):
         return Condition(VALIDATION_SUCCEEDED, UNKNOWN, _DEPENDENCIES_NOT_READY, _DEPENDENCIES_MESSAGE)
+    if expressions is not None and expressions.resolution is not Resolution.READY:
+        return expressions.condition(VALIDATION_SUCCEEDED)
     return validation.condition(VALIDATION_SUCCEEDED)
 
 
-def _ready(dependents: list[Condition]) -> Condition:
-    """operatorpkg roll-up: False if any dependent is False, else Unknown if any is, else True; the
+def roll_up(dependents: list[Condition]) -> Condition:
+    """The root ``Ready`` as operatorpkg rolls it up: False if any dependent is False, else Unknown if any is, else True; the
     message lists every dependent that is not True (operatorpkg orders them by transition time)."""
     unhealthy = [c for c in dependents if c.status != TRUE]
     if not unhealthy:
@@ -116,11 +119,13 @@ def predict_conditions(
     instance_profile: StepOutcome,
     validation: StepOutcome | None = None,
     spec: StepOutcome | None = None,
+    expressions: StepOutcome | None = None,
 ) -> tuple[Condition, ...]:
     """The NodeClass conditions, sorted by type as Karpenter stores them.
 
     ``validation`` is the authorization dry-run's outcome; None assumes the controller is allowed.
-    ``spec`` is what the validation reconciler finds in the spec before it waits for the resolutions.
+    ``spec`` is what the validation reconciler finds in the spec before it waits for the resolutions;
+    ``expressions`` what it finds evaluating the kubelet expressions once they are resolved (from 1.15).
     Dependents are listed in Karpenter's reconcile order in the ``Ready`` message.
     """
     dependencies = [
@@ -129,5 +134,5 @@ def predict_conditions(
         security_groups.condition(SECURITY_GROUPS_READY),
         instance_profile.condition(INSTANCE_PROFILE_READY),
     ]
-    dependents = [*dependencies, _validation(dependencies, validation or StepOutcome.ready(), spec)]
-    return tuple(sorted([*dependents, _ready(dependents)], key=lambda c: c.type))
+    dependents = [*dependencies, _validation(dependencies, validation or StepOutcome.ready(), spec, expressions)]
+    return tuple(sorted([*dependents, roll_up(dependents)], key=lambda c: c.type))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from functools import cached_property
 from pathlib import Path
@@ -190,6 +190,14 @@ class Inputs:
     context_node_classes: frozenset[str] | None = None
     node_overlays: tuple[NodeOverlay, ...] = ()
     capacity_buffers: tuple[CapacityBuffer, ...] = ()
+
+    def with_gates(self, gates: Mapping[str, bool]) -> Inputs:
+        """These inputs on a cluster whose named feature gates are set as given (``--feature-gates``
+        over the stack's ``cluster.featureGates``)."""
+        if not gates:
+            return self
+        on = (self.cluster.feature_gates | {g for g, value in gates.items() if value}) - {g for g, value in gates.items() if not value}
+        return replace(self, cluster=replace(self.cluster, feature_gates=frozenset(on)))
 
     @property
     def objects(self) -> tuple[EC2NodeClass | NodePool | NodeOverlay | CapacityBuffer, ...]:

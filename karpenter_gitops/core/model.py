@@ -34,6 +34,8 @@ CAPACITYBUFFER_SINCE = (1, 14)
 #: Kinds that arrived after 1.0, by the release that first serves them.
 KIND_SINCE = {NODEOVERLAY: NODEOVERLAY_SINCE, CAPACITYBUFFER: CAPACITYBUFFER_SINCE}
 NAMESPACED = frozenset({CAPACITYBUFFER})  # the rest are cluster-scoped
+#: The stack-config key (``karpenter-gitops:<key>``) that declares objects of each kind, by name.
+STACK_KEY = {EC2NODECLASS: "nodeClasses", NODEPOOL: "nodePools", NODEOVERLAY: "nodeOverlays", CAPACITYBUFFER: "capacityBuffers"}
 
 QUANTITY = r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$"
 SIGNAL_VALUE = r"^((\d{1,2}(\.\d{1,2})?|100(\.0{1,2})?)%||(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?)$"
@@ -121,16 +123,16 @@ class KubeletConfiguration:
     OPEN_SINCE: ClassVar[Version] = (1, 15)
 
     cluster_dns: tuple[str, ...] | None = prop("clusterDNS")
-    max_pods: int | None = prop(minimum=0)
-    pods_per_core: int | None = prop(minimum=0)
+    max_pods: int | None = prop(minimum=0, int32=True)
+    pods_per_core: int | None = prop(minimum=0, int32=True)
     system_reserved: Mapping[str, str] | None = prop(value_pattern=QUANTITY)
     kube_reserved: Mapping[str, str] | None = prop(value_pattern=QUANTITY)
     eviction_hard: Mapping[str, str] | None = prop(value_pattern=SIGNAL_VALUE)
     eviction_soft: Mapping[str, str] | None = prop(value_pattern=SIGNAL_VALUE)
     eviction_soft_grace_period: Mapping[str, str] | None = prop()
-    eviction_max_pod_grace_period: int | None = prop()
-    image_gc_high_threshold_percent: int | None = prop("imageGCHighThresholdPercent", minimum=0, maximum=100)
-    image_gc_low_threshold_percent: int | None = prop("imageGCLowThresholdPercent", minimum=0, maximum=100)
+    eviction_max_pod_grace_period: int | None = prop(int32=True)
+    image_gc_high_threshold_percent: int | None = prop("imageGCHighThresholdPercent", minimum=0, maximum=100, int32=True)
+    image_gc_low_threshold_percent: int | None = prop("imageGCLowThresholdPercent", minimum=0, maximum=100, int32=True)
     cpu_cfs_quota: bool | None = prop("cpuCFSQuota")
 
 
@@ -144,7 +146,7 @@ class EBS:
     kms_key_id: str | None = prop("kmsKeyID")
     snapshot_id: str | None = prop("snapshotID")
     throughput: int | None = prop()
-    volume_initialization_rate: int | None = prop(minimum=100, maximum=300, since=(1, 5))
+    volume_initialization_rate: int | None = prop(minimum=100, maximum=300, since=(1, 5), int32=True)
     volume_size: str | None = prop(pattern=VOLUME_SIZE)
     volume_type: str | None = prop(enum=["standard", "io1", "io2", "gp2", "sc1", "st1", "gp3"])
 
@@ -162,8 +164,8 @@ class BlockDeviceMapping:
 class NetworkInterface:
     """``spec.networkInterfaces[]``: an interface Karpenter attaches at launch."""
 
-    network_card_index: int | None = prop(required=True, minimum=0)
-    device_index: int | None = prop(required=True, minimum=0)
+    network_card_index: int | None = prop(required=True, minimum=0, int32=True)
+    device_index: int | None = prop(required=True, minimum=0, int32=True)
     interface_type: str | None = prop(required=True, enum=["interface", "efa-only"])
 
 
@@ -181,9 +183,9 @@ class MetadataOptions:
 class ConnectionTracking:
     """``spec.connectionTracking``: idle timeouts of tracked connections."""
 
-    tcp_established_timeout: int | None = prop(minimum=60, maximum=432000)
-    udp_stream_timeout: int | None = prop(minimum=60, maximum=180)
-    udp_timeout: int | None = prop(minimum=30, maximum=60)
+    tcp_established_timeout: int | None = prop(minimum=60, maximum=432000, int32=True)
+    udp_stream_timeout: int | None = prop(minimum=60, maximum=180, int32=True)
+    udp_timeout: int | None = prop(minimum=30, maximum=60, int32=True)
 
 
 @dataclass(frozen=True)
@@ -211,7 +213,7 @@ class EC2NodeClassSpec:
     )
     placement_group_selector: PlacementGroupSelector | None = prop(since=(1, 11))
     associate_public_ip_address: bool | None = prop("associatePublicIPAddress")
-    ip_prefix_count: int | None = prop(minimum=0, since=(1, 8))
+    ip_prefix_count: int | None = prop(minimum=0, since=(1, 8), int32=True)
     ami_selector_terms: tuple[AMISelectorTerm, ...] | None = prop(required=True, min_items=1, max_items=30)
     ami_family: str | None = prop(enum=AMI_FAMILIES)
     user_data: str | None = prop()
@@ -311,7 +313,7 @@ class Budget:
     )
     duration: str | None = prop(pattern=r"^((([0-9]+(h|m))|([0-9]+h[0-9]+m))(0s)?)$")
     reasons: tuple[str, ...] | None = prop(
-        max_items=50, unique=True, enum={"Underutilized": None, "Empty": None, "Drifted": None, "Unhealthy": (1, 15)}
+        max_items=50, unique=(1, 13), enum={"Underutilized": None, "Empty": None, "Drifted": None, "Unhealthy": (1, 15)}
     )
 
 
@@ -333,7 +335,7 @@ class NodePoolSpec:
     template: NodeClaimTemplate | None = prop(required=True)
     disruption: Disruption | None = prop()
     limits: Mapping[str, IntOrString] | None = prop(value_pattern=QUANTITY)
-    weight: int | None = prop(minimum=1, maximum=100)
+    weight: int | None = prop(minimum=1, maximum=100, int32=True)
     replicas: int | None = prop(minimum=0, since=(1, 8))
 
 
@@ -389,7 +391,7 @@ class NodeOverlaySpec:
     price: str | None = prop(pattern=r"^\d+(\.\d+)?$")
     price_adjustment: str | None = prop(pattern=r"^(([+-]{1}(\d*\.?\d+))|(\+{1}\d*\.?\d+%)|(^(-\d{1,2}(\.\d+)?%)$)|(-100%))$")
     capacity: Mapping[str, IntOrString] | None = prop(value_pattern=QUANTITY)
-    weight: int | None = prop(minimum=1, maximum=10000)
+    weight: int | None = prop(minimum=1, maximum=10000, int32=True)
 
 
 @dataclass(frozen=True)
@@ -424,10 +426,10 @@ class CapacityBufferSpec:
     """The ``spec`` of a CapacityBuffer: spare capacity kept ready, as pods of a template or a workload."""
 
     limits: Mapping[str, IntOrString] | None = prop(value_pattern=QUANTITY)
-    percentage: int | None = prop(minimum=0)
+    percentage: int | None = prop(minimum=0, int32=True)
     pod_template_ref: PodTemplateRef | None = prop()
     provisioning_strategy: str | None = prop()
-    replicas: int | None = prop(minimum=0)
+    replicas: int | None = prop(minimum=0, int32=True)
     scalable_ref: ScalableRef | None = prop()
 
 

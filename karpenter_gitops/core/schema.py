@@ -77,8 +77,9 @@ class Prop:
     min_length: int | None = None
     max_length: int | None = None
     max_properties: int | None = None
-    unique: bool = False  # x-kubernetes-list-type: set
+    unique: Version | None = None  # x-kubernetes-list-type: set, from this release
     value_pattern: str | None = None  # pattern for each value of a map field
+    int32: bool = False  # an integer of format int32: the API server refuses one outside its range
     since: Version | None = None
 
 
@@ -265,7 +266,7 @@ class Loader:
                 self.report(WRONG_TYPE, path, f"Invalid value: {type_name(raw)}: must be of type array")
                 return None
             self._count(path, len(raw), facts.min_items, facts.max_items, "items")
-            if facts.unique:
+            if facts.unique is not None and self.version >= facts.unique:
                 self._unique(path, raw)
             load = self.model if dataclasses.is_dataclass(field.item) else None
             items = (
@@ -343,6 +344,8 @@ class Loader:
                 self.report(RANGE, path, f"Invalid value: {raw}: should be greater than or equal to {facts.minimum}")
             if facts.maximum is not None and raw > facts.maximum:
                 self.report(RANGE, path, f"Invalid value: {raw}: should be less than or equal to {facts.maximum}")
+            if facts.int32 and not -(2**31) <= raw < 2**31:
+                self.report(RANGE, path, f"Invalid value: {raw}: Checked value must be of type integer with format int32")
         return raw
 
     def _enum(self, raw: Any, path: str, enum: Mapping[str, Version | None]) -> None:

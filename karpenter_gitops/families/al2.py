@@ -91,7 +91,7 @@ def invocations(script: str) -> Iterator[Invocation]:
 
 def check(text: str) -> list[Problem]:
     archive = mime.read(text)
-    problems = list(archive.problems) + common.bottlerocket_settings_elsewhere(text, "AL2")
+    problems = mime.karpenter_problems(text, "AL2") + common.bottlerocket_settings_elsewhere(text, "AL2")
     for part in archive.parts:
         calls = list(invocations(part.body))
         problems.extend(review(calls, managed=True))

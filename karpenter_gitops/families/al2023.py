@@ -68,7 +68,7 @@ def node_configs(part: mime.Part) -> NodeConfigs | None:
 
 def check(text: str) -> list[Problem]:
     archive = mime.read(text)
-    problems = list(archive.problems) + common.bottlerocket_settings_elsewhere(text, "AL2023")
+    problems = mime.karpenter_problems(text, "AL2023") + common.bottlerocket_settings_elsewhere(text, "AL2023")
     for part in archive.parts:
         configs = node_configs(part)
         if configs is None:

@@ -26,10 +26,13 @@ from karpenter_gitops.families.protocol import (
     AliasParameter,
     Family,
 )
+from karpenter_gitops.families import bottlerocket_releases as releases
 from karpenter_gitops.families.userdata import mime, taints
 from karpenter_gitops.families.userdata.problems import (
+    BOTTLEROCKET_LATEST_SETTING,
     BOTTLEROCKET_NODE_TAINTS,
     BOTTLEROCKET_OVERRIDDEN_SETTING,
+    BOTTLEROCKET_RELEASE_SETTING,
     BOTTLEROCKET_SETTING_TYPE,
     BOTTLEROCKET_UNKNOWN_SETTING,
     FORMAT_MISMATCH,
@@ -200,6 +203,56 @@ def _table(document: Mapping[str, Any], *path: str) -> Mapping[str, Any]:
 def _did_you_mean(key: str) -> str:
     close = closest(key, KUBERNETES_SETTINGS)
     return f"did you mean {close}?" if close else "remove it, or set it through a supported setting"
+
+
+# --- the settings of the release behind the alias ----------------------------------------------
+
+_RELEASE = re.compile(r"^v?(\d+)\.(\d+)\.(\d+)\Z")
+
+
+def release_problems(text: str, alias_version: str) -> list[Problem]:
+    """Settings the Bottlerocket release an alias pins does not have (``latest``: judged as the newest recorded).
+
+    Bottlerocket's API refuses userData with a setting its model lacks, whole. Karpenter passes every
+    top-level setting through unread and the settings.kubernetes keys it knows, so both are judged.
+    """
+    document = None if mime.is_mime(text) else load(text)
+    settings = _table(document or {}, "settings")
+    match = _RELEASE.match(alias_version)
+    if not settings or not (match or alias_version == "latest"):
+        return []
+    pinned = tuple(int(n) for n in match.groups()) if match else None
+    complete = pinned is not None and pinned <= releases.NEWEST  # every setting of the pinned release is recorded
+    if complete:
+        rule, where = BOTTLEROCKET_RELEASE_SETTING, f"Bottlerocket {releases.show(pinned)}"
+    else:
+        rule = BOTTLEROCKET_LATEST_SETTING
+        where = (f"any Bottlerocket release up to {releases.show(releases.NEWEST)}, the newest karpenter-gitops knows "
+                 f"(bottlerocket@{alias_version} was judged as that release)")
+    refused = "Bottlerocket refuses the whole userData, so the node keeps none of its settings and never joins"
+    problems = []
+    for key in settings:
+        since = releases.TOP_LEVEL.get(key)
+        if since is None:
+            known = [k for k, first in releases.TOP_LEVEL.items() if not complete or first <= pinned]
+            close = closest(key, known)
+            hint = f"did you mean settings.{close}?" if close else f"remove settings.{key}"
+            problems.append(Problem(rule, f"settings.{key} is not a setting of {where}: {refused}", hint))
+        elif pinned and since > pinned:
+            problems.append(_too_new(f"settings.{key}", since, pinned, refused))
+    for key in _table(settings, "kubernetes"):
+        since = releases.KUBERNETES.get(key)
+        if key in KUBERNETES_SETTINGS and since and pinned and since > pinned:
+            problems.append(_too_new(f"settings.kubernetes.{key}", since, pinned, refused))
+    return problems
+
+
+def _too_new(path: str, since: releases.Release, pinned: releases.Release, refused: str) -> Problem:
+    return Problem(
+        BOTTLEROCKET_RELEASE_SETTING,
+        f"{path} first appears in Bottlerocket {releases.show(since)}, but the alias pins {releases.show(pinned)}: {refused}",
+        f"pin bottlerocket@{releases.show(since)} or later, or remove {path}",
+    )
 
 
 # --- the family ---------------------------------------------------------------------------------

@@ -102,3 +102,5 @@ class Family:
     arbitrary_kubelet: bool = False
     pods_per_core: bool = True
     kubelet_checked: bool = True
+    # Whether its default maxPods is the ENI limit (Karpenter's SupportsENILimitedPodDensity); else 110.
+    eni_limited_pods: bool = True

@@ -61,7 +61,8 @@ def _needs_kubernetes_1_35(kubernetes: versions.Version, _karpenter: versions.Ve
 def _windows(year: str, build: str, **facts) -> Family:
     return Family(
         f"Windows{year}", alias=f"windows{year}", parameters=_parameters(build), check_userdata=check, windows_build=build,
-        image_name=re.compile(rf"^Windows_Server-{year}-English-(?:Core|Full)-EKS_Optimized-(?P<k8s>\d+\.\d+)"), **facts
+        image_name=re.compile(rf"^Windows_Server-{year}-English-(?:Core|Full)-EKS_Optimized-(?P<k8s>\d+\.\d+)"),
+        eni_limited_pods=False, **facts,  # Windows nodes default to 110 pods
     )
 
 

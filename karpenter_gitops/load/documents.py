@@ -2,14 +2,16 @@
 
 Two sources feed the same models: Kubernetes manifests (multi-document YAML; other kinds are
 ignored with a note) and a Pulumi stack file ``Pulumi.<stack>.yaml`` whose
-``karpenter-gitops:nodeClasses`` / ``karpenter-gitops:nodePools`` keys map names to specs spelled
-as in the CRDs. A document or setting that cannot be read raises :class:`InputError`; schema
+``karpenter-gitops:nodeClasses`` / ``nodePools`` / ``nodeOverlays`` / ``capacityBuffers`` keys map
+names (a CapacityBuffer's: ``namespace/name``) to specs spelled as in the CRDs. A document or setting that cannot be read raises :class:`InputError`; schema
 problems inside an object are observations, judged later with everything else, so one run
 reports all of them. Loading never decides a severity.
 """
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -38,6 +40,7 @@ from karpenter_gitops.core.model import (
     NODEOVERLAY_API,
     NODEPOOL,
     NODEPOOL_API,
+    STACK_KEY,
     AMISelectorTerm,
     CapacityBuffer,
     CapacityBufferSpec,
@@ -62,9 +65,6 @@ _KINDS = {
     NODEOVERLAY: (NODEOVERLAY_API, NodeOverlaySpec, NodeOverlay),
     CAPACITYBUFFER: (CAPACITYBUFFER_API, CapacityBufferSpec, CapacityBuffer),
 }
-
-
-_STACK_KINDS = {"nodeClasses": EC2NODECLASS, "nodePools": NODEPOOL}
 
 
 class _Collector:
@@ -152,6 +152,8 @@ def _read_manifest(docs: list[Any], name: str, out: _Collector) -> None:
         obj_name = _object_name(doc, index, kind, source, out)
         namespace = (doc.get("metadata") or {}).get("namespace") if isinstance(doc.get("metadata"), Mapping) else None
         if kind in NAMESPACED and isinstance(namespace, str) and namespace:
+            for problem in _name_problems("metadata.namespace", namespace, _DNS_LABEL, _LABEL_RULE, 63):
+                out.observe(schema.PATTERN, kind, obj_name, problem, source)
             obj_name = f"{namespace}/{obj_name}"  # two namespaces may each hold one of the same name
         elif namespace is not None and not isinstance(namespace, str):
             wrong = Violation("metadata.namespace", f"Invalid value: {schema.type_name(namespace)}: must be of type string")
@@ -180,6 +182,24 @@ def _unserved(kind: str, api_version: Any, version: versions.Version) -> Violati
 _EXAMPLE = {"apiVersion": EC2NODECLASS_API, "kind": EC2NODECLASS}
 
 
+# The API server's object-name checks (apimachinery's IsDNS1123Subdomain / IsDNS1123Label), in its words.
+_DNS_LABEL_TEXT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_DNS_SUBDOMAIN_TEXT = rf"{_DNS_LABEL_TEXT}(\.{_DNS_LABEL_TEXT})*"
+_DNS_LABEL, _DNS_SUBDOMAIN = re.compile(_DNS_LABEL_TEXT), re.compile(_DNS_SUBDOMAIN_TEXT)
+_SUBDOMAIN_RULE = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must "
+                   f"start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '{_DNS_SUBDOMAIN_TEXT}')")
+_LABEL_RULE = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end "
+               f"with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '{_DNS_LABEL_TEXT}')")
+
+
+def _name_problems(path: str, value: str, pattern: re.Pattern, rule: str, limit: int) -> list[Violation]:
+    """One violation per check the API server fails, as it reports them."""
+    problems = [f"must be no more than {limit} characters"] if len(value) > limit else []
+    problems += [] if pattern.fullmatch(value) else [rule]
+    suggestion = re.sub(r"[^a-z0-9.-]+", "-", value.lower()).strip("-.")[:limit].strip("-.") or "my-name"
+    return [Violation(path, f"Invalid value: {json.dumps(value)}: {problem}", f"e.g. {suggestion}") for problem in problems]
+
+
 def _object_name(doc: Mapping[str, Any], index: int, kind: str, source: Source, out: _Collector) -> str:
     """The document's ``metadata.name``, or a stand-in naming the document when it has none usable."""
     stand_in = f"<document {index + 1}>"
@@ -190,6 +210,8 @@ def _object_name(doc: Mapping[str, Any], index: int, kind: str, source: Source, 
         return stand_in
     obj_name = (metadata or {}).get("name")
     if isinstance(obj_name, str) and obj_name:
+        for problem in _name_problems("metadata.name", obj_name, _DNS_SUBDOMAIN, _SUBDOMAIN_RULE, 253):
+            out.observe(schema.PATTERN, kind, obj_name, problem, source)
         return obj_name
     if obj_name is None or obj_name == "":
         out.observe(schema.REQUIRED, kind, stand_in, Violation("metadata.name", "Required value", "name the object"), source)
@@ -237,19 +259,42 @@ def _read_stack(doc: Mapping[str, Any], name: str, out: _Collector) -> None:
         out.policy = policy.parse(ours["policy"], name)
     if "waivers" in ours:
         out.waivers += waivers.parse(ours["waivers"], name, waivers.STACK_KEY)
-    for key, kind in _STACK_KINDS.items():
+    for kind, key in STACK_KEY.items():
         objects = ours.get(key)
         if objects is None:
             continue
         if not isinstance(objects, Mapping):
-            raise InputError(f"'{NAMESPACE}:{key}' must map names to specs", name)
+            keyed = "namespace/name" if kind in NAMESPACED else "names"
+            raise InputError(f"'{NAMESPACE}:{key}' must map {keyed} to specs", name, hint=f"e.g. {key}: {{{_STACK_EXAMPLE[kind]}: {{...}}}}")
         api, _, _ = _KINDS[kind]
         for obj_name, spec in objects.items():
             source = Source(file=name, stack_key=f"{NAMESPACE}:{key}.{obj_name}")
-            raw = {"apiVersion": api, "kind": kind, "metadata": {"name": str(obj_name)}, "spec": spec}
+            metadata = _stack_metadata(kind, str(obj_name), f"{NAMESPACE}:{key}", name)
+            unserved = _unserved(kind, api, out.version)
+            if unserved is not None:
+                out.observe(schema.API_VERSION, kind, str(obj_name), unserved, source)
+                continue
+            raw = {"apiVersion": api, "kind": kind, "metadata": metadata, "spec": spec}
             out.add(kind, str(obj_name), spec, pack(raw), source)
     if "amiSources" in ours:
         out.ami_sources.update(_ami_sources(ours["amiSources"], ours.get("nodeClasses"), name, out.version))
+
+
+_STACK_EXAMPLE = {EC2NODECLASS: "default", NODEPOOL: "general", NODEOVERLAY: "gpu-discount", CAPACITYBUFFER: "team-a/spare"}
+
+
+def _stack_metadata(kind: str, key: str, block: str, file: str) -> dict[str, str]:
+    """The metadata a stack entry's key gives its object: ``name``, or for a namespaced kind
+    ``namespace/name`` (a bare name lands in the namespace the applier defaults to, as a manifest
+    without ``metadata.namespace`` does). The key is also the object's name in findings, as
+    :func:`_read_manifest` names namespaced objects."""
+    if kind not in NAMESPACED:
+        return {"name": key}
+    namespace, slash, short = key.rpartition("/")
+    if slash and not (namespace and short and "/" not in namespace):
+        raise InputError(f"'{block}.{key}': a {kind} key is a name or namespace/name", file,
+                         hint=f"e.g. {_STACK_EXAMPLE[kind]}")
+    return {"name": short, "namespace": namespace} if slash else {"name": short}
 
 
 def _ami_sources(

@@ -30,6 +30,11 @@ STACK_KEYS = _table(
     Key("cluster", "The cluster this stack file is: its name, Kubernetes version and Karpenter release."),
     Key("nodeClasses", "EC2NodeClass specs by name, each spelled exactly as the CRD's `spec` (camelCase)."),
     Key("nodePools", "NodePool specs by name; `template.spec.nodeClassRef.name` names a class of the same stack."),
+    Key("nodeOverlays", "NodeOverlay specs by name (`karpenter.sh/v1alpha1`, Karpenter 1.7+): the price or capacity Karpenter "
+        "assumes for the instance types their requirements match. Karpenter reads them only with its `NodeOverlay` feature gate on."),
+    Key("capacityBuffers", "CapacityBuffer specs by `namespace/name` (a bare name: the namespace the applier defaults to; "
+        "`autoscaling.x-k8s.io/v1beta1`, Karpenter 1.14+): spare capacity kept ready. Karpenter reads them only with its "
+        "`CapacityBuffer` feature gate on."),
     Key("pinAmis", "`true`: the Pulumi program applies custom-AMI selectors as the reconciled `id` terms, so a newer "
         "build reaches the cluster only through a reviewed `pulumi up` (alias classes stay aliases; `@latest` is refused)."),
     Key("amiSources", "Per class pinned by `id`, the AMI selector terms (name, tags, ssmParameter, owner) `bump` "
@@ -47,7 +52,8 @@ CLUSTER_KEYS = _table(
     Key("kubernetesVersion", 'The cluster\'s Kubernetes version, quoted (`"1.32"`): alias AMIs are looked up for it.'),
     Key("karpenterVersion", 'The Karpenter release the cluster runs, quoted (`"1.14"`): rules and schema follow it.'),
     Key("featureGates", "The feature gates the cluster's Karpenter runs with, by name (`{NodeClassCEL: true}`): "
-        "checks that depend on a gate follow it; a gate not named is off, as Karpenter ships it."),
+        "checks that depend on a gate follow it (NodeClassCEL, NodeOverlay, CapacityBuffer, StaticCapacity), and the "
+        "controller block's Helm release runs with them; a gate not named is off, as Karpenter ships it."),
 )
 
 # The policy block's own keys; the rule parameters it also takes are declared by the rules.
@@ -66,5 +72,5 @@ WAIVER_KEYS = _table(
     Key("object", "An object name or an fnmatch glob such as `gpu-*`.", True),
     Key("reason", "Why the exception is acceptable; shown with every waived finding.", True),
     Key("expires", "An ISO date; the waiver holds through that day, then is itself an error.", True),
-    Key("kind", "`EC2NodeClass` or `NodePool`: waive only objects of this kind."),
+    Key("kind", "`EC2NodeClass`, `NodePool`, `NodeOverlay` or `CapacityBuffer`: waive only objects of this kind."),
 )

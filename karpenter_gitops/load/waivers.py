@@ -27,7 +27,7 @@ from typing import Any
 
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.inputs import NAMESPACE, Waiver
-from karpenter_gitops.core.model import EC2NODECLASS, NODEPOOL
+from karpenter_gitops.core.model import STACK_KEY as KINDS  # its keys: every kind an object can have
 from karpenter_gitops.core.text import did_you_mean
 from karpenter_gitops.load.files import display, parse_yaml, read_text
 from karpenter_gitops.load.keys import WAIVER_KEYS
@@ -71,8 +71,9 @@ def _entry(item: Any, where: str, file: str) -> Waiver:
             hint="fix the object instead",
         )
     kind = item.get("kind")
-    if kind not in (None, EC2NODECLASS, NODEPOOL):
-        raise InputError(f"{where}: kind {kind!r} is neither {EC2NODECLASS} nor {NODEPOOL}", file)
+    if kind is not None and kind not in KINDS:
+        raise InputError(f"{where}: kind {kind!r} is not one of {', '.join(KINDS)}", file,
+                         hint=did_you_mean(str(kind), KINDS) or "leave kind out to waive objects of any kind")
     for name in ("object", "reason"):
         if not isinstance(item[name], str):
             raise InputError(f"{where}: {name} must be a string", file)

@@ -5,13 +5,16 @@ from __future__ import annotations
 from collections import Counter
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
-from karpenter_gitops.core.plan import NodeClassPlan, NodePoolPlan, Plan
+from karpenter_gitops.core.overlays import FirstChoice
+from karpenter_gitops.core.plan import NodeClassPlan, NodePoolPlan, OverlayPlan, Plan, PoolOverlays
 
 _STATUS_STYLE = {"True": "green", "False": "red", "Unknown": "yellow"}
 _SEVERITY_STYLE = {"error": "red", "warning": "yellow", "info": "cyan"}
 _SHOWN_UNSERVED = 5
+_SHOWN_CHANGES = 5
 
 
 def _variant(ami) -> str:
@@ -40,7 +43,8 @@ def _node_class(console: Console, name: str, plan: NodeClassPlan) -> None:
     if unhealthy:
         conditions = Table("condition", "status", "reason", "message", box=None, pad_edge=False)
         for c in unhealthy:
-            conditions.add_row(c.type, f"[{_STATUS_STYLE[c.status]}]{c.status}[/]", c.reason, c.message)
+            # messages quote user text ("kubeReserved[cpu]") that rich would read as its markup
+            conditions.add_row(c.type, f"[{_STATUS_STYLE[c.status]}]{c.status}[/]", escape(c.reason or ""), escape(c.message or ""))
         console.print(conditions)
     if plan.amis:
         amis = Table("AMI", "serves", "name", box=None, pad_edge=False)
@@ -82,6 +86,70 @@ def _node_pool(console: Console, name: str, plan: NodePoolPlan) -> None:
             console.print(f"    … and {len(mapping.unserved) - _SHOWN_UNSERVED} more (see --format json)")
     for shortfall in mapping.min_values_shortfalls:
         console.print(f"  [red]minValues not met[/]: {shortfall.to_json()}")
+    if plan.overlays:
+        _pool_overlays(console, plan.overlays)
+    console.print()
+
+
+def _money(price: float | None) -> str:
+    return "unknown" if price is None else f"${price:.6g}/h"
+
+
+def _first_choice(choice: FirstChoice | None) -> str:
+    return choice.describe() if choice else "none with a known price"
+
+
+def _pool_overlays(console: Console, overlays: PoolOverlays) -> None:
+    rows = [row for row in overlays.price_rows if row.after is not None]
+    unknown = {row.instance_type for row in overlays.price_rows if row.after is None}
+    if rows or unknown:
+        console.print(f"  NodeOverlays reprice {len({r.instance_type for r in overlays.price_rows})} instance type(s):")
+        for row in rows[:_SHOWN_CHANGES]:
+            console.print(f"    {row.instance_type} {row.capacity_type} ({len(row.zones)} zone(s)): "
+                          f"{_money(row.before)} → {_money(row.after)} by {row.overlay} ({row.change})")
+        if len(rows) > _SHOWN_CHANGES:
+            console.print(f"    … and {len(rows) - _SHOWN_CHANGES} more (see --format json)")
+        if unknown:
+            console.print(f"    and adjust the spot price of {len(unknown)} type(s), which is not known offline")
+    changes = overlays.capacity_changes
+    if changes:
+        console.print(f"  NodeOverlays set capacity on {len({c.instance_type for c in changes})} instance type(s):")
+        for change in changes[:_SHOWN_CHANGES]:
+            was = f"{change.before} → " if change.before is not None else ""
+            console.print(f"    {change.instance_type}: {change.resource}: {was}{change.quantity} by {change.overlay}")
+        if len(changes) > _SHOWN_CHANGES:
+            console.print(f"    … and {len(changes) - _SHOWN_CHANGES} more (see --format json)")
+    before, after = overlays.before, overlays.after
+    spot = " (spot prices unknown offline)" if after and after.unknown_spot else ""
+    if overlays.moved:
+        console.print(f"  [yellow]first choice[/]: {_first_choice(before)} → {_first_choice(after)} with the overlays{spot}")
+    elif before and after and before.price != after.price:
+        console.print(f"  first choice: {_first_choice(after)} with the overlays ({_money(before.price)} without){spot}")
+    else:
+        console.print(f"  first choice: {_first_choice(after)}, no overlay changes it{spot}")
+
+
+def _node_overlays(console: Console, plan: OverlayPlan) -> None:
+    console.rule("[bold]NodeOverlays[/]", align="left")
+    if plan.not_applied:
+        console.print(f"  [yellow]not applied[/]: {plan.not_applied}")
+    for name in plan.refused:
+        console.print(f"  {name}: refused by the API server (see findings), so Karpenter never sees it")
+    for name, condition in sorted(plan.conditions.items()):
+        status = f"ValidationSucceeded=[{_STATUS_STYLE[condition.status]}]{condition.status}[/]"
+        conflict = plan.conflicts.get(name)
+        if conflict:
+            console.print(f"  {name}: {status} {condition.reason}: {condition.message} "
+                          f"({conflict.other} also sets {conflict.what} of {conflict.instance_type} in NodePool {conflict.node_pool})")
+        elif condition.status == "False":
+            console.print(f"  {name}: {status} {condition.reason}: {condition.message}")
+        else:
+            console.print(f"  {name}: {status}")
+    if plan.base_prices:
+        priced = ", ".join(f"{name} {_money(price)}" for name, price in sorted(plan.base_prices.items()))
+        console.print(f"  priced by an overlay, as Karpenter prices a type it has no price for: {priced}")
+    if plan.prices and not plan.not_applied:
+        console.print(f"  [dim]{plan.prices}[/]")
     console.print()
 
 
@@ -90,11 +158,13 @@ def print_plan(plan: Plan, console: Console) -> None:
         _node_class(console, name, node_class)
     for name, node_pool in sorted(plan.node_pools.items()):
         _node_pool(console, name, node_pool)
+    if plan.node_overlays:
+        _node_overlays(console, plan.node_overlays)
     if plan.findings:
         console.rule("[bold]findings[/]", align="left")
         for f in plan.findings:
             style = _SEVERITY_STYLE[f.severity.value]
-            console.print(f"  [{style}]{f.severity.value:<7}[/] {f.kind}/{f.name} {f.path}: {f.message}  [dim]\\[{f.rule}][/]")
+            console.print(f"  [{style}]{f.severity.value:<7}[/] {f.kind}/{f.name} {escape(f.path)}: {escape(f.message)}  [dim]\\[{f.rule}][/]")
         console.print()
     for note in plan.transient:
         console.print(f"[yellow]transient:[/] {note}")

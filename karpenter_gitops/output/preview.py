@@ -28,7 +28,8 @@ from typing import Any
 
 from karpenter_gitops.core.findings import Finding, Severity
 from karpenter_gitops.core.inputs import Inputs
-from karpenter_gitops.core.model import EC2NODECLASS
+from karpenter_gitops.core.model import EC2NODECLASS, NODEOVERLAY
+from karpenter_gitops.core.overlays import FirstChoice
 from karpenter_gitops.core.plan import PERSISTENT, READY, TRANSIENT, Plan
 from karpenter_gitops.judge import check_transitions
 from karpenter_gitops.judge.report import Report
@@ -134,6 +135,31 @@ def not_ready(plan: Plan) -> tuple[tuple[str, str], ...]:
 
 
 @dataclass(frozen=True)
+class FirstChoiceMove:
+    """A NodePool whose first choice (the cheapest instance type it can launch) differs between base and head."""
+
+    node_pool: str
+    before: FirstChoice
+    after: FirstChoice
+
+    def to_json(self) -> dict:
+        return {"nodePool": self.node_pool, "before": self.before.to_json(), "after": self.after.to_json()}
+
+
+def first_choice_moves(base_plan: Plan, head_plan: Plan) -> tuple[FirstChoiceMove, ...]:
+    """Per NodePool of both plans, the first choice with each side's NodeOverlays. A side whose overlays are
+    not applied (none, or the gate off) launches what the other side computed without overlays."""
+    moves = []
+    for name in sorted(base_plan.node_pools.keys() & head_plan.node_pools.keys()):
+        base, head = base_plan.node_pools[name].overlays, head_plan.node_pools[name].overlays
+        before = base.after if base else head.before if head else None
+        after = head.after if head else base.before if base else None
+        if before and after and before.instance_types != after.instance_types:
+            moves.append(FirstChoiceMove(name, before, after))
+    return tuple(moves)
+
+
+@dataclass(frozen=True)
 class Preview:
     """Everything the comment says, as data; ``to_json`` is the machine form."""
 
@@ -184,6 +210,17 @@ class Preview:
     @property
     def moves(self) -> tuple[AMIMove, ...]:
         return ami_moves(self.base_plan, self.head_plan) if self.base_plan and self.head_plan else ()
+
+    @property
+    def overlay_changes(self) -> bool:
+        return any(change.kind == NODEOVERLAY for change in self.changes)
+
+    @property
+    def first_choice_moves(self) -> tuple[FirstChoiceMove, ...]:
+        """What a NodeOverlay change moves: only then is a pool's cheaper first choice worth a line."""
+        if not (self.overlay_changes and self.base_plan and self.head_plan):
+            return ()
+        return first_choice_moves(self.base_plan, self.head_plan)
 
     @property
     def blocking_pulumi(self) -> tuple[str, ...]:
@@ -237,6 +274,7 @@ class Preview:
             "ready": readiness,
             "notReady": [{"nodeClass": n, "why": why} for n, why in self.not_ready],
             "amiMoves": [m.to_json() for m in self.moves],
+            **({"firstChoiceMoves": [m.to_json() for m in self.first_choice_moves]} if self.overlay_changes else {}),
             "skippedAmis": [
                 {"nodeClass": nc, "id": ami, "name": name, "reason": reason} for nc, ami, name, reason in self.new_skipped_amis()
             ],
@@ -301,6 +339,13 @@ def _summary(preview: Preview, full: bool) -> str:
             + (" …" if len(pools) > len(_cap(pools, full, LISTED)) else "")
             + "."
         )
+    choices = preview.first_choice_moves
+    lines.extend(
+        f"**First choice**: `{m.node_pool}` would launch {_text(m.after.describe())} first, "
+        f"instead of {_text(m.before.describe())} (NodeOverlay change)."
+        for m in _cap(choices, full, LISTED)
+    )
+    lines.extend(_more(len(choices), len(_cap(choices, full, LISTED))))
     lines.append(f"**Node impact**: {_impact_line(preview)}")
     if preview.pulumi:
         counts = preview.pulumi.counts

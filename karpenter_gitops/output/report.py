@@ -24,7 +24,7 @@ def summary(report: Report, version: versions.Version) -> str:
 
 
 def print_text(report: Report, version: versions.Version) -> None:
-    """Findings grouped by object, each with its fix and line, then the active waivers and the summary."""
+    """Findings grouped by object, each with its rule, layer, line and fix, then the active waivers and the summary."""
     for note in report.notes:
         click.echo(click.style(f"note: {note}", dim=True), err=True)
     for (kind, name, file), group in groupby(report.findings, key=lambda f: (f.kind, f.name, f.file)):
@@ -35,7 +35,8 @@ def print_text(report: Report, version: versions.Version) -> None:
             else:
                 label = click.style(f"{finding.severity.value:<7}", fg=COLOURS[finding.severity])
             where = click.style(f"  {finding.file}:{finding.line}", dim=True) if finding.line else ""
-            click.echo(f"  {label} {finding.path}: {finding.message}  [{finding.rule}]{where}")
+            layer = click.style(f" ({finding.layer})", dim=True)  # who refuses it: api-server, karpenter or our rules
+            click.echo(f"  {label} {finding.path}: {finding.message}  [{finding.rule}]{layer}{where}")
             if finding.hint:
                 hint = finding.hint.replace("\n", "\n" + " " * 15)  # multi-line hints (TOML, MIME) stay indented
                 click.echo(click.style(f"          fix: {hint}", dim=True))

@@ -15,6 +15,7 @@ Layer: imports judge, adapters and below.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +26,7 @@ from karpenter_gitops.adapters.aws import instance_profiles, network
 from karpenter_gitops.adapters.aws.catalogue import Catalogue, load_catalogue
 from karpenter_gitops.adapters.aws.client import AwsSession
 from karpenter_gitops.adapters.aws.errors import AWSError, TransientAWSError
+from karpenter_gitops.adapters.aws.pricing import on_demand_prices
 from karpenter_gitops.core import conditions, versions
 from karpenter_gitops.core.conditions import StepOutcome
 from karpenter_gitops.core.errors import InputError
@@ -37,6 +39,7 @@ from karpenter_gitops.core.resolved import AMI
 from karpenter_gitops.families import family_of
 from karpenter_gitops.judge import Judge
 from karpenter_gitops.rules import kubelet as kubelet_rules
+from karpenter_gitops.reconcile import overlays
 from karpenter_gitops.rules import live
 
 Progress = Callable[[str], None]
@@ -69,6 +72,7 @@ class _Resolved:
     amis: StepOutcome
     subnets: StepOutcome
     ami_resolution: ami_provider.AMIResolution
+    expressions: tuple[kubelet_rules.Evaluated, ...] = ()  # its kubelet expressions per instance type (1.15+)
 
 
 def uses_alias(inputs: Inputs) -> bool:
@@ -105,10 +109,10 @@ def reconcile(
     for node_class in inputs.node_classes:
         say(f"resolving EC2NodeClass {node_class.name}")
         resolved[node_class.name] = _resolve_node_class(
-            aws, node_class, kubernetes_version, version, inputs.cluster, observed, transient
+            aws, node_class, kubernetes_version, version, inputs.cluster, catalogue, observed, transient
         )
 
-    mapper = None
+    mapper, labelled = None, None
     if catalogue.hydrated:  # the instance types' requirements, worked out once per session (a fleet shares them)
         labelled = aws.remember(
             ("labelled catalogue", cache_dir),
@@ -119,6 +123,22 @@ def reconcile(
     for pool in inputs.node_pools:
         say(f"mapping NodePool {pool.name}")
         pools[pool.name] = _map_node_pool(pool, inputs, resolved, catalogue, mapper, observed)
+    for node_class in inputs.node_classes:
+        observed.extend(_unusable_values(node_class, resolved[node_class.name].expressions, pools))
+
+    stalled, seen = overlays.stalled_pools(inputs, version, _unlistable(inputs, resolved))
+    observed.extend(seen)
+    node_overlays = None
+    if inputs.node_overlays:
+        say("applying NodeOverlays")
+        step = overlays.plan_overlays(
+            inputs, version, _overlay_sources(inputs, pools, resolved), labelled,
+            on_demand_prices(aws.region), overlays.refused_by_api_server(findings), failing=overlays.runtime_failures(findings),
+            every_pool=all(p.mapping is not None or p.not_mapped for p in pools.values()), stalled=stalled,
+        )
+        node_overlays = step.plan
+        pools = {name: dataclasses.replace(p, overlays=step.pools.get(name)) for name, p in pools.items()}
+        observed.extend(step.observed)
 
     findings.extend(judge.findings(observed))
     findings.sort(key=lambda f: f.sort_key)
@@ -128,7 +148,32 @@ def reconcile(
         findings=tuple(findings),
         aws_calls=aws.call_counts(),
         transient=tuple(dict.fromkeys(transient)),
+        node_overlays=node_overlays,
     )
+
+
+def _unlistable(inputs: Inputs, resolved: dict[str, _Resolved]) -> dict[str, str]:
+    """NodePools whose instance types Karpenter cannot list, and why: their EC2NodeClass resolves no subnet."""
+    found = {}
+    for pool in inputs.node_pools:
+        ref = pool.spec.template.spec.node_class_ref if pool.spec.template and pool.spec.template.spec else None
+        dependency = resolved.get(ref.name) if ref is not None and ref.is_ec2_node_class and ref.name else None
+        if dependency is not None and dependency.subnets.resolution is conditions.Resolution.NOT_FOUND:
+            found[pool.name] = f"EC2NodeClass {ref.name} has no subnets"
+    return found
+
+
+def _overlay_sources(inputs: Inputs, pools: dict[str, NodePoolPlan], resolved: dict[str, _Resolved]) -> list[overlays.PoolSource]:
+    """The pools the plan mapped, with what the overlay step needs of their class."""
+    sources = []
+    for pool in inputs.node_pools:
+        plan = pools[pool.name]
+        if plan.mapping is None:
+            continue
+        node_class, dependency = inputs.node_class(plan.node_class, pool.source.scope), resolved[plan.node_class].plan
+        zones = {subnet.zone for subnet in dependency.subnets}
+        sources.append(overlays.PoolSource(pool, plan, node_class, _target(node_class, dependency.amis, zones), dependency.subnets))
+    return sources
 
 
 def _catalogue_step(aws: AwsSession, cache_dir: Path | None, transient: list[str]) -> Catalogue:
@@ -151,6 +196,7 @@ def _resolve_node_class(
     kubernetes_version: str | None,
     version: versions.Version,
     cluster: Cluster,
+    catalogue: Catalogue,
     observed: list[Observation],
     transient: list[str],
 ) -> _Resolved:
@@ -174,11 +220,13 @@ def _resolve_node_class(
             transient.append(f"EC2NodeClass {node_class.name}: {what} unverified: {outcome.message}")
     observed.extend(_live_observations(node_class, resolution, subnet_outcome, group_outcome, profile_outcome))
     observed.extend(_image_observations(node_class, resolution.amis, kubernetes_version))
+    evaluated, expressions = _expression_step(node_class, version, cluster, catalogue)
+    observed.extend(_failed_expressions(node_class, evaluated))
 
     plan = NodeClassPlan(
         conditions=conditions.predict_conditions(
             amis=amis, subnets=subnet_outcome, security_groups=group_outcome, instance_profile=profile_outcome,
-            spec=_spec_validation(node_class, version, cluster),
+            spec=_spec_validation(node_class, version, cluster), expressions=expressions,
         ),
         amis=resolution.amis,
         skipped_amis=resolution.skipped,
@@ -186,7 +234,7 @@ def _resolve_node_class(
         security_groups=groups,
         instance_profile=profile_name,
     )
-    return _Resolved(plan, amis, subnet_outcome, resolution)
+    return _Resolved(plan, amis, subnet_outcome, resolution, tuple(evaluated))
 
 
 def _spec_validation(node_class: EC2NodeClass, version: versions.Version, cluster: Cluster) -> StepOutcome | None:
@@ -195,6 +243,57 @@ def _spec_validation(node_class: EC2NodeClass, version: versions.Version, cluste
         return None
     failure = kubelet_rules.validation_failure(node_class, cluster)
     return StepOutcome.not_found(failure[1], failure[0]) if failure else None
+
+
+def _expression_step(
+    node_class: EC2NodeClass, version: versions.Version, cluster: Cluster, catalogue: Catalogue
+) -> tuple[list[kubelet_rules.Evaluated], StepOutcome | None]:
+    """The kubelet expressions evaluated for every instance type of the catalogue, as Karpenter 1.15 does
+    once the class's dependencies are resolved; until its catalogue is loaded Karpenter requeues."""
+    if version < kubelet_rules.OPEN or not kubelet_rules.evaluates(node_class, cluster):
+        return [], None
+    if not catalogue.hydrated:
+        return [], StepOutcome.awaiting("the instance-type catalogue")
+    evaluated = kubelet_rules.evaluate_expressions(node_class, catalogue.instance_types)
+    failure = kubelet_rules.first_failure(evaluated)
+    return evaluated, (StepOutcome.not_found(failure, kubelet_rules.EVALUATION_FAILED) if failure else None)
+
+
+def _listed(names: list[str], limit: int = 3) -> str:
+    return ", ".join(names[:limit]) + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def _failed_expressions(node_class: EC2NodeClass, evaluated: list[kubelet_rules.Evaluated]) -> list[Observation]:
+    """One finding per expression that fails on some instance type: how many, which, and Karpenter's words for the first."""
+    by_path: dict[str, list[kubelet_rules.Evaluated]] = {}
+    for e in evaluated:
+        if e.failure:
+            by_path.setdefault(e.path, []).append(e)
+    types = len({e.instance_type for e in evaluated})
+    found = []
+    for path, failed in by_path.items():
+        message = f"fails on {len(failed)} of {types} instance types ({_listed([e.instance_type for e in failed])}): {failed[0].failure}"
+        violation = Violation(path, message, kubelet_rules.failure_hint(failed[0].failure or ""))
+        found.append(Observation(live.KUBELET_EXPRESSION_FAILED, node_class.kind, node_class.name, violation, node_class.source))
+    return found
+
+
+def _unusable_values(
+    node_class: EC2NodeClass, evaluated: tuple[kubelet_rules.Evaluated, ...], pools: dict[str, NodePoolPlan]
+) -> list[Observation]:
+    """Values Karpenter accepts but no node can use, on the instance types the class's NodePools launch
+    (every type of the catalogue when none of them maps)."""
+    launched = {t for p in pools.values() if p.node_class == node_class.name and p.mapping for t in p.mapping.instance_types}
+    by_path: dict[str, list[str]] = {}
+    for e in evaluated:
+        if (not launched or e.instance_type in launched) and (problem := kubelet_rules.implausible(e)):
+            by_path.setdefault(e.path, []).append(f"{e.instance_type}: {problem}")
+    return [
+        Observation(live.KUBELET_EXPRESSION_UNUSABLE, node_class.kind, node_class.name,
+                    Violation(path, f"gives a value no node can use on {len(problems)} instance type(s): {_listed(problems, 2)}"),
+                    node_class.source)
+        for path, problems in by_path.items()
+    ]
 
 
 def _lookup(resolve: Callable[[], tuple], empty_message: str) -> tuple[tuple, StepOutcome]:

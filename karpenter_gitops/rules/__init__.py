@@ -10,6 +10,7 @@ from karpenter_gitops.rules import (  # noqa: F401  (declare on import)
     capacitybuffer,
     controller,
     crd,
+    gates,
     hygiene,
     kubelet,
     live,

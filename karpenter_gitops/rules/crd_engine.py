@@ -317,6 +317,12 @@ def _prepare(schema: Mapping[str, Any], value: Any) -> Any:
     return value
 
 
+def as_stored(schema: Mapping[str, Any], manifest: Mapping[str, Any]) -> dict[str, Any]:
+    """``manifest`` as the API server stores it under this schema: nulls of non-nullable fields dropped,
+    defaults filled (``verify`` compares it with the stored object, so a default is not drift)."""
+    return _prepare(schema, _as_json(manifest))
+
+
 def _nodes(schema: Mapping[str, Any], value: Any, path: str) -> Iterator[tuple[Mapping[str, Any], Any, str]]:
     """Every present (non-null) value with the schema node that describes it."""
     if value is None:

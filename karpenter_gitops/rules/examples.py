@@ -4,7 +4,8 @@ An example patches the base EC2NodeClass, or the base NodePool when it says ``ki
 (or the rule judges only NodePools). Some keys steer the harness instead of patching:
 ``karpenterVersion`` picks the release to validate against, and ``duplicate: true`` adds the
 object twice; ``controller`` adds a stack file holding that controller block (cluster ``demo``);
-``stack: true`` declares the objects in a stack file (one whole cluster) instead of manifests.
+``stack: true`` declares the objects in a stack file (one whole cluster) instead of manifests, and
+``featureGates`` does too, with those gates in its cluster block.
 The other base object is always present, so cross-object rules resolve.
 """
 
@@ -15,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from karpenter_gitops.core import versions
+from karpenter_gitops.core.model import NAMESPACED, STACK_KEY
 from karpenter_gitops.rules.registry import Rule
 
 BASE_NODECLASS: Mapping[str, Any] = {
@@ -56,7 +58,7 @@ BASE_CAPACITYBUFFER: dict[str, Any] = {
     "metadata": {"name": "spare", "namespace": "default"},
     "spec": {"podTemplateRef": {"name": "spare-pod"}, "replicas": 2},
 }
-_CONTROL_KEYS = ("karpenterVersion", "duplicate", "controller", "stack")
+_CONTROL_KEYS = ("karpenterVersion", "duplicate", "controller", "stack", "featureGates")
 
 
 def merge_patch(target: Any, patch: Any) -> Any:
@@ -88,17 +90,20 @@ def example_documents(rule: Rule, example: Mapping[str, Any]) -> tuple[Files, ve
     docs = [doc, doc] if example.get("duplicate") else [doc]
     version = versions.parse(example.get("karpenterVersion", versions.show(versions.DEFAULT)))
     docs = docs + [copy.deepcopy(other)]
-    files = [("stack.yaml", [{"config": _stack_config(docs)}])] if example.get("stack") else [("example.yaml", docs)]
+    in_stack = example.get("stack") or "featureGates" in example
+    files = [("stack.yaml", [{"config": _stack_config(docs, example.get("featureGates"))}])] if in_stack else [("example.yaml", docs)]
     if "controller" in example:
         stack = {"karpenter-gitops:cluster": {"name": "demo"}, "karpenter-gitops:controller": example["controller"]}
         files.append(("controller-stack.yaml", [{"config": stack}]))
     return files, version
 
 
-def _stack_config(docs: list[Mapping[str, Any]]) -> dict[str, Any]:
-    """The objects of ``docs`` as a stack file declares them: specs by name under the stack keys."""
-    config: dict[str, Any] = {"karpenter-gitops:cluster": {"name": "demo"}}
+def _stack_config(docs: list[Mapping[str, Any]], gates: Mapping[str, bool] | None) -> dict[str, Any]:
+    """The objects of ``docs`` as a stack file declares them: specs by name (``namespace/name`` for a
+    namespaced kind) under the stack keys; ``gates``, the cluster block's feature gates."""
+    config: dict[str, Any] = {"karpenter-gitops:cluster": {"name": "demo", **({"featureGates": dict(gates)} if gates else {})}}
     for doc in docs:
-        key = "karpenter-gitops:nodePools" if doc["kind"] == "NodePool" else "karpenter-gitops:nodeClasses"
-        config.setdefault(key, {})[doc["metadata"]["name"]] = doc["spec"]
+        metadata = doc["metadata"]
+        name = f"{metadata['namespace']}/{metadata['name']}" if doc["kind"] in NAMESPACED and metadata.get("namespace") else metadata["name"]
+        config.setdefault(f"karpenter-gitops:{STACK_KEY[doc['kind']]}", {})[name] = doc["spec"]
     return config

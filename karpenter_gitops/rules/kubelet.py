@@ -10,10 +10,12 @@ and ``pkg/controllers/nodeclass/validation.go``), one rule per condition reason.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from karpenter_gitops import families
+from karpenter_gitops.core import kubelet_cel
 from karpenter_gitops.core.findings import Severity, Violation
 from karpenter_gitops.core.inputs import Cluster
 from karpenter_gitops.core.kubelet_fields import KUBELET_CONFIGURATION_FIELDS
@@ -199,9 +201,16 @@ def _semantics(kubelet: Mapping[str, Any]) -> Iterator[Said]:
 
 def expressions(kubelet: Mapping[str, Any]) -> list[str]:
     """The paths of CEL expressions in the block: a string maxPods, a reserved value that is no quantity."""
-    found = ["spec.kubelet.maxPods"] if isinstance(kubelet.get("maxPods"), str) else []
+    return list(expression_texts(kubelet))
+
+
+def expression_texts(kubelet: Mapping[str, Any]) -> dict[str, str]:
+    """Path → expression, in the order Karpenter checks them: maxPods, then kubeReserved, then systemReserved.
+    Karpenter walks each map in Go's random order; we take the keys sorted, so the first reported is stable."""
+    found = {"spec.kubelet.maxPods": kubelet["maxPods"]} if isinstance(kubelet.get("maxPods"), str) else {}
     for field in ("kubeReserved", "systemReserved"):
-        found += [f"spec.kubelet.{field}[{key}]" for key, value in _strings(kubelet, field).items() if not _is_quantity(value)]
+        values = _strings(kubelet, field)
+        found |= {f"spec.kubelet.{field}[{key}]": values[key] for key in sorted(values) if not _is_quantity(values[key])}
     return found
 
 
@@ -226,6 +235,80 @@ def _expressions_disabled(obj, cluster: Cluster) -> Iterator[Said]:
     kubelet = _kubelet(obj)
     if kubelet is not None and not cluster.gate(CEL_GATE) and (found := expressions(kubelet)):
         yield "spec.kubelet contains a CEL expression, but the NodeClassCEL feature gate is disabled", found[0]
+
+
+_VARIABLE_NAMES = ", ".join(kubelet_cel.VARIABLES)
+
+
+@rule(
+    "kubelet/expression-invalid",
+    Severity.ERROR,
+    KINDS,
+    "With the NodeClassCEL gate on, Karpenter 1.15 compiles every expression in spec.kubelet (a string "
+    "maxPods, a kubeReserved/systemReserved value that is no quantity) with cel-go against its variables "
+    f"({_VARIABLE_NAMES}) and max/min; one that does not compile or does not give an int or a double makes "
+    "the class ValidationSucceeded=False (KubeletExpressionInvalid), and no node launches.",
+    "CEL never mixes int and double: write 70 or 70.0 to match the other side, or convert with double(vcpus) "
+    f"/ int(...); the only names are {_VARIABLE_NAMES}; the result must be a number (a condition goes in a ternary: "
+    "vcpus > 8 ? 110 : 58).",
+    since=OPEN,
+    good=(
+        {**_V115, "featureGates": {CEL_GATE: True},
+         "spec": {"kubelet": {"maxPods": "min(max_pods, 110)", "kubeReserved": {"cpu": "max(70, vcpus * 10)", "memory": "1Gi"}}}},
+    ),
+    bad=(
+        {**_V115, "featureGates": {CEL_GATE: True}, "spec": {"kubelet": {"maxPods": "max_pods * 0.9"}}},
+        {**_V115, "featureGates": {CEL_GATE: True}, "spec": {"kubelet": {"kubeReserved": {"memory": "memory_mb / 100"}}}},
+        {**_V115, "featureGates": {CEL_GATE: True}, "spec": {"kubelet": {"systemReserved": {"cpu": "vcpus > 8"}}}},
+    ),
+)
+def expression_invalid(obj, ctx) -> Iterator[Violation]:
+    for (text, where), hint in _expressions_invalid(obj, ctx.inputs.cluster):
+        yield Violation(where or "spec.kubelet", text, hint)
+
+
+def _expressions_invalid(obj, cluster: Cluster, *, snippets: bool = False) -> Iterator[tuple[Said, str]]:
+    """Each expression that does not compile: Karpenter's message (one line unless ``snippets``) and our hint."""
+    kubelet = _kubelet(obj)
+    if kubelet is None or not cluster.gate(CEL_GATE):
+        return
+    for path, text in expression_texts(kubelet).items():  # one pass: checked even beside other mistakes
+        checked = kubelet_cel.check(text)
+        if (message := kubelet_cel.compile_failure(path, checked, snippets=snippets)) is not None:
+            yield _said(message, path), _expression_hint(checked)
+
+
+@rule(
+    "kubelet/expression-unchecked",
+    Severity.INFO,
+    KINDS,
+    "An expression in spec.kubelet uses CEL our checker does not model (macros such as has() or map(), "
+    "timestamps, durations, type values): it is not compiled or evaluated offline, so neither validate nor "
+    "plan can say whether Karpenter takes it; Karpenter will, when it reconciles the class.",
+    "Prefer the arithmetic, comparisons, ternaries, max/min and conversions Karpenter's own examples use; "
+    "otherwise watch the class's ValidationSucceeded condition after the change.",
+    since=OPEN,
+    good=({**_V115, "featureGates": {CEL_GATE: True}, "spec": {"kubelet": {"maxPods": "vcpus > 8 ? 110 : 58"}}},),
+    bad=({**_V115, "featureGates": {CEL_GATE: True}, "spec": {"kubelet": {"maxPods": "[vcpus, 8].map(x, x * 2)[0]"}}},),
+)
+def expression_unchecked(obj, ctx) -> Iterator[Violation]:
+    kubelet = _kubelet(obj)
+    if kubelet is None or not ctx.inputs.cluster.gate(CEL_GATE):
+        return
+    for path, text in expression_texts(kubelet).items():
+        if (why := kubelet_cel.check(text).unsupported) is not None:
+            yield Violation(path, f"not checked offline ({why}): {text}")
+
+
+def _expression_hint(checked: kubelet_cel.Checked) -> str:
+    said = " ".join(issue.message for issue in checked.issues)
+    if "(int, double)" in said or "(double, int)" in said:
+        return "CEL never mixes int and double: write both sides alike (110 or 110.0), or convert with double(...) / int(...)"
+    if "undeclared reference" in said:
+        return f"the only names are {_VARIABLE_NAMES} (and the functions max, min)"
+    if checked.issues:
+        return "fix the expression at the position the message points to"
+    return f"the expression gives {checked.output}; it must give a number (a condition goes in a ternary: vcpus > 8 ? 110 : 58)"
 
 
 @rule(
@@ -268,6 +351,8 @@ def _unsupported(obj) -> Iterator[Said]:
 _REASONS: tuple[tuple[str, Callable[[Any, Cluster], Iterator[Said]]], ...] = (
     ("InvalidKubeletConfiguration", lambda obj, _cluster: _invalid(obj)),
     ("KubeletExpressionsDisabled", _expressions_disabled),
+    # Karpenter stops at the first expression that does not compile, and shows cel-go's caret lines.
+    ("KubeletExpressionInvalid", lambda obj, cluster: (said for said, _ in _expressions_invalid(obj, cluster, snippets=True))),
     ("UnsupportedKubeletConfiguration", lambda obj, _cluster: _unsupported(obj)),
 )
 
@@ -277,5 +362,136 @@ def validation_failure(node_class, cluster: Cluster) -> tuple[str, str] | None:
     block, or None; its checks run before it waits for the AMI, subnet, group and profile resolution."""
     for reason, check in _REASONS:
         if said := [text for text, _ in check(node_class, cluster)]:
-            return reason, "; ".join(said)
+            return reason, said[0] if reason == "KubeletExpressionInvalid" else "; ".join(said)
+    return None
+
+
+# --- evaluation per instance type (plan) ---------------------------------------------------------
+# Karpenter 1.15's validation reconciler, once the AMIs, subnets, groups and profile are resolved,
+# evaluates the expressions for every instance type it knows (pkg/providers/instancetype:
+# ValidateKubeletExpressions) and stops at the first failure (KubeletExpressionEvaluationFailed).
+# It walks its instance types in Go's random map order; we walk them by name, so the type the
+# predicted message names is the first failing one alphabetically, the same on every run.
+
+EVALUATION_FAILED = "KubeletExpressionEvaluationFailed"
+EKS_MAX_PODS = 250  # the most pods EKS supports on a node
+SMALL_NODE_MAX_PODS, SMALL_NODE_VCPUS = 110, 30  # EKS's guidance: at most 110 pods below 30 vCPUs
+
+
+@dataclass(frozen=True)
+class Evaluated:
+    """One expression of a class evaluated for one instance type, as Karpenter evaluates it."""
+
+    instance_type: str
+    path: str
+    value: int | None  # the int Karpenter uses; None when the evaluation failed
+    failure: str | None  # Karpenter's message when it fails
+    variables: kubelet_cel.Vars
+
+
+def _eni_limited_pods(info: Mapping[str, Any], efa_only: int) -> int:
+    """Karpenter's ENILimitedPods: usable ENIs of the default card × (IPv4 per ENI − 1) + 2."""
+    enis, ips = _eni_limits(info)
+    usable = max(enis - efa_only, 0)  # Karpenter's --reserved-enis defaults to 0
+    return usable * (ips - 1) + 2 if usable else 0
+
+
+def _eni_limits(info: Mapping[str, Any]) -> tuple[int, int]:
+    network = info.get("NetworkInfo") or {}
+    cards, index = network.get("NetworkCards") or [], network.get("DefaultNetworkCardIndex")
+    enis = cards[index].get("MaximumNetworkInterfaces", 0) if isinstance(index, int) and 0 <= index < len(cards) else 0
+    return enis, network.get("Ipv4AddressesPerInterface", 0)
+
+
+def cel_variables(info: Mapping[str, Any], family: families.Family, max_pods: int | None, pods_per_core: int | None,
+                  efa_only: int = 0) -> kubelet_cel.Vars:
+    """Karpenter's buildCELVars: the instance type's facts, and max_pods as its pods() works it out."""
+    vcpus = (info.get("VCpuInfo") or {}).get("DefaultVCpus", 0)
+    if max_pods is None:
+        max_pods = _eni_limited_pods(info, efa_only) if family.eni_limited_pods else 110
+    if pods_per_core and pods_per_core > 0 and family.pods_per_core:
+        max_pods = min(pods_per_core * vcpus, max_pods)
+    enis, ips = _eni_limits(info)
+    return kubelet_cel.Vars(vcpus, (info.get("MemoryInfo") or {}).get("SizeInMiB", 0), enis, ips, max_pods, info["InstanceType"])
+
+
+def evaluates(node_class, cluster: Cluster) -> bool:
+    """Whether Karpenter gets as far as evaluating the class's expressions: gate on, every one compiles."""
+    kubelet = _kubelet(node_class)
+    if kubelet is None or not cluster.gate(CEL_GATE) or validation_failure(node_class, cluster) is not None:
+        return False
+    return bool(texts := expression_texts(kubelet)) and all(kubelet_cel.check(t).compiles for t in texts.values())
+
+
+def evaluate_expressions(node_class, instance_types: Iterable[Mapping[str, Any]]) -> list[Evaluated]:
+    """Every expression of the class for every instance type, by type name; for one type, what follows a failed
+    maxPods is not evaluated (Karpenter stops there). Call when :func:`evaluates` says Karpenter gets this far."""
+    kubelet = _kubelet(node_class) or {}
+    texts = expression_texts(kubelet)
+    family = families.family_of(node_class)
+    pods_per_core = _integer(kubelet, "podsPerCore")
+    static_max_pods = _integer(kubelet, "maxPods")
+    efa_only = sum(1 for n in node_class.spec.network_interfaces or () if n.network_card_index == 0 and n.interface_type == "efa-only")
+    found = []
+    for info in sorted(instance_types, key=lambda i: i["InstanceType"]):
+        max_pods = static_max_pods
+        if (text := texts.get("spec.kubelet.maxPods")) is not None:
+            checked = kubelet_cel.check(text)
+            variables = cel_variables(info, family, None, pods_per_core, efa_only)  # max_pods can't be its own input
+            outcome = kubelet_cel.result(checked, variables)
+            failure = kubelet_cel.max_pods_failure(checked, variables, outcome)
+            found.append(Evaluated(variables.instance_type, "spec.kubelet.maxPods", None if failure else outcome.value, failure, variables))
+            if failure:
+                continue
+            max_pods = outcome.value
+        variables = cel_variables(info, family, max_pods, pods_per_core, efa_only)
+        for path, text in texts.items():
+            if path == "spec.kubelet.maxPods":
+                continue
+            field_name, key = path.removeprefix("spec.kubelet.").rstrip("]").split("[", 1)
+            checked = kubelet_cel.check(text)
+            outcome = kubelet_cel.result(checked, variables)
+            failure = kubelet_cel.reserved_failure(checked, variables, outcome, field_name, key)
+            found.append(Evaluated(variables.instance_type, path, None if failure else outcome.value, failure, variables))
+    return found
+
+
+def first_failure(evaluated: Iterable[Evaluated]) -> str | None:
+    """The message Karpenter sets: the first failure of the first failing type (in our name order)."""
+    return next((e.failure for e in evaluated if e.failure), None)
+
+
+_FAILURE_HINTS = (
+    ("by zero", "guard the divisor, e.g. (default_enis - 2) > 0 ? memory_mib / (default_enis - 2) : 255"),
+    ("non-finite", "a double divided by zero is Inf or NaN: guard the divisor, e.g. x > 0.0 ? a / x : a"),
+    ("integer overflow", "keep int arithmetic within int64: divide before multiplying, or bound it with min()"),
+    ("outside the valid range", "clamp it: max(0, min(..., 110))"),
+    ("negative value", "clamp it: max(0, ...)"),
+)
+
+
+def failure_hint(message: str) -> str | None:
+    """Our fix for one of Karpenter's evaluation failures."""
+    return next((hint for said, hint in _FAILURE_HINTS if said in message), None)
+
+
+def implausible(e: Evaluated) -> str | None:
+    """What is wrong with a value Karpenter accepts for this instance type, in our words; None when it is usable."""
+    if e.value is None:
+        return None
+    v = e.variables
+    if e.path == "spec.kubelet.maxPods":
+        if e.value == 0:
+            return "maxPods 0: no pod can run"
+        if e.value > EKS_MAX_PODS:
+            return f"maxPods {e.value}: more than the {EKS_MAX_PODS} EKS supports on a node"
+        if e.value > SMALL_NODE_MAX_PODS and v.vcpus < SMALL_NODE_VCPUS:
+            return f"maxPods {e.value} on {v.vcpus} vCPUs: EKS recommends at most {SMALL_NODE_MAX_PODS} below {SMALL_NODE_VCPUS} vCPUs"
+        return None
+    key = e.path.rstrip("]").split("[", 1)[1]
+    quantity = kubelet_cel.reserved_quantity(key, e.value)
+    if key == "memory" and int(quantity[:-2]) >= v.memory_mib:
+        return f"reserves {quantity} of its {v.memory_mib}Mi memory: nothing is left for pods"
+    if key == "cpu" and int(quantity[:-1]) >= v.vcpus * 1000:
+        return f"reserves {quantity} of its {v.vcpus * 1000}m CPU: nothing is left for pods"
     return None

@@ -10,7 +10,7 @@ than by spec examples.
 from __future__ import annotations
 
 from karpenter_gitops.core.findings import Severity
-from karpenter_gitops.core.model import EC2NODECLASS, NODEPOOL
+from karpenter_gitops.core.model import EC2NODECLASS, NODEOVERLAY, NODEOVERLAY_SINCE, NODEPOOL
 from karpenter_gitops.rules.registry import Stage, rule
 
 SELECTOR_MATCHES_NOTHING = "live/selector-matches-nothing"
@@ -20,10 +20,15 @@ INSTANCE_PROFILE_WITHOUT_ROLE = "live/instance-profile-without-role"
 CATALOGUE_REFUSED = "live/catalogue-refused"
 AMI_FAMILY_MISMATCH = "live/ami-family-mismatch"
 AMI_KUBERNETES_VERSION = "live/ami-kubernetes-version"
+OVERLAY_CONFLICT = "live/overlay-conflict"
+OVERLAY_MATCHES_NOTHING = "live/overlay-matches-nothing"
+OVERLAY_EVALUATION_STALLED = "live/overlay-evaluation-stalled"
+KUBELET_EXPRESSION_FAILED = "live/kubelet-expression-failed"
+KUBELET_EXPRESSION_UNUSABLE = "live/kubelet-expression-unusable"
 
 
-def _live(id: str, severity: Severity, kind: str, doc: str, fix: str) -> None:
-    rule(id, severity, (kind,), doc, fix, stage=Stage.LIVE, origin="ours")
+def _live(id: str, severity: Severity, kind: str, doc: str, fix: str, **declared) -> None:
+    rule(id, severity, (kind,), doc, fix, stage=Stage.LIVE, origin="ours", **declared)
 
 
 _live(
@@ -90,3 +95,64 @@ _live(
     "Put the cluster's Kubernetes version in the name pattern (or use an alias, which follows the cluster).",
 )
 
+rule(
+    OVERLAY_CONFLICT,
+    Severity.ERROR,
+    (NODEOVERLAY,),
+    "Two NodeOverlays of the same weight price the same offering (instance type, capacity type, zone) of a "
+    "NodePool, or set the same capacity key of an instance type: Karpenter rejects the one applied later (on "
+    "equal weight, the name that sorts first) whole, for every NodePool, with ValidationSucceeded=False "
+    "(Conflict). Good: weights 20 and 10, the heavier one wins where both match. Bad: both weight 10.",
+    "Give the overlays different weights (the heavier one wins where both match), or make their requirements disjoint.",
+    stage=Stage.LIVE,
+    since=NODEOVERLAY_SINCE,
+)
+_live(
+    OVERLAY_MATCHES_NOTHING,
+    Severity.WARNING,
+    NODEOVERLAY,
+    "A NodeOverlay's requirements match no offering of any instance type a NodePool can launch, so it changes "
+    "nothing: a typo in a value, a label no NodePool template sets, or instance types no NodePool allows. "
+    "Good: instance-family In [g5] with a NodePool that launches g5. Bad: instance-family In [g5 ] or [p5] "
+    "when no NodePool allows p5.",
+    "Check the requirement values against the instance types the plan lists per NodePool, and that custom "
+    "label keys are set in a NodePool's spec.template.metadata.labels.",
+    since=NODEOVERLAY_SINCE,
+)
+rule(
+    OVERLAY_EVALUATION_STALLED,
+    Severity.ERROR,
+    (NODEPOOL,),
+    "With the NodeOverlay feature gate on, Karpenter 1.7 to 1.12 evaluates NodeOverlays for all NodePools at once "
+    "and gives up when one NodePool's instance types cannot be listed (its EC2NodeClass has no subnets); until it "
+    "succeeds, the provisioner skips every NodePool as awaiting nodeoverlay evaluation, so nothing launches, even "
+    "without a NodeOverlay. From 1.13 the other NodePools are evaluated anyway. Good: every class resolves subnets. "
+    "Bad: a NodePool left on a class whose subnet tags were removed.",
+    "Fix the EC2NodeClass's subnet selector or remove the NodePool; upgrading Karpenter to 1.13 confines the damage to it.",
+    stage=Stage.LIVE,
+    since=NODEOVERLAY_SINCE,
+    until=(1, 13),
+)
+_live(
+    KUBELET_EXPRESSION_FAILED,
+    Severity.ERROR,
+    EC2NODECLASS,
+    "From Karpenter 1.15 with the NodeClassCEL gate on, Karpenter evaluates the kubelet expressions for every "
+    "instance type of the region; one that fails on any of them (division by zero, integer overflow, a "
+    "non-finite double, a negative reservation, a maxPods outside 0..2147483647) makes the class "
+    "ValidationSucceeded=False (KubeletExpressionEvaluationFailed), and no node launches. Good: "
+    "\"max(70, vcpus * 10)\". Bad: \"memory_mib / (default_enis - 2)\" on the types with two ENIs.",
+    "Make the expression total: guard divisors (x > 0 ? a / x : a), keep int arithmetic within int64, clamp with max/min.",
+    since=(1, 15),
+)
+_live(
+    KUBELET_EXPRESSION_UNUSABLE,
+    Severity.WARNING,
+    EC2NODECLASS,
+    "A kubelet expression Karpenter accepts gives, on instance types the class's NodePools launch, a value no "
+    "node can use: maxPods 0, above EKS's 250, or above 110 on fewer than 30 vCPUs; a kubeReserved or "
+    "systemReserved cpu or memory at least the type's own. Good: \"min(max_pods, 110)\". Bad: kubeReserved "
+    "memory \"memory_mib\" (all of it).",
+    "Scale the value with the type (memory_mib / 10, vcpus * 10) and bound it with min/max, or narrow the NodePool's instance types.",
+    since=(1, 15),
+)

@@ -227,10 +227,11 @@ _register_exclusive(
 
 @rule(
     "nodeclass/selector-term-exclusive",
-    ERROR,
+    WARNING,
     KINDS,
     "A subnet, security-group or capacity-reservation term mixes an exclusive field with others. "
-    "Upstream CEL only rejects this when every term does it; we reject each such term.",
+    "Upstream CEL only rejects this when every term does it; we flag each such term (Karpenter runs it, "
+    "matching only what every field of the term selects).",
     "Split the term: one term with only the exclusive field, another with the rest.",
     origin="ours",
     good=({"spec": {"subnetSelectorTerms": [{"id": "subnet-1"}, {"tags": {"x": "y"}}]}},),
@@ -551,7 +552,7 @@ _NOT_WITH_SSM = ("alias", "tags", "id", "name", "owner")
 
 @rule(
     "nodeclass/ssm-parameter-exclusive",
-    ERROR,
+    WARNING,
     KINDS,
     "An AMI term with ssmParameter and other fields: Karpenter resolves only one of them and silently "
     "ignores the rest (CEL does not check this).",

@@ -11,7 +11,13 @@ from collections.abc import Iterator
 
 from karpenter_gitops.core.findings import Severity, Violation
 from karpenter_gitops.core.model import NODEOVERLAY, NODEOVERLAY_SINCE
-from karpenter_gitops.rules.nodepool import domain_messages, is_non_negative_int64, key_suggestion, numeric_operators
+from karpenter_gitops.rules.nodepool import (
+    domain_messages,
+    is_non_negative_int64,
+    key_suggestion,
+    numeric_operators,
+    runtime_requirement_message,
+)
 from karpenter_gitops.rules.registry import rule
 
 KINDS = (NODEOVERLAY,)
@@ -118,3 +124,30 @@ def requirement_values(obj, ctx):
             yield Violation("spec.requirements", f"requirements with operator '{requirement.operator}' must have a value defined")
         if requirement.operator in operators and not (len(values) == 1 and is_non_negative_int64(values[0])):
             yield Violation(f"spec.requirements[{index}]", numeric_message)
+
+
+LABEL_SYNTAX = "nodeoverlay/label-syntax"
+
+
+@rule(
+    LABEL_SYNTAX,
+    ERROR,
+    KINDS,
+    "A requirement key that is not a Kubernetes qualified name (name part over 63 characters, prefix over 253), or "
+    "a value that is no label value (a wildcard such as 'g5*'): the CRD admits them, Karpenter's runtime validation "
+    "sets the overlay ValidationSucceeded=False (RuntimeValidation) and applies it to no instance type.",
+    "Shorten the key (at most 63 characters after the '/', 253 before it); list exact values instead of patterns.",
+    since=NODEOVERLAY_SINCE,
+    good=(_overlay({"requirements": [_GPU]}),),
+    bad=(
+        _overlay({"requirements": [{"key": "example.com/" + "a" * 64, "operator": "Exists"}]}),
+        _overlay({"requirements": [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["g5*"]}]}),
+    ),
+)
+def label_syntax(obj, ctx):
+    for index, requirement in _requirements(obj):
+        if requirement.key:
+            path = f"spec.requirements[{index}]"
+            message = runtime_requirement_message(requirement.key, requirement.values or (), path, ctx.version)
+            if message:
+                yield Violation(path, message)

@@ -17,7 +17,8 @@ from collections.abc import Iterator
 from functools import cache
 
 from karpenter_gitops.core.findings import Severity, Violation
-from karpenter_gitops.core.model import AWS_GROUP, EC2NODECLASS, NODEPOOL
+from karpenter_gitops.core.model import AWS_GROUP, EC2NODECLASS, LABEL_KEY, NODEPOOL
+from karpenter_gitops.core.names import go_quote, has_placeholder, label_value_errors, qualified_name_errors
 from karpenter_gitops.core.text import closest, did_you_mean
 from karpenter_gitops.core.versions import Version
 from karpenter_gitops.families.userdata.taints import LOOKALIKE
@@ -284,28 +285,135 @@ def managed_node_group_key(obj, ctx):
                                   "a copied label, never as a fact of the instance", f"use {instead}")
 
 
-_NAME_PART = 63  # Kubernetes qualified names: the part after the prefix
-_PREFIX = 253  # the DNS-subdomain prefix
+# The deprecated beta labels and their stable keys (Karpenter's NormalizedLabels): requirement keys are
+# normalised before they are judged, template labels are not, and 1.0-1.8 count them in the restricted
+# kubernetes.io domain though their CRDs admit them.
+NORMALIZED_LABELS = {
+    "beta.kubernetes.io/arch": "kubernetes.io/arch",
+    "beta.kubernetes.io/os": "kubernetes.io/os",
+    "beta.kubernetes.io/instance-type": "node.kubernetes.io/instance-type",
+    "failure-domain.beta.kubernetes.io/zone": "topology.kubernetes.io/zone",
+    "failure-domain.beta.kubernetes.io/region": "topology.kubernetes.io/region",
+}
+_KNATIVE_UNTIL: Version = (1, 1)  # 1.0 built its errors with knative's FieldError, 1.1 with fmt and multierr
+_CRD_PATTERN = re.compile(LABEL_KEY)  # requirement and taint keys (and taint values) must match it to be applied
+
+
+def _knative(message: str, path: str, details: str = "") -> str:
+    """One knative FieldError as Karpenter 1.0 printed it; its details line is joined with a space here."""
+    return f"{message}: {path}" + (f" {details}" if details else "")
+
+
+def runtime_requirement_message(key: str, values, path: str, version: Version) -> str | None:
+    """Karpenter's error for a requirement whose key is not a qualified name or whose values are no label values.
+
+    ``ValidateRequirement`` (on a key it first normalises from the deprecated beta labels) joins the key's
+    errors, then each value's, with multierr's '; '; the NodePool and (from 1.7) the NodeOverlay wrap them
+    the same way. A key the CRD's pattern refuses never reaches Karpenter; the values' pattern sits on the
+    array in the CRD, so the API server applies none and Karpenter is the one that refuses them.
+    """
+    key = NORMALIZED_LABELS.get(key, key)
+    judged = _CRD_PATTERN.match(key) and not has_placeholder(key)
+    errors = [f"key {key} is not a qualified name, {e}" for e in qualified_name_errors(key, version)] if judged else []
+    errors += [
+        f"invalid value {value} for key {key}, {e}"
+        for value in values
+        if isinstance(value, str) and not has_placeholder(value)
+        for e in label_value_errors(value, version)
+    ]
+    if not errors:
+        return None
+    if version < _KNATIVE_UNTIL:
+        return _knative(f"invalid value: {'; '.join(errors)}", path)
+    return f"invalid value: {'; '.join(errors)} in requirements, restricted"
 
 
 @rule(
-    "nodepool/label-key-length",
+    "nodepool/label-syntax",
     ERROR,
     KINDS,
-    "A requirement or label key longer than Kubernetes allows (name part over 63 characters, prefix over 253): "
-    "the CRD's pattern admits it, Karpenter's runtime validation rejects the NodePool.",
-    "Shorten the key: at most 63 characters after the '/', and 253 before it.",
-    origin="karpenter",
-    good=({"spec": {"template": {"metadata": {"labels": {"example.com/team": "ml"}}}}},),
-    bad=({"spec": {"template": {"metadata": {"labels": {"example.com/" + "a" * 64: "x"}}}}},),
+    "A template label key, taint or startup-taint key or value, or requirement key that is not a Kubernetes qualified "
+    "name (a name part of 1-63 alphanumerics, '-', '_', '.', after an optional DNS-subdomain prefix of at most 253 "
+    "and a '/'), or a requirement value that is no label value (a wildcard such as 'c5*', a space): the API server "
+    "admits it (label keys and requirement values are not checked, the patterns carry no lengths), then Karpenter's "
+    "runtime validation sets ValidationSucceeded=False (NodePoolValidationFailed) and the pool launches nothing.",
+    "Shorten or respell it: at most 63 characters after the '/', at most 253 before it, letters, digits, '-', '_' "
+    "and '.' only, starting and ending with a letter or digit; a lower-case DNS name as the prefix. Requirement "
+    "values are exact: list each one (In ['c5', 'c6i']) instead of a pattern.",
+    good=(
+        {"spec": {"template": {"metadata": {"labels": {"example.com/team": "ml"}}}}},
+        {"spec": {"template": {"spec": {"taints": [{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}]}}}},
+    ),
+    bad=(
+        {"spec": {"template": {"metadata": {"labels": {"example.com/" + "a" * 64: "x"}}}}},
+        {"spec": {"template": {"metadata": {"labels": {"team name": "ml"}}}}},
+        {"karpenterVersion": "1.0", "spec": {"template": {"spec": {"startupTaints": [{"key": "example.com/" + "a" * 64, "effect": "NoSchedule"}]}}}},
+        {"spec": {"template": {"spec": {"requirements": [{"key": "example.com/" + "a" * 64, "operator": "Exists"}]}}}},
+        {"spec": {"template": {"spec": {"requirements": [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["c5*"]}]}}}},
+    ),
 )
-def label_key_length(obj, ctx):
-    for path, key in _label_keys(obj):
-        prefix, _, name = key.rpartition("/")
-        if len(name) > _NAME_PART:
-            yield Violation(path, f"name part of key {key!r} must be no more than {_NAME_PART} characters")
-        if len(prefix) > _PREFIX:
-            yield Violation(path, f"prefix part of key {key!r} must be no more than {_PREFIX} characters")
+def label_syntax(obj, ctx):
+    version = ctx.version
+    metadata = obj.spec.template.metadata if obj.spec.template else None
+    for key in (metadata.labels if metadata else None) or {}:
+        for error in [] if has_placeholder(key) else qualified_name_errors(key, version):
+            if version < _KNATIVE_UNTIL:
+                message = _knative(f"invalid key name {go_quote(key)}", "spec.template.metadata.labels", error)
+            else:
+                message = f"invalid key name {go_quote(key)} in labels, {go_quote(error)}"
+            yield Violation(f"spec.template.metadata.labels[{key}]", message)
+    for path, field, _, taint in _taints(obj):
+        for part, value in (("key", taint.key), ("value", taint.value)):
+            if not value or not _CRD_PATTERN.match(value):
+                continue
+            for error in qualified_name_errors(value, version):
+                if version < _KNATIVE_UNTIL:
+                    message = _knative(f"invalid value: {error}", path)
+                else:
+                    message = f"invalid value: {error} in {field}"
+                yield Violation(f"{path}.{part}", message)
+    for index, requirement in _requirements(obj):
+        if requirement.key is not None:
+            message = runtime_requirement_message(requirement.key, _values(requirement), _requirement_path(index), version)
+            if message:
+                yield Violation(_requirement_path(index), message)
+
+
+_ELIDED = "[…]"  # Karpenter's whole well-known list and its restricted domains, which depend on the provider build
+
+
+def _restricted_message(key: str, version: Version) -> str:
+    """IsRestrictedLabel's error as the NodePool's label validation wraps it, per release (lists elided)."""
+    if version < _KNATIVE_UNTIL:
+        detail = f"label {key} is restricted; specify a well known label: {_ELIDED}, or a custom label that does not use a restricted domain: {_ELIDED}"
+        return _knative(f"invalid key name {go_quote(key)}", "spec.template.metadata.labels", detail)
+    if version < (1, 5):
+        detail = f"label {key} is restricted; specify a well known label: {_ELIDED}, or a custom label that does not use a restricted domain: {_ELIDED}"
+    else:  # 1.5 wrapped it with operatorpkg's serrors, which prints its values after the message
+        detail = ("label is restricted; specify a well known label or a custom label that does not use a restricted domain "
+                  f"(label={key}, restricted-labels={_ELIDED}, well-known-labels={_ELIDED})")
+    return f"invalid key name {go_quote(key)} in labels, {detail}"
+
+
+@rule(
+    "nodepool/beta-template-label",
+    ERROR,
+    KINDS,
+    "A template label with a deprecated beta key (beta.kubernetes.io/arch, failure-domain.beta.kubernetes.io/zone, ...): "
+    "the 1.0-1.8 CRDs admit it, but Karpenter's runtime validation counts it in the restricted kubernetes.io domain, "
+    "sets ValidationSucceeded=False (NodePoolValidationFailed) and the pool launches nothing. From 1.9 the domain is "
+    "no longer restricted. Karpenter's message lists every well-known label; the lists are shown as […].",
+    "Use the stable key (the hint names it); Karpenter sets the well-known labels on its nodes itself.",
+    until=(1, 9),
+    good=({"karpenterVersion": "1.8", "spec": {"template": {"metadata": {"labels": {"kubernetes.io/arch": "amd64"}}}}},),
+    bad=({"karpenterVersion": "1.8", "spec": {"template": {"metadata": {"labels": {"beta.kubernetes.io/arch": "amd64"}}}}},),
+)
+def beta_template_label(obj, ctx):
+    metadata = obj.spec.template.metadata if obj.spec.template else None
+    for key in (metadata.labels if metadata else None) or {}:
+        stable = NORMALIZED_LABELS.get(key)
+        if stable:
+            yield Violation(f"spec.template.metadata.labels[{key}]", _restricted_message(key, ctx.version), f"use {stable}")
 
 
 # Labels whose values Karpenter knows all of; a requirement allowing none of them matches no capacity.
@@ -479,7 +587,7 @@ _REF = "spec.template.spec.nodeClassRef"
     KINDS,
     "CEL: nodeClassRef group, kind and name may not be empty strings.",
     "Set group: karpenter.k8s.aws, kind: EC2NodeClass and the class's name.",
-    since=(1, 4),
+    since=(1, 1),
     good=({"spec": {"template": {"spec": {"nodeClassRef": {"name": "default"}}}}},),
     bad=({"spec": {"template": {"spec": {"nodeClassRef": {"name": ""}}}}},),
 )
@@ -600,7 +708,8 @@ _KARPENTER_TAINTS = {
 _NOT_A_KARPENTER_TAINT = LOOKALIKE  # one spelling for the NodePool rule and the userData checks
 
 
-def _taints(obj) -> Iterator[tuple[str, object]]:
+def _taints(obj) -> Iterator[tuple[str, str, int, object]]:
+    """(path, field, index, taint) of every taint and startup taint with a key; field is taints or startupTaints."""
     template = obj.spec.template
     spec = template.spec if template else None
     if spec is None:
@@ -608,7 +717,7 @@ def _taints(obj) -> Iterator[tuple[str, object]]:
     for wire, taints in (("taints", spec.taints), ("startupTaints", spec.startup_taints)):
         for index, taint in enumerate(taints or ()):
             if taint is not None and taint.key is not None:
-                yield f"spec.template.spec.{wire}[{index}]", taint
+                yield f"spec.template.spec.{wire}[{index}]", wire, index, taint
 
 
 @rule(
@@ -622,7 +731,7 @@ def _taints(obj) -> Iterator[tuple[str, object]]:
     bad=({"spec": {"template": {"spec": {"startupTaints": [{"key": "karpenter.sh/unregistered", "effect": "NoExecute"}]}}}},),
 )
 def reserved_taint(obj, ctx):
-    for path, taint in _taints(obj):
+    for path, _, _, taint in _taints(obj):
         purpose = _KARPENTER_TAINTS.get(taint.key)
         if purpose:
             yield Violation(f"{path}.key", f"taint {taint.key!r} is reserved for Karpenter: {purpose}")
@@ -640,7 +749,7 @@ def reserved_taint(obj, ctx):
     bad=({"spec": {"template": {"spec": {"startupTaints": [{"key": "karpenter.sh/uninitialized", "effect": "NoSchedule"}]}}}},),
 )
 def uninitialized_taint(obj, ctx):
-    for path, taint in _taints(obj):
+    for path, _, _, taint in _taints(obj):
         if taint.key == _NOT_A_KARPENTER_TAINT:
             yield Violation(
                 f"{path}.key",
@@ -648,3 +757,29 @@ def uninitialized_taint(obj, ctx):
                 "'karpenter.sh/unregistered:NoExecute', which it sets itself, and the cloud provider's is "
                 "'node.cloudprovider.kubernetes.io/uninitialized'",
             )
+
+
+@rule(
+    "nodepool/duplicate-taint",
+    ERROR,
+    KINDS,
+    "Two taints with the same key and effect across taints and startupTaints (a startup taint repeated as a taint, "
+    "or one listed twice): the API server admits it, Karpenter's runtime validation sets ValidationSucceeded=False "
+    "(NodePoolValidationFailed) and the pool launches nothing.",
+    "Keep one of them: a taint that must go away once the node is ready belongs only in startupTaints.",
+    good=({"spec": {"template": {"spec": {"startupTaints": [{"key": "node.cilium.io/agent-not-ready", "value": "true", "effect": "NoExecute"}]}}}},),
+    bad=({"spec": {"template": {"spec": {
+        "taints": [{"key": "node.cilium.io/agent-not-ready", "value": "true", "effect": "NoExecute"}],
+        "startupTaints": [{"key": "node.cilium.io/agent-not-ready", "value": "true", "effect": "NoExecute"}],
+    }}}},),
+)
+def duplicate_taint(obj, ctx):
+    seen = set()
+    for path, _, index, taint in _taints(obj):
+        pair = (taint.key, taint.effect or "")
+        if pair in seen:
+            message = f"duplicate taint Key/Effect pair {taint.key}={taint.effect or ''}"
+            if ctx.version < _KNATIVE_UNTIL:  # 1.0 named the index under 'taints' for startup taints too
+                message = _knative(message, f"spec.template.spec.taints[{index}]")
+            yield Violation(path, message)
+        seen.add(pair)

@@ -127,10 +127,10 @@ def role_change_drifts(old, new, ctx):
     ERROR,
     NODEPOOL,
     "CEL (on nodeClassRef: self.group == oldSelf.group, self.kind == oldSelf.kind): a NodePool cannot move "
-    "to another kind of node class; the API server refuses the update. Absent from the v1.0.14 CRD, "
-    "present from v1.4.4 (the release between that added it is not verified).",
+    "to another kind of node class; the API server refuses the update. Absent from the v1.0 CRD, present "
+    "from v1.1 (checked by a real update on the API server with each release's CRDs).",
     "Keep group karpenter.k8s.aws and kind EC2NodeClass, or create a new NodePool for the other class.",
-    since=(1, 4),
+    since=(1, 1),
     good=(
         {"new": {"spec": {"template": {"spec": {"nodeClassRef": {"name": "other"}}}}}},
         {"new": {"spec": {"template": {"spec": {"nodeClassRef": {"kind": "NodeClass"}}}}}, "karpenterVersion": "1.0"},

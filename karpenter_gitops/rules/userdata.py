@@ -6,7 +6,7 @@ problems that carry its id. Objects without userData cost nothing.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from karpenter_gitops import families
@@ -14,6 +14,7 @@ from karpenter_gitops.core.findings import Severity, Violation
 from karpenter_gitops.core.model import EC2NODECLASS, EC2NodeClass
 from karpenter_gitops.core.schema import SecretValue
 from karpenter_gitops.core.versions import Version
+from karpenter_gitops.families import bottlerocket
 from karpenter_gitops.families.userdata import problems as ids
 from karpenter_gitops.families.userdata.problems import Problem
 from karpenter_gitops.rules.registry import Context, rule
@@ -50,6 +51,21 @@ def _problems(obj: EC2NodeClass) -> tuple[Problem, ...]:
     return families.analyse_userdata(spec.user_data, families.userdata_family(spec.ami_family, aliases))
 
 
+def _release_problems(obj: EC2NodeClass) -> tuple[Problem, ...]:
+    """Bottlerocket settings the release behind the class's bottlerocket alias does not have."""
+    spec = obj.spec
+    if not spec.user_data or isinstance(spec.user_data, SecretValue):
+        return ()
+    aliases = [t.alias for t in spec.ami_selector_terms or () if t.alias]
+    if families.userdata_family(spec.ami_family, aliases) != "Bottlerocket":
+        return ()
+    for alias in aliases:
+        family, _, version = alias.partition("@")
+        if family.lower() == "bottlerocket":
+            return tuple(bottlerocket.release_problems(spec.user_data, version.lower()))
+    return ()  # an AMI chosen by id or name: the release is not known offline
+
+
 def _userdata_rule(
     id: str,
     severity: Severity,
@@ -62,13 +78,14 @@ def _userdata_rule(
     problem: str | None = None,
     since: Version | None = None,
     until: Version | None = None,
+    source: Callable[[EC2NodeClass], tuple[Problem, ...]] = _problems,
 ) -> None:
-    """A rule reporting the analysis's problems of one id (``problem``, default the rule's own)."""
+    """A rule reporting the problems of one id (``problem``, default the rule's own) that ``source`` finds."""
     kind = problem or id
 
     @rule(id, severity, [EC2NODECLASS], doc, fix, origin=origin, since=since, until=until, good=good, bad=bad)
     def check(obj: EC2NodeClass, ctx: Context) -> Iterable[Violation]:
-        return [Violation(PATH, p.message, p.hint) for p in _problems(obj) if p.rule == kind]
+        return [Violation(PATH, p.message, p.hint) for p in source(obj) if p.rule == kind]
 
 
 _SCRIPT = "#!/bin/bash\necho hello > /tmp/x\n"
@@ -109,15 +126,38 @@ _userdata_rule(
 _userdata_rule(
     ids.MIME,
     Severity.ERROR,
-    "MIME userData that Karpenter cannot read (no blank line after headers, quoted or missing delimiters).",
-    "Start with MIME-Version and a multipart Content-Type with a boundary, leave an empty line after headers, "
-    "write delimiters as --BOUNDARY and close with --BOUNDARY--.",
-    good=(_on(_AL2, _MIME),),
+    "MIME userData that Karpenter's reader refuses (AL2, AL2023: headers not followed by an empty line, no or an "
+    "unparsable Content-Type, not multipart, no boundary, a part's headers running into its content, no closing "
+    "delimiter), reported with Karpenter's own error: no launch template is made and no node launches. On AL2023 "
+    "also a part Content-Type nodeadm cannot parse (nodeadm init stops, the node never joins). For Custom, which "
+    "Karpenter passes on unread, the framing cloud-init cannot read.",
+    "Start with MIME-Version and a multipart Content-Type with a boundary, leave an empty line after every block of "
+    "headers, write delimiters as --BOUNDARY and close with --BOUNDARY--.",
+    good=(_on(_AL2, _MIME), _on(_AL2023, _MIME.replace("MIME-Version: 1.0\n", ""))),
     bad=(
         _on(_AL2023, _MIME.replace('"BOUNDARY"\n\n', '"BOUNDARY"\n')),
-        _on(_AL2, _MIME.replace("\n--BOUNDARY", '\n--"BOUNDARY"')),
+        _on(_AL2, _MIME.replace('us-ascii"\n\n', 'us-ascii"\n')),
+        _on(_AL2023, _MIME.replace("--BOUNDARY--\n", "")),
+        _on(_CUSTOM, _MIME.replace("\n--BOUNDARY", '\n--"BOUNDARY"')),
     ),
     origin="karpenter",
+)
+_userdata_rule(
+    ids.MIME_IGNORED,
+    Severity.WARNING,
+    "MIME userData Karpenter reads, but whose content the node never acts on: no part at all (delimiters quoted or "
+    "misspelt), a part typed for no handler (text/x-shell-script, text/x-sh), a NodeConfig part not typed "
+    "application/node.eks.aws, or an untyped part that starts with neither '#!' nor '#cloud-config'. The node "
+    "joins, but that script or setting silently never happens.",
+    "Type each part for what it is: text/x-shellscript for scripts, text/cloud-config for cloud-config, "
+    "application/node.eks.aws for a NodeConfig (AL2023); write delimiters as --BOUNDARY.",
+    good=(_on(_AL2023, _MIME),),
+    bad=(
+        _on(_AL2, _MIME.replace("\n--BOUNDARY", '\n--"BOUNDARY"')),
+        _on(_AL2023, _MIME.replace("text/x-shellscript", "text/x-shell-script")),
+        _on(_AL2023, _MIME.replace('text/x-shellscript; charset="us-ascii"', "text/plain").replace(
+            "#!/bin/bash\necho hello", _node_config("example.com/gpu:NoSchedule").rstrip("\n"))),
+    ),
 )
 _userdata_rule(
     ids.BOOTSTRAP_ARGS,
@@ -202,6 +242,33 @@ _userdata_rule(
     good=(_on(_BOTTLEROCKET, "[settings.kubernetes]\nmax-pods = 110\n"),),
     bad=(_on(_BOTTLEROCKET, "[settings.kubernetes]\nmax-pod = 110\n"),),
     origin="karpenter",
+)
+_BOTTLEROCKET_AT = {"amiSelectorTerms": [{"alias": "bottlerocket@v1.21.0"}]}
+_COMMANDS = '[settings.bootstrap-commands.k8s-ephemeral-storage]\ncommands = [["apiclient", "ephemeral-storage", "init"]]\nmode = "always"\n'
+_RELEASE_FIX = ("Remove the setting, fix its name (the hint names the closest), or pin a Bottlerocket release that "
+                "has it (the hint names the first).")
+_userdata_rule(
+    ids.BOTTLEROCKET_RELEASE_SETTING,
+    Severity.ERROR,
+    "Bottlerocket userData with a setting the release the alias pins does not have (a misspelt or unknown "
+    "settings.<name>, or one that first appears in a later release, such as settings.bootstrap-commands before "
+    "v1.22.0): Bottlerocket's API refuses the whole userData, so the node keeps none of its settings and never "
+    "joins. Judged per release from Bottlerocket's own settings models (v1.0.0 to v1.26.0).",
+    _RELEASE_FIX,
+    source=_release_problems,
+    good=(_on(_BOTTLEROCKET_AT, '[settings.kernel.sysctl]\n"vm.max_map_count" = "262144"\n'),),
+    bad=(_on(_BOTTLEROCKET_AT, _COMMANDS), _on(_BOTTLEROCKET_AT, '[settings.kernal.sysctl]\n"vm.max_map_count" = "262144"\n')),
+)
+_userdata_rule(
+    ids.BOTTLEROCKET_LATEST_SETTING,
+    Severity.WARNING,
+    "Bottlerocket userData with a settings.<name> no Bottlerocket release up to v1.26.0 has, under an alias "
+    "(bottlerocket@latest, or a release newer than karpenter-gitops knows) judged as v1.26.0: a later release may "
+    "have added it, otherwise Bottlerocket refuses the whole userData and the node never joins.",
+    _RELEASE_FIX,
+    source=_release_problems,
+    good=(_on({"amiSelectorTerms": [{"alias": "bottlerocket@latest"}]}, _COMMANDS),),
+    bad=(_on({"amiSelectorTerms": [{"alias": "bottlerocket@latest"}]}, '[settings.kernal.sysctl]\n"vm.max_map_count" = "262144"\n'),),
 )
 _userdata_rule(
     ids.POWERSHELL_TAGS,

@@ -71,7 +71,7 @@ def test_a_fleet_renders_each_stack_into_its_directory_and_refuses_the_broken_on
     assert code == 1 and "refusing to render" in err
     assert sorted(p.name for p in (project / "rendered").iterdir()) == ["demo", "dev"]  # broken: nothing written
     assert sorted(p.name for p in (project / "rendered" / "dev").iterdir()) == [
-        "ec2nodeclass-default.yaml", "nodepool-batch.yaml", "nodepool-general.yaml"
+        "ec2nodeclass-default.yaml", "nodeoverlay-prefer-graviton.yaml", "nodepool-batch.yaml", "nodepool-general.yaml"
     ]
     assert out.splitlines()[-1] == "fleet: 3 stack(s) rendered into rendered; refused: broken"
     code, _, err = run(capsys, "render", "--all-stacks", "--out", "-")

@@ -208,7 +208,7 @@ def test_findings_name_the_line_of_their_path(tmp_path, capsys):
     (finding,) = [f for f in json.loads(out)["findings"] if f["rule"] == "schema/unknown-field"]
     assert code == 1 and finding["line"] == 11  # document 2 starts on line 5; the typo is its 7th line
     code, out, _ = run(capsys, "validate", str(path))
-    assert f"[schema/unknown-field]  {path}:11" in out
+    assert f"[schema/unknown-field] (api-server)  {path}:11" in out
 
 
 def test_stack_findings_name_the_line_under_config(tmp_path, capsys):

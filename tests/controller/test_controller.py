@@ -335,6 +335,15 @@ def test_helm_values_name_the_cluster_queue_and_irsa_role():
     assert "interruptionQueue" not in plain["settings"] and "annotations" not in plain["serviceAccount"]
 
 
+
+def test_helm_values_run_the_release_with_the_gates_the_stack_declares():
+    gates = {"NodeOverlay": True, "ReservedCapacity": False, "NodeClassCEL": True, "NotAGate": True}
+    values = iam.helm_values(settings(), "https://api", "arn:role", gates)["settings"]
+    assert values["featureGates"] == {"nodeOverlay": True, "reservedCapacity": False}  # a declared off stays off
+    assert values["awsFeatureGates"] == {"nodeClassCEL": True}  # the AWS provider's gates have their own block
+    assert "featureGates" not in iam.helm_values(settings(), "https://api", "arn:role")["settings"]
+
+
 # --- coherence checks -----------------------------------------------------------------------
 
 

@@ -58,7 +58,7 @@ def test_generate_prints_the_stack_as_one_yaml_stream_and_nothing_else(tmp_path)
     assert done.returncode == 0, done.stderr
     documents = list(yaml.safe_load_all(done.stdout))
     assert [(d["kind"], d["metadata"]["name"]) for d in documents] == [
-        ("EC2NodeClass", "default"), ("NodePool", "batch"), ("NodePool", "general")
+        ("EC2NodeClass", "default"), ("NodeOverlay", "prefer-graviton"), ("NodePool", "batch"), ("NodePool", "general")
     ]
     again = cmp_run("generate", repo, {"STACK": "dev"})
     assert again.stdout == done.stdout  # byte-stable: a re-render is no change

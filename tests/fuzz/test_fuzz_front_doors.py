@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from _cel_strategies import texts as cel_texts
 from _hostile import HOSTILE, MANIFEST, OBJECT, PROFILE, STACK, TEXT_EDITS, WAIVER_FILE, as_text, mutated, run
 from conftest import CRDS, PROJECT
 from hypothesis import given
@@ -149,3 +150,14 @@ def test_validate_a_hostile_kubelet_block_as_karpenter_115_checks_it(tmp_path_fa
     doc = merge_patch(BASE_NODECLASS, {"spec": {"amiSelectorTerms": [{"alias": alias}], "kubelet": kubelet}})
     path = _write(tmp_path_factory.mktemp("in"), "class.yaml", as_text([doc], "none"))
     run(["validate", str(path), "--karpenter-version", "1.15", "--format", "json"])
+
+
+@PROFILE
+@given(max_pods=cel_texts, reserved=st.dictionaries(st.sampled_from(["cpu", "memory", "pid"]), cel_texts, max_size=2))
+def test_validate_kubelet_expressions_with_the_gate_on(tmp_path_factory, max_pods, reserved):
+    """With NodeClassCEL on, every expression is compiled by our CEL checker: any text gets a finding or none, never a traceback."""
+    spec = merge_patch(BASE_NODECLASS, {"spec": {"kubelet": {"maxPods": max_pods, "systemReserved": reserved}}})["spec"]
+    config = {"karpenter-gitops:cluster": {"name": "demo", "karpenterVersion": "1.15", "featureGates": {"NodeClassCEL": True}},
+              "karpenter-gitops:nodeClasses": {"default": spec}}
+    path = _write(tmp_path_factory.mktemp("in"), "Pulumi.gated.yaml", yaml.safe_dump({"config": config}))
+    run(["validate", str(path), "--format", "json"])

@@ -27,7 +27,7 @@ from pulumi_policy.proxy import (
     unknown_checking_proxy,
 )
 
-from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
+from karpenter_gitops.rules.examples import BASE_CAPACITYBUFFER, BASE_NODECLASS, BASE_NODEOVERLAY, BASE_NODEPOOL
 from karpenter_gitops_policies import pack
 
 OPTS = PolicyResourceOptions(False, [], None, [], PolicyCustomTimeouts(0, 0, 0), [])
@@ -314,3 +314,55 @@ def test_grpc_analyze_stack_runs_cross_object_iam_and_waiver_policies(analyzer):
     assert found["live-instance-profile-without-role"][0].enforcementLevel == MANDATORY
     (expired,) = found["policy-waiver-expired"]
     assert "expired on 2001-01-01" in expired.message and expired.enforcementLevel == MANDATORY
+
+
+# --- NodeOverlay and CapacityBuffer ---------------------------------------------------------
+
+OVERLAY_URN = "urn:pulumi:dev::infra::karpenter-gitops:index:NodeOverlay$kubernetes:karpenter.sh/v1alpha1:NodeOverlay::gpu-nodeoverlay"
+BUFFER_URN = "urn:pulumi:dev::infra::kubernetes:autoscaling.x-k8s.io/v1beta1:CapacityBuffer::spare"
+
+
+def overlay(**spec) -> dict:
+    doc = copy.deepcopy(BASE_NODEOVERLAY)
+    doc["spec"].update(spec)
+    return doc
+
+
+def buffer(**spec) -> dict:
+    doc = copy.deepcopy(BASE_CAPACITYBUFFER)
+    doc["metadata"]["namespace"] = "team-a"
+    doc["spec"].update(spec)
+    return doc
+
+
+def test_overlays_are_judged_by_their_crd_rules():
+    (message,) = validate_resource("cel-overlay-price-exclusive", pack.NODEOVERLAY_TYPE, overlay(price="1.2", priceAdjustment="-10%"))
+    assert message.startswith("NodeOverlay gpu-discount: spec: cannot set both 'price' and 'priceAdjustment'")
+    assert POLICIES["cel-overlay-price-exclusive"].enforcement_level.value == "mandatory"
+    assert validate_resource("cel-overlay-price-exclusive", pack.NODEOVERLAY_TYPE, overlay(priceAdjustment="-10%")) == []
+    (capacity,) = validate_resource("cel-overlay-capacity-restricted", pack.NODEOVERLAY_TYPE, overlay(capacity={"cpu": "8"}))
+    assert "invalid resource restricted" in capacity
+    # the rule judges overlays only: a NodePool resource never reaches it
+    assert validate_resource("cel-overlay-price-exclusive", pack.NODEPOOL_TYPE, node_pool()) == []
+
+
+def test_buffers_are_judged_by_their_crd_rules_and_named_by_namespace():
+    (message,) = validate_resource("cel-buffer-template-size", pack.CAPACITYBUFFER_TYPE, buffer(replicas=None))
+    assert message.startswith("CapacityBuffer team-a/spare: spec: If podTemplateRef is set, replicas or limits must also be set")
+    assert validate_resource("cel-buffer-template-size", pack.CAPACITYBUFFER_TYPE, buffer()) == []
+    (typed,) = validate_resource("schema-type", pack.CAPACITYBUFFER_TYPE, buffer(replicas="two"))
+    assert "spec.replicas" in typed
+
+
+def test_the_feature_gate_note_is_not_a_policy_the_pack_cannot_know_the_gates():
+    assert "gate-feature-off" not in POLICIES and "cluster.featureGates" in pack.UNSEEN["gate/feature-off"]
+
+
+def test_grpc_analyze_judges_overlays_and_buffers(analyzer):
+    cases = [(pack.NODEOVERLAY_TYPE, OVERLAY_URN, overlay(price="1.2", priceAdjustment="-10%"), "cel-overlay-price-exclusive"),
+             (pack.CAPACITYBUFFER_TYPE, BUFFER_URN, buffer(replicas=None), "cel-buffer-template-size")]
+    for resource_type, urn, props, policy in cases:
+        request = analyzer_pb2.AnalyzeRequest(type=resource_type, properties=struct(props), urn=urn, name=urn.rsplit("::", 1)[-1])
+        found = by_policy(analyzer.Analyze(request))
+        assert set(found) == {policy}, found
+        assert found[policy][0].enforcementLevel == MANDATORY

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import socket
 import subprocess
 import time
@@ -121,3 +122,21 @@ def test_the_api_server_refuses_exactly_the_capacity_buffers_we_refuse(api_serve
             assert error.status == 422, (what, error.body)
             refused = True
         assert refused == bool(broken), what
+
+
+@pytest.mark.parametrize("name", ["General_Pool", "a" * 254, "-lead", "UPPER" * 60])
+def test_object_names_are_refused_in_the_api_servers_words(api_server, tmp_path, name):
+    """validate's metadata.name findings are the API server's own errors, one per failed check."""
+    import yaml
+    from kubernetes.client.exceptions import ApiException
+
+    from karpenter_gitops.app.sources import read_sources
+
+    body = {**CLASS, "metadata": {"name": name}}
+    with pytest.raises(ApiException) as refused:
+        dry_run_create(api_server, body)
+    server_errors = {(c["field"], c["message"]) for c in json.loads(refused.value.body)["details"]["causes"]}
+    path = tmp_path / "nc.yaml"
+    path.write_text(yaml.safe_dump(body))
+    found = {(o.violation.path, o.violation.message) for o in read_sources([path]).inputs.observations}
+    assert found == server_errors

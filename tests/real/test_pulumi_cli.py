@@ -2,8 +2,9 @@
 embedded AWS: the real engine, our language host running ``__main__.py``, the real dynamic-provider
 host running the reconciliation, and the real Kubernetes provider applying the objects.
 
-The stacks here have classes and pools and no controller block: its pulumi_aws resources need the
-pulumi-aws plugin, which cannot be built from a Go module (the controller keeps its mock tests).
+The stacks here have classes and pools (one also a NodeOverlay and a CapacityBuffer) and no controller
+block: its pulumi_aws resources need the pulumi-aws plugin, which cannot be built from a Go module
+(the controller keeps its mock tests).
 EC2NodeClasses and NodePools are cluster-scoped, so each test names its objects after itself.
 """
 
@@ -194,17 +195,72 @@ def recover_after_a_killed_update(stack: PulumiProject) -> None:
     stack.run("refresh", "--yes", "--clear-pending-creates")
 
 
+# A NodeOverlay and a CapacityBuffer (in the namespace its key names) beside the class and its pool.
+OVERLAY_AND_BUFFER = """
+  karpenter-gitops:nodeOverlays:
+    rendered-overlay:
+      requirements: [{key: karpenter.k8s.aws/instance-family, operator: In, values: [g5]}]
+      priceAdjustment: "-10%"
+      weight: 10
+  karpenter-gitops:capacityBuffers:
+    default/rendered-buffer:
+      podTemplateRef: {name: spare}
+      replicas: 2
+"""
+PLURALS = {"EC2NodeClass": "ec2nodeclasses", "NodePool": "nodepools", "NodeOverlay": "nodeoverlays", "CapacityBuffer": "capacitybuffers"}
+
+
 def test_the_cluster_stores_what_render_writes_and_destroy_removes_it(project, api_server, tmp_path):
-    stack = project(stack_text("rendered"))
-    stack.up()
+    stack = project(stack_text("rendered") + OVERLAY_AND_BUFFER)
+    up = stack.up()
+    assert "NodeOverlay feature gate is off" in up.stdout + up.stderr  # the note shows, and stops nothing
     out = tmp_path / "rendered-out"
     subprocess.run([PROJECT / ".venv" / "bin" / "karpenter-gitops", "render", "--stack", "e2e", "--out", out],
                    cwd=stack.directory, check=True, capture_output=True)
+    kinds = []
     for path in sorted(out.glob("*.yaml")):
         rendered = yaml.safe_load(path.read_text())
-        plural = {"EC2NodeClass": "ec2nodeclasses", "NodePool": "nodepools"}[rendered["kind"]]
-        stored = live(api_server, plural, rendered["metadata"]["name"])
+        kinds.append(rendered["kind"])
+        metadata = rendered["metadata"]
+        stored = live(api_server, PLURALS[rendered["kind"]], metadata["name"], metadata.get("namespace"))
         assert within(rendered["spec"], stored["spec"]), (path.name, rendered["spec"], stored["spec"])
+    assert sorted(kinds) == sorted(PLURALS)
+    stack.run("preview", "--expect-no-changes")
 
     stack.run("destroy", "--yes")
     assert live(api_server, "ec2nodeclasses", "rendered") is None and live(api_server, "nodepools", "rendered-pool") is None
+    assert live(api_server, "nodeoverlays", "rendered-overlay") is None
+    assert live(api_server, "capacitybuffers", "rendered-buffer", "default") is None
+
+
+# A program of a user's own: a CapacityBuffer of a PodTemplate whose name Kubernetes generates, so
+# the buffer's spec is known only once the template exists (REPLICAS: the buffer's size, or none).
+BUFFER_PROGRAM = """
+import pulumi_kubernetes as k8s
+from karpenter_gitops_pulumi import CapacityBuffer, CapacityBufferArgs
+
+template = k8s.core.v1.PodTemplate(
+    "spare", metadata={"namespace": "default"},
+    template={"metadata": {"labels": {"app": "spare"}}, "spec": {"containers": [{"name": "pause", "image": "registry.k8s.io/pause:3.10"}]}},
+)
+CapacityBuffer("default/%(name)s", CapacityBufferArgs(
+    spec={"podTemplateRef": {"name": template.metadata.name}, %(replicas)s},
+    cluster={"karpenter_version": "1.14", "feature_gates": {"CapacityBuffer": True}},
+))
+"""
+
+
+def test_a_buffer_of_a_resource_made_in_the_same_up_is_judged_once_its_name_is_known(project, api_server):
+    stack = project(stack_text("buffered"))
+    (stack.directory / "__main__.py").write_text(BUFFER_PROGRAM % {"name": "output-buffer", "replicas": '"replicas": 2'})
+    stack.up()
+    stored = live(api_server, "capacitybuffers", "output-buffer", "default")
+    assert stored["spec"]["replicas"] == 2 and stored["spec"]["podTemplateRef"]["name"].startswith("spare-")
+
+    (stack.directory / "__main__.py").write_text(BUFFER_PROGRAM % {"name": "unsized-buffer", "replicas": ""})
+    refused = stack.up(check=False)
+    output = refused.stdout + refused.stderr
+    assert refused.returncode != 0 and "Traceback (most recent call last)" not in output, output[-3000:]
+    assert "CapacityBuffer default/unsized-buffer: spec: If podTemplateRef is set, replicas or limits must also be set" in output
+    assert live(api_server, "capacitybuffers", "unsized-buffer", "default") is None
+    stack.run("destroy", "--yes")

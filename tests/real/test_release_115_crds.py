@@ -7,15 +7,13 @@ verified zip. The kubelet field list comes from the k8s.io/kubelet module that g
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
-import subprocess
 import zipfile
 from pathlib import Path
 
-import _real_tools
 import pytest
+from _real_tools import downloaded
 from _crd_helpers import STRICTER, our_findings
 from _crd_walk import differences
 from _rule_helpers import node_class, node_pool
@@ -28,16 +26,6 @@ from karpenter_gitops.load.crds import load as load_crds
 pytestmark = pytest.mark.real
 KARPENTER = "github.com/aws/karpenter-provider-aws@v1.15.0"
 V115 = (1, 15)
-
-
-def downloaded(module: str) -> dict:
-    """``go mod download -json`` of ``module``, run outside any module of ours."""
-    if shutil.which("go") is None:
-        _real_tools.unavailable("go not found: install Go 1.26 to read Karpenter's and Kubernetes' modules")
-    done = subprocess.run(["go", "mod", "download", "-json", module], capture_output=True, text=True, timeout=600, cwd="/")
-    answer = json.loads(done.stdout)
-    assert answer.get("Zip") and answer.get("Sum"), answer  # fetched and checked against the checksum database
-    return answer
 
 
 @pytest.fixture(scope="module")

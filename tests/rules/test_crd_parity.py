@@ -76,6 +76,7 @@ DELIBERATE = (
         "per-term selector mutual exclusion",
         "the CRD's !self.all(...) rejects 'id' with other fields only when every term does so",
         {"spec": {"subnetSelectorTerms": [{"id": "subnet-0abc", "tags": {"a": "b"}}, {"tags": {"a": "b"}}]}},
+        ours=Severity.WARNING,
     ),
     Difference(
         "role given as an ARN",
@@ -92,6 +93,7 @@ DELIBERATE = (
         "ssmParameter mixed with other fields in a term",
         "the CRD has no rule for it; at run time only ssmParameter counts and the other fields are ignored",
         {"spec": {"amiFamily": "AL2023", "amiSelectorTerms": [{"ssmParameter": "/my/ami", "name": "my-ami"}]}},
+        ours=Severity.WARNING,
     ),
     Difference(
         "requirement on an unknown key in a Kubernetes label domain",

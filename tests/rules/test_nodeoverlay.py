@@ -27,7 +27,7 @@ def test_before_17_the_kind_is_not_served():
 def test_gte_arrives_in_19_for_overlays_as_for_pools():
     gte = overlay({"requirements": [{"key": "karpenter.k8s.aws/instance-cpu", "operator": "Gte", "values": ["4"]}]})
     assert {f.rule for f in findings(gte, version=(1, 8))} == {"schema/enum"}
-    assert findings(gte, version=(1, 9)) == []
+    assert [f.rule for f in findings(gte, version=(1, 9))] == ["gate/feature-off"]  # served, but ignored without the gate
 
 
 def test_render_writes_overlays_beside_classes_and_pools(tmp_path, capsys):

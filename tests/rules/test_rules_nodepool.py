@@ -159,7 +159,7 @@ def test_instance_tenancy_joined_the_allow_list_in_1_9(version, allowed):
 def test_static_nodepool_rules_start_with_1_8():
     patch = {"spec": {"replicas": 2, "weight": 5}}
     assert {f.rule for f in _pool_findings(patch, (1, 7))} == {"schema/version"}
-    assert {f.rule for f in _pool_findings(patch, (1, 8))} == {"cel/static-nodepool-limits", "cel/static-nodepool-weight"}
+    assert {f.rule for f in _pool_findings(patch, (1, 8))} == {"cel/static-nodepool-limits", "cel/static-nodepool-weight", "gate/feature-off"}
     assert _messages({"spec": {"replicas": 2, "limits": {"cpu": None, "memory": None, "nodes": "4"}}}, "cel/static-nodepool-limits", (1, 8)) == []
 
 

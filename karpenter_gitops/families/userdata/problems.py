@@ -12,6 +12,7 @@ SIZE = "userdata/size"
 SIZE_NEAR_LIMIT = "userdata/size-near-limit"
 FOLDED_YAML = "userdata/folded-yaml"
 MIME = "userdata/mime"
+MIME_IGNORED = "userdata/mime-part-ignored"
 BOOTSTRAP_ARGS = "userdata/bootstrap-args"
 TAINT = "userdata/taint"
 TAINT_QUOTES = "userdata/taint-quotes"
@@ -31,6 +32,8 @@ REGISTER_TAINTS_FLAG = "userdata/register-with-taints-flag"
 FORMAT_MISMATCH = "userdata/format-mismatch"
 BOTTLEROCKET_OVERRIDDEN_SETTING = "userdata/bottlerocket-overridden-setting"
 BOTTLEROCKET_SETTING_TYPE = "userdata/bottlerocket-setting-type"
+BOTTLEROCKET_RELEASE_SETTING = "userdata/bottlerocket-release-setting"
+BOTTLEROCKET_LATEST_SETTING = "userdata/bottlerocket-latest-setting"  # the same, judged for @latest or a newer release
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,9 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from karpenter_gitops.core.model import LABEL_KEY, LABEL_VALUE
+from karpenter_gitops.core.model import LABEL_VALUE
+from karpenter_gitops.core.names import qualified_name_errors
+from karpenter_gitops.core.versions import NEWEST
 from karpenter_gitops.core.text import closest
 from karpenter_gitops.families.userdata.problems import (
     MANAGED_REGISTRATION_TAINT,
@@ -27,7 +29,6 @@ REGISTRATION_KEY = "karpenter.sh/unregistered"
 KARPENTER_TAINT_KEYS = frozenset({REGISTRATION_KEY, "karpenter.sh/disrupted"})
 _QUOTES = "\"'"
 _NO_QUOTES = str.maketrans("", "", _QUOTES)
-_KEY = re.compile(LABEL_KEY)
 _VALUE = re.compile(LABEL_VALUE)
 # Names people reach for that Karpenter does not define, and what they most likely meant.
 LOOKALIKE = "karpenter.sh/uninitialized"  # not a Karpenter taint; people mean the registration taint
@@ -68,8 +69,7 @@ class Taint:
     def errors(self) -> list[str]:
         """Why kubelet (or the API server) would refuse this taint; empty when it is valid."""
         reasons = []
-        prefix, _, name = self.key.rpartition("/")
-        if not _KEY.match(self.key) or len(name) > 63 or len(prefix) > 253:
+        if qualified_name_errors(self.key, NEWEST):  # kubelet's check is apimachinery's too; only its words vary
             reasons.append(f"key {self.key!r} is not a qualified name (optional DNS prefix and '/', then 1-63 characters)")
         if self.value and (len(self.value) > 63 or not _VALUE.match(self.value)):
             reasons.append(f"value {self.value!r} is not a valid label value (up to 63 alphanumerics, '-', '_', '.')")

@@ -1,0 +1,93 @@
+"""The ``verify`` use case: after a merge, did the cluster do what the pull request said?
+
+Reads the live cluster (read-only), renders what Git says, predicts what Karpenter reports with
+``plan``, and compares the three (see :mod:`karpenter_gitops.core.verify`). An EC2NodeClass
+Karpenter has not reported on yet is waited for until the deadline, then named as unreconciled.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from karpenter_gitops.adapters import kube
+from karpenter_gitops.app.sources import Sources
+from karpenter_gitops.core import verify as compare
+from karpenter_gitops.core.inputs import Inputs
+from karpenter_gitops.core.model import EC2NODECLASS, NAMESPACED, NODEOVERLAY
+from karpenter_gitops.core.plan import Plan
+from karpenter_gitops.output.render import manifest
+from karpenter_gitops.rules.crd_engine import as_stored
+
+POLL_SECONDS = 2.0
+
+
+def verify_sources(
+    sources: Sources,
+    kubeconfig: Path | None,
+    context: str | None = None,
+    *,
+    plan: Callable[[Inputs], Plan] | None = None,
+    wait_seconds: float = 60.0,
+    progress: Callable[[str], None] | None = None,
+) -> compare.Verification:
+    """Compare the cluster with ``sources`` (drift) and, with ``plan``, with its prediction (conditions, nodes)."""
+    say = progress or (lambda _message: None)
+    inputs = sources.inputs
+    planned = None
+    notes: list[str] = []
+    if plan is not None:
+        say("predicting Karpenter's status")
+        planned = plan(inputs)
+        if planned.transient:
+            notes.append(f"no prediction: AWS trouble ({planned.transient[0]}); conditions and nodes not compared")
+            planned = None
+    else:
+        notes.append("no prediction asked for: conditions and nodes not compared")
+    classes = [nc.name for nc in inputs.node_classes]
+    deadline = time.monotonic() + wait_seconds
+    while True:
+        say("reading the cluster")
+        live = kube.read_cluster(kubeconfig, context)
+        waiting = [name for name in classes if (stored := live.objects.get((EC2NODECLASS, name))) and compare.unreconciled(stored)]
+        if not waiting or time.monotonic() >= deadline:
+            break
+        say(f"waiting for Karpenter to reconcile {', '.join(waiting)}")
+        time.sleep(POLL_SECONDS)
+
+    differences: list[compare.Difference] = []
+    checked: dict[str, int] = {}
+    for obj in inputs.objects:
+        if obj.kind in NAMESPACED:
+            notes.append(f"{obj.kind}/{obj.name} not compared: verify reads cluster-scoped kinds only")
+            continue
+        schema = live.schemas.get(obj.kind)
+        rendered = as_stored(schema, manifest(obj)) if schema else manifest(obj)
+        stored = live.objects.get((obj.kind, obj.name))
+        differences += compare.drift(obj.kind, obj.name, rendered, stored)
+        checked[obj.kind] = checked.get(obj.kind, 0) + 1
+    missing_schemas = sorted({obj.kind for obj in inputs.objects if obj.kind not in NAMESPACED} - set(live.schemas))
+    if missing_schemas:
+        notes.append(f"CRDs of {', '.join(missing_schemas)} not readable: fields the API server defaulted may show as drift")
+    if planned is not None:
+        for name, predicted in sorted(planned.node_classes.items()):
+            stored = live.objects.get((EC2NODECLASS, name))
+            if stored is not None and name not in waiting:
+                differences += compare.conditions(f"{EC2NODECLASS}/{name}", predicted.conditions, stored)
+        overlays = planned.node_overlays
+        for name in sorted(overlays.conditions) if overlays and overlays.not_applied is None else ():
+            stored = live.objects.get((NODEOVERLAY, name))
+            if stored is not None and compare.has_conditions(stored):  # none yet: Karpenter has not reconciled it
+                differences += compare.conditions(f"{NODEOVERLAY}/{name}", overlays.predicted(name), stored)
+        differences += compare.nodes(planned.node_pools, live.fleet)
+        checked["NodeClaim"] = len(live.fleet)
+    ours = {(obj.kind, obj.name) for obj in inputs.objects}
+    return compare.Verification(
+        cluster=live.host,
+        differences=tuple(differences),
+        unreconciled=tuple(f"EC2NodeClass/{name}" for name in waiting),
+        unmanaged=tuple(f"{kind}/{name}" for kind, name in sorted(live.objects) if (kind, name) not in ours),
+        checked=checked,
+        notes=tuple(notes),
+    )

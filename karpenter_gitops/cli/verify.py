@@ -1,0 +1,70 @@
+"""``karpenter-gitops verify``: after ``pulumi up`` or a sync, did the cluster do what the pull request said?"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from karpenter_gitops.cli import options
+from karpenter_gitops.cli.group import EXIT_TRANSIENT, cli
+
+
+@cli.command("verify")
+@click.option("--stack", metavar="NAME", help="Verify what stacks/Pulumi.NAME.yaml renders.")
+@click.option("--manifests", "manifests", metavar="PATH", multiple=True, help="Verify manifest files or directories.")
+@click.option("--kubeconfig", type=click.Path(path_type=Path), metavar="FILE",
+              help="The cluster's kubeconfig (default: $KUBECONFIG, ~/.kube/config, or the pod's service account in a cluster).")
+@click.option("--context", metavar="NAME", help="The kubeconfig context (default: its current one).")
+@click.option("--wait", "wait_seconds", type=click.FloatRange(min=0), default=60, show_default=True, metavar="SECONDS",
+              help="How long to wait for Karpenter to reconcile an EC2NodeClass before calling it unreconciled.")
+@click.option("--predict/--no-predict", default=True, show_default=True,
+              help="Compare conditions and nodes with plan's prediction (reads AWS); --no-predict checks drift only.")
+@options.aws
+@options.cache_dir
+@options.karpenter_version
+@options.output_format("text", "json", "comment")
+def verify_command(stack, manifests, kubeconfig, context, wait_seconds, predict, embedded_aws, aws_fixture,
+                   kubernetes_version, cache_dir, karpenter_version, fmt):
+    """Compare the live cluster with Git and with plan's prediction. Read-only: get and list, nothing else.
+
+    Reports live specs that differ from what Git renders (fields the API server defaulted are not
+    drift), EC2NodeClass conditions that differ from the prediction, and NodeClaims whose instance
+    type or image the prediction does not map. Exit 0: as predicted; 1: the cluster differs;
+    2: usage, unreadable input, an unusable kubeconfig or RBAC that forbids a read; 3: the cluster
+    or AWS could not be asked, or Karpenter had not reconciled by --wait (retry).
+    """
+    from rich.console import Console
+
+    from karpenter_gitops.adapters import kube
+    from karpenter_gitops.adapters.aws.errors import TransientAWSError
+    from karpenter_gitops.adapters.aws.target import aws_target
+    from karpenter_gitops.app.plan import planner
+    from karpenter_gitops.app.verify import verify_sources
+    from karpenter_gitops.output import verify as shown
+
+    options.check_fixture(embedded_aws, aws_fixture)
+    sources = options.sources(options.stack_or_manifests(stack, manifests), karpenter_version)
+    status = Console(stderr=True)
+    try:
+        with contextlib.ExitStack() as scope:
+            plan = None
+            if predict:
+                target = scope.enter_context(aws_target(embedded_aws, aws_fixture, sources.aws_config))
+                plan = planner(target, sources.version, kubernetes_version=kubernetes_version, cache_dir=cache_dir)
+            spinner = scope.enter_context(status.status("verifying…")) if status.is_terminal and fmt == "text" else None
+            verification = verify_sources(sources, kubeconfig, context, plan=plan, wait_seconds=wait_seconds,
+                                          progress=spinner.update if spinner else None)
+    except (kube.ClusterUnavailable, TransientAWSError) as error:
+        click.echo(f"karpenter-gitops: cannot verify now: {error}", err=True)
+        sys.exit(EXIT_TRANSIENT)
+    if fmt == "json":
+        click.echo(json.dumps(verification.to_json(), indent=2))
+    elif fmt == "comment":
+        click.echo(shown.comment(verification), nl=False)
+    else:
+        click.echo(shown.text(verification), nl=False)
+    sys.exit(verification.exit_code)

@@ -1,0 +1,69 @@
+"""The PR comment says when a NodeOverlay change moves what a NodePool launches first (embedded AWS)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from _snapshot import assert_snapshot
+from test_preview import family, node_class, node_pool
+
+from karpenter_gitops.core.inputs import Cluster
+from karpenter_gitops.judge import validate
+from karpenter_gitops.load import documents
+from karpenter_gitops.output import preview
+from karpenter_gitops.reconcile import reconcile
+from karpenter_gitops.reconcile.impact import forecast
+
+GATED = Cluster(feature_gates=frozenset({"NodeOverlay"}))
+
+
+def overlay(name: str, values: list[str], adjustment: str) -> dict:
+    return {
+        "apiVersion": "karpenter.sh/v1alpha1",
+        "kind": "NodeOverlay",
+        "metadata": {"name": name},
+        "spec": {"requirements": [family(*values)], "priceAdjustment": adjustment, "weight": 10},
+    }
+
+
+def report(aws, cache, base_docs, head_docs, cluster=GATED) -> preview.Preview:
+    def load(name, docs):
+        return dataclasses.replace(documents.load_documents([(name, docs)]), cluster=cluster)
+
+    base, head = load("base.yaml", base_docs), load("head.yaml", head_docs)
+    base_plan, head_plan = (reconcile(i, kubernetes_version="1.32", aws=aws.session(), cache_dir=cache) for i in (base, head))
+    return preview.Preview.build(
+        "main", base, head, validate(head, policy=True), forecast(base, head, base_plan, head_plan),
+        base_plan=base_plan, head_plan=head_plan,
+    )
+
+
+POOLS = [node_class(), node_pool(family("m5", "t3"), name="general"), node_pool(family("c5"), name="compute")]
+
+
+def test_an_overlay_that_makes_m5_cheapest_moves_the_first_choice_in_one_line(default_aws, catalogue_cache):
+    found = report(default_aws, catalogue_cache, POOLS, [*POOLS, overlay("m5-discount", ["m5"], "-99%")])
+    text, _ = preview.markdown(found)
+    assert [(m.node_pool, m.before.instance_types, m.after.instance_types) for m in found.first_choice_moves] == [
+        ("general", ("t3.nano",), ("m5.large",))
+    ]
+    assert "**First choice**: `general` would launch m5.large at $0.00096/h on-demand first, instead of t3.nano" in text
+    assert text.count("**First choice**") == 1  # compute launches c5 either way
+    assert found.to_json()["firstChoiceMoves"][0]["after"]["instanceTypes"] == ["m5.large"]
+    assert_snapshot("preview-overlay-first-choice.md", text)
+
+
+def test_removing_the_overlay_moves_it_back(default_aws, catalogue_cache):
+    found = report(default_aws, catalogue_cache, [*POOLS, overlay("m5-discount", ["m5"], "-99%")], POOLS)
+    assert [(m.before.instance_types, m.after.instance_types) for m in found.first_choice_moves] == [(("m5.large",), ("t3.nano",))]
+
+
+def test_an_overlay_change_that_keeps_the_first_choice_says_nothing(default_aws, catalogue_cache):
+    found = report(default_aws, catalogue_cache, POOLS, [*POOLS, overlay("m5-surcharge", ["m5"], "+10%")])
+    assert found.first_choice_moves == () and "First choice" not in preview.markdown(found)[0]
+    assert found.to_json()["firstChoiceMoves"] == []
+
+
+def test_with_the_gate_off_no_overlay_moves_anything(default_aws, catalogue_cache):
+    found = report(default_aws, catalogue_cache, POOLS, [*POOLS, overlay("m5-discount", ["m5"], "-99%")], cluster=Cluster())
+    assert found.first_choice_moves == ()
