@@ -48,6 +48,15 @@ DOCUMENTED: tuple[Documented, ...] = (
         lambda j: _only(j, True, lambda rule: rule == "nodepool/node-class-ref-kind"),
     ),
     Documented(
+        "block-device-without-ebs",
+        "A blockDeviceMappings entry without ebs passes the CRD, but Karpenter's controller reads the missing ebs "
+        "when it builds the launch template: its reconcile panics and the EC2NodeClass never gets a status "
+        "(seen on 1.14.1 by tests/real/test_karpenter_controller.py). We refuse it (nodeclass/block-device-without-ebs); "
+        "neither judge here runs the controller.",
+        frozenset({"EC2NodeClass"}),
+        lambda j: _only(j, True, lambda rule: rule == "nodeclass/block-device-without-ebs"),
+    ),
+    Documented(
         "alias-version-not-published",
         "An alias whose version is not in the family's version format (al2@v1.32.0) passes the CRD; Karpenter asks "
         "SSM for a parameter no one publishes, finds no image and keeps the EC2NodeClass not Ready (AMIsReady "
