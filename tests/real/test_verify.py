@@ -12,6 +12,7 @@ import uuid
 import pytest
 import yaml
 from _api_server import kube_client
+from conftest import PROJECT
 
 from karpenter_gitops.adapters import kube
 from karpenter_gitops.cli import main
@@ -228,3 +229,30 @@ def test_a_nodeoverlay_condition_other_than_predicted_is_reported(applied, api_s
     loser = f"NodeOverlay/{name}-a"  # on equal weight the name that sorts later is applied first
     assert code == 1 and found == {(loser, "status.conditions[ValidationSucceeded]", "False (Conflict)"),
                                    (loser, "status.conditions[Ready]", "False (UnhealthyDependents)")}
+
+
+def test_verify_agrees_with_karpenters_own_controller_then_sees_an_out_of_band_edit(api_server, embedded_server, capsys):
+    """The example manifests applied, reconciled by Karpenter 1.14.1's controller on the embedded AWS: verify
+    finds the cluster as predicted; a hand edit then shows as drift, whatever the controller re-reports."""
+    from _karpenter import running_karpenter
+
+    from karpenter_gitops.adapters.aws.embedded import load_world
+
+    manifests = PROJECT / "examples" / "manifests" / "platform.yaml"
+    documents = [d for d in yaml.safe_load_all(manifests.read_text()) if d]
+    with running_karpenter(load_world(None), api=api_server, server=embedded_server) as cluster:
+        cluster.apply(documents)
+        classes = [d["metadata"]["name"] for d in documents if d.get("kind") == "EC2NodeClass"]
+        cluster.settled_classes(classes)
+        argv = ("verify", "--manifests", str(manifests), "--kubeconfig", str(cluster.kubeconfig), "--kubernetes-version", "1.32",
+                "--wait", "60", "--format", "json")
+        code, out, err = run(capsys, *argv)
+        report = json.loads(out)
+        assert (code, report["differences"], report["unreconciled"]) == (0, [], []), err
+        assert report["checked"]["EC2NodeClass"] == len(classes)
+        name = classes[0]
+        cluster._objects().patch_cluster_custom_object(*AWS, name, {"spec": {"tags": {"team": "edited-by-hand"}}})
+        cluster.settled_classes([name])
+        code, out, _ = run(capsys, *argv)
+        found = [(d["category"], d["object"], d["path"]) for d in json.loads(out)["differences"]]
+        assert (code, found) == (1, [("drift", f"EC2NodeClass/{name}", "spec.tags")])
