@@ -235,11 +235,16 @@ def install_crds(server: ApiServer) -> None:
         body = yaml.safe_load(path.read_text())
         extensions.create_custom_resource_definition(body)
         names.append(body["metadata"]["name"])
-    deadline = time.monotonic() + 60
-    while names and time.monotonic() < deadline:
-        crd = extensions.read_custom_resource_definition(names[0])
+    wait_established(extensions, names)
+
+
+def wait_established(extensions, names: list[str], within: float = 60) -> None:
+    """Until every named CRD is Established (its kind is served), or fail naming those that are not."""
+    waiting, deadline = list(names), time.monotonic() + within
+    while waiting and time.monotonic() < deadline:
+        crd = extensions.read_custom_resource_definition(waiting[0])
         if any(c.type == "Established" and c.status == "True" for c in crd.status.conditions or []):
-            names.pop(0)
+            waiting.pop(0)
         else:
-            time.sleep(0.2)
-    assert not names, f"CRDs not established: {names}"
+            time.sleep(0.1)
+    assert not waiting, f"CRDs not established: {waiting}"

@@ -14,7 +14,7 @@ import zipfile
 
 import pytest
 import yaml
-from _api_server import kube_client
+from _api_server import kube_client, wait_established
 from _real_tools import downloaded
 from conftest import PROJECT
 
@@ -68,17 +68,9 @@ def upstream_crds(api_server):
         except ApiException as error:
             if error.status != 409:
                 raise
-    installed = list(names)
-    deadline = time.monotonic() + 60
-    while names and time.monotonic() < deadline:
-        crd = extensions.read_custom_resource_definition(names[0])
-        if any(c.type == "Established" and c.status == "True" for c in crd.status.conditions or []):
-            names.pop(0)
-        else:
-            time.sleep(0.1)
-    assert not names, f"CRDs not established: {names}"
+    wait_established(extensions, names)
     yield api
-    for name in installed:
+    for name in names:
         extensions.delete_custom_resource_definition(name)
 
 

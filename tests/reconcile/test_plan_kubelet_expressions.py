@@ -8,9 +8,8 @@ from __future__ import annotations
 import copy
 import dataclasses
 
-from botocore.awsrequest import AWSResponse
+from _aws_refusals import session_denying
 
-from karpenter_gitops.adapters.aws.embedded import _RawBody
 from karpenter_gitops.cli import main
 from karpenter_gitops.core.inputs import Cluster
 from karpenter_gitops.load import documents
@@ -102,15 +101,7 @@ def test_an_expression_that_does_not_compile_stops_before_evaluation_with_cel_go
 
 
 def test_without_a_catalogue_karpenter_waits_instead_of_failing(default_aws, tmp_path):
-    denied = b"<Response><Errors><Error><Code>UnauthorizedOperation</Code><Message>no</Message></Error></Errors></Response>"
-
-    def refuse(request, event_name, **_):
-        if event_name.endswith(".DescribeInstanceTypes"):
-            return AWSResponse(request.url, 403, {"Content-Type": "text/xml"}, _RawBody(denied))
-        return None
-
-    session = default_aws.session()
-    session.register("before-send.ec2", refuse)
+    session = session_denying(default_aws, "DescribeInstanceTypes")
     plan = plan_with(default_aws, tmp_path, {"kubeReserved": {"memory": "memory_mib / (default_enis - 2)"}}, session=session)
     assert validation(plan) == ("Unknown", "AwaitingDependency", "awaiting the instance-type catalogue")
     assert findings(plan, "live/kubelet-expression-failed") == []

@@ -7,6 +7,7 @@ import json
 
 import pytest
 import yaml
+from _aws_refusals import session_denying
 from conftest import PROJECT
 
 from karpenter_gitops.adapters.aws.embedded import Throttler
@@ -349,22 +350,7 @@ def test_a_malformed_kubernetes_version_flag_is_a_usage_error_not_a_traceback(co
 
 
 def test_a_refused_catalogue_is_a_persistent_problem_on_every_pool(default_aws, tmp_path):
-    from botocore.awsrequest import AWSResponse
-
-    from karpenter_gitops.adapters.aws.embedded import _RawBody
-
-    denied = (
-        b"<Response><Errors><Error><Code>UnauthorizedOperation</Code><Message>You are not authorized to perform"
-        b" this operation.</Message></Error></Errors><RequestID>x</RequestID></Response>"
-    )
-
-    def refuse(request, event_name, **_):
-        if event_name.endswith(".DescribeInstanceTypes"):
-            return AWSResponse(request.url, 403, {"Content-Type": "text/xml"}, _RawBody(denied))
-        return None
-
-    session = default_aws.session()
-    session.register("before-send.ec2", refuse)
+    session = session_denying(default_aws, "DescribeInstanceTypes")
     plan = plan_for(default_aws, [node_class(), node_pool([])], tmp_path, session=session)
     assert plan.exit_code == 1 and not plan.transient  # retrying cannot help
     assert [f.rule for f in plan.findings if f.kind == "NodePool"] == ["live/catalogue-refused"]
