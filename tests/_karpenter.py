@@ -36,6 +36,8 @@ GROUPS = {"EC2NodeClass": ("karpenter.k8s.aws", "v1", "ec2nodeclasses"), "NodePo
 KINDS = ("NodeOverlay", "NodePool", "EC2NodeClass")
 SETTLE_WITHIN = 120.0  # seconds for the first full reconcile of every class; ~5 s on 2 idle cores
 GONE_WITHIN = 60.0
+# Karpenter's own transient errors while it hydrates (retried): not an AWS call left unanswered.
+HYDRATION_RACES = ("no instance types found", "no instance types offerings found", "no subnets found")
 
 
 def controller_environment(api: _api_server.ApiServer, aws: EmbeddedAWS, cluster_name: str, health: int,
@@ -143,10 +145,13 @@ class Cluster:
             time.sleep(0.5)
 
     def errors(self) -> list[str]:
-        """The errors the controller has logged so far (an AWS call the embedded AWS cannot answer shows here)."""
+        """The errors the controller has logged so far (an AWS call the embedded AWS cannot answer shows here),
+        less its own start-up race: a reconciler that lists a class's instance types before the catalogue is
+        loaded or the class's subnets are in its status errs and is retried (instancetype.go ``List``)."""
         lines = self.controller.log.read_text(errors="replace")[self.log_from:].splitlines()
         entries = [json.loads(line) for line in lines if line.startswith("{")]
-        return [f"{entry.get('message')}: {entry.get('error', '')}" for entry in entries if entry.get("level") == "ERROR"]
+        logged = [f"{entry.get('message')}: {entry.get('error', '')}" for entry in entries if entry.get("level") == "ERROR"]
+        return [error for error in logged if not error.endswith(HYDRATION_RACES)]
 
     def clear(self) -> None:
         """Delete every Karpenter object, letting the controller run its finalizers, and wait until they are gone."""
