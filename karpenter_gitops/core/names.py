@@ -22,8 +22,11 @@ _PREFIX_MAX = 253
 _NAME_FORMAT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
 _NAME = re.compile(_NAME_FORMAT)
 _NAME_RULE = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
-_SUBDOMAIN_FORMAT = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
-_SUBDOMAIN = re.compile(_SUBDOMAIN_FORMAT)
+_LABEL_FORMAT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_LABEL = re.compile(_LABEL_FORMAT)
+_LABEL_RULE = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character"
+SUBDOMAIN_FORMAT = rf"{_LABEL_FORMAT}(\.{_LABEL_FORMAT})*"
+_SUBDOMAIN = re.compile(SUBDOMAIN_FORMAT)
 _SUBDOMAIN_RULE = (
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
     "and must start and end with an alphanumeric character"
@@ -57,7 +60,7 @@ def qualified_name_errors(value: str, version: Version) -> list[str]:
             if len(prefix.encode()) > _PREFIX_MAX:
                 errors.append("prefix part " + _too_long(_PREFIX_MAX, version))
             if not _SUBDOMAIN.fullmatch(prefix):
-                errors.append("prefix part " + _regex_error(_SUBDOMAIN_RULE, _SUBDOMAIN_FORMAT, "example.com"))
+                errors.append("prefix part " + _regex_error(_SUBDOMAIN_RULE, SUBDOMAIN_FORMAT, "example.com"))
     if not name:
         errors.append("name part must be non-empty")
     elif len(name.encode()) > _NAME_MAX:
@@ -65,6 +68,18 @@ def qualified_name_errors(value: str, version: Version) -> list[str]:
     if not _NAME.fullmatch(name):
         errors.append("name part " + _regex_error(_NAME_RULE, _NAME_FORMAT, "MyName", "my.name", "123-abc"))
     return errors
+
+
+def dns_subdomain_errors(value: str) -> list[str]:
+    """``IsDNS1123Subdomain``: what the API server says of an object's ``metadata.name``."""
+    too_long = [f"must be no more than {_PREFIX_MAX} characters"] if len(value) > _PREFIX_MAX else []
+    return too_long + ([] if _SUBDOMAIN.fullmatch(value) else [_regex_error(_SUBDOMAIN_RULE, SUBDOMAIN_FORMAT, "example.com")])
+
+
+def dns_label_errors(value: str) -> list[str]:
+    """``IsDNS1123Label``: what the API server says of a ``metadata.namespace``."""
+    too_long = [f"must be no more than {_NAME_MAX} characters"] if len(value) > _NAME_MAX else []
+    return too_long + ([] if _LABEL.fullmatch(value) else [_regex_error(_LABEL_RULE, _LABEL_FORMAT, "my-name", "123-abc")])
 
 
 _VALUE_FORMAT = f"({_NAME_FORMAT})?"

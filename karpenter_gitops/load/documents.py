@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from karpenter_gitops.core import schema, versions
+from karpenter_gitops.core import names, schema, versions
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.findings import Observation, Source, Violation
 from karpenter_gitops.core.inputs import (
@@ -152,7 +152,7 @@ def _read_manifest(docs: list[Any], name: str, out: _Collector) -> None:
         obj_name = _object_name(doc, index, kind, source, out)
         namespace = (doc.get("metadata") or {}).get("namespace") if isinstance(doc.get("metadata"), Mapping) else None
         if kind in NAMESPACED and isinstance(namespace, str) and namespace:
-            for problem in _name_problems("metadata.namespace", namespace, _DNS_LABEL, _LABEL_RULE, 63):
+            for problem in _name_problems("metadata.namespace", namespace, names.dns_label_errors(namespace), 63):
                 out.observe(schema.PATTERN, kind, obj_name, problem, source)
             obj_name = f"{namespace}/{obj_name}"  # two namespaces may each hold one of the same name
         elif namespace is not None and not isinstance(namespace, str):
@@ -182,20 +182,8 @@ def _unserved(kind: str, api_version: Any, version: versions.Version) -> Violati
 _EXAMPLE = {"apiVersion": EC2NODECLASS_API, "kind": EC2NODECLASS}
 
 
-# The API server's object-name checks (apimachinery's IsDNS1123Subdomain / IsDNS1123Label), in its words.
-_DNS_LABEL_TEXT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_DNS_SUBDOMAIN_TEXT = rf"{_DNS_LABEL_TEXT}(\.{_DNS_LABEL_TEXT})*"
-_DNS_LABEL, _DNS_SUBDOMAIN = re.compile(_DNS_LABEL_TEXT), re.compile(_DNS_SUBDOMAIN_TEXT)
-_SUBDOMAIN_RULE = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must "
-                   f"start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '{_DNS_SUBDOMAIN_TEXT}')")
-_LABEL_RULE = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end "
-               f"with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '{_DNS_LABEL_TEXT}')")
-
-
-def _name_problems(path: str, value: str, pattern: re.Pattern, rule: str, limit: int) -> list[Violation]:
-    """One violation per check the API server fails, as it reports them."""
-    problems = [f"must be no more than {limit} characters"] if len(value) > limit else []
-    problems += [] if pattern.fullmatch(value) else [rule]
+def _name_problems(path: str, value: str, problems: list[str], limit: int) -> list[Violation]:
+    """One violation per check the API server fails (:mod:`core.names`), as it reports them."""
     suggestion = re.sub(r"[^a-z0-9.-]+", "-", value.lower()).strip("-.")[:limit].strip("-.") or "my-name"
     return [Violation(path, f"Invalid value: {json.dumps(value)}: {problem}", f"e.g. {suggestion}") for problem in problems]
 
@@ -210,7 +198,7 @@ def _object_name(doc: Mapping[str, Any], index: int, kind: str, source: Source, 
         return stand_in
     obj_name = (metadata or {}).get("name")
     if isinstance(obj_name, str) and obj_name:
-        for problem in _name_problems("metadata.name", obj_name, _DNS_SUBDOMAIN, _SUBDOMAIN_RULE, 253):
+        for problem in _name_problems("metadata.name", obj_name, names.dns_subdomain_errors(obj_name), 253):
             out.observe(schema.PATTERN, kind, obj_name, problem, source)
         return obj_name
     if obj_name is None or obj_name == "":

@@ -38,6 +38,7 @@ from jsonschema import FormatChecker, ValidationError, validators
 
 from karpenter_gitops.core.findings import Observation, Violation
 from karpenter_gitops.core.inputs import Inputs
+from karpenter_gitops.core.names import SUBDOMAIN_FORMAT
 from karpenter_gitops.core.model import (
     EC2NODECLASS,
     EC2NODECLASS_API,
@@ -51,7 +52,7 @@ API_OF_KIND = {EC2NODECLASS: EC2NODECLASS_API, NODEPOOL: NODEPOOL_API}
 # Schema errors after which the API server does not run CEL rules (apiextensions hasBlockingErr).
 _BLOCKING = frozenset({"type", "required", "enum", "maxLength", "maxItems", "maxProperties", "additionalProperties"})
 # ObjectMeta is validated by the API server, not the CRD (whose schema says only "object").
-_DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+_DNS_SUBDOMAIN = f"^{SUBDOMAIN_FORMAT}$"
 _OBJECT_META = {
     "type": "object",
     "required": ["name"],
