@@ -54,13 +54,17 @@ def api_client(kubeconfig: Path | None, context: str | None = None) -> client.Ap
         if not kubeconfig.is_file():
             raise InputError("no such kubeconfig file", str(kubeconfig), hint="check --kubeconfig")
         try:
+            if not isinstance(yaml.safe_load(kubeconfig.read_text()), dict):
+                raise InputError("not a kubeconfig: the file is not a YAML mapping of clusters, contexts and users",
+                                 str(kubeconfig), hint="check --kubeconfig")
             contexts = {entry.get("name") for entry in kube_config.list_kube_config_contexts(str(kubeconfig))[0]}
             if context is not None and context not in contexts:
                 known = ", ".join(sorted(str(c) for c in contexts)) or "none"
                 raise InputError(f"no context {context!r} in the kubeconfig (it has: {known})", str(kubeconfig),
                                  hint="check --context")
             kube_config.load_kube_config(config_file=str(kubeconfig), context=context, client_configuration=configuration)
-        except (kube_config.ConfigException, yaml.YAMLError, OSError, ValueError, TypeError, KeyError, AttributeError) as err:
+        except (kube_config.ConfigException, yaml.YAMLError, OSError, UnicodeDecodeError, ValueError, TypeError, KeyError,
+                AttributeError) as err:
             message = str(err).splitlines()[0] if str(err) else type(err).__name__
             raise InputError(f"unusable kubeconfig: {message}", str(kubeconfig)) from None
     configuration.retries = 1

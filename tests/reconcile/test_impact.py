@@ -157,3 +157,11 @@ def test_unusable_kubeconfig_is_an_input_error(tmp_path):
         kube.read_fleet(broken)
     with pytest.raises(InputError, match="no such kubeconfig"):
         kube.read_fleet(tmp_path / "missing")
+
+
+@pytest.mark.parametrize("text", ["just a line of text\n", "- a\n- list\n", ""])
+def test_a_file_that_is_no_kubeconfig_says_so(tmp_path, text):
+    path = tmp_path / "kubeconfig"
+    path.write_text(text)
+    with pytest.raises(InputError, match="not a kubeconfig: the file is not a YAML mapping"):
+        kube.read_fleet(path)
