@@ -133,10 +133,8 @@ def _pages(api: client.ApiClient, resource: tuple[str, str, str], missing_ok: bo
 def _not_served(api: client.ApiClient, resource: tuple[str, str, str]) -> bool:
     plural, group, version = resource
     try:
-        resources = client.CustomObjectsApi(api).api_client.call_api(
-            f"/apis/{group}/{version}", "GET", response_type="object", auth_settings=["BearerToken"],
-            _return_http_data_only=True, _request_timeout=TIMEOUT_SECONDS,
-        )
+        resources = api.call_api(f"/apis/{group}/{version}", "GET", response_type="object", auth_settings=["BearerToken"],
+                                 _return_http_data_only=True, _request_timeout=TIMEOUT_SECONDS)
     except ApiException as err:
         return err.status == 404
     except (urllib3.exceptions.HTTPError, OSError):

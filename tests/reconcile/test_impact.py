@@ -165,3 +165,14 @@ def test_a_file_that_is_no_kubeconfig_says_so(tmp_path, text):
     path.write_text(text)
     with pytest.raises(InputError, match="not a kubeconfig: the file is not a YAML mapping"):
         kube.read_fleet(path)
+
+
+def test_a_cluster_without_the_nodeoverlay_crd_is_read_without_overlays(fake_cluster, monkeypatch):
+    """Karpenter before 1.7 serves no NodeOverlay: verify reads the rest, it does not call the cluster unreachable."""
+    from _fake_kube import FakeKubernetes
+
+    empty = {"kind": "List", "items": []}
+    routes = {**FakeKubernetes.routes, "/apis/karpenter.k8s.aws/v1/ec2nodeclasses": empty, "/apis/karpenter.sh/v1/nodepools": empty}
+    monkeypatch.setattr(FakeKubernetes, "routes", routes)
+    live = kube.read_cluster(fake_cluster)
+    assert live.objects == {} and live.schemas == {} and [node.name for node in live.fleet] == ["general-abc12"]
