@@ -15,6 +15,8 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
+import json_merge_patch
+
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.model import NAMESPACED, STACK_KEY
 from karpenter_gitops.rules.registry import Rule
@@ -62,16 +64,10 @@ _CONTROL_KEYS = ("karpenterVersion", "duplicate", "controller", "stack", "featur
 
 
 def merge_patch(target: Any, patch: Any) -> Any:
-    """RFC 7386: mappings merge recursively, ``None`` deletes, anything else replaces."""
-    if not isinstance(patch, Mapping):
-        return copy.deepcopy(patch)
-    result = dict(target) if isinstance(target, Mapping) else {}
-    for key, value in patch.items():
-        if value is None:
-            result.pop(key, None)
-        else:
-            result[key] = merge_patch(result.get(key), value)
-    return result
+    """``patch`` applied to ``target`` by RFC 7386 (mappings merge, ``None`` deletes, anything else replaces),
+    neither of them changed: json-merge-patch writes into its first argument and keeps the patch's values,
+    so it is given copies of both."""
+    return json_merge_patch.merge(copy.deepcopy(target), copy.deepcopy(patch))
 
 
 Files = list[tuple[str, list[Any]]]
