@@ -7,7 +7,7 @@ Layer: imports families, controller and core only.
 """
 
 from karpenter_gitops.rules import (  # noqa: F401  (declare on import)
-    capacitybuffer,
+    cel,
     controller,
     crd,
     gates,
