@@ -39,7 +39,7 @@ from karpenter_gitops.core.schema import fields_of
 from karpenter_gitops.load import controller as controller_keys
 from karpenter_gitops.load import keys
 from karpenter_gitops.rules import examples, registry
-from karpenter_gitops.rules.nodepool import AWS_LABELS
+from karpenter_gitops.rules.label_keys import AWS_LABELS
 from karpenter_gitops.rules.registry import Rule, Stage
 
 DOCS = Path(__file__).resolve().parent

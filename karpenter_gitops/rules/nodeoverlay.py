@@ -11,13 +11,8 @@ from collections.abc import Iterator
 
 from karpenter_gitops.core.findings import Severity, Violation
 from karpenter_gitops.core.model import NODEOVERLAY, NODEOVERLAY_SINCE
-from karpenter_gitops.rules.nodepool import (
-    domain_messages,
-    is_non_negative_int64,
-    key_suggestion,
-    numeric_operators,
-    runtime_requirement_message,
-)
+from karpenter_gitops.rules.cel.nodepool import is_non_negative_int64, numeric_operators
+from karpenter_gitops.rules.label_keys import domain_messages, key_suggestion, runtime_requirement_message
 from karpenter_gitops.rules.registry import rule
 
 KINDS = (NODEOVERLAY,)

@@ -1,224 +1,45 @@
-"""NodePool rules: Karpenter's CEL validations (``cel/``) and our stricter checks (``nodepool/``).
-
-The ``cel/`` rules mirror the ``x-kubernetes-validations`` of the NodePool CRD with the exact
-message of the chosen release (checked against the v1.0.14, v1.4.4, v1.8.8 and v1.14.1 CRDs).
-The ``karpenter.k8s.aws`` label allow-list grows by release; between verified CRDs a label joins at
-the release that introduced it (``ec2nodeclass`` is first seen in v1.4.4 and assumed from 1.3).
-
-The rules that compare with the stored object (``oldSelf``: ``nodeClassRef.group``/``kind``
-immutability and the static/dynamic ``replicas`` transition) need the base of a change, so they
-live in :mod:`.transitions` and run in ``preview``.
+"""Our NodePool rules (``nodepool/``): what the CRD admits but Karpenter refuses at run time, or what
+silently does not do what it says (a label Karpenter only copies, a class that is not there, a taint
+nothing removes). The CRD's own rules are :mod:`karpenter_gitops.rules.cel.nodepool`.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
-from functools import cache
 
 from karpenter_gitops.core.findings import Severity, Violation
-from karpenter_gitops.core.model import AWS_GROUP, EC2NODECLASS, LABEL_KEY, NODEPOOL
-from karpenter_gitops.core.names import go_quote, has_placeholder, label_value_errors, qualified_name_errors
-from karpenter_gitops.core.text import closest, did_you_mean
-from karpenter_gitops.core.versions import Version
+from karpenter_gitops.core.model import AWS_GROUP, EC2NODECLASS, NODEPOOL
+from karpenter_gitops.core.names import go_quote, has_placeholder, qualified_name_errors
+from karpenter_gitops.core.text import did_you_mean
 from karpenter_gitops.families.userdata.taints import LOOKALIKE
+from karpenter_gitops.rules.cel.nodepool import (
+    REF,
+    label_keys,
+    node_class_ref,
+    requirement_keys,
+    requirement_path,
+    requirements,
+    values_of,
+)
+from karpenter_gitops.rules.label_keys import (
+    CRD_PATTERN,
+    KNATIVE_UNTIL,
+    NORMALIZED_LABELS,
+    RESTRICTED_LABELS,
+    domain_messages,
+    key_domain,
+    key_suggestion,
+    knative,
+    restricted_message,
+    runtime_requirement_message,
+    well_known,
+)
 from karpenter_gitops.rules.registry import rule
 
 KINDS = (NODEPOOL,)
 ERROR, WARNING, INFO = Severity.ERROR, Severity.WARNING, Severity.INFO
 
 # --- label keys ---------------------------------------------------------------------------
-
-# karpenter.k8s.aws labels Karpenter registers as well-known (and the NodePool CRD allows), by release.
-AWS_LABELS: dict[str, Version | None] = {
-    "instance-encryption-in-transit-supported": None,
-    "instance-category": None,
-    "instance-hypervisor": None,
-    "instance-family": None,
-    "instance-generation": None,
-    "instance-local-nvme": None,
-    "instance-size": None,
-    "instance-cpu": None,
-    "instance-cpu-manufacturer": None,
-    "instance-memory": None,
-    "instance-ebs-bandwidth": None,
-    "instance-network-bandwidth": None,
-    "instance-gpu-name": None,
-    "instance-gpu-manufacturer": None,
-    "instance-gpu-count": None,
-    "instance-gpu-memory": None,
-    "instance-accelerator-name": None,
-    "instance-accelerator-manufacturer": None,
-    "instance-accelerator-count": None,
-    "instance-cpu-sustained-clock-speed-mhz": (1, 3),
-    "capacity-reservation-id": (1, 3),
-    "ec2nodeclass": (1, 3),
-    "capacity-reservation-type": (1, 6),
-    "instance-capability-flex": (1, 7),
-    "instance-tenancy": (1, 9),
-    "capacity-reservation-interruptible": (1, 10),
-    "placement-group-id": (1, 11),
-    "placement-group-partition": (1, 11),
-}
-# Well-known labels outside karpenter.k8s.aws; the beta/failure-domain keys are aliases Karpenter normalises.
-OTHER_WELL_KNOWN = frozenset(
-    {
-        "karpenter.sh/nodepool",
-        "karpenter.sh/capacity-type",
-        "topology.kubernetes.io/zone",
-        "topology.kubernetes.io/region",
-        "topology.k8s.aws/zone-id",
-        "node.kubernetes.io/instance-type",
-        "node.kubernetes.io/windows-build",
-        "kubernetes.io/arch",
-        "kubernetes.io/os",
-        "failure-domain.beta.kubernetes.io/zone",
-        "failure-domain.beta.kubernetes.io/region",
-        "beta.kubernetes.io/arch",
-        "beta.kubernetes.io/os",
-        "beta.kubernetes.io/instance-type",
-    }
-)
-# v1.0-v1.8 CRDs: kubernetes.io keys outside node.kubernetes.io / node-restriction.kubernetes.io
-# had to be one of these (the template-labels list omits node.kubernetes.io/instance-type, which the
-# node.kubernetes.io exemption admits anyway).
-_LEGACY_KUBERNETES_IO = frozenset(
-    {
-        "beta.kubernetes.io/instance-type",
-        "failure-domain.beta.kubernetes.io/region",
-        "beta.kubernetes.io/os",
-        "beta.kubernetes.io/arch",
-        "failure-domain.beta.kubernetes.io/zone",
-        "topology.kubernetes.io/zone",
-        "topology.kubernetes.io/region",
-        "node.kubernetes.io/instance-type",
-        "kubernetes.io/arch",
-        "kubernetes.io/os",
-        "node.kubernetes.io/windows-build",
-    }
-)
-_KUBERNETES_IO_UNTIL: Version = (1, 9)
-_KARPENTER_SH_ALLOWED = ("karpenter.sh/capacity-type", "karpenter.sh/nodepool")
-_RESTRICTED_LABELS = ("karpenter.sh/nodepool", "kubernetes.io/hostname")
-# Keys people carry over from docs or old releases, with what to do instead.
-_NOT_LABELS = {
-    "karpenter.k8s.aws/instance-pods": "Karpenter no longer defines instance-pods (the docs table is stale); "
-    "cap pods with the EC2NodeClass kubelet.maxPods or select on instance-cpu/instance-memory",
-}
-
-
-@cache
-def _aws_allowed(version: Version) -> frozenset[str]:
-    return frozenset(
-        f"{AWS_GROUP}/{name}" for name, since in AWS_LABELS.items() if since is None or version >= since
-    )
-
-
-@cache
-def _well_known(version: Version) -> tuple[str, ...]:
-    """Well-known keys of ``version``, stable keys before the deprecated aliases."""
-    return tuple(sorted(_aws_allowed(version) | OTHER_WELL_KNOWN, key=lambda k: ("beta." in k, k)))
-
-
-def _domain(key: str) -> str:
-    return key.split("/", 1)[0]  # CEL: key.find("^([^/]+)"), the whole key when it has no "/"
-
-
-def domain_messages(key: str, version: Version) -> Iterator[str]:
-    """Messages of the CEL label-domain rules ``key`` breaks (note the bare endsWith, as upstream)."""
-    domain = _domain(key)
-    if key not in _KARPENTER_SH_ALLOWED and domain.endswith("karpenter.sh"):
-        yield 'label domain "karpenter.sh" is restricted'
-    if key not in _aws_allowed(version) and domain.endswith(AWS_GROUP):
-        yield f'label domain "{AWS_GROUP}" is restricted'
-    if version < _KUBERNETES_IO_UNTIL:
-        if (
-            key not in _LEGACY_KUBERNETES_IO
-            and domain.endswith("kubernetes.io")
-            and not domain.endswith(("node.kubernetes.io", "node-restriction.kubernetes.io"))
-        ):
-            yield 'label domain "kubernetes.io" is restricted'
-        if domain.endswith("k8s.io") and not domain.endswith("kops.k8s.io"):
-            yield 'label domain "k8s.io" is restricted'
-
-
-def key_suggestion(key: str, version: Version) -> str | None:
-    """A did-you-mean for a label key Karpenter does not know, if one is close enough."""
-    if key in _NOT_LABELS:
-        return _NOT_LABELS[key]
-    domain, _, name = key.rpartition("/")
-    known = _well_known(version)
-    same_name = [k for k in known if k.rpartition("/")[2] == name and k != key]
-    if same_name:
-        return f"did you mean {same_name[0]!r}?"
-    in_domain = {k.rpartition("/")[2]: k for k in known if k.rpartition("/")[0] == domain}
-    close = closest(name, in_domain, cutoff=0.8)
-    return f"did you mean {in_domain[close]!r}?" if close else None
-
-
-def _requirements(obj) -> Iterator[tuple[int, object]]:
-    template = obj.spec.template
-    spec = template.spec if template else None
-    for index, requirement in enumerate((spec.requirements if spec else None) or ()):
-        if requirement is not None:
-            yield index, requirement
-
-
-def _requirement_path(index: int) -> str:
-    return f"spec.template.spec.requirements[{index}]"
-
-
-def _requirement_keys(obj) -> Iterator[tuple[str, str]]:
-    for index, requirement in _requirements(obj):
-        if requirement.key is not None:
-            yield f"{_requirement_path(index)}.key", requirement.key
-
-
-def _label_keys(obj) -> Iterator[tuple[str, str]]:
-    """Requirement keys and template labels: the CRD restricts both the same way."""
-    yield from _requirement_keys(obj)
-    metadata = obj.spec.template.metadata if obj.spec.template else None
-    for key in (metadata.labels if metadata else None) or {}:
-        yield f"spec.template.metadata.labels[{key}]", key
-
-
-@rule(
-    "cel/label-domain-restricted",
-    ERROR,
-    KINDS,
-    "CEL: requirement keys and template labels may not use Karpenter's domains beyond the well-known labels "
-    "(nor, before 1.9, the kubernetes.io and k8s.io domains beyond an allow-list).",
-    "Use a well-known Karpenter label or a label in a domain of your own.",
-    good=(
-        {"spec": {"template": {"spec": {"requirements": [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m5"]}]}}}},
-        {"spec": {"template": {"metadata": {"labels": {"example.com/team": "a"}}}}},
-    ),
-    bad=(
-        {"spec": {"template": {"spec": {"requirements": [{"key": "karpenter.k8s.aws/instance-pods", "operator": "Exists"}]}}}},
-        {"spec": {"template": {"metadata": {"labels": {"karpenter.sh/registered": "true"}}}}},
-        {"karpenterVersion": "1.8", "spec": {"template": {"metadata": {"labels": {"kubernetes.io/team": "a"}}}}},
-    ),
-)
-def label_domain_restricted(obj, ctx):
-    for path, key in _label_keys(obj):
-        for message in domain_messages(key, ctx.version):
-            yield Violation(path, message, key_suggestion(key, ctx.version))
-
-
-@rule(
-    "cel/label-restricted",
-    ERROR,
-    KINDS,
-    "CEL: karpenter.sh/nodepool and kubernetes.io/hostname are set per node and may not be required or templated.",
-    "Remove the key; Karpenter sets karpenter.sh/nodepool, and the hostname is unique per node.",
-    good=({"spec": {"template": {"spec": {"requirements": [{"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]}]}}}},),
-    bad=({"spec": {"template": {"spec": {"requirements": [{"key": "karpenter.sh/nodepool", "operator": "In", "values": ["a"]}]}}}},),
-)
-def label_restricted(obj, ctx):
-    for path, key in _label_keys(obj):
-        if key in _RESTRICTED_LABELS:
-            yield Violation(path, f'label "{key}" is restricted')
-
 
 _OWN_DOMAINS = ("karpenter.sh", AWS_GROUP, "topology.k8s.aws")
 _KUBERNETES_DOMAINS = (
@@ -242,11 +63,11 @@ _KUBERNETES_DOMAINS = (
     ),
 )
 def unknown_requirement_key(obj, ctx):
-    known = _well_known(ctx.version)
-    for path, key in _requirement_keys(obj):
-        if key in known or key in _RESTRICTED_LABELS or any(True for _ in domain_messages(key, ctx.version)):
+    known = well_known(ctx.version)
+    for path, key in requirement_keys(obj):
+        if key in known or key in RESTRICTED_LABELS or any(True for _ in domain_messages(key, ctx.version)):
             continue
-        domain = _domain(key) if "/" in key else ""
+        domain = key_domain(key) if "/" in key else ""
         hint = key_suggestion(key, ctx.version)
         if domain in _OWN_DOMAINS or (domain in _KUBERNETES_DOMAINS and hint):
             yield Violation(
@@ -278,54 +99,11 @@ _NODE_GROUP_KEYS = {
     bad=({"spec": {"template": {"spec": {"requirements": [{"key": "eks.amazonaws.com/capacityType", "operator": "In", "values": ["SPOT"]}]}}}},),
 )
 def managed_node_group_key(obj, ctx):
-    for path, key in _label_keys(obj):
+    for path, key in label_keys(obj):
         instead = _NODE_GROUP_KEYS.get(key)
         if instead:
             yield Violation(path, f"{key!r} belongs to EKS managed node groups; Karpenter's nodes carry it only as "
                                   "a copied label, never as a fact of the instance", f"use {instead}")
-
-
-# The deprecated beta labels and their stable keys (Karpenter's NormalizedLabels): requirement keys are
-# normalised before they are judged, template labels are not, and 1.0-1.8 count them in the restricted
-# kubernetes.io domain though their CRDs admit them.
-NORMALIZED_LABELS = {
-    "beta.kubernetes.io/arch": "kubernetes.io/arch",
-    "beta.kubernetes.io/os": "kubernetes.io/os",
-    "beta.kubernetes.io/instance-type": "node.kubernetes.io/instance-type",
-    "failure-domain.beta.kubernetes.io/zone": "topology.kubernetes.io/zone",
-    "failure-domain.beta.kubernetes.io/region": "topology.kubernetes.io/region",
-}
-_KNATIVE_UNTIL: Version = (1, 1)  # 1.0 built its errors with knative's FieldError, 1.1 with fmt and multierr
-_CRD_PATTERN = re.compile(LABEL_KEY)  # requirement and taint keys (and taint values) must match it to be applied
-
-
-def _knative(message: str, path: str, details: str = "") -> str:
-    """One knative FieldError as Karpenter 1.0 printed it; its details line is joined with a space here."""
-    return f"{message}: {path}" + (f" {details}" if details else "")
-
-
-def runtime_requirement_message(key: str, values, path: str, version: Version) -> str | None:
-    """Karpenter's error for a requirement whose key is not a qualified name or whose values are no label values.
-
-    ``ValidateRequirement`` (on a key it first normalises from the deprecated beta labels) joins the key's
-    errors, then each value's, with multierr's '; '; the NodePool and (from 1.7) the NodeOverlay wrap them
-    the same way. A key the CRD's pattern refuses never reaches Karpenter; the values' pattern sits on the
-    array in the CRD, so the API server applies none and Karpenter is the one that refuses them.
-    """
-    key = NORMALIZED_LABELS.get(key, key)
-    judged = _CRD_PATTERN.match(key) and not has_placeholder(key)
-    errors = [f"key {key} is not a qualified name, {e}" for e in qualified_name_errors(key, version)] if judged else []
-    errors += [
-        f"invalid value {value} for key {key}, {e}"
-        for value in values
-        if isinstance(value, str) and not has_placeholder(value)
-        for e in label_value_errors(value, version)
-    ]
-    if not errors:
-        return None
-    if version < _KNATIVE_UNTIL:
-        return _knative(f"invalid value: {'; '.join(errors)}", path)
-    return f"invalid value: {'; '.join(errors)} in requirements, restricted"
 
 
 @rule(
@@ -357,42 +135,26 @@ def label_syntax(obj, ctx):
     metadata = obj.spec.template.metadata if obj.spec.template else None
     for key in (metadata.labels if metadata else None) or {}:
         for error in [] if has_placeholder(key) else qualified_name_errors(key, version):
-            if version < _KNATIVE_UNTIL:
-                message = _knative(f"invalid key name {go_quote(key)}", "spec.template.metadata.labels", error)
+            if version < KNATIVE_UNTIL:
+                message = knative(f"invalid key name {go_quote(key)}", "spec.template.metadata.labels", error)
             else:
                 message = f"invalid key name {go_quote(key)} in labels, {go_quote(error)}"
             yield Violation(f"spec.template.metadata.labels[{key}]", message)
     for path, field, _, taint in _taints(obj):
         for part, value in (("key", taint.key), ("value", taint.value)):
-            if not value or not _CRD_PATTERN.match(value):
+            if not value or not CRD_PATTERN.match(value):
                 continue
             for error in qualified_name_errors(value, version):
-                if version < _KNATIVE_UNTIL:
-                    message = _knative(f"invalid value: {error}", path)
+                if version < KNATIVE_UNTIL:
+                    message = knative(f"invalid value: {error}", path)
                 else:
                     message = f"invalid value: {error} in {field}"
                 yield Violation(f"{path}.{part}", message)
-    for index, requirement in _requirements(obj):
+    for index, requirement in requirements(obj):
         if requirement.key is not None:
-            message = runtime_requirement_message(requirement.key, _values(requirement), _requirement_path(index), version)
+            message = runtime_requirement_message(requirement.key, values_of(requirement), requirement_path(index), version)
             if message:
-                yield Violation(_requirement_path(index), message)
-
-
-_ELIDED = "[…]"  # Karpenter's whole well-known list and its restricted domains, which depend on the provider build
-
-
-def _restricted_message(key: str, version: Version) -> str:
-    """IsRestrictedLabel's error as the NodePool's label validation wraps it, per release (lists elided)."""
-    if version < _KNATIVE_UNTIL:
-        detail = f"label {key} is restricted; specify a well known label: {_ELIDED}, or a custom label that does not use a restricted domain: {_ELIDED}"
-        return _knative(f"invalid key name {go_quote(key)}", "spec.template.metadata.labels", detail)
-    if version < (1, 5):
-        detail = f"label {key} is restricted; specify a well known label: {_ELIDED}, or a custom label that does not use a restricted domain: {_ELIDED}"
-    else:  # 1.5 wrapped it with operatorpkg's serrors, which prints its values after the message
-        detail = ("label is restricted; specify a well known label or a custom label that does not use a restricted domain "
-                  f"(label={key}, restricted-labels={_ELIDED}, well-known-labels={_ELIDED})")
-    return f"invalid key name {go_quote(key)} in labels, {detail}"
+                yield Violation(requirement_path(index), message)
 
 
 @rule(
@@ -413,7 +175,7 @@ def beta_template_label(obj, ctx):
     for key in (metadata.labels if metadata else None) or {}:
         stable = NORMALIZED_LABELS.get(key)
         if stable:
-            yield Violation(f"spec.template.metadata.labels[{key}]", _restricted_message(key, ctx.version), f"use {stable}")
+            yield Violation(f"spec.template.metadata.labels[{key}]", restricted_message(key, ctx.version), f"use {stable}")
 
 
 # Labels whose values Karpenter knows all of; a requirement allowing none of them matches no capacity.
@@ -435,169 +197,20 @@ _KNOWN_VALUES = {
     bad=({"spec": {"template": {"spec": {"requirements": [{"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["SPOT"]}]}}}},),
 )
 def requirement_unknown_values(obj, ctx):
-    for index, requirement in _requirements(obj):
+    for index, requirement in requirements(obj):
         known = _KNOWN_VALUES.get(requirement.key)
         if known is None or requirement.operator != "In" or (known[1] and ctx.version < known[1]):
             continue
-        values = _values(requirement)
+        values = values_of(requirement)
         if values and not set(values) & set(known[0]):
             yield Violation(
-                f"{_requirement_path(index)}.values",
+                f"{requirement_path(index)}.values",
                 f"none of {list(values)} is a value of {requirement.key} (expected one of {', '.join(known[0])})",
                 did_you_mean(str(values[0]).lower(), known[0]),
             )
 
 
-# --- requirements -------------------------------------------------------------------------
-
-
-def _values(requirement) -> tuple:
-    return requirement.values or ()
-
-
-@rule(
-    "cel/requirement-in-values",
-    ERROR,
-    KINDS,
-    "CEL: an 'In' requirement lists at least one value.",
-    "Add values, or use Exists to accept any value.",
-    good=({"spec": {"template": {"spec": {"requirements": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["arm64"]}]}}}},),
-    bad=({"spec": {"template": {"spec": {"requirements": [{"key": "kubernetes.io/arch", "operator": "In", "values": []}]}}}},),
-)
-def requirement_in_values(obj, ctx):
-    for index, requirement in _requirements(obj):
-        if requirement.operator == "In" and not _values(requirement):
-            yield Violation(_requirement_path(index), "requirements with operator 'In' must have a value defined")
-
-
-_INTEGER = re.compile(r"^[+-]?[0-9]+\Z")  # CEL int(string): base 10, optional sign, int64
-
-
-def is_non_negative_int64(value) -> bool:
-    return isinstance(value, str) and bool(_INTEGER.match(value)) and 0 <= int(value) < 2**63
-
-
-@cache
-def numeric_operators(version: Version) -> tuple[tuple[str, ...], str]:
-    if version >= (1, 9):
-        return ("Gt", "Lt", "Gte", "Lte"), "requirements operator 'Gt', 'Lt', 'Gte', or 'Lte' must have a single positive integer value"
-    return ("Gt", "Lt"), "requirements operator 'Gt' or 'Lt' must have a single positive integer value"
-
-
-@rule(
-    "cel/requirement-numeric-operator",
-    ERROR,
-    KINDS,
-    "CEL: Gt/Lt (and Gte/Lte since 1.9) compare with exactly one non-negative integer.",
-    "Give exactly one integer value, e.g. values: ['4'].",
-    good=({"spec": {"template": {"spec": {"requirements": [{"key": "karpenter.k8s.aws/instance-cpu", "operator": "Gt", "values": ["4"]}]}}}},),
-    bad=({"spec": {"template": {"spec": {"requirements": [{"key": "karpenter.k8s.aws/instance-cpu", "operator": "Gt", "values": ["4", "8"]}]}}}},),
-)
-def requirement_numeric_operator(obj, ctx):
-    operators, message = numeric_operators(ctx.version)
-    for index, requirement in _requirements(obj):
-        if requirement.operator in operators:
-            values = _values(requirement)
-            if None in values:
-                continue  # a value that is not a string (values: [5]): schema/type names it, CEL never runs on it
-            if len(values) != 1 or not is_non_negative_int64(values[0]):
-                yield Violation(_requirement_path(index), message)
-
-
-@rule(
-    "cel/requirement-min-values",
-    ERROR,
-    KINDS,
-    "CEL: an 'In' requirement with minValues lists at least that many values.",
-    "List more values or lower minValues.",
-    good=({"spec": {"template": {"spec": {"requirements": [{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["m5.large", "m6i.large"], "minValues": 2}]}}}},),
-    bad=({"spec": {"template": {"spec": {"requirements": [{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["m5.large"], "minValues": 2}]}}}},),
-)
-def requirement_min_values(obj, ctx):
-    for index, requirement in _requirements(obj):
-        wanted = requirement.min_values
-        if requirement.operator == "In" and wanted is not None and len(_values(requirement)) < wanted:
-            yield Violation(_requirement_path(index), "requirements with 'minValues' must have at least that many values specified in the 'values' field")
-
-
-# --- disruption, static capacity ------------------------------------------------------------
-
-
-@rule(
-    "cel/budget-schedule-duration",
-    ERROR,
-    KINDS,
-    "CEL: a disruption budget sets schedule and duration together, or neither.",
-    "Add the missing schedule or duration, or drop both for an always-active budget.",
-    good=({"spec": {"disruption": {"budgets": [{"nodes": "10%", "schedule": "@daily", "duration": "10m"}]}}},),
-    bad=({"spec": {"disruption": {"budgets": [{"nodes": "0", "schedule": "@daily"}]}}},),
-)
-def budget_schedule_duration(obj, ctx):
-    disruption = obj.spec.disruption
-    for index, budget in enumerate((disruption.budgets if disruption else None) or ()):
-        if budget is not None and (budget.schedule is None) != (budget.duration is None):
-            yield Violation(f"spec.disruption.budgets[{index}]", "'schedule' must be set with 'duration'")
-
-
-@rule(
-    "cel/static-nodepool-limits",
-    ERROR,
-    KINDS,
-    "CEL: a static NodePool (replicas set) supports only limits.nodes.",
-    "Keep only limits.nodes, or drop replicas.",
-    since=(1, 8),
-    good=({"spec": {"replicas": 3, "limits": {"cpu": None, "memory": None, "nodes": "5"}}},),
-    bad=({"spec": {"replicas": 3}},),
-)
-def static_nodepool_limits(obj, ctx):
-    limits = obj.spec.limits
-    if obj.spec.replicas is not None and limits and set(limits) != {"nodes"}:
-        yield Violation("spec.limits", "only 'limits.nodes' is supported on static NodePools")
-
-
-@rule(
-    "cel/static-nodepool-weight",
-    ERROR,
-    KINDS,
-    "CEL: a static NodePool (replicas set) has no weight.",
-    "Drop weight, or drop replicas.",
-    since=(1, 8),
-    good=({"spec": {"weight": 10}},),
-    bad=({"spec": {"replicas": 3, "limits": None, "weight": 10}},),
-)
-def static_nodepool_weight(obj, ctx):
-    if obj.spec.replicas is not None and obj.spec.weight is not None:
-        yield Violation("spec.weight", "'weight' is not supported on static NodePools")
-
-
 # --- nodeClassRef -------------------------------------------------------------------------
-
-
-def _node_class_ref(obj):
-    template = obj.spec.template
-    return template.spec.node_class_ref if template and template.spec else None
-
-
-_REF = "spec.template.spec.nodeClassRef"
-
-
-@rule(
-    "cel/node-class-ref-not-empty",
-    ERROR,
-    KINDS,
-    "CEL: nodeClassRef group, kind and name may not be empty strings.",
-    "Set group: karpenter.k8s.aws, kind: EC2NodeClass and the class's name.",
-    since=(1, 1),
-    good=({"spec": {"template": {"spec": {"nodeClassRef": {"name": "default"}}}}},),
-    bad=({"spec": {"template": {"spec": {"nodeClassRef": {"name": ""}}}}},),
-)
-def node_class_ref_not_empty(obj, ctx):
-    ref = _node_class_ref(obj)
-    if ref is None:
-        return
-    for field, value in (("group", ref.group), ("kind", ref.kind), ("name", ref.name)):
-        if value == "":
-            yield Violation(f"{_REF}.{field}", f"{field} may not be empty")
 
 
 @rule(
@@ -619,15 +232,15 @@ def node_class_ref_not_empty(obj, ctx):
     ),
 )
 def node_class_ref_kind(obj, ctx):
-    ref = _node_class_ref(obj)
+    ref = node_class_ref(obj)
     if ref is None or not ref.group:
         return
     aws = ref.group == AWS_GROUP or ref.group.startswith(AWS_GROUP + "/")
     if ref.group != AWS_GROUP and (aws or ref.kind == EC2NODECLASS):
         hint = "drop the version: group takes no '/v1'" if aws else None
-        yield Violation(f"{_REF}.group", f"nodeClassRef.group is {ref.group!r}; the AWS provider serves {AWS_GROUP!r}", hint)
+        yield Violation(f"{REF}.group", f"nodeClassRef.group is {ref.group!r}; the AWS provider serves {AWS_GROUP!r}", hint)
     if aws and ref.kind and ref.kind != EC2NODECLASS:
-        yield Violation(f"{_REF}.kind", f"nodeClassRef.kind is {ref.kind!r}; the AWS provider serves {EC2NODECLASS!r}")
+        yield Violation(f"{REF}.kind", f"nodeClassRef.kind is {ref.kind!r}; the AWS provider serves {EC2NODECLASS!r}")
 
 
 @rule(
@@ -642,16 +255,16 @@ def node_class_ref_kind(obj, ctx):
     bad=({"spec": {"template": {"spec": {"nodeClassRef": {"group": "eks.amazonaws.com", "kind": "NodeClass"}}}}},),
 )
 def other_node_class(obj, ctx):
-    ref = _node_class_ref(obj)
+    ref = node_class_ref(obj)
     if ref is None or not ref.group or not ref.kind or ref.is_ec2_node_class or AWS_GROUP in ref.group or ref.kind == EC2NODECLASS:
         return  # mix-ups of the AWS provider's own names are node-class-ref-kind's
     what = "EKS Auto Mode's NodeClass" if ref.is_auto_mode else f"a {ref.kind} of {ref.group}"
-    yield Violation(_REF, f"the NodePool uses {what}: only the NodePool rules were applied")
+    yield Violation(REF, f"the NodePool uses {what}: only the NodePool rules were applied")
 
 
 def _unresolved(obj, ctx) -> tuple[str, frozenset[str]] | None:
     """The class name a NodePool's reference does not find among the objects it can see, with those names."""
-    ref = _node_class_ref(obj)
+    ref = node_class_ref(obj)
     if ref is None or not ref.name or not ref.is_ec2_node_class:
         return None  # empty names and foreign kinds are reported by their own rules
     names = ctx.inputs.node_class_names(obj.source.scope) | (ctx.inputs.context_node_classes or frozenset())
@@ -676,7 +289,7 @@ def node_class_ref_missing(obj, ctx):
         return
     name, names = unresolved
     where = f"the stack {obj.source.file}" if obj.source.scope else "the inputs or their --context"
-    yield Violation(f"{_REF}.name", f"no EC2NodeClass named {name!r} in {where}", did_you_mean(name, names))
+    yield Violation(f"{REF}.name", f"no EC2NodeClass named {name!r} in {where}", did_you_mean(name, names))
 
 
 @rule(
@@ -696,7 +309,7 @@ def node_class_ref_unresolved(obj, ctx):
     if unresolved is None or obj.source.scope or ctx.inputs.context_node_classes is not None:
         return
     name, names = unresolved
-    yield Violation(f"{_REF}.name", f"no EC2NodeClass named {name!r} among the files given", did_you_mean(name, names))
+    yield Violation(f"{REF}.name", f"no EC2NodeClass named {name!r} among the files given", did_you_mean(name, names))
 
 
 # --- taints -------------------------------------------------------------------------------
@@ -779,7 +392,7 @@ def duplicate_taint(obj, ctx):
         pair = (taint.key, taint.effect or "")
         if pair in seen:
             message = f"duplicate taint Key/Effect pair {taint.key}={taint.effect or ''}"
-            if ctx.version < _KNATIVE_UNTIL:  # 1.0 named the index under 'taints' for startup taints too
-                message = _knative(message, f"spec.template.spec.taints[{index}]")
+            if ctx.version < KNATIVE_UNTIL:  # 1.0 named the index under 'taints' for startup taints too
+                message = knative(message, f"spec.template.spec.taints[{index}]")
             yield Violation(path, message)
         seen.add(pair)

@@ -50,10 +50,10 @@ def test_requirement_value_messages_are_karpenters(karpenter_oracle, key, operat
 def test_the_well_known_labels_are_the_aws_providers(karpenter_oracle):
     """The labels our rules call well known are Karpenter's (the core's plus the AWS provider's), its
     normalised aliases and the node-class label it sets itself, which its CRD admits in requirements."""
-    from karpenter_gitops.rules.nodepool import _well_known
+    from karpenter_gitops.rules.label_keys import well_known
 
     answer = karpenter_oracle.one({"op": "labels"})
     assert answer["restrictedDomains"] == ["karpenter.k8s.aws", "karpenter.sh"]
     assert answer["restrictedLabels"] == ["kubernetes.io/hostname"]
-    ours = set(_well_known(_oracle.RELEASE)) - set(answer["normalized"]) - {"karpenter.k8s.aws/ec2nodeclass"}
+    ours = set(well_known(_oracle.RELEASE)) - set(answer["normalized"]) - {"karpenter.k8s.aws/ec2nodeclass"}
     assert ours == set(answer["wellKnown"])

@@ -20,7 +20,7 @@ from conftest import CRDS
 
 from karpenter_gitops.judge import validate
 from karpenter_gitops.load.documents import load_documents
-from karpenter_gitops.rules.nodepool import AWS_GROUP, AWS_LABELS
+from karpenter_gitops.rules.label_keys import AWS_GROUP, AWS_LABELS
 
 CRD = "karpenter.sh_nodepools.yaml"
 
