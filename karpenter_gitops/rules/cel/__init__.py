@@ -3,4 +3,4 @@
 One module per CRD; importing the package declares their rules in :mod:`karpenter_gitops.rules.registry`.
 """
 
-from karpenter_gitops.rules.cel import capacitybuffer, nodepool  # noqa: F401  (declare on import)
+from karpenter_gitops.rules.cel import capacitybuffer, nodeoverlay, nodepool  # noqa: F401  (declare on import)

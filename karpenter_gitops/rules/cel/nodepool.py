@@ -27,6 +27,7 @@ REF = "spec.template.spec.nodeClassRef"
 
 
 def requirements(obj) -> Iterator[tuple[int, object]]:
+    """(index, requirement) of each template requirement the schema layer could load."""
     template = obj.spec.template
     spec = template.spec if template else None
     for index, requirement in enumerate((spec.requirements if spec else None) or ()):
