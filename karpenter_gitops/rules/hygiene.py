@@ -22,7 +22,7 @@ from karpenter_gitops.core.findings import Severity, Violation
 from karpenter_gitops.core.model import EC2NODECLASS, NODEPOOL
 from karpenter_gitops.core.text import duration_seconds
 from karpenter_gitops.families.userdata import problems as userdata
-from karpenter_gitops.rules import nodeclass
+from karpenter_gitops.rules.cel import ec2nodeclass
 from karpenter_gitops.rules.registry import Param, Stage, rule
 
 ERROR, WARNING, INFO = Severity.ERROR, Severity.WARNING, Severity.INFO
@@ -191,7 +191,7 @@ _RESERVED_TAG_PREFIXES = ("aws:", "eks:", "karpenter.sh/", "karpenter.k8s.aws/",
     bad=({"spec": {"tags": {"aws:cloudformation:stack-name": "x"}}}, {"spec": {"tags": {"karpenter.sh/team": "x"}}}),
 )
 def reserved_tag_domain(obj, ctx):
-    restricted = {violation.path for violation in nodeclass.tags_restricted(obj, ctx)}
+    restricted = {violation.path for violation in ec2nodeclass.tags_restricted(obj, ctx)}
     for key in obj.spec.tags or {}:
         path = f"spec.tags[{key}]"
         domain = next((prefix for prefix in _RESERVED_TAG_PREFIXES if key.startswith(prefix)), None)
