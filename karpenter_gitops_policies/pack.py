@@ -68,7 +68,7 @@ from karpenter_gitops.core.model import (
     NODEPOOL_API,
 )
 from karpenter_gitops.rules import controller as controller_rules
-from karpenter_gitops.rules import gates, hygiene, live, registry
+from karpenter_gitops.rules import gates, live, policy, registry
 from karpenter_gitops.rules.registry import Rule, Stage
 
 PACK_NAME = "karpenter-gitops"
@@ -188,7 +188,7 @@ def _urn(finding: Finding) -> str | None:
 
 
 def _options(rule: Rule) -> dict:
-    refs = [ref for ref, ids in hygiene.CATALOGUE.items() if rule.id in ids]
+    refs = [ref for ref, ids in policy.CATALOGUE.items() if rule.id in ids]
     schema = {p.name: dict(p.schema) for p in rule.params}
     return {
         "enforcement_level": enforcement(rule.severity),

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from karpenter_gitops.core.findings import Finding, Observation, Source, Violation
 from karpenter_gitops.core.inputs import Waiver
-from karpenter_gitops.rules.hygiene import WAIVER_EXPIRED
+from karpenter_gitops.rules.policy import WAIVER_EXPIRED
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ from karpenter_gitops.core.text import did_you_mean
 from karpenter_gitops.load.files import display, parse_yaml, read_text
 from karpenter_gitops.load.keys import WAIVER_KEYS
 from karpenter_gitops.load.policy import known_rule
-from karpenter_gitops.rules.hygiene import WAIVER_EXPIRED as EXPIRED
+from karpenter_gitops.rules.policy import WAIVER_EXPIRED as EXPIRED
 
 STACK_KEY = f"{NAMESPACE}:waivers"
 _REQUIRED = tuple(name for name, key in WAIVER_KEYS.items() if key.required)

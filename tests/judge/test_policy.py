@@ -15,7 +15,7 @@ from karpenter_gitops.core.findings import Severity
 from karpenter_gitops.core.inputs import Waiver
 from karpenter_gitops.judge import validate
 from karpenter_gitops.load import documents, waivers
-from karpenter_gitops.rules import hygiene, registry
+from karpenter_gitops.rules import policy, registry
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
 
 TODAY = dt.date(2026, 3, 1)
@@ -89,7 +89,7 @@ def test_malformed_policy_settings_are_input_errors(settings, expected):
 
 
 def test_catalogue_names_registered_rules_and_production_severities_are_stricter():
-    for rule_ids in hygiene.CATALOGUE.values():
+    for rule_ids in policy.CATALOGUE.values():
         assert all(rule_id in registry.RULES for rule_id in rule_ids)
     order = [Severity.INFO, Severity.WARNING, Severity.ERROR]
     raised = [r for r in registry.RULES.values() if r.production is not None]
@@ -126,9 +126,9 @@ def test_active_waiver_marks_the_finding_and_stops_it_counting():
 
 def test_waiver_holds_through_its_expiry_day_and_is_an_error_after():
     on_the_day = validate(load(stack(HOP)), policy=True, waivers=[waiver(expires=TODAY)], today=TODAY)
-    assert not by_rule(on_the_day, hygiene.WAIVER_EXPIRED) and on_the_day.waived
+    assert not by_rule(on_the_day, policy.WAIVER_EXPIRED) and on_the_day.waived
     after = validate(load(stack(HOP)), policy=True, waivers=[waiver(expires=TODAY)], today=TODAY + dt.timedelta(days=1))
-    (expired,) = by_rule(after, hygiene.WAIVER_EXPIRED)
+    (expired,) = by_rule(after, policy.WAIVER_EXPIRED)
     assert expired.severity.value == "error" and "expired on 2026-03-01" in expired.message
     assert not after.waived and after.waivers == () and after.errors >= 1
 
@@ -154,7 +154,7 @@ def test_stack_config_waivers_apply():
         ({"rule": "policy/ami-owner", "object": "x", "expires": "2026-01-01"}, "waivers[0]: missing reason"),
         ({"rule": "policy/ami-owner", "object": "x", "reason": "r", "expires": "next year"}, "not an ISO date"),
         ({"rule": "policy/ami-owner", "object": "x", "reason": "r", "expires": "2026-01-01", "owner": "me"}, "unknown field 'owner'"),
-        ({"rule": hygiene.WAIVER_EXPIRED, "object": "x", "reason": "r", "expires": "2026-01-01"}, "cannot be waived"),
+        ({"rule": policy.WAIVER_EXPIRED, "object": "x", "reason": "r", "expires": "2026-01-01"}, "cannot be waived"),
     ],
 )
 def test_malformed_waivers_are_input_errors_naming_the_entry(tmp_path, entry, expected):

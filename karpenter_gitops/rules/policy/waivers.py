@@ -1,0 +1,21 @@
+"""The hygiene policy on waivers (``policy/waiver-expired``), observed by the judge while it applies them
+(:mod:`karpenter_gitops.judge.waivers`): an expired waiver is a finding of its own."""
+
+from __future__ import annotations
+
+from karpenter_gitops.core.findings import Severity
+from karpenter_gitops.rules.registry import Stage, rule
+
+WAIVER_EXPIRED = "policy/waiver-expired"
+
+rule(
+    WAIVER_EXPIRED,
+    Severity.ERROR,
+    ("Waiver",),
+    "A waiver past its expiry date: it no longer waives anything, and the exception it granted needs a "
+    "decision. (Observed while applying waivers, not by a check.) [landscape §7.8]",
+    "Fix the findings it waived and delete the waiver, or agree a new expiry date.",
+    stage=Stage.WAIVERS,
+    origin="ours",
+    hygiene=True,
+)
