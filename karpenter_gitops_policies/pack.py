@@ -68,7 +68,7 @@ from karpenter_gitops.core.model import (
     NODEPOOL_API,
 )
 from karpenter_gitops.rules import controller as controller_rules
-from karpenter_gitops.rules import gates, live, policy, registry
+from karpenter_gitops.rules import gate, live, policy, registry
 from karpenter_gitops.rules.registry import Rule, Stage
 
 PACK_NAME = "karpenter-gitops"
@@ -104,7 +104,7 @@ COHERENCE = frozenset(
 UNSEEN = {
     controller_rules.NAME_LENGTH: "judges the controller block, which only the stack config holds",
     controller_rules.CNI_IP_FAMILY: "needs the cluster's IP family, which the KarpenterController component looks up",
-    gates.FEATURE_OFF: "needs the stack's cluster.featureGates, which the pack never sees "
+    gate.FEATURE_OFF: "needs the stack's cluster.featureGates, which the pack never sees "
     "(without them every NodeOverlay would be noted); `validate --stack` and the components judge it",
     **{
         r.id: "compares an update with the stored object, which a policy never sees; `preview` judges it"

@@ -2,7 +2,7 @@
 
 Pure: the caller loads base and head, validates, reconciles, reads the cluster and Pulumi's
 preview; this module compares and writes. Comparing includes the transition rules
-(:mod:`karpenter_gitops.rules.transitions`), which judge each object the change updates against
+(:mod:`karpenter_gitops.rules.transition`), which judge each object the change updates against
 its base: their errors block like any other, their warnings join the policy results. The
 comment puts the verdict, the counts, predicted readiness and blocking errors first, outside any
 fold, then the node impact, AMI changes, Pulumi steps, policy results and one folded ``diff`` per

@@ -25,7 +25,7 @@ from karpenter_gitops.core.requirements import Requirements, ValueSet
 from karpenter_gitops.core.resolved import Condition, Subnet
 from karpenter_gitops.rules import live
 from karpenter_gitops.rules import nodeoverlay as nodeoverlay_rules
-from karpenter_gitops.rules.gates import GATES
+from karpenter_gitops.rules.gate import GATES
 
 
 @dataclass(frozen=True)

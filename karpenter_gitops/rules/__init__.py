@@ -10,7 +10,7 @@ from karpenter_gitops.rules import (  # noqa: F401  (declare on import)
     cel,
     controller,
     crd,
-    gates,
+    gate,
     kubelet,
     live,
     nodeclass,
@@ -18,6 +18,6 @@ from karpenter_gitops.rules import (  # noqa: F401  (declare on import)
     nodepool,
     policy,
     schema,
-    transitions,
+    transition,
     userdata,
 )
