@@ -13,7 +13,8 @@ from karpenter_gitops.core.findings import Finding, Severity
 from karpenter_gitops.core.versions import Version
 from karpenter_gitops.judge import Judge
 from karpenter_gitops.load.crds import load as load_crds
-from karpenter_gitops.rules import crd, crd_engine
+from karpenter_gitops.rules import crd
+from karpenter_gitops.rules.crd import engine as crd_engine
 
 # Our rules that are stricter than Karpenter on purpose; the rest mirror the CRD.
 STRICTER = ("nodeclass/", "nodepool/", "userdata/", "kubelet/")  # kubelet/: Karpenter's checks from 1.15, not the CRD's

@@ -14,7 +14,7 @@ from karpenter_gitops.load import locate, waivers
 from karpenter_gitops.load.context import node_class_names
 
 if TYPE_CHECKING:
-    from karpenter_gitops.rules.crd_engine import Crds
+    from karpenter_gitops.rules.crd.engine import Crds
 
 
 def waivers_for(policy: bool, waiver_file: str | None) -> tuple[Waiver, ...]:

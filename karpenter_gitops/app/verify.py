@@ -18,7 +18,7 @@ from karpenter_gitops.core.inputs import Inputs
 from karpenter_gitops.core.model import EC2NODECLASS, NAMESPACED, NODEOVERLAY
 from karpenter_gitops.core.plan import Plan
 from karpenter_gitops.output.render import manifest
-from karpenter_gitops.rules.crd_engine import as_stored
+from karpenter_gitops.rules.crd.openapi import as_stored
 
 POLL_SECONDS = 2.0
 

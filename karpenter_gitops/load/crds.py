@@ -8,7 +8,7 @@ from typing import Any
 
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.load import files
-from karpenter_gitops.rules.crd_engine import API_OF_KIND, SERVED_VERSION, Crd, Crds
+from karpenter_gitops.rules.crd.engine import API_OF_KIND, SERVED_VERSION, Crd, Crds
 
 
 def _crd_of(doc: Any, file: str) -> Crd | None:

@@ -45,8 +45,8 @@ def test_offline_commands_load_no_heavy_library(argv):
 
 
 def test_crd_checks_load_their_engine_only_when_given_crds():
-    assert "karpenter_gitops.rules.crd_engine" not in loaded("validate", "examples/manifests/platform.yaml")
+    assert "karpenter_gitops.rules.crd.engine" not in loaded("validate", "examples/manifests/platform.yaml")
     crds = str(PROJECT.parent / "shared" / "crds" / "v1.14.1")
-    assert {"karpenter_gitops.rules.crd_engine", "celpy", "jsonschema"} <= loaded(
+    assert {"karpenter_gitops.rules.crd.engine", "celpy", "jsonschema"} <= loaded(
         "validate", "--crd", crds, "examples/manifests/platform.yaml"
     )

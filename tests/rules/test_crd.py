@@ -14,12 +14,13 @@ from karpenter_gitops.cli import main
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.findings import Severity
 from karpenter_gitops.load.crds import load as load_crds
-from karpenter_gitops.rules import crd, crd_engine
+from karpenter_gitops.rules import crd
+from karpenter_gitops.rules.crd import engine, expressions
 
 LATEST = CRDS / "v1.14.1"
 
 
-def latest() -> crd_engine.Crds:
+def latest() -> engine.Crds:
     return release_crds(LATEST.name)
 
 
@@ -115,7 +116,7 @@ def test_yaml_only_values_are_judged_as_the_json_kubectl_sends():
 def test_schema_errors_that_block_cel_skip_every_rule_like_the_api_server():
     outcome = latest().check(node_class({"spec": {"role": 1, "instanceProfile": "x"}}))
     assert [o.rule for o in outcome.observations] == ["crd/schema"]
-    assert outcome.skipped == (crd_engine.Skipped("", "*", crd_engine.BLOCKED),)
+    assert outcome.skipped == (engine.Skipped("", "*", engine.BLOCKED),)
 
 
 # --- CEL ----------------------------------------------------------------------------------
@@ -145,10 +146,10 @@ def test_int_parses_strings_as_kubernetes_does(value, accepted):
 
 
 def test_find_and_split_follow_the_kubernetes_extensions():
-    assert crd_engine.EXTENSIONS["find"]("karpenter.sh/x", "^([^/]+)") == "karpenter.sh"
-    assert crd_engine.EXTENSIONS["find"]("abc", "z") == ""
-    assert list(crd_engine.EXTENSIONS["split"]("al2023@v1@x", "@")) == ["al2023", "v1", "x"]
-    assert list(crd_engine.EXTENSIONS["split"]("", "@")) == [""]
+    assert expressions.EXTENSIONS["find"]("karpenter.sh/x", "^([^/]+)") == "karpenter.sh"
+    assert expressions.EXTENSIONS["find"]("abc", "z") == ""
+    assert list(expressions.EXTENSIONS["split"]("al2023@v1@x", "@")) == ["al2023", "v1", "x"]
+    assert list(expressions.EXTENSIONS["split"]("", "@")) == [""]
 
 
 def test_an_evaluation_error_rejects_like_the_api_server():

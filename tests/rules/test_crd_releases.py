@@ -14,7 +14,7 @@ import pytest
 from _crd_helpers import crd_errors, mirror_errors, release_crds
 from _rule_helpers import RELEASES, node_class, node_pool
 
-from karpenter_gitops.rules import crd_engine
+from karpenter_gitops.rules.crd import engine
 
 VERSION_OF = {release: version for version, release in RELEASES.items()}
 ALL = frozenset(RELEASES.values())
@@ -88,6 +88,6 @@ def test_builtin_rules_at_that_release_agree_with_its_crd(case, release):
 def test_transition_rules_are_reported_as_skipped_not_passed():
     """v1.0–v1.6 made ``role`` immutable with ``self == oldSelf``; offline there is no old object."""
     outcome = release_crds("v1.0.14").check(node_class())
-    assert crd_engine.Skipped("spec.role", "self == oldSelf", crd_engine.TRANSITION) in outcome.skipped
+    assert engine.Skipped("spec.role", "self == oldSelf", engine.TRANSITION) in outcome.skipped
     assert outcome.observations == ()
     assert all(s.path != "spec.role" for s in release_crds("v1.14.1").check(node_class()).skipped)

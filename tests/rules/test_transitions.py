@@ -19,7 +19,8 @@ from karpenter_gitops.core.model import NODEPOOL
 from karpenter_gitops.judge import check_transitions, validate
 from karpenter_gitops.load.documents import load_documents
 from karpenter_gitops.output import preview
-from karpenter_gitops.rules import crd_engine, registry
+from karpenter_gitops.rules import registry
+from karpenter_gitops.rules.crd import expressions, openapi
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL, merge_patch
 from karpenter_gitops.rules.registry import Rule, Stage
 
@@ -84,13 +85,13 @@ def _crd_transition_messages(release: str, old: Mapping[str, Any], new: Mapping[
     Like the API server, a rule runs only where the node it sits on exists in both objects.
     """
     checker = release_crds(release).by_kind[new["kind"]]
-    stored = {path: value for _, value, path in crd_engine._nodes(checker.schema, crd_engine._as_json(old), "")}
+    stored = {path: value for _, value, path in openapi.nodes(checker.schema, openapi.as_json(old), "")}
     failed = set()
-    for schema, value, path in crd_engine._nodes(checker.schema, crd_engine._as_json(new), ""):
+    for schema, value, path in openapi.nodes(checker.schema, openapi.as_json(new), ""):
         for validation in schema.get("x-kubernetes-validations") or ():
             if "oldSelf" not in validation["rule"] or path not in stored:
                 continue
-            program = _CEL.program(_CEL.compile(validation["rule"]), functions=crd_engine.EXTENSIONS)
+            program = _CEL.program(_CEL.compile(validation["rule"]), functions=expressions.EXTENSIONS)
             if not program.evaluate({"self": json_to_cel(value), "oldSelf": json_to_cel(stored[path])}):
                 failed.add(validation["message"])
     return failed

@@ -1,9 +1,8 @@
 """The rule ids of the user's-CRD check (``--crd``), declared with the rest of the registry.
 
 Violations are observed under three ids (stage ``crd``); they need the user's CRDs, so the example
-harness, which runs without CRDs, does not exercise them. The check itself is in
-:mod:`karpenter_gitops.rules.crd_engine`, imported only when a run is given CRDs: it brings in
-jsonschema and a CEL interpreter, which a plain ``validate`` never needs.
+harness, which runs without CRDs, does not exercise them. The check that observes them is
+:mod:`karpenter_gitops.rules.crd.engine`.
 
 * ``crd/schema`` (error): the OpenAPI schema rejects a value; the message is ``jsonschema``'s.
 * ``crd/cel`` (error): a CEL rule is false (the CRD's message) or fails on this data (the API

@@ -1,0 +1,157 @@
+"""Judge objects with the real Karpenter CRDs, as the API server would.
+
+The user gives the CRD files of their release (e.g. the ``crds/`` folder of the Karpenter Helm
+chart). For ``EC2NodeClass`` and ``NodePool`` we take the served ``v1`` ``openAPIV3Schema`` and:
+
+* do what the API server does before validating: drop ``status`` (a subresource), drop nulls of
+  non-nullable fields and fill ``default`` values;
+* validate the structural schema with ``jsonschema``; unknown fields are errors, as
+  ``kubectl apply --validate=strict`` reports them; ``x-kubernetes-list-type: set`` means unique
+  items; of the formats only ``date-time`` is checked (int32/int64 ranges are not); ObjectMeta,
+  which the CRD leaves open, gets the API server's ``metadata.name`` check;
+* evaluate every ``x-kubernetes-validations`` rule with ``celpy``, ``self`` bound to the node that
+  carries the rule, unless the schema already found errors the API server treats as blocking.
+
+Violations are observed under the three ids of :mod:`karpenter_gitops.rules.crd.declared`; the
+schema part is :mod:`.openapi`, the CEL part :mod:`.expressions`.
+
+Transition rules (those reading ``oldSelf``) need the live object; they are listed in
+:attr:`Outcome.skipped`, never counted as passing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from karpenter_gitops.core.findings import Observation, Violation
+from karpenter_gitops.core.inputs import Inputs
+from karpenter_gitops.core.model import (
+    EC2NODECLASS,
+    EC2NODECLASS_API,
+    NODEPOOL,
+    NODEPOOL_API,
+)
+from karpenter_gitops.core.names import SUBDOMAIN_FORMAT
+from karpenter_gitops.rules.crd.declared import SCHEMA
+from karpenter_gitops.rules.crd.expressions import compile_rule, evaluate, rules_in
+from karpenter_gitops.rules.crd.openapi import FORMATS, Validator, as_json, dotted, nodes, prepare, to_json_schema
+
+SERVED_VERSION = "v1"
+API_OF_KIND = {EC2NODECLASS: EC2NODECLASS_API, NODEPOOL: NODEPOOL_API}
+# Schema errors after which the API server does not run CEL rules (apiextensions hasBlockingErr).
+_BLOCKING = frozenset({"type", "required", "enum", "maxLength", "maxItems", "maxProperties", "additionalProperties"})
+# ObjectMeta is validated by the API server, not the CRD (whose schema says only "object").
+_DNS_SUBDOMAIN = f"^{SUBDOMAIN_FORMAT}$"
+_OBJECT_META = {
+    "type": "object",
+    "required": ["name"],
+    "properties": {"name": {"type": "string", "maxLength": 253, "pattern": _DNS_SUBDOMAIN}},
+}
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """CEL rules not evaluated, and why (never counted as passing); ``*`` stands for all of them."""
+
+    path: str
+    rule: str
+    reason: str
+
+
+TRANSITION = "transition rule: needs the live object (oldSelf)"
+BLOCKED = "the object has schema errors, and then the API server skips CEL rules too"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    observations: tuple[Observation, ...]
+    skipped: tuple[Skipped, ...] = ()
+
+
+class Crd:
+    """The served v1 schema of one kind, ready to check manifests (rules compiled once)."""
+
+    def __init__(self, kind: str, schema: Mapping[str, Any], source: str, status_subresource: bool) -> None:
+        self.kind, self.schema, self.source = kind, schema, source
+        self.status_subresource = status_subresource
+        converted = to_json_schema(schema)
+        converted.setdefault("properties", {})["metadata"] = _OBJECT_META
+        self.validator = Validator(converted, format_checker=FORMATS)
+        self.programs = {rule: compile_rule(rule) for rule in rules_in(schema)}  # once per CRD
+
+    def check(self, manifest: Mapping[str, Any]) -> Outcome:
+        """Judge one full manifest (apiVersion, kind, metadata, spec)."""
+        name = _name_of(manifest)
+        obj = as_json(manifest)
+        if self.status_subresource:
+            obj.pop("status", None)  # the API server ignores status outside its subresource
+        obj = prepare(self.schema, obj)
+        findings, blocking = [], False
+        api = API_OF_KIND[self.kind]
+        if obj.get("apiVersion") != api:
+            message = f"apiVersion {obj.get('apiVersion')!r} is not served; this CRD serves {api!r}"
+            findings.append(self._observe(SCHEMA, name, "apiVersion", message))
+            blocking = True
+        for error in self.validator.iter_errors(obj):
+            blocking = blocking or error.validator in _BLOCKING
+            findings.append(self._observe(SCHEMA, name, dotted(self.schema, error.absolute_path), error.message))
+        if blocking:
+            return Outcome(tuple(findings), (Skipped("", "*", BLOCKED),))
+        skipped = []
+        for schema, value, path in nodes(self.schema, obj, ""):
+            for validation in schema.get("x-kubernetes-validations") or ():
+                rule = validation["rule"]
+                program = self.programs[rule]
+                if program.transition:
+                    skipped.append(Skipped(path, rule, TRANSITION))
+                    continue
+                verdict = evaluate(program, validation.get("message"), json.dumps(value, sort_keys=True))
+                if verdict is not None:
+                    rule_id, message = verdict
+                    findings.append(self._observe(rule_id, name, path, message))
+        return Outcome(tuple(findings), tuple(skipped))
+
+    def _observe(self, rule: str, name: str, path: str, message: str) -> Observation:
+        return Observation(rule, self.kind, name, Violation(path, message))
+
+
+def _name_of(manifest: Mapping[str, Any]) -> str:
+    metadata = manifest.get("metadata")
+    name = metadata.get("name") if isinstance(metadata, Mapping) else None
+    return name if isinstance(name, str) and name else "<unnamed>"
+
+
+@dataclass(frozen=True)
+class Crds:
+    """The CRDs found under the paths the user gave, by kind."""
+
+    by_kind: Mapping[str, Crd]
+
+    def check(self, manifest: Mapping[str, Any]) -> Outcome | None:
+        """Judge a manifest with its kind's CRD; ``None`` when no CRD of that kind was given."""
+        crd = self.by_kind.get(manifest.get("kind"))
+        return crd.check(manifest) if crd else None
+
+    def check_inputs(self, inputs: Inputs) -> tuple[list[Observation], list[str]]:
+        """CRD observations for every loaded object, and notes on what was not checked.
+
+        A transition rule is noted once per kind and path, not once per object: it never runs offline.
+        """
+        findings: list[Observation] = []
+        notes: dict[str, None] = {}  # ordered and without repeats
+        for kind in sorted({obj.kind for obj in inputs.objects} - self.by_kind.keys()):
+            notes[f"no {kind} CRD given; {kind} objects were not checked against a CRD"] = None
+        for obj in inputs.objects:
+            outcome = self.check(obj.raw)
+            if outcome is None:
+                continue
+            findings.extend(replace(observation, source=obj.source) for observation in outcome.observations)
+            for skipped in outcome.skipped:
+                if skipped.reason == BLOCKED:
+                    notes[f"{obj.kind}/{obj.name}: CRD CEL rules not checked: {BLOCKED}"] = None
+                else:
+                    notes[f"{obj.kind}: CRD rule at {skipped.path} not checked ({skipped.reason}): {skipped.rule}"] = None
+        return findings, list(notes)
