@@ -146,7 +146,7 @@ _KUBELET_VALUES = HOSTILE | st.dictionaries(st.sampled_from(["cpu", "memory", "m
 @given(kubelet=st.dictionaries(_KUBELET_KEYS, _KUBELET_VALUES, max_size=5) | HOSTILE,
        alias=st.sampled_from(["al2023@latest", "bottlerocket@latest", "al2@latest", "windows2022@latest"]))
 def test_validate_a_hostile_kubelet_block_as_karpenter_115_checks_it(tmp_path_factory, kubelet, alias):
-    """From 1.15 the kubelet block is open and Karpenter's own checks (rules/kubelet.py) read it raw."""
+    """From 1.15 the kubelet block is open and Karpenter's own checks (rules/kubelet/) read it raw."""
     doc = merge_patch(BASE_NODECLASS, {"spec": {"amiSelectorTerms": [{"alias": alias}], "kubelet": kubelet}})
     path = _write(tmp_path_factory.mktemp("in"), "class.yaml", as_text([doc], "none"))
     run(["validate", str(path), "--karpenter-version", "1.15", "--format", "json"])

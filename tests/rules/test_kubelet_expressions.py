@@ -1,4 +1,4 @@
-"""kubelet/expression-invalid and the per-instance-type variables Karpenter 1.15 binds (rules/kubelet.py).
+"""kubelet/expression-invalid and the per-instance-type variables Karpenter 1.15 binds (rules/kubelet/).
 
 Facts from the v1.15.0 module: pkg/controllers/nodeclass/validation.go (the order of its kubelet checks,
 the first expression that fails to compile), pkg/providers/instancetype/types.go (buildCELVars, pods,
@@ -16,6 +16,7 @@ from test_release_115 import stack_with
 
 from karpenter_gitops import families
 from karpenter_gitops.cli import main
+from karpenter_gitops.core import kubelet_cel
 from karpenter_gitops.core.inputs import Cluster
 from karpenter_gitops.judge import validate
 from karpenter_gitops.load.documents import load_documents
@@ -75,7 +76,7 @@ def test_a_stack_that_runs_the_gate_gets_the_finding_on_the_field(tmp_path, caps
 ])
 def test_max_pods_is_worked_out_per_family_as_karpenter_does(family, pods_per_core, max_pods):
     variables = rules.cel_variables(M5_LARGE, families.by_name(family), None, pods_per_core)
-    assert variables == rules.kubelet_cel.Vars(2, 8192, 3, 10, max_pods, "m5.large")
+    assert variables == kubelet_cel.Vars(2, 8192, 3, 10, max_pods, "m5.large")
 
 
 def test_a_static_max_pods_and_efa_only_interfaces_change_what_max_pods_is():

@@ -38,7 +38,7 @@ def _compact_list(names) -> str:
     KINDS,
     "CEL: kubeReserved/systemReserved take cpu, memory, ephemeral-storage, pid; eviction maps take the six eviction signals.",
     "Use one of the keys the message lists.",
-    until=KubeletConfiguration.OPEN_SINCE,  # from then the CRD keeps the block open: see rules/kubelet.py
+    until=KubeletConfiguration.OPEN_SINCE,  # from then the CRD keeps the block open: see rules/kubelet/
     good=({"spec": {"kubelet": {"kubeReserved": {"cpu": "100m"}, "evictionHard": {"memory.available": "5%"}}}},),
     bad=({"spec": {"kubelet": {"kubeReserved": {"gpu": "1"}}}}, {"spec": {"kubelet": {"evictionHard": {"memory": "5%"}}}}),
 )
@@ -58,7 +58,7 @@ def kubelet_map_keys(obj, ctx):
     KINDS,
     "CEL: kubeReserved and systemReserved quantities cannot be negative.",
     "Use a positive quantity, e.g. 100m or 1Gi.",
-    until=KubeletConfiguration.OPEN_SINCE,  # from then the CRD keeps the block open: see rules/kubelet.py
+    until=KubeletConfiguration.OPEN_SINCE,  # from then the CRD keeps the block open: see rules/kubelet/
     good=({"spec": {"kubelet": {"systemReserved": {"memory": "100Mi"}}}},),
     bad=({"spec": {"kubelet": {"systemReserved": {"memory": "-100Mi"}}}},),
 )
@@ -78,7 +78,7 @@ def kubelet_reserved_not_negative(obj, ctx):
     KINDS,
     "CEL: the image GC high threshold must be above the low threshold.",
     "Raise imageGCHighThresholdPercent above imageGCLowThresholdPercent.",
-    until=KubeletConfiguration.OPEN_SINCE,  # from then the CRD keeps the block open: see rules/kubelet.py
+    until=KubeletConfiguration.OPEN_SINCE,  # from then the CRD keeps the block open: see rules/kubelet/
     good=({"spec": {"kubelet": {"imageGCHighThresholdPercent": 85, "imageGCLowThresholdPercent": 80}}},),
     bad=({"spec": {"kubelet": {"imageGCHighThresholdPercent": 80, "imageGCLowThresholdPercent": 85}}},),
 )
@@ -97,7 +97,7 @@ def kubelet_image_gc_thresholds(obj, ctx):
     KINDS,
     "CEL: evictionSoft and evictionSoftGracePeriod must name the same signals.",
     "Give each soft eviction signal a grace period, and each grace period a soft threshold.",
-    until=KubeletConfiguration.OPEN_SINCE,  # from then the CRD keeps the block open: see rules/kubelet.py
+    until=KubeletConfiguration.OPEN_SINCE,  # from then the CRD keeps the block open: see rules/kubelet/
     good=({"spec": {"kubelet": {"evictionSoft": {"memory.available": "10%"}, "evictionSoftGracePeriod": {"memory.available": "1m"}}}},),
     bad=({"spec": {"kubelet": {"evictionSoft": {"memory.available": "10%"}}}},),
 )
