@@ -8,7 +8,6 @@ from karpenter_gitops.core import schema
 from karpenter_gitops.core.findings import Severity
 from karpenter_gitops.rules.registry import ALL_KINDS, Stage, rule
 
-_NC = "EC2NodeClass"
 _NP = "NodePool"
 
 
