@@ -1,7 +1,11 @@
-"""Rule sets by concern; importing this package declares every rule in :mod:`.registry`.
+"""The rules, one module or folder per id prefix; importing this package declares every rule in :mod:`.registry`.
 
-Rules are data and pure checks: a check takes an object (or an old and a new one) and a
-:class:`~karpenter_gitops.rules.registry.Context` and yields violations; it never makes a finding.
+``cel/...`` rules live in :mod:`.cel`, ``nodepool/...`` rules in :mod:`.nodepool`, and so on: a rule's id
+says where to find it. Rules are data and pure checks: a check takes an object (or an old and a new
+one) and a :class:`~karpenter_gitops.rules.registry.Context` and yields violations; it never makes a
+finding. A rule without a check is observed by the one stage it declares (:data:`.registry.PRODUCERS`).
+:mod:`.examples` and :mod:`.label_keys` declare no rule: the base objects the examples patch, and the
+label-key knowledge the NodePool and NodeOverlay rules share.
 
 Layer: imports families, controller and core only.
 """

@@ -9,8 +9,13 @@ A rule's :class:`Stage` says who observes its violations. Object and transition 
 pure check (``rule(...)`` decorates it); the others are declared with ``rule(...)`` alone because
 their violations are seen elsewhere: while loading (the schema layer, the controller block), by
 the reconciliation against AWS, by the user's CRDs, while applying waivers, or by the Pulumi layer.
-Whoever sees a violation hands it to :mod:`karpenter_gitops.judge` as an observation; the judge
-decides severity, enablement and waivers for every stage alike.
+:data:`PRODUCERS` names, for each such stage, the modules that observe it. Whoever sees a violation
+hands it to :mod:`karpenter_gitops.judge` as an observation; the judge decides severity, enablement
+and waivers for every stage alike.
+
+A rule lives where its id says: ``cel/...`` in :mod:`karpenter_gitops.rules.cel`, ``policy/...`` in
+:mod:`karpenter_gitops.rules.policy`, ``live/...`` in :mod:`karpenter_gitops.rules.live`, and so on,
+one module or folder per prefix. ``tests/rules/test_rule_homes.py`` holds every rule to it.
 """
 
 from __future__ import annotations
@@ -42,6 +47,23 @@ class Stage(str, Enum):
 
 
 WITH_CHECK = frozenset({Stage.OBJECT, Stage.TRANSITION})
+
+#: Who observes the violations of each stage that runs no check of the registry's: modules or packages
+#: (by name: most sit in layers above this one, which it may not import). Each must name the id of
+#: every rule of its stage (by its constant, or the id itself) inside a function, where it observes it;
+#: ``tests/rules/test_rule_homes.py`` fails for a declared rule that no producer of its stage names.
+#: Why a test reading the producers rather than a registration call in each of them: the test sees
+#: what a producer really does, and a producer cannot forget a call it never had to make.
+PRODUCERS: Mapping[Stage, tuple[str, ...]] = {
+    # the CRD schema mirror, which the loader drives; the loader itself; the controller block's own checks
+    # (``block_violations``, beside their declarations), which the loader runs
+    Stage.LOAD: ("karpenter_gitops.core.schema", "karpenter_gitops.load", "karpenter_gitops.rules.controller"),
+    Stage.LIVE: ("karpenter_gitops.reconcile",),
+    Stage.CRD: ("karpenter_gitops.rules.crd",),  # its engine: the schema check and the CEL evaluation
+    Stage.WAIVERS: ("karpenter_gitops.judge",),
+    # the components (a cluster look-up) and the policy pack (the resources of the stack)
+    Stage.PULUMI: ("karpenter_gitops_pulumi", "karpenter_gitops_policies"),
+}
 
 
 @dataclass(frozen=True)

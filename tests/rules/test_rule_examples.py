@@ -2,7 +2,8 @@
 
 Examples run with the hygiene policies enabled, so ``policy/`` rules are judged like the rest.
 Object and load rules are judged on spec examples here; the other stages observe their
-violations elsewhere, and :data:`ELSEWHERE` names the test that exercises them.
+violations elsewhere, and :data:`ELSEWHERE` names the test that exercises them
+(``tests/rules/test_rule_homes.py`` checks that each has a producer).
 """
 
 from __future__ import annotations
@@ -16,11 +17,12 @@ from karpenter_gitops.rules.examples import example_documents
 from karpenter_gitops.rules.registry import Stage
 
 ELSEWHERE = {
-    Stage.TRANSITION: "compares a change with its base; (old, new) examples run in tests/test_transitions.py",
-    Stage.LIVE: "observed by the reconciliation against AWS; see tests/test_reconcile.py and tests/test_policy_pack.py",
-    Stage.CRD: "observed by the user's CRDs; see tests/test_crd.py",
-    Stage.WAIVERS: "observed while applying waivers; see tests/test_policy.py",
-    Stage.PULUMI: "needs a fact only the Pulumi layer has; see tests/test_controller_component.py and tests/test_controller_policy.py",
+    Stage.TRANSITION: "compares a change with its base; (old, new) examples run in tests/rules/test_transitions.py",
+    Stage.LIVE: "observed by the reconciliation against AWS; see tests/reconcile/test_reconcile.py and tests/policies/test_policy_pack.py",
+    Stage.CRD: "observed by the user's CRDs; see tests/rules/test_crd.py",
+    Stage.WAIVERS: "observed while applying waivers; see tests/judge/test_policy.py",
+    Stage.PULUMI: "needs a fact only the Pulumi layer has; see tests/components/test_controller_component.py and "
+    "tests/policies/test_controller_policy.py",
 }
 RULES = sorted((r for r in registry.RULES.values() if r.stage in (Stage.OBJECT, Stage.LOAD)), key=lambda r: r.id)
 
