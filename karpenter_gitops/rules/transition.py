@@ -16,21 +16,16 @@ from __future__ import annotations
 from karpenter_gitops.core.findings import Severity, Violation
 from karpenter_gitops.core.model import EC2NODECLASS, NODEPOOL
 from karpenter_gitops.core.versions import Version
+from karpenter_gitops.rules.cel.nodepool import REF, node_class_ref
 from karpenter_gitops.rules.registry import Stage, rule
 
 ERROR, WARNING = Severity.ERROR, Severity.WARNING
 ROLE_MUTABLE_SINCE: Version = (1, 7)  # aws/karpenter-provider-aws #8249 dropped both role rules
-_REF = "spec.template.spec.nodeClassRef"
 
 
 def transition(id: str, severity: Severity, kind: str, doc: str, fix: str, **options):
     """A rule whose check judges ``check(old, new, ctx)``: an update against the stored object."""
     return rule(id, severity, (kind,), doc, fix, stage=Stage.TRANSITION, **options)
-
-
-def _node_class_ref(pool):
-    template = pool.spec.template
-    return template.spec.node_class_ref if template and template.spec else None
 
 
 def _role_changed(old, new) -> bool:
@@ -141,13 +136,13 @@ def role_change_drifts(old, new, ctx):
     ),
 )
 def node_class_ref_immutable(old, new, ctx):
-    before, after = _node_class_ref(old), _node_class_ref(new)
+    before, after = node_class_ref(old), node_class_ref(new)
     if before is None or after is None:
         return
     if before.group != after.group:
-        yield Violation(_REF, "nodeClassRef.group is immutable")
+        yield Violation(REF, "nodeClassRef.group is immutable")
     if before.kind != after.kind:
-        yield Violation(_REF, "nodeClassRef.kind is immutable")
+        yield Violation(REF, "nodeClassRef.kind is immutable")
 
 
 @transition(
@@ -189,10 +184,10 @@ def static_dynamic(old, new, ctx):
     bad=({"new": {"spec": {"template": {"spec": {"nodeClassRef": {"name": "other"}}}}}},),
 )
 def node_class_ref_rename(old, new, ctx):
-    before, after = _node_class_ref(old), _node_class_ref(new)
+    before, after = node_class_ref(old), node_class_ref(new)
     if before and after and before.name and after.name and before.name != after.name:
         yield Violation(
-            f"{_REF}.name",
+            f"{REF}.name",
             f"nodeClassRef.name changes from {before.name!r} to {after.name!r}: the NodePool moves to another "
             "EC2NodeClass and every one of its nodes drifts and is replaced",
         )

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import importlib
 import pkgutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import cache
 from pathlib import Path
 from types import ModuleType
@@ -81,24 +81,25 @@ def _outside_function_bodies(node: ast.AST) -> Iterator[ast.AST]:
                 yield from _outside_function_bodies(child)
 
 
+def _named(name: str, where: Callable[[ast.AST], Iterator[ast.AST]]) -> frozenset[str]:
+    """The rule ids the modules of ``name`` name in the nodes ``where`` picks from each module's tree."""
+    found: set[str] = set()
+    for module in _modules(name):
+        tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
+        found |= _ids(where(tree), _scope(module, tree))
+    return frozenset(found)
+
+
 @cache
 def observed_by(producer: str) -> frozenset[str]:
     """The rule ids a producer names inside its functions."""
-    found: set[str] = set()
-    for module in _modules(producer):
-        tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
-        found |= _ids(_in_functions(tree), _scope(module, tree))
-    return frozenset(found)
+    return _named(producer, _in_functions)
 
 
 @cache
 def declared_in(home: str) -> frozenset[str]:
     """The rule ids a home names outside function bodies: in its declarations."""
-    found: set[str] = set()
-    for module in _modules(home):
-        tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
-        found |= _ids(_outside_function_bodies(tree), _scope(module, tree))
-    return frozenset(found)
+    return _named(home, _outside_function_bodies)
 
 
 def home_of(rule: Rule) -> str:

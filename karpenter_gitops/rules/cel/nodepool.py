@@ -4,7 +4,7 @@ Checked against the v1.0.14, v1.4.4, v1.8.8 and v1.14.1 CRDs. The rules that com
 object (``oldSelf``: ``nodeClassRef.group``/``kind`` immutability and the static/dynamic ``replicas``
 transition) need the base of a change, so they live in :mod:`karpenter_gitops.rules.transition` and run
 in ``preview``. The NodePool readers here (requirements, label keys, nodeClassRef) are the ones our
-stricter rules in :mod:`karpenter_gitops.rules.nodepool` use too.
+stricter rules (:mod:`karpenter_gitops.rules.nodepool`) and the transition rules read it with too.
 """
 
 from __future__ import annotations
