@@ -21,6 +21,7 @@ _ALIAS_FORMAT = re.compile(r"^[a-zA-Z0-9]+@.+\Z")  # \Z: RE2's $ does not match 
 
 
 def aliases(spec) -> Iterator[tuple[int, str]]:
+    """(index, alias) of each AMI selector term with an alias (our nodeclass/ rules read them so too)."""
     for index, term in enumerate(spec.ami_selector_terms or ()):
         if term is not None and term.alias is not None:
             yield index, term.alias

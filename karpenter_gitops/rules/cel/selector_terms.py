@@ -32,10 +32,12 @@ KINDS = (EC2NODECLASS,)
 ERROR = Severity.ERROR
 
 _TERM_CLASSES = (SubnetSelectorTerm, SecurityGroupSelectorTerm, CapacityReservationSelectorTerm, AMISelectorTerm)
+#: The model attribute of each wire field of the selector terms and the spec (the other EC2NodeClass rules read it too).
 ATTR = {wire: f.attr for cls in (*_TERM_CLASSES, EC2NodeClassSpec) for wire, f in schema.fields_of(cls).items()}
 
 
 def has_field(term, wire: str) -> bool:
+    """Whether a term (or the spec) sets the field of this wire name."""
     return getattr(term, ATTR[wire]) is not None
 
 
