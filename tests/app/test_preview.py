@@ -294,7 +294,7 @@ def test_valid_json_of_the_wrong_shape_is_an_input_error_not_a_traceback(parse, 
 def test_pure_layer_without_cli():
     base = documents.load_documents([("b.yaml", [node_class()])])
     head = documents.load_documents([("h.yaml", [node_class(), node_pool()])])
-    report = preview.Preview.build("main", base, head, validate(head, policy=True), forecast(base, head))
+    report = preview.Preview.build("main", base, head, validate(head, policy=True, base=base), forecast(base, head))
     text, shortened = preview.markdown(report)
     assert not shortened and "1 added, 0 changed, 0 removed" in text
     assert text.count("<details>") == text.count("</details>")
