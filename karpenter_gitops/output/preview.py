@@ -25,6 +25,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from tabulate import DataRow, TableFormat, tabulate
+
 from karpenter_gitops.core.findings import Finding, Severity
 from karpenter_gitops.core.inputs import Inputs
 from karpenter_gitops.core.model import EC2NODECLASS, NODEOVERLAY
@@ -381,10 +383,25 @@ def _errors(preview: Preview, full: bool) -> str:
     return "\n" + "\n".join(lines) + "\n"
 
 
+# A GitHub table with every cell as given (already escaped by ``_text``): no padding to column widths,
+# so a long cell does not widen the others and the comment stays within its budget.
+_MARKDOWN = TableFormat(
+    lineabove=None,
+    linebelowheader=lambda widths, _aligns: "|" + "---|" * len(widths),
+    linebetweenrows=None,
+    linebelow=None,
+    headerrow=DataRow("| ", " | ", " |"),
+    datarow=DataRow("| ", " | ", " |"),
+    padding=0,
+    with_header_hide=None,
+)
+
+
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]], full: bool) -> list[str]:
     shown = _cap(rows, full, TABLE_ROWS)
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(row) + " |" for row in shown]
+    lines = [
+        tabulate(shown, header, tablefmt=_MARKDOWN, stralign=None, numalign=None, disable_numparse=True, preserve_whitespace=True)
+    ]
     if len(rows) > len(shown):
         lines.append(f"\n… and {len(rows) - len(shown)} more row(s) (see the full report)")
     return lines
