@@ -35,6 +35,8 @@ class Created:
 
 @dataclass(frozen=True)
 class Queue:
+    """An SQS queue the stack creates."""
+
     name: str
     kms_key: Any  # the key id or ARN it is encrypted with
     urn: str
@@ -42,6 +44,8 @@ class Queue:
 
 @dataclass(frozen=True)
 class PodIdentity:
+    """An EKS Pod Identity association the stack creates."""
+
     cluster: Any
     namespace: str
     service_account: Any
@@ -50,6 +54,8 @@ class PodIdentity:
 
 @dataclass(frozen=True)
 class FargateProfile:
+    """A Fargate profile the stack creates."""
+
     cluster: Any
     selectors: Any
     name: str
@@ -97,7 +103,7 @@ def observations(stack: CreatedStack, inputs: Inputs) -> Iterator[Observation]:
             yield from _observed(controller_rules.ACCESS_ENTRY, EC2NODECLASS, name, role.urn,
                                  coherence.missing_access_entry(role_name, entries))
     for pool in inputs.node_pools:
-        yield from _observed(controller_rules.SPOT_QUEUE, NODEPOOL, pool.name, pool.source.file, coherence.unread_spot(grants, pool))
+        yield from _observed(controller_rules.SPOT_QUEUE, NODEPOOL, pool.name, pool.source.file, coherence.spot_queue_unread(grants, pool))
     yield from _queue_keys(stack)
     yield from _pod_identity_on_fargate(stack)
 

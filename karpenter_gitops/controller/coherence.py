@@ -11,6 +11,7 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from karpenter_gitops.controller import iam
@@ -109,7 +110,7 @@ class Grants:
     documents: Sequence[Mapping[str, Any]]
     complete: bool  # False while a preview cannot know one of them: it may allow what the others do not
 
-    @property
+    @cached_property
     def pass_role(self) -> list[str]:
         """The resources the documents grant iam:PassRole on; none: the stack does not create the controller's IAM."""
         return [resource for doc in self.documents for resource in iam.allowed_resources(doc, "iam:PassRole")]
@@ -150,7 +151,7 @@ def missing_access_entry(role: str, entries: Collection[str]) -> Violation | Non
         return None
     return Violation("spec.role", f"node role {role!r} has no EKS access entry in the stack, so its nodes cannot join")
 
-def unread_spot(grants: Grants, pool) -> Violation | None:
+def spot_queue_unread(grants: Grants, pool) -> Violation | None:
     """A spot pool while the controller's created policies read no interruption queue."""
     if not (grants.pass_role and grants.complete) or grants.reads_queue() or not allows_spot(pool):
         return None
