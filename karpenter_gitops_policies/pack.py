@@ -14,7 +14,8 @@ from the same judge as the CLI and the dynamic provider (:mod:`karpenter_gitops.
   own live observations, judged again under the pack's settings. (The engine hands a resource
   policy the resource's inputs, and only a stack policy its outputs.)
 * Controller coherence rules are stack policies over the IAM, EKS, SQS and KMS resources the stack
-  really creates (:func:`coherence_observations`).
+  really creates (:func:`coherence_observations`): read here into plain values, judged by
+  :mod:`karpenter_gitops.app.pack_coherence` with the controller's own IAM decisions.
 * ``policy-waiver-expired`` (stack): expired or malformed waivers.
 
 What the pack cannot see is listed in :data:`UNSEEN` with the reason. Waivers come from
@@ -27,7 +28,6 @@ so one such value silences only the check that needs it, not the whole policy.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -45,18 +45,12 @@ from pulumi_policy import (
 from pulumi_policy import Severity as PolicySeverity
 from pulumi_policy.proxy import UnknownValueError
 
-from karpenter_gitops.app import analyze
+from karpenter_gitops.app import analyze, pack_coherence
 from karpenter_gitops.app.analyze import policy_name
-from karpenter_gitops.controller import coherence, iam
+from karpenter_gitops.app.pack_coherence import PENDING
 from karpenter_gitops.core.errors import InputError
-from karpenter_gitops.core.findings import (
-    Finding,
-    Observation,
-    Severity,
-    Source,
-    Violation,
-)
-from karpenter_gitops.core.inputs import CONTROLLER_KIND, Inputs, PolicySettings, Waiver
+from karpenter_gitops.core.findings import Finding, Observation, Severity
+from karpenter_gitops.core.inputs import Inputs, PolicySettings, Waiver
 from karpenter_gitops.core.model import (
     CAPACITYBUFFER,
     CAPACITYBUFFER_API,
@@ -68,7 +62,7 @@ from karpenter_gitops.core.model import (
     NODEPOOL_API,
 )
 from karpenter_gitops.rules import controller as controller_rules
-from karpenter_gitops.rules import gate, live, policy, registry
+from karpenter_gitops.rules import gate, policy, registry
 from karpenter_gitops.rules.registry import Rule, Stage
 
 PACK_NAME = "karpenter-gitops"
@@ -256,123 +250,60 @@ def _live(args: StackValidationArgs) -> Iterator[Observation]:
     yield from coherence_observations(args)  # a profile in the stack without its role
 
 
-def _json(value: Any) -> Mapping[str, Any]:
-    """A policy document given as JSON text (as pulumi-aws takes it) or already as a mapping."""
-    return json.loads(value) if isinstance(value, str) else value or {}
-
-
-def _trusts_ec2(assume_role_policy: Any) -> bool:
-    """Whether a role's trust policy lets EC2 (the node) assume it."""
-    document = _json(assume_role_policy)
-    statements = document.get("Statement") or []
-    for statement in statements if isinstance(statements, list) else [statements]:
-        services = (statement.get("Principal") or {}).get("Service") if isinstance(statement.get("Principal"), Mapping) else None
-        services = [services] if isinstance(services, str) else services or []
-        if statement.get("Effect") == "Allow" and any(s.startswith("ec2.amazonaws.com") for s in services):
-            return True
-    return False
-
-
 def _of_type(args: StackValidationArgs, *types: str) -> list:
     return [r for r in args.resources if r.resource_type in types]
 
 
-PENDING = type("Pending", (), {"__repr__": lambda self: "PENDING", "__bool__": lambda self: False})()
-
-
 def _known(resource, key: str) -> Any:
     """A property of a stack resource, or PENDING while a preview cannot know it (an ARN or generated
-    name of a resource not created yet). A check that needs a pending value says nothing: it runs at
-    ``pulumi up``, where the engine analyses the stack again with every output known."""
+    name of a resource not created yet)."""
     try:
         return plain(resource.props.get(key))
     except UnknownValueError:
         return PENDING
 
 
-def coherence_observations(args: StackValidationArgs) -> Iterator[Observation]:
-    """Where the stack creates the node's IAM: each profile holds a role, each role trusts EC2; where it
-    creates the controller's IAM too, the controller rules on the resources themselves."""
-    def observe(rule_id: str, kind: str, name: str, path: str, message: str, urn: str) -> Observation:
-        return Observation(rule_id, kind, name, Violation(path, message), Source(urn))
-
-    by_type: dict[str, dict[str, Any]] = {INSTANCE_PROFILE_TYPE: {}, ROLE_TYPE: {}}
-    for resource in args.resources:
-        if resource.resource_type in by_type and (named := _known(resource, "name")):
-            by_type[resource.resource_type][named] = resource
-    profiles, roles = by_type[INSTANCE_PROFILE_TYPE], by_type[ROLE_TYPE]
-    documents = [_known(r, "policy") for r in _of_type(args, *POLICY_TYPES)]
-    grants_known = PENDING not in documents  # a pending grant may allow what the others do not
-    grants = [_json(doc) for doc in documents if doc is not PENDING]
-    passable = [resource for doc in grants for resource in iam.allowed_resources(doc, "iam:PassRole")]
-    principals = [_known(r, "principalArn") for r in _of_type(args, ACCESS_ENTRY_TYPE)]
-    entries = {str(p or "").rsplit("/", 1)[-1] for p in principals} if PENDING not in principals else None
-    loaded = load(custom_resources(args))
-    for node_class in loaded.node_classes:
-        spec, name, urn = node_class.spec, node_class.name, node_class.source.file
-        role_name = spec.role
-        profile = profiles.get(spec.instance_profile)
-        if profile is not None:
-            role_name = _known(profile, "role")
-            if role_name is PENDING:
-                continue
-            if not role_name:
-                message = f"instance profile {spec.instance_profile!r} holds no role, so nodes boot without credentials and never join"
-                yield observe(live.INSTANCE_PROFILE_WITHOUT_ROLE, EC2NODECLASS, name, "spec.instanceProfile", message, profile.urn)
-        role = roles.get(role_name)
-        trust = _known(role, "assumeRolePolicy") if role is not None else PENDING
-        if trust is not PENDING and not _trusts_ec2(trust):
-            message = f"node role {role_name!r} does not let ec2.amazonaws.com assume it, so instances get no credentials"
-            yield observe(controller_rules.NODE_ROLE_TRUST, EC2NODECLASS, name, "spec.role", message, role.urn)
-        if not passable or not role_name:
-            continue  # the stack does not create the controller's IAM, or the profile's role is not in the stack
-        if grants_known and not iam.may_pass(passable, role_name):
-            message = f"the controller's policies do not allow iam:PassRole on {role_name!r}, so launches fail with UnauthorizedOperation"
-            yield observe(controller_rules.PASS_ROLE, EC2NODECLASS, name, "spec", message, urn)
-        if role is not None and entries is not None and role_name.rsplit("/", 1)[-1] not in entries:
-            message = f"node role {role_name!r} has no EKS access entry in the stack, so its nodes cannot join"
-            yield observe(controller_rules.ACCESS_ENTRY, EC2NODECLASS, name, "spec.role", message, role.urn)
-    if passable and grants_known and not any(iam.allowed_resources(doc, "sqs:ReceiveMessage") for doc in grants):
-        for pool in loaded.node_pools:
-            if coherence.allows_spot(pool):
-                message = "allows spot but the controller reads no interruption queue"
-                yield observe(controller_rules.SPOT_QUEUE, NODEPOOL, pool.name, "spec.template.spec.requirements", message, pool.source.file)
-    yield from _queue_keys(args, observe)
-    yield from _pod_identity_on_fargate(args, observe)
+def _named(args: StackValidationArgs, resource_type: str, key: str) -> dict[str, pack_coherence.Created]:
+    """Property ``key`` of each resource of a type, by the resource's name (those whose name is known)."""
+    return {
+        name: pack_coherence.Created(_known(r, key), r.urn)
+        for r in _of_type(args, resource_type)
+        if (name := _known(r, "name"))
+    }
 
 
-def _queue_keys(args: StackValidationArgs, observe) -> Iterator[Observation]:
-    """Queues encrypted with a key whose policy is in the stack: that policy must let EventBridge use the key."""
+def created_stack(args: StackValidationArgs) -> pack_coherence.CreatedStack:
+    """The IAM, EKS, SQS and KMS resources of the stack as the coherence rules read them."""
     key_policies = {}
     for key in _of_type(args, *KMS_KEY_TYPES):
         policy = _known(key, "policy")
         for ref in (_known(key, "arn"), _known(key, "keyId")):
             if ref and policy:
-                key_policies[ref] = _json(policy)
-    for queue in _of_type(args, QUEUE_TYPE):
-        key_id = _known(queue, "kmsMasterKeyId")
-        key_policy = key_policies.get(key_id) if key_id else None
-        problem = key_policy is not None and coherence.kms_policy_problem(key_policy)
-        if problem:
-            name = _known(queue, "name") or queue.name
-            yield observe(controller_rules.QUEUE_KMS, CONTROLLER_KIND, name, "interruptionQueue.kmsKeyArn", problem, queue.urn)
+                key_policies[ref] = policy
+    return pack_coherence.CreatedStack(
+        profile_roles=_named(args, INSTANCE_PROFILE_TYPE, "role"),
+        role_trusts=_named(args, ROLE_TYPE, "assumeRolePolicy"),
+        policies=[_known(r, "policy") for r in _of_type(args, *POLICY_TYPES)],
+        entry_principals=[_known(r, "principalArn") for r in _of_type(args, ACCESS_ENTRY_TYPE)],
+        key_policies=key_policies,
+        queues=[
+            pack_coherence.Queue(_known(q, "name") or q.name, _known(q, "kmsMasterKeyId"), q.urn)
+            for q in _of_type(args, QUEUE_TYPE)
+        ],
+        pod_identities=[
+            pack_coherence.PodIdentity(_known(a, "clusterName"), _known(a, "namespace") or "", _known(a, "serviceAccount"), a.urn)
+            for a in _of_type(args, POD_IDENTITY_TYPE)
+        ],
+        fargate_profiles=[
+            pack_coherence.FargateProfile(_known(p, "clusterName"), _known(p, "selectors"), _known(p, "fargateProfileName") or p.name)
+            for p in _of_type(args, FARGATE_PROFILE_TYPE)
+        ],
+    )
 
 
-def _pod_identity_on_fargate(args: StackValidationArgs, observe) -> Iterator[Observation]:
-    profiles = _of_type(args, FARGATE_PROFILE_TYPE)
-    for association in _of_type(args, POD_IDENTITY_TYPE):
-        cluster, namespace = _known(association, "clusterName"), _known(association, "namespace") or ""
-        if cluster is PENDING or namespace is PENDING:
-            continue
-        for profile in profiles:
-            selectors = _known(profile, "selectors")
-            if _known(profile, "clusterName") == cluster and selectors is not PENDING and coherence.fargate_selects(selectors or [], namespace):
-                account = f"{namespace}/{_known(association, 'serviceAccount')}"
-                message = (
-                    f"Fargate profile {_known(profile, 'fargateProfileName') or profile.name} runs the pods of "
-                    f"{account}, which get no Pod Identity credentials"
-                )
-                yield observe(controller_rules.FARGATE_POD_IDENTITY, CONTROLLER_KIND, account, "identity", message, association.urn)
+def coherence_observations(args: StackValidationArgs) -> Iterator[Observation]:
+    """The controller coherence rules (and a profile without its role) on the resources the stack creates."""
+    return pack_coherence.observations(created_stack(args), load(custom_resources(args)))
 
 
 def waiver_policy(args: StackValidationArgs, report_violation: ReportViolation) -> None:

@@ -78,7 +78,7 @@ def preview_sources(
         base_ref,
         base,
         head.inputs,
-        validate(head.inputs, head.version, policy=True, waivers=waivers_for(True, None)),
+        validate(head.inputs, head.version, policy=True, waivers=waivers_for(True, None), base=base),
         None if impact_note else impact.forecast(base, head.inputs, base_plan, head_plan, fleet),
         head_plan=head_plan,
         base_plan=base_plan,

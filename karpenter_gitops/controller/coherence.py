@@ -1,16 +1,20 @@
 """Do the NodeClasses, NodePools and Karpenter's AWS side fit? Pure checks returning violations.
 
-:mod:`karpenter_gitops.rules.controller` declares the rules these checks serve; the CrossGuard
-pack applies the same checks to the IAM documents and resources a stack really creates.
+:mod:`karpenter_gitops.rules.controller` declares the rules these checks serve. They are asked
+twice: about a stack's ``karpenter-gitops:controller`` block (the rules themselves), and about the
+IAM documents and resources a stack really creates (the CrossGuard pack, through
+:mod:`karpenter_gitops.app.pack_coherence`), which has no block to read.
 """
 
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
-from karpenter_gitops.controller.iam import _actions
+from karpenter_gitops.controller import iam
 from karpenter_gitops.core import labels
 from karpenter_gitops.core.findings import Violation
 from karpenter_gitops.core.inputs import CONTROLLER_KEY as KEY
@@ -81,14 +85,10 @@ def cni_problem(settings: ControllerSettings, cluster_ip_family: str | None) -> 
 def kms_policy_problem(key_policy: Mapping[str, Any]) -> str | None:
     """A customer-managed queue key must let EventBridge encrypt for it, or events are silently dropped."""
     needed = {"kms:GenerateDataKey", "kms:Decrypt"}
-    statements = key_policy.get("Statement") or []
-    for item in [statements] if isinstance(statements, Mapping) else statements:
-        principal = item.get("Principal")
-        services = principal.get("Service") if isinstance(principal, Mapping) else None
-        services = [services] if isinstance(services, str) else services or []
-        if item.get("Effect") != "Allow" or "events.amazonaws.com" not in services:
+    for item in iam.statements(key_policy):
+        if item.get("Effect") != "Allow" or "events.amazonaws.com" not in iam.services(item):
             continue
-        needed = {a for a in needed if not any(fnmatch.fnmatchcase(a.lower(), g.lower()) for g in _actions(item))}
+        needed = {a for a in needed if not any(fnmatch.fnmatchcase(a.lower(), g.lower()) for g in iam.statement_actions(item))}
     if not needed:
         return None
     return (f"the queue's KMS key policy does not allow events.amazonaws.com {', '.join(sorted(needed))}: EventBridge "
@@ -97,3 +97,62 @@ def kms_policy_problem(key_policy: Mapping[str, Any]) -> str | None:
 def fargate_selects(selectors: Iterable[Mapping[str, Any]], namespace: str) -> bool:
     """Whether a Fargate profile's selectors take pods of ``namespace`` (labels may narrow it; assume they match)."""
     return any(fnmatch.fnmatchcase(namespace, s.get("namespace") or "") for s in selectors)
+
+
+# --- on the resources a stack creates ------------------------------------------------------------
+# The policy pack sees no controller block, only the roles, profiles and policies themselves.
+
+
+@dataclass(frozen=True)
+class Grants:
+    """The controller's IAM policy documents that a stack creates."""
+
+    documents: Sequence[Mapping[str, Any]]
+    complete: bool  # False while a preview cannot know one of them: it may allow what the others do not
+
+    @cached_property
+    def pass_role(self) -> list[str]:
+        """The resources the documents grant iam:PassRole on; none: the stack does not create the controller's IAM."""
+        return [resource for doc in self.documents for resource in iam.allowed_resources(doc, "iam:PassRole")]
+
+    def reads_queue(self) -> bool:
+        return any(iam.allowed_resources(doc, "sqs:ReceiveMessage") for doc in self.documents)
+
+
+def profile_without_role(profile: str, role: str | None) -> Violation | None:
+    """An instance profile that holds no role: the nodes launched with it have no credentials."""
+    if role:
+        return None
+    return Violation(
+        "spec.instanceProfile", f"instance profile {profile!r} holds no role, so nodes boot without credentials and never join"
+    )
+
+def untrusted_node_role(role: str, trust_policy: Mapping[str, Any]) -> Violation | None:
+    """A node role whose trust policy does not let EC2 assume it."""
+    if iam.trusts_ec2(trust_policy):
+        return None
+    return Violation("spec.role", f"node role {role!r} does not let ec2.amazonaws.com assume it, so instances get no credentials")
+
+def pass_role_denied(grants: Grants, role: str) -> Violation | None:
+    """A node role the controller's created policies do not let it pass (silent while one is unknown)."""
+    if not grants.complete or iam.may_pass(grants.pass_role, role):
+        return None
+    return Violation(
+        "spec", f"the controller's policies do not allow iam:PassRole on {role!r}, so launches fail with UnauthorizedOperation"
+    )
+
+def entry_roles(principals: Iterable[str | None]) -> frozenset[str]:
+    """The role names EKS access entries are for, from their principal ARNs."""
+    return frozenset(str(p or "").rsplit("/", 1)[-1] for p in principals)
+
+def missing_access_entry(role: str, entries: Collection[str]) -> Violation | None:
+    """A node role (a name, or ``path/name``) with none of the stack's access entries."""
+    if role.rsplit("/", 1)[-1] in entries:
+        return None
+    return Violation("spec.role", f"node role {role!r} has no EKS access entry in the stack, so its nodes cannot join")
+
+def spot_queue_unread(grants: Grants, pool) -> Violation | None:
+    """A spot pool while the controller's created policies read no interruption queue."""
+    if not (grants.pass_role and grants.complete) or grants.reads_queue() or not allows_spot(pool):
+        return None
+    return Violation("spec.template.spec.requirements", "allows spot but the controller reads no interruption queue")

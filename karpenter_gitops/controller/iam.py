@@ -138,6 +138,10 @@ def statement(sid: str, actions: Sequence[str], resources: Sequence[str] | str, 
         made["Condition"] = dict(condition)
     return made
 
+# EC2's service principal, as a trust policy names it and iam:PassedToService sees it, in the commercial and
+# the China partitions.
+EC2_SERVICES = ("ec2.amazonaws.com", "ec2.amazonaws.com.cn")
+
 def _trust(sid: str, principal: Mapping, actions: Sequence[str], condition: Mapping | None = None) -> dict[str, Any]:
     """A trust-policy statement (trust policies name no Resource)."""
     made = {"Sid": sid, "Effect": "Allow", "Principal": dict(principal), "Action": list(actions)}
@@ -147,7 +151,7 @@ def _trust(sid: str, principal: Mapping, actions: Sequence[str], condition: Mapp
 
 def node_role_trust() -> dict[str, Any]:
     """Nodes (EC2 instances) assume the node role."""
-    return document([_trust("EC2AssumeRole", {"Service": "ec2.amazonaws.com"}, ["sts:AssumeRole"])])
+    return document([_trust("EC2AssumeRole", {"Service": EC2_SERVICES[0]}, ["sts:AssumeRole"])])
 
 def controller_trust(settings: ControllerSettings) -> dict[str, Any]:
     """Who may assume the controller role: the EKS Pod Identity agent, or the service account's web identity."""
@@ -188,8 +192,6 @@ _REGIONAL_READS = (
     "ec2:DescribePlacementGroups", "ec2:DescribeSecurityGroups", "ec2:DescribeSpotPriceHistory", "ec2:DescribeSubnets",
 )
 
-# EC2's service principal as iam:PassedToService sees it, in the commercial and the China partitions.
-_EC2_SERVICES = ("ec2.amazonaws.com", "ec2.amazonaws.com.cn")
 
 def queue_arn(settings: ControllerSettings, account: Account) -> str | None:
     queue = names(settings).queue
@@ -242,7 +244,7 @@ def controller_statements(settings: ControllerSettings, account: Account, roles:
         statement("AllowSSMReadActions", ["ssm:GetParameter"], [account.arn("ssm", "parameter/aws/service/*", account="")]),
         statement("AllowPricingReadActions", ["pricing:GetProducts"], "*"),
         statement("AllowPassingInstanceRole", ["iam:PassRole"], [account.role_arn(role) for role in roles],
-                  {"StringEquals": {"iam:PassedToService": list(_EC2_SERVICES)}}),
+                  {"StringEquals": {"iam:PassedToService": list(EC2_SERVICES)}}),
         statement("AllowScopedInstanceProfileCreationActions", ["iam:CreateInstanceProfile"], profiles,
                   {"StringEquals": {**requested, "aws:RequestTag/topology.kubernetes.io/region": region}, "StringLike": for_a_class}),
         statement("AllowScopedInstanceProfileTagActions", ["iam:TagInstanceProfile"], profiles, {
@@ -326,9 +328,27 @@ def helm_values(
         values["serviceAccount"]["annotations"] = {"eks.amazonaws.com/role-arn": controller_role_arn}
     return values
 
-def _actions(item: Mapping[str, Any]) -> list[str]:
+# --- reading IAM documents --------------------------------------------------------------------
+
+
+def policy_document(value: Any) -> Mapping[str, Any]:
+    """A policy document given as JSON text (as IAM and pulumi-aws take it) or already as a mapping."""
+    return json.loads(value) if isinstance(value, str) else value or {}
+
+def statements(doc: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """A document's statements (IAM also takes a single statement instead of a list)."""
+    found = doc.get("Statement") or []
+    return [found] if isinstance(found, Mapping) else found
+
+def statement_actions(item: Mapping[str, Any]) -> list[str]:
     actions = item.get("Action") or []
     return [actions] if isinstance(actions, str) else list(actions)
+
+def services(item: Mapping[str, Any]) -> list[str]:
+    """The service principals a statement names (``Principal.Service``, one or a list)."""
+    principal = item.get("Principal")
+    named = principal.get("Service") if isinstance(principal, Mapping) else None
+    return [named] if isinstance(named, str) else named or []
 
 def _resources(item: Mapping[str, Any]) -> list[str]:
     resources = item.get("Resource") or []
@@ -336,16 +356,19 @@ def _resources(item: Mapping[str, Any]) -> list[str]:
 
 def allowed_resources(doc: Mapping[str, Any], action: str) -> list[str]:
     """Resources an identity policy's Allow statements grant ``action`` on (``iam:*`` and ``*`` count)."""
-    statements = doc.get("Statement") or []
-    statements = [statements] if isinstance(statements, Mapping) else statements
     service = action.split(":")[0]
     return [
         resource
-        for item in statements
+        for item in statements(doc)
         if item.get("Effect") == "Allow"
-        and any(fnmatch.fnmatchcase(action.lower(), granted.lower()) or granted in ("*", f"{service}:*") for granted in _actions(item))
+        and any(fnmatch.fnmatchcase(action.lower(), granted.lower()) or granted in ("*", f"{service}:*")
+                for granted in statement_actions(item))
         for resource in _resources(item)
     ]
+
+def trusts_ec2(trust_policy: Mapping[str, Any]) -> bool:
+    """Whether a role's trust policy lets EC2 (the node) assume it."""
+    return any(item.get("Effect") == "Allow" and any(s in EC2_SERVICES for s in services(item)) for item in statements(trust_policy))
 
 def may_pass(resources: Iterable[str], role: str) -> bool:
     """Whether PassRole ``resources`` cover ``role`` (a name, or ``path/name`` as a NodeClass may write it)."""

@@ -1,4 +1,4 @@
-"""Bottlerocket: userData is TOML settings that Karpenter parses, overrides and re-emits.
+"""Bottlerocket: userData is TOML settings (:mod:`.userdata.toml_settings`) that Karpenter parses, overrides and re-emits.
 
 Karpenter decodes ``settings.kubernetes`` into a typed struct: keys it does not know are
 logged and dropped, ``node-taints`` is replaced by the NodePool's taints, and the map-valued
@@ -27,7 +27,7 @@ from karpenter_gitops.families.protocol import (
     Family,
 )
 from karpenter_gitops.families import bottlerocket_releases as releases
-from karpenter_gitops.families.userdata import mime, taints
+from karpenter_gitops.families.userdata import mime, taints, toml_settings
 from karpenter_gitops.families.userdata.problems import (
     BOTTLEROCKET_LATEST_SETTING,
     BOTTLEROCKET_NODE_TAINTS,
@@ -72,25 +72,6 @@ _STRING_MAPS = (
 _EXAMPLE = '[settings.kubernetes]\nmax-pods = 110\n\n[settings.kubernetes.eviction-hard]\n"memory.available" = "10%"'
 
 
-def load(text: str) -> Mapping[str, Any] | None:
-    """The parsed TOML document, or None when the text is not TOML."""
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
-        return None
-
-
-def node_taints(document: Mapping[str, Any]) -> tuple[taints.Taint, ...]:
-    """The taints of ``[settings.kubernetes.node-taints]`` (``key = ["value:Effect", ...]``)."""
-    table = _table(document, "settings", "kubernetes", "node-taints")
-    found = []
-    for key, specs in table.items():
-        for spec in specs if isinstance(specs, list) else [specs]:
-            value, _, effect = str(spec).rpartition(":")
-            found.append(taints.Taint(key, value or None, effect or None))
-    return tuple(found)
-
-
 def check(text: str) -> list[Problem]:
     if mime.is_mime(text):
         message = "Bottlerocket userData must be TOML settings; Karpenter cannot merge a MIME archive"
@@ -107,7 +88,7 @@ def check(text: str) -> list[Problem]:
     except tomllib.TOMLDecodeError as err:
         message = f"userData is not valid TOML, so Karpenter fails to build the launch template: {err}"
         return [Problem(TOML, message, _EXAMPLE)]
-    kubernetes = _table(document, "settings", "kubernetes")
+    kubernetes = toml_settings.table(document, "settings", "kubernetes")
     problems = [
         Problem(
             BOTTLEROCKET_UNKNOWN_SETTING,
@@ -121,8 +102,8 @@ def check(text: str) -> list[Problem]:
     problems.extend(_wrong_types(kubernetes))
     for name in _STRING_MAPS:
         problems.extend(_dotted_keys(kubernetes.get(name), f"settings.kubernetes.{name}"))
-    problems.extend(_dotted_keys(_table(document, "settings", "kernel").get("sysctl"), "settings.kernel.sysctl"))
-    found = node_taints(document)
+    problems.extend(_dotted_keys(toml_settings.table(document, "settings", "kernel").get("sysctl"), "settings.kernel.sysctl"))
+    found = toml_settings.node_taints(document)
     if "node-taints" in kubernetes:
         listed = ", ".join(str(t) for t in found) or "none"
         moved = [t.repaired().as_dict() for t in found if t.key != taints.REGISTRATION_KEY]
@@ -194,12 +175,6 @@ def _flatten(prefix: str, value: Any) -> Iterator[tuple[str, Any]]:
         yield prefix, value
 
 
-def _table(document: Mapping[str, Any], *path: str) -> Mapping[str, Any]:
-    for key in path:
-        document = document.get(key) if isinstance(document, Mapping) else None
-    return document if isinstance(document, Mapping) else {}
-
-
 def _did_you_mean(key: str) -> str:
     close = closest(key, KUBERNETES_SETTINGS)
     return f"did you mean {close}?" if close else "remove it, or set it through a supported setting"
@@ -216,8 +191,8 @@ def release_problems(text: str, alias_version: str) -> list[Problem]:
     Bottlerocket's API refuses userData with a setting its model lacks, whole. Karpenter passes every
     top-level setting through unread and the settings.kubernetes keys it knows, so both are judged.
     """
-    document = None if mime.is_mime(text) else load(text)
-    settings = _table(document or {}, "settings")
+    document = None if mime.is_mime(text) else toml_settings.load(text)
+    settings = toml_settings.table(document or {}, "settings")
     match = _RELEASE.match(alias_version)
     if not settings or not (match or alias_version == "latest"):
         return []
@@ -240,7 +215,7 @@ def release_problems(text: str, alias_version: str) -> list[Problem]:
             problems.append(Problem(rule, f"settings.{key} is not a setting of {where}: {refused}", hint))
         elif pinned and since > pinned:
             problems.append(_too_new(f"settings.{key}", since, pinned, refused))
-    for key in _table(settings, "kubernetes"):
+    for key in toml_settings.table(settings, "kubernetes"):
         since = releases.KUBERNETES.get(key)
         if key in KUBERNETES_SETTINGS and since and pinned and since > pinned:
             problems.append(_too_new(f"settings.kubernetes.{key}", since, pinned, refused))

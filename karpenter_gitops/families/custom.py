@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from karpenter_gitops.families import al2, al2023, bottlerocket
-from karpenter_gitops.families.userdata import mime, taints
+from karpenter_gitops.families.protocol import Family
+from karpenter_gitops.families.userdata import bootstrap, mime, nodeconfig, taints, toml_settings
 from karpenter_gitops.families.userdata.problems import REGISTRATION_TAINT, Problem
 
 _CONSEQUENCE = (
@@ -23,7 +23,6 @@ _WAYS = (
     f"register the node with {taints.REGISTRATION}: --register-with-taints in the kubelet flags "
     "(bootstrap.sh --kubelet-extra-args), or spec.kubelet.config.registerWithTaints in a NodeConfig"
 )
-from karpenter_gitops.families.protocol import Family
 
 
 def check(text: str) -> list[Problem]:
@@ -32,21 +31,21 @@ def check(text: str) -> list[Problem]:
     found: list[taints.Taint] = []
     fixes: list[str] = []  # how each place that sets taints would look with the registration taint
     for part in archive.parts:
-        configs = al2023.node_configs(part)
-        document = bottlerocket.load(part.body) if configs is None and part.content_type is None else None
+        configs = nodeconfig.node_configs(part)
+        document = toml_settings.load(part.body) if configs is None and part.content_type is None else None
         if configs is not None:
-            problems.extend(al2023.review(configs, managed=False))
+            problems.extend(nodeconfig.review(configs, managed=False))
             for config in configs.documents:
                 if isinstance(config, Mapping):
-                    own = al2023.taints_of(config)[0]
+                    own = nodeconfig.taints_of(config)[0]
                     found.extend(own)
-                    fixes.append(al2023.snippet(taints.registering(own)))
+                    fixes.append(nodeconfig.snippet(taints.registering(own)))
         elif document and "settings" in document:
-            found.extend(bottlerocket.node_taints(document))
+            found.extend(toml_settings.node_taints(document))
             fixes.append(f'[settings.kubernetes.node-taints]\n"{taints.REGISTRATION_KEY}" = [":NoExecute"]')
         else:
-            calls = list(al2.invocations(part.body))
-            problems.extend(al2.review(calls, managed=False))
+            calls = list(bootstrap.invocations(part.body))
+            problems.extend(bootstrap.review(calls, managed=False))
             for call in calls:
                 found.extend(call.taints)
                 fixed = call.line(taints.registering(call.taints))

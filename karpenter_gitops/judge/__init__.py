@@ -125,12 +125,17 @@ def validate(
     waivers: Iterable[Waiver] = (),
     today: dt.date | None = None,
     observed: Iterable[Observation] = (),
+    base: Inputs | None = None,
 ) -> Report:
     """Judge ``inputs`` (and what else was ``observed`` about them, e.g. by the user's CRDs) under their
-    stack's policy settings; with ``policy``, also the hygiene rules, the stack's waivers and
-    ``waivers`` (``today`` decides which have expired; default: the local date)."""
+    stack's policy settings; with ``base`` (the stored objects a change updates, e.g. a PR's base), also
+    the transition rules on each object present in both; with ``policy``, also the hygiene rules, the
+    stack's waivers and ``waivers`` (``today`` decides which have expired; default: the local date),
+    applied once to every finding, transitions included."""
     judge = Judge(version, inputs.policy, hygiene=policy)
     findings = judge.objects(inputs) + judge.findings(observed)
+    if base is not None:
+        findings += judge.transitions(base, inputs)
     if not policy:
         findings.sort(key=lambda f: f.sort_key)
         return Report(tuple(findings), len(inputs.objects), inputs.notes, version=version)

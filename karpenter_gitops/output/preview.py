@@ -1,10 +1,9 @@
 """The PR preview: what a change to Karpenter objects does, as one GitHub comment or as JSON.
 
-Pure: the caller loads base and head, validates, reconciles, reads the cluster and Pulumi's
-preview; this module compares and writes. Comparing includes the transition rules
-(:mod:`karpenter_gitops.rules.transition`), which judge each object the change updates against
-its base: their errors block like any other, their warnings join the policy results. The
-comment puts the verdict, the counts, predicted readiness and blocking errors first, outside any
+Pure: the caller loads base and head, has the judge validate the head against the base (the
+transition rules of :mod:`karpenter_gitops.rules.transition` included, waivers applied),
+reconciles, reads the cluster and Pulumi's preview; this module compares and writes. Transition
+errors block like any other, their warnings join the policy results. The comment puts the verdict, the counts, predicted readiness and blocking errors first, outside any
 fold, then the node impact, AMI changes, Pulumi steps, policy results and one folded ``diff`` per
 object.
 
@@ -26,12 +25,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from tabulate import DataRow, TableFormat, tabulate
+
 from karpenter_gitops.core.findings import Finding, Severity
 from karpenter_gitops.core.inputs import Inputs
 from karpenter_gitops.core.model import EC2NODECLASS, NODEOVERLAY
 from karpenter_gitops.core.overlays import FirstChoice
 from karpenter_gitops.core.plan import PERSISTENT, READY, TRANSIENT, Plan
-from karpenter_gitops.judge import check_transitions
 from karpenter_gitops.judge.report import Report
 from karpenter_gitops.load.pulumi_events import PulumiPreview
 from karpenter_gitops.output import DEFAULT_BUDGET
@@ -166,7 +166,7 @@ class Preview:
     base_label: str
     base: Inputs
     head: Inputs
-    validation: Report  # the head, validated with policy=True (waivers applied)
+    validation: Report  # the head, validated with policy=True against the base (transitions judged, waivers applied)
     forecast: Forecast | None  # None: the cluster could not be read (``impact_note`` says why)
     head_plan: Plan | None = None
     base_plan: Plan | None = None
@@ -174,25 +174,17 @@ class Preview:
     pulumi: PulumiPreview | None = None
     notes: tuple[str, ...] = ()
     changes: tuple[ObjectChange, ...] = field(default=())
-    transitions: tuple[Finding, ...] = ()  # rules on oldSelf: each object updated from base to head
 
     @classmethod
     def build(cls, base_label: str, base: Inputs, head: Inputs, validation: Report, forecast: Forecast | None, **rest) -> Preview:
-        return cls(
-            base_label, base, head, validation, forecast,
-            changes=object_changes(base, head),
-            transitions=check_transitions(base, head, validation.version),
-            **rest,
-        )
+        return cls(base_label, base, head, validation, forecast, changes=object_changes(base, head), **rest)
 
     @property
     def findings(self) -> tuple[Finding, ...]:
         live = self.head_plan.findings if self.head_plan else ()
-        return tuple(sorted(set(self.validation.findings) | set(live) | set(self.transitions), key=lambda f: f.sort_key))
+        return tuple(sorted(set(self.validation.findings) | set(live), key=lambda f: f.sort_key))
 
     def waived(self, finding: Finding) -> bool:
-        if finding in self.transitions:  # found after validation, so its waivers are applied here
-            return any(waiver.covers(finding) for waiver in self.validation.waivers)
         return finding in self.validation.waived
 
     @property
@@ -391,10 +383,25 @@ def _errors(preview: Preview, full: bool) -> str:
     return "\n" + "\n".join(lines) + "\n"
 
 
+# A GitHub table with every cell as given (already escaped by ``_text``): no padding to column widths,
+# so a long cell does not widen the others and the comment stays within its budget.
+_MARKDOWN = TableFormat(
+    lineabove=None,
+    linebelowheader=lambda widths, _aligns: "|" + "---|" * len(widths),
+    linebetweenrows=None,
+    linebelow=None,
+    headerrow=DataRow("| ", " | ", " |"),
+    datarow=DataRow("| ", " | ", " |"),
+    padding=0,
+    with_header_hide=None,
+)
+
+
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]], full: bool) -> list[str]:
     shown = _cap(rows, full, TABLE_ROWS)
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(row) + " |" for row in shown]
+    lines = [
+        tabulate(shown, header, tablefmt=_MARKDOWN, stralign=None, numalign=None, disable_numparse=True, preserve_whitespace=True)
+    ]
     if len(rows) > len(shown):
         lines.append(f"\n… and {len(rows) - len(shown)} more row(s) (see the full report)")
     return lines

@@ -61,8 +61,9 @@ PRODUCERS: Mapping[Stage, tuple[str, ...]] = {
     Stage.LIVE: ("karpenter_gitops.reconcile",),
     Stage.CRD: ("karpenter_gitops.rules.crd",),  # its engine: the schema check and the CEL evaluation
     Stage.WAIVERS: ("karpenter_gitops.judge",),
-    # the components (a cluster look-up) and the policy pack (the resources of the stack)
-    Stage.PULUMI: ("karpenter_gitops_pulumi", "karpenter_gitops_policies"),
+    # the components (a cluster look-up) and the policy pack, which reads the resources of the stack and
+    # has app.pack_coherence ask controller/ about them
+    Stage.PULUMI: ("karpenter_gitops_pulumi", "karpenter_gitops_policies", "karpenter_gitops.app.pack_coherence"),
 }
 
 

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import given
+from hypothesis import strategies as st
 from _fake_kube import fake_cluster, kubeconfig_for  # noqa: F401 - the fixture is used by name
 from _snapshot import assert_snapshot
 
@@ -294,7 +296,7 @@ def test_valid_json_of_the_wrong_shape_is_an_input_error_not_a_traceback(parse, 
 def test_pure_layer_without_cli():
     base = documents.load_documents([("b.yaml", [node_class()])])
     head = documents.load_documents([("h.yaml", [node_class(), node_pool()])])
-    report = preview.Preview.build("main", base, head, validate(head, policy=True), forecast(base, head))
+    report = preview.Preview.build("main", base, head, validate(head, policy=True, base=base), forecast(base, head))
     text, shortened = preview.markdown(report)
     assert not shortened and "1 added, 0 changed, 0 removed" in text
     assert text.count("<details>") == text.count("</details>")
@@ -372,3 +374,22 @@ def test_role_change_on_karpenter_1_7_is_allowed_with_a_drift_warning(tmp_path, 
     assert "#### Blocking errors" not in out and "transition/role-immutable" not in out
     policy = out.split("Policy results:")[1]
     assert "| warning | `EC2NodeClass/default` | spec.role |" in policy and "`transition/role-change-drifts`" in policy
+
+
+@given(st.lists(st.text(), min_size=1, max_size=5), st.data())
+def test_a_table_is_one_markdown_line_per_row_with_every_cell_as_given(header, data):
+    """Cells are not padded to column widths (a long one would widen every row against the budget) and keep
+    their own whitespace; the separator is GitHub's shortest. (tabulate takes a row whose first or second
+    cell is a lone \\x01 for its separating-line marker; the only outside text there is a Pulumi step's op.)"""
+    cell, lead = st.text(), st.text().filter(lambda text: text.strip() != "\x01")
+    row = st.tuples(*(lead if column < 2 else cell for column in range(len(header)))).map(list)
+    rows = data.draw(st.lists(row, max_size=4))
+    expected = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header), *("| " + " | ".join(row) + " |" for row in rows)]
+    assert "\n".join(preview._table(header, rows, full=True)) == "\n".join(expected)
+
+
+def test_a_long_table_is_cut_in_the_comment_and_whole_in_the_full_report():
+    rows = [[f"`pool-{i}`", str(i)] for i in range(preview.TABLE_ROWS + 3)]
+    cut = "\n".join(preview._table(["NodePool", "nodes"], rows, full=False))
+    assert "`pool-49`" in cut and "`pool-50`" not in cut and cut.endswith("\n… and 3 more row(s) (see the full report)")
+    assert "\n".join(preview._table(["NodePool", "nodes"], rows, full=True)).endswith("| `pool-52` | 52 |")

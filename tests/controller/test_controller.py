@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from karpenter_gitops.controller import coherence, iam
@@ -363,6 +365,32 @@ def test_allowed_resources_reads_allow_statements_only():
         iam.statement("W", ["iam:*"], "arn:aws:iam::1:role/C"),
     ])
     assert iam.allowed_resources(doc, "iam:PassRole") == ["arn:aws:iam::1:role/A", "arn:aws:iam::1:role/C"]
+
+
+@pytest.mark.parametrize(
+    ("services", "trusted"),
+    [
+        ("ec2.amazonaws.com", True),
+        (["lambda.amazonaws.com", "ec2.amazonaws.com.cn"], True),  # the China partition's principal
+        ("ec2.amazonaws.com.example", False),
+        ("lambda.amazonaws.com", False),
+    ],
+)
+def test_a_node_role_trusts_the_principals_the_controller_passes_roles_to(services, trusted):
+    statement = {"Effect": "Allow", "Principal": {"Service": services}, "Action": "sts:AssumeRole"}
+    assert iam.trusts_ec2(iam.document([statement])) is trusted
+    assert iam.trusts_ec2({"Statement": statement}) is trusted  # IAM also takes one statement without a list
+    assert iam.trusts_ec2(iam.document([{**statement, "Effect": "Deny"}])) is False
+    passed_to = iam.controller_statements(settings(), ACCOUNT, ["R"])
+    [pass_role] = [s for s in passed_to if s["Action"] == ["iam:PassRole"]]
+    assert pass_role["Condition"]["StringEquals"]["iam:PassedToService"] == list(iam.EC2_SERVICES)
+    assert iam.trusts_ec2(iam.node_role_trust())
+
+
+def test_a_policy_document_is_read_from_json_text_or_taken_as_it_is():
+    doc = iam.node_role_trust()
+    assert iam.policy_document(json.dumps(doc)) == doc and iam.policy_document(doc) is doc
+    assert iam.policy_document(None) == {}
 
 
 def test_cni_must_match_the_cluster_ip_family():

@@ -5,13 +5,12 @@ from __future__ import annotations
 import pytest
 
 from karpenter_gitops import families
-from karpenter_gitops.families import al2
-from karpenter_gitops.families.userdata import problems
+from karpenter_gitops.families.userdata import bootstrap, problems
 from karpenter_gitops.families.userdata.taints import REGISTRATION, Taint, parse
 
 
-def _call(script: str) -> al2.Invocation:
-    (call,) = al2.invocations(script)
+def _call(script: str) -> bootstrap.Invocation:
+    (call,) = bootstrap.invocations(script)
     return call
 
 
@@ -67,7 +66,7 @@ def test_direct_kubelet_call_takes_both_flag_forms():
 
 def test_a_script_without_bootstrap_or_kubelet_is_not_tokenised():
     """An unbalanced quote elsewhere must not matter: such lines are never split."""
-    assert list(al2.invocations("#!/bin/bash\necho \"it's fine\nexit 0\n")) == []
+    assert list(bootstrap.invocations("#!/bin/bash\necho \"it's fine\nexit 0\n")) == []
 
 
 def test_equals_form_of_kubelet_extra_args_is_an_error_with_the_space_form_as_hint():

@@ -7,8 +7,7 @@ from conftest import USERDATA
 
 from karpenter_gitops import families
 from karpenter_gitops.core.findings import Severity
-from karpenter_gitops.families import al2, al2023, bottlerocket
-from karpenter_gitops.families.userdata import mime, problems, taints
+from karpenter_gitops.families.userdata import bootstrap, mime, nodeconfig, problems, taints, toml_settings
 from karpenter_gitops.rules import registry
 
 FAMILIES = {"al2": "AL2", "al2023": "AL2023", "br": "Bottlerocket", "windows": "Windows2022"}
@@ -66,7 +65,7 @@ def test_karpenter_generated_userdata_passes_as_custom(path):
 def test_karpenter_al2_bootstrap_line_tokenises_to_its_kubelet_flags():
     """The two rounds of unquoting on Karpenter's own bootstrap.sh line yield exactly its kubelet flags."""
     script = mime.read((USERDATA / "al2_userdata_merged.golden").read_text()).parts[-1].body
-    (call,) = al2.invocations(script)
+    (call,) = bootstrap.invocations(script)
     assert call.problems == ()
     assert call.head[:2] == ("/etc/eks/bootstrap.sh", "test-cluster")
     assert call.kubelet_args[1:] == ("--register-with-taints=karpenter.sh/unregistered:NoExecute", "--max-pods=110")
@@ -75,8 +74,8 @@ def test_karpenter_al2_bootstrap_line_tokenises_to_its_kubelet_flags():
 
 
 def test_karpenter_nodeconfig_and_bottlerocket_taints_are_found():
-    nodeconfig = mime.read((USERDATA / "al2023_userdata_unmerged.golden").read_text()).parts[0]
-    (document,) = al2023.node_configs(nodeconfig).documents
-    assert al2023.taints_of(document) == ((taints.REGISTRATION,), [])
-    settings = bottlerocket.load((USERDATA / "br_userdata_unmerged.golden").read_text())
-    assert taints.REGISTRATION in bottlerocket.node_taints(settings)
+    part = mime.read((USERDATA / "al2023_userdata_unmerged.golden").read_text()).parts[0]
+    (document,) = nodeconfig.node_configs(part).documents
+    assert nodeconfig.taints_of(document) == ((taints.REGISTRATION,), [])
+    settings = toml_settings.load((USERDATA / "br_userdata_unmerged.golden").read_text())
+    assert taints.REGISTRATION in toml_settings.node_taints(settings)

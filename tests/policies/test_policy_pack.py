@@ -131,6 +131,9 @@ def test_iam_coherence_wants_a_role_in_every_profile_and_an_ec2_trust():
     assert violations() == [profile_urn, role_urn]
     resources[3] = resource(pack.ROLE_TYPE, role_urn, {"name": "NodeRole", "assumeRolePolicy": lambda_trust.replace("lambda", "ec2")})
     assert violations() == [profile_urn]
+    china = lambda_trust.replace("lambda.amazonaws.com", "ec2.amazonaws.com.cn")  # the principal the controller may pass roles to there
+    resources[3] = resource(pack.ROLE_TYPE, role_urn, {"name": "NodeRole", "assumeRolePolicy": china})
+    assert violations() == [profile_urn]
 
 
 RECONCILIATION_URN = "urn:pulumi:dev::infra::pulumi-python:dynamic/karpenter-gitops:Reconciliation::payments-reconciliation"

@@ -143,7 +143,7 @@ def test_a_waiver_naming_a_transition_rule_waives_it_in_the_preview():
     old, new = _rename()
     base, head = _inputs(old, versions.DEFAULT), _inputs(new, versions.DEFAULT)
     waiver = Waiver("transition/node-class-ref-rename", "general", "moving to the new class", dt.date(2099, 1, 1))
-    report = preview.Preview.build("main", base, head, validate(head, policy=True, waivers=[waiver]), None)
+    report = preview.Preview.build("main", base, head, validate(head, policy=True, waivers=[waiver], base=base), None)
     [finding] = [f for f in report.findings if f.rule == "transition/node-class-ref-rename"]
     assert report.waived(finding)
-    assert preview.Preview.build("main", base, head, validate(head, policy=True), None).waived(finding) is False
+    assert preview.Preview.build("main", base, head, validate(head, policy=True, base=base), None).waived(finding) is False
