@@ -15,13 +15,12 @@ import hashlib
 import importlib.metadata
 import importlib.util
 import os
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 import yaml
 
+from karpenter_gitops.adapters import atomic
 from karpenter_gitops.core.errors import InputError
 
 PACK_PACKAGE = "karpenter_gitops_policies"
@@ -108,17 +107,9 @@ def write_pack(directory: Path, files: dict[str, str]) -> None:
         if directory.exists() and (not directory.is_dir() or {entry.name for entry in directory.iterdir()} - set(files)):
             raise InputError("refusing to replace: it holds files `karpenter-gitops policy-pack` did not write",
                              str(directory), hint="give --out a new or empty directory")
-        directory.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{directory.name}.", dir=directory.parent))
         try:
-            for name, text in files.items():
-                (staging / name).write_text(text, encoding="utf-8")
-            os.chmod(staging, 0o755)
-            if directory.exists():  # stale or damaged: replace it
-                shutil.rmtree(directory)
-            os.rename(staging, directory)
+            atomic.replace_directory(directory, files)
         except OSError:
-            shutil.rmtree(staging, ignore_errors=True)
             if not _holds(directory, files):  # another run's rename won the race with a whole pack: keep it
                 raise
     except OSError as error:
