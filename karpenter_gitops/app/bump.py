@@ -32,7 +32,7 @@ from karpenter_gitops import families
 from karpenter_gitops.adapters import atomic
 from karpenter_gitops.adapters.aws.amis import AMIResolution
 from karpenter_gitops.adapters.aws.errors import PersistentAWSError
-from karpenter_gitops.core import versions
+from karpenter_gitops.core import versions, yaml_reader
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.inputs import NAMESPACE, Inputs
 from karpenter_gitops.core.model import AMISelectorTerm, EC2NodeClass
@@ -373,11 +373,11 @@ def _content_end(node: Node) -> int:
 
 def _check_edit(text: str, edited: str, changes: Sequence[PinChange], file: str) -> None:
     """The edited file must read as the original with exactly the changed terms replaced."""
-    expected = yaml.safe_load(text)
+    expected = yaml_reader.document(text)
     classes = expected["config"][f"{NAMESPACE}:nodeClasses"]
     for change in changes:
         classes[change.node_class]["amiSelectorTerms"] = [dict(term) for term in change.new]
-    if yaml.safe_load(edited) != expected:
+    if yaml_reader.document(edited) != expected:
         raise InputError("could not rewrite the AMI pins without disturbing other values; edit them by hand", file)
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 import yaml
 
 from karpenter_gitops.adapters import atomic
+from karpenter_gitops.core import yaml_reader
 from karpenter_gitops.core.errors import InputError
 
 PACK_PACKAGE = "karpenter_gitops_policies"
@@ -43,11 +44,11 @@ def shipped_pack() -> Path:
 def _runtime_document(pack: Path) -> dict:
     path = pack / RUNTIME_FILE
     try:
-        document = yaml.safe_load(path.read_text(encoding="utf-8"))
+        document = yaml_reader.document(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as error:
         raise InputError(f"cannot read the pack's runtime file: {error.strerror or error}", str(path),
                          hint="reinstall karpenter-gitops") from None
-    except yaml.YAMLError as error:
+    except yaml_reader.YAMLError as error:
         raise InputError(f"not valid YAML ({' '.join(str(error).split())})", str(path), hint="reinstall karpenter-gitops") from None
     if not isinstance(document, dict):
         raise InputError("not a mapping", str(path), hint="reinstall karpenter-gitops")
