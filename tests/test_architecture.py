@@ -1,7 +1,9 @@
-"""The architecture as checks that can fail: no import cycles, and one place a Finding is made.
+"""The architecture as checks that can fail: the import contracts, no cycle through a package's
+``__init__``, and one place a Finding is made.
 
-The layer contracts themselves are in ``pyproject.toml`` ([tool.importlinter]); ``make test`` runs
-``lint-imports`` before the suite, and this file runs them too so a plain pytest run cannot skip them.
+The contracts themselves (layers, and no cycles among a package's modules) are in ``pyproject.toml``
+([tool.importlinter]); ``make test`` runs ``lint-imports`` before the suite, and this file runs them
+too so a plain pytest run cannot skip them. Only what no contract can say is checked here.
 """
 
 from __future__ import annotations
@@ -17,46 +19,31 @@ from conftest import PROJECT
 PACKAGE = PROJECT / "karpenter_gitops"
 
 
-def _cycles(graph: grimp.ImportGraph, prefix: str) -> list[list[str]]:
-    """Strongly connected groups of more than one module (Tarjan), i.e. import cycles."""
-    modules = sorted(m for m in graph.modules if m.startswith(prefix))
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    found: list[list[str]] = []
-
-    def visit(module: str) -> None:
-        index[module] = low[module] = len(index)
-        stack.append(module)
-        on_stack.add(module)
-        for imported in graph.find_modules_directly_imported_by(module):
-            if not imported.startswith(prefix):
-                continue
-            if imported not in index:
-                visit(imported)
-                low[module] = min(low[module], low[imported])
-            elif imported in on_stack:
-                low[module] = min(low[module], index[imported])
-        if low[module] == index[module]:
-            group = []
-            while True:
-                member = stack.pop()
-                on_stack.discard(member)
-                group.append(member)
-                if member == module:
-                    break
-            if len(group) > 1:
-                found.append(sorted(group))
-
-    for module in modules:
-        if module not in index:
-            visit(module)
-    return found
+def _package_cycles(graph: grimp.ImportGraph) -> list[tuple[str, str]]:
+    """(package, module) pairs where a package's ``__init__`` and one of its own modules import each other."""
+    packages = sorted(module for module in graph.modules if graph.find_children(module))
+    return [
+        (package, module)
+        for package in packages
+        for module in sorted(graph.find_descendants(package))
+        if graph.chain_exists(package, module) and graph.chain_exists(module, package)
+    ]
 
 
-def test_no_module_of_the_core_imports_itself_back():
-    assert _cycles(grimp.build_graph("karpenter_gitops"), "karpenter_gitops") == []
+def test_no_package_and_its_own_module_import_each_other():
+    """The ``acyclic_siblings`` contract finds cycles among a package's modules, but a package's
+    ``__init__`` is not one of them: a cycle through it (the package hands on a module's names, the
+    module takes them from the package) is what this test looks for."""
+    assert _package_cycles(grimp.build_graph("karpenter_gitops")) == []
+
+
+def test_a_cycle_through_a_package_init_is_found():
+    graph = grimp.ImportGraph()
+    for module in ("layer", "layer.steps", "layer.names"):
+        graph.add_module(module)
+    graph.add_import(importer="layer", imported="layer.steps")
+    graph.add_import(importer="layer.steps", imported="layer")
+    assert _package_cycles(graph) == [("layer", "layer.steps")]
 
 
 def test_the_import_contracts_hold():

@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import urllib3
-import yaml
 from kubernetes import client
 from kubernetes import config as kube_config
 from kubernetes.client.exceptions import ApiException
 
+from karpenter_gitops.core import yaml_reader
 from karpenter_gitops.core.cluster import FleetNode, fleet_from
 from karpenter_gitops.core.errors import InputError
 
@@ -54,7 +54,8 @@ def api_client(kubeconfig: Path | None, context: str | None = None) -> client.Ap
         if not kubeconfig.is_file():
             raise InputError("no such kubeconfig file", str(kubeconfig), hint="check --kubeconfig")
         try:
-            if not isinstance(yaml.safe_load(kubeconfig.read_text()), dict):
+            # kubectl and the client library read a repeated key without complaint (the last one wins): so do we here
+            if not isinstance(yaml_reader.document(kubeconfig.read_text(), unique_keys=False), dict):
                 raise InputError("not a kubeconfig: the file is not a YAML mapping of clusters, contexts and users",
                                  str(kubeconfig), hint="check --kubeconfig")
             contexts = {entry.get("name") for entry in kube_config.list_kube_config_contexts(str(kubeconfig))[0]}
@@ -63,7 +64,7 @@ def api_client(kubeconfig: Path | None, context: str | None = None) -> client.Ap
                 raise InputError(f"no context {context!r} in the kubeconfig (it has: {known})", str(kubeconfig),
                                  hint="check --context")
             kube_config.load_kube_config(config_file=str(kubeconfig), context=context, client_configuration=configuration)
-        except (kube_config.ConfigException, yaml.YAMLError, OSError, UnicodeDecodeError, ValueError, TypeError, KeyError,
+        except (kube_config.ConfigException, yaml_reader.YAMLError, OSError, UnicodeDecodeError, ValueError, TypeError, KeyError,
                 AttributeError) as err:
             message = str(err).splitlines()[0] if str(err) else type(err).__name__
             raise InputError(f"unusable kubeconfig: {message}", str(kubeconfig)) from None

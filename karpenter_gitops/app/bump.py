@@ -11,16 +11,14 @@ else. So a pin keeps what the class already had:
   ``karpenter-gitops:amiSources`` (available images only, one per requirement set).
 
 :func:`plan_bump` decides, reading AWS only through an :class:`AmiCatalog`; :func:`rewrite_stack`
-edits the text; :func:`write_atomically` is the only write.
+edits the text; :func:`karpenter_gitops.adapters.atomic.write_file` is the only write.
 """
 
 from __future__ import annotations
 
-import contextlib
 import difflib
 import os
 import re
-import tempfile
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,9 +29,10 @@ from ruamel.yaml import YAML
 from ruamel.yaml.nodes import CollectionNode, MappingNode, Node, SequenceNode
 
 from karpenter_gitops import families
+from karpenter_gitops.adapters import atomic
 from karpenter_gitops.adapters.aws.amis import AMIResolution
 from karpenter_gitops.adapters.aws.errors import PersistentAWSError
-from karpenter_gitops.core import versions
+from karpenter_gitops.core import versions, yaml_reader
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.inputs import NAMESPACE, Inputs
 from karpenter_gitops.core.model import AMISelectorTerm, EC2NodeClass
@@ -374,33 +373,16 @@ def _content_end(node: Node) -> int:
 
 def _check_edit(text: str, edited: str, changes: Sequence[PinChange], file: str) -> None:
     """The edited file must read as the original with exactly the changed terms replaced."""
-    expected = yaml.safe_load(text)
+    expected = yaml_reader.document(text)
     classes = expected["config"][f"{NAMESPACE}:nodeClasses"]
     for change in changes:
         classes[change.node_class]["amiSelectorTerms"] = [dict(term) for term in change.new]
-    if yaml.safe_load(edited) != expected:
+    if yaml_reader.document(edited) != expected:
         raise InputError("could not rewrite the AMI pins without disturbing other values; edit them by hand", file)
 
 
 def stack_diff(before: str, after: str, file: str) -> str:
     return "".join(difflib.unified_diff(before.splitlines(True), after.splitlines(True), f"a/{file}", f"b/{file}"))
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Replace ``path`` in one step (temp file in the same directory, then rename): never half a file."""
-    mode = path.stat().st_mode & 0o7777
-    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(text.encode("utf-8"))
-            out.flush()
-            os.fsync(out.fileno())
-        os.chmod(temp, mode)
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp)
-        raise
 
 
 # --- the use case -----------------------------------------------------------------------------
@@ -443,7 +425,7 @@ def bump_stack(
     written = bool(diff) and not dry_run
     if written:
         try:
-            write_atomically(stack.path, edited)
+            atomic.write_file(stack.path, edited)
         except OSError as error:  # the old file is still whole: the write is all or nothing
             raise InputError(f"cannot write the bumped pins: {error.strerror or error}", stack.file) from None
     return Bumped(planned, diff, written)

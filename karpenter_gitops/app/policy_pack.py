@@ -15,13 +15,13 @@ import hashlib
 import importlib.metadata
 import importlib.util
 import os
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 import yaml
 
+from karpenter_gitops.adapters import atomic
+from karpenter_gitops.core import yaml_reader
 from karpenter_gitops.core.errors import InputError
 
 PACK_PACKAGE = "karpenter_gitops_policies"
@@ -44,11 +44,11 @@ def shipped_pack() -> Path:
 def _runtime_document(pack: Path) -> dict:
     path = pack / RUNTIME_FILE
     try:
-        document = yaml.safe_load(path.read_text(encoding="utf-8"))
+        document = yaml_reader.document(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as error:
         raise InputError(f"cannot read the pack's runtime file: {error.strerror or error}", str(path),
                          hint="reinstall karpenter-gitops") from None
-    except yaml.YAMLError as error:
+    except yaml_reader.YAMLError as error:
         raise InputError(f"not valid YAML ({' '.join(str(error).split())})", str(path), hint="reinstall karpenter-gitops") from None
     if not isinstance(document, dict):
         raise InputError("not a mapping", str(path), hint="reinstall karpenter-gitops")
@@ -108,17 +108,9 @@ def write_pack(directory: Path, files: dict[str, str]) -> None:
         if directory.exists() and (not directory.is_dir() or {entry.name for entry in directory.iterdir()} - set(files)):
             raise InputError("refusing to replace: it holds files `karpenter-gitops policy-pack` did not write",
                              str(directory), hint="give --out a new or empty directory")
-        directory.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{directory.name}.", dir=directory.parent))
         try:
-            for name, text in files.items():
-                (staging / name).write_text(text, encoding="utf-8")
-            os.chmod(staging, 0o755)
-            if directory.exists():  # stale or damaged: replace it
-                shutil.rmtree(directory)
-            os.rename(staging, directory)
+            atomic.replace_directory(directory, files)
         except OSError:
-            shutil.rmtree(staging, ignore_errors=True)
             if not _holds(directory, files):  # another run's rename won the race with a whole pack: keep it
                 raise
     except OSError as error:

@@ -22,5 +22,5 @@ def pack_config_command(stack) -> None:
     from karpenter_gitops.app import analyze
     from karpenter_gitops.load.stacks import stack_file
 
-    sources = options.sources([stack_file(stack)])
+    sources = options.sources([stack_file(stack)], None)
     click.echo(json.dumps(analyze.pack_config(sources.inputs.policy), indent=2, sort_keys=True))

@@ -12,11 +12,9 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 
-import yaml
-
+from karpenter_gitops.core import yaml_reader
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.model import pack
-from karpenter_gitops.load import yaml_events
 
 # Big enough for a rendered fleet, small enough that a stray dump cannot exhaust memory.
 MAX_FILE_BYTES = 256 * 1024 * 1024
@@ -104,14 +102,10 @@ def read_documents(path: Path) -> list[Any]:
 def parse_yaml(source: str | _TextChunks, name: str) -> list[Any]:
     """The documents of YAML text (or a file being read); malformed YAML is an InputError naming the line."""
     try:
-        return list(yaml_events.documents(source))
-    except yaml.MarkedYAMLError as err:
-        mark = err.problem_mark or err.context_mark
-        line = mark.line + 1 if mark else None
-        problem = err.problem or err.context or "malformed YAML"
-        raise InputError(f"invalid YAML: {problem}", name, line, "fix the YAML syntax at that line") from None
-    except yaml.YAMLError as err:
-        raise InputError(f"invalid YAML: {err}", name) from None
+        return list(yaml_reader.documents(source))
+    except yaml_reader.YAMLError as err:
+        problem, line = yaml_reader.problem(err)
+        raise InputError(f"invalid YAML: {problem}", name, line, "fix the YAML syntax at that line" if line else None) from None
 
 
 def expand(paths: Iterable[str | Path]) -> list[Path]:

@@ -15,11 +15,10 @@ import gc
 import re
 from collections.abc import Iterable, Iterator, Mapping
 
-import yaml
-
+from karpenter_gitops.core import yaml_reader
 from karpenter_gitops.core.findings import Finding
+from karpenter_gitops.core.yaml_reader import Mark, MappingNode, Node, ScalarNode, SequenceNode
 
-_Composer = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 _SEGMENT = re.compile(r"\[([^\]]*)\]|([^.\[\]]+)")
 
@@ -34,7 +33,7 @@ class YamlFile:
 
     def __init__(self, text: str) -> None:
         with _collector_paused():
-            self.documents: list[yaml.Node] = list(yaml.compose_all(text, Loader=_Composer))
+            self.documents: list[Node] = yaml_reader.nodes(text)
 
     def line(self, path: str, *, document: int | None = None, stack_key: str | None = None) -> int | None:
         """The 1-based line of ``path`` in the object at ``document`` (1-based) or ``stack_key``.
@@ -48,13 +47,13 @@ class YamlFile:
         object_line, root = located
         return _deepest_line(root, path_segments(path)) or object_line
 
-    def _document(self, document: int | None) -> tuple[int, yaml.Node] | None:
+    def _document(self, document: int | None) -> tuple[int, Node] | None:
         if document is None or not 1 <= document <= len(self.documents):
             return None
         root = self.documents[document - 1]
         return _line(root), root
 
-    def _stack_object(self, stack_key: str) -> tuple[int, yaml.Node] | None:
+    def _stack_object(self, stack_key: str) -> tuple[int, Node] | None:
         """A stack object, ``karpenter-gitops:nodeClasses.NAME`` (its spec is the value under NAME),
         or a settings block, ``karpenter-gitops:controller`` (its paths start with that key)."""
         if len(self.documents) != 1:
@@ -113,7 +112,7 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _deepest_line(node: yaml.Node, segments: list[str]) -> int | None:
+def _deepest_line(node: Node, segments: list[str]) -> int | None:
     line = None
     for segment in segments:
         entry = _child(node, segment)
@@ -124,31 +123,31 @@ def _deepest_line(node: yaml.Node, segments: list[str]) -> int | None:
     return line
 
 
-def _child(node: yaml.Node, segment: str) -> tuple[yaml.Node, yaml.Node] | None:
+def _child(node: Node, segment: str) -> tuple[Node, Node] | None:
     """The node ``segment`` names under ``node``, with the node whose line stands for it (a mapping's key)."""
-    if isinstance(node, yaml.SequenceNode):
+    if isinstance(node, SequenceNode):
         if segment.isdigit() and int(segment) < len(node.value):
             item = node.value[int(segment)]
             return item, item
         return None
-    if not isinstance(node, yaml.MappingNode):
+    if not isinstance(node, MappingNode):
         return None
     merged = []
     for key, value in node.value:
         if key.tag == _MERGE_TAG:  # `<<: *defaults` (or a list of them): keys the mapping itself lacks
-            merged.extend(value.value if isinstance(value, yaml.SequenceNode) else [value])
-        elif isinstance(key, yaml.ScalarNode) and key.value == segment:
+            merged.extend(value.value if isinstance(value, SequenceNode) else [value])
+        elif isinstance(key, ScalarNode) and key.value == segment:
             return key, value
     return next(filter(None, (_child(source, segment) for source in merged)), None)
 
 
-def _key(value: str, mark: yaml.Mark) -> yaml.ScalarNode:
-    return yaml.ScalarNode("tag:yaml.org,2002:str", value, mark, mark)
+def _key(value: str, mark: Mark) -> ScalarNode:
+    return ScalarNode("tag:yaml.org,2002:str", value, mark, mark)
 
 
-def _mapping(entries: list[tuple[yaml.Node, yaml.Node]], mark: yaml.Mark) -> yaml.MappingNode:
-    return yaml.MappingNode("tag:yaml.org,2002:map", entries, mark, mark)
+def _mapping(entries: list[tuple[Node, Node]], mark: Mark) -> MappingNode:
+    return MappingNode("tag:yaml.org,2002:map", entries, mark, mark)
 
 
-def _line(node: yaml.Node) -> int:
+def _line(node: Node) -> int:
     return node.start_mark.line + 1

@@ -13,16 +13,14 @@ the renames the target is briefly absent). A target holding anything else is ref
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from karpenter_gitops.adapters import atomic
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.inputs import Inputs
 from karpenter_gitops.core.model import NAMESPACED, CapacityBuffer, EC2NodeClass, NodeOverlay, NodePool
@@ -121,29 +119,5 @@ def write_atomically(out: Path, files: Mapping[str, str]) -> bool:
     check_ours(out)
     if out.is_dir() and current_files(out) == dict(files):
         return False
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".render", dir=out.parent))
-    try:
-        os.chmod(staging, 0o755)
-        for name, text in files.items():
-            (staging / name).write_bytes(text.encode("utf-8"))
-        _swap_into_place(staging, out)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+    atomic.replace_directory(out, files)
     return True
-
-
-def _swap_into_place(staging: Path, out: Path) -> None:
-    if not out.exists():
-        os.rename(staging, out)
-        return
-    retired = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".old", dir=out.parent))
-    os.rmdir(retired)  # only its unique name is wanted
-    os.rename(out, retired)
-    try:
-        os.rename(staging, out)
-    except BaseException:
-        os.rename(retired, out)
-        raise
-    shutil.rmtree(retired)

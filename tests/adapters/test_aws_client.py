@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from karpenter_gitops.adapters.aws.client import AwsSession, TTLCache, tag_filters
+from karpenter_gitops.adapters.aws.client import AwsSession, tag_filters
 from karpenter_gitops.adapters.aws.errors import PersistentAWSError, TransientAWSError
 
 
@@ -86,16 +86,6 @@ def test_session_is_never_pickled_and_shows_no_credentials(default_aws):
     with pytest.raises(TypeError):
         pickle.dumps(aws)
     assert "testing" not in repr(aws)
-
-
-def test_ttl_cache_expires_entries():
-    now = [0.0]
-    cache = TTLCache(10, clock=lambda: now[0])
-    cache.put("k", 1)
-    now[0] = 9.9
-    assert cache.get("k") == 1
-    now[0] = 10.0
-    assert cache.get("k") is None
 
 
 def test_tag_filters_use_tag_key_for_wildcard_values():

@@ -4,11 +4,11 @@ import pytest
 from botocore.retries.standard import ExponentialBackoff
 
 from karpenter_gitops.adapters.aws.amis import AMIOutcome, resolve_amis
-from karpenter_gitops.adapters.aws.client import TTLCache
 from karpenter_gitops.adapters.aws.embedded import Throttler
 from karpenter_gitops.adapters.aws.errors import TransientAWSError
 from karpenter_gitops.adapters.aws.instance_profiles import (
     ProfileOutcome,
+    profile_cache,
     resolve_instance_profile,
 )
 from karpenter_gitops.adapters.aws.network import resolve_subnets
@@ -52,7 +52,7 @@ def test_throttled_network_and_profile_lookups_are_clean_or_transient(default_aw
             assert resolve_subnets(aws, term) == clean
         except TransientAWSError:
             pass  # the other acceptable ending; a PersistentAWSError or a wrong list fails the test
-        profile = resolve_instance_profile(aws, "KarpenterNodeProfile", cache=TTLCache(60))
+        profile = resolve_instance_profile(aws, "KarpenterNodeProfile", cache=profile_cache())
         assert profile.outcome in (ProfileOutcome.READY, ProfileOutcome.TRANSIENT_ERROR)
 
 
@@ -61,12 +61,12 @@ def test_always_throttled_is_transient_never_not_found(default_aws, no_backoff):
     Throttler(1.0).install(aws)
     result = resolve_amis(aws, TERMS["alias"], "1.32")
     assert result.outcome is AMIOutcome.TRANSIENT_ERROR and "ThrottlingException" in result.message
-    profile = resolve_instance_profile(aws, "NoSuchProfile", cache=TTLCache(60))
+    profile = resolve_instance_profile(aws, "NoSuchProfile", cache=profile_cache())
     assert profile.outcome is ProfileOutcome.TRANSIENT_ERROR
 
 
 def test_no_such_entity_is_persistent_not_transient(default_aws):
-    result = resolve_instance_profile(default_aws.session(), "NoSuchProfile", cache=TTLCache(60))
+    result = resolve_instance_profile(default_aws.session(), "NoSuchProfile", cache=profile_cache())
     assert result.outcome is ProfileOutcome.NOT_FOUND
 
 

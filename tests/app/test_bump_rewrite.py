@@ -1,8 +1,6 @@
-"""Editing a stack file for a bump: only the moved values change, byte for byte; the write is all or nothing."""
+"""Editing a stack file for a bump: only the moved values change, byte for byte."""
 
 from __future__ import annotations
-
-import os
 
 import pytest
 
@@ -10,7 +8,6 @@ from karpenter_gitops.app.bump import (
     PinChange,
     rewrite_stack,
     stack_diff,
-    write_atomically,
 )
 from karpenter_gitops.core.errors import InputError
 
@@ -103,27 +100,3 @@ def test_an_alias_written_as_a_block_scalar_is_refused():
             "        - alias: >-\n            al2023@v1\n")
     with pytest.raises(InputError, match="edit it by hand"):
         rewrite_stack(text, [change("a", {"alias": "al2023@v2"})], "t.yaml")
-
-
-def test_atomic_write_replaces_the_file_and_keeps_its_mode(tmp_path):
-    path = tmp_path / "Pulumi.t.yaml"
-    path.write_text(STACK)
-    path.chmod(0o640)
-    write_atomically(path, EXPECTED)
-    assert path.read_text() == EXPECTED and (path.stat().st_mode & 0o777) == 0o640
-    assert os.listdir(tmp_path) == ["Pulumi.t.yaml"]
-
-
-@pytest.mark.parametrize("failing", ["fsync", "replace"])
-def test_a_failed_write_leaves_the_old_file_and_no_temp_file(tmp_path, monkeypatch, failing):
-    path = tmp_path / "Pulumi.t.yaml"
-    path.write_text(STACK)
-
-    def fail(*_args, **_kwargs):
-        raise OSError(28, "No space left on device")
-
-    monkeypatch.setattr(os, failing, fail)
-    with pytest.raises(OSError, match="No space left"):
-        write_atomically(path, EXPECTED)
-    assert path.read_text() == STACK
-    assert os.listdir(tmp_path) == ["Pulumi.t.yaml"]

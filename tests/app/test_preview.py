@@ -12,7 +12,6 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 from _fake_kube import fake_cluster, kubeconfig_for  # noqa: F401 - the fixture is used by name
-from _snapshot import assert_snapshot
 
 from karpenter_gitops.cli import main
 from karpenter_gitops.core.errors import InputError
@@ -67,7 +66,7 @@ def reconciled(catalogue_cache) -> list[str]:
 PAYMENTS = {"amiFamily": "AL2023", "amiSelectorTerms": [{"name": "payments-node-2025-01-27", "owner": "self"}]}
 
 
-def test_ami_bump_moves_instance_types_and_drifts_the_pool(tmp_path, monkeypatch, capsys, catalogue_cache):
+def test_ami_bump_moves_instance_types_and_drifts_the_pool(tmp_path, monkeypatch, capsys, catalogue_cache, snapshot):
     pool = node_pool(family("m5", "c5"))
     code, out = run_preview(
         tmp_path, monkeypatch, capsys,
@@ -76,11 +75,11 @@ def test_ami_bump_moves_instance_types_and_drifts_the_pool(tmp_path, monkeypatch
         *reconciled(catalogue_cache),
     )
     assert "`ami-0a23000000000a001`" in out and "→ `ami-0a23000000000b001`" in out
-    assert_snapshot("preview-ami-bump.md", out)
+    assert out == snapshot
     assert code == 0
 
 
-def test_pending_ami_appearing_is_skipped_and_nothing_moves(tmp_path, monkeypatch, capsys, catalogue_cache):
+def test_pending_ami_appearing_is_skipped_and_nothing_moves(tmp_path, monkeypatch, capsys, catalogue_cache, snapshot):
     pool = node_pool(family("m6i"))
     widened = {**PAYMENTS, "amiSelectorTerms": [{"name": "payments-node-20*", "owner": "self"}]}
     code, out = run_preview(
@@ -91,10 +90,10 @@ def test_pending_ami_appearing_is_skipped_and_nothing_moves(tmp_path, monkeypatc
     )
     assert "ami-0c9a000000000f005" in out and "state is pending" in out
     assert "AMIDrift" not in out and "move to another AMI" not in out
-    assert_snapshot("preview-pending-ami.md", out)
+    assert out == snapshot
 
 
-def test_instance_profile_arn_is_a_blocking_error_in_the_summary(tmp_path, monkeypatch, capsys, catalogue_cache):
+def test_instance_profile_arn_is_a_blocking_error_in_the_summary(tmp_path, monkeypatch, capsys, catalogue_cache, snapshot):
     arn = node_class()
     del arn["spec"]["role"]
     arn["spec"]["instanceProfile"] = "arn:aws:iam::123456789012:instance-profile/KarpenterNodeProfile"
@@ -106,10 +105,10 @@ def test_instance_profile_arn_is_a_blocking_error_in_the_summary(tmp_path, monke
     summary = out.split("<details>")[0]
     assert "#### Blocking errors" in summary and "nodeclass/instance-profile-arn" in summary
     assert "`default` not Ready" in summary
-    assert_snapshot("preview-instance-profile-arn.md", out)
+    assert out == snapshot
 
 
-def test_requirement_widening_adds_types_and_reports_arm64_unserved(tmp_path, monkeypatch, capsys, catalogue_cache):
+def test_requirement_widening_adds_types_and_reports_arm64_unserved(tmp_path, monkeypatch, capsys, catalogue_cache, snapshot):
     arch = {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64", "arm64"]}
     code, out = run_preview(
         tmp_path, monkeypatch, capsys,
@@ -119,10 +118,10 @@ def test_requirement_widening_adds_types_and_reports_arm64_unserved(tmp_path, mo
     )
     assert "become launchable" in out and "c6i.*" in out
     assert "arm64 allowed but only amd64 AMIs selected" in out
-    assert_snapshot("preview-requirement-widening.md", out)
+    assert out == snapshot
 
 
-def test_oversized_diff_is_cut_with_summary_intact_and_full_report_written(tmp_path, monkeypatch, capsys):
+def test_oversized_diff_is_cut_with_summary_intact_and_full_report_written(tmp_path, monkeypatch, capsys, snapshot):
     base_tags = {f"cost-centre-{i:03}": "platform" for i in range(300)}
     head_tags = {key: "payments" for key in base_tags}
     code, out = run_preview(
@@ -136,7 +135,7 @@ def test_oversized_diff_is_cut_with_summary_intact_and_full_report_written(tmp_p
     assert ":scissors: diff cut:" in out and "`out/full.md`" in out
     full = (tmp_path / "out" / "full.md").read_text()
     assert full.count("cost-centre-") == 600 and ":scissors:" not in full
-    assert_snapshot("preview-oversized.md", out)
+    assert out == snapshot
 
 
 def test_user_data_and_secret_looking_values_are_redacted(tmp_path, monkeypatch, capsys):
@@ -325,7 +324,7 @@ def test_the_footer_fits_its_reserve_even_with_the_longest_object_names():
 # --- transition rules: what the API server refuses only on update -------------------------------
 
 
-def test_node_class_ref_kind_change_is_a_blocking_transition_error(tmp_path, monkeypatch, capsys):
+def test_node_class_ref_kind_change_is_a_blocking_transition_error(tmp_path, monkeypatch, capsys, snapshot):
     moved = node_pool(family("m5"))
     moved["spec"]["template"]["spec"]["nodeClassRef"]["kind"] = "NodeClass"
     code, out = run_preview(tmp_path, monkeypatch, capsys, [node_class(), node_pool(family("m5"))], [node_class(), moved])
@@ -335,7 +334,7 @@ def test_node_class_ref_kind_change_is_a_blocking_transition_error(tmp_path, mon
         "`NodePool/general` spec.template.spec.nodeClassRef: nodeClassRef.kind is immutable "
         "[`transition/node-class-ref-immutable`]" in summary
     )
-    assert_snapshot("preview-node-class-ref-kind.md", out)
+    assert out == snapshot
 
 
 def _role_change_at(tmp_path, monkeypatch, capsys, karpenter_version: str) -> tuple[int, str]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 
-from _snapshot import assert_snapshot
 from test_preview import family, node_class, node_pool
 
 from karpenter_gitops.core.inputs import Cluster
@@ -41,7 +40,7 @@ def report(aws, cache, base_docs, head_docs, cluster=GATED) -> preview.Preview:
 POOLS = [node_class(), node_pool(family("m5", "t3"), name="general"), node_pool(family("c5"), name="compute")]
 
 
-def test_an_overlay_that_makes_m5_cheapest_moves_the_first_choice_in_one_line(default_aws, catalogue_cache):
+def test_an_overlay_that_makes_m5_cheapest_moves_the_first_choice_in_one_line(default_aws, catalogue_cache, snapshot):
     found = report(default_aws, catalogue_cache, POOLS, [*POOLS, overlay("m5-discount", ["m5"], "-99%")])
     text, _ = preview.markdown(found)
     assert [(m.node_pool, m.before.instance_types, m.after.instance_types) for m in found.first_choice_moves] == [
@@ -50,7 +49,7 @@ def test_an_overlay_that_makes_m5_cheapest_moves_the_first_choice_in_one_line(de
     assert "**First choice**: `general` would launch m5.large at $0.00096/h on-demand first, instead of t3.nano" in text
     assert text.count("**First choice**") == 1  # compute launches c5 either way
     assert found.to_json()["firstChoiceMoves"][0]["after"]["instanceTypes"] == ["m5.large"]
-    assert_snapshot("preview-overlay-first-choice.md", text)
+    assert text == snapshot
 
 
 def test_removing_the_overlay_moves_it_back(default_aws, catalogue_cache):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-import yaml
 
 from karpenter_gitops.core.findings import Finding, Severity
 from karpenter_gitops.core.model import Source
@@ -166,8 +165,8 @@ def _finding(path: str, source: Source | None) -> Finding:
 
 def test_with_lines_composes_each_file_with_findings_once(monkeypatch):
     composed = []
-    compose_all = yaml.compose_all
-    monkeypatch.setattr(locate.yaml, "compose_all", lambda text, Loader: composed.append(text) or compose_all(text, Loader))
+    nodes = locate.yaml_reader.nodes
+    monkeypatch.setattr(locate.yaml_reader, "nodes", lambda text: composed.append(text) or nodes(text))
     pool = Source("pools.yaml", document=3)
     findings = [
         _finding("spec.template.spec.requirements", pool),

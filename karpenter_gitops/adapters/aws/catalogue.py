@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from karpenter_gitops.adapters import atomic
 from karpenter_gitops.adapters.aws.client import AwsSession
 from karpenter_gitops.adapters.aws.errors import TransientAWSError
 
@@ -120,8 +120,7 @@ def _read(path: Path, region: str) -> Catalogue | None:
 
 
 def _write(path: Path, catalogue: Catalogue) -> None:
-    """Write atomically (temp file + rename) so a concurrent reader never sees half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Written atomically, so a concurrent reader never sees half a file."""
     data = {
         "format": _FORMAT,
         "region": catalogue.region,
@@ -129,10 +128,4 @@ def _write(path: Path, catalogue: Catalogue) -> None:
         "instanceTypes": list(catalogue.instance_types),
         "offerings": {name: list(zones) for name, zones in catalogue.offerings.items()},
     }
-    with tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=path.name, suffix=".tmp", delete=False) as handle:
-        try:
-            json.dump(data, handle, separators=(",", ":"), default=str)
-        except BaseException:
-            os.unlink(handle.name)
-            raise
-    os.replace(handle.name, path)
+    atomic.write_file(path, json.dumps(data, separators=(",", ":"), default=str))

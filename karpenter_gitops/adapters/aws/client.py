@@ -14,7 +14,6 @@ import hashlib
 import json
 import os
 import threading
-import time
 from collections import Counter
 from collections.abc import Callable, Hashable, Mapping
 from concurrent.futures import Future
@@ -305,33 +304,6 @@ class AwsSession:
 
 def _canonical(params: dict) -> str:
     return json.dumps(params, sort_keys=True, default=str, separators=(",", ":"))
-
-
-class TTLCache:
-    """A small thread-safe cache whose entries expire ``ttl`` seconds after they were stored."""
-
-    def __init__(self, ttl: float, clock: Callable[[], float] = time.monotonic):
-        self.ttl, self._clock = ttl, clock
-        self._lock = threading.Lock()
-        self._entries: dict[Hashable, tuple[float, Any]] = {}
-
-    def get(self, key: Hashable) -> Any | None:
-        with self._lock:
-            entry = self._entries.get(key)
-            if entry is None:
-                return None
-            if self._clock() - entry[0] >= self.ttl:
-                del self._entries[key]
-                return None
-            return entry[1]
-
-    def put(self, key: Hashable, value: Any) -> None:
-        with self._lock:
-            self._entries[key] = (self._clock(), value)
-
-    def drop(self, key: Hashable) -> None:
-        with self._lock:
-            self._entries.pop(key, None)
 
 
 def tag_filters(tags: dict[str, str] | None) -> list[dict]:

@@ -45,9 +45,9 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
-import yaml
 
 from karpenter_gitops.adapters.aws.client import AwsSession
+from karpenter_gitops.core import yaml_reader
 from karpenter_gitops.core.errors import InputError
 
 DEFAULT_WORLD = "default"
@@ -181,11 +181,10 @@ def load_world(source: str | Path | None = None) -> World:
 def parse_world(text: str, source: str) -> World:
     """Validate a world fixture strictly: an unknown or malformed field is an InputError naming its path."""
     try:
-        data = _plain(yaml.safe_load(text))
-    except yaml.YAMLError as error:
-        line = getattr(getattr(error, "problem_mark", None), "line", None)
-        raise InputError(f"not valid YAML: {getattr(error, 'problem', error)}", file=source,
-                         line=None if line is None else line + 1) from error
+        data = _plain(yaml_reader.document(text))
+    except yaml_reader.YAMLError as error:
+        problem, line = yaml_reader.problem(error)
+        raise InputError(f"not valid YAML: {problem}", file=source, line=line) from error
     error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(WORLD_SCHEMA).iter_errors(data))
     if error is not None:
         where = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in error.absolute_path)

@@ -10,14 +10,28 @@ from __future__ import annotations
 
 import enum
 import re
+import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from karpenter_gitops.adapters.aws.client import AwsSession, TTLCache
+from cachetools import TTLCache
+
+from karpenter_gitops.adapters.aws.client import AwsSession
 from karpenter_gitops.adapters.aws.errors import AWSError, TransientAWSError
 from karpenter_gitops.core.resolved import InstanceProfile
 
 PROFILE_TTL_SECONDS = 15 * 60  # Karpenter's InstanceProfileTTL
-PROFILE_CACHE = TTLCache(PROFILE_TTL_SECONDS)
+PROFILES_KEPT = 4096  # far more profiles than a fleet names; past it the oldest answers go first
+
+
+def profile_cache(timer: Callable[[], float] = time.monotonic) -> TTLCache:
+    """A cache of IAM's answers, each kept for Karpenter's InstanceProfileTTL (shared by a process's runs)."""
+    return TTLCache(maxsize=PROFILES_KEPT, ttl=PROFILE_TTL_SECONDS, timer=timer)
+
+
+PROFILE_CACHE = profile_cache()
+_CACHE_LOCK = threading.Lock()  # cachetools' caches are not thread-safe; a fleet's stacks resolve in threads
 
 _PROFILE_ARN = re.compile(r"^arn:aws[a-z-]*:iam::\d{12}:instance-profile/(?:.*/)?([^/]+)$")
 
@@ -58,19 +72,20 @@ def resolve_instance_profile(aws: AwsSession, name: str, *, cache: TTLCache = PR
             f"instanceProfile {name!r} includes a path; EC2 launches take the bare name: use {name.rsplit('/', 1)[-1]!r}",
         )
     key = (aws.cache_namespace, name)
-    profile = cache.get(key)
+    with _CACHE_LOCK:
+        profile = cache.get(key)
     if profile is None:
         try:
             raw = aws.call("iam", "GetInstanceProfile", InstanceProfileName=name)["InstanceProfile"]
         except AWSError as error:
             if error.not_found:
-                cache.drop(key)
                 return ProfileResolution(
                     ProfileOutcome.NOT_FOUND, f"instance profile {name!r} does not exist", InstanceProfile(name, False)
                 )
             return _failure(error)
         profile = InstanceProfile(name, True, tuple(role["RoleName"] for role in raw.get("Roles", ())))
-        cache.put(key, profile)
+        with _CACHE_LOCK:
+            cache[key] = profile
     if not profile.roles:
         return ProfileResolution(
             ProfileOutcome.NO_ROLE, f"instance profile {name!r} has no role; nodes would get no credentials", profile

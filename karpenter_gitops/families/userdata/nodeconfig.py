@@ -13,12 +13,12 @@ from typing import Any
 
 import yaml
 
+from karpenter_gitops.core import yaml_reader
 from karpenter_gitops.families.userdata import mime, taints
 from karpenter_gitops.families.userdata.problems import NODECONFIG, REGISTER_TAINTS_FLAG, Problem
 
 API_VERSION = "node.eks.aws/v1alpha1"
 KIND = "NodeConfig"
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _ENTRY = "write each entry as {key: example.com/dedicated, value: gpu, effect: NoSchedule}"
 
 
@@ -34,15 +34,14 @@ def node_configs(part: mime.Part) -> NodeConfigs | None:
     """The NodeConfig documents of a part; None when the part is a script (or other content)."""
     if part.content_type == mime.NODECONFIG:
         try:
-            return NodeConfigs(tuple(d for d in yaml.load_all(part.body, Loader=_Loader) if d is not None))
-        except yaml.YAMLError as err:
-            mark = getattr(err, "problem_mark", None)
-            where = f" (line {mark.line + 1} of the part)" if mark else ""
-            return NodeConfigs((), f"{getattr(err, 'problem', None) or err}{where}")
+            return NodeConfigs(tuple(d for d in yaml_reader.documents(part.body, unique_keys=False) if d is not None))
+        except yaml_reader.YAMLError as err:
+            problem, line = yaml_reader.problem(err)
+            return NodeConfigs((), problem + (f" (line {line} of the part)" if line else ""))
     if part.content_type is None and not part.body.lstrip().startswith("#!"):
         try:
-            document = yaml.load(part.body, Loader=_Loader)
-        except yaml.YAMLError:
+            document = yaml_reader.document(part.body, unique_keys=False)
+        except yaml_reader.YAMLError:
             return None
         return NodeConfigs((document,)) if isinstance(document, Mapping) else None
     return None

@@ -1,4 +1,4 @@
-"""Documents built from libyaml's events equal PyYAML's safe loader's, and hostile YAML is refused."""
+"""Documents built from libyaml's events equal PyYAML's safe loader's, hostile YAML is refused, and nodes know their lines."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from karpenter_gitops.load.yaml_events import MAX_ALIAS_NODES, MAX_DEPTH, documents
+from karpenter_gitops.core.yaml_reader import MAX_ALIAS_NODES, MAX_DEPTH, MappingNode, document, documents, nodes, problem
 
 
 def pyyaml(text: str) -> list:
@@ -157,3 +157,37 @@ def test_nesting_beyond_the_limit_is_refused():
         ours("[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1))
     assert "levels deep" in raised.value.problem
     assert ours("[" * MAX_DEPTH + "]" * MAX_DEPTH)
+
+
+def test_repeated_keys_of_files_other_tools_read_first_keep_the_last_value():
+    """A kubeconfig or a NodeConfig: kubectl and nodeadm take the last value of a repeated key, as PyYAML does."""
+    text = "a: 1\nb: 2\na: 3\n<<: {c: 1}\n<<: {c: 2, d: 1}\n"
+    assert list(documents(text, unique_keys=False)) == [{"a": 3, "b": 2, "c": 2, "d": 1}]
+    assert pyyaml("a: 1\nb: 2\na: 3\n") == list(documents("a: 1\nb: 2\na: 3\n", unique_keys=False))
+
+
+def test_one_document_as_pyyaml_safe_load_reads_it():
+    assert document("a: [1, yes]\n") == yaml.safe_load("a: [1, yes]\n") == {"a": [1, True]}
+    assert document("") is None and document("# only a comment\n") is None
+    with pytest.raises(yaml.YAMLError, match="expected a single document"):
+        document("a: 1\n---\nb: 2\n")
+
+
+def test_nodes_carry_the_line_of_every_value():
+    first, second = nodes("kind: A\nspec:\n  x: 1\n---\nkind: B\n")
+    assert isinstance(first, MappingNode)
+    spec = dict((key.value, value) for key, value in first.value)["spec"]
+    assert [spec.start_mark.line + 1, second.start_mark.line + 1] == [3, 5]
+
+
+@pytest.mark.parametrize(
+    ("error", "expected"),
+    [
+        (yaml.MarkedYAMLError(problem="found a tab", problem_mark=yaml.Mark("f", 0, 6, 2, None, None)), ("found a tab", 7)),
+        (yaml.MarkedYAMLError(context="while scanning", context_mark=yaml.Mark("f", 0, 1, 0, None, None)), ("while scanning", 2)),
+        (yaml.MarkedYAMLError(), ("malformed YAML", None)),
+        (yaml.YAMLError("no document"), ("no document", None)),
+    ],
+)
+def test_a_problem_is_its_message_and_its_line(error, expected):
+    assert problem(error) == expected

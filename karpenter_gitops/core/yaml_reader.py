@@ -1,15 +1,23 @@
-"""YAML documents built straight from libyaml's parse events, one document at a time.
+"""Reading YAML: the one module that turns YAML text into values, or into nodes that know their lines.
 
-PyYAML's C loader parses in C, then builds every value through Python machinery (a node per
-value, a resolver pass, generator-based constructors) that costs twice the parse. Manifests are
-plain data, so we build dicts, lists and scalars directly from the events, with the values
-PyYAML's safe loader gives (YAML 1.1 scalars, as kubectl's Go YAML reads them: ``yes`` is true,
-``1_000`` is 1000, ``2024-01-01`` is a date) by asking PyYAML's own resolver and constructors,
-once per distinct plain scalar. Equal short scalars share one object, which also keeps a large
-run's memory down. What we refuse, PyYAML's safe loader also refuses, with its messages, plus:
+Everything here runs on libyaml, PyYAML's C parser (its pure-Python twin where the C one is not
+built). :func:`documents` and :func:`document` build values; :func:`nodes` composes the node trees
+that findings are located in. The one other YAML reader is ruamel's round-trip parser in
+``app/bump.py``, whose in-place edits must keep the stack file's comments and layout.
+
+Values are built straight from libyaml's parse events, one document at a time. PyYAML's C loader
+parses in C, then builds every value through Python machinery (a node per value, a resolver pass,
+generator-based constructors) that costs twice the parse. Manifests are plain data, so we build
+dicts, lists and scalars directly from the events, with the values PyYAML's safe loader gives
+(YAML 1.1 scalars, as kubectl's Go YAML reads them: ``yes`` is true, ``1_000`` is 1000,
+``2024-01-01`` is a date) by asking PyYAML's own resolver and constructors, once per distinct
+plain scalar. Equal short scalars share one object, which also keeps a large run's memory down.
+What we refuse, PyYAML's safe loader also refuses, with its messages, plus:
 
 * a key given twice in one mapping, ``<<`` included (kubectl and Pulumi's Go YAML reject the file;
-  keys a merge ``<<: *anchor`` brings in may still be overridden, as YAML allows);
+  keys a merge ``<<: *anchor`` brings in may still be overridden, as YAML allows). Files other
+  tools read before us (a kubeconfig, a NodeConfig in userData) are read with
+  ``unique_keys=False``: the last value wins, as in those tools;
 * aliases that expand to more than :data:`MAX_ALIAS_NODES` values (and ten times the document),
   as Go YAML refuses them (a "billion laughs" bomb expands a few hundred bytes into billions of
   values for whoever walks them), an alias inside the value it names, and nesting deeper than
@@ -25,9 +33,15 @@ from collections.abc import Iterator
 from typing import Any
 
 import yaml
+from yaml import Mark, MappingNode, Node, ScalarNode, SequenceNode, YAMLError
 from yaml.constructor import ConstructorError, SafeConstructor
 from yaml.composer import ComposerError
 from yaml.resolver import Resolver
+
+__all__ = [
+    "MAX_ALIAS_NODES", "MAX_DEPTH", "Mark", "MappingNode", "Node", "ScalarNode", "SequenceNode", "YAMLError",
+    "document", "documents", "nodes", "problem",
+]
 
 # As Go YAML (kubectl, Pulumi): aliasing is excessive past this many values, and ten times the document.
 MAX_ALIAS_NODES = 400_000
@@ -110,17 +124,38 @@ class _Scalars:
         return construct(self.constructor, yaml.ScalarNode(tag, text, event.start_mark, event.end_mark))
 
 
-def documents(stream: Any) -> Iterator[Any]:
+def documents(stream: Any, *, unique_keys: bool = True) -> Iterator[Any]:
     """Each document of ``stream`` (text, bytes or a binary file), built as it is parsed."""
     parser = _Loader(stream)
     scalars = _Scalars()
     try:
-        yield from _build(parser, scalars)
+        yield from _build(parser, scalars, unique_keys)
     finally:
         parser.dispose()
 
 
-def _build(parser: Any, scalars: _Scalars) -> Iterator[Any]:
+def document(text: str, *, unique_keys: bool = True) -> Any:
+    """The one document of ``text`` (None when it has none); a second document is refused, as by PyYAML's ``safe_load``."""
+    found = list(documents(text, unique_keys=unique_keys))
+    if len(found) > 1:
+        raise ComposerError("expected a single document in the stream", None, "but found another document", None)
+    return found[0] if found else None
+
+
+def nodes(text: str) -> list[Node]:
+    """The node tree of each document of ``text``: every node carries its start and end marks (0-based line and column)."""
+    return list(yaml.compose_all(text, Loader=_Loader))
+
+
+def problem(error: YAMLError) -> tuple[str, int | None]:
+    """What is wrong with the YAML, and its 1-based line when the parser knows it."""
+    if isinstance(error, yaml.MarkedYAMLError):
+        mark = error.problem_mark or error.context_mark
+        return error.problem or error.context or "malformed YAML", mark.line + 1 if mark else None
+    return str(error), None
+
+
+def _build(parser: Any, scalars: _Scalars, unique_keys: bool) -> Iterator[Any]:
     stack: list[_Frame] = []
     anchors: dict[str, tuple[Any, int]] = {}
     root: Any = None
@@ -129,7 +164,7 @@ def _build(parser: Any, scalars: _Scalars) -> Iterator[Any]:
         kind = type(event)
         written += 1
         if kind is yaml.ScalarEvent:
-            value, nodes = scalars.value(event), 1
+            value, size = scalars.value(event), 1
             if event.anchor is not None:
                 _anchor(anchors, event.anchor, value, 1, event)
         elif kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
@@ -142,17 +177,17 @@ def _build(parser: Any, scalars: _Scalars) -> Iterator[Any]:
             continue
         elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
             frame = stack.pop()
-            value, nodes = (_merged(frame) if frame.merges else frame.value), frame.nodes
+            value, size = (_merged(frame) if frame.merges else frame.value), frame.nodes
             if frame.anchor is not None:
-                _anchor(anchors, frame.anchor, value, nodes, event, frame.mark)
+                _anchor(anchors, frame.anchor, value, size, event, frame.mark)
         elif kind is yaml.AliasEvent:
             if any(frame.anchor == event.anchor for frame in stack):
                 raise ComposerError(None, None, "a YAML alias refers to a value that contains it", event.start_mark)
             try:
-                value, nodes = anchors[event.anchor]
+                value, size = anchors[event.anchor]
             except KeyError:
                 raise ComposerError(None, None, f"found undefined alias {event.anchor!r}", event.start_mark) from None
-            repeated += nodes
+            repeated += size
             if repeated > MAX_ALIAS_NODES and repeated > 10 * written:
                 raise ComposerError(
                     None, None, f"YAML aliases expand to more than {MAX_ALIAS_NODES:,} values", event.start_mark
@@ -172,28 +207,30 @@ def _build(parser: Any, scalars: _Scalars) -> Iterator[Any]:
         if parent is None:
             root = value
             continue
-        parent.nodes += nodes
+        parent.nodes += size
         if not parent.is_map:
             parent.value.append(value)
         elif parent.key is _NO_KEY:
             parent.key, parent.key_mark = value, event.start_mark
         else:
-            _put(parent, value)
+            _put(parent, value, unique_keys)
 
 
-def _put(frame: _Frame, value: Any) -> None:
+def _put(frame: _Frame, value: Any, unique_keys: bool) -> None:
     key, frame.key = frame.key, _NO_KEY
     if key is MERGE:
-        if frame.merges is not None:  # Go YAML rejects a second `<<` as it rejects any repeated key
+        if frame.merges is None:
+            frame.merges = []
+        elif unique_keys:  # Go YAML rejects a second `<<` as it rejects any repeated key
             raise ConstructorError("while constructing a mapping", frame.mark, "duplicate key '<<'", frame.key_mark)
-        frame.merges = [_merge_sources(value, frame)]
+        frame.merges.append(_merge_sources(value, frame))
         return
     mapping = frame.value
     try:
         duplicate = key in mapping
     except TypeError:
         raise ConstructorError("while constructing a mapping", frame.mark, "found unhashable key", frame.key_mark) from None
-    if duplicate:
+    if duplicate and unique_keys:
         raise ConstructorError("while constructing a mapping", frame.mark, f"duplicate key {key!r}", frame.key_mark)
     mapping[key] = value
 
@@ -221,10 +258,10 @@ def _merged(frame: _Frame) -> dict:
     return result
 
 
-def _anchor(anchors: dict, name: str, value: Any, nodes: int, event: Any, mark: Any = None) -> None:
+def _anchor(anchors: dict, name: str, value: Any, size: int, event: Any, mark: Any = None) -> None:
     if name in anchors:
         raise ComposerError(None, None, f"found duplicate anchor {name!r}", mark or event.start_mark)
-    anchors[name] = (value, nodes)
+    anchors[name] = (value, size)
 
 
 def _no_constructor(tag: str, event: Any) -> ConstructorError:

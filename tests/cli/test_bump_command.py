@@ -1,0 +1,16 @@
+"""``karpenter-gitops bump``: the pinned stack's dry run against the embedded AWS, as JSON and as text."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from _command_runs import in_project, masked, run  # noqa: F401 - the fixture is used by name
+
+
+@pytest.mark.parametrize("fmt", ["json", "text"])
+def test_bump_dry_run(in_project, capsys, snapshot, fmt):
+    text = run(capsys, "bump", "--stack", "pinned", "--embedded-aws", "--dry-run", "--format", fmt)
+    if fmt == "json":
+        json.loads(text.split("--- stdout\n", 1)[1].split("--- stderr", 1)[0])
+    assert masked(text) == snapshot

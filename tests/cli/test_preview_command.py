@@ -1,0 +1,27 @@
+"""``karpenter-gitops preview``: an AMI bump of the demo stack against a base directory, as markdown and as JSON."""
+
+from __future__ import annotations
+
+import pytest
+from _command_runs import in_project, masked, run  # noqa: F401 - the fixture is used by name
+
+from karpenter_gitops.cli import main
+
+
+@pytest.fixture
+def base(in_project, capsys, tmp_path):
+    """The demo stack rendered, with the default class one AMI release back: the pull request bumps it."""
+    base = tmp_path / "base"
+    assert main(["render", "--stack", "demo", "--out", str(base)]) == 0
+    capsys.readouterr()
+    nodeclass = base / "ec2nodeclass-default.yaml"
+    nodeclass.write_text(nodeclass.read_text().replace("al2023@v20250201", "al2023@v20240807"))
+    return base
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "json"])
+def test_preview(base, capsys, snapshot, tmp_path, catalogue_cache, fmt):
+    aws = ("--embedded-aws", "--cache-dir", str(catalogue_cache))
+    shown = ("--full-report", str(tmp_path / "full.md")) if fmt == "markdown" else ("--format", "json")
+    text = run(capsys, "preview", "--stack", "demo", "--base", str(base), *aws, *shown)
+    assert masked(text, TMP=tmp_path, CACHE=catalogue_cache) == snapshot

@@ -1,0 +1,12 @@
+"""``karpenter-gitops render``: what it says, and every file it writes."""
+
+from __future__ import annotations
+
+from _command_runs import in_project, run  # noqa: F401 - the fixture is used by name
+
+
+def test_render(in_project, capsys, snapshot, tmp_path):
+    out = tmp_path / "rendered"
+    text = run(capsys, "render", "--stack", "demo", "--out", str(out)).replace(str(tmp_path), "TMP")
+    files = "".join(f"--- {p.name}\n{p.read_text()}" for p in sorted(out.iterdir()))
+    assert text + files == snapshot

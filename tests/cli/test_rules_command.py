@@ -1,0 +1,17 @@
+"""``karpenter-gitops rules``: the whole registry as JSON, and one rule as text."""
+
+from __future__ import annotations
+
+import pytest
+from _command_runs import in_project, run  # noqa: F401 - the fixture is used by name
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        pytest.param(("rules", "--format", "json"), id="all-json"),
+        pytest.param(("rules", "policy/imds-hop-limit"), id="one-text"),
+    ],
+)
+def test_rules(in_project, capsys, snapshot, argv):
+    assert run(capsys, *argv) == snapshot

@@ -1,0 +1,22 @@
+"""``karpenter-gitops validate``: every output format, on a stack, manifests, broken input and the policy."""
+
+from __future__ import annotations
+
+import pytest
+from _command_runs import in_project, run  # noqa: F401 - the fixture is used by name
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        pytest.param(("validate", "--stack", "demo"), id="stack-text"),
+        pytest.param(("validate", "examples/manifests", "--format", "json"), id="manifests-json"),
+        pytest.param(("validate", "examples/broken"), id="broken-text"),
+        pytest.param(("validate", "examples/broken", "--format", "json"), id="broken-json"),
+        pytest.param(("validate", "examples/broken", "--format", "github"), id="broken-github"),
+        pytest.param(("validate", "--stack", "dev", "examples/manifests", "--policy", "--format", "json"), id="policy-json"),
+        pytest.param(("validate", "--stack", "pinned", "--policy"), id="pinned-policy-text"),
+    ],
+)
+def test_validate(in_project, capsys, snapshot, argv):
+    assert run(capsys, *argv) == snapshot
