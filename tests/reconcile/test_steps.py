@@ -1,13 +1,23 @@
 """The step engine keeps a declaration: a step never runs before what it needs is ready, and a transient
-failure of one step leaves exactly its dependents awaiting (the instance-type start-up race)."""
+failure of one step leaves exactly its dependents awaiting (the instance-type start-up race); the
+reconciliation's own declaration is kept the same way."""
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 from dataclasses import dataclass
 
 import pytest
 
+from karpenter_gitops.adapters.aws.errors import TransientAWSError
+from karpenter_gitops.core.inputs import Cluster
+from karpenter_gitops.load import documents
+from karpenter_gitops.reconcile import catalogue as catalogue_step
+from karpenter_gitops.reconcile.context import Run
 from karpenter_gitops.reconcile.graph import Graph, Scope, Step, StepResult
+from karpenter_gitops.reconcile.steps import STEPS
+from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
 
 
 @dataclass(frozen=True)
@@ -110,3 +120,39 @@ def test_a_step_that_claims_to_be_ready_while_awaiting_is_refused_when_it_runs()
     )
     with pytest.raises(ValueError, match="step sink: its result while awaiting source says it is ready"):
         graph.run(None, [], [], lambda _message: None)
+
+
+def _dependents(name: str) -> set[str]:
+    """The steps that need ``name``, directly or through another step that needs it."""
+    found = {step.name for step in STEPS.steps.values() if name in step.needs}
+    for dependent in set(found):
+        found |= _dependents(dependent)
+    return found
+
+
+def test_the_declared_catalogue_is_needed_by_the_kubelet_expressions_and_the_mapping_alone():
+    assert _dependents("catalogue") == {"kubelet_expressions", "mapping"}
+
+
+def test_a_transient_catalogue_leaves_exactly_its_dependents_awaiting(default_aws, tmp_path, monkeypatch):
+    def throttled(aws, cache_dir=None):
+        raise TransientAWSError("DescribeInstanceTypes", "RequestLimitExceeded", "Request limit exceeded.")
+
+    monkeypatch.setattr(catalogue_step, "load_catalogue", throttled)
+    with_expressions = copy.deepcopy(BASE_NODECLASS)
+    with_expressions["spec"].update(amiSelectorTerms=[{"alias": "al2023@latest"}], kubelet={"maxPods": "min(max_pods, 110)"})
+    plain = copy.deepcopy(BASE_NODECLASS)
+    plain["metadata"]["name"] = "plain"
+    pools = [copy.deepcopy(BASE_NODEPOOL) for _ in range(2)]
+    pools[1]["metadata"]["name"] = "second"
+    pools[1]["spec"]["template"]["spec"]["nodeClassRef"]["name"] = "plain"
+    inputs = documents.load_documents([("test.yaml", [with_expressions, plain, *pools])], (1, 15))
+    inputs = dataclasses.replace(inputs, cluster=Cluster(feature_gates=frozenset({"NodeClassCEL"})))
+    run = Run(inputs, (1, 15), "1.32", default_aws.session(), tmp_path, ())
+
+    results = STEPS.run(run, inputs.node_classes, inputs.node_pools, lambda _message: None)
+
+    assert results.awaited == {("kubelet_expressions", "default"): "catalogue", ("mapping", "general"): "catalogue",
+                               ("mapping", "second"): "catalogue"}
+    assert {step for step, _ in results.awaited} == _dependents("catalogue")
+    assert results.transient[0].startswith("instance-type catalogue not loaded: transient AWS error in DescribeInstanceTypes")
