@@ -5,7 +5,7 @@ whatever its sub-reconcilers resolved: the resolved AMIs, subnets, security grou
 profile, and the conditions (``AMIsReady`` … ``ValidationSucceeded``, ``Ready``) predicted from
 their outcomes (see :mod:`karpenter_gitops.core.conditions`).
 
-Layer: a step of reconcile/; imports kubelet, identity, images, network, graph and core.
+Layer: a step of reconcile/; imports kubelet, identity, images, network, context, graph and core.
 """
 
 from __future__ import annotations

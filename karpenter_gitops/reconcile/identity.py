@@ -4,7 +4,7 @@ By name only: an ARN passes the CRD and fails at launch, so it is refused withou
 profile must exist and hold a role; for ``spec.role`` the role must exist (Karpenter names the profile
 it manages for it). Karpenter 1.14 reports a named profile True without looking; we say what we find.
 
-Layer: a step of reconcile/; imports context, graph, adapters and core.
+Layer: a step of reconcile/; imports context, graph, rules, adapters and core.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Only ``available`` images are ever selected; what matched but is unusable, an al
 parameters name no image, and images whose names say another family or Kubernetes version are
 observed here (the ``live/`` rules). The mapping of the class's NodePools needs these AMIs.
 
-Layer: a step of reconcile/; imports context, graph, families, adapters and core.
+Layer: a step of reconcile/; imports context, graph, rules, families, adapters and core.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ allowed instance type to the first AMI it is strictly compatible with, over all 
 AMIs, in the zones of its subnets. It needs the catalogue and the class's AMIs and subnets ready,
 and says which one it awaits otherwise: never a false "no instance types found".
 
-Layer: a step of reconcile/; imports catalogue, images, network, context, graph, families and core.
+Layer: a step of reconcile/; imports catalogue, images, network, context, graph, rules, families and core.
 """
 
 from __future__ import annotations

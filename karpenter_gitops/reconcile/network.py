@@ -5,7 +5,7 @@ zones it may launch in), not its security groups, so a group look-up that fails 
 A look-up finds something, finds nothing (persistent, observed as ``live/selector-matches-nothing``)
 or fails, classified transient or persistent.
 
-Layer: a step of reconcile/; imports context, graph, adapters and core.
+Layer: a step of reconcile/; imports context, graph, rules, adapters and core.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Used by the CLI (``plan``), the Pulumi dynamic provider and the PR preview alike
 objects, runs the declared steps (:mod:`karpenter_gitops.reconcile.steps`) against AWS, hands
 what they observed to the judge once, and puts their results together as a :class:`Plan`.
 
-Layer: the top of reconcile/; imports steps, graph, context, judge, adapters and core.
+Layer: the top of reconcile/; imports steps (and the results it puts together), context, judge, adapters and core.
 """
 
 from __future__ import annotations
