@@ -3,7 +3,8 @@
 Four references are read from their one declaration: the commands and options (the click command
 tree), the rules (the rule registry, one page per rule and an index), the stack keys (the loader's
 key tables) and the Karpenter releases (the `since`/`until` releases of schema fields, enum values,
-labels and rules). `python docs/gen.py` (or `make docs-reference`) rewrites them; tests/docs checks
+labels and rules); so is the reconciliation's step graph in docs/concepts/reconciliation.md (the
+declared steps). `python docs/gen.py` (or `make docs-reference`) rewrites them; tests/docs checks
 that the committed pages are what this module generates. It never imports pulumi.
 """
 
@@ -38,6 +39,8 @@ from karpenter_gitops.core.model import (
 from karpenter_gitops.core.schema import fields_of
 from karpenter_gitops.load import controller as controller_keys
 from karpenter_gitops.load import keys
+from karpenter_gitops.reconcile.graph import Scope
+from karpenter_gitops.reconcile.steps import STEPS
 from karpenter_gitops.rules import examples, registry
 from karpenter_gitops.rules.label_keys import AWS_LABELS
 from karpenter_gitops.rules.registry import Rule, Stage
@@ -291,6 +294,38 @@ def releases_page() -> str:
     return "\n".join(lines)
 
 
+# --- the reconciliation's step graph ---------------------------------------------------------
+
+
+RECONCILIATION = DOCS / "concepts" / "reconciliation.md"
+STEP_GRAPH = ("<!-- The step graph: generated from karpenter_gitops/reconcile/steps.py by docs/gen.py; do not edit. -->",
+              "<!-- End of the step graph. -->")
+
+
+def step_graph() -> str:
+    """The declared steps as a Mermaid chart (a solid arrow is a need, waited for; a dotted one a read) and a table."""
+    steps = list(STEPS.steps.values())
+    lines = ["```mermaid", "flowchart LR"]
+    for scope in Scope:
+        lines += [f'  subgraph {scope.name.lower()}["{scope.value}"]', *(f"    {s.name}" for s in steps if s.scope is scope), "  end"]
+    for step in steps:
+        lines += [*(f"  {need} --> {step.name}" for need in step.needs), *(f"  {read} -.-> {step.name}" for read in step.reads)]
+    lines += ["```", "", "| step | runs | needs (waits until they are ready) | reads (as they came out) |", "|---|---|---|---|"]
+    lines += [f"| `{s.name}` | {s.scope.value} | {_step_names(s.needs)} | {_step_names(s.reads)} |" for s in steps]
+    return "\n".join(lines)
+
+
+def _step_names(names: tuple[str, ...]) -> str:
+    return ", ".join(f"`{name}`" for name in names) or "—"
+
+
+def with_step_graph(page: str) -> str:
+    """``page`` with the step graph between its markers drawn anew."""
+    start, end = STEP_GRAPH
+    head, rest = page.split(start, 1)
+    return f"{head}{start}\n{step_graph()}\n{end}{rest.split(end, 1)[1]}"
+
+
 # --- all pages --------------------------------------------------------------------------------
 
 
@@ -323,3 +358,5 @@ def _existing(target: Path) -> Iterable[Path]:
 
 if __name__ == "__main__":
     print(f"docs/reference: {len(write())} pages written", file=sys.stderr)
+    RECONCILIATION.write_text(with_step_graph(RECONCILIATION.read_text(encoding="utf-8")), encoding="utf-8")
+    print(f"docs/concepts/{RECONCILIATION.name}: the step graph drawn", file=sys.stderr)

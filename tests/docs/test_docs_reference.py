@@ -75,3 +75,11 @@ def test_write_removes_pages_of_dropped_rules(tmp_path):
     assert not stale.exists()
     assert (tmp_path / "commands.md").read_text(encoding="utf-8") == GENERATED[gen.Path("commands.md")]
     assert len(written) == len(GENERATED)
+
+
+def test_the_step_graph_in_the_concepts_is_the_declared_one():
+    page = gen.RECONCILIATION.read_text(encoding="utf-8")
+    assert page == gen.with_step_graph(page), (
+        f"docs/concepts/reconciliation.md draws another step graph than karpenter_gitops/reconcile/steps.py declares; "
+        f"run `{gen.REGENERATE}` and commit it"
+    )

@@ -168,12 +168,12 @@ def test_identical_selectors_are_queried_once(default_aws, catalogue_cache):
 def test_stacks_sharing_a_session_load_and_label_the_catalogue_once(default_aws, catalogue_cache, monkeypatch):
     """A fleet's stacks of one region share a session: the catalogue is read and its instance types
     labelled once for all of them, and each stack still gets the same mapping it would get alone."""
-    import karpenter_gitops.reconcile as reconciler
+    from karpenter_gitops.reconcile import catalogue as step
 
     loads, labels = [], []
-    real_load, real_label = reconciler.load_catalogue, reconciler.LabelledCatalogue
-    monkeypatch.setattr(reconciler, "load_catalogue", lambda aws, cache_dir=None: loads.append(1) or real_load(aws, cache_dir=cache_dir))
-    monkeypatch.setattr(reconciler, "LabelledCatalogue", lambda *args: labels.append(1) or real_label(*args))
+    real_load, real_label = step.load_catalogue, step.LabelledCatalogue
+    monkeypatch.setattr(step, "load_catalogue", lambda aws, cache_dir=None: loads.append(1) or real_load(aws, cache_dir=cache_dir))
+    monkeypatch.setattr(step, "LabelledCatalogue", lambda *args: labels.append(1) or real_label(*args))
     docs = [node_class(), node_pool([{"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}])]
     session = default_aws.session()
     first, second = (plan_for(default_aws, docs, catalogue_cache, session=session) for _ in range(2))

@@ -1,0 +1,62 @@
+"""The conditions step: an EC2NodeClass's status as Karpenter would write it.
+
+It reads the class's other steps as they came out, ready or not, as Karpenter's status rolls up
+whatever its sub-reconcilers resolved: the resolved AMIs, subnets, security groups and instance
+profile, and the conditions (``AMIsReady`` … ``ValidationSucceeded``, ``Ready``) predicted from
+their outcomes (see :mod:`karpenter_gitops.core.conditions`).
+
+Layer: a step of reconcile/; imports kubelet, identity, images, network, context, graph and core.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from karpenter_gitops.core.conditions import predict_conditions
+from karpenter_gitops.core.model import EC2NodeClass
+from karpenter_gitops.core.plan import NodeClassPlan
+from karpenter_gitops.core.resolved import SecurityGroup, Subnet
+from karpenter_gitops.reconcile.context import Run
+from karpenter_gitops.reconcile.graph import StepResult
+from karpenter_gitops.reconcile.identity import InstanceProfile
+from karpenter_gitops.reconcile.images import Images
+from karpenter_gitops.reconcile.kubelet import KubeletExpressions, KubeletSpec
+from karpenter_gitops.reconcile.network import Selected
+
+
+@dataclass(frozen=True)
+class ClassStatus(StepResult):
+    plan: NodeClassPlan
+
+    @property
+    def ready(self) -> bool:
+        return self.plan.ready
+
+
+def predict(
+    run: Run,
+    node_class: EC2NodeClass,
+    *,
+    images: Images,
+    subnets: Selected[Subnet],
+    security_groups: Selected[SecurityGroup],
+    instance_profile: InstanceProfile,
+    kubelet_spec: KubeletSpec,
+    kubelet_expressions: KubeletExpressions,
+) -> ClassStatus:
+    conditions = predict_conditions(
+        amis=images.outcome,
+        subnets=subnets.outcome,
+        security_groups=security_groups.outcome,
+        instance_profile=instance_profile.outcome,
+        spec=kubelet_spec.refused,
+        expressions=kubelet_expressions.outcome,
+    )
+    return ClassStatus(NodeClassPlan(
+        conditions=conditions,
+        amis=images.resolution.amis,
+        skipped_amis=images.resolution.skipped,
+        subnets=subnets.found,
+        security_groups=security_groups.found,
+        instance_profile=instance_profile.name,
+    ))
