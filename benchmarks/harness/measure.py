@@ -8,6 +8,7 @@ all children so far). Output goes to a file, not a pipe, so a talkative child ne
 from __future__ import annotations
 
 import os
+import resource
 import signal
 import subprocess
 import tempfile
@@ -30,11 +31,19 @@ class Run:
         return self.returncode is None
 
 
-def run(argv: list[str], *, cap_seconds: float | None = None, env: dict[str, str] | None = None) -> Run:
-    """Run ``argv`` to its end (or stop its process group after ``cap_seconds``): wall time, peak RSS, output."""
+def run(argv: list[str], *, cap_seconds: float | None = None, cap_mib: int | None = None, env: dict[str, str] | None = None) -> Run:
+    """Run ``argv`` to its end (or stop its process group after ``cap_seconds``): wall time, peak RSS, output.
+
+    ``cap_mib`` limits the child's address space, so a run that would take the shared machine's
+    memory fails inside the child (a MemoryError) instead.
+    """
+    limit = None
+    if cap_mib:
+        size = cap_mib * 1024 * 1024
+        limit = lambda: resource.setrlimit(resource.RLIMIT_AS, (size, size))  # noqa: E731
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         start = time.perf_counter()
-        child = subprocess.Popen(argv, stdout=out, stderr=err, env=env, start_new_session=True)
+        child = subprocess.Popen(argv, stdout=out, stderr=err, env=env, start_new_session=True, preexec_fn=limit)
         stopped = threading.Event()
 
         def stop() -> None:
