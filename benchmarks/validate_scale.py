@@ -24,18 +24,10 @@ import tempfile
 from pathlib import Path
 
 from harness.measure import Run, run
-from harness.objects import write_objects
+from harness.objects import object_count, write_objects
 
 CONSOLE_SCRIPT = Path(sys.executable).with_name("karpenter-gitops")
 TARGET_SIZE, TARGET_SECONDS, TARGET_MB = 50_000, 15.0, 300
-
-
-def even(text: str) -> int:
-    """A size: a positive, even number of objects (each EC2NodeClass comes with its NodePool)."""
-    size = int(text)
-    if size < 2 or size % 2:
-        raise argparse.ArgumentTypeError(f"{text} is not a positive even number")
-    return size
 
 
 def judged(done: Run) -> int | None:
@@ -64,7 +56,7 @@ def line(size: int, done: Run, previous: tuple[int, Run] | None) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=even, nargs="+", default=[1_000, 10_000, 50_000, 500_000])
+    parser.add_argument("--sizes", type=object_count, nargs="+", default=[1_000, 10_000, 50_000, 500_000])
     parser.add_argument("--per-file", type=int, default=1_000, help="objects per file; 0 puts them all in one file")
     parser.add_argument("--cap", type=float, default=900, help="seconds a run may take before it is stopped")
     parser.add_argument("--cap-mib", type=int, default=8_192, help="address space a run may take before it fails")

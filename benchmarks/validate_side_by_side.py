@@ -36,7 +36,7 @@ from pathlib import Path
 import yaml
 from harness import kubeconform
 from harness.measure import Run, run
-from harness.objects import KARPENTER_CRDS, RELEASE, write_objects
+from harness.objects import KARPENTER_CRDS, RELEASE, object_count, write_objects
 
 SIDES = (
     "kubeconform",
@@ -195,17 +195,9 @@ def setup_for(directory: Path, crds: Path, sides: list[str], scratch: Path) -> t
     return Setup(directory, crds, schemas, executable), sides
 
 
-def even(text: str) -> int:
-    """A size: a positive, even number of objects (each EC2NodeClass comes with its NodePool)."""
-    size = int(text)
-    if size < 2 or size % 2:
-        raise argparse.ArgumentTypeError(f"{text} is not a positive even number")
-    return size
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=even, nargs="+", default=[10_000])
+    parser.add_argument("--sizes", type=object_count, nargs="+", default=[10_000])
     parser.add_argument("--sides", nargs="+", choices=SIDES, default=list(SIDES))
     parser.add_argument("--rounds", type=int, default=3, help="runs of each side; the median is shown")
     parser.add_argument("--release", default=RELEASE, help=f"the Karpenter CRDs to judge with (default {RELEASE})")

@@ -7,6 +7,7 @@ referring to its own class, so the whole set is clean: every checker should pass
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 import yaml
@@ -110,3 +111,11 @@ def write_objects(directory: Path, count: int, per_file: int = PER_FILE) -> list
                 out.write(_pair(index))
         written.append(path)
     return written
+
+
+def object_count(text: str) -> int:
+    """A size on the command line: a positive, even number of objects (each class comes with its pool)."""
+    size = int(text)
+    if size < 2 or size % 2:
+        raise argparse.ArgumentTypeError(f"{text} is not a positive even number")
+    return size
