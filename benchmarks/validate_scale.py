@@ -49,7 +49,7 @@ def line(size: int, done: Run, previous: tuple[int, Run] | None) -> str:
         added, before = size - previous[0], previous[1]
         margin = f" {(done.seconds - before.seconds) / added * 1e6:>9.0f} {(done.rss_mib - before.rss_mib) * 1024 / added:>7.1f}"
     return (
-        f"  {size:>9,} {done.seconds:>9.2f} {size / done.seconds:>10,.0f} {done.seconds / size * 1e6:>9.0f} "
+        f"  {size:>9,} {done.seconds:>9.2f} {done.cpu_seconds:>7.2f} {size / done.seconds:>10,.0f} {done.seconds / size * 1e6:>9.0f} "
         f"{done.rss_mib:>8,.0f} {done.rss_mib * 1024 / size:>7.1f}{margin}"
     )
 
@@ -64,7 +64,8 @@ def main() -> int:
     print(f"machine: {platform.machine()}, {os.cpu_count()} CPUs, {platform.python_implementation()} {platform.python_version()}")
     layout = "one file" if args.per_file == 0 else f"files of {args.per_file:,} objects"
     print(f"validate on {layout}; stopped after {args.cap:,.0f} s or {args.cap_mib:,} MiB of address space")
-    print(f"  {'objects':>9} {'seconds':>9} {'objects/s':>10} {'µs/object':>9} {'peak MiB':>8} {'KB/obj':>7} {'margin µs':>9} {'KB':>7}")
+    print(f"load average at the start: {os.getloadavg()[0]:.1f}")
+    print(f"  {'objects':>9} {'seconds':>9} {'CPU s':>7} {'objects/s':>10} {'µs/object':>9} {'peak MiB':>8} {'KB/obj':>7} {'margin µs':>9} {'KB':>7}")
     previous, sound, at_target = None, True, None
     for size in sorted(args.sizes):
         with tempfile.TemporaryDirectory() as tmp:

@@ -3,8 +3,8 @@
 Run by hand: ``.venv/bin/python benchmarks/validate_side_by_side.py [--sizes 10000] [--rounds 3]``.
 It writes realistic objects (``harness/objects.py``: half EC2NodeClasses, half NodePools, all
 valid) as multi-document files of 1,000 objects, then runs every side on that folder as a whole
-process, in turns, ``--rounds`` times; each figure is the median round, each peak RSS that
-process's own (``harness/measure.py``):
+process, in turns, ``--rounds`` times; each figure is the median round (wall and CPU seconds), each
+peak RSS that process's own (``harness/measure.py``):
 
 * ``kubeconform`` and ``kubeconform -n 1``: kubeconform v0.8.0, built from its Go module into the
   benchmarks' cache, with ``-strict`` and the release's CRDs converted to strict JSON schemas as
@@ -56,6 +56,7 @@ CONSOLE_SCRIPT = Path(sys.executable).with_name("karpenter-gitops")
 class Figure:
     side: str
     seconds: float
+    cpu_seconds: float
     rss_mib: float
     objects: int | None  # what the side says it judged
     errors: int | None
@@ -149,7 +150,8 @@ def measure(sides: list[str], setup: Setup, rounds: int) -> list[Figure]:
         objects, errors = counted(side, done[-1])
         if done[-1].returncode not in (0, 1):
             print(f"  {side}: exited {done[-1].returncode}: {done[-1].stderr.strip()[-500:]}", file=sys.stderr)
-        figures.append(Figure(side, statistics.median(r.seconds for r in done), statistics.median(r.rss_mib for r in done), objects, errors))
+        median = lambda field: statistics.median(getattr(r, field) for r in done)  # noqa: E731
+        figures.append(Figure(side, median("seconds"), median("cpu_seconds"), median("rss_mib"), objects, errors))
     return figures
 
 
@@ -159,14 +161,14 @@ def report(size: int, figures: list[Figure]) -> bool:
     bases = [side for side in ("kubeconform", "kubeconform -n 1") if side in by_side]
     print(f"\n{size:,} objects")
     header = "".join(f" {LABELS[side]:>13}" for side in bases)
-    print(f"  {'side':<18} {'seconds':>8} {'objects/s':>10}{header} {'peak RSS':>9} {'judged':>8} {'errors':>7}")
+    print(f"  {'side':<18} {'seconds':>8} {'CPU s':>7} {'objects/s':>10}{header} {'peak RSS':>9} {'judged':>8} {'errors':>7}")
     sound = True
     for figure in figures:
         ratios = "".join(f" {by_side[base].seconds / figure.seconds:>12.2f}×" for base in bases)
         judged = "?" if figure.objects is None else f"{figure.objects:,}"
         errors = "?" if figure.errors is None else str(figure.errors)
         print(
-            f"  {figure.side:<18} {figure.seconds:>8.2f} {size / figure.seconds:>10,.0f}{ratios} "
+            f"  {figure.side:<18} {figure.seconds:>8.2f} {figure.cpu_seconds:>7.2f} {size / figure.seconds:>10,.0f}{ratios} "
             f"{figure.rss_mib:>5,.0f} MiB {judged:>8} {errors:>7}"
         )
         if figure.objects != size or figure.errors != 0:
@@ -214,6 +216,7 @@ def main() -> int:
         parser.error(f"no CRDs of {args.release} in {KARPENTER_CRDS}")
     print(f"machine: {platform.machine()}, {os.cpu_count()} CPUs, {platform.python_implementation()} {platform.python_version()}")
     print(f"CRDs: Karpenter {args.release}; kubeconform {kubeconform.VERSION}; median of {args.rounds} rounds")
+    print(f"load average at the start: {os.getloadavg()[0]:.1f}; under load wall times stretch, most for kubeconform's threads: read CPU s too")
     sound = True
     for size in args.sizes:
         with tempfile.TemporaryDirectory() as tmp:

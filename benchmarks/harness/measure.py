@@ -2,7 +2,9 @@
 
 The peak is the child's ``ru_maxrss`` as ``wait4`` returns it for that child alone, so several
 processes timed in one benchmark never mix their figures (``RUSAGE_CHILDREN`` keeps the largest of
-all children so far). Output goes to a file, not a pipe, so a talkative child never blocks.
+all children so far). CPU time is reported beside wall time: on a shared machine a busy spell
+stretches wall time, and a program with several threads (kubeconform's workers) suffers most.
+Output goes to a file, not a pipe, so a talkative child never blocks.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class Run:
     argv: tuple[str, ...]
-    seconds: float
+    seconds: float  # wall time
+    cpu_seconds: float  # user + system time of the child and what it waited for
     rss_mib: float
     returncode: int | None  # None when the cap stopped it
     stdout: str
@@ -68,6 +71,7 @@ def run(argv: list[str], *, cap_seconds: float | None = None, cap_mib: int | Non
         return Run(
             tuple(argv),
             seconds,
+            usage.ru_utime + usage.ru_stime,
             usage.ru_maxrss / 1024,
             None if stopped.is_set() and child.returncode == -signal.SIGKILL else child.returncode,
             out.read(),
