@@ -40,7 +40,10 @@ def judged(done: Run) -> int | None:
 def line(size: int, done: Run, previous: tuple[int, Run] | None) -> str:
     """One size's row; the marginal columns are the cost of each object added since the previous size."""
     if done.capped:
-        return f"  {size:>9,} stopped after {done.seconds:,.0f} s (the --cap): slower than {size / done.seconds:,.0f} objects/s"
+        return (
+            f"  {size:>9,} stopped after {done.seconds:,.0f} s (the --cap), {done.rss_mib:,.0f} MiB by then: "
+            f"under {size / done.seconds:,.0f} objects/s"
+        )
     if done.returncode not in (0, 1) or judged(done) != size:
         why = done.stderr.strip().splitlines()[-1:] or [f"exit {done.returncode}"]
         return f"  {size:>9,} failed after {done.seconds:,.1f} s, peak {done.rss_mib:,.0f} MiB: {why[0][:200]}"
