@@ -1,138 +1,85 @@
-"""Benchmark: our `validate` next to bare schema checking, on the same generated objects, in one run.
+"""Benchmark: `validate` side by side with kubeconform on the same generated Karpenter objects, in one run.
 
-Run by hand: ``.venv/bin/python benchmarks/validate_side_by_side.py [--sizes 1000 10000 100000]``.
-It writes realistic objects (half EC2NodeClasses with block devices, metadata options, tags and
-AL2023 userData; half NodePools with requirements, taints, disruption budgets and limits) as
-multi-document files of 1,000 objects, then times each way of checking them in its own process,
-so every peak RSS is that way's alone:
+Run by hand: ``.venv/bin/python benchmarks/validate_side_by_side.py [--sizes 10000] [--rounds 3]``.
+It writes realistic objects (``harness/objects.py``: half EC2NodeClasses, half NodePools, all
+valid) as multi-document files of 1,000 objects, then runs every side on that folder as a whole
+process, in turns, ``--rounds`` times; each figure is the median round (wall and CPU seconds), each
+peak RSS that process's own (``harness/measure.py``):
 
-* ``schema``: PyYAML's C loader and a jsonschema validator built once from the v1.14.1 CRDs'
-  ``openAPIV3Schema``, nothing else: the floor any checker pays.
-* ``schema+cel``: the same CRDs as ``validate --crd`` judges them (structural schema through
-  jsonschema, every ``x-kubernetes-validations`` rule through cel-python, compiled once).
-* ``validate``: what ``karpenter-gitops validate`` does (read, parse, load, every rule, line
-  numbers); ``validate --policy``: the hygiene catalogue and a waiver too.
+* ``kubeconform`` and ``kubeconform -n 1``: kubeconform v0.8.0, built from its Go module into the
+  benchmarks' cache, with ``-strict`` and the release's CRDs converted to strict JSON schemas as
+  CRDs-catalog converts them (``harness/kubeconform.py``); its default workers, then one.
+* ``validate``: the installed console script, as a user runs it (read, parse, load, every rule).
+* ``validate --crd``: the same with the release's CRD files (structural schema and every CEL rule).
+* ``validate --policy``: the hygiene catalogue too.
+* ``schema`` and ``schema+cel``: floors in Python, PyYAML's C loader and a jsonschema validator built
+  once from the CRDs' ``openAPIV3Schema``; then the same CRDs through ``validate --crd``'s engine alone.
 
-Targets (issue 14): ``validate`` ≥ 1.5× the ``schema`` baseline's objects/s and ≥ 5,000 objects/s,
-peak RSS ≤ 1.2× the baseline's. Figures go in docs/project/benchmarks.md, never into tests.
+Every side must judge every object and find nothing (the objects are valid): a side that does not
+is reported and the run exits 1, since its figure would not compare. Targets (issue 31):
+``validate`` ≥ 1.0× kubeconform with its default workers, ``validate --crd`` ≥ 0.5×. Figures go in
+docs/project/benchmarks.md, never into tests.
 """
 
 from __future__ import annotations
 
 import argparse
-import copy
-import datetime as dt
 import json
+import os
 import platform
-import resource
-import subprocess
+import statistics
 import sys
 import tempfile
-import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
+from harness import kubeconform
+from harness.measure import Run, run
+from harness.objects import KARPENTER_CRDS, RELEASE, object_count, write_objects
 
-PROJECT = Path(__file__).resolve().parents[1]
-CRDS = PROJECT.parent / "shared" / "crds" / "v1.14.1"
-MODES = ("schema", "schema+cel", "validate", "validate --policy")
-TARGETS = {"ratio": 1.5, "objects_per_s": 5_000, "rss_ratio": 1.2}
-PER_FILE = 1_000
-
-USERDATA = """\
-MIME-Version: 1.0
-Content-Type: multipart/mixed; boundary="BOUNDARY"
-
---BOUNDARY
-Content-Type: application/node.eks.aws
-
-apiVersion: node.eks.aws/v1alpha1
-kind: NodeConfig
-spec:
-  kubelet:
-    config:
-      shutdownGracePeriod: 30s
-
---BOUNDARY--
-"""
+SIDES = (
+    "kubeconform",
+    "kubeconform -n 1",
+    "validate",
+    "validate --crd",
+    "validate --policy",
+    "schema",
+    "schema+cel",
+)
+TARGETS = {"validate": 1.0, "validate --crd": 0.5}  # × kubeconform with its default workers
+LABELS = {"kubeconform": "× kubeconform", "kubeconform -n 1": "× kc -n 1"}
+CONSOLE_SCRIPT = Path(sys.executable).with_name("karpenter-gitops")
 
 
-def node_class(index: int) -> dict:
-    return {
-        "apiVersion": "karpenter.k8s.aws/v1",
-        "kind": "EC2NodeClass",
-        "metadata": {"name": f"class-{index}"},
-        "spec": {
-            "amiSelectorTerms": [{"alias": "al2023@v20240807"}],
-            "role": f"KarpenterNodeRole-team-{index % 50}",
-            "subnetSelectorTerms": [{"tags": {"karpenter.sh/discovery": "demo"}}],
-            "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": "demo"}}],
-            "blockDeviceMappings": [
-                {
-                    "deviceName": "/dev/xvda",
-                    "ebs": {"volumeSize": "100Gi", "volumeType": "gp3", "encrypted": True, "deleteOnTermination": True},
-                }
-            ],
-            "metadataOptions": {"httpEndpoint": "enabled", "httpPutResponseHopLimit": 1, "httpTokens": "required"},
-            "tags": {"team": f"team-{index % 50}", "cost-center": "platform"},
-            "userData": USERDATA,
-        },
-    }
+@dataclass(frozen=True)
+class Figure:
+    side: str
+    seconds: float
+    cpu_seconds: float
+    rss_mib: float
+    objects: int | None  # what the side says it judged
+    errors: int | None
 
 
-def node_pool(index: int) -> dict:
-    requirement = lambda key, *values: {"key": key, "operator": "In", "values": list(values)}  # noqa: E731
-    return {
-        "apiVersion": "karpenter.sh/v1",
-        "kind": "NodePool",
-        "metadata": {"name": f"pool-{index}"},
-        "spec": {
-            "template": {
-                "metadata": {"labels": {"team": f"team-{index % 50}"}},
-                "spec": {
-                    "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": f"class-{index}"},
-                    "requirements": [
-                        requirement("karpenter.sh/capacity-type", "on-demand", "spot"),
-                        requirement("kubernetes.io/arch", "amd64"),
-                        requirement("karpenter.k8s.aws/instance-category", "c", "m", "r"),
-                        {"key": "karpenter.k8s.aws/instance-generation", "operator": "Gt", "values": ["5"]},
-                    ],
-                    "taints": [{"key": "team", "value": f"team-{index % 50}", "effect": "NoSchedule"}],
-                    "expireAfter": "720h",
-                },
-            },
-            "disruption": {
-                "consolidationPolicy": "WhenEmptyOrUnderutilized",
-                "consolidateAfter": "1m",
-                "budgets": [{"nodes": "10%"}, {"nodes": "0", "schedule": "0 9 * * mon-fri", "duration": "8h"}],
-            },
-            "limits": {"cpu": "1000", "memory": "1000Gi"},
-        },
-    }
+# --- the Python floors, each run in a child process of its own ------------------------------
 
 
-def write_objects(directory: Path, count: int) -> None:
-    """``count`` objects, one file per 1,000 as a repository would split them."""
-    docs = [make(index) for index in range(count // 2) for make in (node_class, node_pool)]
-    for start in range(0, len(docs), PER_FILE):
-        text = yaml.dump_all(docs[start : start + PER_FILE], Dumper=yaml.CSafeDumper, sort_keys=False)
-        (directory / f"objects-{start:06}.yaml").write_text(text)
-
-
-def crd_schemas() -> dict[str, dict]:
-    """The served v1 ``openAPIV3Schema`` of each kind in the v1.14.1 CRDs."""
+def crd_schemas(crds: Path) -> dict[str, dict]:
+    """The served v1 ``openAPIV3Schema`` of each kind in the release's CRDs."""
     schemas = {}
-    for path in sorted(CRDS.glob("*.yaml")):
+    for path in sorted(crds.glob("*.yaml")):
         crd = yaml.load(path.read_text(), Loader=yaml.CSafeLoader)
-        version = next(v for v in crd["spec"]["versions"] if v["name"] == "v1")
-        schemas[crd["spec"]["names"]["kind"]] = version["schema"]["openAPIV3Schema"]
+        version = next((v for v in crd["spec"]["versions"] if v["name"] == "v1"), None)
+        if version is not None:
+            schemas[crd["spec"]["names"]["kind"]] = version["schema"]["openAPIV3Schema"]
     return schemas
 
 
-def run_schema(directory: Path) -> tuple[int, int]:
+def run_schema(directory: Path, crds: Path) -> tuple[int, int]:
     from jsonschema import Draft202012Validator
 
-    validators = {kind: Draft202012Validator(schema) for kind, schema in crd_schemas().items()}
+    validators = {kind: Draft202012Validator(schema) for kind, schema in crd_schemas(crds).items()}
     objects = errors = 0
     for path in sorted(directory.glob("*.yaml")):
         for doc in yaml.load_all(path.read_text(), Loader=yaml.CSafeLoader):
@@ -141,86 +88,145 @@ def run_schema(directory: Path) -> tuple[int, int]:
     return objects, errors
 
 
-def run_schema_cel(directory: Path) -> tuple[int, int]:
+def run_schema_cel(directory: Path, crds: Path) -> tuple[int, int]:
     from karpenter_gitops.load.crds import load
 
-    crds = load([str(CRDS)])
+    engine = load([str(crds)])
     objects = errors = 0
     for path in sorted(directory.glob("*.yaml")):
         for doc in yaml.load_all(path.read_text(), Loader=yaml.CSafeLoader):
             objects += 1
-            errors += len(crds.check(doc).observations)
+            errors += len(engine.check(doc).observations)
     return objects, errors
 
 
-def run_validate(directory: Path, policy: bool) -> tuple[int, int]:
-    from karpenter_gitops.app.sources import read_sources
-    from karpenter_gitops.app.validate import validate_sources
-    from karpenter_gitops.core.inputs import Waiver
-
-    waivers = (Waiver("policy/bounded-instance-size", "pool-1*", "benchmark", dt.date(2999, 1, 1)),) if policy else ()
-    report = validate_sources(read_sources([directory]), policy=policy, waivers=waivers)
-    return report.objects, report.errors
+FLOORS = {"schema": run_schema, "schema+cel": run_schema_cel}
 
 
-def measure(mode: str, directory: Path) -> dict:
-    """One mode in this process: seconds, objects, errors found, peak RSS."""
-    start = time.perf_counter()
-    if mode == "schema":
-        objects, errors = run_schema(directory)
-    elif mode == "schema+cel":
-        objects, errors = run_schema_cel(directory)
-    else:
-        objects, errors = run_validate(directory, policy=mode.endswith("--policy"))
-    seconds = time.perf_counter() - start
-    rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"mode": mode, "objects": objects, "errors": errors, "seconds": seconds, "rss_mib": rss_mib}
+# --- the sides as whole processes -----------------------------------------------------------
 
 
-def in_child(mode: str, directory: Path) -> dict:
-    argv = [sys.executable, __file__, "--measure", mode, "--dir", str(directory)]
-    done = subprocess.run(argv, check=True, capture_output=True, text=True)
-    return json.loads(done.stdout)
+@dataclass(frozen=True)
+class Setup:
+    directory: Path  # the generated objects
+    crds: Path  # the release's CRD files
+    schemas: Path | None  # the strict JSON schemas kubeconform reads
+    kubeconform: Path | None
 
 
-def report(size: int, rows: list[dict]) -> None:
-    base = next(row for row in rows if row["mode"] == "schema")
-    base_rate = base["objects"] / base["seconds"]
+def argv_of(side: str, setup: Setup) -> list[str]:
+    if side.startswith("kubeconform"):
+        workers = 1 if side.endswith("-n 1") else None
+        return kubeconform.command(setup.kubeconform, setup.schemas, [setup.directory], workers)
+    if side in FLOORS:
+        return [sys.executable, __file__, "--measure", side, "--dir", str(setup.directory), "--crds", str(setup.crds)]
+    options = {"validate": [], "validate --crd": ["--crd", str(setup.crds)], "validate --policy": ["--policy"]}[side]
+    return [str(CONSOLE_SCRIPT), "validate", *options, "--format", "json", str(setup.directory)]
+
+
+def counted(side: str, done: Run) -> tuple[int | None, int | None]:
+    """(objects judged, errors found) as the side itself reports them; None where it reported nothing readable."""
+    try:
+        if side.startswith("kubeconform"):
+            numbers = kubeconform.summary(done.stdout)
+            return (numbers["resources"], numbers["invalid"] + numbers["errors"]) if numbers else (None, None)
+        if side in FLOORS:
+            numbers = json.loads(done.stdout)
+            return numbers["objects"], numbers["errors"]
+        summary = json.loads(done.stdout)["summary"]
+        return summary["objects"], summary["errors"]
+    except (ValueError, KeyError, TypeError):
+        return None, None
+
+
+def measure(sides: list[str], setup: Setup, rounds: int) -> list[Figure]:
+    """Each side ``rounds`` times, in turns (so a busy spell slows every side alike); the median round."""
+    runs: dict[str, list[Run]] = {side: [] for side in sides}
+    for _ in range(rounds):
+        for side in sides:
+            runs[side].append(run(argv_of(side, setup)))
+    figures = []
+    for side, done in runs.items():
+        objects, errors = counted(side, done[-1])
+        if done[-1].returncode not in (0, 1):
+            print(f"  {side}: exited {done[-1].returncode}: {done[-1].stderr.strip()[-500:]}", file=sys.stderr)
+        median = lambda field: statistics.median(getattr(r, field) for r in done)  # noqa: E731
+        figures.append(Figure(side, median("seconds"), median("cpu_seconds"), median("rss_mib"), objects, errors))
+    return figures
+
+
+def report(size: int, figures: list[Figure]) -> bool:
+    """Print the table and the targets; False when a side did not judge every object cleanly."""
+    by_side = {figure.side: figure for figure in figures}
+    bases = [side for side in ("kubeconform", "kubeconform -n 1") if side in by_side]
     print(f"\n{size:,} objects")
-    print(f"  {'mode':<18} {'seconds':>8} {'objects/s':>10} {'× schema':>9} {'peak RSS':>9} {'× RSS':>6} {'errors':>7}")
-    met = True
-    for row in rows:
-        rate = row["objects"] / row["seconds"]
-        ratio, rss_ratio = rate / base_rate, row["rss_mib"] / base["rss_mib"]
+    header = "".join(f" {LABELS[side]:>13}" for side in bases)
+    print(f"  {'side':<18} {'seconds':>8} {'CPU s':>7} {'objects/s':>10}{header} {'peak RSS':>9} {'judged':>8} {'errors':>7}")
+    sound = True
+    for figure in figures:
+        ratios = "".join(f" {by_side[base].seconds / figure.seconds:>12.2f}×" for base in bases)
+        judged = "?" if figure.objects is None else f"{figure.objects:,}"
+        errors = "?" if figure.errors is None else str(figure.errors)
         print(
-            f"  {row['mode']:<18} {row['seconds']:>8.2f} {rate:>10,.0f} {ratio:>8.2f}× "
-            f"{row['rss_mib']:>6,.0f} MiB {rss_ratio:>5.2f}× {row['errors']:>7}"
+            f"  {figure.side:<18} {figure.seconds:>8.2f} {figure.cpu_seconds:>7.2f} {size / figure.seconds:>10,.0f}{ratios} "
+            f"{figure.rss_mib:>5,.0f} MiB {judged:>8} {errors:>7}"
         )
-        if row["mode"] == "validate":
-            met = ratio >= TARGETS["ratio"] and rate >= TARGETS["objects_per_s"] and rss_ratio <= TARGETS["rss_ratio"]
-    print(
-        f"  targets for validate: ≥ {TARGETS['ratio']}× schema, ≥ {TARGETS['objects_per_s']:,} objects/s, "
-        f"≤ {TARGETS['rss_ratio']}× RSS: {'met' if met else 'NOT met'}"
-    )
+        if figure.objects != size or figure.errors != 0:
+            sound = False
+            print(f"    ! {figure.side} did not judge all {size:,} objects cleanly: its figure does not compare")
+    if "kubeconform" in by_side:
+        for side, target in TARGETS.items():
+            if side in by_side:
+                ratio = by_side["kubeconform"].seconds / by_side[side].seconds
+                verdict = "met" if ratio >= target else "NOT met"
+                print(f"  target: {side} ≥ {target}× kubeconform (default workers): {ratio:.2f}×, {verdict}")
+    return sound
 
 
-def main() -> None:
+def setup_for(directory: Path, crds: Path, sides: list[str], scratch: Path) -> tuple[Setup, list[str]]:
+    """Build what the chosen sides need; kubeconform's sides are left out, with the reason, when Go is missing."""
+    if not any(side.startswith("kubeconform") for side in sides):
+        return Setup(directory, crds, None, None), sides
+    try:
+        executable = kubeconform.binary(log=lambda line: print(line, file=sys.stderr))
+    except kubeconform.Unavailable as why:
+        print(f"kubeconform: not measured: {why}")
+        return Setup(directory, crds, None, None), [side for side in sides if not side.startswith("kubeconform")]
+    schemas = scratch / "schemas"
+    kubeconform.strict_schemas(crds, schemas)
+    return Setup(directory, crds, schemas, executable), sides
+
+
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000])
-    parser.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
-    parser.add_argument("--measure", choices=MODES, help=argparse.SUPPRESS)  # a child process: one mode
+    parser.add_argument("--sizes", type=object_count, nargs="+", default=[10_000])
+    parser.add_argument("--sides", nargs="+", choices=SIDES, default=list(SIDES))
+    parser.add_argument("--rounds", type=int, default=3, help="runs of each side; the median is shown")
+    parser.add_argument("--release", default=RELEASE, help=f"the Karpenter CRDs to judge with (default {RELEASE})")
+    parser.add_argument("--measure", choices=sorted(FLOORS), help=argparse.SUPPRESS)  # a child process: one floor
     parser.add_argument("--dir", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--crds", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure:
-        print(json.dumps(measure(args.measure, args.dir)))
-        return
-    modes = ["schema", *(mode for mode in args.modes if mode != "schema")]
-    print(f"machine: {platform.machine()}, {platform.python_implementation()} {platform.python_version()}")
+        objects, errors = FLOORS[args.measure](args.dir, args.crds)
+        print(json.dumps({"objects": objects, "errors": errors}))
+        return 0
+    crds = (KARPENTER_CRDS / args.release).resolve()
+    if not crds.is_dir():
+        parser.error(f"no CRDs of {args.release} in {KARPENTER_CRDS}")
+    print(f"machine: {platform.machine()}, {os.cpu_count()} CPUs, {platform.python_implementation()} {platform.python_version()}")
+    print(f"CRDs: Karpenter {args.release}; kubeconform {kubeconform.VERSION}; median of {args.rounds} rounds")
+    print(f"load average at the start: {os.getloadavg()[0]:.1f}; under load wall times stretch, most for kubeconform's threads: read CPU s too")
+    sound = True
     for size in args.sizes:
         with tempfile.TemporaryDirectory() as tmp:
-            write_objects(Path(tmp), size)
-            report(size, [in_child(mode, Path(tmp)) for mode in modes])
+            directory = Path(tmp) / "objects"
+            directory.mkdir()
+            write_objects(directory, size)
+            setup, sides = setup_for(directory, crds, args.sides, Path(tmp))
+            sound = report(size, measure(sides, setup, args.rounds)) and sound
+    return 0 if sound else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

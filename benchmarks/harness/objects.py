@@ -1,0 +1,121 @@
+"""The realistic Karpenter objects the validate benchmarks judge, written as a repository holds them.
+
+Half EC2NodeClasses (AL2023 alias, block device, metadata options, tags, a MIME userData part with a
+NodeConfig), half NodePools (requirements, a taint, disruption budgets, limits), each NodePool
+referring to its own class, so the whole set is clean: every checker should pass every object.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import yaml
+
+PROJECT = Path(__file__).resolve().parents[2]
+# The CRDs of every minor release, beside the project (never copied into it).
+KARPENTER_CRDS = PROJECT.parent / "shared" / "karpenter-crds"
+RELEASE = "v1.14.1"  # validate's default release (1.14) at the patch the shared CRDs hold
+PER_FILE = 1_000
+
+USERDATA = """\
+MIME-Version: 1.0
+Content-Type: multipart/mixed; boundary="BOUNDARY"
+
+--BOUNDARY
+Content-Type: application/node.eks.aws
+
+apiVersion: node.eks.aws/v1alpha1
+kind: NodeConfig
+spec:
+  kubelet:
+    config:
+      shutdownGracePeriod: 30s
+
+--BOUNDARY--
+"""
+
+
+def node_class(index: int | str, team: int | str) -> dict:
+    return {
+        "apiVersion": "karpenter.k8s.aws/v1",
+        "kind": "EC2NodeClass",
+        "metadata": {"name": f"class-{index}"},
+        "spec": {
+            "amiSelectorTerms": [{"alias": "al2023@v20240807"}],
+            "role": f"KarpenterNodeRole-team-{team}",
+            "subnetSelectorTerms": [{"tags": {"karpenter.sh/discovery": "demo"}}],
+            "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": "demo"}}],
+            "blockDeviceMappings": [
+                {
+                    "deviceName": "/dev/xvda",
+                    "ebs": {"volumeSize": "100Gi", "volumeType": "gp3", "encrypted": True, "deleteOnTermination": True},
+                }
+            ],
+            "metadataOptions": {"httpEndpoint": "enabled", "httpPutResponseHopLimit": 1, "httpTokens": "required"},
+            "tags": {"team": f"team-{team}", "cost-center": "platform"},
+            "userData": USERDATA,
+        },
+    }
+
+
+def node_pool(index: int | str, team: int | str) -> dict:
+    requirement = lambda key, *values: {"key": key, "operator": "In", "values": list(values)}  # noqa: E731
+    return {
+        "apiVersion": "karpenter.sh/v1",
+        "kind": "NodePool",
+        "metadata": {"name": f"pool-{index}"},
+        "spec": {
+            "template": {
+                "metadata": {"labels": {"team": f"team-{team}"}},
+                "spec": {
+                    "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": f"class-{index}"},
+                    "requirements": [
+                        requirement("karpenter.sh/capacity-type", "on-demand", "spot"),
+                        requirement("kubernetes.io/arch", "amd64"),
+                        requirement("karpenter.k8s.aws/instance-category", "c", "m", "r"),
+                        {"key": "karpenter.k8s.aws/instance-generation", "operator": "Gt", "values": ["5"]},
+                    ],
+                    "taints": [{"key": "team", "value": f"team-{team}", "effect": "NoSchedule"}],
+                    "expireAfter": "720h",
+                },
+            },
+            "disruption": {
+                "consolidationPolicy": "WhenEmptyOrUnderutilized",
+                "consolidateAfter": "1m",
+                "budgets": [{"nodes": "10%"}, {"nodes": "0", "schedule": "0 9 * * mon-fri", "duration": "8h"}],
+            },
+            "limits": {"cpu": "1000", "memory": "1000Gi"},
+        },
+    }
+
+
+# Dumped once with these markers, then filled in per pair: 500,000 objects are written in seconds.
+_INDEX, _TEAM = "INDEXMARK", "TEAMMARK"
+_PAIR = yaml.dump_all([node_class(_INDEX, _TEAM), node_pool(_INDEX, _TEAM)], Dumper=yaml.CSafeDumper, sort_keys=False)
+
+
+def _pair(index: int) -> str:
+    return _PAIR.replace(_INDEX, str(index)).replace(_TEAM, str(index % 50))
+
+
+def write_objects(directory: Path, count: int, per_file: int = PER_FILE) -> list[Path]:
+    """``count`` objects (a class and its pool per pair) in files of ``per_file`` objects, as a repository splits them."""
+    pairs_per_file = max(per_file // 2, 1)
+    written = []
+    for first in range(0, count // 2, pairs_per_file):
+        path = directory / f"objects-{first * 2:07}.yaml"
+        with path.open("w") as out:
+            for index in range(first, min(first + pairs_per_file, count // 2)):
+                out.write("---\n" if index > first else "")
+                out.write(_pair(index))
+        written.append(path)
+    return written
+
+
+def object_count(text: str) -> int:
+    """A size on the command line: a positive, even number of objects (each class comes with its pool)."""
+    size = int(text)
+    if size < 2 or size % 2:
+        raise argparse.ArgumentTypeError(f"{text} is not a positive even number")
+    return size
