@@ -41,7 +41,7 @@ def parse(text: object) -> Fraction:
         return Fraction(text)
     match = _QUANTITY.match(text.strip())
     if not match:
-        raise QuantityError(f"{text!r} is not a quantity (e.g. 500m, 2, 512Mi, 1.5Gi)")
+        raise QuantityError(f"{text!r} is not a quantity")
     sign, number, suffix = match.group(1), match.group(2), match.group(3) or ""
     value = Fraction(number)
     if suffix in _BINARY:
