@@ -275,22 +275,20 @@ class Scheduler:
         return groups
 
     def _daemon_mask(self, template: Template, daemon_set: DaemonSet) -> int:
-        """The template's types a daemon pod would land on (``isDaemonPodCompatible``)."""
+        """The template's types a daemon pod would land on (``isDaemonPodCompatible``): it tolerates the
+        taints (PreferNoSchedule always), and some required term — the first, else each later one as the
+        earlier are dropped — fits the template and intersects the type."""
         pod = daemon_set.template
-        if pod.ignored or "resource-claims" in pod.approximations:
-            return 0
-        tolerations = pod.tolerations
-        if not any(t == PREFER_NO_SCHEDULE for t in tolerations):
-            tolerations = (*tolerations, PREFER_NO_SCHEDULE)
+        if "resource-claims" in pod.approximations:
+            return 0  # IgnoreDRARequests: such daemon pods are left out
+        tolerations = pod.tolerations if PREFER_NO_SCHEDULE in pod.tolerations else (*pod.tolerations, PREFER_NO_SCHEDULE)
         if untolerated(template.taints, tolerations) is not None:
             return 0
-        terms = pod.required_terms or ((),)
         mask = 0
-        for index in range(len(terms)):  # the first term, then each later one as earlier ones are dropped
-            strict = pod.node_selector_requirements & Requirements.of(terms[index])
+        for term in pod.required_terms or ((),):
+            strict = pod.node_selector_requirements & Requirements.of(term)
             if compatible(template.requirements, strict):
                 mask |= template.catalogue.matching(strict) & template.options
-                break
         return mask
 
     # --- pods -----------------------------------------------------------------------------------
