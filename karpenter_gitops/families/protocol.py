@@ -115,4 +115,4 @@ class Family:
     def node_traits(self) -> FamilyTraits:
         """What the family changes about its nodes' capacity and overhead, for the provisioning simulation."""
         return FamilyTraits(self.eni_limited_pods, self.eni_limited_memory_overhead, self.pods_per_core,
-                            self.ephemeral_device, self.ephemeral_size)
+                            self.ephemeral_device, self.ephemeral_size, self.windows_build)

@@ -52,6 +52,7 @@ class FamilyTraits:
     pods_per_core: bool = True  # PodsPerCoreEnabled
     ephemeral_device: str | None = "/dev/xvda"  # None: Custom (unknown device; the last mapping counts)
     ephemeral_size: str = "20Gi"
+    windows_build: str | None = None  # Windows families: the OS is windows, amd64 only
 
 
 @dataclass(frozen=True)
@@ -77,7 +78,6 @@ class NodeClassSettings:
     network_interfaces: tuple[tuple[int, str], ...] | None = None  # (networkCardIndex, interfaceType); None: unset
     zones: frozenset[str] | None = None  # the subnets' zones; None: every zone offering the type
     zone_ids: Mapping[str, str] = field(default_factory=dict)
-    windows_build: str | None = None
     vm_memory_overhead_percent: float = VM_MEMORY_OVERHEAD_PERCENT
     reserved_enis: int = 0
     node_class_cel: bool = False  # the AWS NodeClassCEL feature gate
@@ -376,7 +376,7 @@ def instance_type(
     offered = set(zones)
     if settings.zones is not None:
         offered &= settings.zones
-    requirements = labels.instance_type_requirements(info, offered, region, windows_build=settings.windows_build)
+    requirements = labels.instance_type_requirements(info, offered, region, windows_build=settings.traits.windows_build)
     node_capacity = capacity(info, settings)
     capacity_types = sorted(requirements[labels.CAPACITY_TYPE].values)
     offerings = []
