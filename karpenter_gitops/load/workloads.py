@@ -308,6 +308,8 @@ def pod_template(raw: Any, path: str, namespace: str, workload: str, source: Sou
         anti_affinity=blocks["podAntiAffinity"][0], preferred_anti_affinity=blocks["podAntiAffinity"][1],
         approximations=tuple(sorted(found.approximations)), sidecars_enabled=sidecars, pod_resources_enabled=pod_level,
     )  # fmt: skip
+    if _list(spec.get("schedulingGates"), f"{at}.schedulingGates"):  # never marked unschedulable while gated
+        return replace(pod, ignored="scheduling gates: kube-scheduler holds the pod back, so Karpenter does not provision for it")
     return _validated(pod, found.invalid)
 
 

@@ -131,6 +131,13 @@ def test_pods_karpenter_ignores_keep_its_reason():
           affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: karpenter.sh/nodepool, operator: DoesNotExist}]}]}}}
         """)
     assert elsewhere.pods[0].template.ignored == "configured to not run on a Karpenter provisioned node (requirement=karpenter.sh/nodepool DoesNotExist)"
+    gated = read("""
+        apiVersion: v1
+        kind: Pod
+        metadata: {name: gated}
+        spec: {schedulingGates: [{name: example.com/quota}], containers: [{name: c}]}
+        """)
+    assert gated.pods[0].template.ignored.startswith("scheduling gates")
 
 
 def test_what_is_not_modelled_marks_the_template():

@@ -19,7 +19,7 @@ from karpenter_gitops.core.requirements import Requirement, Requirements, ValueS
 from karpenter_gitops.core.simulation import resources
 from karpenter_gitops.core.simulation.forecast import simulate
 from karpenter_gitops.core.simulation.matching import LabelSelector, Taint
-from karpenter_gitops.core.simulation.pods import AffinityTerm, Container, DaemonSet, PodTemplate, Spread
+from karpenter_gitops.core.simulation.pods import AffinityTerm, Container, DaemonSet, HostPort, PodTemplate, Spread, replicas
 from karpenter_gitops.core.simulation.scheduler import BEST_EFFORT, Options
 from karpenter_gitops.core.simulation.world import NodePoolSpec
 
@@ -163,3 +163,35 @@ def test_spot_is_chosen_whenever_a_spot_offering_survives():
     node = forecast.pools[0].nodes[0]
     assert (node.launch.capacity_type, node.hourly) == ("spot", (0.02, 0.05))
     assert [(c.instance_type, c.zone) for c in node.launch.candidates] == [("c6g.large", "us-west-2a"), ("m5.large", "us-west-2b")]
+
+
+def test_the_least_filled_nodeclaim_takes_the_next_pod():
+    # two 4-cpu pods that repel each other make claims A and B (one pod each); then three 1-cpu pods:
+    # the 1st goes to A (equal counts keep their order), the 2nd to B (1 pod < 2), the 3rd to B again
+    # (equal counts, and B now comes first) — Karpenter re-sorts its claims by pod count before every pod
+    big = pods(2, "big", cpu="4", anti_affinity=(AffinityTerm("kubernetes.io/hostname", LabelSelector((("app", "big"),))),))
+    small = pods(3, "small", cpu="1")
+    forecast = simulate(world([*big, *small], instance_types_=types(["m5.4xlarge"])))
+    placements = sorted(sorted(n.pods) for p in forecast.pools for n in p.nodes)
+    assert placements == [["default/big-0", "default/small-0"], ["default/big-1", "default/small-1", "default/small-2"]]
+
+
+def test_host_ports_keep_pods_apart():
+    ported = PodTemplate("default", "Deployment/edge", template().source, {"app": "edge"},
+                         (Container("edge", {"cpu": "100m"}, host_ports=(HostPort(80),)),))
+    forecast = simulate(world(replicas(ported, 2)))
+    assert [len(n.pods) for p in forecast.pools for n in p.nodes] == [1, 1]
+
+
+def test_required_pod_affinity_follows_the_first_pod_into_its_zone():
+    together = (AffinityTerm(labels.ZONE, APP),)
+    forecast = simulate(world(pods(4, cpu="1", affinity=together)))
+    assert {n.zones for p in forecast.pools for n in p.nodes} == {("us-west-2a",)}  # bootstrapped in the first zone, then followed
+
+
+def test_a_spot_only_pool_cannot_take_an_on_demand_pod():
+    spot_only = pool("spot", Requirement(labels.CAPACITY_TYPE, "In", ("spot",)))
+    forecast = simulate(world(pods(1, node_selector={labels.CAPACITY_TYPE: "on-demand"}), spot_only))
+    assert unschedulable(forecast)["default/web-0"] == (
+        "incompatible requirements, key karpenter.sh/capacity-type, karpenter.sh/capacity-type In [on-demand] not in "
+        "karpenter.sh/capacity-type In [spot]")
