@@ -99,7 +99,8 @@ class Catalogue:
                 self._offerings[key] = (available | ((1 << i) if offering.available else 0), present | (1 << i))
         self._offering_cache: dict[tuple, int] = {}
         self._requirements_cache: dict[Requirements, int] = {}
-        self._allowed: dict[tuple, bool] = {}
+        self._allowed: dict[Requirements, frozenset[tuple[str, str, str | None]]] = {}
+        self._places = {offering_requirements(o): (o.zone, o.capacity_type, o.zone_id) for t in self.types for o in t.offerings}
         self.non_negative = sum(1 << i for i, t in enumerate(self.types) if all(v >= 0 for v in t.allocatable.values()))
 
     def __len__(self) -> int:
@@ -194,25 +195,26 @@ class Catalogue:
             self._offering_cache[key] = mask
         return mask
 
-    def cheapest(self, index: int, requirements: Requirements, capacity_type: str | None = None) -> float:
-        """The lowest price of an available offering of ``types[index]`` within ``requirements`` (inf when none)."""
-        best = float("inf")
-        for offering in self.types[index].offerings:
-            if offering.available and offering.price < best and (capacity_type is None or offering.capacity_type == capacity_type):
-                if self.offering_allowed(offering, requirements):
-                    best = offering.price
-        return best
-
-    def offering_allowed(self, offering: Offering, requirements: Requirements) -> bool:
-        key = (offering.zone, offering.capacity_type, offering.zone_id, requirements)
-        allowed = self._allowed.get(key)
+    def allowed_offerings(self, requirements: Requirements) -> frozenset[tuple[str, str, str | None]]:
+        """The (zone, capacity type, zone id) of every offering compatible with ``requirements``."""
+        allowed = self._allowed.get(requirements)
         if allowed is None:
-            allowed = self._allowed[key] = offering_compatible(requirements, offering_requirements(offering))
+            allowed = self._allowed[requirements] = frozenset(
+                place for offering, place in self._places.items() if offering_compatible(requirements, offering))
         return allowed
+
+    def offerings_within(self, index: int, allowed: frozenset[tuple[str, str, str | None]]) -> list[Offering]:
+        """The available offerings of ``types[index]`` among ``allowed`` places."""
+        return [o for o in self.types[index].offerings if o.available and (o.zone, o.capacity_type, o.zone_id) in allowed]
 
     def by_price(self, mask: int, requirements: Requirements) -> list[int]:
         """The types of ``mask`` by their cheapest offering within ``requirements`` (``OrderByPrice``; ties by name)."""
-        return sorted(bits(mask), key=lambda i: (self.cheapest(i, requirements), self.types[i].name))
+        allowed = self.allowed_offerings(requirements)
+
+        def cheapest(index: int) -> float:
+            return min((o.price for o in self.offerings_within(index, allowed)), default=float("inf"))
+
+        return sorted(bits(mask), key=lambda i: (cheapest(i), self.types[i].name))
 
     # --- resources ------------------------------------------------------------------------------
 

@@ -18,7 +18,7 @@ from karpenter_gitops.core import labels
 from karpenter_gitops.core.requirements import Requirements, ValueSet
 from karpenter_gitops.core.simulation import resources
 from karpenter_gitops.core.simulation.catalogue import Catalogue
-from karpenter_gitops.core.simulation.nodes import ON_DEMAND, SPOT, Offering
+from karpenter_gitops.core.simulation.nodes import ON_DEMAND, SPOT
 
 LAUNCH_MAX_INSTANCE_TYPES = 60  # the AWS provider's maxInstanceTypes
 ICE = "all requested instance types were unavailable during launch"
@@ -70,17 +70,13 @@ def _pinned(requirements: Requirements, key: str, values: Sequence[str], min_val
     return requirements & Requirements([(key, ValueSet(False, frozenset(values), min_values=min_values))])
 
 
-def _allowed_offerings(catalogue: Catalogue, index: int, requirements: Requirements) -> list[Offering]:
-    return [o for o in catalogue.types[index].offerings if o.available and catalogue.offering_allowed(o, requirements)]
-
-
 def launch(catalogue: Catalogue, ordered: Sequence[int], requirements: Requirements, requests: Mapping[str, int],
            min_values_strict: bool = True) -> Launch:
     """The launch of a NodeClaim whose options are ``ordered`` (cheapest first, already cut to 600)."""
     names = [catalogue.types[i].name for i in ordered]
     current = requirements.get(labels.INSTANCE_TYPE)
     node = _pinned(requirements, labels.INSTANCE_TYPE, names, current.min_values if current is not None else None)
-    capacity_types = sorted({o.capacity_type for i in ordered for o in _allowed_offerings(catalogue, i, node)})
+    capacity_types = sorted({o.capacity_type for i in ordered for o in catalogue.offerings_within(i, catalogue.allowed_offerings(node))})
     if capacity_types:
         node = _pinned(node, labels.CAPACITY_TYPE, capacity_types)
     has_min_values = any(v.min_values is not None for v in node.values())
@@ -90,7 +86,8 @@ def launch(catalogue: Catalogue, ordered: Sequence[int], requirements: Requireme
     if not mask:
         return Launch(None, error=ICE)
     kept = [i for i in ordered if mask >> i & 1]
-    offerings = {i: _allowed_offerings(catalogue, i, node) for i in kept}
+    allowed = catalogue.allowed_offerings(node)
+    offerings = {i: catalogue.offerings_within(i, allowed) for i in kept}
     if not has_min_values:
         generic = [i for i in kept if not catalogue.types[i].exotic]
         kept = generic or kept

@@ -229,6 +229,7 @@ class Scheduler:
         self.in_flight: list[NodeClaim] = []  # open claims by pod count (full ones leave it)
         self.claims: list[NodeClaim] = []  # every claim, in creation order
         self._lasting_failures: dict[tuple[int, int], Failure] = {}
+        self._rejecting: dict[int, int] = {}  # pod state → how many open claims never take it
         self._smallest: resources.Vector = {resources.PODS: resources.ONE_POD}
         domain_pools = {p.name: (p.node_requirements, p.taints, [t.requirements for t in world.instance_types.get(p.node_class, ())])
                         for p in pools}
@@ -332,7 +333,8 @@ class Scheduler:
         claims = []
         for claim in self.claims:
             self._finalize(claim)
-            short, _ = claim.template.catalogue.min_values_shortfall(claim.requirements, self._truncated(claim))
+            has_min_values = any(v.min_values is not None for v in claim.requirements.values())
+            short, _ = claim.template.catalogue.min_values_shortfall(claim.requirements, self._truncated(claim)) if has_min_values else (None, {})
             if short and self.options.min_values_policy == STRICT:
                 message = (f"pod didn’t schedule because NodePool couldn’t meet minValues requirements, validating minValues, {short} "
                            f"(NodePool={claim.template.pool.name})")
@@ -360,7 +362,7 @@ class Scheduler:
         if "resource-claims" in pod.template.approximations:
             return ((None, Failure(DRA_ERROR, "dra")),)
         key = id(data)
-        for claim in self.in_flight:
+        for claim in self.in_flight if self._rejecting.get(key, 0) < len(self.in_flight) else ():
             if key in claim.rejected:
                 continue
             outcome = self._can_add(claim, pod, data)
@@ -432,14 +434,19 @@ class Scheduler:
         total = resources.merge(claim.requests, data.requests)
         if not any(catalogue.fitting(total, g.overhead) & g.mask & claim.options for g in template.groups) or \
                 self._static_failure(template.taints, claim.requirements, data) is not None:
-            claim.rejected.add(id(data))
+            self._reject(claim, data)
             return None
         outcome = self._place(claim, pod, data, relax=False, total=total)
         if isinstance(outcome, Failure):
             if isinstance(outcome.message, TopologyError) and outcome.message.permanent:
-                claim.rejected.add(id(data))
+                self._reject(claim, data)
             return None
         return outcome
+
+    def _reject(self, claim: NodeClaim, data: PodData) -> None:
+        """Remember that ``claim`` never takes a pod in this state; when every open claim does, the scan is skipped."""
+        claim.rejected.add(id(data))
+        self._rejecting[id(data)] = self._rejecting.get(id(data), 0) + 1
 
     def _place(self, claim: NodeClaim, pod: Pod, data: PodData, relax: bool, total: resources.Vector | None = None
                ) -> tuple[Requirements, int] | Failure:
@@ -457,6 +464,8 @@ class Scheduler:
         total = resources.merge(claim.requests, self._smallest)
         if not any(claim.template.catalogue.fitting(total, g.overhead) & g.mask & claim.options for g in claim.template.groups):
             self.in_flight.remove(claim)
+            for key in claim.rejected:
+                self._rejecting[key] -= 1
 
     def _filter(self, claim: NodeClaim, pod: Pod, data: PodData, requirements: Requirements, total: resources.Vector,
                 relax: bool) -> tuple[Requirements, int] | Failure:
