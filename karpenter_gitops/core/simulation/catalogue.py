@@ -91,12 +91,11 @@ class Catalogue:
         self._matching: dict[tuple[str, ValueSet], int] = {}
         self._allocatable: dict[str, _Sorted] = {}
         self._capacity: dict[str, _Sorted] = {}
-        self._offerings: dict[Requirements, tuple[int, int]] = {}  # offering requirements → (available, any)
+        self._offerings: dict[Requirements, int] = {}  # offering requirements → the types with it available
         for i, instance_type in enumerate(self.types):
             for offering in instance_type.offerings:
                 key = offering_requirements(offering)
-                available, present = self._offerings.get(key, (0, 0))
-                self._offerings[key] = (available | ((1 << i) if offering.available else 0), present | (1 << i))
+                self._offerings[key] = self._offerings.get(key, 0) | ((1 << i) if offering.available else 0)
         self._offering_cache: dict[tuple, int] = {}
         self._requirements_cache: dict[Requirements, int] = {}
         self._allowed: dict[Requirements, frozenset[tuple[str, str, str | None]]] = {}
@@ -105,15 +104,6 @@ class Catalogue:
 
     def __len__(self) -> int:
         return len(self.types)
-
-    def names(self, mask: int) -> list[str]:
-        return [self.types[i].name for i in bits(mask)]
-
-    def members(self, mask: int) -> list[InstanceType]:
-        return [self.types[i] for i in bits(mask)]
-
-    def mask_of(self, names: Iterable[str]) -> int:
-        return sum(1 << self.position[name] for name in set(names) if name in self.position)
 
     # --- requirements ---------------------------------------------------------------------------
 
@@ -183,15 +173,15 @@ class Catalogue:
 
     # --- offerings ------------------------------------------------------------------------------
 
-    def with_offering(self, requirements: Requirements, available: bool = True) -> int:
-        """Types with an (available) offering compatible with ``requirements``."""
-        key = (tuple(requirements.get(k) for k in OFFERING_KEYS), available)
+    def with_offering(self, requirements: Requirements) -> int:
+        """Types with an available offering compatible with ``requirements``."""
+        key = tuple(requirements.get(k) for k in OFFERING_KEYS)
         mask = self._offering_cache.get(key)
         if mask is None:
             mask = 0
-            for offering, (with_available, with_any) in self._offerings.items():
+            for offering, available in self._offerings.items():
                 if offering_compatible(requirements, offering):
-                    mask |= with_available if available else with_any
+                    mask |= available
             self._offering_cache[key] = mask
         return mask
 

@@ -50,14 +50,6 @@ class Launch:
         return self.candidates[0] if self.candidates else None
 
     @property
-    def chosen(self) -> Candidate | None:
-        """What EC2 launches when it is predictable: on-demand ``lowest-price`` with no tie on the price."""
-        if self.capacity_type != ON_DEMAND or not self.candidates:
-            return None
-        tied = [c for c in self.candidates if c.price == self.candidates[0].price]
-        return self.candidates[0] if len({(c.instance_type) for c in tied}) == 1 else None
-
-    @property
     def price_range(self) -> tuple[float, float]:
         """The hourly price: exact for on-demand (the cheapest override), a range for spot."""
         if not self.candidates:

@@ -20,7 +20,7 @@ from types import MappingProxyType
 from karpenter_gitops.core.findings import Source
 from karpenter_gitops.core.requirements import Requirement, Requirements
 from karpenter_gitops.core.simulation import resources
-from karpenter_gitops.core.simulation.matching import LabelSelector, Taint, Toleration
+from karpenter_gitops.core.simulation.matching import LabelSelector, Toleration
 
 #: What a pod may ask for that the simulation does not follow, by id: the one list of approximations.
 UNMODELLED = MappingProxyType({

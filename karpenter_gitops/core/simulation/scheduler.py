@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.requirements import Requirements, ValueSet
 from karpenter_gitops.core.simulation import resources
-from karpenter_gitops.core.simulation.catalogue import Catalogue, bits
+from karpenter_gitops.core.simulation.catalogue import Catalogue
 from karpenter_gitops.core.simulation.matching import (
     HOSTNAME,
     INITIALIZED,
@@ -37,7 +37,6 @@ from karpenter_gitops.core.simulation.matching import (
     NODEPOOL,
     PREFER_NO_SCHEDULE,
     REGISTERED,
-    WELL_KNOWN,
     Taint,
     compatibility_error,
     compatible,
@@ -94,7 +93,8 @@ class FilterFailure(Failure):
         super().__init__("")
         self.requirements, self.requests = requirements, requests
         self.met = self.fits = self.offering = False
-        self.met_and_fits = self.met_and_offering = self.fits_and_offering = False
+        self.met_and_offering = self.fits_and_offering = False  # Karpenter's third pair (met and fits, no offering) cannot
+        # happen: a type "fits" only with a compatible offering
         self.min_values: str | None = None
         self.overheads: list[Mapping[str, int]] = []
 
@@ -136,8 +136,6 @@ class FilterFailure(Failure):
                 return f"{lead}, {tail} (CPU request >= 1 Million, m vs M typo?)"
         elif not offering:
             lead = "no instance type has the required offering"
-        elif self.met_and_fits:
-            lead = "no instance type which met the scheduling requirements and had enough resources, had a required offering"
         elif self.fits_and_offering:
             lead = "no instance type which had enough resources and the required offering met the scheduling requirements"
         elif self.met_and_offering:
@@ -157,7 +155,6 @@ class DaemonGroup:
     mask: int
     overhead: Mapping[str, int]
     host_ports: tuple[HostPort, ...]
-    daemon_sets: tuple[str, ...]
 
 
 @dataclass
@@ -246,7 +243,7 @@ class Scheduler:
             (REGISTERED, _single("true")), (INITIALIZED, _single("true")),
         ])
         options = catalogue.matching(requirements) & catalogue.with_offering(requirements) & catalogue.non_negative
-        short, counts = catalogue.min_values_shortfall(requirements, options)
+        short, _ = catalogue.min_values_shortfall(requirements, options)
         if short and self.options.min_values_policy == STRICT:
             options = 0
         if not options:
@@ -272,7 +269,7 @@ class Scheduler:
         for part, members in parts:
             overhead = resources.merge(*(m.template.requests for m in members)) if members else {}
             ports = tuple(port for m in members for port in m.template.host_ports)
-            groups.append(DaemonGroup(part, overhead, ports, tuple(f"{m.template.namespace}/{m.name}" for m in members)))
+            groups.append(DaemonGroup(part, overhead, ports))
         return groups
 
     def _daemon_mask(self, template: Template, daemon_set: DaemonSet) -> int:
@@ -493,7 +490,7 @@ class Scheduler:
             failure.met_and_offering |= bool(met & offered & ~fitting)
             failure.fits_and_offering |= bool(fitting & ~compatible)
             remaining |= met & fitting
-        short, counts = catalogue.min_values_shortfall(requirements, remaining) if remaining else (None, {})
+        short, counts = catalogue.min_values_shortfall(requirements, remaining)  # with no type left, minValues is the message
         if short:
             if not relax:
                 failure.min_values = short
