@@ -25,7 +25,7 @@ from typing import Any
 
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.findings import Source
-from karpenter_gitops.core.requirements import DOES_NOT_EXIST, EXISTS, GT, GTE, IN, LT, LTE, NOT_IN, Requirement, Requirements
+from karpenter_gitops.core.requirements import DOES_NOT_EXIST, EXISTS, GT, IN, LT, NOT_IN, Requirement, Requirements
 from karpenter_gitops.core.simulation import resources
 from karpenter_gitops.core.simulation.matching import NODEPOOL, LabelSelector, Toleration, restricted_label_error
 from karpenter_gitops.core.simulation.nodes import POD_ENI
@@ -43,7 +43,8 @@ from karpenter_gitops.core.simulation.pods import (
 from karpenter_gitops.load.files import read
 
 WORKLOAD_KINDS = ("Deployment", "StatefulSet", "ReplicaSet", "Job", "CronJob", "DaemonSet", "Pod")
-_OPERATORS = (IN, NOT_IN, EXISTS, DOES_NOT_EXIST, GT, LT, GTE, LTE)
+_OPERATORS = (IN, NOT_IN, EXISTS, DOES_NOT_EXIST, GT, LT)  # Kubernetes' node selector operators (Gte/Lte are Karpenter's own)
+_INTEGER = re.compile(r"^\d+$")
 _SELECTOR_OPERATORS = (IN, NOT_IN, EXISTS, DOES_NOT_EXIST)
 SIDECARS_SINCE: versions.Version = (1, 29)
 POD_RESOURCES_SINCE: versions.Version = (1, 34)
@@ -168,25 +169,26 @@ def _container(raw: Any, path: str, sidecars: bool, host_network: bool, found: _
     return Container(name, requests, limits, sidecar, tuple(ports))
 
 
-def _requirement(raw: Any, path: str, found: _Read) -> Requirement:
+def _requirement(raw: Any, path: str, found: _Read | None) -> Requirement:
     spec = _mapping(raw, path)
     key = _text(spec.get("key"), f"{path}.key")
     operator = _text(spec.get("operator"), f"{path}.operator")
     values = tuple(_text(v, f"{path}.values[{i}]") for i, v in enumerate(_list(spec.get("values"), f"{path}.values")))
+    # what the API server refuses in a pod's node selector terms, before Karpenter ever sees the pod
     if operator not in _OPERATORS:
-        found.invalid.append(f"key {key} has an unsupported operator {operator} not in [{' '.join(_OPERATORS)}]")
-    elif operator == IN and not values:
-        found.invalid.append(f"key {key} with operator {operator} must have a value defined")
-    elif operator in (GT, LT, GTE, LTE) and not (len(values) == 1 and values[0].isdigit()):
-        found.invalid.append(f"key {key} with operator {operator} must have a single positive integer value")
-    if restricted := restricted_label_error(key):
+        raise _Bad(f"{path}.operator", f"{operator!r} is not a node selector operator", f"use one of {', '.join(_OPERATORS)}")
+    if (operator in (IN, NOT_IN)) != bool(values) or (operator in (GT, LT) and not (len(values) == 1 and _INTEGER.match(values[0]))):
+        raise _Bad(f"{path}.values", f"{list(values)} do not suit operator {operator}",
+                   "In/NotIn take values, Exists/DoesNotExist none, Gt/Lt one non-negative integer")
+    if found is not None and (restricted := restricted_label_error(key)):
         found.invalid.append(restricted)
     return Requirement(key, operator, values)
 
 
-def _term(raw: Any, path: str, found: _Read) -> tuple[Requirement, ...]:
+def _term(raw: Any, path: str, found: _Read | None) -> tuple[Requirement, ...]:
+    """One node selector term; ``found`` collects what Karpenter's validation refuses (required terms only)."""
     spec = _mapping(raw, path)
-    if spec.get("matchFields"):
+    if found is not None and spec.get("matchFields"):
         found.invalid.append("node selector term with matchFields is not supported")
     return tuple(_requirement(r, f"{path}.matchExpressions[{i}]", found)
                  for i, r in enumerate(_list(spec.get("matchExpressions"), f"{path}.matchExpressions")))
@@ -246,12 +248,12 @@ def _toleration(raw: Any, path: str) -> Toleration:
     return Toleration(*(_text(spec.get(f), f"{path}.{f}") for f in ("key", "operator", "value", "effect")))
 
 
-def pod_template(raw: Any, path: str, namespace: str, workload: str, source: Source,
+def _pod_template(raw: Any, path: str, namespace: str, workload: str, source: Source,
                  kubernetes: versions.Version | None = None) -> PodTemplate:
     """A pod template (``{metadata, spec}``) as the scheduler reads its pods; raises ``_Bad`` on a malformed field."""
     template = _mapping(raw, path)
-    spec = _mapping(template.get("spec"), f"{path}.spec")
-    at = f"{path}.spec"
+    at = f"{path}.spec" if path else "spec"
+    spec = _mapping(template.get("spec"), at)
     newest = kubernetes is None
     sidecars = newest or kubernetes >= SIDECARS_SINCE
     pod_level = newest or kubernetes >= POD_RESOURCES_SINCE
@@ -270,7 +272,8 @@ def pod_template(raw: Any, path: str, namespace: str, workload: str, source: Sou
     terms_at = f"{at}.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms"
     required_terms = tuple(_term(t, f"{terms_at}[{i}]", found) for i, t in enumerate(_list(required.get("nodeSelectorTerms"), terms_at)))
     preferred_terms = _weighted(node.get("preferredDuringSchedulingIgnoredDuringExecution"),
-                                f"{at}.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution", "preference", _term, found)
+                                f"{at}.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution", "preference",
+                                lambda raw, where, _: _term(raw, where, None), found)  # Karpenter validates required terms only
     blocks = {}
     for kind in ("podAffinity", "podAntiAffinity"):
         block = _mapping(affinity.get(kind), f"{at}.affinity.{kind}")
@@ -298,7 +301,7 @@ def pod_template(raw: Any, path: str, namespace: str, workload: str, source: Sou
         found.approximations.add("scheduler-name")
     pod = PodTemplate(
         namespace, workload, source,
-        labels=_labels(_mapping(template.get("metadata"), f"{path}.metadata").get("labels"), f"{path}.metadata.labels"),
+        labels=_labels(_mapping(template.get("metadata"), "metadata").get("labels"), f"{path}.metadata.labels" if path else "metadata.labels"),
         containers=containers, init_containers=init_containers, overhead=overhead, pod_resources=pod_requests,
         node_selector=node_selector, required_terms=required_terms, preferred_terms=preferred_terms,
         tolerations=tuple(_toleration(t, f"{at}.tolerations[{i}]") for i, t in enumerate(_list(spec.get("tolerations"), f"{at}.tolerations"))),
@@ -374,7 +377,7 @@ class _Reader:
             if spec.get("nodeName"):
                 self.notes.append(f"{source.file}: Pod {namespace}/{name} is bound to node {spec['nodeName']}: not pending, passed over")
                 return
-            template = pod_template({"metadata": doc.get("metadata"), "spec": spec}, "", namespace, workload, source, self.kubernetes)
+            template = _pod_template({"metadata": doc.get("metadata"), "spec": spec}, "", namespace, workload, source, self.kubernetes)
             self._add(replicas(template, 1, [name]))
             return
         if kind == "CronJob":
@@ -387,7 +390,7 @@ class _Reader:
         if kind == "Job":
             self._job(spec, "spec", name, namespace, workload, source)
             return
-        template = pod_template(spec.get("template"), "spec.template", namespace, workload, source, self.kubernetes)
+        template = _pod_template(spec.get("template"), "spec.template", namespace, workload, source, self.kubernetes)
         if kind == "DaemonSet":
             self.daemon_sets.append(DaemonSet(name, template))
             return
@@ -403,7 +406,7 @@ class _Reader:
         parallelism = _count(spec.get("parallelism"), f"{path}.parallelism", 1)
         completions = spec.get("completions")
         count = parallelism if completions is None else min(parallelism, _count(completions, f"{path}.completions", 1))
-        template = pod_template(spec.get("template"), f"{path}.template", namespace, workload, source, self.kubernetes)
+        template = _pod_template(spec.get("template"), f"{path}.template", namespace, workload, source, self.kubernetes)
         self._add(replicas(template, count))
 
     def _add(self, pods: Iterable[Pod]) -> None:

@@ -131,6 +131,15 @@ def test_pods_karpenter_ignores_keep_its_reason():
           affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: karpenter.sh/nodepool, operator: DoesNotExist}]}]}}}
         """)
     assert elsewhere.pods[0].template.ignored == "configured to not run on a Karpenter provisioned node (requirement=karpenter.sh/nodepool DoesNotExist)"
+    preferred = read("""
+        apiVersion: v1
+        kind: Pod
+        metadata: {name: prefers}
+        spec:
+          containers: [{name: c}]
+          affinity: {nodeAffinity: {preferredDuringSchedulingIgnoredDuringExecution: [{weight: 1, preference: {matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [a]}]}}]}}
+        """)
+    assert preferred.pods[0].template.ignored is None  # only selectors and required terms are validated
     gated = read("""
         apiVersion: v1
         kind: Pod
@@ -206,8 +215,26 @@ def test_hostile_documents_never_raise(docs):
         assert pod.template.requests["pods"] == 1000  # whatever was read is usable
 
 
-@pytest.mark.parametrize("spec", [{"template": {"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "-1"}}}]}}},
-                                  {"template": {"spec": {"tolerations": "all"}}}, {"template": []}])
-def test_wrong_shapes_are_problems(spec):
-    workloads = workloads_from_documents([("w.yaml", [doc("Deployment", **spec)])])
-    assert workloads.pods == () and len(workloads.problems) == 1
+TERM = "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms"
+
+
+def term(*expressions: dict) -> dict:
+    return {"template": {"spec": {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": list(expressions)}]}}}}}}
+
+
+@pytest.mark.parametrize("spec", [
+    {"template": {"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "-1"}}}]}}},
+    {"template": {"spec": {"tolerations": "all"}}}, {"template": []},
+    term({"key": "k", "operator": "Bogus"}), term({"key": "k", "operator": "In"}), term({"key": "k", "operator": "Gt", "values": ["x"]}),
+    term({"key": "k", "operator": "Gte", "values": ["1"]}), term({"key": "k", "operator": "Exists", "values": ["v"]}),
+])  # fmt: skip
+def test_what_the_api_server_refuses_is_a_problem(spec):
+    for kind in ("Deployment", "DaemonSet"):
+        workloads = workloads_from_documents([("w.yaml", [doc(kind, **spec)])])
+        assert (workloads.pods, workloads.daemon_sets, len(workloads.problems)) == ((), (), 1)
+
+
+def test_a_bare_pods_fields_are_named_from_its_spec():
+    workloads = workloads_from_documents([("p.yaml", [{"kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": "c"}}])])
+    assert workloads.problems[0].path == "spec.containers"
