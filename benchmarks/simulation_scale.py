@@ -101,7 +101,8 @@ def main() -> int:
     catalogue = LabelledCatalogue(INSTANCE_TYPES.values(), {name: ZONES for name in INSTANCE_TYPES}, REGION)
     table = on_demand_prices(REGION)
     prices = PriceTable(table.prices, table.note)
-    types = instance_types(catalogue.infos.values(), catalogue.zones, REGION, NodeClassSettings("default"), prices)
+    types = instance_types(catalogue.infos.values(), catalogue.zones, REGION, NodeClassSettings("default"), prices,
+                           known=catalogue.requirements())
     pods, daemons = workloads(args.pods, args.pools)
     world = World(node_pools(args.pools), {"default": types}, tuple(pods), tuple(daemons), prices.source)
     build_cpu, build_wall = time.process_time() - start_cpu, time.perf_counter() - start_wall

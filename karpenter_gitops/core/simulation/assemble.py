@@ -52,7 +52,8 @@ def build_world(
         if spec.get("capacityReservationSelectorTerms"):
             notes.append(f"EC2NodeClass {node_class.name}: capacity reservations are not modelled (no reserved offerings)")
         names = (served or {}).get(node_class.name)
-        types[node_class.name] = instance_types(catalogue.infos.values(), catalogue.zones, catalogue.region, class_settings, prices, names)
+        types[node_class.name] = instance_types(catalogue.infos.values(), catalogue.zones, catalogue.region, class_settings, prices, names,
+                                                catalogue.requirements(class_settings.traits.windows_build))
     specs = []
     for pool in node_pools:
         try:

@@ -369,14 +369,20 @@ def overhead(info: Mapping[str, Any], settings: NodeClassSettings, node_capacity
 
 
 def instance_type(
-    info: Mapping[str, Any], zones: Iterable[str], region: str, settings: NodeClassSettings, prices: PriceTable
+    info: Mapping[str, Any], zones: Iterable[str], region: str, settings: NodeClassSettings, prices: PriceTable,
+    known: Requirements | None = None,
 ) -> InstanceType:
-    """One DescribeInstanceTypes entry for this class: requirements, capacity, overhead, offerings."""
+    """One DescribeInstanceTypes entry for this class: requirements, capacity, overhead, offerings.
+
+    ``known`` are the type's requirements over all its zones (``LabelledCatalogue.requirements``), used as
+    they are when the class's subnets do not narrow the zones.
+    """
     name = info["InstanceType"]
     offered = set(zones)
-    if settings.zones is not None:
+    if settings.zones is not None and not offered <= settings.zones:
         offered &= settings.zones
-    requirements = labels.instance_type_requirements(info, offered, region, windows_build=settings.traits.windows_build)
+        known = None
+    requirements = known or labels.instance_type_requirements(info, offered, region, windows_build=settings.traits.windows_build)
     node_capacity = capacity(info, settings)
     capacity_types = sorted(requirements[labels.CAPACITY_TYPE].values)
     offerings = []
@@ -395,11 +401,13 @@ def instance_types(
     settings: NodeClassSettings,
     prices: PriceTable,
     names: Iterable[str] | None = None,
+    known: Mapping[str, Requirements] | None = None,
 ) -> tuple[InstanceType, ...]:
-    """The class's instance types, by name; ``names`` restricts them (e.g. to the types an AMI serves)."""
+    """The class's instance types, by name; ``names`` restricts them (e.g. to the types an AMI serves),
+    ``known`` gives requirements already computed (``LabelledCatalogue.requirements(windows_build)``)."""
     wanted = None if names is None else set(names)
     return tuple(
-        instance_type(info, zones.get(info["InstanceType"], ()), region, settings, prices)
+        instance_type(info, zones.get(info["InstanceType"], ()), region, settings, prices, (known or {}).get(info["InstanceType"]))
         for info in sorted(infos, key=lambda i: i["InstanceType"])
         if wanted is None or info["InstanceType"] in wanted
     )
