@@ -105,48 +105,23 @@ def test_a_malformed_workload_is_a_problem_naming_file_object_and_field():
     ]
 
 
+def ignored(spec: str) -> str | None:
+    """Why Karpenter ignores a bare pod with this spec (a YAML flow mapping, containers added)."""
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [{"name": "c"}], **yaml.safe_load(spec)}}
+    return workloads_from_documents([("pod.yaml", [pod])]).pods[0].template.ignored
+
+
 def test_pods_karpenter_ignores_keep_its_reason():
-    hostname = read("""
-        apiVersion: v1
-        kind: Pod
-        metadata: {name: pinned}
-        spec: {nodeSelector: {kubernetes.io/hostname: ip-1}, containers: [{name: c}]}
-        """)
-    assert hostname.pods[0].template.ignored.startswith("ignoring pod, using label kubernetes.io/hostname is not allowed")
-    fields = read("""
-        apiVersion: v1
-        kind: Pod
-        metadata: {name: fields}
-        spec:
-          containers: [{name: c}]
-          affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchFields: [{key: metadata.name, operator: In, values: [n]}]}]}}}
-        """)
-    assert fields.pods[0].template.ignored == "ignoring pod, node selector term with matchFields is not supported"
-    elsewhere = read("""
-        apiVersion: v1
-        kind: Pod
-        metadata: {name: not-here}
-        spec:
-          containers: [{name: c}]
-          affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: karpenter.sh/nodepool, operator: DoesNotExist}]}]}}}
-        """)
-    assert elsewhere.pods[0].template.ignored == "configured to not run on a Karpenter provisioned node (requirement=karpenter.sh/nodepool DoesNotExist)"
-    preferred = read("""
-        apiVersion: v1
-        kind: Pod
-        metadata: {name: prefers}
-        spec:
-          containers: [{name: c}]
-          affinity: {nodeAffinity: {preferredDuringSchedulingIgnoredDuringExecution: [{weight: 1, preference: {matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [a]}]}}]}}
-        """)
-    assert preferred.pods[0].template.ignored is None  # only selectors and required terms are validated
-    gated = read("""
-        apiVersion: v1
-        kind: Pod
-        metadata: {name: gated}
-        spec: {schedulingGates: [{name: example.com/quota}], containers: [{name: c}]}
-        """)
-    assert gated.pods[0].template.ignored.startswith("scheduling gates")
+    required = "{affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [%s]}}}}"
+    assert ignored("{nodeSelector: {kubernetes.io/hostname: ip-1}}").startswith(
+        "ignoring pod, using label kubernetes.io/hostname is not allowed")
+    assert ignored(required % "{matchFields: [{key: metadata.name, operator: In, values: [n]}]}") == (
+        "ignoring pod, node selector term with matchFields is not supported")
+    assert ignored(required % "{matchExpressions: [{key: karpenter.sh/nodepool, operator: DoesNotExist}]}") == (
+        "configured to not run on a Karpenter provisioned node (requirement=karpenter.sh/nodepool DoesNotExist)")
+    preferred = "{affinity: {nodeAffinity: {preferredDuringSchedulingIgnoredDuringExecution: [{weight: 1, preference: %s}]}}}"
+    assert ignored(preferred % "{matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [a]}]}") is None  # required only
+    assert ignored("{schedulingGates: [{name: example.com/quota}]}").startswith("scheduling gates")
 
 
 def test_what_is_not_modelled_marks_the_template():
