@@ -20,7 +20,8 @@ from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL, merge
     [["benchmarks/validate_side_by_side.py", "--sizes", "20", "--rounds", "1"], ["benchmarks/validate_scale.py", "--sizes", "20", "40"],
      ["benchmarks/startup.py", "--runs", "1", "--files", "2"],
      ["benchmarks/plan_scale.py", "--sizes", "1"], ["benchmarks/fleet_scale.py", "--stacks", "2", "--classes", "1", "--pools", "1"],
-     ["benchmarks/plan_faults.py", "--runs", "1", "--deadline", "60", "--down-deadline", "1"]],
+     ["benchmarks/plan_faults.py", "--runs", "1", "--deadline", "60", "--down-deadline", "1"],
+     ["benchmarks/simulation_scale.py", "--pods", "200", "--pools", "3"]],
     ids=lambda argv: " ".join(argv[0:1] + argv[2:]),
 )
 def test_benchmark_runs(argv):

@@ -257,4 +257,6 @@ FAMILY = Family(
     parameters=parameters,
     check_userdata=check,
     pods_per_core=False,  # its settings have no podsPerCore
+    eni_limited_memory_overhead=False,  # kube-reserved memory follows its pods capacity
+    ephemeral_device="/dev/xvdb",  # the data volume; /dev/xvda is the OS
 )

@@ -70,4 +70,4 @@ def _registration(text: str, found: list[taints.Taint], hint: str) -> list[Probl
     return [Problem(REGISTRATION_TAINT, f"{message}{lookalike}; {_CONSEQUENCE}", hint)]
 
 
-FAMILY = Family("Custom", check_userdata=check, kubelet_checked=False)
+FAMILY = Family("Custom", check_userdata=check, kubelet_checked=False, ephemeral_device=None)  # its volumes are the user's

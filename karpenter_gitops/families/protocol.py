@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.requirements import DOES_NOT_EXIST, EXISTS, IN, Requirement
+from karpenter_gitops.core.simulation.nodes import FamilyTraits
 from karpenter_gitops.families.userdata.problems import Problem
 
 ARCH = "kubernetes.io/arch"
@@ -104,3 +105,14 @@ class Family:
     kubelet_checked: bool = True
     # Whether its default maxPods is the ENI limit (Karpenter's SupportsENILimitedPodDensity); else 110.
     eni_limited_pods: bool = True
+    # Whether kube-reserved memory counts the ENI-limited pods even under maxPods (UsesENILimitedMemoryOverhead),
+    # and the volume pods' ephemeral storage is on by default (None: unknown, Custom).
+    eni_limited_memory_overhead: bool = True
+    ephemeral_device: str | None = "/dev/xvda"
+    ephemeral_size: str = "20Gi"
+
+    @property
+    def node_traits(self) -> FamilyTraits:
+        """What the family changes about its nodes' capacity and overhead, for the provisioning simulation."""
+        return FamilyTraits(self.eni_limited_pods, self.eni_limited_memory_overhead, self.pods_per_core,
+                            self.ephemeral_device, self.ephemeral_size, self.windows_build)

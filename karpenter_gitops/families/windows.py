@@ -62,7 +62,8 @@ def _windows(year: str, build: str, **facts) -> Family:
     return Family(
         f"Windows{year}", alias=f"windows{year}", parameters=_parameters(build), check_userdata=check, windows_build=build,
         image_name=re.compile(rf"^Windows_Server-{year}-English-(?:Core|Full)-EKS_Optimized-(?P<k8s>\d+\.\d+)"),
-        eni_limited_pods=False, **facts,  # Windows nodes default to 110 pods
+        eni_limited_pods=False, eni_limited_memory_overhead=False, ephemeral_device="/dev/sda1", ephemeral_size="50Gi",
+        **facts,  # Windows nodes default to 110 pods, on a 50Gi root volume
     )
 
 

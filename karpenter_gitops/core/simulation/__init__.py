@@ -1,0 +1,22 @@
+"""The provisioning simulation: what Karpenter would launch for a set of pods, and what it would cost.
+
+Pure (no I/O). Layers, bottom up: ``resources`` (quantities) < ``matching`` (requirements, taints,
+selectors) < ``pods`` (the workload model) < ``nodes`` (AWS capacity, overhead, offerings, prices) <
+``catalogue`` (bitmask indexes over instance types) < ``world`` < ``preferences`` < ``topology`` <
+``scheduler`` < ``launch`` < ``forecast`` < ``assemble`` (a world from the project's loaded objects).
+This module only hands names on.
+"""
+
+from karpenter_gitops.core.simulation.assemble import build_world
+
+from karpenter_gitops.core.simulation.forecast import Forecast, PlannedNode, PoolForecast, Reason, Unschedulable, simulate
+from karpenter_gitops.core.simulation.nodes import FamilyTraits, InstanceType, NodeClassSettings, Offering, PriceTable, instance_types
+from karpenter_gitops.core.simulation.pods import UNMODELLED, DaemonSet, Pod, PodTemplate
+from karpenter_gitops.core.simulation.scheduler import Options
+from karpenter_gitops.core.simulation.world import NodePoolSpec, World
+
+__all__ = [
+    "UNMODELLED", "DaemonSet", "FamilyTraits", "Forecast", "InstanceType", "NodeClassSettings", "NodePoolSpec", "Offering",
+    "Options", "PlannedNode", "Pod", "PodTemplate", "PoolForecast", "PriceTable", "Reason", "Unschedulable", "World",
+    "build_world", "instance_types", "simulate",
+]
