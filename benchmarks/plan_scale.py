@@ -91,7 +91,7 @@ class MappingClock:
 def run(env, inputs, cache_dir: Path) -> tuple[float, float, dict]:
     with MappingClock() as clock:
         start = time.perf_counter()
-        plan = reconcile(inputs, aws=env.session(), kubernetes_version="1.32", cache_dir=cache_dir)
+        plan = reconcile(inputs, aws=env.session(), kubernetes="1.32", cache_dir=cache_dir)
         wall = time.perf_counter() - start
     return wall, clock.seconds, plan.aws_calls
 

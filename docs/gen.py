@@ -83,13 +83,13 @@ def commands_page() -> str:
 # --- rules ------------------------------------------------------------------------------------
 
 
-def _span(first: versions.Version, last: versions.Version) -> str:
+def _span(first: versions.Release, last: versions.Release) -> str:
     return versions.show(first) if first == last else f"{versions.show(first)}–{versions.show(last)}"
 
 
 def severity_by_release(rule: Rule) -> list[tuple[str, str]]:
     """Runs of consecutive supported releases with what the rule is in them (its severity, or not applying)."""
-    runs: list[tuple[versions.Version, versions.Version, str]] = []
+    runs: list[tuple[versions.Release, versions.Release, str]] = []
     for release in RELEASES:
         state = rule.severity.value if any(rule.applies(kind, release) for kind in rule.kinds) else "does not apply"
         if runs and runs[-1][2] == state:
@@ -241,7 +241,7 @@ def stack_keys_page() -> str:
 # --- releases ---------------------------------------------------------------------------------
 
 
-def _schema_changes(cls: type, path: str) -> Iterator[tuple[versions.Version, str]]:
+def _schema_changes(cls: type, path: str) -> Iterator[tuple[versions.Release, str]]:
     """(release, change) for every field and enum value of a model, recursively, that a release added,
     made optional or left to Karpenter to check."""
     for wire, field in fields_of(cls).items():
@@ -259,9 +259,9 @@ def _schema_changes(cls: type, path: str) -> Iterator[tuple[versions.Version, st
             yield from _schema_changes(field.item, where + ("[]" if field.kind == "list" else ".*" if field.kind == "map" else ""))
 
 
-def release_changes() -> dict[versions.Version, list[str]]:
+def release_changes() -> dict[versions.Release, list[str]]:
     """What each supported release changed, as this project checks it."""
-    changes: dict[versions.Version, list[str]] = {release: [] for release in RELEASES}
+    changes: dict[versions.Release, list[str]] = {release: [] for release in RELEASES}
     for kind, api in ((NODEOVERLAY, NODEOVERLAY_API), (CAPACITYBUFFER, CAPACITYBUFFER_API)):
         changes[KIND_SINCE[kind]].append(f"{kind} (`{api}`) is served, and checked with its CRD's rules")
     specs = ((EC2NODECLASS, EC2NodeClassSpec), (NODEPOOL, NodePoolSpec), (NODEOVERLAY, NodeOverlaySpec), (CAPACITYBUFFER, CapacityBufferSpec))

@@ -78,14 +78,14 @@ class KarpenterController(pulumi.ComponentResource):
     @one_line_errors
     def __init__(self, name: str, args: KarpenterControllerArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("karpenter-gitops:index:KarpenterController", name, None, opts)
-        inputs, version = _judged(args)
+        inputs, release = _judged(args)
         settings = inputs.controller
         cluster = aws.eks.get_cluster(name=settings.cluster_name, opts=pulumi.InvokeOptions(parent=self))
         ip_family = next((c.ip_family for c in cluster.kubernetes_network_configs or ()), None)
         problem = coherence.cni_problem(settings, ip_family)
         if problem:
             observed = Observation(controller_rules.CNI_IP_FAMILY, CONTROLLER_KIND, "controller", problem, _BLOCK)
-            refuse_errors(stack.judged(inputs, version, [observed]), CONTROLLER_KEY)
+            refuse_errors(stack.judged(inputs, release, [observed]), CONTROLLER_KEY)
         account = iam.Account.from_cluster_arn(cluster.arn)
         given = iam.names(settings)
         child = pulumi.ResourceOptions(parent=self)
@@ -229,11 +229,11 @@ class KarpenterController(pulumi.ComponentResource):
         )
 
 
-def _judged(args: KarpenterControllerArgs) -> tuple[Inputs, versions.Version]:
+def _judged(args: KarpenterControllerArgs) -> tuple[Inputs, versions.Release]:
     """The stack's objects and release, after the controller rules found no error."""
     cluster = {"name": args["cluster_name"], **({"karpenterVersion": args["karpenter_version"]} if args.get("karpenter_version") else {})}
-    inputs, version = stack.load_inputs(
+    inputs, release = stack.load_inputs(
         cluster, args.get("node_classes") or {}, args.get("node_pools") or {}, args.get("policy"), args.get("settings") or {}
     )
-    refuse_errors(stack.controller_findings(inputs, version), CONTROLLER_KEY)
-    return inputs, version
+    refuse_errors(stack.controller_findings(inputs, release), CONTROLLER_KEY)
+    return inputs, release

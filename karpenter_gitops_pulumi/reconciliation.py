@@ -59,7 +59,7 @@ def load_inputs(
     node_classes: Mapping,
     node_pools: Mapping,
     policy: Mapping[str, Any] | None = None,
-) -> tuple[Inputs, versions.Version]:
+) -> tuple[Inputs, versions.Release]:
     """Load specs as the CLI loads a stack file (see :mod:`karpenter_gitops.app.stack`)."""
     return stack.load_inputs(cluster, node_classes, node_pools, policy)
 
@@ -72,7 +72,7 @@ def _plan(props: Mapping[str, Any], settings: Any) -> Plan:
         raise ReconciliationError(f"EC2NodeClass {props['nodeClassName']}: {err}") from None
 
 
-def _props_inputs(props: Mapping[str, Any]) -> tuple[Inputs, versions.Version]:
+def _props_inputs(props: Mapping[str, Any]) -> tuple[Inputs, versions.Release]:
     return load_inputs(
         props.get("cluster"),
         {props["nodeClassName"]: props.get("spec")},
@@ -205,14 +205,14 @@ class ReconciliationProvider(ResourceProvider):
         """Offline rules, as ``validate`` judges the stack; values unknown during preview are judged at ``up``."""
         unknown = list(_unknown_paths({k: news.get(k) for k in INPUT_KEYS}, ""))
         try:
-            inputs, version = _props_inputs(news)
+            inputs, release = _props_inputs(news)
         except InputError as err:
             where = "policy" if f"{NAMESPACE}:policy" in str(err) else "cluster"
             if any(_related(where, u) for u in unknown):
                 return CheckResult(news, [])
             return CheckResult(news, [CheckFailure(where, str(err))])
         failures = []
-        for finding in sorted(stack.check(inputs, version, self._stored(olds)), key=lambda f: f.sort_key):
+        for finding in sorted(stack.check(inputs, release, self._stored(olds)), key=lambda f: f.sort_key):
             path = property_path(finding)
             if any(_related(path, u) for u in unknown):
                 continue

@@ -38,7 +38,7 @@ REPORT = os.environ.get("KARPENTER_GITOPS_CONFORMANCE_REPORT")
 NEWEST_MODULE = "github.com/aws/karpenter-provider-aws@v1.15.0"
 
 
-def releases() -> dict[versions.Version, str]:
+def releases() -> dict[versions.Release, str]:
     """Every release the project claims, as (major, minor) → the tag whose CRDs judge it."""
     tags = {versions.parse(path.name): path.name for path in SHARED_CRDS.iterdir() if path.is_dir()}
     return {**dict(sorted(tags.items())), (1, 15): "v1.15.0"}
@@ -184,12 +184,12 @@ def _client(server: ApiServer):
     return _CLIENTS[id(server)]
 
 
-def ours(doc: Mapping[str, Any], version: versions.Version) -> tuple[Finding, ...]:
+def ours(doc: Mapping[str, Any], release: versions.Release) -> tuple[Finding, ...]:
     """``validate --karpenter-version`` on ``doc`` (the app layer), with a base object of the other
     kind beside it so cross-object rules see what a repository would hold; ``doc``'s findings only."""
     other = BASE_NODEPOOL if doc.get("kind") == "EC2NodeClass" else BASE_NODECLASS
     documents = [("conformance.yaml", [dict(doc), dict(other)])]
-    report = validate_sources(Sources((), version, load_documents(documents, version)))
+    report = validate_sources(Sources((), release, load_documents(documents, release)))
     return tuple(f for f in report.findings if f.kind == doc.get("kind"))
 
 
@@ -202,7 +202,7 @@ AGREE, DISAGREE, DOCUMENTED_ = "agree", "disagree", "documented"
 class Judgement:
     """Both verdicts on one object at one release."""
 
-    release: versions.Version
+    release: versions.Release
     doc: Mapping[str, Any]
     ours: tuple[Finding, ...]
     theirs: Theirs
@@ -291,18 +291,18 @@ class Tally:
 TALLY = Tally()
 
 
-def kinds_of(release: versions.Version) -> list[str]:
+def kinds_of(release: versions.Release) -> list[str]:
     return [kind for kind in ("EC2NodeClass", "NodePool", "NodeOverlay", "CapacityBuffer") if KIND_SINCE.get(kind, (1, 0)) <= release]
 
 
-def transition_findings(old: Mapping[str, Any], new: Mapping[str, Any], version: versions.Version) -> tuple[Finding, ...]:
+def transition_findings(old: Mapping[str, Any], new: Mapping[str, Any], release: versions.Release) -> tuple[Finding, ...]:
     """What ``validate`` and the PR preview's transition check say about updating ``old`` to ``new``:
     the API server's share only (its schema, CEL and ``oldSelf`` rules), as an update is what it judges."""
     from karpenter_gitops.judge import check_transitions
 
-    base, head = (load_documents([("update.yaml", [dict(doc)])], version) for doc in (old, new))
-    moved = check_transitions(base, head, version)
-    return tuple(f for f in (*ours(new, version), *moved) if f.layer == "api-server")
+    base, head = (load_documents([("update.yaml", [dict(doc)])], release) for doc in (old, new))
+    moved = check_transitions(base, head, release)
+    return tuple(f for f in (*ours(new, release), *moved) if f.layer == "api-server")
 
 
 def update(server: ApiServer, served: Served, old: Mapping[str, Any], new: Mapping[str, Any]) -> Theirs | None:

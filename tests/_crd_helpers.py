@@ -10,7 +10,7 @@ from _rule_helpers import findings, node_class, node_pool
 from conftest import CRDS
 
 from karpenter_gitops.core.findings import Finding, Severity
-from karpenter_gitops.core.versions import Version
+from karpenter_gitops.core.versions import Release
 from karpenter_gitops.judge import Judge
 from karpenter_gitops.load.crds import load as load_crds
 from karpenter_gitops.rules import crd
@@ -30,16 +30,16 @@ def judged(outcome: crd_engine.Outcome) -> list[Finding]:
     return Judge().findings(outcome.observations)
 
 
-def our_findings(doc: Mapping[str, Any], version: Version) -> tuple[Finding, ...]:
+def our_findings(doc: Mapping[str, Any], release: Release) -> tuple[Finding, ...]:
     """Our findings on ``doc``; the other base object is present for cross-object rules."""
     other = node_pool() if doc["kind"] == "EC2NodeClass" else node_class()
-    return tuple(f for f in findings(doc, other, version=version) if f.kind == doc["kind"])
+    return tuple(f for f in findings(doc, other, release=release) if f.kind == doc["kind"])
 
 
-def mirror_errors(doc: Mapping[str, Any], version: Version) -> tuple[Finding, ...]:
+def mirror_errors(doc: Mapping[str, Any], release: Release) -> tuple[Finding, ...]:
     """Our error findings from the rules that mirror the CRD (``schema/...``, ``cel/...``)."""
     return tuple(
-        f for f in our_findings(doc, version) if f.severity is Severity.ERROR and not f.rule.startswith(STRICTER)
+        f for f in our_findings(doc, release) if f.severity is Severity.ERROR and not f.rule.startswith(STRICTER)
     )
 
 

@@ -16,7 +16,7 @@ import yaml
 
 from karpenter_gitops.core.model import KIND_SINCE, CapacityBufferSpec, EC2NodeClassSpec, NodeOverlaySpec, NodePoolSpec
 from karpenter_gitops.core.schema import fields_of
-from karpenter_gitops.core.versions import Version
+from karpenter_gitops.core.versions import Release
 
 # CRD file -> (kind, served version, our spec model); a release without the file does not serve the kind.
 SPECS = {
@@ -46,23 +46,23 @@ def spec_schema(path: Path, version: str = "v1") -> Mapping[str, Any]:
     return served["schema"]["openAPIV3Schema"]["properties"]["spec"]
 
 
-def differences(crds: Path, version: Version) -> list[str]:
+def differences(crds: Path, release: Release) -> list[str]:
     """What the release's CRDs in ``crds`` and our models at ``version`` disagree on, less :data:`DELIBERATE`."""
     found = []
     for file, (kind, served, spec) in SPECS.items():
         since = KIND_SINCE.get(kind, (1, 0))
-        if (version >= since) != (crds / file).is_file():
+        if (release >= since) != (crds / file).is_file():
             found.append(f"{kind}: served from {since} in the model, {'' if (crds / file).is_file() else 'not '}by this release")
         if (crds / file).is_file():
-            found += _walk(spec_schema(crds / file, served), spec, f"{kind}.spec", version)
-    deliberate = [what for (first, last, what) in DELIBERATE if first <= version <= last]
+            found += _walk(spec_schema(crds / file, served), spec, f"{kind}.spec", release)
+    deliberate = [what for (first, last, what) in DELIBERATE if first <= release <= last]
     return [d for d in found if not any(d.startswith(what) for what in deliberate)]
 
 
-def _walk(schema: Mapping[str, Any], cls: type, path: str, version: Version) -> Iterator[str]:
+def _walk(schema: Mapping[str, Any], cls: type, path: str, release: Release) -> Iterator[str]:
     props = schema.get("properties") or {}
     opened = getattr(cls, "OPEN_SINCE", None)
-    model_open = opened is not None and version >= opened
+    model_open = opened is not None and release >= opened
     if model_open or (schema.get("x-kubernetes-preserve-unknown-fields") and not props):
         if not (model_open and schema.get("x-kubernetes-preserve-unknown-fields") and not props):
             yield f"{path}: CRD {'open' if not props else 'typed'}, model {'open' if model_open else 'typed'}"
@@ -75,16 +75,16 @@ def _walk(schema: Mapping[str, Any], cls: type, path: str, version: Version) -> 
             yield f"{where}: in the CRD, not in the model"
             continue
         facts = field.prop
-        if facts.since and facts.since > version:
+        if facts.since and facts.since > release:
             yield f"{where}: in the CRD, the model has it from {facts.since}"
-        model_required = facts.required or (facts.required_until is not None and version < facts.required_until)
+        model_required = facts.required or (facts.required_until is not None and release < facts.required_until)
         crd_required = name in required and sub.get("default") is None  # a defaulted field is never missing
         if model_required != crd_required:
             yield f"{where}: required CRD {crd_required}, model {model_required}"
         item = sub.get("items") if field.kind == "list" else sub
         scalar = item.get("additionalProperties") if field.kind == "map" and isinstance(item.get("additionalProperties"), Mapping) else item
         enum = scalar.get("enum")
-        known = {value for value, since in (facts.enum or {}).items() if since is None or version >= since}
+        known = {value for value, since in (facts.enum or {}).items() if since is None or release >= since}
         if set(map(str, enum or ())) != known:
             yield f"{where}: enum CRD {sorted(map(str, enum or ()))}, model {sorted(known)}"
         for key, attr in _SCALAR:

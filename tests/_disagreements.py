@@ -25,7 +25,7 @@ class Documented:
     reason: str
     kinds: frozenset[str]
     matches_judgement: Callable[[Judgement], bool]
-    releases: tuple[versions.Version, versions.Version] = (versions.OLDEST, versions.NEWEST)
+    releases: tuple[versions.Release, versions.Release] = (versions.OLDEST, versions.NEWEST)
 
     def matches(self, judgement: Judgement) -> bool:
         return (judgement.doc.get("kind") in self.kinds and self.releases[0] <= judgement.release <= self.releases[1]

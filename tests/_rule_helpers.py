@@ -17,10 +17,10 @@ from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL, merge
 RELEASES = {(1, 0): "v1.0.14", (1, 4): "v1.4.4", (1, 8): "v1.8.8", (1, 14): "v1.14.1"}
 
 
-def findings(*docs: Mapping[str, Any], version=(1, 14)) -> list:
+def findings(*docs: Mapping[str, Any], release=(1, 14)) -> list:
     """All findings for ``docs`` validated together at ``version``."""
-    inputs = load_documents([("x.yaml", [dict(d) for d in docs])], version)
-    return list(validate(inputs, version).findings)
+    inputs = load_documents([("x.yaml", [dict(d) for d in docs])], release)
+    return list(validate(inputs, release).findings)
 
 
 def node_class(patch: Mapping[str, Any] | None = None) -> dict:

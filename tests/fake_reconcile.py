@@ -55,7 +55,7 @@ class Session:
             raise PersistentAWSError("configuration", "NoCredentials", "no AWS credentials: set AWS_PROFILE (and log in)")
 
 
-def reconcile(inputs, *, version, kubernetes_version=None, cache_dir=None, aws=None) -> Plan:
+def reconcile(inputs, *, release, kubernetes=None, cache_dir=None, aws=None) -> Plan:
     _world()
     if os.environ.get("FAKE_AWS_SEEN") and aws is not None:
         Path(os.environ["FAKE_AWS_SEEN"]).write_text(json.dumps({"region": getattr(aws.settings, "region", None)}))

@@ -63,7 +63,7 @@ class Case:
 
     id: str
     documents: list[dict[str, Any]]
-    version: versions.Version = versions.DEFAULT
+    release: versions.Release = versions.DEFAULT
     policy: Mapping[str, Any] | None = None
     classes: dict[str, dict] = field(init=False)
     pools: dict[str, dict] = field(init=False)
@@ -78,7 +78,7 @@ class Case:
 
     def stack_file(self) -> dict:
         config = {
-            f"{NAMESPACE}:cluster": {"name": "parity", "karpenterVersion": versions.show(self.version)},
+            f"{NAMESPACE}:cluster": {"name": "parity", "karpenterVersion": versions.show(self.release)},
             f"{NAMESPACE}:nodeClasses": {name: d.get("spec") for name, d in self.classes.items()},
             f"{NAMESPACE}:nodePools": {name: d.get("spec") for name, d in self.pools.items()},
         }
@@ -108,9 +108,9 @@ def corpus() -> Iterator[Case]:
             for index, example in enumerate(examples):
                 if "controller" in example or example.get("duplicate"):
                     continue  # the controller block is the component's; duplicates are listed above
-                files, version = example_documents(rule, example)
+                files, release = example_documents(rule, example)
                 docs = [d for _, documents in files for d in documents if _well_formed(d)]
-                yield Case(f"{rule.id} {verdict}[{index}]", docs, version)
+                yield Case(f"{rule.id} {verdict}[{index}]", docs, release)
     for path in sorted((PROJECT / "stacks").glob("Pulumi.*.yaml")):
         config = yaml.safe_load(path.read_text())["config"]
         cluster = config.get(f"{NAMESPACE}:cluster") or {}
@@ -119,8 +119,8 @@ def corpus() -> Iterator[Case]:
             for key, base in (("nodeClasses", BASE_NODECLASS), ("nodePools", BASE_NODEPOOL))
             for name, spec in (config.get(f"{NAMESPACE}:{key}") or {}).items()
         ]
-        version = versions.parse(cluster["karpenterVersion"]) if cluster.get("karpenterVersion") else versions.DEFAULT
-        yield Case(f"stack {path.name}", docs, version, config.get(f"{NAMESPACE}:policy"))
+        release = versions.parse(cluster["karpenterVersion"]) if cluster.get("karpenterVersion") else versions.DEFAULT
+        yield Case(f"stack {path.name}", docs, release, config.get(f"{NAMESPACE}:policy"))
     # A policy block that changes severities, switches rules off, tunes a parameter and is production.
     settings = {
         "production": True,
@@ -156,7 +156,7 @@ def via_validate(case: Case, tmp_path: Path, capsys, policy: bool) -> set[Verdic
     path.write_text(yaml.safe_dump(case.stack_file(), sort_keys=False))
     args = ["validate", path.name, "--format", "json", *(["--policy"] if policy else [])]
     with contextlib.chdir(tmp_path):
-        code = main([*args, "--karpenter-version", versions.show(case.version)])
+        code = main([*args, "--karpenter-version", versions.show(case.release)])
     out, err = capsys.readouterr()
     assert code in (0, 1), err
     return {(f["rule"], f["kind"], f["name"], f["path"], f["severity"]) for f in json.loads(out)["findings"] if not f.get("waived")}
@@ -185,7 +185,7 @@ def via_check(case: Case, host: ProviderHost, provider) -> set[Verdict]:
     info go to the host's stderr, read up to a marker check that logs one known warning."""
     global _SYNC
     found = set()
-    cluster = {"name": "parity", "karpenterVersion": versions.show(case.version)}
+    cluster = {"name": "parity", "karpenterVersion": versions.show(case.release)}
     for name, doc in case.classes.items():
         pools = {p: d.get("spec") for p, d in case.pools.items() if case.pool_class(d) == name}
         props = {"nodeClassName": name, "spec": doc.get("spec"), "nodePoolSpecs": pools, "cluster": cluster, "policy": case.policy or {}}
@@ -257,7 +257,7 @@ def _compare(case: Case, tmp_path: Path, capsys, hosts) -> None:
     orphans = {name for name, d in case.pools.items() if case.pool_class(d) is None}
     expected_check = {v for v in plain if v[0] not in CHECK_CANNOT_SEE and not (v[1] == "NodePool" and v[2] in orphans)}
     assert via_check(case, provider, ReconciliationProvider()) == expected_check, f"{case.id}: Check differs from validate"
-    if case.version != versions.DEFAULT:
+    if case.release != versions.DEFAULT:
         return  # the pack judges Karpenter 1.14 only
     analyzer.configure(analyze.pack_config(_settings(case)))
     with_policy = via_validate(case, tmp_path, capsys, policy=True)

@@ -39,7 +39,7 @@ from karpenter_gitops.core.model import AMISelectorTerm, EC2NodeClass
 from karpenter_gitops.families import protocol
 from karpenter_gitops.load.documents import load_documents
 from karpenter_gitops.load.files import parse_yaml, read_text
-from karpenter_gitops.load.stacks import stack_aws_config, stack_karpenter_version
+from karpenter_gitops.load.stacks import stack_aws_config, stack_release
 
 Terms = tuple[Mapping[str, Any], ...]  # AMI selector terms spelled as in the CRD
 
@@ -105,8 +105,8 @@ class BumpPlan:
 class AmiCatalog(Protocol):
     """What planning needs from AWS; :class:`~karpenter_gitops.adapters.aws.ami_catalog.AwsAmiCatalog` is the real one."""
 
-    kubernetes_version: str | None
-    karpenter_version: versions.Version
+    kubernetes: str | None
+    release: versions.Release
 
     def parameters(self, path: str) -> dict[str, str]:
         """Every SSM parameter below ``path``, name → value."""
@@ -174,7 +174,7 @@ def _newest_first_key(version: str) -> tuple:
 
 def published_releases(family: str, catalog: AmiCatalog) -> Releases:
     """List the family's parameter directories for the cluster's Kubernetes version (one call per directory)."""
-    k, karpenter = catalog.kubernetes_version or "", catalog.karpenter_version
+    k, karpenter = catalog.kubernetes or "", catalog.release
     templates = [p.path for p in families.alias_parameters(protocol.Alias(family, _VERSION_SLOT), k, karpenter)]
     latest = [p.path for p in families.alias_parameters(protocol.Alias(family, protocol.LATEST), k, karpenter)]
     listing: dict[str, str] = {}
@@ -206,7 +206,7 @@ def plan_bump(
 ) -> BumpPlan:
     """The pin change (or why none) for each chosen class; raises AwsUnavailable when AWS did not answer."""
     chosen = [nc for nc in inputs.node_classes if not classes or nc.name in classes]
-    if catalog.kubernetes_version is None and any(_alias_of(nc) for nc in chosen):
+    if catalog.kubernetes is None and any(_alias_of(nc) for nc in chosen):
         raise InputError("alias pins need the cluster's Kubernetes version",
                          hint="set karpenter-gitops:cluster.kubernetesVersion or pass --kubernetes-version")
     notes: list[str] = []
@@ -243,7 +243,7 @@ def _current_terms(node_class: EC2NodeClass) -> Terms:
 
 
 def _plan_alias(node_class: EC2NodeClass, text: str, catalog: AmiCatalog, pin_latest: bool, notes: list[str]):
-    name, k = node_class.name, catalog.kubernetes_version
+    name, k = node_class.name, catalog.kubernetes
     try:
         alias = families.parse_alias(text)
     except protocol.AliasError as error:
@@ -396,7 +396,7 @@ class StackFile:
     path: Path
     text: str
     inputs: Inputs
-    version: versions.Version
+    release: versions.Release
     aws_config: Mapping[str, Any] = field(default_factory=dict)  # the stack's ``aws:`` settings
 
 
@@ -411,8 +411,8 @@ def read_stack(path: Path) -> StackFile:
     file = os.path.relpath(path)
     text = read_text(path)
     documents = [(file, parse_yaml(text, file))]
-    version, _ = versions.known(stack_karpenter_version(documents) or versions.DEFAULT)
-    return StackFile(file, path, text, load_documents(documents, version), version, stack_aws_config(documents))
+    release, _ = versions.known(stack_release(documents) or versions.DEFAULT)
+    return StackFile(file, path, text, load_documents(documents, release), release, stack_aws_config(documents))
 
 
 def bump_stack(

@@ -14,9 +14,9 @@ from karpenter_gitops.reconcile import Progress, reconcile
 
 def planner(
     target: Target,
-    version: versions.Version,
+    release: versions.Release,
     *,
-    kubernetes_version: str | None = None,
+    kubernetes: str | None = None,
     cache_dir: Path | None = None,
     progress: Progress | None = None,
 ) -> Callable[[Inputs], Plan]:
@@ -24,9 +24,9 @@ def planner(
     the inputs' stack's, else the embedded world's."""
 
     def plan(inputs: Inputs) -> Plan:
-        kube = kubernetes_version or inputs.cluster.kubernetes_version or target.world_kubernetes_version
+        kube = kubernetes or inputs.cluster.kubernetes or target.world_kubernetes
         return reconcile(
-            inputs, version=version, kubernetes_version=kube, aws=target.session, cache_dir=cache_dir, progress=progress
+            inputs, release=release, kubernetes=kube, aws=target.session, cache_dir=cache_dir, progress=progress
         )
 
     return plan

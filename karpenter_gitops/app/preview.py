@@ -24,16 +24,16 @@ from karpenter_gitops.output.preview import Preview
 from karpenter_gitops.reconcile import impact
 
 
-def load_base(base: str, head_paths: Sequence[Path], version: versions.Version) -> Inputs:
+def load_base(base: str, head_paths: Sequence[Path], release: versions.Release) -> Inputs:
     """The base inputs: ``base`` as a directory when one exists, else as a Git ref."""
     path = Path(base)
     if path.is_dir():
-        return _from_directory(path, version)
+        return _from_directory(path, release)
     texts = git.files_at_ref(base, head_paths)
-    return documents.load_documents([(name, files.parse_yaml(text, name)) for name, text in texts], version)
+    return documents.load_documents([(name, files.parse_yaml(text, name)) for name, text in texts], release)
 
 
-def _from_directory(path: Path, version: versions.Version) -> Inputs:
+def _from_directory(path: Path, release: versions.Release) -> Inputs:
     found = [p for p in sorted(path.rglob("*")) if p.is_file() and not any(part.startswith(".") for part in p.relative_to(path).parts)]
     foreign = [str(p.relative_to(path)) for p in found if p.suffix not in files.YAML_SUFFIXES]
     if foreign:
@@ -41,7 +41,7 @@ def _from_directory(path: Path, version: versions.Version) -> Inputs:
         raise InputError(f"base directory holds files that are not manifests ({shown})", str(path), hint="pass a rendered directory")
     if not found:
         return Inputs()  # an empty base: everything in the head is new
-    return documents.load([path], version)
+    return documents.load([path], release)
 
 
 def pulumi_preview(preview_json: Path | None, event_log: Path | None) -> pulumi_events.PulumiPreview | None:
@@ -64,7 +64,7 @@ def preview_sources(
     pulumi: pulumi_events.PulumiPreview | None = None,
 ) -> Preview:
     """Compare ``head`` with ``base_ref``; ``plan`` reconciles both sides, ``kubeconfig`` counts drifting nodes."""
-    base = load_base(base_ref, head_paths, head.version).with_gates(head.feature_gates)
+    base = load_base(base_ref, head_paths, head.release).with_gates(head.feature_gates)
     fleet, impact_note = None, None
     if kubeconfig:
         from karpenter_gitops.adapters import kube
@@ -78,7 +78,7 @@ def preview_sources(
         base_ref,
         base,
         head.inputs,
-        validate(head.inputs, head.version, policy=True, waivers=waivers_for(True, None), base=base),
+        validate(head.inputs, head.release, policy=True, waivers=waivers_for(True, None), base=base),
         None if impact_note else impact.forecast(base, head.inputs, base_plan, head_plan, fleet),
         head_plan=head_plan,
         base_plan=base_plan,

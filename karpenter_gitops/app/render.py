@@ -50,7 +50,7 @@ def render_sources(sources: Sources, out: Path | None, plan: Callable[[Inputs], 
             secret.file,
             hint="render it with `pulumi up` and karpenter-gitops:renderYamlToDirectory",
         )
-    report = validate(inputs, sources.version)
+    report = validate(inputs, sources.release)
     if report.errors:
         return Rendered(1, report=report, refusal=f"{report.errors} error finding(s)")
     if plan is not None:

@@ -15,7 +15,7 @@ from karpenter_gitops.core import versions
 from karpenter_gitops.core.inputs import Inputs
 from karpenter_gitops.load.documents import load_documents
 from karpenter_gitops.load.files import ReadFile, Texts, read_files
-from karpenter_gitops.load.stacks import stack_aws_config, stack_karpenter_version
+from karpenter_gitops.load.stacks import stack_aws_config, stack_release
 
 
 @dataclass(frozen=True)
@@ -23,7 +23,7 @@ class Sources:
     """What a command read: its files, the release to judge against and the loaded inputs."""
 
     files: tuple[ReadFile, ...]
-    version: versions.Version
+    release: versions.Release
     inputs: Inputs
     note: str | None = None  # why the release judged is not the one asked for (newer than the project knows)
     feature_gates: Mapping[str, bool] = field(default_factory=dict)  # --feature-gates, over the stack's
@@ -43,12 +43,12 @@ class Sources:
         return stack_aws_config(self.documents)
 
 
-def read_sources(paths: Sequence[Path], version: versions.Version | None = None,
+def read_sources(paths: Sequence[Path], release: versions.Release | None = None,
                  feature_gates: Mapping[str, bool] | None = None) -> Sources:
     """Read ``paths`` and load them for ``version`` (default: the stacks' release, else the newest), on a
     cluster with ``feature_gates`` set as given over what the stack declares."""
     files = tuple(read_files(paths))
     documents = [(file.name, file.documents) for file in files]
-    chosen, note = versions.known(version or stack_karpenter_version(documents) or versions.DEFAULT)
+    chosen, note = versions.known(release or stack_release(documents) or versions.DEFAULT)
     gates = dict(feature_gates or {})
     return Sources(files, chosen, load_documents(documents, chosen).with_gates(gates), note, gates)

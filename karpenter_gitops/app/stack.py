@@ -22,7 +22,7 @@ from karpenter_gitops.core.plan import Plan
 from karpenter_gitops.judge import Judge
 from karpenter_gitops.load import engine
 from karpenter_gitops.load.documents import load_documents
-from karpenter_gitops.load.stacks import stack_karpenter_version
+from karpenter_gitops.load.stacks import stack_release
 from karpenter_gitops.reconcile import reconcile
 from karpenter_gitops.rules import controller as controller_rules
 
@@ -57,13 +57,13 @@ def load_inputs(
     *,
     node_overlays: Mapping[str, Any] | None = None,
     capacity_buffers: Mapping[str, Any] | None = None,
-) -> tuple[Inputs, versions.Version]:
+) -> tuple[Inputs, versions.Release]:
     """Load values as the CLI loads a stack file, with the stack's Karpenter release (or the default)."""
     document = stack_document(cluster, node_classes, node_pools, policy, controller,
                               node_overlays=node_overlays, capacity_buffers=capacity_buffers)
     files = [(SOURCE, [document])]
-    version, _ = versions.known(stack_karpenter_version(files) or versions.DEFAULT)  # a newer release: as the newest known, like the CLI
-    return load_documents(files, version), version
+    release, _ = versions.known(stack_release(files) or versions.DEFAULT)  # a newer release: as the newest known, like the CLI
+    return load_documents(files, release), release
 
 
 def standalone(
@@ -73,32 +73,32 @@ def standalone(
     for a buffer): the metadata it is applied with, and what ``validate`` finds in it for the stack's
     cluster (its release, its feature gates) and policy. Nothing else of the stack is needed to judge it."""
     objects = {key: spec}
-    inputs, version = load_inputs(cluster, {}, {}, policy, node_overlays=objects if kind == NODEOVERLAY else None,
+    inputs, release = load_inputs(cluster, {}, {}, policy, node_overlays=objects if kind == NODEOVERLAY else None,
                                   capacity_buffers=objects if kind == CAPACITYBUFFER else None)
     loaded = next((o for o in inputs.objects if o.kind == kind), None)
     metadata = loaded.raw["metadata"] if loaded is not None else {"name": key}  # not loaded: refused, see the findings
-    return metadata, sorted(check(inputs, version), key=lambda f: f.sort_key)
+    return metadata, sorted(check(inputs, release), key=lambda f: f.sort_key)
 
 
-def check(inputs: Inputs, version: versions.Version, stored: Inputs | None = None) -> list[Finding]:
+def check(inputs: Inputs, release: versions.Release, stored: Inputs | None = None) -> list[Finding]:
     """What ``validate`` finds in these inputs, plus Karpenter's update-only rules against ``stored``."""
-    judge = Judge(version, inputs.policy)
+    judge = Judge(release, inputs.policy)
     found = judge.objects(inputs)
     if stored is not None:
         found += judge.transitions(stored, inputs)
     return found
 
 
-def judged(inputs: Inputs, version: versions.Version, observed: Iterable[Observation]) -> list[Finding]:
+def judged(inputs: Inputs, release: versions.Release, observed: Iterable[Observation]) -> list[Finding]:
     """What the Pulumi layer alone could observe (e.g. the cluster's IP family), judged under the stack's settings."""
-    return Judge(version, inputs.policy).findings(observed)
+    return Judge(release, inputs.policy).findings(observed)
 
 
-def controller_findings(inputs: Inputs, version: versions.Version) -> list[Finding]:
+def controller_findings(inputs: Inputs, release: versions.Release) -> list[Finding]:
     """What the controller rules find: the block's own problems and the per-object coherence checks, the
     rules the ``KarpenterController`` component runs before it creates anything."""
     wanted = (*controller_rules.BLOCK_RULES, *controller_rules.OBJECT_RULES)
-    return [f for f in Judge(version, inputs.policy).objects(inputs) if f.rule in wanted]
+    return [f for f in Judge(release, inputs.policy).objects(inputs) if f.rule in wanted]
 
 
 def provider_settings(config: Any) -> AwsSettings:
@@ -106,7 +106,7 @@ def provider_settings(config: Any) -> AwsSettings:
     return AwsSettings.from_stack_config(config)
 
 
-def plan(inputs: Inputs, version: versions.Version, settings: AwsSettings | None = None) -> Plan:
+def plan(inputs: Inputs, release: versions.Release, settings: AwsSettings | None = None) -> Plan:
     """The reconciliation against the AWS of the stack's provider settings (else the environment's); an
     AWS outage is a plan that decided nothing. No region, or no usable credentials, is an InputError:
     the user's setup, not something AWS said, so never a change."""
@@ -116,6 +116,6 @@ def plan(inputs: Inputs, version: versions.Version, settings: AwsSettings | None
     except PersistentAWSError as err:
         raise InputError(err.detail, hint="configure the stack's aws provider (aws:region, aws:profile) or the environment") from None
     try:
-        return reconcile(inputs, version=version, kubernetes_version=inputs.cluster.kubernetes_version, aws=session)
+        return reconcile(inputs, release=release, kubernetes=inputs.cluster.kubernetes, aws=session)
     except TransientAWSError as err:
         return Plan({}, {}, transient=(str(err),))

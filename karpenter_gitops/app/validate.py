@@ -41,7 +41,7 @@ def validate_sources(
     if context:
         inputs = dataclasses.replace(inputs, context_node_classes=node_class_names(context))
     observed, notes = crds.check_inputs(inputs) if crds is not None else ([], [])
-    report = validate(inputs, sources.version, policy=policy, waivers=waivers, observed=observed)
+    report = validate(inputs, sources.release, policy=policy, waivers=waivers, observed=observed)
     return dataclasses.replace(
         report, notes=report.notes + tuple(notes), findings=locate.with_lines(report.findings, sources.texts)
     )

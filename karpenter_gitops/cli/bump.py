@@ -37,7 +37,7 @@ def _print(plan, file: str, diff: str, outcome: str) -> None:
 @click.option("--dry-run", is_flag=True, help="Show the changes and the diff; write nothing.")
 @options.aws
 @options.output_format("text", "json")
-def bump_command(stack, class_names, pin_latest, dry_run, embedded_aws, aws_fixture, kubernetes_version, fmt):
+def bump_command(stack, class_names, pin_latest, dry_run, embedded_aws, aws_fixture, kubernetes, fmt):
     """Move AMI pins to the newest safe images as an edit of the stack file, for review.
 
     Alias classes pin the alias version; custom-AMI classes pin id terms resolved from their
@@ -56,8 +56,8 @@ def bump_command(stack, class_names, pin_latest, dry_run, embedded_aws, aws_fixt
     options.check_fixture(embedded_aws, aws_fixture)
     try:
         with aws_target(embedded_aws, aws_fixture, edited.aws_config) as target:
-            kube = kubernetes_version or edited.inputs.cluster.kubernetes_version or target.world_kubernetes_version
-            catalog = AwsAmiCatalog(target.session, kube, edited.version)
+            kube = kubernetes or edited.inputs.cluster.kubernetes or target.world_kubernetes
+            catalog = AwsAmiCatalog(target.session, kube, edited.release)
             bumped = bump_stack(edited, catalog, classes=class_names, pin_latest=pin_latest, dry_run=dry_run)
     except AwsUnavailable as error:
         click.echo(f"karpenter-gitops: AWS did not answer; nothing written, retry: {error}", err=True)

@@ -11,7 +11,7 @@ import click
 from karpenter_gitops.core import versions
 
 
-def _karpenter_version(_ctx, _param, value: str | None) -> versions.Version | None:
+def _release(_ctx, _param, value: str | None) -> versions.Release | None:
     if value is None:
         return None
     try:
@@ -34,7 +34,7 @@ def _feature_gates(ctx: click.Context, _param, value: str | None) -> None:
     ctx.meta["karpenter-gitops.feature-gates"] = gates
 
 
-def karpenter_version(func):
+def karpenter(func):
     """``--karpenter-version`` and ``--feature-gates``: which Karpenter the cluster runs, and with what switched on."""
     func = click.option(
         "--feature-gates",
@@ -46,9 +46,9 @@ def karpenter_version(func):
     )(func)
     return click.option(
         "--karpenter-version",
-        "karpenter_version",
+        "release",
         metavar="X.Y",
-        callback=_karpenter_version,
+        callback=_release,
         help=f"Karpenter release to validate against (default: the stack's cluster.karpenterVersion, "
         f"else {versions.show(versions.DEFAULT)}).",
     )(func)
@@ -63,7 +63,7 @@ def output_format(*choices: str, help: str = "Output format."):
     return decorate
 
 
-def _kubernetes_version(_ctx, param, value: str | None) -> str | None:
+def _kubernetes(_ctx, param, value: str | None) -> str | None:
     """Refuse ``--kubernetes-version 1.x`` here, as a usage error, not as a traceback deep in alias resolution."""
     if value is not None:
         try:
@@ -80,8 +80,9 @@ def aws(func):
         click.option("--aws-fixture", metavar="FILE", type=click.Path(), help="World fixture for --embedded-aws."),
         click.option(
             "--kubernetes-version",
+            "kubernetes",
             metavar="X.Y",
-            callback=_kubernetes_version,
+            callback=_kubernetes,
             help="Cluster version for alias AMIs (default: the stack's).",
         ),
     )
@@ -153,14 +154,14 @@ def fleet_stacks(paths: Sequence[str], stacks: Sequence[str], all_stacks: bool) 
     return chosen_stacks(stacks, all_stacks)
 
 
-def sources(paths: Sequence[Path], version: versions.Version | None):
+def sources(paths: Sequence[Path], release: versions.Release | None):
     """What a command reads (app.sources.Sources), saying on stderr when the release asked for is newer
     than the project knows. Imported here, not at the top: the command tree loads before any rule."""
     from karpenter_gitops.app.sources import read_sources
 
     context = click.get_current_context(silent=True)
     gates = context.meta.get("karpenter-gitops.feature-gates") if context else None
-    read = read_sources(paths, version, gates)
+    read = read_sources(paths, release, gates)
     if read.note:
         click.echo(f"karpenter-gitops: {read.note}", err=True)
     return read

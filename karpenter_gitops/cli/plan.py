@@ -17,9 +17,9 @@ from karpenter_gitops.cli.group import cli
 @click.option("--manifests", "manifests", metavar="PATH", multiple=True, help="Plan manifest files or directories.")
 @options.aws
 @options.cache_dir
-@options.karpenter_version
+@options.karpenter
 @options.output_format("text", "json")
-def plan_command(stacks, all_stacks, manifests, embedded_aws, aws_fixture, kubernetes_version, cache_dir, karpenter_version, fmt):
+def plan_command(stacks, all_stacks, manifests, embedded_aws, aws_fixture, kubernetes, cache_dir, release, fmt):
     """Resolve what Karpenter will resolve from AWS and predict its status, before anything is applied.
 
     Exit 0: every EC2NodeClass predicted Ready and no error finding; 1: persistent problems;
@@ -34,16 +34,16 @@ def plan_command(stacks, all_stacks, manifests, embedded_aws, aws_fixture, kuber
     options.check_fixture(embedded_aws, aws_fixture)
     if options.is_fleet(stacks, all_stacks):
         fleet = options.fleet_stacks(manifests, stacks, all_stacks)
-        _fleet(fleet, embedded_aws, aws_fixture, kubernetes_version, cache_dir, karpenter_version, fmt)
-    sources = options.sources(options.stack_or_manifests(stacks[0] if stacks else None, manifests), karpenter_version)
+        _fleet(fleet, embedded_aws, aws_fixture, kubernetes, cache_dir, release, fmt)
+    sources = options.sources(options.stack_or_manifests(stacks[0] if stacks else None, manifests), release)
     status = Console(stderr=True)
     with contextlib.ExitStack() as stack_:
         target = stack_.enter_context(aws_target(embedded_aws, aws_fixture, sources.aws_config))
         spinner = stack_.enter_context(status.status("planning…")) if status.is_terminal and fmt == "text" else None
         plan = planner(
             target,
-            sources.version,
-            kubernetes_version=kubernetes_version,
+            sources.release,
+            kubernetes=kubernetes,
             cache_dir=cache_dir,
             progress=spinner.update if spinner else None,
         )(sources.inputs)
@@ -54,7 +54,7 @@ def plan_command(stacks, all_stacks, manifests, embedded_aws, aws_fixture, kuber
     sys.exit(plan.exit_code)
 
 
-def _fleet(stacks, embedded_aws, aws_fixture, kubernetes_version, cache_dir, karpenter_version, fmt) -> None:
+def _fleet(stacks, embedded_aws, aws_fixture, kubernetes, cache_dir, release, fmt) -> None:
     """Each stack planned as its own cluster; stacks of one region share a session, so identical AWS
     queries are asked once per run; one report grouped by stack; the worst exit code. Every stack
     file is read before AWS is, so unreadable input ends the run with nothing printed."""
@@ -65,7 +65,7 @@ def _fleet(stacks, embedded_aws, aws_fixture, kubernetes_version, cache_dir, kar
     from karpenter_gitops.load.stacks import stack_file
     from karpenter_gitops.output.plan_text import print_plan
 
-    sources = {stack: options.sources([stack_file(stack)], karpenter_version) for stack in stacks}
+    sources = {stack: options.sources([stack_file(stack)], release) for stack in stacks}
     status = Console(stderr=True)
     console = Console(width=None if sys.stdout.isatty() else 120)
     planned: dict[str, str] = {}  # JSON of each stack's plan: compact, where the plans themselves are large
@@ -75,7 +75,7 @@ def _fleet(stacks, embedded_aws, aws_fixture, kubernetes_version, cache_dir, kar
         def one(stack: str):
             read = sources[stack]
             target = targets.for_stack(read.aws_config)
-            plan = planner(target, read.version, kubernetes_version=kubernetes_version, cache_dir=cache_dir)(read.inputs)
+            plan = planner(target, read.release, kubernetes=kubernetes, cache_dir=cache_dir)(read.inputs)
             if fmt == "json":
                 planned[stack] = json.dumps(plan.to_json())
             else:

@@ -26,10 +26,10 @@ from karpenter_gitops.output import DEFAULT_BUDGET
 @click.option("--pulumi-events", type=click.Path(path_type=Path), metavar="FILE", help="Fold in a `pulumi preview --event-log` file.")
 @options.aws
 @options.reconcile
-@options.karpenter_version
+@options.karpenter
 def preview_command(
     stacks, all_stacks, manifests, base_ref, fmt, budget, full_report, kubeconfig, pulumi_json, pulumi_events,
-    embedded_aws, aws_fixture, kubernetes_version, reconcile_, cache_dir, karpenter_version,
+    embedded_aws, aws_fixture, kubernetes, reconcile_, cache_dir, release,
 ):
     """Print a PR comment (or JSON) on what the change does compared with --base.
 
@@ -47,12 +47,12 @@ def preview_command(
     with SharedTargets(embedded_aws, aws_fixture) as targets:
 
         def previewed(paths):
-            head = options.sources(paths, karpenter_version)
+            head = options.sources(paths, release)
             plan = None
             if reconcile_ or embedded_aws:
                 options.check_fixture(embedded_aws, aws_fixture)
-                kube = kubernetes_version or head.inputs.cluster.kubernetes_version  # both sides run on the head's cluster
-                plan = planner(targets.for_stack(head.aws_config), head.version, kubernetes_version=kube, cache_dir=cache_dir)
+                kube = kubernetes or head.inputs.cluster.kubernetes  # both sides run on the head's cluster
+                plan = planner(targets.for_stack(head.aws_config), head.release, kubernetes=kube, cache_dir=cache_dir)
             return preview_sources(head, base_ref, paths, plan=plan, kubeconfig=kubeconfig, pulumi=pulumi)
 
         if options.is_fleet(stacks, all_stacks):

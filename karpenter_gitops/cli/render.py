@@ -21,9 +21,9 @@ from karpenter_gitops.cli.group import cli
 )
 @options.aws
 @options.reconcile
-@options.karpenter_version
+@options.karpenter
 def render_command(
-    stacks, all_stacks, manifests, out, embedded_aws, aws_fixture, kubernetes_version, reconcile_, cache_dir, karpenter_version
+    stacks, all_stacks, manifests, out, embedded_aws, aws_fixture, kubernetes, reconcile_, cache_dir, release
 ):
     """Write the desired manifests to DIR for Argo CD / Flux: one file per object, byte-stable, atomic.
 
@@ -35,7 +35,7 @@ def render_command(
     from karpenter_gitops.app.fleet import SharedTargets
 
     with SharedTargets(embedded_aws, aws_fixture) as targets:
-        render = _renderer(targets, kubernetes_version, reconcile_, cache_dir, karpenter_version)
+        render = _renderer(targets, kubernetes, reconcile_, cache_dir, release)
         sys.exit(_run(render, stacks, all_stacks, manifests, out))
 
 
@@ -54,25 +54,25 @@ def _run(render, stacks, all_stacks, manifests, out: str) -> int:
     return render(options.stack_or_manifests(stacks[0] if stacks else None, manifests), out)
 
 
-def _renderer(targets, kubernetes_version, reconcile_, cache_dir, karpenter_version):
+def _renderer(targets, kubernetes, reconcile_, cache_dir, release):
     """Render one set of paths to a directory (or ``-``); the exit code. AWS, when read, is ``targets``'."""
     from karpenter_gitops.app.plan import planner
     from karpenter_gitops.app.render import render_sources
     from karpenter_gitops.output.report import print_text
 
     def render(paths, out: str) -> int:
-        sources = options.sources(paths, karpenter_version)
+        sources = options.sources(paths, release)
 
         def plan(inputs):  # AWS is read only once the offline checks pass
             options.check_fixture(targets.embedded, targets.fixture)
             target = targets.for_stack(sources.aws_config)
-            return planner(target, sources.version, kubernetes_version=kubernetes_version, cache_dir=cache_dir)(inputs)
+            return planner(target, sources.release, kubernetes=kubernetes, cache_dir=cache_dir)(inputs)
 
         stream = out == "-"
         rendered = render_sources(sources, None if stream else Path(out), plan if reconcile_ or targets.embedded else None)
         if rendered.report is not None:
             with contextlib.redirect_stdout(sys.stderr) if stream else contextlib.nullcontext():
-                print_text(rendered.report, sources.version)
+                print_text(rendered.report, sources.release)
         if stream and not rendered.refusal:
             click.echo(rendered.stream, nl=False)  # the manifests and nothing else: Argo CD parses all of stdout
             return rendered.exit_code

@@ -40,11 +40,11 @@ from karpenter_gitops.core.inputs import DEFAULT_WAIVERS
     metavar="FILE",
     help=f"Waiver file for --policy (default: {DEFAULT_WAIVERS} when it exists).",
 )
-@options.karpenter_version
+@options.karpenter
 @options.output_format(
     "text", "json", "github", help="Output format; github prints GitHub Actions annotations (::error file=…,line=…::…)."
 )
-def validate_command(paths, stacks, all_stacks, crd_paths, context_paths, policy, waiver_file, karpenter_version, fmt) -> None:
+def validate_command(paths, stacks, all_stacks, crd_paths, context_paths, policy, waiver_file, release, fmt) -> None:
     """Check manifests and stack config offline with Karpenter's rules and stricter ones.
 
     PATHS are manifest files, directories of manifests, or Pulumi stack files. With --policy the
@@ -60,7 +60,7 @@ def validate_command(paths, stacks, all_stacks, crd_paths, context_paths, policy
     waivers = waivers_for(policy, waiver_file)
 
     def judged(paths_: list) -> tuple:
-        sources = options.sources(paths_, karpenter_version)
+        sources = options.sources(paths_, release)
         return sources, validate_sources(sources, policy=policy, waivers=waivers, crds=crds, context=context_paths)
 
     if options.is_fleet(stacks, all_stacks):
@@ -69,9 +69,9 @@ def validate_command(paths, stacks, all_stacks, crd_paths, context_paths, policy
     if fmt == "json":
         click.echo(json.dumps(report.to_json(), indent=2))
     elif fmt == "github":
-        print_github(report, sources.version)
+        print_github(report, sources.release)
     else:
-        print_text(report, sources.version)
+        print_text(report, sources.release)
     sys.exit(EXIT_FINDINGS if report.errors else EXIT_OK)
 
 
@@ -83,7 +83,7 @@ def _fleet(stacks: list[str], judged, fmt: str) -> None:
 
     def one(stack: str):
         sources, report = judged([stack_file(stack)])
-        return (sources.version, report), EXIT_FINDINGS if report.errors else EXIT_OK
+        return (sources.release, report), EXIT_FINDINGS if report.errors else EXIT_OK
 
     fleet = run_fleet(stacks, one)
     if fmt == "json":
@@ -91,9 +91,9 @@ def _fleet(stacks: list[str], judged, fmt: str) -> None:
         totals = {key: sum(r["summary"][key] for r in by_stack.values()) for key in ("errors", "warnings", "objects")}
         click.echo(json.dumps({"stacks": by_stack, "summary": {"stacks": len(by_stack), **totals}}, indent=2))
     else:
-        for stack, (version, report) in fleet.results.items():
+        for stack, (release, report) in fleet.results.items():
             click.echo(click.style(f"== stack {stack}", bold=True))
-            (print_github if fmt == "github" else print_text)(report, version)
+            (print_github if fmt == "github" else print_text)(report, release)
         print_fleet_summary({stack: report for stack, (_, report) in fleet.results.items()})
     sys.exit(fleet.exit_code)
 

@@ -25,10 +25,10 @@ from karpenter_gitops.cli.group import EXIT_TRANSIENT, cli
               help="Compare conditions and nodes with plan's prediction (reads AWS); --no-predict checks drift only.")
 @options.aws
 @options.cache_dir
-@options.karpenter_version
+@options.karpenter
 @options.output_format("text", "json", "comment")
 def verify_command(stack, manifests, kubeconfig, context, wait_seconds, predict, embedded_aws, aws_fixture,
-                   kubernetes_version, cache_dir, karpenter_version, fmt):
+                   kubernetes, cache_dir, release, fmt):
     """Compare the live cluster with Git and with plan's prediction. Read-only: get and list, nothing else.
 
     Reports live specs that differ from what Git renders (fields the API server defaulted are not
@@ -47,14 +47,14 @@ def verify_command(stack, manifests, kubeconfig, context, wait_seconds, predict,
     from karpenter_gitops.output import verify as shown
 
     options.check_fixture(embedded_aws, aws_fixture)
-    sources = options.sources(options.stack_or_manifests(stack, manifests), karpenter_version)
+    sources = options.sources(options.stack_or_manifests(stack, manifests), release)
     status = Console(stderr=True)
     try:
         with contextlib.ExitStack() as scope:
             plan = None
             if predict:
                 target = scope.enter_context(aws_target(embedded_aws, aws_fixture, sources.aws_config))
-                plan = planner(target, sources.version, kubernetes_version=kubernetes_version, cache_dir=cache_dir)
+                plan = planner(target, sources.release, kubernetes=kubernetes, cache_dir=cache_dir)
             spinner = scope.enter_context(status.status("verifying…")) if status.is_terminal and fmt == "text" else None
             verification = verify_sources(sources, kubeconfig, context, plan=plan, wait_seconds=wait_seconds,
                                           progress=spinner.update if spinner else None)

@@ -31,8 +31,8 @@ class Cluster:
     feature gates that release runs with."""
 
     name: str | None = None
-    kubernetes_version: str | None = None
-    karpenter_version: versions.Version | None = None
+    kubernetes: str | None = None
+    release: versions.Release | None = None
     feature_gates: frozenset[str] = frozenset()  # the gates switched on; a gate not named is off
 
     def gate(self, name: str) -> bool:

@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 
 from karpenter_gitops.core.findings import Source
 from karpenter_gitops.core.schema import IntOrString, prop
-from karpenter_gitops.core.versions import Version
+from karpenter_gitops.core.versions import Release
 
 EC2NODECLASS_API = "karpenter.k8s.aws/v1"
 NODEPOOL_API = "karpenter.sh/v1"
@@ -27,10 +27,10 @@ EC2NODECLASS = "EC2NodeClass"
 NODEPOOL = "NodePool"
 NODEOVERLAY = "NodeOverlay"
 NODEOVERLAY_API = "karpenter.sh/v1alpha1"
-NODEOVERLAY_SINCE = (1, 7)  # the first release that serves the kind
+NODEOVERLAY_SINCE = Release((1, 7))  # the first release that serves the kind
 CAPACITYBUFFER = "CapacityBuffer"
 CAPACITYBUFFER_API = "autoscaling.x-k8s.io/v1beta1"
-CAPACITYBUFFER_SINCE = (1, 14)
+CAPACITYBUFFER_SINCE = Release((1, 14))
 #: Kinds that arrived after 1.0, by the release that first serves them.
 KIND_SINCE = {NODEOVERLAY: NODEOVERLAY_SINCE, CAPACITYBUFFER: CAPACITYBUFFER_SINCE}
 NAMESPACED = frozenset({CAPACITYBUFFER})  # the rest are cluster-scoped
@@ -120,7 +120,7 @@ class KubeletConfiguration:
     the same mistakes become ``ValidationSucceeded=False`` instead of a refused apply.
     """
 
-    OPEN_SINCE: ClassVar[Version] = (1, 15)
+    OPEN_SINCE: ClassVar[Release] = Release((1, 15))
 
     cluster_dns: tuple[str, ...] | None = prop("clusterDNS")
     max_pods: int | None = prop(minimum=0, int32=True)

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import re
 
-from karpenter_gitops.core.versions import Version
+from karpenter_gitops.core.versions import Release
 
-_LABEL_KEY_WORDS_SINCE: Version = (1, 9)  # Karpenter 1.9 moved to apimachinery v0.35
+_LABEL_KEY_WORDS_SINCE = Release((1, 9))  # Karpenter 1.9 moved to apimachinery v0.35
 _NAME_MAX = 63
 _PREFIX_MAX = 253
 _NAME_FORMAT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
@@ -39,15 +39,15 @@ def _regex_error(message: str, pattern: str, *examples: str) -> str:
     return f"{message} (e.g. {shown}regex used for validation is '{pattern}')"
 
 
-def _too_long(limit: int, version: Version) -> str:
-    return f"must be no more than {limit} {'bytes' if version >= _LABEL_KEY_WORDS_SINCE else 'characters'}"
+def _too_long(limit: int, release: Release) -> str:
+    return f"must be no more than {limit} {'bytes' if release >= _LABEL_KEY_WORDS_SINCE else 'characters'}"
 
 
-def qualified_name_errors(value: str, version: Version) -> list[str]:
+def qualified_name_errors(value: str, release: Release) -> list[str]:
     """What ``IsQualifiedName(value)`` returns in the apimachinery of Karpenter ``version``; empty when valid."""
     parts = value.split("/")
     if len(parts) > 2:
-        subject = "a valid label key" if version >= _LABEL_KEY_WORDS_SINCE else "a qualified name"
+        subject = "a valid label key" if release >= _LABEL_KEY_WORDS_SINCE else "a qualified name"
         rule = _regex_error(_NAME_RULE, _NAME_FORMAT, "MyName", "my.name", "123-abc")
         return [f"{subject} {rule} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"]
     errors = []
@@ -58,13 +58,13 @@ def qualified_name_errors(value: str, version: Version) -> list[str]:
             errors.append("prefix part must be non-empty")
         else:
             if len(prefix.encode()) > _PREFIX_MAX:
-                errors.append("prefix part " + _too_long(_PREFIX_MAX, version))
+                errors.append("prefix part " + _too_long(_PREFIX_MAX, release))
             if not _SUBDOMAIN.fullmatch(prefix):
                 errors.append("prefix part " + _regex_error(_SUBDOMAIN_RULE, SUBDOMAIN_FORMAT, "example.com"))
     if not name:
         errors.append("name part must be non-empty")
     elif len(name.encode()) > _NAME_MAX:
-        errors.append("name part " + _too_long(_NAME_MAX, version))
+        errors.append("name part " + _too_long(_NAME_MAX, release))
     if not _NAME.fullmatch(name):
         errors.append("name part " + _regex_error(_NAME_RULE, _NAME_FORMAT, "MyName", "my.name", "123-abc"))
     return errors
@@ -89,11 +89,11 @@ _VALUE_RULE = (
 )
 
 
-def label_value_errors(value: str, version: Version) -> list[str]:
+def label_value_errors(value: str, release: Release) -> list[str]:
     """What ``IsValidLabelValue(value)`` returns in the apimachinery of Karpenter ``version``; empty when valid."""
     errors = []
     if len(value.encode()) > _NAME_MAX:
-        errors.append(_too_long(_NAME_MAX, version))
+        errors.append(_too_long(_NAME_MAX, release))
     if value and not _NAME.fullmatch(value):
         errors.append(_regex_error(_VALUE_RULE, _VALUE_FORMAT, "MyValue", "my_value", "12345"))
     return errors

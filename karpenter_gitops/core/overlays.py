@@ -31,6 +31,7 @@ from karpenter_gitops.core import labels
 from karpenter_gitops.core.model import NodeOverlay
 from karpenter_gitops.core.requirements import Requirements, ValueSet, incompatibility
 from karpenter_gitops.core.resolved import Condition
+from karpenter_gitops.core.versions import Release
 
 NODEPOOL_LABEL = "karpenter.sh/nodepool"
 VALIDATION_SUCCEEDED = "ValidationSucceeded"
@@ -182,12 +183,12 @@ def adjusted_price(price: float | None, change: str) -> float | None:
 
 #: From 1.14 an instance type without a known price (a preview type) takes the price of an overlay that
 #: selects it by name alone (``GetOverlayPrice`` in the AWS provider's offering resolver).
-BASE_PRICE_SINCE = (1, 14)
+BASE_PRICE_SINCE = Release((1, 14))
 #: Before 1.13 the overlay controller gave up at the first NodePool whose instance types it could not list, and
 #: the provisioner then skipped every NodePool as "awaiting nodeoverlay evaluation".
-ISOLATED_POOLS_SINCE = (1, 13)
+ISOLATED_POOLS_SINCE = Release((1, 13))
 #: Before 1.9 a capacity key took the value of the last overlay applied to it, the lightest (kubernetes-sigs/karpenter#2764).
-HEAVIEST_CAPACITY_SINCE = (1, 9)
+HEAVIEST_CAPACITY_SINCE = Release((1, 9))
 
 
 def base_prices(overlays: Iterable[NodeOverlay], accepted: Collection[str]) -> dict[str, float]:

@@ -29,7 +29,7 @@ from functools import cache
 from typing import Any, NamedTuple, Union
 
 from karpenter_gitops.core.findings import Violation
-from karpenter_gitops.core.versions import Version, show
+from karpenter_gitops.core.versions import Release, show
 
 _SHARED_LENGTH = 256
 
@@ -67,8 +67,8 @@ class Prop:
 
     wire: str | None = None
     required: bool = False
-    required_until: Version | None = None  # required before this release, optional (defaulted) from it
-    enum: Mapping[str, Version | None] | None = None  # value -> release that added it
+    required_until: Release | None = None  # required before this release, optional (defaulted) from it
+    enum: Mapping[str, Release | None] | None = None  # value -> release that added it
     pattern: str | None = None
     minimum: int | None = None
     maximum: int | None = None
@@ -77,10 +77,10 @@ class Prop:
     min_length: int | None = None
     max_length: int | None = None
     max_properties: int | None = None
-    unique: Version | None = None  # x-kubernetes-list-type: set, from this release
+    unique: Release | None = None  # x-kubernetes-list-type: set, from this release
     value_pattern: str | None = None  # pattern for each value of a map field
     int32: bool = False  # an integer of format int32: the API server refuses one outside its range
-    since: Version | None = None
+    since: Release | None = None
 
 
 def prop(wire: str | None = None, *, enum: Any = None, **facts: Any) -> Any:
@@ -195,8 +195,8 @@ def _newline_hint(value: str) -> str | None:
 class Loader:
     """Walks YAML data into models for one Karpenter release, collecting violations."""
 
-    def __init__(self, version: Version, *, open_models: bool = True) -> None:
-        self.version = version
+    def __init__(self, release: Release, *, open_models: bool = True) -> None:
+        self.release = release
         self.violations: list[tuple[str, Violation]] = []
         self.blocked = False
         self.open_models = open_models  # whether a model's OPEN_SINCE applies (off inside the open check itself)
@@ -210,7 +210,7 @@ class Loader:
             self.report(WRONG_TYPE, path, f"Invalid value: {type_name(data)}: must be of type object")
             return None
         opened = getattr(cls, "OPEN_SINCE", None)
-        if opened is not None and self.open_models and self.version >= opened:
+        if opened is not None and self.open_models and self.release >= opened:
             return self._checked_by_karpenter(cls, data, path)
         table = fields_of(cls)
         values: dict[str, Any] = {}
@@ -220,12 +220,12 @@ class Loader:
             if field is None:
                 self._unknown(key, child, table)
                 continue
-            if field.prop.since and self.version < field.prop.since:
+            if field.prop.since and self.release < field.prop.since:
                 self.report(
                     NEWER_FIELD,
                     child,
                     f"field {key!r} needs Karpenter {show(field.prop.since)} or later; "
-                    f"the {show(self.version)} API server drops it silently",
+                    f"the {show(self.release)} API server drops it silently",
                     f"upgrade Karpenter to {show(field.prop.since)}+ or remove {key!r}",
                 )
                 continue
@@ -233,7 +233,7 @@ class Loader:
                 continue
             values[field.attr] = self._value(field, raw, child)
         for field in _required_of(cls):
-            if field.prop.required_until and self.version >= field.prop.required_until:
+            if field.prop.required_until and self.release >= field.prop.required_until:
                 continue
             # The API server drops a null of a non-nullable field before validating, so a null
             # required field is as missing as an absent one.
@@ -247,7 +247,7 @@ class Loader:
         the API server checks nothing inside it, so nothing here is a schema violation. The typed
         fields are loaded for the rules that read them; Karpenter's own checks of the object, made
         when it reconciles, are rules of their own (see the class's docstring)."""
-        return Loader(self.version, open_models=False).model(cls, data, path)
+        return Loader(self.release, open_models=False).model(cls, data, path)
 
     def _unknown(self, key: Any, path: str, table: Mapping[str, _Field]) -> None:
         close = difflib.get_close_matches(str(key), list(table), n=1, cutoff=0.6)
@@ -266,7 +266,7 @@ class Loader:
                 self.report(WRONG_TYPE, path, f"Invalid value: {type_name(raw)}: must be of type array")
                 return None
             self._count(path, len(raw), facts.min_items, facts.max_items, "items")
-            if facts.unique is not None and self.version >= facts.unique:
+            if facts.unique is not None and self.release >= facts.unique:
                 self._unique(path, raw)
             load = self.model if dataclasses.is_dataclass(field.item) else None
             items = (
@@ -348,8 +348,8 @@ class Loader:
                 self.report(RANGE, path, f"Invalid value: {raw}: Checked value must be of type integer with format int32")
         return raw
 
-    def _enum(self, raw: Any, path: str, enum: Mapping[str, Version | None]) -> None:
-        allowed = [value for value, since in enum.items() if since is None or self.version >= since]
+    def _enum(self, raw: Any, path: str, enum: Mapping[str, Release | None]) -> None:
+        allowed = [value for value, since in enum.items() if since is None or self.release >= since]
         if raw in allowed:
             return
         supported = ", ".join(_quote(value) for value in allowed)
@@ -376,8 +376,8 @@ class Loaded(NamedTuple):
     blocked: bool
 
 
-def load(cls: type, data: Any, path: str, version: Version) -> Loaded:
+def load(cls: type, data: Any, path: str, release: Release) -> Loaded:
     """Load ``data`` into ``cls``, collecting every violation."""
-    loader = Loader(version)
+    loader = Loader(release)
     model = loader.model(cls, data, path)
     return Loaded(model, loader.violations, loader.blocked)

@@ -56,9 +56,9 @@ def of_alias(alias_family: str) -> Family | None:
 
 
 @cache
-def alias_families(version: versions.Version) -> dict[str, str]:
+def alias_families(release: versions.Release) -> dict[str, str]:
     """alias family → amiFamily, in the CRD's order, of the families ``version`` knows."""
-    return {f.alias: f.name for f in FAMILIES if f.alias and (f.since is None or version >= f.since)}
+    return {f.alias: f.name for f in FAMILIES if f.alias and (f.since is None or release >= f.since)}
 
 
 def parse_alias(text: str) -> Alias:
@@ -76,7 +76,7 @@ def parse_alias(text: str) -> Alias:
 
 
 def alias_parameters(
-    alias: Alias, kubernetes_version: str, karpenter_version: versions.Version = versions.DEFAULT
+    alias: Alias, kubernetes: str, release: versions.Release = versions.DEFAULT
 ) -> tuple[AliasParameter, ...]:
     """The SSM parameters ``alias`` reads on a cluster running ``kubernetes_version``, in Karpenter's order.
 
@@ -85,11 +85,11 @@ def alias_parameters(
     family = of_alias(alias.family)
     if family is None or family.parameters is None:
         raise AliasError(f"alias family {alias.family!r} is not supported, use one of {', '.join(_BY_ALIAS)}")
-    kubernetes = versions.kubernetes_minor(kubernetes_version)
-    refused = family.unsupported(kubernetes, karpenter_version)
+    minor = versions.kubernetes_minor(kubernetes)
+    refused = family.unsupported(minor, release)
     if refused:
         raise UnsupportedAlias(refused)
-    return family.parameters(alias, versions.show(kubernetes), karpenter_version)
+    return family.parameters(alias, versions.show(minor), release)
 
 
 def family_of(node_class: EC2NodeClass) -> Family:

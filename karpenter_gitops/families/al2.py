@@ -39,7 +39,7 @@ def check(text: str) -> list[Problem]:
 # --- the family ---------------------------------------------------------------------------------
 
 
-def parameters(alias: Alias, k: str, _: versions.Version) -> tuple[AliasParameter, ...]:
+def parameters(alias: Alias, k: str, _: versions.Release) -> tuple[AliasParameter, ...]:
     def path(directory: str, image: str) -> str:
         leaf = "recommended" if alias.version == LATEST else f"{image}-{k}-{alias.version}"
         return f"/aws/service/eks/optimized-ami/{k}/{directory}/{leaf}/image_id"
@@ -51,9 +51,9 @@ def parameters(alias: Alias, k: str, _: versions.Version) -> tuple[AliasParamete
     )
 
 
-def unsupported(kubernetes: versions.Version, karpenter: versions.Version) -> str | None:
+def unsupported(kubernetes: versions.Kubernetes, release: versions.Release) -> str | None:
     """Karpenter 1.6+ refuses AL2 aliases on Kubernetes 1.33+, for which no AL2 EKS AMI is published."""
-    if kubernetes >= (1, 33) and karpenter >= (1, 6):
+    if kubernetes >= (1, 33) and release >= (1, 6):
         return f"AL2 AMIs are not published for Kubernetes {versions.show(kubernetes)} and later; use al2023 or bottlerocket"
     return None
 

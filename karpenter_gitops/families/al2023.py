@@ -65,9 +65,9 @@ def _legacy_bootstrap(script: str) -> list[Problem]:
 # --- the family ---------------------------------------------------------------------------------
 
 
-def parameters(alias: Alias, k: str, karpenter_version: versions.Version) -> tuple[AliasParameter, ...]:
+def parameters(alias: Alias, k: str, release: versions.Release) -> tuple[AliasParameter, ...]:
     variants = [("x86_64", "standard"), ("x86_64", "nvidia"), ("x86_64", "neuron"), ("arm64", "standard")]
-    if karpenter_version >= (1, 4):
+    if release >= (1, 4):
         variants.append(("arm64", "nvidia"))
 
     def path(arch: str, variant: str) -> str:

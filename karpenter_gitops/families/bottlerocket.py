@@ -233,9 +233,9 @@ def _too_new(path: str, since: releases.Release, pinned: releases.Release, refus
 # --- the family ---------------------------------------------------------------------------------
 
 
-def parameters(alias: Alias, k: str, karpenter_version: versions.Version) -> tuple[AliasParameter, ...]:
+def parameters(alias: Alias, k: str, release: versions.Release) -> tuple[AliasParameter, ...]:
     version = alias.version.lstrip("v")
-    neuron_on_standard = karpenter_version >= (1, 3)  # before v1.3.0 neuron types got the nvidia image
+    neuron_on_standard = release >= (1, 3)  # before v1.3.0 neuron types got the nvidia image
 
     def path(flavour: str, arch: str) -> str:
         return f"/aws/service/bottlerocket/aws-k8s-{k}{flavour}/{arch}/{version}/image_id"

@@ -70,10 +70,10 @@ def image_requirements(known_sets: tuple[RequirementSet, ...], kubernetes_arch: 
     return tuple(tuple(sorted((*known, arch))) for known in known_sets or ((),))
 
 
-Parameters = Callable[[Alias, str, versions.Version], tuple[AliasParameter, ...]]
+Parameters = Callable[[Alias, str, versions.Release], tuple[AliasParameter, ...]]
 
 
-def always_supported(_kubernetes: versions.Version, _karpenter: versions.Version) -> str | None:
+def always_supported(_kubernetes: versions.Kubernetes, _release: versions.Release) -> str | None:
     return None
 
 
@@ -87,11 +87,11 @@ class Family:
 
     name: str  # the amiFamily value, e.g. "AL2023"
     alias: str | None = None  # its alias family, e.g. "al2023"; None when it has no alias (Custom)
-    since: versions.Version | None = None  # the Karpenter release that added it
+    since: versions.Release | None = None  # the Karpenter release that added it
     version_format: re.Pattern | None = None  # a pinnable alias version; None: only "latest" (Windows)
     version_example: str | None = None  # a pinned alias to suggest, e.g. "al2023@v20240807"
     parameters: Parameters | None = None  # (alias, "1.32", Karpenter release) → SSM parameters, in Karpenter's order
-    unsupported: Callable[[versions.Version, versions.Version], str | None] = always_supported
+    unsupported: Callable[[versions.Kubernetes, versions.Release], str | None] = always_supported
     """Why Karpenter refuses the alias for (Kubernetes minor, Karpenter release); None when it serves it."""
     check_userdata: Callable[[str], list[Problem]] = no_userdata_checks
     windows_build: str | None = None  # node.kubernetes.io/windows-build of its images (Windows families)

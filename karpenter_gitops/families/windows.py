@@ -43,7 +43,7 @@ def check(text: str) -> list[Problem]:
 # --- the families ---------------------------------------------------------------------------------
 
 def _parameters(build: str):
-    def parameters(alias: Alias, k: str, _: versions.Version) -> tuple[AliasParameter, ...]:
+    def parameters(alias: Alias, k: str, _: versions.Release) -> tuple[AliasParameter, ...]:
         year = alias.family.removeprefix("windows")
         requirements = (Requirement(OS, IN, ("windows",)), Requirement(WINDOWS_BUILD, IN, (build,)))
         path = f"/aws/service/ami-windows-latest/Windows_Server-{year}-English-Core-EKS_Optimized-{k}/image_id"
@@ -52,7 +52,7 @@ def _parameters(build: str):
     return parameters
 
 
-def _needs_kubernetes_1_35(kubernetes: versions.Version, _karpenter: versions.Version) -> str | None:
+def _needs_kubernetes_1_35(kubernetes: versions.Kubernetes, _release: versions.Release) -> str | None:
     if kubernetes < (1, 35):
         return f"windows2025 requires Kubernetes 1.35 or later (cluster runs {versions.show(kubernetes)})"
     return None

@@ -37,9 +37,9 @@ class Judge:
     """Judges observations for one Karpenter release under one set of policy settings."""
 
     def __init__(
-        self, version: versions.Version = versions.DEFAULT, settings: PolicySettings | None = None, *, hygiene: bool = False
+        self, release: versions.Release = versions.DEFAULT, settings: PolicySettings | None = None, *, hygiene: bool = False
     ) -> None:
-        self.version = version
+        self.release = release
         self.settings = settings or PolicySettings()
         self.hygiene = hygiene
 
@@ -59,7 +59,7 @@ class Judge:
     def finding(self, observation: Observation) -> Finding | None:
         """The finding an observation makes, or None when its rule is off or does not apply."""
         rule = RULES[observation.rule]
-        if not self.enabled(rule) or not rule.applies(observation.kind, self.version):
+        if not self.enabled(rule) or not rule.applies(observation.kind, self.release):
             return None
         violation = observation.violation
         return Finding(
@@ -80,7 +80,7 @@ class Judge:
 
     def objects(self, inputs: Inputs, only: Rule | None = None) -> list[Finding]:
         """What loading observed, plus every enabled object rule on every object (or ``only`` one rule)."""
-        context = Context(self.version, inputs, self.settings)
+        context = Context(self.release, inputs, self.settings)
         observed = [o for o in inputs.observations if only is None or o.rule == only.id]
         rules_of: dict[str, list[Rule]] = {}  # per kind, decided once per run rather than once per object
         for obj in inputs.objects:
@@ -88,7 +88,7 @@ class Judge:
             if rules is None:
                 rules = rules_of[obj.kind] = [
                     rule
-                    for rule in registry.applicable(obj.kind, self.version, Stage.OBJECT, self.hygiene)
+                    for rule in registry.applicable(obj.kind, self.release, Stage.OBJECT, self.hygiene)
                     if self.enabled(rule) and (only is None or rule.id == only.id)
                 ]
             for rule in rules:
@@ -100,14 +100,14 @@ class Judge:
 
     def transitions(self, base: Inputs, head: Inputs) -> list[Finding]:
         """The transition rules on each object present in both ``base`` (stored) and ``head`` (its update)."""
-        context = Context(self.version, head, self.settings)
+        context = Context(self.release, head, self.settings)
         stored = {(obj.kind, obj.name): obj for obj in base.objects}
         observed = []
         for new in head.objects:
             old = stored.get((new.kind, new.name))
             if old is None or old.blocked or new.blocked:
                 continue
-            for rule in registry.applicable(new.kind, self.version, Stage.TRANSITION, hygiene=True):
+            for rule in registry.applicable(new.kind, self.release, Stage.TRANSITION, hygiene=True):
                 if self.enabled(rule):
                     observed.extend(_observe(rule, new, rule.check(old, new, context)))
         return self.findings(observed)
@@ -119,7 +119,7 @@ def _observe(rule: Rule, obj, violations: Iterable[Violation]) -> list[Observati
 
 def validate(
     inputs: Inputs,
-    version: versions.Version = versions.DEFAULT,
+    release: versions.Release = versions.DEFAULT,
     *,
     policy: bool = False,
     waivers: Iterable[Waiver] = (),
@@ -132,20 +132,20 @@ def validate(
     the transition rules on each object present in both; with ``policy``, also the hygiene rules, the
     stack's waivers and ``waivers`` (``today`` decides which have expired; default: the local date),
     applied once to every finding, transitions included."""
-    judge = Judge(version, inputs.policy, hygiene=policy)
+    judge = Judge(release, inputs.policy, hygiene=policy)
     findings = judge.objects(inputs) + judge.findings(observed)
     if base is not None:
         findings += judge.transitions(base, inputs)
     if not policy:
         findings.sort(key=lambda f: f.sort_key)
-        return Report(tuple(findings), len(inputs.objects), inputs.notes, version=version)
+        return Report(tuple(findings), len(inputs.objects), inputs.notes, release=release)
     outcome = apply_waivers(findings, (*inputs.waivers, *waivers), today or dt.date.today())
     findings.extend(judge.findings(outcome.expired))
     findings.sort(key=lambda f: f.sort_key)
-    return Report(tuple(findings), len(inputs.objects), inputs.notes, True, outcome.active, outcome.waived, version)
+    return Report(tuple(findings), len(inputs.objects), inputs.notes, True, outcome.active, outcome.waived, release)
 
 
-def check_transitions(base: Inputs, head: Inputs, version: versions.Version) -> tuple[Finding, ...]:
+def check_transitions(base: Inputs, head: Inputs, release: versions.Release) -> tuple[Finding, ...]:
     """The transition findings of ``head`` against ``base``, under the head's policy settings."""
-    found = Judge(version, head.policy).transitions(base, head)
+    found = Judge(release, head.policy).transitions(base, head)
     return tuple(sorted(found, key=lambda f: f.sort_key))

@@ -20,7 +20,7 @@ class Report:
     policy: bool = False  # a `--policy` run: findings carry waiver fields, active waivers are listed
     waivers: tuple[Waiver, ...] = ()  # the active waivers
     waived: Mapping[Finding, Waiver] = field(default_factory=dict)
-    version: versions.Version = versions.DEFAULT  # the release the findings were judged against
+    release: versions.Release = versions.DEFAULT  # the release the findings were judged against
 
     def count(self, severity: Severity) -> int:
         return sum(1 for f in self.findings if f.severity is severity and f not in self.waived)

@@ -70,8 +70,8 @@ _KINDS = {
 class _Collector:
     """What the documents of one run hold, gathered as they are read."""
 
-    def __init__(self, version: versions.Version) -> None:
-        self.version = version
+    def __init__(self, release: versions.Release) -> None:
+        self.release = release
         self.node_classes: list[EC2NodeClass] = []
         self.node_pools: list[NodePool] = []
         self.node_overlays: list[NodeOverlay] = []
@@ -91,7 +91,7 @@ class _Collector:
             missing = Violation("spec", "Required value", "add the object's spec")
             model, violations, blocked = None, [(schema.REQUIRED, missing)], True
         else:
-            model, violations, blocked = schema.load(spec_cls, spec, "spec", self.version)
+            model, violations, blocked = schema.load(spec_cls, spec, "spec", self.release)
         for rule_id, violation in violations:
             self.observe(rule_id, kind, name, violation, source)
         if model is None:
@@ -159,19 +159,19 @@ def _read_manifest(docs: list[Any], name: str, out: _Collector) -> None:
             wrong = Violation("metadata.namespace", f"Invalid value: {schema.type_name(namespace)}: must be of type string")
             out.observe(schema.WRONG_TYPE, kind, obj_name, wrong, source)
             continue
-        unserved = _unserved(kind, doc.get("apiVersion"), out.version)
+        unserved = _unserved(kind, doc.get("apiVersion"), out.release)
         if unserved is not None:
             out.observe(schema.API_VERSION, kind, obj_name, unserved, source)
             continue
         out.add(kind, obj_name, doc.get("spec"), docs.packed(index) if isinstance(docs, Documents) else pack(doc), source)
 
 
-def _unserved(kind: str, api_version: Any, version: versions.Version) -> Violation | None:
+def _unserved(kind: str, api_version: Any, release: versions.Release) -> Violation | None:
     """Why the release's API server would not serve this document, or None when it does."""
     api, _, _ = _KINDS[kind]
-    if kind in KIND_SINCE and version < KIND_SINCE[kind]:
+    if kind in KIND_SINCE and release < KIND_SINCE[kind]:
         since = versions.show(KIND_SINCE[kind])
-        return Violation("kind", f"Karpenter {versions.show(version)} serves no {kind}: the kind arrived in {since} ({api})",
+        return Violation("kind", f"Karpenter {versions.show(release)} serves no {kind}: the kind arrived in {since} ({api})",
                          f"upgrade Karpenter to {since}+ or leave the {kind} out")
     if api_version != api:
         return Violation("apiVersion", f"apiVersion {api_version!r} is not served for {kind}; Karpenter serves {api!r}",
@@ -258,14 +258,14 @@ def _read_stack(doc: Mapping[str, Any], name: str, out: _Collector) -> None:
         for obj_name, spec in objects.items():
             source = Source(file=name, stack_key=f"{NAMESPACE}:{key}.{obj_name}")
             metadata = _stack_metadata(kind, str(obj_name), f"{NAMESPACE}:{key}", name)
-            unserved = _unserved(kind, api, out.version)
+            unserved = _unserved(kind, api, out.release)
             if unserved is not None:
                 out.observe(schema.API_VERSION, kind, str(obj_name), unserved, source)
                 continue
             raw = {"apiVersion": api, "kind": kind, "metadata": metadata, "spec": spec}
             out.add(kind, str(obj_name), spec, pack(raw), source)
     if "amiSources" in ours:
-        out.ami_sources.update(_ami_sources(ours["amiSources"], ours.get("nodeClasses"), name, out.version))
+        out.ami_sources.update(_ami_sources(ours["amiSources"], ours.get("nodeClasses"), name, out.release))
 
 
 _STACK_EXAMPLE = {EC2NODECLASS: "default", NODEPOOL: "general", NODEOVERLAY: "gpu-discount", CAPACITYBUFFER: "team-a/spare"}
@@ -286,7 +286,7 @@ def _stack_metadata(kind: str, key: str, block: str, file: str) -> dict[str, str
 
 
 def _ami_sources(
-    value: Any, classes: Any, name: str, version: versions.Version
+    value: Any, classes: Any, name: str, release: versions.Release
 ) -> dict[str, tuple[AMISelectorTerm, ...]]:
     """Parse ``amiSources``: each entry names a class of this stack that pins custom AMIs by ``id``.
 
@@ -310,14 +310,14 @@ def _ami_sources(
         if isinstance(class_terms, list) and any(isinstance(term, Mapping) and "alias" in term for term in class_terms):
             raise InputError(f"'{entry}': the class selects by alias; alias pins are versions, not sources", name,
                              hint="drop the entry; `bump` moves the alias version")
-        sources[str(class_name)] = tuple(_source_term(term, f"{entry}[{index}]", name, version)
+        sources[str(class_name)] = tuple(_source_term(term, f"{entry}[{index}]", name, release)
                                          for index, term in enumerate(terms))
     return sources
 
 
-def _source_term(term: Any, entry: str, name: str, version: versions.Version) -> AMISelectorTerm:
+def _source_term(term: Any, entry: str, name: str, release: versions.Release) -> AMISelectorTerm:
     """One source term: a name, tags or ssmParameter selector (with an optional owner), as in the CRD."""
-    model, violations, _ = schema.load(AMISelectorTerm, term, entry, version)
+    model, violations, _ = schema.load(AMISelectorTerm, term, entry, release)
     if violations:
         _, violation = violations[0]
         raise InputError(f"'{violation.path}': {violation.message}", name, hint=violation.hint)
@@ -330,16 +330,16 @@ def _source_term(term: Any, entry: str, name: str, version: versions.Version) ->
     return model
 
 
-def load(paths: Iterable[str | Path], version: versions.Version = versions.DEFAULT) -> Inputs:
+def load(paths: Iterable[str | Path], release: versions.Release = versions.DEFAULT) -> Inputs:
     """Load manifests and stack files into :class:`Inputs` for one Karpenter release."""
-    return load_documents(read(paths), version)
+    return load_documents(read(paths), release)
 
 
 def load_documents(
-    files: Iterable[tuple[str, list[Any]]], version: versions.Version = versions.DEFAULT
+    files: Iterable[tuple[str, list[Any]]], release: versions.Release = versions.DEFAULT
 ) -> Inputs:
     """Load already-parsed YAML documents, given as ``(file name, documents)`` pairs."""
-    out = _Collector(version)
+    out = _Collector(release)
     for name, docs in files:
         if len(docs) == 1 and is_stack_document(docs[0]):
             _read_stack(docs[0], name, out)

@@ -58,8 +58,8 @@ def cluster_block(value: Any, name: str) -> Cluster:
         raise InputError(f"'{key}.kubernetesVersion' {kube!r} is not major.minor", name, hint='e.g. "1.32"')
     return Cluster(
         name=str(value["name"]) if value.get("name") is not None else None,
-        kubernetes_version=str(kube) if kube is not None else None,
-        karpenter_version=parsed,
+        kubernetes=str(kube) if kube is not None else None,
+        release=parsed,
         feature_gates=frozenset(gate for gate, on in gates.items() if on),
     )
 
@@ -97,18 +97,18 @@ def _config(doc: Mapping[str, Any]) -> Mapping[str, Any]:
     return config if isinstance(config, Mapping) else {}
 
 
-def stack_karpenter_version(files: Iterable[tuple[str, list[Any]]]) -> versions.Version | None:
+def stack_release(files: Iterable[tuple[str, list[Any]]]) -> versions.Release | None:
     """The ``cluster.karpenterVersion`` the stack files among parsed ``files`` agree on, if any.
 
     One run judges every object against one release, so stacks that name different releases
     are refused rather than silently judged by the first one's rules.
     """
-    found: dict[versions.Version, str] = {}
+    found: dict[versions.Release, str] = {}
     for name, docs in files:
         if len(docs) == 1 and is_stack_document(docs[0]):
             cluster = _config(docs[0]).get(f"{NAMESPACE}:cluster")
             if isinstance(cluster, Mapping) and cluster.get("karpenterVersion") is not None:
-                found.setdefault(cluster_block(cluster, name).karpenter_version, name)
+                found.setdefault(cluster_block(cluster, name).release, name)
     if len(found) > 1:
         (first, first_file), (other, other_file) = list(found.items())[:2]
         raise InputError(

@@ -46,8 +46,8 @@ WORKLOAD_KINDS = ("Deployment", "StatefulSet", "ReplicaSet", "Job", "CronJob", "
 _OPERATORS = (IN, NOT_IN, EXISTS, DOES_NOT_EXIST, GT, LT)  # Kubernetes' node selector operators (Gte/Lte are Karpenter's own)
 _INTEGER = re.compile(r"^\d+$")
 _SELECTOR_OPERATORS = (IN, NOT_IN, EXISTS, DOES_NOT_EXIST)
-SIDECARS_SINCE: versions.Version = (1, 29)
-POD_RESOURCES_SINCE: versions.Version = (1, 34)
+SIDECARS_SINCE = versions.Kubernetes((1, 29))
+POD_RESOURCES_SINCE = versions.Kubernetes((1, 34))
 
 
 @dataclass(frozen=True)
@@ -249,7 +249,7 @@ def _toleration(raw: Any, path: str) -> Toleration:
 
 
 def _pod_template(raw: Any, path: str, namespace: str, workload: str, source: Source,
-                 kubernetes: versions.Version | None = None) -> PodTemplate:
+                 kubernetes: versions.Kubernetes | None = None) -> PodTemplate:
     """A pod template (``{metadata, spec}``) as the scheduler reads its pods; raises ``_Bad`` on a malformed field."""
     template = _mapping(raw, path)
     at = f"{path}.spec" if path else "spec"
@@ -338,7 +338,7 @@ def _owned(metadata: Mapping[str, Any]) -> bool:
 
 
 class _Reader:
-    def __init__(self, kubernetes: versions.Version | None):
+    def __init__(self, kubernetes: versions.Kubernetes | None):
         self.kubernetes = kubernetes
         self.pods: list[Pod] = []
         self.daemon_sets: list[DaemonSet] = []
@@ -421,7 +421,7 @@ def _approximated(template: PodTemplate, reason: str) -> PodTemplate:
     return replace(template, approximations=tuple(sorted({*template.approximations, reason})))
 
 
-def workloads_from_documents(files: Iterable[tuple[str, Iterable[Any]]], kubernetes: versions.Version | None = None) -> Workloads:
+def workloads_from_documents(files: Iterable[tuple[str, Iterable[Any]]], kubernetes: versions.Kubernetes | None = None) -> Workloads:
     """Workloads from already-parsed YAML documents, given as ``(file name, documents)`` pairs (stdin too)."""
     reader = _Reader(kubernetes)
     for name, docs in files:
@@ -430,6 +430,6 @@ def workloads_from_documents(files: Iterable[tuple[str, Iterable[Any]]], kuberne
     return Workloads(tuple(reader.pods), tuple(reader.daemon_sets), tuple(reader.problems), tuple(reader.notes))
 
 
-def read_workloads(paths: Iterable[str | Path], kubernetes: versions.Version | None = None) -> Workloads:
+def read_workloads(paths: Iterable[str | Path], kubernetes: versions.Kubernetes | None = None) -> Workloads:
     """Workloads from files and directories (every ``*.yaml``/``*.yml`` below a directory)."""
     return workloads_from_documents(read(paths), kubernetes)

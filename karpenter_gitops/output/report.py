@@ -16,14 +16,14 @@ COLOURS = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.INFO: "cy
 _GITHUB_COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 
 
-def summary(report: Report, version: versions.Version) -> str:
+def summary(report: Report, release: versions.Release) -> str:
     return (
-        f"{report.objects} object(s) checked against Karpenter {versions.show(version)}: "
+        f"{report.objects} object(s) checked against Karpenter {versions.show(release)}: "
         f"{report.errors} error(s), {report.warnings} warning(s)"
     )
 
 
-def print_text(report: Report, version: versions.Version) -> None:
+def print_text(report: Report, release: versions.Release) -> None:
     """Findings grouped by object, each with its rule, layer, line and fix, then the active waivers and the summary."""
     for note in report.notes:
         click.echo(click.style(f"note: {note}", dim=True), err=True)
@@ -46,10 +46,10 @@ def print_text(report: Report, version: versions.Version) -> None:
             kind = f"{waiver.kind}/" if waiver.kind else ""
             click.echo(f"  {waiver.rule} on {kind}{waiver.object} until {waiver.expires.isoformat()}: {waiver.reason}")
     colour = "red" if report.errors else ("yellow" if report.warnings else "green")
-    click.echo(click.style(summary(report, version), fg=colour, bold=True))
+    click.echo(click.style(summary(report, release), fg=colour, bold=True))
 
 
-def print_github(report: Report, version: versions.Version) -> None:
+def print_github(report: Report, release: versions.Release) -> None:
     """One GitHub Actions workflow command per finding, so each shows as an annotation on its line."""
     for note in report.notes:
         click.echo(f"note: {note}", err=True)
@@ -64,7 +64,7 @@ def print_github(report: Report, version: versions.Version) -> None:
         if finding.hint:
             message += f"\nfix: {finding.hint}"
         click.echo(f"::{command} {listed}::{github_data(message)}")
-    click.echo(summary(report, version))
+    click.echo(summary(report, release))
 
 
 def github_data(text: str) -> str:

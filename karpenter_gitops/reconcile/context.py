@@ -24,8 +24,8 @@ from karpenter_gitops.core.model import EC2NodeClass, NodeOverlay, NodePool
 @dataclass(frozen=True)
 class Run:
     inputs: Inputs
-    version: versions.Version  # the Karpenter release
-    kubernetes_version: str | None  # the cluster's, for alias AMI selectors
+    release: versions.Release  # the Karpenter release
+    kubernetes: str | None  # the cluster's, for alias AMI selectors
     aws: AwsSession
     cache_dir: Path | None  # where the instance-type catalogue is cached
     findings: tuple[Finding, ...]  # the judge's on the objects: the overlay step reads which ones Karpenter never sees

@@ -45,10 +45,10 @@ class Images(StepResult):
 
 def resolve(run: Run, node_class: EC2NodeClass) -> Images:
     resolution = ami_provider.resolve_amis(
-        run.aws, node_class.spec.ami_selector_terms or (), run.kubernetes_version or "", karpenter_version=run.version
+        run.aws, node_class.spec.ami_selector_terms or (), run.kubernetes or "", release=run.release
     )
     outcome = StepOutcome.ready() if resolution.ready else _OUTCOMES[resolution.outcome](resolution)
-    observed = (*_selector_observations(node_class, resolution), *_name_observations(node_class, resolution.amis, run.kubernetes_version))
+    observed = (*_selector_observations(node_class, resolution), *_name_observations(node_class, resolution.amis, run.kubernetes))
     return Images(resolution, outcome, observed=observed, transient=unverified(node_class, "AMIs", outcome))
 
 
@@ -68,7 +68,7 @@ def _selector_observations(node_class: EC2NodeClass, resolution: ami_provider.AM
     return []
 
 
-def _name_observations(node_class: EC2NodeClass, amis: tuple[AMI, ...], kubernetes_version: str | None) -> list[Observation]:
+def _name_observations(node_class: EC2NodeClass, amis: tuple[AMI, ...], kubernetes: str | None) -> list[Observation]:
     """What the names of selected custom-selector images say about the class: another family, another Kubernetes."""
     spec = node_class.spec
     if any(term.alias for term in spec.ami_selector_terms or ()):
@@ -79,14 +79,14 @@ def _name_observations(node_class: EC2NodeClass, amis: tuple[AMI, ...], kubernet
         if published is None or ami.id in seen:
             continue
         seen.add(ami.id)
-        family, kubernetes = published
+        family, built_for = published
         if spec.ami_family not in (None, "Custom", family.name):
             message = (f"image {ami.id} ({ami.name}) is named as a {family.name} image, but amiFamily is "
                        f"{spec.ami_family}: Karpenter bootstraps it as {spec.ami_family}, so the node does not join")
             found.append(observation(node_class, live.AMI_FAMILY_MISMATCH, "spec.amiFamily", message, f"amiFamily: {family.name}"))
-        if kubernetes_version and kubernetes != kubernetes_version:
-            message = (f"image {ami.id} ({ami.name}) is built for Kubernetes {kubernetes}, and the cluster runs "
-                       f"{kubernetes_version}: the selector does not pin the version")
-            hint = f"put the version in the name, e.g. {ami.name.replace(kubernetes, kubernetes_version, 1)}"
+        if kubernetes and built_for != kubernetes:
+            message = (f"image {ami.id} ({ami.name}) is built for Kubernetes {built_for}, and the cluster runs "
+                       f"{kubernetes}: the selector does not pin the version")
+            hint = f"put the version in the name, e.g. {ami.name.replace(built_for, kubernetes, 1)}"
             found.append(observation(node_class, live.AMI_KUBERNETES_VERSION, "spec.amiSelectorTerms", message, hint))
     return found

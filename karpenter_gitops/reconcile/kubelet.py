@@ -42,7 +42,7 @@ class KubeletExpressions(StepResult):
 
 def open_for(run: Run, node_class: EC2NodeClass) -> bool:
     """Whether Karpenter's release validates ``spec.kubelet`` (1.15+)."""
-    return run.version >= kubelet_rules.OPEN
+    return run.release >= kubelet_rules.OPEN
 
 
 def validate_spec(run: Run, node_class: EC2NodeClass) -> KubeletSpec:

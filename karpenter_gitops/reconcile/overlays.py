@@ -64,11 +64,11 @@ def stalled_pools(run: Run, *, subnets: Mapping[str, Selected[Subnet]]) -> Stall
     """Before 1.13, with the gate on: the NodePools whose instance types Karpenter cannot list (their class has no
     subnet) stop its overlay controller, and with it every NodePool."""
     unlistable = _unlistable(run.inputs, subnets)
-    if not unlistable or run.version >= overlays.ISOLATED_POOLS_SINCE or not run.inputs.cluster.gate(GATES[NODEOVERLAY].name):
+    if not unlistable or run.release >= overlays.ISOLATED_POOLS_SINCE or not run.inputs.cluster.gate(GATES[NODEOVERLAY].name):
         return StalledPools()
     observed = tuple(
         observation(pool, live.OVERLAY_EVALUATION_STALLED, "spec.template.spec.nodeClassRef",
-                    f"Karpenter {versions.show(run.version)} cannot list this NodePool's instance types ({unlistable[pool.name]}), "
+                    f"Karpenter {versions.show(run.release)} cannot list this NodePool's instance types ({unlistable[pool.name]}), "
                     "so with the NodeOverlay gate on it evaluates no NodePool's overlays and skips every NodePool "
                     "(\"awaiting nodeoverlay evaluation\"): nothing launches")
         for pool in run.inputs.node_pools
@@ -108,14 +108,14 @@ def apply(
     kept = [o for o in given if o.name not in refused and not o.blocked]
     refused_names = tuple(sorted({o.name for o in given} - {o.name for o in kept}))
     prices = on_demand_prices(run.aws.region)
-    not_applied = _not_applied(run.inputs.cluster) or _stalled(run.version, stalled_pools.names)
+    not_applied = _not_applied(run.inputs.cluster) or _stalled(run.release, stalled_pools.names)
     if not_applied or catalogue.labelled is None:
         why = not_applied or "the instance-type catalogue is not loaded"
         return Overlays(OverlayPlan(not_applied=why, refused=refused_names, prices=prices.note))
     failing = _runtime_failures(run.findings)
     usable, unreadable = _readable([o for o in kept if o.name not in failing])
     sources = _sources(run.inputs, images, subnets, mapping)
-    outcome, plain, unpriced = _applied(run.version, usable, kept, sources, _Listing(catalogue.labelled, prices))
+    outcome, plain, unpriced = _applied(run.release, usable, kept, sources, _Listing(catalogue.labelled, prices))
     by_name = {o.name: o for o in kept}
     observed = [_conflict(by_name[name], conflict, usable) for name, conflict in sorted(outcome.conflicts.items())]
     if sources and all(m.plan.mapping is not None or m.plan.not_mapped for m in mapping.values()):
@@ -130,10 +130,10 @@ def apply(
     return Overlays(plan, pools, observed=tuple(observed))
 
 
-def _stalled(version: versions.Version, stalled: Sequence[str]) -> str | None:
+def _stalled(release: versions.Release, stalled: Sequence[str]) -> str | None:
     if not stalled:
         return None
-    return (f"Karpenter {versions.show(version)} evaluates no NodeOverlay while it cannot list the instance types of "
+    return (f"Karpenter {versions.show(release)} evaluates no NodeOverlay while it cannot list the instance types of "
             f"NodePool(s) {', '.join(stalled)} (see findings)")
 
 
@@ -170,19 +170,19 @@ def _sources(
 
 
 def _applied(
-    version: versions.Version, usable: Sequence[overlays.Overlay], kept: Sequence[NodeOverlay],
+    release: versions.Release, usable: Sequence[overlays.Overlay], kept: Sequence[NodeOverlay],
     sources: Sequence[PoolSource], listing: _Listing,
 ) -> tuple[overlays.Outcome, dict[str, overlays.PoolTypes], dict[str, float]]:
     """The overlays applied to the pools' instance types; what each pool lists without any overlay; and the
     instance types Karpenter's table does not price that an accepted overlay prices (1.14+)."""
-    heaviest = version >= overlays.HEAVIEST_CAPACITY_SINCE
+    heaviest = release >= overlays.HEAVIEST_CAPACITY_SINCE
     listed = [listing.pool_types(source) for source in sources]
     outcome = overlays.apply(usable, listed, heaviest_capacity=heaviest)
     # Conflicts do not depend on prices, so the first pass decides which overlays may price unpriced types.
     accepted = {name for name, condition in outcome.conditions.items() if condition.status == "True"}
     unpriced = {
         name: price
-        for name, price in (overlays.base_prices(kept, accepted) if version >= overlays.BASE_PRICE_SINCE else {}).items()
+        for name, price in (overlays.base_prices(kept, accepted) if release >= overlays.BASE_PRICE_SINCE else {}).items()
         if name not in listing.prices.prices and name in listing.catalogue.infos
     }
     plain = {source.pool.name: types for source, types in zip(sources, listed)}

@@ -35,23 +35,23 @@ def uses_alias(inputs: Inputs) -> bool:
 def reconcile(
     inputs: Inputs,
     *,
-    version: versions.Version = versions.DEFAULT,
-    kubernetes_version: str | None = None,
+    release: versions.Release = versions.DEFAULT,
+    kubernetes: str | None = None,
     aws: AwsSession | None = None,
     cache_dir: Path | None = None,
     progress: Progress | None = None,
 ) -> Plan:
     """Resolve every object of ``inputs`` against AWS and predict Karpenter's view of it."""
-    kubernetes_version = kubernetes_version or inputs.cluster.kubernetes_version
-    if kubernetes_version is None and uses_alias(inputs):
+    kubernetes = kubernetes or inputs.cluster.kubernetes
+    if kubernetes is None and uses_alias(inputs):
         raise InputError(
             "alias AMI selectors need the cluster's Kubernetes version",
             hint="set karpenter-gitops:cluster.kubernetesVersion or pass --kubernetes-version",
         )
     aws = aws or AwsSession()
-    judge = Judge(version, inputs.policy)
+    judge = Judge(release, inputs.policy)
     findings = judge.objects(inputs)
-    run = Run(inputs, version, kubernetes_version, aws, cache_dir, tuple(findings))
+    run = Run(inputs, release, kubernetes, aws, cache_dir, tuple(findings))
     results = STEPS.run(run, inputs.node_classes, inputs.node_pools, progress or (lambda _message: None))
 
     overlays = results.once("overlays", Overlays)

@@ -73,7 +73,7 @@ def merge_patch(target: Any, patch: Any) -> Any:
 Files = list[tuple[str, list[Any]]]
 
 
-def example_documents(rule: Rule, example: Mapping[str, Any]) -> tuple[Files, versions.Version]:
+def example_documents(rule: Rule, example: Mapping[str, Any]) -> tuple[Files, versions.Release]:
     """The files (name, YAML documents) and the release an example of ``rule`` is judged with."""
     kind = example.get("kind") or (next(iter(rule.kinds)) if len(rule.kinds) == 1 else "EC2NodeClass")
     base, other = {
@@ -84,14 +84,14 @@ def example_documents(rule: Rule, example: Mapping[str, Any]) -> tuple[Files, ve
     patch = {k: v for k, v in example.items() if k not in _CONTROL_KEYS}
     doc = merge_patch(base, patch)
     docs = [doc, doc] if example.get("duplicate") else [doc]
-    version = versions.parse(example.get("karpenterVersion", versions.show(versions.DEFAULT)))
+    release = versions.parse(example.get("karpenterVersion", versions.show(versions.DEFAULT)))
     docs = docs + [copy.deepcopy(other)]
     in_stack = example.get("stack") or "featureGates" in example
     files = [("stack.yaml", [{"config": _stack_config(docs, example.get("featureGates"))}])] if in_stack else [("example.yaml", docs)]
     if "controller" in example:
         stack = {"karpenter-gitops:cluster": {"name": "demo"}, "karpenter-gitops:controller": example["controller"]}
         files.append(("controller-stack.yaml", [{"config": stack}]))
-    return files, version
+    return files, release
 
 
 def _stack_config(docs: list[Mapping[str, Any]], gates: Mapping[str, bool] | None) -> dict[str, Any]:

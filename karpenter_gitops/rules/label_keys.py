@@ -15,10 +15,10 @@ from functools import cache
 from karpenter_gitops.core.model import AWS_GROUP, LABEL_KEY
 from karpenter_gitops.core.names import go_quote, has_placeholder, label_value_errors, qualified_name_errors
 from karpenter_gitops.core.text import closest
-from karpenter_gitops.core.versions import Version
+from karpenter_gitops.core.versions import Release
 
 # karpenter.k8s.aws labels Karpenter registers as well-known (and the NodePool CRD allows), by release.
-AWS_LABELS: dict[str, Version | None] = {
+AWS_LABELS: dict[str, Release | None] = {
     "instance-encryption-in-transit-supported": None,
     "instance-category": None,
     "instance-hypervisor": None,
@@ -85,7 +85,7 @@ _LEGACY_KUBERNETES_IO = frozenset(
         "node.kubernetes.io/windows-build",
     }
 )
-_KUBERNETES_IO_UNTIL: Version = (1, 9)
+_KUBERNETES_IO_UNTIL = Release((1, 9))
 _KARPENTER_SH_ALLOWED = ("karpenter.sh/capacity-type", "karpenter.sh/nodepool")
 RESTRICTED_LABELS = ("karpenter.sh/nodepool", "kubernetes.io/hostname")
 # Keys people carry over from docs or old releases, with what to do instead.
@@ -96,30 +96,30 @@ _NOT_LABELS = {
 
 
 @cache
-def _aws_allowed(version: Version) -> frozenset[str]:
+def _aws_allowed(release: Release) -> frozenset[str]:
     return frozenset(
-        f"{AWS_GROUP}/{name}" for name, since in AWS_LABELS.items() if since is None or version >= since
+        f"{AWS_GROUP}/{name}" for name, since in AWS_LABELS.items() if since is None or release >= since
     )
 
 
 @cache
-def well_known(version: Version) -> tuple[str, ...]:
+def well_known(release: Release) -> tuple[str, ...]:
     """Well-known keys of ``version``, stable keys before the deprecated aliases."""
-    return tuple(sorted(_aws_allowed(version) | OTHER_WELL_KNOWN, key=lambda k: ("beta." in k, k)))
+    return tuple(sorted(_aws_allowed(release) | OTHER_WELL_KNOWN, key=lambda k: ("beta." in k, k)))
 
 
 def key_domain(key: str) -> str:
     return key.split("/", 1)[0]  # CEL: key.find("^([^/]+)"), the whole key when it has no "/"
 
 
-def domain_messages(key: str, version: Version) -> Iterator[str]:
+def domain_messages(key: str, release: Release) -> Iterator[str]:
     """Messages of the CEL label-domain rules ``key`` breaks (note the bare endsWith, as upstream)."""
     domain = key_domain(key)
     if key not in _KARPENTER_SH_ALLOWED and domain.endswith("karpenter.sh"):
         yield 'label domain "karpenter.sh" is restricted'
-    if key not in _aws_allowed(version) and domain.endswith(AWS_GROUP):
+    if key not in _aws_allowed(release) and domain.endswith(AWS_GROUP):
         yield f'label domain "{AWS_GROUP}" is restricted'
-    if version < _KUBERNETES_IO_UNTIL:
+    if release < _KUBERNETES_IO_UNTIL:
         if (
             key not in _LEGACY_KUBERNETES_IO
             and domain.endswith("kubernetes.io")
@@ -130,12 +130,12 @@ def domain_messages(key: str, version: Version) -> Iterator[str]:
             yield 'label domain "k8s.io" is restricted'
 
 
-def key_suggestion(key: str, version: Version) -> str | None:
+def key_suggestion(key: str, release: Release) -> str | None:
     """A did-you-mean for a label key Karpenter does not know, if one is close enough."""
     if key in _NOT_LABELS:
         return _NOT_LABELS[key]
     domain, _, name = key.rpartition("/")
-    known = well_known(version)
+    known = well_known(release)
     same_name = [k for k in known if k.rpartition("/")[2] == name and k != key]
     if same_name:
         return f"did you mean {same_name[0]!r}?"
@@ -154,7 +154,7 @@ NORMALIZED_LABELS = {
     "failure-domain.beta.kubernetes.io/zone": "topology.kubernetes.io/zone",
     "failure-domain.beta.kubernetes.io/region": "topology.kubernetes.io/region",
 }
-KNATIVE_UNTIL: Version = (1, 1)  # 1.0 built its errors with knative's FieldError, 1.1 with fmt and multierr
+KNATIVE_UNTIL = Release((1, 1))  # 1.0 built its errors with knative's FieldError, 1.1 with fmt and multierr
 CRD_PATTERN = re.compile(LABEL_KEY)  # requirement and taint keys (and taint values) must match it to be applied
 
 
@@ -163,7 +163,7 @@ def knative(message: str, path: str, details: str = "") -> str:
     return f"{message}: {path}" + (f" {details}" if details else "")
 
 
-def runtime_requirement_message(key: str, values, path: str, version: Version) -> str | None:
+def runtime_requirement_message(key: str, values, path: str, release: Release) -> str | None:
     """Karpenter's error for a requirement whose key is not a qualified name or whose values are no label values.
 
     ``ValidateRequirement`` (on a key it first normalises from the deprecated beta labels) joins the key's
@@ -173,16 +173,16 @@ def runtime_requirement_message(key: str, values, path: str, version: Version) -
     """
     key = NORMALIZED_LABELS.get(key, key)
     judged = CRD_PATTERN.match(key) and not has_placeholder(key)
-    errors = [f"key {key} is not a qualified name, {e}" for e in qualified_name_errors(key, version)] if judged else []
+    errors = [f"key {key} is not a qualified name, {e}" for e in qualified_name_errors(key, release)] if judged else []
     errors += [
         f"invalid value {value} for key {key}, {e}"
         for value in values
         if isinstance(value, str) and not has_placeholder(value)
-        for e in label_value_errors(value, version)
+        for e in label_value_errors(value, release)
     ]
     if not errors:
         return None
-    if version < KNATIVE_UNTIL:
+    if release < KNATIVE_UNTIL:
         return knative(f"invalid value: {'; '.join(errors)}", path)
     return f"invalid value: {'; '.join(errors)} in requirements, restricted"
 
@@ -190,12 +190,12 @@ def runtime_requirement_message(key: str, values, path: str, version: Version) -
 _ELIDED = "[…]"  # Karpenter's whole well-known list and its restricted domains, which depend on the provider build
 
 
-def restricted_message(key: str, version: Version) -> str:
+def restricted_message(key: str, release: Release) -> str:
     """IsRestrictedLabel's error as the NodePool's label validation wraps it, per release (lists elided)."""
-    if version < KNATIVE_UNTIL:
+    if release < KNATIVE_UNTIL:
         detail = f"label {key} is restricted; specify a well known label: {_ELIDED}, or a custom label that does not use a restricted domain: {_ELIDED}"
         return knative(f"invalid key name {go_quote(key)}", "spec.template.metadata.labels", detail)
-    if version < (1, 5):
+    if release < (1, 5):
         detail = f"label {key} is restricted; specify a well known label: {_ELIDED}, or a custom label that does not use a restricted domain: {_ELIDED}"
     else:  # 1.5 wrapped it with operatorpkg's serrors, which prints its values after the message
         detail = ("label is restricted; specify a well known label or a custom label that does not use a restricted domain "

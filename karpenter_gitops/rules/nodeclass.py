@@ -38,7 +38,7 @@ ERROR, WARNING = Severity.ERROR, Severity.WARNING
     ),
 )
 def per_term_exclusive(obj, ctx):
-    for terms in term_lists(ctx.version).values():
+    for terms in term_lists(ctx.release).values():
         if not terms.every_term:
             continue  # upstream already checks each term
         present = list(terms.indexed(obj.spec))

@@ -33,6 +33,6 @@ def label_syntax(obj, ctx):
     for index, requirement in requirements(obj):
         if requirement.key:
             path = f"spec.requirements[{index}]"
-            message = runtime_requirement_message(requirement.key, requirement.values or (), path, ctx.version)
+            message = runtime_requirement_message(requirement.key, requirement.values or (), path, ctx.release)
             if message:
                 yield Violation(path, message)

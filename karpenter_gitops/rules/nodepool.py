@@ -63,12 +63,12 @@ _KUBERNETES_DOMAINS = (
     ),
 )
 def unknown_requirement_key(obj, ctx):
-    known = well_known(ctx.version)
+    known = well_known(ctx.release)
     for path, key in requirement_keys(obj):
-        if key in known or key in RESTRICTED_LABELS or any(True for _ in domain_messages(key, ctx.version)):
+        if key in known or key in RESTRICTED_LABELS or any(True for _ in domain_messages(key, ctx.release)):
             continue
         domain = key_domain(key) if "/" in key else ""
-        hint = key_suggestion(key, ctx.version)
+        hint = key_suggestion(key, ctx.release)
         if domain in _OWN_DOMAINS or (domain in _KUBERNETES_DOMAINS and hint):
             yield Violation(
                 path,
@@ -131,11 +131,11 @@ def managed_node_group_key(obj, ctx):
     ),
 )
 def label_syntax(obj, ctx):
-    version = ctx.version
+    release = ctx.release
     metadata = obj.spec.template.metadata if obj.spec.template else None
     for key in (metadata.labels if metadata else None) or {}:
-        for error in [] if has_placeholder(key) else qualified_name_errors(key, version):
-            if version < KNATIVE_UNTIL:
+        for error in [] if has_placeholder(key) else qualified_name_errors(key, release):
+            if release < KNATIVE_UNTIL:
                 message = knative(f"invalid key name {go_quote(key)}", "spec.template.metadata.labels", error)
             else:
                 message = f"invalid key name {go_quote(key)} in labels, {go_quote(error)}"
@@ -144,15 +144,15 @@ def label_syntax(obj, ctx):
         for part, value in (("key", taint.key), ("value", taint.value)):
             if not value or not CRD_PATTERN.match(value):
                 continue
-            for error in qualified_name_errors(value, version):
-                if version < KNATIVE_UNTIL:
+            for error in qualified_name_errors(value, release):
+                if release < KNATIVE_UNTIL:
                     message = knative(f"invalid value: {error}", path)
                 else:
                     message = f"invalid value: {error} in {field}"
                 yield Violation(f"{path}.{part}", message)
     for index, requirement in requirements(obj):
         if requirement.key is not None:
-            message = runtime_requirement_message(requirement.key, values_of(requirement), requirement_path(index), version)
+            message = runtime_requirement_message(requirement.key, values_of(requirement), requirement_path(index), release)
             if message:
                 yield Violation(requirement_path(index), message)
 
@@ -175,7 +175,7 @@ def beta_template_label(obj, ctx):
     for key in (metadata.labels if metadata else None) or {}:
         stable = NORMALIZED_LABELS.get(key)
         if stable:
-            yield Violation(f"spec.template.metadata.labels[{key}]", restricted_message(key, ctx.version), f"use {stable}")
+            yield Violation(f"spec.template.metadata.labels[{key}]", restricted_message(key, ctx.release), f"use {stable}")
 
 
 # Labels whose values Karpenter knows all of; a requirement allowing none of them matches no capacity.
@@ -199,7 +199,7 @@ _KNOWN_VALUES = {
 def requirement_unknown_values(obj, ctx):
     for index, requirement in requirements(obj):
         known = _KNOWN_VALUES.get(requirement.key)
-        if known is None or requirement.operator != "In" or (known[1] and ctx.version < known[1]):
+        if known is None or requirement.operator != "In" or (known[1] and ctx.release < known[1]):
             continue
         values = values_of(requirement)
         if values and not set(values) & set(known[0]):
@@ -392,7 +392,7 @@ def duplicate_taint(obj, ctx):
         pair = (taint.key, taint.effect or "")
         if pair in seen:
             message = f"duplicate taint Key/Effect pair {taint.key}={taint.effect or ''}"
-            if ctx.version < KNATIVE_UNTIL:  # 1.0 named the index under 'taints' for startup taints too
+            if ctx.release < KNATIVE_UNTIL:  # 1.0 named the index under 'taints' for startup taints too
                 message = knative(message, f"spec.template.spec.taints[{index}]")
             yield Violation(path, message)
         seen.add(pair)

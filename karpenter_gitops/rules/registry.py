@@ -28,7 +28,7 @@ from typing import Any
 
 from karpenter_gitops.core.findings import Severity, Violation
 from karpenter_gitops.core.inputs import Inputs, PolicySettings
-from karpenter_gitops.core.versions import Version
+from karpenter_gitops.core.versions import Release
 
 Check = Callable[..., Iterable[Violation]]
 ALL_KINDS = frozenset({"EC2NodeClass", "NodePool", "NodeOverlay", "CapacityBuffer"})
@@ -89,8 +89,8 @@ class Rule:
     fix: str
     stage: Stage = Stage.OBJECT
     check: Check | None = None
-    since: Version | None = None  # first Karpenter release the rule applies to
-    until: Version | None = None  # first release it no longer applies to
+    since: Release | None = None  # first Karpenter release the rule applies to
+    until: Release | None = None  # first release it no longer applies to
     origin: str = "karpenter"  # "karpenter" mirrors the CRD/controller; "ours" is stricter
     hygiene: bool = False  # a hygiene policy: runs with `validate --policy` and in the policy pack
     production: Severity | None = None  # its severity in stacks that say `production: true`
@@ -107,11 +107,11 @@ class Rule:
             return "karpenter-gitops"
         return "api-server" if self.id.split("/")[0] in _API_SERVER_RULE_SETS else "karpenter"
 
-    def applies(self, kind: str, version: Version) -> bool:
+    def applies(self, kind: str, release: Release) -> bool:
         return (
             kind in self.kinds
-            and (self.since is None or version >= self.since)
-            and (self.until is None or version < self.until)
+            and (self.since is None or release >= self.since)
+            and (self.until is None or release < self.until)
         )
 
 
@@ -131,8 +131,8 @@ def rule(
     fix: str,
     *,
     stage: Stage = Stage.OBJECT,
-    since: Version | None = None,
-    until: Version | None = None,
+    since: Release | None = None,
+    until: Release | None = None,
     origin: str = "karpenter",
     hygiene: bool = False,
     production: Severity | None = None,
@@ -177,7 +177,7 @@ def rule(
 class Context:
     """What a check may know besides its object: the release, the other objects and the policy settings."""
 
-    version: Version
+    release: Release
     inputs: Inputs
     settings: PolicySettings = dataclasses.field(default_factory=PolicySettings)
 
@@ -186,10 +186,10 @@ class Context:
         return self.settings.params.get(name, PARAMS[name].default)
 
 
-def applicable(kind: str, version: Version, stage: Stage = Stage.OBJECT, hygiene: bool = False) -> list[Rule]:
+def applicable(kind: str, release: Release, stage: Stage = Stage.OBJECT, hygiene: bool = False) -> list[Rule]:
     """Rules of ``stage`` with a check for ``kind`` at ``version``; hygiene policies only when asked for."""
     return [
         r
         for r in RULES.values()
-        if r.stage is stage and r.check is not None and r.applies(kind, version) and (hygiene or not r.hygiene)
+        if r.stage is stage and r.check is not None and r.applies(kind, release) and (hygiene or not r.hygiene)
     ]

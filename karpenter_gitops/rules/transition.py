@@ -15,12 +15,12 @@ from __future__ import annotations
 
 from karpenter_gitops.core.findings import Severity, Violation
 from karpenter_gitops.core.model import EC2NODECLASS, NODEPOOL
-from karpenter_gitops.core.versions import Version
+from karpenter_gitops.core.versions import Release
 from karpenter_gitops.rules.cel.nodepool import REF, node_class_ref
 from karpenter_gitops.rules.registry import Stage, rule
 
 ERROR, WARNING = Severity.ERROR, Severity.WARNING
-ROLE_MUTABLE_SINCE: Version = (1, 7)  # aws/karpenter-provider-aws #8249 dropped both role rules
+ROLE_MUTABLE_SINCE = Release((1, 7))  # aws/karpenter-provider-aws #8249 dropped both role rules
 
 
 def transition(id: str, severity: Severity, kind: str, doc: str, fix: str, **options):

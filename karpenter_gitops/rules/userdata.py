@@ -13,7 +13,7 @@ from karpenter_gitops import families
 from karpenter_gitops.core.findings import Severity, Violation
 from karpenter_gitops.core.model import EC2NODECLASS, EC2NodeClass
 from karpenter_gitops.core.schema import SecretValue
-from karpenter_gitops.core.versions import Version
+from karpenter_gitops.core.versions import Release
 from karpenter_gitops.families import bottlerocket
 from karpenter_gitops.families.userdata import problems as ids
 from karpenter_gitops.families.userdata.problems import Problem
@@ -76,8 +76,8 @@ def _userdata_rule(
     bad: Iterable[Mapping[str, Any]],
     origin: str = "ours",
     problem: str | None = None,
-    since: Version | None = None,
-    until: Version | None = None,
+    since: Release | None = None,
+    until: Release | None = None,
     source: Callable[[EC2NodeClass], tuple[Problem, ...]] = _problems,
 ) -> None:
     """A rule reporting the problems of one id (``problem``, default the rule's own) that ``source`` finds."""

@@ -53,7 +53,7 @@ def test_al2023_latest_follows_recommended_and_serves_arm64_nvidia(default_aws):
     result = resolve(default_aws, AMISelectorTerm(alias="al2023@latest"))
     assert {ami.id for ami in result.amis} == {f"ami-0a23000000000c00{n}" for n in range(1, 6)}
     assert ("ami-0a23000000000c005", with_arch(NVIDIA, "arm64")) in entries(result)
-    older = resolve(default_aws, AMISelectorTerm(alias="al2023@latest"), karpenter_version=(1, 3))
+    older = resolve(default_aws, AMISelectorTerm(alias="al2023@latest"), release=(1, 3))
     assert "ami-0a23000000000c005" not in {ami.id for ami in older.amis}
 
 

@@ -14,7 +14,7 @@ MINIMAL = 'region: us-west-2\nkubernetesVersion: "1.32"\n'
 
 def test_default_world_is_packaged_and_valid():
     world = load_world()
-    assert (world.region, world.kubernetes_version, world.instance_types) == ("us-west-2", "1.32", "all")
+    assert (world.region, world.kubernetes, world.instance_types) == ("us-west-2", "1.32", "all")
     assert {"EmptyProfile", "KarpenterNodeProfile"} <= {p["name"] for p in world.section("instanceProfiles")}
 
 

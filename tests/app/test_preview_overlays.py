@@ -30,7 +30,7 @@ def report(aws, cache, base_docs, head_docs, cluster=GATED) -> preview.Preview:
         return dataclasses.replace(documents.load_documents([(name, docs)]), cluster=cluster)
 
     base, head = load("base.yaml", base_docs), load("head.yaml", head_docs)
-    base_plan, head_plan = (reconcile(i, kubernetes_version="1.32", aws=aws.session(), cache_dir=cache) for i in (base, head))
+    base_plan, head_plan = (reconcile(i, kubernetes="1.32", aws=aws.session(), cache_dir=cache) for i in (base, head))
     return preview.Preview.build(
         "main", base, head, validate(head, policy=True, base=base), forecast(base, head, base_plan, head_plan),
         base_plan=base_plan, head_plan=head_plan,

@@ -77,14 +77,14 @@ def test_every_rule_of_these_kinds_has_an_example_here():
 
 @pytest.mark.parametrize(("rule", "example"), EXAMPLES)
 def test_validate_the_pack_and_the_components_agree(rule, example):
-    files, version = example_documents(rule, example)
-    expected = _verdicts(validate(load_documents(files, version), version, policy=True).findings)
-    cluster = {"karpenterVersion": versions.show(version), **({"featureGates": example["featureGates"]} if "featureGates" in example else {})}
+    files, release = example_documents(rule, example)
+    expected = _verdicts(validate(load_documents(files, release), release, policy=True).findings)
+    cluster = {"karpenterVersion": versions.show(release), **({"featureGates": example["featureGates"]} if "featureGates" in example else {})}
     for doc in _documents(files):
         own = {v for v in expected if v[2] == _key(doc)}
         _, standalone = stack.standalone(doc["kind"], _key(doc), doc.get("spec"), cluster)
         assert _verdicts(standalone) == own, "the component judges otherwise than validate"
-        if version == versions.DEFAULT and "stack" not in example and "featureGates" not in example:
+        if release == versions.DEFAULT and "stack" not in example and "featureGates" not in example:
             seen = {(*v[:4], "mandatory" if v[4] == "error" else "advisory") for v in own if v[0] not in pack.UNSEEN}
             assert via_pack(doc) == seen, "the pack judges otherwise than validate --policy"
 

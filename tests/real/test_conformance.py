@@ -28,7 +28,7 @@ CASES = [(release, kind, False) for release in RELEASES for kind in kinds_of(rel
 CASES = sorted(CASES + [(release, kind, True) for release in RELEASES for kind in UPDATES], key=lambda case: case[0])
 
 
-def examples(release: versions.Version) -> int:
+def examples(release: versions.Release) -> int:
     if LONG:
         return int(os.environ.get("KARPENTER_GITOPS_CONFORMANCE_EXAMPLES", "500"))
     return 200 if release == versions.DEFAULT else 20
@@ -41,7 +41,7 @@ def serving(api_server, tmp_path_factory):
     current: dict = {}
     scratch = tmp_path_factory.mktemp("crds")
 
-    def switch(release: versions.Version) -> dict:
+    def switch(release: versions.Release) -> dict:
         if current.get("release") != release:
             started = time.monotonic()
             current["kinds"] = _conformance.use_release(api_server, _conformance.crd_folder(RELEASES[release], scratch))

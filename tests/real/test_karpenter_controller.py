@@ -126,7 +126,7 @@ def compare(world, documents: list[dict], api_server, embedded_server, tmp_path:
     with running_karpenter(world, api=api_server, server=embedded_server, name=cluster_name) as cluster:
         documents = cluster.accepted(documents)
         (manifests / "objects.yaml").write_text(yaml.safe_dump_all(documents))
-        predicted = plan_json(manifests, cluster.aws, cluster.aws.world.kubernetes_version, cache)
+        predicted = plan_json(manifests, cluster.aws, cluster.aws.world.kubernetes, cache)
         cluster.apply(documents)
         live = cluster.settled_classes([d["metadata"]["name"] for d in documents if d["kind"] == "EC2NodeClass"])
         errors = cluster.errors()

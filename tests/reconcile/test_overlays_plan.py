@@ -29,9 +29,9 @@ def overlay(name: str, requirements: list[dict], **spec) -> dict:
     return doc
 
 
-def plan_of(aws, cache, docs, cluster=GATED, version=(1, 14)):
-    inputs = dataclasses.replace(documents.load_documents([("test.yaml", docs)], version), cluster=cluster)
-    return reconcile(inputs, version=version, kubernetes_version="1.32", aws=aws.session(), cache_dir=cache)
+def plan_of(aws, cache, docs, cluster=GATED, release=(1, 14)):
+    inputs = dataclasses.replace(documents.load_documents([("test.yaml", docs)], release), cluster=cluster)
+    return reconcile(inputs, release=release, kubernetes="1.32", aws=aws.session(), cache_dir=cache)
 
 
 def base(*overlays: dict) -> list[dict]:
@@ -158,13 +158,13 @@ def test_hostile_overlays_are_refused_or_judged_never_a_traceback(default_aws, c
 
 
 @pytest.mark.parametrize("version,priced", [((1, 14), True), ((1, 13), False)])
-def test_from_1_14_an_overlay_naming_an_unpriced_type_gives_it_its_price(default_aws, catalogue_cache, version, priced):
+def test_from_1_14_an_overlay_naming_an_unpriced_type_gives_it_its_price(default_aws, catalogue_cache, release, priced):
     """r9g is not in Karpenter's price table: without a price Karpenter never launches it; from 1.14 an overlay
     naming the type alone with an absolute price prices it."""
     r9g = {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["r9g"]}
     named = overlay("r9g-price", [{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["r9g.2xlarge"]}], price="0.3")
     arm = node_class(amiSelectorTerms=[{"alias": "al2023@v20250201"}])
-    plan = plan_of(default_aws, catalogue_cache, [arm, node_pool([r9g, ON_DEMAND]), named], version=version)
+    plan = plan_of(default_aws, catalogue_cache, [arm, node_pool([r9g, ON_DEMAND]), named], release=release)
     pool = plan.node_pools["general"]
     assert "r9g.2xlarge" in pool.mapping.instance_types and pool.overlays.before is None
     if priced:
@@ -195,13 +195,13 @@ def test_capacity_changes_show_the_type_own_value_before(default_aws, catalogue_
 
 
 @pytest.mark.parametrize("version,cluster,stalls", [((1, 12), GATED, True), ((1, 13), GATED, False), ((1, 12), Cluster(), False)])
-def test_before_1_13_a_pool_without_subnets_stalls_every_pool_with_the_gate_on(default_aws, catalogue_cache, version, cluster, stalls):
+def test_before_1_13_a_pool_without_subnets_stalls_every_pool_with_the_gate_on(default_aws, catalogue_cache, release, cluster, stalls):
     broken = node_class(subnetSelectorTerms=[{"tags": {"karpenter.sh/discovery": "nowhere"}}])
     broken["metadata"]["name"] = "broken"
     orphan = node_pool([M5], class_name="broken")
     orphan["metadata"]["name"] = "orphan"
     docs = [*base(overlay("m5-discount", [M5], priceAdjustment="-50%")), broken, orphan]
-    plan = plan_of(default_aws, catalogue_cache, docs, cluster=cluster, version=version)
+    plan = plan_of(default_aws, catalogue_cache, docs, cluster=cluster, release=release)
     found = [f for f in plan.findings if f.rule == live.OVERLAY_EVALUATION_STALLED]
     if stalls:
         assert [(f.kind, f.name, f.layer) for f in found] == [("NodePool", "orphan", "karpenter")]

@@ -35,7 +35,7 @@ def node_pool(requirements: list[dict], class_name: str = "default") -> dict:
 
 def plan_for(aws_env, docs, cache, k8s="1.32", session=None):
     inputs = documents.load_documents([("test.yaml", docs)])
-    return reconcile(inputs, kubernetes_version=k8s, aws=session or aws_env.session(), cache_dir=cache)
+    return reconcile(inputs, kubernetes=k8s, aws=session or aws_env.session(), cache_dir=cache)
 
 
 def conditions(plan, name) -> dict:
@@ -399,9 +399,9 @@ def test_plan_warns_about_what_the_selected_images_names_say(world, catalogue_ca
 def test_from_115_a_kubelet_mistake_is_predicted_as_karpenter_reports_it(default_aws, catalogue_cache, kubelet, family, reason, message):
     docs = [node_class(amiSelectorTerms=[{"alias": family}], kubelet=kubelet)]
     inputs = documents.load_documents([("test.yaml", docs)], (1, 15))
-    plan = reconcile(inputs, version=(1, 15), kubernetes_version="1.32", aws=default_aws.session(), cache_dir=catalogue_cache)
+    plan = reconcile(inputs, release=(1, 15), kubernetes="1.32", aws=default_aws.session(), cache_dir=catalogue_cache)
     validation = {c.type: c for c in plan.node_classes["default"].conditions}["ValidationSucceeded"]
     assert (validation.status, validation.reason, validation.message) == ("False", reason, message)
-    before = reconcile(documents.load_documents([("test.yaml", docs)], (1, 14)), version=(1, 14), kubernetes_version="1.32",
+    before = reconcile(documents.load_documents([("test.yaml", docs)], (1, 14)), release=(1, 14), kubernetes="1.32",
                        aws=default_aws.session(), cache_dir=catalogue_cache)
     assert conditions(before, "default")["ValidationSucceeded"] != ("False", reason)  # before 1.15 the API server refuses it instead

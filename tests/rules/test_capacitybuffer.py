@@ -25,7 +25,7 @@ def test_the_documentations_v1alpha1_example_is_refused_by_its_api_version():
 
 
 def test_before_114_the_kind_is_not_served():
-    (found,) = findings(buffer({}), version=(1, 13))
+    (found,) = findings(buffer({}), release=(1, 13))
     assert found.message.startswith("Karpenter 1.13 serves no CapacityBuffer: the kind arrived in 1.14")
 
 

@@ -19,15 +19,15 @@ def test_an_overlay_is_judged_with_its_crds_rules(what, patch, broken):
 
 
 def test_before_17_the_kind_is_not_served():
-    found = findings(overlay({}), version=(1, 6))
+    found = findings(overlay({}), release=(1, 6))
     assert [(f.rule, f.path) for f in found] == [("schema/api-version", "kind")]
     assert "Karpenter 1.6 serves no NodeOverlay: the kind arrived in 1.7" in found[0].message
 
 
 def test_gte_arrives_in_19_for_overlays_as_for_pools():
     gte = overlay({"requirements": [{"key": "karpenter.k8s.aws/instance-cpu", "operator": "Gte", "values": ["4"]}]})
-    assert {f.rule for f in findings(gte, version=(1, 8))} == {"schema/enum"}
-    assert [f.rule for f in findings(gte, version=(1, 9))] == ["gate/feature-off"]  # served, but ignored without the gate
+    assert {f.rule for f in findings(gte, release=(1, 8))} == {"schema/enum"}
+    assert [f.rule for f in findings(gte, release=(1, 9))] == ["gate/feature-off"]  # served, but ignored without the gate
 
 
 def test_render_writes_overlays_beside_classes_and_pools(tmp_path, capsys):

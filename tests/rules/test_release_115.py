@@ -18,8 +18,8 @@ V114, V115 = (1, 14), (1, 15)
 INVALID, EXPRESSIONS, FAMILY = "kubelet/invalid-configuration", "kubelet/expressions-disabled", "kubelet/unsupported-for-family"
 
 
-def errors(doc, version) -> list[tuple[str, str, str]]:
-    return [(f.rule, f.path, f.message) for f in findings(doc, version=version) if f.severity is Severity.ERROR]
+def errors(doc, release) -> list[tuple[str, str, str]]:
+    return [(f.rule, f.path, f.message) for f in findings(doc, release=release) if f.severity is Severity.ERROR]
 
 
 def kubelet(block: dict, **spec) -> dict:
@@ -49,7 +49,7 @@ def test_from_115_kubelet_mistakes_are_karpenters_not_the_api_servers():
 
 
 def test_a_wrong_type_is_reported_alone_as_the_strict_decoder_does():
-    found = fired(findings(kubelet({"podsPerCore": "four", "maxPod": 1}), version=V115), INVALID)
+    found = fired(findings(kubelet({"podsPerCore": "four", "maxPod": 1}), release=V115), INVALID)
     assert found == [("spec.kubelet.podsPerCore",
                       "json: cannot unmarshal string into Go struct field KubeletConfiguration.podsPerCore of type int32")]
 
@@ -67,7 +67,7 @@ def test_a_wrong_type_is_reported_alone_as_the_strict_decoder_does():
     ({"evictionSoft": {"memory.available": "1Gi"}, "evictionSoftGracePeriod": {"memory.available": "-1m"}}, '"-1m" can\'t be a negative duration'),
 ])
 def test_karpenters_semantic_checks_in_its_words(block, message):
-    assert any(message in text for _, text in fired(findings(kubelet(block), version=V115), INVALID))
+    assert any(message in text for _, text in fired(findings(kubelet(block), release=V115), INVALID))
 
 
 def test_good_kubelet_blocks_pass():
@@ -80,9 +80,9 @@ def test_good_kubelet_blocks_pass():
 
 def test_a_cel_expression_needs_the_gate_karpenter_ships_off():
     doc = kubelet({"maxPods": "min(max_pods, 110)"})
-    assert fired(findings(doc, version=V115), EXPRESSIONS) == [
+    assert fired(findings(doc, release=V115), EXPRESSIONS) == [
         ("spec.kubelet.maxPods", "spec.kubelet contains a CEL expression, but the NodeClassCEL feature gate is disabled")]
-    assert fired(findings(doc, version=V115), INVALID) == []  # a string maxPods is an expression, not a type error
+    assert fired(findings(doc, release=V115), INVALID) == []  # a string maxPods is an expression, not a type error
     assert "schema/type" in {rule for rule, _, _ in errors(doc, V114)}
 
 
@@ -98,7 +98,7 @@ def test_a_cel_expression_needs_the_gate_karpenter_ships_off():
 ])
 def test_only_al2023_takes_every_kubelet_field_and_custom_is_not_checked(spec, expected):
     doc = kubelet({"podsPerCore": 2, "shutdownGracePeriod": "30s", "clusterDNS": ["10.0.0.10", "10.0.0.11"]}, **spec)
-    assert [message for _, message in fired(findings(doc, version=V115), FAMILY)] == expected
+    assert [message for _, message in fired(findings(doc, release=V115), FAMILY)] == expected
 
 
 def test_the_other_115_crd_changes():

@@ -11,8 +11,8 @@ from karpenter_gitops.load.documents import load_documents
 CRD = "karpenter.k8s.aws_ec2nodeclasses.yaml"
 
 
-def _cel_messages(patch, version=(1, 14)) -> set[str]:
-    return {f.message for f in findings(node_class(patch), node_pool(), version=version) if f.rule.startswith("cel/")}
+def _cel_messages(patch, release=(1, 14)) -> set[str]:
+    return {f.message for f in findings(node_class(patch), node_pool(), release=release) if f.rule.startswith("cel/")}
 
 
 # --- every CEL message of the real CRDs is produced, and nothing else ---------------------
@@ -89,9 +89,9 @@ _EVERY_CEL_RULE = [
 
 
 @pytest.mark.parametrize("version", RELEASES, ids=RELEASES.get)
-def test_every_crd_cel_message_is_mirrored_verbatim(version):
-    produced = set().union(*(_cel_messages(patch, version) for patch in _EVERY_CEL_RULE))
-    assert produced == crd_messages(RELEASES[version], CRD)
+def test_every_crd_cel_message_is_mirrored_verbatim(release):
+    produced = set().union(*(_cel_messages(patch, release) for patch in _EVERY_CEL_RULE))
+    assert produced == crd_messages(RELEASES[release], CRD)
 
 
 # --- TV3 and TV2 vectors (§8) -------------------------------------------------------------
@@ -210,21 +210,21 @@ def test_volume_size_pattern_is_left_to_the_schema_layer():
 
 def test_windows2025_alias_is_unknown_before_1_9():
     patch = {"spec": {"amiSelectorTerms": [{"alias": "windows2025@latest"}]}}
-    assert fired(findings(node_class(patch), node_pool(), version=(1, 8)), "cel/ami-alias-family") == [
+    assert fired(findings(node_class(patch), node_pool(), release=(1, 8)), "cel/ami-alias-family") == [
         (
             "spec.amiSelectorTerms[0].alias",
             "family is not supported, must be one of the following: 'al2', 'al2023', 'bottlerocket', 'windows2019', 'windows2022'",
         )
     ]
-    assert fired(findings(node_class(patch), node_pool(), version=(1, 9)), "cel/ami-alias-family") == []
+    assert fired(findings(node_class(patch), node_pool(), release=(1, 9)), "cel/ami-alias-family") == []
 
 
 @pytest.mark.parametrize(
     ("version", "ending"), [((1, 2), "in subnetSelectorTerms"), ((1, 3), "in a subnet selector term")]
 )
-def test_subnet_exclusive_wording_changed_in_1_3(version, ending):
+def test_subnet_exclusive_wording_changed_in_1_3(release, ending):
     patch = {"spec": {"subnetSelectorTerms": [{"id": "subnet-1", "tags": {"a": "b"}}]}}
-    [(_, message)] = fired(findings(node_class(patch), node_pool(), version=version), "cel/subnet-term-id-exclusive")
+    [(_, message)] = fired(findings(node_class(patch), node_pool(), release=release), "cel/subnet-term-id-exclusive")
     assert message.endswith(ending)
 
 
@@ -243,10 +243,10 @@ def test_subnet_exclusive_wording_changed_in_1_3(version, ending):
         ),
     ],
 )
-def test_capacity_reservation_messages_by_release(version, missing, exclusive):
-    messages = _cel_messages({"spec": {"capacityReservationSelectorTerms": [{}]}}, version)
+def test_capacity_reservation_messages_by_release(release, missing, exclusive):
+    messages = _cel_messages({"spec": {"capacityReservationSelectorTerms": [{}]}}, release)
     assert missing in messages
-    messages = _cel_messages({"spec": {"capacityReservationSelectorTerms": [{"id": "cr-1", "ownerID": "123456789012"}]}}, version)
+    messages = _cel_messages({"spec": {"capacityReservationSelectorTerms": [{"id": "cr-1", "ownerID": "123456789012"}]}}, release)
     assert messages == {exclusive}
 
 
@@ -318,9 +318,9 @@ def test_instance_profile_arn_in_every_partition(partition):
 @pytest.mark.parametrize(
     ("version", "rule", "severity"), [((1, 1), "nodeclass/role-arn", "error"), ((1, 2), "nodeclass/role-arn-name", "warning")]
 )
-def test_role_arn_is_an_error_before_1_2_and_a_warning_after(version, rule, severity):
+def test_role_arn_is_an_error_before_1_2_and_a_warning_after(release, rule, severity):
     arn = "arn:aws:iam::123456789012:role/ops/KarpenterNodeRole"
-    found = findings(node_class({"spec": {"role": arn}}), node_pool(), version=version)
+    found = findings(node_class({"spec": {"role": arn}}), node_pool(), release=release)
     [finding] = [f for f in found if f.rule.startswith("nodeclass/role")]
     assert (finding.rule, finding.severity.value, finding.hint) == (rule, severity, "role: KarpenterNodeRole")
 

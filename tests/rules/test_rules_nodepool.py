@@ -25,12 +25,12 @@ from karpenter_gitops.rules.label_keys import AWS_GROUP, AWS_LABELS
 CRD = "karpenter.sh_nodepools.yaml"
 
 
-def _pool_findings(patch, version=(1, 14), *classes) -> list:
-    return findings(node_pool(patch), *(classes or (node_class(),)), version=version)
+def _pool_findings(patch, release=(1, 14), *classes) -> list:
+    return findings(node_pool(patch), *(classes or (node_class(),)), release=release)
 
 
-def _messages(patch, rule_id, version=(1, 14)) -> list[str]:
-    return [m for _, m in fired(_pool_findings(patch, version), rule_id)]
+def _messages(patch, rule_id, release=(1, 14)) -> list[str]:
+    return [m for _, m in fired(_pool_findings(patch, release), rule_id)]
 
 
 # --- every CEL message of the real CRDs is produced, and nothing else ---------------------
@@ -58,21 +58,21 @@ _EVERY_CEL_RULE = [
 
 
 @pytest.mark.parametrize("version", RELEASES, ids=RELEASES.get)
-def test_every_crd_cel_message_is_mirrored_verbatim(version):
+def test_every_crd_cel_message_is_mirrored_verbatim(release):
     produced = {
         f.message
         for patch in _EVERY_CEL_RULE
-        for f in _pool_findings(patch, version)
+        for f in _pool_findings(patch, release)
         if f.rule.startswith("cel/")
     }
-    assert produced == crd_messages(RELEASES[version], CRD)
+    assert produced == crd_messages(RELEASES[release], CRD)
 
 
 @pytest.mark.parametrize("version", RELEASES, ids=RELEASES.get)
-def test_aws_label_allow_list_matches_the_crd(version):
-    text = (CRDS / RELEASES[version] / CRD).read_text(encoding="utf-8")
+def test_aws_label_allow_list_matches_the_crd(release):
+    text = (CRDS / RELEASES[release] / CRD).read_text(encoding="utf-8")
     in_crd = set(re.findall(r'"(karpenter\.k8s\.aws/[a-z0-9-]+)"', text))
-    ours = {f"{AWS_GROUP}/{name}" for name, since in AWS_LABELS.items() if since is None or version >= since}
+    ours = {f"{AWS_GROUP}/{name}" for name, since in AWS_LABELS.items() if since is None or release >= since}
     assert ours == in_crd
 
 
@@ -151,9 +151,9 @@ def test_kubernetes_io_allow_list_before_1_9(key):
 
 
 @pytest.mark.parametrize(("version", "allowed"), [((1, 8), False), ((1, 9), True)])
-def test_instance_tenancy_joined_the_allow_list_in_1_9(version, allowed):
+def test_instance_tenancy_joined_the_allow_list_in_1_9(release, allowed):
     patch = requirements({"key": "karpenter.k8s.aws/instance-tenancy", "operator": "In", "values": ["default"]})
-    assert bool(_messages(patch, "cel/label-domain-restricted", version)) is not allowed
+    assert bool(_messages(patch, "cel/label-domain-restricted", release)) is not allowed
 
 
 def test_static_nodepool_rules_start_with_1_8():

@@ -60,8 +60,8 @@ def _multierr(length_word: str) -> str:
     ])
 
 
-def _runtime(version) -> list[str]:
-    found = findings(_POOL, node_class(), version=version)
+def _runtime(release) -> list[str]:
+    found = findings(_POOL, node_class(), release=release)
     return [m for rule in ("nodepool/label-syntax", "nodepool/duplicate-taint") for _, m in fired(found, rule)]
 
 
@@ -80,8 +80,8 @@ def test_karpenter_1_1_to_1_8_words():
 
 
 def test_karpenter_1_9_and_later_say_bytes():
-    for version in ((1, 9), (1, 14), (1, 15)):
-        assert sorted(_runtime(version)) == sorted(_multierr("bytes").split("; "))
+    for release in ((1, 9), (1, 14), (1, 15)):
+        assert sorted(_runtime(release)) == sorted(_multierr("bytes").split("; "))
 
 
 def test_a_key_the_crd_pattern_refuses_is_the_api_servers_not_karpenters():
@@ -107,8 +107,8 @@ def test_overlay_requirement_key_is_judged_as_karpenter_judges_it_from_1_7():
                "spec": {"requirements": [{"key": LONG, "operator": "Exists"}], "priceAdjustment": "-10%"}}
     message = (f"invalid value: key {LONG} is not a qualified name, name part must be no more than 63 bytes "
                "in requirements, restricted")
-    assert fired(findings(overlay, version=(1, 14)), "nodeoverlay/label-syntax") == [("spec.requirements[0]", message)]
-    assert "63 characters" in fired(findings(overlay, version=(1, 7)), "nodeoverlay/label-syntax")[0][1]
+    assert fired(findings(overlay, release=(1, 14)), "nodeoverlay/label-syntax") == [("spec.requirements[0]", message)]
+    assert "63 characters" in fired(findings(overlay, release=(1, 7)), "nodeoverlay/label-syntax")[0][1]
 
 
 # --- apimachinery's IsQualifiedName, as a function --------------------------------------------------
@@ -122,8 +122,8 @@ _KEYS = st.text(alphabet="aZ09-_./ é\"\\\n", max_size=90) | st.builds(
 def test_valid_exactly_when_the_pattern_and_the_lengths_hold(key):
     prefix, _, name = key.rpartition("/")
     valid = bool(re.fullmatch(LABEL_KEY.strip("^$"), key)) and len(name.encode()) <= 63 and len(prefix.encode()) <= 253
-    for version in ((1, 0), (1, 9)):
-        assert (qualified_name_errors(key, version) == []) == valid
+    for release in ((1, 0), (1, 9)):
+        assert (qualified_name_errors(key, release) == []) == valid
 
 
 @given(_KEYS)
@@ -164,11 +164,11 @@ def test_beta_template_labels_in_karpenters_words_with_the_lists_elided():
     pool = {**_POOL, "spec": {"template": {"metadata": {"labels": {"beta.kubernetes.io/arch": "amd64"}},
                                            "spec": {"nodeClassRef": _POOL["spec"]["template"]["spec"]["nodeClassRef"],
                                                     "requirements": []}}}}
-    for version, printed in _PRINTED.items():
-        ((path, message),) = fired(findings(pool, node_class(), version=version), "nodepool/beta-template-label")
+    for release, printed in _PRINTED.items():
+        ((path, message),) = fired(findings(pool, node_class(), release=release), "nodepool/beta-template-label")
         assert message == re.sub(r"\[[^\]]*\]", "[…]", printed.replace("labels\n", "labels "))
         assert path == "spec.template.metadata.labels[beta.kubernetes.io/arch]"
-    assert not fired(findings(pool, node_class(), version=(1, 9)), "nodepool/beta-template-label")
+    assert not fired(findings(pool, node_class(), release=(1, 9)), "nodepool/beta-template-label")
 
 
 # --- requirement values: the CRD's pattern sits on the array, so only Karpenter judges them -------------
@@ -193,8 +193,8 @@ def test_requirement_values_in_karpenters_words_with_the_key_normalised():
         (1, 6): [f"{first} in requirements, restricted", f"{second} in requirements, restricted"],
         (1, 14): [f"{first} in requirements, restricted", f"{second} in requirements, restricted"],
     }
-    for version, messages in expected.items():
-        found = fired(findings(pool, node_class(), version=version), "nodepool/label-syntax")
+    for release, messages in expected.items():
+        found = fired(findings(pool, node_class(), release=release), "nodepool/label-syntax")
         assert found == [(f"spec.template.spec.requirements[{i}]", m) for i, m in enumerate(messages)]
 
 

@@ -43,15 +43,15 @@ def _docs(transition: Rule, example: Mapping[str, Any]) -> tuple[dict, dict]:
     return merge_patch(base, example.get("old", {})), merge_patch(base, example.get("new", {}))
 
 
-def _inputs(doc: Mapping[str, Any], version: versions.Version) -> Inputs:
-    return load_documents([("karpenter.yaml", [dict(doc)])], version)
+def _inputs(doc: Mapping[str, Any], release: versions.Release) -> Inputs:
+    return load_documents([("karpenter.yaml", [dict(doc)])], release)
 
 
-def _fired(old: Mapping[str, Any], new: Mapping[str, Any], version: versions.Version) -> list:
-    return list(check_transitions(_inputs(old, version), _inputs(new, version), version))
+def _fired(old: Mapping[str, Any], new: Mapping[str, Any], release: versions.Release) -> list:
+    return list(check_transitions(_inputs(old, release), _inputs(new, release), release))
 
 
-def _version(example: Mapping[str, Any]) -> versions.Version:
+def _version(example: Mapping[str, Any]) -> versions.Release:
     return versions.parse(example.get("karpenterVersion", versions.show(versions.DEFAULT)))
 
 
@@ -101,9 +101,9 @@ def _crd_transition_messages(release: str, old: Mapping[str, Any], new: Mapping[
 @pytest.mark.parametrize(("transition", "verdict", "example"), EXAMPLES, ids=_ids)
 def test_karpenter_transition_rules_match_the_crd_of_each_release(release, transition, verdict, example):
     """Every example, at every release: our ``karpenter`` rules fire exactly where the CRD's rules do."""
-    version = next(v for v, name in RELEASES.items() if name == release)
+    release = next(v for v, name in RELEASES.items() if name == release)
     old, new = _docs(transition, example)
-    ours = {f.message for f in _fired(old, new, version) if registry.RULES[f.rule].origin == "karpenter"}
+    ours = {f.message for f in _fired(old, new, release) if registry.RULES[f.rule].origin == "karpenter"}
     assert ours == _crd_transition_messages(release, old, new)
 
 
@@ -117,11 +117,11 @@ def _rename() -> tuple[dict, dict]:
 
 def test_only_objects_in_both_base_and_head_are_judged():
     old, new = _rename()
-    version = versions.DEFAULT
-    assert _fired(old, new, version)
+    release = versions.DEFAULT
+    assert _fired(old, new, release)
     renamed = merge_patch(new, {"metadata": {"name": "general-v2"}})
-    assert check_transitions(_inputs(old, version), _inputs(renamed, version), version) == ()
-    assert check_transitions(Inputs(), _inputs(new, version), version) == ()
+    assert check_transitions(_inputs(old, release), _inputs(renamed, release), release) == ()
+    assert check_transitions(Inputs(), _inputs(new, release), release) == ()
 
 
 def test_stack_policy_settings_apply_to_our_transition_warnings():

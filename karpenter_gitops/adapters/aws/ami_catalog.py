@@ -22,8 +22,8 @@ class AwsUnavailable(Exception):
 @dataclass
 class AwsAmiCatalog:
     aws: AwsSession
-    kubernetes_version: str | None
-    karpenter_version: versions.Version = versions.DEFAULT
+    kubernetes: str | None
+    release: versions.Release = versions.DEFAULT
 
     def parameters(self, path: str) -> dict[str, str]:
         try:
@@ -34,7 +34,7 @@ class AwsAmiCatalog:
 
     def resolve(self, terms: Sequence[AMISelectorTerm]) -> AMIResolution:
         resolution = resolve_amis(
-            self.aws, terms, self.kubernetes_version or "", karpenter_version=self.karpenter_version
+            self.aws, terms, self.kubernetes or "", release=self.release
         )
         if resolution.outcome is AMIOutcome.TRANSIENT_ERROR:
             raise AwsUnavailable(resolution.message)

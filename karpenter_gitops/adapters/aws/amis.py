@@ -70,9 +70,9 @@ class _ImageQuery:
 def resolve_amis(
     aws: AwsSession,
     terms: Sequence[AMISelectorTerm],
-    kubernetes_version: str,
+    kubernetes: str,
     *,
-    karpenter_version: versions.Version = versions.DEFAULT,
+    release: versions.Release = versions.DEFAULT,
     now: datetime | None = None,
 ) -> AMIResolution:
     """Resolve ``terms`` into the AMIs Karpenter would put in ``status.amis``, plus what it skipped and why."""
@@ -80,7 +80,7 @@ def resolve_amis(
     alias = next((term.alias for term in terms if term.alias), None)
     try:
         if alias:
-            queries, known, missing = _alias_queries(aws, alias, kubernetes_version, karpenter_version)
+            queries, known, missing = _alias_queries(aws, alias, kubernetes, release)
             if not queries:
                 return AMIResolution(
                     AMIOutcome.ALIAS_NOT_DISCOVERED,
@@ -109,9 +109,9 @@ def resolve_amis(
     return AMIResolution(AMIOutcome.READY, f"{len(amis)} AMI entries selected", amis, skipped, missing)
 
 
-def _alias_queries(aws: AwsSession, alias: str, kubernetes_version: str, karpenter_version: versions.Version):
+def _alias_queries(aws: AwsSession, alias: str, kubernetes: str, release: versions.Release):
     """One image-id query for every image the alias's SSM parameters name; failed lookups are skipped."""
-    parameters = families.alias_parameters(families.parse_alias(alias), kubernetes_version, karpenter_version)
+    parameters = families.alias_parameters(families.parse_alias(alias), kubernetes, release)
     known: dict[str, tuple[protocol.RequirementSet, ...]] = {}
     missing = []
     for parameter in parameters:

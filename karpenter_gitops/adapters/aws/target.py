@@ -25,7 +25,7 @@ class Target:
     """A session to read, and the Kubernetes version the embedded world runs (None on real AWS)."""
 
     session: AwsSession
-    world_kubernetes_version: str | None = None
+    world_kubernetes: str | None = None
 
 
 @contextlib.contextmanager
@@ -42,4 +42,4 @@ def aws_target(embedded: bool, fixture: str | None = None, stack_aws: Mapping[st
     from karpenter_gitops.adapters.aws import embedded as moto_world
 
     with moto_world.embedded_aws(fixture) as world:
-        yield Target(world.session(), world.world.kubernetes_version)
+        yield Target(world.session(), world.world.kubernetes)

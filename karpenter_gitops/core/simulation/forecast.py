@@ -130,7 +130,7 @@ class PoolForecast:
 class Forecast:
     """What Karpenter would launch for a world, and what it would cost."""
 
-    release: versions.Version
+    release: versions.Release
     price_source: str
     pools: tuple[PoolForecast, ...]
     unschedulable: tuple[Unschedulable, ...]

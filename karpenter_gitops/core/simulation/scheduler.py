@@ -58,7 +58,7 @@ NO_TEMPLATES = "nodepool requirements filtered out all available instance types"
 class Options:
     """The Karpenter release and the controller flags that change scheduling."""
 
-    release: versions.Version = versions.NEWEST
+    release: versions.Release = versions.NEWEST
     min_values_policy: str = STRICT
     preference_policy: str = RESPECT
     max_instance_types: int = 600  # MaxInstanceTypes: what a NodeClaim carries to the launch

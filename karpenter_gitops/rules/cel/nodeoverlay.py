@@ -77,8 +77,8 @@ def capacity_restricted(obj, ctx):
 )
 def label_domain_restricted(obj, ctx):
     for index, requirement in requirements(obj):
-        for message in domain_messages(requirement.key or "", ctx.version):
-            yield Violation(f"spec.requirements[{index}].key", message, key_suggestion(requirement.key, ctx.version))
+        for message in domain_messages(requirement.key or "", ctx.release):
+            yield Violation(f"spec.requirements[{index}].key", message, key_suggestion(requirement.key, ctx.release))
 
 
 @rule(
@@ -111,7 +111,7 @@ def hostname_restricted(obj, ctx):
     ),
 )
 def requirement_values(obj, ctx):
-    operators, _ = numeric_operators(ctx.version)
+    operators, _ = numeric_operators(ctx.release)
     quoted = [f"'{operator}'" for operator in operators]  # the overlay CRD lists them without a serial comma
     numeric_message = f"requirements operator {', '.join(quoted[:-1])} or {quoted[-1]} must have a single positive integer value"
     for index, requirement in requirements(obj):

@@ -15,7 +15,7 @@ from functools import cache
 
 from karpenter_gitops.core.findings import Severity, Violation
 from karpenter_gitops.core.model import NODEPOOL
-from karpenter_gitops.core.versions import Version
+from karpenter_gitops.core.versions import Release
 from karpenter_gitops.rules.label_keys import RESTRICTED_LABELS, domain_messages, key_suggestion
 from karpenter_gitops.rules.registry import rule
 
@@ -84,8 +84,8 @@ def node_class_ref(obj):
 )
 def label_domain_restricted(obj, ctx):
     for path, key in label_keys(obj):
-        for message in domain_messages(key, ctx.version):
-            yield Violation(path, message, key_suggestion(key, ctx.version))
+        for message in domain_messages(key, ctx.release):
+            yield Violation(path, message, key_suggestion(key, ctx.release))
 
 
 @rule(
@@ -129,8 +129,8 @@ def is_non_negative_int64(value) -> bool:
 
 
 @cache
-def numeric_operators(version: Version) -> tuple[tuple[str, ...], str]:
-    if version >= (1, 9):
+def numeric_operators(release: Release) -> tuple[tuple[str, ...], str]:
+    if release >= (1, 9):
         return ("Gt", "Lt", "Gte", "Lte"), "requirements operator 'Gt', 'Lt', 'Gte', or 'Lte' must have a single positive integer value"
     return ("Gt", "Lt"), "requirements operator 'Gt' or 'Lt' must have a single positive integer value"
 
@@ -145,7 +145,7 @@ def numeric_operators(version: Version) -> tuple[tuple[str, ...], str]:
     bad=({"spec": {"template": {"spec": {"requirements": [{"key": "karpenter.k8s.aws/instance-cpu", "operator": "Gt", "values": ["4", "8"]}]}}}},),
 )
 def requirement_numeric_operator(obj, ctx):
-    operators, message = numeric_operators(ctx.version)
+    operators, message = numeric_operators(ctx.release)
     for index, requirement in requirements(obj):
         if requirement.operator in operators:
             values = values_of(requirement)

@@ -25,7 +25,7 @@ from karpenter_gitops.core.model import (
     SecurityGroupSelectorTerm,
     SubnetSelectorTerm,
 )
-from karpenter_gitops.core.versions import Version
+from karpenter_gitops.core.versions import Release
 from karpenter_gitops.rules.registry import rule
 
 KINDS = (EC2NODECLASS,)
@@ -108,10 +108,10 @@ def _exclusive(field: str, others: tuple[str, ...], where: str, verb: str = "wit
 
 
 @cache
-def term_lists(version: Version) -> dict[str, Terms]:
+def term_lists(release: Release) -> dict[str, Terms]:
     """The four selector-term lists with the rules and messages of ``version``."""
-    new_wording = version >= (1, 3)
-    if version >= (1, 8):  # instanceMatchCriteria arrived and joined both rules
+    new_wording = release >= (1, 3)
+    if release >= (1, 8):  # instanceMatchCriteria arrived and joined both rules
         cr_required = ("tags", "id", "instanceMatchCriteria")
         cr_id = _exclusive(
             "id", ("tags", "ownerID", "instanceMatchCriteria"), "a capacity reservation selector term", "along with other fields"
@@ -119,7 +119,7 @@ def term_lists(version: Version) -> dict[str, Terms]:
     else:
         cr_required = ("tags", "id")
         cr_id = _exclusive("id", ("tags", "ownerID"), "a capacity reservation selector term", "along with tags")
-    ami_required = ("tags", "id", "name", "alias") + (("ssmParameter",) if version >= (1, 4) else ())
+    ami_required = ("tags", "id", "name", "alias") + (("ssmParameter",) if release >= (1, 4) else ())
     subnet_where = "a subnet selector term" if new_wording else "subnetSelectorTerms"
     sg_where = "a security group selector term" if new_wording else "securityGroupSelectorTerms"
     return {
@@ -163,11 +163,11 @@ def _upstream_rejects(terms: Terms, spec, exclusive: Exclusive) -> Iterator[Viol
             yield Violation(terms.path(index), exclusive.message)
 
 
-def _register_exclusive(key: str, field: str, good: dict, bad: dict, since: Version | None = None) -> None:
+def _register_exclusive(key: str, field: str, good: dict, bad: dict, since: Release | None = None) -> None:
     noun = term_lists((1, 14))[key].noun
 
     def check(obj, ctx):
-        terms = term_lists(ctx.version)[key]
+        terms = term_lists(ctx.release)[key]
         return _upstream_rejects(terms, obj.spec, terms.exclusive(field))
 
     quirk = " Upstream rejects only when every term (or an empty list) breaks it." if key != "ami" else ""
@@ -233,7 +233,7 @@ def _quoted_list(names) -> str:
     ),
 )
 def term_missing_field(obj, ctx):
-    for terms in term_lists(ctx.version).values():
+    for terms in term_lists(ctx.release).values():
         for index, term in terms.indexed(obj.spec):
             if terms.selects_nothing(term):
                 yield Violation(terms.path(index), f"expected at least one, got none, {_quoted_list(terms.required)}")
@@ -249,7 +249,7 @@ def term_missing_field(obj, ctx):
     bad=({"spec": {"subnetSelectorTerms": []}},),
 )
 def terms_not_empty(obj, ctx):
-    for terms in term_lists(ctx.version).values():
+    for terms in term_lists(ctx.release).values():
         if terms.not_empty and terms.items(obj.spec) == ():
             yield Violation(f"spec.{terms.wire}", f"{terms.wire} cannot be empty")
 
@@ -264,7 +264,7 @@ def terms_not_empty(obj, ctx):
     bad=({"spec": {"subnetSelectorTerms": [{"tags": {"team": ""}}]}}, {"spec": {"tags": {"": "x"}}}),
 )
 def tags_not_empty(obj, ctx):
-    for terms in term_lists(ctx.version).values():
+    for terms in term_lists(ctx.release).values():
         for index, term in terms.indexed(obj.spec):
             if term.tags and ("" in term.tags or "" in term.tags.values()):
                 yield Violation(f"{terms.path(index)}.tags", "empty tag keys or values aren't supported")
