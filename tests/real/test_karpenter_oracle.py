@@ -93,7 +93,8 @@ def _init_registrations(source: str) -> tuple[set[str], set[str]]:
     constants["corev1.LabelWindowsBuild"] = "node.kubernetes.io/windows-build"
     init = source[source.index("func init()"):]
     init = init[: init.index("\n}\n")]
-    labels_block = init[init.index("WellKnownLabels.Insert("):init.index(")\n")]
+    start = init.index("WellKnownLabels.Insert(")
+    labels_block = init[start:init.index(")\n", start)]
     resources_block = init[init.index("WellKnownResources.Insert("):]
     def names(block: str) -> set[str]:
         return {constants[name] for name in re.findall(r"([\w.]+),", block)}
