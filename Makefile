@@ -15,8 +15,10 @@ $(STAMP): pyproject.toml $(WHEELS)
 	$(PY) -m pip install --quiet -e '.[dev]' -c $(WHEELS)
 	touch $(STAMP)
 
-# The real Pulumi CLI, language host, Kubernetes provider, kube-apiserver and etcd, built from the
-# Go modules under tools/ into a cache outside the clone and linked into .tools/bin.
+# The real Pulumi CLI, language host, Kubernetes provider, kube-apiserver and etcd, Karpenter's
+# controller (1.15, 1.14) and our oracles on Karpenter's code (1.15, 1.14, 1.9), built from the Go
+# modules under tools/ into a cache outside the clone and linked into .tools/bin. Karpenter 1.14 and
+# 1.15 need a newer Go than 1.26.8: build.py sets GOTOOLCHAIN=go1.27.3 for their families itself.
 tools:
 	$(PYTHON) tools/build.py
 
@@ -46,15 +48,22 @@ docs-reference: $(STAMP)
 fuzz: $(STAMP)
 	KARPENTER_GITOPS_FUZZ=long $(PY) -m pytest -q tests/fuzz
 
-# Our validate against Karpenter itself (the API server with every release's CRDs, RuntimeValidate from
-# the karpenter-oracle `make tools` builds): tens of thousands of generated objects, then the table of
-# outcomes; every undocumented disagreement is written in full to conformance-report.txt.
+# Our validate against Karpenter itself (the API server with every release's CRDs, the runtime checks
+# of the karpenter-oracle `make tools` builds per release): tens of thousands of generated objects,
+# then the table of outcomes; every undocumented disagreement is written in full to
+# conformance-report.txt. The draws come from SEED (a random one unless given, printed before and
+# after the run): `make conformance SEED=N` repeats a run.
 CONFORMANCE_EXAMPLES ?= 500
+ifeq ($(origin SEED), undefined)
+SEED := $(shell od -An -N4 -tu4 /dev/urandom | tr -d ' ')
+endif
 conformance: $(STAMP) tools
 	rm -f conformance-report.txt
+	@echo "make conformance: seed $(SEED)"
 	KARPENTER_GITOPS_CONFORMANCE=long KARPENTER_GITOPS_CONFORMANCE_EXAMPLES=$(CONFORMANCE_EXAMPLES) \
 	KARPENTER_GITOPS_CONFORMANCE_REPORT=$(CURDIR)/conformance-report.txt KARPENTER_GITOPS_REQUIRE_REAL=1 \
-	$(PY) -m pytest -q -p no:warnings tests/real/test_conformance.py
+	$(PY) -m pytest -q -p no:warnings -p no:cacheprovider --hypothesis-seed=$(SEED) tests/real/test_conformance.py; \
+	status=$$?; echo "make conformance: seed $(SEED) (make conformance SEED=$(SEED) repeats this run)"; exit $$status
 
 bench: $(STAMP)
 	for f in benchmarks/*.py; do echo "== $$f"; $(PY) $$f || exit 1; done

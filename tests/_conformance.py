@@ -44,6 +44,37 @@ def releases() -> dict[versions.Release, str]:
     return {**dict(sorted(tags.items())), (1, 15): "v1.15.0"}
 
 
+# Scratch for CRDs read from module zips, for the whole session.
+_SCRATCH: list[Path] = []
+
+
+def serve_release(server: ApiServer, release: versions.Release) -> dict[str, Served]:
+    """Make ``server`` serve ``release``'s CRDs, switching only when it serves another's; kind → where.
+    A server starts on the default release's (install_crds); what it serves since is noted on it, so
+    the conformance tests and the controller comparisons (tests/_karpenter.py) share one server."""
+    import atexit
+    import shutil
+    import tempfile
+
+    if not _SCRATCH:
+        _SCRATCH.append(Path(tempfile.mkdtemp(prefix="karpenter-crds-")))
+        atexit.register(shutil.rmtree, _SCRATCH[0], True)
+    folder = crd_folder(releases()[release], _SCRATCH[0])
+    serving = getattr(server, "karpenter_release", None)
+    if serving is None and release == versions.DEFAULT:
+        serving = (release, {crd["spec"]["names"]["kind"]: _served(crd) for crd in _crds(folder)})
+    if serving is None or serving[0] != release:
+        started = time.monotonic()
+        serving = (release, use_release(server, folder))
+        TALLY.switches.append(time.monotonic() - started)
+    server.karpenter_release = serving
+    return serving[1]
+
+
+def _crds(folder: Path) -> list[dict]:
+    return [yaml.safe_load(path.read_text()) for path in sorted(folder.glob("*.yaml"))]
+
+
 def crd_folder(tag: str, scratch: Path) -> Path:
     """The CRDs of ``tag``: ../shared for 1.0–1.14, v1.15.0's from its verified module zip."""
     if tag != "v1.15.0":
@@ -81,7 +112,7 @@ def use_release(server: ApiServer, folder: Path) -> dict[str, Served]:
     from kubernetes.client.exceptions import ApiException
 
     extensions = client.ApiextensionsV1Api(kube_client(server))
-    wanted = [yaml.safe_load(path.read_text()) for path in sorted(folder.glob("*.yaml"))]
+    wanted = _crds(folder)
     for crd in extensions.list_custom_resource_definition().items:
         extensions.delete_custom_resource_definition(crd.metadata.name)
         # No objects of ours are left (dry runs store none, updates delete theirs), so the clean-up finalizer
@@ -182,6 +213,25 @@ def _client(server: ApiServer):
     if id(server) not in _CLIENTS:
         _CLIENTS[id(server)] = kube_client(server)
     return _CLIENTS[id(server)]
+
+
+def runtime(release: versions.Release, kind: str, stored: Mapping[str, Any]) -> tuple[str, ...]:
+    """What Karpenter of ``release`` refuses at run time in an object its API server stored (empty:
+    nothing), by its own code (tests/_oracle.py): RuntimeValidate for NodePools and NodeOverlays (the
+    latter's validation controller reports them as ValidationSucceeded False, reason RuntimeValidation),
+    and for an EC2NodeClass of a release whose provider is built the validation controller's verdict
+    before its EC2 dry runs (1.15: the open kubelet map; both: tags), feature gates off."""
+    import _oracle
+
+    oracle = _oracle.oracle(release)
+    if kind == "NodePool":
+        return tuple(oracle.runtime_errors(stored))
+    if kind == "NodeOverlay":
+        return tuple(oracle.overlay_errors(stored))
+    if kind == "EC2NodeClass" and release in _oracle.PROVIDER_RELEASES:
+        found = oracle.node_class_validation(stored)["validationSucceeded"]
+        return (f"ValidationSucceeded False ({found['reason']}): {found['message']}",) if found["status"] == "False" else ()
+    return ()
 
 
 def ours(doc: Mapping[str, Any], release: versions.Release) -> tuple[Finding, ...]:

@@ -1,12 +1,16 @@
-"""Karpenter's own controller (``make tools`` builds ``karpenter-controller``, release 1.14.1) against
-the real API server and the embedded AWS, so tests can compare what it reports with ``plan``.
+"""Karpenter's own controller (``make tools`` builds ``karpenter-controller-1.15`` and
+``karpenter-controller-1.14``, releases v1.15.0 and v1.14.3) against the real API server and the
+embedded AWS, so tests can compare what it reports with ``plan``.
 
 :func:`running_karpenter` is the one front door: it starts whatever it is not given (API server
-with Karpenter's CRDs, moto, the world seeded into it) and the controller, and yields a
-:class:`Cluster` with the kubeconfig and the AWS endpoint. A ``verify`` test reads the same cluster.
+with the release's CRDs, moto, the world seeded into it) and the controller of the release asked
+for, and yields a :class:`Cluster` with the kubeconfig and the AWS endpoint. A ``verify`` test
+reads the same cluster.
 
 The controller is configured by environment only, as in a cluster: loopback endpoints, no leader
-election, no metadata service, an isolated VPC (no pricing API), no webhooks (1.14 has none).
+election, no metadata service, an isolated VPC (no pricing API), no webhooks (neither release has
+any); feature gates as the chart sets them (``FEATURE_GATES`` for the core's, ``AWS_FEATURE_GATES``
+for the provider's since 1.15, e.g. ``NodeClassCEL=true``).
 ``EKS_CONTROL_PLANE=true`` makes it read the Kubernetes version from EKS DescribeCluster (the
 world's cluster) instead of from the API server, which is a 1.36 here: alias images are published
 per Kubernetes version, so the world's version is the one that must count, as it does for ``plan``.
@@ -25,9 +29,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import _api_server
+import _conformance
 import _real_tools as tools
 
 from karpenter_gitops.adapters.aws.embedded import EmbeddedAWS, EmbeddedServer, World, embedded_aws
+from karpenter_gitops.core import versions
 
 GROUPS = {"EC2NodeClass": ("karpenter.k8s.aws", "v1", "ec2nodeclasses"), "NodePool": ("karpenter.sh", "v1", "nodepools"),
           "NodeOverlay": ("karpenter.sh", "v1alpha1", "nodeoverlays")}
@@ -40,9 +46,23 @@ GONE_WITHIN = 60.0
 HYDRATION_RACES = ("no instance types found", "no instance types offerings found", "no subnets found")
 
 
+@dataclass(frozen=True)
+class Controller:
+    """Which controller to run and how: the release (1.15 or 1.14) and its feature gates."""
+
+    release: versions.Release = versions.DEFAULT
+    feature_gates: str = ""  # the core's FEATURE_GATES, e.g. "NodeOverlay=true"
+    aws_feature_gates: str = ""  # the provider's AWS_FEATURE_GATES (1.15), e.g. "NodeClassCEL=true"
+
+    @property
+    def binary_name(self) -> str:
+        return f"karpenter-controller-{versions.show(self.release)}"
+
+
 def controller_environment(api: _api_server.ApiServer, aws: EmbeddedAWS, cluster_name: str, health: int,
-                           metrics: int) -> dict[str, str]:
+                           metrics: int, controller: Controller = Controller()) -> dict[str, str]:
     """The controller's whole environment: nothing from the test process leaks in."""
+    gates = {"FEATURE_GATES": controller.feature_gates, "AWS_FEATURE_GATES": controller.aws_feature_gates}
     return {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         **aws.environment,
@@ -56,17 +76,22 @@ def controller_environment(api: _api_server.ApiServer, aws: EmbeddedAWS, cluster
         "HEALTH_PROBE_PORT": str(health),
         "METRICS_PORT": str(metrics),  # Karpenter binds both on every interface; it has no setting for the address
         "LOG_LEVEL": "debug",
+        **{name: value for name, value in gates.items() if value},
     }
 
 
-def start_controller(directory: Path, api: _api_server.ApiServer, aws: EmbeddedAWS, cluster_name: str) -> _api_server.Server:
+def start_controller(directory: Path, api: _api_server.ApiServer, aws: EmbeddedAWS, cluster_name: str,
+                     controller: Controller = Controller()) -> _api_server.Server:
     """The controller process, ready once its health probe answers (it has then listed instance types)."""
-    binary = tools.binary("karpenter-controller")
+    if controller.release not in tools.CONTROLLER_RELEASES:
+        raise ValueError(f"no Karpenter controller {versions.show(controller.release)} is built: "
+                         f"{', '.join(map(versions.show, tools.CONTROLLER_RELEASES))} are")
+    binary = tools.binary(controller.binary_name)
     return _api_server.start_owned(
-        "karpenter-controller", directory, lambda port: [str(binary)],
+        controller.binary_name, directory, lambda port: [str(binary)],
         lambda port: _api_server._answers(f"http://127.0.0.1:{port}/readyz"),
         # a metrics port taken meanwhile shows as "address already in use" too: the next attempt draws both anew
-        environment=lambda port: controller_environment(api, aws, cluster_name, port, _api_server._port()),
+        environment=lambda port: controller_environment(api, aws, cluster_name, port, _api_server._port(), controller),
     )
 
 
@@ -187,27 +212,35 @@ def cluster_name(world: World) -> str:
 def running_karpenter(
     world: World | str | Path | None = None,
     *,
+    release: versions.Release = versions.DEFAULT,
+    feature_gates: str = "",
+    aws_feature_gates: str = "",
     api: _api_server.ApiServer | None = None,
     server: EmbeddedServer | None = None,
     name: str | None = None,
 ) -> Iterator[Cluster]:
-    """API server (unless given, with the CRDs) + embedded AWS seeded with ``world`` (moto's server
-    unless given) + the controller for cluster ``name`` (default: the world's first). The cluster
-    starts and ends without Karpenter objects: they are deleted while the controller runs its
-    finalizers, then everything this call started is stopped."""
+    """API server (unless given) serving ``release``'s CRDs + embedded AWS seeded with ``world`` (moto's
+    server unless given) + that release's controller, with the feature gates given, for cluster
+    ``name`` (default: the world's first). The cluster starts and ends without Karpenter objects: they are deleted while the
+    controller runs its finalizers, then everything this call started is stopped; a given API
+    server serves the default release's CRDs again afterwards."""
+    controller = Controller(release, feature_gates, aws_feature_gates)
     with contextlib.ExitStack() as stack:
         if api is None:
             api = _api_server.start_api_server()
             stack.callback(api.stop)
             _api_server.install_crds(api)
+        else:
+            stack.callback(_conformance.serve_release, api, versions.DEFAULT)
+        _conformance.serve_release(api, controller.release)
         aws = stack.enter_context(embedded_aws(world, server=server))
         directory = Path(tempfile.mkdtemp(prefix="karpenter-controller-"))
         stack.callback(shutil.rmtree, directory, ignore_errors=True)
         chosen = name or cluster_name(aws.world)
-        controller = start_controller(directory, api, aws, chosen)
-        stack.callback(controller.stop)
-        cluster = Cluster(api, aws, controller, chosen)
+        process = start_controller(directory, api, aws, chosen, controller)
+        stack.callback(process.stop)
+        cluster = Cluster(api, aws, process, chosen)
         stack.callback(cluster.clear)
         cluster.clear()  # a shared API server may hold what an earlier test applied (a Pulumi up)
-        cluster.log_from = len(controller.log.read_text(errors="replace"))
+        cluster.log_from = len(process.log.read_text(errors="replace"))
         yield cluster

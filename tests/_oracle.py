@@ -1,35 +1,55 @@
-"""Karpenter's own Go code as a judge: the ``karpenter-oracle`` program `make tools` builds from
-tools/karpenter-oracle (our Go module, Karpenter as its dependency).
+"""Karpenter's own Go code as a judge: the ``karpenter-oracle-X.Y`` programs `make tools` builds, one per
+release, from tools/karpenter-X.Y (that release's Karpenter modules) and the questions in
+tools/karpenter-oracle (our Go source, shared by every release).
 
-One process per test session answers JSON requests line by line: NodePool ``RuntimeValidate``,
-the well-known and restricted labels, and how an EC2NodeClass's amiSelectorTerms become image
-queries and kept images (see tools/karpenter-oracle/main.go for the fields).
+1.15 and 1.14 are built whole (provider v1.15.0 / v1.14.3 and their cores); 1.9 from its core
+(v1.9.0) alone, with the AWS provider's label registrations applied as data. One process per
+release answers JSON requests line by line (:func:`oracle` starts it once per test session):
+
+- every release: NodePool and NodeOverlay ``RuntimeValidate``, the NodeOverlay validation controller
+  over overlays, pools and instance types (the conditions it writes), the label sets;
+- 1.15 and 1.14: how an EC2NodeClass's amiSelectorTerms become image queries and kept images, which
+  image each instance type launches with (the AMI step plus amifamily's ``MapToInstanceTypes``), the
+  instance types as the provider's resolver builds them, and the EC2NodeClass validation
+  controller's verdict up to its EC2 dry runs (1.15: the open kubelet map, its CEL expressions and
+  feature gate, the fields each AMI family applies, the NVIDIA annotation, tags).
+
+tools/karpenter-oracle/{core,aws}/*.go document each question's fields.
 """
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import json
 import signal
 import subprocess
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import _real_tools as tools
 
-# The release the oracle is built from: the go.mod of tools/karpenter-oracle decides it.
-RELEASE = (1, 14)
+from karpenter_gitops.core import versions
+
+RELEASES = tools.ORACLE_RELEASES
+# Releases whose oracle has the AWS provider's questions (images, amimap, instancetypes, nodeclass).
+PROVIDER_RELEASES = tools.CONTROLLER_RELEASES
 
 
 def _die_with_parent() -> None:
     ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
-class Oracle:
-    """A running karpenter-oracle; ``ask`` sends requests and returns the answers in order."""
+class OracleError(AssertionError):
+    """The oracle could not answer (a malformed question), or Karpenter's code panicked on it."""
 
-    def __init__(self, binary: Path) -> None:
+
+class Oracle:
+    """A running karpenter-oracle of one release; ``ask`` sends requests and returns the answers in order."""
+
+    def __init__(self, binary: Path, release: versions.Release) -> None:
+        self.release = release
         self.process = subprocess.Popen([str(binary)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                                         preexec_fn=_die_with_parent)
 
@@ -42,18 +62,65 @@ class Oracle:
         for _ in lines:
             line = self.process.stdout.readline()
             if not line:
-                raise RuntimeError(f"karpenter-oracle exited with {self.process.wait()}")
+                raise RuntimeError(f"karpenter-oracle-{versions.show(self.release)} exited with {self.process.wait()}")
             answers.append(json.loads(line))
         return answers
 
     def one(self, request: Mapping[str, Any]) -> dict[str, Any]:
         return self.ask([request])[0]
 
+    def answer(self, request: Mapping[str, Any]) -> Any:
+        """The answer to ``request``; an error or a panic is raised, naming the release."""
+        reply = self.one(request)
+        if isinstance(reply, dict) and ({"error", "panic"} & reply.keys()):
+            raise OracleError(f"karpenter-oracle-{versions.show(self.release)} on {request.get('op')}: {reply}")
+        return reply
+
     def runtime_errors(self, node_pool: Mapping[str, Any]) -> list[str]:
         """RuntimeValidate's messages for a NodePool the API server accepted (empty: valid)."""
-        answer = self.one({"op": "nodepool", "object": node_pool})
-        assert "error" not in answer, answer
-        return answer["errors"]
+        return self.answer({"op": "nodepool", "object": node_pool})["errors"]
+
+    def overlay_errors(self, overlay: Mapping[str, Any]) -> list[str]:
+        """NodeOverlay RuntimeValidate's messages (its validation controller's reason RuntimeValidation)."""
+        return self.answer({"op": "nodeoverlay", "object": overlay})["errors"]
+
+    def overlay_conditions(self, overlays: Sequence[Mapping[str, Any]], node_pools: Sequence[Mapping[str, Any]] = (),
+                           instance_types: Sequence[Mapping[str, Any]] = ()) -> dict[str, list[dict[str, str]]]:
+        """Overlay name → the conditions the NodeOverlay validation controller writes after one pass over
+        ``overlays``, ``node_pools`` and ``instance_types`` (``{name, requirements, capacity, offerings:
+        [{requirements, price, available}]}``; see :meth:`instance_types` for the provider's requirements)."""
+        return self.answer({"op": "nodeoverlays", "overlays": list(overlays), "nodePools": list(node_pools),
+                            "instanceTypes": list(instance_types)})
+
+    def instance_types(self, node_class: Mapping[str, Any], described: Sequence[Mapping[str, Any]],
+                       zones: Sequence[str] = ()) -> list[dict[str, Any]]:
+        """EC2's instance types (DescribeInstanceTypes' ``InstanceTypes``) as the release's resolver builds
+        them for ``node_class``: name, requirements, capacity."""
+        return self.answer({"op": "instancetypes", "object": node_class, "instanceTypes": list(described), "zones": list(zones)})
+
+    def image_map(self, node_class: Mapping[str, Any], described: Sequence[Mapping[str, Any]], *,
+                  amis: Sequence[Mapping[str, Any]] | None = None, images: Sequence[Mapping[str, Any]] = (),
+                  ssm: Mapping[str, str] | None = None, kubernetes: str = "", now: str = "",
+                  zones: Sequence[str] = ()) -> dict[str, Any]:
+        """Which image each instance type launches with, by Karpenter's own resolver: ``instanceTypes``
+        (name → image id; a type no image fits is absent), ``amis`` (status.amis, newest first) and, unless
+        ``amis`` is given, the AMI step's ``conditions`` run over ``images``/``ssm`` (see ``images`` in
+        tools/karpenter-oracle/aws/images.go for the image fields)."""
+        request: dict[str, Any] = {"op": "amimap", "object": node_class, "instanceTypes": list(described),
+                                   "zones": list(zones), "kubernetes": kubernetes, "now": now}
+        if amis is not None:
+            request["amis"] = list(amis)
+        else:
+            request.update(images=list(images), ssm=dict(ssm or {}))
+        return self.answer(request)
+
+    def node_class_validation(self, node_class: Mapping[str, Any], *, feature_gates: str = "",
+                              described: Sequence[Mapping[str, Any]] = (), cluster_name: str = "") -> dict[str, Any]:
+        """The EC2NodeClass validation controller's ValidationSucceeded condition (``validationSucceeded``)
+        up to its EC2 dry runs; ``feature_gates`` in AWS_FEATURE_GATES' syntax (``NodeClassCEL=true``),
+        ``described`` the instance types kubelet expressions are evaluated for."""
+        return self.answer({"op": "nodeclass", "object": node_class, "featureGates": feature_gates,
+                            "instanceTypes": list(described), "clusterName": cluster_name})
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -66,11 +133,37 @@ class Oracle:
                 self.process.wait()
 
 
-HOW_TO_GET = "run `make tools` (needs Go 1.26; it builds tools/karpenter-oracle)"
+def binary_name(release: versions.Release) -> str:
+    return f"karpenter-oracle-{versions.show(release)}"
 
 
-def start() -> Oracle:
-    path = tools.find("karpenter-oracle")
+def judge_of(release: versions.Release) -> versions.Release:
+    """The oracle that judges ``release``: its own, else the nearest built release above it (the core's
+    runtime checks only ever grew), else the newest."""
+    return min((built for built in RELEASES if built >= release), default=max(RELEASES))
+
+
+def start(release: versions.Release | None = None) -> Oracle:
+    """A new oracle process for ``release`` (default: the release the project judges by default)."""
+    chosen = judge_of(release or versions.DEFAULT)
+    path = tools.find(binary_name(chosen))
     if path is None:
-        tools.unavailable(f"karpenter-oracle not found: {HOW_TO_GET}")
-    return Oracle(path)
+        tools.unavailable(f"{binary_name(chosen)} not found: {tools.HOW_TO_GET[binary_name(chosen)]}")
+    return Oracle(path, chosen)
+
+
+_RUNNING: dict[versions.Release, Oracle] = {}
+
+
+def oracle(release: versions.Release | None = None) -> Oracle:
+    """The session's oracle judging ``release``, started on first use and stopped when the session ends."""
+    chosen = judge_of(release or versions.DEFAULT)
+    if chosen not in _RUNNING or _RUNNING[chosen].process.poll() is not None:
+        _RUNNING[chosen] = start(chosen)
+    return _RUNNING[chosen]
+
+
+@atexit.register
+def _stop_all() -> None:
+    for running in _RUNNING.values():
+        running.stop()

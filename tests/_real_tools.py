@@ -21,14 +21,25 @@ PROJECT = Path(__file__).resolve().parents[1]
 TOOLS_BIN = PROJECT / ".tools" / "bin"
 # The oldest CLI the project runs on: the floor of the `pulumi` wheel in pyproject.toml.
 MIN_PULUMI = (3, 231, 0)
+# Karpenter 1.14 and 1.15 need a newer Go than the machine's 1.26.8: every go command the tests run
+# names the toolchain the module proxy serves (tools/build.py chooses per family itself).
+NEWER_GO = "go1.27.3"
+MAKE_TOOLS = "run `make tools` (needs Go 1.26; it fetches Go 1.27.3 for Karpenter 1.14 and 1.15 itself)"
+# The Karpenter releases `make tools` builds: controller and oracle (provider and core of one release),
+# and oracles of the core alone (the 1.9 line's provider cannot be built).
+CONTROLLER_RELEASES = ((1, 15), (1, 14))
+ORACLE_RELEASES = ((1, 15), (1, 14), (1, 9))
 HOW_TO_GET = {
-    "pulumi": "run `make tools` (needs Go 1.26) or put a pulumi CLI on PATH",
-    "pulumi-resource-kubernetes": "run `make tools` (needs Go 1.26) or `pulumi plugin install resource kubernetes`",
-    "kube-apiserver": "run `make tools` (needs Go 1.26) or set KUBEBUILDER_ASSETS to envtest's binaries",
-    "etcd": "run `make tools` (needs Go 1.26) or set KUBEBUILDER_ASSETS to envtest's binaries",
-    "kube-controller-manager": "run `make tools` (needs Go 1.26) or put kube-controller-manager on PATH",
-    "kubelet-cel": "run `make tools` (needs Go 1.26): it is our own cel-go program under tools/cel",
-    "karpenter-controller": "run `make tools` (needs Go 1.26): it builds Karpenter's cmd/controller as karpenter-controller",
+    "pulumi": f"{MAKE_TOOLS} or put a pulumi CLI on PATH",
+    "pulumi-resource-kubernetes": f"{MAKE_TOOLS} or `pulumi plugin install resource kubernetes`",
+    "kube-apiserver": f"{MAKE_TOOLS} or set KUBEBUILDER_ASSETS to envtest's binaries",
+    "etcd": f"{MAKE_TOOLS} or set KUBEBUILDER_ASSETS to envtest's binaries",
+    "kube-controller-manager": f"{MAKE_TOOLS} or put kube-controller-manager on PATH",
+    "kubelet-cel": f"{MAKE_TOOLS}: it is our own cel-go program under tools/cel",
+    **{f"karpenter-controller-{major}.{minor}": f"{MAKE_TOOLS}: it builds Karpenter {major}.{minor}'s cmd/controller under "
+       f"tools/karpenter-{major}.{minor}" for major, minor in CONTROLLER_RELEASES},
+    **{f"karpenter-oracle-{major}.{minor}": f"{MAKE_TOOLS}: it builds our oracle on Karpenter {major}.{minor}'s code under "
+       f"tools/karpenter-{major}.{minor}" for major, minor in ORACLE_RELEASES},
 }
 
 
@@ -81,7 +92,8 @@ def downloaded(module: str) -> dict:
     against the checksum database): where its zip, go.mod and unpacked files are."""
     if shutil.which("go") is None:
         unavailable("go not found: install Go 1.26 to read Karpenter's and Kubernetes' modules")
-    done = subprocess.run(["go", "mod", "download", "-json", module], capture_output=True, text=True, timeout=600, cwd="/")
+    done = subprocess.run(["go", "mod", "download", "-json", module], capture_output=True, text=True, timeout=600, cwd="/",
+                          env={**os.environ, "GOTOOLCHAIN": NEWER_GO})
     answer = json.loads(done.stdout)
     assert answer.get("Zip") and answer.get("Sum"), answer
     return answer

@@ -2,10 +2,16 @@
 
 Each folder beside this file is one Go module of ours for one tool family, so their requirements
 never meet (minimal version selection would upgrade one family's dependencies for another's sake).
-A family's binaries are built once per content of its go.mod, go.sum and Go sources, the Go
-version and the build flags, into a cache outside the clone; ``.tools/bin`` holds links into it.
-A second clone on the same machine, or a second run, builds nothing. Standard library only: this
-runs before any virtualenv exists.
+A family's binaries are built once per content of its go.mod, go.sum and Go sources (and of the
+folders it shares source with), the Go version and the build flags, into a cache outside the clone;
+``.tools/bin`` holds links into it. A second clone on the same machine, or a second run, builds
+nothing. Standard library only: this runs before any virtualenv exists.
+
+Karpenter 1.14.3 and 1.15.0 need a newer Go than the machine's 1.26.8: their families build with
+``GOTOOLCHAIN=go1.27.3``, which the go command fetches from the module proxy once (about 76 MB). The
+other families build with the machine's own Go, so the caches of a machine that built them stay valid
+(a toolchain shares no compiled package with another, and those families share no module version
+with Karpenter's: one toolchain for all would only rebuild them).
 """
 
 from __future__ import annotations
@@ -14,16 +20,21 @@ import argparse
 import hashlib
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 TOOLS = Path(__file__).resolve().parent
 BIN = TOOLS.parent / ".tools" / "bin"
 RELEASE_FLAGS = ("-trimpath", "-tags", "osusergo,grpcnotrace")
+# The approved newer toolchain the module proxy serves (a family that needs it says so).
+NEWER_GO = "go1.27.3"
+MACHINE_GO = "local"
 
 
 @dataclass(frozen=True)
@@ -46,10 +57,13 @@ class Family:
     # Files our sources embed, generated from a module's files before the build.
     generate: str | None = None
     versions: dict[str, str] = field(default_factory=dict)
+    toolchain: str = MACHINE_GO  # GOTOOLCHAIN for every go command run in the family's folder
+    # Folders of ours whose Go source the family's module replaces a requirement with (part of its key).
+    shares: tuple[str, ...] = ()
 
 
-def _module_version(folder: Path, module: str) -> str:
-    return _go(folder, "list", "-m", "-f", "{{.Version}}", module).strip()
+def _module_version(folder: Path, module: str, toolchain: str = MACHINE_GO) -> str:
+    return _go(folder, "list", "-m", "-f", "{{.Version}}", module, toolchain=toolchain).strip()
 
 
 def _module_dir(folder: Path, module: str) -> Path:
@@ -57,14 +71,20 @@ def _module_dir(folder: Path, module: str) -> Path:
     return Path(json.loads(_go(folder, "mod", "download", "-json", module))["Dir"])
 
 
-def _go(folder: Path, *args: str) -> str:
-    return subprocess.run(("go", *args), cwd=folder, check=True, capture_output=True, text=True).stdout
+def _environment(toolchain: str) -> dict[str, str]:
+    return {**os.environ, "GOTOOLCHAIN": toolchain}
+
+
+def _go(folder: Path, *args: str, toolchain: str = MACHINE_GO) -> str:
+    return subprocess.run(("go", *args), cwd=folder, check=True, capture_output=True, text=True,
+                          env=_environment(toolchain)).stdout
 
 
 PULUMI_PKG = "github.com/pulumi/pulumi/pkg/v3"
 PULUMI_SDK = "github.com/pulumi/pulumi/sdk/v3"
 K8S_PROVIDER = "github.com/pulumi/pulumi-kubernetes/provider/v4"
 KARPENTER_AWS = "github.com/aws/karpenter-provider-aws"
+KARPENTER_CORE = "sigs.k8s.io/karpenter"
 # The provider module has no tags of its own; the one commit the module proxy serves is tag v4.25.0.
 K8S_PROVIDER_RELEASE = "4.25.0"
 
@@ -72,8 +92,6 @@ K8S_PROVIDER_RELEASE = "4.25.0"
 def families() -> list[Family]:
     """The tool families, with versions read from their go.mod files."""
     pulumi, provider, kube, cel = TOOLS / "pulumi", TOOLS / "pulumi-kubernetes", TOOLS / "kube", TOOLS / "cel"
-    oracle = TOOLS / "karpenter-oracle"
-    karpenter = _module_version(TOOLS / "karpenter", KARPENTER_AWS)
     cli = _module_version(pulumi, PULUMI_PKG)
     pulumi_version = (f"-X {PULUMI_SDK}/go/common/version.Version={cli}",)
     k8s = _module_version(kube, "k8s.io/kubernetes")
@@ -119,24 +137,45 @@ def families() -> list[Family]:
         ),
         # cel-go at the version Karpenter 1.15 pins, in Karpenter's kubelet-expression environment (differential tests).
         Family("cel", (Binary("kubelet-cel", "."),), versions={"kubelet-cel": _module_version(cel, "github.com/google/cel-go")}),
-        # Karpenter's own Go code answering JSON questions, for the differential tests (tests/_oracle.py).
-        Family(
-            "karpenter-oracle",
-            (Binary("karpenter-oracle", "."),),
-            versions={"karpenter-oracle": _module_version(oracle, KARPENTER_AWS), "karpenter-core": _module_version(oracle, "sigs.k8s.io/karpenter")},
-        ),
-        Family(
-            "karpenter",
-            (
-                Binary(
-                    "karpenter-controller",
-                    f"{KARPENTER_AWS}/cmd/controller",
-                    (f"-X sigs.k8s.io/karpenter/pkg/operator.Version={karpenter.lstrip('v')}",),
-                ),
-            ),
-            versions={"karpenter-controller": karpenter},
-        ),
+        *karpenter_families(),
     ]
+
+
+# Karpenter releases built whole (provider and core of one release): the controller, and the oracle
+# in the same module so it reuses the controller's compiled packages.
+KARPENTER_RELEASES = ("1.15", "1.14")
+# Releases judged by core code alone: only the core module of the 1.9 line is served.
+CORE_RELEASES = ("1.9",)
+
+
+def karpenter_families() -> list[Family]:
+    """One family per Karpenter release, each a module of ours pinning that release's modules."""
+    out = []
+    for release in KARPENTER_RELEASES:
+        folder = TOOLS / f"karpenter-{release}"
+        provider = _module_version(folder, KARPENTER_AWS, NEWER_GO)
+        core = _module_version(folder, KARPENTER_CORE, NEWER_GO)
+        out.append(Family(
+            folder.name,
+            (
+                Binary(f"karpenter-controller-{release}", f"{KARPENTER_AWS}/cmd/controller",
+                       (f"-X {KARPENTER_CORE}/pkg/operator.Version={provider.lstrip('v')}",)),
+                Binary(f"karpenter-oracle-{release}", "./oracle"),
+            ),
+            versions={f"karpenter-controller-{release}": provider, f"karpenter-oracle-{release}": provider,
+                      f"karpenter-core-{release}": core},
+            toolchain=NEWER_GO,
+            shares=("karpenter-oracle",),
+        ))
+    for release in CORE_RELEASES:
+        folder = TOOLS / f"karpenter-{release}"
+        out.append(Family(
+            folder.name,
+            (Binary(f"karpenter-oracle-{release}", "./oracle"),),
+            versions={f"karpenter-oracle-{release}": _module_version(folder, KARPENTER_CORE)},
+            shares=("karpenter-oracle",),
+        ))
+    return out
 
 
 def _write_kubernetes_schema(folder: Path) -> None:
@@ -165,10 +204,12 @@ def cache_key(family: Family) -> str:
     """What decides the binaries: our module's files, the Go toolchain and the build flags."""
     folder = TOOLS / family.folder
     digest = hashlib.sha256()
-    sources = sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix in {".go", ".mod", ".sum"})
-    for path in sources:
-        digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes() + b"\0")
-    digest.update(_go(folder, "env", "GOVERSION", "GOOS", "GOARCH").encode())
+    # the family's own files by their path in its folder, shared ones by their path in tools/
+    for root, base in ((folder, folder), *((TOOLS / shared, TOOLS) for shared in family.shares)):
+        sources = sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in {".go", ".mod", ".sum"})
+        for path in sources:
+            digest.update(str(path.relative_to(base)).encode() + b"\0" + path.read_bytes() + b"\0")
+    digest.update(_go(folder, "env", "GOVERSION", "GOOS", "GOARCH", toolchain=family.toolchain).encode())
     digest.update(repr((RELEASE_FLAGS, family.binaries, family.module_files)).encode())
     version = "-".join(v.lstrip("v") for v in family.versions.values())
     return f"{family.folder}-{version}-{digest.hexdigest()[:12]}"
@@ -186,8 +227,9 @@ def build(family: Family, log) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{family.folder}-", dir=target.parent))
     staging.chmod(0o755)
+    started, cpu = time.monotonic(), _children_cpu()
     try:
-        environment = {**os.environ, "CGO_ENABLED": "0"}
+        environment = {**_environment(family.toolchain), "CGO_ENABLED": "0"}
         for binary in family.binaries:
             log(f"{family.folder}: building {binary.name} (first build of a family takes minutes)")
             command = ["go", "build", *RELEASE_FLAGS, "-o", str(staging / binary.name)]
@@ -201,18 +243,32 @@ def build(family: Family, log) -> Path:
         staging.rename(target)  # whole or not at all: a killed build leaves only a staging folder
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+    minutes, seconds = divmod(round(time.monotonic() - started), 60)
+    log(f"{family.folder}: built in {minutes} min {seconds} s, {_children_cpu() - cpu:.0f} s of CPU ({family.toolchain} toolchain)")
     return target
 
 
+def _children_cpu() -> float:
+    """CPU seconds of the go commands run so far (on a shared machine the honest figure beside wall time)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def link(folders: list[Path]) -> None:
-    """Point .tools/bin at the cached binaries (links, so the cache stays the one copy)."""
+    """Point .tools/bin at the cached binaries (links, so the cache stays the one copy); links into
+    the cache that no family makes any more (a binary renamed or dropped) go."""
     BIN.mkdir(parents=True, exist_ok=True)
+    made = set()
     for folder in folders:
         for source in folder.iterdir():
             entry = BIN / source.name
             if entry.is_symlink() or entry.exists():
                 entry.unlink()
             entry.symlink_to(source)
+            made.add(entry.name)
+    for entry in BIN.iterdir():
+        if entry.is_symlink() and entry.name not in made and Path(os.readlink(entry)).is_relative_to(cache_root()):
+            entry.unlink()
 
 
 def main(argv: list[str] | None = None) -> int:

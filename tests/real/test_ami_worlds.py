@@ -1,4 +1,4 @@
-"""AMI resolution against Karpenter's own amifamily code (the karpenter-oracle, v1.14.1): generated
+"""AMI resolution against Karpenter's own amifamily code (the karpenter-oracle of 1.15 and 1.14): generated
 aliases and Kubernetes versions must read the same SSM parameters with the same requirement sets,
 and generated worlds of images must keep the same images in the same order.
 
@@ -18,9 +18,11 @@ from hypothesis import strategies as st
 
 from karpenter_gitops import families
 from karpenter_gitops.adapters.aws.amis import select_amis
+from karpenter_gitops.core import versions
 from karpenter_gitops.families import protocol
 
 pytestmark = pytest.mark.real
+RELEASES = pytest.mark.parametrize("release", _oracle.PROVIDER_RELEASES, ids=versions.show)
 WORLDS = settings(max_examples=2500 if os.environ.get("KARPENTER_GITOPS_CONFORMANCE") == "long" else 200, deadline=None,
                   suppress_health_check=list(HealthCheck), database=None)
 NOW = datetime(2026, 6, 1, tzinfo=timezone.utc)
@@ -38,17 +40,19 @@ def _known_sets(query: dict) -> dict[str, list[str]]:
     return {image: sorted(sets) for image, sets in (query.get("requirements") or {}).items()}
 
 
+@RELEASES
 @WORLDS
 @given(family=st.sampled_from(FAMILIES), version=st.sampled_from(ALIAS_VERSIONS), kubernetes=st.sampled_from(KUBERNETES))
-def test_an_alias_reads_karpenters_ssm_parameters(karpenter_oracle, family, version, kubernetes):
+def test_an_alias_reads_karpenters_ssm_parameters(release, family, version, kubernetes):
     """Same parameters, same requirement sets per image, and the same refusals (AL2 on 1.33+, Windows 2025 before 1.35)."""
     if family.startswith("windows") and version != "latest":
         return  # the CRD refuses these (cel/windows-alias-latest) before Karpenter's code sees them
     alias = f"{family}@{version}"
+    karpenter_oracle = _oracle.oracle(release)
     theirs = karpenter_oracle.one({"op": "images", "kubernetes": kubernetes,
                                    "object": {"spec": {"amiSelectorTerms": [{"alias": alias}]}}})
     try:
-        parameters = families.alias_parameters(families.parse_alias(alias), kubernetes, _oracle.RELEASE)
+        parameters = families.alias_parameters(families.parse_alias(alias), kubernetes, release)
     except protocol.AliasError:
         assert "queriesError" in theirs or not theirs.get("queries"), theirs
         return
@@ -74,10 +78,10 @@ IMAGE = st.fixed_dictionaries({
 
 
 @st.composite
-def worlds(draw):
+def worlds(draw, release):
     """Images with ids, and for some an alias's SSM parameters pointing at them (known requirement sets)."""
     images = [{**image, "id": f"ami-{index:04x}"} for index, image in enumerate(draw(st.lists(IMAGE, min_size=1, max_size=8)))]
-    parameters = families.alias_parameters(families.parse_alias("al2023@latest"), "1.32", _oracle.RELEASE)
+    parameters = families.alias_parameters(families.parse_alias("al2023@latest"), "1.32", release)
     if len(images) < len(parameters) or not draw(st.booleans()):
         return images, {}
     # Each parameter names an image of its own, as SSM does: when two AL2023 variants named one image,
@@ -86,15 +90,17 @@ def worlds(draw):
     return images, {p.path: image["id"] for p, image in zip(parameters, chosen)}
 
 
+@RELEASES
 @WORLDS
-@given(world=worlds())
-def test_the_images_kept_and_their_order_are_karpenters(karpenter_oracle, world):
-    images, ssm = world
+@given(data=st.data())
+def test_the_images_kept_and_their_order_are_karpenters(release, data):
+    images, ssm = data.draw(worlds(release))
+    karpenter_oracle = _oracle.oracle(release)
     terms = [{"alias": "al2023@latest"}] if ssm else [{"id": image["id"]} for image in images]
     theirs = karpenter_oracle.one({"op": "images", "kubernetes": "1.32", "now": NOW.isoformat().replace("+00:00", "Z"),
                                    "ssm": ssm, "images": images, "object": {"spec": {"amiSelectorTerms": terms}}})
     known: dict[str, tuple] = {}
-    for parameter in families.alias_parameters(families.parse_alias("al2023@latest"), "1.32", _oracle.RELEASE) if ssm else ():
+    for parameter in families.alias_parameters(families.parse_alias("al2023@latest"), "1.32", release) if ssm else ():
         known[ssm[parameter.path]] = known.get(ssm[parameter.path], ()) + parameter.requirement_sets
     wire = [{"ImageId": i["id"], "Name": i["name"], "Architecture": i["architecture"], "State": i["state"],
              **({"CreationDate": i["creationDate"]} if i["creationDate"] else {}),

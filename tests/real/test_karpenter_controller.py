@@ -1,4 +1,4 @@
-"""plan's predictions against Karpenter's own controller (1.14.1, built by `make tools`), world by world.
+"""plan's predictions against Karpenter's own controller (v1.14.3, built by `make tools`), world by world.
 
 For each world the embedded AWS is seeded, `karpenter-gitops plan --format json` predicts, the
 objects are applied to the real API server, the controller reconciles them, and every predicted
@@ -31,8 +31,12 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from karpenter_gitops.adapters.aws.embedded import load_world, parse_world
+from karpenter_gitops.core import versions
 
 pytestmark = pytest.mark.real
+# The release compared: 1.14 (v1.14.3). Where 1.15.0's controller reports otherwise than plan predicts
+# is written down for the round that makes plan speak 1.15 (issue 29); this pins 1.14 until then.
+RELEASE = (1, 14)
 
 # Conditions Karpenter 1.14 sets that plan does not predict; the comparison requires them True
 # (every world here selects no capacity reservation and no placement group).
@@ -110,7 +114,7 @@ def plan_json(directory: Path, aws, kubernetes_version: str, cache: Path) -> dic
     """`karpenter-gitops plan` as a user runs it, against the same embedded AWS."""
     done = subprocess.run(
         [sys.executable, "-m", "karpenter_gitops", "plan", "--manifests", str(directory), "--format", "json",
-         "--kubernetes-version", kubernetes_version, "--karpenter-version", "1.14", "--cache-dir", str(cache)],
+         "--kubernetes-version", kubernetes_version, "--karpenter-version", versions.show(RELEASE), "--cache-dir", str(cache)],
         env={**os.environ, **aws.environment}, capture_output=True, text=True, timeout=300,
     )
     assert done.returncode in (0, 1), done.stderr
@@ -123,7 +127,7 @@ def compare(world, documents: list[dict], api_server, embedded_server, tmp_path:
     controller) and the errors the controller logged."""
     manifests = tmp_path / "manifests"
     manifests.mkdir()
-    with running_karpenter(world, api=api_server, server=embedded_server, name=cluster_name) as cluster:
+    with running_karpenter(world, release=RELEASE, api=api_server, server=embedded_server, name=cluster_name) as cluster:
         documents = cluster.accepted(documents)
         (manifests / "objects.yaml").write_text(yaml.safe_dump_all(documents))
         predicted = plan_json(manifests, cluster.aws, cluster.aws.world.kubernetes, cache)
@@ -219,7 +223,7 @@ def _every_mapping_has_ebs(patch: dict) -> bool:
 
 
 # A real controller takes seconds per world: a few fixed draws, no shrinking (a failure prints its
-# classes). Mappings without `ebs` make the 1.14.1 controller panic: test_a_block_device_without_ebs.
+# classes). Mappings without `ebs` make the 1.14 controller panic: test_a_block_device_without_ebs.
 @settings(max_examples=2, derandomize=True, database=None, deadline=None, phases=[Phase.generate],
           suppress_health_check=list(HealthCheck))
 @given(patches=st.lists(NODECLASS_SPEC.filter(bool).filter(_every_mapping_has_ebs), min_size=8, max_size=8))
@@ -234,11 +238,11 @@ def test_classes_the_crd_parity_oracle_draws(patches, api_server, embedded_serve
 
 def test_a_block_device_without_ebs_makes_the_controller_panic_and_the_class_never_reconciles(api_server, embedded_server):
     """The README's limit, found by the oracle draws: the CRD accepts a blockDeviceMappings entry
-    without `ebs`, and Karpenter 1.14.1 dereferences it (building the launch template, sizing the
+    without `ebs`, and Karpenter 1.14 (v1.14.1 and v1.14.3) dereferences it (building the launch template, sizing the
     root volume): the reconcile panics, the class gets no status and its pools launch nothing,
     while plan predicts Ready. Pinned here so a fixed release shows up as this test failing."""
     document = node_class({"metadata": {"name": "no-ebs"}, "spec": {"blockDeviceMappings": [{"deviceName": "/dev/xvdb"}]}})
-    with running_karpenter(None, api=api_server, server=embedded_server) as cluster:
+    with running_karpenter(None, release=RELEASE, api=api_server, server=embedded_server) as cluster:
         cluster.apply([document])
         deadline = time.monotonic() + SETTLE_WITHIN
         while not any("panic" in error for error in cluster.errors()):
@@ -254,7 +258,7 @@ def test_the_fixture_starts_a_cluster_a_verify_test_can_read_and_leaves_nothing_
 
     from karpenter_gitops.adapters.aws.client import AwsSession
 
-    with running_karpenter() as cluster:
+    with running_karpenter(release=RELEASE) as cluster:
         processes = [cluster.controller.process, *(server.process for server in cluster.api.servers)]
         nodes = client.CoreV1Api(kube_client(cluster.api)).list_node()
         subnets = AwsSession("us-west-2", endpoint_url=cluster.endpoint_url, max_attempts=1).call("ec2", "DescribeSubnets")

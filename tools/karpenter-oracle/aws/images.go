@@ -1,16 +1,8 @@
-// Command karpenter-oracle answers questions about Karpenter with Karpenter's own Go code, so the
-// project's offline verdicts can be compared with the real ones (tests/_oracle.py drives it).
-//
-// Protocol: one JSON request per line on stdin, one JSON answer per line on stdout, in order.
-// A request names its "op"; an answer that could not be given carries "error" instead.
-package main
+package aws
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 	"time"
@@ -18,27 +10,17 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	ec2 "github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
-	gocache "github.com/patrickmn/go-cache"
-	"go.uber.org/multierr"
 	clocktesting "k8s.io/utils/clock/testing"
-	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/karpenter/pkg/scheduling"
 
+	"karpenter-gitops/tools/karpenter-oracle/core"
+
 	awsv1 "github.com/aws/karpenter-provider-aws/pkg/apis/v1"
+	"github.com/aws/karpenter-provider-aws/pkg/controllers/nodeclass"
 	"github.com/aws/karpenter-provider-aws/pkg/fake"
 	"github.com/aws/karpenter-provider-aws/pkg/providers/amifamily"
 	"github.com/aws/karpenter-provider-aws/pkg/providers/ssm"
 )
-
-type request struct {
-	Op         string            `json:"op"`
-	Object     json.RawMessage   `json:"object,omitempty"`
-	Key        string            `json:"key,omitempty"`
-	Kubernetes string            `json:"kubernetes,omitempty"`
-	SSM        map[string]string `json:"ssm,omitempty"`
-	Images     []image           `json:"images,omitempty"`
-	Now        string            `json:"now,omitempty"`
-}
 
 // image is the part of an EC2 image Karpenter reads when it resolves a selector term.
 type image struct {
@@ -51,84 +33,13 @@ type image struct {
 	Tags            map[string]string `json:"tags,omitempty"`
 }
 
-func main() {
-	in := bufio.NewScanner(os.Stdin)
-	in.Buffer(make([]byte, 1<<20), 64<<20)
-	out := json.NewEncoder(os.Stdout)
-	for in.Scan() {
-		line := strings.TrimSpace(in.Text())
-		if line == "" {
-			continue
-		}
-		var answer any
-		var req request
-		if err := json.Unmarshal([]byte(line), &req); err != nil {
-			answer = map[string]string{"error": "request: " + err.Error()}
-		} else {
-			answer = handle(req)
-		}
-		if err := out.Encode(answer); err != nil {
-			fmt.Fprintln(os.Stderr, "karpenter-oracle:", err)
-			os.Exit(1)
-		}
-	}
-	if err := in.Err(); err != nil {
-		fmt.Fprintln(os.Stderr, "karpenter-oracle:", err)
-		os.Exit(1)
-	}
-}
-
-func handle(req request) any {
-	switch req.Op {
-	case "nodepool":
-		return nodePool(req.Object)
-	case "labels":
-		return labels()
-	case "label":
-		return label(req.Key)
-	case "images":
-		return images(req)
-	}
-	return map[string]string{"error": fmt.Sprintf("unknown op %q", req.Op)}
-}
-
-// nodePool is RuntimeValidate's verdict: the checks the NodePool controller makes that the CRD cannot.
-func nodePool(object json.RawMessage) any {
-	var pool karpv1.NodePool
-	if err := json.Unmarshal(object, &pool); err != nil {
-		return map[string]string{"error": "decode: " + err.Error()}
-	}
-	messages := []string{}
-	for _, err := range multierr.Errors(pool.RuntimeValidate(context.Background())) {
-		messages = append(messages, err.Error())
-	}
-	return map[string]any{"valid": len(messages) == 0, "errors": messages}
-}
-
-// labels are the label sets as the AWS provider leaves them (its init adds its own to the core's).
-func labels() any {
-	normalized := map[string]string{}
-	for from, to := range karpv1.NormalizedLabels {
-		normalized[from] = to
-	}
-	return map[string]any{
-		"wellKnown":         sorted(karpv1.WellKnownLabels.UnsortedList()),
-		"restrictedDomains": sorted(karpv1.RestrictedLabelDomains.UnsortedList()),
-		"restrictedLabels":  sorted(karpv1.RestrictedLabels.UnsortedList()),
-		"normalized":        normalized,
-	}
-}
-
-func label(key string) any {
-	if err := karpv1.IsRestrictedLabel(key); err != nil {
-		return map[string]any{"restricted": true, "message": err.Error()}
-	}
-	return map[string]any{"restricted": false}
-}
-
-func sorted(items []string) []string {
-	sort.Strings(items)
-	return items
+// world is what the AMI provider reads: the class, the cluster's Kubernetes version, SSM and EC2's images.
+type world struct {
+	Object     awsv1.EC2NodeClass `json:"object"`
+	Kubernetes string             `json:"kubernetes"`
+	SSM        map[string]string  `json:"ssm"`
+	Images     []image            `json:"images"`
+	Now        string             `json:"now"`
 }
 
 // fixedVersion is the cluster's Kubernetes version, as Karpenter's version provider reports it.
@@ -148,7 +59,7 @@ func (r *recordingSSM) Get(_ context.Context, parameter ssm.Parameter) (string, 
 		return value, nil
 	}
 	// The value Karpenter would read is unknown to the caller: one derived from the name keeps answers stable.
-	return "ami-" + fmt.Sprintf("%016x", fnv(parameter.Name)), nil
+	return fmt.Sprintf("ami-%016x", fnv(parameter.Name)), nil
 }
 
 func fnv(text string) uint64 {
@@ -157,6 +68,24 @@ func fnv(text string) uint64 {
 		hash = (hash ^ uint64(text[i])) * 1099511628211
 	}
 	return hash
+}
+
+// amiProvider is Karpenter's AMI provider over the world; EC2 is Karpenter's own fake, which
+// filters by image id, exact name, state and tags.
+func (w world) amiProvider() (*amifamily.DefaultProvider, *recordingSSM, error) {
+	now := time.Now()
+	if w.Now != "" {
+		parsed, err := time.Parse(time.RFC3339, w.Now)
+		if err != nil {
+			return nil, nil, fmt.Errorf("now: %w", err)
+		}
+		now = parsed
+	}
+	parameters := &recordingSSM{values: w.SSM}
+	ec2api := fake.NewEC2API()
+	ec2api.DescribeImagesOutput.Set(&ec2.DescribeImagesOutput{Images: ec2Images(w.Images)})
+	return amifamily.NewDefaultProvider(clocktesting.NewFakeClock(now), fixedVersion(w.Kubernetes), parameters, ec2api, NewCache()),
+		parameters, nil
 }
 
 type query struct {
@@ -175,50 +104,93 @@ type resolved struct {
 
 // images is how Karpenter turns an EC2NodeClass's amiSelectorTerms into DescribeImages queries (the
 // SSM parameters an alias reads included) and, given the images EC2 holds, which it keeps and in
-// what order. EC2 is Karpenter's own fake, which filters by image id, exact name, state and tags.
-func images(req request) any {
-	var nodeClass awsv1.EC2NodeClass
-	if err := json.Unmarshal(req.Object, &nodeClass); err != nil {
-		return map[string]string{"error": "decode: " + err.Error()}
+// what order.
+func images(ctx context.Context, request []byte) (any, error) {
+	fields, err := core.Decode[world](request)
+	if err != nil {
+		return nil, err
 	}
-	now := time.Now()
-	if req.Now != "" {
-		parsed, err := time.Parse(time.RFC3339, req.Now)
-		if err != nil {
-			return map[string]string{"error": "now: " + err.Error()}
-		}
-		now = parsed
+	provider, parameters, err := fields.amiProvider()
+	if err != nil {
+		return nil, err
 	}
-	parameters := &recordingSSM{values: req.SSM}
-	ec2api := fake.NewEC2API()
-	ec2api.DescribeImagesOutput.Set(&ec2.DescribeImagesOutput{Images: ec2Images(req.Images)})
-	provider := amifamily.NewDefaultProvider(clocktesting.NewFakeClock(now), fixedVersion(req.Kubernetes), parameters, ec2api,
-		gocache.New(time.Minute, time.Minute))
-	answer := map[string]any{"family": nodeClass.AMIFamily()}
-	if alias := nodeClass.Alias(); alias != nil {
+	class := &fields.Object
+	answer := map[string]any{"family": class.AMIFamily()}
+	if alias := class.Alias(); alias != nil {
 		answer["alias"] = map[string]string{"family": alias.Family, "version": alias.Version}
 	}
-	found, err := provider.DescribeImageQueries(context.Background(), &nodeClass)
-	answer["ssmParameters"] = sorted(append([]string{}, parameters.asked...)) // asked in map order
+	found, err := provider.DescribeImageQueries(ctx, class)
+	answer["ssmParameters"] = sortedCopy(parameters.asked) // asked in map order
 	if err != nil {
 		answer["queriesError"] = err.Error()
-		return answer
+		return answer, nil
 	}
 	answer["queries"] = queries(found)
-	if req.Images == nil {
-		return answer
+	if fields.Images == nil {
+		return answer, nil
 	}
-	kept, err := provider.List(context.Background(), &nodeClass)
+	kept, err := provider.List(ctx, class)
 	if err != nil {
 		answer["listError"] = err.Error()
-		return answer
+		return answer, nil
 	}
 	list := []resolved{}
 	for _, ami := range kept {
 		list = append(list, resolved{ami.AmiID, ami.Name, ami.CreationDate, ami.Deprecated, requirementWords(ami.Requirements)})
 	}
 	answer["images"] = list
-	return answer
+	return answer, nil
+}
+
+// amiMap is the image each instance type launches with: the EC2NodeClass controller's AMI step
+// (its status.amis, newest first, and AMIsReady) unless the request gives status.amis itself, then
+// the instance types as the release's resolver builds them for the class, mapped by amifamily's
+// MapToInstanceTypes (each type takes the first image whose requirements it meets) — the mapping
+// the launch template provider groups instance types by.
+func amiMap(release Release) core.Question {
+	return func(ctx context.Context, request []byte) (any, error) {
+		fields, err := core.Decode[struct {
+			world
+			AMIs          []awsv1.AMI                 `json:"amis"`
+			InstanceTypes []ec2types.InstanceTypeInfo `json:"instanceTypes"`
+			Region        string                      `json:"region"`
+			Zones         []string                    `json:"zones"`
+		}](request)
+		if err != nil {
+			return nil, err
+		}
+		ctx, err = withOptions(ctx, "oracle", "")
+		if err != nil {
+			return nil, err
+		}
+		class := &fields.Object
+		answer := map[string]any{}
+		if fields.AMIs != nil {
+			class.Status.AMIs = fields.AMIs
+		} else {
+			provider, _, err := fields.amiProvider()
+			if err != nil {
+				return nil, err
+			}
+			if _, err := nodeclass.NewAMIReconciler(clocktesting.NewFakeClock(time.Now()), provider).Reconcile(ctx, class); err != nil {
+				answer["amisError"] = err.Error()
+			}
+			answer["conditions"] = core.Conditions(class.GetConditions())
+		}
+		answer["amis"] = class.Status.AMIs
+		resolvedTypes, err := resolveAll(ctx, release, fields.InstanceTypes, fields.Region, fields.Zones, class)
+		if err != nil {
+			return nil, err
+		}
+		launches := map[string]string{}
+		for id, types := range amifamily.MapToInstanceTypes(resolvedTypes, class.Status.AMIs) {
+			for _, instanceType := range types {
+				launches[instanceType.Name] = id
+			}
+		}
+		answer["instanceTypes"] = launches
+		return answer, nil
+	}
 }
 
 func queries(found []amifamily.DescribeImageQuery) []query {
@@ -247,7 +219,14 @@ func requirementWords(requirements scheduling.Requirements) []string {
 	for _, requirement := range requirements.NodeSelectorRequirements() {
 		out = append(out, fmt.Sprintf("%s %s %v", requirement.Key, requirement.Operator, requirement.Values))
 	}
-	return sorted(out)
+	sort.Strings(out)
+	return out
+}
+
+func sortedCopy(items []string) []string {
+	out := append([]string{}, items...)
+	sort.Strings(out)
+	return out
 }
 
 func ec2Images(given []image) []ec2types.Image {
