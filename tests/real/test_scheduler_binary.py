@@ -212,6 +212,63 @@ def test_a_nodes_limit_binds_only_through_existing_nodes_within_one_pass(program
     assert answer["unschedulable"] == []
 
 
+def test_an_existing_node_takes_what_fits_and_counts_against_the_limit(program):
+    """A running m5.xlarge with 2 of its 3920m used takes one more 1-cpu pod; the next needs a new
+    NodeClaim, and the node's 4 cpu leave 2 of the pool's limit of 6: only m5.large fits under it."""
+    labels = {"karpenter.sh/nodepool": "default", "node.kubernetes.io/instance-type": "m5.xlarge",
+              "topology.kubernetes.io/zone": "us-east-1a", "karpenter.sh/capacity-type": "on-demand",
+              "kubernetes.io/hostname": "node-a", "karpenter.sh/registered": "true", "karpenter.sh/initialized": "true",
+              "kubernetes.io/arch": "amd64", "kubernetes.io/os": "linux"}
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-a", "labels": labels},
+            "spec": {"providerID": "aws:///us-east-1a/i-0a"},
+            "status": {"capacity": {"cpu": "4", "memory": "15155Mi", "pods": "58"},
+                       "allocatable": {"cpu": "3920m", "memory": "14162Mi", "pods": "58"},
+                       "conditions": [{"type": "Ready", "status": "True"}]}}
+    running = {**pod("running", "2"), "status": {"phase": "Running"}}
+    running["spec"]["nodeName"] = "node-a"
+    answer = ks.schedule(world(node_pool("default", requirements=[BOTH], limits={"cpu": "6"}), node, running,
+                               pod("p0", "1"), pod("p1", "1")), program=program)
+    assert answer["existingNodes"] == [{"name": "node-a", "pods": ["default/p0"]}]
+    assert claims_of(answer) == [("default", ["m5.large"], ["default/p1"])]
+
+
+def test_a_price_overlay_reorders_the_options_only_with_its_gate(program):
+    overlay = {"apiVersion": "karpenter.sh/v1alpha1", "kind": "NodeOverlay", "metadata": {"name": "cheap-xlarge"},
+               "spec": {"requirements": [requirement("node.kubernetes.io/instance-type", "In", "m5.xlarge")],
+                        "priceAdjustment": "-90%"}}
+    objects = (node_pool("default", requirements=[BOTH]), overlay, pod("p"))
+    off = ks.schedule(world(*objects), program=program)
+    assert [o["name"] for o in off["nodeClaims"][0]["instanceTypes"]] == ["m5.large", "m5.xlarge"]
+    assert off["nodeOverlays"] == [{"name": "cheap-xlarge", "validationSucceeded": False, "reason": "NotEvaluated",
+                                    "message": "the NodeOverlay feature gate is off"}]
+    on = ks.schedule(world(*objects, flags=["--feature-gates=NodeOverlay=true"]), program=program)
+    (claim,) = on["nodeClaims"]
+    assert [o["name"] for o in claim["instanceTypes"]] == ["m5.xlarge", "m5.large"]
+    assert claim["instanceTypes"][0]["price"] == pytest.approx(0.0192)
+    assert claim["annotations"]["karpenter.sh/price-overlay-applied"] == "true"
+    assert claim["launch"]["cheapest"]["instanceType"] == "m5.xlarge"
+    assert on["nodeOverlays"] == [{"name": "cheap-xlarge", "validationSucceeded": True}]
+
+
+def test_a_full_reservation_defers_the_next_pod_rather_than_falling_back(program):
+    """The provisioner schedules with reserved-capacity fallback disabled: once this pass has taken
+    the one reserved m5.large, a second pod that could use it is deferred, not sent to on-demand."""
+    reserved = {**M5_LARGE, "offerings": [*M5_LARGE["offerings"], {"zone": "us-east-1a", "capacityType": "reserved",
+                                                                   "price": 0.096 / 10_000_000, "reservationId": "cr-1",
+                                                                   "reservationCapacity": 1}]}
+    anti = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"topologyKey": "kubernetes.io/hostname", "labelSelector": {"matchLabels": {"app": "db"}}}]}}
+    pods = [pod(f"db{i}", "500m", labels={"app": "db"}, affinity=anti) for i in range(2)]
+    answer = ks.schedule(world(node_pool("default"), *pods, types=[reserved]), program=program)
+    (claim,) = answer["nodeClaims"]
+    assert claim["pods"] == ["default/db0"]
+    assert {"key": "karpenter.k8s.aws/capacity-reservation-id", "operator": "In", "values": ["cr-1"]} in claim["requirements"]
+    assert claim["launch"]["capacityType"] == "reserved"
+    assert claim["launch"]["cheapest"]["reservationId"] == "cr-1"
+    assert answer["unschedulable"] == [{"pod": "default/db1", "deferred": True,
+                                        "error": "one or more instance types with compatible reserved offerings are available, but could not be reserved"}]
+
+
 # --- instance types from EC2's answers, through the AWS provider's own code ----------------------------
 
 TYPES = ["m5.large", "m5.xlarge"]

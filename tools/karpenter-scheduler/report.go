@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/karpenter/pkg/apis/v1alpha1"
 	"sigs.k8s.io/karpenter/pkg/cloudprovider"
 	scheduler "sigs.k8s.io/karpenter/pkg/controllers/provisioning/scheduling"
+	coreoptions "sigs.k8s.io/karpenter/pkg/operator/options"
 	"sigs.k8s.io/karpenter/pkg/scheduling"
 	nodepoolutils "sigs.k8s.io/karpenter/pkg/utils/nodepool"
 
@@ -401,16 +402,16 @@ func overlayStatuses(ctx context.Context, sim *simulation) ([]overlayReport, err
 		return nil, err
 	}
 	out := []overlayReport{}
+	gateOn := coreoptions.FromContext(ctx).FeatureGates.NodeOverlay
 	for _, overlay := range overlays.Items {
-		entry := overlayReport{Name: overlay.Name}
-		if condition := overlay.StatusConditions().Get(v1alpha1.ConditionTypeValidationSucceeded); condition != nil {
+		entry := overlayReport{Name: overlay.Name, Reason: "NotEvaluated", Message: "the NodeOverlay feature gate is off"}
+		if gateOn {
+			condition := overlay.StatusConditions().Get(v1alpha1.ConditionTypeValidationSucceeded)
 			entry.ValidationSucceeded = condition.IsTrue()
+			entry.Reason, entry.Message = "", ""
 			if !entry.ValidationSucceeded {
 				entry.Reason, entry.Message = condition.Reason, condition.Message
 			}
-		} else {
-			entry.Reason = "NotEvaluated"
-			entry.Message = "the NodeOverlay feature gate is off"
 		}
 		out = append(out, entry)
 	}
