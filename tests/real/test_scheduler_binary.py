@@ -212,6 +212,34 @@ def test_a_nodes_limit_binds_only_through_existing_nodes_within_one_pass(program
     assert answer["unschedulable"] == []
 
 
+def test_a_pod_joins_the_least_filled_nodeclaim_not_the_first(program):
+    """Before each pod the NodeClaims are sorted by pod count: d (400m) would fit beside a and b
+    (3900m of 3920m), but the NodeClaim holding only c is tried first."""
+    xlarge = requirement("node.kubernetes.io/instance-type", "In", "m5.xlarge")
+    answer = ks.schedule(world(node_pool("default", requirements=[xlarge]), pod("a", "2000m"), pod("b", "1500m"),
+                               pod("c", "1500m"), pod("d", "400m")), program=program)
+    assert sorted(c["pods"] for c in answer["nodeClaims"]) == [["default/a", "default/b"], ["default/c", "default/d"]]
+
+
+def test_min_values_strict_refuses_and_best_effort_relaxes(program):
+    two_types = {**BOTH, "minValues": 2}
+    objects = (node_pool("mv", requirements=[two_types]), pod("big", "3"))
+    strict = ks.schedule(world(*objects), program=program)
+    assert strict["nodeClaims"] == []
+    assert strict["unschedulable"][0]["error"].startswith(
+        "minValues requirement is not met for label(s) (label(s)=[node.kubernetes.io/instance-type]), requirements=")
+    relaxed = ks.schedule(world(*objects, flags=["--min-values-policy=BestEffort"]), program=program)
+    (claim,) = relaxed["nodeClaims"]
+    assert claim["annotations"]["karpenter.sh/nodeclaim-min-values-relaxed"] == "true"
+    assert {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["m5.xlarge"], "minValues": 1} in claim["requirements"]
+
+
+def test_a_prefer_no_schedule_taint_is_tolerated_after_relaxation(program):
+    soft = {"key": "team", "value": "a", "effect": "PreferNoSchedule"}
+    answer = ks.schedule(world(node_pool("soft", requirements=[BOTH], taints=[soft]), pod("p")), program=program)
+    assert claims_of(answer) == [("soft", ["m5.large", "m5.xlarge"], ["default/p"])]
+
+
 def test_an_existing_node_takes_what_fits_and_counts_against_the_limit(program):
     """A running m5.xlarge with 2 of its 3920m used takes one more 1-cpu pod; the next needs a new
     NodeClaim, and the node's 4 cpu leave 2 of the pool's limit of 6: only m5.large fits under it."""
