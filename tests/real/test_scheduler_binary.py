@@ -193,6 +193,9 @@ def test_the_same_world_gives_the_same_answer(program):
     ({"objects": [], "instanceTypes": {}, "flags": ["--min-values-policy=Sometimes"]}, 'invalid MIN_VALUES_POLICY "Sometimes"'),
     ({"objects": [], "instanceTypes": {"default": [{"name": "x", "offerings": [{"zone": "a", "capacityType": "cheap"}]}]}},
      'capacityType "cheap"'),
+    ({"objects": [pod("p", affinity={"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [{"key": "x", "operator": "Gt"}]}]}}})], "instanceTypes": {}},
+     'pod "default/p": a node affinity term the API server would refuse'),
 ])
 def test_an_unusable_world_is_one_line_and_exit_2(program, world_, says):
     with pytest.raises(ks.SchedulerRefused) as refused:

@@ -108,7 +108,7 @@ func observe(ctx context.Context, cluster *state.Cluster, kubeClient client.Clie
 			return fmt.Errorf("pod %q: %w", podKey(pod), err)
 		}
 	}
-	for _, key := range objs.daemonSetKey {
+	for _, key := range objs.daemonSets {
 		var ds appsv1.DaemonSet
 		if err := kubeClient.Get(ctx, key, &ds); err != nil {
 			return err

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+	"sigs.k8s.io/karpenter/pkg/scheduling"
 )
 
 // world is the whole input: see the package comment for the meaning of each field.
@@ -56,12 +57,12 @@ type offeringInput struct {
 
 // objects are the Kubernetes objects of the world, decoded by Kubernetes' own codecs, sorted by kind.
 type objects struct {
-	all          []client.Object
-	nodePools    []*karpv1.NodePool
-	pods         []*corev1.Pod
-	nodes        []*corev1.Node
-	nodeClaims   []*karpv1.NodeClaim
-	daemonSetKey []types.NamespacedName
+	all        []client.Object
+	nodePools  []*karpv1.NodePool
+	pods       []*corev1.Pod
+	nodes      []*corev1.Node
+	nodeClaims []*karpv1.NodeClaim
+	daemonSets []types.NamespacedName
 }
 
 // decodeWorld reads the world strictly: an unknown field is a mistake of the caller, not something to ignore.
@@ -125,6 +126,9 @@ func decodeObjects(raw []json.RawMessage) (*objects, error) {
 		case *karpv1.NodePool:
 			out.nodePools = append(out.nodePools, typed)
 		case *corev1.Pod:
+			if err := requirementsOf(typed); err != nil {
+				return nil, fmt.Errorf("objects[%d]: pod %q: %w", i, podKey(typed), err)
+			}
 			markUnschedulable(typed)
 			out.pods = append(out.pods, typed)
 		case *corev1.Node:
@@ -133,7 +137,7 @@ func decodeObjects(raw []json.RawMessage) (*objects, error) {
 			out.nodeClaims = append(out.nodeClaims, typed)
 		}
 		if gvk.Kind == "DaemonSet" {
-			out.daemonSetKey = append(out.daemonSetKey, client.ObjectKeyFromObject(object))
+			out.daemonSets = append(out.daemonSets, client.ObjectKeyFromObject(object))
 		}
 		out.all = append(out.all, object)
 	}
@@ -156,6 +160,30 @@ func isNamespaced(object runtime.Object) (bool, error) {
 		return false, fmt.Errorf("kind %s is not one a world holds (Pod, DaemonSet, PersistentVolumeClaim, PersistentVolume, StorageClass, Node, NodePool, NodeClaim, NodeOverlay, EC2NodeClass)", gvk.GroupKind())
 	}
 	return namespaced, nil
+}
+
+// requirementsOf reads every node-affinity term of the pod as the scheduler may (it tries them in turn as it relaxes),
+// here where a term the API server would have refused (a Gt without its value) stops the world with one line instead
+// of a panic inside one of Karpenter's workers.
+func requirementsOf(pod *corev1.Pod) (err error) {
+	defer func() {
+		if recovered := recover(); recovered != nil {
+			err = fmt.Errorf("a node affinity term the API server would refuse: %v", recovered)
+		}
+	}()
+	affinity := pod.Spec.Affinity
+	if affinity == nil || affinity.NodeAffinity == nil {
+		return nil
+	}
+	if required := affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution; required != nil {
+		for _, term := range required.NodeSelectorTerms {
+			scheduling.NewNodeSelectorRequirements(term.MatchExpressions...)
+		}
+	}
+	for _, preferred := range affinity.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
+		scheduling.NewNodeSelectorRequirements(preferred.Preference.MatchExpressions...)
+	}
+	return nil
 }
 
 // markUnschedulable gives a pending pod the condition kube-scheduler sets, without which Karpenter ignores it.
