@@ -13,6 +13,8 @@ from __future__ import annotations
 import _scheduler as ks
 import pytest
 from _scheduler import instance_type, node_pool, pod, requirement
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 pytestmark = pytest.mark.real
 
@@ -380,3 +382,32 @@ def test_kubelet_max_pods_and_reservations_reach_the_allocatable(program, ec2_an
     # AL2023 keeps kube-reserved memory on the ENI-limited pod count (29), whatever maxPods says.
     assert large["overhead"]["kubeReserved"]["memory"] == "574Mi"
     assert large["overhead"]["systemReserved"] == {"cpu": "100m", "memory": "100Mi"}
+
+
+_QUANTITY = st.sampled_from(["0", "1", "100m", "1Gi", "-1", "1e3", "abc", ""])
+_POD_SPEC = st.fixed_dictionaries({}, optional={
+    "nodeSelector": st.dictionaries(st.sampled_from(["kubernetes.io/arch", "karpenter.sh/capacity-type", "team", "karpenter.sh/nodepool"]),
+                                    st.sampled_from(["amd64", "spot", "a", ""]), max_size=2),
+    "tolerations": st.lists(st.fixed_dictionaries({"key": st.sampled_from(["k", ""]), "operator": st.sampled_from(["Exists", "Equal"])}), max_size=2),
+    "topologySpreadConstraints": st.lists(st.fixed_dictionaries({
+        "maxSkew": st.integers(-1, 3), "topologyKey": st.sampled_from(["topology.kubernetes.io/zone", "kubernetes.io/hostname", "x"]),
+        "whenUnsatisfiable": st.sampled_from(["DoNotSchedule", "ScheduleAnyway"])}), max_size=2),
+})
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
+@given(pods=st.lists(st.tuples(_QUANTITY, _QUANTITY, _POD_SPEC), max_size=4),
+       limits=st.none() | st.dictionaries(st.sampled_from(["cpu", "memory", "nodes"]), _QUANTITY, max_size=2),
+       weight=st.none() | st.integers(-5, 200))
+def test_any_world_is_answered_or_refused_in_one_line(program, pods, limits, weight):
+    """Hostile worlds (bad quantities, odd selectors, skews, limits, weights): an answer, or exit 2
+    with one line, never a traceback."""
+    objects = [node_pool("default", requirements=[BOTH], limits=limits, weight=weight)]
+    objects += [pod(f"p{i}", cpu, memory, **spec) for i, (cpu, memory, spec) in enumerate(pods)]
+    try:
+        answer = ks.schedule(world(*objects), program=program)
+    except ks.SchedulerRefused as refused:
+        assert refused.code == 2 and "\n" not in refused.message, refused.message
+    else:
+        placed = [p for c in answer["nodeClaims"] for p in c["pods"]] + [u["pod"] for u in answer["unschedulable"]]
+        assert sorted(placed) == sorted(f"default/p{i}" for i in range(len(pods)))
