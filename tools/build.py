@@ -24,6 +24,9 @@ from pathlib import Path
 TOOLS = Path(__file__).resolve().parent
 BIN = TOOLS.parent / ".tools" / "bin"
 RELEASE_FLAGS = ("-trimpath", "-tags", "osusergo,grpcnotrace")
+# The approved newer toolchain the module proxy serves (a family that needs it says so).
+NEWER_GO = "go1.27.3"
+MACHINE_GO = "local"
 
 
 @dataclass(frozen=True)
@@ -46,10 +49,11 @@ class Family:
     # Files our sources embed, generated from a module's files before the build.
     generate: str | None = None
     versions: dict[str, str] = field(default_factory=dict)
+    toolchain: str = MACHINE_GO  # GOTOOLCHAIN for every go command run in the family's folder
 
 
-def _module_version(folder: Path, module: str) -> str:
-    return _go(folder, "list", "-m", "-f", "{{.Version}}", module).strip()
+def _module_version(folder: Path, module: str, toolchain: str = MACHINE_GO) -> str:
+    return _go(folder, "list", "-m", "-f", "{{.Version}}", module, toolchain=toolchain).strip()
 
 
 def _module_dir(folder: Path, module: str) -> Path:
@@ -57,8 +61,13 @@ def _module_dir(folder: Path, module: str) -> Path:
     return Path(json.loads(_go(folder, "mod", "download", "-json", module))["Dir"])
 
 
-def _go(folder: Path, *args: str) -> str:
-    return subprocess.run(("go", *args), cwd=folder, check=True, capture_output=True, text=True).stdout
+def _environment(toolchain: str) -> dict[str, str]:
+    return {**os.environ, "GOTOOLCHAIN": toolchain}
+
+
+def _go(folder: Path, *args: str, toolchain: str = MACHINE_GO) -> str:
+    return subprocess.run(("go", *args), cwd=folder, check=True, capture_output=True, text=True,
+                          env=_environment(toolchain)).stdout
 
 
 PULUMI_PKG = "github.com/pulumi/pulumi/pkg/v3"
@@ -72,7 +81,7 @@ K8S_PROVIDER_RELEASE = "4.25.0"
 def families() -> list[Family]:
     """The tool families, with versions read from their go.mod files."""
     pulumi, provider, kube, cel = TOOLS / "pulumi", TOOLS / "pulumi-kubernetes", TOOLS / "kube", TOOLS / "cel"
-    oracle = TOOLS / "karpenter-oracle"
+    oracle, scheduler = TOOLS / "karpenter-oracle", TOOLS / "karpenter-scheduler"
     karpenter = _module_version(TOOLS / "karpenter", KARPENTER_AWS)
     cli = _module_version(pulumi, PULUMI_PKG)
     pulumi_version = (f"-X {PULUMI_SDK}/go/common/version.Version={cli}",)
@@ -125,6 +134,13 @@ def families() -> list[Family]:
             (Binary("karpenter-oracle", "."),),
             versions={"karpenter-oracle": _module_version(oracle, KARPENTER_AWS), "karpenter-core": _module_version(oracle, "sigs.k8s.io/karpenter")},
         ),
+        # Karpenter 1.15's provisioning scheduler on a JSON world, for the simulation's differential tests (tests/_scheduler.py).
+        Family(
+            "karpenter-scheduler",
+            (Binary("karpenter-scheduler", "."),),
+            versions={"karpenter-scheduler": _module_version(scheduler, KARPENTER_AWS, NEWER_GO)},
+            toolchain=NEWER_GO,
+        ),
         Family(
             "karpenter",
             (
@@ -168,7 +184,7 @@ def cache_key(family: Family) -> str:
     sources = sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix in {".go", ".mod", ".sum"})
     for path in sources:
         digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes() + b"\0")
-    digest.update(_go(folder, "env", "GOVERSION", "GOOS", "GOARCH").encode())
+    digest.update(_go(folder, "env", "GOVERSION", "GOOS", "GOARCH", toolchain=family.toolchain).encode())
     digest.update(repr((RELEASE_FLAGS, family.binaries, family.module_files)).encode())
     version = "-".join(v.lstrip("v") for v in family.versions.values())
     return f"{family.folder}-{version}-{digest.hexdigest()[:12]}"
@@ -187,7 +203,7 @@ def build(family: Family, log) -> Path:
     staging = Path(tempfile.mkdtemp(prefix=f".{family.folder}-", dir=target.parent))
     staging.chmod(0o755)
     try:
-        environment = {**os.environ, "CGO_ENABLED": "0"}
+        environment = {**_environment(family.toolchain), "CGO_ENABLED": "0"}
         for binary in family.binaries:
             log(f"{family.folder}: building {binary.name} (first build of a family takes minutes)")
             command = ["go", "build", *RELEASE_FLAGS, "-o", str(staging / binary.name)]
