@@ -138,6 +138,13 @@ def families() -> list[Family]:
         # cel-go at the version Karpenter 1.15 pins, in Karpenter's kubelet-expression environment (differential tests).
         Family("cel", (Binary("kubelet-cel", "."),), versions={"kubelet-cel": _module_version(cel, "github.com/google/cel-go")}),
         *karpenter_families(),
+        # Karpenter 1.15's provisioning scheduler on a JSON world, for the simulation's differential tests (tests/_scheduler.py).
+        Family(
+            "karpenter-scheduler",
+            (Binary("karpenter-scheduler", "."),),
+            versions={"karpenter-scheduler": _module_version(TOOLS / "karpenter-scheduler", KARPENTER_AWS, NEWER_GO)},
+            toolchain=NEWER_GO,
+        ),
     ]
 
 
