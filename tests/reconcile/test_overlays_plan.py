@@ -157,7 +157,7 @@ def test_hostile_overlays_are_refused_or_judged_never_a_traceback(default_aws, c
     json.dumps(plan.to_json())
 
 
-@pytest.mark.parametrize("version,priced", [((1, 14), True), ((1, 13), False)])
+@pytest.mark.parametrize("release,priced", [((1, 14), True), ((1, 13), False)])
 def test_from_1_14_an_overlay_naming_an_unpriced_type_gives_it_its_price(default_aws, catalogue_cache, release, priced):
     """r9g is not in Karpenter's price table: without a price Karpenter never launches it; from 1.14 an overlay
     naming the type alone with an absolute price prices it."""
@@ -194,7 +194,7 @@ def test_capacity_changes_show_the_type_own_value_before(default_aws, catalogue_
     assert changes[("g5.xlarge", "example.com/fuse")] == (None, "1")
 
 
-@pytest.mark.parametrize("version,cluster,stalls", [((1, 12), GATED, True), ((1, 13), GATED, False), ((1, 12), Cluster(), False)])
+@pytest.mark.parametrize("release,cluster,stalls", [((1, 12), GATED, True), ((1, 13), GATED, False), ((1, 12), Cluster(), False)])
 def test_before_1_13_a_pool_without_subnets_stalls_every_pool_with_the_gate_on(default_aws, catalogue_cache, release, cluster, stalls):
     broken = node_class(subnetSelectorTerms=[{"tags": {"karpenter.sh/discovery": "nowhere"}}])
     broken["metadata"]["name"] = "broken"

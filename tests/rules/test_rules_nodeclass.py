@@ -88,7 +88,7 @@ _EVERY_CEL_RULE = [
 ]
 
 
-@pytest.mark.parametrize("version", RELEASES, ids=RELEASES.get)
+@pytest.mark.parametrize("release", RELEASES, ids=RELEASES.get)
 def test_every_crd_cel_message_is_mirrored_verbatim(release):
     produced = set().union(*(_cel_messages(patch, release) for patch in _EVERY_CEL_RULE))
     assert produced == crd_messages(RELEASES[release], CRD)
@@ -220,7 +220,7 @@ def test_windows2025_alias_is_unknown_before_1_9():
 
 
 @pytest.mark.parametrize(
-    ("version", "ending"), [((1, 2), "in subnetSelectorTerms"), ((1, 3), "in a subnet selector term")]
+    ("release", "ending"), [((1, 2), "in subnetSelectorTerms"), ((1, 3), "in a subnet selector term")]
 )
 def test_subnet_exclusive_wording_changed_in_1_3(release, ending):
     patch = {"spec": {"subnetSelectorTerms": [{"id": "subnet-1", "tags": {"a": "b"}}]}}
@@ -229,7 +229,7 @@ def test_subnet_exclusive_wording_changed_in_1_3(release, ending):
 
 
 @pytest.mark.parametrize(
-    ("version", "missing", "exclusive"),
+    ("release", "missing", "exclusive"),
     [
         (
             (1, 7),
@@ -316,7 +316,7 @@ def test_instance_profile_arn_in_every_partition(partition):
 
 
 @pytest.mark.parametrize(
-    ("version", "rule", "severity"), [((1, 1), "nodeclass/role-arn", "error"), ((1, 2), "nodeclass/role-arn-name", "warning")]
+    ("release", "rule", "severity"), [((1, 1), "nodeclass/role-arn", "error"), ((1, 2), "nodeclass/role-arn-name", "warning")]
 )
 def test_role_arn_is_an_error_before_1_2_and_a_warning_after(release, rule, severity):
     arn = "arn:aws:iam::123456789012:role/ops/KarpenterNodeRole"

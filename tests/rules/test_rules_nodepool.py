@@ -57,7 +57,7 @@ _EVERY_CEL_RULE = [
 ]
 
 
-@pytest.mark.parametrize("version", RELEASES, ids=RELEASES.get)
+@pytest.mark.parametrize("release", RELEASES, ids=RELEASES.get)
 def test_every_crd_cel_message_is_mirrored_verbatim(release):
     produced = {
         f.message
@@ -68,7 +68,7 @@ def test_every_crd_cel_message_is_mirrored_verbatim(release):
     assert produced == crd_messages(RELEASES[release], CRD)
 
 
-@pytest.mark.parametrize("version", RELEASES, ids=RELEASES.get)
+@pytest.mark.parametrize("release", RELEASES, ids=RELEASES.get)
 def test_aws_label_allow_list_matches_the_crd(release):
     text = (CRDS / RELEASES[release] / CRD).read_text(encoding="utf-8")
     in_crd = set(re.findall(r'"(karpenter\.k8s\.aws/[a-z0-9-]+)"', text))
@@ -150,7 +150,7 @@ def test_kubernetes_io_allow_list_before_1_9(key):
     assert _messages(requirements({"key": key, "operator": "Exists"}), "cel/label-domain-restricted", (1, 8)) == []
 
 
-@pytest.mark.parametrize(("version", "allowed"), [((1, 8), False), ((1, 9), True)])
+@pytest.mark.parametrize(("release", "allowed"), [((1, 8), False), ((1, 9), True)])
 def test_instance_tenancy_joined_the_allow_list_in_1_9(release, allowed):
     patch = requirements({"key": "karpenter.k8s.aws/instance-tenancy", "operator": "In", "values": ["default"]})
     assert bool(_messages(patch, "cel/label-domain-restricted", release)) is not allowed
