@@ -3,19 +3,24 @@
 Four references are read from their one declaration: the commands and options (the click command
 tree), the rules (the rule registry, one page per rule and an index), the stack keys (the loader's
 key tables) and the Karpenter releases (the `since`/`until` releases of schema fields, enum values,
-labels and rules); so is the reconciliation's step graph in docs/concepts/reconciliation.md (the
-declared steps). `python docs/gen.py` (or `make docs-reference`) rewrites them; tests/docs checks
+labels and rules); so are two drawings inside hand-written pages: the reconciliation's step graph in
+docs/concepts/reconciliation.md (the declared steps) and the layer map in docs/project/architecture.md
+(the import contracts and each package's docstring). `python docs/gen.py` (or `make docs-reference`) rewrites them; tests/docs checks
 that the committed pages are what this module generates. It never imports pulumi.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import inspect
 import json
+import re
 import sys
-from collections.abc import Iterable, Iterator, Mapping
+import tomllib
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
+from typing import NamedTuple
 
 import click
 import yaml
@@ -294,12 +299,25 @@ def releases_page() -> str:
     return "\n".join(lines)
 
 
-# --- the reconciliation's step graph ---------------------------------------------------------
+# --- drawings inside hand-written pages -----------------------------------------------------
 
 
-RECONCILIATION = DOCS / "concepts" / "reconciliation.md"
-STEP_GRAPH = ("<!-- The step graph: generated from karpenter_gitops/reconcile/steps.py by docs/gen.py; do not edit. -->",
-              "<!-- End of the step graph. -->")
+class Drawing(NamedTuple):
+    """A generated block inside a hand-written page, between two markers that name its source."""
+
+    page: Path
+    source: str  # what the block is drawn from, as the opening marker says
+    draw: Callable[[], str]
+
+    @property
+    def markers(self) -> tuple[str, str]:
+        return (f"<!-- Drawn from {self.source} by docs/gen.py; do not edit. -->", "<!-- End of the drawing. -->")
+
+    def onto(self, page: str) -> str:
+        """``page`` with this block between its markers drawn anew."""
+        start, end = self.markers
+        head, rest = page.split(start, 1)
+        return f"{head}{start}\n{self.draw()}\n{end}{rest.split(end, 1)[1]}"
 
 
 def step_graph() -> str:
@@ -319,11 +337,63 @@ def _step_names(names: tuple[str, ...]) -> str:
     return ", ".join(f"`{name}`" for name in names) or "—"
 
 
-def with_step_graph(page: str) -> str:
-    """``page`` with the step graph between its markers drawn anew."""
-    start, end = STEP_GRAPH
-    head, rest = page.split(start, 1)
-    return f"{head}{start}\n{step_graph()}\n{end}{rest.split(end, 1)[1]}"
+PYPROJECT = DOCS.parent / "pyproject.toml"
+PACKAGE = "karpenter_gitops"
+# The Pulumi shells sit above the core and import its app layer only.
+SHELLS = ("karpenter_gitops_pulumi", "karpenter_gitops_policies")
+
+
+def _layer_contracts() -> list[dict]:
+    contracts = tomllib.loads(PYPROJECT.read_text(encoding="utf-8"))["tool"]["importlinter"]["contracts"]
+    return [c for c in contracts if c["type"] == "layers"]
+
+
+def _groups(layers: list[str]) -> list[list[str]]:
+    return [[name.strip().rsplit(".", 1)[-1] for name in layer.split("|")] for layer in layers]
+
+
+def _first_paragraph(module: str) -> str:
+    """A package docstring's first paragraph as markdown: Sphinx roles become code."""
+    doc = inspect.getdoc(importlib.import_module(module)) or ""
+    text = " ".join(doc.split("\n\n", 1)[0].split())
+    text = re.sub(r":(?:mod|class|func|data|meth|attr):`~?([^`]+)`", lambda m: f"`{m.group(1).lstrip('.')}`", text)
+    return text.replace("``", "`")
+
+
+def layer_map() -> str:
+    """The core's layers as the import contracts order them: a chart, then each folder's own words
+    (its package docstring) with what it may import and what may import it; then the orders inside."""
+    contracts = _layer_contracts()
+    (main,) = [c for c in contracts if "containers" not in c]
+    groups = _groups(main["layers"])
+    lines = ["```mermaid", "flowchart TB", "  shells[\"karpenter_gitops_pulumi / karpenter_gitops_policies\"]"]
+    lines += [f'  L{i}["{" · ".join(f"{name}/" for name in group)}"]' for i, group in enumerate(groups)]
+    lines += ["  shells --> L1", *(f"  L{i} --> L{i + 1}" for i in range(len(groups) - 1)), "```", ""]
+    for index, group in enumerate(groups):
+        above = [name for higher in groups[:index] for name in higher] + (list(SHELLS) if group == ["app"] else [])
+        below = [name for lower in groups[index + 1:] for name in lower]
+        for name in group:
+            lines += [f"**`{PACKAGE}/{name}/`** — {_first_paragraph(f'{PACKAGE}.{name}')}", ""]
+            lines += [f"Imports: {_names(below) or 'nothing of the project'}. Imported by: {_names(above) or 'nobody (the top)'}.", ""]
+    lines += ["Inside a layer, the modules are ordered too (top to bottom; `|` joins modules that do not import each other):", ""]
+    for contract in contracts:
+        if "containers" in contract:
+            (container,) = contract["containers"]
+            order = " → ".join(" \\| ".join(f"`{n}`" for n in group) for group in _groups(contract["layers"]))
+            lines.append(f"- `{container.replace('.', '/')}/`: {order}")
+    return "\n".join([*lines, ""])
+
+
+def _names(packages: list[str]) -> str:
+    return ", ".join(f"`{name}`" for name in packages)
+
+
+RECONCILIATION = DOCS / "concepts" / "reconciliation.md"
+ARCHITECTURE = DOCS / "project" / "architecture.md"
+DRAWINGS = (
+    Drawing(RECONCILIATION, "karpenter_gitops/reconcile/steps.py", step_graph),
+    Drawing(ARCHITECTURE, "the import contracts in pyproject.toml and each package's docstring", layer_map),
+)
 
 
 # --- all pages --------------------------------------------------------------------------------
@@ -358,5 +428,6 @@ def _existing(target: Path) -> Iterable[Path]:
 
 if __name__ == "__main__":
     print(f"docs/reference: {len(write())} pages written", file=sys.stderr)
-    RECONCILIATION.write_text(with_step_graph(RECONCILIATION.read_text(encoding="utf-8")), encoding="utf-8")
-    print(f"docs/concepts/{RECONCILIATION.name}: the step graph drawn", file=sys.stderr)
+    for drawing in DRAWINGS:
+        drawing.page.write_text(drawing.onto(drawing.page.read_text(encoding="utf-8")), encoding="utf-8")
+        print(f"{drawing.page.relative_to(DOCS.parent)}: drawn anew from {drawing.source}", file=sys.stderr)

@@ -4,7 +4,7 @@ From 1.15 the EC2NodeClass CRD keeps any ``spec.kubelet`` field; Karpenter unmar
 strictly into ``k8s.io/kubelet/config/v1beta1.KubeletConfiguration`` of the k8s.io/kubelet module it
 pins (v0.37.0 in v1.15.0) and reports a field that is not there as ``InvalidKubeletConfiguration``.
 These are that struct's JSON names plus its inline TypeMeta (apiVersion, kind);
-``tests/real/test_kubelet_fields.py`` reads them again from the module and compares.
+``tests/real/test_release_115_crds.py`` reads them again from the module and compares.
 """
 
 UPSTREAM_MODULE = "k8s.io/kubelet@v0.37.0"

@@ -77,9 +77,10 @@ def test_write_removes_pages_of_dropped_rules(tmp_path):
     assert len(written) == len(GENERATED)
 
 
-def test_the_step_graph_in_the_concepts_is_the_declared_one():
-    page = gen.RECONCILIATION.read_text(encoding="utf-8")
-    assert page == gen.with_step_graph(page), (
-        f"docs/concepts/reconciliation.md draws another step graph than karpenter_gitops/reconcile/steps.py declares; "
+@pytest.mark.parametrize("drawing", gen.DRAWINGS, ids=lambda d: d.page.name)
+def test_drawings_in_hand_written_pages_are_what_the_code_declares(drawing):
+    page = drawing.page.read_text(encoding="utf-8")
+    assert page == drawing.onto(page), (
+        f"{drawing.page.relative_to(gen.DOCS.parent)} draws something else than {drawing.source} declares; "
         f"run `{gen.REGENERATE}` and commit it"
     )

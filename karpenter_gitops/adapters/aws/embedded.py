@@ -1,6 +1,6 @@
 """An embedded AWS for the demo and the tests: moto in server mode on 127.0.0.1, seeded from a world.
 
-A *world fixture* (YAML, see ``karpenter_gitops/worlds/default.yaml``) describes the account:
+A *world fixture* (YAML, see ``karpenter_gitops/adapters/aws/worlds/default.yaml``) describes the account:
 images, the SSM parameters that publish alias AMIs, roles and instance profiles, subnets,
 security groups and which instance types exist. :func:`embedded_aws` starts moto, seeds the world
 and points the standard AWS environment (endpoint, dummy credentials, region) at it; on exit the
