@@ -65,7 +65,7 @@ def test_the_well_known_labels_are_the_aws_providers(karpenter_oracle):
     answer = karpenter_oracle.one({"op": "labels"})
     assert answer["restrictedDomains"] == ["karpenter.k8s.aws", "karpenter.sh"]
     assert answer["restrictedLabels"] == ["kubernetes.io/hostname"]
-    ours = set(_well_known(karpenter_oracle.release)) - set(answer["normalized"]) - {"karpenter.k8s.aws/ec2nodeclass"}
+    ours = set(well_known(karpenter_oracle.release)) - set(answer["normalized"]) - {"karpenter.k8s.aws/ec2nodeclass"}
     assert ours == set(answer["wellKnown"])
 
 
