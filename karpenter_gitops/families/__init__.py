@@ -1,120 +1,43 @@
-"""AMI families: one module per family behind one protocol, and the one dispatch point.
+"""AMI families: one module per family behind one protocol, and the one dispatch point (:mod:`.dispatch`).
 
 Each family module (:mod:`.al2`, :mod:`.al2023`, :mod:`.bottlerocket`, :mod:`.windows`,
 :mod:`.custom`) defines a :class:`~karpenter_gitops.families.protocol.Family`: its ``amiFamily``
 name, its alias and the format of an alias version, the Karpenter release that added it, the
 SSM parameters an alias reads and the Kubernetes versions Karpenter refuses it for, and its
 userData checks. :data:`FAMILIES` lists them in the CRD's order; everything else asks the
-functions here. Adding a family is its module, its line in :data:`FAMILIES` and the CRD's
+functions of :mod:`.dispatch`, whose names this package hands on. Adding a family is its module, its line in :data:`FAMILIES` and the CRD's
 ``amiFamily`` enum in :mod:`karpenter_gitops.core.model` (a test keeps the two equal).
 
 Layer: imports core only; pure, no I/O.
 """
-
-from __future__ import annotations
-
-from collections.abc import Iterable
-from functools import cache, lru_cache
-
-from karpenter_gitops.core import versions
-from karpenter_gitops.core.model import EC2NodeClass
-from karpenter_gitops.families import al2, al2023, bottlerocket, custom, windows
-from karpenter_gitops.families.protocol import (
-    ALIAS,
-    LATEST,
-    Alias,
-    AliasError,
-    AliasParameter,
-    Family,
-    UnsupportedAlias,
+from karpenter_gitops.families.dispatch import (
+    FAMILIES,
+    alias_families,
+    alias_parameters,
+    analyse_userdata,
+    by_name,
+    family_of,
+    of_alias,
+    of_image,
+    parse_alias,
+    userdata_family,
 )
-from karpenter_gitops.families.userdata import common
-from karpenter_gitops.families.userdata.problems import Problem
+from karpenter_gitops.families.protocol import Alias, AliasError, AliasParameter, Family, UnsupportedAlias
 
-FAMILIES: tuple[Family, ...] = (al2.FAMILY, al2023.FAMILY, bottlerocket.FAMILY, custom.FAMILY, *windows.FAMILIES)
-_BY_NAME = {family.name: family for family in FAMILIES}
-_BY_ALIAS = {family.alias: family for family in FAMILIES if family.alias}
-
-
-def of_image(name: str) -> tuple[Family, str] | None:
-    """The family whose published images are named like ``name``, with the Kubernetes minor in the name."""
-    for family in FAMILIES:
-        match = family.image_name.match(name) if family.image_name else None
-        if match:
-            return family, match.group("k8s")
-    return None
-
-
-def by_name(name: str | None) -> Family | None:
-    """The family an ``amiFamily`` value names."""
-    return _BY_NAME.get(name) if name else None
-
-
-def of_alias(alias_family: str) -> Family | None:
-    """The family of an alias's family part (``al2023`` of ``al2023@v20240807``)."""
-    return _BY_ALIAS.get(alias_family)
-
-
-@cache
-def alias_families(release: versions.Release) -> dict[str, str]:
-    """alias family → amiFamily, in the CRD's order, of the families ``version`` knows."""
-    return {f.alias: f.name for f in FAMILIES if f.alias and (f.since is None or release >= f.since)}
-
-
-def parse_alias(text: str) -> Alias:
-    """``family@version``, or an AliasError saying why Karpenter cannot read it."""
-    match = ALIAS.match(text.strip())
-    if not match:
-        raise AliasError(f"alias {text!r} is improperly formatted, must match the format 'family@version'")
-    family_part, version = match.groups()
-    family = of_alias(family_part)
-    if family is None:
-        raise AliasError(f"alias family {family_part!r} is not supported, use one of {', '.join(_BY_ALIAS)}")
-    if family.version_format is None and version != LATEST:
-        raise AliasError(f"alias {text!r}: windows families may only specify version 'latest'")
-    return Alias(family_part, version)
-
-
-def alias_parameters(
-    alias: Alias, kubernetes: str, release: versions.Release = versions.DEFAULT
-) -> tuple[AliasParameter, ...]:
-    """The SSM parameters ``alias`` reads on a cluster running ``kubernetes_version``, in Karpenter's order.
-
-    Raises UnsupportedAlias for the combinations Karpenter refuses (e.g. AL2 on 1.33+).
-    """
-    family = of_alias(alias.family)
-    if family is None or family.parameters is None:
-        raise AliasError(f"alias family {alias.family!r} is not supported, use one of {', '.join(_BY_ALIAS)}")
-    minor = versions.kubernetes_minor(kubernetes)
-    refused = family.unsupported(minor, release)
-    if refused:
-        raise UnsupportedAlias(refused)
-    return family.parameters(alias, versions.show(minor), release)
-
-
-def family_of(node_class: EC2NodeClass) -> Family:
-    """The family Karpenter uses for a class: ``spec.amiFamily``, else the alias's family, else Custom."""
-    return by_name(userdata_family(node_class.spec.ami_family, (t.alias for t in node_class.spec.ami_selector_terms or ()))) or custom.FAMILY
-
-
-def userdata_family(ami_family: str | None, aliases: Iterable[str | None] = ()) -> str | None:
-    """The family to judge userData by: amiFamily if set, else the alias's family."""
-    if ami_family:
-        return ami_family
-    for alias in aliases:
-        if alias:
-            family = of_alias(alias.partition("@")[0].lower())
-            return family.name if family else None
-    return None
-
-
-@lru_cache(maxsize=256)
-def analyse_userdata(text: str, ami_family: str | None) -> tuple[Problem, ...]:
-    """Every problem of ``text`` as userData for ``ami_family`` (None or unknown: only the common checks)."""
-    problems = list(common.size(text))
-    folded = common.folded(text)
-    if folded:  # the family's format is broken beyond reading; report the cause only
-        problems.append(folded)
-    elif (family := by_name(ami_family)) is not None:
-        problems.extend(family.check_userdata(text))
-    return tuple(problems)
+__all__ = [
+    "FAMILIES",
+    "Alias",
+    "AliasError",
+    "AliasParameter",
+    "Family",
+    "UnsupportedAlias",
+    "alias_families",
+    "alias_parameters",
+    "analyse_userdata",
+    "by_name",
+    "family_of",
+    "of_alias",
+    "of_image",
+    "parse_alias",
+    "userdata_family",
+]
