@@ -7,7 +7,7 @@ from conftest import USERDATA
 from hypothesis import given
 from hypothesis import strategies as st
 
-from karpenter_gitops.families.userdata import mime
+from karpenter_gitops.families.userdata import go_multipart, mime
 from karpenter_gitops.families.userdata.problems import MIME, MIME_IGNORED
 
 GOOD = (
@@ -120,7 +120,7 @@ def test_archives_karpenter_reads_are_not_refused():
 def test_karpenters_own_fixtures_are_read_whole(name, family):
     text = (USERDATA / name).read_text()
     assert mime.karpenter_problems(text, family) == []
-    assert [p.content_type.split(";")[0] for p in mime.karpenter_read(text)] == [
+    assert [p.content_type.split(";")[0] for p in go_multipart.karpenter_read(text)] == [
         p.content_type for p in mime.read(text).parts
     ]
 
