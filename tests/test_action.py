@@ -24,13 +24,12 @@ import re
 import shutil
 import subprocess
 import sys
-import sysconfig
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 import yaml
-from conftest import LEFT_OUT, PROJECT
+from conftest import LEFT_OUT, PROJECT, dependency_site
 
 ACTION = yaml.safe_load((PROJECT / "action.yml").read_text(encoding="utf-8"))
 STEPS = ACTION["runs"]["steps"]
@@ -190,18 +189,6 @@ class Runner:
         return Run(exit_code, action_outputs, ran, "".join(log), summary.read_text(), calls)
 
 
-def _dependencies(directory: Path) -> Path:
-    """The test virtualenv's packages without this project and without the packaging tools (the
-    new virtualenv has its own): what an index would serve the install step."""
-    directory.mkdir()
-    site = Path(sysconfig.get_paths()["purelib"])
-    own = ("karpenter_gitops", "__editable__", "pip", "setuptools", "pkg_resources", "_distutils_hack", "distutils-precedence")
-    for entry in site.iterdir():
-        if not entry.name.startswith(own) and entry.suffix != ".pth":
-            (directory / entry.name).symlink_to(entry)
-    return directory
-
-
 @pytest.fixture(scope="module")
 def runner(tmp_path_factory) -> Runner:
     root = tmp_path_factory.mktemp("action")
@@ -215,7 +202,7 @@ def runner(tmp_path_factory) -> Runner:
     temp = root / "runner-temp"
     temp.mkdir()
     env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(root), "LANG": "C.UTF-8", "NO_COLOR": "1",
-           "PYTHONPATH": str(_dependencies(root / "dependencies")), "PIP_NO_INDEX": "1",
+           "PYTHONPATH": str(dependency_site(root / "dependencies")), "PIP_NO_INDEX": "1",
            "GIT_CONFIG_GLOBAL": str(root / "gitconfig"), "GIT_CONFIG_NOSYSTEM": "1",
            "KARPENTER_GITOPS_AWS_DEADLINE": os.environ["KARPENTER_GITOPS_AWS_DEADLINE"]}
     (root / "gitconfig").write_text("[user]\n\tname = ci\n\temail = ci@example.com\n[init]\n\tdefaultBranch = main\n")
