@@ -91,26 +91,65 @@ print(text)
 # --- the expressions of action.yml ------------------------------------------------------------
 
 
+_TOKEN = re.compile(r"\s*(\|\||&&|==|!=|!|\(|\)|'[^']*'|always\(\)|[A-Za-z_][\w.-]*)")
+
+
 def evaluate(expression: str, context: dict) -> object:
-    """The small part of GitHub's expression language action.yml uses: `||`, `&&`, `==`, `!=`,
-    'strings', context paths and always()."""
-    expression = expression.strip()
-    for operator in ("||", "&&"):
-        if operator in expression:
-            parts = [evaluate(part, context) for part in expression.split(operator)]
-            return any(parts) if operator == "||" else all(parts)
-    for operator in ("==", "!="):
-        if operator in expression:
-            left, right = (str(evaluate(side, context)) for side in expression.split(operator))
-            return (left == right) == (operator == "==")
-    if expression == "always()":
-        return True
-    if expression.startswith("'") and expression.endswith("'"):
-        return expression[1:-1]
-    value: object = context
-    for name in expression.split("."):
-        value = value.get(name, "") if isinstance(value, dict) else ""
-    return "" if value is None else value
+    """The part of GitHub's expression language action.yml uses: `||` and `&&` (which return an
+    operand, as GitHub's do), `==`, `!=`, `!`, parentheses, 'strings', context paths, always()."""
+    tokens, position = [], 0
+    while position < len(expression.rstrip()):
+        match = _TOKEN.match(expression, position)
+        assert match, f"cannot read {expression[position:]!r}"
+        tokens.append(match.group(1))
+        position = match.end()
+
+    def take(*wanted: str) -> str | None:
+        if tokens and tokens[0] in wanted:
+            return tokens.pop(0)
+        return None
+
+    def either() -> object:
+        value = both()
+        while take("||"):
+            right = both()
+            value = value or right
+        return value
+
+    def both() -> object:
+        value = compare()
+        while take("&&"):
+            right = compare()
+            value = value and right
+        return value
+
+    def compare() -> object:
+        value = unary()
+        operator = take("==", "!=")
+        if operator:
+            return (str(value) == str(unary())) == (operator == "==")
+        return value
+
+    def unary() -> object:
+        if take("!"):
+            return not unary()
+        if take("("):
+            value = either()
+            assert take(")")
+            return value
+        token = tokens.pop(0)
+        if token == "always()":
+            return True
+        if token.startswith("'"):
+            return token[1:-1]
+        value: object = context
+        for name in token.split("."):
+            value = value.get(name, "") if isinstance(value, dict) else ""
+        return "" if value is None else value
+
+    result = either()
+    assert not tokens, f"unread: {tokens}"
+    return result
 
 
 def substitute(text: str, context: dict) -> str:
@@ -259,7 +298,7 @@ def test_a_broken_change_is_annotated_previewed_commented_and_fails(runner, repo
     assert run.exit_code == 1
     assert run.outputs["validate-exit"] == "1" and run.outputs["preview-exit"] == "1"
     assert "::error file=karpenter/nodes.yaml,line=7,title=nodeclass/instance-profile-arn::" in run.log
-    comment = Path(run.outputs["comment-file"]).read_text()
+    comment = (Path(run.outputs["comment-dir"]) / "comment.md").read_text()
     assert comment.startswith(MARKER + "\n### Karpenter preview: :x:")
     assert "Traceback" not in run.log
     assert run.gh_calls == [
@@ -294,11 +333,51 @@ def test_a_pull_request_from_a_fork_is_validated_and_not_commented(runner, repos
     assert MARKER in run.summary and run.outputs["comment-id"] == ""
 
 
+def test_a_workflow_run_job_posts_the_comment_a_forks_run_made(runner, tmp_path):
+    """The fork-safe pair: the pull_request run uploads comment-dir, a workflow_run job downloads it
+    and posts it with a write token, installing and running nothing of the pull request's."""
+    runner.workspace = tmp_path
+    made = tmp_path / "preview"
+    made.mkdir()
+    (made / "comment.md").write_text(f"{MARKER}\n### Karpenter preview: :x: 1 blocking problem(s)\n")
+    (made / "pull-request").write_text("7\n")
+    event = {"workflow_run": {"head_repository": {"full_name": "someone/infra"}}}
+    run = runner.run("workflow_run", event, {"comment-from": "preview"}, steps=STEPS)
+
+    assert run.exit_code == 0, run.log
+    assert run.steps_run == ["Post or update the pull request comment", "Fail on findings (validate) or blocking problems (preview)"]
+    assert [(c["method"], c["endpoint"], c["body"]) for c in run.gh_calls][1] == (
+        "POST", f"repos/{REPOSITORY}/issues/7/comments", (made / "comment.md").read_text())
+
+
+def test_a_pull_request_number_that_is_no_number_is_refused(runner, tmp_path):
+    runner.workspace = tmp_path
+    made = tmp_path / "preview"
+    made.mkdir()
+    (made / "comment.md").write_text(f"{MARKER}\nhi\n")
+    (made / "pull-request").write_text("7/../../pulls\n")
+    run = runner.run("workflow_run", {}, {"comment-from": "preview"}, steps=STEPS)
+
+    assert run.exit_code == 2
+    assert "holds no pull request number" in run.log and run.gh_calls == []
+
+
+@pytest.mark.parametrize(("expression", "expected"), [
+    ("inputs.a == 'x' && (inputs.b != '' || steps.s.outputs.o != '')", True),
+    ("inputs.a == 'y' || inputs.b", "b"),
+    ("!(inputs.a == 'x')", False),
+    ("github.event.pull_request.number", ""),
+])
+def test_the_expressions_are_read_as_github_reads_them(expression, expected):
+    context = {"inputs": {"a": "x", "b": "b"}, "steps": {"s": {"outputs": {"o": "1"}}}, "github": {"event": {}}}
+    assert evaluate(expression, context) == expected
+
+
 def test_a_push_validates_only(runner, repository):
     run = runner.run("push", {}, {"paths": "karpenter/", "format": "text"})
 
     assert run.exit_code == 0, run.log
-    assert run.outputs == {"validate-exit": "0", "preview-exit": "", "comment-file": "", "comment-id": ""}
+    assert run.outputs == {"validate-exit": "0", "preview-exit": "", "comment-dir": "", "comment-id": ""}
     assert "2 object(s) checked" in run.log
     assert run.gh_calls == []
 
