@@ -29,38 +29,15 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import LEFT_OUT, PROJECT, dependency_site
+from conftest import LEFT_OUT, PROJECT, USERS_NODES, dependency_site
 
 ACTION = yaml.safe_load((PROJECT / "action.yml").read_text(encoding="utf-8"))
 STEPS = ACTION["runs"]["steps"]
 REPOSITORY = "acme/infra"
 MARKER = "<!-- karpenter-gitops-preview -->"
 
-NODECLASS = """\
-apiVersion: karpenter.k8s.aws/v1
-kind: EC2NodeClass
-metadata:
-  name: default
-spec:
-  amiSelectorTerms: [{alias: al2023@v20250201}]
-  {identity}
-  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: prod}}]
-  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: prod}}]
----
-apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata:
-  name: general
-spec:
-  template:
-    spec:
-      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
-      requirements: [{key: kubernetes.io/arch, operator: In, values: [amd64]}]
-      expireAfter: 720h
-  limits: {cpu: 100, memory: 400Gi}
-"""
-SOUND = NODECLASS.replace("{identity}", "role: KarpenterNodeRole-prod")
-ARN = NODECLASS.replace("{identity}", "instanceProfile: arn:aws:iam::123456789012:instance-profile/KarpenterNodeProfile")
+SOUND = USERS_NODES.replace("IDENTITY", "role: KarpenterNodeRole-prod")
+ARN = USERS_NODES.replace("IDENTITY", "instanceProfile: arn:aws:iam::123456789012:instance-profile/KarpenterNodeProfile")
 
 FAKE_GH = """\
 #!{python}
@@ -109,19 +86,18 @@ def evaluate(expression: str, context: dict) -> object:
             return tokens.pop(0)
         return None
 
-    def either() -> object:
-        value = both()
-        while take("||"):
-            right = both()
-            value = value or right
+    def joined(operator: str, operand) -> object:
+        value = operand()
+        while take(operator):
+            right = operand()
+            value = (value or right) if operator == "||" else (value and right)
         return value
 
+    def either() -> object:
+        return joined("||", both)
+
     def both() -> object:
-        value = compare()
-        while take("&&"):
-            right = compare()
-            value = value and right
-        return value
+        return joined("&&", compare)
 
     def compare() -> object:
         value = unary()

@@ -13,20 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import dependency_site
-
-NODES = """\
-apiVersion: karpenter.k8s.aws/v1
-kind: EC2NodeClass
-metadata:
-  name: default
-spec:
-  amiSelectorTerms: [{alias: al2023@v20250201}]
-  instanceProfile: PROFILE
-  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: prod}}]
-  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: prod}}]
-"""
-
+from conftest import USERS_NODES, dependency_site
 
 @pytest.fixture(scope="module")
 def installed(wheel, tmp_path_factory) -> tuple[Path, dict[str, str]]:
@@ -61,7 +48,7 @@ def _validate(installed, repository: Path, *args: str) -> subprocess.CompletedPr
 
 def test_the_installed_console_script_finds_a_mistake_in_a_users_repository(installed, users_repository):
     (users_repository / "karpenter" / "nodes.yaml").write_text(
-        NODES.replace("PROFILE", "arn:aws:iam::123456789012:instance-profile/KarpenterNodeProfile"))
+        USERS_NODES.replace("IDENTITY", "instanceProfile: arn:aws:iam::123456789012:instance-profile/KarpenterNodeProfile"))
     run = _validate(installed, users_repository, "karpenter/")
 
     assert run.returncode == 1, run.stdout + run.stderr
@@ -71,11 +58,11 @@ def test_the_installed_console_script_finds_a_mistake_in_a_users_repository(inst
 
 
 def test_the_installed_console_script_passes_a_sound_repository(installed, users_repository):
-    (users_repository / "karpenter" / "nodes.yaml").write_text(NODES.replace("PROFILE", "KarpenterNodeProfile"))
+    (users_repository / "karpenter" / "nodes.yaml").write_text(USERS_NODES.replace("IDENTITY", "instanceProfile: KarpenterNodeProfile"))
     run = _validate(installed, users_repository, "karpenter/", "--karpenter-version", "1.14")
 
     assert run.returncode == 0, run.stdout + run.stderr
-    assert run.stdout.splitlines()[-1] == "1 object(s) checked against Karpenter 1.14: 0 error(s), 0 warning(s)"
+    assert run.stdout.splitlines()[-1] == "2 object(s) checked against Karpenter 1.14: 0 error(s), 0 warning(s)"
 
 
 def test_the_installed_package_is_the_wheel_not_this_checkout(installed, tmp_path):
