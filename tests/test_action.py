@@ -330,16 +330,22 @@ def test_a_workflow_run_job_posts_the_comment_a_forks_run_made(runner, tmp_path)
         "POST", f"repos/{REPOSITORY}/issues/7/comments", (made / "comment.md").read_text())
 
 
-def test_a_pull_request_number_that_is_no_number_is_refused(runner, tmp_path):
+@pytest.mark.parametrize(("comment", "number", "refusal"), [
+    (f"{MARKER}\nhi\n", "7/../../pulls", "holds no pull request number"),
+    ("LGTM\n(a maintainer's comment starts so: a fork's artifact must not pick what is edited)\n", "7",
+     "is no karpenter-gitops preview"),
+])
+def test_an_artifact_that_is_no_preview_is_refused(runner, tmp_path, comment, number, refusal):
     runner.workspace = tmp_path
     made = tmp_path / "preview"
     made.mkdir()
-    (made / "comment.md").write_text(f"{MARKER}\nhi\n")
-    (made / "pull-request").write_text("7/../../pulls\n")
-    run = runner.run("workflow_run", {}, {"comment-from": "preview"}, steps=STEPS)
+    (made / "comment.md").write_text(comment)
+    (made / "pull-request").write_text(number + "\n")
+    run = runner.run("workflow_run", {}, {"comment-from": "preview"}, steps=STEPS,
+                     gh_comments=[{"id": 11, "body": "LGTM"}])
 
     assert run.exit_code == 2
-    assert "holds no pull request number" in run.log and run.gh_calls == []
+    assert refusal in run.log and run.gh_calls == []
 
 
 @pytest.mark.parametrize(("expression", "expected"), [
