@@ -273,7 +273,8 @@ def _change(workspace: Path, text: str, env: dict) -> None:
 
 def test_a_broken_change_is_annotated_previewed_commented_and_fails(runner, repository):
     _change(repository, ARN, runner.env)
-    run = runner.run("pull_request", _pull_request(), {"paths": "karpenter/", "release": "1.14"}, base_ref="main")
+    run = runner.run("pull_request", _pull_request(), {"paths": "karpenter/", "release": "1.14", "preview-args": "--offline --budget 6000"},
+                     base_ref="main")
 
     assert run.exit_code == 1
     assert run.outputs["validate-exit"] == "1" and run.outputs["preview-exit"] == "1"
