@@ -105,9 +105,11 @@ spec:
 apiVersion: karpenter.sh/v1
 kind: NodePool
 metadata:
-  name: general
+  name: web
 spec:
   template:
+    metadata:
+      labels: {team: web}
     spec:
       nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
       requirements: [{key: kubernetes.io/arch, operator: In, values: [amd64]}]
