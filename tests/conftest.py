@@ -77,6 +77,47 @@ def install_wheel(wheel: Path, venv: Path) -> tuple[Path, Path]:
     return venv, site
 
 
+def dependency_site(directory: Path) -> Path:
+    """The test virtualenv's packages as a directory for PYTHONPATH, without this project's editable
+    install and without the packaging tools (a new virtualenv has its own): what a package index would
+    serve a user's ``pip install``, offline."""
+    directory.mkdir()
+    own = ("karpenter_gitops", "__editable__", "pip", "setuptools", "pkg_resources", "_distutils_hack", "distutils-precedence")
+    for entry in Path(sysconfig.get_paths()["purelib"]).iterdir():
+        if not entry.name.startswith(own) and entry.suffix != ".pth":
+            (directory / entry.name).symlink_to(entry)
+    return directory
+
+
+# A user's own EC2NodeClass and NodePool, for tests that run the installed tool as a user would;
+# IDENTITY is the class's `role:` or `instanceProfile:` line.
+USERS_NODES = """\
+apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata:
+  name: default
+spec:
+  amiSelectorTerms: [{alias: al2023@v20250201}]
+  IDENTITY
+  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: prod}}]
+  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: prod}}]
+---
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata:
+  name: web
+spec:
+  template:
+    metadata:
+      labels: {team: web}
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+      requirements: [{key: kubernetes.io/arch, operator: In, values: [amd64]}]
+      expireAfter: 720h
+  limits: {cpu: 100, memory: 400Gi}
+"""
+
+
 # --- embedded AWS (moto on loopback) ----------------------------------------------------------
 # One moto server per session; each test seeds the world it needs on it (a reseed takes ~40 ms).
 # The instance-type catalogue is cached in one session directory: moto's full call takes ~2.6 s.

@@ -19,3 +19,18 @@ def test_every_relative_link_of_the_readme_exists():
     assert targets, "the README links into the docs"
     missing = [t for t in targets if not (PROJECT / t).exists()]
     assert missing == [], f"README links to missing files: {missing}"
+
+
+def test_the_readme_is_a_front_page_that_installs_into_a_users_repository():
+    assert len(README.splitlines()) <= 150
+    install = README.index("## Install into your own repository")
+    assert install < README.index("## A 5-minute tour") < README.index("## Working on karpenter-gitops itself")
+    assert 'pip install "karpenter-gitops @ git+' in README and "make dist" in README
+
+
+def test_no_page_installs_a_version_no_registry_has():
+    """karpenter-gitops is on no package registry: every `pip install karpenter-gitops` shown takes it from Git."""
+    pages = [PROJECT / "README.md", *(PROJECT / "docs").rglob("*.md"), *(PROJECT / "examples").rglob("*.yml")]
+    by_name = re.compile(r"""(pip|pipx|uv tool) install\s+["']?karpenter-gitops(\[[^\]]*\])?(?!\s*@\s*git\+)(["'\s=<>~]|$)""", re.M)
+    offenders = [f"{page.relative_to(PROJECT)}: {m.group(0)!r}" for page in pages for m in by_name.finditer(page.read_text(encoding="utf-8"))]
+    assert offenders == []

@@ -1,5 +1,6 @@
-"""Every `karpenter-gitops` command the GitHub Actions examples and deploy/ run is one our CLI accepts:
-an option renamed in the code fails here, not in a user's pipeline."""
+"""Every `karpenter-gitops` command the GitHub Actions examples and deploy/ run is one our CLI accepts,
+and every input they give the action is one action.yml declares: an option renamed in the code fails
+here, not in a user's pipeline."""
 
 from __future__ import annotations
 
@@ -47,3 +48,13 @@ def test_every_workflow_command_parses():
 ])
 def test_commands_are_found_in_shell_steps(script, expected):
     assert commands(script) == expected
+
+
+def test_every_use_of_the_action_gives_inputs_it_declares():
+    inputs = set(yaml.safe_load((PROJECT / "action.yml").read_text())["inputs"])
+    uses = [(workflow.name, step.get("with", {})) for workflow in WORKFLOWS
+            for job in yaml.safe_load(workflow.read_text())["jobs"].values() for step in job["steps"]
+            if step.get("uses", "").startswith("YOUR-ORG/karpenter-gitops@")]
+    assert len(uses) >= 2
+    for name, given in uses:
+        assert set(given) <= inputs, f"{name}: {set(given) - inputs} are no inputs of action.yml"

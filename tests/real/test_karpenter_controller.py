@@ -5,7 +5,7 @@ objects are applied to the real API server, the controller reconciles them, and 
 EC2NodeClass condition (type, status, reason, message), every resolved image (id, name,
 requirements), subnet and security group, and a named instance profile is compared with the status
 the controller wrote. A difference fails the test
-unless it is one of the limits the README lists (``UNPREDICTED`` and ``PROFILE_JUDGED`` here, with
+unless it is one of the limits docs/project/real-tools.md lists (``UNPREDICTED`` and ``PROFILE_JUDGED`` here, with
 the same reasons). The worlds: the demo stacks and example manifests in the packaged default world,
 and generated ones (``_karpenter_worlds``).
 """
@@ -90,7 +90,7 @@ def differences(predicted: dict, live: dict) -> dict[str, tuple]:
     return found
 
 
-# The README's limit: plan judges an instance profile Karpenter 1.14 takes on trust. It reports a
+# A limit of docs/project/real-tools.md: plan judges an instance profile Karpenter 1.14 takes on trust. It reports a
 # named profile True without asking IAM, and leaves InstanceProfileReady Unknown while it cannot
 # make a profile for a missing role; plan says False with its own reason (findings say why), and
 # ValidationSucceeded and Ready follow from that.
@@ -102,7 +102,7 @@ PROFILE_JUDGED = {
 
 
 def unexplained(predicted: dict, found: dict[str, tuple]) -> dict[str, tuple]:
-    """The differences no README limit explains; a limit whose difference is not there fails too."""
+    """The differences no documented limit (docs/project/real-tools.md) explains; a limit whose difference is not there fails too."""
     profile = next(c for c in predicted["conditions"] if c["type"] == "InstanceProfileReady")
     if profile["reason"] not in PROFILE_JUDGED:
         return found
@@ -135,7 +135,7 @@ def compare(world, documents: list[dict], api_server, embedded_server, tmp_path:
         live = cluster.settled_classes([d["metadata"]["name"] for d in documents if d["kind"] == "EC2NodeClass"])
         errors = cluster.errors()
     found = {name: differences(predicted["nodeClasses"][name], live[name]) for name in live}
-    print("\nDIFF", json.dumps(found, default=str))  # shown with -s or on failure: what a README entry needs
+    print("\nDIFF", json.dumps(found, default=str))  # shown with -s or on failure: what a documented limit needs
     return {name: unexplained(predicted["nodeClasses"][name], differences_) for name, differences_ in found.items()}, errors
 
 
@@ -237,7 +237,7 @@ def test_classes_the_crd_parity_oracle_draws(patches, api_server, embedded_serve
 
 
 def test_a_block_device_without_ebs_makes_the_controller_panic_and_the_class_never_reconciles(api_server, embedded_server):
-    """The README's limit, found by the oracle draws: the CRD accepts a blockDeviceMappings entry
+    """A documented limit (docs/project/real-tools.md), found by the oracle draws: the CRD accepts a blockDeviceMappings entry
     without `ebs`, and Karpenter 1.14 (v1.14.1 and v1.14.3) dereferences it (building the launch template, sizing the
     root volume): the reconcile panics, the class gets no status and its pools launch nothing,
     while plan predicts Ready. Pinned here so a fixed release shows up as this test failing."""
