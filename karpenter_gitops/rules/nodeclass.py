@@ -195,7 +195,8 @@ def ssm_parameter_exclusive(obj, ctx):
 
 # --- IAM ----------------------------------------------------------------------------------
 
-_IAM_ARN = re.compile(r"^arn:aws[a-z-]*:iam::\d{12}:(instance-profile|role)/(.+)$")
+# Any partition and account, as a user may write them (a typo in the account is still an ARN to EC2).
+_IAM_ARN = re.compile(r"^arn:[^:]*:iam:[^:]*:[^:]*:(instance-profile|role)/(.+)$")
 
 
 def _arn_name(value: str, resource: str) -> str | None:
@@ -215,16 +216,28 @@ def _arn_name(value: str, resource: str) -> str | None:
     "Give the instance profile's name (the last segment of the ARN).",
     origin="ours",
     good=({"spec": {"role": None, "instanceProfile": "KarpenterNodeProfile"}},),
-    bad=({"spec": {"role": None, "instanceProfile": "arn:aws:iam::123456789012:instance-profile/KarpenterNodeProfile"}},),
+    bad=(
+        {"spec": {"role": None, "instanceProfile": "arn:aws:iam::123456789012:instance-profile/KarpenterNodeProfile"}},
+        {"spec": {"role": None, "instanceProfile": "arn:aws:iam::1:instance-profile/KarpenterNodeProfile"}},
+        {"spec": {"role": None, "instanceProfile": "arn:aws-us-gov:iam::123456789012:role/KarpenterNodeRole"}},
+    ),
 )
 def instance_profile_arn(obj, ctx):
     value = obj.spec.instance_profile
-    name = _arn_name(value, "instance-profile") if value else None
+    if not value or not value.startswith("arn:"):
+        return
+    name = _arn_name(value, "instance-profile")
     if name:
         yield Violation(
             "spec.instanceProfile",
             f"instanceProfile must be a name, not an ARN; EC2 rejects the ARN and no node launches (use {name!r})",
             f"instanceProfile: {name}",
+        )
+    else:  # an ARN of something else, or one IAM would not write: EC2 refuses it just the same
+        yield Violation(
+            "spec.instanceProfile",
+            "instanceProfile must be the name of an instance profile, not an ARN; EC2 rejects it and no node launches",
+            "give the instance profile's name (IAM's list-instance-profiles shows it)",
         )
 
 
