@@ -21,6 +21,8 @@ class Report:
     waivers: tuple[Waiver, ...] = ()  # the active waivers
     waived: Mapping[Finding, Waiver] = field(default_factory=dict)
     release: versions.Release = versions.DEFAULT  # the release the findings were judged against
+    skipped: int = 0  # files passed over as no Kubernetes YAML (Inputs.skipped)
+    empty: str | None = None  # the line saying the run found no Karpenter object at all
 
     def count(self, severity: Severity) -> int:
         return sum(1 for f in self.findings if f.severity is severity and f not in self.waived)
@@ -35,8 +37,11 @@ class Report:
 
     def to_json(self) -> dict:
         summary = {"errors": self.errors, "warnings": self.warnings, "objects": self.objects}
+        if self.skipped:
+            summary["skippedFiles"] = self.skipped
+        empty = {"empty": self.empty} if self.empty else {}
         if not self.policy:
-            return {"findings": [f.to_json() for f in self.findings], "summary": summary}
+            return {"findings": [f.to_json() for f in self.findings], "summary": summary, **empty}
         findings = []
         for finding in self.findings:
             waiver = self.waived.get(finding)
@@ -45,4 +50,5 @@ class Report:
             "findings": findings,
             "waivers": [w.to_json() for w in self.waivers],
             "summary": {**summary, "waived": len([f for f in self.findings if f in self.waived])},
+            **empty,
         }

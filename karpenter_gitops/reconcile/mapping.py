@@ -69,10 +69,13 @@ def map_node_pool(
     except ValueError as error:  # requirements the offline rules already reject
         return PoolMapping(NodePoolPlan(name, awaiting=f"requirements not evaluable: {error}"))
     observed = ()
+    if mapping.no_instance_types:
+        message = f"Karpenter can launch nothing for this NodePool: {mapping.no_instance_types}"
+        observed = (observation(pool, live.POOL_LAUNCHES_NOTHING, "spec.template.spec.requirements", message),)
     if mapping.unserved:
         names = ", ".join(u.type for u in mapping.unserved[:5]) + (" …" if len(mapping.unserved) > 5 else "")
         message = f"{len(mapping.unserved)} allowed instance type(s) have no AMI: {names} ({mapping.unserved[0].reason})"
-        observed = (observation(pool, live.UNSERVED_INSTANCE_TYPES, "spec.template.spec.requirements", message),)
+        observed += (observation(pool, live.UNSERVED_INSTANCE_TYPES, "spec.template.spec.requirements", message),)
     return PoolMapping(NodePoolPlan(name, mapping=mapping), observed=observed)
 
 
