@@ -48,8 +48,8 @@ class Sources:
         ):
             return None
         skipped = f" ({len(inputs.skipped)} skipped: not Kubernetes YAML)" if inputs.skipped else ""
-        return (f"no Karpenter object found in {len(self.files)} file(s){skipped}, so nothing was checked: "
-                "name the files or folder holding your EC2NodeClass and NodePool manifests, or pass --allow-empty")
+        return (f"no Karpenter object found in {len(self.files)} file(s){skipped}, so nothing was checked "
+                "(hint: name the files or folder holding your EC2NodeClass and NodePool manifests, or pass --allow-empty)")
 
     @property
     def aws_config(self) -> dict[str, Any]:

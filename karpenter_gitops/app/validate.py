@@ -43,8 +43,7 @@ def validate_sources(
     observed, notes = crds.check_inputs(inputs) if crds is not None else ([], [])
     report = validate(inputs, sources.release, policy=policy, waivers=waivers, observed=observed)
     return dataclasses.replace(
-        report, notes=report.notes + tuple(notes), findings=locate.with_lines(report.findings, sources.texts),
-        empty=sources.empty,
+        report, notes=report.notes + tuple(notes), findings=locate.with_lines(report.findings, sources.texts)
     )
 
 

@@ -148,7 +148,8 @@ def allow_empty(func):
 
 
 def require_objects(read, allowed: bool) -> None:
-    """Stop a run that found nothing of Karpenter's to work on (exit 2, one line), unless ``allowed``."""
+    """Stop a run that found nothing of Karpenter's to work on, unless ``allowed``: one line on stderr in
+    every format and exit 2, as any unusable input (a CI job pointed at the wrong folder must fail)."""
     from karpenter_gitops.core.errors import InputError
 
     if read.empty and not allowed:

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import sys
 
 import click
 
 from karpenter_gitops.cli import options
-from karpenter_gitops.cli.group import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, cli
+from karpenter_gitops.cli.group import EXIT_FINDINGS, EXIT_OK, cli
 from karpenter_gitops.core.inputs import DEFAULT_WAIVERS
 
 
@@ -65,20 +64,19 @@ def validate_command(paths, stacks, all_stacks, crd_paths, context_paths, policy
 
     def judged(paths_: list) -> tuple:
         sources = options.sources(paths_, release)
+        options.require_objects(sources, allow_empty)
         return sources, validate_sources(sources, policy=policy, waivers=waivers, crds=crds, context=context_paths)
 
     if options.is_fleet(stacks, all_stacks):
         _fleet(options.fleet_stacks(paths, stacks, all_stacks), judged, fmt)
     sources, report = judged(options.input_paths(paths, stacks[0] if stacks else None))
-    if allow_empty:
-        report = dataclasses.replace(report, empty=None)
     if fmt == "json":
         click.echo(json.dumps(report.to_json(), indent=2))
     elif fmt == "github":
         print_github(report, sources.release)
     else:
         print_text(report, sources.release)
-    sys.exit(EXIT_USAGE if report.empty else EXIT_FINDINGS if report.errors else EXIT_OK)
+    sys.exit(EXIT_FINDINGS if report.errors else EXIT_OK)
 
 
 def _fleet(stacks: list[str], judged, fmt: str) -> None:

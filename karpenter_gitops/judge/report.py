@@ -22,7 +22,6 @@ class Report:
     waived: Mapping[Finding, Waiver] = field(default_factory=dict)
     release: versions.Release = versions.DEFAULT  # the release the findings were judged against
     skipped: int = 0  # files passed over as no Kubernetes YAML (Inputs.skipped)
-    empty: str | None = None  # the line saying the run found no Karpenter object at all
 
     def count(self, severity: Severity) -> int:
         return sum(1 for f in self.findings if f.severity is severity and f not in self.waived)
@@ -39,9 +38,8 @@ class Report:
         summary = {"errors": self.errors, "warnings": self.warnings, "objects": self.objects}
         if self.skipped:
             summary["skippedFiles"] = self.skipped
-        empty = {"empty": self.empty} if self.empty else {}
         if not self.policy:
-            return {"findings": [f.to_json() for f in self.findings], "summary": summary, **empty}
+            return {"findings": [f.to_json() for f in self.findings], "summary": summary}
         findings = []
         for finding in self.findings:
             waiver = self.waived.get(finding)
@@ -50,5 +48,4 @@ class Report:
             "findings": findings,
             "waivers": [w.to_json() for w in self.waivers],
             "summary": {**summary, "waived": len([f for f in self.findings if f in self.waived])},
-            **empty,
         }

@@ -17,8 +17,6 @@ _GITHUB_COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severi
 
 
 def summary(report: Report, release: versions.Release) -> str:
-    if report.empty:
-        return report.empty
     skipped = f"; {report.skipped} file(s) skipped (not Kubernetes YAML)" if report.skipped else ""
     return (
         f"{report.objects} object(s) checked against Karpenter {versions.show(release)}: "
@@ -48,7 +46,7 @@ def print_text(report: Report, release: versions.Release) -> None:
         for waiver in report.waivers:
             kind = f"{waiver.kind}/" if waiver.kind else ""
             click.echo(f"  {waiver.rule} on {kind}{waiver.object} until {waiver.expires.isoformat()}: {waiver.reason}")
-    colour = "red" if report.errors or report.empty else ("yellow" if report.warnings else "green")
+    colour = "red" if report.errors else ("yellow" if report.warnings else "green")
     click.echo(click.style(summary(report, release), fg=colour, bold=True))
 
 
@@ -67,8 +65,6 @@ def print_github(report: Report, release: versions.Release) -> None:
         if finding.hint:
             message += f"\nfix: {finding.hint}"
         click.echo(f"::{command} {listed}::{github_data(message)}")
-    if report.empty:
-        click.echo(f"::error title=karpenter-gitops::{github_data(report.empty)}")
     click.echo(summary(report, release))
 
 
