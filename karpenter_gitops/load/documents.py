@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import replace
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 

@@ -75,6 +75,8 @@ class _TextChunks:
             chunk = self.file.read(size)
         except OSError as err:
             raise InputError(f"cannot read: {err.strerror}", self.name) from None
+        if self.offset + len(chunk) > MAX_FILE_BYTES:  # a stream has no size to check before it is read
+            raise InputError(f"input is over {MAX_FILE_BYTES // 1_048_576} MiB; refused", self.name, hint="split it into smaller files")
         if b"\0" in chunk:
             raise InputError("binary file, not YAML", self.name, hint="pass manifest or stack files only")
         return chunk
@@ -164,7 +166,7 @@ _STACK_FILE = re.compile(r"^Pulumi\.[^/]+\.ya?ml$")  # a Pulumi stack's settings
 _CLOUDFORMATION = re.compile(r"^\s*AWSTemplateFormatVersion\s*:|!(?:Ref|Sub|GetAtt|Join|If|FindInMap|ImportValue)\b", re.MULTILINE)
 
 
-def foreign_reason(text: str) -> str | None:
+def _foreign_reason(text: str) -> str | None:
     """Why YAML text that does not parse is no manifest (a template, CloudFormation, another tool's
     YAML), or None when it says it is one (``apiVersion:`` or ``kind:`` at a document's top)."""
     if _TEMPLATE.search(text):
@@ -176,7 +178,7 @@ def foreign_reason(text: str) -> str | None:
     return "YAML that is not a Kubernetes manifest (it does not parse, and no document has apiVersion or kind)"
 
 
-def is_manifest_document(doc: Any) -> bool:
+def _is_manifest_document(doc: Any) -> bool:
     """Whether a parsed document says it is meant as a Kubernetes object."""
     return isinstance(doc, Mapping) and ("apiVersion" in doc or "kind" in doc)
 
@@ -272,7 +274,7 @@ def from_text(name: str, text: str, path: Path | None = None) -> ReadFile:
 
 def _foreign(name: str, path: Path, text: str, err: InputError) -> ReadFile:
     """A file that does not parse: passed over when it is no manifest or stack file, else its parse error."""
-    reason = None if _STACK_FILE.match(path.name) else foreign_reason(text)
+    reason = None if _STACK_FILE.match(path.name) else _foreign_reason(text)
     if reason is None:
         raise err
     return ReadFile(name, Documents(()), path, reason)
@@ -280,7 +282,7 @@ def _foreign(name: str, path: Path, text: str, err: InputError) -> ReadFile:
 
 def _classified(name: str, path: Path, documents: list[Any]) -> ReadFile:
     """A file that parses: its documents, or passed over when none is a manifest or a stack file."""
-    if _STACK_FILE.match(path.name) or any(is_manifest_document(doc) or is_stack_document(doc) for doc in documents):
+    if _STACK_FILE.match(path.name) or any(_is_manifest_document(doc) or is_stack_document(doc) for doc in documents):
         return ReadFile(name, Documents(documents), path)
     if all(doc is None for doc in documents):
         return ReadFile(name, Documents(()), path, "empty: no YAML document")

@@ -128,3 +128,32 @@ def test_the_helm_spelling_of_a_gate_turns_it_on(tmp_path, capsys):
                     "spec: {requirements: [{key: karpenter.sh/capacity-type, operator: In, values: [spot]}], priceAdjustment: '-10%'}\n")
     code, out, _ = run(capsys, "validate", str(path), "--format", "json", "--feature-gates", "nodeOverlay=true")
     assert code == 0 and json.loads(out)["findings"] == []
+
+
+# --- plan on the pools' requirements -------------------------------------------------------------
+
+
+def _plan_pool(tmp_path, capsys, monkeypatch, catalogue_cache, families: list[str], *argv: str):
+    pool = yaml.safe_load(POOL)
+    pool["spec"]["template"]["spec"]["requirements"].append(
+        {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": families})
+    (tmp_path / "karpenter.yaml").write_text(CLASS + "---\n" + yaml.safe_dump(pool))
+    monkeypatch.setenv("NO_COLOR", "1")
+    return run(capsys, "plan", str(tmp_path), "--kubernetes-version", "1.32", "--cache-dir", str(catalogue_cache), *argv)
+
+
+def test_plan_blocks_a_pool_that_can_launch_nothing_and_prints_the_values(default_aws, catalogue_cache, tmp_path, capsys, monkeypatch):
+    code, out, _ = _plan_pool(tmp_path, capsys, monkeypatch, catalogue_cache, ["zz9", "[bold]qq1[/]"])
+    assert code == 1
+    assert "no instance type satisfies karpenter.k8s.aws/instance-family In [[bold]qq1[/], zz9]" in out
+    assert "[live/pool-launches-nothing]" in out and out.splitlines()[-1].endswith("persistent problems")
+    code, out, _ = _plan_pool(tmp_path, capsys, monkeypatch, catalogue_cache, ["zz9"], "--format", "json")
+    assert code == 1 and "live/pool-launches-nothing" in {f["rule"] for f in json.loads(out)["findings"]}
+
+
+def test_plan_warns_of_a_family_the_region_does_not_offer(default_aws, catalogue_cache, tmp_path, capsys, monkeypatch):
+    code, out, _ = _plan_pool(tmp_path, capsys, monkeypatch, catalogue_cache, ["m5", "p6e-gb200"], "--format", "json")
+    plan = json.loads(out)
+    (finding,) = [f for f in plan["findings"] if f["rule"] == "live/requirement-value-not-offered"]
+    assert code == 0 and finding["path"] == "spec.template.spec.requirements[1].values[1]"
+    assert "'p6e-gb200'" in finding["message"] and plan["nodePools"]["general"]["instanceTypes"]

@@ -177,3 +177,10 @@ def test_a_stack_file_is_never_passed_over(tmp_path, text):
     else:
         (read,) = files.read_files([path])
         assert read.skipped is None
+
+
+def test_standard_input_over_the_size_limit_is_refused_while_read(monkeypatch):
+    monkeypatch.setattr(files, "MAX_FILE_BYTES", 1_048_576)
+    stream = io.BytesIO(b"# padding\n" * 200_000)
+    with pytest.raises(InputError, match="<stdin>: input is over 1 MiB; refused"):
+        list(files.read_files(["-"], stdin=stream))
