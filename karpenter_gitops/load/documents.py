@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -130,7 +130,7 @@ def _read_manifest(docs: list[Any], name: str, out: _Collector) -> None:
     real = [(i, d) for i, d in enumerate(docs) if d is not None]
     if not real:
         raise InputError("file is empty", name, hint="add an EC2NodeClass or NodePool manifest")
-    for index, doc in real:
+    for index, doc, whole in _objects(real):
         if not isinstance(doc, Mapping):
             raise InputError(
                 f"document {index + 1} is {article(schema.type_name(doc))}, not a Kubernetes object",
@@ -164,7 +164,18 @@ def _read_manifest(docs: list[Any], name: str, out: _Collector) -> None:
         if unserved is not None:
             out.observe(schema.API_VERSION, kind, obj_name, unserved, source)
             continue
-        out.add(kind, obj_name, doc.get("spec"), docs.packed(index) if isinstance(docs, Documents) else pack(doc), source)
+        out.add(kind, obj_name, doc.get("spec"), docs.packed(index) if whole and isinstance(docs, Documents) else pack(doc), source)
+
+
+def _objects(documents: list[tuple[int, Any]]) -> Iterator[tuple[int, Any, bool]]:
+    """(document index, object, whether it is the whole document) of each document; the items of a
+    ``kubectl get -o yaml`` List (``apiVersion: v1``, ``kind: List``) each stand in its place."""
+    for index, doc in documents:
+        items = doc.get("items") if isinstance(doc, Mapping) and (doc.get("apiVersion"), doc.get("kind")) == ("v1", "List") else None
+        if isinstance(items, list):
+            yield from ((index, item, False) for item in items)
+        else:
+            yield index, doc, True
 
 
 def _unserved(kind: str, api_version: Any, release: versions.Release) -> Violation | None:

@@ -184,3 +184,9 @@ def test_standard_input_over_the_size_limit_is_refused_while_read(monkeypatch):
     stream = io.BytesIO(b"# padding\n" * 200_000)
     with pytest.raises(InputError, match="<stdin>: input is over 1 MiB; refused"):
         list(files.read_files(["-"], stdin=stream))
+
+
+def test_the_items_of_a_kubectl_list_are_read_as_objects():
+    listed = {"apiVersion": "v1", "kind": "List", "items": [dict(BASE_NODECLASS), dict(BASE_NODEPOOL)], "metadata": {}}
+    inputs = load_documents([("dump.yaml", [listed])])
+    assert [(obj.kind, obj.name, obj.source.document) for obj in inputs.objects] == [("EC2NodeClass", "default", 1), ("NodePool", "general", 1)]
