@@ -17,7 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from karpenter_gitops.core import kinds, names, schema, versions
+from karpenter_gitops.core import feature_gates, kinds, names, schema, versions
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.findings import Observation, Source, Violation
 from karpenter_gitops.core.inputs import (
@@ -281,6 +281,10 @@ def _read_stack(doc: Mapping[str, Any], name: str, out: _Collector) -> None:
         )
     if "cluster" in ours:
         out.cluster = cluster_block(ours["cluster"], name)
+        # the gates by Karpenter's names (a Helm values key names one too); a name the release has no gate for is refused
+        named = feature_gates.canonical(ours["cluster"].get("featureGates") or {}, out.release,
+                                        f"{name}: '{NAMESPACE}:cluster.featureGates'")
+        out.cluster = replace(out.cluster, feature_gates=frozenset(gate for gate, on in named.items() if on))
     if "controller" in ours:
         out.controller = controller.parse(ours["controller"], name, out.cluster.name)
         source = Source(file=name, stack_key=CONTROLLER_KEY)

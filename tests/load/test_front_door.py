@@ -8,7 +8,7 @@ import io
 import pytest
 import yaml
 
-from karpenter_gitops.core import schema
+from karpenter_gitops.core import schema, versions
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.load import files
 from karpenter_gitops.load.documents import load, load_documents
@@ -190,3 +190,16 @@ def test_the_items_of_a_kubectl_list_are_read_as_objects():
     listed = {"apiVersion": "v1", "kind": "List", "items": [dict(BASE_NODECLASS), dict(BASE_NODEPOOL)], "metadata": {}}
     inputs = load_documents([("dump.yaml", [listed])])
     assert [(obj.kind, obj.name, obj.source.document) for obj in inputs.objects] == [("EC2NodeClass", "default", 1), ("NodePool", "general", 1)]
+
+
+def test_a_stacks_feature_gates_are_karpenters_names_or_helm_keys():
+    def cluster(gates: dict, release=(1, 14)):
+        stack = {"config": {"karpenter-gitops:cluster": {"name": "demo", "featureGates": gates}}}
+        return load_documents([("Pulumi.dev.yaml", [stack])], versions.Release(release)).cluster
+
+    assert cluster({"nodeOverlay": True, "StaticCapacity": False}).feature_gates == {"NodeOverlay"}
+    with pytest.raises(InputError) as raised:
+        cluster({"NodeClassCEL": True})
+    assert str(raised.value).startswith("Pulumi.dev.yaml: 'karpenter-gitops:cluster.featureGates': 'NodeClassCEL' is not a "
+                                        "feature gate of Karpenter 1.14 (it arrived in Karpenter 1.15)")
+    assert cluster({"NodeClassCEL": True}, (1, 15)).feature_gates == {"NodeClassCEL"}
