@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import subprocess
 from collections.abc import Sequence
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.load.files import MAX_FILE_BYTES, YAML_SUFFIXES
@@ -40,12 +40,20 @@ def files_at_ref(ref: str, head_paths: Sequence[Path]) -> list[tuple[str, str]]:
         except ValueError:
             raise InputError("is outside the Git repository, so it has no base version", str(path)) from None
     listed = _git("ls-tree", "-r", "-z", "--name-only", ref, "--", *relative, cwd=root)
-    names = [
-        name
-        for name in listed.stdout.decode().split("\0")
-        if name.endswith(YAML_SUFFIXES) and not any(part.startswith(".") for part in Path(name).parts)
-    ]
+    names = [name for name in listed.stdout.decode().split("\0") if name.endswith(YAML_SUFFIXES) and _shown(name, relative)]
     return [(f"{ref}:{name}", text) for name, text in zip(names, _read_blobs(root, ref, names))]
+
+
+def _shown(name: str, heads: Sequence[str]) -> bool:
+    """Whether the head reads ``name``: named itself, or below a named directory without a hidden
+    entry *below* it (the named directory may itself sit under a dot-directory, as on disk)."""
+    for head in heads:
+        if name == head:
+            return True
+        below = PurePosixPath(name).relative_to(head) if head == "." or name.startswith(head + "/") else None
+        if below is not None and not any(part.startswith(".") for part in below.parts):
+            return True
+    return False
 
 
 def _read_blobs(root: Path, ref: str, names: Sequence[str]) -> list[str]:

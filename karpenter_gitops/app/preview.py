@@ -29,8 +29,11 @@ def load_base(base: str, head_paths: Sequence[Path], release: versions.Release) 
     path = Path(base)
     if path.is_dir():
         return _from_directory(path, release)
+    if files.STDIN in head_paths:
+        raise InputError(f"--base {base!r}: standard input has no version at a Git ref", files.STDIN_NAME,
+                         hint="give --base a directory of the base manifests")
     texts = git.files_at_ref(base, head_paths)
-    return documents.load_documents([(name, files.parse_yaml(text, name)) for name, text in texts], release)
+    return documents.load_files([files.from_text(name, text) for name, text in texts], release)
 
 
 def _from_directory(path: Path, release: versions.Release) -> Inputs:

@@ -11,10 +11,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from karpenter_gitops.core import feature_gates as feature_gates_of_release
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.inputs import Inputs
-from karpenter_gitops.load.documents import load_documents
-from karpenter_gitops.load.files import ReadFile, Texts, read_files
+from karpenter_gitops.load.documents import load_files
+from karpenter_gitops.load.files import ReadFile, Texts, is_stack_document, read_files
 from karpenter_gitops.load.stacks import stack_aws_config, stack_release
 
 
@@ -38,6 +39,19 @@ class Sources:
         return Texts(self.files)
 
     @property
+    def empty(self) -> str | None:
+        """One line when the run found nothing of Karpenter's to judge (no object, no misspelt one, no
+        stack file), as a CI job pointed at the wrong folder would; else None."""
+        inputs = self.inputs
+        if inputs.objects or inputs.observations or any(
+            len(file.documents) == 1 and is_stack_document(file.documents[0]) for file in self.files
+        ):
+            return None
+        skipped = f" ({len(inputs.skipped)} skipped: not Kubernetes YAML)" if inputs.skipped else ""
+        return (f"no Karpenter object found in {len(self.files)} file(s){skipped}, so nothing was checked "
+                "(hint: name the files or folder holding your EC2NodeClass and NodePool manifests, or pass --allow-empty)")
+
+    @property
     def aws_config(self) -> dict[str, Any]:
         """The stack's ``aws:`` settings (what its pulumi-aws provider uses), if a stack file was read."""
         return stack_aws_config(self.documents)
@@ -50,5 +64,5 @@ def read_sources(paths: Sequence[Path], release: versions.Release | None = None,
     files = tuple(read_files(paths))
     documents = [(file.name, file.documents) for file in files]
     chosen, note = versions.known(release or stack_release(documents) or versions.DEFAULT)
-    gates = dict(feature_gates or {})
-    return Sources(files, chosen, load_documents(documents, chosen).with_gates(gates), note, gates)
+    gates = feature_gates_of_release.canonical(feature_gates or {}, chosen, "--feature-gates")
+    return Sources(files, chosen, load_files(files, chosen).with_gates(gates), note, gates)

@@ -20,11 +20,12 @@ def _release(_ctx, _param, value: str | None) -> versions.Release | None:
         raise click.BadParameter(str(err), param_hint="--karpenter-version") from None
 
 
-_GATE = re.compile(r"^([A-Za-z][A-Za-z0-9]*)=(true|false)$", re.IGNORECASE)
+_GATE = re.compile(r"^([A-Za-z][A-Za-z0-9.]*)=(true|false)$", re.IGNORECASE)
 
 
 def _feature_gates(ctx: click.Context, _param, value: str | None) -> None:
-    """Karpenter's own flag syntax (``NodeOverlay=true,StaticCapacity=false``), kept for :func:`sources`."""
+    """Karpenter's own flag syntax (``NodeOverlay=true,StaticCapacity=false``), kept for :func:`sources`,
+    which checks the names against the release's gates once it knows the release."""
     gates = {}
     for item in filter(None, (part.strip() for part in (value or "").split(","))):
         match = _GATE.match(item)
@@ -41,8 +42,9 @@ def karpenter(func):
         metavar="NAME=BOOL,...",
         callback=_feature_gates,
         expose_value=False,
-        help="Karpenter's feature gates as its --feature-gates flag takes them, over the stack's cluster.featureGates "
-        "(e.g. NodeOverlay=true for manifests).",
+        help="Karpenter's feature gates as its --feature-gates (and, from 1.15, --aws-feature-gates) flag takes "
+        "them, or by their Helm values key (nodeOverlay=true), over the stack's cluster.featureGates "
+        "(e.g. NodeOverlay=true for manifests). An unknown gate is refused with the release's list.",
     )(func)
     return click.option(
         "--karpenter-version",
@@ -125,8 +127,33 @@ def input_paths(paths: Sequence[str], stack: str | None) -> list[Path]:
 
 def stack_or_manifests(stack: str | None, manifests: Sequence[str]) -> list[Path]:
     if bool(stack) == bool(manifests):
-        raise click.UsageError("give exactly one of --stack NAME or --manifests PATH...")
+        raise click.UsageError("give exactly one of --stack NAME or PATH... (or --manifests PATH...)")
     return input_paths(manifests, stack)
+
+
+def manifest_paths(func):
+    """``PATHS`` (files, directories, ``-`` for standard input), as validate takes them, and the older
+    ``--manifests PATH`` (repeatable), which means the same."""
+    func = click.option("--manifests", "manifests", metavar="PATH", multiple=True,
+                        help="Manifest files or directories (the same as giving them as PATHS).")(func)
+    return click.argument("paths", nargs=-1, type=click.Path(allow_dash=True))(func)
+
+
+def allow_empty(func):
+    return click.option(
+        "--allow-empty", is_flag=True,
+        help="Exit 0 when the paths hold no Karpenter object (e.g. a pre-commit hook on a commit touching none); "
+        "without it such a run says so and exits 2.",
+    )(func)
+
+
+def require_objects(read, allowed: bool) -> None:
+    """Stop a run that found nothing of Karpenter's to work on, unless ``allowed``: one line on stderr in
+    every format and exit 2, as any unusable input (a CI job pointed at the wrong folder must fail)."""
+    from karpenter_gitops.core.errors import InputError
+
+    if read.empty and not allowed:
+        raise InputError(read.empty)
 
 
 def stacks(help: str):

@@ -13,14 +13,17 @@ from karpenter_gitops.cli.group import cli
 
 
 @cli.command("plan")
+@options.manifest_paths
 @options.stacks("Plan stacks/Pulumi.NAME.yaml; several (or --all-stacks) plan each stack as its own cluster.")
-@click.option("--manifests", "manifests", metavar="PATH", multiple=True, help="Plan manifest files or directories.")
 @options.aws
 @options.cache_dir
 @options.karpenter
+@options.allow_empty
 @options.output_format("text", "json")
-def plan_command(stacks, all_stacks, manifests, embedded_aws, aws_fixture, kubernetes, cache_dir, release, fmt):
+def plan_command(paths, manifests, stacks, all_stacks, embedded_aws, aws_fixture, kubernetes, cache_dir, release, allow_empty, fmt):
     """Resolve what Karpenter will resolve from AWS and predict its status, before anything is applied.
+
+    PATHS (or --manifests) are manifest files, directories or - for standard input, as for validate.
 
     Exit 0: every EC2NodeClass predicted Ready and no error finding; 1: persistent problems;
     3: transient AWS trouble (nothing decided, retry); 2: usage or unreadable input.
@@ -32,10 +35,12 @@ def plan_command(stacks, all_stacks, manifests, embedded_aws, aws_fixture, kuber
     from karpenter_gitops.output.plan_text import print_plan
 
     options.check_fixture(embedded_aws, aws_fixture)
+    manifests = (*paths, *manifests)
     if options.is_fleet(stacks, all_stacks):
         fleet = options.fleet_stacks(manifests, stacks, all_stacks)
         _fleet(fleet, embedded_aws, aws_fixture, kubernetes, cache_dir, release, fmt)
     sources = options.sources(options.stack_or_manifests(stacks[0] if stacks else None, manifests), release)
+    options.require_objects(sources, allow_empty)  # before AWS is asked anything
     status = Console(stderr=True)
     with contextlib.ExitStack() as stack_:
         target = stack_.enter_context(aws_target(embedded_aws, aws_fixture, sources.aws_config))

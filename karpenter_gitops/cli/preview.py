@@ -15,8 +15,8 @@ from karpenter_gitops.output import DEFAULT_BUDGET
 
 
 @cli.command("preview")
+@options.manifest_paths
 @options.stacks("Preview stacks/Pulumi.NAME.yaml; several (or --all-stacks) give one section per stack, within --budget together.")
-@click.option("--manifests", "manifests", metavar="PATH", multiple=True, help="Manifest files or directories.")
 @click.option("--base", "base_ref", required=True, metavar="DIR|GIT-REF", help="Compare with a directory of manifests or a Git ref.")
 @options.output_format("markdown", "json")
 @click.option("--budget", type=click.IntRange(min=5_000), default=DEFAULT_BUDGET, show_default=True, help="Comment size limit (characters).")
@@ -27,15 +27,18 @@ from karpenter_gitops.output import DEFAULT_BUDGET
 @options.aws
 @options.reconcile
 @options.karpenter
+@options.allow_empty
 def preview_command(
-    stacks, all_stacks, manifests, base_ref, fmt, budget, full_report, kubeconfig, pulumi_json, pulumi_events,
+    paths, manifests, allow_empty, stacks, all_stacks, base_ref, fmt, budget, full_report, kubeconfig, pulumi_json, pulumi_events,
     embedded_aws, aws_fixture, kubernetes, reconcile_, cache_dir, release,
 ):
     """Print a PR comment (or JSON) on what the change does compared with --base.
 
     Summary first (objects added/changed/removed, predicted Ready, blocking errors, node impact),
     then folded details, within --budget characters. Exit codes as for plan: 0 clean, 1 blocking
-    problems, 3 transient AWS trouble, 2 usage or unreadable input.
+    problems, 3 transient AWS trouble, 2 usage or unreadable input. PATHS (or --manifests) are
+    manifest files, directories or - for standard input, as for validate; a head holding no
+    Karpenter object is refused (exit 2) unless --allow-empty (a change that removes every object).
     """
     import tempfile
 
@@ -48,6 +51,7 @@ def preview_command(
 
         def previewed(paths):
             head = options.sources(paths, release)
+            options.require_objects(head, allow_empty)
             plan = None
             if reconcile_ or embedded_aws:
                 options.check_fixture(embedded_aws, aws_fixture)
@@ -56,8 +60,8 @@ def preview_command(
             return preview_sources(head, base_ref, paths, plan=plan, kubeconfig=kubeconfig, pulumi=pulumi)
 
         if options.is_fleet(stacks, all_stacks):
-            _fleet(options.fleet_stacks(manifests, stacks, all_stacks), previewed, fmt, budget, full_report)
-        report = previewed(options.stack_or_manifests(stacks[0] if stacks else None, manifests))
+            _fleet(options.fleet_stacks((*paths, *manifests), stacks, all_stacks), previewed, fmt, budget, full_report)
+        report = previewed(options.stack_or_manifests(stacks[0] if stacks else None, (*paths, *manifests)))
     if fmt == "json":
         click.echo(json.dumps(report.to_json(), indent=2))
     else:

@@ -13,8 +13,8 @@ from karpenter_gitops.cli.group import cli
 
 
 @cli.command("render")
+@options.manifest_paths
 @options.stacks("Render stacks/Pulumi.NAME.yaml; several (or --all-stacks) render each into DIR/NAME.")
-@click.option("--manifests", "manifests", metavar="PATH", multiple=True, help="Manifest files or directories.")
 @click.option(
     "--out", required=True, metavar="DIR|-",
     help="Directory to write (ours alone), or - for one YAML stream on standard output (an Argo CD plugin's generate).",
@@ -22,10 +22,15 @@ from karpenter_gitops.cli.group import cli
 @options.aws
 @options.reconcile
 @options.karpenter
+@options.allow_empty
 def render_command(
-    stacks, all_stacks, manifests, out, embedded_aws, aws_fixture, kubernetes, reconcile_, cache_dir, release
+    paths, manifests, stacks, all_stacks, out, embedded_aws, aws_fixture, kubernetes, reconcile_, cache_dir, release,
+    allow_empty,
 ):
     """Write the desired manifests to DIR for Argo CD / Flux: one file per object, byte-stable, atomic.
+
+    PATHS (or --manifests) are manifest files, directories or - for standard input, as for validate;
+    paths holding no Karpenter object are refused (exit 2) unless --allow-empty.
 
     Refuses to write (exit 1, DIR untouched) when validation finds errors; with --reconcile or
     --embedded-aws also when the reconciliation predicts a persistent problem (exit 3, untouched,
@@ -35,8 +40,8 @@ def render_command(
     from karpenter_gitops.app.fleet import SharedTargets
 
     with SharedTargets(embedded_aws, aws_fixture) as targets:
-        render = _renderer(targets, kubernetes, reconcile_, cache_dir, release)
-        sys.exit(_run(render, stacks, all_stacks, manifests, out))
+        render = _renderer(targets, kubernetes, reconcile_, cache_dir, release, allow_empty)
+        sys.exit(_run(render, stacks, all_stacks, (*paths, *manifests), out))
 
 
 def _run(render, stacks, all_stacks, manifests, out: str) -> int:
@@ -54,7 +59,7 @@ def _run(render, stacks, all_stacks, manifests, out: str) -> int:
     return render(options.stack_or_manifests(stacks[0] if stacks else None, manifests), out)
 
 
-def _renderer(targets, kubernetes, reconcile_, cache_dir, release):
+def _renderer(targets, kubernetes, reconcile_, cache_dir, release, allow_empty: bool):
     """Render one set of paths to a directory (or ``-``); the exit code. AWS, when read, is ``targets``'."""
     from karpenter_gitops.app.plan import planner
     from karpenter_gitops.app.render import render_sources
@@ -62,6 +67,7 @@ def _renderer(targets, kubernetes, reconcile_, cache_dir, release):
 
     def render(paths, out: str) -> int:
         sources = options.sources(paths, release)
+        options.require_objects(sources, allow_empty)
 
         def plan(inputs):  # AWS is read only once the offline checks pass
             options.check_fixture(targets.embedded, targets.fixture)

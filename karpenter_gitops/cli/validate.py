@@ -13,7 +13,7 @@ from karpenter_gitops.core.inputs import DEFAULT_WAIVERS
 
 
 @cli.command("validate")
-@click.argument("paths", nargs=-1, type=click.Path())
+@click.argument("paths", nargs=-1, type=click.Path(allow_dash=True))
 @options.stacks("Also read stacks/Pulumi.NAME.yaml; several (or --all-stacks) judge each stack as its own cluster.")
 @click.option(
     "--crd",
@@ -27,7 +27,7 @@ from karpenter_gitops.core.inputs import DEFAULT_WAIVERS
     "--context",
     "context_paths",
     multiple=True,
-    type=click.Path(),
+    type=click.Path(allow_dash=True),
     metavar="PATH",
     help="The rest of the repository (e.g. --context .): its EC2NodeClasses resolve NodePool references; "
     "nothing there is judged. Repeatable.",
@@ -41,15 +41,18 @@ from karpenter_gitops.core.inputs import DEFAULT_WAIVERS
     help=f"Waiver file for --policy (default: {DEFAULT_WAIVERS} when it exists).",
 )
 @options.karpenter
+@options.allow_empty
 @options.output_format(
     "text", "json", "github", help="Output format; github prints GitHub Actions annotations (::error file=…,line=…::…)."
 )
-def validate_command(paths, stacks, all_stacks, crd_paths, context_paths, policy, waiver_file, release, fmt) -> None:
+def validate_command(paths, stacks, all_stacks, crd_paths, context_paths, policy, waiver_file, release, allow_empty, fmt) -> None:
     """Check manifests and stack config offline with Karpenter's rules and stricter ones.
 
-    PATHS are manifest files, directories of manifests, or Pulumi stack files. With --policy the
+    PATHS are manifest files, directories of manifests (hidden entries below them are passed over),
+    Pulumi stack files, or - for a YAML stream on standard input (helm template ... | validate -).
+    YAML that is not Kubernetes (templates, CloudFormation) is skipped with a note. With --policy the
     hygiene policies run too, waivers apply (waived findings are listed but do not fail the run)
-    and an expired waiver is an error.
+    and an expired waiver is an error. A run that finds no Karpenter object exits 2 unless --allow-empty.
     """
     from karpenter_gitops.app.validate import crds_at, validate_sources, waivers_for
     from karpenter_gitops.output.report import print_github, print_text
@@ -61,6 +64,7 @@ def validate_command(paths, stacks, all_stacks, crd_paths, context_paths, policy
 
     def judged(paths_: list) -> tuple:
         sources = options.sources(paths_, release)
+        options.require_objects(sources, allow_empty)
         return sources, validate_sources(sources, policy=policy, waivers=waivers, crds=crds, context=context_paths)
 
     if options.is_fleet(stacks, all_stacks):

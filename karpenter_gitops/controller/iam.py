@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from karpenter_gitops.core import feature_gates
 from karpenter_gitops.core.findings import Violation
 from karpenter_gitops.core.inputs import CONTROLLER_KEY as KEY
 from karpenter_gitops.core.inputs import (
@@ -297,15 +298,9 @@ def event_pattern(event: str) -> dict[str, list[str]]:
     source, detail_type = INTERRUPTION_EVENTS[event]
     return {"source": [source], "detail-type": [detail_type]}
 
-# Where the chart takes each of Karpenter's feature gates (its values.yaml, v1.14-v1.15): core gates under
+# Where the chart takes each of Karpenter's feature gates (its values.yaml): core gates under
 # settings.featureGates, the AWS provider's under settings.awsFeatureGates. Older charts ignore the newer keys.
-HELM_FEATURE_GATES = {
-    **{gate: ("featureGates", gate[0].lower() + gate[1:]) for gate in (
-        "NodeRepair", "ReservedCapacity", "SpotToSpotConsolidation", "NodeOverlay", "StaticCapacity", "CapacityBuffer",
-        "TerminateFirstDrift", "TerminateFirstRepair", "PodDeletionCostManagement")},
-    "NodeClassCEL": ("awsFeatureGates", "nodeClassCEL"),
-    "RebootForRepair": ("awsFeatureGates", "rebootForRepair"),
-}
+HELM_FEATURE_GATES = {gate.name: (gate.helm_block, gate.helm) for gate in feature_gates.GATES}
 
 
 def helm_values(

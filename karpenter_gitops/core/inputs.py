@@ -190,6 +190,8 @@ class Inputs:
     context_node_classes: frozenset[str] | None = None
     node_overlays: tuple[NodeOverlay, ...] = ()
     capacity_buffers: tuple[CapacityBuffer, ...] = ()
+    #: Files passed over as no Kubernetes YAML (a Helm template, CloudFormation), each ``"file: why"``.
+    skipped: tuple[str, ...] = ()
 
     def with_gates(self, gates: Mapping[str, bool]) -> Inputs:
         """These inputs on a cluster whose named feature gates are set as given (``--feature-gates``

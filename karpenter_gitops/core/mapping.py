@@ -44,6 +44,7 @@ class LabelledCatalogue:
         }
         self.zones = {name: frozenset(zones.get(name, ())) for name in self.infos}
         self._requirements: dict[str | None, Mapping[str, Requirements]] = {}
+        self._label_values: dict[str, frozenset[str]] = {}
 
     def requirements(self, windows_build: str | None = None) -> Mapping[str, Requirements]:
         """Instance type → requirements, computed once per OS flavour."""
@@ -57,6 +58,15 @@ class LabelledCatalogue:
                 }
             )
         return self._requirements[windows_build]
+
+    def label_values(self, key: str) -> frozenset[str]:
+        """Every value the region's instance types carry for ``key`` (a family, a size...), worked out once."""
+        if key not in self._label_values:
+            found = (offered.get(key) for offered in self.requirements().values())
+            self._label_values[key] = frozenset(
+                value for value_set in found if value_set is not None and not value_set.complement for value in value_set.values
+            )
+        return self._label_values[key]
 
 
 @dataclass(frozen=True)

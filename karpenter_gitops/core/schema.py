@@ -45,6 +45,7 @@ NEWER_FIELD = "schema/version"
 DUPLICATE = "schema/duplicate"
 UNIQUE = "schema/unique"
 API_VERSION = "schema/api-version"
+UNSERVED_KIND = "schema/kind"
 SECRET = "schema/secret"
 # Rule ids whose violations are always blocking; schema/size is blocking only for an upper bound.
 _BLOCKING = frozenset({WRONG_TYPE, REQUIRED, ENUM})

@@ -138,11 +138,12 @@ def validate(
         findings += judge.transitions(base, inputs)
     if not policy:
         findings.sort(key=lambda f: f.sort_key)
-        return Report(tuple(findings), len(inputs.objects), inputs.notes, release=release)
+        return Report(tuple(findings), len(inputs.objects), inputs.notes, release=release, skipped=len(inputs.skipped))
     outcome = apply_waivers(findings, (*inputs.waivers, *waivers), today or dt.date.today())
     findings.extend(judge.findings(outcome.expired))
     findings.sort(key=lambda f: f.sort_key)
-    return Report(tuple(findings), len(inputs.objects), inputs.notes, True, outcome.active, outcome.waived, release)
+    return Report(tuple(findings), len(inputs.objects), inputs.notes, True, outcome.active, outcome.waived, release,
+                  len(inputs.skipped))
 
 
 def check_transitions(base: Inputs, head: Inputs, release: versions.Release) -> tuple[Finding, ...]:

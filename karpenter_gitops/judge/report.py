@@ -21,6 +21,7 @@ class Report:
     waivers: tuple[Waiver, ...] = ()  # the active waivers
     waived: Mapping[Finding, Waiver] = field(default_factory=dict)
     release: versions.Release = versions.DEFAULT  # the release the findings were judged against
+    skipped: int = 0  # files passed over as no Kubernetes YAML (Inputs.skipped)
 
     def count(self, severity: Severity) -> int:
         return sum(1 for f in self.findings if f.severity is severity and f not in self.waived)
@@ -35,6 +36,8 @@ class Report:
 
     def to_json(self) -> dict:
         summary = {"errors": self.errors, "warnings": self.warnings, "objects": self.objects}
+        if self.skipped:
+            summary["skippedFiles"] = self.skipped
         if not self.policy:
             return {"findings": [f.to_json() for f in self.findings], "summary": summary}
         findings = []

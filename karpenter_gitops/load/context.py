@@ -22,10 +22,10 @@ def node_class_names(paths: Iterable[str | Path]) -> frozenset[str]:
     names: set[str] = set()
     for path in files.expand(paths):
         try:
-            documents = files.read_documents(path)
+            (read,) = files.read_files([path])  # loaded as the judged files are (`-` is standard input)
         except InputError:  # not YAML, too big, binary: not a manifest either
             continue
-        for doc in documents:
+        for doc in read.documents:
             if not isinstance(doc, Mapping) or doc.get("kind") != EC2NODECLASS:
                 continue
             api, metadata = doc.get("apiVersion"), doc.get("metadata")

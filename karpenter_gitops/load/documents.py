@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from karpenter_gitops.core import names, schema, versions
+from karpenter_gitops.core import feature_gates, kinds, names, schema, versions
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.findings import Observation, Source, Violation
 from karpenter_gitops.core.inputs import (
@@ -52,9 +53,9 @@ from karpenter_gitops.core.model import (
     NodePoolSpec,
     pack,
 )
-from karpenter_gitops.core.text import article, did_you_mean
+from karpenter_gitops.core.text import article, closest, did_you_mean
 from karpenter_gitops.load import controller, policy, waivers
-from karpenter_gitops.load.files import Documents, is_stack_document, read
+from karpenter_gitops.load.files import Documents, ReadFile, is_stack_document, read_files
 from karpenter_gitops.load.keys import STACK_KEYS
 from karpenter_gitops.load.stacks import cluster_block
 from karpenter_gitops.rules.controller import block_violations
@@ -129,7 +130,7 @@ def _read_manifest(docs: list[Any], name: str, out: _Collector) -> None:
     real = [(i, d) for i, d in enumerate(docs) if d is not None]
     if not real:
         raise InputError("file is empty", name, hint="add an EC2NodeClass or NodePool manifest")
-    for index, doc in real:
+    for index, doc, whole in _objects(real):
         if not isinstance(doc, Mapping):
             raise InputError(
                 f"document {index + 1} is {article(schema.type_name(doc))}, not a Kubernetes object",
@@ -146,7 +147,7 @@ def _read_manifest(docs: list[Any], name: str, out: _Collector) -> None:
                 )
         kind = doc.get("kind")
         if kind not in _KINDS:
-            out.notes.append(f"{name}: ignored document {index + 1} (kind {kind or 'missing'})")
+            _other_kind(doc, index, name, out)
             continue
         source = Source(file=name, document=index + 1)
         obj_name = _object_name(doc, index, kind, source, out)
@@ -163,7 +164,18 @@ def _read_manifest(docs: list[Any], name: str, out: _Collector) -> None:
         if unserved is not None:
             out.observe(schema.API_VERSION, kind, obj_name, unserved, source)
             continue
-        out.add(kind, obj_name, doc.get("spec"), docs.packed(index) if isinstance(docs, Documents) else pack(doc), source)
+        out.add(kind, obj_name, doc.get("spec"), docs.packed(index) if whole and isinstance(docs, Documents) else pack(doc), source)
+
+
+def _objects(documents: list[tuple[int, Any]]) -> Iterator[tuple[int, Any, bool]]:
+    """(document index, object, whether it is the whole document) of each document; the items of a
+    ``kubectl get -o yaml`` List (``apiVersion: v1``, ``kind: List``) each stand in its place."""
+    for index, doc in documents:
+        items = doc.get("items") if isinstance(doc, Mapping) and (doc.get("apiVersion"), doc.get("kind")) == ("v1", "List") else None
+        if isinstance(items, list):
+            yield from ((index, item, False) for item in items)
+        else:
+            yield index, doc, True
 
 
 def _unserved(kind: str, api_version: Any, release: versions.Release) -> Violation | None:
@@ -174,9 +186,40 @@ def _unserved(kind: str, api_version: Any, release: versions.Release) -> Violati
         return Violation("kind", f"Karpenter {versions.show(release)} serves no {kind}: the kind arrived in {since} ({api})",
                          f"upgrade Karpenter to {since}+ or leave the {kind} out")
     if api_version != api:
+        migration = kinds.MIGRATIONS.get((api_version, kind))
         return Violation("apiVersion", f"apiVersion {api_version!r} is not served for {kind}; Karpenter serves {api!r}",
-                         f"set apiVersion: {api}" + (" (v1beta1 was removed in Karpenter 1.1)" if api.endswith("/v1") else ""))
+                         f"set apiVersion: {api} (v1beta1 was removed in Karpenter 1.1) and {migration.hint()}" if migration
+                         else f"set apiVersion: {api}")
     return None
+
+
+def _other_kind(doc: Mapping[str, Any], index: int, name: str, out: _Collector) -> None:
+    """A document of a kind not loaded here: an error when it is meant for Karpenter (its API group)
+    and the release serves no such kind or version, else passed over with a note."""
+    kind, api = doc.get("kind"), doc.get("apiVersion")
+    group = kinds.group_of(api) if isinstance(api, str) else ""
+    served = kinds.served(group, out.release) if group in kinds.KARPENTER_GROUPS else {}
+    if not served or not kind or kind == kinds.NODECLAIM:
+        known = " (Karpenter's own, not judged)" if kind == kinds.NODECLAIM and served else ""
+        out.notes.append(f"{name}: ignored document {index + 1} (kind {kind or 'missing'}){known}")
+        return
+    metadata = doc.get("metadata")
+    obj_name = metadata.get("name") if isinstance(metadata, Mapping) else None
+    obj_name = obj_name if isinstance(obj_name, str) and obj_name else f"<document {index + 1}>"
+    release = versions.show(out.release)
+    migration = kinds.MIGRATIONS.get((api, kind))
+    if migration is not None:
+        meant = migration.kind
+        violation = Violation("apiVersion", f"{api} {kind} is a pre-v1 API; Karpenter {release} serves no {kind}",
+                              migration.hint())
+    else:
+        every = {k: v for g in kinds.KARPENTER_GROUPS for k, v in kinds.served(g, out.release).items()}
+        meant = {k.lower(): k for k in every}.get(kind.lower()) or closest(kind, every)
+        hint = (f"did you mean {meant!r}? ({every[meant]})" if meant else
+                f"Karpenter {release} serves {', '.join(f'{k} ({v})' for k, v in served.items())} in {group}")
+        violation = Violation("kind", f"Karpenter {release} serves no kind {kind!r} in {group}", hint)
+        meant = meant if meant in _KINDS else next(k for k in served if k in _KINDS)  # the finding's heading
+    out.observe(schema.UNSERVED_KIND, meant, obj_name, violation, Source(file=name, document=index + 1))
 
 
 _EXAMPLE = {"apiVersion": EC2NODECLASS_API, "kind": EC2NODECLASS}
@@ -238,6 +281,10 @@ def _read_stack(doc: Mapping[str, Any], name: str, out: _Collector) -> None:
         )
     if "cluster" in ours:
         out.cluster = cluster_block(ours["cluster"], name)
+        # the gates by Karpenter's names (a Helm values key names one too); a name the release has no gate for is refused
+        named = feature_gates.canonical(ours["cluster"].get("featureGates") or {}, out.release,
+                                        f"{name}: '{NAMESPACE}:cluster.featureGates'")
+        out.cluster = replace(out.cluster, feature_gates=frozenset(gate for gate, on in named.items() if on))
     if "controller" in ours:
         out.controller = controller.parse(ours["controller"], name, out.cluster.name)
         source = Source(file=name, stack_key=CONTROLLER_KEY)
@@ -332,7 +379,17 @@ def _source_term(term: Any, entry: str, name: str, release: versions.Release) ->
 
 def load(paths: Iterable[str | Path], release: versions.Release = versions.DEFAULT) -> Inputs:
     """Load manifests and stack files into :class:`Inputs` for one Karpenter release."""
-    return load_documents(read(paths), release)
+    return load_files(list(read_files(paths)), release)
+
+
+def load_files(files: Iterable[ReadFile], release: versions.Release = versions.DEFAULT) -> Inputs:
+    """Load read files; those passed over as no Kubernetes YAML are counted, each with a note."""
+    files = list(files)
+    inputs = load_documents([(file.name, file.documents) for file in files if file.skipped is None], release)
+    skipped = tuple(f"{file.name}: {file.skipped}" for file in files if file.skipped is not None)
+    if not skipped:
+        return inputs
+    return replace(inputs, skipped=skipped, notes=tuple(f"skipped {line}" for line in skipped) + inputs.notes)
 
 
 def load_documents(

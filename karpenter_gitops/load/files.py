@@ -1,13 +1,24 @@
 """Read input files: paths → UTF-8 text → YAML documents, with errors that name the file and line.
 
-Unreadable input raises :class:`InputError` (the CLI prints one line and exits 2); what the
-documents say is for :mod:`karpenter_gitops.load.documents` to read.
+Paths come as users have them: relative, absolute, through ``..``, under dot-directories (hidden
+entries are skipped only *below* a directory the user named), and ``-`` for a multi-document
+stream on standard input (``helm template … | karpenter-gitops validate -``), named ``<stdin>``.
+
+A repository holds YAML that is not Kubernetes (Helm templates, CloudFormation, CI settings): a
+file passes over with a reason (:attr:`ReadFile.skipped`) when nothing in it says it is meant as
+a manifest or a stack file. The evidence is ``apiVersion`` or ``kind`` at a document's top, a
+stack's ``config`` block, or the name ``Pulumi.<stack>.yaml``: a file that has it and does not
+parse stays an error (exit 2), as does any file that cannot be read at all.
+What the documents say is for :mod:`karpenter_gitops.load.documents` to read.
 """
 
 from __future__ import annotations
 
 import codecs
+import os
 import pickle
+import re
+import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
@@ -20,11 +31,13 @@ from karpenter_gitops.core.model import pack
 MAX_FILE_BYTES = 256 * 1024 * 1024
 YAML_SUFFIXES = (".yaml", ".yml")
 _CHUNK = 1 << 20
+STDIN = Path("-")  # as kubectl and kubeconform take it: the documents come on standard input
+STDIN_NAME = "<stdin>"
 
 
 def display(path: Path) -> str:
     """A path as the user gave it (directory walks keep the directory the user named)."""
-    return str(path)
+    return STDIN_NAME if path == STDIN else str(path)
 
 
 def _check_size(path: Path, name: str) -> None:
@@ -62,6 +75,8 @@ class _TextChunks:
             chunk = self.file.read(size)
         except OSError as err:
             raise InputError(f"cannot read: {err.strerror}", self.name) from None
+        if self.offset + len(chunk) > MAX_FILE_BYTES:  # a stream has no size to check before it is read
+            raise InputError(f"input is over {MAX_FILE_BYTES // 1_048_576} MiB; refused", self.name, hint="split it into smaller files")
         if b"\0" in chunk:
             raise InputError("binary file, not YAML", self.name, hint="pass manifest or stack files only")
         return chunk
@@ -109,24 +124,63 @@ def parse_yaml(source: str | _TextChunks, name: str) -> list[Any]:
 
 
 def expand(paths: Iterable[str | Path]) -> list[Path]:
-    """Files named directly, plus every *.yaml / *.yml below named directories, sorted."""
+    """Files named directly, plus every *.yaml / *.yml below named directories, sorted; ``-`` stays itself.
+
+    Below a named directory, hidden entries (``.git``, ``.github``...) are passed over and not
+    walked; the directory the user named, and any of its parents, may be hidden themselves.
+    """
     files: list[Path] = []
     for raw in paths:
         path = Path(raw)
-        if path.is_dir():
-            found = sorted(
-                p
-                for p in path.rglob("*")
-                if p.suffix in YAML_SUFFIXES and p.is_file() and not any(part.startswith(".") for part in p.parts)
-            )
+        if path == STDIN:
+            if STDIN in files:
+                raise InputError("standard input named twice", STDIN_NAME, hint="give - once")
+            files.append(STDIN)
+        elif path.is_dir():
+            found = sorted(_walk(path))
             if not found:
-                raise InputError("directory holds no .yaml or .yml files", display(path))
+                raise InputError("directory holds no .yaml or .yml files", display(path),
+                                 hint="name the folder that holds your Karpenter manifests")
             files.extend(found)
         elif path.exists():
             files.append(path)
         else:
             raise InputError("no such file or directory", display(path), hint="check the path")
     return files
+
+
+def _walk(directory: Path) -> Iterator[Path]:
+    """The YAML files below ``directory``, hidden files and directories below it left out (and not entered)."""
+    for root, subdirectories, names in os.walk(directory):
+        subdirectories[:] = [name for name in subdirectories if not name.startswith(".")]
+        for name in names:
+            path = Path(root, name)
+            if not name.startswith(".") and path.suffix in YAML_SUFFIXES and path.is_file():
+                yield path
+
+
+# Where a file says it is meant as a Kubernetes manifest, read from its text when it does not parse.
+_MANIFEST_KEY = re.compile(r"^(?:apiVersion|kind)\s*:", re.MULTILINE)
+_TEMPLATE = re.compile(r"\{\{.*?\}\}", re.DOTALL)
+_STACK_FILE = re.compile(r"^Pulumi\.[^/]+\.ya?ml$")  # a Pulumi stack's settings, never another tool's YAML
+_CLOUDFORMATION = re.compile(r"^\s*AWSTemplateFormatVersion\s*:|!(?:Ref|Sub|GetAtt|Join|If|FindInMap|ImportValue)\b", re.MULTILINE)
+
+
+def _foreign_reason(text: str) -> str | None:
+    """Why YAML text that does not parse is no manifest (a template, CloudFormation, another tool's
+    YAML), or None when it says it is one (``apiVersion:`` or ``kind:`` at a document's top)."""
+    if _TEMPLATE.search(text):
+        return "a template ({{ ... }}), not YAML yet; render it first, e.g. helm template ... | karpenter-gitops validate -"
+    if _MANIFEST_KEY.search(text):
+        return None
+    if _CLOUDFORMATION.search(text):
+        return "CloudFormation YAML (!Ref-style tags), not a Kubernetes manifest"
+    return "YAML that is not a Kubernetes manifest (it does not parse, and no document has apiVersion or kind)"
+
+
+def _is_manifest_document(doc: Any) -> bool:
+    """Whether a parsed document says it is meant as a Kubernetes object."""
+    return isinstance(doc, Mapping) and ("apiVersion" in doc or "kind" in doc)
 
 
 def is_stack_document(doc: Any) -> bool:
@@ -157,38 +211,85 @@ class Documents(Sequence[Any]):
 
 
 class ReadFile(NamedTuple):
-    """One input file: its name as the user gave it, its path and its YAML documents."""
+    """One input file: its name as the user gave it, its path and its YAML documents; ``skipped``
+    says why a file that is no Kubernetes YAML was passed over (then it has no documents)."""
 
     name: str
     documents: Documents
     path: Path
+    skipped: str | None = None
+    text: str | None = None  # standard input's, kept: it cannot be read twice
 
 
 class Texts(Mapping[str, str]):
     """File name → text, read again from disk when asked: only files with findings are, to locate them."""
 
     def __init__(self, files: Iterable[ReadFile]) -> None:
-        self._paths = {file.name: file.path for file in files}
+        self._files = {file.name: file for file in files}
 
     def __getitem__(self, name: str) -> str:
-        return read_text(self._paths[name])
+        file = self._files[name]
+        return file.text if file.text is not None else read_text(file.path)
 
     def __contains__(self, name: object) -> bool:  # Mapping's default would read the file to answer
-        return name in self._paths
+        return name in self._files
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._paths)
+        return iter(self._files)
 
     def __len__(self) -> int:
-        return len(self._paths)
+        return len(self._files)
 
 
-def read_files(paths: Iterable[str | Path]) -> Iterator[ReadFile]:
-    """Read and parse every file under ``paths``, one at a time."""
+def read_files(paths: Iterable[str | Path], stdin: BinaryIO | None = None) -> Iterator[ReadFile]:
+    """Read and parse every file under ``paths``, one at a time; ``-`` reads ``stdin`` (default: the process's)."""
     for path in expand(paths):
-        yield ReadFile(display(path), Documents(read_documents(path)), path)
+        yield _read_stdin(stdin or sys.stdin.buffer) if path == STDIN else _read_file(path)
+
+
+def _read_file(path: Path) -> ReadFile:
+    name = display(path)
+    try:
+        documents = read_documents(path)
+    except InputError as err:
+        if not err.message.startswith("invalid YAML"):
+            raise
+        return _foreign(name, path, read_text(path), err)
+    return _classified(name, path, documents)
+
+
+def _read_stdin(stream: BinaryIO) -> ReadFile:
+    return from_text(STDIN_NAME, _TextChunks(stream, STDIN_NAME).read_all(), STDIN)
+
+
+def from_text(name: str, text: str, path: Path | None = None) -> ReadFile:
+    """A file already read (standard input, a file at a Git ref), parsed and classified as files on disk are;
+    it keeps its text, as it cannot be read again."""
+    try:
+        documents = parse_yaml(text, name)
+    except InputError as err:
+        return _foreign(name, path or Path(name), text, err)._replace(text=text)
+    return _classified(name, path or Path(name), documents)._replace(text=text)
+
+
+def _foreign(name: str, path: Path, text: str, err: InputError) -> ReadFile:
+    """A file that does not parse: passed over when it is no manifest or stack file, else its parse error."""
+    reason = None if _STACK_FILE.match(path.name) else _foreign_reason(text)
+    if reason is None:
+        raise err
+    return ReadFile(name, Documents(()), path, reason)
+
+
+def _classified(name: str, path: Path, documents: list[Any]) -> ReadFile:
+    """A file that parses: its documents, or passed over when none is a manifest or a stack file."""
+    if _STACK_FILE.match(path.name) or any(_is_manifest_document(doc) or is_stack_document(doc) for doc in documents):
+        return ReadFile(name, Documents(documents), path)
+    if all(doc is None for doc in documents):
+        return ReadFile(name, Documents(()), path, "empty: no YAML document")
+    return ReadFile(name, Documents(()), path, "YAML that is not a Kubernetes manifest (no document has apiVersion or kind)")
 
 
 def read(paths: Iterable[str | Path]) -> list[tuple[str, list[Any]]]:
-    """Parse every file under ``paths`` into ``(file name, documents)`` pairs."""
-    return [(file.name, file.documents) for file in read_files(paths)]
+    """Parse every file under ``paths`` into ``(file name, documents)`` pairs, whatever YAML it holds
+    (for readers that pass over other documents themselves: CRDs, workloads)."""
+    return [(display(path), Documents(read_documents(path))) for path in expand(paths)]

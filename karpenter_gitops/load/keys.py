@@ -53,7 +53,8 @@ CLUSTER_KEYS = _table(
     Key("karpenterVersion", 'The Karpenter release the cluster runs, quoted (`"1.14"`): rules and schema follow it.'),
     Key("featureGates", "The feature gates the cluster's Karpenter runs with, by name (`{NodeClassCEL: true}`): "
         "checks that depend on a gate follow it (NodeClassCEL, NodeOverlay, CapacityBuffer, StaticCapacity), and the "
-        "controller block's Helm release runs with them; a gate not named is off, as Karpenter ships it."),
+        "controller block's Helm release runs with them; a gate not named is off, as Karpenter ships it. A gate may "
+        "be named as the chart's values name it (`nodeOverlay`); a name the release has no gate for is refused."),
 )
 
 # The policy block's own keys; the rule parameters it also takes are declared by the rules.

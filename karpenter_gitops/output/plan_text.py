@@ -77,7 +77,7 @@ def _node_pool(console: Console, name: str, plan: NodePoolPlan) -> None:
     for ami_id, count in sorted(per_ami.items()):
         console.print(f"    {ami_id}: {count} type(s)")
     if mapping.no_instance_types:
-        console.print(f"  [red]no instance type allowed[/]: {mapping.no_instance_types}")
+        console.print(f"  [red]no instance type allowed[/]: {escape(mapping.no_instance_types)}")
     if mapping.unserved:
         console.print(f"  [yellow]{len(mapping.unserved)} allowed type(s) have no AMI[/]:")
         for unserved in mapping.unserved[:_SHOWN_UNSERVED]:

@@ -17,9 +17,10 @@ _GITHUB_COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severi
 
 
 def summary(report: Report, release: versions.Release) -> str:
+    skipped = f"; {report.skipped} file(s) skipped (not Kubernetes YAML)" if report.skipped else ""
     return (
         f"{report.objects} object(s) checked against Karpenter {versions.show(release)}: "
-        f"{report.errors} error(s), {report.warnings} warning(s)"
+        f"{report.errors} error(s), {report.warnings} warning(s){skipped}"
     )
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from karpenter_gitops.core import ec2_names, labels
 from karpenter_gitops.core.model import EC2NodeClass, NodePool
 from karpenter_gitops.core.mapping import NodeClassTarget
 from karpenter_gitops.core.plan import NodePoolPlan
@@ -69,11 +70,41 @@ def map_node_pool(
     except ValueError as error:  # requirements the offline rules already reject
         return PoolMapping(NodePoolPlan(name, awaiting=f"requirements not evaluable: {error}"))
     observed = ()
+    if mapping.no_instance_types:
+        message = f"Karpenter can launch nothing for this NodePool: {mapping.no_instance_types}"
+        observed = (observation(pool, live.POOL_LAUNCHES_NOTHING, "spec.template.spec.requirements", message),)
     if mapping.unserved:
         names = ", ".join(u.type for u in mapping.unserved[:5]) + (" …" if len(mapping.unserved) > 5 else "")
         message = f"{len(mapping.unserved)} allowed instance type(s) have no AMI: {names} ({mapping.unserved[0].reason})"
-        observed = (observation(pool, live.UNSERVED_INSTANCE_TYPES, "spec.template.spec.requirements", message),)
+        observed += (observation(pool, live.UNSERVED_INSTANCE_TYPES, "spec.template.spec.requirements", message),)
+    observed += _not_offered(pool, catalogue)
     return PoolMapping(NodePoolPlan(name, mapping=mapping), observed=observed)
+
+
+# Labels named after EC2's instance types: a value EC2 has may still not be offered in the region.
+_EC2_NAMED = {labels.FAMILY: ec2_names.FAMILIES, labels.CATEGORY: ec2_names.CATEGORIES, labels.SIZE: ec2_names.SIZES,
+              labels.INSTANCE_TYPE: None}
+
+
+def _not_offered(pool: NodePool, catalogue: LoadedCatalogue) -> tuple:
+    """Values of In requirements EC2 has (the offline rule reports the others) but no instance type of the
+    region's catalogue carries, beside values it does: each selects nothing here."""
+    spec = pool.spec.template.spec
+    observed = []
+    for index, requirement in enumerate((spec.requirements if spec else None) or ()):
+        if requirement is None or requirement.operator != "In" or requirement.key not in _EC2_NAMED:
+            continue
+        known, offered = _EC2_NAMED[requirement.key], catalogue.mapper.catalogue.label_values(requirement.key)
+        values = [str(value) for value in requirement.values or ()]
+        if not any(value in offered for value in values):
+            continue  # nothing offered: the pool launches nothing, which its mapping reports
+        for i, value in enumerate(values):
+            exists = ec2_names.is_instance_type(value) if known is None else value in known
+            if exists and value not in offered:
+                message = f"no instance type in {catalogue.mapper.catalogue.region}'s catalogue carries {requirement.key}={value!r}"
+                path = f"spec.template.spec.requirements[{index}].values[{i}]"
+                observed.append(observation(pool, live.VALUE_NOT_OFFERED, path, message))
+    return tuple(observed)
 
 
 def awaiting(run: Run, pool: NodePool, need: str, blocked: StepResult) -> PoolMapping:

@@ -16,6 +16,8 @@ from karpenter_gitops.rules.registry import Stage, rule
 SELECTOR_MATCHES_NOTHING = "live/selector-matches-nothing"
 AMI_NOT_AVAILABLE = "live/ami-not-available"
 UNSERVED_INSTANCE_TYPES = "live/unserved-instance-types"
+POOL_LAUNCHES_NOTHING = "live/pool-launches-nothing"
+VALUE_NOT_OFFERED = "live/requirement-value-not-offered"
 INSTANCE_PROFILE_WITHOUT_ROLE = "live/instance-profile-without-role"
 CATALOGUE_REFUSED = "live/catalogue-refused"
 AMI_FAMILY_MISMATCH = "live/ami-family-mismatch"
@@ -57,6 +59,25 @@ _live(
     "GPU/accelerator variant missing); Karpenter silently never launches them. Good: amd64 and arm64 types "
     "with an alias that resolves both. Bad: g5 types with an image set lacking the nvidia variant.",
     "Narrow the requirements to the types the AMIs serve, or select AMIs for the missing architecture/variant.",
+)
+_live(
+    POOL_LAUNCHES_NOTHING,
+    Severity.ERROR,
+    NODEPOOL,
+    "No instance type in the region's catalogue meets the NodePool's requirements (with its EC2NodeClass's "
+    "zones and AMI family), so Karpenter can launch nothing for it and its pods stay pending. Good: "
+    "instance-family In [m7i, c7i]. Bad: instance-family In [m7x], a family no instance type has.",
+    "Fix the requirement the message names (a misspelt family, size or zone), or widen it.",
+)
+_live(
+    VALUE_NOT_OFFERED,
+    Severity.WARNING,
+    NODEPOOL,
+    "An In requirement names an instance family, category, size or type EC2 has but the region's catalogue "
+    "offers none of: beside values the region offers it selects nothing there. Good: instance-family In "
+    "[m7i, c7i] where both are offered. Bad: a family only other regions offer.",
+    "Drop the value, or pick a family the plan lists for the region; values EC2 does not have at all are "
+    "nodepool/requirement-dead-value.",
 )
 _live(
     INSTANCE_PROFILE_WITHOUT_ROLE,

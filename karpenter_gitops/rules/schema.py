@@ -104,3 +104,15 @@ _schema_rule(
     good=({"apiVersion": "karpenter.k8s.aws/v1"},),
     bad=({"apiVersion": "karpenter.k8s.aws/v1beta1"},),
 )
+_schema_rule(
+    schema.UNSERVED_KIND,
+    "A document in Karpenter's API groups (karpenter.sh, karpenter.k8s.aws) of a kind the release does not serve: "
+    "a misspelt kind, or a pre-v1 object (v1alpha5 Provisioner, v1alpha1 AWSNodeTemplate). The API server refuses "
+    "it, so nothing it says reaches Karpenter.",
+    "Fix the kind's spelling (the hint names the closest served kind), or migrate the object to the v1 API as the "
+    "hint and Karpenter's v1 migration guide say.",
+    good=({"kind": "EC2NodeClass"}, {"kind": _NP}),
+    bad=({"kind": "EC2NodeClas"}, {"kind": "Nodepool", "apiVersion": "karpenter.sh/v1"},
+         {"apiVersion": "karpenter.sh/v1alpha5", "kind": "Provisioner"},
+         {"apiVersion": "karpenter.k8s.aws/v1alpha1", "kind": "AWSNodeTemplate"}),
+)

@@ -69,8 +69,7 @@ def test_text_format_groups_by_object_and_ends_with_summary(tmp_path, capsys):
     ("content", "expected"),
     [
         (b"kind: [unclosed\n", "invalid YAML"),
-        (b"- just\n- a list\n", "document 1 is an array, not a Kubernetes object"),
-        (b"", "file is empty"),
+        (b"kind: Pod\n---\n- just\n- a list\n", "document 2 is an array, not a Kubernetes object"),
         (b"\x00\x01binary", "binary file"),
         (b"\xff\xfe\xfa not utf8", "not UTF-8"),
         (b"config:\n  aws:region: us-west-2\n", "no 'karpenter-gitops:' settings"),
@@ -78,7 +77,7 @@ def test_text_format_groups_by_object_and_ends_with_summary(tmp_path, capsys):
         (b"config:\n  karpenter-gitops:nodeClass: {}\n", "did you mean 'nodeClasses'"),
         (b"config:\n  karpenter-gitops:cluster: {kubernetesVersion: 1.30}\n", "YAML drops trailing zeros"),
     ],
-    ids=["malformed", "not-mapping", "empty", "binary", "not-utf8", "no-namespace", "bare-key", "typo-key", "float-version"],
+    ids=["malformed", "not-mapping", "binary", "not-utf8", "no-namespace", "bare-key", "typo-key", "float-version"],
 )
 def test_bad_input_is_one_line_exit_two(tmp_path, capsys, content, expected):
     path = tmp_path / "bad.yaml"

@@ -161,3 +161,16 @@ def test_validate_kubelet_expressions_with_the_gate_on(tmp_path_factory, max_pod
               "karpenter-gitops:nodeClasses": {"default": spec}}
     path = _write(tmp_path_factory.mktemp("in"), "Pulumi.gated.yaml", yaml.safe_dump({"config": config}))
     run(["validate", str(path), "--format", "json"])
+
+
+@PROFILE
+@given(docs=MANIFEST, edit=TEXT_EDITS, junk=st.sampled_from(["", "{{ .Values.x }}\n", "!Ref X\n", "- a\n"]))
+def test_validate_a_stream_on_standard_input(docs, edit, junk):
+    """``-``: the same stream through standard input, with other YAML (a template, a tag, a list) after it."""
+    import io
+    import sys
+    from unittest import mock
+
+    stream = io.TextIOWrapper(io.BytesIO((as_text(docs, edit) + ("---\n" + junk if junk else "")).encode()))
+    with mock.patch.object(sys, "stdin", stream):
+        run(["validate", "-", "--format", "json"])

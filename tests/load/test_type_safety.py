@@ -166,12 +166,12 @@ def _exit_two(tmp_path, capsys, text: str, name: str = "in.yaml") -> str:
          "in.yaml: document 1: 'kind' is an array, not a string"),
         ("apiVersion: {group: karpenter.sh}\nkind: NodePool\nmetadata: {name: a}\n",
          "in.yaml: document 1: 'apiVersion' is an object, not a string"),
-        ("- a\n- b\n", "in.yaml: document 1 is an array, not a Kubernetes object"),
+        ("apiVersion: v1\nkind: ConfigMap\n---\n- a\n- b\n", "in.yaml: document 2 is an array, not a Kubernetes object"),
         ("kind: EC2NodeClass\nspec: &s {role: R, tags: {self: *s}}\n",
          "in.yaml:2: invalid YAML: a YAML alias refers to a value that contains it"),
         ("kind: EC2NodeClass\nspec: {tags: " + "[" * 80 + "]" * 80 + "}\n",
          "in.yaml:2: invalid YAML: nested more than 64 levels deep"),
-        ("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n"
+        ("kind: EC2NodeClass\na0: &a0 [x, x, x, x, x, x, x, x, x, x]\n"
          + "".join(f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]\n" for i in range(1, 7)),
          "invalid YAML: YAML aliases expand to more than 400,000 values"),
     ],

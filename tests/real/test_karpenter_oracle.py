@@ -216,3 +216,13 @@ def test_1_14_validates_tags_before_its_dry_runs_and_has_no_kubelet_step():
     assert _validation((1, 14), _node_class("AL2", {"clusterDNS": ["10.0.0.10", "10.0.0.11"]}))[:2] == ("True", "ValidationSucceeded")
     status, reason, _ = _validation((1, 14), _node_class("AL2023", tags={"kubernetes.io/cluster/other": "owned"}))
     assert (status, reason) == ("False", "TagValidationFailed")
+
+
+@pytest.mark.parametrize("release", _oracle.RELEASES, ids=versions.show)
+def test_the_well_known_values_are_karpenters_per_release(release):
+    """The values our requirement rules take as all a label can hold (capacity types, tenancies) are
+    Karpenter's WellKnownValuesForRequirements, release by release."""
+    from karpenter_gitops.rules.nodepool.values import well_known_values
+
+    answer = _oracle.oracle(release).answer({"op": "labels"})["wellKnownValues"]
+    assert {key: sorted(values) for key, values in well_known_values(versions.Release(release)).items()} == answer

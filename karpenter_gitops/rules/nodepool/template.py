@@ -1,6 +1,6 @@
-"""Our NodePool rules (``nodepool/``): what the CRD admits but Karpenter refuses at run time, or what
-silently does not do what it says (a label Karpenter only copies, a class that is not there, a taint
-nothing removes). The CRD's own rules are :mod:`karpenter_gitops.rules.cel.nodepool`.
+"""Our NodePool rules on the pool's template: label keys, the class it names and its taints, where the
+CRD admits what Karpenter refuses at run time, or what silently does not do what it says (a label
+Karpenter only copies, a class that is not there, a taint nothing removes).
 """
 
 from __future__ import annotations
@@ -176,38 +176,6 @@ def beta_template_label(obj, ctx):
         stable = NORMALIZED_LABELS.get(key)
         if stable:
             yield Violation(f"spec.template.metadata.labels[{key}]", restricted_message(key, ctx.release), f"use {stable}")
-
-
-# Labels whose values Karpenter knows all of; a requirement allowing none of them matches no capacity.
-_KNOWN_VALUES = {
-    "karpenter.sh/capacity-type": (("on-demand", "spot", "reserved"), None),
-    "karpenter.k8s.aws/instance-tenancy": (("default", "dedicated"), (1, 9)),
-}
-
-
-@rule(
-    "nodepool/requirement-unknown-values",
-    ERROR,
-    KINDS,
-    "An In requirement on karpenter.sh/capacity-type (or instance-tenancy) that allows none of the values "
-    "Karpenter knows (on-demand, spot, reserved; default, dedicated): Karpenter rejects the NodePool.",
-    "Use the values Karpenter knows, in lower case: on-demand, spot or reserved.",
-    origin="karpenter",
-    good=({"spec": {"template": {"spec": {"requirements": [{"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot", "on-demand"]}]}}}},),
-    bad=({"spec": {"template": {"spec": {"requirements": [{"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["SPOT"]}]}}}},),
-)
-def requirement_unknown_values(obj, ctx):
-    for index, requirement in requirements(obj):
-        known = _KNOWN_VALUES.get(requirement.key)
-        if known is None or requirement.operator != "In" or (known[1] and ctx.release < known[1]):
-            continue
-        values = values_of(requirement)
-        if values and not set(values) & set(known[0]):
-            yield Violation(
-                f"{requirement_path(index)}.values",
-                f"none of {list(values)} is a value of {requirement.key} (expected one of {', '.join(known[0])})",
-                did_you_mean(str(values[0]).lower(), known[0]),
-            )
 
 
 # --- nodeClassRef -------------------------------------------------------------------------

@@ -1,0 +1,138 @@
+"""A newcomer's first runs: a fresh repository of their own in a temporary directory outside the
+project, the installed ``karpenter-gitops`` console script run from inside it as they would type it.
+Each run is judged as they see it: its exit code, the first line it prints, and never a traceback."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import PROJECT
+
+from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
+
+SCRIPT = Path(sys.executable).with_name("karpenter-gitops")
+CLASS = yaml.safe_dump(dict(BASE_NODECLASS))
+POOL = yaml.safe_dump(dict(BASE_NODEPOOL))
+HELM_TEMPLATE = "{{- if .Values.enabled }}\napiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: {{ .Values.name }}\n{{- end }}\n"
+DEPLOYMENT = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec: {replicas: 2}\n"
+
+
+def karpenter_gitops(cwd: Path, *argv: str, stdin: str | None = None) -> tuple[int, str, str]:
+    """The console script run in ``cwd`` with a user's plain environment (no colour, no AWS settings)."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("AWS_", "KARPENTER_GITOPS_"))}
+    env |= {"NO_COLOR": "1", "COLUMNS": "120"}
+    done = subprocess.run([str(SCRIPT), *argv], cwd=cwd, input=stdin, capture_output=True, text=True, env=env, timeout=300)
+    assert "Traceback" not in done.stderr + done.stdout, done.stderr
+    return done.returncode, done.stdout, done.stderr
+
+
+def first_line(text: str) -> str:
+    return text.splitlines()[0] if text else ""
+
+
+@pytest.fixture
+def repository(tmp_path) -> Path:
+    """A user's infra repository kept under a dot-directory (``~/.ws/infra``): Git, the Karpenter
+    manifests in their own folder, a Helm chart and the app's manifests beside them."""
+    root = tmp_path / ".ws" / "infra"
+    assert PROJECT not in root.parents and not root.is_relative_to(PROJECT)
+    (root / "karpenter").mkdir(parents=True)
+    (root / "karpenter" / "nodeclass.yaml").write_text(CLASS)
+    (root / "karpenter" / "nodepool.yml").write_text(POOL)
+    (root / "chart" / "templates").mkdir(parents=True)
+    (root / "chart" / "templates" / "nodepool.yaml").write_text(HELM_TEMPLATE)
+    (root / "chart" / "values.yaml").write_text("enabled: true\nname: general\n")
+    (root / "apps").mkdir()
+    (root / "apps" / "web.yaml").write_text(DEPLOYMENT)
+    if shutil.which("git"):
+        subprocess.run(["git", "init", "-q", str(root)], check=True)
+    return root
+
+
+def test_script_is_the_installed_one():
+    assert SCRIPT.is_file(), f"{SCRIPT}: run make .venv/.installed"
+
+
+def test_validate_a_folder_of_a_repository_under_a_dot_directory(repository):
+    code, out, _ = karpenter_gitops(repository, "validate", "karpenter")
+    assert (code, first_line(out)) == (0, "2 object(s) checked against Karpenter 1.14: 0 error(s), 0 warning(s)")
+
+
+def test_validate_the_whole_repository_skips_the_chart_and_counts_it(repository):
+    code, out, err = karpenter_gitops(repository, "validate", ".")
+    assert code == 0
+    assert out.splitlines()[-1].endswith("; 2 file(s) skipped (not Kubernetes YAML)")
+    assert "chart/templates/nodepool.yaml: a template" in err and "chart/values.yaml" in err
+
+
+def test_validate_a_sibling_folder_through_dot_dot(repository):
+    code, out, _ = karpenter_gitops(repository / "apps", "validate", "../karpenter")
+    assert (code, first_line(out)) == (0, "2 object(s) checked against Karpenter 1.14: 0 error(s), 0 warning(s)")
+
+
+def test_a_rendered_stream_piped_to_dash(repository):
+    code, out, _ = karpenter_gitops(repository, "validate", "-", stdin=f"{CLASS}---\n{POOL}---\n{DEPLOYMENT}")
+    assert (code, first_line(out)) == (0, "2 object(s) checked against Karpenter 1.14: 0 error(s), 0 warning(s)")
+
+
+def test_a_broken_manifest_on_stdin_names_stdin(repository):
+    code, out, err = karpenter_gitops(repository, "validate", "-", stdin="apiVersion: karpenter.sh/v1\nkind: NodePool\nspec: [\n")
+    assert (code, out) == (2, "")
+    assert first_line(err).startswith("karpenter-gitops: error: <stdin>:")
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "github"])
+def test_the_wrong_folder_fails_loudly_in_every_format(repository, fmt):
+    code, out, err = karpenter_gitops(repository, "validate", "apps", "--format", fmt)
+    assert (code, out) == (2, "")
+    assert first_line(err).startswith("karpenter-gitops: error: no Karpenter object found in 1 file(s), so nothing was checked")
+
+
+def test_a_pre_commit_run_on_a_commit_without_karpenter_objects(repository):
+    code, out, _ = karpenter_gitops(repository, "validate", "--policy", "--allow-empty", "apps/web.yaml", "chart/values.yaml")
+    assert (code, first_line(out)) == (0, "active waivers: 0")
+    assert out.splitlines()[-1].startswith("0 object(s) checked against Karpenter 1.14: 0 error(s), 0 warning(s)")
+
+
+def test_a_misspelt_kind_fails_with_a_did_you_mean(repository):
+    (repository / "karpenter" / "nodepool.yml").write_text(POOL.replace("kind: NodePool", "kind: Nodepool"))
+    code, out, _ = karpenter_gitops(repository, "validate", "karpenter")
+    assert code == 1 and first_line(out).startswith("NodePool/general")
+    assert "did you mean 'NodePool'?" in out
+
+
+def test_an_old_provisioner_gets_the_migration(repository):
+    (repository / "karpenter" / "provisioner.yaml").write_text(
+        "apiVersion: karpenter.sh/v1alpha5\nkind: Provisioner\nmetadata: {name: default}\nspec: {ttlSecondsAfterEmpty: 30}\n")
+    code, out, _ = karpenter_gitops(repository, "validate", "karpenter")
+    assert code == 1 and first_line(out).startswith("NodePool/default")
+    assert "ttlSecondsAfterEmpty → disruption.consolidationPolicy: WhenEmpty" in out
+
+
+def test_an_unknown_feature_gate_lists_the_known_ones(repository):
+    code, out, err = karpenter_gitops(repository, "validate", "karpenter", "--feature-gates", "Foo=true")
+    assert (code, out) == (2, "")
+    assert first_line(err).startswith("karpenter-gitops: error: --feature-gates: 'Foo' is not a feature gate of Karpenter 1.14")
+
+
+def test_render_to_stdout_from_a_path_argument(repository):
+    code, out, _ = karpenter_gitops(repository, "render", "karpenter", "--out", "-")
+    assert code == 0 and out.splitlines()[0] == "---"
+    assert out.splitlines()[2] == "apiVersion: karpenter.k8s.aws/v1"
+
+
+def test_plan_blocks_a_pool_that_can_launch_nothing(repository):
+    pool = yaml.safe_load(POOL)
+    pool["spec"]["template"]["spec"]["requirements"].append(
+        {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["zz9", "qq1"]})
+    (repository / "karpenter" / "nodepool.yml").write_text(yaml.safe_dump(pool))
+    code, out, _ = karpenter_gitops(repository, "plan", "karpenter", "--embedded-aws")
+    assert code == 1
+    assert "no instance type allowed: no instance type satisfies karpenter.k8s.aws/instance-family In [qq1, zz9]" in out
+    assert "[live/pool-launches-nothing]" in out and out.splitlines()[-1].endswith("persistent problems")
