@@ -47,7 +47,7 @@ def spec_schema(path: Path, version: str = "v1") -> Mapping[str, Any]:
 
 
 def differences(crds: Path, release: Release) -> list[str]:
-    """What the release's CRDs in ``crds`` and our models at ``version`` disagree on, less :data:`DELIBERATE`."""
+    """What the release's CRDs in ``crds`` and our models at ``release`` disagree on, less :data:`DELIBERATE`."""
     found = []
     for file, (kind, served, spec) in SPECS.items():
         since = KIND_SINCE.get(kind, (1, 0))
@@ -96,7 +96,7 @@ def _walk(schema: Mapping[str, Any], cls: type, path: str, release: Release) -> 
                 yield f"{where}: {key} CRD {theirs}, model {ours}" if key != "pattern" else f"{where}: pattern"
         if scalar.get("type") == "integer" and (scalar.get("format") == "int32") != facts.int32:
             yield f"{where}: format CRD {scalar.get('format')}, model int32 {facts.int32}"
-        unique = facts.unique is not None and version >= facts.unique
+        unique = facts.unique is not None and release >= facts.unique
         if (sub.get("x-kubernetes-list-type") == "set") != unique:
             yield f"{where}: list-type CRD {sub.get('x-kubernetes-list-type')}, model set {unique}"
         for key, attr in _COUNT:
@@ -104,7 +104,7 @@ def _walk(schema: Mapping[str, Any], cls: type, path: str, release: Release) -> 
                 yield f"{where}: {key} CRD {sub.get(key)}, model {getattr(facts, attr)}"
         if field.item is not None and dataclasses.is_dataclass(field.item):
             child = sub.get("items") if field.kind == "list" else sub.get("additionalProperties") if field.kind == "map" else sub
-            yield from _walk(child or {}, field.item, where, version)
+            yield from _walk(child or {}, field.item, where, release)
     for name, field in table.items():
-        if name not in props and not (field.prop.since and field.prop.since > version):
+        if name not in props and not (field.prop.since and field.prop.since > release):
             yield f"{path}.{name}: in the model, not in the CRD"

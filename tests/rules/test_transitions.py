@@ -79,12 +79,12 @@ def test_example(transition, verdict, example):
 _CEL = celpy.Environment()
 
 
-def _crd_transition_messages(release: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> set[str]:
+def _crd_transition_messages(tag: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> set[str]:
     """Messages of the CRD's transition rules that fail for this update.
 
     Like the API server, a rule runs only where the node it sits on exists in both objects.
     """
-    checker = release_crds(release).by_kind[new["kind"]]
+    checker = release_crds(tag).by_kind[new["kind"]]
     stored = {path: value for _, value, path in openapi.nodes(checker.schema, openapi.as_json(old), "")}
     failed = set()
     for schema, value, path in openapi.nodes(checker.schema, openapi.as_json(new), ""):
@@ -97,14 +97,14 @@ def _crd_transition_messages(release: str, old: Mapping[str, Any], new: Mapping[
     return failed
 
 
-@pytest.mark.parametrize("release", sorted(RELEASES.values()))
+@pytest.mark.parametrize("tag", sorted(RELEASES.values()))
 @pytest.mark.parametrize(("transition", "verdict", "example"), EXAMPLES, ids=_ids)
-def test_karpenter_transition_rules_match_the_crd_of_each_release(release, transition, verdict, example):
+def test_karpenter_transition_rules_match_the_crd_of_each_release(tag, transition, verdict, example):
     """Every example, at every release: our ``karpenter`` rules fire exactly where the CRD's rules do."""
-    release = next(v for v, name in RELEASES.items() if name == release)
+    release = next(v for v, name in RELEASES.items() if name == tag)
     old, new = _docs(transition, example)
     ours = {f.message for f in _fired(old, new, release) if registry.RULES[f.rule].origin == "karpenter"}
-    assert ours == _crd_transition_messages(release, old, new)
+    assert ours == _crd_transition_messages(tag, old, new)
 
 
 # --- the engine: policy settings and waivers ------------------------------------------------------
