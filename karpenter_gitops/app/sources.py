@@ -7,12 +7,13 @@ same way: the release is the one given, else the one the stack files agree on, e
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from karpenter_gitops.core import versions
-from karpenter_gitops.core.inputs import Inputs
+from karpenter_gitops.core.inputs import Inputs, PolicySettings
 from karpenter_gitops.load.documents import load_documents
 from karpenter_gitops.load.files import ReadFile, Texts, read_files
 from karpenter_gitops.load.stacks import stack_aws_config, stack_release
@@ -36,6 +37,12 @@ class Sources:
     def texts(self) -> Texts:
         """File name → text, to locate findings on their lines."""
         return Texts(self.files)
+
+    def with_policy(self, settings: PolicySettings | None) -> Sources:
+        """The inputs judged under a policy file's ``settings``, with the stack's own block laid over them."""
+        if settings is None:
+            return self
+        return dataclasses.replace(self, inputs=dataclasses.replace(self.inputs, policy=self.inputs.policy.over(settings)))
 
     @property
     def aws_config(self) -> dict[str, Any]:

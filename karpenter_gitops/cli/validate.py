@@ -32,7 +32,7 @@ from karpenter_gitops.core.inputs import DEFAULT_WAIVERS
     help="The rest of the repository (e.g. --context .): its EC2NodeClasses resolve NodePool references; "
     "nothing there is judged. Repeatable.",
 )
-@click.option("--policy", is_flag=True, help="Also run the hygiene policies and apply waivers.")
+@click.option("--policy", is_flag=True, help="Also report the house-style policies (advisory unless raised) and apply waivers.")
 @click.option(
     "--waivers",
     "waiver_file",
@@ -40,27 +40,32 @@ from karpenter_gitops.core.inputs import DEFAULT_WAIVERS
     metavar="FILE",
     help=f"Waiver file for --policy (default: {DEFAULT_WAIVERS} when it exists).",
 )
+@options.policy_file
 @options.karpenter
 @options.output_format(
     "text", "json", "github", help="Output format; github prints GitHub Actions annotations (::error file=…,line=…::…)."
 )
-def validate_command(paths, stacks, all_stacks, crd_paths, context_paths, policy, waiver_file, release, fmt) -> None:
+def validate_command(paths, stacks, all_stacks, crd_paths, context_paths, policy, waiver_file, policy_file, release, fmt) -> None:
     """Check manifests and stack config offline with Karpenter's rules and stricter ones.
 
     PATHS are manifest files, directories of manifests, or Pulumi stack files. With --policy the
-    hygiene policies run too, waivers apply (waived findings are listed but do not fail the run)
-    and an expired waiver is an error.
+    house-style policies are reported too (as warnings: they fail the run only where a policy file
+    or the stack raises them to errors) and waivers apply (waived findings are listed but do not
+    fail the run). --policy-file implies --policy.
     """
     from karpenter_gitops.app.validate import crds_at, validate_sources, waivers_for
+    from karpenter_gitops.load.policy import read_file
     from karpenter_gitops.output.report import print_github, print_text
 
+    policy = policy or policy_file is not None
     if waiver_file and not policy:
         raise click.UsageError("--waivers only applies with --policy")
+    house = read_file(policy_file) if policy_file else None
     crds = crds_at(crd_paths)
     waivers = waivers_for(policy, waiver_file)
 
     def judged(paths_: list) -> tuple:
-        sources = options.sources(paths_, release)
+        sources = options.sources(paths_, release).with_policy(house)
         return sources, validate_sources(sources, policy=policy, waivers=waivers, crds=crds, context=context_paths)
 
     if options.is_fleet(stacks, all_stacks):

@@ -1,9 +1,14 @@
-"""Per-stack policy settings: the ``karpenter-gitops:policy`` stack key, validated strictly.
+"""Policy settings, validated strictly: a stack's ``karpenter-gitops:policy`` key, or a policy file.
 
-The settings say whether the stack is production (rules may declare a higher severity for it),
-set the tunable parameters rules declare, and let a stack change the severity of a rule or
-switch it off. Rules of origin ``karpenter`` mirror what the API server or controller rejects
-anyway, so they can be neither downgraded nor disabled.
+The settings say whether the cluster is production (rules may declare a higher severity for it),
+set the tunable parameters rules declare, and let a team change the severity of a rule or switch
+it off: house-style policies are warnings until raised to ``severity: error``, which makes them
+block. Rules of origin ``karpenter`` mirror what the API server or controller rejects anyway, so
+they can be neither downgraded nor disabled.
+
+A policy file (``--policy-file``) holds the same mapping at its top level and works without a
+stack; where both are read, the stack's block wins key by key (the cluster's tuning over the
+repository's house rules).
 
 .. code-block:: yaml
 
@@ -24,16 +29,19 @@ a rule with a new setting needs no change here.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.findings import Severity
 from karpenter_gitops.core.inputs import NAMESPACE, PolicySettings, RuleSetting
 from karpenter_gitops.core.text import did_you_mean
+from karpenter_gitops.load.files import display, parse_yaml, read_text
 from karpenter_gitops.load.keys import POLICY_KEYS, RULE_SETTING_KEYS
 from karpenter_gitops.rules import registry
 
 KEY = f"{NAMESPACE}:policy"
+FILE_EXAMPLE = "rules: {policy/ebs-encrypted: {severity: error}}"
 
 
 def known_rule(rule_id: Any, where: str, file: str) -> registry.Rule:
@@ -45,14 +53,15 @@ def known_rule(rule_id: Any, where: str, file: str) -> registry.Rule:
     return rule
 
 
-def parse(value: Any, file: str, key: str = KEY) -> PolicySettings:
-    """Settings from the policy mapping; anything unknown or mistyped is an InputError naming ``key``."""
+def parse(value: Any, file: str, key: str = KEY, origin: str | None = None) -> PolicySettings:
+    """Settings from the policy mapping; anything unknown or mistyped is an InputError naming ``key``.
+    ``origin`` is where a message says the params were set (default: the stack in ``file``)."""
     keys = [*POLICY_KEYS, *registry.PARAMS]
     if not isinstance(value, Mapping):
         raise InputError(f"'{key}' must be a mapping", file, hint=f"keys: {', '.join(keys)}")
     production, params, rules = False, {}, {}
     for name, item in value.items():
-        where = f"{key}.{name}"
+        where = f"{key}.{name}" if key else str(name)
         if name == "rules":
             rules = _rules(item, where, file)
         elif name == "production":
@@ -63,7 +72,18 @@ def parse(value: Any, file: str, key: str = KEY) -> PolicySettings:
             params[name] = param_value(registry.PARAMS[name], item, where, file)
         else:
             raise InputError(f"unknown field '{where}'", file, hint=did_you_mean(str(name), keys))
-    return PolicySettings(production, params, rules)
+    origin = origin or f"set by the stack in {file}"
+    return PolicySettings(production, params, rules, {name: origin for name in params})
+
+
+def read_file(path: str | Path) -> PolicySettings:
+    """The settings of a policy file: one YAML mapping with the keys of the stack's policy block."""
+    name = display(Path(path))
+    documents = [d for d in parse_yaml(read_text(Path(path)), name) if d is not None]
+    if len(documents) != 1 or not isinstance(documents[0], Mapping):
+        keys = ", ".join([*POLICY_KEYS, *registry.PARAMS])
+        raise InputError("a policy file holds one mapping of policy settings", name, hint=f"keys: {keys}; e.g. {FILE_EXAMPLE}")
+    return parse(documents[0], name, key="", origin=f"set by the policy file {name}")
 
 
 def param_value(param: registry.Param, value: Any, where: str, file: str) -> Any:
