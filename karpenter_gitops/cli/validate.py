@@ -51,7 +51,9 @@ def validate_command(paths, stacks, all_stacks, crd_paths, context_paths, policy
     PATHS are manifest files, directories of manifests, or Pulumi stack files. With --policy the
     house-style policies are reported too (as warnings: they fail the run only where a policy file
     or the stack raises them to errors) and waivers apply (waived findings are listed but do not
-    fail the run). --policy-file implies --policy.
+    fail the run). --policy-file implies --policy; a team that enforces encryption keeps
+    `rules: {policy/ebs-encrypted: {severity: error}}` in e.g. policies/karpenter.yaml and runs
+    `karpenter-gitops validate deploy/ --policy-file policies/karpenter.yaml`.
     """
     from karpenter_gitops.app.validate import crds_at, validate_sources, waivers_for
     from karpenter_gitops.load.policy import read_file
