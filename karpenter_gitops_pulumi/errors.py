@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TypeVar
 
 import pulumi
+from pulumi.runtime.mocks import MockMonitor
 
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.findings import Finding, Severity
@@ -46,8 +47,13 @@ def one_line() -> Iterator[None]:
 def end_quietly_when_interrupted() -> None:
     """Let SIGINT end the program with the signal's default action instead of a KeyboardInterrupt traceback.
 
-    Only Python's own handler is replaced (a program that installed its own keeps it), and only from
-    the main thread, the one place a handler can be set."""
+    Only in a program the engine runs (not under ``pulumi.runtime.set_mocks``, where the process is a
+    test runner whose Ctrl-C must still stop it cleanly), only where Python's own handler is in place (a
+    program that installed its own keeps it), and only from the main thread, the one place a handler
+    can be set."""
+    monitor = pulumi.runtime.settings.get_monitor()
+    if monitor is None or isinstance(monitor, MockMonitor):
+        return
     if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
         signal.signal(signal.SIGINT, signal.SIG_DFL)
 

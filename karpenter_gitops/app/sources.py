@@ -1,4 +1,4 @@
-"""What a command reads: files → the Karpenter release to judge against → inputs.
+"""What a command reads: files → the Karpenter release to judge against → inputs (and a policy file).
 
 Every command (``validate``, ``plan``, ``render``, ``preview``) starts here, so each loads the
 same way: the release is the one given, else the one the stack files agree on, else the default.
@@ -13,9 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from karpenter_gitops.core import versions
+from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.inputs import Inputs, PolicySettings
+from karpenter_gitops.load import policy
 from karpenter_gitops.load.documents import load_documents
-from karpenter_gitops.load.files import ReadFile, Texts, read_files
+from karpenter_gitops.load.files import ReadFile, Texts, display, parse_yaml, read_files, read_text
 from karpenter_gitops.load.stacks import stack_aws_config, stack_release
 
 
@@ -59,3 +61,13 @@ def read_sources(paths: Sequence[Path], release: versions.Release | None = None,
     chosen, note = versions.known(release or stack_release(documents) or versions.DEFAULT)
     gates = dict(feature_gates or {})
     return Sources(files, chosen, load_documents(documents, chosen).with_gates(gates), note, gates)
+
+
+def read_policy_file(path: Path) -> PolicySettings:
+    """A policy file's settings: one YAML mapping with the keys of a stack's ``karpenter-gitops:policy`` block."""
+    name = display(path)
+    documents = [d for d in parse_yaml(read_text(path), name) if d is not None]
+    if len(documents) != 1 or not isinstance(documents[0], Mapping):
+        raise InputError("a policy file holds one mapping of policy settings", name,
+                         hint="e.g. rules: {policy/ebs-encrypted: {severity: error}}; keys as in a stack's karpenter-gitops:policy")
+    return policy.parse(documents[0], name, key="", origin=f"set by the policy file {name}")

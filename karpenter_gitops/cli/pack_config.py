@@ -23,12 +23,12 @@ def pack_config_command(stack, policy_file) -> None:
     """
     from karpenter_gitops.app import analyze
     from karpenter_gitops.core.inputs import PolicySettings
-    from karpenter_gitops.load.policy import read_file
+    from karpenter_gitops.app.sources import read_policy_file
     from karpenter_gitops.load.stacks import stack_file
 
     if stack is None and policy_file is None:
         raise click.UsageError("give --policy-file FILE, --stack NAME or both")
-    settings = read_file(policy_file) if policy_file else PolicySettings()
+    settings = read_policy_file(policy_file) if policy_file else PolicySettings()
     if stack is not None:
         settings = options.sources([stack_file(stack)], None).inputs.policy.over(settings)
     click.echo(json.dumps(analyze.pack_config(settings), indent=2, sort_keys=True))

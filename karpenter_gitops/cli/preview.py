@@ -45,10 +45,10 @@ def preview_command(
     from karpenter_gitops.app.fleet import SharedTargets
     from karpenter_gitops.app.plan import planner
     from karpenter_gitops.app.preview import preview_sources, pulumi_preview
-    from karpenter_gitops.load.policy import read_file
+    from karpenter_gitops.app.sources import read_policy_file
 
     pulumi = pulumi_preview(pulumi_json, pulumi_events)
-    house = read_file(policy_file) if policy_file else None
+    house = read_policy_file(policy_file) if policy_file else None
     with SharedTargets(embedded_aws, aws_fixture) as targets:
 
         def previewed(paths):

@@ -56,13 +56,13 @@ def validate_command(paths, stacks, all_stacks, crd_paths, context_paths, policy
     `karpenter-gitops validate deploy/ --policy-file policies/karpenter.yaml`.
     """
     from karpenter_gitops.app.validate import crds_at, validate_sources, waivers_for
-    from karpenter_gitops.load.policy import read_file
+    from karpenter_gitops.app.sources import read_policy_file
     from karpenter_gitops.output.report import print_github, print_text
 
     policy = policy or policy_file is not None
     if waiver_file and not policy:
         raise click.UsageError("--waivers only applies with --policy")
-    house = read_file(policy_file) if policy_file else None
+    house = read_policy_file(policy_file) if policy_file else None
     crds = crds_at(crd_paths)
     waivers = waivers_for(policy, waiver_file)
 

@@ -6,9 +6,9 @@ it off: house-style policies are warnings until raised to ``severity: error``, w
 block. Rules of origin ``karpenter`` mirror what the API server or controller rejects anyway, so
 they can be neither downgraded nor disabled.
 
-A policy file (``--policy-file``) holds the same mapping at its top level and works without a
-stack; where both are read, the stack's block wins key by key (the cluster's tuning over the
-repository's house rules).
+A policy file (``--policy-file``, read by :func:`karpenter_gitops.app.sources.read_policy_file`)
+holds the same mapping at its top level and works without a stack; where both are read, the
+stack's block wins key by key (the cluster's tuning over the repository's house rules).
 
 .. code-block:: yaml
 
@@ -29,19 +29,16 @@ a rule with a new setting needs no change here.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.findings import Severity
 from karpenter_gitops.core.inputs import NAMESPACE, PolicySettings, RuleSetting
 from karpenter_gitops.core.text import did_you_mean
-from karpenter_gitops.load.files import display, parse_yaml, read_text
 from karpenter_gitops.load.keys import POLICY_KEYS, RULE_SETTING_KEYS
 from karpenter_gitops.rules import registry
 
 KEY = f"{NAMESPACE}:policy"
-FILE_EXAMPLE = "rules: {policy/ebs-encrypted: {severity: error}}"
 
 
 def known_rule(rule_id: Any, where: str, file: str) -> registry.Rule:
@@ -76,14 +73,6 @@ def parse(value: Any, file: str, key: str = KEY, origin: str | None = None) -> P
     return PolicySettings(production, params, rules, {name: origin for name in params})
 
 
-def read_file(path: str | Path) -> PolicySettings:
-    """The settings of a policy file: one YAML mapping with the keys of the stack's policy block."""
-    name = display(Path(path))
-    documents = [d for d in parse_yaml(read_text(Path(path)), name) if d is not None]
-    if len(documents) != 1 or not isinstance(documents[0], Mapping):
-        keys = ", ".join([*POLICY_KEYS, *registry.PARAMS])
-        raise InputError("a policy file holds one mapping of policy settings", name, hint=f"keys: {keys}; e.g. {FILE_EXAMPLE}")
-    return parse(documents[0], name, key="", origin=f"set by the policy file {name}")
 
 
 def param_value(param: registry.Param, value: Any, where: str, file: str) -> Any:
