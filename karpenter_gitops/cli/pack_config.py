@@ -22,8 +22,8 @@ def pack_config_command(stack, policy_file) -> None:
     `pulumi preview --policy-pack "$(karpenter-gitops policy-pack)" --policy-pack-config FILE`.
     """
     from karpenter_gitops.app import analyze
-    from karpenter_gitops.core.inputs import PolicySettings
     from karpenter_gitops.app.sources import read_policy_file
+    from karpenter_gitops.core.inputs import PolicySettings
     from karpenter_gitops.load.stacks import stack_file
 
     if stack is None and policy_file is None:

@@ -55,8 +55,8 @@ def validate_command(paths, stacks, all_stacks, crd_paths, context_paths, policy
     `rules: {policy/ebs-encrypted: {severity: error}}` in e.g. policies/karpenter.yaml and runs
     `karpenter-gitops validate deploy/ --policy-file policies/karpenter.yaml`.
     """
-    from karpenter_gitops.app.validate import crds_at, validate_sources, waivers_for
     from karpenter_gitops.app.sources import read_policy_file
+    from karpenter_gitops.app.validate import crds_at, validate_sources, waivers_for
     from karpenter_gitops.output.report import print_github, print_text
 
     policy = policy or policy_file is not None

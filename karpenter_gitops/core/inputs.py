@@ -57,8 +57,9 @@ class PolicySettings:
 
     ``params`` holds the tunable values rules declare (``maxHopLimit``...); a rule reads its own
     through :meth:`karpenter_gitops.rules.registry.Context.param`, which falls back to the default
-    the rule declares. ``origins`` says where each param was set (``the stack stacks/Pulumi.prod.yaml``,
-    ``the policy file policies/karpenter.yaml``, ``the pack config``), so a message can name it.
+    the rule declares. ``origins`` says where each param was set (``set by the stack in
+    stacks/Pulumi.prod.yaml``, ``set by the policy file policies/karpenter.yaml``, ``set by the pack
+    config``), so a message can name it rather than speak of a stack there may not be.
     """
 
     production: bool = False

@@ -73,8 +73,6 @@ def parse(value: Any, file: str, key: str = KEY, origin: str | None = None) -> P
     return PolicySettings(production, params, rules, {name: origin for name in params})
 
 
-
-
 def param_value(param: registry.Param, value: Any, where: str, file: str) -> Any:
     """A parameter's value checked against its declared schema; whole-number floats (the Pulumi wire's
     numbers) count as integers."""

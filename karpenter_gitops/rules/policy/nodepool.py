@@ -218,7 +218,7 @@ def spot_flexibility(obj, ctx):
         if len(families) < needed:
             yield Violation(
                 "spec.template.spec.requirements",
-                f"spot is allowed but {r.key} leaves {len(families)} instance famil{'y' if len(families) == 1 else 'ies'} "
-                f"({ctx.setting('minSpotFamilies')})",
+                f"spot is allowed but {r.key} leaves {len(families)} instance famil{'y' if len(families) == 1 else 'ies'}; "
+                f"{ctx.setting('minSpotFamilies')}",
             )
             return
