@@ -6,18 +6,11 @@ Settings (namespace ``karpenter-gitops``): ``cluster``, ``nodeClasses``, ``nodeP
 ``renderYamlToDirectory`` (write manifests for Argo CD / Flux instead of applying them to a cluster).
 """
 
-import signal
-
 import pulumi
 import pulumi_kubernetes as k8s
 
 from karpenter_gitops_pulumi.fleet import Fleet, FleetArgs
 from karpenter_gitops_pulumi.nodeclass import ClusterArgs
-
-# When a step fails, the engine has reported it and ends the run; the language host then interrupts
-# the program (SIGINT), and Python's default answer, KeyboardInterrupt, would print two tracebacks of
-# the SDK's event loop under the real error. Ending quietly on that signal leaves the engine's report.
-signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 settings = pulumi.Config("karpenter-gitops")
 cluster = settings.get_object("cluster") or {}

@@ -3,7 +3,10 @@
 One CrossGuard policy per registry rule the pack can see, named after the rule id with ``/``
 turned into ``-`` (``policy/imds-hop-limit`` → ``policy-imds-hop-limit``), so a pack config can
 set each rule's enforcement level and the parameters the rule declares (``maxHopLimit``...);
-the default is ``mandatory`` for error rules and ``advisory`` for the others. Every verdict comes
+the default is ``mandatory`` for error rules and ``advisory`` for the others. House-style policies
+(``policy-ebs-encrypted``, ``policy-nodepool-limits``...) are never errors by default, so the pack
+blocks on what ``validate`` blocks on and reports the rest, until a config entry such as
+``{"policy-ebs-encrypted": "mandatory"}`` (or ``karpenter-gitops pack-config``) raises one. Every verdict comes
 from the same judge as the CLI and the dynamic provider (:mod:`karpenter_gitops.app.analyze`):
 
 * EC2NodeClass / NodePool / NodeOverlay / CapacityBuffer custom resources: the resource's inputs

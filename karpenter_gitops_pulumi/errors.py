@@ -4,14 +4,23 @@ The Python language host prints a :class:`pulumi.RunError` as its message alone 
 exception as "Program failed with an unhandled exception" with a traceback; the core's
 :class:`InputError` is not a RunError (the core never imports pulumi), so the components turn it
 into one at their constructors.
+
+A failure the engine reports (a step, a mandatory policy) ends the run: the language host then
+interrupts the program with SIGINT, and Python's answer, KeyboardInterrupt raised wherever the SDK's
+event loop happens to be, prints tracebacks under the engine's report (intermittently: it depends on
+where the loop is). The components' constructors therefore make SIGINT end the program quietly, so a
+user's program gets that whatever its ``__main__.py`` does.
 """
 
 import contextlib
 import functools
+import signal
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import TypeVar
 
 import pulumi
+from pulumi.runtime.mocks import MockMonitor
 
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.findings import Finding, Severity
@@ -35,11 +44,27 @@ def one_line() -> Iterator[None]:
         raise StackInputError(err.message, err.file, err.line, err.hint) from None
 
 
+def end_quietly_when_interrupted() -> None:
+    """Let SIGINT end the program with the signal's default action instead of a KeyboardInterrupt traceback.
+
+    Only in a program the engine runs (not under ``pulumi.runtime.set_mocks``, where the process is a
+    test runner whose Ctrl-C must still stop it cleanly), only where Python's own handler is in place (a
+    program that installed its own keeps it), and only from the main thread, the one place a handler
+    can be set."""
+    monitor = pulumi.runtime.settings.get_monitor()
+    if monitor is None or isinstance(monitor, MockMonitor):
+        return
+    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def one_line_errors(init: Init) -> Init:
-    """Wrap a component's ``__init__`` so an InputError reaches the engine as a StackInputError."""
+    """Wrap a component's ``__init__`` so an InputError reaches the engine as a StackInputError, and the
+    engine's interrupt after a failure ends the program without a traceback."""
 
     @functools.wraps(init)
     def wrapped(*args, **kwargs) -> None:
+        end_quietly_when_interrupted()
         with one_line():
             init(*args, **kwargs)
 

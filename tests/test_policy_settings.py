@@ -178,7 +178,7 @@ def test_a_rule_of_the_users_crds_follows_the_setting_in_validate(tmp_path, caps
 def test_the_expired_waiver_rule_follows_the_setting_in_validate_and_the_pack(tmp_path, capsys, analyzer, monkeypatch):
     rule = "policy/waiver-expired"
     expired = [{"rule": "policy/no-public-ip", "object": "x", "reason": "r", "expires": "2001-01-01"}]
-    for setting, expected, code in ((None, ["error"], 1), ({"severity": "warning"}, ["warning"], 0), (OFF, [], 0)):
+    for setting, expected, code in ((None, ["warning"], 0), ({"severity": "error"}, ["error"], 1), (OFF, [], 0)):
         policy = {"rules": {rule: setting}} if setting else None
         got, report = cli(capsys, tmp_path, "validate", str(stack(tmp_path, policy, waivers=expired)), "--policy")
         assert severities(report, rule) == expected and got == code

@@ -55,7 +55,7 @@ def load_resources(resources: Iterable[tuple[str, Mapping[str, Any]]]) -> Inputs
 def settings(rule: Rule, config: Mapping[str, Any], where: str) -> PolicySettings:
     """A policy's config as policy settings: the parameters the rule declares, validated as in a stack."""
     params = {p.name: policy.param_value(p, config[p.name], f"{where}.{p.name}", where) for p in rule.params if p.name in config}
-    return PolicySettings(params=params)
+    return PolicySettings(params=params, origins={name: "set by the pack config" for name in params})
 
 
 def judge_rule(rule: Rule, inputs: Inputs, rule_settings: PolicySettings) -> list[Finding]:
@@ -106,9 +106,10 @@ def policy_name(rule_id: str) -> str:
 
 
 def pack_config(stack_settings: PolicySettings) -> dict[str, dict[str, Any]]:
-    """The pack config that applies a stack's policy block in CrossGuard: a switched-off rule's policy is
-    ``disabled``, a rule whose severity the stack (or ``production``) changes is ``mandatory`` when it
-    becomes an error and ``advisory`` otherwise, and the parameters pass as they are."""
+    """The pack config that applies policy settings (a stack's block or a policy file) in CrossGuard: a
+    switched-off rule's policy is ``disabled``, a rule whose severity the settings (or ``production``)
+    change is ``mandatory`` when it becomes an error and ``advisory`` otherwise, and the parameters pass
+    as they are."""
     judge = Judge(VERSION, stack_settings, hygiene=True)
     config: dict[str, dict[str, Any]] = {}
     for rule in registry.RULES.values():

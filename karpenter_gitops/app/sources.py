@@ -1,4 +1,4 @@
-"""What a command reads: files → the Karpenter release to judge against → inputs.
+"""What a command reads: files → the Karpenter release to judge against → inputs (and a policy file).
 
 Every command (``validate``, ``plan``, ``render``, ``preview``) starts here, so each loads the
 same way: the release is the one given, else the one the stack files agree on, else the default.
@@ -6,6 +6,7 @@ same way: the release is the one given, else the one the stack files agree on, e
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,9 +14,11 @@ from typing import Any
 
 from karpenter_gitops.core import feature_gates as feature_gates_of_release
 from karpenter_gitops.core import versions
-from karpenter_gitops.core.inputs import Inputs
+from karpenter_gitops.core.errors import InputError
+from karpenter_gitops.core.inputs import Inputs, PolicySettings
+from karpenter_gitops.load import policy
 from karpenter_gitops.load.documents import load_files
-from karpenter_gitops.load.files import ReadFile, Texts, is_stack_document, read_files
+from karpenter_gitops.load.files import ReadFile, Texts, display, is_stack_document, parse_yaml, read_files, read_text
 from karpenter_gitops.load.stacks import stack_aws_config, stack_release
 
 
@@ -37,6 +40,12 @@ class Sources:
     def texts(self) -> Texts:
         """File name → text, to locate findings on their lines."""
         return Texts(self.files)
+
+    def with_policy(self, settings: PolicySettings | None) -> Sources:
+        """The inputs judged under a policy file's ``settings``, with the stack's own block laid over them."""
+        if settings is None:
+            return self
+        return dataclasses.replace(self, inputs=dataclasses.replace(self.inputs, policy=self.inputs.policy.over(settings)))
 
     @property
     def empty(self) -> str | None:
@@ -66,3 +75,13 @@ def read_sources(paths: Sequence[Path], release: versions.Release | None = None,
     chosen, note = versions.known(release or stack_release(documents) or versions.DEFAULT)
     gates = feature_gates_of_release.canonical(feature_gates or {}, chosen, "--feature-gates")
     return Sources(files, chosen, load_files(files, chosen).with_gates(gates), note, gates)
+
+
+def read_policy_file(path: Path) -> PolicySettings:
+    """A policy file's settings: one YAML mapping with the keys of a stack's ``karpenter-gitops:policy`` block."""
+    name = display(path)
+    documents = [d for d in parse_yaml(read_text(path), name) if d is not None]
+    if len(documents) != 1 or not isinstance(documents[0], Mapping):
+        raise InputError("a policy file holds one mapping of policy settings", name,
+                         hint="e.g. rules: {policy/ebs-encrypted: {severity: error}}; keys as in a stack's karpenter-gitops:policy")
+    return policy.parse(documents[0], name, key="", origin=f"set by the policy file {name}")

@@ -192,3 +192,16 @@ def sources(paths: Sequence[Path], release: versions.Release | None):
     if read.note:
         click.echo(f"karpenter-gitops: {read.note}", err=True)
     return read
+
+
+def policy_file(func):
+    """``--policy-file``: the house-style policy settings a team keeps in its repository, with or without a stack."""
+    return click.option(
+        "--policy-file",
+        "policy_file",
+        type=click.Path(path_type=Path),
+        metavar="FILE",
+        help="Policy settings (YAML, the keys of a stack's karpenter-gitops:policy block): raise house-style "
+        "policies to blocking (rules: {ID: {severity: error}}), switch rules off, set their parameters. "
+        "A stack's own block wins key by key.",
+    )(func)

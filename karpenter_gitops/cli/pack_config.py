@@ -1,4 +1,4 @@
-"""``karpenter-gitops pack-config``: the stack's policy block as the CrossGuard pack's config."""
+"""``karpenter-gitops pack-config``: a policy file or a stack's policy block as the CrossGuard pack's config."""
 
 from __future__ import annotations
 
@@ -11,16 +11,24 @@ from karpenter_gitops.cli.group import cli
 
 
 @cli.command("pack-config")
-@click.option("--stack", metavar="NAME", required=True, help="Read the policy block of stacks/Pulumi.NAME.yaml.")
-def pack_config_command(stack) -> None:
-    """Print the pack config (JSON) that makes the policy pack judge as this stack's policy block says.
+@click.option("--stack", metavar="NAME", help="Read the policy block of stacks/Pulumi.NAME.yaml.")
+@options.policy_file
+def pack_config_command(stack, policy_file) -> None:
+    """Print the pack config (JSON) that makes the policy pack judge as a policy file or a stack's policy
+    block says (both: the stack's block wins key by key).
 
     Switched-off rules become disabled policies, raised or lowered severities mandatory or advisory
     ones (production included), and rule parameters pass as they are. Use it as
-    `pulumi preview --policy-pack karpenter_gitops_policies --policy-pack-config FILE`.
+    `pulumi preview --policy-pack "$(karpenter-gitops policy-pack)" --policy-pack-config FILE`.
     """
     from karpenter_gitops.app import analyze
+    from karpenter_gitops.app.sources import read_policy_file
+    from karpenter_gitops.core.inputs import PolicySettings
     from karpenter_gitops.load.stacks import stack_file
 
-    sources = options.sources([stack_file(stack)], None)
-    click.echo(json.dumps(analyze.pack_config(sources.inputs.policy), indent=2, sort_keys=True))
+    if stack is None and policy_file is None:
+        raise click.UsageError("give --policy-file FILE, --stack NAME or both")
+    settings = read_policy_file(policy_file) if policy_file else PolicySettings()
+    if stack is not None:
+        settings = options.sources([stack_file(stack)], None).inputs.policy.over(settings)
+    click.echo(json.dumps(analyze.pack_config(settings), indent=2, sort_keys=True))

@@ -26,31 +26,36 @@ from karpenter_gitops.output import DEFAULT_BUDGET
 @click.option("--pulumi-events", type=click.Path(path_type=Path), metavar="FILE", help="Fold in a `pulumi preview --event-log` file.")
 @options.aws
 @options.reconcile
+@options.policy_file
 @options.karpenter
 @options.allow_empty
 def preview_command(
     paths, manifests, allow_empty, stacks, all_stacks, base_ref, fmt, budget, full_report, kubeconfig, pulumi_json, pulumi_events,
-    embedded_aws, aws_fixture, kubernetes, reconcile_, cache_dir, release,
+    embedded_aws, aws_fixture, kubernetes, reconcile_, cache_dir, policy_file, release,
 ):
     """Print a PR comment (or JSON) on what the change does compared with --base.
 
     Summary first (objects added/changed/removed, predicted Ready, blocking errors, node impact),
-    then folded details, within --budget characters. Exit codes as for plan: 0 clean, 1 blocking
-    problems, 3 transient AWS trouble, 2 usage or unreadable input. PATHS (or --manifests) are
-    manifest files, directories or - for standard input, as for validate; a head holding no
-    Karpenter object is refused (exit 2) unless --allow-empty (a change that removes every object).
+    then folded details, within --budget characters. It blocks on what `validate` blocks on; the
+    house-style policies are listed as policy results unless --policy-file (or the stack) raises
+    them to errors. Exit codes as for plan: 0 clean, 1 blocking problems, 3 transient AWS trouble,
+    2 usage or unreadable input. PATHS (or --manifests) are manifest files, directories or - for
+    standard input, as for validate; a head holding no Karpenter object is refused (exit 2) unless
+    --allow-empty (a change that removes every object).
     """
     import tempfile
 
     from karpenter_gitops.app.fleet import SharedTargets
     from karpenter_gitops.app.plan import planner
     from karpenter_gitops.app.preview import preview_sources, pulumi_preview
+    from karpenter_gitops.app.sources import read_policy_file
 
     pulumi = pulumi_preview(pulumi_json, pulumi_events)
+    house = read_policy_file(policy_file) if policy_file else None
     with SharedTargets(embedded_aws, aws_fixture) as targets:
 
         def previewed(paths):
-            head = options.sources(paths, release)
+            head = options.sources(paths, release).with_policy(house)
             options.require_objects(head, allow_empty)
             plan = None
             if reconcile_ or embedded_aws:

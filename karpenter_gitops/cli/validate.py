@@ -32,7 +32,7 @@ from karpenter_gitops.core.inputs import DEFAULT_WAIVERS
     help="The rest of the repository (e.g. --context .): its EC2NodeClasses resolve NodePool references; "
     "nothing there is judged. Repeatable.",
 )
-@click.option("--policy", is_flag=True, help="Also run the hygiene policies and apply waivers.")
+@click.option("--policy", is_flag=True, help="Also report the house-style policies (advisory unless raised) and apply waivers.")
 @click.option(
     "--waivers",
     "waiver_file",
@@ -40,30 +40,38 @@ from karpenter_gitops.core.inputs import DEFAULT_WAIVERS
     metavar="FILE",
     help=f"Waiver file for --policy (default: {DEFAULT_WAIVERS} when it exists).",
 )
+@options.policy_file
 @options.karpenter
 @options.allow_empty
 @options.output_format(
     "text", "json", "github", help="Output format; github prints GitHub Actions annotations (::error file=…,line=…::…)."
 )
-def validate_command(paths, stacks, all_stacks, crd_paths, context_paths, policy, waiver_file, release, allow_empty, fmt) -> None:
+def validate_command(paths, stacks, all_stacks, crd_paths, context_paths, policy, waiver_file, policy_file, release, allow_empty, fmt) -> None:
     """Check manifests and stack config offline with Karpenter's rules and stricter ones.
 
     PATHS are manifest files, directories of manifests (hidden entries below them are passed over),
     Pulumi stack files, or - for a YAML stream on standard input (helm template ... | validate -).
     YAML that is not Kubernetes (templates, CloudFormation) is skipped with a note. With --policy the
-    hygiene policies run too, waivers apply (waived findings are listed but do not fail the run)
-    and an expired waiver is an error. A run that finds no Karpenter object exits 2 unless --allow-empty.
+    house-style policies are reported too (as warnings: they fail the run only where a policy file
+    or the stack raises them to errors) and waivers apply (waived findings are listed but do not
+    fail the run). --policy-file implies --policy; a team that enforces encryption keeps
+    `rules: {policy/ebs-encrypted: {severity: error}}` in e.g. policies/karpenter.yaml and runs
+    `karpenter-gitops validate deploy/ --policy-file policies/karpenter.yaml`. A run that finds no
+    Karpenter object exits 2 unless --allow-empty.
     """
+    from karpenter_gitops.app.sources import read_policy_file
     from karpenter_gitops.app.validate import crds_at, validate_sources, waivers_for
     from karpenter_gitops.output.report import print_github, print_text
 
+    policy = policy or policy_file is not None
     if waiver_file and not policy:
         raise click.UsageError("--waivers only applies with --policy")
+    house = read_policy_file(policy_file) if policy_file else None
     crds = crds_at(crd_paths)
     waivers = waivers_for(policy, waiver_file)
 
     def judged(paths_: list) -> tuple:
-        sources = options.sources(paths_, release)
+        sources = options.sources(paths_, release).with_policy(house)
         options.require_objects(sources, allow_empty)
         return sources, validate_sources(sources, policy=policy, waivers=waivers, crds=crds, context=context_paths)
 

@@ -57,12 +57,24 @@ class PolicySettings:
 
     ``params`` holds the tunable values rules declare (``maxHopLimit``...); a rule reads its own
     through :meth:`karpenter_gitops.rules.registry.Context.param`, which falls back to the default
-    the rule declares.
+    the rule declares. ``origins`` says where each param was set (``set by the stack in
+    stacks/Pulumi.prod.yaml``, ``set by the policy file policies/karpenter.yaml``, ``set by the pack
+    config``), so a message can name it rather than speak of a stack there may not be.
     """
 
     production: bool = False
     params: Mapping[str, Any] = field(default_factory=dict)
     rules: Mapping[str, RuleSetting] = field(default_factory=dict)
+    origins: Mapping[str, str] = field(default_factory=dict)
+
+    def over(self, base: PolicySettings) -> PolicySettings:
+        """These settings laid over ``base`` key by key: a param or rule set here wins, the rest is base's."""
+        return PolicySettings(
+            self.production or base.production,
+            {**base.params, **self.params},
+            {**base.rules, **self.rules},
+            {**base.origins, **self.origins},
+        )
 
 
 DEFAULT_WAIVERS = Path("karpenter_gitops_policies/waivers.yaml")  # the waiver file a --policy run reads when there is one

@@ -64,8 +64,8 @@ POLICY_KEYS = _table(
 )
 
 RULE_SETTING_KEYS = _table(
-    Key("enabled", "`false` switches the rule off for this stack."),
-    Key("severity", "`error`, `warning` or `info`: the rule's severity in this stack."),
+    Key("enabled", "`false` switches the rule off (for this stack, or wherever the policy file is used)."),
+    Key("severity", "`error`, `warning` or `info`: the rule's severity there; `error` makes a house-style policy blocking."),
 )
 
 WAIVER_KEYS = _table(

@@ -1,9 +1,14 @@
-"""Per-stack policy settings: the ``karpenter-gitops:policy`` stack key, validated strictly.
+"""Policy settings, validated strictly: a stack's ``karpenter-gitops:policy`` key, or a policy file.
 
-The settings say whether the stack is production (rules may declare a higher severity for it),
-set the tunable parameters rules declare, and let a stack change the severity of a rule or
-switch it off. Rules of origin ``karpenter`` mirror what the API server or controller rejects
-anyway, so they can be neither downgraded nor disabled.
+The settings say whether the cluster is production (rules may declare a higher severity for it),
+set the tunable parameters rules declare, and let a team change the severity of a rule or switch
+it off: house-style policies are warnings until raised to ``severity: error``, which makes them
+block. Rules of origin ``karpenter`` mirror what the API server or controller rejects anyway, so
+they can be neither downgraded nor disabled.
+
+A policy file (``--policy-file``, read by :func:`karpenter_gitops.app.sources.read_policy_file`)
+holds the same mapping at its top level and works without a stack; where both are read, the
+stack's block wins key by key (the cluster's tuning over the repository's house rules).
 
 .. code-block:: yaml
 
@@ -45,14 +50,15 @@ def known_rule(rule_id: Any, where: str, file: str) -> registry.Rule:
     return rule
 
 
-def parse(value: Any, file: str, key: str = KEY) -> PolicySettings:
-    """Settings from the policy mapping; anything unknown or mistyped is an InputError naming ``key``."""
+def parse(value: Any, file: str, key: str = KEY, origin: str | None = None) -> PolicySettings:
+    """Settings from the policy mapping; anything unknown or mistyped is an InputError naming ``key``.
+    ``origin`` is where a message says the params were set (default: the stack in ``file``)."""
     keys = [*POLICY_KEYS, *registry.PARAMS]
     if not isinstance(value, Mapping):
         raise InputError(f"'{key}' must be a mapping", file, hint=f"keys: {', '.join(keys)}")
     production, params, rules = False, {}, {}
     for name, item in value.items():
-        where = f"{key}.{name}"
+        where = f"{key}.{name}" if key else str(name)
         if name == "rules":
             rules = _rules(item, where, file)
         elif name == "production":
@@ -63,7 +69,8 @@ def parse(value: Any, file: str, key: str = KEY) -> PolicySettings:
             params[name] = param_value(registry.PARAMS[name], item, where, file)
         else:
             raise InputError(f"unknown field '{where}'", file, hint=did_you_mean(str(name), keys))
-    return PolicySettings(production, params, rules)
+    origin = origin or f"set by the stack in {file}"
+    return PolicySettings(production, params, rules, {name: origin for name in params})
 
 
 def param_value(param: registry.Param, value: Any, where: str, file: str) -> Any:

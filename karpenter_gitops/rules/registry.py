@@ -185,6 +185,12 @@ class Context:
         """A tunable value a rule declared: the stack's (or the pack's) setting, else the declared default."""
         return self.settings.params.get(name, PARAMS[name].default)
 
+    def setting(self, name: str) -> str:
+        """A param with its value and where that came from, for a message: ``maxExpireAfter is 720h (the default)``.
+        A message never speaks of a stack the user does not have."""
+        origin = self.settings.origins.get(name, "set in the policy settings") if name in self.settings.params else "the default"
+        return f"{name} is {self.param(name)} ({origin})"
+
 
 def applicable(kind: str, release: Release, stage: Stage = Stage.OBJECT, hygiene: bool = False) -> list[Rule]:
     """Rules of ``stage`` with a check for ``kind`` at ``version``; hygiene policies only when asked for."""

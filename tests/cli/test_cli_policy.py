@@ -1,4 +1,7 @@
-"""The `validate --policy` CLI contract: waiver fields, the waivers list, exit codes 0/1/2."""
+"""The `validate --policy` CLI contract: waiver fields, the waivers list, exit codes 0/1/2.
+
+House-style policies are warnings by default; these tests run as a team that enforces IMDSv2 (a
+policy file raising it to an error), so a waiver decides the exit code."""
 
 from __future__ import annotations
 
@@ -31,6 +34,13 @@ waivers:
 
 
 @pytest.fixture
+def enforced(tmp_path):
+    path = tmp_path / "policy.yaml"
+    path.write_text("rules: {policy/imdsv2-required: {severity: error}}\n")
+    return path
+
+
+@pytest.fixture
 def manifest(tmp_path):
     path = tmp_path / "nc.yaml"
     path.write_text(NODECLASS)
@@ -49,9 +59,12 @@ def waiver_file(tmp_path, expires: str):
     return path
 
 
-def test_policy_error_fails_without_a_waiver(manifest, capsys, monkeypatch, tmp_path):
+def test_policy_error_fails_without_a_waiver(manifest, enforced, capsys, monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)  # no karpenter_gitops_policies/waivers.yaml here
     code, out, _ = run(capsys, "validate", manifest, "--policy", "--format", "json")
+    (advisory,) = [f for f in json.loads(out)["findings"] if f["rule"] == "policy/imdsv2-required"]
+    assert code == 0 and advisory["severity"] == "warning"  # house style: reported, not blocking
+    code, out, _ = run(capsys, "validate", manifest, "--policy-file", enforced, "--format", "json")
     report = json.loads(out)
     assert code == 1
     (finding,) = [f for f in report["findings"] if f["rule"] == "policy/imdsv2-required"]
@@ -59,8 +72,9 @@ def test_policy_error_fails_without_a_waiver(manifest, capsys, monkeypatch, tmp_
     assert report["waivers"] == [] and report["summary"]["waived"] == 0
 
 
-def test_waived_error_is_listed_but_exits_zero(manifest, capsys, tmp_path):
-    code, out, _ = run(capsys, "validate", manifest, "--policy", "--waivers", waiver_file(tmp_path, "2999-12-31"), "--format", "json")
+def test_waived_error_is_listed_but_exits_zero(manifest, enforced, capsys, tmp_path):
+    code, out, _ = run(capsys, "validate", manifest, "--policy-file", enforced, "--waivers", waiver_file(tmp_path, "2999-12-31"),
+                       "--format", "json")
     report = json.loads(out)
     assert code == 0
     (finding,) = [f for f in report["findings"] if f["rule"] == "policy/imdsv2-required"]
@@ -69,11 +83,12 @@ def test_waived_error_is_listed_but_exits_zero(manifest, capsys, tmp_path):
     assert report["summary"] == {"errors": 0, "warnings": 0, "objects": 1, "waived": 1}
 
 
-def test_expired_waiver_is_an_error(manifest, capsys, tmp_path):
-    code, out, _ = run(capsys, "validate", manifest, "--policy", "--waivers", waiver_file(tmp_path, "2000-01-01"), "--format", "json")
+def test_expired_waiver_brings_the_error_back_and_is_reported(manifest, enforced, capsys, tmp_path):
+    code, out, _ = run(capsys, "validate", manifest, "--policy-file", enforced, "--waivers", waiver_file(tmp_path, "2000-01-01"),
+                       "--format", "json")
     report = json.loads(out)
     assert code == 1
-    assert {f["rule"] for f in report["findings"] if f["severity"] == "error"} == {"policy/imdsv2-required", "policy/waiver-expired"}
+    assert {f["rule"]: f["severity"] for f in report["findings"]} == {"policy/imdsv2-required": "error", "policy/waiver-expired": "warning"}
     assert report["waivers"] == []
 
 
@@ -83,11 +98,12 @@ def test_text_report_lists_active_waivers(manifest, capsys, tmp_path):
     assert "waived " in out and "active waivers: 1" in out and "until 2999-12-31" in out
 
 
-def test_default_waiver_file_is_used_from_the_working_directory(manifest, capsys, tmp_path, monkeypatch):
+def test_default_waiver_file_is_used_from_the_working_directory(manifest, enforced, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert run(capsys, "validate", manifest, "--policy-file", enforced)[0] == 1
     (tmp_path / "karpenter_gitops_policies").mkdir()
     (tmp_path / "karpenter_gitops_policies" / "waivers.yaml").write_text(WAIVER.format(expires="2999-12-31"))
-    monkeypatch.chdir(tmp_path)
-    assert run(capsys, "validate", manifest, "--policy")[0] == 0
+    assert run(capsys, "validate", manifest, "--policy-file", enforced)[0] == 0
 
 
 def test_plain_validate_keeps_its_contract(manifest, capsys):

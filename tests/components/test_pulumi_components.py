@@ -248,3 +248,31 @@ def test_a_disruption_block_without_consolidate_after_is_not_silently_completed(
     assert "consolidateAfter" not in applied["disruption"]  # required once the block is given; check() reports it
     assert applied["disruption"]["budgets"] == [{"nodes": "10%"}]
     assert node_pool_spec(copy.deepcopy(POOL), "default")["disruption"]["consolidateAfter"] == "0s"
+
+
+@pytest.fixture
+def default_sigint():
+    """Python's own SIGINT handler before the test, and again after it."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield signal
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def test_under_the_engine_a_component_makes_the_engines_interrupt_end_the_program_quietly(default_sigint, monkeypatch):
+    from karpenter_gitops_pulumi import errors
+
+    pulumi_mocks.run(_class_and_pool)  # under mocks: a test runner, whose Ctrl-C must still raise
+    assert default_sigint.getsignal(default_sigint.SIGINT) is default_sigint.default_int_handler
+
+    monkeypatch.setattr(pulumi.runtime.settings, "get_monitor", lambda: object())  # the engine's monitor
+    errors.end_quietly_when_interrupted()
+    assert default_sigint.getsignal(default_sigint.SIGINT) is default_sigint.SIG_DFL
+
+    def own(*_):
+        """A program's own handler."""
+
+    default_sigint.signal(default_sigint.SIGINT, own)
+    errors.end_quietly_when_interrupted()
+    assert default_sigint.getsignal(default_sigint.SIGINT) is own

@@ -74,8 +74,10 @@ def no_waivers(tmp_path, monkeypatch):
 
 
 def test_every_rule_with_a_kind_is_a_policy_with_severity_based_enforcement():
-    assert POLICIES["policy-imdsv2-required"].enforcement_level.value == "mandatory"
+    assert POLICIES["nodeclass-instance-profile-arn"].enforcement_level.value == "mandatory"
     assert POLICIES["policy-imds-hop-limit"].enforcement_level.value == "advisory"
+    house = {name for name, p in POLICIES.items() if name.startswith("policy-")}  # house style: advisory until configured
+    assert "policy-nodepool-limits" in house and {POLICIES[name].enforcement_level.value for name in house} == {"advisory"}
     assert "NC-02" in POLICIES["policy-imds-hop-limit"].tags
     assert {"schema-unknown-field", "cel-tags-restricted", "live-unserved-instance-types", "controller-pass-role"} <= set(POLICIES)
     assert not set(pack.UNSEEN) & {name.replace("-", "/", 1) for name in POLICIES}
@@ -247,7 +249,7 @@ def test_grpc_analyzer_info_lists_every_policy_with_its_enforcement(analyzer):
     levels = {p.name: p.enforcementLevel for p in info.policies}
     assert info.name == "karpenter-gitops"
     assert set(levels) == set(POLICIES)
-    assert levels["policy-imdsv2-required"] == MANDATORY and levels["policy-imds-hop-limit"] == ADVISORY
+    assert levels["policy-imdsv2-required"] == ADVISORY and levels["policy-imds-hop-limit"] == ADVISORY
     assert levels["nodepool-node-class-ref-missing"] == MANDATORY
     (hop,) = [p for p in info.policies if p.name == "policy-imds-hop-limit"]
     assert "maxHopLimit" in hop.configSchema.properties
@@ -260,7 +262,7 @@ def test_grpc_analyze_reports_violations_with_their_enforcement(analyzer):
     )
     response = analyzer.Analyze(analyzer_pb2.AnalyzeRequest(type=pack.NODECLASS_TYPE, properties=struct(props), urn=NC_URN, name="default"))
     found = by_policy(response)
-    assert found["policy-imdsv2-required"][0].enforcementLevel == MANDATORY
+    assert found["policy-imdsv2-required"][0].enforcementLevel == ADVISORY
     assert "[policy/imdsv2-required]" in found["policy-imdsv2-required"][0].message
     assert found["policy-imds-hop-limit"][0].enforcementLevel == ADVISORY
     assert "policy-ebs-encrypted" not in found  # waived in the pack's waiver file
@@ -273,7 +275,7 @@ def test_grpc_configure_changes_enforcement_and_parameters(analyzer):
     analyzer.Configure(analyzer_pb2.ConfigureAnalyzerRequest(policyConfig={"policy-imds-hop-limit": config}))
     try:
         (diagnostic,) = by_policy(analyzer.Analyze(request))["policy-imds-hop-limit"]
-        assert diagnostic.enforcementLevel == MANDATORY and "stack maximum 2" in diagnostic.message
+        assert diagnostic.enforcementLevel == MANDATORY and "maxHopLimit is 2 (set by the pack config)" in diagnostic.message
     finally:
         analyzer.Configure(analyzer_pb2.ConfigureAnalyzerRequest(policyConfig={}))
 
@@ -316,7 +318,7 @@ def test_grpc_analyze_stack_runs_cross_object_iam_and_waiver_policies(analyzer):
     assert ref.urn == NP_URN and ref.enforcementLevel == MANDATORY and "did you mean 'default'" in ref.message
     assert found["live-instance-profile-without-role"][0].enforcementLevel == MANDATORY
     (expired,) = found["policy-waiver-expired"]
-    assert "expired on 2001-01-01" in expired.message and expired.enforcementLevel == MANDATORY
+    assert "expired on 2001-01-01" in expired.message and expired.enforcementLevel == ADVISORY
 
 
 # --- NodeOverlay and CapacityBuffer ---------------------------------------------------------

@@ -1,10 +1,14 @@
 """``policy/`` rules: hygiene policies, the security and operations rules an organisation opts into.
 
-They run with ``validate --policy`` and in the CrossGuard pack, never in plain ``validate`` or the
-provider's ``check()``. The limits they compare against are parameters they declare; a stack sets
-them in ``karpenter-gitops:policy`` and the pack in its config, and a check reads its own with
-``ctx.param(...)``. One module per kind they judge, and one for expired waivers;
-:mod:`.catalogue` maps the catalogue ids to the rules that implement them.
+They run with ``validate --policy``, in ``preview`` and in the CrossGuard pack, never in plain
+``validate`` or the provider's ``check()``. They are house style, so they are advisory: none is
+declared an error (a test holds that), so by default they block nothing that plain ``validate``
+lets through; a team raises the ones it enforces to ``severity: error`` in a policy file
+(``--policy-file``), a stack's ``karpenter-gitops:policy`` block or the pack's config
+(``mandatory``). The limits they compare against are parameters they declare, set in the same
+places; a check reads its own with ``ctx.param(...)`` and names it in a message with
+``ctx.setting(...)``, which says where the value came from. One module per kind they judge, and
+one for expired waivers; :mod:`.catalogue` maps the catalogue ids to the rules that implement them.
 """
 
 from karpenter_gitops.rules.policy import ec2nodeclass, nodepool  # noqa: F401  (declare on import)

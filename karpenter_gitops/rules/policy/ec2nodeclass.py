@@ -10,13 +10,13 @@ from karpenter_gitops.core.model import EC2NODECLASS
 from karpenter_gitops.rules.cel import ec2nodeclass
 from karpenter_gitops.rules.registry import Param, rule
 
-ERROR, WARNING, INFO = Severity.ERROR, Severity.WARNING, Severity.INFO
+WARNING, INFO = Severity.WARNING, Severity.INFO
 NC = (EC2NODECLASS,)
 
 
 @rule(
     "policy/imdsv2-required",
-    ERROR,
+    WARNING,
     NC,
     "Instance metadata must require session tokens (IMDSv2): with httpTokens: optional, any SSRF in a pod "
     "can read the node role's credentials with a plain GET. [NC-01; CKV_AWS_79, CT.EC2.PR.1]",
@@ -39,9 +39,9 @@ def imdsv2_required(obj, ctx):
     "The IMDS hop limit decides whether pods reach the node's metadata service. At 1 (the v1 default) only "
     "the host network can, so a compromised pod cannot take the node role's credentials; at 2 or more every "
     "pod can, which some workloads still need (SDKs reading the region or credentials from IMDS instead of "
-    "IRSA/Pod Identity). Keep it at the stack's maximum and waive, with an expiry, the classes whose pods "
+    "IRSA/Pod Identity). Keep it at maxHopLimit and waive, with an expiry, the classes whose pods "
     "truly need IMDS. [NC-02; CKV_AWS_341, CT.EC2.PR.2]",
-    "Lower httpPutResponseHopLimit to the stack's maxHopLimit (default 1), move the pods to IRSA or Pod "
+    "Lower httpPutResponseHopLimit to maxHopLimit (default 1), move the pods to IRSA or Pod "
     "Identity, or add an expiring waiver naming this class.",
     origin="ours",
     hygiene=True,
@@ -56,13 +56,13 @@ def imds_hop_limit(obj, ctx):
     if limit is not None and limit > allowed and options.http_endpoint != "disabled":
         yield Violation(
             "spec.metadataOptions.httpPutResponseHopLimit",
-            f"hop limit {limit} lets pods reach IMDS and the node role's credentials (stack maximum {allowed})",
+            f"hop limit {limit} lets pods reach IMDS and the node role's credentials; {ctx.setting('maxHopLimit')}",
         )
 
 
 @rule(
     "policy/ebs-encrypted",
-    ERROR,
+    WARNING,
     NC,
     "Every EBS volume is encrypted at rest. Explicit blockDeviceMappings replace Karpenter's encrypted "
     "defaults, so a mapping without encrypted: true launches plain volumes unless the account forces "
@@ -85,7 +85,7 @@ def ebs_encrypted(obj, ctx):
 
 @rule(
     "policy/no-public-ip",
-    ERROR,
+    WARNING,
     NC,
     "Nodes get no public IP address: node traffic leaves through NAT or endpoints, and a public address "
     "exposes every host port the security groups let through. [NC-04; CKV_AWS_88, CT.EC2.PR.9]",
@@ -138,7 +138,7 @@ _SECRETS = (
 
 @rule(
     "policy/userdata-secrets",
-    ERROR,
+    WARNING,
     NC,
     "userData carries no credentials (AWS keys, private keys, tokens, passwords): it is stored in launch "
     "templates and served by IMDS to anything on the node. [NC-11; tfsec no-secrets-in-user-data]",
@@ -169,7 +169,7 @@ _RESERVED_TAG_PREFIXES = ("aws:", "eks:", "karpenter.sh/", "karpenter.k8s.aws/",
 
 @rule(
     "policy/reserved-tag-domain",
-    ERROR,
+    WARNING,
     NC,
     "spec.tags stay out of the domains AWS, EKS, Kubernetes and Karpenter write themselves: EC2 refuses "
     "'aws:' keys at launch, and the others collide with ownership and discovery tags. Beyond the exact "

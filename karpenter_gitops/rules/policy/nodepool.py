@@ -8,7 +8,7 @@ from karpenter_gitops.core.model import NODEPOOL
 from karpenter_gitops.core.text import duration_seconds
 from karpenter_gitops.rules.registry import Param, rule
 
-ERROR, WARNING = Severity.ERROR, Severity.WARNING
+WARNING = Severity.WARNING
 NP = (NODEPOOL,)
 _POSITIVE = {"type": "integer", "minimum": 1}
 
@@ -21,21 +21,25 @@ def _requirements(obj):
 
 @rule(
     "policy/nodepool-limits",
-    ERROR,
+    WARNING,
     NP,
-    "A NodePool caps its total cpu and memory: without limits a scheduling bug, a runaway HPA or a "
-    "pending-pod storm scales the bill without bound. [NP-01]",
-    "Set spec.limits.cpu and spec.limits.memory (below the account's vCPU quota).",
+    "A NodePool caps what it may provision in spec.limits (cpu, memory, nvidia.com/gpu or any other "
+    "resource): without a limit a scheduling bug, a runaway HPA or a pending-pod storm scales the bill "
+    "without bound. A cap on any one resource bounds the pool. [NP-01]",
+    "Set spec.limits on what the pool pays for, e.g. cpu and memory, or nvidia.com/gpu for a GPU pool "
+    "(below the account's vCPU quota).",
     origin="ours",
     hygiene=True,
-    good=({"kind": "NodePool", "spec": {"limits": {"cpu": "100", "memory": "400Gi"}}},),
-    bad=({"kind": "NodePool", "spec": {"limits": None}}, {"kind": "NodePool", "spec": {"limits": {"cpu": "100", "memory": None}}}),
+    good=(
+        {"kind": "NodePool", "spec": {"limits": {"cpu": "100", "memory": "400Gi"}}},
+        {"kind": "NodePool", "spec": {"limits": {"nvidia.com/gpu": "16"}}},
+        {"kind": "NodePool", "spec": {"limits": {"cpu": "100"}}},
+    ),
+    bad=({"kind": "NodePool", "spec": {"limits": None}},),
 )
 def nodepool_limits(obj, ctx):
-    limits = obj.spec.limits or {}
-    missing = [resource for resource in ("cpu", "memory") if resource not in limits]
-    if missing:
-        yield Violation("spec.limits", f"no limit for {' and '.join(missing)}")
+    if not obj.spec.limits:
+        yield Violation("spec.limits", "no limits: nothing caps how many nodes the pool launches")
 
 
 _CPU_CAPS = {"Lt": -1, "Lte": 0}  # operator -> offset from its value to the largest allowed cpu count
@@ -64,8 +68,8 @@ def _metal_excluded(requirement) -> bool:
     "policy/bounded-instance-size",
     WARNING,
     NP,
-    "Requirements bound instance size, either by excluding metal sizes or by capping instance-cpu at the "
-    "stack's maxInstanceCpu (default 96): an unbounded pool can answer one pending pod with a 192-vCPU "
+    "Requirements bound instance size, either by excluding metal sizes or by capping instance-cpu at "
+    "maxInstanceCpu (default 96): an unbounded pool can answer one pending pod with a 192-vCPU "
     "metal host. [NP-02]",
     "Add {key: karpenter.k8s.aws/instance-size, operator: NotIn, values: [metal]} or "
     "{key: karpenter.k8s.aws/instance-cpu, operator: Lt, values: ['97']}.",
@@ -96,7 +100,7 @@ def bounded_instance_size(obj, ctx):
     detail = f"instance-cpu is capped at {min(largest)}" if largest else "no size or cpu bound"
     yield Violation(
         "spec.template.spec.requirements",
-        f"{detail}: the pool may launch metal or larger-than-{cap}-vCPU instances",
+        f"{detail}: the pool may launch metal or larger instances; {ctx.setting('maxInstanceCpu')}",
     )
 
 
@@ -106,7 +110,7 @@ def bounded_instance_size(obj, ctx):
     NP,
     "Nodes are replaced at least every maxExpireAfter (default 720h, Karpenter's own default) so they pick "
     "up patched AMIs; 'Never' or a longer period leaves unpatched hosts running. [NP-03]",
-    "Set spec.template.spec.expireAfter to the stack's maxExpireAfter or less.",
+    "Set spec.template.spec.expireAfter to maxExpireAfter or less.",
     origin="ours",
     hygiene=True,
     good=({"kind": "NodePool", "spec": {"template": {"spec": {"expireAfter": "336h"}}}},),
@@ -130,7 +134,7 @@ def expire_after_bounded(obj, ctx):
     allowed = ctx.param("maxExpireAfter")
     seconds = duration_seconds(value)
     if value == "Never" or (seconds is not None and seconds > duration_seconds(allowed)):
-        yield Violation("spec.template.spec.expireAfter", f"nodes live up to {value}; the stack allows {allowed}")
+        yield Violation("spec.template.spec.expireAfter", f"nodes live up to {value}; {ctx.setting('maxExpireAfter')}")
 
 
 @rule(
@@ -214,7 +218,7 @@ def spot_flexibility(obj, ctx):
         if len(families) < needed:
             yield Violation(
                 "spec.template.spec.requirements",
-                f"spot is allowed but {r.key} leaves {len(families)} instance famil{'y' if len(families) == 1 else 'ies'} "
-                f"(the stack wants {needed})",
+                f"spot is allowed but {r.key} leaves {len(families)} instance famil{'y' if len(families) == 1 else 'ies'}; "
+                f"{ctx.setting('minSpotFamilies')}",
             )
             return

@@ -1,5 +1,7 @@
 """The hygiene policy on waivers (``policy/waiver-expired``), observed by the judge while it applies them
-(:mod:`karpenter_gitops.judge.waivers`): an expired waiver is a finding of its own."""
+(:mod:`karpenter_gitops.judge.waivers`): an expired waiver is a finding of its own. A warning like every
+house-style policy: the finding it no longer waives comes back with its own severity, and blocks if that
+is an error."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ WAIVER_EXPIRED = "policy/waiver-expired"
 
 rule(
     WAIVER_EXPIRED,
-    Severity.ERROR,
+    Severity.WARNING,
     ("Waiver",),
     "A waiver past its expiry date: it no longer waives anything, and the exception it granted needs a "
     "decision. (Observed while applying waivers, not by a check.) [landscape §7.8]",
