@@ -1,7 +1,7 @@
 """Every path of ours written in backticks — in the README, the docs, docstrings and comments — exists.
 
 A path is ours when its first part is a top-level entry of the repository (``karpenter_gitops/…``,
-``tests/…``, ``docs/…``), a folder of the package or of the tests (``rules/nodepool.py``,
+``tests/…``, ``docs/…``), a folder of the package or of the tests (``rules/registry.py``,
 ``core/simulation/``), or the shared folder beside the clone (``../shared/…``). Upstream paths
 (``pkg/controllers/…`` of Karpenter) and examples of a user's own files are not ours and are left
 alone; so are placeholders (``<name>``, ``*``, ``$VAR``).
@@ -56,8 +56,8 @@ def _exists(path: str, writer: Path) -> bool:
 
 
 def test_the_scan_finds_paths_and_skips_what_is_not_ours():
-    text = "see `karpenter_gitops/rules/nodepool.py:12`, ``core/simulation/``, `pkg/x.go`, `<name>/a.yaml`, `tests/`"
-    assert written_paths(text) == {"karpenter_gitops/rules/nodepool.py", "core/simulation/", "tests/"}
+    text = "see `karpenter_gitops/core/versions.py:12`, ``core/simulation/``, `pkg/x.go`, `<name>/a.yaml`, `tests/`"
+    assert written_paths(text) == {"karpenter_gitops/core/versions.py", "core/simulation/", "tests/"}
 
 
 def test_a_moved_module_is_caught():
