@@ -40,8 +40,9 @@ def line(*parts: Part) -> Text:
 class Terminal:
     """A rich console that prints only :func:`line` s: no markup, no emoji codes, no highlighting."""
 
-    def __init__(self, *, stderr: bool = False, width: int | None = None, record: bool = False):
-        self.console = Console(stderr=stderr, width=width, record=record, markup=False, emoji=False, highlight=False)
+    def __init__(self, *, stderr: bool = False, width: int | None = None, record: bool = False, wrap: bool = True):
+        self.console = Console(stderr=stderr, width=width, record=record, markup=False, emoji=False, highlight=False,
+                               soft_wrap=not wrap)  # without wrapping, a line stays one line whatever its length
 
     @classmethod
     def for_stdout(cls) -> Terminal:
@@ -66,11 +67,12 @@ class Terminal:
 
 
 @contextlib.contextmanager
-def waiting(message: str) -> Iterator[Callable[[str], None]]:
-    """A spinner on stderr while a command waits (on AWS), only when stderr is a terminal; yields
-    the function that changes its message (a no-op without a terminal, so a log stays clean)."""
+def waiting(message: str, *, shown: bool = True) -> Iterator[Callable[[str], None]]:
+    """A spinner on stderr while a command waits (on AWS), only when stderr is a terminal (and
+    ``shown``); yields the function that changes its message (a no-op without a spinner, so a log
+    or a piped run stays clean)."""
     console = Terminal(stderr=True).console
-    if not console.is_terminal:
+    if not (shown and console.is_terminal):
         yield lambda _message: None
         return
     with console.status(line(message)) as status:

@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from karpenter_gitops.core.verify import CATEGORIES, Difference, Verification
+from karpenter_gitops.output.escape import visible
 
 _TITLES = {
     "drift": "Live specs that differ from Git",
@@ -51,7 +52,7 @@ def text(verification: Verification) -> str:
         lines.append("In the cluster, not in Git (not compared): " + ", ".join(verification.unmanaged))
     lines += [f"note: {note}" for note in verification.notes]
     lines.append(summary(verification))
-    return "\n".join(lines) + "\n"
+    return "\n".join(visible(line) for line in lines) + "\n"  # what the cluster and AWS said, shown as they said it
 
 
 def comment(verification: Verification) -> str:
