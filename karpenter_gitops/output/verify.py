@@ -67,12 +67,12 @@ def comment(verification: Verification) -> str:
                   f"| object | field | {'Git' if category == 'drift' else 'predicted'} | cluster | |", "|---|---|---|---|---|"]
         for d in found[:_SHOWN]:
             cells = (d.object, d.path, _value(d.expected), _value(d.actual), d.note)
-            shown = (c.replace("|", "\\|") for c in cells)
+            shown = (visible(c).replace("|", "\\|") for c in cells)
             lines.append("| " + " | ".join(f"`{c}`" if i < 4 and c else c for i, c in enumerate(shown)) + " |")
         if len(found) > _SHOWN:
             lines.append(f"\n… and {len(found) - _SHOWN} more (the JSON output has them all)")
         lines += ["", "</details>", ""]
     if verification.unreconciled:
         lines.append("Not reconciled by Karpenter before the deadline: " + ", ".join(f"`{u}`" for u in verification.unreconciled))
-    lines += [f"> {note}" for note in verification.notes]
+    lines += [f"> {visible(note)}" for note in verification.notes]
     return "\n".join(lines).rstrip() + "\n"
