@@ -305,6 +305,7 @@ def test_real_aws_takes_the_stacks_settings_over_the_environment_as_pulumi_aws_d
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
     monkeypatch.setenv("AWS_REGION", "us-east-2")
+    _answers_the_probe(monkeypatch)
     settings = stack_aws_config(files.read([PROJECT / "stacks" / "Pulumi.dev.yaml"]))
     assert settings["aws:region"] == "eu-west-1"
     with aws_target(False, None, settings) as target:
