@@ -12,22 +12,25 @@ from karpenter_gitops.cli.group import EXIT_FINDINGS, EXIT_OK, EXIT_TRANSIENT, c
 
 
 def _print(plan, file: str, diff: str, outcome: str) -> None:
-    """A bump in text: each class's pin move (or why not), the notes, the diff of the file, what happened to it."""
+    """A bump in text: each class's pin move (or why not), the notes, the diff of the file, what happened to it.
+    AMI names and AWS's messages are data: every line goes through the terminal's parts."""
     from karpenter_gitops.app.bump import describe_terms
+    from karpenter_gitops.output.terminal import Terminal
 
-    click.echo(click.style(file, bold=True))
+    out = Terminal(wrap=False)
+    out.print((file, "bold"))
     for change in plan.changes:
-        move = f"{describe_terms(change.old)} → {describe_terms(change.new)}"
-        click.echo(f"  {click.style('bump ', fg='green')} {change.node_class}: {move}")
-        click.echo(click.style(f"         {change.reason}", dim=True))
+        out.print("  ", ("bump ", "green"), f" {change.node_class}: {describe_terms(change.old)} → {describe_terms(change.new)}")
+        out.print((f"         {change.reason}", "dim"))
     for problem in plan.problems:
-        click.echo(f"  {click.style('error', fg='red')} {problem.node_class}: {problem.message}")
+        out.print("  ", ("error", "red"), f" {problem.node_class}: {problem.message}")
     for kept in plan.unchanged:
-        click.echo(f"  {click.style('keep ', dim=True)} {kept.node_class}: {kept.reason}")
+        out.print("  ", ("keep ", "dim"), f" {kept.node_class}: {kept.reason}")
     for note in plan.notes:
-        click.echo(click.style(f"note: {note}", dim=True))
-    click.echo(diff, nl=False)
-    click.echo(click.style(outcome, bold=True))
+        out.print((f"note: {note}", "dim"))
+    for line in diff.splitlines():
+        out.print(line)
+    out.print((outcome, "bold"))
 
 
 @cli.command("bump")
@@ -45,9 +48,12 @@ def bump_command(stack, class_names, pin_latest, dry_run, embedded_aws, aws_fixt
     cannot be resolved; 3: transient AWS trouble (nothing written); 2: usage or unreadable input.
     """
     from karpenter_gitops.adapters.aws.ami_catalog import AwsAmiCatalog, AwsUnavailable
+    from karpenter_gitops.adapters.aws.errors import AwsUnreachable
     from karpenter_gitops.adapters.aws.target import aws_target
     from karpenter_gitops.app.bump import bump_stack, read_stack
     from karpenter_gitops.load.stacks import stack_file
+    from karpenter_gitops.output.escape import visible
+    from karpenter_gitops.output.terminal import waiting
 
     edited = read_stack(stack_file(stack))
     unknown = sorted(set(class_names) - {nc.name for nc in edited.inputs.node_classes})
@@ -55,12 +61,12 @@ def bump_command(stack, class_names, pin_latest, dry_run, embedded_aws, aws_fixt
         raise click.BadParameter(f"no EC2NodeClass {', '.join(unknown)} in {edited.file}", param_hint="--class")
     options.check_fixture(embedded_aws, aws_fixture)
     try:
-        with aws_target(embedded_aws, aws_fixture, edited.aws_config) as target:
+        with waiting("asking AWS…"), aws_target(embedded_aws, aws_fixture, edited.aws_config) as target:
             kube = kubernetes or edited.inputs.cluster.kubernetes or target.world_kubernetes
             catalog = AwsAmiCatalog(target.session, kube, edited.release)
             bumped = bump_stack(edited, catalog, classes=class_names, pin_latest=pin_latest, dry_run=dry_run)
-    except AwsUnavailable as error:
-        click.echo(f"karpenter-gitops: AWS did not answer; nothing written, retry: {error}", err=True)
+    except (AwsUnavailable, AwsUnreachable) as error:  # unreachable: the probe, before any look-up
+        click.echo(f"karpenter-gitops: AWS did not answer; nothing written, retry: {visible(error)}", err=True)
         if fmt == "json":
             click.echo(json.dumps({"transient": str(error), "file": edited.file, "written": False}, indent=2))
         sys.exit(EXIT_TRANSIENT)

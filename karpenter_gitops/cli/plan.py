@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sys
 
@@ -28,11 +27,10 @@ def plan_command(paths, manifests, stacks, all_stacks, embedded_aws, aws_fixture
     Exit 0: every EC2NodeClass predicted Ready and no error finding; 1: persistent problems;
     3: transient AWS trouble (nothing decided, retry); 2: usage or unreadable input.
     """
-    from rich.console import Console
-
     from karpenter_gitops.adapters.aws.target import aws_target
     from karpenter_gitops.app.plan import planner
     from karpenter_gitops.output.plan_text import print_plan
+    from karpenter_gitops.output.terminal import Terminal, waiting
 
     options.check_fixture(embedded_aws, aws_fixture)
     manifests = (*paths, *manifests)
@@ -41,21 +39,13 @@ def plan_command(paths, manifests, stacks, all_stacks, embedded_aws, aws_fixture
         _fleet(fleet, embedded_aws, aws_fixture, kubernetes, cache_dir, release, fmt)
     sources = options.sources(options.stack_or_manifests(stacks[0] if stacks else None, manifests), release)
     options.require_objects(sources, allow_empty)  # before AWS is asked anything
-    status = Console(stderr=True)
-    with contextlib.ExitStack() as stack_:
-        target = stack_.enter_context(aws_target(embedded_aws, aws_fixture, sources.aws_config))
-        spinner = stack_.enter_context(status.status("planning…")) if status.is_terminal and fmt == "text" else None
-        plan = planner(
-            target,
-            sources.release,
-            kubernetes=kubernetes,
-            cache_dir=cache_dir,
-            progress=spinner.update if spinner else None,
-        )(sources.inputs)
+    with waiting("asking AWS…") as progress, aws_target(embedded_aws, aws_fixture, sources.aws_config) as target:
+        progress("planning…")
+        plan = planner(target, sources.release, kubernetes=kubernetes, cache_dir=cache_dir, progress=progress)(sources.inputs)
     if fmt == "json":
         click.echo(json.dumps(plan.to_json(), indent=2))
     else:
-        print_plan(plan, Console(width=None if sys.stdout.isatty() else 120))
+        print_plan(plan, Terminal.for_stdout())
     sys.exit(plan.exit_code)
 
 
@@ -63,19 +53,16 @@ def _fleet(stacks, embedded_aws, aws_fixture, kubernetes, cache_dir, release, fm
     """Each stack planned as its own cluster; stacks of one region share a session, so identical AWS
     queries are asked once per run; one report grouped by stack; the worst exit code. Every stack
     file is read before AWS is, so unreadable input ends the run with nothing printed."""
-    from rich.console import Console
-
     from karpenter_gitops.app.fleet import SharedTargets, run_fleet
     from karpenter_gitops.app.plan import planner
     from karpenter_gitops.load.stacks import stack_file
     from karpenter_gitops.output.plan_text import print_plan
+    from karpenter_gitops.output.terminal import Terminal, waiting
 
     sources = {stack: options.sources([stack_file(stack)], release) for stack in stacks}
-    status = Console(stderr=True)
-    console = Console(width=None if sys.stdout.isatty() else 120)
+    console = Terminal.for_stdout()
     planned: dict[str, str] = {}  # JSON of each stack's plan: compact, where the plans themselves are large
-    with SharedTargets(embedded_aws, aws_fixture) as targets, contextlib.ExitStack() as scope:
-        spinner = scope.enter_context(status.status("planning…")) if status.is_terminal and fmt == "text" else None
+    with SharedTargets(embedded_aws, aws_fixture) as targets, waiting("planning…") as progress:
 
         def one(stack: str):
             read = sources[stack]
@@ -84,11 +71,11 @@ def _fleet(stacks, embedded_aws, aws_fixture, kubernetes, cache_dir, release, fm
             if fmt == "json":
                 planned[stack] = json.dumps(plan.to_json())
             else:
-                console.rule(f"[bold]stack {stack}[/]")
+                console.rule((f"stack {stack}", "bold"), align="center")
                 print_plan(plan, console)
             return None, plan.exit_code
 
-        fleet = run_fleet(stacks, one, progress=(lambda stack: spinner.update(f"planning {stack}…")) if spinner else None)
+        fleet = run_fleet(stacks, one, progress=lambda stack: progress(f"planning {stack}…"))
         calls = targets.call_counts()
     if fmt == "json":
         summary = {"stacks": len(stacks), "exitCodes": fleet.exit_codes, "awsCalls": calls}

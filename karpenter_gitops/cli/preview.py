@@ -49,19 +49,22 @@ def preview_command(
     from karpenter_gitops.app.plan import planner
     from karpenter_gitops.app.preview import preview_sources, pulumi_preview
     from karpenter_gitops.app.sources import read_policy_file
+    from karpenter_gitops.output.terminal import waiting
 
     pulumi = pulumi_preview(pulumi_json, pulumi_events)
     house = read_policy_file(policy_file) if policy_file else None
-    with SharedTargets(embedded_aws, aws_fixture) as targets:
+    asks_aws = reconcile_ or embedded_aws
+    with waiting("asking AWS…", shown=asks_aws) as progress, SharedTargets(embedded_aws, aws_fixture) as targets:
 
         def previewed(paths):
             head = options.sources(paths, release).with_policy(house)
             options.require_objects(head, allow_empty)
             plan = None
-            if reconcile_ or embedded_aws:
+            if asks_aws:
                 options.check_fixture(embedded_aws, aws_fixture)
                 kube = kubernetes or head.inputs.cluster.kubernetes  # both sides run on the head's cluster
-                plan = planner(targets.for_stack(head.aws_config), head.release, kubernetes=kube, cache_dir=cache_dir)
+                plan = planner(targets.for_stack(head.aws_config), head.release, kubernetes=kube, cache_dir=cache_dir,
+                               progress=progress)
             return preview_sources(head, base_ref, paths, plan=plan, kubeconfig=kubeconfig, pulumi=pulumi)
 
         if options.is_fleet(stacks, all_stacks):

@@ -63,6 +63,7 @@ def _renderer(targets, kubernetes, reconcile_, cache_dir, release, allow_empty: 
     """Render one set of paths to a directory (or ``-``); the exit code. AWS, when read, is ``targets``'."""
     from karpenter_gitops.app.plan import planner
     from karpenter_gitops.app.render import render_sources
+    from karpenter_gitops.output.escape import visible
     from karpenter_gitops.output.report import print_text
 
     def render(paths, out: str) -> int:
@@ -82,11 +83,11 @@ def _renderer(targets, kubernetes, reconcile_, cache_dir, release, allow_empty: 
         if stream and not rendered.refusal:
             click.echo(rendered.stream, nl=False)  # the manifests and nothing else: Argo CD parses all of stdout
             return rendered.exit_code
-        for problem in rendered.problems:
-            click.echo(f"  {problem}", err=True)
+        for problem in rendered.problems:  # they quote AWS's answers: shown visibly, as data
+            click.echo(f"  {visible(problem)}", err=True)
         if rendered.refusal:
             untouched = "nothing printed" if stream else f"{out} untouched"
-            click.echo(f"karpenter-gitops: refusing to render: {rendered.refusal}; {untouched}", err=True)
+            click.echo(f"karpenter-gitops: refusing to render: {visible(rendered.refusal)}; {visible(untouched)}", err=True)
             return rendered.exit_code
         click.echo(f"{'wrote' if rendered.changed else 'unchanged:'} {rendered.files} manifest(s) in {out}")
         return rendered.exit_code

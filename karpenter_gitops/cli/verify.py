@@ -37,29 +37,28 @@ def verify_command(stack, manifests, kubeconfig, context, wait_seconds, predict,
     2: usage, unreadable input, an unusable kubeconfig or RBAC that forbids a read; 3: the cluster
     or AWS could not be asked, or Karpenter had not reconciled by --wait (retry).
     """
-    from rich.console import Console
-
     from karpenter_gitops.adapters import kube
     from karpenter_gitops.adapters.aws.errors import TransientAWSError
     from karpenter_gitops.adapters.aws.target import aws_target
     from karpenter_gitops.app.plan import planner
     from karpenter_gitops.app.verify import verify_sources
     from karpenter_gitops.output import verify as shown
+    from karpenter_gitops.output.escape import visible
+    from karpenter_gitops.output.terminal import waiting
 
     options.check_fixture(embedded_aws, aws_fixture)
     sources = options.sources(options.stack_or_manifests(stack, manifests), release)
-    status = Console(stderr=True)
     try:
         with contextlib.ExitStack() as scope:
+            progress = scope.enter_context(waiting("verifying…"))
             plan = None
             if predict:
                 target = scope.enter_context(aws_target(embedded_aws, aws_fixture, sources.aws_config))
                 plan = planner(target, sources.release, kubernetes=kubernetes, cache_dir=cache_dir)
-            spinner = scope.enter_context(status.status("verifying…")) if status.is_terminal and fmt == "text" else None
             verification = verify_sources(sources, kubeconfig, context, plan=plan, wait_seconds=wait_seconds,
-                                          progress=spinner.update if spinner else None)
+                                          progress=progress)
     except (kube.ClusterUnavailable, TransientAWSError) as error:
-        click.echo(f"karpenter-gitops: cannot verify now: {error}", err=True)
+        click.echo(f"karpenter-gitops: cannot verify now: {visible(error)}", err=True)
         sys.exit(EXIT_TRANSIENT)
     if fmt == "json":
         click.echo(json.dumps(verification.to_json(), indent=2))

@@ -16,3 +16,8 @@ class InputError(Exception):
             where = f"{self.file}:{self.line}: " if self.line else f"{self.file}: "
         hint = f" (hint: {self.hint})" if self.hint else ""
         return f"{where}{self.message}{hint}"
+
+
+class Unreachable(Exception):
+    """A service the run needs (AWS, the cluster) did not answer at all; the CLI prints ``str(err)`` as
+    one line and exits 3 (retry), before anything was decided."""

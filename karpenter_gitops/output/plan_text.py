@@ -1,15 +1,17 @@
-"""The human form of a :class:`~karpenter_gitops.core.plan.Plan`: readable tables for a terminal or CI log."""
+"""The human form of a :class:`~karpenter_gitops.core.plan.Plan`: readable tables for a terminal or CI log.
+
+Everything AWS answered (AMI names, security group names, error messages) is shown as AWS holds it:
+lines are built from parts by :mod:`karpenter_gitops.output.terminal`, never as markup.
+"""
 
 from __future__ import annotations
 
 from collections import Counter
 
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
-
 from karpenter_gitops.core.overlays import FirstChoice
 from karpenter_gitops.core.plan import NodeClassPlan, NodePoolPlan, OverlayPlan, Plan, PoolOverlays
+from karpenter_gitops.output.terminal import Terminal
+from karpenter_gitops.output.transient import summed
 
 _STATUS_STYLE = {"True": "green", "False": "red", "Unknown": "yellow"}
 _SEVERITY_STYLE = {"error": "red", "warning": "yellow", "info": "cyan"}
@@ -32,44 +34,41 @@ def _variant(ami) -> str:
     return f"{ami.architecture} {variant}"
 
 
-def _node_class(console: Console, name: str, plan: NodeClassPlan) -> None:
+def _node_class(console: Terminal, name: str, plan: NodeClassPlan) -> None:
     ready = plan.condition("Ready")
     status = ready.status if ready else "Unknown"
-    console.rule(f"[bold]EC2NodeClass {name}[/] — Ready=[{_STATUS_STYLE[status]}]{status}[/]", align="left")
+    console.rule((f"EC2NodeClass {name}", "bold"), " — Ready=", (status, _STATUS_STYLE[status]))
     healthy = [c.type for c in plan.conditions if c.status == "True" and c.type != "Ready"]
     if healthy:
-        console.print("  [green]True[/]: " + ", ".join(healthy))
+        console.print("  ", ("True", "green"), ": " + ", ".join(healthy))
     unhealthy = [c for c in plan.conditions if c.status != "True" and c.type != "Ready"]
     if unhealthy:
-        conditions = Table("condition", "status", "reason", "message", box=None, pad_edge=False)
-        for c in unhealthy:
-            # messages quote user text ("kubeReserved[cpu]") that rich would read as its markup
-            conditions.add_row(c.type, f"[{_STATUS_STYLE[c.status]}]{c.status}[/]", escape(c.reason or ""), escape(c.message or ""))
-        console.print(conditions)
+        console.table(("condition", "status", "reason", "message"),
+                      [(c.type, (c.status, _STATUS_STYLE[c.status]), c.reason or "", c.message or "") for c in unhealthy])
     if plan.amis:
-        amis = Table("AMI", "serves", "name", box=None, pad_edge=False)
-        for ami in plan.amis:
-            amis.add_row(ami.id, _variant(ami), ami.name + (" (deprecated)" if ami.deprecated else ""))
-        console.print(amis)
+        console.table(("AMI", "serves", "name"),
+                      [(ami.id, _variant(ami), ami.name + (" (deprecated)" if ami.deprecated else "")) for ami in plan.amis])
     for skipped in plan.skipped_amis:
-        console.print(f"  [yellow]skipped[/] {skipped.id} {skipped.name}: {skipped.reason}")
+        console.print("  ", ("skipped", "yellow"), f" {skipped.id} {skipped.name}: {skipped.reason}")
     if plan.subnets:
         console.print("  subnets: " + ", ".join(f"{s.id} ({s.zone}, {s.available_ips} free IPs)" for s in plan.subnets))
     if plan.security_groups:
         console.print("  security groups: " + ", ".join(f"{g.id} ({g.name})" for g in plan.security_groups))
     if plan.instance_profile:
         console.print(f"  instance profile: {plan.instance_profile}")
-    console.print()
+    console.blank()
 
 
-def _node_pool(console: Console, name: str, plan: NodePoolPlan) -> None:
+def _node_pool(console: Terminal, name: str, plan: NodePoolPlan) -> None:
     if plan.not_mapped:
-        console.rule(f"[bold]NodePool {name}[/]", align="left")
-        console.print(f"  not mapped: {plan.not_mapped}\n")
+        console.rule((f"NodePool {name}", "bold"))
+        console.print(f"  not mapped: {plan.not_mapped}")
+        console.blank()
         return
-    console.rule(f"[bold]NodePool {name}[/] → EC2NodeClass {plan.node_class}", align="left")
+    console.rule((f"NodePool {name}", "bold"), f" → EC2NodeClass {plan.node_class}")
     if plan.awaiting:
-        console.print(f"  [yellow]not mapped yet[/]: waiting for {plan.awaiting}\n")
+        console.print("  ", ("not mapped yet", "yellow"), f": waiting for {plan.awaiting}")
+        console.blank()
         return
     mapping = plan.mapping
     per_ami = Counter(mapping.instance_types.values())
@@ -77,18 +76,18 @@ def _node_pool(console: Console, name: str, plan: NodePoolPlan) -> None:
     for ami_id, count in sorted(per_ami.items()):
         console.print(f"    {ami_id}: {count} type(s)")
     if mapping.no_instance_types:
-        console.print(f"  [red]no instance type allowed[/]: {escape(mapping.no_instance_types)}")
+        console.print("  ", ("no instance type allowed", "red"), f": {mapping.no_instance_types}")
     if mapping.unserved:
-        console.print(f"  [yellow]{len(mapping.unserved)} allowed type(s) have no AMI[/]:")
+        console.print("  ", (f"{len(mapping.unserved)} allowed type(s) have no AMI", "yellow"), ":")
         for unserved in mapping.unserved[:_SHOWN_UNSERVED]:
             console.print(f"    {unserved.type}: {unserved.reason}")
         if len(mapping.unserved) > _SHOWN_UNSERVED:
             console.print(f"    … and {len(mapping.unserved) - _SHOWN_UNSERVED} more (see --format json)")
     for shortfall in mapping.min_values_shortfalls:
-        console.print(f"  [red]minValues not met[/]: {shortfall.to_json()}")
+        console.print("  ", ("minValues not met", "red"), f": {shortfall.to_json()}")
     if plan.overlays:
         _pool_overlays(console, plan.overlays)
-    console.print()
+    console.blank()
 
 
 def _money(price: float | None) -> str:
@@ -99,7 +98,7 @@ def _first_choice(choice: FirstChoice | None) -> str:
     return choice.describe() if choice else "none with a known price"
 
 
-def _pool_overlays(console: Console, overlays: PoolOverlays) -> None:
+def _pool_overlays(console: Terminal, overlays: PoolOverlays) -> None:
     rows = [row for row in overlays.price_rows if row.after is not None]
     unknown = {row.instance_type for row in overlays.price_rows if row.after is None}
     if rows or unknown:
@@ -122,38 +121,38 @@ def _pool_overlays(console: Console, overlays: PoolOverlays) -> None:
     before, after = overlays.before, overlays.after
     spot = " (spot prices unknown offline)" if after and after.unknown_spot else ""
     if overlays.moved:
-        console.print(f"  [yellow]first choice[/]: {_first_choice(before)} → {_first_choice(after)} with the overlays{spot}")
+        console.print("  ", ("first choice", "yellow"), f": {_first_choice(before)} → {_first_choice(after)} with the overlays{spot}")
     elif before and after and before.price != after.price:
         console.print(f"  first choice: {_first_choice(after)} with the overlays ({_money(before.price)} without){spot}")
     else:
         console.print(f"  first choice: {_first_choice(after)}, no overlay changes it{spot}")
 
 
-def _node_overlays(console: Console, plan: OverlayPlan) -> None:
-    console.rule("[bold]NodeOverlays[/]", align="left")
+def _node_overlays(console: Terminal, plan: OverlayPlan) -> None:
+    console.rule(("NodeOverlays", "bold"))
     if plan.not_applied:
-        console.print(f"  [yellow]not applied[/]: {plan.not_applied}")
+        console.print("  ", ("not applied", "yellow"), f": {plan.not_applied}")
     for name in plan.refused:
         console.print(f"  {name}: refused by the API server (see findings), so Karpenter never sees it")
     for name, condition in sorted(plan.conditions.items()):
-        status = f"ValidationSucceeded=[{_STATUS_STYLE[condition.status]}]{condition.status}[/]"
+        status = (f"  {name}: ValidationSucceeded=", (condition.status, _STATUS_STYLE[condition.status]))
         conflict = plan.conflicts.get(name)
         if conflict:
-            console.print(f"  {name}: {status} {condition.reason}: {condition.message} "
+            console.print(*status, f" {condition.reason}: {condition.message} "
                           f"({conflict.other} also sets {conflict.what} of {conflict.instance_type} in NodePool {conflict.node_pool})")
         elif condition.status == "False":
-            console.print(f"  {name}: {status} {condition.reason}: {condition.message}")
+            console.print(*status, f" {condition.reason}: {condition.message}")
         else:
-            console.print(f"  {name}: {status}")
+            console.print(*status)
     if plan.base_prices:
         priced = ", ".join(f"{name} {_money(price)}" for name, price in sorted(plan.base_prices.items()))
         console.print(f"  priced by an overlay, as Karpenter prices a type it has no price for: {priced}")
     if plan.prices and not plan.not_applied:
-        console.print(f"  [dim]{plan.prices}[/]")
-    console.print()
+        console.print("  ", (plan.prices, "dim"))
+    console.blank()
 
 
-def print_plan(plan: Plan, console: Console) -> None:
+def print_plan(plan: Plan, console: Terminal) -> None:
     for name, node_class in sorted(plan.node_classes.items()):
         _node_class(console, name, node_class)
     for name, node_pool in sorted(plan.node_pools.items()):
@@ -161,19 +160,17 @@ def print_plan(plan: Plan, console: Console) -> None:
     if plan.node_overlays:
         _node_overlays(console, plan.node_overlays)
     if plan.findings:
-        console.rule("[bold]findings[/]", align="left")
+        console.rule(("findings", "bold"))
         for f in plan.findings:
-            style = _SEVERITY_STYLE[f.severity.value]
-            console.print(f"  [{style}]{f.severity.value:<7}[/] {f.kind}/{f.name} {escape(f.path)}: {escape(f.message)}  [dim]\\[{f.rule}][/]")
-        console.print()
-    for note in plan.transient:
-        console.print(f"[yellow]transient:[/] {note}")
+            console.print("  ", (f"{f.severity.value:<7}", _SEVERITY_STYLE[f.severity.value]),
+                          f" {f.kind}/{f.name} {f.path}: {f.message}  ", (f"[{f.rule}]", "dim"))
+        console.blank()
+    for note in summed(plan.transient):
+        console.print(("transient:", "yellow"), f" {note}")
     calls = ", ".join(f"{op} {n}" for op, n in sorted(plan.aws_calls.items())) or "none (all answers cached)"
-    console.print(f"[dim]AWS calls: {calls}[/]")
+    console.print((f"AWS calls: {calls}", "dim"))
     ready = sum(1 for p in plan.node_classes.values() if p.ready)
     mapped = sum(1 for p in plan.node_pools.values() if p.mapping is not None)
-    verdict = {0: "[green]ready[/]", 1: "[red]persistent problems[/]", 3: "[yellow]transient: nothing decided, retry[/]"}
-    console.print(
-        f"[bold]{ready}/{len(plan.node_classes)} EC2NodeClass(es) predicted Ready, "
-        f"{mapped}/{len(plan.node_pools)} NodePool(s) mapped: {verdict[plan.exit_code]}[/]"
-    )
+    verdict = {0: ("ready", "green"), 1: ("persistent problems", "red"), 3: ("transient: nothing decided, retry", "yellow")}
+    counts = f"{ready}/{len(plan.node_classes)} EC2NodeClass(es) predicted Ready, {mapped}/{len(plan.node_pools)} NodePool(s) mapped: "
+    console.print((counts, "bold"), (verdict[plan.exit_code][0], f"bold {verdict[plan.exit_code][1]}"))

@@ -35,6 +35,7 @@ from karpenter_gitops.core.plan import PERSISTENT, READY, TRANSIENT, Plan
 from karpenter_gitops.judge.report import Report
 from karpenter_gitops.load.pulumi_events import PulumiPreview
 from karpenter_gitops.output import DEFAULT_BUDGET
+from karpenter_gitops.output.escape import visible
 from karpenter_gitops.output.render import manifest, to_yaml
 from karpenter_gitops.reconcile.impact import (
     AMIMove,
@@ -284,8 +285,8 @@ class Preview:
 
 
 def _text(value: str) -> str:
-    """Free text for markdown: no HTML, no table breaks."""
-    return html.escape(value, quote=False).replace("|", "\\|")
+    """Free text for markdown: no HTML, no table breaks, no line breaks or control characters (shown escaped)."""
+    return html.escape(visible(value), quote=False).replace("|", "\\|")
 
 
 def _more(total: int, shown: int) -> list[str]:

@@ -1,4 +1,8 @@
-"""A validation report for people (grouped text) and for GitHub Actions (workflow-command annotations)."""
+"""A validation report for people (grouped text) and for GitHub Actions (workflow-command annotations).
+
+File names, object names and messages quote the user's files: the text shows their control
+characters escaped (:func:`~karpenter_gitops.output.escape.visible`), never raw on the terminal.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ import click
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.findings import Severity
 from karpenter_gitops.judge.report import Report
+from karpenter_gitops.output.escape import visible
 
 COLOURS = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 _GITHUB_COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
@@ -27,25 +32,25 @@ def summary(report: Report, release: versions.Release) -> str:
 def print_text(report: Report, release: versions.Release) -> None:
     """Findings grouped by object, each with its rule, layer, line and fix, then the active waivers and the summary."""
     for note in report.notes:
-        click.echo(click.style(f"note: {note}", dim=True), err=True)
+        click.echo(click.style(f"note: {visible(note)}", dim=True), err=True)
     for (kind, name, file), group in groupby(report.findings, key=lambda f: (f.kind, f.name, f.file)):
-        click.echo(click.style(f"{kind}/{name}", bold=True) + (f"  ({file})" if file else ""))
+        click.echo(click.style(visible(f"{kind}/{name}"), bold=True) + (f"  ({visible(file)})" if file else ""))
         for finding in group:
             if finding in report.waived:
                 label = click.style(f"{'waived':<7}", dim=True)
             else:
                 label = click.style(f"{finding.severity.value:<7}", fg=COLOURS[finding.severity])
-            where = click.style(f"  {finding.file}:{finding.line}", dim=True) if finding.line else ""
+            where = click.style(f"  {visible(finding.file)}:{finding.line}", dim=True) if finding.line else ""
             layer = click.style(f" ({finding.layer})", dim=True)  # who refuses it: api-server, karpenter or our rules
-            click.echo(f"  {label} {finding.path}: {finding.message}  [{finding.rule}]{layer}{where}")
-            if finding.hint:
-                hint = finding.hint.replace("\n", "\n" + " " * 15)  # multi-line hints (TOML, MIME) stay indented
+            click.echo(f"  {label} {visible(finding.path)}: {visible(finding.message)}  [{finding.rule}]{layer}{where}")
+            if finding.hint:  # multi-line hints (TOML, MIME) stay indented
+                hint = ("\n" + " " * 15).join(visible(line) for line in finding.hint.split("\n"))
                 click.echo(click.style(f"          fix: {hint}", dim=True))
     if report.policy:
         click.echo(click.style(f"active waivers: {len(report.waivers)}", bold=True))
         for waiver in report.waivers:
             kind = f"{waiver.kind}/" if waiver.kind else ""
-            click.echo(f"  {waiver.rule} on {kind}{waiver.object} until {waiver.expires.isoformat()}: {waiver.reason}")
+            click.echo(visible(f"  {waiver.rule} on {kind}{waiver.object} until {waiver.expires.isoformat()}: {waiver.reason}"))
     colour = "red" if report.errors else ("yellow" if report.warnings else "green")
     click.echo(click.style(summary(report, release), fg=colour, bold=True))
 

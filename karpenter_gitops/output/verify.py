@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from karpenter_gitops.core.verify import CATEGORIES, Difference, Verification
+from karpenter_gitops.output.escape import visible
 
 _TITLES = {
     "drift": "Live specs that differ from Git",
@@ -51,7 +52,7 @@ def text(verification: Verification) -> str:
         lines.append("In the cluster, not in Git (not compared): " + ", ".join(verification.unmanaged))
     lines += [f"note: {note}" for note in verification.notes]
     lines.append(summary(verification))
-    return "\n".join(lines) + "\n"
+    return "\n".join(visible(line) for line in lines) + "\n"  # what the cluster and AWS said, shown as they said it
 
 
 def comment(verification: Verification) -> str:
@@ -66,12 +67,12 @@ def comment(verification: Verification) -> str:
                   f"| object | field | {'Git' if category == 'drift' else 'predicted'} | cluster | |", "|---|---|---|---|---|"]
         for d in found[:_SHOWN]:
             cells = (d.object, d.path, _value(d.expected), _value(d.actual), d.note)
-            shown = (c.replace("|", "\\|") for c in cells)
+            shown = (visible(c).replace("|", "\\|") for c in cells)
             lines.append("| " + " | ".join(f"`{c}`" if i < 4 and c else c for i, c in enumerate(shown)) + " |")
         if len(found) > _SHOWN:
             lines.append(f"\n… and {len(found) - _SHOWN} more (the JSON output has them all)")
         lines += ["", "</details>", ""]
     if verification.unreconciled:
         lines.append("Not reconciled by Karpenter before the deadline: " + ", ".join(f"`{u}`" for u in verification.unreconciled))
-    lines += [f"> {note}" for note in verification.notes]
+    lines += [f"> {visible(note)}" for note in verification.notes]
     return "\n".join(lines).rstrip() + "\n"

@@ -105,17 +105,16 @@ def test_without_overlays_the_plan_json_keeps_its_keys(default_aws, catalogue_ca
 
 
 def test_the_text_plan_shows_repricing_first_choice_and_conditions(default_aws, catalogue_cache):
-    from rich.console import Console
-
     from karpenter_gitops.output.plan_text import print_plan
+    from karpenter_gitops.output.terminal import Terminal
 
     docs = base(
         overlay("m5-discount", [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m5"]}], priceAdjustment="-99%"),
         overlay("a-clash", [{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["m5.large"]}], price="1"),
     )
-    console = Console(record=True, width=200)
-    print_plan(plan_of(default_aws, catalogue_cache, docs), console)
-    text = console.export_text()
+    terminal = Terminal(record=True, width=200)
+    print_plan(plan_of(default_aws, catalogue_cache, docs), terminal)
+    text = terminal.console.export_text()
     assert "m5.2xlarge on-demand (3 zone(s)): $0.384/h → $0.00384/h by m5-discount (-99%)" in text
     assert "first choice: t3.nano at $0.0052/h on-demand → m5.large at $0.00096/h on-demand with the overlays" in text
     assert "a-clash: ValidationSucceeded=False Conflict: conflict with another overlay (m5-discount also sets" in text

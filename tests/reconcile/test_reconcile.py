@@ -244,6 +244,14 @@ def _unreachable_aws(monkeypatch):
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
     monkeypatch.setenv("AWS_MAX_ATTEMPTS", "1")
+    _answers_the_probe(monkeypatch)
+
+
+def _answers_the_probe(monkeypatch):
+    """AWS answered the connectivity probe (then went away): the run goes on to its own calls."""
+    from karpenter_gitops.adapters.aws.client import AwsSession
+
+    monkeypatch.setattr(AwsSession, "probe", lambda self, timeout=None: None)
 
 
 def test_plan_cli_unreachable_aws_is_transient(capsys, monkeypatch, tmp_path):
@@ -297,6 +305,7 @@ def test_real_aws_takes_the_stacks_settings_over_the_environment_as_pulumi_aws_d
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
     monkeypatch.setenv("AWS_REGION", "us-east-2")
+    _answers_the_probe(monkeypatch)
     settings = stack_aws_config(files.read([PROJECT / "stacks" / "Pulumi.dev.yaml"]))
     assert settings["aws:region"] == "eu-west-1"
     with aws_target(False, None, settings) as target:
@@ -312,6 +321,7 @@ def test_fleet_stacks_in_two_regions_are_read_in_their_own_regions(monkeypatch, 
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
     monkeypatch.setenv("AWS_REGION", "us-east-1")  # what CI's credential step sets
+    _answers_the_probe(monkeypatch)
     with SharedTargets(embedded=False) as targets:
         west, europe = targets.for_stack({"aws:region": "us-west-2"}), targets.for_stack({"aws:region": "eu-west-1"})
         assert (west.session.region, europe.session.region) == ("us-west-2", "eu-west-1")

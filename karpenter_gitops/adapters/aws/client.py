@@ -24,16 +24,24 @@ from urllib.parse import urlsplit
 import botocore.session
 from botocore import xform_name
 from botocore.config import Config
-from botocore.exceptions import BotoCoreError, ClientError
+from botocore.exceptions import BotoCoreError, ClientError, HTTPClientError
+from botocore.exceptions import ConnectionError as BotoConnectionError
 from botocore.loaders import create_loader
 from botocore.parsers import ResponseParserError
 
 from karpenter_gitops.adapters.aws import retries
-from karpenter_gitops.adapters.aws.errors import AWSError, PersistentAWSError, classify
+from karpenter_gitops.adapters.aws.errors import AWSError, AwsUnreachable, PersistentAWSError, classify
 from karpenter_gitops.core.errors import InputError
 
 # Service models are large JSON files (EC2's takes ~0.3 s to parse); every run shares one loader.
 _MODEL_LOADER = create_loader()
+
+# How long the connectivity probe waits to connect, and then for an answer: a dead or black-holed
+# endpoint is named within seconds instead of after the run's retries (minutes).
+PROBE_TIMEOUT = 5.0
+# What AWS answers when the credentials themselves are refused: reachable, but nothing will work.
+_REFUSED_CREDENTIALS = frozenset({"AuthFailure", "InvalidClientTokenId", "UnrecognizedClientException",
+                                  "SignatureDoesNotMatch", "ExpiredToken", "RequestExpired", "InvalidAccessKeyId"})
 
 # Host suffixes of AWS's own endpoints, every partition; anything else is an emulator or a proxy.
 _AWS_DOMAINS = (".amazonaws.com", ".amazonaws.com.cn", ".api.aws", ".c2s.ic.gov", ".sc2s.sgov.gov")
@@ -204,9 +212,34 @@ class AwsSession:
             raise PersistentAWSError(
                 "configuration",
                 "NoCredentials",
-                "no AWS credentials: set AWS_PROFILE (and log in) or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, "
-                "or run with an instance or pod role",
+                "no AWS credentials: run `aws configure` (or `aws sso login`) and set AWS_PROFILE, or set "
+                "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or run with an instance or pod role",
             )
+
+    def probe(self, timeout: float = PROBE_TIMEOUT) -> None:
+        """One EC2 call, not retried, with a short timeout, before the run's first real one.
+
+        Any answer shows the endpoint is reachable, an error included (the caller may lack
+        ec2:DescribeAvailabilityZones; the run's own calls will say so), except refused
+        credentials, which fail every call alike (PersistentAWSError). No answer at all (refused
+        connection, unknown host, a silent endpoint) raises AwsUnreachable naming the endpoint
+        and the region. The probe is not counted among the run's calls.
+        """
+        config = self._config.merge(Config(connect_timeout=timeout, read_timeout=timeout,
+                                           retries={"mode": "standard", "total_max_attempts": 1}))
+        ec2 = self._botocore.create_client("ec2", config=config, endpoint_url=self._endpoints.get("ec2", self._endpoint_url))
+        try:
+            ec2.describe_availability_zones()
+        except ClientError as error:
+            answer = error.response.get("Error", {})
+            code = str(answer.get("Code") or "")
+            if code in _REFUSED_CREDENTIALS:
+                refused = f"AWS refused the credentials ({code}): {answer.get('Message') or error}"
+                raise PersistentAWSError("ec2:DescribeAvailabilityZones", code, refused) from None
+        except (BotoConnectionError, HTTPClientError) as error:
+            raise AwsUnreachable(ec2.meta.endpoint_url, self.region, timeout, str(error)) from None
+        except (BotoCoreError, ResponseParserError):
+            pass  # an answer botocore could not read is still an answer; the run's calls classify it
 
     # --- clients and hooks -------------------------------------------------------------
 

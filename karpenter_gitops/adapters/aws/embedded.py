@@ -84,6 +84,7 @@ WORLD_SCHEMA = {
             {
                 "id": {"type": "string", "pattern": r"^ami-[0-9a-z]+$"},
                 "name": _NAME,
+                "description": {"type": "string"},
                 "architecture": {"enum": ["x86_64", "arm64", "i386", "x86_64_mac", "arm64_mac"]},
                 "state": {"enum": list(IMAGE_STATES)},
                 "creationDate": _TIMESTAMP,
@@ -396,6 +397,7 @@ def _seed_images(ec2: Any, world: World) -> None:
             ec2,
             image["id"],
             name=image["name"],
+            description=image.get("description"),
             architecture=image["architecture"],
             state=image.get("state", "available"),
             creation_date=_parse_time(image.get("creationDate")),

@@ -18,6 +18,8 @@ from botocore.exceptions import (
 )
 from botocore.parsers import ResponseParserError
 
+from karpenter_gitops.core.errors import Unreachable
+
 THROTTLING_CODES = frozenset({
     "Throttling",
     "ThrottlingException",
@@ -97,3 +99,15 @@ def classify(error: Exception, operation: str) -> AWSError:
         # No credentials, no region, invalid parameters: configuration problems a retry will not fix.
         return PersistentAWSError(operation, type(error).__name__, str(error))
     raise TypeError(f"not an AWS error: {error!r}") from error
+
+
+class AwsUnreachable(Unreachable):
+    """The connectivity probe got no answer from the endpoint: the run stops before its first real call."""
+
+    def __init__(self, endpoint: str, region: str, timeout: float, cause: str):
+        self.endpoint, self.region, self.timeout, self.cause = endpoint, region, timeout, " ".join(cause.split())
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        return (f"AWS unreachable: no answer from {self.endpoint} (region {self.region}) within {self.timeout:g} s: "
+                f"{self.cause}; check the network, a proxy (HTTPS_PROXY) or AWS_ENDPOINT_URL, or try --embedded-aws")

@@ -3,8 +3,11 @@
 Real AWS takes the stack's ``aws:`` settings as its pulumi-aws provider does (``aws:region``,
 ``aws:profile``, assumed role, endpoints... win; the environment and the shared config fill in the
 rest), so a command reads the account and region the stack deploys to, whatever ``AWS_REGION`` the
-shell or CI has. No region or no credentials is an input error before any call, rather than one
-failed look-up per resolution. The embedded AWS is started, seeded from a world fixture and stopped
+shell or CI has. No region, no credentials or refused credentials is an input error before any
+real call, rather than one failed look-up per resolution, with a hint on how to set them up (or to
+try ``--embedded-aws``); an endpoint that does not answer the connectivity probe is named in one
+line (:class:`~karpenter_gitops.adapters.aws.errors.AwsUnreachable`, exit 3) within seconds. The
+embedded AWS is started, seeded from a world fixture and stopped
 around the command.
 """
 
@@ -18,6 +21,15 @@ from dataclasses import dataclass
 from karpenter_gitops.adapters.aws.client import AwsSession, AwsSettings
 from karpenter_gitops.adapters.aws.errors import PersistentAWSError
 from karpenter_gitops.core.errors import InputError
+
+
+_EMBEDDED_HINT = "or try it without an account: --embedded-aws"
+_SETUP_HINTS = {  # by what was missing; refused credentials (AWS's own codes) get the last one
+    "NoRegion": _EMBEDDED_HINT,
+    "NoCredentials": _EMBEDDED_HINT,
+}
+_REFUSED_HINT = ("renew or reconfigure the credentials (`aws sso login`, `aws configure`, AWS_PROFILE, or "
+                 "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY), " + _EMBEDDED_HINT)
 
 
 @dataclass(frozen=True)
@@ -35,8 +47,9 @@ def aws_target(embedded: bool, fixture: str | None = None, stack_aws: Mapping[st
         try:
             session = AwsSession(settings=AwsSettings.from_stack_config(stack_aws or {}))
             session.require_credentials()
-        except PersistentAWSError as error:  # no region or no credentials: the user's setup, not AWS's answer
-            raise InputError(error.detail) from None
+            session.probe()  # AwsUnreachable: said in seconds, not after minutes of retries
+        except PersistentAWSError as error:  # no region, no or refused credentials: the user's setup, not AWS's answer
+            raise InputError(error.detail, hint=_SETUP_HINTS.get(error.code, _REFUSED_HINT)) from None
         yield Target(session)
         return
     from karpenter_gitops.adapters.aws import embedded as moto_world
