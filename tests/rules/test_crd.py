@@ -145,11 +145,34 @@ def test_int_parses_strings_as_kubernetes_does(value, accepted):
     assert (errors == []) is accepted, errors
 
 
-def test_find_and_split_follow_the_kubernetes_extensions():
-    assert expressions.EXTENSIONS["find"]("karpenter.sh/x", "^([^/]+)") == "karpenter.sh"
-    assert expressions.EXTENSIONS["find"]("abc", "z") == ""
-    assert list(expressions.EXTENSIONS["split"]("al2023@v1@x", "@")) == ["al2023", "v1", "x"]
-    assert list(expressions.EXTENSIONS["split"]("", "@")) == [""]
+@pytest.mark.parametrize(
+    ("rule", "value"),
+    [
+        ("self.find('^([^/]+)') == 'karpenter.sh'", "karpenter.sh/x"),
+        ("self.find('z') == ''", "abc"),
+        ("self.find('[[:alpha:]]+') == 'abc'", "abc1"),  # RE2's classes, which Python's re lacks
+        ("self.split('@') == ['al2023', 'v1', 'x']", "al2023@v1@x"),
+        ("self.split('@') == ['']", ""),
+        ("self.lowerAscii() == 'abc'", "ABC"),  # Kubernetes' strings library, version 2
+        ("int(self) == -4 && '''int(x)''' == 'int(x)'", "-4"),  # int() renamed in calls only
+    ],
+)
+def test_find_and_the_strings_library_follow_the_kubernetes_environment(rule, value):
+    program = expressions.compile_rule(rule)
+    assert program.problem is None and expressions.run(program, {"self": value}) is True
+
+
+def test_evaluation_errors_are_said_in_cel_gos_words():
+    errors = {
+        "self.x == 1": "no such key: x",
+        "self.l[3] == 1": "index out of bounds: 3",
+        "self.n / 0 == 1": "division by zero",
+        "int(self.s) == 1": 'strconv.ParseInt: parsing " 4": invalid syntax',
+        "self.s.find('(') == ''": "invalid regex '(' in find",
+    }
+    value = {"l": [1], "n": 1, "s": " 4"}
+    said = {rule: expressions.run(expressions.compile_rule(rule), {"self": value}) for rule in errors}
+    assert said == {rule: expressions.EvalError(message) for rule, message in errors.items()}
 
 
 def test_an_evaluation_error_rejects_like_the_api_server():
@@ -161,12 +184,12 @@ def test_an_evaluation_error_rejects_like_the_api_server():
 
 def test_rules_the_engine_cannot_run_are_engine_warnings_not_crashes(tmp_path):
     path = tmp_path / "crd.yaml"
-    path.write_text(yaml.safe_dump(synthetic_crd("self.x.lowerAscii() == 'a'", "self.x ==", "size(self)", "self.x == 'a'")))
+    path.write_text(yaml.safe_dump(synthetic_crd("isQuantity(self.x)", "self.x ==", "size(self)", "self.x == 'a'")))
     doc = {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "p"}, "spec": {"x": "A"}}
     outcome = load_crds([path]).check(doc)
     engine = [f for f in judged(outcome) if f.rule == crd.ENGINE]
     assert len(engine) == 3 and all(f.severity is Severity.WARNING for f in engine)
-    assert "lowerAscii" in engine[0].message and "cannot compile" in engine[1].message and "bool" in engine[2].message
+    assert "isQuantity" in engine[0].message and "cannot compile" in engine[1].message and "bool" in engine[2].message
     assert [f.message for f in judged(outcome) if f.rule == crd.CEL] == ["rule 3"]
 
 

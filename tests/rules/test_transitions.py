@@ -6,11 +6,9 @@ import datetime as dt
 from collections.abc import Mapping
 from typing import Any
 
-import celpy
 import pytest
 from _crd_helpers import release_crds
 from _rule_helpers import RELEASES
-from celpy.adapter import json_to_cel
 
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.findings import Severity
@@ -76,9 +74,6 @@ def test_example(transition, verdict, example):
 # --- parity with the CRDs: evaluate their oldSelf rules as the API server does on an update ---------
 
 
-_CEL = celpy.Environment()
-
-
 def _crd_transition_messages(release: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> set[str]:
     """Messages of the CRD's transition rules that fail for this update.
 
@@ -91,8 +86,9 @@ def _crd_transition_messages(release: str, old: Mapping[str, Any], new: Mapping[
         for validation in schema.get("x-kubernetes-validations") or ():
             if "oldSelf" not in validation["rule"] or path not in stored:
                 continue
-            program = _CEL.program(_CEL.compile(validation["rule"]), functions=expressions.EXTENSIONS)
-            if not program.evaluate({"self": json_to_cel(value), "oldSelf": json_to_cel(stored[path])}):
+            program = expressions.compile_rule(validation["rule"])
+            assert program.transition, program
+            if expressions.run(program, {"self": value, "oldSelf": stored[path]}) is not True:
                 failed.add(validation["message"])
     return failed
 
@@ -101,9 +97,9 @@ def _crd_transition_messages(release: str, old: Mapping[str, Any], new: Mapping[
 @pytest.mark.parametrize(("transition", "verdict", "example"), EXAMPLES, ids=_ids)
 def test_karpenter_transition_rules_match_the_crd_of_each_release(release, transition, verdict, example):
     """Every example, at every release: our ``karpenter`` rules fire exactly where the CRD's rules do."""
-    release = next(v for v, name in RELEASES.items() if name == release)
+    version = next(v for v, name in RELEASES.items() if name == release)
     old, new = _docs(transition, example)
-    ours = {f.message for f in _fired(old, new, release) if registry.RULES[f.rule].origin == "karpenter"}
+    ours = {f.message for f in _fired(old, new, version) if registry.RULES[f.rule].origin == "karpenter"}
     assert ours == _crd_transition_messages(release, old, new)
 
 

@@ -9,7 +9,7 @@ chart). For ``EC2NodeClass`` and ``NodePool`` we take the served ``v1`` ``openAP
   ``kubectl apply --validate=strict`` reports them; ``x-kubernetes-list-type: set`` means unique
   items; of the formats only ``date-time`` is checked (int32/int64 ranges are not); ObjectMeta,
   which the CRD leaves open, gets the API server's ``metadata.name`` check;
-* evaluate every ``x-kubernetes-validations`` rule with ``celpy``, ``self`` bound to the node that
+* evaluate every ``x-kubernetes-validations`` rule with cel-expr-python, ``self`` bound to the node that
   carries the rule, unless the schema already found errors the API server treats as blocking.
 
 Violations are observed under the three ids of :mod:`karpenter_gitops.rules.crd.declared`; the
@@ -21,7 +21,6 @@ Transition rules (those reading ``oldSelf``) need the live object; they are list
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -108,7 +107,7 @@ class Crd:
                 if program.transition:
                     skipped.append(Skipped(path, rule, TRANSITION))
                     continue
-                verdict = evaluate(program, validation.get("message"), json.dumps(value, sort_keys=True))
+                verdict = evaluate(program, validation.get("message"), value)
                 if verdict is not None:
                     rule_id, message = verdict
                     findings.append(self._observe(rule_id, name, path, message))
