@@ -167,7 +167,7 @@ def test_evaluation_errors_are_said_in_cel_gos_words():
         "self.x == 1": "no such key: x",
         "self.l[3] == 1": "index out of bounds: 3",
         "self.n / 0 == 1": "division by zero",
-        "int(self.s) == 1": 'strconv.ParseInt: parsing " 4": invalid syntax',
+        "int(self.s) == 1": "type conversion error from 'string' to 'int'",
         "self.s.find('(') == ''": "invalid regex '(' in find",
     }
     value = {"l": [1], "n": 1, "s": " 4"}
