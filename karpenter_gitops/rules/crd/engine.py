@@ -5,7 +5,7 @@ chart). For ``EC2NodeClass`` and ``NodePool`` we take the served ``v1`` ``openAP
 
 * do what the API server does before validating: drop ``status`` (a subresource), drop nulls of
   non-nullable fields and fill ``default`` values;
-* validate the structural schema with ``jsonschema``; unknown fields are errors, as
+* validate the structural schema with jsonschema-rs; unknown fields are errors, as
   ``kubectl apply --validate=strict`` reports them; ``x-kubernetes-list-type: set`` means unique
   items; of the formats only ``date-time`` is checked (int32/int64 ranges are not); ObjectMeta,
   which the CRD leaves open, gets the API server's ``metadata.name`` check;
@@ -36,7 +36,7 @@ from karpenter_gitops.core.model import (
 from karpenter_gitops.core.names import SUBDOMAIN_FORMAT
 from karpenter_gitops.rules.crd.declared import SCHEMA
 from karpenter_gitops.rules.crd.expressions import compile_rule, evaluate, rules_in
-from karpenter_gitops.rules.crd.openapi import FORMATS, Validator, as_json, dotted, nodes, prepare, to_json_schema
+from karpenter_gitops.rules.crd.openapi import SchemaValidator, as_json, dotted, nodes, prepare, ruled, to_json_schema
 
 SERVED_VERSION = "v1"
 API_OF_KIND = {EC2NODECLASS: EC2NODECLASS_API, NODEPOOL: NODEPOOL_API}
@@ -78,8 +78,9 @@ class Crd:
         self.status_subresource = status_subresource
         converted = to_json_schema(schema)
         converted.setdefault("properties", {})["metadata"] = _OBJECT_META
-        self.validator = Validator(converted, format_checker=FORMATS)
+        self.validator = SchemaValidator(schema, converted)
         self.programs = {rule: compile_rule(rule) for rule in rules_in(schema)}  # once per CRD
+        self.ruled = ruled(schema)  # the schema nodes with rules at or below them: the only ones walked
 
     def check(self, manifest: Mapping[str, Any]) -> Outcome:
         """Judge one full manifest (apiVersion, kind, metadata, spec)."""
@@ -94,13 +95,13 @@ class Crd:
             message = f"apiVersion {obj.get('apiVersion')!r} is not served; this CRD serves {api!r}"
             findings.append(self._observe(SCHEMA, name, "apiVersion", message))
             blocking = True
-        for error in self.validator.iter_errors(obj):
-            blocking = blocking or error.validator in _BLOCKING
-            findings.append(self._observe(SCHEMA, name, dotted(self.schema, error.absolute_path), error.message))
+        for keyword, parts, message in self.validator.errors(obj):
+            blocking = blocking or keyword in _BLOCKING
+            findings.append(self._observe(SCHEMA, name, dotted(self.schema, parts), message))
         if blocking:
             return Outcome(tuple(findings), (Skipped("", "*", BLOCKED),))
         skipped = []
-        for schema, value, path in nodes(self.schema, obj, ""):
+        for schema, value, path in nodes(self.schema, obj, "", self.ruled):
             for validation in schema.get("x-kubernetes-validations") or ():
                 rule = validation["rule"]
                 program = self.programs[rule]
