@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+import re2
 import yaml
 from _crd_helpers import judged, release_crds
 from _rule_helpers import node_class, node_pool
@@ -15,7 +16,7 @@ from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.findings import Severity
 from karpenter_gitops.load.crds import load as load_crds
 from karpenter_gitops.rules import crd
-from karpenter_gitops.rules.crd import engine, expressions
+from karpenter_gitops.rules.crd import engine, expressions, openapi
 
 LATEST = CRDS / "v1.14.1"
 
@@ -117,6 +118,28 @@ def test_schema_errors_that_block_cel_skip_every_rule_like_the_api_server():
     outcome = latest().check(node_class({"spec": {"role": 1, "instanceProfile": "x"}}))
     assert [o.rule for o in outcome.observations] == ["crd/schema"]
     assert outcome.skipped == (engine.Skipped("", "*", engine.BLOCKED),)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "value", "matches"),
+    [
+        (r"^a\sb$", "a b", True),
+        (r"^a\sb$", "a\u00a0b", False),  # RE2's \s is ASCII whitespace; ECMA-262's is Unicode's
+        (r"^a.b$", "a\rb", True),  # RE2's . stops at \n only
+        (r"^a.b$", "a\nb", False),
+        (r"^[\s]+$", "\t ", True),
+        (r"^[^.]+\.x$", "a.x", True),  # a dot in a class and an escaped one stay literal
+        (r"^[[:alpha:]]+$", "abc", True),  # no ECMA-262 form: RE2 itself
+        (r"^[[:alpha:]]+$", "ab1", False),
+        ("^720h$", "720h\n", False),  # RE2's $ does not match before a final newline
+    ],
+)
+def test_schema_patterns_match_as_re2_does(pattern, value, matches):
+    schema = {"type": "string", "pattern": pattern}
+    validator = openapi.SchemaValidator(schema, openapi.to_json_schema(schema))
+    assert bool(re2.search(pattern, value)) is matches
+    errors = list(validator.errors(value))
+    assert errors == ([] if matches else [("pattern", [], f"{value!r} does not match {pattern!r}")])
 
 
 # --- CEL ----------------------------------------------------------------------------------
