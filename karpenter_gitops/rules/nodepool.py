@@ -263,20 +263,15 @@ def other_node_class(obj, ctx):
 
 
 def _unresolved(obj, ctx) -> str | None:
-    """The class name a NodePool's reference does not find among the objects it can see.
-
-    Membership is tested in the cached name sets one by one: a union per NodePool would copy every
-    class name for each NodePool, which made a run quadratic in the number of objects.
-    """
+    """The class name a NodePool's reference finds nowhere it can see (set by set: a union per NodePool was quadratic)."""
     ref = node_class_ref(obj)
     if ref is None or not ref.name or not ref.is_ec2_node_class:
         return None  # empty names and foreign kinds are reported by their own rules
-    context = ctx.inputs.context_node_classes or frozenset()
-    return None if ref.name in context or ref.name in ctx.inputs.node_class_names(obj.source.scope) else ref.name
+    known = ref.name in (ctx.inputs.context_node_classes or ()) or ref.name in ctx.inputs.node_class_names(obj.source.scope)
+    return None if known else ref.name
 
 
-def _visible_names(obj, ctx) -> frozenset[str]:
-    """Every class name a NodePool can see: the candidates for a did-you-mean, built only when a name is missing."""
+def _visible_names(obj, ctx) -> frozenset[str]:  # the did-you-mean candidates, built once a name is missing
     return ctx.inputs.node_class_names(obj.source.scope) | (ctx.inputs.context_node_classes or frozenset())
 
 
