@@ -15,7 +15,7 @@ from __future__ import annotations
 import copy
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import date, datetime
 from typing import Any
 
@@ -123,37 +123,32 @@ def _is_date_time(value: str) -> bool:
     return True
 
 
-def _limited(instance: Any, limit: int, *, empty: str, one: str, other: str) -> str:
-    """python-jsonschema's words for a size limit, which this check has always printed."""
-    return f"{instance!r} {empty if limit == 0 else one if limit == 1 else other}"
+def _by_limit(empty: str, one: str, other: str) -> Callable[[Any, Mapping[str, str]], str]:
+    return lambda kind, _: empty if kind.limit == 0 else one if kind.limit == 1 else other
+
+
+# python-jsonschema's words after the value, which our CRD findings have always printed, by jsonschema-rs's kind.
+_WORDS: Mapping[str, Callable[[Any, Mapping[str, str]], str]] = {
+    "enum": lambda kind, _: f"is not one of {list(kind.options)!r}",
+    "type": lambda kind, _: f"is not of type {', '.join(repr(t) for t in kind.types)}",
+    "pattern": lambda kind, originals: f"does not match {originals.get(kind.pattern, kind.pattern)!r}",
+    "maxLength": _by_limit("is expected to be empty", "is too long", "is too long"),
+    "maxItems": _by_limit("is expected to be empty", "is too long", "is too long"),
+    "maxProperties": _by_limit("is expected to be empty", "has too many properties", "has too many properties"),
+    "minLength": _by_limit("is too short", "should be non-empty", "is too short"),
+    "minItems": _by_limit("is too short", "should be non-empty", "is too short"),
+    "minProperties": _by_limit("", "should be non-empty", "does not have enough properties"),
+    "minimum": lambda kind, _: f"is less than the minimum of {kind.limit!r}",
+    "maximum": lambda kind, _: f"is greater than the maximum of {kind.limit!r}",
+    "uniqueItems": lambda kind, _: "has non-unique elements",
+    "format": lambda kind, _: f"is not a {kind.format!r}",
+}
 
 
 def _message(error: Any, originals: Mapping[str, str]) -> str:
-    """One jsonschema-rs error in the words of the rest of our CRD findings (python-jsonschema's)."""
-    kind, instance = error.kind, error.instance
-    name = kind.name
-    if name == "enum":
-        return f"{instance!r} is not one of {list(kind.options)!r}"
-    if name == "type":
-        return f"{instance!r} is not of type {', '.join(repr(t) for t in kind.types)}"
-    if name == "pattern":
-        return f"{instance!r} does not match {originals.get(kind.pattern, kind.pattern)!r}"
-    if name in ("maxLength", "maxItems", "maxProperties"):
-        many = "has too many properties" if name == "maxProperties" else "is too long"
-        return _limited(instance, kind.limit, empty="is expected to be empty", one=many, other=many)
-    if name in ("minLength", "minItems"):
-        return _limited(instance, kind.limit, empty="is too short", one="should be non-empty", other="is too short")
-    if name == "minProperties":
-        return _limited(instance, kind.limit, empty="", one="should be non-empty", other="does not have enough properties")
-    if name == "minimum":
-        return f"{instance!r} is less than the minimum of {kind.limit!r}"
-    if name == "maximum":
-        return f"{instance!r} is greater than the maximum of {kind.limit!r}"
-    if name == "uniqueItems":
-        return f"{instance!r} has non-unique elements"
-    if name == "format":
-        return f"{instance!r} is not a {kind.format!r}"
-    return str(error.message)
+    """One jsonschema-rs error in the words of the rest of our CRD findings; its own words for other kinds."""
+    words = _WORDS.get(error.kind.name)
+    return f"{error.instance!r} {words(error.kind, originals)}" if words else str(error.message)
 
 
 def _patterns(node: Any) -> Iterator[tuple[str, str]]:
