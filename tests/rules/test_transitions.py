@@ -79,17 +79,15 @@ def _crd_transition_messages(release: str, old: Mapping[str, Any], new: Mapping[
 
     Like the API server, a rule runs only where the node it sits on exists in both objects.
     """
-    checker = release_crds(release).by_kind[new["kind"]]
-    stored = {path: value for _, value, path in openapi.nodes(checker.schema, openapi.as_json(old), "")}
+    rules = release_crds(release).by_kind[new["kind"]].rules
+    stored = {path: value for _, value, path in rules.visits(openapi.as_json(old))}
     failed = set()
-    for schema, value, path in openapi.nodes(checker.schema, openapi.as_json(new), ""):
-        for validation in schema.get("x-kubernetes-validations") or ():
-            if "oldSelf" not in validation["rule"] or path not in stored:
+    for node, value, path in rules.visits(openapi.as_json(new)):
+        for program, message in node.rules:
+            if not program.transition or path not in stored:
                 continue
-            program = expressions.compile_rule(validation["rule"])
-            assert program.transition, program
             if expressions.run(program, {"self": value, "oldSelf": stored[path]}) is not True:
-                failed.add(validation["message"])
+                failed.add(message)
     return failed
 
 

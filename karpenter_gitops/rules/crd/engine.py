@@ -35,8 +35,8 @@ from karpenter_gitops.core.model import (
 )
 from karpenter_gitops.core.names import SUBDOMAIN_FORMAT
 from karpenter_gitops.rules.crd.declared import SCHEMA
-from karpenter_gitops.rules.crd.expressions import compile_rule, evaluate, rules_in
-from karpenter_gitops.rules.crd.openapi import SchemaValidator, as_json, dotted, nodes, prepare, ruled, to_json_schema
+from karpenter_gitops.rules.crd.expressions import evaluate, rule_tree
+from karpenter_gitops.rules.crd.openapi import SchemaValidator, as_json, dotted, prepare, to_json_schema
 
 SERVED_VERSION = "v1"
 API_OF_KIND = {EC2NODECLASS: EC2NODECLASS_API, NODEPOOL: NODEPOOL_API}
@@ -79,8 +79,7 @@ class Crd:
         converted = to_json_schema(schema)
         converted.setdefault("properties", {})["metadata"] = _OBJECT_META
         self.validator = SchemaValidator(schema, converted)
-        self.programs = {rule: compile_rule(rule) for rule in rules_in(schema)}  # once per CRD
-        self.ruled = ruled(schema)  # the schema nodes with rules at or below them: the only ones walked
+        self.rules = rule_tree(schema)  # compiled once per CRD
 
     def check(self, manifest: Mapping[str, Any]) -> Outcome:
         """Judge one full manifest (apiVersion, kind, metadata, spec)."""
@@ -101,14 +100,12 @@ class Crd:
         if blocking:
             return Outcome(tuple(findings), (Skipped("", "*", BLOCKED),))
         skipped = []
-        for schema, value, path in nodes(self.schema, obj, "", self.ruled):
-            for validation in schema.get("x-kubernetes-validations") or ():
-                rule = validation["rule"]
-                program = self.programs[rule]
+        for node, value, path in self.rules.visits(obj) if self.rules else ():
+            for program, crd_message in node.rules:
                 if program.transition:
-                    skipped.append(Skipped(path, rule, TRANSITION))
+                    skipped.append(Skipped(path, program.rule, TRANSITION))
                     continue
-                verdict = evaluate(program, validation.get("message"), value)
+                verdict = evaluate(program, crd_message, value)
                 if verdict is not None:
                     rule_id, message = verdict
                     findings.append(self._observe(rule_id, name, path, message))

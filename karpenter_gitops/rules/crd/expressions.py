@@ -136,13 +136,49 @@ def evaluate(program: Program, message: str | None, value: Any) -> tuple[str, st
     return None if result else (CEL, message or f"failed rule: {rule}")
 
 
-def rules_in(node: Any) -> Iterator[str]:
-    """Every CEL rule text anywhere in a schema."""
-    if isinstance(node, Mapping):
-        for validation in node.get("x-kubernetes-validations") or ():
-            yield validation["rule"]
-        for child in node.values():
-            yield from rules_in(child)
-    elif isinstance(node, list):
-        for child in node:
-            yield from rules_in(child)
+@dataclass(frozen=True)
+class RuleTree:
+    """The part of a structural schema that carries CEL rules, compiled: walking an object through it visits
+    only the values some rule reads, and builds a path only for those."""
+
+    rules: tuple[tuple[Program, str | None], ...]  # the node's own rules, each with the CRD's message
+    declared: frozenset[str]  # every property the schema node declares (with rules below it or not)
+    properties: Mapping[str, RuleTree]  # those with rules at or below them
+    items: RuleTree | None = None
+    entries: RuleTree | None = None  # additionalProperties: the values of a map
+
+    def visits(self, value: Any, path: str = "") -> Iterator[tuple[RuleTree, Any, str]]:
+        """(node, value, path) of every present value whose node has rules; paths in our format (``a.b[0][key]``)."""
+        if value is None:
+            return
+        if self.rules:
+            yield self, value, path
+        if isinstance(value, dict):
+            for key, child in value.items():
+                if key in self.declared:
+                    if (tree := self.properties.get(key)) is not None:
+                        yield from tree.visits(child, f"{path}.{key}" if path else key)
+                elif self.entries is not None:
+                    yield from self.entries.visits(child, f"{path}[{key}]")
+        elif isinstance(value, list) and self.items is not None:
+            for index, child in enumerate(value):
+                yield from self.items.visits(child, f"{path}[{index}]")
+
+
+def rule_tree(schema: Mapping[str, Any]) -> RuleTree | None:
+    """The rules of a structural schema compiled in place, or None where no node at or below has any."""
+    properties = schema.get("properties") or {}
+    below = {key: tree for key, child in properties.items() if (tree := rule_tree(child)) is not None}
+    items = rule_tree(schema["items"]) if isinstance(schema.get("items"), dict) else None
+    extra = schema.get("additionalProperties")
+    entries = rule_tree(extra) if isinstance(extra, dict) else None
+    rules = tuple((_compiled(v["rule"]), v.get("message")) for v in schema.get("x-kubernetes-validations") or ())
+    if not (rules or below or items or entries):
+        return None
+    return RuleTree(rules, frozenset(properties), below, items, entries)
+
+
+@lru_cache(maxsize=4096)
+def _compiled(rule: str) -> Program:
+    """Each distinct rule compiled once, however many nodes and CRDs carry it."""
+    return compile_rule(rule)

@@ -242,44 +242,6 @@ def as_stored(schema: Mapping[str, Any], manifest: Mapping[str, Any]) -> dict[st
     return prepare(schema, as_json(manifest))
 
 
-def ruled(schema: Mapping[str, Any]) -> frozenset[int]:
-    """The ids of the schema nodes that carry CEL rules or hold one that does: where :func:`nodes` need look."""
-    found: set[int] = set()
-
-    def visit(node: Any) -> bool:
-        if not isinstance(node, Mapping):
-            return False
-        children = [*(node.get("properties") or {}).values(), node.get("items"), node.get("additionalProperties")]
-        below = [visit(child) for child in children]  # every child visited: each is a node of its own
-        if node.get("x-kubernetes-validations") or any(below):
-            found.add(id(node))
-            return True
-        return False
-
-    visit(schema)
-    return frozenset(found)
-
-
-def nodes(
-    schema: Mapping[str, Any], value: Any, path: str, within: frozenset[int] | None = None
-) -> Iterator[tuple[Mapping[str, Any], Any, str]]:
-    """Every present (non-null) value with the schema node that describes it; with ``within`` (see
-    :func:`ruled`), only those whose schema node is in it: subtrees without rules are not walked."""
-    if value is None or (within is not None and id(schema) not in within):
-        return
-    yield schema, value, path
-    if isinstance(value, dict):
-        pairs = value.items()
-    elif isinstance(value, list):
-        pairs = enumerate(value)
-    else:
-        return
-    for key, child in pairs:
-        child_schema = _child_schema(schema, key)
-        if child_schema is not None:
-            yield from nodes(child_schema, child, _join(path, key, schema), within)
-
-
 def as_json(manifest: Mapping[str, Any]) -> dict[str, Any]:
     """The manifest as kubectl sends it: JSON, where YAML dates are strings and keys are strings."""
     return json.loads(json.dumps(manifest, default=lambda v: v.isoformat() if isinstance(v, date) else str(v)))
