@@ -2,7 +2,7 @@
 
 The key is a SHA-256 over everything a verdict depends on: the bytes of every input file and its
 name as reported (files, the --crd and --context files, the waiver file), the options (release,
---policy), and the rule set's version, which is the package version plus the size and modification
+feature gates, --policy and then the date, as waivers expire), and the rule set's version, which is the package version plus the size and modification
 time of each of its modules (an edited rule is a new rule set, even in a development install). The
 value is the report. Entries live under the user cache directory (``$XDG_CACHE_HOME``, else
 ``~/.cache``) in ``karpenter-gitops/verdicts``, one file per key, written atomically;

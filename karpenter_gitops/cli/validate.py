@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import sys
 
@@ -88,7 +89,12 @@ def validate_command(paths, stacks, all_stacks, crd_paths, context_paths, policy
     run, cached = validate_once(
         options.input_paths(paths, stacks[0] if stacks else None),
         verdict,
-        options={"release": repr(release), "policy": policy, "feature_gates": repr(sorted((gates or {}).items()))},
+        options={
+            "release": repr(release),
+            "policy": policy,
+            "feature_gates": repr(sorted((gates or {}).items())),
+            "today": dt.date.today().isoformat() if policy else None,  # a waiver may expire overnight
+        },
         extra=[*crd_paths, *context_paths, *waiver_files(policy, waiver_file)],
         cache=not no_cache,
         note=lambda text: click.echo(f"karpenter-gitops: {text}", err=True),

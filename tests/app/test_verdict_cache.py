@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 
 import pytest
@@ -62,6 +63,22 @@ def test_a_changed_file_option_or_no_cache_judges_again(cache, manifests, judgem
     manifests.write_text(yaml.safe_dump_all([node_class(), node_pool()]))
     code, out, _ = run(capsys, str(manifests), "--format", "json")
     assert len(judgements) == 4 and json.loads(out)["findings"] == []
+
+
+def test_a_policy_run_is_judged_again_on_another_day(cache, manifests, judgements, capsys, monkeypatch):
+    """Waivers expire by the date: a --policy verdict holds for the day it was made."""
+    run(capsys, str(manifests), "--policy")
+    run(capsys, str(manifests), "--policy")
+    assert len(judgements) == 1
+
+    class Tomorrow(dt.date):
+        @classmethod
+        def today(cls):
+            return dt.date(2999, 1, 1)
+
+    monkeypatch.setattr(dt, "date", Tomorrow)
+    run(capsys, str(manifests), "--policy")
+    assert len(judgements) == 2
 
 
 def test_a_new_file_in_a_named_folder_judges_again(cache, manifests, judgements, capsys):
