@@ -2,9 +2,9 @@
 
 The key is a SHA-256 over everything a verdict depends on: the bytes of every input file and its
 name as reported (files, the --crd and --context files, the waiver file), the options (release,
-feature gates, --policy and then the date, as waivers expire), and the rule set's version, which is the package version plus the size and modification
-time of each of its modules (an edited rule is a new rule set, even in a development install). The
-value is the report. Entries live under the user cache directory (``$XDG_CACHE_HOME``, else
+feature gates, --policy and then the date, as waivers expire), and the rule set's version, which is
+the package version plus the size and modification time of each of its modules (an edited rule is a
+new rule set, even in a development install). The value is the report. Entries live under the user cache directory (``$XDG_CACHE_HOME``, else
 ``~/.cache``) in ``karpenter-gitops/verdicts``, one file per key, written atomically;
 ``KARPENTER_GITOPS_VERDICT_CACHE`` names another directory (a CI workspace), or ``off``.
 
@@ -29,8 +29,6 @@ from karpenter_gitops.load.files import expand
 
 FORMAT = b"verdicts/1"  # bump when the stored value changes shape
 ENTRIES_KEPT = 64  # the oldest entries beyond this many are removed when one is written
-
-
 LOCATION = "KARPENTER_GITOPS_VERDICT_CACHE"  # a directory to keep verdicts in instead, or "off"
 
 

@@ -4,7 +4,7 @@ Kubernetes and Karpenter run cel-go; cel-expr-python is Google's C++ runtime of 
 The two agree on what compiles, on types and on values, except where the C++ runtime converts
 strings more leniently than Go's strconv (``int(" 5")`` is 5 there and an error in cel-go) and in
 the words of their errors. This module holds what closes that gap, for the CRD rules and for the
-kubelet expressions alike: the conversion functions with Go's rules (:data:`CONVERSIONS`), declared
+kubelet expressions alike: the conversion functions with Go's rules (:func:`conversions`), declared
 under names of their own because the standard overloads cannot be redeclared, a renaming of the
 calls (:func:`with_go_conversions`) that leaves string literals alone, and cel-go's words for the
 runtime's evaluation errors (:func:`cel_go_words`). Pure: nothing here reads or writes.

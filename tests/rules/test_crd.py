@@ -251,3 +251,11 @@ def test_validate_with_an_unusable_crd_path_exits_two(tmp_path, capsys):
     path.write_text(yaml.safe_dump(node_class()))
     assert main(["validate", str(path), "--crd", str(path)]) == 2
     assert "holds no EC2NodeClass or NodePool" in capsys.readouterr().err
+
+
+def test_a_rule_beyond_the_runtimes_iteration_budget_is_an_engine_warning_not_a_crash():
+    """cel-expr-python stops comprehensions after its budget; the API server's is a cost limit of its own."""
+    program = expressions.compile_rule("self.all(x, x > 0)")
+    rule_id, message = expressions.evaluate(program, None, list(range(1, 20_001)))
+    assert rule_id == crd.ENGINE and "Iteration budget exceeded" in message
+    assert expressions.evaluate(program, None, list(range(1, 101))) is None

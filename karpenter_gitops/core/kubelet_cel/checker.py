@@ -24,7 +24,6 @@ if TYPE_CHECKING:  # celpy and lark load on the first check: commands that meet 
     from lark import Lark, Token, Tree
 
 
-
 # --- types ------------------------------------------------------------------------------------
 
 

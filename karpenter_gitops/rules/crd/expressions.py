@@ -101,8 +101,8 @@ def run(program: Program, variables: Mapping[str, Any]) -> Any:
     """The rule's value for ``variables`` (JSON values), or an :class:`EvalError` in cel-go's words."""
     try:
         value = program.compiled.eval(data=dict(variables))
-    except RuntimeError as err:  # the runtime's iteration budget and internal errors raise
-        raise EngineFailure(str(err)) from None
+    except Exception as err:  # the runtime's iteration budget raises; an engine bug must not crash validation
+        raise EngineFailure(f"{type(err).__name__}: {err}") from None
     kind = value.type().name()
     if kind == "ERROR":
         return EvalError(cel_go.cel_go_words(value.value()))
