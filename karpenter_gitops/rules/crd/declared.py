@@ -39,7 +39,8 @@ rule(
     Severity.WARNING,
     ALL_KINDS,
     "A CEL rule of your CRDs that this engine cannot compile or run (a function of the Kubernetes CEL libraries "
-    "the native runtime lacks, such as quantity()); nothing was decided about it, so the API server may still reject the object.",
+    "the native runtime lacks, such as quantity()); nothing was decided about it, so the API server may still "
+    "reject the object.",
     "Nothing to fix in the object; apply it to a test cluster (or kubectl apply --dry-run=server) to be sure.",
     stage=Stage.CRD,
     origin="ours",
