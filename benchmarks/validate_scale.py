@@ -73,7 +73,7 @@ def main() -> int:
     for size in sorted(args.sizes):
         with tempfile.TemporaryDirectory() as tmp:
             write_objects(Path(tmp), size, per_file=args.per_file or size)
-            done = run([str(CONSOLE_SCRIPT), "validate", "--format", "json", tmp], cap_seconds=args.cap, cap_mib=args.cap_mib)
+            done = run([str(CONSOLE_SCRIPT), "validate", "--no-cache", "--format", "json", tmp], cap_seconds=args.cap, cap_mib=args.cap_mib)
         print(line(size, done, previous), flush=True)
         ok = not done.capped and done.returncode in (0, 1) and judged(done) == size
         sound = sound and (ok or done.capped)  # a capped run is a figure too (a lower bound), said in its line

@@ -9,7 +9,10 @@ peak RSS that process's own (``harness/measure.py``):
 * ``kubeconform`` and ``kubeconform -n 1``: kubeconform v0.8.0, built from its Go module into the
   benchmarks' cache, with ``-strict`` and the release's CRDs converted to strict JSON schemas as
   CRDs-catalog converts them (``harness/kubeconform.py``); its default workers, then one.
-* ``validate``: the installed console script, as a user runs it (read, parse, load, every rule).
+* ``validate``: the installed console script, as a user runs it (read, parse, load, every rule), with
+  ``--no-cache`` as every ``validate`` side but the next;
+* ``validate, cached``: the same on the unchanged folder with the verdict cache warm (a pre-commit or CI
+  re-run), the cache in the run's scratch directory, warmed once before the rounds.
 * ``validate --crd``: the same with the release's CRD files (structural schema and every CEL rule).
 * ``validate --policy``: the hygiene catalogue too.
 * ``schema`` and ``schema+cel``: floors in Python, PyYAML's C loader and a jsonschema validator built
@@ -42,6 +45,7 @@ SIDES = (
     "kubeconform",
     "kubeconform -n 1",
     "validate",
+    "validate, cached",
     "validate --crd",
     "validate --policy",
     "schema",
@@ -120,7 +124,12 @@ def argv_of(side: str, setup: Setup) -> list[str]:
         return kubeconform.command(setup.kubeconform, setup.schemas, [setup.directory], workers)
     if side in FLOORS:
         return [sys.executable, __file__, "--measure", side, "--dir", str(setup.directory), "--crds", str(setup.crds)]
-    options = {"validate": [], "validate --crd": ["--crd", str(setup.crds)], "validate --policy": ["--policy"]}[side]
+    options = {
+        "validate": ["--no-cache"],
+        "validate, cached": [],
+        "validate --crd": ["--no-cache", "--crd", str(setup.crds)],
+        "validate --policy": ["--no-cache", "--policy"],
+    }[side]
     return [str(CONSOLE_SCRIPT), "validate", *options, "--format", "json", str(setup.directory)]
 
 
@@ -142,9 +151,12 @@ def counted(side: str, done: Run) -> tuple[int | None, int | None]:
 def measure(sides: list[str], setup: Setup, rounds: int) -> list[Figure]:
     """Each side ``rounds`` times, in turns (so a busy spell slows every side alike); the median round."""
     runs: dict[str, list[Run]] = {side: [] for side in sides}
+    environment = {**os.environ, "KARPENTER_GITOPS_VERDICT_CACHE": str(setup.directory.parent / "verdicts")}
+    if "validate, cached" in sides:
+        run(argv_of("validate, cached", setup), env=environment)  # warms the cache
     for _ in range(rounds):
         for side in sides:
-            runs[side].append(run(argv_of(side, setup)))
+            runs[side].append(run(argv_of(side, setup), env=environment))
     figures = []
     for side, done in runs.items():
         objects, errors = counted(side, done[-1])

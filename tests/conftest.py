@@ -22,6 +22,8 @@ from karpenter_gitops.adapters.aws.embedded import (
 # A run against unreachable or failing AWS retries until its deadline (180 s by default); tests that
 # expect exit 3 need a short one. Set here so the provider and pack processes the tests start inherit it.
 os.environ.setdefault("KARPENTER_GITOPS_AWS_DEADLINE", "3")
+# No test reads a verdict another stored (tests/app/test_verdict_cache.py turns the cache on for itself).
+os.environ["KARPENTER_GITOPS_VERDICT_CACHE"] = "off"
 
 PROJECT = Path(__file__).resolve().parent.parent
 SHARED = PROJECT.parent / "shared"

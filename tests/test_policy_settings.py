@@ -161,9 +161,9 @@ def test_a_live_rule_follows_the_setting_in_plan_and_the_pack(tmp_path, capsys, 
 
 
 def test_a_rule_of_the_users_crds_follows_the_setting_in_validate(tmp_path, capsys):
-    rule = "crd/engine"  # a CEL rule cel-python cannot run
+    rule = "crd/engine"  # a CEL rule the native CEL runtime cannot run
     spec = {"type": "object", "x-kubernetes-preserve-unknown-fields": True,
-            "x-kubernetes-validations": [{"rule": "self.role.lowerAscii() == 'x'", "message": "lower"}]}
+            "x-kubernetes-validations": [{"rule": "isQuantity(self.role)", "message": "quantity"}]}
     schema = {"type": "object", "properties": {"apiVersion": {"type": "string"}, "kind": {"type": "string"}, "spec": spec}}
     crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": {"name": "x"},
            "spec": {"group": "karpenter.k8s.aws", "names": {"kind": "EC2NodeClass"},

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from karpenter_gitops.app.sources import Sources
+from karpenter_gitops.core import versions
 from karpenter_gitops.core.inputs import DEFAULT_WAIVERS, Waiver
 from karpenter_gitops.judge import validate
 from karpenter_gitops.judge.report import Report
@@ -54,3 +57,35 @@ def crds_at(paths: Sequence[str]) -> Crds | None:
     from karpenter_gitops.load.crds import load  # jsonschema and a CEL interpreter, only for runs given CRDs
 
     return load(paths)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What a validate run prints: the report, the release it was judged for and the note on that release."""
+
+    report: Report
+    release: versions.Release
+    release_note: str | None = None
+
+
+def validate_once(
+    run_paths: Sequence[Path],
+    judge: Callable[[Sequence[Path]], Verdict],
+    *,
+    options: dict[str, Any],
+    extra: Sequence[str | Path] = (),
+    cache: bool = True,
+    note: Callable[[str], None],
+) -> tuple[Verdict, bool]:
+    """``judge(run_paths)``, or its stored verdict when nothing it depends on changed (see
+    :mod:`karpenter_gitops.app.verdict_cache`); the verdict and whether it came from the cache."""
+    from karpenter_gitops.app import verdict_cache
+
+    run_key = verdict_cache.key(run_paths, options, extra) if cache else None
+    stored = verdict_cache.load(run_key, note) if run_key else None
+    if isinstance(stored, Verdict):
+        return stored, True
+    verdict = judge(run_paths)
+    if run_key:
+        verdict_cache.store(run_key, verdict, note)
+    return verdict, False

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import sys
 
@@ -34,6 +35,12 @@ from karpenter_gitops.core.inputs import DEFAULT_WAIVERS
 )
 @click.option("--policy", is_flag=True, help="Also report the house-style policies (advisory unless raised) and apply waivers.")
 @click.option(
+    "--no-cache",
+    is_flag=True,
+    help="Judge again even when nothing changed since a run with the same inputs and options (the verdict cache "
+    "under the user cache directory is neither read nor written).",
+)
+@click.option(
     "--waivers",
     "waiver_file",
     type=click.Path(),
@@ -44,9 +51,14 @@ from karpenter_gitops.core.inputs import DEFAULT_WAIVERS
 @options.karpenter
 @options.allow_empty
 @options.output_format(
-    "text", "json", "github", help="Output format; github prints GitHub Actions annotations (::error file=…,line=…::…)."
+    "text",
+    "json",
+    "jsonl",
+    "github",
+    help="Output format; jsonl prints one JSON object per finding, then one with the summary; github prints GitHub "
+    "Actions annotations (::error file=…,line=…::…).",
 )
-def validate_command(paths, stacks, all_stacks, crd_paths, context_paths, policy, waiver_file, policy_file, release, allow_empty, fmt) -> None:
+def validate_command(paths, stacks, all_stacks, crd_paths, context_paths, policy, no_cache, waiver_file, policy_file, release, allow_empty, fmt) -> None:
     """Check manifests and stack config offline with Karpenter's rules and stricter ones.
 
     PATHS are manifest files, directories of manifests (hidden entries below them are passed over),
@@ -60,31 +72,73 @@ def validate_command(paths, stacks, all_stacks, crd_paths, context_paths, policy
     Karpenter object exits 2 unless --allow-empty.
     """
     from karpenter_gitops.app.sources import read_policy_file
-    from karpenter_gitops.app.validate import crds_at, validate_sources, waivers_for
+    from karpenter_gitops.app.validate import Verdict, crds_at, validate_once, validate_sources, waivers_for
     from karpenter_gitops.output.report import print_github, print_text
 
     policy = policy or policy_file is not None
     if waiver_file and not policy:
         raise click.UsageError("--waivers only applies with --policy")
     house = read_policy_file(policy_file) if policy_file else None
-    crds = crds_at(crd_paths)
     waivers = waivers_for(policy, waiver_file)
+    crds = []  # loaded on the first judgement: a cached verdict needs no CRD compiled
 
     def judged(paths_: list) -> tuple:
+        if not crds:
+            crds.append(crds_at(crd_paths))
         sources = options.sources(paths_, release).with_policy(house)
         options.require_objects(sources, allow_empty)
-        return sources, validate_sources(sources, policy=policy, waivers=waivers, crds=crds, context=context_paths)
+        return sources, validate_sources(sources, policy=policy, waivers=waivers, crds=crds[0], context=context_paths)
 
     if options.is_fleet(stacks, all_stacks):
         _fleet(options.fleet_stacks(paths, stacks, all_stacks), judged, fmt)
-    sources, report = judged(options.input_paths(paths, stacks[0] if stacks else None))
+
+    def verdict(paths_: list) -> Verdict:
+        sources, report = judged(paths_)
+        return Verdict(report, sources.release, sources.note)
+
+    context = click.get_current_context()
+    gates = context.meta.get("karpenter-gitops.feature-gates")
+    run, cached = validate_once(
+        options.input_paths(paths, stacks[0] if stacks else None),
+        verdict,
+        options={
+            "release": repr(release),
+            "policy": policy,
+            "allow_empty": allow_empty,
+            "feature_gates": repr(sorted((gates or {}).items())),
+            "today": dt.date.today().isoformat() if policy else None,  # a waiver may expire overnight
+        },
+        extra=[*crd_paths, *context_paths, *waiver_files(policy, waiver_file), *([policy_file] if policy_file else [])],
+        cache=not no_cache,
+        note=lambda text: click.echo(f"karpenter-gitops: {text}", err=True),
+    )
+    if cached and run.release_note:
+        click.echo(f"karpenter-gitops: {run.release_note}", err=True)
+    report = run.report
     if fmt == "json":
         click.echo(json.dumps(report.to_json(), indent=2))
+    elif fmt == "jsonl":
+        print_jsonl(report)
     elif fmt == "github":
-        print_github(report, sources.release)
+        print_github(report, run.release)
     else:
-        print_text(report, sources.release)
+        print_text(report, run.release)
     sys.exit(EXIT_FINDINGS if report.errors else EXIT_OK)
+
+
+def waiver_files(policy: bool, waiver_file: str | None) -> list[str]:
+    """The waiver file a run reads, for the verdict cache's key."""
+    if waiver_file:
+        return [waiver_file]
+    return [str(DEFAULT_WAIVERS)] if policy and DEFAULT_WAIVERS.is_file() else []
+
+
+def print_jsonl(report) -> None:
+    """JSON Lines: each finding on a line of its own (as in --format json), then the summary (and waivers) last."""
+    document = report.to_json()
+    for finding in document.pop("findings"):
+        click.echo(json.dumps(finding))
+    click.echo(json.dumps(document))
 
 
 def _fleet(stacks: list[str], judged, fmt: str) -> None:

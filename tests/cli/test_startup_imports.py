@@ -13,7 +13,7 @@ import sys
 import pytest
 from conftest import PROJECT
 
-HEAVY = ("jsonschema", "celpy", "boto3", "botocore", "moto", "kubernetes", "rich", "lark")
+HEAVY = ("jsonschema", "jsonschema_rs", "celpy", "cel_expr_python", "boto3", "botocore", "moto", "kubernetes", "rich", "lark")
 
 PROBE = """
 import json, sys
@@ -47,6 +47,6 @@ def test_offline_commands_load_no_heavy_library(argv):
 def test_crd_checks_load_their_engine_only_when_given_crds():
     assert "karpenter_gitops.rules.crd.engine" not in loaded("validate", "examples/manifests/platform.yaml")
     crds = str(PROJECT.parent / "shared" / "crds" / "v1.14.1")
-    assert {"karpenter_gitops.rules.crd.engine", "celpy", "jsonschema"} <= loaded(
+    assert {"karpenter_gitops.rules.crd.engine", "cel_expr_python"} <= loaded(
         "validate", "--crd", crds, "examples/manifests/platform.yaml"
     )

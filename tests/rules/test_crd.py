@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+import re2
 import yaml
 from _crd_helpers import judged, release_crds
 from _rule_helpers import node_class, node_pool
@@ -15,7 +16,7 @@ from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.findings import Severity
 from karpenter_gitops.load.crds import load as load_crds
 from karpenter_gitops.rules import crd
-from karpenter_gitops.rules.crd import engine, expressions
+from karpenter_gitops.rules.crd import engine, expressions, openapi
 
 LATEST = CRDS / "v1.14.1"
 
@@ -119,6 +120,28 @@ def test_schema_errors_that_block_cel_skip_every_rule_like_the_api_server():
     assert outcome.skipped == (engine.Skipped("", "*", engine.BLOCKED),)
 
 
+@pytest.mark.parametrize(
+    ("pattern", "value", "matches"),
+    [
+        (r"^a\sb$", "a b", True),
+        (r"^a\sb$", "a\u00a0b", False),  # RE2's \s is ASCII whitespace; ECMA-262's is Unicode's
+        (r"^a.b$", "a\rb", True),  # RE2's . stops at \n only
+        (r"^a.b$", "a\nb", False),
+        (r"^[\s]+$", "\t ", True),
+        (r"^[^.]+\.x$", "a.x", True),  # a dot in a class and an escaped one stay literal
+        (r"^[[:alpha:]]+$", "abc", True),  # no ECMA-262 form: RE2 itself
+        (r"^[[:alpha:]]+$", "ab1", False),
+        ("^720h$", "720h\n", False),  # RE2's $ does not match before a final newline
+    ],
+)
+def test_schema_patterns_match_as_re2_does(pattern, value, matches):
+    schema = {"type": "string", "pattern": pattern}
+    validator = openapi.SchemaValidator(schema, openapi.to_json_schema(schema))
+    assert bool(re2.search(pattern, value)) is matches
+    errors = list(validator.errors(value))
+    assert errors == ([] if matches else [("pattern", [], f"{value!r} does not match {pattern!r}")])
+
+
 # --- CEL ----------------------------------------------------------------------------------
 
 
@@ -145,11 +168,34 @@ def test_int_parses_strings_as_kubernetes_does(value, accepted):
     assert (errors == []) is accepted, errors
 
 
-def test_find_and_split_follow_the_kubernetes_extensions():
-    assert expressions.EXTENSIONS["find"]("karpenter.sh/x", "^([^/]+)") == "karpenter.sh"
-    assert expressions.EXTENSIONS["find"]("abc", "z") == ""
-    assert list(expressions.EXTENSIONS["split"]("al2023@v1@x", "@")) == ["al2023", "v1", "x"]
-    assert list(expressions.EXTENSIONS["split"]("", "@")) == [""]
+@pytest.mark.parametrize(
+    ("rule", "value"),
+    [
+        ("self.find('^([^/]+)') == 'karpenter.sh'", "karpenter.sh/x"),
+        ("self.find('z') == ''", "abc"),
+        ("self.find('[[:alpha:]]+') == 'abc'", "abc1"),  # RE2's classes, which Python's re lacks
+        ("self.split('@') == ['al2023', 'v1', 'x']", "al2023@v1@x"),
+        ("self.split('@') == ['']", ""),
+        ("self.lowerAscii() == 'abc'", "ABC"),  # Kubernetes' strings library, version 2
+        ("int(self) == -4 && '''int(x)''' == 'int(x)'", "-4"),  # int() renamed in calls only
+    ],
+)
+def test_find_and_the_strings_library_follow_the_kubernetes_environment(rule, value):
+    program = expressions.compile_rule(rule)
+    assert program.problem is None and expressions.run(program, {"self": value}) is True
+
+
+def test_evaluation_errors_are_said_in_cel_gos_words():
+    errors = {
+        "self.x == 1": "no such key: x",
+        "self.l[3] == 1": "index out of bounds: 3",
+        "self.n / 0 == 1": "division by zero",
+        "int(self.s) == 1": "type conversion error from 'string' to 'int'",
+        "self.s.find('(') == ''": "invalid regex '(' in find",
+    }
+    value = {"l": [1], "n": 1, "s": " 4"}
+    said = {rule: expressions.run(expressions.compile_rule(rule), {"self": value}) for rule in errors}
+    assert said == {rule: expressions.EvalError(message) for rule, message in errors.items()}
 
 
 def test_an_evaluation_error_rejects_like_the_api_server():
@@ -161,12 +207,12 @@ def test_an_evaluation_error_rejects_like_the_api_server():
 
 def test_rules_the_engine_cannot_run_are_engine_warnings_not_crashes(tmp_path):
     path = tmp_path / "crd.yaml"
-    path.write_text(yaml.safe_dump(synthetic_crd("self.x.lowerAscii() == 'a'", "self.x ==", "size(self)", "self.x == 'a'")))
+    path.write_text(yaml.safe_dump(synthetic_crd("isQuantity(self.x)", "self.x ==", "size(self)", "self.x == 'a'")))
     doc = {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "p"}, "spec": {"x": "A"}}
     outcome = load_crds([path]).check(doc)
     engine = [f for f in judged(outcome) if f.rule == crd.ENGINE]
     assert len(engine) == 3 and all(f.severity is Severity.WARNING for f in engine)
-    assert "lowerAscii" in engine[0].message and "cannot compile" in engine[1].message and "bool" in engine[2].message
+    assert "isQuantity" in engine[0].message and "cannot compile" in engine[1].message and "bool" in engine[2].message
     assert [f.message for f in judged(outcome) if f.rule == crd.CEL] == ["rule 3"]
 
 
@@ -205,3 +251,11 @@ def test_validate_with_an_unusable_crd_path_exits_two(tmp_path, capsys):
     path.write_text(yaml.safe_dump(node_class()))
     assert main(["validate", str(path), "--crd", str(path)]) == 2
     assert "holds no EC2NodeClass or NodePool" in capsys.readouterr().err
+
+
+def test_a_rule_beyond_the_runtimes_iteration_budget_is_an_engine_warning_not_a_crash():
+    """cel-expr-python stops comprehensions after its budget; the API server's is a cost limit of its own."""
+    program = expressions.compile_rule("self.all(x, x > 0)")
+    rule_id, message = expressions.evaluate(program, None, list(range(1, 20_001)))
+    assert rule_id == crd.ENGINE and "Iteration budget exceeded" in message
+    assert expressions.evaluate(program, None, list(range(1, 101))) is None

@@ -6,11 +6,9 @@ import datetime as dt
 from collections.abc import Mapping
 from typing import Any
 
-import celpy
 import pytest
 from _crd_helpers import release_crds
 from _rule_helpers import RELEASES
-from celpy.adapter import json_to_cel
 
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.findings import Severity
@@ -76,24 +74,20 @@ def test_example(transition, verdict, example):
 # --- parity with the CRDs: evaluate their oldSelf rules as the API server does on an update ---------
 
 
-_CEL = celpy.Environment()
-
-
 def _crd_transition_messages(tag: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> set[str]:
     """Messages of the CRD's transition rules that fail for this update.
 
     Like the API server, a rule runs only where the node it sits on exists in both objects.
     """
-    checker = release_crds(tag).by_kind[new["kind"]]
-    stored = {path: value for _, value, path in openapi.nodes(checker.schema, openapi.as_json(old), "")}
+    rules = release_crds(tag).by_kind[new["kind"]].rules
+    stored = {path: value for _, value, path in rules.visits(openapi.as_json(old))}
     failed = set()
-    for schema, value, path in openapi.nodes(checker.schema, openapi.as_json(new), ""):
-        for validation in schema.get("x-kubernetes-validations") or ():
-            if "oldSelf" not in validation["rule"] or path not in stored:
+    for node, value, path in rules.visits(openapi.as_json(new)):
+        for program, message in node.rules:
+            if not program.transition or path not in stored:
                 continue
-            program = _CEL.program(_CEL.compile(validation["rule"]), functions=expressions.EXTENSIONS)
-            if not program.evaluate({"self": json_to_cel(value), "oldSelf": json_to_cel(stored[path])}):
-                failed.add(validation["message"])
+            if expressions.run(program, {"self": value, "oldSelf": stored[path]}) is not True:
+                failed.add(message)
     return failed
 
 

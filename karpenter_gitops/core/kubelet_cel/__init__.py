@@ -3,12 +3,13 @@
 Karpenter (``pkg/cel/environment.go``) declares six variables (``vcpus``, ``memory_mib``,
 ``default_enis``, ``ips_per_eni``, ``max_pods``: int; ``instance_type``: string) and ``max``/``min``
 with int and double overloads on top of CEL's standard library, and wants an int or double out.
-celpy's grammar parses CEL, but celpy neither type-checks nor does int64 arithmetic, so this package
-has its own checker (:mod:`.checker`, cel-go's overload rules: no implicit int/double mixing) and
-evaluator (:mod:`.evaluator`, int64/uint64 overflow is an error, integer division truncates), which
-say the errors in cel-go's words and layout; here, Karpenter's wrapping of them. Constructs outside
-the subset modelled (macros, timestamps, durations, messages) get no verdict (``unsupported``)
-rather than a guess. Pure: it reads nothing but celpy's packaged grammar.
+Our checker (:mod:`.checker`, cel-go's overload rules: no implicit int/double mixing) type-checks
+and says compile errors in cel-go's words and layout; the native CEL runtime, cel-expr-python,
+evaluates (:mod:`.evaluator`, int64/uint64 overflow is an error, integer division truncates, with
+Go's string conversions and cel-go's error words from :mod:`karpenter_gitops.core.cel_go`); here,
+Karpenter's wrapping of them. Constructs outside the subset the checker models (macros, timestamps,
+durations, messages) get no verdict (``unsupported``) rather than a guess. Pure: it reads nothing
+but celpy's packaged grammar.
 """
 
 from __future__ import annotations

@@ -2,7 +2,11 @@
 
 celpy's grammar parses CEL; the checker here gives every node its type and location by cel-go's
 rules (overloads with type parameters, dyn and error assignable to anything, no implicit int/double
-mixing) and says what it refuses in cel-go's words. Pure: it reads nothing but celpy's packaged grammar.
+mixing) and says what it refuses in cel-go's words. Why it stays beside the native runtime, which
+evaluates: an expression that does not compile must be refused in Karpenter's words, which are
+cel-go's (its error recovery reports every error, it prints ``int.(double)`` for member calls and
+the argument types of a missing overload), and the C++ runtime's compile errors say it otherwise.
+Pure: it reads nothing but celpy's packaged grammar.
 """
 
 from __future__ import annotations
@@ -10,14 +14,14 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from karpenter_gitops.core.cel_go import INT64_MAX, INT64_MIN, UINT64_MAX
+
 if TYPE_CHECKING:  # celpy and lark load on the first check: commands that meet no expression never pay for them
     from lark import Lark, Token, Tree
-
-INT64_MIN, INT64_MAX, UINT64_MAX = -(2**63), 2**63 - 1, 2**64 - 1
 
 
 # --- types ------------------------------------------------------------------------------------
@@ -131,7 +135,6 @@ class Checked:
     output: T | None = None  # its type when it compiles
     issues: tuple[Issue, ...] = ()
     unsupported: str | None = None  # why there is no verdict
-    tree: Any = field(default=None, compare=False, repr=False)
     # Some sub-expression is dyn (or null): its run-time errors come from cel-go's dynamic dispatch, whose
     # words ("no such overload", with or without the function) we only approximate.
     dynamic: bool = False
@@ -174,12 +177,12 @@ def check(expression: str) -> Checked:
     try:
         output, _ = checker.visit(tree)
     except Unsupported as why:
-        return Checked(expression, unsupported=str(why), tree=tree)
+        return Checked(expression, unsupported=str(why))
     except RecursionError:  # cel-go refuses deep nesting with its own limit, which we do not model
-        return Checked(expression, unsupported="nested too deeply", tree=tree)
+        return Checked(expression, unsupported="nested too deeply")
     if checker.parse_issues or checker.issues:
-        return Checked(expression, issues=tuple(checker.parse_issues or checker.issues), tree=tree)
-    return Checked(expression, output=_settled(output), tree=tree, dynamic=checker.dynamic, names=frozenset(checker.names))
+        return Checked(expression, issues=tuple(checker.parse_issues or checker.issues))
+    return Checked(expression, output=_settled(output), dynamic=checker.dynamic, names=frozenset(checker.names))
 
 
 def _mentions(t: T, wanted: tuple[T, ...]) -> bool:

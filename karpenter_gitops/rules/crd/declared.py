@@ -38,8 +38,9 @@ rule(
     ENGINE,
     Severity.WARNING,
     ALL_KINDS,
-    "A CEL rule of your CRDs that this engine cannot compile or run (a function cel-python lacks); nothing was "
-    "decided about it, so the API server may still reject the object.",
+    "A CEL rule of your CRDs that this engine cannot compile or run (a function of the Kubernetes CEL libraries "
+    "the native runtime lacks, such as quantity()); nothing was decided about it, so the API server may still "
+    "reject the object.",
     "Nothing to fix in the object; apply it to a test cluster (or kubectl apply --dry-run=server) to be sure.",
     stage=Stage.CRD,
     origin="ours",

@@ -5,11 +5,11 @@ chart). For ``EC2NodeClass`` and ``NodePool`` we take the served ``v1`` ``openAP
 
 * do what the API server does before validating: drop ``status`` (a subresource), drop nulls of
   non-nullable fields and fill ``default`` values;
-* validate the structural schema with ``jsonschema``; unknown fields are errors, as
+* validate the structural schema with jsonschema-rs; unknown fields are errors, as
   ``kubectl apply --validate=strict`` reports them; ``x-kubernetes-list-type: set`` means unique
   items; of the formats only ``date-time`` is checked (int32/int64 ranges are not); ObjectMeta,
   which the CRD leaves open, gets the API server's ``metadata.name`` check;
-* evaluate every ``x-kubernetes-validations`` rule with ``celpy``, ``self`` bound to the node that
+* evaluate every ``x-kubernetes-validations`` rule with cel-expr-python, ``self`` bound to the node that
   carries the rule, unless the schema already found errors the API server treats as blocking.
 
 Violations are observed under the three ids of :mod:`karpenter_gitops.rules.crd.declared`; the
@@ -21,7 +21,6 @@ Transition rules (those reading ``oldSelf``) need the live object; they are list
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -36,8 +35,8 @@ from karpenter_gitops.core.model import (
 )
 from karpenter_gitops.core.names import SUBDOMAIN_FORMAT
 from karpenter_gitops.rules.crd.declared import SCHEMA
-from karpenter_gitops.rules.crd.expressions import compile_rule, evaluate, rules_in
-from karpenter_gitops.rules.crd.openapi import FORMATS, Validator, as_json, dotted, nodes, prepare, to_json_schema
+from karpenter_gitops.rules.crd.expressions import evaluate, rule_tree
+from karpenter_gitops.rules.crd.openapi import SchemaValidator, as_json, dotted, prepare, to_json_schema
 
 SERVED_VERSION = "v1"
 API_OF_KIND = {EC2NODECLASS: EC2NODECLASS_API, NODEPOOL: NODEPOOL_API}
@@ -79,8 +78,8 @@ class Crd:
         self.status_subresource = status_subresource
         converted = to_json_schema(schema)
         converted.setdefault("properties", {})["metadata"] = _OBJECT_META
-        self.validator = Validator(converted, format_checker=FORMATS)
-        self.programs = {rule: compile_rule(rule) for rule in rules_in(schema)}  # once per CRD
+        self.validator = SchemaValidator(schema, converted)
+        self.rules = rule_tree(schema)  # compiled once per CRD
 
     def check(self, manifest: Mapping[str, Any]) -> Outcome:
         """Judge one full manifest (apiVersion, kind, metadata, spec)."""
@@ -95,20 +94,18 @@ class Crd:
             message = f"apiVersion {obj.get('apiVersion')!r} is not served; this CRD serves {api!r}"
             findings.append(self._observe(SCHEMA, name, "apiVersion", message))
             blocking = True
-        for error in self.validator.iter_errors(obj):
-            blocking = blocking or error.validator in _BLOCKING
-            findings.append(self._observe(SCHEMA, name, dotted(self.schema, error.absolute_path), error.message))
+        for keyword, parts, message in self.validator.errors(obj):
+            blocking = blocking or keyword in _BLOCKING
+            findings.append(self._observe(SCHEMA, name, dotted(self.schema, parts), message))
         if blocking:
             return Outcome(tuple(findings), (Skipped("", "*", BLOCKED),))
         skipped = []
-        for schema, value, path in nodes(self.schema, obj, ""):
-            for validation in schema.get("x-kubernetes-validations") or ():
-                rule = validation["rule"]
-                program = self.programs[rule]
+        for node, value, path in self.rules.visits(obj) if self.rules else ():
+            for program, crd_message in node.rules:
                 if program.transition:
-                    skipped.append(Skipped(path, rule, TRANSITION))
+                    skipped.append(Skipped(path, program.rule, TRANSITION))
                     continue
-                verdict = evaluate(program, validation.get("message"), json.dumps(value, sort_keys=True))
+                verdict = evaluate(program, crd_message, value)
                 if verdict is not None:
                     rule_id, message = verdict
                     findings.append(self._observe(rule_id, name, path, message))

@@ -4,6 +4,10 @@ The translation keeps what the API server checks: unknown fields are errors (eac
 ``kubectl apply --validate=strict`` reports them), ``x-kubernetes-list-type: set`` means unique items,
 patterns are RE2's, and of the formats only ``date-time`` is checked. Before validating, the API
 server drops nulls of non-nullable fields and fills defaults; :func:`prepare` does the same.
+
+jsonschema-rs validates (natively, in Rust); :class:`SchemaValidator` says its errors in the words
+this check has always used. Its regexes are ECMA-262's, so each RE2 pattern is rewritten where the
+two differ (``\\s`` and ``.``); a pattern that cannot be rewritten is matched by RE2 itself.
 """
 
 from __future__ import annotations
@@ -11,17 +15,16 @@ from __future__ import annotations
 import copy
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import date, datetime
 from typing import Any
 
+import jsonschema_rs
 import re2
-from jsonschema import FormatChecker, ValidationError, validators
 
-# Keywords whose OpenAPI v3 meaning is the same in JSON Schema 2020-12.
+# Keywords whose OpenAPI v3 meaning is the same in JSON Schema 2020-12 (``pattern`` is translated).
 _SAME_KEYWORDS = (
     "enum",
-    "pattern",
     "format",
     "minimum",
     "maximum",
@@ -35,11 +38,48 @@ _SAME_KEYWORDS = (
     "maxProperties",
     "required",
 )
+_RE2_PATTERN = "x-re2-pattern"  # our keyword for a pattern ECMA-262 cannot say: RE2 matches it, in Python
+# RE2's classes in ECMA-262 terms (RE2's \s is ASCII whitespace without \v; its . stops only at \n).
+_SPACE = "\\t\\n\\f\\r "
+_OUTSIDE_CLASS = {"\\s": f"[{_SPACE}]", "\\S": f"[^{_SPACE}]", ".": "[^\\n]"}
+
+
+def ecma_pattern(pattern: str) -> str | None:
+    """An RE2 pattern as an ECMA-262 one that matches the same strings, or None when it cannot be said so."""
+    out, index, in_class = [], 0, False
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "\\":
+            escape = pattern[index : index + 2]
+            if escape[1:] in ("p", "P", "Q", "E", "z", "A", "C") or (in_class and escape == "\\S"):
+                return None  # RE2's own escapes
+            out.append(_SPACE if in_class and escape == "\\s" else _OUTSIDE_CLASS.get(escape, escape) if not in_class else escape)
+            index += 2
+            continue
+        if in_class:
+            if pattern.startswith("[:", index):
+                return None  # a POSIX class
+            in_class = char != "]"
+            out.append(char)
+        elif char == "[":
+            if pattern.startswith(("]", "^]"), index + 1):
+                return None  # a literal ']' first in a class: rare, and read differently
+            in_class = True
+            out.append(char)
+        elif pattern.startswith("(?", index) and not pattern.startswith(("(?:", "(?P<", "(?<"), index):
+            return None  # flags: (?s) changes what '.' means
+        else:
+            out.append(_OUTSIDE_CLASS.get(char, char))
+        index += 1
+    return "".join(out)
 
 
 def to_json_schema(node: Mapping[str, Any]) -> dict[str, Any]:
     """Translate one structural-schema node; objects reject fields they do not declare."""
     out: dict[str, Any] = {key: node[key] for key in _SAME_KEYWORDS if key in node}
+    if "pattern" in node:
+        translated = ecma_pattern(node["pattern"])
+        out["pattern" if translated is not None else _RE2_PATTERN] = translated if translated is not None else node["pattern"]
     if node.get("x-kubernetes-int-or-string"):
         out["type"] = ["integer", "string"]
     elif "type" in node:
@@ -58,53 +98,104 @@ def to_json_schema(node: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _unknown_fields(validator, allowed, instance, schema):
-    """Report each undeclared field at its own path, as kubectl's strict validation does."""
-    if allowed is False:
-        if validator.is_type(instance, "object"):
-            for key in instance.keys() - schema.get("properties", {}).keys():
-                yield ValidationError(f"unknown field {key!r}", path=[key])
-    else:
-        yield from _BASE.VALIDATORS["additionalProperties"](validator, allowed, instance, schema)
+class _Re2Pattern:
+    """``x-re2-pattern``: a pattern jsonschema-rs's regexes cannot say, matched by RE2."""
+
+    def __init__(self, parent: Any, pattern: str, schema_path: Any) -> None:
+        self.pattern = re2.compile(pattern)
+
+    def validate(self, instance: Any) -> None:
+        if isinstance(instance, str) and not self.pattern.search(instance):
+            raise ValueError(f"{instance!r} does not match {self.pattern.pattern!r}")
 
 
-def _required(validator, required, instance, schema):
-    """Report a missing field at its own path with the API server's wording."""
-    if validator.is_type(instance, "object"):
-        for key in required:
-            if key not in instance:
-                yield ValidationError("Required value", path=[key])
-
-
-def _pattern(validator, pattern, instance, schema):
-    """``pattern`` with the API server's RE2: unlike Python's ``re``, its ``$`` does not match before a final newline."""
-    if validator.is_type(instance, "string") and not re2.search(pattern, instance):
-        yield ValidationError(f"{instance!r} does not match {pattern!r}")
-
-
-_BASE = validators.validator_for({"$schema": "https://json-schema.org/draft/2020-12/schema"})
-Validator = validators.extend(
-    _BASE, {"additionalProperties": _unknown_fields, "required": _required, "pattern": _pattern}
-)
-FORMATS = FormatChecker(formats=())
 _RFC3339 = re.compile(r"\d{4}-\d\d-\d\d[Tt ]\d\d:\d\d:\d\d(\.\d+)?([Zz]|[+-]\d\d:\d\d)\Z")
 
 
-@FORMATS.checks("date-time", raises=ValueError)
-def _is_date_time(value: Any) -> bool:
-    """RFC 3339, as the API server checks ``format: date-time`` (jsonschema needs an extra for it)."""
-    if isinstance(value, str):
-        if not _RFC3339.match(value):
-            raise ValueError("not an RFC 3339 date-time")
+def _is_date_time(value: str) -> bool:
+    """RFC 3339, as the API server checks ``format: date-time`` (a space may separate date and time)."""
+    if not _RFC3339.match(value):
+        return False
+    try:
         datetime.fromisoformat(value.upper())  # rejects impossible dates such as 2024-02-30
+    except ValueError:
+        return False
     return True
+
+
+def _by_limit(empty: str, one: str, other: str) -> Callable[[Any, Mapping[str, str]], str]:
+    return lambda kind, _: empty if kind.limit == 0 else one if kind.limit == 1 else other
+
+
+# python-jsonschema's words after the value, which our CRD findings have always printed, by jsonschema-rs's kind.
+_WORDS: Mapping[str, Callable[[Any, Mapping[str, str]], str]] = {
+    "enum": lambda kind, _: f"is not one of {list(kind.options)!r}",
+    "type": lambda kind, _: f"is not of type {', '.join(repr(t) for t in kind.types)}",
+    "pattern": lambda kind, originals: f"does not match {originals.get(kind.pattern, kind.pattern)!r}",
+    "maxLength": _by_limit("is expected to be empty", "is too long", "is too long"),
+    "maxItems": _by_limit("is expected to be empty", "is too long", "is too long"),
+    "maxProperties": _by_limit("is expected to be empty", "has too many properties", "has too many properties"),
+    "minLength": _by_limit("is too short", "should be non-empty", "is too short"),
+    "minItems": _by_limit("is too short", "should be non-empty", "is too short"),
+    "minProperties": _by_limit("", "should be non-empty", "does not have enough properties"),
+    "minimum": lambda kind, _: f"is less than the minimum of {kind.limit!r}",
+    "maximum": lambda kind, _: f"is greater than the maximum of {kind.limit!r}",
+    "uniqueItems": lambda kind, _: "has non-unique elements",
+    "format": lambda kind, _: f"is not a {kind.format!r}",
+}
+
+
+def _message(error: Any, originals: Mapping[str, str]) -> str:
+    """One jsonschema-rs error in the words of the rest of our CRD findings; its own words for other kinds."""
+    words = _WORDS.get(error.kind.name)
+    return f"{error.instance!r} {words(error.kind, originals)}" if words else str(error.message)
+
+
+def _patterns(node: Any) -> Iterator[tuple[str, str]]:
+    """(ECMA-262 form, RE2 original) of every pattern in a structural schema."""
+    if isinstance(node, Mapping):
+        if isinstance(node.get("pattern"), str) and (translated := ecma_pattern(node["pattern"])) is not None:
+            yield translated, node["pattern"]
+        for child in node.values():
+            yield from _patterns(child)
+    elif isinstance(node, list):
+        for child in node:
+            yield from _patterns(child)
+
+
+class SchemaValidator:
+    """A structural schema on jsonschema-rs; errors as (keyword, path parts, message), one per unknown field
+    and per missing field, each at its own path, as kubectl's strict validation and the API server say them."""
+
+    def __init__(self, structural: Mapping[str, Any], converted: Mapping[str, Any]) -> None:
+        self._originals = dict(_patterns(structural))
+        self._validator = jsonschema_rs.Draft202012Validator(
+            converted, validate_formats=True, formats={"date-time": _is_date_time}, keywords={_RE2_PATTERN: _Re2Pattern}
+        )
+
+    def errors(self, instance: Any) -> Iterator[tuple[str, list[Any], str]]:
+        for error in self._validator.iter_errors(instance):
+            name, path = error.kind.name, list(error.instance_path)
+            if name == "additionalProperties":
+                for key in error.kind.unexpected:
+                    yield name, [*path, key], f"unknown field {key!r}"
+            elif name == "required":
+                yield name, [*path, error.kind.property], "Required value"
+            elif name == _RE2_PATTERN:
+                yield "pattern", path, str(error.message)
+            else:
+                yield name, path, _message(error, self._originals)
+
+
+# Below, values are JSON (see as_json) and schemas are parsed YAML: plain dicts, tested as such (an ABC's
+# isinstance costs several times more, on every node of every object).
 
 
 def _join(path: str, key: Any, schema: Mapping[str, Any]) -> str:
     """Our path format: ``a.b`` for fields, ``a[0]`` for list items, ``a[key]`` for map entries."""
     if isinstance(key, int):
         return f"{path}[{key}]"
-    if isinstance(schema.get("additionalProperties"), Mapping) and key not in schema.get("properties", {}):
+    if isinstance(schema.get("additionalProperties"), dict) and key not in schema.get("properties", {}):
         return f"{path}[{key}]"
     return f"{path}.{key}" if path else str(key)
 
@@ -113,7 +204,7 @@ def _child_schema(schema: Mapping[str, Any], key: Any) -> Mapping[str, Any] | No
     if isinstance(key, int):
         return schema.get("items")
     child = (schema.get("properties") or {}).get(key)
-    if child is None and isinstance(schema.get("additionalProperties"), Mapping):
+    if child is None and isinstance(schema.get("additionalProperties"), dict):
         child = schema["additionalProperties"]
     return child
 
@@ -128,7 +219,7 @@ def dotted(schema: Mapping[str, Any], parts: Iterable[Any]) -> str:
 
 def prepare(schema: Mapping[str, Any], value: Any) -> Any:
     """The object as the API server validates it: non-nullable nulls dropped, defaults filled."""
-    if isinstance(value, Mapping):
+    if isinstance(value, dict):
         properties = schema.get("properties") or {}
         out = {}
         for key, child in value.items():
@@ -140,7 +231,7 @@ def prepare(schema: Mapping[str, Any], value: Any) -> Any:
             if key not in out and "default" in child_schema:
                 out[key] = prepare(child_schema, copy.deepcopy(child_schema["default"]))
         return out
-    if isinstance(value, list) and isinstance(schema.get("items"), Mapping):
+    if isinstance(value, list) and isinstance(schema.get("items"), dict):
         return [prepare(schema["items"], item) for item in value]
     return value
 
@@ -149,23 +240,6 @@ def as_stored(schema: Mapping[str, Any], manifest: Mapping[str, Any]) -> dict[st
     """``manifest`` as the API server stores it under this schema: nulls of non-nullable fields dropped,
     defaults filled (``verify`` compares it with the stored object, so a default is not drift)."""
     return prepare(schema, as_json(manifest))
-
-
-def nodes(schema: Mapping[str, Any], value: Any, path: str) -> Iterator[tuple[Mapping[str, Any], Any, str]]:
-    """Every present (non-null) value with the schema node that describes it."""
-    if value is None:
-        return
-    yield schema, value, path
-    if isinstance(value, Mapping):
-        pairs = value.items()
-    elif isinstance(value, list):
-        pairs = enumerate(value)
-    else:
-        return
-    for key, child in pairs:
-        child_schema = _child_schema(schema, key)
-        if child_schema is not None:
-            yield from nodes(child_schema, child, _join(path, key, schema))
 
 
 def as_json(manifest: Mapping[str, Any]) -> dict[str, Any]:

@@ -230,13 +230,17 @@ def other_node_class(obj, ctx):
     yield Violation(REF, f"the NodePool uses {what}: only the NodePool rules were applied")
 
 
-def _unresolved(obj, ctx) -> tuple[str, frozenset[str]] | None:
-    """The class name a NodePool's reference does not find among the objects it can see, with those names."""
+def _unresolved(obj, ctx) -> str | None:
+    """The class name a NodePool's reference finds nowhere it can see (set by set: a union per NodePool was quadratic)."""
     ref = node_class_ref(obj)
     if ref is None or not ref.name or not ref.is_ec2_node_class:
         return None  # empty names and foreign kinds are reported by their own rules
-    names = ctx.inputs.node_class_names(obj.source.scope) | (ctx.inputs.context_node_classes or frozenset())
-    return None if ref.name in names else (ref.name, names)
+    known = ref.name in (ctx.inputs.context_node_classes or ()) or ref.name in ctx.inputs.node_class_names(obj.source.scope)
+    return None if known else ref.name
+
+
+def _visible_names(obj, ctx) -> frozenset[str]:  # the did-you-mean candidates, built once a name is missing
+    return ctx.inputs.node_class_names(obj.source.scope) | (ctx.inputs.context_node_classes or frozenset())
 
 
 @rule(
@@ -252,12 +256,11 @@ def _unresolved(obj, ctx) -> tuple[str, frozenset[str]] | None:
     bad=({"stack": True, "spec": {"template": {"spec": {"nodeClassRef": {"name": "defualt"}}}}},),
 )
 def node_class_ref_missing(obj, ctx):
-    unresolved = _unresolved(obj, ctx)
-    if unresolved is None or not (obj.source.scope or ctx.inputs.context_node_classes is not None):
+    name = _unresolved(obj, ctx)
+    if name is None or not (obj.source.scope or ctx.inputs.context_node_classes is not None):
         return
-    name, names = unresolved
     where = f"the stack {obj.source.file}" if obj.source.scope else "the inputs or their --context"
-    yield Violation(f"{REF}.name", f"no EC2NodeClass named {name!r} in {where}", did_you_mean(name, names))
+    yield Violation(f"{REF}.name", f"no EC2NodeClass named {name!r} in {where}", did_you_mean(name, _visible_names(obj, ctx)))
 
 
 @rule(
@@ -273,11 +276,10 @@ def node_class_ref_missing(obj, ctx):
     bad=({"spec": {"template": {"spec": {"nodeClassRef": {"name": "shared-elsewhere"}}}}},),
 )
 def node_class_ref_unresolved(obj, ctx):
-    unresolved = _unresolved(obj, ctx)
-    if unresolved is None or obj.source.scope or ctx.inputs.context_node_classes is not None:
+    name = _unresolved(obj, ctx)
+    if name is None or obj.source.scope or ctx.inputs.context_node_classes is not None:
         return
-    name, names = unresolved
-    yield Violation(f"{REF}.name", f"no EC2NodeClass named {name!r} among the files given", did_you_mean(name, names))
+    yield Violation(f"{REF}.name", f"no EC2NodeClass named {name!r} among the files given", did_you_mean(name, _visible_names(obj, ctx)))
 
 
 # --- taints -------------------------------------------------------------------------------

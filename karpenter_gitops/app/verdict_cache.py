@@ -1,0 +1,107 @@
+"""A content-addressed cache of ``validate``'s verdicts, so pre-commit and CI runs on an unchanged repository are instant.
+
+The key is a SHA-256 over everything a verdict depends on: the bytes of every input file and its
+name as reported (files, the --crd and --context files, the waiver file), the options (release,
+feature gates, --policy and then the date, as waivers expire), and the rule set's version, which is
+the package version plus the size and modification time of each of its modules (an edited rule is a
+new rule set, even in a development install). The value is the report. Entries live under the user cache directory (``$XDG_CACHE_HOME``, else
+``~/.cache``) in ``karpenter-gitops/verdicts``, one file per key, written atomically;
+``KARPENTER_GITOPS_VERDICT_CACHE`` names another directory (a CI workspace), or ``off``.
+
+A cache that cannot be read or written is ignored with one note on stderr, never an error; an input
+that cannot be hashed (standard input, a file that vanished) means no caching for that run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import tempfile
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import karpenter_gitops
+from karpenter_gitops.core.errors import InputError
+from karpenter_gitops.load.files import expand
+
+FORMAT = b"verdicts/1"  # bump when the stored value changes shape
+ENTRIES_KEPT = 64  # the oldest entries beyond this many are removed when one is written
+LOCATION = "KARPENTER_GITOPS_VERDICT_CACHE"  # a directory to keep verdicts in instead, or "off"
+
+
+def directory() -> Path | None:
+    """``$KARPENTER_GITOPS_VERDICT_CACHE``, else ``$XDG_CACHE_HOME/karpenter-gitops/verdicts`` (``~/.cache``
+    without it); None when that variable says ``off``."""
+    chosen = os.environ.get(LOCATION)
+    if chosen:
+        return None if chosen == "off" else Path(chosen)
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "karpenter-gitops" / "verdicts"
+
+
+@lru_cache(maxsize=1)
+def rule_set_version() -> str:
+    """The package version and the size and mtime of every module: any edit to a rule changes it."""
+    digest = hashlib.sha256(karpenter_gitops.__version__.encode())
+    root = Path(karpenter_gitops.__file__).parent
+    for module in sorted(root.rglob("*.py")):
+        stat = module.stat()
+        digest.update(f"{module.relative_to(root)}:{stat.st_size}:{stat.st_mtime_ns}\n".encode())
+    return digest.hexdigest()
+
+
+def key(paths: Sequence[str | Path], options: dict[str, Any], extra: Iterable[str | Path] = ()) -> str | None:
+    """The key of a run on ``paths`` (as the user named them) with ``options``; ``extra`` are further files the
+    verdict reads (CRDs, context, waivers). None when some input cannot be hashed, or the cache is off: then
+    nothing is cached."""
+    if directory() is None:
+        return None
+    digest = hashlib.sha256(FORMAT + b"\0" + rule_set_version().encode())
+    digest.update(repr(sorted(options.items())).encode())
+    try:
+        for group in (paths, tuple(extra)):
+            digest.update(b"\0group")
+            for path in expand(group):
+                digest.update(f"\0{path}\0".encode())
+                digest.update(hashlib.sha256(path.read_bytes()).digest())
+    except (OSError, InputError):
+        return None  # the run itself will say what is wrong with the input
+    return digest.hexdigest()
+
+
+def load(run_key: str, note) -> Any | None:
+    """The stored value for ``run_key``, or None (not stored, or unreadable: then ``note`` says so once)."""
+    folder = directory()
+    if folder is None:
+        return None
+    try:
+        with (folder / run_key).open("rb") as stored:
+            return pickle.load(stored)  # our own file, under the user's cache directory
+    except FileNotFoundError:
+        return None
+    except Exception as err:  # a truncated or foreign file: a miss, said once
+        note(f"verdict cache: ignored an unreadable entry ({type(err).__name__}); use --no-cache to bypass it")
+        return None
+
+
+def store(run_key: str, value: Any, note) -> None:
+    """Write ``value`` under ``run_key`` atomically; a failure is one note, never an error."""
+    folder = directory()
+    if folder is None:
+        return
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("wb", dir=folder, prefix=".tmp-", delete=False) as temporary:
+            pickle.dump(value, temporary, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(temporary.name, folder / run_key)
+        _prune(folder)
+    except OSError as err:
+        note(f"verdict cache: not written ({err.strerror or err}); use --no-cache to skip it")
+
+
+def _prune(folder: Path) -> None:
+    entries = sorted((p for p in folder.iterdir() if not p.name.startswith(".")), key=lambda p: p.stat().st_mtime)
+    for stale in entries[:-ENTRIES_KEPT]:
+        stale.unlink(missing_ok=True)
