@@ -1,0 +1,150 @@
+"""How the judge decides, the same way for every front end.
+
+Every front end (``validate``, ``plan``, ``preview``, the dynamic provider's ``check()``, the
+CrossGuard pack) hands what it observed to a :class:`Judge`: the schema problems loading saw,
+the violations of object and transition rules, what the reconciliation saw in AWS, what the
+user's CRDs rejected, and expired waivers. The judge applies the same decisions to all of them:
+whether the rule applies to the Karpenter release, whether hygiene policies are on, whether the
+stack switched the rule off, and its severity (the stack's override, else the rule's production
+severity in a production stack, else its own). Waivers are applied afterwards by :func:`validate`.
+
+An object whose loading observed a blocking schema error (a wrong type, a missing required field,
+a value outside an enum, too long or too many: ``obj.blocked``) gets its schema findings and none of
+the rules that mirror the API server's CEL or Karpenter's controller, as the API server runs no CEL
+rule on an object with a blocking structural error (apiextensions ``hasBlockingErr``) and Karpenter
+never sees it. This project's own rules still run on every field that loaded well typed (a model
+never holds a value of the wrong shape), so one push shows every mistake; each finding names its
+layer. Transition rules are CEL: none runs on a blocked object. Other objects' rules still see it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable
+
+from karpenter_gitops.core import versions
+from karpenter_gitops.core.findings import Finding, Observation, Severity, Violation
+from karpenter_gitops.core.inputs import Inputs, PolicySettings, Waiver
+from karpenter_gitops.judge.report import Report
+from karpenter_gitops.judge.waivers import apply as apply_waivers
+from karpenter_gitops.rules import registry
+from karpenter_gitops.rules.registry import RULES, Context, Rule, Stage
+
+
+class Judge:
+    """Judges observations for one Karpenter release under one set of policy settings."""
+
+    def __init__(
+        self, release: versions.Release = versions.DEFAULT, settings: PolicySettings | None = None, *, hygiene: bool = False
+    ) -> None:
+        self.release = release
+        self.settings = settings or PolicySettings()
+        self.hygiene = hygiene
+
+    def severity(self, rule: Rule) -> Severity:
+        """The stack's override, else the production severity in a production stack, else the rule's own."""
+        setting = self.settings.rules.get(rule.id)
+        if setting is not None and setting.severity is not None:
+            return setting.severity
+        if self.settings.production and rule.production is not None:
+            return rule.production
+        return rule.severity
+
+    def enabled(self, rule: Rule) -> bool:
+        setting = self.settings.rules.get(rule.id)
+        return (setting is None or setting.enabled) and (self.hygiene or not rule.hygiene)
+
+    def finding(self, observation: Observation) -> Finding | None:
+        """The finding an observation makes, or None when its rule is off or does not apply."""
+        rule = RULES[observation.rule]
+        if not self.enabled(rule) or not rule.applies(observation.kind, self.release):
+            return None
+        violation = observation.violation
+        return Finding(
+            rule.id,
+            self.severity(rule),
+            observation.kind,
+            observation.name,
+            violation.path,
+            violation.message,
+            observation.file,
+            violation.hint or rule.fix,
+            observation.source,
+            layer=rule.layer,
+        )
+
+    def findings(self, observations: Iterable[Observation]) -> list[Finding]:
+        return [finding for finding in map(self.finding, observations) if finding is not None]
+
+    def objects(self, inputs: Inputs, only: Rule | None = None) -> list[Finding]:
+        """What loading observed, plus every enabled object rule on every object (or ``only`` one rule)."""
+        context = Context(self.release, inputs, self.settings)
+        observed = [o for o in inputs.observations if only is None or o.rule == only.id]
+        rules_of: dict[str, list[Rule]] = {}  # per kind, decided once per run rather than once per object
+        for obj in inputs.objects:
+            rules = rules_of.get(obj.kind)
+            if rules is None:
+                rules = rules_of[obj.kind] = [
+                    rule
+                    for rule in registry.applicable(obj.kind, self.release, Stage.OBJECT, self.hygiene)
+                    if self.enabled(rule) and (only is None or rule.id == only.id)
+                ]
+            for rule in rules:
+                if obj.blocked and rule.layer != "karpenter-gitops":
+                    continue  # the API server refuses the object before any CEL rule or controller sees it
+                for violation in rule.check(obj, context):
+                    observed.append(Observation(rule.id, obj.kind, obj.name, violation, obj.source))
+        return self.findings(observed)
+
+    def transitions(self, base: Inputs, head: Inputs) -> list[Finding]:
+        """The transition rules on each object present in both ``base`` (stored) and ``head`` (its update)."""
+        context = Context(self.release, head, self.settings)
+        stored = {(obj.kind, obj.name): obj for obj in base.objects}
+        observed = []
+        for new in head.objects:
+            old = stored.get((new.kind, new.name))
+            if old is None or old.blocked or new.blocked:
+                continue
+            for rule in registry.applicable(new.kind, self.release, Stage.TRANSITION, hygiene=True):
+                if self.enabled(rule):
+                    observed.extend(_observe(rule, new, rule.check(old, new, context)))
+        return self.findings(observed)
+
+
+def _observe(rule: Rule, obj, violations: Iterable[Violation]) -> list[Observation]:
+    return [Observation(rule.id, obj.kind, obj.name, violation, obj.source) for violation in violations]
+
+
+def validate(
+    inputs: Inputs,
+    release: versions.Release = versions.DEFAULT,
+    *,
+    policy: bool = False,
+    waivers: Iterable[Waiver] = (),
+    today: dt.date | None = None,
+    observed: Iterable[Observation] = (),
+    base: Inputs | None = None,
+) -> Report:
+    """Judge ``inputs`` (and what else was ``observed`` about them, e.g. by the user's CRDs) under their
+    stack's policy settings; with ``base`` (the stored objects a change updates, e.g. a PR's base), also
+    the transition rules on each object present in both; with ``policy``, also the hygiene rules, the
+    stack's waivers and ``waivers`` (``today`` decides which have expired; default: the local date),
+    applied once to every finding, transitions included."""
+    judge = Judge(release, inputs.policy, hygiene=policy)
+    findings = judge.objects(inputs) + judge.findings(observed)
+    if base is not None:
+        findings += judge.transitions(base, inputs)
+    if not policy:
+        findings.sort(key=lambda f: f.sort_key)
+        return Report(tuple(findings), len(inputs.objects), inputs.notes, release=release, skipped=len(inputs.skipped))
+    outcome = apply_waivers(findings, (*inputs.waivers, *waivers), today or dt.date.today())
+    findings.extend(judge.findings(outcome.expired))
+    findings.sort(key=lambda f: f.sort_key)
+    return Report(tuple(findings), len(inputs.objects), inputs.notes, True, outcome.active, outcome.waived, release,
+                  len(inputs.skipped))
+
+
+def check_transitions(base: Inputs, head: Inputs, release: versions.Release) -> tuple[Finding, ...]:
+    """The transition findings of ``head`` against ``base``, under the head's policy settings."""
+    found = Judge(release, head.policy).transitions(base, head)
+    return tuple(sorted(found, key=lambda f: f.sort_key))
