@@ -1,0 +1,95 @@
+"""The one table of documented differences between our provisioning simulation and Karpenter's
+scheduler (tests/real/test_simulation_differential.py), each with its reason and the Go code path
+that decides it (``module@version:file:line``).
+
+A difference that no entry explains is a bug of ours. An entry explains a world's differences only
+when the world uses what the entry is about and every difference line is of the kinds it names.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from _sim_diff import Outcome
+
+from karpenter_gitops.core.simulation import World
+
+CORE = "sigs.k8s.io/karpenter@v1.15.0"
+AWS = "github.com/aws/karpenter-provider-aws@v1.15.0"
+
+
+@dataclass(frozen=True)
+class Documented:
+    id: str
+    reason: str
+    go: str  # where Karpenter decides it
+    applies: Callable[[World, Outcome, Outcome], bool]  # the world (and outcomes) use what the entry is about
+    lines: tuple[str, ...]  # the difference lines it may explain, by prefix
+
+
+DOCUMENTED: tuple[Documented, ...] = ()
+
+
+@dataclass(frozen=True)
+class Verdict:
+    name: str
+    differences: tuple[str, ...]
+    entries: tuple[str, ...]
+    unexplained: tuple[str, ...]
+    mine: Outcome
+    karpenter: Outcome
+
+    @property
+    def explained(self) -> bool:
+        return not self.unexplained
+
+    def explain(self) -> str:
+        claims = "\n".join(f"  ours:        {c.show()}" for c in self.mine.claims)
+        claims += "\n" + "\n".join(f"  Karpenter's: {c.show()}" for c in self.karpenter.claims)
+        return (f"{self.name}: {len(self.unexplained)} difference(s) no entry of tests/_sim_disagreements.py explains:\n  "
+                + "\n  ".join(self.unexplained) + f"\nNodeClaims:\n{claims}")
+
+
+@dataclass
+class Tally:
+    """Worlds, pods and NodeClaims compared, and how each world came out, for the table at the end of a run."""
+
+    counts: Counter = field(default_factory=Counter)
+
+    def add(self, world: World, verdict: Verdict) -> None:
+        outcome = "agree" if not verdict.differences else "documented" if verdict.explained else "differ"
+        self.counts[outcome] += 1
+        self.counts["pods"] += len(world.pods)
+        self.counts["nodeClaims"] += len(verdict.karpenter.claims)
+        for entry in verdict.entries:
+            self.counts[("entry", entry)] += 1
+
+    def table(self) -> list[str]:
+        worlds = self.counts["agree"] + self.counts["documented"] + self.counts["differ"]
+        lines = [f"{worlds} worlds, {self.counts['pods']} pods, {self.counts['nodeClaims']} NodeClaims of Karpenter's: "
+                 f"{self.counts['agree']} agree exactly, {self.counts['documented']} differ as documented, "
+                 f"{self.counts['differ']} differ undocumented"]
+        for entry in DOCUMENTED:
+            lines.append(f"  entry {entry.id}: {self.counts[('entry', entry.id)]} world(s)")
+        return lines
+
+
+TALLY = Tally()
+
+
+def judge(name: str, world: World, mine: Outcome, karpenter: Outcome, differences: list[str]) -> Verdict:
+    """Which entries explain the differences, and what is left unexplained; counted in :data:`TALLY`."""
+    applying = [entry for entry in DOCUMENTED if entry.applies(world, mine, karpenter)]
+    used: set[str] = set()
+    unexplained = []
+    for line in differences:
+        entry = next((e for e in applying if line.startswith(e.lines)), None)
+        if entry is None:
+            unexplained.append(line)
+        else:
+            used.add(entry.id)
+    verdict = Verdict(name, tuple(differences), tuple(sorted(used)), tuple(unexplained), mine, karpenter)
+    TALLY.add(world, verdict)
+    return verdict

@@ -1,0 +1,178 @@
+"""Seeded worlds for the differential test of the provisioning simulation against Karpenter's scheduler.
+
+``generate(seed)`` draws one world from ``random.Random(seed)``: a slice of moto's catalogue (both
+architectures, burstable, metal and GPU types) in three zones, on-demand prices from Karpenter's
+static table (some nudged, so ties and near-ties both occur) and spot prices per zone (some zones
+without one, so those offerings are unavailable); one to four NodePools (weights, capacity types,
+architectures, categories, families with ``minValues``, generations, cpu bounds, labels, taints of
+every effect, cpu/memory limits); DaemonSets with tolerations and node selectors; and workloads
+(requests with init containers and sidecars, node selectors, required node-affinity terms,
+preferred node affinity, tolerations, zone and hostname spreads, pod affinity and anti-affinity,
+required and preferred). The same seed gives the same world, so a failing seed is a reproduction.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from _simulation import SOURCE, info
+
+from karpenter_gitops.adapters.aws.pricing import on_demand_prices
+from karpenter_gitops.core import labels
+from karpenter_gitops.core.requirements import Requirement, Requirements, ValueSet
+from karpenter_gitops.core.simulation import resources
+from karpenter_gitops.core.simulation.matching import LabelSelector, Taint, Toleration
+from karpenter_gitops.core.simulation.nodes import NodeClassSettings, PriceTable, instance_types
+from karpenter_gitops.core.simulation.pods import AffinityTerm, Container, DaemonSet, PodTemplate, Spread, replicas
+from karpenter_gitops.core.simulation.world import NodePoolSpec, World
+
+REGION = "us-east-1"
+ZONES = ("us-east-1a", "us-east-1b", "us-east-1c")
+HOSTNAME = "kubernetes.io/hostname"
+CATALOGUE = (
+    "m5.large", "m5.xlarge", "m5.2xlarge", "m5.4xlarge", "m5.8xlarge", "c5.large", "c5.xlarge", "c5.2xlarge", "c5.4xlarge",
+    "r5.large", "r5.xlarge", "r5.2xlarge", "m6g.large", "m6g.xlarge", "m6g.2xlarge", "c6g.large", "c6g.xlarge", "r6g.large",
+    "t3.medium", "t3.large", "t3.xlarge", "t4g.medium", "t4g.large", "m6i.large", "m6i.xlarge", "c6i.large", "c6i.xlarge",
+    "c7g.large", "c7g.xlarge", "m7i.large", "r6i.large", "m5d.large", "i3.large", "g5.xlarge", "g4dn.xlarge", "m5.metal",
+)  # fmt: skip
+STATIC = on_demand_prices(REGION).prices
+TAINTS = (Taint("dedicated", "batch", "NoSchedule"), Taint("spot", "", "PreferNoSchedule"), Taint("gpu", "true", "NoExecute"),
+          Taint("team", "b", "NoSchedule"))
+SHAPES = (("100m", "128Mi"), ("250m", "256Mi"), ("500m", "512Mi"), ("500m", "2Gi"), ("1", "1Gi"), ("1", "4Gi"), ("1500m", "3Gi"),
+          ("2", "2Gi"), ("3", "6Gi"), ("3500m", "12Gi"), ("6", "8Gi"), ("7", "30Gi"), ("40", "8Gi"))
+
+
+@dataclass(frozen=True)
+class Case:
+    seed: int
+    world: World
+
+
+def _prices(rng: random.Random, names: list[str]) -> PriceTable:
+    on_demand = {}
+    for name in names:
+        price = STATIC[name]
+        if rng.random() < 0.3:
+            price = round(price * rng.choice((0.5, 0.9, 1.1, 1.7)), 4)
+        on_demand[name] = price
+    spot = {}
+    for name in names:
+        for zone in ZONES:
+            if rng.random() < 0.85:
+                spot[(name, zone)] = round(on_demand[name] * rng.uniform(0.2, 1.3), 5)
+    return PriceTable(on_demand, "seeded prices", spot)
+
+
+def _pool(rng: random.Random, index: int, names: list[str]) -> NodePoolSpec:
+    requirements: list = [Requirement(labels.CAPACITY_TYPE, "In", tuple(sorted(rng.choice(
+        [{"on-demand"}, {"spot"}, {"on-demand", "spot"}, {"on-demand", "spot"}]))))]
+    if rng.random() < 0.4:
+        requirements.append(Requirement(labels.ARCH, "In", (rng.choice(("amd64", "arm64")),)))
+    if rng.random() < 0.35:
+        requirements.append(Requirement(labels.CATEGORY, "In", tuple(sorted(rng.sample("cmrtgi", rng.randint(1, 3))))))
+    if rng.random() < 0.2:
+        families = sorted({name.split(".")[0] for name in names})
+        chosen = tuple(sorted(rng.sample(families, min(len(families), rng.randint(2, 5)))))
+        requirements.append((labels.FAMILY, ValueSet.of("In", chosen, rng.choice((None, 2, 3)))))
+    elif rng.random() < 0.15:
+        requirements.append((labels.INSTANCE_TYPE, ValueSet.of("Exists", (), rng.choice((2, 5)))))
+    if rng.random() < 0.25:
+        requirements.append(Requirement(labels.GENERATION, "Gt", (str(rng.choice((3, 4, 5))),)))
+    if rng.random() < 0.2:
+        requirements.append(Requirement(labels.CPU, "Lt", (str(rng.choice((5, 9, 17))),)))
+    if rng.random() < 0.15:
+        requirements.append(Requirement(labels.ZONE, "In", tuple(sorted(rng.sample(ZONES, rng.randint(1, 2))))))
+    taints = tuple(rng.sample(TAINTS, 1)) if index and rng.random() < 0.5 else ()  # pool-0 is untainted
+    limits = None
+    if rng.random() < 0.3:
+        limits = resources.vector(rng.choice(({"cpu": "8"}, {"cpu": "16"}, {"cpu": "40", "memory": "100Gi"}, {"memory": "64Gi"})))
+    pairs = [r if isinstance(r, tuple) else (r.key, ValueSet.of(r.operator, r.values)) for r in requirements]
+    return NodePoolSpec(f"pool-{index}", "default", Requirements(pairs), {"team": rng.choice(("a", "b"))}, taints,
+                        weight=rng.choice((0, 0, 10, 50)), limits=limits)
+
+
+def _toleration(rng: random.Random) -> Toleration:
+    taint = rng.choice(TAINTS)
+    return rng.choice((Toleration(taint.key, "Equal" if taint.value else "Exists", taint.value, taint.effect),
+                       Toleration(taint.key, "Exists"), Toleration(operator="Exists")))
+
+
+def _term(rng: random.Random) -> tuple[Requirement, ...]:
+    options = (
+        Requirement(labels.ARCH, "In", (rng.choice(("amd64", "arm64")),)),
+        Requirement(labels.CAPACITY_TYPE, "In", (rng.choice(("spot", "on-demand")),)),
+        Requirement(labels.ZONE, "In", (rng.choice(ZONES),)),
+        Requirement(labels.ZONE, "NotIn", (rng.choice(ZONES),)),
+        Requirement(labels.CATEGORY, "In", tuple(sorted(rng.sample("cmr", 2)))),
+        Requirement(labels.CPU, "Gt", (str(rng.choice((1, 3, 7))),)),
+        Requirement("team", "In", (rng.choice(("a", "b")),)),
+        Requirement(labels.GPU_COUNT, "DoesNotExist", ()),
+    )
+    return tuple(rng.sample(options, rng.randint(1, 2)))
+
+
+def _template(rng: random.Random, index: int) -> PodTemplate:
+    name = f"app-{index}"
+    app = {"app": name}
+    selector = LabelSelector(tuple(app.items()))
+    cpu, memory = rng.choice(SHAPES)
+    containers = [Container("main", {"cpu": cpu, "memory": memory})]
+    init = ()
+    if rng.random() < 0.15:
+        containers.append(Container("side", {"cpu": "100m", "memory": "64Mi"}))
+    if rng.random() < 0.15:
+        init = (Container("init", {"cpu": rng.choice(("2", "200m")), "memory": "1Gi"}),
+                *((Container("proxy", {"cpu": "50m", "memory": "64Mi"}, sidecar=True),) if rng.random() < 0.5 else ()))
+    fields: dict = {}
+    if rng.random() < 0.25:
+        fields["node_selector"] = rng.choice(({labels.ARCH: "amd64"}, {labels.ARCH: "arm64"}, {"team": "a"},
+                                              {labels.CAPACITY_TYPE: "spot"}, {labels.ZONE: ZONES[0]}))
+    if rng.random() < 0.2:
+        fields["required_terms"] = tuple(_term(rng) for _ in range(rng.randint(1, 2)))
+    if rng.random() < 0.2:
+        fields["preferred_terms"] = tuple((rng.choice((10, 50, 100)), _term(rng)) for _ in range(rng.randint(1, 2)))
+    if rng.random() < 0.4:
+        fields["tolerations"] = tuple(_toleration(rng) for _ in range(rng.randint(1, 2)))
+    spreads = []
+    if rng.random() < 0.3:
+        spreads.append(Spread(labels.ZONE, rng.choice((1, 1, 2)), rng.choice(("DoNotSchedule", "ScheduleAnyway")), selector,
+                              min_domains=rng.choice((None, None, 3))))
+    if rng.random() < 0.2:
+        spreads.append(Spread(HOSTNAME, rng.choice((1, 2, 3)), rng.choice(("DoNotSchedule", "ScheduleAnyway")), selector))
+    fields["spreads"] = tuple(spreads)
+    draw = rng.random()
+    if draw < 0.15:
+        fields["anti_affinity"] = (AffinityTerm(HOSTNAME, selector),)
+    elif draw < 0.25:
+        fields["preferred_anti_affinity"] = ((100, AffinityTerm(HOSTNAME, selector)),)
+    elif draw < 0.32:
+        fields["affinity"] = (AffinityTerm(rng.choice((HOSTNAME, labels.ZONE)), selector),)
+    elif draw < 0.37:
+        fields["preferred_affinity"] = ((50, AffinityTerm(labels.ZONE, selector)),)
+    return PodTemplate("default", f"Deployment/{name}", SOURCE, app, tuple(containers), init, **fields)
+
+
+def _daemon_set(rng: random.Random, index: int) -> DaemonSet:
+    name = f"agent-{index}"
+    fields: dict = {}
+    if rng.random() < 0.6:
+        fields["tolerations"] = (Toleration(operator="Exists"),) if rng.random() < 0.5 else (_toleration(rng),)
+    if rng.random() < 0.3:
+        fields["node_selector"] = {labels.ARCH: rng.choice(("amd64", "arm64"))}
+    cpu, memory = rng.choice((("50m", "64Mi"), ("200m", "256Mi"), ("500m", "512Mi")))
+    return DaemonSet(name, PodTemplate("kube-system", f"DaemonSet/{name}", SOURCE, {"app": name},
+                                       (Container("main", {"cpu": cpu, "memory": memory}),), **fields))
+
+
+def generate(seed: int) -> Case:
+    rng = random.Random(seed)
+    names = sorted(rng.sample(CATALOGUE, rng.randint(6, len(CATALOGUE))))
+    prices = _prices(rng, names)
+    types = instance_types([info(n) for n in names], {n: ZONES for n in names}, REGION, NodeClassSettings("default"), prices)
+    pools = tuple(_pool(rng, index, names) for index in range(rng.randint(1, 4)))
+    pods = []
+    for index in range(rng.randint(1, 6)):
+        pods.extend(replicas(_template(rng, index), rng.randint(1, 12)))
+    daemons = tuple(_daemon_set(rng, index) for index in range(rng.choice((0, 0, 1, 2))))
+    return Case(seed, World(pools, {"default": types}, tuple(pods), daemons, prices.source))
