@@ -17,15 +17,21 @@ import random
 from dataclasses import dataclass
 
 from _simulation import SOURCE, info
+from conftest import PROJECT
+from moto.ec2.models.instance_types import INSTANCE_TYPES
 
+from karpenter_gitops import families
 from karpenter_gitops.adapters.aws.pricing import on_demand_prices
 from karpenter_gitops.core import labels
+from karpenter_gitops.core.mapping import LabelledCatalogue
 from karpenter_gitops.core.requirements import Requirement, Requirements, ValueSet
-from karpenter_gitops.core.simulation import resources
+from karpenter_gitops.core.simulation import build_world, resources
 from karpenter_gitops.core.simulation.matching import LabelSelector, Taint, Toleration
 from karpenter_gitops.core.simulation.nodes import NodeClassSettings, PriceTable, instance_types
 from karpenter_gitops.core.simulation.pods import AffinityTerm, Container, DaemonSet, PodTemplate, Spread, replicas
 from karpenter_gitops.core.simulation.world import NodePoolSpec, World
+from karpenter_gitops.load.documents import load
+from karpenter_gitops.load.workloads import workloads_from_documents
 
 REGION = "us-east-1"
 ZONES = ("us-east-1a", "us-east-1b", "us-east-1c")
@@ -176,3 +182,60 @@ def generate(seed: int) -> Case:
         pods.extend(replicas(_template(rng, index), rng.randint(1, 12)))
     daemons = tuple(_daemon_set(rng, index) for index in range(rng.choice((0, 0, 1, 2))))
     return Case(seed, World(pools, {"default": types}, tuple(pods), daemons, prices.source))
+
+
+# --- the demo stack's NodePools with workloads a platform team runs on them ---------------------------
+
+DEMO_REGION, DEMO_ZONES = "us-west-2", ("us-west-2a", "us-west-2b", "us-west-2c")
+_GPU = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+
+
+def _deployment(name: str, replicas_: int, cpu: str, memory: str, namespace: str = "shop", **spec) -> dict:
+    resources_ = {"requests": {"cpu": cpu, "memory": memory}}
+    gpu = spec.pop("gpu", None)
+    if gpu:
+        resources_["limits"] = {"nvidia.com/gpu": gpu}
+        resources_["requests"]["nvidia.com/gpu"] = gpu
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": namespace},
+            "spec": {"replicas": replicas_, "selector": {"matchLabels": {"app": name}},
+                     "template": {"metadata": {"labels": {"app": name}},
+                                  "spec": {"containers": [{"name": name, "image": name, "resources": resources_}], **spec}}}}
+
+
+def _spread(name: str, key: str, skew: int = 1, when: str = "DoNotSchedule") -> dict:
+    return {"maxSkew": skew, "topologyKey": key, "whenUnsatisfiable": when, "labelSelector": {"matchLabels": {"app": name}}}
+
+
+DEMO_WORKLOADS = (
+    _deployment("web", 9, "500m", "1Gi", topologySpreadConstraints=[_spread("web", labels.ZONE)]),
+    _deployment("api", 6, "1", "2Gi", affinity={"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"topologyKey": HOSTNAME, "labelSelector": {"matchLabels": {"app": "api"}}}]}}),
+    _deployment("cache", 3, "2", "12Gi", nodeSelector={labels.ARCH: "arm64"},
+                topologySpreadConstraints=[_spread("cache", HOSTNAME, 1, "ScheduleAnyway")]),
+    _deployment("batch", 20, "250m", "512Mi", namespace="jobs", affinity={"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+        {"weight": 100, "preference": {"matchExpressions": [{"key": labels.CAPACITY_TYPE, "operator": "In", "values": ["spot"]}]}}]}}),
+    _deployment("ledger", 4, "1500m", "4Gi", namespace="payments", nodeSelector={"karpenter.sh/nodepool": "payments"},
+                topologySpreadConstraints=[_spread("ledger", labels.ZONE)]),
+    _deployment("inference", 2, "3", "12Gi", namespace="ml", gpu="1", tolerations=[_GPU]),
+    _deployment("giant", 1, "700", "1Gi", namespace="ml"),
+    {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "node-exporter", "namespace": "monitoring"},
+     "spec": {"selector": {"matchLabels": {"app": "node-exporter"}}, "template": {"metadata": {"labels": {"app": "node-exporter"}},
+              "spec": {"tolerations": [{"operator": "Exists"}],
+                       "containers": [{"name": "e", "image": "e", "resources": {"requests": {"cpu": "100m", "memory": "180Mi"}}}]}}}},
+)  # fmt: skip
+
+
+def demo(seed: int, spot_known: bool = True) -> Case:
+    """The demo stack's NodePools and EC2NodeClasses over moto's full catalogue in three zones, Karpenter's
+    static on-demand prices and seeded spot prices (or none: spot at the on-demand price), the workloads above."""
+    rng = random.Random(seed)
+    inputs = load([PROJECT / "stacks" / "Pulumi.demo.yaml"])
+    catalogue = LabelledCatalogue(INSTANCE_TYPES.values(), {name: DEMO_ZONES for name in INSTANCE_TYPES}, DEMO_REGION)
+    table = on_demand_prices(DEMO_REGION)
+    spot = {(name, zone): round(price * rng.uniform(0.25, 0.9), 5) for name, price in table.prices.items()
+            for zone in DEMO_ZONES if rng.random() < 0.9} if spot_known else None
+    workloads = workloads_from_documents([("workloads.yaml", list(DEMO_WORKLOADS))])
+    traits = {c.name: families.family_of(c).node_traits for c in inputs.node_classes}
+    world = build_world(inputs.node_pools, inputs.node_classes, catalogue, PriceTable(dict(table.prices), table.note, spot),
+                        workloads.pods, workloads.daemon_sets, traits=traits)
+    return Case(seed, world)

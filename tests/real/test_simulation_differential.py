@@ -18,7 +18,7 @@ import _scheduler as ks
 import pytest
 from _sim_diff import compare, ours, theirs
 from _sim_disagreements import TALLY, judge
-from _sim_worlds import generate
+from _sim_worlds import demo, generate
 
 pytestmark = pytest.mark.real
 DEFAULT_SEEDS = 40
@@ -47,4 +47,17 @@ def test_a_generated_world_forecasts_what_karpenter_schedules(program, seed):
     answer = ks.schedule(case.world.to_json(), program=program)
     mine, karpenter = ours(case.world), theirs(answer, case.world)
     verdict = judge(f"seed {seed}", case.world, mine, karpenter, compare(mine, karpenter))
+    assert verdict.explained, verdict.explain()
+
+
+@pytest.mark.parametrize(("seed", "spot_known"), [(1, True), (2, True), (3, False)], ids=["spot-1", "spot-2", "no-spot-prices"])
+def test_the_demo_stack_forecasts_what_karpenter_schedules(program, seed, spot_known):
+    """The demo's three NodePools and classes (AL2023 with a 50Gi root volume, Bottlerocket, a custom
+    AMI) over the full catalogue (1,386 types), with web, api, cache, batch, payments and GPU workloads
+    and a DaemonSet; with seeded spot prices, and without (spot at on-demand, as before Karpenter's
+    first spot price update)."""
+    case = demo(seed, spot_known)
+    answer = ks.schedule(case.world.to_json(), program=program)
+    mine, karpenter = ours(case.world), theirs(answer, case.world)
+    verdict = judge(f"demo {seed}", case.world, mine, karpenter, compare(mine, karpenter))
     assert verdict.explained, verdict.explain()
