@@ -55,7 +55,10 @@ class Case:
     world: World
 
 
-def _prices(rng: random.Random, names: list[str]) -> PriceTable:
+def _prices(rng: random.Random, names: list[str], zone_uniform: bool) -> PriceTable:
+    """On-demand from Karpenter's static table, some nudged; spot per zone, or one spot price for every
+    zone of a type when ``zone_uniform`` (zonal topology: Karpenter breaks equal-count zone ties at
+    random, and with equal prices the zone it picks changes no price)."""
     on_demand = {}
     for name in names:
         price = STATIC[name]
@@ -64,8 +67,11 @@ def _prices(rng: random.Random, names: list[str]) -> PriceTable:
         on_demand[name] = price
     spot = {}
     for name in names:
+        shared = round(on_demand[name] * rng.uniform(0.2, 1.3), 5)
         for zone in ZONES:
-            if rng.random() < 0.85:
+            if zone_uniform:
+                spot[(name, zone)] = shared
+            elif rng.random() < 0.85:
                 spot[(name, zone)] = round(on_demand[name] * rng.uniform(0.2, 1.3), 5)
     return PriceTable(on_demand, "seeded prices", spot)
 
@@ -171,16 +177,23 @@ def _daemon_set(rng: random.Random, index: int) -> DaemonSet:
                                        (Container("main", {"cpu": cpu, "memory": memory}),), **fields))
 
 
+def zonal(template: PodTemplate) -> bool:
+    """The template spreads or (anti-)affines across zones: where Karpenter breaks ties at random."""
+    terms = (*template.affinity, *template.anti_affinity, *(t for _, t in template.preferred_affinity),
+             *(t for _, t in template.preferred_anti_affinity))
+    return any(s.topology_key == labels.ZONE for s in template.spreads) or any(t.topology_key == labels.ZONE for t in terms)
+
+
 def generate(seed: int) -> Case:
     rng = random.Random(seed)
     names = sorted(rng.sample(CATALOGUE, rng.randint(6, len(CATALOGUE))))
-    prices = _prices(rng, names)
-    types = instance_types([info(n) for n in names], {n: ZONES for n in names}, REGION, NodeClassSettings("default"), prices)
     pools = tuple(_pool(rng, index, names) for index in range(rng.randint(1, 4)))
     pods = []
     for index in range(rng.randint(1, 6)):
         pods.extend(replicas(_template(rng, index), rng.randint(1, 12)))
     daemons = tuple(_daemon_set(rng, index) for index in range(rng.choice((0, 0, 1, 2))))
+    prices = _prices(rng, names, any(zonal(pod.template) for pod in pods))
+    types = instance_types([info(n) for n in names], {n: ZONES for n in names}, REGION, NodeClassSettings("default"), prices)
     return Case(seed, World(pools, {"default": types}, tuple(pods), daemons, prices.source))
 
 
@@ -232,8 +245,9 @@ def demo(seed: int, spot_known: bool = True) -> Case:
     inputs = load([PROJECT / "stacks" / "Pulumi.demo.yaml"])
     catalogue = LabelledCatalogue(INSTANCE_TYPES.values(), {name: DEMO_ZONES for name in INSTANCE_TYPES}, DEMO_REGION)
     table = on_demand_prices(DEMO_REGION)
-    spot = {(name, zone): round(price * rng.uniform(0.25, 0.9), 5) for name, price in table.prices.items()
-            for zone in DEMO_ZONES if rng.random() < 0.9} if spot_known else None
+    # one spot price a type for every zone: web and ledger spread across zones, where Karpenter breaks ties at random
+    spot = {(name, zone): shared for name, price in table.prices.items() if rng.random() < 0.9
+            for shared in (round(price * rng.uniform(0.25, 0.9), 5),) for zone in DEMO_ZONES} if spot_known else None
     workloads = workloads_from_documents([("workloads.yaml", list(DEMO_WORKLOADS))])
     traits = {c.name: families.family_of(c).node_traits for c in inputs.node_classes}
     world = build_world(inputs.node_pools, inputs.node_classes, catalogue, PriceTable(dict(table.prices), table.note, spot),
