@@ -80,7 +80,7 @@ TALLY = Tally()
 
 
 def judge(name: str, world: World, mine: Outcome, karpenter: Outcome, differences: list[str]) -> Verdict:
-    """Which entries explain the differences, and what is left unexplained; counted in :data:`TALLY`."""
+    """Which entries explain the differences, and what is left unexplained."""
     applying = [entry for entry in DOCUMENTED if entry.applies(world, mine, karpenter)]
     used: set[str] = set()
     unexplained = []
@@ -90,6 +90,4 @@ def judge(name: str, world: World, mine: Outcome, karpenter: Outcome, difference
             unexplained.append(line)
         else:
             used.add(entry.id)
-    verdict = Verdict(name, tuple(differences), tuple(sorted(used)), tuple(unexplained), mine, karpenter)
-    TALLY.add(world, verdict)
-    return verdict
+    return Verdict(name, tuple(differences), tuple(sorted(used)), tuple(unexplained), mine, karpenter)

@@ -47,6 +47,7 @@ def test_a_generated_world_forecasts_what_karpenter_schedules(program, seed):
     answer = ks.schedule(case.world.to_json(), program=program)
     mine, karpenter = ours(case.world), theirs(answer, case.world)
     verdict = judge(f"seed {seed}", case.world, mine, karpenter, compare(mine, karpenter))
+    TALLY.add(case.world, verdict)
     assert verdict.explained, verdict.explain()
 
 
@@ -60,4 +61,5 @@ def test_the_demo_stack_forecasts_what_karpenter_schedules(program, seed, spot_k
     answer = ks.schedule(case.world.to_json(), program=program)
     mine, karpenter = ours(case.world), theirs(answer, case.world)
     verdict = judge(f"demo {seed}", case.world, mine, karpenter, compare(mine, karpenter))
+    TALLY.add(case.world, verdict)
     assert verdict.explained, verdict.explain()
