@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from karpenter_gitops.core.simulation import Options, World, simulate
@@ -30,6 +30,7 @@ class Claim:
     launch_types: tuple[str, ...]  # what the launch sends to CreateFleet (sorted names)
     cheapest: tuple[str, float] | None  # (type, price) of the cheapest override
     price_range: tuple[float, float]
+    option_prices: Mapping[str, float | None] = field(default_factory=dict, compare=False)  # Karpenter's answer only
 
     def show(self) -> str:
         pods = ", ".join(f"{n}×{w.split('/')[-1]}" for w, n in self.workloads)
@@ -79,6 +80,7 @@ def theirs(answer: Mapping[str, Any], world: World) -> Outcome:
             claim["nodePool"], _workloads(claim["pods"], by_uid), tuple(sorted(o["name"] for o in claim["instanceTypes"])),
             capacity_type, tuple(sorted(launch.get("instanceTypes") or ())),
             (cheapest["instanceType"], _money(cheapest["price"])) if cheapest and capacity_type else None, (_money(low), _money(high)),
+            {o["name"]: o.get("price") for o in claim["instanceTypes"]},
         ))  # fmt: skip
     pending = frozenset(u["pod"] for u in answer["unschedulable"] if not u.get("ignored"))
     ignored = frozenset(u["pod"] for u in answer["unschedulable"] if u.get("ignored"))
@@ -104,6 +106,25 @@ def ours(world: World, options: Options = Options()) -> Outcome:
     return Outcome(tuple(sorted(claims)), pending, ignored)
 
 
+MAX_INSTANCE_TYPES = 600  # what a NodeClaim carries (Karpenter's MaxInstanceTypes)
+CUT_TIE = "NodeClaim options differ only among types priced at the 600-type cut"
+
+
+def _tied_at_cut(mine: Claim, karpenter: Claim) -> str | None:
+    """Both claims are cut at 600 types and every type only Karpenter's carries costs what its 600th
+    does: equal prices at the cut, which Karpenter's unstable sort orders arbitrarily. The line says so."""
+    if len(mine.options) != MAX_INSTANCE_TYPES or len(karpenter.options) != MAX_INSTANCE_TYPES:
+        return None
+    if replace(mine, options=karpenter.options) != karpenter:
+        return None
+    cut = max((p for p in karpenter.option_prices.values() if p is not None), default=None)
+    only_theirs = set(karpenter.options) - set(mine.options)
+    if cut is None or any(karpenter.option_prices.get(name) != cut for name in only_theirs):
+        return None
+    return (f"{CUT_TIE} (${cut}): {karpenter.node_pool} [{', '.join(w for w, _ in karpenter.workloads)}], "
+            f"ours also {sorted(set(mine.options) - set(karpenter.options))}, Karpenter's also {sorted(only_theirs)}")
+
+
 def compare(mine: Outcome, karpenter: Outcome) -> list[str]:
     """One line per difference; empty when the two agree on everything users read."""
     differences = []
@@ -120,24 +141,15 @@ def compare(mine: Outcome, karpenter: Outcome) -> list[str]:
     only_mine = Counter(mine.claims) - Counter(karpenter.claims)
     only_theirs = Counter(karpenter.claims) - Counter(mine.claims)
     for claim in sorted(only_mine.elements()):
+        other = next((c for c in only_theirs.elements() if _tied_at_cut(claim, c)), None)
+        if other is not None:
+            differences.append(_tied_at_cut(claim, other))
+            only_mine[claim] -= 1
+            only_theirs[other] -= 1
+    for claim in sorted(only_mine.elements()):
         differences.append(f"NodeClaim only in ours: {claim.show()}")
     for claim in sorted(only_theirs.elements()):
         differences.append(f"NodeClaim only in Karpenter's: {claim.show()}")
     if mine.hourly != karpenter.hourly:
         differences.append(f"$/h: ours {mine.hourly}, Karpenter's {karpenter.hourly}")
     return differences
-
-
-def explain_claims(mine: Outcome, karpenter: Outcome) -> list[tuple[str, Claim, Claim]]:
-    """Pairs of NodeClaims that hold the same pods but differ: which field differs, ours, Karpenter's."""
-    theirs_by_pods = {(c.node_pool, c.workloads): c for c in karpenter.claims}
-    pairs = []
-    for claim in mine.claims:
-        other = theirs_by_pods.get((claim.node_pool, claim.workloads))
-        if other is None or other == claim:
-            continue
-        for field in ("options", "capacity_type", "launch_types", "cheapest", "price_range"):
-            if getattr(claim, field) != getattr(other, field):
-                pairs.append((field, claim, other))
-                break
-    return pairs

@@ -41,14 +41,22 @@ def program():
     return ks.binary()
 
 
+def check(name, world, program):
+    """Both forecasts of ``world``; a difference no entry explains fails, naming every line of it."""
+    document = world.to_json()
+
+    def karpenters():
+        return theirs(ks.schedule(document, program=program), world)
+
+    mine, karpenter = ours(world), karpenters()
+    verdict = judge(name, world, mine, karpenter, compare(mine, karpenter), rerun=karpenters)
+    TALLY.add(world, verdict)
+    assert verdict.explained, verdict.explain()
+
+
 @pytest.mark.parametrize("seed", seeds())
 def test_a_generated_world_forecasts_what_karpenter_schedules(program, seed):
-    case = generate(seed)
-    answer = ks.schedule(case.world.to_json(), program=program)
-    mine, karpenter = ours(case.world), theirs(answer, case.world)
-    verdict = judge(f"seed {seed}", case.world, mine, karpenter, compare(mine, karpenter))
-    TALLY.add(case.world, verdict)
-    assert verdict.explained, verdict.explain()
+    check(f"seed {seed}", generate(seed).world, program)
 
 
 @pytest.mark.parametrize(("seed", "spot_known"), [(1, True), (2, True), (3, False)], ids=["spot-1", "spot-2", "no-spot-prices"])
@@ -57,9 +65,4 @@ def test_the_demo_stack_forecasts_what_karpenter_schedules(program, seed, spot_k
     AMI) over the full catalogue (1,386 types), with web, api, cache, batch, payments and GPU workloads
     and a DaemonSet; with seeded spot prices, and without (spot at on-demand, as before Karpenter's
     first spot price update)."""
-    case = demo(seed, spot_known)
-    answer = ks.schedule(case.world.to_json(), program=program)
-    mine, karpenter = ours(case.world), theirs(answer, case.world)
-    verdict = judge(f"demo {seed}", case.world, mine, karpenter, compare(mine, karpenter))
-    TALLY.add(case.world, verdict)
-    assert verdict.explained, verdict.explain()
+    check(f"demo {seed}", demo(seed, spot_known).world, program)
