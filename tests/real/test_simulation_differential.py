@@ -21,7 +21,7 @@ from _sim_disagreements import TALLY, judge
 from _sim_worlds import demo, generate
 
 pytestmark = pytest.mark.real
-DEFAULT_SEEDS = 40
+DEFAULT_SEEDS = 30
 
 
 def seeds() -> list[int]:
