@@ -6,7 +6,7 @@ static table (some nudged, so ties and near-ties both occur) and spot prices per
 without one, so those offerings are unavailable); one to four NodePools (weights, capacity types,
 architectures, categories, families with ``minValues``, generations, cpu bounds, labels, taints of
 every effect, cpu/memory limits); DaemonSets with tolerations and node selectors; and workloads
-(requests with init containers and sidecars, node selectors, required node-affinity terms,
+(requests with init containers and sidecars, host ports, node selectors, required node-affinity terms,
 preferred node affinity, tolerations, zone and hostname spreads, pod affinity and anti-affinity,
 required and preferred). The same seed gives the same world, so a failing seed is a reproduction.
 """
@@ -28,7 +28,7 @@ from karpenter_gitops.core.requirements import Requirement, Requirements, ValueS
 from karpenter_gitops.core.simulation import build_world, resources
 from karpenter_gitops.core.simulation.matching import LabelSelector, Taint, Toleration
 from karpenter_gitops.core.simulation.nodes import NodeClassSettings, PriceTable, instance_types
-from karpenter_gitops.core.simulation.pods import AffinityTerm, Container, DaemonSet, PodTemplate, Spread, replicas
+from karpenter_gitops.core.simulation.pods import AffinityTerm, Container, DaemonSet, HostPort, PodTemplate, Spread, replicas
 from karpenter_gitops.core.simulation.world import NodePoolSpec, World
 from karpenter_gitops.load.documents import load
 from karpenter_gitops.load.workloads import workloads_from_documents
@@ -129,7 +129,8 @@ def _template(rng: random.Random, index: int) -> PodTemplate:
     app = {"app": name}
     selector = LabelSelector(tuple(app.items()))
     cpu, memory = rng.choice(SHAPES)
-    containers = [Container("main", {"cpu": cpu, "memory": memory})]
+    ports = (HostPort(rng.choice((8080, 9100))),) if rng.random() < 0.1 else ()
+    containers = [Container("main", {"cpu": cpu, "memory": memory}, host_ports=ports)]
     init = ()
     if rng.random() < 0.15:
         containers.append(Container("side", {"cpu": "100m", "memory": "64Mi"}))
@@ -173,8 +174,9 @@ def _daemon_set(rng: random.Random, index: int) -> DaemonSet:
     if rng.random() < 0.3:
         fields["node_selector"] = {labels.ARCH: rng.choice(("amd64", "arm64"))}
     cpu, memory = rng.choice((("50m", "64Mi"), ("200m", "256Mi"), ("500m", "512Mi")))
+    ports = (HostPort(9100),) if rng.random() < 0.3 else ()
     return DaemonSet(name, PodTemplate("kube-system", f"DaemonSet/{name}", SOURCE, {"app": name},
-                                       (Container("main", {"cpu": cpu, "memory": memory}),), **fields))
+                                       (Container("main", {"cpu": cpu, "memory": memory}, host_ports=ports),), **fields))
 
 
 def zonal(template: PodTemplate) -> bool:
