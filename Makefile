@@ -51,8 +51,9 @@ fuzz: $(STAMP)
 # Our validate against Karpenter itself (the API server with every release's CRDs, the runtime checks
 # of the karpenter-oracle `make tools` builds per release): tens of thousands of generated objects,
 # then the table of outcomes; every undocumented disagreement is written in full to
-# conformance-report.txt. The draws come from SEED (a random one unless given, printed before and
-# after the run): `make conformance SEED=N` repeats a run.
+# conformance-report.txt. Then the provisioning simulation against Karpenter's scheduler on 200
+# generated worlds (seeds SEED to SEED+199) and the demo's. The draws come from SEED (a random one
+# unless given, printed before and after the run): `make conformance SEED=N` repeats a run.
 CONFORMANCE_EXAMPLES ?= 500
 ifeq ($(origin SEED), undefined)
 SEED := $(shell od -An -N4 -tu4 /dev/urandom | tr -d ' ')
@@ -62,7 +63,9 @@ conformance: $(STAMP) tools
 	@echo "make conformance: seed $(SEED)"
 	KARPENTER_GITOPS_CONFORMANCE=long KARPENTER_GITOPS_CONFORMANCE_EXAMPLES=$(CONFORMANCE_EXAMPLES) \
 	KARPENTER_GITOPS_CONFORMANCE_REPORT=$(CURDIR)/conformance-report.txt KARPENTER_GITOPS_REQUIRE_REAL=1 \
-	$(PY) -m pytest -q -p no:warnings -p no:cacheprovider --hypothesis-seed=$(SEED) tests/real/test_conformance.py; \
+	KARPENTER_GITOPS_SIMULATION_SEEDS=$(SEED)-$$(($(SEED) + 199)) \
+	$(PY) -m pytest -q -p no:warnings -p no:cacheprovider --hypothesis-seed=$(SEED) tests/real/test_conformance.py \
+	tests/real/test_simulation_differential.py; \
 	status=$$?; echo "make conformance: seed $(SEED) (make conformance SEED=$(SEED) repeats this run)"; exit $$status
 
 bench: $(STAMP)

@@ -196,12 +196,13 @@ def kubernetes_provider() -> Path:
 
 
 def pytest_terminal_summary(terminalreporter) -> None:
-    """The differential tests' table (tests/real/test_conformance.py), when they ran."""
+    """The differential tests' tables (tests/real/test_conformance.py, test_simulation_differential.py), when they ran."""
     import sys
 
-    conformance = sys.modules.get("_conformance")
-    if conformance is None or not conformance.TALLY.counts:
-        return
-    terminalreporter.section("conformance")
-    for line in conformance.TALLY.table():
-        terminalreporter.write_line(line)
+    for module, title in (("_conformance", "conformance"), ("_sim_disagreements", "simulation against Karpenter's scheduler")):
+        tally = getattr(sys.modules.get(module), "TALLY", None)
+        if tally is None or not tally.counts:
+            continue
+        terminalreporter.section(title)
+        for line in tally.table():
+            terminalreporter.write_line(line)

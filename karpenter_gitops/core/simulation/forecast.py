@@ -38,6 +38,7 @@ class PlannedNode:
     zones: tuple[str, ...]
     launch: Launch
     allocatable: Mapping[str, int]  # of the cheapest candidate type
+    options: tuple[str, ...] = ()  # the instance types the NodeClaim carries (at most 600), cheapest first
 
     @property
     def instance_type(self) -> str | None:
@@ -185,7 +186,7 @@ def _planned(claim: NodeClaim, options: Options) -> PlannedNode:
     zone = claim.requirements.get(labels.ZONE)
     zones = sorted({c.zone for c in outcome.candidates if zone is None or zone.has(c.zone)})
     return PlannedNode(claim.template.pool.name, tuple(p.uid for p in claim.pods), pods_only, claim.daemon_overhead,
-                       tuple(zones), outcome, allocatable)
+                       tuple(zones), outcome, allocatable, tuple(catalogue.types[i].name for i in ordered))
 
 
 def simulate(world: World, options: Options = Options()) -> Forecast:

@@ -16,19 +16,18 @@ One :meth:`Scheduler.solve` is one of Karpenter's Solves:
   fits, so packing follows the largest type left; price plays no part here.
 
 Not modelled: existing nodes and pods (the cluster is empty), capacity reservations, volumes, DRA.
-Equal pod counts keep their previous order (Go's ``sort.Slice`` is stable only up to 12 NodeClaims).
+NodeClaims of equal pod count are ordered as Go's unstable ``sort.Slice`` leaves them (:mod:`.gosort`).
 """
 
 from __future__ import annotations
 
-import bisect
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.requirements import Requirements, ValueSet
-from karpenter_gitops.core.simulation import resources
+from karpenter_gitops.core.simulation import gosort, resources
 from karpenter_gitops.core.simulation.catalogue import Catalogue
 from karpenter_gitops.core.simulation.matching import (
     HOSTNAME,
@@ -223,7 +222,9 @@ class Scheduler:
                 self.templates.append(template)
         self.tolerate_prefer_no_schedule = any(t.effect == "PreferNoSchedule" for p in pools for t in p.taints)
         self.remaining: dict[str, resources.Vector] = {p.name: dict(p.limits) for p in pools if p.limits is not None}
-        self.in_flight: list[NodeClaim] = []  # open claims by pod count (full ones leave it)
+        self.order: list[NodeClaim] = []  # Karpenter's newNodeClaims, in the order its sort.Slice by pod count leaves them
+        self._sorted = True  # whether ``order`` is already by pod count (Go's sort then leaves it as it is)
+        self.open: set[NodeClaim] = set()  # claims some pod may still fit (full ones leave it)
         self.claims: list[NodeClaim] = []  # every claim, in creation order
         self._lasting_failures: dict[tuple[int, int], Failure] = {}
         self._rejecting: dict[int, int] = {}  # pod state → how many open claims never take it
@@ -359,13 +360,19 @@ class Scheduler:
         if "resource-claims" in pod.template.approximations:
             return ((None, Failure(DRA_ERROR, "dra")),)
         key = id(data)
-        for claim in self.in_flight if self._rejecting.get(key, 0) < len(self.in_flight) else ():
-            if key in claim.rejected:
+        if not self._sorted:  # sort.Slice(newNodeClaims, by pod count) before every pod, unstable as Go's is
+            gosort.sort_slice(self.order, [len(c.pods) for c in self.order])
+            self._sorted = True
+        open_ = self.open
+        for index, claim in enumerate(self.order) if self._rejecting.get(key, 0) < len(open_) else ():
+            if claim not in open_ or key in claim.rejected:
                 continue
             outcome = self._can_add(claim, pod, data)
             if outcome is not None:
                 self._commit(claim, pod, data, *outcome)
-                self._reorder(claim)
+                if index + 1 < len(self.order) and len(self.order[index + 1].pods) < len(claim.pods):
+                    self._sorted = False
+                self._close_if_full(claim)
                 return None
         if not self.templates:
             return ((None, Failure(NO_TEMPLATES, "nodepools")),)
@@ -382,7 +389,10 @@ class Scheduler:
                 largest = template.catalogue.max_capacity(claim.options, remaining)
                 self.remaining[template.pool.name] = {k: v - largest.get(k, 0) for k, v in remaining.items()}
             self.claims.append(claim)
-            self.in_flight.insert(bisect.bisect_right(self.in_flight, 1, key=lambda c: len(c.pods)), claim)
+            if self.order and len(self.order[-1].pods) > 1:
+                self._sorted = False
+            self.order.append(claim)
+            self.open.add(claim)
             self._close_if_full(claim)
             return None
         return tuple(failures)
@@ -460,7 +470,7 @@ class Scheduler:
         """Drop a claim no pod can fit any more from the in-flight scan (the smallest pod's requests do not fit)."""
         total = resources.merge(claim.requests, self._smallest)
         if not any(claim.template.catalogue.fitting(total, g.overhead) & g.mask & claim.options for g in claim.template.groups):
-            self.in_flight.remove(claim)
+            self.open.discard(claim)
             for key in claim.rejected:
                 self._rejecting[key] -= 1
 
@@ -511,17 +521,6 @@ class Scheduler:
         self.topology.register(HOSTNAME, claim.hostname)
         self.topology.record(pod, data, claim.template.taints, requirements)
         claim.ports.extend(pod.template.host_ports)
-
-    def _reorder(self, claim: NodeClaim) -> None:
-        """Keep in-flight claims by pod count with ties in their previous order (a stable re-sort)."""
-        index = self.in_flight.index(claim)
-        count = len(claim.pods)
-        end = index + 1
-        while end < len(self.in_flight) and len(self.in_flight[end].pods) < count:
-            end += 1
-        if end > index + 1:
-            self.in_flight.insert(end - 1, self.in_flight.pop(index))
-        self._close_if_full(claim)
 
     # --- after the Solve ------------------------------------------------------------------------
 
