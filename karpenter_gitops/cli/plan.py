@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
+from pathlib import Path
 
 import click
 
@@ -19,8 +20,15 @@ from karpenter_gitops.cli.group import cli
 @options.cache_dir
 @options.karpenter
 @options.output_format("text", "json")
-def plan_command(stacks, all_stacks, manifests, embedded_aws, aws_fixture, kubernetes, cache_dir, release, fmt):
+@click.option("--workloads", "workload_paths", metavar="PATH", multiple=True,
+              help="Forecast what Karpenter would launch for the workloads in these files or directories (- for stdin), and its cost.")
+@click.option("--picture", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE.svg",
+              help="With --workloads: write an SVG of each NodePool's nodes and the pods packed on them.")
+def plan_command(stacks, all_stacks, manifests, embedded_aws, aws_fixture, kubernetes, cache_dir, release, fmt, workload_paths, picture):
     """Resolve what Karpenter will resolve from AWS and predict its status, before anything is applied.
+
+    With --workloads, also what Karpenter would launch for those pods: NodeClaims per NodePool, the
+    pods on each, $/hour and $/month, and the pods that cannot be scheduled and why.
 
     Exit 0: every EC2NodeClass predicted Ready and no error finding; 1: persistent problems;
     3: transient AWS trouble (nothing decided, retry); 2: usage or unreadable input.
@@ -32,10 +40,20 @@ def plan_command(stacks, all_stacks, manifests, embedded_aws, aws_fixture, kuber
     from karpenter_gitops.output.plan_text import print_plan
 
     options.check_fixture(embedded_aws, aws_fixture)
+    if picture and not workload_paths:
+        raise click.UsageError("--picture draws the forecast: give --workloads too")
     if options.is_fleet(stacks, all_stacks):
+        if workload_paths:
+            raise click.UsageError("--workloads forecasts one cluster: give one --stack (or --manifests)")
         fleet = options.fleet_stacks(manifests, stacks, all_stacks)
         _fleet(fleet, embedded_aws, aws_fixture, kubernetes, cache_dir, release, fmt)
     sources = options.sources(options.stack_or_manifests(stacks[0] if stacks else None, manifests), release)
+    workloads = None
+    if workload_paths:  # read before AWS is: unreadable workloads end the run with nothing asked or written
+        from karpenter_gitops.app.plan import read_workloads
+
+        kube_text = kubernetes or sources.inputs.cluster.kubernetes
+        workloads = read_workloads(workload_paths, kube_text, stdin=click.get_text_stream("stdin").read)
     status = Console(stderr=True)
     with contextlib.ExitStack() as stack_:
         target = stack_.enter_context(aws_target(embedded_aws, aws_fixture, sources.aws_config))
@@ -47,11 +65,37 @@ def plan_command(stacks, all_stacks, manifests, embedded_aws, aws_fixture, kuber
             cache_dir=cache_dir,
             progress=spinner.update if spinner else None,
         )(sources.inputs)
+        forecast = None
+        if workloads is not None:
+            from karpenter_gitops.app.plan import forecaster
+
+            if spinner:
+                spinner.update("forecasting…")
+            forecast = forecaster(target, sources.release, workloads, workload_paths, cache_dir=cache_dir)(sources.inputs, plan)
+    if picture:
+        _write_picture(forecast, picture)
     if fmt == "json":
-        click.echo(json.dumps(plan.to_json(), indent=2))
+        click.echo(json.dumps({**plan.to_json(), **({"forecast": forecast.to_json()} if forecast else {})}, indent=2))
     else:
-        print_plan(plan, Console(width=None if sys.stdout.isatty() else 120))
+        console = Console(width=None if sys.stdout.isatty() else 120)
+        print_plan(plan, console)
+        if forecast:
+            from karpenter_gitops.output.forecast import print_forecast
+
+            print_forecast(forecast, console)
     sys.exit(plan.exit_code)
+
+
+def _write_picture(forecast, path: Path) -> None:
+    """The SVG, written whole or not at all."""
+    from karpenter_gitops.adapters import atomic
+    from karpenter_gitops.core.errors import InputError
+    from karpenter_gitops.output.forecast_svg import svg
+
+    try:
+        atomic.write_file(path, svg(forecast))
+    except OSError as error:
+        raise InputError(f"cannot write the picture: {error.strerror or error}", str(path)) from None
 
 
 def _fleet(stacks, embedded_aws, aws_fixture, kubernetes, cache_dir, release, fmt) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from pathlib import Path
@@ -24,11 +25,14 @@ from karpenter_gitops.output import DEFAULT_BUDGET
 @click.option("--kubeconfig", type=click.Path(path_type=Path), metavar="FILE", help="Read NodeClaims and Nodes to count drifting nodes.")
 @click.option("--pulumi-json", type=click.Path(path_type=Path), metavar="FILE", help="Fold in `pulumi preview --json` output.")
 @click.option("--pulumi-events", type=click.Path(path_type=Path), metavar="FILE", help="Fold in a `pulumi preview --event-log` file.")
+@click.option("--workloads", "workload_paths", metavar="PATH", multiple=True,
+              help="Forecast these workloads (files, directories, - for stdin) on base and head and compare the cost "
+                   "(needs --reconcile or --embedded-aws).")
 @options.aws
 @options.reconcile
 @options.karpenter
 def preview_command(
-    stacks, all_stacks, manifests, base_ref, fmt, budget, full_report, kubeconfig, pulumi_json, pulumi_events,
+    stacks, all_stacks, manifests, base_ref, fmt, budget, full_report, kubeconfig, pulumi_json, pulumi_events, workload_paths,
     embedded_aws, aws_fixture, kubernetes, reconcile_, cache_dir, release,
 ):
     """Print a PR comment (or JSON) on what the change does compared with --base.
@@ -40,20 +44,27 @@ def preview_command(
     import tempfile
 
     from karpenter_gitops.app.fleet import SharedTargets
-    from karpenter_gitops.app.plan import planner
+    from karpenter_gitops.app.plan import forecaster, planner, read_workloads
     from karpenter_gitops.app.preview import preview_sources, pulumi_preview
 
+    if workload_paths and not (reconcile_ or embedded_aws):
+        raise click.UsageError("--workloads forecasts against AWS's catalogue and prices: add --reconcile or --embedded-aws")
     pulumi = pulumi_preview(pulumi_json, pulumi_events)
+    stdin = functools.cache(click.get_text_stream("stdin").read)  # read once, whichever stack asks first
     with SharedTargets(embedded_aws, aws_fixture) as targets:
 
         def previewed(paths):
             head = options.sources(paths, release)
-            plan = None
+            plan = forecast = None
             if reconcile_ or embedded_aws:
                 options.check_fixture(embedded_aws, aws_fixture)
                 kube = kubernetes or head.inputs.cluster.kubernetes  # both sides run on the head's cluster
-                plan = planner(targets.for_stack(head.aws_config), head.release, kubernetes=kube, cache_dir=cache_dir)
-            return preview_sources(head, base_ref, paths, plan=plan, kubeconfig=kubeconfig, pulumi=pulumi)
+                target = targets.for_stack(head.aws_config)
+                plan = planner(target, head.release, kubernetes=kube, cache_dir=cache_dir)
+                if workload_paths:
+                    workloads = read_workloads(workload_paths, kube or target.world_kubernetes, stdin)
+                    forecast = forecaster(target, head.release, workloads, workload_paths, cache_dir=cache_dir)
+            return preview_sources(head, base_ref, paths, plan=plan, kubeconfig=kubeconfig, pulumi=pulumi, forecast=forecast)
 
         if options.is_fleet(stacks, all_stacks):
             _fleet(options.fleet_stacks(manifests, stacks, all_stacks), previewed, fmt, budget, full_report)
