@@ -53,7 +53,7 @@ def plan_command(stacks, all_stacks, manifests, embedded_aws, aws_fixture, kuber
         from karpenter_gitops.app.plan import read_workloads
 
         kube_text = kubernetes or sources.inputs.cluster.kubernetes
-        workloads = read_workloads(workload_paths, kube_text, stdin=click.get_text_stream("stdin").read)
+        workloads = read_workloads(workload_paths, kube_text, stdin=lambda: sys.stdin.read())
     status = Console(stderr=True)
     with contextlib.ExitStack() as stack_:
         target = stack_.enter_context(aws_target(embedded_aws, aws_fixture, sources.aws_config))

@@ -50,7 +50,7 @@ def preview_command(
     if workload_paths and not (reconcile_ or embedded_aws):
         raise click.UsageError("--workloads forecasts against AWS's catalogue and prices: add --reconcile or --embedded-aws")
     pulumi = pulumi_preview(pulumi_json, pulumi_events)
-    stdin = functools.cache(click.get_text_stream("stdin").read)  # read once, whichever stack asks first
+    stdin = functools.cache(lambda: sys.stdin.read())  # read once, whichever stack asks first
     with SharedTargets(embedded_aws, aws_fixture) as targets:
 
         def previewed(paths):
