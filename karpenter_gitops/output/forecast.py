@@ -159,19 +159,21 @@ def _pool(console: Console, result: WorkloadForecast, pool: PoolForecast) -> Non
                                 f": {len(pool.nodes)} NodeClaim(s) ({node_mix(pool)}) for {pool.pods} pod(s), "
                                 f"{price_range(low, high)} ({monthly(low, high)})"))
     table = Table(box=None, pad_edge=False)
-    for header in ("instance type", "options", "capacity", "zones", "pods", "cpu", "memory"):
+    for header in ("instance type (+others)", "capacity", "zones", "pods", "cpu", "memory", "$/hour", "price from"):
         table.add_column(header, no_wrap=True)
-    table.add_column("$/hour", no_wrap=True)
-    table.add_column("AMI", no_wrap=True, overflow="ellipsis")
-    table.add_column("price from", overflow="fold")
     for node in pool.nodes[:SHOWN_NODES]:
-        table.add_row(Text(node.instance_type or "—"), str(len(node.launch.instance_types)),
-                      Text(node.launch.capacity_type or node.launch.error or "—"), Text(zones(node.zones)),
+        name = Text(node.instance_type or "—")
+        if len(node.launch.instance_types) > 1:
+            name.append(f" (+{len(node.launch.instance_types) - 1})", style="dim")
+        table.add_row(name, Text(node.launch.capacity_type or node.launch.error or "—"), Text(zones(node.zones)),
                       str(len(node.pods)), _percent(node, "cpu"), _percent(node, "memory"), price_range(*node.hourly),
-                      Text(result.ami(node) or "—"), Text(result.price_source(node) or "—"))
+                      Text(result.price_source(node) or "—"))
     console.print(Padding(table, (0, 0, 0, 4)))
+    amis = sorted({ami for node in pool.nodes if (ami := result.ami(node))})
+    if amis:
+        console.print(Text(f"    AMI{'s' if len(amis) > 1 else ''}: {', '.join(amis)}", style="dim"))
     if len(pool.nodes) > SHOWN_NODES:
-        console.print(Text(f"    … and {len(pool.nodes) - SHOWN_NODES} more NodeClaim(s) (see --output json)", style="dim"))
+        console.print(Text(f"    … and {len(pool.nodes) - SHOWN_NODES} more NodeClaim(s) (see --format json)", style="dim"))
 
 
 def _unschedulable(console: Console, forecast: Forecast) -> None:

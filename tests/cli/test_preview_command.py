@@ -25,3 +25,18 @@ def test_preview(base, capsys, snapshot, tmp_path, catalogue_cache, fmt):
     shown = ("--full-report", str(tmp_path / "full.md")) if fmt == "markdown" else ("--format", "json")
     text = run(capsys, "preview", "--stack", "demo", "--base", str(base), *aws, *shown)
     assert masked(text, TMP=tmp_path, CACHE=catalogue_cache) == snapshot
+
+
+def test_preview_with_workloads(base, capsys, snapshot, tmp_path, catalogue_cache):
+    """The AMI bump makes arm64 types launchable on the general pool: the comment says what that does to the cost."""
+    aws = ("--embedded-aws", "--cache-dir", str(catalogue_cache))
+    text = run(capsys, "preview", "--stack", "demo", "--base", str(base), *aws, "--workloads", "examples/workloads",
+               "--full-report", str(tmp_path / "full.md"))
+    summary = next(line for line in text.splitlines() if line.startswith("**Cost**"))
+    section = text[text.index("#### Cost forecast"):text.index("#### Node impact")]
+    assert masked(f"{summary}\n\n{section}", TMP=tmp_path, CACHE=catalogue_cache) == snapshot
+
+
+def test_preview_workloads_need_aws(base, capsys):
+    assert main(["preview", "--stack", "demo", "--base", str(base), "--workloads", "examples/workloads"]) == 2
+    assert "add --reconcile or --embedded-aws" in capsys.readouterr().err

@@ -31,7 +31,7 @@ from karpenter_gitops.adapters.aws.errors import AWSError
 from karpenter_gitops.core.simulation.nodes import SPOT, PriceTable
 
 _DATA = "on_demand_prices.json"
-PRICING_API, STATIC_TABLE, SPOT_HISTORY = "Pricing API", "static table", "spot price history"
+PRICING_API, STATIC_TABLE, SPOT_HISTORY = "Pricing API", "static table", "spot history"
 #: The filters Karpenter's ``fetchOnDemandPricing`` sends with every query, and the two it adds per query.
 BASE_FILTERS = (("serviceCode", "AmazonEC2"), ("preInstalledSw", "NA"), ("operatingSystem", "Linux"),
                 ("capacitystatus", "Used"), ("marketoption", "OnDemand"))
