@@ -586,7 +586,7 @@ class _PriceService:
         wanted = {"serviceCode": "AmazonEC2", "preInstalledSw": "NA", "operatingSystem": "Linux", "capacitystatus": "Used",
                   "marketoption": "OnDemand"}
         items: list[str] = []
-        if region and all(filters.get(k, v) == v for k, v in wanted.items()) and request.get("ServiceCode") == "AmazonEC2":
+        if isinstance(region, str) and region and all(filters.get(k, v) == v for k, v in wanted.items()) and request.get("ServiceCode") == "AmazonEC2":
             metal = filters.get("productFamily") == "Compute Instance (bare metal)"
             tenancy = filters.get("tenancy")
             if tenancy is None or tenancy == ("Dedicated" if metal else "Shared"):
