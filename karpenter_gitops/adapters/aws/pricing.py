@@ -182,7 +182,7 @@ def load_prices(aws: AwsSession, now: datetime | None = None) -> Prices:
     spot: dict[tuple[str, str], float] | None = None
     try:
         history = aws.paginate("ec2", "DescribeSpotPriceHistory", "SpotPriceHistory", ProductDescriptions=list(SPOT_PRODUCTS),
-                               StartTime=now or datetime.now(timezone.utc), MaxResults=1000)
+                               StartTime=now or datetime.now(timezone.utc), MaxResults=2000)
         spot = _spot(history)
         if not spot:
             notes.append("spot: DescribeSpotPriceHistory returned no prices; spot offerings cost the on-demand price")
