@@ -9,6 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from karpenter_gitops.adapters import atomic
 from karpenter_gitops.adapters.aws.client import AwsSession
 from karpenter_gitops.adapters.aws.pricing import Prices, load_prices
 from karpenter_gitops.adapters.aws.target import Target
@@ -21,6 +22,7 @@ from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.load import files
 from karpenter_gitops.load.workloads import WORKLOAD_KINDS, Workloads, workloads_from_documents
 from karpenter_gitops.output.forecast import WorkloadForecast
+from karpenter_gitops.output.forecast_svg import svg
 from karpenter_gitops.reconcile import Progress, reconcile
 from karpenter_gitops.reconcile.catalogue import load as load_catalogue
 from karpenter_gitops.reconcile.context import Run
@@ -114,3 +116,11 @@ def _other_kinds(documents: Iterable[Any]) -> Counter[str]:
         elif kind not in WORKLOAD_KINDS:
             kinds[kind if isinstance(kind, str) and kind else "no kind"] += 1
     return kinds
+
+
+def write_picture(forecast: WorkloadForecast, path: Path) -> None:
+    """The forecast's SVG at ``path``, written whole or not at all."""
+    try:
+        atomic.write_file(path, svg(forecast))
+    except OSError as error:
+        raise InputError(f"cannot write the picture: {error.strerror or error}", str(path)) from None

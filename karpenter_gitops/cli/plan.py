@@ -73,7 +73,9 @@ def plan_command(stacks, all_stacks, manifests, embedded_aws, aws_fixture, kuber
                 spinner.update("forecasting…")
             forecast = forecaster(target, sources.release, workloads, workload_paths, cache_dir=cache_dir)(sources.inputs, plan)
     if picture:
-        _write_picture(forecast, picture)
+        from karpenter_gitops.app.plan import write_picture
+
+        write_picture(forecast, picture)
     if fmt == "json":
         click.echo(json.dumps({**plan.to_json(), **({"forecast": forecast.to_json()} if forecast else {})}, indent=2))
     else:
@@ -85,17 +87,6 @@ def plan_command(stacks, all_stacks, manifests, embedded_aws, aws_fixture, kuber
             print_forecast(forecast, console)
     sys.exit(plan.exit_code)
 
-
-def _write_picture(forecast, path: Path) -> None:
-    """The SVG, written whole or not at all."""
-    from karpenter_gitops.adapters import atomic
-    from karpenter_gitops.core.errors import InputError
-    from karpenter_gitops.output.forecast_svg import svg
-
-    try:
-        atomic.write_file(path, svg(forecast))
-    except OSError as error:
-        raise InputError(f"cannot write the picture: {error.strerror or error}", str(path)) from None
 
 
 def _fleet(stacks, embedded_aws, aws_fixture, kubernetes, cache_dir, release, fmt) -> None:

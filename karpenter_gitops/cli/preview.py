@@ -28,12 +28,14 @@ from karpenter_gitops.output import DEFAULT_BUDGET
 @click.option("--workloads", "workload_paths", metavar="PATH", multiple=True,
               help="Forecast these workloads (files, directories, - for stdin) on base and head and compare the cost "
                    "(needs --reconcile or --embedded-aws).")
+@click.option("--picture", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE.svg",
+              help="With --workloads: write an SVG of the head's NodePools, their nodes and the pods packed on them.")
 @options.aws
 @options.reconcile
 @options.karpenter
 def preview_command(
     stacks, all_stacks, manifests, base_ref, fmt, budget, full_report, kubeconfig, pulumi_json, pulumi_events, workload_paths,
-    embedded_aws, aws_fixture, kubernetes, reconcile_, cache_dir, release,
+    picture, embedded_aws, aws_fixture, kubernetes, reconcile_, cache_dir, release,
 ):
     """Print a PR comment (or JSON) on what the change does compared with --base.
 
@@ -44,9 +46,13 @@ def preview_command(
     import tempfile
 
     from karpenter_gitops.app.fleet import SharedTargets
-    from karpenter_gitops.app.plan import forecaster, planner, read_workloads
+    from karpenter_gitops.app.plan import forecaster, planner, read_workloads, write_picture
     from karpenter_gitops.app.preview import preview_sources, pulumi_preview
 
+    if picture and not workload_paths:
+        raise click.UsageError("--picture draws the forecast: give --workloads too")
+    if picture and options.is_fleet(stacks, all_stacks):
+        raise click.UsageError("--picture draws one stack's forecast: give one --stack")
     if workload_paths and not (reconcile_ or embedded_aws):
         raise click.UsageError("--workloads forecasts against AWS's catalogue and prices: add --reconcile or --embedded-aws")
     pulumi = pulumi_preview(pulumi_json, pulumi_events)
@@ -69,6 +75,8 @@ def preview_command(
         if options.is_fleet(stacks, all_stacks):
             _fleet(options.fleet_stacks(manifests, stacks, all_stacks), previewed, fmt, budget, full_report)
         report = previewed(options.stack_or_manifests(stacks[0] if stacks else None, manifests))
+    if picture and report.cost:
+        write_picture(report.cost.head, picture)
     if fmt == "json":
         click.echo(json.dumps(report.to_json(), indent=2))
     else:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from _command_runs import in_project, masked, run  # noqa: F401 - the fixture is used by name
 
@@ -40,3 +42,13 @@ def test_preview_with_workloads(base, capsys, snapshot, tmp_path, catalogue_cach
 def test_preview_workloads_need_aws(base, capsys):
     assert main(["preview", "--stack", "demo", "--base", str(base), "--workloads", "examples/workloads"]) == 2
     assert "add --reconcile or --embedded-aws" in capsys.readouterr().err
+
+
+def test_preview_draws_the_heads_forecast(base, capsys, tmp_path, catalogue_cache):
+    picture = tmp_path / "head.svg"
+    argv = ["preview", "--stack", "demo", "--base", str(base), "--embedded-aws", "--cache-dir", str(catalogue_cache),
+            "--workloads", "examples/workloads", "--format", "json", "--picture", str(picture)]
+    assert main(argv) == 1
+    cost = json.loads(capsys.readouterr().out)["cost"]
+    assert picture.read_text().count("<title>") >= cost["head"]["forecast"]["nodePools"][0]["pods"] > 0
+    assert cost["newlyUnschedulable"] == [] and [p["nodePool"] for p in cost["nodePools"]] == ["general", "gpu", "payments"]
