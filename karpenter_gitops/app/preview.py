@@ -20,6 +20,8 @@ from karpenter_gitops.core.inputs import Inputs
 from karpenter_gitops.core.plan import Plan
 from karpenter_gitops.judge import validate
 from karpenter_gitops.load import documents, files, pulumi_events
+from karpenter_gitops.output.forecast import WorkloadForecast
+from karpenter_gitops.output.forecast_compare import CostComparison
 from karpenter_gitops.output.preview import Preview
 from karpenter_gitops.reconcile import impact
 
@@ -65,8 +67,10 @@ def preview_sources(
     plan: Callable[[Inputs], Plan] | None = None,
     kubeconfig: Path | None = None,
     pulumi: pulumi_events.PulumiPreview | None = None,
+    forecast: Callable[[Inputs, Plan], WorkloadForecast] | None = None,
 ) -> Preview:
-    """Compare ``head`` with ``base_ref``; ``plan`` reconciles both sides, ``kubeconfig`` counts drifting nodes."""
+    """Compare ``head`` with ``base_ref``; ``plan`` reconciles both sides, ``kubeconfig`` counts drifting nodes,
+    ``forecast`` (with ``plan``) forecasts the same workloads on both sides and compares their cost."""
     base = load_base(base_ref, head_paths, head.release).with_gates(head.feature_gates)
     fleet, impact_note = None, None
     if kubeconfig:
@@ -77,6 +81,9 @@ def preview_sources(
         except (kube.ClusterUnavailable, kube.Forbidden) as error:  # the comment still helps without its node counts
             impact_note = f"cluster not read: {error}"
     base_plan, head_plan = (plan(base), plan(head.inputs)) if plan else (None, None)
+    cost = None
+    if forecast and base_plan and head_plan:
+        cost = CostComparison(forecast(base, base_plan), forecast(head.inputs, head_plan))
     return Preview.build(
         base_ref,
         base,
@@ -88,4 +95,5 @@ def preview_sources(
         impact_note=impact_note,
         pulumi=pulumi,
         notes=head.inputs.notes,
+        cost=cost,
     )

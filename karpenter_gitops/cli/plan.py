@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import click
 
@@ -19,10 +20,17 @@ from karpenter_gitops.cli.group import cli
 @options.karpenter
 @options.allow_empty
 @options.output_format("text", "json")
-def plan_command(paths, manifests, stacks, all_stacks, embedded_aws, aws_fixture, kubernetes, cache_dir, release, allow_empty, fmt):
+@click.option("--workloads", "workload_paths", metavar="PATH", multiple=True,
+              help="Forecast what Karpenter would launch for the workloads in these files or directories (- for stdin), and its cost.")
+@click.option("--picture", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE.svg",
+              help="With --workloads: write an SVG of each NodePool's nodes and the pods packed on them.")
+def plan_command(paths, manifests, stacks, all_stacks, embedded_aws, aws_fixture, kubernetes, cache_dir, release, allow_empty, fmt,
+                 workload_paths, picture):
     """Resolve what Karpenter will resolve from AWS and predict its status, before anything is applied.
 
     PATHS (or --manifests) are manifest files, directories or - for standard input, as for validate.
+    With --workloads, also what Karpenter would launch for those pods: NodeClaims per NodePool, the
+    pods on each, $/hour and $/month, and the pods that cannot be scheduled and why.
 
     Exit 0: every EC2NodeClass predicted Ready and no error finding; 1: persistent problems;
     3: transient AWS trouble (nothing decided, retry); 2: usage or unreadable input.
@@ -34,19 +42,45 @@ def plan_command(paths, manifests, stacks, all_stacks, embedded_aws, aws_fixture
 
     options.check_fixture(embedded_aws, aws_fixture)
     manifests = (*paths, *manifests)
+    if picture and not workload_paths:
+        raise click.UsageError("--picture draws the forecast: give --workloads too")
     if options.is_fleet(stacks, all_stacks):
+        if workload_paths:
+            raise click.UsageError("--workloads forecasts one cluster: give one --stack (or --manifests)")
         fleet = options.fleet_stacks(manifests, stacks, all_stacks)
         _fleet(fleet, embedded_aws, aws_fixture, kubernetes, cache_dir, release, fmt)
     sources = options.sources(options.stack_or_manifests(stacks[0] if stacks else None, manifests), release)
     options.require_objects(sources, allow_empty)  # before AWS is asked anything
+    workloads = None
+    if workload_paths:  # read before AWS is: unreadable workloads end the run with nothing asked or written
+        from karpenter_gitops.app.plan import read_workloads
+
+        kube_text = kubernetes or sources.inputs.cluster.kubernetes
+        workloads = read_workloads(workload_paths, kube_text, stdin=lambda: sys.stdin.read())
     with waiting("asking AWS…") as progress, aws_target(embedded_aws, aws_fixture, sources.aws_config) as target:
         progress("planning…")
         plan = planner(target, sources.release, kubernetes=kubernetes, cache_dir=cache_dir, progress=progress)(sources.inputs)
+        forecast = None
+        if workloads is not None:
+            from karpenter_gitops.app.plan import forecaster
+
+            progress("forecasting…")
+            forecast = forecaster(target, sources.release, workloads, workload_paths, cache_dir=cache_dir)(sources.inputs, plan)
+    if picture:
+        from karpenter_gitops.app.plan import write_picture
+
+        write_picture(forecast, picture)
     if fmt == "json":
-        click.echo(json.dumps(plan.to_json(), indent=2))
+        click.echo(json.dumps({**plan.to_json(), **({"forecast": forecast.to_json()} if forecast else {})}, indent=2))
     else:
-        print_plan(plan, Terminal.for_stdout())
+        console = Terminal.for_stdout()
+        print_plan(plan, console)
+        if forecast:
+            from karpenter_gitops.output.forecast import print_forecast
+
+            print_forecast(forecast, console)
     sys.exit(plan.exit_code)
+
 
 
 def _fleet(stacks, embedded_aws, aws_fixture, kubernetes, cache_dir, release, fmt) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from pathlib import Path
@@ -24,6 +25,11 @@ from karpenter_gitops.output import DEFAULT_BUDGET
 @click.option("--kubeconfig", type=click.Path(path_type=Path), metavar="FILE", help="Read NodeClaims and Nodes to count drifting nodes.")
 @click.option("--pulumi-json", type=click.Path(path_type=Path), metavar="FILE", help="Fold in `pulumi preview --json` output.")
 @click.option("--pulumi-events", type=click.Path(path_type=Path), metavar="FILE", help="Fold in a `pulumi preview --event-log` file.")
+@click.option("--workloads", "workload_paths", metavar="PATH", multiple=True,
+              help="Forecast these workloads (files, directories, - for stdin) on base and head and compare the cost "
+                   "(needs --reconcile or --embedded-aws).")
+@click.option("--picture", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE.svg",
+              help="With --workloads: write an SVG of the head's NodePools, their nodes and the pods packed on them.")
 @options.aws
 @options.reconcile
 @options.policy_file
@@ -31,7 +37,7 @@ from karpenter_gitops.output import DEFAULT_BUDGET
 @options.allow_empty
 def preview_command(
     paths, manifests, allow_empty, stacks, all_stacks, base_ref, fmt, budget, full_report, kubeconfig, pulumi_json, pulumi_events,
-    embedded_aws, aws_fixture, kubernetes, reconcile_, cache_dir, policy_file, release,
+    workload_paths, picture, embedded_aws, aws_fixture, kubernetes, reconcile_, cache_dir, policy_file, release,
 ):
     """Print a PR comment (or JSON) on what the change does compared with --base.
 
@@ -46,30 +52,42 @@ def preview_command(
     import tempfile
 
     from karpenter_gitops.app.fleet import SharedTargets
-    from karpenter_gitops.app.plan import planner
+    from karpenter_gitops.app.plan import forecaster, planner, read_workloads, write_picture
     from karpenter_gitops.app.preview import preview_sources, pulumi_preview
     from karpenter_gitops.app.sources import read_policy_file
     from karpenter_gitops.output.terminal import waiting
 
+    if picture and not workload_paths:
+        raise click.UsageError("--picture draws the forecast: give --workloads too")
+    if picture and options.is_fleet(stacks, all_stacks):
+        raise click.UsageError("--picture draws one stack's forecast: give one --stack")
+    if workload_paths and not (reconcile_ or embedded_aws):
+        raise click.UsageError("--workloads forecasts against AWS's catalogue and prices: add --reconcile or --embedded-aws")
     pulumi = pulumi_preview(pulumi_json, pulumi_events)
     house = read_policy_file(policy_file) if policy_file else None
     asks_aws = reconcile_ or embedded_aws
+    stdin = functools.cache(lambda: sys.stdin.read())  # read once, whichever stack asks first
     with waiting("asking AWS…", shown=asks_aws) as progress, SharedTargets(embedded_aws, aws_fixture) as targets:
 
         def previewed(paths):
             head = options.sources(paths, release).with_policy(house)
             options.require_objects(head, allow_empty)
-            plan = None
+            plan = forecast = None
             if asks_aws:
                 options.check_fixture(embedded_aws, aws_fixture)
                 kube = kubernetes or head.inputs.cluster.kubernetes  # both sides run on the head's cluster
-                plan = planner(targets.for_stack(head.aws_config), head.release, kubernetes=kube, cache_dir=cache_dir,
-                               progress=progress)
-            return preview_sources(head, base_ref, paths, plan=plan, kubeconfig=kubeconfig, pulumi=pulumi)
+                target = targets.for_stack(head.aws_config)
+                plan = planner(target, head.release, kubernetes=kube, cache_dir=cache_dir, progress=progress)
+                if workload_paths:
+                    workloads = read_workloads(workload_paths, kube or target.world_kubernetes, stdin)
+                    forecast = forecaster(target, head.release, workloads, workload_paths, cache_dir=cache_dir)
+            return preview_sources(head, base_ref, paths, plan=plan, kubeconfig=kubeconfig, pulumi=pulumi, forecast=forecast)
 
         if options.is_fleet(stacks, all_stacks):
             _fleet(options.fleet_stacks((*paths, *manifests), stacks, all_stacks), previewed, fmt, budget, full_report)
         report = previewed(options.stack_or_manifests(stacks[0] if stacks else None, (*paths, *manifests)))
+    if picture and report.cost:
+        write_picture(report.cost.head, picture)
     if fmt == "json":
         click.echo(json.dumps(report.to_json(), indent=2))
     else:

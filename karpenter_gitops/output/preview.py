@@ -36,6 +36,7 @@ from karpenter_gitops.judge.report import Report
 from karpenter_gitops.load.pulumi_events import PulumiPreview
 from karpenter_gitops.output import DEFAULT_BUDGET
 from karpenter_gitops.output.escape import visible
+from karpenter_gitops.output.forecast_compare import CostComparison, mermaid
 from karpenter_gitops.output.render import manifest, to_yaml
 from karpenter_gitops.reconcile.impact import (
     AMIMove,
@@ -175,6 +176,7 @@ class Preview:
     pulumi: PulumiPreview | None = None
     notes: tuple[str, ...] = ()
     changes: tuple[ObjectChange, ...] = field(default=())
+    cost: CostComparison | None = None  # the workloads' forecast on both sides (``--workloads``)
 
     @classmethod
     def build(cls, base_label: str, base: Inputs, head: Inputs, validation: Report, forecast: Forecast | None, **rest) -> Preview:
@@ -227,7 +229,7 @@ class Preview:
         """As ``plan``: 3 transient (nothing decided), 1 blocking problems, 0 clean."""
         if self.transient:
             return TRANSIENT
-        if self.errors or self.not_ready or self.blocking_pulumi:
+        if self.errors or self.not_ready or self.blocking_pulumi or (self.cost and self.cost.newly_unschedulable):
             return PERSISTENT
         return READY
 
@@ -278,6 +280,7 @@ class Preview:
             "pulumi": self.pulumi.to_json() if self.pulumi else None,
             "transient": list(self.transient),
             "notes": list(self.notes),
+            **({"cost": self.cost.to_json()} if self.cost else {}),
         }
 
 
@@ -303,6 +306,7 @@ def _verdict(preview: Preview) -> str:
         return ":hourglass: transient trouble, nothing decided — re-run"
     if code == PERSISTENT:
         problems = len(preview.errors) + len(preview.not_ready) + len(preview.blocking_pulumi)
+        problems += len(preview.cost.newly_unschedulable) if preview.cost else 0
         return f":x: {problems} blocking problem(s)"
     return ":white_check_mark: no blocking problems"
 
@@ -340,6 +344,8 @@ def _summary(preview: Preview, full: bool) -> str:
     )
     lines.extend(_more(len(choices), len(_cap(choices, full, LISTED))))
     lines.append(f"**Node impact**: {_impact_line(preview)}")
+    if preview.cost:
+        lines.append(f"**Cost** of the workloads ({preview.cost.head.pods} pod(s)): {_text(preview.cost.summary())}.")
     if preview.pulumi:
         counts = preview.pulumi.counts
         lines.append("**Pulumi**: " + ", ".join(f"{n} to {op}" for op, n in counts.items()) + ".")
@@ -377,6 +383,8 @@ def _impact_line(preview: Preview) -> str:
 def _errors(preview: Preview, full: bool) -> str:
     errors = [f"`{f.kind}/{f.name}` {f.path}: {_text(f.message)} [`{f.rule}`]" for f in preview.errors]
     errors += [_text(line) for line in preview.blocking_pulumi]
+    errors += [f"{len(pods)} pod(s) of `{_text(workload)}` can no longer be scheduled: {_text(message)}"
+               for workload, message, pods in (preview.cost.newly_unschedulable if preview.cost else ())]
     if not errors:
         return ""
     shown = _cap(errors, full, LISTED)
@@ -447,6 +455,38 @@ def _impact_section(preview: Preview, full: bool) -> str:
             for m in pool.moves
         ]
     lines += ["", *_cap(why, full, TABLE_ROWS), *_more(len(why), len(_cap(why, full, TABLE_ROWS)))]
+    return "\n".join(lines) + "\n"
+
+
+def _cost_section(preview: Preview, full: bool) -> str:
+    """Per NodePool whose NodeClaims change: base and head, the change per hour and month; the chart; where prices come from."""
+    cost = preview.cost
+    if cost is None:
+        return ""
+    head = cost.head
+    lines = ["", f"#### Cost forecast: {head.pods} pod(s) from {_text(', '.join(head.sources))}"]
+    if head.forecast is None or cost.base.forecast is None:
+        why = head.unavailable or cost.base.unavailable or "nothing to simulate"
+        return "\n".join([*lines, f"No forecast: {_text(why)}."]) + "\n"
+    changed = [p for p in cost.pools if p.changed]
+    if changed:
+        rows = [[f"`{_text(p.node_pool)}`", _text(p.describe(p.base)), _text(p.describe(p.head)), _text(p.delta_text())]
+                for p in changed]
+        lines += _table(["NodePool", "base", "head", "change"], rows, full)
+    else:
+        lines.append("The change moves no pod: every NodePool launches the same NodeClaims.")
+    lines += ["", mermaid(cost), ""]
+    if head.prices:
+        lines.append(f"Prices: {_text(head.prices.summary)}.")
+    approximated = head.forecast.approximated
+    if approximated:
+        lines.append("Approximated: " + "; ".join(f"`{_text(a.workload)}` ({_text(', '.join(a.reasons))})" for a in approximated) + ".")
+    unschedulable = head.forecast.unschedulable
+    if unschedulable:
+        lines += ["", f"Pods the head cannot schedule ({sum(len(u.pods) for u in unschedulable)}):"]
+        shown = _cap(unschedulable, full, LISTED)
+        lines += [f"- `{_text(u.workload)}` × {len(u.pods)}: {_text(u.message)}" for u in shown]
+        lines += _more(len(unschedulable), len(shown))
     return "\n".join(lines) + "\n"
 
 
@@ -582,6 +622,7 @@ def markdown(preview: Preview, budget: int | None = DEFAULT_BUDGET, full_report:
     blocks = [
         _Block(_summary(preview, full), "summary", kept=True),
         _Block(_errors(preview, full), "errors", kept=True),
+        _Block(_cost_section(preview, full), "cost forecast"),
         _Block(_impact_section(preview, full), "node impact"),
         _Block(_ami_section(preview, full), "AMI changes"),
         _Block(_pulumi_section(preview, full), "Pulumi preview"),

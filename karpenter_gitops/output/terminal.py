@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Union
 
 from rich.console import Console
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
@@ -58,12 +59,12 @@ class Terminal:
     def rule(self, *parts: Part, align: str = "left") -> None:
         self.console.rule(line(*parts), align=align)
 
-    def table(self, header: Sequence[str], rows: Sequence[Sequence[Part]]) -> None:
-        """Columns without borders; every cell is a :func:`line`."""
+    def table(self, header: Sequence[str], rows: Sequence[Sequence[Part | Sequence[Part]]], *, indent: int = 0) -> None:
+        """Columns without borders, ``indent`` columns in; every cell is a :func:`line` of one part or a list of parts."""
         table = Table(*header, box=None, pad_edge=False)
         for row in rows:
-            table.add_row(*(line(cell) for cell in row))
-        self.console.print(table)
+            table.add_row(*(line(*cell) if isinstance(cell, list) else line(cell) for cell in row))
+        self.console.print(Padding(table, (0, 0, 0, indent)) if indent else table)
 
 
 @contextlib.contextmanager

@@ -1,9 +1,13 @@
-"""``karpenter-gitops plan``: the demo stack against the embedded AWS, as JSON and as text."""
+"""``karpenter-gitops plan``: the demo stack against the embedded AWS, as JSON and as text; with its workloads, the forecast."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from _command_runs import in_project, masked, run  # noqa: F401 - the fixture is used by name
+
+from karpenter_gitops.cli import main
 
 
 @pytest.mark.parametrize("fmt", ["json", "text"])
@@ -11,3 +15,26 @@ def test_plan(in_project, capsys, snapshot, catalogue_cache, fmt):
     aws = ("--embedded-aws", "--cache-dir", str(catalogue_cache))
     argv = ("plan", "--stack", "demo", *aws, *(("--format", fmt) if fmt == "json" else ()))
     assert masked(run(capsys, *argv), CACHE=catalogue_cache) == snapshot
+
+
+# --- --workloads: the forecast and its cost ----------------------------------------------------------
+
+WORKLOADS = ("--workloads", "examples/workloads")
+
+
+def test_plan_with_workloads_text_and_picture(in_project, capsys, snapshot, catalogue_cache, tmp_path):
+    picture = tmp_path / "forecast.svg"
+    text = run(capsys, "plan", "--stack", "demo", "--embedded-aws", "--cache-dir", str(catalogue_cache), *WORKLOADS, "--picture", str(picture))
+    forecast = text[text.index("Forecast — "):]
+    assert masked(forecast, CACHE=catalogue_cache) == snapshot(name="text")
+    assert picture.read_text() == snapshot(name="svg")
+
+
+def test_plan_with_workloads_json(in_project, capsys, snapshot, catalogue_cache):
+    assert main(["plan", "--stack", "demo", "--embedded-aws", "--cache-dir", str(catalogue_cache), *WORKLOADS, "--format", "json"]) == 1
+    forecast = json.loads(capsys.readouterr().out)["forecast"]
+    claims = [claim for pool in forecast["forecast"]["nodePools"] for claim in pool["nodeClaims"]]
+    assert claims and all(claim["ami"] and claim["priceSource"] for claim in claims)
+    for claim in claims:  # the candidates (up to 60 types × zones) are the simulation's; the snapshot keeps what the user reads
+        claim["candidates"] = len(claim["candidates"])
+    assert json.dumps(forecast, indent=2) == snapshot

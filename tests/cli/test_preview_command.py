@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from _command_runs import in_project, masked, run  # noqa: F401 - the fixture is used by name
 
@@ -25,3 +27,28 @@ def test_preview(base, capsys, snapshot, tmp_path, catalogue_cache, fmt):
     shown = ("--full-report", str(tmp_path / "full.md")) if fmt == "markdown" else ("--format", "json")
     text = run(capsys, "preview", "--stack", "demo", "--base", str(base), *aws, *shown)
     assert masked(text, TMP=tmp_path, CACHE=catalogue_cache) == snapshot
+
+
+def test_preview_with_workloads(base, capsys, snapshot, tmp_path, catalogue_cache):
+    """The AMI bump makes arm64 types launchable on the general pool: the comment says what that does to the cost."""
+    aws = ("--embedded-aws", "--cache-dir", str(catalogue_cache))
+    text = run(capsys, "preview", "--stack", "demo", "--base", str(base), *aws, "--workloads", "examples/workloads",
+               "--full-report", str(tmp_path / "full.md"))
+    summary = next(line for line in text.splitlines() if line.startswith("**Cost**"))
+    section = text[text.index("#### Cost forecast"):text.index("#### Node impact")]
+    assert masked(f"{summary}\n\n{section}", TMP=tmp_path, CACHE=catalogue_cache) == snapshot
+
+
+def test_preview_workloads_need_aws(base, capsys):
+    assert main(["preview", "--stack", "demo", "--base", str(base), "--workloads", "examples/workloads"]) == 2
+    assert "add --reconcile or --embedded-aws" in capsys.readouterr().err
+
+
+def test_preview_draws_the_heads_forecast(base, capsys, tmp_path, catalogue_cache):
+    picture = tmp_path / "head.svg"
+    argv = ["preview", "--stack", "demo", "--base", str(base), "--embedded-aws", "--cache-dir", str(catalogue_cache),
+            "--workloads", "examples/workloads", "--format", "json", "--picture", str(picture)]
+    assert main(argv) == 1
+    cost = json.loads(capsys.readouterr().out)["cost"]
+    assert picture.read_text().count("<title>") >= cost["head"]["forecast"]["nodePools"][0]["pods"] > 0
+    assert cost["newlyUnschedulable"] == [] and [p["nodePool"] for p in cost["nodePools"]] == ["general", "gpu", "payments"]

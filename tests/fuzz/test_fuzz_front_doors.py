@@ -84,6 +84,20 @@ def test_plan_against_aws(default_aws, catalogue_cache, tmp_path_factory, docs, 
          "--format", "json"], aws=True)
 
 
+WORKLOADS = [doc for path in sorted((PROJECT / "examples" / "workloads").glob("*.yaml")) for doc in yaml.safe_load_all(path.read_text())]
+
+
+@PROFILE
+@given(docs=st.lists(mutated(st.sampled_from(WORKLOADS)), min_size=1, max_size=3), edit=TEXT_EDITS)
+def test_plan_with_hostile_workloads(default_aws, catalogue_cache, tmp_path_factory, docs, edit):
+    """Workloads are read before AWS is asked; a forecast of whatever loads; the picture only when the run succeeds."""
+    folder = tmp_path_factory.mktemp("in")
+    path = _write(folder, "workloads.yaml", as_text(docs, edit))
+    picture = folder / "forecast.svg"
+    run(["plan", "--manifests", str(PROJECT / "examples" / "manifests"), "--kubernetes-version", "1.32", "--cache-dir",
+         str(catalogue_cache), "--workloads", str(path), "--picture", str(picture), "--format", "json"], aws=True, writes=picture)
+
+
 @PROFILE
 @given(stack=STACK, edit=TEXT_EDITS)
 def test_bump_dry_run_writes_nothing(default_aws, tmp_path_factory, monkeypatch, stack, edit):

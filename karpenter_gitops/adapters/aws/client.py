@@ -243,21 +243,24 @@ class AwsSession:
 
     # --- clients and hooks -------------------------------------------------------------
 
-    def client(self, service: str) -> Any:
-        """The client for ``service``, created once (botocore sessions are not thread-safe; clients are)."""
+    def client(self, service: str, region: str | None = None) -> Any:
+        """The client for ``service``, created once (botocore sessions are not thread-safe; clients are);
+        ``region`` for a service answering elsewhere than the run's region (the Pricing API)."""
+        key = service if region is None or region == self.region else f"{service}@{region}"
         with self._lock:
             if self._role is not None:  # assume the role once, before the first client that needs it
                 role, self._role = self._role, None
                 self._assume(role)
-            if service not in self._clients:
+            if key not in self._clients:
                 endpoint = self._endpoints.get(service, self._endpoint_url)
-                client = self._botocore.create_client(service, config=self._config, endpoint_url=endpoint)
+                config = self._config if key == service else self._config.merge(Config(region_name=region))
+                client = self._botocore.create_client(service, config=config, endpoint_url=endpoint)
                 retries.install(client, self._deadline, self._max_attempts)
                 client.meta.events.register("before-call", self._count_call)
                 for event, handler in self._hooks:
                     client.meta.events.register(event, handler)
-                self._clients[service] = client
-            return self._clients[service]
+                self._clients[key] = client
+            return self._clients[key]
 
     def _assume(self, role: AwsSettings) -> None:
         """Swap the base credentials for the role's, as the pulumi-aws provider's assumeRoles does."""
@@ -301,12 +304,12 @@ class AwsSession:
             return response
         return self._once((service, operation, "call", _canonical(params)), f"{service}:{operation}", run)
 
-    def paginate(self, service: str, operation: str, result_key: str, **params: Any) -> list:
-        """Every item under ``result_key`` across all pages of a paginated ``operation``."""
+    def paginate(self, service: str, operation: str, result_key: str, *, region: str | None = None, **params: Any) -> list:
+        """Every item under ``result_key`` across all pages of a paginated ``operation`` (``region``: as for ``client``)."""
         def run() -> list:
-            pages = self.client(service).get_paginator(xform_name(operation)).paginate(**params)
+            pages = self.client(service, region).get_paginator(xform_name(operation)).paginate(**params)
             return [item for page in pages for item in page.get(result_key, [])]
-        return self._once((service, operation, result_key, _canonical(params)), f"{service}:{operation}", run)
+        return self._once((service, region, operation, result_key, _canonical(params)), f"{service}:{operation}", run)
 
     def remember(self, key: Hashable, compute: Callable[[], Any]) -> Any:
         """What ``compute`` derives from this session's AWS (the catalogue, its labelled form), made once

@@ -1,0 +1,179 @@
+"""The cost forecast of ``plan --workloads``: what Karpenter would launch for the workloads, as text and JSON.
+
+:class:`WorkloadForecast` is the simulation's :class:`~karpenter_gitops.core.simulation.Forecast`
+with what the run around it knows: where each price came from (:class:`Prices`), the AMI the plan
+mapped each chosen instance type to, and what reading the workload manifests left out. Everything
+that came from outside (workload and pool names, messages quoting manifests, AWS answers) reaches
+the terminal as rich ``Text``, never as markup.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+
+from karpenter_gitops.adapters.aws.pricing import Prices
+from karpenter_gitops.core import versions
+from karpenter_gitops.core.simulation import Forecast, PlannedNode, PoolForecast
+from karpenter_gitops.core.simulation.nodes import HOURS_PER_MONTH
+from karpenter_gitops.load.workloads import Workloads
+from karpenter_gitops.output.terminal import Terminal
+
+SHOWN_NODES = 30  # NodeClaims listed per NodePool in text (JSON has all)
+SHOWN_PODS = 20  # unschedulable pod names listed per workload
+
+
+@dataclass(frozen=True)
+class WorkloadForecast:
+    """A forecast and its provenance; ``unavailable`` says why there is none (the catalogue did not load, ...)."""
+
+    workloads: Workloads
+    forecast: Forecast | None = None
+    prices: Prices | None = None
+    amis: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # NodePool → instance type → AMI id
+    sources: tuple[str, ...] = ()  # the workload paths read
+    unavailable: str | None = None
+
+    def ami(self, node: PlannedNode) -> str | None:
+        return self.amis.get(node.node_pool, {}).get(node.instance_type or "")
+
+    def price_source(self, node: PlannedNode) -> str | None:
+        if self.prices is None or node.instance_type is None or node.launch.capacity_type is None:
+            return None
+        return self.prices.source_of(node.instance_type, node.launch.capacity_type)
+
+    @property
+    def pods(self) -> int:
+        return len(self.workloads.pods)
+
+    def to_json(self) -> dict:
+        forecast = None
+        if self.forecast is not None:
+            forecast = self.forecast.to_json()
+            nodes = [n for p in self.forecast.pools for n in p.nodes]
+            claims = [c for p in forecast["nodePools"] for c in p["nodeClaims"]]
+            for node, claim in zip(nodes, claims):
+                claim["ami"] = self.ami(node)
+                claim["priceSource"] = self.price_source(node)
+        return {
+            "workloads": {
+                "paths": list(self.sources), "pods": self.pods, "daemonSets": [d.name for d in self.workloads.daemon_sets],
+                "problems": [str(p) for p in self.workloads.problems], "notes": list(self.workloads.notes),
+            },
+            "prices": self.prices.to_json() if self.prices else None,
+            "unavailable": self.unavailable,
+            "forecast": forecast,
+        }  # fmt: skip
+
+
+# --- words shared by text, SVG and markdown ----------------------------------------------------------
+
+
+def money(value: float) -> str:
+    return f"${value:,.4f}" if value < 1 else f"${value:,.2f}"
+
+
+def price_range(low: float, high: float, per: str = "h") -> str:
+    return f"{money(low)}/{per}" if abs(high - low) < 1e-9 else f"{money(low)}–{money(high)}/{per}"
+
+
+def monthly(low: float, high: float) -> str:
+    return price_range(low * HOURS_PER_MONTH, high * HOURS_PER_MONTH, "month")
+
+
+def node_mix(pool: PoolForecast) -> str:
+    """``3 × c7g.xlarge, 1 × m6i.large``: the pool's NodeClaims by the type each launches (its cheapest)."""
+    counts = Counter(n.instance_type or "no type" for n in pool.nodes)
+    return ", ".join(f"{n} × {name}" for name, n in sorted(counts.items(), key=lambda item: (-item[1], item[0])))
+
+
+def zones(names: Sequence[str]) -> str:
+    """``us-west-2a/b/c``: zones of one region written once."""
+    if not names:
+        return "—"
+    stem = names[0][:-1]
+    if all(len(z) == len(names[0]) and z.startswith(stem) for z in names):
+        return stem + "/".join(z[-1] for z in names)
+    return ", ".join(names)
+
+
+def _percent(node: PlannedNode, name: str) -> str:
+    share = node.utilisation.get(name)
+    return "—" if share is None else f"{share:.0%}"
+
+
+# --- text --------------------------------------------------------------------------------------------
+
+
+def print_forecast(result: WorkloadForecast, console: Terminal) -> None:
+    console.rule(("Forecast", "bold"), " — what Karpenter would launch for the workloads")
+    workloads = result.workloads
+    daemons = f", {len(workloads.daemon_sets)} DaemonSet(s) counted on every node they land on" if workloads.daemon_sets else ""
+    console.print(f"  read {result.pods} pod(s){daemons} from {', '.join(result.sources) or 'no path'}")
+    for problem in workloads.problems:
+        console.print(("  left out ", "yellow"), str(problem))
+    for note in workloads.notes:
+        console.print((f"  note: {note}", "dim"))
+    if result.forecast is None:
+        console.print(("  no forecast: ", "yellow"), result.unavailable or "nothing to simulate")
+        console.blank()
+        return
+    forecast = result.forecast
+    if not result.pods:
+        console.print(("  no pods in the workloads given: nothing to launch, the forecast is empty", "yellow"))
+    console.print((f"  Karpenter {versions.show(forecast.release)}; prices: {result.prices.summary if result.prices else forecast.price_source}",
+                   "dim"))
+    for note in result.prices.notes if result.prices else ():
+        console.print((f"  prices: {note}", "yellow"))
+    for pool in forecast.pools:
+        _pool(console, result, pool)
+    _unschedulable(console, forecast)
+    for approximated in forecast.approximated:
+        console.print(("  approximated ", "yellow"), f"{approximated.workload} ({approximated.pods} pod(s)): ",
+                      "; ".join(approximated.reasons))
+    for note in forecast.notes:
+        console.print((f"  note: {note}", "dim"))
+    low, high = forecast.hourly
+    scheduled = sum(p.pods for p in forecast.pools)
+    nodes = sum(len(p.nodes) for p in forecast.pools)
+    unscheduled = sum(len(u.pods) for u in forecast.unschedulable)
+    console.print(
+        ("  total: ", "bold"), (f"{nodes} NodeClaim(s) for {scheduled} pod(s), {price_range(low, high)} ({monthly(low, high)})", "bold"),
+        (f"; {unscheduled} pod(s) cannot be scheduled", "red") if unscheduled else "",
+    )  # fmt: skip
+    console.blank()
+
+
+def _pool(console: Terminal, result: WorkloadForecast, pool: PoolForecast) -> None:
+    low, high = pool.hourly
+    if not pool.nodes:
+        why = f": {pool.unusable}" if pool.unusable else ""
+        console.print("  NodePool ", (pool.node_pool, "bold"), f": no NodeClaims{why}")
+        return
+    console.print("  NodePool ", (pool.node_pool, "bold"),
+                  f": {len(pool.nodes)} NodeClaim(s) ({node_mix(pool)}) for {pool.pods} pod(s), "
+                  f"{price_range(low, high)} ({monthly(low, high)})")
+    rows = []
+    for node in pool.nodes[:SHOWN_NODES]:
+        others = len(node.launch.instance_types) - 1
+        name = [node.instance_type or "—", *([(f" (+{others})", "dim")] if others > 0 else [])]
+        rows.append([name, node.launch.capacity_type or node.launch.error or "—", zones(node.zones), str(len(node.pods)),
+                     _percent(node, "cpu"), _percent(node, "memory"), price_range(*node.hourly), result.price_source(node) or "—"])
+    console.table(("instance type (+others)", "capacity", "zones", "pods", "cpu", "memory", "$/hour", "price from"), rows, indent=4)
+    amis = sorted({ami for node in pool.nodes if (ami := result.ami(node))})
+    if amis:
+        console.print((f"    AMI{'s' if len(amis) > 1 else ''}: {', '.join(amis)}", "dim"))
+    if len(pool.nodes) > SHOWN_NODES:
+        console.print((f"    … and {len(pool.nodes) - SHOWN_NODES} more NodeClaim(s) (see --format json)", "dim"))
+
+
+def _unschedulable(console: Terminal, forecast: Forecast) -> None:
+    for group, style in ((forecast.unschedulable, "red"), (forecast.ignored, "yellow")):
+        for entry in group:
+            label = "cannot schedule" if group is forecast.unschedulable else "ignored by Karpenter"
+            names = ", ".join(entry.pods[:SHOWN_PODS]) + (f", … {len(entry.pods) - SHOWN_PODS} more" if len(entry.pods) > SHOWN_PODS else "")
+            console.print((f"  {label} ", style), f"{entry.workload} ({len(entry.pods)} pod(s): {names}): {entry.message}")
+            for reason in entry.reasons if group is forecast.unschedulable else ():
+                console.print((f"    {reason.node_pool or 'every NodePool'}: {reason.kind}: {reason.message}", "dim"))

@@ -1,0 +1,104 @@
+"""The forecast's words and pictures: text, SVG and the base-against-head comparison, on small simulated worlds."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from _simulation import PRICES, on_demand, pods, pool, tolerate, world
+from rich.console import Console
+
+from karpenter_gitops.adapters.aws.pricing import PRICING_API, Prices, on_demand_prices
+from karpenter_gitops.core.requirements import Requirement
+from karpenter_gitops.core.simulation import simulate
+from karpenter_gitops.core.simulation.matching import Taint
+from karpenter_gitops.load.workloads import Workloads
+from karpenter_gitops.output.forecast import WorkloadForecast, print_forecast, zones
+from karpenter_gitops.output.forecast_compare import CostComparison, mermaid, signed
+from karpenter_gitops.output.forecast_svg import PALETTE, SHOWN_NODES, colours, svg
+
+M5 = Requirement("node.kubernetes.io/instance-type", "In", ("m5.large",))
+
+
+def forecast_of(pods_, *pools) -> WorkloadForecast:
+    prices = Prices("us-west-2", PRICES, frozenset(PRICES), on_demand_prices("us-west-2"))
+    return WorkloadForecast(Workloads(tuple(pods_)), simulate(world(pods_, *pools)), prices, sources=("workloads/",))
+
+
+def text(result: WorkloadForecast) -> str:
+    console = Console(record=True, width=200, color_system=None)
+    print_forecast(result, console)
+    return " ".join(console.export_text().split())
+
+
+def test_the_text_says_each_pool_its_price_and_source():
+    said = text(forecast_of(pods(3, cpu="1", memory="1Gi"), pool("default", *on_demand(M5))))
+    assert "NodePool default: 3 NodeClaim(s) (3 × m5.large) for 3 pod(s), $0.2880/h ($210.24/month)" in said
+    assert "m5.large on-demand us-west-2a/b/c 1 52% 15% $0.0960/h Pricing API" in said
+    assert "total: 3 NodeClaim(s) for 3 pod(s), $0.2880/h ($210.24/month)" in said
+
+
+def test_markup_in_names_and_messages_is_printed_as_written():
+    stranded = pods(2, name="[bold]x[/bold]", cpu="1", namespace="[red]ns", node_selector={"team": "[blink]a"})
+    said = text(forecast_of(stranded, pool("default", *on_demand(M5))))
+    assert "cannot schedule [red]ns/Deployment/[bold]x[/bold] (2 pod(s): [red]ns/[bold]x[/bold]-0, [red]ns/[bold]x[/bold]-1)" in said
+
+
+def test_a_forecast_that_could_not_be_made_says_why_in_text_and_picture():
+    result = WorkloadForecast(Workloads(), unavailable="the instance-type catalogue is not loaded <now>")
+    assert "no forecast: the instance-type catalogue is not loaded <now>" in text(result)
+    assert "No forecast: the instance-type catalogue is not loaded &lt;now&gt;" in svg(result)
+
+
+def test_the_picture_draws_every_node_up_to_its_limit_and_counts_the_rest():
+    many = forecast_of(pods(SHOWN_NODES + 3, cpu="1500m"), pool("default", *on_demand(M5)))
+    picture = svg(many)
+    assert picture.count("<title>m5.large (on-demand)") == SHOWN_NODES
+    assert "… and 3 more NodeClaim(s)" in picture
+    assert picture.startswith("<svg ") and picture == svg(many)  # deterministic
+
+
+def test_workloads_get_distinct_colours_in_name_order():
+    palette = colours([f"ns/Deployment/w{i}" for i in range(12)][::-1])
+    assert [palette[f"ns/Deployment/w{i}"] for i in (0, 1)] == list(PALETTE[:2])  # sorted: w0, w1, w10, w11, w2, ...
+    assert len(set(palette.values())) == 12 and all(re.fullmatch("#[0-9a-f]{6}", c) for c in palette.values())
+
+
+def test_zones_of_one_region_are_written_once():
+    assert zones(("us-west-2a", "us-west-2b")) == "us-west-2a/b" and zones(()) == "—"
+    assert zones(("us-west-2a", "us-west-2-lax-1a")) == "us-west-2a, us-west-2-lax-1a"
+
+
+# --- base against head -----------------------------------------------------------------------------
+
+
+def test_a_change_of_type_is_one_sentence_per_pool_with_its_cost():
+    base = forecast_of(pods(4, cpu="1"), pool("default", *on_demand(M5)))
+    head = forecast_of(pods(4, cpu="1"), pool("default", *on_demand(Requirement("node.kubernetes.io/instance-type", "In", ("m5.xlarge",)))))
+    comparison = CostComparison(base, head)
+    (row,) = comparison.pools
+    assert row.changed
+    assert row.sentence() == "4 pod(s): 4 × m5.large ($0.3840/h) → 2 × m5.xlarge ($0.3840/h): +$0.0000/h, +$0.0000/month"
+    assert comparison.newly_unschedulable == ()
+
+
+def test_signs_and_rounding_read_like_money():
+    assert signed(0.051, "h") == "+$0.0510/h" and signed(-37.23, "month") == "−$37/month" and signed(2.5, "h") == "+$2.50/h"
+
+
+def test_pods_the_head_strands_are_the_blocking_part():
+    base = forecast_of(pods(2, cpu="1"), pool("default", *on_demand(M5)))
+    head = forecast_of(pods(2, cpu="1"), pool("default", *on_demand(M5), taints=(Taint("dedicated", "x", "NoSchedule"),)))
+    comparison = CostComparison(base, head)
+    ((workload, message, stranded),) = comparison.newly_unschedulable
+    assert workload == "default/Deployment/web" and stranded == ("default/web-0", "default/web-1") and "taint" in message
+    assert comparison.summary() == "$0.1920/h → $0.0000/h: −$0.1920/h, −$140/month"
+    tolerated = forecast_of(pods(2, cpu="1", tolerations=(tolerate("dedicated", "x"),)), pool("default", *on_demand(M5)))
+    assert CostComparison(head, tolerated).newly_unschedulable == ()
+
+
+def test_the_chart_is_mermaid_with_names_that_cannot_break_it():
+    base = forecast_of(pods(1), pool('a"]\nb', *on_demand(M5)))
+    chart = mermaid(CostComparison(base, replace(base, forecast=None)))
+    assert chart.startswith("```mermaid\nxychart-beta\n") and chart.endswith("\n```")
+    assert 'x-axis ["a___b base", "a___b head"]' in chart and "bar [0.0960, 0.0000]" in chart
