@@ -6,7 +6,6 @@ import re
 from dataclasses import replace
 
 from _simulation import PRICES, on_demand, pods, pool, tolerate, world
-from rich.console import Console
 
 from karpenter_gitops.adapters.aws.pricing import PRICING_API, Prices, on_demand_prices
 from karpenter_gitops.core.requirements import Requirement
@@ -14,6 +13,7 @@ from karpenter_gitops.core.simulation import simulate
 from karpenter_gitops.core.simulation.matching import Taint
 from karpenter_gitops.load.workloads import Workloads
 from karpenter_gitops.output.forecast import WorkloadForecast, print_forecast, zones
+from karpenter_gitops.output.terminal import Terminal
 from karpenter_gitops.output.forecast_compare import CostComparison, mermaid, signed
 from karpenter_gitops.output.forecast_svg import PALETTE, SHOWN_NODES, colours, svg
 
@@ -26,9 +26,9 @@ def forecast_of(pods_, *pools) -> WorkloadForecast:
 
 
 def text(result: WorkloadForecast) -> str:
-    console = Console(record=True, width=200, color_system=None)
-    print_forecast(result, console)
-    return " ".join(console.export_text().split())
+    terminal = Terminal(record=True, width=200)
+    print_forecast(result, terminal)
+    return " ".join(terminal.console.export_text().split())
 
 
 def test_the_text_says_each_pool_its_price_and_source():
