@@ -61,3 +61,32 @@ def test_findings_are_made_only_by_the_judge():
             if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == "Finding":
                 makers.append(str(path.relative_to(PROJECT)))
     assert makers == ["karpenter_gitops/judge/judgement.py"]
+
+
+def _holds_logic(statement: ast.stmt) -> bool:
+    """Anything in a package's ``__init__`` beyond its docstring, imports, ``__all__`` and named constants."""
+    if isinstance(statement, (ast.Import, ast.ImportFrom)):
+        return False
+    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant):
+        return False  # the docstring
+    if isinstance(statement, (ast.Assign, ast.AnnAssign)):
+        return not isinstance(statement.value, (ast.Constant, ast.List, ast.Tuple))
+    return True
+
+
+def test_a_package_init_only_hands_names_on():
+    """As in kopf: a package's ``__init__`` says what the package is and hands its modules' names on;
+    what it does lives in a module whose name says so."""
+    holding = sorted(
+        f"{path.relative_to(PROJECT)}:{statement.lineno}"
+        for root in ("karpenter_gitops", "karpenter_gitops_pulumi", "karpenter_gitops_policies")
+        for path in (PROJECT / root).rglob("__init__.py")
+        for statement in ast.parse(path.read_text(encoding="utf-8")).body
+        if _holds_logic(statement)
+    )
+    assert holding == []
+
+
+def test_the_init_check_sees_a_function():
+    assert _holds_logic(ast.parse("def f():\n    pass\n").body[0])
+    assert not _holds_logic(ast.parse("LIMIT = 65_000\n").body[0])
