@@ -47,7 +47,7 @@ class ClusterArgs(TypedDict):
     kubernetes_version: NotRequired[str]
     """Kubernetes minor version, e.g. "1.32"; picks the AMI an alias resolves to."""
     karpenter_version: NotRequired[str]
-    """Karpenter release the cluster runs, e.g. "1.14"; picks the rules and fields that apply."""
+    """Karpenter release the cluster runs, e.g. "1.15"; picks the rules and fields that apply."""
     feature_gates: NotRequired[dict[str, bool]]
     """The feature gates that Karpenter runs with, e.g. {"NodeClassCEL": True}; a gate not named is off."""
 

@@ -62,7 +62,7 @@ def test_text_format_groups_by_object_and_ends_with_summary(tmp_path, capsys):
     lines = out.strip().splitlines()
     assert code == 1
     assert lines[0].startswith("EC2NodeClass/default")
-    assert "1 object(s) checked against Karpenter 1.14" in lines[-1]
+    assert "1 object(s) checked against Karpenter 1.15" in lines[-1]
 
 
 @pytest.mark.parametrize(
@@ -235,7 +235,7 @@ def test_github_format_prints_one_annotation_per_finding_then_the_summary(tmp_pa
     ) in lines
     assert any(line.startswith(f"::warning file={file},line=5,title=nodeclass/alias-latest::") for line in lines)
     assert any(line.startswith(f"::notice file={file},line=4,title=policy/detailed-monitoring::") for line in lines)
-    assert len(lines) == 4 and lines[-1].startswith("1 object(s) checked against Karpenter 1.14: 1 error(s), 1 warning(s)")
+    assert len(lines) == 4 and lines[-1].startswith("1 object(s) checked against Karpenter 1.15: 1 error(s), 1 warning(s)")
 
 
 def test_github_format_keeps_the_exit_codes(tmp_path, capsys):
@@ -243,7 +243,7 @@ def test_github_format_keeps_the_exit_codes(tmp_path, capsys):
     good.write_text(GOOD)
     bad.write_text("kind: [unclosed\n")
     code, out, _ = run(capsys, "validate", str(good), "--format", "github")
-    assert code == 0 and out.splitlines() == ["1 object(s) checked against Karpenter 1.14: 0 error(s), 0 warning(s)"]
+    assert code == 0 and out.splitlines() == ["1 object(s) checked against Karpenter 1.15: 0 error(s), 0 warning(s)"]
     code, out, err = run(capsys, "validate", str(bad), "--format", "github")
     assert code == 2 and out == "" and "invalid YAML" in err
 
