@@ -230,11 +230,11 @@ def test_github_format_prints_one_annotation_per_finding_then_the_summary(tmp_pa
     file = str(path).replace(":", "%3A").replace(",", "%2C")
     assert code == 1
     assert (
-        f"::error file={file},line=7,title=schema/unknown-field::EC2NodeClass/default spec.detailedMonitring: "
+        f"::error file={file},line=7,title=schema/unknown-field (api-server)::EC2NodeClass/default spec.detailedMonitring: "
         "unknown field 'detailedMonitring'%0Afix: did you mean 'detailedMonitoring'?"
     ) in lines
-    assert any(line.startswith(f"::warning file={file},line=5,title=nodeclass/alias-latest::") for line in lines)
-    assert any(line.startswith(f"::notice file={file},line=4,title=policy/detailed-monitoring::") for line in lines)
+    assert any(line.startswith(f"::warning file={file},line=5,title=nodeclass/alias-latest (karpenter-gitops)::") for line in lines)
+    assert any(line.startswith(f"::notice file={file},line=4,title=policy/detailed-monitoring (karpenter-gitops)::") for line in lines)
     assert len(lines) == 4 and lines[-1].startswith("1 object(s) checked against Karpenter 1.15: 1 error(s), 1 warning(s)")
 
 
@@ -257,7 +257,7 @@ def test_github_format_marks_info_and_waived_findings_as_notices(tmp_path, capsy
     code, out, _ = run(capsys, "validate", str(path), "--policy", "--waivers", str(waivers), "--format", "github")
     annotation = out.splitlines()[0]
     assert code == 0
-    assert annotation.startswith(f"::notice file={path},line=4,title=policy/detailed-monitoring::")
+    assert annotation.startswith(f"::notice file={path},line=4,title=policy/detailed-monitoring (karpenter-gitops)::")
     assert "(waived until 2999-01-01: cost)" in annotation
 
 
