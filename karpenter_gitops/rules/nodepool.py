@@ -205,7 +205,9 @@ def requirement_unknown_values(obj, ctx):
         if values and not set(values) & set(known[0]):
             yield Violation(
                 f"{requirement_path(index)}.values",
-                f"none of {list(values)} is a value of {requirement.key} (expected one of {', '.join(known[0])})",
+                # Karpenter's words (sigs.k8s.io/karpenter pkg/apis/v1/nodeclaim_validation.go), its list as Go prints it
+                f"no valid values found in [{' '.join(map(str, values))}] for {requirement.key}, "
+                f"expected one of: {', '.join(known[0])}",
                 did_you_mean(str(values[0]).lower(), known[0]),
             )
 

@@ -178,6 +178,7 @@ def test_unpublished_alias_version_is_a_persistent_problem(default_aws, catalogu
     assert plan.exit_code == 1 and not plan.transient
     [finding] = [f for f in plan.findings if f.rule == "live/selector-matches-nothing"]
     assert "amazon-eks-node-al2023-x86_64-standard-1.32-v19990101/image_id (ParameterNotFound)" in finding.message
+    assert finding.message.startswith("failed to discover any AMIs for alias (alias=al2023@v19990101): ")  # Karpenter's words
 
 
 def test_identical_selectors_are_queried_once(default_aws, catalogue_cache):
