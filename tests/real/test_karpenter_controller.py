@@ -46,7 +46,9 @@ UNPREDICTED = ("CapacityReservationsReady", "PlacementGroupReady")
 # Karpenter with the first failing instance type in Go's map order over the region's catalogue
 # (provider v1.15.0 pkg/providers/instancetype/instancetype.go, ValidateKubeletExpressions), a
 # different one from run to run; plan names the alphabetically first. Compared up to the type.
-UNPREDICTABLE_MESSAGES = {"KubeletExpressionEvaluationFailed": "(expression="}
+# A kubelet expression that does not compile carries its parser's words: cel-go's in Karpenter, the
+# official cel-expr-python's in plan (other wording, other column); compared up to the parser's message.
+UNPREDICTABLE_MESSAGES = {"KubeletExpressionEvaluationFailed": "(expression=", "KubeletExpressionInvalid": "ERROR: <input>:"}
 
 
 def _requirements(image: dict) -> list:
