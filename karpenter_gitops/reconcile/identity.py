@@ -23,13 +23,6 @@ from karpenter_gitops.reconcile.context import Run, observation, unverified
 from karpenter_gitops.reconcile.graph import StepResult
 from karpenter_gitops.rules import live
 
-# What IAM told us that no node survives, as the live rule that says so (an ARN has its offline rule).
-_JUDGED = {
-    ProfileOutcome.NOT_FOUND: (live.INSTANCE_PROFILE_NOT_FOUND, "spec.instanceProfile"),
-    ProfileOutcome.PATH_IN_NAME: (live.INSTANCE_PROFILE_NOT_FOUND, "spec.instanceProfile"),
-    ProfileOutcome.NO_ROLE: (live.INSTANCE_PROFILE_WITHOUT_ROLE, "spec.instanceProfile"),
-    ProfileOutcome.ROLE_NOT_FOUND: (live.ROLE_NOT_FOUND, "spec.role"),
-}
 # The profiles EC2's RunInstances refuses ("Invalid IAM Instance Profile name"), which Karpenter's dry run sees.
 _REFUSED_AT_LAUNCH = frozenset({ProfileOutcome.NOT_FOUND, ProfileOutcome.PATH_IN_NAME, ProfileOutcome.ARN_NOT_NAME})
 
@@ -53,14 +46,24 @@ def resolve(run: Run, node_class: EC2NodeClass) -> InstanceProfile:
         found = instance_profiles.resolve_role(run.aws, spec.role)
     else:  # the CRD requires one of them
         return InstanceProfile(None, StepOutcome.not_found("neither role nor instanceProfile is set"))
-    judged = _JUDGED.get(found.outcome)
-    observed = (observation(node_class, judged[0], judged[1], found.message),) if judged else ()
+    observed = _judged(node_class, found)
     outcome = _reported(found)
     launch = None
     if spec.instance_profile and found.outcome in _REFUSED_AT_LAUNCH:
         launch = profile_refused_at_launch(run.release, spec.instance_profile)
     return InstanceProfile(spec.instance_profile, outcome, launch, observed=observed,
                            transient=unverified(node_class, "instance profile", outcome))
+
+
+def _judged(node_class: EC2NodeClass, found: instance_profiles.ProfileResolution) -> tuple:
+    """What IAM told us that no node survives, as the live rule that says so (an ARN has its offline rule)."""
+    if found.outcome in (ProfileOutcome.NOT_FOUND, ProfileOutcome.PATH_IN_NAME):
+        return (observation(node_class, live.INSTANCE_PROFILE_NOT_FOUND, "spec.instanceProfile", found.message),)
+    if found.outcome is ProfileOutcome.NO_ROLE:
+        return (observation(node_class, live.INSTANCE_PROFILE_WITHOUT_ROLE, "spec.instanceProfile", found.message),)
+    if found.outcome is ProfileOutcome.ROLE_NOT_FOUND:
+        return (observation(node_class, live.ROLE_NOT_FOUND, "spec.role", found.message),)
+    return ()
 
 
 def _reported(found: instance_profiles.ProfileResolution) -> StepOutcome:
