@@ -184,7 +184,8 @@ class Cluster:
         lines = self.controller.log.read_text(errors="replace")[self.log_from:].splitlines()
         entries = [json.loads(line) for line in lines if line.startswith("{")]
         logged = [f"{entry.get('message')}: {entry.get('error', '')}" for entry in entries if entry.get("level") == "ERROR"]
-        return [error for error in logged if not error.endswith(HYDRATION_RACES)]
+        # 1.15 names the pool after the error ("... no subnets found (NodePool=general)"), 1.14 does not
+        return [error for error in logged if not any(race in error for race in HYDRATION_RACES)]
 
     def clear(self) -> None:
         """Delete every Karpenter object, letting the controller run its finalizers, and wait until they are gone."""
