@@ -52,7 +52,7 @@ class KarpenterControllerArgs(TypedDict):
     node_pools: NotRequired[dict[str, dict[str, Any]]]
     """NodePool specs by name: a pool allowing spot requires the interruption queue."""
     karpenter_version: NotRequired[str]
-    """The Karpenter release the rules are judged for, e.g. "1.14"."""
+    """The Karpenter release the rules are judged for, e.g. "1.15"."""
     feature_gates: NotRequired[dict[str, bool]]
     """The cluster's feature gates (``karpenter-gitops:cluster.featureGates``): the Helm release runs with them."""
     policy: NotRequired[dict[str, Any]]

@@ -69,6 +69,7 @@ class Fleet(pulumi.ComponentResource):
                     pin_amis=bool(args.get("pin_amis")),
                     secret=bool(args.get("secret")),
                     **({"policy": args["policy"]} if args.get("policy") else {}),
+                    **({"node_overlays": args["node_overlays"]} if args.get("node_overlays") else {}),
                 ),
                 opts=child,
             )

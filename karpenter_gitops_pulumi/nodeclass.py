@@ -47,7 +47,7 @@ class ClusterArgs(TypedDict):
     kubernetes_version: NotRequired[str]
     """Kubernetes minor version, e.g. "1.32"; picks the AMI an alias resolves to."""
     karpenter_version: NotRequired[str]
-    """Karpenter release the cluster runs, e.g. "1.14"; picks the rules and fields that apply."""
+    """Karpenter release the cluster runs, e.g. "1.15"; picks the rules and fields that apply."""
     feature_gates: NotRequired[dict[str, bool]]
     """The feature gates that Karpenter runs with, e.g. {"NodeClassCEL": True}; a gate not named is off."""
 
@@ -83,6 +83,9 @@ class NodeClassArgs(TypedDict):
     """The specs come from secret stack config: every registration and output holding them stays secret."""
     create_node_role: NotRequired[bool]
     """Create the node IAM role and instance profile; the spec then names the profile (by name, never ARN)."""
+    node_overlays: NotRequired[dict[str, dict[str, Any]]]
+    """The cluster's NodeOverlay specs by name: the reconciliation applies them to this class's pools as
+    ``plan`` does (which types they reprice, what each pool launches first)."""
 
 
 class NodeClass(pulumi.ComponentResource):
@@ -120,6 +123,7 @@ class NodeClass(pulumi.ComponentResource):
             policy=args.get("policy"),
             opts=child,
             secret=secret,
+            node_overlay_specs={overlay: kept_secret(overlay_spec, secret) for overlay, overlay_spec in (args.get("node_overlays") or {}).items()},
         )
         self.ami_ids = reconciliation.amis.apply(lambda amis: list(dict.fromkeys(a["id"] for a in amis)))
         pin = args.get("pin_amis") and not manifests.pins_by_version(args["spec"])

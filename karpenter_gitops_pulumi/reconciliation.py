@@ -37,10 +37,10 @@ from karpenter_gitops.core import versions
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.findings import Finding, Severity
 from karpenter_gitops.core.inputs import NAMESPACE, Inputs
-from karpenter_gitops.core.model import EC2NODECLASS
+from karpenter_gitops.core.model import EC2NODECLASS, NODEOVERLAY
 from karpenter_gitops.core.plan import PERSISTENT, TRANSIENT, Plan
 
-INPUT_KEYS = ("nodeClassName", "spec", "nodePoolSpecs", "cluster", "policy")
+INPUT_KEYS = ("nodeClassName", "spec", "nodePoolSpecs", "nodeOverlaySpecs", "cluster", "policy")
 # NodeClassPlan.to_json() keys, plus the per-pool plans and the non-blocking findings.
 OUTPUT_KEYS = ("conditions", "amis", "skippedAmis", "subnets", "securityGroups", "instanceProfile", "nodePools", "findings")
 SECRET_OUTPUTS = ("spec", "nodePoolSpecs", "findings")  # what can hold a secret spec's values
@@ -59,9 +59,10 @@ def load_inputs(
     node_classes: Mapping,
     node_pools: Mapping,
     policy: Mapping[str, Any] | None = None,
+    node_overlays: Mapping | None = None,
 ) -> tuple[Inputs, versions.Release]:
     """Load specs as the CLI loads a stack file (see :mod:`karpenter_gitops.app.stack`)."""
-    return stack.load_inputs(cluster, node_classes, node_pools, policy)
+    return stack.load_inputs(cluster, node_classes, node_pools, policy, node_overlays=node_overlays)
 
 
 def _plan(props: Mapping[str, Any], settings: Any) -> Plan:
@@ -78,6 +79,7 @@ def _props_inputs(props: Mapping[str, Any]) -> tuple[Inputs, versions.Release]:
         {props["nodeClassName"]: props.get("spec")},
         props.get("nodePoolSpecs") or {},
         props.get("policy"),
+        props.get("nodeOverlaySpecs") or None,  # the stack's overlays: what each pool launches first, as plan says
     )
 
 
@@ -213,6 +215,8 @@ class ReconciliationProvider(ResourceProvider):
             return CheckResult(news, [CheckFailure(where, str(err))])
         failures = []
         for finding in sorted(stack.check(inputs, release, self._stored(olds)), key=lambda f: f.sort_key):
+            if finding.kind == NODEOVERLAY:  # its own NodeOverlay component judges it; here it only reprices pools
+                continue
             path = property_path(finding)
             if any(_related(path, u) for u in unknown):
                 continue
@@ -307,6 +311,7 @@ class Reconciliation(pulumi.dynamic.Resource, module="karpenter-gitops", name="R
         policy: Mapping[str, Any] | None = None,
         opts: pulumi.ResourceOptions | None = None,
         secret: bool = False,
+        node_overlay_specs: Mapping[str, pulumi.Input[Mapping[str, Any]]] | None = None,
     ) -> None:
         """``secret``: the specs come from secret stack config; the engine then keeps the outputs that
         echo them (and the findings, which may quote them) encrypted in state."""
@@ -316,6 +321,7 @@ class Reconciliation(pulumi.dynamic.Resource, module="karpenter-gitops", name="R
             "nodeClassName": node_class_name,
             "spec": spec,
             "nodePoolSpecs": dict(node_pool_specs),
+            "nodeOverlaySpecs": dict(node_overlay_specs or {}),
             "cluster": dict(cluster or {}),
             "policy": dict(policy or {}),
             **{key: None for key in OUTPUT_KEYS},

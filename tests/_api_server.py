@@ -32,8 +32,6 @@ STARTS = 5  # attempts when a port turns out to be taken
 READY_WITHIN = 90.0  # seconds; a cold API server on 2 cores takes ~10 s
 SERVICE_RANGE = "10.0.0.0/24"
 ADMIN_TOKEN = "karpenter-gitops-tests"
-# The CRDs of the release the project judges by default (core.versions.DEFAULT, its newest patch).
-CRDS = tools.PROJECT.parent / "shared" / "karpenter-crds" / {(1, 14): "v1.14.1"}[versions.DEFAULT]
 
 
 def _die_with_parent() -> None:
@@ -227,11 +225,13 @@ def live(server: ApiServer, plural: str, name: str, namespace: str | None = None
 
 
 def install_crds(server: ApiServer) -> None:
+    """The CRDs of the release the project judges by default (core.versions.DEFAULT, its newest patch)."""
+    from _conformance import release_crds
     from kubernetes import client
 
     extensions = client.ApiextensionsV1Api(kube_client(server))
     names = []
-    for path in sorted(CRDS.glob("*.yaml")):
+    for path in sorted(release_crds(versions.DEFAULT).glob("*.yaml")):
         body = yaml.safe_load(path.read_text())
         extensions.create_custom_resource_definition(body)
         names.append(body["metadata"]["name"])

@@ -52,14 +52,7 @@ def serve_release(server: ApiServer, release: versions.Release) -> dict[str, Ser
     """Make ``server`` serve ``release``'s CRDs, switching only when it serves another's; kind → where.
     A server starts on the default release's (install_crds); what it serves since is noted on it, so
     the conformance tests and the controller comparisons (tests/_karpenter.py) share one server."""
-    import atexit
-    import shutil
-    import tempfile
-
-    if not _SCRATCH:
-        _SCRATCH.append(Path(tempfile.mkdtemp(prefix="karpenter-crds-")))
-        atexit.register(shutil.rmtree, _SCRATCH[0], True)
-    folder = crd_folder(releases()[release], _SCRATCH[0])
+    folder = release_crds(release)
     serving = getattr(server, "karpenter_release", None)
     if serving is None and release == versions.DEFAULT:
         serving = (release, {crd["spec"]["names"]["kind"]: _served(crd) for crd in _crds(folder)})
@@ -69,6 +62,18 @@ def serve_release(server: ApiServer, release: versions.Release) -> dict[str, Ser
         TALLY.switches.append(time.monotonic() - started)
     server.karpenter_release = serving
     return serving[1]
+
+
+def release_crds(release: versions.Release) -> Path:
+    """The folder of ``release``'s CRDs (the newest patch the project has), read once a session."""
+    import atexit
+    import shutil
+    import tempfile
+
+    if not _SCRATCH:
+        _SCRATCH.append(Path(tempfile.mkdtemp(prefix="karpenter-crds-")))
+        atexit.register(shutil.rmtree, _SCRATCH[0], True)
+    return crd_folder(releases()[release], _SCRATCH[0])
 
 
 def _crds(folder: Path) -> list[dict]:

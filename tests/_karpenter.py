@@ -43,6 +43,8 @@ KINDS = ("NodeOverlay", "NodePool", "EC2NodeClass")
 SETTLE_WITHIN = 120.0  # seconds for the first full reconcile of every class; ~5 s on 2 idle cores
 GONE_WITHIN = 60.0
 # Karpenter's own transient errors while it hydrates (retried): not an AWS call left unanswered.
+# The conditions of the four resolutions, which every reconcile pass writes before its validation.
+RESOLUTIONS = ("AMIsReady", "SubnetsReady", "SecurityGroupsReady", "InstanceProfileReady")
 HYDRATION_RACES = ("no instance types found", "no instance types offerings found", "no subnets found")
 
 
@@ -149,22 +151,28 @@ class Cluster:
     def get(self, kind: str, name: str) -> dict:
         return self._objects().get_cluster_custom_object(*GROUPS[kind], name)
 
-    def settled_classes(self, names: list[str], within: float = SETTLE_WITHIN) -> dict[str, dict]:
+    def settled_classes(self, names: list[str], within: float = SETTLE_WITHIN, silent: set[str] = frozenset()) -> dict[str, dict]:
         """Each EC2NodeClass once the controller has finished a reconcile of its current spec.
 
         The controller patches the status once per pass, after its last step (validation) has set
         ValidationSucceeded; that condition, observed at the object's generation, marks a full pass.
+        For the ``silent`` classes, whose validation requeues without setting it (1.14 when EC2 refuses
+        the instance profile), the four resolutions the same pass wrote mark it instead.
         A class still short of one at the deadline fails the test with what its status says.
         """
         deadline = time.monotonic() + within
         pending = dict.fromkeys(names)
+
+        def settled(name: str) -> bool:
+            return _settled(pending[name], RESOLUTIONS if name in silent else ("ValidationSucceeded",))
+
         while True:
-            for name in [n for n, seen in pending.items() if not _settled(seen)]:
+            for name in [n for n in pending if not settled(n)]:
                 pending[name] = self.get("EC2NodeClass", name)
-            if all(_settled(seen) for seen in pending.values()):
+            if all(settled(name) for name in pending):
                 return pending
             if time.monotonic() > deadline:
-                stuck = {n: (seen or {}).get("status") for n, seen in pending.items() if not _settled(seen)}
+                stuck = {n: (seen or {}).get("status") for n, seen in pending.items() if not settled(n)}
                 raise AssertionError(f"the controller did not reconcile within {within:.0f} s: {stuck}\n"
                                      f"controller log:\n{self.controller.tail()}")
             time.sleep(0.5)
@@ -176,7 +184,8 @@ class Cluster:
         lines = self.controller.log.read_text(errors="replace")[self.log_from:].splitlines()
         entries = [json.loads(line) for line in lines if line.startswith("{")]
         logged = [f"{entry.get('message')}: {entry.get('error', '')}" for entry in entries if entry.get("level") == "ERROR"]
-        return [error for error in logged if not error.endswith(HYDRATION_RACES)]
+        # 1.15 names the pool after the error ("... no subnets found (NodePool=general)"), 1.14 does not
+        return [error for error in logged if not any(race in error for race in HYDRATION_RACES)]
 
     def clear(self) -> None:
         """Delete every Karpenter object, letting the controller run its finalizers, and wait until they are gone."""
@@ -190,14 +199,14 @@ class Cluster:
             time.sleep(0.5)
 
 
-def _settled(node_class: dict | None) -> bool:
+def _settled(node_class: dict | None, types: tuple[str, ...]) -> bool:
+    """Every condition of ``types`` written by a reconcile of the class's current generation."""
     if node_class is None:
         return False
     generation = node_class["metadata"].get("generation")
-    return any(
-        c["type"] == "ValidationSucceeded" and c.get("reason") != "AwaitingReconciliation" and c.get("observedGeneration") == generation
-        for c in node_class.get("status", {}).get("conditions", [])
-    )
+    written = {c["type"] for c in node_class.get("status", {}).get("conditions", [])
+               if c.get("reason") != "AwaitingReconciliation" and c.get("observedGeneration") == generation}
+    return set(types) <= written
 
 
 def cluster_name(world: World) -> str:

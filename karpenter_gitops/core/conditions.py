@@ -4,10 +4,11 @@ The reconciler reports one ``StepOutcome`` per dependency (AMIs, subnets, securi
 instance profile, validation); ``predict_conditions`` turns them into the conditions and the
 ``Ready`` roll-up the controller's operatorpkg ``ConditionSet`` would produce.
 
-Where we know better than Karpenter we say so: an instance profile that is missing, has no role
-or is given as an ARN is ``False`` with a reason (Karpenter 1.14 reports a named profile True
-without looking, and a role it cannot make a profile for Unknown), and a failed lookup is
-``Unknown`` with a reason naming the error rather than a silent ``AwaitingReconciliation``.
+The conditions are the release's own words, even where Karpenter knows less than we do: it reports
+a named instance profile True without asking IAM, and from 1.15 only its launch dry run says that
+EC2 does not know the profile (:func:`profile_refused_at_launch`). Our judgement that such a node
+can never join is a finding beside the prediction, never a condition of ours. Only our own look-ups
+that fail are ``Unknown`` with a reason naming the error rather than a silent ``AwaitingReconciliation``.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from karpenter_gitops.core.resolved import Condition
+from karpenter_gitops.core.versions import Release
 
 TRUE, FALSE, UNKNOWN = "True", "False", "Unknown"
 
@@ -34,6 +36,9 @@ _NOT_FOUND = {
     INSTANCE_PROFILE_READY: ("InstanceProfileNotFound", "instance profile not found"),
     VALIDATION_SUCCEEDED: ("ValidationFailed", "validation failed"),
 }
+# From 1.15 the validation's RunInstances dry run names an explicit profile EC2 refuses (provider v1.15.0
+# pkg/controllers/nodeclass/validation.go, validateRunInstancesAuthorization); before, it requeued silently.
+PROFILE_REFUSED_AT_LAUNCH_SINCE = Release((1, 15))
 _DEPENDENCIES_NOT_READY = "DependenciesNotReady"
 _AWAITING_MESSAGE = "object is awaiting reconciliation"  # operatorpkg's initial condition
 _DEPENDENCIES_MESSAGE = "Awaiting AMI, Instance Profile, Security Group, and Subnet resolution"
@@ -69,8 +74,8 @@ class StepOutcome:
 
     @classmethod
     def errored(cls) -> StepOutcome:
-        """Karpenter returns the error and requeues, so the condition keeps operatorpkg's initial Unknown
-        with its words; the error itself reaches the user as a finding."""
+        """Karpenter returns an error or requeues without setting the condition, so it keeps operatorpkg's
+        initial Unknown with its words; what went wrong reaches the user as a finding."""
         return cls(Resolution.ERRORED, _AWAITING_MESSAGE, "AwaitingReconciliation")
 
     @classmethod
@@ -101,6 +106,20 @@ def _validation(dependencies: list[Condition], validation: StepOutcome, spec: St
     return validation.condition(VALIDATION_SUCCEEDED)
 
 
+def profile_refused_at_launch(release: Release, name: str) -> StepOutcome:
+    """What ValidationSucceeded says once EC2's launch dry run refuses ``spec.instanceProfile`` (a profile
+    that does not exist, an ARN, a name with a path): from 1.15 False with Karpenter's reason and message
+    (``%q`` of the name as Go quotes it), before that whatever it said before, operatorpkg's initial Unknown."""
+    if release < PROFILE_REFUSED_AT_LAUNCH_SINCE:
+        return StepOutcome.errored()
+    return StepOutcome.not_found(f"Instance profile {_go_quoted(name)} not found", "InstanceProfileNotFound")
+
+
+def _go_quoted(text: str) -> str:
+    """``text`` as Go's ``%q`` writes it for the names IAM and EC2 take (backslash and quote escaped)."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
 def roll_up(dependents: list[Condition]) -> Condition:
     """The root ``Ready`` as operatorpkg rolls it up: False if any dependent is False, else Unknown if any is, else True; the
     message lists every dependent that is not True (operatorpkg orders them by transition time)."""
@@ -123,7 +142,8 @@ def predict_conditions(
 ) -> tuple[Condition, ...]:
     """The NodeClass conditions, sorted by type as Karpenter stores them.
 
-    ``validation`` is the authorization dry-run's outcome; None assumes the controller is allowed.
+    ``validation`` is the launch dry runs' outcome; None assumes they pass (the controller is allowed, EC2 knows
+    the instance profile).
     ``spec`` is what the validation reconciler finds in the spec before it waits for the resolutions;
     ``expressions`` what it finds evaluating the kubelet expressions once they are resolved (from 1.15).
     Dependents are listed in Karpenter's reconcile order in the ``Ready`` message.

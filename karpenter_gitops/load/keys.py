@@ -50,7 +50,7 @@ STACK_KEYS = _table(
 CLUSTER_KEYS = _table(
     Key("name", "The EKS cluster's name (the controller block derives its resource names from it)."),
     Key("kubernetesVersion", 'The cluster\'s Kubernetes version, quoted (`"1.32"`): alias AMIs are looked up for it.'),
-    Key("karpenterVersion", 'The Karpenter release the cluster runs, quoted (`"1.14"`): rules and schema follow it.'),
+    Key("karpenterVersion", 'The Karpenter release the cluster runs, quoted (`"1.15"`): rules and schema follow it.'),
     Key("featureGates", "The feature gates the cluster's Karpenter runs with, by name (`{NodeClassCEL: true}`): "
         "checks that depend on a gate follow it (NodeClassCEL, NodeOverlay, CapacityBuffer, StaticCapacity), and the "
         "controller block's Helm release runs with them; a gate not named is off, as Karpenter ships it. A gate may "

@@ -203,6 +203,21 @@ class Preview:
         return self.head_plan.transient if self.head_plan else ()
 
     @property
+    def outlook(self) -> tuple[tuple[str, str, tuple[Finding, ...]], ...]:
+        """(EC2NodeClass, what Karpenter will show, why its nodes will fail) for each class the plan predicts
+        not Ready or an unwaived error is found on: Karpenter may well show Ready=True for a class whose
+        nodes never join (a profile without a role), and the comment must say both."""
+        if not self.head_plan:
+            return ()
+        shown = dict(self.not_ready)
+        failing: dict[str, list[Finding]] = {}
+        for finding in self.errors:
+            if finding.kind == EC2NODECLASS and finding.name in self.head_plan.node_classes:
+                failing.setdefault(finding.name, []).append(finding)
+        return tuple((name, shown.get(name, "Ready=True"), tuple(failing.get(name, ())))
+                     for name in sorted(shown.keys() | failing.keys()))
+
+    @property
     def moves(self) -> tuple[AMIMove, ...]:
         return ami_moves(self.base_plan, self.head_plan) if self.base_plan and self.head_plan else ()
 
@@ -268,6 +283,8 @@ class Preview:
             "objects": [c.to_json() for c in self.changes],
             "ready": readiness,
             "notReady": [{"nodeClass": n, "why": why} for n, why in self.not_ready],
+            "outlook": [{"nodeClass": n, "karpenterShows": shows, "failsBecause": [f.rule for f in failing]}
+                        for n, shows, failing in self.outlook],
             "amiMoves": [m.to_json() for m in self.moves],
             **({"firstChoiceMoves": [m.to_json() for m in self.first_choice_moves]} if self.overlay_changes else {}),
             "skippedAmis": [
@@ -290,6 +307,14 @@ class Preview:
 def _text(value: str) -> str:
     """Free text for markdown: no HTML, no table breaks, no line breaks or control characters (shown escaped)."""
     return html.escape(visible(value), quote=False).replace("|", "\\|")
+
+
+def _failure(findings: tuple[Finding, ...]) -> str:
+    """Why a class's nodes will fail, after what Karpenter will show: the first error found on it."""
+    if not findings:
+        return ""
+    more = f" (+{len(findings) - 1} more)" if len(findings) > 1 else ""
+    return f"; it will fail: {_text(findings[0].message)} [`{findings[0].rule}`]{more}"
 
 
 def _more(total: int, shown: int) -> list[str]:
@@ -324,9 +349,10 @@ def _summary(preview: Preview, full: bool) -> str:
         total = len(preview.head_plan.node_classes)
         not_ready = preview.not_ready
         lines.append(f"**Predicted Ready**: {total - len(not_ready)}/{total} EC2NodeClass(es).")
-        shown = _cap(not_ready, full, LISTED)
-        lines.extend(f"- `{name}` not Ready: {_text(why)}" for name, why in shown)
-        lines.extend(_more(len(not_ready), len(shown)))
+        outlook = preview.outlook
+        shown = _cap(outlook, full, LISTED)
+        lines.extend(f"- `{name}`: Karpenter will show {_text(will_show)}" + _failure(failing) for name, will_show, failing in shown)
+        lines.extend(_more(len(outlook), len(shown)))
     moves = [m for m in preview.moves if m.old and m.new]
     if moves:
         pools = sorted({m.node_pool for m in moves})

@@ -62,7 +62,8 @@ def print_github(report: Report, release: versions.Release) -> None:
     for finding in report.findings:
         waiver = report.waived.get(finding)
         command = "notice" if waiver else _GITHUB_COMMANDS[finding.severity]
-        properties = {"file": finding.file, "line": finding.line, "title": finding.rule}
+        # the title names who refuses it, as the text format does: the API server, Karpenter or this project
+        properties = {"file": finding.file, "line": finding.line, "title": f"{finding.rule} ({finding.layer})"}
         listed = ",".join(f"{key}={github_property(str(value))}" for key, value in properties.items() if value)
         message = f"{finding.kind}/{finding.name} {finding.path}: {finding.message}"
         if waiver:

@@ -49,6 +49,7 @@ def predict(
         subnets=subnets.outcome,
         security_groups=security_groups.outcome,
         instance_profile=instance_profile.outcome,
+        validation=instance_profile.launch,
         spec=kubelet_spec.refused,
         expressions=kubelet_expressions.outcome,
     )

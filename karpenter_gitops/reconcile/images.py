@@ -61,10 +61,11 @@ def _selector_observations(node_class: EC2NodeClass, resolution: ami_provider.AM
             return [observation(node_class, live.AMI_NOT_AVAILABLE, selector, f"only unusable images match: {unusable}")]
         return [observation(node_class, live.SELECTOR_MATCHES_NOTHING, selector, "the AMI selector matches no image")]
     if resolution.outcome is ami_provider.AMIOutcome.ALIAS_NOT_DISCOVERED:
-        # Karpenter's message names only the alias; why each parameter failed (not published for this
-        # Kubernetes version, or ssm:GetParameter denied) is what the user can act on.
+        # Karpenter's words (the error it logs) name only the alias; why each parameter failed (not published
+        # for this Kubernetes version, or ssm:GetParameter denied) is what the user can act on.
         why = ", ".join(resolution.missing_parameters[:2]) + (" …" if len(resolution.missing_parameters) > 2 else "")
-        return [observation(node_class, live.SELECTOR_MATCHES_NOTHING, selector, f"no SSM parameter of the alias names an image: {why}")]
+        return [observation(node_class, live.SELECTOR_MATCHES_NOTHING, selector,
+                            f"{resolution.message}: no SSM parameter of the alias names an image: {why}")]
     return []
 
 

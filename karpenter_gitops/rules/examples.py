@@ -60,7 +60,7 @@ BASE_CAPACITYBUFFER: dict[str, Any] = {
     "metadata": {"name": "spare", "namespace": "default"},
     "spec": {"podTemplateRef": {"name": "spare-pod"}, "replicas": 2},
 }
-_CONTROL_KEYS = ("karpenterVersion", "duplicate", "controller", "stack", "featureGates")
+_CONTROL_KEYS = ("karpenterVersion", "duplicate", "controller", "stack", "featureGates", "also")
 
 
 def merge_patch(target: Any, patch: Any) -> Any:
@@ -71,6 +71,9 @@ def merge_patch(target: Any, patch: Any) -> Any:
 
 
 Files = list[tuple[str, list[Any]]]
+
+
+_BASES = {"EC2NodeClass": BASE_NODECLASS, "NodePool": BASE_NODEPOOL, "NodeOverlay": BASE_NODEOVERLAY, "CapacityBuffer": BASE_CAPACITYBUFFER}
 
 
 def example_documents(rule: Rule, example: Mapping[str, Any]) -> tuple[Files, versions.Release]:
@@ -85,7 +88,8 @@ def example_documents(rule: Rule, example: Mapping[str, Any]) -> tuple[Files, ve
     doc = merge_patch(base, patch)
     docs = [doc, doc] if example.get("duplicate") else [doc]
     release = versions.parse(example.get("karpenterVersion", versions.show(versions.DEFAULT)))
-    docs = docs + [copy.deepcopy(other)]
+    # ``also``: more objects beside it, each a patch of its kind's base (a rule about two overlays needs both)
+    docs = docs + [copy.deepcopy(other)] + [merge_patch(_BASES[extra["kind"]], extra) for extra in example.get("also", ())]
     in_stack = example.get("stack") or "featureGates" in example
     files = [("stack.yaml", [{"config": _stack_config(docs, example.get("featureGates"))}])] if in_stack else [("example.yaml", docs)]
     if "controller" in example:

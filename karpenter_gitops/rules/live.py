@@ -19,6 +19,8 @@ UNSERVED_INSTANCE_TYPES = "live/unserved-instance-types"
 POOL_LAUNCHES_NOTHING = "live/pool-launches-nothing"
 VALUE_NOT_OFFERED = "live/requirement-value-not-offered"
 INSTANCE_PROFILE_WITHOUT_ROLE = "live/instance-profile-without-role"
+INSTANCE_PROFILE_NOT_FOUND = "live/instance-profile-not-found"
+ROLE_NOT_FOUND = "live/role-not-found"
 CATALOGUE_REFUSED = "live/catalogue-refused"
 AMI_FAMILY_MISMATCH = "live/ami-family-mismatch"
 AMI_KUBERNETES_VERSION = "live/ami-kubernetes-version"
@@ -87,6 +89,26 @@ _live(
     "Karpenter still reports InstanceProfileReady=True for a user-managed profile. Good: the profile holds "
     "the node role. Bad: a profile created by hand and never given its role.",
     "Add the node role to the instance profile (aws iam add-role-to-instance-profile), or use spec.role.",
+)
+_live(
+    INSTANCE_PROFILE_NOT_FOUND,
+    Severity.ERROR,
+    EC2NODECLASS,
+    "spec.instanceProfile names a profile IAM does not have (a typo, another account's, a name with its "
+    "path): every launch fails with 'Invalid IAM Instance Profile name'. Karpenter reports InstanceProfileReady=True "
+    "without asking IAM; from 1.15 its launch dry run makes the class ValidationSucceeded=False "
+    "(InstanceProfileNotFound), before 1.15 ValidationSucceeded stays Unknown. Good: the bare name of an existing "
+    "profile. Bad: teams/payments/PaymentsNodeProfile.",
+    "Create the instance profile, or give the bare name of an existing one (no path), or use spec.role.",
+)
+_live(
+    ROLE_NOT_FOUND,
+    Severity.ERROR,
+    EC2NODECLASS,
+    "spec.role names an IAM role that does not exist: Karpenter cannot create the instance profile for it, "
+    "InstanceProfileReady stays Unknown and the class launches no node. Good: the node role the cluster's access "
+    "entry names. Bad: a role of another cluster or account.",
+    "Create the role (and its EKS access entry), or name an existing one.",
 )
 _live(
     CATALOGUE_REFUSED,

@@ -212,7 +212,8 @@ def _arn_name(value: str, resource: str) -> str | None:
     ERROR,
     KINDS,
     "instanceProfile given as an ARN: Karpenter passes it to EC2 as a profile name, every launch fails with "
-    "'Invalid IAM Instance Profile name', and ValidationSucceeded stays Unknown.",
+    "'Invalid IAM Instance Profile name'; Karpenter 1.15 reports ValidationSucceeded=False (InstanceProfileNotFound), "
+    "earlier releases leave it Unknown.",
     "Give the instance profile's name (the last segment of the ARN).",
     origin="ours",
     good=({"spec": {"role": None, "instanceProfile": "KarpenterNodeProfile"}},),

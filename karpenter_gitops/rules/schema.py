@@ -34,7 +34,9 @@ _schema_rule(
     "A field the CRD requires is missing.",
     "Add the field named in the path.",
     good=({"spec": {"subnetSelectorTerms": [{"id": "subnet-1"}]}},),
-    bad=({"spec": {"subnetSelectorTerms": None}}, {"kind": _NP, "spec": {"disruption": {"consolidateAfter": None}}}),
+    # consolidateAfter: required up to 1.14; 1.15's API server defaults it
+    bad=({"spec": {"subnetSelectorTerms": None}},
+         {"kind": _NP, "karpenterVersion": "1.14", "spec": {"disruption": {"consolidateAfter": None}}}),
 )
 _schema_rule(
     schema.ENUM,

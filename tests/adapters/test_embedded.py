@@ -121,3 +121,24 @@ def test_a_clusters_service_range_is_there_as_in_eks(world, family, field):
     aws = world(f"region: us-west-2\nkubernetesVersion: '1.32'\nclusters: [{{name: c, ipFamily: {family}}}]\n")
     network = aws.session().call("eks", "DescribeCluster", name="c")["cluster"]["kubernetesNetworkConfig"]
     assert network["ipFamily"] == family and network[field].endswith(("/16", "/108"))
+
+
+@pytest.mark.parametrize(("profile", "refused"), [
+    ("KarpenterNodeProfile", False),
+    ("NoSuchProfile", True),
+    ("arn:aws:iam::123456789012:instance-profile/KarpenterNodeProfile", True),
+])
+def test_a_launch_with_a_profile_iam_does_not_have_is_refused_as_ec2_refuses_it(default_aws, profile, refused):
+    """moto launches any profile; EC2 refuses it, a dry run too, and Karpenter's validation reads that answer."""
+    import botocore.exceptions
+
+    ec2 = default_aws.session().client("ec2")
+    template = f"lt-{profile.rsplit('/', 1)[-1]}-{refused}"
+    ec2.create_launch_template(LaunchTemplateName=template,
+                               LaunchTemplateData={"ImageId": "ami-0a23000000000b001", "IamInstanceProfile": {"Name": profile}})
+    with pytest.raises(botocore.exceptions.ClientError) as answer:
+        ec2.run_instances(DryRun=True, MinCount=1, MaxCount=1, InstanceType="m5.large",
+                          LaunchTemplate={"LaunchTemplateName": template, "Version": "$Latest"})
+    expected = ("InvalidParameterValue", f"Value ({profile}) for parameter iamInstanceProfile.name is invalid. "
+                "Invalid IAM Instance Profile name") if refused else ("DryRunOperation", answer.value.response["Error"]["Message"])
+    assert (answer.value.response["Error"]["Code"], answer.value.response["Error"]["Message"]) == expected

@@ -104,7 +104,9 @@ def test_instance_profile_arn_is_a_blocking_error_in_the_summary(tmp_path, monke
     assert code == 1
     summary = out.split("<details>")[0]
     assert "#### Blocking errors" in summary and "nodeclass/instance-profile-arn" in summary
-    assert "`default` not Ready" in summary
+    # both sides: what Karpenter 1.15 will show, and why the class will fail
+    assert ("`default`: Karpenter will show ValidationSucceeded=False (InstanceProfileNotFound); it will fail: "
+            "instanceProfile must be a name, not an ARN") in summary
     assert out == snapshot
 
 

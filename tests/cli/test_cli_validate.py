@@ -62,7 +62,7 @@ def test_text_format_groups_by_object_and_ends_with_summary(tmp_path, capsys):
     lines = out.strip().splitlines()
     assert code == 1
     assert lines[0].startswith("EC2NodeClass/default")
-    assert "1 object(s) checked against Karpenter 1.14" in lines[-1]
+    assert "1 object(s) checked against Karpenter 1.15" in lines[-1]
 
 
 @pytest.mark.parametrize(
@@ -229,12 +229,12 @@ def test_github_format_prints_one_annotation_per_finding_then_the_summary(tmp_pa
     file = str(path).replace(":", "%3A").replace(",", "%2C")
     assert code == 1
     assert (
-        f"::error file={file},line=7,title=schema/unknown-field::EC2NodeClass/default spec.detailedMonitring: "
+        f"::error file={file},line=7,title=schema/unknown-field (api-server)::EC2NodeClass/default spec.detailedMonitring: "
         "unknown field 'detailedMonitring'%0Afix: did you mean 'detailedMonitoring'?"
     ) in lines
-    assert any(line.startswith(f"::warning file={file},line=5,title=nodeclass/alias-latest::") for line in lines)
-    assert any(line.startswith(f"::notice file={file},line=4,title=policy/detailed-monitoring::") for line in lines)
-    assert len(lines) == 4 and lines[-1].startswith("1 object(s) checked against Karpenter 1.14: 1 error(s), 1 warning(s)")
+    assert any(line.startswith(f"::warning file={file},line=5,title=nodeclass/alias-latest (karpenter-gitops)::") for line in lines)
+    assert any(line.startswith(f"::notice file={file},line=4,title=policy/detailed-monitoring (karpenter-gitops)::") for line in lines)
+    assert len(lines) == 4 and lines[-1].startswith("1 object(s) checked against Karpenter 1.15: 1 error(s), 1 warning(s)")
 
 
 def test_github_format_keeps_the_exit_codes(tmp_path, capsys):
@@ -242,7 +242,7 @@ def test_github_format_keeps_the_exit_codes(tmp_path, capsys):
     good.write_text(GOOD)
     bad.write_text("kind: [unclosed\n")
     code, out, _ = run(capsys, "validate", str(good), "--format", "github")
-    assert code == 0 and out.splitlines() == ["1 object(s) checked against Karpenter 1.14: 0 error(s), 0 warning(s)"]
+    assert code == 0 and out.splitlines() == ["1 object(s) checked against Karpenter 1.15: 0 error(s), 0 warning(s)"]
     code, out, err = run(capsys, "validate", str(bad), "--format", "github")
     assert code == 2 and out == "" and "invalid YAML" in err
 
@@ -256,7 +256,7 @@ def test_github_format_marks_info_and_waived_findings_as_notices(tmp_path, capsy
     code, out, _ = run(capsys, "validate", str(path), "--policy", "--waivers", str(waivers), "--format", "github")
     annotation = out.splitlines()[0]
     assert code == 0
-    assert annotation.startswith(f"::notice file={path},line=4,title=policy/detailed-monitoring::")
+    assert annotation.startswith(f"::notice file={path},line=4,title=policy/detailed-monitoring (karpenter-gitops)::")
     assert "(waived until 2999-01-01: cost)" in annotation
 
 

@@ -210,10 +210,12 @@ def test_program_builds_the_dev_stack(project):
     assert run.resources["dev"].type == "karpenter-gitops:index:Fleet"
     assert {r.name for r in run.by_type(NODEPOOL)} == {"general-nodepool", "batch-nodepool"}
     rec = run.resources["default-reconciliation"]
-    assert rec.inputs["cluster"] == {"name": "dev", "kubernetesVersion": "1.32", "karpenterVersion": "1.14",
+    assert rec.inputs["cluster"] == {"name": "dev", "kubernetesVersion": "1.32", "karpenterVersion": "1.15",
                                      "featureGates": {"NodeOverlay": True}}
     (overlay,) = run.by_type("kubernetes:karpenter.sh/v1alpha1:NodeOverlay")
     assert overlay.inputs["metadata"] == {"name": "prefer-graviton"}
+    # every class's reconciliation applies the stack's overlays to its pools, as plan does
+    assert set(rec.inputs["nodeOverlaySpecs"]) == {"prefer-graviton"}
     assert not run.by_type("pulumi:providers:kubernetes")
 
 

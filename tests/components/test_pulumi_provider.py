@@ -170,3 +170,20 @@ def test_check_blocks_an_update_the_api_server_would_refuse():
     assert ReconciliationProvider().check({}, news).failures == []  # a create has nothing to compare with
     on_17 = {**cluster, "karpenterVersion": "1.7"}
     assert ReconciliationProvider().check(props(cluster=on_17), props(spec=news["spec"], cluster=on_17)).failures == []
+
+
+def test_the_stacks_node_overlays_reach_the_reconciliation_as_they_reach_plan(monkeypatch):
+    """`pulumi preview` shows what `plan` shows: the class's pools repriced by the stack's NodeOverlays. An
+    overlay's own findings are its component's, not repeated by the reconciliation's check."""
+    from karpenter_gitops.rules.examples import BASE_NODEOVERLAY
+
+    seen = []
+    monkeypatch.setattr(stack, "reconcile", lambda inputs, **rest: seen.append(inputs) or fake_reconcile.reconcile(inputs, **rest))
+    overlay = BASE_NODEOVERLAY["spec"] | {"priceAdjustment": "-10%"}
+    with_overlay = props(cluster={"name": "dev", "kubernetesVersion": "1.32", "featureGates": {"NodeOverlay": True}}) | {
+        "nodeOverlaySpecs": {"cheaper": overlay}}
+    provider.create(with_overlay)
+    assert [o.name for o in seen[0].node_overlays] == ["cheaper"]
+    broken = with_overlay | {"nodeOverlaySpecs": {"cheaper": overlay | {"weight": -1}}}
+    assert provider.check({}, broken).failures == []
+    assert provider.diff("default", with_overlay, broken).changes

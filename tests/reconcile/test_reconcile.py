@@ -12,6 +12,7 @@ from conftest import PROJECT
 
 from karpenter_gitops.adapters.aws.embedded import Throttler
 from karpenter_gitops.cli import main
+from karpenter_gitops.core import versions
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.load import documents, files
 from karpenter_gitops.reconcile import reconcile
@@ -33,9 +34,9 @@ def node_pool(requirements: list[dict], class_name: str = "default") -> dict:
     return doc
 
 
-def plan_for(aws_env, docs, cache, k8s="1.32", session=None):
-    inputs = documents.load_documents([("test.yaml", docs)])
-    return reconcile(inputs, kubernetes=k8s, aws=session or aws_env.session(), cache_dir=cache)
+def plan_for(aws_env, docs, cache, k8s="1.32", session=None, release=versions.DEFAULT):
+    inputs = documents.load_documents([("test.yaml", docs)], release)
+    return reconcile(inputs, release=release, kubernetes=k8s, aws=session or aws_env.session(), cache_dir=cache)
 
 
 def conditions(plan, name) -> dict:
@@ -112,25 +113,47 @@ def test_tv4_instance_profile_arn_never_reaches_iam(default_aws, catalogue_cache
     doc = node_class(instanceProfile=arn)
     del doc["spec"]["role"]
     plan = plan_for(default_aws, [doc], catalogue_cache)
-    assert conditions(plan, "default")["InstanceProfileReady"][0] == "False"
+    assert conditions(plan, "default")["ValidationSucceeded"] == ("False", "InstanceProfileNotFound")
     assert "GetInstanceProfile" not in plan.aws_calls
     arn_finding = next(f for f in plan.findings if f.rule == "nodeclass/instance-profile-arn")
     assert "KarpenterNodeProfile" in (arn_finding.hint or "") + arn_finding.message
     assert plan.exit_code == 1
 
 
-@pytest.mark.parametrize(("profile", "expected"), [
-    ("KarpenterNodeProfile", ("True", "InstanceProfileReady")),
-    ("NoSuchProfile", ("False", "InstanceProfileNotFound")),
-    ("EmptyProfile", ("False", "InstanceProfileHasNoRole")),
-    ("arn:aws:iam::123456789012:instance-profile/KarpenterNodeProfile", ("False", "InstanceProfileIsARN")),
-    ("teams/payments/PaymentsNodeProfile", ("False", "InstanceProfileNameInvalid")),
+_REFUSED_1_15 = ("False", "InstanceProfileNotFound")
+_REFUSED_1_14 = ("Unknown", "AwaitingReconciliation")  # the dry run's refusal requeues without a word
+
+
+@pytest.mark.parametrize(("profile", "found", "v115", "v114"), [
+    ("KarpenterNodeProfile", None, ("True", "ValidationSucceeded"), ("True", "ValidationSucceeded")),
+    ("NoSuchProfile", "live/instance-profile-not-found", _REFUSED_1_15, _REFUSED_1_14),
+    ("EmptyProfile", "live/instance-profile-without-role", ("True", "ValidationSucceeded"), ("True", "ValidationSucceeded")),
+    ("arn:aws:iam::123456789012:instance-profile/KarpenterNodeProfile", "nodeclass/instance-profile-arn", _REFUSED_1_15, _REFUSED_1_14),
+    ("teams/payments/PaymentsNodeProfile", "live/instance-profile-not-found", _REFUSED_1_15, _REFUSED_1_14),
 ])
-def test_instance_profile_judgement(default_aws, catalogue_cache, profile, expected):
-    """Where Karpenter checks nothing (§3.2) we say False with a reason: missing, roleless, an ARN, a path."""
+def test_instance_profile_in_karpenters_words_and_our_judgement_beside_it(default_aws, catalogue_cache, profile, found, v115, v114):
+    """Karpenter takes a named profile on trust (InstanceProfileReady=True, the name copied to the status); from
+    1.15 its launch dry run names a profile EC2 refuses, before 1.15 it requeues silently. Why no node will join
+    is our error finding beside the prediction, never a condition of ours."""
     doc = node_class(instanceProfile=profile)
     del doc["spec"]["role"]
-    assert conditions(plan_for(default_aws, [doc], catalogue_cache), "default")["InstanceProfileReady"] == expected
+    for release, validation in (((1, 15), v115), ((1, 14), v114)):
+        plan = plan_for(default_aws, [doc], catalogue_cache, release=release)
+        got = conditions(plan, "default")
+        assert (got["InstanceProfileReady"], got["ValidationSucceeded"]) == (("True", "InstanceProfileReady"), validation)
+        assert plan.node_classes["default"].instance_profile == profile
+        assert [f.rule for f in plan.findings if f.severity.value == "error"] == ([found] if found else [])
+    message = plan_for(default_aws, [doc], catalogue_cache).node_classes["default"].condition("ValidationSucceeded").message
+    assert message == (f'Instance profile "{profile}" not found' if v115 == _REFUSED_1_15 else "")
+
+
+def test_a_missing_role_leaves_the_profile_unknown_and_is_our_finding(default_aws, catalogue_cache):
+    plan = plan_for(default_aws, [node_class(role="NoSuchRole")], catalogue_cache)
+    got = conditions(plan, "default")
+    assert got["InstanceProfileReady"] == ("Unknown", "AwaitingReconciliation")
+    assert got["ValidationSucceeded"] == ("Unknown", "DependenciesNotReady")
+    [finding] = [f for f in plan.findings if f.rule == "live/role-not-found"]
+    assert finding.path == "spec.role" and "'NoSuchRole' does not exist" in finding.message
 
 
 def test_tv8_subnet_selector_matching_nothing_rolls_up(default_aws, catalogue_cache):
@@ -155,6 +178,7 @@ def test_unpublished_alias_version_is_a_persistent_problem(default_aws, catalogu
     assert plan.exit_code == 1 and not plan.transient
     [finding] = [f for f in plan.findings if f.rule == "live/selector-matches-nothing"]
     assert "amazon-eks-node-al2023-x86_64-standard-1.32-v19990101/image_id (ParameterNotFound)" in finding.message
+    assert finding.message.startswith("failed to discover any AMIs for alias (alias=al2023@v19990101): ")  # Karpenter's words
 
 
 def test_identical_selectors_are_queried_once(default_aws, catalogue_cache):

@@ -37,3 +37,42 @@ def test_render_writes_overlays_beside_classes_and_pools(tmp_path, capsys):
     source.write_text(yaml.safe_dump(overlay({"priceAdjustment": "-10%"})))
     assert main(["render", "--manifests", str(source), "--out", str(tmp_path / "out")]) == 0
     assert yaml.safe_load((tmp_path / "out" / "nodeoverlay-gpu-discount.yaml").read_text())["spec"]["priceAdjustment"] == "-10%"
+
+
+def _priced(name: str, weight: int, *requirements: tuple[str, list[str]], operator: str = "In") -> dict:
+    return {"apiVersion": "karpenter.sh/v1alpha1", "kind": "NodeOverlay", "metadata": {"name": name}, "spec": {
+        "weight": weight, "priceAdjustment": "-10%",
+        "requirements": [{"key": key, "operator": operator, "values": values} for key, values in requirements]}}
+
+
+TYPE, FAMILY, ARCH = "node.kubernetes.io/instance-type", "karpenter.k8s.aws/instance-family", "kubernetes.io/arch"
+
+
+def _conflicts(*docs: dict) -> list:
+    """The rule's findings on manifests judged for 1.15 with the NodeOverlay gate on (--feature-gates)."""
+    from karpenter_gitops.judge import validate
+    from karpenter_gitops.load.documents import load_documents
+
+    inputs = load_documents([("x.yaml", list(docs))], (1, 15)).with_gates({"NodeOverlay": True})
+    return [f for f in validate(inputs, (1, 15)).findings if f.rule == "nodeoverlay/same-weight-price"]
+
+
+@pytest.mark.parametrize(("first", "second", "shared"), [
+    ([(FAMILY, ["m5", "c5"])], [(FAMILY, ["m5"])], "m5"),
+    ([(TYPE, ["m5.large", "t3.micro"])], [(FAMILY, ["m5"])], "m5.large"),  # a type of the other's family
+    ([(FAMILY, ["m5"])], [(TYPE, ["m5.xlarge"])], "m5.xlarge"),
+    ([(TYPE, ["m5.large"])], [(TYPE, ["m5.xlarge"])], None),  # disjoint
+    ([(FAMILY, ["m5"]), (ARCH, ["amd64"])], [(FAMILY, ["m5"])], None),  # another key: the overlap is not certain offline
+])
+def test_same_weight_overlays_pricing_the_same_types_are_found_offline(first, second, shared):
+    """Karpenter rejects the overlay whose name sorts first (Conflict); validate says so where the requirements
+    make the overlap certain, and leaves every other overlap to plan, which has the catalogue."""
+    docs = (_priced("a", 10, *first), _priced("b", 10, *second))
+    found = _conflicts(*docs)
+    assert [f for f in findings(*docs, release=(1, 15)) if f.rule == "nodeoverlay/same-weight-price"] == []  # gate off: ignored
+    if shared is None:
+        assert found == []
+        return
+    assert [(f.name, f.path) for f in found] == [("a", "spec.priceAdjustment")]
+    assert f"NodeOverlay b has the same weight (10) and also prices {shared}" in found[0].message
+    assert _conflicts(docs[0], _priced("b", 20, *second)) == []  # the heavier one wins: no conflict

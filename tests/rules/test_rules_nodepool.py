@@ -314,3 +314,13 @@ spec:
 """
     )
     assert findings(doc, node_class()) == []
+
+
+@pytest.mark.parametrize(("key", "values", "expected"), [
+    ("karpenter.sh/capacity-type", ["SPOT", "ondemand"], "on-demand, spot, reserved"),
+    ("karpenter.k8s.aws/instance-tenancy", ["host"], "default, dedicated"),
+])
+def test_requirements_whose_only_values_are_invalid_say_it_in_karpenters_words(key, values, expected):
+    patch = {"spec": {"template": {"spec": {"requirements": [{"key": key, "operator": "In", "values": values}]}}}}
+    assert _messages(patch, "nodepool/requirement-unknown-values", (1, 15)) == [
+        f"no valid values found in [{' '.join(values)}] for {key}, expected one of: {expected}"]

@@ -28,6 +28,8 @@ in-process backend where it cannot, following the moto reference:
   region asked (filters and paging as the Pricing API), and the spot history with the world's own
   spot prices — a fixed share of on-demand per (type, zone), 30–70 %, from a hash of both, for every
   type moto offers in a zone. :data:`SPOT_SHARE` says how they are made.
+* RunInstances refuses a launch template whose instance profile IAM does not have, dry run or not,
+  as EC2 does (moto launches it): Karpenter's validation reads that refusal (:class:`_LaunchChecks`).
 
 moto's backends are process-global, so one world is embedded per process at a time.
 """
@@ -37,12 +39,16 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import html
+import io
 import ipaddress
 import json
 import logging
 import os
 import random
+import re
 import threading
+import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
@@ -288,7 +294,7 @@ class EmbeddedServer:
         logging.getLogger("werkzeug").setLevel(logging.WARNING)  # one access-log line per AWS call is noise here
         self.prices = _PriceService(DomainDispatcherApplication(create_backend_app))
         try:
-            self._server = make_server("127.0.0.1", 0, self.prices, threaded=True)
+            self._server = make_server("127.0.0.1", 0, _LaunchChecks(self.prices), threaded=True)
         except OSError as error:
             raise InputError(
                 f"the embedded AWS cannot listen on 127.0.0.1: {error.strerror or error}",
@@ -306,6 +312,56 @@ class EmbeddedServer:
             self._server.shutdown()
             self._thread.join()
         self._server.server_close()
+
+
+class _LaunchChecks:
+    """EC2's check of the instance profile at launch, which moto leaves out, around moto's WSGI app.
+
+    EC2 answers a RunInstances (a dry run too) whose launch template names an instance profile IAM does not
+    have with ``InvalidParameterValue`` "… Invalid IAM Instance Profile name"; Karpenter's validation dry run
+    turns exactly that answer into its condition (1.15) or a silent requeue (1.14), so the controller
+    compared with ``plan`` must get it here too."""
+
+    def __init__(self, app: Any) -> None:
+        self._app = app
+
+    def __call__(self, environ: dict, start_response: Any) -> Any:
+        scope = re.search(r"Credential=[^/]+/[^/]+/([^/]+)/ec2/", environ.get("HTTP_AUTHORIZATION", ""))
+        if scope and environ.get("REQUEST_METHOD") == "POST":
+            body = environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0))
+            environ["wsgi.input"] = io.BytesIO(body)
+            form = urllib.parse.parse_qs(body.decode("utf-8", "replace"))
+            profile = _unknown_launch_profile(form, scope[1]) if form.get("Action") == ["RunInstances"] else None
+            if profile is not None:
+                message = html.escape(f"Value ({profile}) for parameter iamInstanceProfile.name is invalid. Invalid IAM Instance Profile name")
+                reply = (f"<Response><Errors><Error><Code>InvalidParameterValue</Code><Message>{message}</Message></Error></Errors>"
+                         "<RequestID>embedded</RequestID></Response>").encode()
+                start_response("400 Bad Request", [("Content-Type", "text/xml"), ("Content-Length", str(len(reply)))])
+                return [reply]
+        return self._app(environ, start_response)
+
+
+def _unknown_launch_profile(form: dict[str, list[str]], region: str) -> str | None:
+    """The instance profile name of the RunInstances' launch template when IAM does not have it, else None."""
+    from moto.backends import get_backend
+    from moto.core import DEFAULT_ACCOUNT_ID
+    from moto.ec2.exceptions import EC2ClientError
+    from moto.iam.exceptions import NotFoundException
+
+    account = os.environ.get("MOTO_ACCOUNT_ID", DEFAULT_ACCOUNT_ID)
+    name, version = form.get("LaunchTemplate.LaunchTemplateName", [None])[0], form.get("LaunchTemplate.Version", ["$Default"])[0]
+    try:
+        data = get_backend("ec2")[account][region].get_launch_template_by_name(name).get_version(version).data if name else {}
+    except (EC2ClientError, ValueError):  # an unknown template or version: moto answers that itself
+        return None
+    profile = (data.get("IamInstanceProfile") or {}).get("Name")
+    if not profile:
+        return None
+    try:
+        get_backend("iam")[account]["global"].get_instance_profile(profile)
+    except NotFoundException:
+        return profile
+    return None
 
 
 @contextlib.contextmanager

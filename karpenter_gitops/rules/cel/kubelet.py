@@ -40,7 +40,10 @@ def _compact_list(names) -> str:
     "Use one of the keys the message lists.",
     until=KubeletConfiguration.OPEN_SINCE,  # from then the CRD keeps the block open: see rules/kubelet/
     good=({"spec": {"kubelet": {"kubeReserved": {"cpu": "100m"}, "evictionHard": {"memory.available": "5%"}}}},),
-    bad=({"spec": {"kubelet": {"kubeReserved": {"gpu": "1"}}}}, {"spec": {"kubelet": {"evictionHard": {"memory": "5%"}}}}),
+    bad=(
+        {"karpenterVersion": "1.14", "spec": {"kubelet": {"kubeReserved": {"gpu": "1"}}}},
+        {"karpenterVersion": "1.14", "spec": {"kubelet": {"evictionHard": {"memory": "5%"}}}},
+    ),
 )
 def kubelet_map_keys(obj, ctx):
     kubelet = obj.spec.kubelet
@@ -60,7 +63,7 @@ def kubelet_map_keys(obj, ctx):
     "Use a positive quantity, e.g. 100m or 1Gi.",
     until=KubeletConfiguration.OPEN_SINCE,  # from then the CRD keeps the block open: see rules/kubelet/
     good=({"spec": {"kubelet": {"systemReserved": {"memory": "100Mi"}}}},),
-    bad=({"spec": {"kubelet": {"systemReserved": {"memory": "-100Mi"}}}},),
+    bad=({"karpenterVersion": "1.14", "spec": {"kubelet": {"systemReserved": {"memory": "-100Mi"}}}},),
 )
 def kubelet_reserved_not_negative(obj, ctx):
     kubelet = obj.spec.kubelet
@@ -80,7 +83,7 @@ def kubelet_reserved_not_negative(obj, ctx):
     "Raise imageGCHighThresholdPercent above imageGCLowThresholdPercent.",
     until=KubeletConfiguration.OPEN_SINCE,  # from then the CRD keeps the block open: see rules/kubelet/
     good=({"spec": {"kubelet": {"imageGCHighThresholdPercent": 85, "imageGCLowThresholdPercent": 80}}},),
-    bad=({"spec": {"kubelet": {"imageGCHighThresholdPercent": 80, "imageGCLowThresholdPercent": 85}}},),
+    bad=({"karpenterVersion": "1.14", "spec": {"kubelet": {"imageGCHighThresholdPercent": 80, "imageGCLowThresholdPercent": 85}}},),
 )
 def kubelet_image_gc_thresholds(obj, ctx):
     kubelet = obj.spec.kubelet
@@ -99,7 +102,7 @@ def kubelet_image_gc_thresholds(obj, ctx):
     "Give each soft eviction signal a grace period, and each grace period a soft threshold.",
     until=KubeletConfiguration.OPEN_SINCE,  # from then the CRD keeps the block open: see rules/kubelet/
     good=({"spec": {"kubelet": {"evictionSoft": {"memory.available": "10%"}, "evictionSoftGracePeriod": {"memory.available": "1m"}}}},),
-    bad=({"spec": {"kubelet": {"evictionSoft": {"memory.available": "10%"}}}},),
+    bad=({"karpenterVersion": "1.14", "spec": {"kubelet": {"evictionSoft": {"memory.available": "10%"}}}},),
 )
 def kubelet_eviction_soft_grace_period(obj, ctx):
     kubelet = obj.spec.kubelet

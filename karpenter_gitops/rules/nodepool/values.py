@@ -54,7 +54,9 @@ def requirement_unknown_values(obj, ctx):
         if values and not set(values) & set(known):
             yield Violation(
                 f"{requirement_path(index)}.values",
-                f"none of {list(values)} is a value of {requirement.key} (expected one of {', '.join(known)})",
+                # Karpenter's words (sigs.k8s.io/karpenter pkg/apis/v1/nodeclaim_validation.go), its list as Go prints it
+                f"no valid values found in [{' '.join(map(str, values))}] for {requirement.key}, "
+                f"expected one of: {', '.join(known)}",
                 did_you_mean(str(values[0]).lower(), known),
             )
 
