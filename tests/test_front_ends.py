@@ -188,7 +188,8 @@ def via_check(case: Case, host: ProviderHost, provider) -> set[Verdict]:
     cluster = {"name": "parity", "karpenterVersion": versions.show(case.release)}
     for name, doc in case.classes.items():
         pools = {p: d.get("spec") for p, d in case.pools.items() if case.pool_class(d) == name}
-        props = {"nodeClassName": name, "spec": doc.get("spec"), "nodePoolSpecs": pools, "cluster": cluster, "policy": case.policy or {}}
+        props = {"nodeClassName": name, "spec": doc.get("spec"), "nodePoolSpecs": pools, "nodeOverlaySpecs": {}, "cluster": cluster,
+                 "policy": case.policy or {}}  # the cases draw no NodeOverlay
         assert set(props) == set(INPUT_KEYS)
         _, failures = host.check({}, provider_inputs(provider, **props, **{k: None for k in OUTPUT_KEYS}))
         for prop, reason in failures:

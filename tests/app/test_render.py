@@ -125,7 +125,8 @@ def test_reconciled_render_refuses_a_persistent_problem(tmp_path, monkeypatch, c
     assert code == 1
     assert not out.exists()
     err = capsys.readouterr().err
-    assert "EC2NodeClass/payments not Ready" in err and "persistent problems" in err
+    # Karpenter will report payments Ready; its profile without a role is the error that stops the render
+    assert "EC2NodeClass/payments spec.instanceProfile: instance profile 'PaymentsNodeProfile-v2' has no role" in err and "persistent problems" in err
 
 
 def test_an_unwritable_out_is_one_line_and_exit_two(tmp_path, capsys):
