@@ -48,7 +48,7 @@ def test_a_helm_template_beside_manifests_is_skipped_and_counted(tmp_path, capsy
     code, out, err = run(capsys, "validate", str(tmp_path))
     assert code == 0
     assert f"note: skipped {tmp_path / 'templates' / 'pool.yaml'}: a template" in err
-    assert out.splitlines()[-1] == "2 object(s) checked against Karpenter 1.14: 0 error(s), 0 warning(s); 1 file(s) skipped (not Kubernetes YAML)"
+    assert out.splitlines()[-1] == "2 object(s) checked against Karpenter 1.15: 0 error(s), 0 warning(s); 1 file(s) skipped (not Kubernetes YAML)"
     code, out, _ = run(capsys, "validate", str(tmp_path), "--format", "json")
     assert json.loads(out)["summary"] == {"errors": 0, "warnings": 0, "objects": 2, "skippedFiles": 1}
 
@@ -62,7 +62,7 @@ def test_a_run_that_finds_no_karpenter_object_says_so_and_exits_2(tmp_path, caps
                                 "holding your EC2NodeClass and NodePool manifests, or pass --allow-empty)"]
     code, out, _ = run(capsys, "validate", str(tmp_path), "--format", fmt, "--allow-empty")
     summary = json.loads(out)["summary"]["objects"] if fmt == "json" else out.splitlines()[-1]
-    assert code == 0 and summary in (0, "0 object(s) checked against Karpenter 1.14: 0 error(s), 0 warning(s)")
+    assert code == 0 and summary in (0, "0 object(s) checked against Karpenter 1.15: 0 error(s), 0 warning(s)")
 
 
 def test_the_pre_commit_hook_allows_a_commit_without_karpenter_objects():
@@ -118,7 +118,7 @@ def test_an_unknown_feature_gate_is_refused_with_the_known_ones(tmp_path, capsys
     path.write_text(CLASS + "---\n" + POOL)
     code, out, err = run(capsys, "validate", str(path), "--feature-gates", "Foo=true")
     assert code == 2 and out == ""
-    assert err.startswith("karpenter-gitops: error: --feature-gates: 'Foo' is not a feature gate of Karpenter 1.14")
+    assert err.startswith("karpenter-gitops: error: --feature-gates: 'Foo' is not a feature gate of Karpenter 1.15")
     assert "known gates: SpotToSpotConsolidation, NodeRepair" in err
 
 

@@ -61,7 +61,7 @@ def test_script_is_the_installed_one():
 
 def test_validate_a_folder_of_a_repository_under_a_dot_directory(repository):
     code, out, _ = karpenter_gitops(repository, "validate", "karpenter")
-    assert (code, first_line(out)) == (0, "2 object(s) checked against Karpenter 1.14: 0 error(s), 0 warning(s)")
+    assert (code, first_line(out)) == (0, "2 object(s) checked against Karpenter 1.15: 0 error(s), 0 warning(s)")
 
 
 def test_validate_the_whole_repository_skips_the_chart_and_counts_it(repository):
@@ -73,12 +73,12 @@ def test_validate_the_whole_repository_skips_the_chart_and_counts_it(repository)
 
 def test_validate_a_sibling_folder_through_dot_dot(repository):
     code, out, _ = karpenter_gitops(repository / "apps", "validate", "../karpenter")
-    assert (code, first_line(out)) == (0, "2 object(s) checked against Karpenter 1.14: 0 error(s), 0 warning(s)")
+    assert (code, first_line(out)) == (0, "2 object(s) checked against Karpenter 1.15: 0 error(s), 0 warning(s)")
 
 
 def test_a_rendered_stream_piped_to_dash(repository):
     code, out, _ = karpenter_gitops(repository, "validate", "-", stdin=f"{CLASS}---\n{POOL}---\n{DEPLOYMENT}")
-    assert (code, first_line(out)) == (0, "2 object(s) checked against Karpenter 1.14: 0 error(s), 0 warning(s)")
+    assert (code, first_line(out)) == (0, "2 object(s) checked against Karpenter 1.15: 0 error(s), 0 warning(s)")
 
 
 def test_a_broken_manifest_on_stdin_names_stdin(repository):
@@ -97,7 +97,7 @@ def test_the_wrong_folder_fails_loudly_in_every_format(repository, fmt):
 def test_a_pre_commit_run_on_a_commit_without_karpenter_objects(repository):
     code, out, _ = karpenter_gitops(repository, "validate", "--policy", "--allow-empty", "apps/web.yaml", "chart/values.yaml")
     assert (code, first_line(out)) == (0, "active waivers: 0")
-    assert out.splitlines()[-1].startswith("0 object(s) checked against Karpenter 1.14: 0 error(s), 0 warning(s)")
+    assert out.splitlines()[-1].startswith("0 object(s) checked against Karpenter 1.15: 0 error(s), 0 warning(s)")
 
 
 def test_a_misspelt_kind_fails_with_a_did_you_mean(repository):
@@ -118,7 +118,7 @@ def test_an_old_provisioner_gets_the_migration(repository):
 def test_an_unknown_feature_gate_lists_the_known_ones(repository):
     code, out, err = karpenter_gitops(repository, "validate", "karpenter", "--feature-gates", "Foo=true")
     assert (code, out) == (2, "")
-    assert first_line(err).startswith("karpenter-gitops: error: --feature-gates: 'Foo' is not a feature gate of Karpenter 1.14")
+    assert first_line(err).startswith("karpenter-gitops: error: --feature-gates: 'Foo' is not a feature gate of Karpenter 1.15")
 
 
 def test_render_to_stdout_from_a_path_argument(repository):
