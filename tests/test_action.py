@@ -278,7 +278,7 @@ def test_a_broken_change_is_annotated_previewed_commented_and_fails(runner, repo
 
     assert run.exit_code == 1
     assert run.outputs["validate-exit"] == "1" and run.outputs["preview-exit"] == "1"
-    assert "::error file=karpenter/nodes.yaml,line=7,title=nodeclass/instance-profile-arn::" in run.log
+    assert "::error file=karpenter/nodes.yaml,line=7,title=nodeclass/instance-profile-arn (karpenter-gitops)::" in run.log
     comment = (Path(run.outputs["comment-dir"]) / "comment.md").read_text()
     assert comment.startswith(MARKER + "\n### Karpenter preview: :x:")
     assert "Traceback" not in run.log

@@ -62,7 +62,7 @@ def test_the_installed_console_script_passes_a_sound_repository(installed, users
     run = _validate(installed, users_repository, "karpenter/", "--karpenter-version", "1.14")
 
     assert run.returncode == 0, run.stdout + run.stderr
-    assert run.stdout.splitlines()[-1] == "2 object(s) checked against Karpenter 1.15: 0 error(s), 0 warning(s)"
+    assert run.stdout.splitlines()[-1] == "2 object(s) checked against Karpenter 1.14: 0 error(s), 0 warning(s)"
 
 
 def test_the_installed_package_is_the_wheel_not_this_checkout(installed, tmp_path):
