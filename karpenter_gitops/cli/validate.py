@@ -73,7 +73,7 @@ def validate_command(paths, stacks, all_stacks, crd_paths, context_paths, policy
     """
     from karpenter_gitops.app.sources import read_policy_file
     from karpenter_gitops.app.validate import Verdict, crds_at, validate_once, validate_sources, waivers_for
-    from karpenter_gitops.output.report import print_github, print_text
+    from karpenter_gitops.output.report import print_github, print_jsonl, print_text
 
     policy = policy or policy_file is not None
     if waiver_file and not policy:
@@ -131,14 +131,6 @@ def waiver_files(policy: bool, waiver_file: str | None) -> list[str]:
     if waiver_file:
         return [waiver_file]
     return [str(DEFAULT_WAIVERS)] if policy and DEFAULT_WAIVERS.is_file() else []
-
-
-def print_jsonl(report) -> None:
-    """JSON Lines: each finding on a line of its own (as in --format json), then the summary (and waivers) last."""
-    document = report.to_json()
-    for finding in document.pop("findings"):
-        click.echo(json.dumps(finding))
-    click.echo(json.dumps(document))
 
 
 def _fleet(stacks: list[str], judged, fmt: str) -> None:

@@ -6,6 +6,7 @@ characters escaped (:func:`~karpenter_gitops.output.escape.visible`), never raw 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 
 from itertools import groupby
@@ -95,3 +96,10 @@ def print_fleet_summary(reports: Mapping[str, Report]) -> None:
         line += f"; stacks with errors: {', '.join(failing)}"
     click.echo(click.style(line, fg="red" if errors else ("yellow" if warnings else "green"), bold=True))
 
+
+def print_jsonl(report: Report) -> None:
+    """JSON Lines: each finding on a line of its own (as in --format json), then the summary (and waivers) last."""
+    document = report.to_json()
+    for finding in document.pop("findings"):
+        click.echo(json.dumps(finding))
+    click.echo(json.dumps(document))
