@@ -19,7 +19,9 @@ from _sim_worlds import zonal
 from karpenter_gitops.core.simulation import World
 
 CORE = "sigs.k8s.io/karpenter@v1.15.0"
-RERUNS = 20
+# Where Karpenter's answer varies, ours may be its rarer one (seed 17: about 1 run in 6), so it is asked up to
+# 60 more times (a miss then is about 1 in 30,000); the asking stops at the first run that agrees.
+RERUNS = 60
 
 
 @dataclass(frozen=True)
