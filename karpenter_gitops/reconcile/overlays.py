@@ -117,7 +117,10 @@ def apply(
     sources = _sources(run.inputs, images, subnets, mapping)
     outcome, plain, unpriced = _applied(run.release, usable, kept, sources, _Listing(catalogue.labelled, prices))
     by_name = {o.name: o for o in kept}
-    observed = [_conflict(by_name[name], conflict, usable) for name, conflict in sorted(outcome.conflicts.items())]
+    told = _told_offline(run.findings)
+    observed = [
+        _conflict(by_name[name], conflict, usable) for name, conflict in sorted(outcome.conflicts.items()) if name not in told
+    ]
     if sources and all(m.plan.mapping is not None or m.plan.not_mapped for m in mapping.values()):
         observed += _matching_nothing(sources, outcome, by_name)
     failed = {
@@ -145,6 +148,12 @@ def _runtime_failures(findings: Sequence[Finding]) -> dict[str, str]:
             index = re.search(r"\[(\d+)\]", f.path)
             found.setdefault(f.name, []).append((int(index.group(1)) if index else 0, f.message))
     return {name: "; ".join(message for _, message in sorted(messages)) for name, messages in found.items()}
+
+
+def _told_offline(findings: Sequence[Finding]) -> frozenset[str]:
+    """Overlays whose same-weight conflict validate already reported (nodeoverlay/same-weight-price): the plan shows
+    their Conflict condition but does not say the same mistake a second time as a live finding."""
+    return frozenset(f.name for f in findings if f.rule == nodeoverlay_rules.SAME_WEIGHT_PRICE)
 
 
 def _refused_by_api_server(findings: Sequence[Finding]) -> frozenset[str]:

@@ -14,6 +14,7 @@ from karpenter_gitops.rules.label_keys import runtime_requirement_message
 from karpenter_gitops.rules.registry import rule
 
 LABEL_SYNTAX = "nodeoverlay/label-syntax"
+SAME_WEIGHT_PRICE = "nodeoverlay/same-weight-price"
 
 
 @rule(
@@ -70,7 +71,7 @@ _FAMILY_PRICE = {"weight": 10, "price": "0.4",
 
 
 @rule(
-    "nodeoverlay/same-weight-price",
+    SAME_WEIGHT_PRICE,
     Severity.ERROR,
     (NODEOVERLAY,),
     "Two NodeOverlays of the same weight price the same instance types (their requirements name the same "

@@ -76,6 +76,15 @@ def test_same_weight_overlays_conflict_and_the_rejected_one_is_an_error(default_
     assert prices == {t: 0.02 for t in prices} and "m5.large" in prices  # b-cheap alone, on every large type
 
 
+def test_a_conflict_validate_already_reported_is_said_once(default_aws, catalogue_cache):
+    family = {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m5"]}
+    docs = base(overlay("a-cheap", [family], price="0.01", weight=10), overlay("b-cheap", [family], price="0.02", weight=10))
+    plan = plan_of(default_aws, catalogue_cache, docs)
+    said = [(f.rule, f.name) for f in plan.findings if f.kind == "NodeOverlay" and f.severity.value == "error"]
+    assert said == [("nodeoverlay/same-weight-price", "a-cheap")]
+    assert plan.node_overlays.conditions["a-cheap"].reason == "Conflict"  # the prediction still shows it
+
+
 def test_an_overlay_matching_nothing_any_pool_launches_is_a_warning(default_aws, catalogue_cache):
     nothing = overlay("p5-only", [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["p5"]}], price="1")
     plan = plan_of(default_aws, catalogue_cache, base(nothing))
