@@ -57,6 +57,16 @@ DOCUMENTED: tuple[Documented, ...] = (
         lambda j: _only(j, True, lambda rule: rule == "nodeclass/block-device-without-ebs"),
     ),
     Documented(
+        "alias-two-ats",
+        "An alias with a second '@' (al2@x@y) passes the CRD, whose rules read only the parts around the first; "
+        "Karpenter's controller splits on every '@' and exits (log.Fatalf \"failed to parse AMI alias\", in every "
+        "provider release). We refuse it (nodeclass/alias-format). The 1.14 and 1.15 oracles run that code and say "
+        "so (ControllerExits); for older releases only the API server judges here.",
+        frozenset({"EC2NodeClass"}),
+        lambda j: _only(j, True, lambda rule: rule == "nodeclass/alias-format"),
+        releases=(versions.OLDEST, (1, 13)),
+    ),
+    Documented(
         "alias-version-not-published",
         "An alias whose version is not in the family's version format (al2@v1.32.0) passes the CRD; Karpenter asks "
         "SSM for a parameter no one publishes, finds no image and keeps the EC2NodeClass not Ready (AMIsReady "

@@ -24,6 +24,7 @@ import ctypes
 import json
 import signal
 import subprocess
+import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -46,34 +47,55 @@ class OracleError(AssertionError):
 
 
 class Oracle:
-    """A running karpenter-oracle of one release; ``ask`` sends requests and returns the answers in order."""
+    """A running karpenter-oracle of one release; ``ask`` sends requests and returns the answers in order.
+
+    Some of Karpenter's code exits the process on a value it cannot read (``log.Fatalf`` on an alias with two
+    '@'): what the controller itself would do. The answer to that request is then ``{"fatal": <its last log
+    line>}``, and a new process answers the rest."""
 
     def __init__(self, binary: Path, release: versions.Release) -> None:
+        self.binary = binary
         self.release = release
-        self.process = subprocess.Popen([str(binary)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                                        preexec_fn=_die_with_parent)
+        self._start()
+
+    def _start(self) -> None:
+        self.log = tempfile.TemporaryFile(mode="w+")
+        self.process = subprocess.Popen([str(self.binary)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
+                                        text=True, preexec_fn=_die_with_parent)
+
+    def _last_words(self) -> str:
+        self.log.seek(0)
+        said = [line.strip() for line in self.log.read().splitlines() if line.strip()]
+        return said[-1] if said else f"exited with {self.process.returncode}"
 
     def ask(self, requests: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
         lines = [json.dumps(request) for request in requests]
-        assert self.process.stdin and self.process.stdout
-        self.process.stdin.write("".join(line + "\n" for line in lines))
-        self.process.stdin.flush()
-        answers = []
-        for _ in lines:
-            line = self.process.stdout.readline()
-            if not line:
-                raise RuntimeError(f"karpenter-oracle-{versions.show(self.release)} exited with {self.process.wait()}")
-            answers.append(json.loads(line))
+        answers: list[dict[str, Any]] = []
+        while len(answers) < len(lines):
+            assert self.process.stdin and self.process.stdout
+            waiting = lines[len(answers):]
+            self.process.stdin.write("".join(line + "\n" for line in waiting))
+            self.process.stdin.flush()
+            for _ in waiting:
+                line = self.process.stdout.readline()
+                if not line:
+                    self.process.wait()
+                    answers.append({"fatal": self._last_words()})
+                    self._start()
+                    break
+                answers.append(json.loads(line))
         return answers
 
     def one(self, request: Mapping[str, Any]) -> dict[str, Any]:
         return self.ask([request])[0]
 
     def answer(self, request: Mapping[str, Any]) -> Any:
-        """The answer to ``request``; an error or a panic is raised, naming the release."""
-        reply = self.one(request)
-        if isinstance(reply, dict) and ({"error", "panic"} & reply.keys()):
-            raise OracleError(f"karpenter-oracle-{versions.show(self.release)} on {request.get('op')}: {reply}")
+        """The answer to ``request``; an error, a panic or an exit is raised, naming the release."""
+        return self.answer_of(self.one(request), request.get("op"))
+
+    def answer_of(self, reply: Any, op: Any) -> Any:
+        if isinstance(reply, dict) and ({"error", "panic", "fatal"} & reply.keys()):
+            raise OracleError(f"karpenter-oracle-{versions.show(self.release)} on {op}: {reply}")
         return reply
 
     def runtime_errors(self, node_pool: Mapping[str, Any]) -> list[str]:
@@ -119,8 +141,11 @@ class Oracle:
         """The EC2NodeClass validation controller's ValidationSucceeded condition (``validationSucceeded``)
         up to its EC2 dry runs; ``feature_gates`` in AWS_FEATURE_GATES' syntax (``NodeClassCEL=true``),
         ``described`` the instance types kubelet expressions are evaluated for."""
-        return self.answer({"op": "nodeclass", "object": node_class, "featureGates": feature_gates,
-                            "instanceTypes": list(described), "clusterName": cluster_name})
+        reply = self.one({"op": "nodeclass", "object": node_class, "featureGates": feature_gates,
+                          "instanceTypes": list(described), "clusterName": cluster_name})
+        if "fatal" in reply:  # the controller would exit on this class (and restart, and exit again)
+            return {"validationSucceeded": {"status": "False", "reason": "ControllerExits", "message": reply["fatal"]}}
+        return self.answer_of(reply, "nodeclass")
 
     def stop(self) -> None:
         if self.process.poll() is None:

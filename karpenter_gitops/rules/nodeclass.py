@@ -129,14 +129,42 @@ def alias_version_format(obj, ctx):
     for index, alias in aliases(obj.spec):
         family_part, at, version = alias.partition("@")
         family = families.of_alias(family_part)
-        if not at or family is None or family.version_format is None or version == "latest":
-            continue  # malformed aliases, unknown families and Windows are the CEL rules'
+        if not at or family is None or family.version_format is None or version == "latest" or "@" in version:
+            continue  # malformed aliases, unknown families and Windows are the CEL rules', a second '@' alias-format's
         if not family.version_format.match(version):
             yield Violation(
                 alias_path(index),
                 f"{version!r} is not a {family_part} AMI version, so no SSM parameter has that name and AMI "
                 "discovery finds nothing",
                 f"pin a version like {family.version_example}, or use {family_part}@latest",
+            )
+
+
+@rule(
+    "nodeclass/alias-format",
+    ERROR,
+    KINDS,
+    "An alias with more than one '@' (al2023@v20240807@x, windows2022@latest@x). The CRD's rules only look at "
+    "what comes before the first '@' and after it, so the API server stores it; Karpenter's controller splits the "
+    "alias on every '@' and, finding more than two parts, exits (log.Fatalf \"failed to parse AMI alias ..., "
+    "invalid format\", provider pkg/apis/v1/ec2nodeclass.go, every release from 1.0 to 1.15): it restarts, reads "
+    "the class again and exits again, so no NodePool of the cluster launches anything.",
+    "Write the alias as family@version with a single '@', e.g. al2023@v20240807 or windows2022@latest.",
+    origin="ours",
+    good=({"spec": {"amiSelectorTerms": [{"alias": "windows2022@latest"}]}},),
+    bad=(
+        {"spec": {"amiSelectorTerms": [{"alias": "al2@x@y"}]}},
+        {"spec": {"amiSelectorTerms": [{"alias": "windows2022@latest@x"}]}},
+    ),
+)
+def alias_format(obj, ctx):
+    for index, alias in aliases(obj.spec):
+        if alias.count("@") > 1:
+            yield Violation(
+                alias_path(index),
+                f"{alias!r} has {alias.count('@')} '@'; Karpenter's controller exits when it reads it (failed to parse "
+                "AMI alias, invalid format) and keeps restarting, so no NodePool of the cluster launches",
+                f"keep one '@': {alias.split('@')[0]}@{alias.split('@')[1]}",
             )
 
 

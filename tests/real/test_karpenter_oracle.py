@@ -218,6 +218,20 @@ def test_1_14_validates_tags_before_its_dry_runs_and_has_no_kubelet_step():
     assert (status, reason) == ("False", "TagValidationFailed")
 
 
+@pytest.mark.parametrize("release", _oracle.PROVIDER_RELEASES, ids=versions.show)
+def test_an_alias_with_two_ats_makes_karpenter_exit_and_our_rule_says_so(release):
+    """Karpenter's code exits on it (log.Fatalf), which a controller would do on every restart; the oracle
+    says so for that question and answers the next one from a new process."""
+    document = merge_patch(BASE_NODECLASS, {"spec": {"amiSelectorTerms": [{"alias": "al2023@v20240807@x"}]}})
+    document["spec"].pop("amiFamily", None)
+    status, reason, message = _validation(release, document)
+    assert (status, reason) == ("False", "ControllerExits")
+    assert message.endswith('failed to parse AMI alias "al2023@v20240807@x", invalid format')
+    assert _validation(release, _node_class("AL2023"))[:2] == ("True", "ValidationSucceeded")
+    ours = [f.rule for f in findings(document, release=release) if f.severity is Severity.ERROR]
+    assert ours == ["nodeclass/alias-format"]
+
+
 @pytest.mark.parametrize("release", _oracle.RELEASES, ids=versions.show)
 def test_the_well_known_values_are_karpenters_per_release(release):
     """The values our requirement rules take as all a label can hold (capacity types, tenancies) are
