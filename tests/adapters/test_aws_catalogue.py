@@ -5,7 +5,7 @@ from karpenter_gitops.adapters.aws.catalogue import (
     CATALOGUE_TTL_SECONDS,
     load_catalogue,
 )
-from karpenter_gitops.adapters.aws.embedded import Throttler
+from karpenter_gitops.adapters.aws.throttling import Throttler
 
 SMALL_WORLD = """
 region: us-west-2

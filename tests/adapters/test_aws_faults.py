@@ -4,7 +4,7 @@ import pytest
 from botocore.retries.standard import ExponentialBackoff
 
 from karpenter_gitops.adapters.aws.amis import AMIOutcome, resolve_amis
-from karpenter_gitops.adapters.aws.embedded import Throttler
+from karpenter_gitops.adapters.aws.throttling import Throttler
 from karpenter_gitops.adapters.aws.errors import TransientAWSError
 from karpenter_gitops.adapters.aws.instance_profiles import (
     ProfileOutcome,

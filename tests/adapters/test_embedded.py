@@ -6,7 +6,8 @@ import socket
 
 import pytest
 
-from karpenter_gitops.adapters.aws.embedded import EmbeddedServer, embedded_aws, load_world, parse_world
+from karpenter_gitops.adapters.aws.embedded import EmbeddedServer, embedded_aws
+from karpenter_gitops.adapters.aws.embedded_world import load_world, parse_world
 from karpenter_gitops.core.errors import InputError
 
 MINIMAL = 'region: us-west-2\nkubernetesVersion: "1.32"\n'

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from karpenter_gitops.adapters.aws.ami_catalog import AwsAmiCatalog, AwsUnavailable
-from karpenter_gitops.adapters.aws.embedded import Throttler
+from karpenter_gitops.adapters.aws.throttling import Throttler
 from karpenter_gitops.app.bump import (
     PinChange,
     Problem,

@@ -24,7 +24,8 @@ import yaml
 from _karpenter_worlds import generated_world
 from conftest import PROJECT
 
-from karpenter_gitops.adapters.aws.embedded import embedded_aws, load_world, parse_world
+from karpenter_gitops.adapters.aws.embedded import embedded_aws
+from karpenter_gitops.adapters.aws.embedded_world import load_world, parse_world
 from karpenter_gitops.core import versions
 
 pytestmark = pytest.mark.real

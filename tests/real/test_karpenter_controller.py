@@ -31,7 +31,7 @@ from conftest import PROJECT
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from karpenter_gitops.adapters.aws.embedded import load_world, parse_world
+from karpenter_gitops.adapters.aws.embedded_world import load_world, parse_world
 from karpenter_gitops.core import versions
 
 pytestmark = pytest.mark.real

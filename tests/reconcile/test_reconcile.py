@@ -10,7 +10,7 @@ import yaml
 from _aws_refusals import session_denying
 from conftest import PROJECT
 
-from karpenter_gitops.adapters.aws.embedded import Throttler
+from karpenter_gitops.adapters.aws.throttling import Throttler
 from karpenter_gitops.cli import main
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.errors import InputError
