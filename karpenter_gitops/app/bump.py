@@ -31,7 +31,7 @@ from ruamel.yaml.nodes import CollectionNode, MappingNode, Node, SequenceNode
 from karpenter_gitops import families
 from karpenter_gitops.adapters import atomic
 from karpenter_gitops.adapters.aws.amis import AMIResolution
-from karpenter_gitops.adapters.aws.errors import PersistentAWSError
+from karpenter_gitops.adapters.aws.error_kinds import PersistentAWSError
 from karpenter_gitops.core import versions, yaml_reader
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.inputs import NAMESPACE, Inputs

@@ -13,7 +13,7 @@ from typing import Any
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.inputs import NAMESPACE, Cluster
-from karpenter_gitops.core.schema import type_name
+from karpenter_gitops.core.typed_schema import type_name
 from karpenter_gitops.core.text import article, did_you_mean
 from karpenter_gitops.load.files import (
     display,

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from karpenter_gitops import families
 from karpenter_gitops.adapters.aws import amis as ami_provider
-from karpenter_gitops.core.conditions import Resolution, StepOutcome
+from karpenter_gitops.core.status_conditions import Resolution, StepOutcome
 from karpenter_gitops.core.findings import Observation
 from karpenter_gitops.core.model import EC2NodeClass
 from karpenter_gitops.core.resolved import AMI

@@ -1,7 +1,7 @@
 """Instance-type catalogue: raw entries + zonal offerings, a 12 h disk cache, and readiness."""
 
 
-from karpenter_gitops.adapters.aws.catalogue import (
+from karpenter_gitops.adapters.aws.instance_types import (
     CATALOGUE_TTL_SECONDS,
     load_catalogue,
 )

@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from karpenter_gitops.adapters.aws.client import AwsSession, tag_filters
-from karpenter_gitops.adapters.aws.errors import PersistentAWSError, TransientAWSError
+from karpenter_gitops.adapters.aws.error_kinds import PersistentAWSError, TransientAWSError
 
 
 def test_plain_session_follows_aws_endpoint_url_and_region_from_the_environment(default_aws):

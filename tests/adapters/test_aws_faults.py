@@ -5,13 +5,13 @@ from botocore.retries.standard import ExponentialBackoff
 
 from karpenter_gitops.adapters.aws.amis import AMIOutcome, resolve_amis
 from karpenter_gitops.adapters.aws.throttling import Throttler
-from karpenter_gitops.adapters.aws.errors import TransientAWSError
+from karpenter_gitops.adapters.aws.error_kinds import TransientAWSError
 from karpenter_gitops.adapters.aws.instance_profiles import (
     ProfileOutcome,
     profile_cache,
     resolve_instance_profile,
 )
-from karpenter_gitops.adapters.aws.network import resolve_subnets
+from karpenter_gitops.adapters.aws.network_lookup import resolve_subnets
 from karpenter_gitops.core.model import AMISelectorTerm, SubnetSelectorTerm
 
 TERMS = {

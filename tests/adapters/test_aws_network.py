@@ -1,6 +1,6 @@
 """Subnets and security groups by selector terms, against the embedded default world."""
 
-from karpenter_gitops.adapters.aws.network import (
+from karpenter_gitops.adapters.aws.network_lookup import (
     resolve_security_groups,
     resolve_subnets,
 )

@@ -261,8 +261,8 @@ def test_github_format_marks_info_and_waived_findings_as_notices(tmp_path, capsy
 
 
 def test_github_escaping_follows_the_actions_toolkit():
-    from karpenter_gitops.output.report import github_data as _github_data
-    from karpenter_gitops.output.report import github_property as _github_property
+    from karpenter_gitops.output.report_text import github_data as _github_data
+    from karpenter_gitops.output.report_text import github_property as _github_property
 
     assert _github_data("100% of\r\nnodes: a, b") == "100%25 of%0D%0Anodes: a, b"
     assert _github_property("dir/a,b:c%.yaml") == "dir/a%2Cb%3Ac%25.yaml"

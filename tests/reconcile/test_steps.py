@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from karpenter_gitops.adapters.aws.errors import TransientAWSError
+from karpenter_gitops.adapters.aws.error_kinds import TransientAWSError
 from karpenter_gitops.core.inputs import Cluster
 from karpenter_gitops.load import documents
 from karpenter_gitops.reconcile import catalogue as catalogue_step

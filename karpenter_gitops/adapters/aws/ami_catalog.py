@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from karpenter_gitops.adapters.aws.amis import AMIOutcome, AMIResolution, resolve_amis
 from karpenter_gitops.adapters.aws.client import AwsSession
-from karpenter_gitops.adapters.aws.errors import TransientAWSError
+from karpenter_gitops.adapters.aws.error_kinds import TransientAWSError
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.model import AMISelectorTerm
 

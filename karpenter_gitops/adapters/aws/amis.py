@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 
 from karpenter_gitops import families
 from karpenter_gitops.adapters.aws.client import AwsSession, tag_filters
-from karpenter_gitops.adapters.aws.errors import PersistentAWSError, TransientAWSError
+from karpenter_gitops.adapters.aws.error_kinds import PersistentAWSError, TransientAWSError
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.model import AMISelectorTerm
 from karpenter_gitops.core.resolved import AMI, SkippedAMI

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from karpenter_gitops.core.requirements import Requirements, ValueSet
 from karpenter_gitops.core.simulation import resources
-from karpenter_gitops.core.simulation.catalogue import Catalogue
+from karpenter_gitops.core.simulation.type_index import Catalogue
 from karpenter_gitops.core.simulation.matching import HOSTNAME, Taint
 from karpenter_gitops.core.simulation.pods import HostPort, Pod
 from karpenter_gitops.core.simulation.preferences import PodData

@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.requirements import Requirements
 from karpenter_gitops.core.simulation import gosort, resources
-from karpenter_gitops.core.simulation.catalogue import Catalogue
+from karpenter_gitops.core.simulation.type_index import Catalogue
 from karpenter_gitops.core.simulation.matching import (
     HOSTNAME,
     INITIALIZED,

@@ -20,11 +20,11 @@ from dataclasses import dataclass
 from tabulate import DataRow, TableFormat, tabulate
 
 from karpenter_gitops.core.findings import Finding, Severity
-from karpenter_gitops.core.plan import PERSISTENT, TRANSIENT
+from karpenter_gitops.core.plan_result import PERSISTENT, TRANSIENT
 from karpenter_gitops.output import DEFAULT_BUDGET
 from karpenter_gitops.output.escape import visible
 from karpenter_gitops.output.forecast_compare import mermaid
-from karpenter_gitops.output.preview import ObjectChange, Preview
+from karpenter_gitops.output.pr_preview import ObjectChange, Preview
 from karpenter_gitops.reconcile.impact import summarise_types
 
 MARKER = "<!-- karpenter-gitops-preview -->"

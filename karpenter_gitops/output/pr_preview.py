@@ -22,12 +22,12 @@ from typing import Any
 from karpenter_gitops.core.findings import Finding, Severity
 from karpenter_gitops.core.inputs import Inputs
 from karpenter_gitops.core.model import EC2NODECLASS, NODEOVERLAY
-from karpenter_gitops.core.overlays import FirstChoice
-from karpenter_gitops.core.plan import PERSISTENT, READY, TRANSIENT, Plan
+from karpenter_gitops.core.applied_overlays import FirstChoice
+from karpenter_gitops.core.plan_result import PERSISTENT, READY, TRANSIENT, Plan
 from karpenter_gitops.judge.report import Report
 from karpenter_gitops.load.pulumi_events import PulumiPreview
 from karpenter_gitops.output.forecast_compare import CostComparison
-from karpenter_gitops.output.render import manifest, to_yaml
+from karpenter_gitops.output.manifests import manifest, to_yaml
 from karpenter_gitops.reconcile.impact import AMIMove, Forecast, ami_moves
 
 # --- redaction ---------------------------------------------------------------------------
