@@ -22,6 +22,7 @@ from karpenter_gitops.core import ami_mapping
 from karpenter_gitops.load.documents import load_documents
 from karpenter_gitops.reconcile import reconcile
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
+from karpenter_gitops.core.versions import Kubernetes
 
 SELECTOR_SETS = [
     {"amiSelectorTerms": [{"alias": "al2023@v20250201"}]},
@@ -91,7 +92,7 @@ class MappingClock:
 def run(env, inputs, cache_dir: Path) -> tuple[float, float, dict]:
     with MappingClock() as clock:
         start = time.perf_counter()
-        plan = reconcile(inputs, aws=env.session(), kubernetes="1.32", cache_dir=cache_dir)
+        plan = reconcile(inputs, aws=env.session(), kubernetes=Kubernetes(1, 32), cache_dir=cache_dir)
         wall = time.perf_counter() - start
     return wall, clock.seconds, plan.aws_calls
 

@@ -105,7 +105,7 @@ class BumpPlan:
 class AmiCatalog(Protocol):
     """What planning needs from AWS; :class:`~karpenter_gitops.adapters.aws.ami_catalog.AwsAmiCatalog` is the real one."""
 
-    kubernetes: str | None
+    kubernetes: versions.Kubernetes | None
     release: versions.Release
 
     def parameters(self, path: str) -> dict[str, str]:
@@ -174,7 +174,7 @@ def _newest_first_key(version: str) -> tuple:
 
 def published_releases(family: str, catalog: AmiCatalog) -> Releases:
     """List the family's parameter directories for the cluster's Kubernetes version (one call per directory)."""
-    k, karpenter = catalog.kubernetes or "", catalog.release
+    k, karpenter = catalog.kubernetes, catalog.release
     templates = [p.path for p in families.alias_parameters(protocol.Alias(family, _VERSION_SLOT), k, karpenter)]
     latest = [p.path for p in families.alias_parameters(protocol.Alias(family, protocol.LATEST), k, karpenter)]
     listing: dict[str, str] = {}

@@ -36,7 +36,7 @@ def reconcile(
     inputs: Inputs,
     *,
     release: versions.Release = versions.DEFAULT,
-    kubernetes: str | None = None,
+    kubernetes: versions.Kubernetes | None = None,
     aws: AwsSession | None = None,
     cache_dir: Path | None = None,
     progress: Progress | None = None,

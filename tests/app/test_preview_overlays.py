@@ -12,6 +12,7 @@ from karpenter_gitops.load import documents
 from karpenter_gitops.output import pr_comment, pr_preview
 from karpenter_gitops.reconcile import reconcile
 from karpenter_gitops.reconcile.impact import forecast
+from karpenter_gitops.core.versions import Kubernetes
 
 GATED = Cluster(feature_gates=frozenset({"NodeOverlay"}))
 
@@ -30,7 +31,7 @@ def report(aws, cache, base_docs, head_docs, cluster=GATED) -> pr_preview.Previe
         return dataclasses.replace(documents.load_documents([(name, docs)]), cluster=cluster)
 
     base, head = load("base.yaml", base_docs), load("head.yaml", head_docs)
-    base_plan, head_plan = (reconcile(i, kubernetes="1.32", aws=aws.session(), cache_dir=cache) for i in (base, head))
+    base_plan, head_plan = (reconcile(i, kubernetes=Kubernetes(1, 32), aws=aws.session(), cache_dir=cache) for i in (base, head))
     return pr_preview.Preview.build(
         "main", base, head, validate(head, policy=True, base=base), forecast(base, head, base_plan, head_plan),
         base_plan=base_plan, head_plan=head_plan,

@@ -76,8 +76,9 @@ def test_text_format_groups_by_object_and_ends_with_summary(tmp_path, capsys):
         (b"config:\n  nodeClasses: {}\n", "has no namespace"),
         (b"config:\n  karpenter-gitops:nodeClass: {}\n", "did you mean 'nodeClasses'"),
         (b"config:\n  karpenter-gitops:cluster: {kubernetesVersion: 1.30}\n", "YAML drops trailing zeros"),
+        (b"config:\n  karpenter-gitops:cluster: {kubernetesVersion: \"1.x\"}\n", "'karpenter-gitops:cluster.kubernetesVersion' '1.x' is not major.minor"),
     ],
-    ids=["malformed", "not-mapping", "binary", "not-utf8", "no-namespace", "bare-key", "typo-key", "float-version"],
+    ids=["malformed", "not-mapping", "binary", "not-utf8", "no-namespace", "bare-key", "typo-key", "float-version", "kubernetes-version"],
 )
 def test_bad_input_is_one_line_exit_two(tmp_path, capsys, content, expected):
     path = tmp_path / "bad.yaml"

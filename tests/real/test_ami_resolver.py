@@ -35,7 +35,7 @@ RELEASES = [pytest.param(release, id=versions.show(release)) for release in _ora
 def _plan(directory: Path, aws, release: versions.Release, cache: Path) -> dict:
     done = subprocess.run(
         [sys.executable, "-m", "karpenter_gitops", "plan", "--manifests", str(directory), "--format", "json",
-         "--kubernetes-version", aws.world.kubernetes, "--karpenter-version", versions.show(release),
+         "--kubernetes-version", str(aws.world.kubernetes), "--karpenter-version", versions.show(release),
          "--cache-dir", str(cache)],
         env={**os.environ, **aws.environment}, capture_output=True, text=True, timeout=300,
     )

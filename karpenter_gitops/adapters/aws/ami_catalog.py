@@ -22,7 +22,7 @@ class AwsUnavailable(Exception):
 @dataclass
 class AwsAmiCatalog:
     aws: AwsSession
-    kubernetes: str | None
+    kubernetes: versions.Kubernetes | None
     release: versions.Release = versions.DEFAULT
 
     def parameters(self, path: str) -> dict[str, str]:
@@ -34,7 +34,7 @@ class AwsAmiCatalog:
 
     def resolve(self, terms: Sequence[AMISelectorTerm]) -> AMIResolution:
         resolution = resolve_amis(
-            self.aws, terms, self.kubernetes or "", release=self.release
+            self.aws, terms, self.kubernetes, release=self.release
         )
         if resolution.outcome is AMIOutcome.TRANSIENT_ERROR:
             raise AwsUnavailable(resolution.message)

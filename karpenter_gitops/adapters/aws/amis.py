@@ -70,7 +70,7 @@ class _ImageQuery:
 def resolve_amis(
     aws: AwsSession,
     terms: Sequence[AMISelectorTerm],
-    kubernetes: str,
+    kubernetes: versions.Kubernetes | None,
     *,
     release: versions.Release = versions.DEFAULT,
     now: datetime | None = None,
@@ -109,8 +109,10 @@ def resolve_amis(
     return AMIResolution(AMIOutcome.READY, f"{len(amis)} AMI entries selected", amis, skipped, missing)
 
 
-def _alias_queries(aws: AwsSession, alias: str, kubernetes: str, release: versions.Release):
+def _alias_queries(aws: AwsSession, alias: str, kubernetes: versions.Kubernetes | None, release: versions.Release):
     """One image-id query for every image the alias's SSM parameters name; failed lookups are skipped."""
+    if kubernetes is None:
+        raise protocol.AliasError(f"alias {alias} needs the cluster's Kubernetes version")
     parameters = families.alias_parameters(families.parse_alias(alias), kubernetes, release)
     known: dict[str, tuple[protocol.RequirementSet, ...]] = {}
     missing = []

@@ -44,7 +44,7 @@ def _seed_clusters(eks: Any, world: World) -> None:
             role_arn=f"arn:aws:iam::{world.account_id}:role/eks-cluster",
             resources_vpc_config={},
             kubernetes_network_config=_network_config(cluster.get("ipFamily", "ipv4")),
-            version=world.kubernetes,
+            version=str(world.kubernetes),
         )
         # moto draws the endpoint at random per process; a real cluster keeps its own, so runs compare.
         token = hashlib.sha256(f"{world.account_id}/{world.region}/{cluster['name']}".encode()).hexdigest()[:32].upper()

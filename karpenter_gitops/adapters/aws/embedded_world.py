@@ -17,7 +17,7 @@ from typing import Any
 
 import jsonschema
 
-from karpenter_gitops.core import yaml_reader
+from karpenter_gitops.core import versions, yaml_reader
 from karpenter_gitops.core.errors import InputError
 
 DEFAULT_WORLD = "default"
@@ -117,8 +117,8 @@ class World:
         return self.data.get("accountId", "123456789012")
 
     @property
-    def kubernetes(self) -> str:
-        return self.data["kubernetesVersion"]
+    def kubernetes(self) -> versions.Kubernetes:
+        return versions.Kubernetes.parse(self.data["kubernetesVersion"])
 
     @property
     def instance_types(self) -> str | tuple[str, ...]:
