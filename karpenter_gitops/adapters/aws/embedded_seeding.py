@@ -22,6 +22,7 @@ from karpenter_gitops.adapters.aws.embedded_world import World
 from karpenter_gitops.core.errors import InputError
 
 def seed(world: World, endpoint_url: str) -> None:
+    """Reset moto to a clean account and put ``world`` in it (IAM through the server at ``endpoint_url``)."""
     from moto.backends import get_backend
     from moto.moto_api._internal.models import moto_api_backend
 
@@ -95,6 +96,7 @@ def _seed_parameters(ssm: Any, world: World) -> None:
 
 
 def put_parameter(ssm: Any, account_id: str, name: str, value: str) -> None:
+    """A new version of an SSM parameter, written into the backend: PutParameter refuses the reserved ``/aws/`` names."""
     from moto.core.utils import utcnow
     from moto.ssm.models import Parameter
 
