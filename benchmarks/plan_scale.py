@@ -18,10 +18,11 @@ import time
 from pathlib import Path
 
 from karpenter_gitops.adapters.aws.embedded import embedded_aws
-from karpenter_gitops.core import mapping
+from karpenter_gitops.core import ami_mapping
 from karpenter_gitops.load.documents import load_documents
 from karpenter_gitops.reconcile import reconcile
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
+from karpenter_gitops.core.versions import Kubernetes
 
 SELECTOR_SETS = [
     {"amiSelectorTerms": [{"alias": "al2023@v20250201"}]},
@@ -69,7 +70,7 @@ class MappingClock:
 
     def __init__(self) -> None:
         self.seconds = 0.0
-        self._original = mapping.Mapper.map_node_pool
+        self._original = ami_mapping.Mapper.map_node_pool
 
     def __enter__(self) -> MappingClock:
         clock, original = self, self._original
@@ -81,17 +82,17 @@ class MappingClock:
             finally:
                 clock.seconds += time.perf_counter() - start
 
-        mapping.Mapper.map_node_pool = timed
+        ami_mapping.Mapper.map_node_pool = timed
         return self
 
     def __exit__(self, *_: object) -> None:
-        mapping.Mapper.map_node_pool = self._original
+        ami_mapping.Mapper.map_node_pool = self._original
 
 
 def run(env, inputs, cache_dir: Path) -> tuple[float, float, dict]:
     with MappingClock() as clock:
         start = time.perf_counter()
-        plan = reconcile(inputs, aws=env.session(), kubernetes="1.32", cache_dir=cache_dir)
+        plan = reconcile(inputs, aws=env.session(), kubernetes=Kubernetes(1, 32), cache_dir=cache_dir)
         wall = time.perf_counter() - start
     return wall, clock.seconds, plan.aws_calls
 

@@ -41,8 +41,8 @@ from karpenter_gitops.core.model import (
     NodeOverlaySpec,
     NodePoolSpec,
 )
-from karpenter_gitops.core.schema import fields_of
-from karpenter_gitops.load import controller as controller_keys
+from karpenter_gitops.core.typed_schema import fields_of
+from karpenter_gitops.load import controller_settings as controller_keys
 from karpenter_gitops.load import keys
 from karpenter_gitops.reconcile.graph import Scope
 from karpenter_gitops.reconcile.steps import STEPS

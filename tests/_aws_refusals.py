@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from botocore.awsrequest import AWSResponse
 
-from karpenter_gitops.adapters.aws.embedded import _RawBody
+from karpenter_gitops.adapters.aws.throttling import _RawBody
 
 DENIED = (
     b"<Response><Errors><Error><Code>UnauthorizedOperation</Code><Message>You are not authorized to perform"

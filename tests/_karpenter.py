@@ -32,7 +32,8 @@ import _api_server
 import _conformance
 import _real_tools as tools
 
-from karpenter_gitops.adapters.aws.embedded import EmbeddedAWS, EmbeddedServer, World, embedded_aws
+from karpenter_gitops.adapters.aws.embedded import EmbeddedAWS, EmbeddedServer, embedded_aws
+from karpenter_gitops.adapters.aws.embedded_world import World
 from karpenter_gitops.core import versions
 
 GROUPS = {"EC2NodeClass": ("karpenter.k8s.aws", "v1", "ec2nodeclasses"), "NodePool": ("karpenter.sh", "v1", "nodepools"),

@@ -13,11 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from karpenter_gitops.adapters.aws.embedded import (
-    EmbeddedServer,
-    embedded_aws,
-    parse_world,
-)
+from karpenter_gitops.adapters.aws.embedded import EmbeddedServer, embedded_aws
+from karpenter_gitops.adapters.aws.embedded_world import parse_world
 
 # A run against unreachable or failing AWS retries until its deadline (180 s by default); tests that
 # expect exit 3 need a short one. Set here so the provider and pack processes the tests start inherit it.

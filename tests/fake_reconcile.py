@@ -13,9 +13,9 @@ import json
 import os
 from pathlib import Path
 
-from karpenter_gitops.adapters.aws.errors import PersistentAWSError, TransientAWSError
-from karpenter_gitops.core.mapping import NodePoolMapping
-from karpenter_gitops.core.plan import NodeClassPlan, NodePoolPlan, Plan
+from karpenter_gitops.adapters.aws.error_kinds import PersistentAWSError, TransientAWSError
+from karpenter_gitops.core.ami_mapping import NodePoolMapping
+from karpenter_gitops.core.plan_result import NodeClassPlan, NodePoolPlan, Plan
 from karpenter_gitops.core.requirements import Requirement
 from karpenter_gitops.core.resolved import AMI, Condition, SecurityGroup, Subnet
 

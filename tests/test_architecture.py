@@ -1,5 +1,5 @@
 """The architecture as checks that can fail: the import contracts, no cycle through a package's
-``__init__``, and one place a Finding is made.
+``__init__``, one place a Finding is made, modules short enough to read and names that say their layer.
 
 The contracts themselves (layers, and no cycles among a package's modules) are in ``pyproject.toml``
 ([tool.importlinter]); ``make test`` runs ``lint-imports`` before the suite, and this file runs them
@@ -90,3 +90,62 @@ def test_a_package_init_only_hands_names_on():
 def test_the_init_check_sees_a_function():
     assert _holds_logic(ast.parse("def f():\n    pass\n").body[0])
     assert not _holds_logic(ast.parse("LIMIT = 65_000\n").body[0])
+
+
+MODULE_LINES = 500
+# Modules allowed over MODULE_LINES, each with its reason.
+LONG_MODULES = {
+    "karpenter_gitops/core/kubelet_cel/checker.py": "cel-go's checker, being replaced",
+}
+
+
+def _long_modules(root: Path, limit: int) -> list[str]:
+    return sorted(
+        str(path.relative_to(root.parent))
+        for path in root.rglob("*.py")
+        if len(path.read_text(encoding="utf-8").splitlines()) > limit
+    )
+
+
+def test_no_module_is_over_500_lines():
+    """A module a newcomer can read in one sitting holds one concern; a long one is split along its seams."""
+    assert _long_modules(PACKAGE, MODULE_LINES) == sorted(LONG_MODULES)
+
+
+def test_the_length_check_sees_a_long_module(tmp_path):
+    package = tmp_path / "package"
+    package.mkdir()
+    (package / "short.py").write_text("x = 1\n" * 3)
+    (package / "long.py").write_text("x = 1\n" * 4)
+    assert _long_modules(package, 3) == ["package/long.py"]
+
+
+def _shared_names(root: Path) -> dict[str, list[str]]:
+    """Module names held by more than one module, with their paths.
+
+    Inside ``rules/`` a rule's id says where it lives (``cel/nodepool/...`` in ``rules/cel/nodepool.py``,
+    ``policy/nodepool/...`` in ``rules/policy/nodepool.py``), so there the folder is part of the name;
+    a rules module still may not share its name with a module elsewhere."""
+    paths: dict[str, list[str]] = {}
+    for path in sorted(root.rglob("*.py")):
+        if path.name not in ("__init__.py", "__main__.py"):
+            paths.setdefault(path.stem, []).append(path.relative_to(root).as_posix())
+    return {
+        name: found
+        for name, found in paths.items()
+        if len(found) > 1 and not all(where.startswith("rules/") for where in found)
+    }
+
+
+def test_no_two_modules_share_a_name():
+    """A name says which layer a module belongs to: ``core/status_conditions`` predicts, ``reconcile/conditions``
+    is the step; a traceback, a grep or an import line never leaves a newcomer guessing which one."""
+    assert _shared_names(PACKAGE) == {}
+
+
+def test_the_name_check_sees_a_shared_name(tmp_path):
+    for module in ("core/report.py", "output/report.py", "rules/cel/nodepool.py", "rules/policy/nodepool.py", "cli/__init__.py",
+                   "app/__init__.py"):
+        (tmp_path / module).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / module).write_text("")
+    assert _shared_names(tmp_path) == {"report": ["core/report.py", "output/report.py"]}

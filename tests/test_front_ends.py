@@ -267,9 +267,9 @@ def _compare(case: Case, tmp_path: Path, capsys, hosts) -> None:
 
 
 def _settings(case: Case):
-    from karpenter_gitops.load import policy
+    from karpenter_gitops.load import policy_settings
 
-    return policy.parse(case.policy, "parity") if case.policy else policy.parse({}, "parity")
+    return policy_settings.parse(case.policy, "parity") if case.policy else policy_settings.parse({}, "parity")
 
 
 CASES = list(corpus())

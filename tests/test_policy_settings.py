@@ -24,7 +24,7 @@ from karpenter_gitops.app import analyze
 from karpenter_gitops.cli import main
 from karpenter_gitops.core.inputs import PolicySettings, RuleSetting
 from karpenter_gitops.core.findings import Severity
-from karpenter_gitops.load import policy as policy_block
+from karpenter_gitops.load import policy_settings as policy_block
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL, merge_patch
 from karpenter_gitops_policies import pack
 

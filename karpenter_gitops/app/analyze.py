@@ -26,8 +26,8 @@ from karpenter_gitops.core.findings import (
 )
 from karpenter_gitops.core.inputs import Inputs, PolicySettings, Waiver
 from karpenter_gitops.judge import Judge
-from karpenter_gitops.judge import waivers as judged_waivers
-from karpenter_gitops.load import engine, policy, waivers
+from karpenter_gitops.judge import waiving as judged_waivers
+from karpenter_gitops.load import engine_values, policy_settings, waiver_files
 from karpenter_gitops.load.documents import load_documents
 from karpenter_gitops.rules import registry
 from karpenter_gitops.rules.registry import Rule, Stage
@@ -49,12 +49,12 @@ def _inputs(documents: str) -> Inputs:
 
 def load_resources(resources: Iterable[tuple[str, Mapping[str, Any]]]) -> Inputs:
     """Custom resources' props, normalised as they arrive from the engine (numbers are doubles)."""
-    return _inputs(json.dumps([[urn, engine.normalise(doc)] for urn, doc in resources], sort_keys=True))
+    return _inputs(json.dumps([[urn, engine_values.normalise(doc)] for urn, doc in resources], sort_keys=True))
 
 
 def settings(rule: Rule, config: Mapping[str, Any], where: str) -> PolicySettings:
     """A policy's config as policy settings: the parameters the rule declares, validated as in a stack."""
-    params = {p.name: policy.param_value(p, config[p.name], f"{where}.{p.name}", where) for p in rule.params if p.name in config}
+    params = {p.name: policy_settings.param_value(p, config[p.name], f"{where}.{p.name}", where) for p in rule.params if p.name in config}
     return PolicySettings(params=params, origins={name: "set by the pack config" for name in params})
 
 
@@ -82,7 +82,7 @@ def live_observations(urn: str, outputs: Mapping[str, Any]) -> list[Observation]
 
 @functools.lru_cache(maxsize=8)
 def _read_waivers(path: str, _mtime: int) -> tuple[Waiver, ...]:
-    return waivers.read_file(path)
+    return waiver_files.read_file(path)
 
 
 def read_waivers(path: Path) -> tuple[Waiver, ...]:

@@ -31,7 +31,7 @@ from ruamel.yaml.nodes import CollectionNode, MappingNode, Node, SequenceNode
 from karpenter_gitops import families
 from karpenter_gitops.adapters import atomic
 from karpenter_gitops.adapters.aws.amis import AMIResolution
-from karpenter_gitops.adapters.aws.errors import PersistentAWSError
+from karpenter_gitops.adapters.aws.error_kinds import PersistentAWSError
 from karpenter_gitops.core import versions, yaml_reader
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.inputs import NAMESPACE, Inputs
@@ -105,7 +105,7 @@ class BumpPlan:
 class AmiCatalog(Protocol):
     """What planning needs from AWS; :class:`~karpenter_gitops.adapters.aws.ami_catalog.AwsAmiCatalog` is the real one."""
 
-    kubernetes: str | None
+    kubernetes: versions.Kubernetes | None
     release: versions.Release
 
     def parameters(self, path: str) -> dict[str, str]:
@@ -174,7 +174,7 @@ def _newest_first_key(version: str) -> tuple:
 
 def published_releases(family: str, catalog: AmiCatalog) -> Releases:
     """List the family's parameter directories for the cluster's Kubernetes version (one call per directory)."""
-    k, karpenter = catalog.kubernetes or "", catalog.release
+    k, karpenter = catalog.kubernetes, catalog.release
     templates = [p.path for p in families.alias_parameters(protocol.Alias(family, _VERSION_SLOT), k, karpenter)]
     latest = [p.path for p in families.alias_parameters(protocol.Alias(family, protocol.LATEST), k, karpenter)]
     listing: dict[str, str] = {}

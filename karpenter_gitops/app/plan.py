@@ -15,13 +15,13 @@ from karpenter_gitops.adapters.aws.pricing import Prices, load_prices
 from karpenter_gitops.adapters.aws.target import Target
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.inputs import Inputs
-from karpenter_gitops.core.plan import Plan
+from karpenter_gitops.core.plan_result import Plan
 from karpenter_gitops.core.simulation import Options, build_world, simulate
 from karpenter_gitops.families import family_of
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.load import files
 from karpenter_gitops.load.workloads import WORKLOAD_KINDS, Workloads, workloads_from_documents
-from karpenter_gitops.output.forecast import WorkloadForecast
+from karpenter_gitops.output.workload_forecast import WorkloadForecast
 from karpenter_gitops.output.forecast_svg import svg
 from karpenter_gitops.reconcile import Progress, reconcile
 from karpenter_gitops.reconcile.catalogue import load as load_catalogue
@@ -32,7 +32,7 @@ def planner(
     target: Target,
     release: versions.Release,
     *,
-    kubernetes: str | None = None,
+    kubernetes: versions.Kubernetes | None = None,
     cache_dir: Path | None = None,
     progress: Progress | None = None,
 ) -> Callable[[Inputs], Plan]:
@@ -86,17 +86,16 @@ def _prices(aws: AwsSession) -> Prices:
     return aws.remember("prices", lambda: load_prices(aws))
 
 
-def read_workloads(paths: Sequence[str], kubernetes: str | None, stdin: Callable[[], str] | None = None) -> Workloads:
+def read_workloads(paths: Sequence[str], kubernetes: versions.Kubernetes | None, stdin: Callable[[], str] | None = None) -> Workloads:
     """The workloads under ``paths`` (files, folders, ``-`` for standard input), read as a cluster of
     ``kubernetes`` stores their pods (sidecars from 1.29, pod-level resources from 1.34; newest when unknown)."""
-    minor = versions.kubernetes_minor(kubernetes) if kubernetes else None
     named = [p for p in paths if p != "-"]
     documents = files.read(named) if named else []
     if "-" in paths:
         if stdin is None:
             raise InputError("--workloads -: standard input is not available here")
         documents.append(("<stdin>", files.parse_yaml(stdin(), "<stdin>")))
-    workloads = workloads_from_documents(documents, minor)
+    workloads = workloads_from_documents(documents, kubernetes)
     others = _other_kinds(doc for _, docs in documents for doc in docs)
     if others:
         counted = ", ".join(f"{kind} × {n}" for kind, n in sorted(others.items()))

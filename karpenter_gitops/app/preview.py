@@ -17,12 +17,12 @@ from karpenter_gitops.app.validate import waivers_for
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.inputs import Inputs
-from karpenter_gitops.core.plan import Plan
+from karpenter_gitops.core.plan_result import Plan
 from karpenter_gitops.judge import validate
 from karpenter_gitops.load import documents, files, pulumi_events
-from karpenter_gitops.output.forecast import WorkloadForecast
+from karpenter_gitops.output.workload_forecast import WorkloadForecast
 from karpenter_gitops.output.forecast_compare import CostComparison
-from karpenter_gitops.output.preview import Preview
+from karpenter_gitops.output.pr_preview import Preview
 from karpenter_gitops.reconcile import impact
 
 

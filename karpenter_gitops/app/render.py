@@ -12,15 +12,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from karpenter_gitops.app.sources import Sources
-from karpenter_gitops.core import schema
+from karpenter_gitops.core import typed_schema
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.findings import Severity
 from karpenter_gitops.core.inputs import Inputs
-from karpenter_gitops.core.plan import READY, TRANSIENT, Plan
+from karpenter_gitops.core.plan_result import READY, TRANSIENT, Plan
 from karpenter_gitops.judge import validate
 from karpenter_gitops.judge.report import Report
-from karpenter_gitops.output import render
-from karpenter_gitops.output.preview import not_ready
+from karpenter_gitops.output import manifests
+from karpenter_gitops.output.pr_preview import not_ready
 
 
 @dataclass(frozen=True)
@@ -41,8 +41,8 @@ def render_sources(sources: Sources, out: Path | None, plan: Callable[[Inputs], 
     ``out``, or (``out`` None) return them as one YAML stream, as an Argo CD plugin prints them."""
     inputs = sources.inputs
     if out is not None:
-        render.check_ours(out)
-    secret = next((o for o in inputs.observations if o.rule == schema.SECRET), None)
+        manifests.check_ours(out)
+    secret = next((o for o in inputs.observations if o.rule == typed_schema.SECRET), None)
     if secret:
         raise InputError(
             f"{secret.kind}/{secret.name} {secret.violation.path} is a Pulumi secret, which render cannot decrypt; "
@@ -61,12 +61,12 @@ def render_sources(sources: Sources, out: Path | None, plan: Callable[[Inputs], 
             problems += [f"EC2NodeClass/{name} not Ready: {why}" for name, why in not_ready(planned)]
             why = "AWS trouble, nothing decided (retry)" if planned.exit_code == TRANSIENT else "persistent problems"
             return Rendered(planned.exit_code, problems=tuple(problems), refusal=why)
-    files = render.manifest_files(inputs)
+    files = manifests.manifest_files(inputs)
     if out is None:
         stream = "".join(f"---\n{files[name]}" for name in sorted(files))
         return Rendered(READY, files=len(files), stream=stream)
     try:
-        changed = render.write_atomically(out, files)
+        changed = manifests.write_atomically(out, files)
     except OSError as error:  # ``out`` is as it was: the write is all or nothing
         raise InputError(f"cannot write: {error.strerror or error}", str(out), hint="check --out") from None
     return Rendered(READY, files=len(files), changed=changed)

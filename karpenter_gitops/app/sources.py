@@ -16,7 +16,7 @@ from karpenter_gitops.core import feature_gates as feature_gates_of_release
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.inputs import Inputs, PolicySettings
-from karpenter_gitops.load import policy
+from karpenter_gitops.load import policy_settings
 from karpenter_gitops.load.documents import load_files
 from karpenter_gitops.load.files import ReadFile, Texts, display, is_stack_document, parse_yaml, read_files, read_text
 from karpenter_gitops.load.stacks import stack_aws_config, stack_release
@@ -84,4 +84,4 @@ def read_policy_file(path: Path) -> PolicySettings:
     if len(documents) != 1 or not isinstance(documents[0], Mapping):
         raise InputError("a policy file holds one mapping of policy settings", name,
                          hint="e.g. rules: {policy/ebs-encrypted: {severity: error}}; keys as in a stack's karpenter-gitops:policy")
-    return policy.parse(documents[0], name, key="", origin=f"set by the policy file {name}")
+    return policy_settings.parse(documents[0], name, key="", origin=f"set by the policy file {name}")

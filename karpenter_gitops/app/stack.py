@@ -12,15 +12,15 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from karpenter_gitops.adapters.aws.client import AwsSession, AwsSettings
-from karpenter_gitops.adapters.aws.errors import PersistentAWSError, TransientAWSError
+from karpenter_gitops.adapters.aws.error_kinds import PersistentAWSError, TransientAWSError
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.findings import Finding, Observation
 from karpenter_gitops.core.inputs import NAMESPACE, Inputs
 from karpenter_gitops.core.model import CAPACITYBUFFER, NODEOVERLAY
-from karpenter_gitops.core.plan import Plan
+from karpenter_gitops.core.plan_result import Plan
 from karpenter_gitops.judge import Judge
-from karpenter_gitops.load import engine
+from karpenter_gitops.load import engine_values
 from karpenter_gitops.load.documents import load_documents
 from karpenter_gitops.load.stacks import stack_release
 from karpenter_gitops.reconcile import reconcile
@@ -45,7 +45,7 @@ def stack_document(
                        ("nodeOverlays", node_overlays), ("capacityBuffers", capacity_buffers)):
         if value is not None and (value or key == "controller"):
             doc[f"{NAMESPACE}:{key}"] = value
-    return {"config": engine.normalise(doc)}
+    return {"config": engine_values.normalise(doc)}
 
 
 def load_inputs(

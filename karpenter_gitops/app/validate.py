@@ -13,8 +13,8 @@ from karpenter_gitops.core import versions
 from karpenter_gitops.core.inputs import DEFAULT_WAIVERS, Waiver
 from karpenter_gitops.judge import validate
 from karpenter_gitops.judge.report import Report
-from karpenter_gitops.load import locate, waivers
-from karpenter_gitops.load.context import node_class_names
+from karpenter_gitops.load import locate, waiver_files
+from karpenter_gitops.load.context_files import node_class_names
 
 if TYPE_CHECKING:
     from karpenter_gitops.rules.crd.engine import Crds
@@ -23,8 +23,8 @@ if TYPE_CHECKING:
 def waivers_for(policy: bool, waiver_file: str | None) -> tuple[Waiver, ...]:
     """The waivers of a --policy run: the named file, else the default file if there is one."""
     if waiver_file:
-        return waivers.read_file(waiver_file)
-    return waivers.read_file(DEFAULT_WAIVERS) if policy and DEFAULT_WAIVERS.is_file() else ()
+        return waiver_files.read_file(waiver_file)
+    return waiver_files.read_file(DEFAULT_WAIVERS) if policy and DEFAULT_WAIVERS.is_file() else ()
 
 
 def validate_sources(
@@ -38,7 +38,7 @@ def validate_sources(
     """The report on ``sources``, with the user's CRDs' verdicts when given, each finding on its line.
 
     ``context`` names the rest of the repository: the EC2NodeClasses defined there resolve the
-    NodePools' references (see :mod:`karpenter_gitops.load.context`); nothing there is judged.
+    NodePools' references (see :mod:`karpenter_gitops.load.context_files`); nothing there is judged.
     """
     inputs = sources.inputs
     if context:

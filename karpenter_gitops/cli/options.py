@@ -65,14 +65,14 @@ def output_format(*choices: str, help: str = "Output format."):
     return decorate
 
 
-def _kubernetes(_ctx, param, value: str | None) -> str | None:
-    """Refuse ``--kubernetes-version 1.x`` here, as a usage error, not as a traceback deep in alias resolution."""
-    if value is not None:
-        try:
-            versions.kubernetes_minor(value)
-        except ValueError as err:
-            raise click.BadParameter(str(err), param=param) from None
-    return value
+def _kubernetes(_ctx, param, value: str | None) -> versions.Kubernetes | None:
+    """The cluster's version, parsed here: ``--kubernetes-version 1.x`` is a usage error, not a traceback deep in alias resolution."""
+    if value is None:
+        return None
+    try:
+        return versions.Kubernetes.parse(value)
+    except ValueError as err:
+        raise click.BadParameter(str(err), param=param) from None
 
 
 def aws(func):

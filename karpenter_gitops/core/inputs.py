@@ -31,7 +31,7 @@ class Cluster:
     feature gates that release runs with."""
 
     name: str | None = None
-    kubernetes: str | None = None
+    kubernetes: versions.Kubernetes | None = None
     release: versions.Release | None = None
     feature_gates: frozenset[str] = frozenset()  # the gates switched on; a gate not named is off
 

@@ -2,24 +2,24 @@
 
 A :data:`Release` is a Karpenter release: rules and schema fields carry the release that introduced
 them, and the user picks the release they run with ``--karpenter-version`` or the stack's
-``cluster.karpenterVersion``. A :data:`Kubernetes` is a Kubernetes minor, which decides what the
-API server accepts (native sidecars, pod-level resources) and which AMIs are published. Both are
-``NewType``\\ s over the plain tuple: a type checker keeps them apart, while at run time they stay
-tuples, so the rules' many release comparisons cost what a tuple comparison costs (a frozen
-ordered dataclass compares about four times slower) and their JSON forms do not change. A literal
-pair in a declaration (``since=(1, 7)``) is the type its field is annotated with.
+``cluster.karpenterVersion``. It is a ``NewType`` over the plain tuple: a type checker keeps it apart,
+while at run time it stays a tuple, so the rules' many release comparisons cost what a tuple
+comparison costs (a frozen ordered dataclass compares about four times slower) and its JSON form does
+not change. A literal pair in a declaration (``since=(1, 7)``) is a Release where its field says so.
 
-The cluster's Kubernetes version travels as the text the user wrote (``"1.32"``, from the stack or
-``--kubernetes-version``) until a comparison needs the pair: :func:`kubernetes_minor` makes it.
+A :class:`Kubernetes` is the cluster's Kubernetes minor, which decides what the API server accepts
+(native sidecars, pod-level resources) and which AMIs are published. It is parsed once where it
+enters (``--kubernetes-version``, the stack's ``cluster.kubernetesVersion``, the embedded world's
+cluster), compared as its pair, and written back with ``str()`` as AWS writes it in SSM parameter
+paths and AMI names (``1.32``).
 """
 
 from __future__ import annotations
 
 import re
-from typing import NewType
+from typing import NamedTuple, NewType
 
 Release = NewType("Release", tuple[int, int])
-Kubernetes = NewType("Kubernetes", tuple[int, int])
 
 DEFAULT = Release((1, 15))  # what a run judges when neither the user nor a stack names a release
 OLDEST = Release((1, 0))
@@ -55,9 +55,22 @@ def show(version: Release | Kubernetes) -> str:
     return f"{version[0]}.{version[1]}"
 
 
-def kubernetes_minor(text: str) -> Kubernetes:
-    """``1.32`` or ``v1.32.1`` → ``(1, 32)``; ValueError otherwise."""
-    match = _VERSION.match(str(text).strip())
-    if not match:
-        raise ValueError(f"{text!r} is not a Kubernetes version (expected e.g. 1.32)")
-    return Kubernetes((int(match.group(1)), int(match.group(2))))
+class Kubernetes(NamedTuple):
+    """A Kubernetes minor: ``Kubernetes.parse("v1.32.1") == Kubernetes(1, 32)``, ``str()`` gives ``1.32``.
+
+    A tuple underneath, so it compares with another minor or a literal pair (``kubernetes >= (1, 33)``)
+    at tuple speed; never with the text a user wrote, which :meth:`parse` turns into one first."""
+
+    major: int
+    minor: int
+
+    @classmethod
+    def parse(cls, text: str) -> Kubernetes:
+        """``1.32``, ``v1.32`` or ``v1.32.1`` → ``Kubernetes(1, 32)``; ValueError otherwise."""
+        match = _VERSION.match(str(text).strip())
+        if not match:
+            raise ValueError(f"{text!r} is not a Kubernetes version (expected e.g. 1.32)")
+        return cls(int(match.group(1)), int(match.group(2)))
+
+    def __str__(self) -> str:
+        return f"{self.major}.{self.minor}"

@@ -71,20 +71,19 @@ def parse_alias(text: str) -> Alias:
 
 
 def alias_parameters(
-    alias: Alias, kubernetes: str, release: versions.Release = versions.DEFAULT
+    alias: Alias, kubernetes: versions.Kubernetes, release: versions.Release = versions.DEFAULT
 ) -> tuple[AliasParameter, ...]:
-    """The SSM parameters ``alias`` reads on a cluster running ``kubernetes_version``, in Karpenter's order.
+    """The SSM parameters ``alias`` reads on a cluster running ``kubernetes``, in Karpenter's order.
 
     Raises UnsupportedAlias for the combinations Karpenter refuses (e.g. AL2 on 1.33+).
     """
     family = of_alias(alias.family)
     if family is None or family.parameters is None:
         raise AliasError(f"alias family {alias.family!r} is not supported, use one of {', '.join(_BY_ALIAS)}")
-    minor = versions.kubernetes_minor(kubernetes)
-    refused = family.unsupported(minor, release)
+    refused = family.unsupported(kubernetes, release)
     if refused:
         raise UnsupportedAlias(refused)
-    return family.parameters(alias, versions.show(minor), release)
+    return family.parameters(alias, str(kubernetes), release)
 
 
 def family_of(node_class: EC2NodeClass) -> Family:

@@ -1,7 +1,7 @@
 """The judge: the only place a :class:`~karpenter_gitops.core.findings.Finding` is made.
 
 The decisions live in :mod:`.judgement` (severity, enabled, release, blocked objects, transitions,
-waivers applied once), the report in :mod:`.report`, waiver matching in :mod:`.waivers`; this package
+waivers applied once), the report in :mod:`.report`, waiver matching in :mod:`.waiving`; this package
 hands their names on.
 
 Layer: imports rules, load's data types and core only.

@@ -26,7 +26,7 @@ from karpenter_gitops.core import versions
 from karpenter_gitops.core.findings import Finding, Observation, Severity, Violation
 from karpenter_gitops.core.inputs import Inputs, PolicySettings, Waiver
 from karpenter_gitops.judge.report import Report
-from karpenter_gitops.judge.waivers import apply as apply_waivers
+from karpenter_gitops.judge.waiving import apply as apply_waivers
 from karpenter_gitops.rules import registry
 from karpenter_gitops.rules.registry import RULES, Context, Rule, Stage
 

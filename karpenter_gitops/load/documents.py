@@ -17,7 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from karpenter_gitops.core import feature_gates, kinds, names, schema, versions
+from karpenter_gitops.core import feature_gates, kinds, names, typed_schema, versions
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.findings import Observation, Source, Violation
 from karpenter_gitops.core.inputs import (
@@ -54,7 +54,7 @@ from karpenter_gitops.core.model import (
     pack,
 )
 from karpenter_gitops.core.text import article, closest, did_you_mean
-from karpenter_gitops.load import controller, policy, waivers
+from karpenter_gitops.load import controller_settings, policy_settings, waiver_files
 from karpenter_gitops.load.files import Documents, ReadFile, is_stack_document, read_files
 from karpenter_gitops.load.keys import STACK_KEYS
 from karpenter_gitops.load.stacks import cluster_block
@@ -90,9 +90,9 @@ class _Collector:
         _, spec_cls, obj_cls = _KINDS[kind]
         if spec is None:  # both CRDs require spec; the API server drops a null one, then finds it missing
             missing = Violation("spec", "Required value", "add the object's spec")
-            model, violations, blocked = None, [(schema.REQUIRED, missing)], True
+            model, violations, blocked = None, [(typed_schema.REQUIRED, missing)], True
         else:
-            model, violations, blocked = schema.load(spec_cls, spec, "spec", self.release)
+            model, violations, blocked = typed_schema.load(spec_cls, spec, "spec", self.release)
         for rule_id, violation in violations:
             self.observe(rule_id, kind, name, violation, source)
         if model is None:
@@ -100,7 +100,7 @@ class _Collector:
         previous = self._seen.get((source.scope, kind, name))
         if previous is not None:
             message = f"{kind} {name!r} is defined twice (also in {previous.file})"
-            self.observe(schema.DUPLICATE, kind, name, Violation("metadata.name", message, "give each object a unique name"), source)
+            self.observe(typed_schema.DUPLICATE, kind, name, Violation("metadata.name", message, "give each object a unique name"), source)
             return
         self._seen[(source.scope, kind, name)] = source
         target = {EC2NODECLASS: self.node_classes, NODEPOOL: self.node_pools, NODEOVERLAY: self.node_overlays,
@@ -133,7 +133,7 @@ def _read_manifest(docs: list[Any], name: str, out: _Collector) -> None:
     for index, doc, whole in _objects(real):
         if not isinstance(doc, Mapping):
             raise InputError(
-                f"document {index + 1} is {article(schema.type_name(doc))}, not a Kubernetes object",
+                f"document {index + 1} is {article(typed_schema.type_name(doc))}, not a Kubernetes object",
                 name,
                 hint="each YAML document must be a mapping with apiVersion and kind",
             )
@@ -141,7 +141,7 @@ def _read_manifest(docs: list[Any], name: str, out: _Collector) -> None:
             value = doc.get(field_name)
             if value is not None and not isinstance(value, str):
                 raise InputError(
-                    f"document {index + 1}: '{field_name}' is {article(schema.type_name(value))}, not a string",
+                    f"document {index + 1}: '{field_name}' is {article(typed_schema.type_name(value))}, not a string",
                     name,
                     hint=f"write {field_name} as a plain string, e.g. {field_name}: {_EXAMPLE[field_name]}",
                 )
@@ -154,15 +154,15 @@ def _read_manifest(docs: list[Any], name: str, out: _Collector) -> None:
         namespace = (doc.get("metadata") or {}).get("namespace") if isinstance(doc.get("metadata"), Mapping) else None
         if kind in NAMESPACED and isinstance(namespace, str) and namespace:
             for problem in _name_problems("metadata.namespace", namespace, names.dns_label_errors(namespace), 63):
-                out.observe(schema.PATTERN, kind, obj_name, problem, source)
+                out.observe(typed_schema.PATTERN, kind, obj_name, problem, source)
             obj_name = f"{namespace}/{obj_name}"  # two namespaces may each hold one of the same name
         elif namespace is not None and not isinstance(namespace, str):
-            wrong = Violation("metadata.namespace", f"Invalid value: {schema.type_name(namespace)}: must be of type string")
-            out.observe(schema.WRONG_TYPE, kind, obj_name, wrong, source)
+            wrong = Violation("metadata.namespace", f"Invalid value: {typed_schema.type_name(namespace)}: must be of type string")
+            out.observe(typed_schema.WRONG_TYPE, kind, obj_name, wrong, source)
             continue
         unserved = _unserved(kind, doc.get("apiVersion"), out.release)
         if unserved is not None:
-            out.observe(schema.API_VERSION, kind, obj_name, unserved, source)
+            out.observe(typed_schema.API_VERSION, kind, obj_name, unserved, source)
             continue
         out.add(kind, obj_name, doc.get("spec"), docs.packed(index) if whole and isinstance(docs, Documents) else pack(doc), source)
 
@@ -219,7 +219,7 @@ def _other_kind(doc: Mapping[str, Any], index: int, name: str, out: _Collector) 
                 f"Karpenter {release} serves {', '.join(f'{k} ({v})' for k, v in served.items())} in {group}")
         violation = Violation("kind", f"Karpenter {release} serves no kind {kind!r} in {group}", hint)
         meant = meant if meant in _KINDS else next(k for k in served if k in _KINDS)  # the finding's heading
-    out.observe(schema.UNSERVED_KIND, meant, obj_name, violation, Source(file=name, document=index + 1))
+    out.observe(typed_schema.UNSERVED_KIND, meant, obj_name, violation, Source(file=name, document=index + 1))
 
 
 _EXAMPLE = {"apiVersion": EC2NODECLASS_API, "kind": EC2NODECLASS}
@@ -236,24 +236,24 @@ def _object_name(doc: Mapping[str, Any], index: int, kind: str, source: Source, 
     stand_in = f"<document {index + 1}>"
     metadata = doc.get("metadata")
     if metadata is not None and not isinstance(metadata, Mapping):
-        wrong = Violation("metadata", f"Invalid value: {schema.type_name(metadata)}: must be of type object")
-        out.observe(schema.WRONG_TYPE, kind, stand_in, wrong, source)
+        wrong = Violation("metadata", f"Invalid value: {typed_schema.type_name(metadata)}: must be of type object")
+        out.observe(typed_schema.WRONG_TYPE, kind, stand_in, wrong, source)
         return stand_in
     obj_name = (metadata or {}).get("name")
     if isinstance(obj_name, str) and obj_name:
         for problem in _name_problems("metadata.name", obj_name, names.dns_subdomain_errors(obj_name), 253):
-            out.observe(schema.PATTERN, kind, obj_name, problem, source)
+            out.observe(typed_schema.PATTERN, kind, obj_name, problem, source)
         return obj_name
     if obj_name is None or obj_name == "":
-        out.observe(schema.REQUIRED, kind, stand_in, Violation("metadata.name", "Required value", "name the object"), source)
+        out.observe(typed_schema.REQUIRED, kind, stand_in, Violation("metadata.name", "Required value", "name the object"), source)
         return stand_in
     if isinstance(obj_name, (int, float)) and not isinstance(obj_name, bool):
         # `name: 5` is a YAML number, which the API server refuses as a name
         value, hint, shown = repr(obj_name), f'quote it: name: "{obj_name}"', str(obj_name)
     else:
-        value, hint, shown = schema.type_name(obj_name), "name the object with a string", stand_in
+        value, hint, shown = typed_schema.type_name(obj_name), "name the object with a string", stand_in
     wrong = Violation("metadata.name", f"Invalid value: {value}: must be of type string", hint)
-    out.observe(schema.WRONG_TYPE, kind, shown, wrong, source)
+    out.observe(typed_schema.WRONG_TYPE, kind, shown, wrong, source)
     return shown
 
 
@@ -286,14 +286,14 @@ def _read_stack(doc: Mapping[str, Any], name: str, out: _Collector) -> None:
                                         f"{name}: '{NAMESPACE}:cluster.featureGates'")
         out.cluster = replace(out.cluster, feature_gates=frozenset(gate for gate, on in named.items() if on))
     if "controller" in ours:
-        out.controller = controller.parse(ours["controller"], name, out.cluster.name)
+        out.controller = controller_settings.parse(ours["controller"], name, out.cluster.name)
         source = Source(file=name, stack_key=CONTROLLER_KEY)
         for rule_id, violation in block_violations(out.controller):
             out.observe(rule_id, CONTROLLER_KIND, "controller", violation, source)
     if "policy" in ours:
-        out.policy = policy.parse(ours["policy"], name)
+        out.policy = policy_settings.parse(ours["policy"], name)
     if "waivers" in ours:
-        out.waivers += waivers.parse(ours["waivers"], name, waivers.STACK_KEY)
+        out.waivers += waiver_files.parse(ours["waivers"], name, waiver_files.STACK_KEY)
     for kind, key in STACK_KEY.items():
         objects = ours.get(key)
         if objects is None:
@@ -307,7 +307,7 @@ def _read_stack(doc: Mapping[str, Any], name: str, out: _Collector) -> None:
             metadata = _stack_metadata(kind, str(obj_name), f"{NAMESPACE}:{key}", name)
             unserved = _unserved(kind, api, out.release)
             if unserved is not None:
-                out.observe(schema.API_VERSION, kind, str(obj_name), unserved, source)
+                out.observe(typed_schema.API_VERSION, kind, str(obj_name), unserved, source)
                 continue
             raw = {"apiVersion": api, "kind": kind, "metadata": metadata, "spec": spec}
             out.add(kind, str(obj_name), spec, pack(raw), source)
@@ -364,7 +364,7 @@ def _ami_sources(
 
 def _source_term(term: Any, entry: str, name: str, release: versions.Release) -> AMISelectorTerm:
     """One source term: a name, tags or ssmParameter selector (with an optional owner), as in the CRD."""
-    model, violations, _ = schema.load(AMISelectorTerm, term, entry, release)
+    model, violations, _ = typed_schema.load(AMISelectorTerm, term, entry, release)
     if violations:
         _, violation = violations[0]
         raise InputError(f"'{violation.path}': {violation.message}", name, hint=violation.hint)

@@ -2,7 +2,7 @@
 
 The loader accepts exactly these keys (an unknown one is an error with a did-you-mean hint), and
 the stack-key reference in the docs is generated from the same tables, so the two cannot drift.
-The controller block's keys are declared beside their checks in :mod:`karpenter_gitops.load.controller`,
+The controller block's keys are declared beside their checks in :mod:`karpenter_gitops.load.controller_settings`,
 and the policy block's rule parameters by the rules that read them (:data:`karpenter_gitops.rules.registry.PARAMS`).
 """
 

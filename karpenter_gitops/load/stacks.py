@@ -13,7 +13,7 @@ from typing import Any
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.inputs import NAMESPACE, Cluster
-from karpenter_gitops.core.schema import type_name
+from karpenter_gitops.core.typed_schema import type_name
 from karpenter_gitops.core.text import article, did_you_mean
 from karpenter_gitops.load.files import (
     display,
@@ -54,11 +54,15 @@ def cluster_block(value: Any, name: str) -> Cluster:
     except ValueError as err:
         raise InputError(f"'{key}.karpenterVersion': {err}", name) from None
     kube = value.get("kubernetesVersion")
-    if kube is not None and not str(kube).count(".") == 1:
-        raise InputError(f"'{key}.kubernetesVersion' {kube!r} is not major.minor", name, hint='e.g. "1.32"')
+    try:
+        if kube is not None and not str(kube).count(".") == 1:
+            raise ValueError
+        kubernetes = versions.Kubernetes.parse(str(kube)) if kube is not None else None
+    except ValueError:
+        raise InputError(f"'{key}.kubernetesVersion' {kube!r} is not major.minor", name, hint='e.g. "1.32"') from None
     return Cluster(
         name=str(value["name"]) if value.get("name") is not None else None,
-        kubernetes=str(kube) if kube is not None else None,
+        kubernetes=kubernetes,
         release=parsed,
         feature_gates=frozenset(gate for gate, on in gates.items() if on),
     )

@@ -46,8 +46,8 @@ WORKLOAD_KINDS = ("Deployment", "StatefulSet", "ReplicaSet", "Job", "CronJob", "
 _OPERATORS = (IN, NOT_IN, EXISTS, DOES_NOT_EXIST, GT, LT)  # Kubernetes' node selector operators (Gte/Lte are Karpenter's own)
 _INTEGER = re.compile(r"^\d+$")
 _SELECTOR_OPERATORS = (IN, NOT_IN, EXISTS, DOES_NOT_EXIST)
-SIDECARS_SINCE = versions.Kubernetes((1, 29))
-POD_RESOURCES_SINCE = versions.Kubernetes((1, 34))
+SIDECARS_SINCE = versions.Kubernetes(1, 29)
+POD_RESOURCES_SINCE = versions.Kubernetes(1, 34)
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from karpenter_gitops.core.simulation import PoolForecast
 from karpenter_gitops.core.simulation.nodes import HOURS_PER_MONTH
-from karpenter_gitops.output.forecast import WorkloadForecast, money, node_mix, price_range
+from karpenter_gitops.output.workload_forecast import WorkloadForecast, money, node_mix, price_range
 
 
 def signed(value: float, per: str) -> str:

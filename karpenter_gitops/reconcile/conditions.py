@@ -3,7 +3,7 @@
 It reads the class's other steps as they came out, ready or not, as Karpenter's status rolls up
 whatever its sub-reconcilers resolved: the resolved AMIs, subnets, security groups and instance
 profile, and the conditions (``AMIsReady`` … ``ValidationSucceeded``, ``Ready``) predicted from
-their outcomes (see :mod:`karpenter_gitops.core.conditions`).
+their outcomes (see :mod:`karpenter_gitops.core.status_conditions`).
 
 Layer: a step of reconcile/; imports kubelet, identity, images, network, context, graph and core.
 """
@@ -12,15 +12,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from karpenter_gitops.core.conditions import predict_conditions
+from karpenter_gitops.core.status_conditions import predict_conditions
 from karpenter_gitops.core.model import EC2NodeClass
-from karpenter_gitops.core.plan import NodeClassPlan
+from karpenter_gitops.core.plan_result import NodeClassPlan
 from karpenter_gitops.core.resolved import SecurityGroup, Subnet
 from karpenter_gitops.reconcile.context import Run
 from karpenter_gitops.reconcile.graph import StepResult
 from karpenter_gitops.reconcile.identity import InstanceProfile
 from karpenter_gitops.reconcile.images import Images
-from karpenter_gitops.reconcile.kubelet import KubeletExpressions, KubeletSpec
+from karpenter_gitops.reconcile.kubelet_steps import KubeletExpressions, KubeletSpec
 from karpenter_gitops.reconcile.network import Selected
 
 

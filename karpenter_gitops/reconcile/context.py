@@ -15,7 +15,7 @@ from pathlib import Path
 
 from karpenter_gitops.adapters.aws.client import AwsSession
 from karpenter_gitops.core import versions
-from karpenter_gitops.core.conditions import Resolution, StepOutcome
+from karpenter_gitops.core.status_conditions import Resolution, StepOutcome
 from karpenter_gitops.core.findings import Finding, Observation, Violation
 from karpenter_gitops.core.inputs import Inputs
 from karpenter_gitops.core.model import EC2NodeClass, NodeOverlay, NodePool
@@ -25,7 +25,7 @@ from karpenter_gitops.core.model import EC2NodeClass, NodeOverlay, NodePool
 class Run:
     inputs: Inputs
     release: versions.Release  # the Karpenter release
-    kubernetes: str | None  # the cluster's, for alias AMI selectors
+    kubernetes: versions.Kubernetes | None  # the cluster's, for alias AMI selectors
     aws: AwsSession
     cache_dir: Path | None  # where the instance-type catalogue is cached
     findings: tuple[Finding, ...]  # the judge's on the objects: the overlay step reads which ones Karpenter never sees

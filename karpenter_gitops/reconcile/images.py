@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 from karpenter_gitops import families
 from karpenter_gitops.adapters.aws import amis as ami_provider
-from karpenter_gitops.core.conditions import Resolution, StepOutcome
+from karpenter_gitops.core import versions
+from karpenter_gitops.core.status_conditions import Resolution, StepOutcome
 from karpenter_gitops.core.findings import Observation
 from karpenter_gitops.core.model import EC2NodeClass
 from karpenter_gitops.core.resolved import AMI
@@ -45,7 +46,7 @@ class Images(StepResult):
 
 def resolve(run: Run, node_class: EC2NodeClass) -> Images:
     resolution = ami_provider.resolve_amis(
-        run.aws, node_class.spec.ami_selector_terms or (), run.kubernetes or "", release=run.release
+        run.aws, node_class.spec.ami_selector_terms or (), run.kubernetes, release=run.release
     )
     outcome = StepOutcome.ready() if resolution.ready else _OUTCOMES[resolution.outcome](resolution)
     observed = (*_selector_observations(node_class, resolution), *_name_observations(node_class, resolution.amis, run.kubernetes))
@@ -69,7 +70,7 @@ def _selector_observations(node_class: EC2NodeClass, resolution: ami_provider.AM
     return []
 
 
-def _name_observations(node_class: EC2NodeClass, amis: tuple[AMI, ...], kubernetes: str | None) -> list[Observation]:
+def _name_observations(node_class: EC2NodeClass, amis: tuple[AMI, ...], kubernetes: versions.Kubernetes | None) -> list[Observation]:
     """What the names of selected custom-selector images say about the class: another family, another Kubernetes."""
     spec = node_class.spec
     if any(term.alias for term in spec.ami_selector_terms or ()):
@@ -85,9 +86,9 @@ def _name_observations(node_class: EC2NodeClass, amis: tuple[AMI, ...], kubernet
             message = (f"image {ami.id} ({ami.name}) is named as a {family.name} image, but amiFamily is "
                        f"{spec.ami_family}: Karpenter bootstraps it as {spec.ami_family}, so the node does not join")
             found.append(observation(node_class, live.AMI_FAMILY_MISMATCH, "spec.amiFamily", message, f"amiFamily: {family.name}"))
-        if kubernetes and built_for != kubernetes:
+        if kubernetes and built_for != str(kubernetes):
             message = (f"image {ami.id} ({ami.name}) is built for Kubernetes {built_for}, and the cluster runs "
                        f"{kubernetes}: the selector does not pin the version")
-            hint = f"put the version in the name, e.g. {ami.name.replace(built_for, kubernetes, 1)}"
+            hint = f"put the version in the name, e.g. {ami.name.replace(built_for, str(kubernetes), 1)}"
             found.append(observation(node_class, live.AMI_KUBERNETES_VERSION, "spec.amiSelectorTerms", message, hint))
     return found

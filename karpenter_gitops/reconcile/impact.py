@@ -29,9 +29,9 @@ from typing import Any
 from karpenter_gitops.core.cluster import FleetNode
 from karpenter_gitops.core.inputs import Inputs
 from karpenter_gitops.core.model import Budget, EC2NodeClass, NodePool
-from karpenter_gitops.core.plan import Plan
+from karpenter_gitops.core.plan_result import Plan
 from karpenter_gitops.core.requirements import Requirements
-from karpenter_gitops.core.schema import crd_regex, fields_of
+from karpenter_gitops.core.typed_schema import crd_regex, fields_of
 from karpenter_gitops.families import family_of
 
 NODEPOOL_DRIFT, REQUIREMENTS_DRIFT = "NodePoolDrifted", "RequirementsDrifted"

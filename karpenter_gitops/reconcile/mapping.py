@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 from karpenter_gitops.core import ec2_names, labels
 from karpenter_gitops.core.model import EC2NodeClass, NodePool
-from karpenter_gitops.core.mapping import NodeClassTarget
-from karpenter_gitops.core.plan import NodePoolPlan
+from karpenter_gitops.core.ami_mapping import NodeClassTarget
+from karpenter_gitops.core.plan_result import NodePoolPlan
 from karpenter_gitops.core.resolved import AMI, Subnet
 from karpenter_gitops.families import family_of
 from karpenter_gitops.reconcile.catalogue import LoadedCatalogue

@@ -14,9 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from karpenter_gitops.adapters.aws.errors import AWSError, TransientAWSError
-from karpenter_gitops.adapters.aws.network import resolve_security_groups, resolve_subnets
-from karpenter_gitops.core.conditions import Resolution, StepOutcome
+from karpenter_gitops.adapters.aws.error_kinds import AWSError, TransientAWSError
+from karpenter_gitops.adapters.aws.network_lookup import resolve_security_groups, resolve_subnets
+from karpenter_gitops.core.status_conditions import Resolution, StepOutcome
 from karpenter_gitops.core.model import EC2NodeClass
 from karpenter_gitops.core.resolved import SecurityGroup, Subnet
 from karpenter_gitops.reconcile.context import Run, observation, unverified

@@ -18,13 +18,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from karpenter_gitops.adapters.aws.pricing import OnDemandPrices, on_demand_prices
-from karpenter_gitops.core import labels, overlays, versions
-from karpenter_gitops.core.conditions import Resolution
+from karpenter_gitops.core import applied_overlays, labels, versions
+from karpenter_gitops.core.status_conditions import Resolution
 from karpenter_gitops.core.findings import Finding, Observation, Severity
 from karpenter_gitops.core.inputs import Cluster, Inputs
-from karpenter_gitops.core.mapping import LabelledCatalogue, NodeClassTarget
+from karpenter_gitops.core.ami_mapping import LabelledCatalogue, NodeClassTarget
 from karpenter_gitops.core.model import NODEOVERLAY, EC2NodeClass, NodeOverlay, NodePool
-from karpenter_gitops.core.plan import NodePoolPlan, OverlayPlan, PoolOverlays
+from karpenter_gitops.core.plan_result import NodePoolPlan, OverlayPlan, PoolOverlays
 from karpenter_gitops.core.requirements import Requirements, ValueSet
 from karpenter_gitops.core.resolved import Condition, Subnet
 from karpenter_gitops.reconcile.catalogue import LoadedCatalogue
@@ -64,7 +64,7 @@ def stalled_pools(run: Run, *, subnets: Mapping[str, Selected[Subnet]]) -> Stall
     """Before 1.13, with the gate on: the NodePools whose instance types Karpenter cannot list (their class has no
     subnet) stop its overlay controller, and with it every NodePool."""
     unlistable = _unlistable(run.inputs, subnets)
-    if not unlistable or run.release >= overlays.ISOLATED_POOLS_SINCE or not run.inputs.cluster.gate(GATES[NODEOVERLAY].name):
+    if not unlistable or run.release >= applied_overlays.ISOLATED_POOLS_SINCE or not run.inputs.cluster.gate(GATES[NODEOVERLAY].name):
         return StalledPools()
     observed = tuple(
         observation(pool, live.OVERLAY_EVALUATION_STALLED, "spec.template.spec.nodeClassRef",
@@ -124,7 +124,7 @@ def apply(
     if sources and all(m.plan.mapping is not None or m.plan.not_mapped for m in mapping.values()):
         observed += _matching_nothing(sources, outcome, by_name)
     failed = {
-        name: Condition(overlays.VALIDATION_SUCCEEDED, "False", overlays.RUNTIME_REASON, message)
+        name: Condition(applied_overlays.VALIDATION_SUCCEEDED, "False", applied_overlays.RUNTIME_REASON, message)
         for name, message in failing.items() if name in by_name
     }
     plan = OverlayPlan(conditions={**outcome.conditions, **failed}, conflicts=outcome.conflicts,
@@ -179,30 +179,30 @@ def _sources(
 
 
 def _applied(
-    release: versions.Release, usable: Sequence[overlays.Overlay], kept: Sequence[NodeOverlay],
+    release: versions.Release, usable: Sequence[applied_overlays.Overlay], kept: Sequence[NodeOverlay],
     sources: Sequence[PoolSource], listing: _Listing,
-) -> tuple[overlays.Outcome, dict[str, overlays.PoolTypes], dict[str, float]]:
+) -> tuple[applied_overlays.Outcome, dict[str, applied_overlays.PoolTypes], dict[str, float]]:
     """The overlays applied to the pools' instance types; what each pool lists without any overlay; and the
     instance types Karpenter's table does not price that an accepted overlay prices (1.14+)."""
-    heaviest = release >= overlays.HEAVIEST_CAPACITY_SINCE
+    heaviest = release >= applied_overlays.HEAVIEST_CAPACITY_SINCE
     listed = [listing.pool_types(source) for source in sources]
-    outcome = overlays.apply(usable, listed, heaviest_capacity=heaviest)
+    outcome = applied_overlays.apply(usable, listed, heaviest_capacity=heaviest)
     # Conflicts do not depend on prices, so the first pass decides which overlays may price unpriced types.
     accepted = {name for name, condition in outcome.conditions.items() if condition.status == "True"}
     unpriced = {
         name: price
-        for name, price in (overlays.base_prices(kept, accepted) if release >= overlays.BASE_PRICE_SINCE else {}).items()
+        for name, price in (applied_overlays.base_prices(kept, accepted) if release >= applied_overlays.BASE_PRICE_SINCE else {}).items()
         if name not in listing.prices.prices and name in listing.catalogue.infos
     }
     plain = {source.pool.name: types for source, types in zip(sources, listed)}
     if unpriced:
         priced = _Listing(listing.catalogue, listing.prices, unpriced)
-        outcome = overlays.apply(usable, [priced.pool_types(source) for source in sources], heaviest_capacity=heaviest)
+        outcome = applied_overlays.apply(usable, [priced.pool_types(source) for source in sources], heaviest_capacity=heaviest)
     return outcome, plain, unpriced
 
 
 def _matching_nothing(
-    sources: Sequence[PoolSource], outcome: overlays.Outcome, by_name: Mapping[str, NodeOverlay]
+    sources: Sequence[PoolSource], outcome: applied_overlays.Outcome, by_name: Mapping[str, NodeOverlay]
 ) -> list[Observation]:
     """Accepted overlays that match no instance type any of the pools can launch."""
     launchable = {(source.pool.name, it) for source in sources for it in source.plan.mapping.instance_types}
@@ -225,11 +225,11 @@ def _not_applied(cluster: Cluster) -> str | None:
     return None
 
 
-def _readable(kept: Sequence[NodeOverlay]) -> tuple[list[overlays.Overlay], frozenset[str]]:
+def _readable(kept: Sequence[NodeOverlay]) -> tuple[list[applied_overlays.Overlay], frozenset[str]]:
     usable, unreadable = [], set()
     for overlay in kept:
         try:
-            usable.append(overlays.Overlay.of(overlay))
+            usable.append(applied_overlays.Overlay.of(overlay))
         except ValueError:  # a requirement the CRD refuses (the schema rules report it)
             unreadable.add(overlay.name)
     return usable, frozenset(unreadable)
@@ -245,16 +245,16 @@ class _Listing:
     catalogue: LabelledCatalogue
     prices: OnDemandPrices
     unpriced: Mapping[str, float] = field(default_factory=dict)
-    _by_class: dict[str, tuple[overlays.InstanceType, ...]] = field(default_factory=dict)
+    _by_class: dict[str, tuple[applied_overlays.InstanceType, ...]] = field(default_factory=dict)
 
-    def pool_types(self, source: PoolSource) -> overlays.PoolTypes:
+    def pool_types(self, source: PoolSource) -> applied_overlays.PoolTypes:
         template = source.pool.spec.template
         pool_labels = dict((template.metadata and template.metadata.labels) or {}) if template else {}
         if source.target.name not in self._by_class:
             self._by_class[source.target.name] = self._class_types(source)
-        return overlays.PoolTypes(source.pool.name, self._by_class[source.target.name], pool_labels)
+        return applied_overlays.PoolTypes(source.pool.name, self._by_class[source.target.name], pool_labels)
 
-    def _class_types(self, source: PoolSource) -> tuple[overlays.InstanceType, ...]:
+    def _class_types(self, source: PoolSource) -> tuple[applied_overlays.InstanceType, ...]:
         catalogue, table, target = self.catalogue, self.prices.prices, source.target
         zone_ids = {s.zone: s.zone_id for s in source.subnets}
         interfaces = source.node_class.spec.network_interfaces
@@ -268,9 +268,9 @@ class _Listing:
             launchable = target.launchable(catalogue.infos[name])
             capacity_types = sorted(requirements[labels.CAPACITY_TYPE].values) if labels.CAPACITY_TYPE in requirements else []
             listed = name in table
-            price = {overlays.ON_DEMAND: table.get(name), overlays.SPOT: None} if listed else dict.fromkeys(capacity_types, self.unpriced.get(name))
+            price = {applied_overlays.ON_DEMAND: table.get(name), applied_overlays.SPOT: None} if listed else dict.fromkeys(capacity_types, self.unpriced.get(name))
             offerings = tuple(
-                overlays.Offering(
+                applied_overlays.Offering(
                     capacity_type,
                     zone,
                     price.get(capacity_type),
@@ -280,12 +280,12 @@ class _Listing:
                 for zone in region_zones
                 for capacity_type in capacity_types
             )
-            capacity = overlays.base_capacity(catalogue.infos[name], efa_only)
-            found.append(overlays.InstanceType(name, requirements & Requirements(narrowed), offerings, capacity))
+            capacity = applied_overlays.base_capacity(catalogue.infos[name], efa_only)
+            found.append(applied_overlays.InstanceType(name, requirements & Requirements(narrowed), offerings, capacity))
         return tuple(found)
 
 
-def _pool_overlays(source: PoolSource, types: overlays.PoolTypes, outcome: overlays.Outcome) -> PoolOverlays:
+def _pool_overlays(source: PoolSource, types: applied_overlays.PoolTypes, outcome: applied_overlays.Outcome) -> PoolOverlays:
     launchable = source.plan.mapping.instance_types
     required = Requirements.from_node_pool(source.pool)
     admitted = [
@@ -298,14 +298,14 @@ def _pool_overlays(source: PoolSource, types: overlays.PoolTypes, outcome: overl
     return PoolOverlays(
         tuple(admitted),
         tuple(capacity),
-        overlays.first_choice((it for it in types.instance_types if it.name in launchable), required),
-        overlays.first_choice((it for name, it in overlaid.items() if name in launchable), required),
+        applied_overlays.first_choice((it for it in types.instance_types if it.name in launchable), required),
+        applied_overlays.first_choice((it for name, it in overlaid.items() if name in launchable), required),
     )
 
 
-def _conflict(overlay: NodeOverlay, conflict: overlays.Conflict, usable: Sequence[overlays.Overlay]) -> Observation:
+def _conflict(overlay: NodeOverlay, conflict: applied_overlays.Conflict, usable: Sequence[applied_overlays.Overlay]) -> Observation:
     weight = next(o.weight for o in usable if o.name == conflict.other)
-    message = f"ValidationSucceeded=False, reason {overlays.CONFLICT_REASON}: {overlays.CONFLICT_MESSAGE}"
+    message = f"ValidationSucceeded=False, reason {applied_overlays.CONFLICT_REASON}: {applied_overlays.CONFLICT_MESSAGE}"
     hint = (
         f"NodeOverlay {conflict.other} has the same weight ({weight}) and also sets {conflict.what} of "
         f"{conflict.instance_type} for NodePool {conflict.node_pool}; Karpenter keeps {conflict.other} (its name "

@@ -17,7 +17,7 @@ from karpenter_gitops.adapters.aws.client import AwsSession
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.inputs import Inputs
-from karpenter_gitops.core.plan import Plan
+from karpenter_gitops.core.plan_result import Plan
 from karpenter_gitops.judge import Judge
 from karpenter_gitops.reconcile.conditions import ClassStatus
 from karpenter_gitops.reconcile.context import Run
@@ -36,7 +36,7 @@ def reconcile(
     inputs: Inputs,
     *,
     release: versions.Release = versions.DEFAULT,
-    kubernetes: str | None = None,
+    kubernetes: versions.Kubernetes | None = None,
     aws: AwsSession | None = None,
     cache_dir: Path | None = None,
     progress: Progress | None = None,

@@ -13,7 +13,7 @@ Layer: above the steps of reconcile/; imports each step module and graph.
 
 from __future__ import annotations
 
-from karpenter_gitops.reconcile import catalogue, conditions, identity, images, kubelet, mapping, network, overlays
+from karpenter_gitops.reconcile import catalogue, conditions, identity, images, kubelet_steps, mapping, network, overlays
 from karpenter_gitops.reconcile.graph import Graph, Scope, Step
 
 STEPS = Graph(
@@ -22,10 +22,10 @@ STEPS = Graph(
     Step("subnets", Scope.NODE_CLASS, network.subnets),
     Step("security_groups", Scope.NODE_CLASS, network.security_groups),
     Step("instance_profile", Scope.NODE_CLASS, identity.resolve),
-    Step("kubelet_spec", Scope.NODE_CLASS, kubelet.validate_spec, applies=kubelet.open_for, skipped=kubelet.KubeletSpec()),
+    Step("kubelet_spec", Scope.NODE_CLASS, kubelet_steps.validate_spec, applies=kubelet_steps.open_for, skipped=kubelet_steps.KubeletSpec()),
     Step(
-        "kubelet_expressions", Scope.NODE_CLASS, kubelet.evaluate, needs=("catalogue",), awaiting=kubelet.awaiting,
-        applies=kubelet.evaluated_for, skipped=kubelet.KubeletExpressions(),
+        "kubelet_expressions", Scope.NODE_CLASS, kubelet_steps.evaluate, needs=("catalogue",), awaiting=kubelet_steps.awaiting,
+        applies=kubelet_steps.evaluated_for, skipped=kubelet_steps.KubeletExpressions(),
     ),
     Step(
         "conditions", Scope.NODE_CLASS, conditions.predict,
@@ -36,7 +36,7 @@ STEPS = Graph(
         "mapping", Scope.NODE_POOL, mapping.map_node_pool, needs=("node_class_ref", "catalogue", "images", "subnets"),
         awaiting=mapping.awaiting, says="mapping NodePool {name}",
     ),
-    Step("kubelet_values", Scope.NODE_CLASS, kubelet.unusable_values, reads=("kubelet_expressions", "mapping")),
+    Step("kubelet_values", Scope.NODE_CLASS, kubelet_steps.unusable_values, reads=("kubelet_expressions", "mapping")),
     Step("stalled_pools", Scope.RUN, overlays.stalled_pools, reads=("subnets",)),
     Step(
         "overlays", Scope.RUN, overlays.apply, reads=("catalogue", "images", "subnets", "mapping", "stalled_pools"),

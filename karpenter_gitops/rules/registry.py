@@ -57,7 +57,7 @@ WITH_CHECK = frozenset({Stage.OBJECT, Stage.TRANSITION})
 PRODUCERS: Mapping[Stage, tuple[str, ...]] = {
     # the CRD schema mirror, which the loader drives; the loader itself; the controller block's own checks
     # (``block_violations``, beside their declarations), which the loader runs
-    Stage.LOAD: ("karpenter_gitops.core.schema", "karpenter_gitops.load", "karpenter_gitops.rules.controller"),
+    Stage.LOAD: ("karpenter_gitops.core.typed_schema", "karpenter_gitops.load", "karpenter_gitops.rules.controller"),
     Stage.LIVE: ("karpenter_gitops.reconcile",),
     Stage.CRD: ("karpenter_gitops.rules.crd",),  # its engine: the schema check and the CEL evaluation
     Stage.WAIVERS: ("karpenter_gitops.judge",),

@@ -4,7 +4,7 @@ They mirror the CRD's OpenAPI constraints (types, required fields, enums, patter
 sizes) for the chosen Karpenter release, plus unknown fields with a "did you mean" hint.
 """
 
-from karpenter_gitops.core import schema
+from karpenter_gitops.core import typed_schema
 from karpenter_gitops.core.findings import Severity
 from karpenter_gitops.rules.registry import ALL_KINDS, Stage, rule
 
@@ -16,21 +16,21 @@ def _schema_rule(id: str, doc: str, fix: str, good: tuple, bad: tuple, kinds=ALL
 
 
 _schema_rule(
-    schema.UNKNOWN_FIELD,
+    typed_schema.UNKNOWN_FIELD,
     "A field the CRD does not define: the API server prunes it, so the setting silently does nothing.",
     "Fix the spelling (the hint names the closest field) or remove the field.",
     good=({"spec": {"detailedMonitoring": True}},),
     bad=({"spec": {"detailedMonitring": True}}, {"kind": _NP, "spec": {"wieght": 10}}),
 )
 _schema_rule(
-    schema.WRONG_TYPE,
+    typed_schema.WRONG_TYPE,
     "A value of the wrong type (e.g. a string where the CRD wants an integer).",
     "Write the value with the type the CRD declares; quote strings, do not quote numbers.",
     good=({"spec": {"metadataOptions": {"httpPutResponseHopLimit": 2}}},),
     bad=({"spec": {"metadataOptions": {"httpPutResponseHopLimit": "two"}}}, {"spec": {"amiSelectorTerms": "x"}}),
 )
 _schema_rule(
-    schema.REQUIRED,
+    typed_schema.REQUIRED,
     "A field the CRD requires is missing.",
     "Add the field named in the path.",
     good=({"spec": {"subnetSelectorTerms": [{"id": "subnet-1"}]}},),
@@ -39,35 +39,35 @@ _schema_rule(
          {"kind": _NP, "karpenterVersion": "1.14", "spec": {"disruption": {"consolidateAfter": None}}}),
 )
 _schema_rule(
-    schema.ENUM,
+    typed_schema.ENUM,
     "A value outside the CRD's enum for the chosen Karpenter release (e.g. Balanced before 1.14).",
     "Use one of the supported values, or upgrade Karpenter when the value is newer.",
     good=({"spec": {"amiFamily": "AL2023", "amiSelectorTerms": [{"alias": "al2023@v20240807"}]}},),
     bad=({"spec": {"amiFamily": "Ubuntu", "amiSelectorTerms": [{"id": "ami-123"}]}},),
 )
 _schema_rule(
-    schema.PATTERN,
+    typed_schema.PATTERN,
     "A string that does not match the CRD's pattern (ids, quantities, durations, label keys).",
     "Write the value in the format the message shows, e.g. volumeSize: 100Gi.",
     good=({"spec": {"blockDeviceMappings": [{"deviceName": "/dev/xvda", "ebs": {"volumeSize": "100Gi"}}]}},),
     bad=({"spec": {"blockDeviceMappings": [{"deviceName": "/dev/xvda", "ebs": {"volumeSize": "100GiB"}}]}},),
 )
 _schema_rule(
-    schema.RANGE,
+    typed_schema.RANGE,
     "A number outside the CRD's minimum/maximum.",
     "Use a value inside the range the message names.",
     good=({"kind": _NP, "spec": {"weight": 100}},),
     bad=({"kind": _NP, "spec": {"weight": 101}}, {"spec": {"metadataOptions": {"httpPutResponseHopLimit": 0}}}),
 )
 _schema_rule(
-    schema.SIZE,
+    typed_schema.SIZE,
     "Too many or too few list items or map entries, or a string that is too long.",
     "Stay within the CRD's limits (e.g. at most 30 selector terms, alias at most 30 characters).",
     good=({"spec": {"amiSelectorTerms": [{"alias": "bottlerocket@v1.32.0"}]}},),
     bad=({"spec": {"amiSelectorTerms": [{"alias": "bottlerocket@v1.32.0-aaaaaaaaaaaaaaa"}]}},),
 )
 _schema_rule(
-    schema.UNIQUE,
+    typed_schema.UNIQUE,
     "A value repeated in a list the CRD declares a set (x-kubernetes-list-type: set).",
     "List each value once.",
     good=({"kind": _NP, "spec": {"disruption": {"budgets": [{"nodes": "0", "reasons": ["Empty", "Drifted"]}]}}},),
@@ -75,7 +75,7 @@ _schema_rule(
     kinds={_NP},
 )
 rule(
-    schema.SECRET,
+    typed_schema.SECRET,
     Severity.INFO,
     ALL_KINDS,
     "A value stored as a Pulumi secret ({secure: ...}): it cannot be read offline, so the rules that "
@@ -86,28 +86,28 @@ rule(
     bad=({"spec": {"userData": {"secure": "v1:AAAA"}}},),
 )
 _schema_rule(
-    schema.NEWER_FIELD,
+    typed_schema.NEWER_FIELD,
     "A field the chosen Karpenter release does not know yet; its API server drops it silently.",
     "Upgrade Karpenter to the release the message names, or remove the field.",
     good=({"spec": {"amiSelectorTerms": [{"ssmParameter": "/my/ami"}], "amiFamily": "AL2023"}},),
     bad=({"karpenterVersion": "1.3", "spec": {"amiSelectorTerms": [{"ssmParameter": "/my/ami"}], "amiFamily": "AL2023"}},),
 )
 _schema_rule(
-    schema.DUPLICATE,
+    typed_schema.DUPLICATE,
     "Two objects of the same kind share a name; the later one would overwrite the earlier.",
     "Give each object a unique metadata.name.",
     good=({"metadata": {"name": "default"}},),
     bad=({"duplicate": True},),
 )
 _schema_rule(
-    schema.API_VERSION,
+    typed_schema.API_VERSION,
     "An EC2NodeClass or NodePool with an apiVersion Karpenter v1 does not serve (e.g. v1beta1).",
     "Migrate the object to karpenter.k8s.aws/v1 or karpenter.sh/v1.",
     good=({"apiVersion": "karpenter.k8s.aws/v1"},),
     bad=({"apiVersion": "karpenter.k8s.aws/v1beta1"},),
 )
 _schema_rule(
-    schema.UNSERVED_KIND,
+    typed_schema.UNSERVED_KIND,
     "A document in Karpenter's API groups (karpenter.sh, karpenter.k8s.aws) of a kind the release does not serve: "
     "a misspelt kind, or a pre-v1 object (v1alpha5 Provisioner, v1alpha1 AWSNodeTemplate). The API server refuses "
     "it, so nothing it says reaches Karpenter.",

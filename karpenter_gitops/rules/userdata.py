@@ -12,7 +12,7 @@ from typing import Any
 from karpenter_gitops import families
 from karpenter_gitops.core.findings import Severity, Violation
 from karpenter_gitops.core.model import EC2NODECLASS, EC2NodeClass
-from karpenter_gitops.core.schema import SecretValue
+from karpenter_gitops.core.typed_schema import SecretValue
 from karpenter_gitops.core.versions import Release
 from karpenter_gitops.families import bottlerocket
 from karpenter_gitops.families.userdata import problems as ids

@@ -6,12 +6,13 @@ from karpenter_gitops.adapters.aws.amis import AMIOutcome, resolve_amis, select_
 from karpenter_gitops.core.model import AMISelectorTerm
 from karpenter_gitops.core.requirements import IN, Requirement
 from karpenter_gitops.families.protocol import ARCH, NEURON, NVIDIA, STANDARD
+from karpenter_gitops.core.versions import Kubernetes
 
 NOW = datetime(2025, 2, 15, tzinfo=timezone.utc)
 
 
 def resolve(env, *terms, k8s="1.32", **options):
-    return resolve_amis(env.session(), terms, k8s, now=NOW, **options)
+    return resolve_amis(env.session(), terms, Kubernetes.parse(k8s), now=NOW, **options)
 
 
 def describe_images_params(aws):
@@ -32,7 +33,7 @@ def with_arch(requirements, arch):
 def test_tv1_bottlerocket_alias_gives_five_entries_from_one_describe_images(default_aws):
     aws = default_aws.session()
     seen = describe_images_params(aws)
-    result = resolve_amis(aws, [AMISelectorTerm(alias="bottlerocket@1.32.0")], "1.32", now=NOW)
+    result = resolve_amis(aws, [AMISelectorTerm(alias="bottlerocket@1.32.0")], Kubernetes(1, 32), now=NOW)
     assert result.outcome is AMIOutcome.READY
     assert sorted(entries(result), key=str) == sorted([
         ("ami-0b0c000000000d001", with_arch(STANDARD, "amd64")),
@@ -90,8 +91,8 @@ def test_pending_and_failed_newest_builds_are_skipped_with_reasons(default_aws):
 def test_name_without_owner_defaults_to_self_and_amazon_and_tags_only_has_no_owners(default_aws):
     aws = default_aws.session()
     seen = describe_images_params(aws)
-    resolve_amis(aws, [AMISelectorTerm(name="payments-node-*"), AMISelectorTerm(tags={"pipeline": "*"})], "1.32", now=NOW)
-    resolve_amis(aws, [AMISelectorTerm(name="payments-node-*", owner="123456789012")], "1.32", now=NOW)
+    resolve_amis(aws, [AMISelectorTerm(name="payments-node-*"), AMISelectorTerm(tags={"pipeline": "*"})], Kubernetes(1, 32), now=NOW)
+    resolve_amis(aws, [AMISelectorTerm(name="payments-node-*", owner="123456789012")], Kubernetes(1, 32), now=NOW)
     assert [(p.get("Owners"), p["Filters"]) for p in seen] == [
         (["self", "amazon"], [{"Name": "name", "Values": ["payments-node-*"]}]),
         (None, [{"Name": "tag-key", "Values": ["pipeline"]}]),

@@ -1,11 +1,11 @@
 """Instance-type catalogue: raw entries + zonal offerings, a 12 h disk cache, and readiness."""
 
 
-from karpenter_gitops.adapters.aws.catalogue import (
+from karpenter_gitops.adapters.aws.instance_types import (
     CATALOGUE_TTL_SECONDS,
     load_catalogue,
 )
-from karpenter_gitops.adapters.aws.embedded import Throttler
+from karpenter_gitops.adapters.aws.throttling import Throttler
 
 SMALL_WORLD = """
 region: us-west-2

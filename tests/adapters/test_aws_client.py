@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from karpenter_gitops.adapters.aws.client import AwsSession, tag_filters
-from karpenter_gitops.adapters.aws.errors import PersistentAWSError, TransientAWSError
+from karpenter_gitops.adapters.aws.error_kinds import PersistentAWSError, TransientAWSError
 
 
 def test_plain_session_follows_aws_endpoint_url_and_region_from_the_environment(default_aws):
@@ -99,7 +99,7 @@ def test_a_garbled_reply_is_transient_not_a_crash(default_aws):
     """botocore's ResponseParserError is no BotoCoreError: it used to escape classification."""
     from botocore.awsrequest import AWSResponse
 
-    from karpenter_gitops.adapters.aws.embedded import _RawBody
+    from karpenter_gitops.adapters.aws.throttling import _RawBody
 
     aws = default_aws.session(max_attempts=1)
     aws.register("before-send.ec2", lambda request, **_: AWSResponse(

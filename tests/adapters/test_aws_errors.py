@@ -9,7 +9,7 @@ from botocore.exceptions import (
 )
 from botocore.parsers import ResponseParserError
 
-from karpenter_gitops.adapters.aws.errors import (
+from karpenter_gitops.adapters.aws.error_kinds import (
     PersistentAWSError,
     TransientAWSError,
     classify,

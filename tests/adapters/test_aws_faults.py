@@ -4,15 +4,16 @@ import pytest
 from botocore.retries.standard import ExponentialBackoff
 
 from karpenter_gitops.adapters.aws.amis import AMIOutcome, resolve_amis
-from karpenter_gitops.adapters.aws.embedded import Throttler
-from karpenter_gitops.adapters.aws.errors import TransientAWSError
+from karpenter_gitops.adapters.aws.throttling import Throttler
+from karpenter_gitops.adapters.aws.error_kinds import TransientAWSError
 from karpenter_gitops.adapters.aws.instance_profiles import (
     ProfileOutcome,
     profile_cache,
     resolve_instance_profile,
 )
-from karpenter_gitops.adapters.aws.network import resolve_subnets
+from karpenter_gitops.adapters.aws.network_lookup import resolve_subnets
 from karpenter_gitops.core.model import AMISelectorTerm, SubnetSelectorTerm
+from karpenter_gitops.core.versions import Kubernetes
 
 TERMS = {
     "alias": [AMISelectorTerm(alias="al2023@latest")],
@@ -28,14 +29,14 @@ def no_backoff(monkeypatch):
 
 @pytest.mark.parametrize("selector", sorted(TERMS))
 def test_a_third_of_calls_throttled_gives_the_clean_result_or_a_transient_outcome(default_aws, no_backoff, selector):
-    clean = resolve_amis(default_aws.session(), TERMS[selector], "1.32")
+    clean = resolve_amis(default_aws.session(), TERMS[selector], Kubernetes(1, 32))
     assert clean.outcome is AMIOutcome.READY
     outcomes = set()
     injected = 0
     for seed in range(12):
         aws = default_aws.session(max_attempts=2)
         throttler = Throttler(1 / 3, seed=seed).install(aws)
-        result = resolve_amis(aws, TERMS[selector], "1.32")
+        result = resolve_amis(aws, TERMS[selector], Kubernetes(1, 32))
         injected += throttler.injected
         outcomes.add(result.outcome)
         assert result == clean or (result.outcome is AMIOutcome.TRANSIENT_ERROR and result.amis == ()), result
@@ -59,7 +60,7 @@ def test_throttled_network_and_profile_lookups_are_clean_or_transient(default_aw
 def test_always_throttled_is_transient_never_not_found(default_aws, no_backoff):
     aws = default_aws.session(max_attempts=2)
     Throttler(1.0).install(aws)
-    result = resolve_amis(aws, TERMS["alias"], "1.32")
+    result = resolve_amis(aws, TERMS["alias"], Kubernetes(1, 32))
     assert result.outcome is AMIOutcome.TRANSIENT_ERROR and "ThrottlingException" in result.message
     profile = resolve_instance_profile(aws, "NoSuchProfile", cache=profile_cache())
     assert profile.outcome is ProfileOutcome.TRANSIENT_ERROR

@@ -1,10 +1,11 @@
 """Subnets and security groups by selector terms, against the embedded default world."""
 
-from karpenter_gitops.adapters.aws.network import (
+from karpenter_gitops.adapters.aws.network_lookup import (
     resolve_security_groups,
     resolve_subnets,
 )
 from karpenter_gitops.core.model import SecurityGroupSelectorTerm, SubnetSelectorTerm
+from karpenter_gitops.core.versions import Kubernetes
 
 
 def test_subnets_by_discovery_tag_most_free_ips_first_with_zones(default_aws):
@@ -65,7 +66,7 @@ def test_every_page_of_subnets_groups_and_images_is_read(monkeypatch):
     with stub:
         subnets = resolve_subnets(aws, [SubnetSelectorTerm(tags={"k": "v"})])
         groups = resolve_security_groups(aws, [SecurityGroupSelectorTerm(tags={"k": "v"})])
-        amis = resolve_amis(aws, [AMISelectorTerm(tags={"k": "v"})], "1.32", now=datetime(2025, 3, 1, tzinfo=timezone.utc))
+        amis = resolve_amis(aws, [AMISelectorTerm(tags={"k": "v"})], Kubernetes(1, 32), now=datetime(2025, 3, 1, tzinfo=timezone.utc))
     stub.assert_no_pending_responses()
     assert [s.id for s in subnets] == ["subnet-a", "subnet-b"] and [g.id for g in groups] == ["sg-1", "sg-2"]
     assert [a.id for a in amis.amis] == ["ami-new"]  # the newer image was on the second page

@@ -12,7 +12,7 @@ import pytest
 from conftest import PROJECT
 
 from karpenter_gitops.adapters.aws.client import AwsSession
-from karpenter_gitops.adapters.aws.embedded import SPOT_SHARE
+from karpenter_gitops.adapters.aws.embedded_prices import SPOT_SHARE
 from karpenter_gitops.adapters.aws.pricing import (
     PRICING_API,
     SPOT_HISTORY,

@@ -16,7 +16,7 @@ import pytest
 from _dead_endpoints import BlackHole, free_port
 
 from karpenter_gitops.adapters.aws.client import AwsSession
-from karpenter_gitops.adapters.aws.errors import AwsUnreachable, PersistentAWSError
+from karpenter_gitops.adapters.aws.error_kinds import AwsUnreachable, PersistentAWSError
 from karpenter_gitops.core.errors import Unreachable
 
 

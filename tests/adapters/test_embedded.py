@@ -6,15 +6,17 @@ import socket
 
 import pytest
 
-from karpenter_gitops.adapters.aws.embedded import EmbeddedServer, embedded_aws, load_world, parse_world
+from karpenter_gitops.adapters.aws.embedded import EmbeddedServer, embedded_aws
+from karpenter_gitops.adapters.aws.embedded_world import load_world, parse_world
 from karpenter_gitops.core.errors import InputError
+from karpenter_gitops.core.versions import Kubernetes
 
 MINIMAL = 'region: us-west-2\nkubernetesVersion: "1.32"\n'
 
 
 def test_default_world_is_packaged_and_valid():
     world = load_world()
-    assert (world.region, world.kubernetes, world.instance_types) == ("us-west-2", "1.32", "all")
+    assert (world.region, world.kubernetes, world.instance_types) == ("us-west-2", Kubernetes(1, 32), "all")
     assert {"EmptyProfile", "KarpenterNodeProfile"} <= {p["name"] for p in world.section("instanceProfiles")}
 
 

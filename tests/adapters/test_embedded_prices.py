@@ -9,7 +9,7 @@ import urllib.request
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from karpenter_gitops.adapters.aws.embedded import SPOT_SHARE, spot_price
+from karpenter_gitops.adapters.aws.embedded_prices import SPOT_SHARE, spot_price
 from karpenter_gitops.adapters.aws.pricing import on_demand_page, on_demand_prices, product_filters
 
 

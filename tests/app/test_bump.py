@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from karpenter_gitops.adapters.aws.ami_catalog import AwsAmiCatalog, AwsUnavailable
-from karpenter_gitops.adapters.aws.embedded import Throttler
+from karpenter_gitops.adapters.aws.throttling import Throttler
 from karpenter_gitops.app.bump import (
     PinChange,
     Problem,
@@ -16,6 +16,7 @@ from karpenter_gitops.app.bump import (
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.inputs import Inputs
 from karpenter_gitops.load import documents
+from karpenter_gitops.core.versions import Kubernetes
 
 NETWORK = {
     "role": "KarpenterNodeRole-demo",
@@ -40,7 +41,7 @@ def custom(*ids: str) -> dict:
 
 
 def plan(env, specs: dict, sources: dict | None = None, **options):
-    return plan_bump(inputs(specs, sources), AwsAmiCatalog(env.session(), "1.32"), **options)
+    return plan_bump(inputs(specs, sources), AwsAmiCatalog(env.session(), Kubernetes(1, 32)), **options)
 
 
 def only(result, kind):
@@ -124,7 +125,7 @@ def test_throttled_aws_stops_the_plan_instead_of_deciding(default_aws, monkeypat
     aws = default_aws.session(max_attempts=2)
     Throttler(1.0).install(aws)
     with pytest.raises(AwsUnavailable):
-        plan_bump(inputs({"default": alias("al2023@v20250201")}), AwsAmiCatalog(aws, "1.32"))
+        plan_bump(inputs({"default": alias("al2023@v20250201")}), AwsAmiCatalog(aws, Kubernetes(1, 32)))
 
 
 def test_alias_pins_need_a_kubernetes_version(default_aws):

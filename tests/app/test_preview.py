@@ -17,7 +17,7 @@ from karpenter_gitops.cli import main
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.judge import validate
 from karpenter_gitops.load import documents, pulumi_events
-from karpenter_gitops.output import preview
+from karpenter_gitops.output import pr_comment, pr_preview
 from karpenter_gitops.reconcile.impact import forecast
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
 
@@ -133,7 +133,7 @@ def test_oversized_diff_is_cut_with_summary_intact_and_full_report_written(tmp_p
         "--budget", "5000", "--full-report", "out/full.md",
     )
     assert len(out) <= 5000
-    assert out.startswith(preview.MARKER) and "**Objects** vs `base`: 0 added, 1 changed, 0 removed." in out
+    assert out.startswith(pr_comment.MARKER) and "**Objects** vs `base`: 0 added, 1 changed, 0 removed." in out
     assert ":scissors: diff cut:" in out and "`out/full.md`" in out
     full = (tmp_path / "out" / "full.md").read_text()
     assert full.count("cost-centre-") == 600 and ":scissors:" not in full
@@ -159,8 +159,8 @@ def test_five_thousand_object_change_stays_under_budget_with_summary_intact(tmp_
     for doc in head:
         doc["metadata"]["labels"] = {"release": "2"}
     code, out = run_preview(tmp_path, monkeypatch, capsys, base, head, "--full-report", "full.md")
-    assert len(out) <= preview.DEFAULT_BUDGET
-    assert out.startswith(preview.MARKER)
+    assert len(out) <= pr_comment.DEFAULT_BUDGET
+    assert out.startswith(pr_comment.MARKER)
     assert "0 added, 5000 changed, 0 removed." in out
     assert ":scissors: Shortened to fit 65,000 characters" in out
     assert (tmp_path / "full.md").stat().st_size > len(out)
@@ -297,8 +297,8 @@ def test_valid_json_of_the_wrong_shape_is_an_input_error_not_a_traceback(parse, 
 def test_pure_layer_without_cli():
     base = documents.load_documents([("b.yaml", [node_class()])])
     head = documents.load_documents([("h.yaml", [node_class(), node_pool()])])
-    report = preview.Preview.build("main", base, head, validate(head, policy=True, base=base), forecast(base, head))
-    text, shortened = preview.markdown(report)
+    report = pr_preview.Preview.build("main", base, head, validate(head, policy=True, base=base), forecast(base, head))
+    text, shortened = pr_comment.markdown(report)
     assert not shortened and "1 added, 0 changed, 0 removed" in text
     assert text.count("<details>") == text.count("</details>")
 
@@ -317,10 +317,8 @@ def test_an_unwritable_full_report_is_one_line_and_exit_two(tmp_path, monkeypatc
 
 
 def test_the_footer_fits_its_reserve_even_with_the_longest_object_names():
-    from karpenter_gitops.output import preview
-
     labels = [f"~ NodePool/{'n' * 253} (changed)"] * 12
-    assert len(preview._footer(65_000, [], labels, "out/preview-full.md")) < preview._FOOTER_RESERVE
+    assert len(pr_comment._footer(65_000, [], labels, "out/preview-full.md")) < pr_comment._FOOTER_RESERVE
 
 
 # --- transition rules: what the API server refuses only on update -------------------------------
@@ -386,11 +384,11 @@ def test_a_table_is_one_markdown_line_per_row_with_every_cell_as_given(header, d
     row = st.tuples(*(lead if column < 2 else cell for column in range(len(header)))).map(list)
     rows = data.draw(st.lists(row, max_size=4))
     expected = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header), *("| " + " | ".join(row) + " |" for row in rows)]
-    assert "\n".join(preview._table(header, rows, full=True)) == "\n".join(expected)
+    assert "\n".join(pr_comment._table(header, rows, full=True)) == "\n".join(expected)
 
 
 def test_a_long_table_is_cut_in_the_comment_and_whole_in_the_full_report():
-    rows = [[f"`pool-{i}`", str(i)] for i in range(preview.TABLE_ROWS + 3)]
-    cut = "\n".join(preview._table(["NodePool", "nodes"], rows, full=False))
+    rows = [[f"`pool-{i}`", str(i)] for i in range(pr_comment.TABLE_ROWS + 3)]
+    cut = "\n".join(pr_comment._table(["NodePool", "nodes"], rows, full=False))
     assert "`pool-49`" in cut and "`pool-50`" not in cut and cut.endswith("\n… and 3 more row(s) (see the full report)")
-    assert "\n".join(preview._table(["NodePool", "nodes"], rows, full=True)).endswith("| `pool-52` | 52 |")
+    assert "\n".join(pr_comment._table(["NodePool", "nodes"], rows, full=True)).endswith("| `pool-52` | 52 |")

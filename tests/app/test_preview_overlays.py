@@ -9,9 +9,10 @@ from test_preview import family, node_class, node_pool
 from karpenter_gitops.core.inputs import Cluster
 from karpenter_gitops.judge import validate
 from karpenter_gitops.load import documents
-from karpenter_gitops.output import preview
+from karpenter_gitops.output import pr_comment, pr_preview
 from karpenter_gitops.reconcile import reconcile
 from karpenter_gitops.reconcile.impact import forecast
+from karpenter_gitops.core.versions import Kubernetes
 
 GATED = Cluster(feature_gates=frozenset({"NodeOverlay"}))
 
@@ -25,13 +26,13 @@ def overlay(name: str, values: list[str], adjustment: str) -> dict:
     }
 
 
-def report(aws, cache, base_docs, head_docs, cluster=GATED) -> preview.Preview:
+def report(aws, cache, base_docs, head_docs, cluster=GATED) -> pr_preview.Preview:
     def load(name, docs):
         return dataclasses.replace(documents.load_documents([(name, docs)]), cluster=cluster)
 
     base, head = load("base.yaml", base_docs), load("head.yaml", head_docs)
-    base_plan, head_plan = (reconcile(i, kubernetes="1.32", aws=aws.session(), cache_dir=cache) for i in (base, head))
-    return preview.Preview.build(
+    base_plan, head_plan = (reconcile(i, kubernetes=Kubernetes(1, 32), aws=aws.session(), cache_dir=cache) for i in (base, head))
+    return pr_preview.Preview.build(
         "main", base, head, validate(head, policy=True, base=base), forecast(base, head, base_plan, head_plan),
         base_plan=base_plan, head_plan=head_plan,
     )
@@ -42,7 +43,7 @@ POOLS = [node_class(), node_pool(family("m5", "t3"), name="general"), node_pool(
 
 def test_an_overlay_that_makes_m5_cheapest_moves_the_first_choice_in_one_line(default_aws, catalogue_cache, snapshot):
     found = report(default_aws, catalogue_cache, POOLS, [*POOLS, overlay("m5-discount", ["m5"], "-99%")])
-    text, _ = preview.markdown(found)
+    text, _ = pr_comment.markdown(found)
     assert [(m.node_pool, m.before.instance_types, m.after.instance_types) for m in found.first_choice_moves] == [
         ("general", ("t3.nano",), ("m5.large",))
     ]
@@ -59,7 +60,7 @@ def test_removing_the_overlay_moves_it_back(default_aws, catalogue_cache):
 
 def test_an_overlay_change_that_keeps_the_first_choice_says_nothing(default_aws, catalogue_cache):
     found = report(default_aws, catalogue_cache, POOLS, [*POOLS, overlay("m5-surcharge", ["m5"], "+10%")])
-    assert found.first_choice_moves == () and "First choice" not in preview.markdown(found)[0]
+    assert found.first_choice_moves == () and "First choice" not in pr_comment.markdown(found)[0]
     assert found.to_json()["firstChoiceMoves"] == []
 
 

@@ -11,7 +11,7 @@ from conftest import PROJECT
 
 from karpenter_gitops.cli import main
 from karpenter_gitops.load import documents
-from karpenter_gitops.output import render
+from karpenter_gitops.output import manifests
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
 
 
@@ -41,7 +41,7 @@ def test_demo_stack_renders_one_file_per_object_byte_identical_on_rerun(tmp_path
     assert snapshot(out) == first
     assert "unchanged: 6 manifest(s)" in capsys.readouterr().out
     gpu = first["ec2nodeclass-gpu.yaml"].decode()
-    assert gpu.startswith(render.HEADER)
+    assert gpu.startswith(manifests.HEADER)
     assert "  userData: |\n    [settings.kubernetes.eviction-hard]\n" in gpu  # literal block, not a quoted string
     assert "  amiSelectorTerms:\n    - alias: bottlerocket@1.32.0\n" in gpu  # block style, indented lists
     # the rendered directory is itself valid input and loads to the same objects
@@ -54,7 +54,7 @@ def test_manifest_keeps_field_order_and_drops_server_state(tmp_path):
     doc["metadata"].update(uid="1234", resourceVersion="99", labels={"team": "platform"})
     doc["status"] = {"conditions": []}
     inputs = documents.load([write_manifests(tmp_path / "in.yaml", doc)])
-    (text,) = render.manifest_files(inputs).values()
+    (text,) = manifests.manifest_files(inputs).values()
     loaded = yaml.safe_load(text)
     assert list(loaded) == ["apiVersion", "kind", "metadata", "spec"]
     assert loaded["metadata"] == {"name": "default", "labels": {"team": "platform"}}
@@ -93,14 +93,14 @@ def test_removed_objects_disappear_from_the_directory(tmp_path):
 
 def test_failure_midway_leaves_directory_unchanged_and_no_leftovers(tmp_path, monkeypatch):
     out = tmp_path / "out"
-    before = render.manifest_files(documents.load([write_manifests(tmp_path / "a.yaml", BASE_NODECLASS)]))
-    assert render.write_atomically(out, before)
+    before = manifests.manifest_files(documents.load([write_manifests(tmp_path / "a.yaml", BASE_NODECLASS)]))
+    assert manifests.write_atomically(out, before)
     original = snapshot(out)
 
     pool = copy.deepcopy(BASE_NODEPOOL)
     nodeclass = copy.deepcopy(BASE_NODECLASS)
     nodeclass["spec"]["role"] = "AnotherRole"
-    after = render.manifest_files(documents.load([write_manifests(tmp_path / "b.yaml", nodeclass, pool)]))
+    after = manifests.manifest_files(documents.load([write_manifests(tmp_path / "b.yaml", nodeclass, pool)]))
     real_write = Path.write_bytes
     calls = []
 
@@ -112,7 +112,7 @@ def test_failure_midway_leaves_directory_unchanged_and_no_leftovers(tmp_path, mo
 
     monkeypatch.setattr(Path, "write_bytes", failing_write)
     with pytest.raises(OSError, match="No space"):
-        render.write_atomically(out, after)
+        manifests.write_atomically(out, after)
     assert len(calls) == 2
     assert snapshot(out) == original
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.yaml", "b.yaml", "out"]  # no staging left behind

@@ -76,8 +76,9 @@ def test_text_format_groups_by_object_and_ends_with_summary(tmp_path, capsys):
         (b"config:\n  nodeClasses: {}\n", "has no namespace"),
         (b"config:\n  karpenter-gitops:nodeClass: {}\n", "did you mean 'nodeClasses'"),
         (b"config:\n  karpenter-gitops:cluster: {kubernetesVersion: 1.30}\n", "YAML drops trailing zeros"),
+        (b"config:\n  karpenter-gitops:cluster: {kubernetesVersion: \"1.x\"}\n", "'karpenter-gitops:cluster.kubernetesVersion' '1.x' is not major.minor"),
     ],
-    ids=["malformed", "not-mapping", "binary", "not-utf8", "no-namespace", "bare-key", "typo-key", "float-version"],
+    ids=["malformed", "not-mapping", "binary", "not-utf8", "no-namespace", "bare-key", "typo-key", "float-version", "kubernetes-version"],
 )
 def test_bad_input_is_one_line_exit_two(tmp_path, capsys, content, expected):
     path = tmp_path / "bad.yaml"
@@ -261,8 +262,8 @@ def test_github_format_marks_info_and_waived_findings_as_notices(tmp_path, capsy
 
 
 def test_github_escaping_follows_the_actions_toolkit():
-    from karpenter_gitops.output.report import github_data as _github_data
-    from karpenter_gitops.output.report import github_property as _github_property
+    from karpenter_gitops.output.report_text import github_data as _github_data
+    from karpenter_gitops.output.report_text import github_property as _github_property
 
     assert _github_data("100% of\r\nnodes: a, b") == "100%25 of%0D%0Anodes: a, b"
     assert _github_property("dir/a,b:c%.yaml") == "dir/a%2Cb%3Ac%25.yaml"

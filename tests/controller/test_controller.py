@@ -9,7 +9,7 @@ import pytest
 from karpenter_gitops.controller import coherence, iam
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.inputs import POD_IDENTITY, ControllerSettings
-from karpenter_gitops.load import controller as controller_block
+from karpenter_gitops.load import controller_settings as controller_block
 
 OIDC = "arn:aws:iam::123456789012:oidc-provider/oidc.eks.eu-west-1.amazonaws.com/id/ABCDEF"
 ACCOUNT = iam.Account.from_cluster_arn("arn:aws:eks:eu-west-1:123456789012:cluster/dev")

@@ -9,7 +9,7 @@ from _api_server import kube_client
 from conftest import PROJECT
 
 from karpenter_gitops.cli import main
-from karpenter_gitops.cli.verify import verify_command
+from karpenter_gitops.cli.verify_command import verify_command
 
 pytestmark = pytest.mark.real
 

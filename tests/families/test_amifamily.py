@@ -13,12 +13,13 @@ from karpenter_gitops.families.protocol import (
     UnsupportedAlias,
     image_requirements,
 )
+from karpenter_gitops.core.versions import Kubernetes
 
 EKS = "/aws/service/eks/optimized-ami/1.30"
 
 
 def paths(alias, k8s="1.30", karpenter=(1, 14)):
-    return {p.path: p.requirement_sets for p in alias_parameters(parse_alias(alias), k8s, karpenter)}
+    return {p.path: p.requirement_sets for p in alias_parameters(parse_alias(alias), Kubernetes.parse(k8s), karpenter)}
 
 
 def test_al2023_pinned_version_reads_one_parameter_per_arch_and_variant():
@@ -73,12 +74,12 @@ def test_windows_reads_the_latest_parameter_and_requires_os_and_build():
 @pytest.mark.parametrize("alias, k8s", [("al2@latest", "1.33"), ("al2@v20240807", "1.34"), ("windows2025@latest", "1.34")])
 def test_guards_refuse_aliases_karpenter_refuses(alias, k8s):
     with pytest.raises(UnsupportedAlias):
-        alias_parameters(parse_alias(alias), k8s)
+        alias_parameters(parse_alias(alias), Kubernetes.parse(k8s))
 
 
 def test_guards_let_supported_combinations_through():
-    assert alias_parameters(parse_alias("al2@latest"), "1.32")
-    assert alias_parameters(parse_alias("windows2025@latest"), "v1.35.2")
+    assert alias_parameters(parse_alias("al2@latest"), Kubernetes(1, 32))
+    assert alias_parameters(parse_alias("windows2025@latest"), Kubernetes.parse("v1.35.2"))
 
 
 @pytest.mark.parametrize("text", ["al2023", "AL2023@latest", "ubuntu@latest", "windows2022@v1"])

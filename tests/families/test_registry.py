@@ -6,6 +6,7 @@ import pytest
 
 from karpenter_gitops import families
 from karpenter_gitops.core.model import AMI_FAMILIES
+from karpenter_gitops.core.versions import Kubernetes
 
 
 def test_the_registry_is_the_crds_amifamily_enum_in_its_order():
@@ -27,7 +28,7 @@ def test_each_family_answers_the_protocol(family):
     else:
         pinned = families.parse_alias(family.version_example)
         assert family.version_format.match(pinned.version)
-        assert families.alias_parameters(pinned, "1.32"), "a pinned alias reads at least one SSM parameter"
+        assert families.alias_parameters(pinned, Kubernetes(1, 32)), "a pinned alias reads at least one SSM parameter"
 
 
 def test_alias_families_follow_the_release_that_added_them():
@@ -44,9 +45,9 @@ def test_version_gates_are_the_familys_own(alias, kubernetes, karpenter, refused
     parsed = families.parse_alias(alias)
     if refused:
         with pytest.raises(families.UnsupportedAlias):
-            families.alias_parameters(parsed, kubernetes, karpenter)
+            families.alias_parameters(parsed, Kubernetes.parse(kubernetes), karpenter)
     else:
-        assert families.alias_parameters(parsed, kubernetes, karpenter)
+        assert families.alias_parameters(parsed, Kubernetes.parse(kubernetes), karpenter)
 
 
 def test_a_class_is_judged_by_its_amifamily_else_its_alias_else_custom():

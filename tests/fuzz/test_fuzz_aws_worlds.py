@@ -27,7 +27,8 @@ from _hostile_aws import RAW_CONTROL, RefusingProxy, endpoint, hostile_worlds, s
 from conftest import PROJECT
 from hypothesis import HealthCheck, Phase, given, settings
 
-from karpenter_gitops.adapters.aws.embedded import embedded_aws, parse_world
+from karpenter_gitops.adapters.aws.embedded import embedded_aws
+from karpenter_gitops.adapters.aws.embedded_world import parse_world
 
 # No shrinking: a failing example is reported as drawn (shrinking 64 KiB worlds takes many minutes).
 AWS_WORLDS = settings(max_examples=40 if os.environ.get("KARPENTER_GITOPS_FUZZ") == "long" else 3, deadline=None, derandomize=True, phases=(Phase.explicit, Phase.reuse, Phase.generate),

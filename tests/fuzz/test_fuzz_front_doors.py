@@ -14,7 +14,7 @@ from conftest import CRDS, PROJECT
 from hypothesis import given
 from hypothesis import strategies as st
 
-from karpenter_gitops.adapters.aws.embedded import parse_world
+from karpenter_gitops.adapters.aws.embedded_world import parse_world
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.rules.examples import BASE_NODECLASS, merge_patch
 

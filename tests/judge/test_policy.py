@@ -14,7 +14,7 @@ from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.findings import Severity
 from karpenter_gitops.core.inputs import Waiver
 from karpenter_gitops.judge import validate
-from karpenter_gitops.load import documents, waivers
+from karpenter_gitops.load import documents, waiver_files
 from karpenter_gitops.rules import policy, registry
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
 
@@ -161,4 +161,4 @@ def test_malformed_waivers_are_input_errors_naming_the_entry(tmp_path, entry, ex
     path = tmp_path / "waivers.yaml"
     path.write_text(yaml.safe_dump({"waivers": [entry]}))
     with pytest.raises(InputError, match=re.escape(expected)):
-        waivers.read_file(path)
+        waiver_files.read_file(path)

@@ -8,7 +8,7 @@ import io
 import pytest
 import yaml
 
-from karpenter_gitops.core import schema, versions
+from karpenter_gitops.core import typed_schema, versions
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.load import files
 from karpenter_gitops.load.documents import load, load_documents
@@ -136,7 +136,7 @@ def _observed(doc: dict) -> list:
 )
 def test_a_misspelt_kind_in_a_karpenter_group_is_an_error_with_a_did_you_mean(api, kind, meant, hint):
     ((rule, observed_kind, name, violation),) = _observed({"apiVersion": api, "kind": kind, "metadata": {"name": "x"}})
-    assert (rule, observed_kind, name, violation.path) == (schema.UNSERVED_KIND, meant, "x", "kind")
+    assert (rule, observed_kind, name, violation.path) == (typed_schema.UNSERVED_KIND, meant, "x", "kind")
     assert hint in violation.hint
 
 
@@ -149,14 +149,14 @@ def test_a_misspelt_kind_in_a_karpenter_group_is_an_error_with_a_did_you_mean(ap
 )
 def test_a_pre_v1_object_is_an_error_with_the_migration(api, kind, meant, moves):
     ((rule, observed_kind, _, violation),) = _observed({"apiVersion": api, "kind": kind, "metadata": {"name": "old"}})
-    assert (rule, observed_kind) == (schema.UNSERVED_KIND, meant)
+    assert (rule, observed_kind) == (typed_schema.UNSERVED_KIND, meant)
     assert moves in violation.hint and "migration guide" in violation.hint
 
 
 def test_a_v1beta1_nodepool_names_the_field_moves():
     doc = {**BASE_NODEPOOL, "apiVersion": "karpenter.sh/v1beta1"}
     ((rule, _, _, violation),) = _observed(doc)
-    assert rule == schema.API_VERSION and "spec.disruption.expireAfter → spec.template.spec.expireAfter" in violation.hint
+    assert rule == typed_schema.API_VERSION and "spec.disruption.expireAfter → spec.template.spec.expireAfter" in violation.hint
 
 
 def test_karpenters_own_and_other_kinds_are_notes_not_errors():

@@ -20,9 +20,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from karpenter_gitops.cli import main
-from karpenter_gitops.core import schema, versions
+from karpenter_gitops.core import typed_schema, versions
 from karpenter_gitops.core.model import EC2NodeClassSpec, NodePoolSpec
-from karpenter_gitops.core.schema import IntOrString, fields_of
+from karpenter_gitops.core.typed_schema import IntOrString, fields_of
 from karpenter_gitops.load.documents import load_documents
 
 WRONG = st.one_of(
@@ -117,7 +117,7 @@ def test_a_null_selector_term_is_a_type_finding_and_never_reaches_a_rule():
     (obj,) = inputs.node_classes
     assert obj.spec.ami_selector_terms == () and obj.blocked
     found = findings(obj.raw)
-    assert [(f.rule, f.path) for f in found] == [(schema.WRONG_TYPE, "spec.amiSelectorTerms[0]")]
+    assert [(f.rule, f.path) for f in found] == [(typed_schema.WRONG_TYPE, "spec.amiSelectorTerms[0]")]
 
 
 @pytest.mark.parametrize(
@@ -146,8 +146,8 @@ def test_a_blocked_object_gets_its_schema_findings_and_our_own_rules_but_no_cel_
     bad = node_class({"spec": {**neither, "metadataOptions": {"httpPutResponseHopLimit": "two"},
                                "amiSelectorTerms": [{"alias": "al2023@2024"}]}})
     layers = {f.rule: f.layer for f in findings(bad)}
-    assert layers == {schema.WRONG_TYPE: "api-server", "nodeclass/alias-version-format": "karpenter-gitops"}
-    assert {f.rule for f in findings(node_class({"spec": neither}))} - {schema.WRONG_TYPE}, "unblocked: the CEL rule runs"
+    assert layers == {typed_schema.WRONG_TYPE: "api-server", "nodeclass/alias-version-format": "karpenter-gitops"}
+    assert {f.rule for f in findings(node_class({"spec": neither}))} - {typed_schema.WRONG_TYPE}, "unblocked: the CEL rule runs"
 
 
 def _exit_two(tmp_path, capsys, text: str, name: str = "in.yaml") -> str:
@@ -183,7 +183,7 @@ def test_a_document_that_cannot_be_read_is_one_line_naming_file_document_and_fie
 def test_wrong_metadata_is_a_type_finding(tmp_path, capsys):
     for metadata, path in (("[a]", "metadata"), ("{name: [a]}", "metadata.name")):
         inputs = load_documents([("in.yaml", [node_class() | {"metadata": yaml.safe_load(metadata)}])])
-        assert [(o.rule, o.violation.path) for o in inputs.observations] == [(schema.WRONG_TYPE, path)]
+        assert [(o.rule, o.violation.path) for o in inputs.observations] == [(typed_schema.WRONG_TYPE, path)]
 
 
 STACK = """\
@@ -201,7 +201,7 @@ def test_a_stack_entry_that_is_not_a_spec_is_a_type_finding_at_spec(tmp_path, ca
     path.write_text(STACK % value)
     assert main(["validate", str(path), "--format", "json"]) == 1
     found = json.loads(capsys.readouterr().out)["findings"]
-    assert [(f["rule"], f["path"], f["name"]) for f in found] == [(schema.WRONG_TYPE, "spec", "default")]
+    assert [(f["rule"], f["path"], f["name"]) for f in found] == [(typed_schema.WRONG_TYPE, "spec", "default")]
 
 
 def test_a_cluster_field_of_the_wrong_type_is_one_line(tmp_path, capsys):

@@ -24,7 +24,8 @@ import yaml
 from _karpenter_worlds import generated_world
 from conftest import PROJECT
 
-from karpenter_gitops.adapters.aws.embedded import embedded_aws, load_world, parse_world
+from karpenter_gitops.adapters.aws.embedded import embedded_aws
+from karpenter_gitops.adapters.aws.embedded_world import load_world, parse_world
 from karpenter_gitops.core import versions
 
 pytestmark = pytest.mark.real
@@ -34,7 +35,7 @@ RELEASES = [pytest.param(release, id=versions.show(release)) for release in _ora
 def _plan(directory: Path, aws, release: versions.Release, cache: Path) -> dict:
     done = subprocess.run(
         [sys.executable, "-m", "karpenter_gitops", "plan", "--manifests", str(directory), "--format", "json",
-         "--kubernetes-version", aws.world.kubernetes, "--karpenter-version", versions.show(release),
+         "--kubernetes-version", str(aws.world.kubernetes), "--karpenter-version", versions.show(release),
          "--cache-dir", str(cache)],
         env={**os.environ, **aws.environment}, capture_output=True, text=True, timeout=300,
     )

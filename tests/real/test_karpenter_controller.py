@@ -31,7 +31,7 @@ from conftest import PROJECT
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from karpenter_gitops.adapters.aws.embedded import load_world, parse_world
+from karpenter_gitops.adapters.aws.embedded_world import load_world, parse_world
 from karpenter_gitops.core import versions
 
 pytestmark = pytest.mark.real
@@ -128,7 +128,7 @@ def compare(world, documents: list[dict], api_server, embedded_server, tmp_path:
                            aws_feature_gates=aws_feature_gates) as cluster:
         documents = cluster.accepted(documents)
         (manifests / "objects.yaml").write_text(yaml.safe_dump_all(documents))
-        predicted = plan_json(manifests, cluster.aws, cluster.aws.world.kubernetes, cache, release, aws_feature_gates)
+        predicted = plan_json(manifests, cluster.aws, str(cluster.aws.world.kubernetes), cache, release, aws_feature_gates)
         cluster.apply(documents)
         # Where the release's validation requeues without a word (1.14 on a profile EC2 refuses), the pass that
         # wrote the other conditions is the one to compare.

@@ -236,7 +236,7 @@ def test_verify_agrees_with_karpenters_own_controller_then_sees_an_out_of_band_e
     finds the cluster as predicted; a hand edit then shows as drift, whatever the controller re-reports."""
     from _karpenter import running_karpenter
 
-    from karpenter_gitops.adapters.aws.embedded import load_world
+    from karpenter_gitops.adapters.aws.embedded_world import load_world
 
     manifests = PROJECT / "examples" / "manifests" / "platform.yaml"
     documents = [d for d in yaml.safe_load_all(manifests.read_text()) if d]

@@ -10,8 +10,8 @@ from _fake_kube import fake_cluster, kubeconfig_for  # noqa: F401 - the fixture 
 from karpenter_gitops.adapters import kube
 from karpenter_gitops.core.cluster import FleetNode
 from karpenter_gitops.core.errors import InputError
-from karpenter_gitops.core.mapping import NodePoolMapping
-from karpenter_gitops.core.plan import NodePoolPlan, Plan
+from karpenter_gitops.core.ami_mapping import NodePoolMapping
+from karpenter_gitops.core.plan_result import NodePoolPlan, Plan
 from karpenter_gitops.load import documents
 from karpenter_gitops.reconcile import impact
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL

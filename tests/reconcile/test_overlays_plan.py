@@ -16,6 +16,7 @@ from karpenter_gitops.load import documents
 from karpenter_gitops.reconcile import reconcile
 from karpenter_gitops.rules import live
 from karpenter_gitops.rules.examples import BASE_NODEOVERLAY
+from karpenter_gitops.core.versions import Kubernetes
 
 GATED = Cluster(feature_gates=frozenset({"NodeOverlay"}))
 M5 = {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m5", "t3"]}
@@ -31,7 +32,7 @@ def overlay(name: str, requirements: list[dict], **spec) -> dict:
 
 def plan_of(aws, cache, docs, cluster=GATED, release=(1, 14)):
     inputs = dataclasses.replace(documents.load_documents([("test.yaml", docs)], release), cluster=cluster)
-    return reconcile(inputs, release=release, kubernetes="1.32", aws=aws.session(), cache_dir=cache)
+    return reconcile(inputs, release=release, kubernetes=Kubernetes(1, 32), aws=aws.session(), cache_dir=cache)
 
 
 def base(*overlays: dict) -> list[dict]:

@@ -15,6 +15,7 @@ from karpenter_gitops.core.inputs import Cluster
 from karpenter_gitops.load import documents
 from karpenter_gitops.reconcile import reconcile
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
+from karpenter_gitops.core.versions import Kubernetes
 
 GATED = Cluster(feature_gates=frozenset({"NodeClassCEL"}))
 
@@ -29,7 +30,7 @@ def plan_with(aws_env, cache, kubelet: dict, *, pool_types: list[str] | None = N
             {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": pool_types}]
         docs.append(pool)
     inputs = dataclasses.replace(documents.load_documents([("test.yaml", docs)], (1, 15)), cluster=cluster)
-    return reconcile(inputs, release=(1, 15), kubernetes="1.32", aws=session or aws_env.session(), cache_dir=cache)
+    return reconcile(inputs, release=(1, 15), kubernetes=Kubernetes(1, 32), aws=session or aws_env.session(), cache_dir=cache)
 
 
 def validation(plan) -> tuple[str, str, str]:

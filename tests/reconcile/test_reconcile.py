@@ -10,7 +10,7 @@ import yaml
 from _aws_refusals import session_denying
 from conftest import PROJECT
 
-from karpenter_gitops.adapters.aws.embedded import Throttler
+from karpenter_gitops.adapters.aws.throttling import Throttler
 from karpenter_gitops.cli import main
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.errors import InputError
@@ -36,7 +36,7 @@ def node_pool(requirements: list[dict], class_name: str = "default") -> dict:
 
 def plan_for(aws_env, docs, cache, k8s="1.32", session=None, release=versions.DEFAULT):
     inputs = documents.load_documents([("test.yaml", docs)], release)
-    return reconcile(inputs, release=release, kubernetes=k8s, aws=session or aws_env.session(), cache_dir=cache)
+    return reconcile(inputs, release=release, kubernetes=versions.Kubernetes.parse(k8s) if k8s else None, aws=session or aws_env.session(), cache_dir=cache)
 
 
 def conditions(plan, name) -> dict:
@@ -433,9 +433,9 @@ def test_plan_warns_about_what_the_selected_images_names_say(world, catalogue_ca
 def test_from_115_a_kubelet_mistake_is_predicted_as_karpenter_reports_it(default_aws, catalogue_cache, kubelet, family, reason, message):
     docs = [node_class(amiSelectorTerms=[{"alias": family}], kubelet=kubelet)]
     inputs = documents.load_documents([("test.yaml", docs)], (1, 15))
-    plan = reconcile(inputs, release=(1, 15), kubernetes="1.32", aws=default_aws.session(), cache_dir=catalogue_cache)
+    plan = reconcile(inputs, release=(1, 15), kubernetes=versions.Kubernetes(1, 32), aws=default_aws.session(), cache_dir=catalogue_cache)
     validation = {c.type: c for c in plan.node_classes["default"].conditions}["ValidationSucceeded"]
     assert (validation.status, validation.reason, validation.message) == ("False", reason, message)
-    before = reconcile(documents.load_documents([("test.yaml", docs)], (1, 14)), release=(1, 14), kubernetes="1.32",
+    before = reconcile(documents.load_documents([("test.yaml", docs)], (1, 14)), release=(1, 14), kubernetes=versions.Kubernetes(1, 32),
                        aws=default_aws.session(), cache_dir=catalogue_cache)
     assert conditions(before, "default")["ValidationSucceeded"] != ("False", reason)  # before 1.15 the API server refuses it instead

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from karpenter_gitops.adapters.aws.errors import TransientAWSError
+from karpenter_gitops.adapters.aws.error_kinds import TransientAWSError
 from karpenter_gitops.core.inputs import Cluster
 from karpenter_gitops.load import documents
 from karpenter_gitops.reconcile import catalogue as catalogue_step
@@ -18,6 +18,7 @@ from karpenter_gitops.reconcile.context import Run
 from karpenter_gitops.reconcile.graph import Graph, Scope, Step, StepResult
 from karpenter_gitops.reconcile.steps import STEPS
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
+from karpenter_gitops.core.versions import Kubernetes
 
 
 @dataclass(frozen=True)
@@ -148,7 +149,7 @@ def test_a_transient_catalogue_leaves_exactly_its_dependents_awaiting(default_aw
     pools[1]["spec"]["template"]["spec"]["nodeClassRef"]["name"] = "plain"
     inputs = documents.load_documents([("test.yaml", [with_expressions, plain, *pools])], (1, 15))
     inputs = dataclasses.replace(inputs, cluster=Cluster(feature_gates=frozenset({"NodeClassCEL"})))
-    run = Run(inputs, (1, 15), "1.32", default_aws.session(), tmp_path, ())
+    run = Run(inputs, (1, 15), Kubernetes(1, 32), default_aws.session(), tmp_path, ())
 
     results = STEPS.run(run, inputs.node_classes, inputs.node_pools, lambda _message: None)
 

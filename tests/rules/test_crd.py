@@ -16,7 +16,7 @@ from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.findings import Severity
 from karpenter_gitops.load.crds import load as load_crds
 from karpenter_gitops.rules import crd
-from karpenter_gitops.rules.crd import engine, expressions, openapi
+from karpenter_gitops.rules.crd import engine, openapi, validation_rules
 
 LATEST = CRDS / "v1.14.1"
 
@@ -181,8 +181,8 @@ def test_int_parses_strings_as_kubernetes_does(value, accepted):
     ],
 )
 def test_find_and_the_strings_library_follow_the_kubernetes_environment(rule, value):
-    program = expressions.compile_rule(rule)
-    assert program.problem is None and expressions.run(program, {"self": value}) is True
+    program = validation_rules.compile_rule(rule)
+    assert program.problem is None and validation_rules.run(program, {"self": value}) is True
 
 
 def test_evaluation_errors_are_said_in_cel_gos_words():
@@ -194,8 +194,8 @@ def test_evaluation_errors_are_said_in_cel_gos_words():
         "self.s.find('(') == ''": "invalid regex '(' in find",
     }
     value = {"l": [1], "n": 1, "s": " 4"}
-    said = {rule: expressions.run(expressions.compile_rule(rule), {"self": value}) for rule in errors}
-    assert said == {rule: expressions.EvalError(message) for rule, message in errors.items()}
+    said = {rule: validation_rules.run(validation_rules.compile_rule(rule), {"self": value}) for rule in errors}
+    assert said == {rule: validation_rules.EvalError(message) for rule, message in errors.items()}
 
 
 def test_an_evaluation_error_rejects_like_the_api_server():
@@ -255,7 +255,7 @@ def test_validate_with_an_unusable_crd_path_exits_two(tmp_path, capsys):
 
 def test_a_rule_beyond_the_runtimes_iteration_budget_is_an_engine_warning_not_a_crash():
     """cel-expr-python stops comprehensions after its budget; the API server's is a cost limit of its own."""
-    program = expressions.compile_rule("self.all(x, x > 0)")
-    rule_id, message = expressions.evaluate(program, None, list(range(1, 20_001)))
+    program = validation_rules.compile_rule("self.all(x, x > 0)")
+    rule_id, message = validation_rules.evaluate(program, None, list(range(1, 20_001)))
     assert rule_id == crd.ENGINE and "Iteration budget exceeded" in message
-    assert expressions.evaluate(program, None, list(range(1, 101))) is None
+    assert validation_rules.evaluate(program, None, list(range(1, 101))) is None

@@ -16,9 +16,9 @@ from karpenter_gitops.core.inputs import Inputs, Waiver
 from karpenter_gitops.core.model import NODEPOOL
 from karpenter_gitops.judge import check_transitions, validate
 from karpenter_gitops.load.documents import load_documents
-from karpenter_gitops.output import preview
+from karpenter_gitops.output import pr_preview
 from karpenter_gitops.rules import registry
-from karpenter_gitops.rules.crd import expressions, openapi
+from karpenter_gitops.rules.crd import openapi, validation_rules
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL, merge_patch
 from karpenter_gitops.rules.registry import Rule, Stage
 
@@ -86,7 +86,7 @@ def _crd_transition_messages(tag: str, old: Mapping[str, Any], new: Mapping[str,
         for program, message in node.rules:
             if not program.transition or path not in stored:
                 continue
-            if expressions.run(program, {"self": value, "oldSelf": stored[path]}) is not True:
+            if validation_rules.run(program, {"self": value, "oldSelf": stored[path]}) is not True:
                 failed.add(message)
     return failed
 
@@ -137,7 +137,7 @@ def test_a_waiver_naming_a_transition_rule_waives_it_in_the_preview():
     old, new = _rename()
     base, head = _inputs(old, versions.DEFAULT), _inputs(new, versions.DEFAULT)
     waiver = Waiver("transition/node-class-ref-rename", "general", "moving to the new class", dt.date(2099, 1, 1))
-    report = preview.Preview.build("main", base, head, validate(head, policy=True, waivers=[waiver], base=base), None)
+    report = pr_preview.Preview.build("main", base, head, validate(head, policy=True, waivers=[waiver], base=base), None)
     [finding] = [f for f in report.findings if f.rule == "transition/node-class-ref-rename"]
     assert report.waived(finding)
-    assert preview.Preview.build("main", base, head, validate(head, policy=True, base=base), None).waived(finding) is False
+    assert pr_preview.Preview.build("main", base, head, validate(head, policy=True, base=base), None).waived(finding) is False

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from karpenter_gitops.adapters.aws.amis import AMIOutcome, AMIResolution, resolve_amis
 from karpenter_gitops.adapters.aws.client import AwsSession
-from karpenter_gitops.adapters.aws.errors import TransientAWSError
+from karpenter_gitops.adapters.aws.error_kinds import TransientAWSError
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.model import AMISelectorTerm
 
@@ -22,7 +22,7 @@ class AwsUnavailable(Exception):
 @dataclass
 class AwsAmiCatalog:
     aws: AwsSession
-    kubernetes: str | None
+    kubernetes: versions.Kubernetes | None
     release: versions.Release = versions.DEFAULT
 
     def parameters(self, path: str) -> dict[str, str]:
@@ -34,7 +34,7 @@ class AwsAmiCatalog:
 
     def resolve(self, terms: Sequence[AMISelectorTerm]) -> AMIResolution:
         resolution = resolve_amis(
-            self.aws, terms, self.kubernetes or "", release=self.release
+            self.aws, terms, self.kubernetes, release=self.release
         )
         if resolution.outcome is AMIOutcome.TRANSIENT_ERROR:
             raise AwsUnavailable(resolution.message)

@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 
 from karpenter_gitops import families
 from karpenter_gitops.adapters.aws.client import AwsSession, tag_filters
-from karpenter_gitops.adapters.aws.errors import PersistentAWSError, TransientAWSError
+from karpenter_gitops.adapters.aws.error_kinds import PersistentAWSError, TransientAWSError
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.model import AMISelectorTerm
 from karpenter_gitops.core.resolved import AMI, SkippedAMI
@@ -70,7 +70,7 @@ class _ImageQuery:
 def resolve_amis(
     aws: AwsSession,
     terms: Sequence[AMISelectorTerm],
-    kubernetes: str,
+    kubernetes: versions.Kubernetes | None,
     *,
     release: versions.Release = versions.DEFAULT,
     now: datetime | None = None,
@@ -109,8 +109,10 @@ def resolve_amis(
     return AMIResolution(AMIOutcome.READY, f"{len(amis)} AMI entries selected", amis, skipped, missing)
 
 
-def _alias_queries(aws: AwsSession, alias: str, kubernetes: str, release: versions.Release):
+def _alias_queries(aws: AwsSession, alias: str, kubernetes: versions.Kubernetes | None, release: versions.Release):
     """One image-id query for every image the alias's SSM parameters name; failed lookups are skipped."""
+    if kubernetes is None:
+        raise protocol.AliasError(f"alias {alias} needs the cluster's Kubernetes version")
     parameters = families.alias_parameters(families.parse_alias(alias), kubernetes, release)
     known: dict[str, tuple[protocol.RequirementSet, ...]] = {}
     missing = []

@@ -30,7 +30,7 @@ from botocore.loaders import create_loader
 from botocore.parsers import ResponseParserError
 
 from karpenter_gitops.adapters.aws import retries
-from karpenter_gitops.adapters.aws.errors import AWSError, AwsUnreachable, PersistentAWSError, classify
+from karpenter_gitops.adapters.aws.error_kinds import AWSError, AwsUnreachable, PersistentAWSError, classify
 from karpenter_gitops.core.errors import InputError
 
 # Service models are large JSON files (EC2's takes ~0.3 s to parse); every run shares one loader.

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from cachetools import TTLCache
 
 from karpenter_gitops.adapters.aws.client import AwsSession
-from karpenter_gitops.adapters.aws.errors import AWSError, TransientAWSError
+from karpenter_gitops.adapters.aws.error_kinds import AWSError, TransientAWSError
 from karpenter_gitops.core.resolved import InstanceProfile
 
 PROFILE_TTL_SECONDS = 15 * 60  # Karpenter's InstanceProfileTTL

@@ -27,7 +27,7 @@ from importlib import resources
 from types import MappingProxyType
 
 from karpenter_gitops.adapters.aws.client import AwsSession
-from karpenter_gitops.adapters.aws.errors import AWSError
+from karpenter_gitops.adapters.aws.error_kinds import AWSError
 from karpenter_gitops.core.simulation.nodes import SPOT, PriceTable
 
 _DATA = "on_demand_prices.json"

@@ -6,7 +6,7 @@ rest), so a command reads the account and region the stack deploys to, whatever 
 shell or CI has. No region, no credentials or refused credentials is an input error before any
 real call, rather than one failed look-up per resolution, with a hint on how to set them up (or to
 try ``--embedded-aws``); an endpoint that does not answer the connectivity probe is named in one
-line (:class:`~karpenter_gitops.adapters.aws.errors.AwsUnreachable`, exit 3) within seconds. The
+line (:class:`~karpenter_gitops.adapters.aws.error_kinds.AwsUnreachable`, exit 3) within seconds. The
 embedded AWS is started, seeded from a world fixture and stopped
 around the command.
 """
@@ -19,7 +19,7 @@ from typing import Any
 from dataclasses import dataclass
 
 from karpenter_gitops.adapters.aws.client import AwsSession, AwsSettings
-from karpenter_gitops.adapters.aws.errors import PersistentAWSError
+from karpenter_gitops.adapters.aws.error_kinds import PersistentAWSError
 from karpenter_gitops.core.errors import InputError
 
 

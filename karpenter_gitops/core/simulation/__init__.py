@@ -2,7 +2,8 @@
 
 Pure (no I/O). Layers, bottom up: ``resources`` (quantities) < ``matching`` (requirements, taints,
 selectors) < ``pods`` (the workload model) < ``nodes`` (AWS capacity, overhead, offerings, prices) <
-``catalogue`` (bitmask indexes over instance types) < ``world`` < ``preferences`` < ``topology`` <
+``type_index`` (bitmask indexes over instance types) < ``world`` < ``preferences`` < ``topology`` <
+``failures`` (its errors in Karpenter's words) < ``node_claims`` (templates and NodeClaims) <
 ``scheduler`` < ``launch`` < ``forecast`` < ``assemble`` (a world from the project's loaded objects).
 This module only hands names on.
 """

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from karpenter_gitops.core.mapping import LabelledCatalogue
+from karpenter_gitops.core.ami_mapping import LabelledCatalogue
 from karpenter_gitops.core.model import EC2NodeClass, NodePool
 from karpenter_gitops.core.simulation import resources
 from karpenter_gitops.core.simulation.nodes import FamilyTraits, NodeClassSettings, PriceTable, instance_types

@@ -19,7 +19,9 @@ from karpenter_gitops.core.simulation import resources
 from karpenter_gitops.core.simulation.launch import Launch, launch, utilisation
 from karpenter_gitops.core.simulation.nodes import HOURS_PER_MONTH
 from karpenter_gitops.core.simulation.pods import UNMODELLED, Pod
-from karpenter_gitops.core.simulation.scheduler import STRICT, NodeClaim, Options, Scheduler, message
+from karpenter_gitops.core.simulation.failures import message
+from karpenter_gitops.core.simulation.node_claims import NodeClaim
+from karpenter_gitops.core.simulation.scheduler import STRICT, Options, Scheduler
 from karpenter_gitops.core.simulation.world import World
 
 

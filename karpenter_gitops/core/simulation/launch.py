@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from karpenter_gitops.core import labels
 from karpenter_gitops.core.requirements import Requirements, ValueSet
 from karpenter_gitops.core.simulation import resources
-from karpenter_gitops.core.simulation.catalogue import Catalogue
+from karpenter_gitops.core.simulation.type_index import Catalogue
 from karpenter_gitops.core.simulation.nodes import ON_DEMAND, SPOT
 
 LAUNCH_MAX_INSTANCE_TYPES = 60  # the AWS provider's maxInstanceTypes

@@ -23,12 +23,12 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from karpenter_gitops.core import versions
-from karpenter_gitops.core.requirements import Requirements, ValueSet
+from karpenter_gitops.core.requirements import Requirements
 from karpenter_gitops.core.simulation import gosort, resources
-from karpenter_gitops.core.simulation.catalogue import Catalogue
+from karpenter_gitops.core.simulation.type_index import Catalogue
 from karpenter_gitops.core.simulation.matching import (
     HOSTNAME,
     INITIALIZED,
@@ -39,10 +39,11 @@ from karpenter_gitops.core.simulation.matching import (
     Taint,
     compatibility_error,
     compatible,
-    describe_all,
     untolerated,
 )
-from karpenter_gitops.core.simulation.pods import DaemonSet, HostPort, Pod, PodTemplate
+from karpenter_gitops.core.simulation.failures import Failure, Failures, FilterFailure
+from karpenter_gitops.core.simulation.node_claims import DaemonGroup, NodeClaim, Template, one_value
+from karpenter_gitops.core.simulation.pods import DaemonSet, Pod, PodTemplate
 from karpenter_gitops.core.simulation.preferences import RESPECT, PodData, PodState
 from karpenter_gitops.core.simulation.topology import Topology, TopologyError, domain_values
 from karpenter_gitops.core.simulation.world import NodePoolSpec, World
@@ -61,138 +62,6 @@ class Options:
     min_values_policy: str = STRICT
     preference_policy: str = RESPECT
     max_instance_types: int = 600  # MaxInstanceTypes: what a NodeClaim carries to the launch
-
-
-def _single(value: str) -> ValueSet:
-    return ValueSet(False, frozenset((value,)))
-
-
-# --- errors, in Karpenter's words -------------------------------------------------------------
-
-
-class Failure:
-    """Why a pod did not fit one place; ``kind`` groups the reasons, ``str()`` is Karpenter's message
-    (built when read: a callable ``message`` is called then)."""
-
-    kind = "requirements"
-
-    def __init__(self, message: object, kind: str | None = None):
-        self.message = message
-        if kind:
-            self.kind = kind
-
-    def __str__(self) -> str:
-        return str(self.message()) if callable(self.message) else str(self.message)
-
-
-class FilterFailure(Failure):
-    """Karpenter's ``InstanceTypeFilterError``: which of requirements, resources and offerings no type met."""
-
-    def __init__(self, requirements: Requirements, requests: Mapping[str, int]):
-        super().__init__("")
-        self.requirements, self.requests = requirements, requests
-        self.met = self.fits = self.offering = False
-        self.met_and_offering = self.fits_and_offering = False  # Karpenter's third pair (met and fits, no offering) cannot
-        # happen: a type "fits" only with a compatible offering
-        self.min_values: str | None = None
-        self.overheads: list[Mapping[str, int]] = []
-
-    @property
-    def kind(self) -> str:  # type: ignore[override]
-        if self.min_values:
-            return "minValues"
-        if not self.met:
-            return "requirements"
-        if not self.fits:
-            return "resources"
-        return "offerings" if not self.offering else "instance-types"
-
-    def _resources(self) -> str:
-        if not self.overheads:
-            return resources.show(self.requests)
-        low = resources.show(resources.merge(resources.minimum(self.overheads), self.requests))
-        high = resources.show(resources.merge(resources.maximum(self.overheads), self.requests))
-        return low if low == high else f"min={low}, max={high}"
-
-    def __str__(self) -> str:
-        tail = f"requirements={describe_all(self.requirements)}, resources={self._resources()}"
-        if self.min_values:
-            return f"{self.min_values}, {tail}"
-        met, fits, offering = self.met, self.fits, self.offering
-        if not (met or fits or offering):
-            lead = "no instance type met the scheduling requirements or had enough resources or had a required offering"
-        elif not (met or fits):
-            lead = "no instance type met the scheduling requirements or had enough resources"
-        elif not (met or offering):
-            lead = "no instance type met the scheduling requirements or had a required offering"
-        elif not (fits or offering):
-            lead = "no instance type had enough resources or had a required offering"
-        elif not met:
-            lead = "no instance type met all requirements"
-        elif not fits:
-            lead = "no instance type has enough resources"
-            if self.requests.get(resources.CPU, 0) >= 10**9:
-                return f"{lead}, {tail} (CPU request >= 1 Million, m vs M typo?)"
-        elif not offering:
-            lead = "no instance type has the required offering"
-        elif self.fits_and_offering:
-            lead = "no instance type which had enough resources and the required offering met the scheduling requirements"
-        elif self.met_and_offering:
-            lead = "no instance type which met the scheduling requirements and the required offering had the required resources"
-        else:
-            lead = "no instance type met the requirements/resources/offering tuple"
-        return f"{lead}, {tail}"
-
-
-# --- templates and NodeClaims -----------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class DaemonGroup:
-    """A template's instance types on which the same DaemonSet pods would run, and their requests."""
-
-    mask: int
-    overhead: Mapping[str, int]
-    host_ports: tuple[HostPort, ...]
-
-
-@dataclass
-class Template:
-    """A NodePool as NodeClaims are made from it (Karpenter's ``NodeClaimTemplate``)."""
-
-    pool: NodePoolSpec
-    catalogue: Catalogue
-    requirements: Requirements
-    options: int
-    groups: list[DaemonGroup] = field(default_factory=list)
-
-    @property
-    def taints(self) -> tuple[Taint, ...]:
-        return self.pool.taints
-
-
-class NodeClaim:
-    """A node this Solve will ask for: its pods, narrowed requirements and the instance types left."""
-
-    __slots__ = ("template", "hostname", "requirements", "options", "requests", "pods", "data", "ports", "rejected", "daemon_overhead")
-
-    def __init__(self, template: Template, hostname: str, options: int):
-        self.template, self.hostname, self.options = template, hostname, options
-        self.requirements = template.requirements & Requirements([(HOSTNAME, _single(hostname))])
-        self.requests: resources.Vector = {}
-        self.pods: list[Pod] = []
-        self.data: list[PodData] = []
-        self.ports: list[HostPort] = []
-        self.rejected: set[int] = set()  # pod data that can never fit here (taints, requirements, resources)
-        self.daemon_overhead: resources.Vector = {}
-
-
-Failures = tuple[tuple[str | None, Failure], ...]  # (NodePool or None, why), in template order
-
-
-def message(failures: Failures) -> str:
-    """The pod's error as Karpenter reports it: every template's, joined as ``multierr`` joins them."""
-    return "; ".join(str(failure) for _, failure in failures)
 
 
 @dataclass(frozen=True)
@@ -240,8 +109,8 @@ class Scheduler:
             self.unusable[pool.name] = f"no instance types for EC2NodeClass {pool.node_class!r}"
             return None
         requirements = pool.node_requirements & Requirements([
-            (NODEPOOL, _single(pool.name)), (NODECLASS, _single(pool.node_class)),
-            (REGISTERED, _single("true")), (INITIALIZED, _single("true")),
+            (NODEPOOL, one_value(pool.name)), (NODECLASS, one_value(pool.node_class)),
+            (REGISTERED, one_value("true")), (INITIALIZED, one_value("true")),
         ])
         options = catalogue.matching(requirements) & catalogue.with_offering(requirements) & catalogue.non_negative
         short, _ = catalogue.min_values_shortfall(requirements, options)

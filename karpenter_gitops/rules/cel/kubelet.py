@@ -6,7 +6,7 @@ of :mod:`karpenter_gitops.rules.kubelet` take over there.
 
 from __future__ import annotations
 
-from karpenter_gitops.core import schema
+from karpenter_gitops.core import typed_schema
 from karpenter_gitops.core.findings import Severity, Violation
 from karpenter_gitops.core.model import EC2NODECLASS, EC2NodeClassSpec, KubeletConfiguration
 from karpenter_gitops.rules.registry import rule
@@ -25,7 +25,7 @@ _KUBELET_MAPS = {
     "evictionSoft": _EVICTION_SIGNALS,
     "evictionSoftGracePeriod": _EVICTION_SIGNALS,
 }
-_KUBELET_ATTR = {wire: f.attr for wire, f in schema.fields_of(schema.fields_of(EC2NodeClassSpec)["kubelet"].item).items()}
+_KUBELET_ATTR = {wire: f.attr for wire, f in typed_schema.fields_of(typed_schema.fields_of(EC2NodeClassSpec)["kubelet"].item).items()}
 
 
 def _compact_list(names) -> str:

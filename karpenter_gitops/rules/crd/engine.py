@@ -35,7 +35,7 @@ from karpenter_gitops.core.model import (
 )
 from karpenter_gitops.core.names import SUBDOMAIN_FORMAT
 from karpenter_gitops.rules.crd.declared import SCHEMA
-from karpenter_gitops.rules.crd.expressions import evaluate, rule_tree
+from karpenter_gitops.rules.crd.validation_rules import evaluate, rule_tree
 from karpenter_gitops.rules.crd.openapi import SchemaValidator, as_json, dotted, prepare, to_json_schema
 
 SERVED_VERSION = "v1"

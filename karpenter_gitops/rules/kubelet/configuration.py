@@ -12,7 +12,7 @@ from karpenter_gitops import families
 from karpenter_gitops.core.findings import Severity, Violation
 from karpenter_gitops.core.kubelet_fields import KUBELET_CONFIGURATION_FIELDS
 from karpenter_gitops.core.model import EC2NODECLASS, QUANTITY, KubeletConfiguration
-from karpenter_gitops.core.schema import crd_regex, fields_of
+from karpenter_gitops.core.typed_schema import crd_regex, fields_of
 from karpenter_gitops.rules.registry import rule
 
 KINDS = (EC2NODECLASS,)

@@ -1,5 +1,5 @@
 """The hygiene policy on waivers (``policy/waiver-expired``), observed by the judge while it applies them
-(:mod:`karpenter_gitops.judge.waivers`): an expired waiver is a finding of its own. A warning like every
+(:mod:`karpenter_gitops.judge.waiving`): an expired waiver is a finding of its own. A warning like every
 house-style policy: the finding it no longer waives comes back with its own severity, and blocks if that
 is an error."""
 

@@ -7,7 +7,7 @@ from moto.ec2.models.instance_types import INSTANCE_TYPES
 
 from karpenter_gitops import families
 from karpenter_gitops.adapters.aws.pricing import on_demand_prices
-from karpenter_gitops.core.mapping import LabelledCatalogue
+from karpenter_gitops.core.ami_mapping import LabelledCatalogue
 from karpenter_gitops.core.simulation import resources
 from karpenter_gitops.core.simulation.assemble import EMPTY_CLUSTER, SPOT_UNKNOWN, build_world
 from karpenter_gitops.core.simulation.forecast import simulate

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from karpenter_gitops.core.cluster import FleetNode
-from karpenter_gitops.core.plan import NodePoolPlan
+from karpenter_gitops.core.plan_result import NodePoolPlan
 from karpenter_gitops.core.resolved import Condition
 
 DRIFT, PREDICTION, NODE = "drift", "prediction", "node"

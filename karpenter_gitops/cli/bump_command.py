@@ -48,7 +48,7 @@ def bump_command(stack, class_names, pin_latest, dry_run, embedded_aws, aws_fixt
     cannot be resolved; 3: transient AWS trouble (nothing written); 2: usage or unreadable input.
     """
     from karpenter_gitops.adapters.aws.ami_catalog import AwsAmiCatalog, AwsUnavailable
-    from karpenter_gitops.adapters.aws.errors import AwsUnreachable
+    from karpenter_gitops.adapters.aws.error_kinds import AwsUnreachable
     from karpenter_gitops.adapters.aws.target import aws_target
     from karpenter_gitops.app.bump import bump_stack, read_stack
     from karpenter_gitops.load.stacks import stack_file

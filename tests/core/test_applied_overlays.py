@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from karpenter_gitops.core import labels
-from karpenter_gitops.core.overlays import (
+from karpenter_gitops.core.applied_overlays import (
     CONFLICT_MESSAGE,
     CONFLICT_REASON,
     NODEPOOL_LABEL,
@@ -333,7 +333,7 @@ def test_conflicts_only_between_equal_weights_and_no_price_below_zero(overlays):
 
 
 def test_only_an_accepted_overlay_naming_types_alone_with_a_price_prices_unpriced_types():
-    from karpenter_gitops.core.overlays import base_prices
+    from karpenter_gitops.core.applied_overlays import base_prices
     from karpenter_gitops.load.documents import load_documents
 
     def doc(name, requirements, **spec):
@@ -356,7 +356,7 @@ def test_only_an_accepted_overlay_naming_types_alone_with_a_price_prices_unprice
 def test_base_capacity_counts_gpus_by_maker_neuron_devices_and_cores_and_efa():
     from moto.ec2.models.instance_types import INSTANCE_TYPES
 
-    from karpenter_gitops.core.overlays import base_capacity
+    from karpenter_gitops.core.applied_overlays import base_capacity
 
     g5 = base_capacity(INSTANCE_TYPES["g5.48xlarge"])
     assert (g5["nvidia.com/gpu"], g5["amd.com/gpu"], g5["vpc.amazonaws.com/efa"]) == ("8", "0", "1")

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from karpenter_gitops.core import labels
 from karpenter_gitops.core.requirements import Requirements, ValueSet
 from karpenter_gitops.core.simulation import resources
-from karpenter_gitops.core.simulation.catalogue import Catalogue, bits, offering_compatible, offering_requirements
+from karpenter_gitops.core.simulation.type_index import Catalogue, bits, offering_compatible, offering_requirements
 from karpenter_gitops.core.simulation.matching import intersection_error
 
 TYPES = types(spot={("m5.large", "us-west-2a"): 0.03})

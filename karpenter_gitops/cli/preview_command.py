@@ -119,13 +119,13 @@ def _fleet(stacks, previewed, fmt: str, budget: int, full_report) -> None:
 def _comment(report, budget: int, full_report: Path) -> str:
     """The comment within ``budget``; when it had to be shortened, the full report is written first
     (a comment must not point at a missing report)."""
-    from karpenter_gitops.output import preview
+    from karpenter_gitops.output import pr_comment
 
-    comment, shortened = preview.markdown(report, budget, str(full_report))
+    comment, shortened = pr_comment.markdown(report, budget, str(full_report))
     if shortened:
         try:
             full_report.parent.mkdir(parents=True, exist_ok=True)
-            full_report.write_text(preview.markdown(report, None)[0], encoding="utf-8")
+            full_report.write_text(pr_comment.markdown(report, None)[0], encoding="utf-8")
         except OSError as error:
             raise InputError(f"cannot write the full report: {error.strerror or error}", str(full_report)) from None
     return comment

@@ -55,8 +55,8 @@ def plan_command(paths, manifests, stacks, all_stacks, embedded_aws, aws_fixture
     if workload_paths:  # read before AWS is: unreadable workloads end the run with nothing asked or written
         from karpenter_gitops.app.plan import read_workloads
 
-        kube_text = kubernetes or sources.inputs.cluster.kubernetes
-        workloads = read_workloads(workload_paths, kube_text, stdin=lambda: sys.stdin.read())
+        kube = kubernetes or sources.inputs.cluster.kubernetes
+        workloads = read_workloads(workload_paths, kube, stdin=lambda: sys.stdin.read())
     with waiting("asking AWS…") as progress, aws_target(embedded_aws, aws_fixture, sources.aws_config) as target:
         progress("planning…")
         plan = planner(target, sources.release, kubernetes=kubernetes, cache_dir=cache_dir, progress=progress)(sources.inputs)
@@ -76,7 +76,7 @@ def plan_command(paths, manifests, stacks, all_stacks, embedded_aws, aws_fixture
         console = Terminal.for_stdout()
         print_plan(plan, console)
         if forecast:
-            from karpenter_gitops.output.forecast import print_forecast
+            from karpenter_gitops.output.workload_forecast import print_forecast
 
             print_forecast(forecast, console)
     sys.exit(plan.exit_code)

@@ -12,7 +12,7 @@ from karpenter_gitops.core.requirements import Requirement
 from karpenter_gitops.core.simulation import simulate
 from karpenter_gitops.core.simulation.matching import Taint
 from karpenter_gitops.load.workloads import Workloads
-from karpenter_gitops.output.forecast import WorkloadForecast, print_forecast, zones
+from karpenter_gitops.output.workload_forecast import WorkloadForecast, print_forecast, zones
 from karpenter_gitops.output.terminal import Terminal
 from karpenter_gitops.output.forecast_compare import CostComparison, mermaid, signed
 from karpenter_gitops.output.forecast_svg import PALETTE, SHOWN_NODES, colours, svg

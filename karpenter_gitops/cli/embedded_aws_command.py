@@ -17,6 +17,6 @@ def embedded_aws_command(aws_fixture, command) -> None:
     `karpenter-gitops embedded-aws -- pulumi preview` reconciles a stack against the world's images,
     subnets and instance profiles. Exits with COMMAND's exit code.
     """
-    from karpenter_gitops.app import embedded
+    from karpenter_gitops.app import embedded_aws
 
-    raise SystemExit(embedded.run(list(command), aws_fixture))
+    raise SystemExit(embedded_aws.run(list(command), aws_fixture))

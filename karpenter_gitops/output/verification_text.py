@@ -1,4 +1,4 @@
-"""The forms of a :class:`~karpenter_gitops.core.verify.Verification`: terminal text and a PR comment
+"""The forms of a :class:`~karpenter_gitops.core.verification.Verification`: terminal text and a PR comment
 (the JSON form is the verification's own ``to_json``)."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from karpenter_gitops.core.verify import CATEGORIES, Difference, Verification
+from karpenter_gitops.core.verification import CATEGORIES, Difference, Verification
 from karpenter_gitops.output.escape import visible
 
 _TITLES = {

@@ -38,11 +38,11 @@ def verify_command(stack, manifests, kubeconfig, context, wait_seconds, predict,
     or AWS could not be asked, or Karpenter had not reconciled by --wait (retry).
     """
     from karpenter_gitops.adapters import kube
-    from karpenter_gitops.adapters.aws.errors import TransientAWSError
+    from karpenter_gitops.adapters.aws.error_kinds import TransientAWSError
     from karpenter_gitops.adapters.aws.target import aws_target
     from karpenter_gitops.app.plan import planner
     from karpenter_gitops.app.verify import verify_sources
-    from karpenter_gitops.output import verify as shown
+    from karpenter_gitops.output import verification_text as shown
     from karpenter_gitops.output.escape import visible
     from karpenter_gitops.output.terminal import waiting
 

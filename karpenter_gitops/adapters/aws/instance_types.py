@@ -18,7 +18,7 @@ from pathlib import Path
 
 from karpenter_gitops.adapters import atomic
 from karpenter_gitops.adapters.aws.client import AwsSession
-from karpenter_gitops.adapters.aws.errors import TransientAWSError
+from karpenter_gitops.adapters.aws.error_kinds import TransientAWSError
 
 CATALOGUE_TTL_SECONDS = 12 * 3600
 _FORMAT = 1

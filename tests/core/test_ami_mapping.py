@@ -7,7 +7,7 @@ from moto.ec2.models.instance_types import INSTANCE_TYPES
 
 from karpenter_gitops import families
 from karpenter_gitops.core import labels
-from karpenter_gitops.core.mapping import (
+from karpenter_gitops.core.ami_mapping import (
     LabelledCatalogue,
     Mapper,
     NodeClassTarget,

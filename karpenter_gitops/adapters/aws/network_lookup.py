@@ -2,7 +2,7 @@
 
 Each term is one Describe query (id, tags, and for security groups the group name); the results
 are merged by id. An empty result is an answer (SubnetsNotFound / SecurityGroupsNotFound), not
-an error; AWS failures raise :class:`~karpenter_gitops.adapters.aws.errors.AWSError`.
+an error; AWS failures raise :class:`~karpenter_gitops.adapters.aws.error_kinds.AWSError`.
 """
 
 from __future__ import annotations

@@ -64,7 +64,7 @@ def _renderer(targets, kubernetes, reconcile_, cache_dir, release, allow_empty: 
     from karpenter_gitops.app.plan import planner
     from karpenter_gitops.app.render import render_sources
     from karpenter_gitops.output.escape import visible
-    from karpenter_gitops.output.report import print_text
+    from karpenter_gitops.output.report_text import print_text
 
     def render(paths, out: str) -> int:
         sources = options.sources(paths, release)

@@ -16,7 +16,7 @@ from karpenter_gitops.cli.group import cli
 def rules_command(rule_id, fmt) -> None:
     """List the rule catalogue, or explain one rule (its fix and examples) with RULE_ID."""
     from karpenter_gitops.app import rules
-    from karpenter_gitops.output.report import COLOURS
+    from karpenter_gitops.output.report_text import COLOURS
 
     chosen = rules.chosen(rule_id)
     if fmt == "json":

@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from karpenter_gitops.core.conditions import roll_up
+from karpenter_gitops.core.status_conditions import roll_up
 from karpenter_gitops.core.findings import Finding, Severity
-from karpenter_gitops.core.mapping import NodePoolMapping
-from karpenter_gitops.core.overlays import CapacityChange, Conflict, FirstChoice, PriceChange
+from karpenter_gitops.core.ami_mapping import NodePoolMapping
+from karpenter_gitops.core.applied_overlays import CapacityChange, Conflict, FirstChoice, PriceChange
 from karpenter_gitops.core.resolved import (
     AMI,
     Condition,

@@ -13,7 +13,7 @@ by default), both as a list of entries:
         expires: 2026-09-30      # ISO date; the waiver holds through that day
 
 An expired waiver stops waiving and is itself an error (``policy/waiver-expired``, see
-:mod:`karpenter_gitops.judge.waivers`), so exceptions cannot outlive their reason silently. Rules that mirror Karpenter (origin ``karpenter``) cannot be
+:mod:`karpenter_gitops.judge.waiving`), so exceptions cannot outlive their reason silently. Rules that mirror Karpenter (origin ``karpenter``) cannot be
 waived: the API server or controller would still reject the object, whatever the report says. Entries are validated strictly: an unknown rule id or field,
 a missing reason or a malformed date is an InputError naming the entry.
 """
@@ -31,7 +31,7 @@ from karpenter_gitops.core.model import STACK_KEY as KINDS  # its keys: every ki
 from karpenter_gitops.core.text import did_you_mean
 from karpenter_gitops.load.files import display, parse_yaml, read_text
 from karpenter_gitops.load.keys import WAIVER_KEYS
-from karpenter_gitops.load.policy import known_rule
+from karpenter_gitops.load.policy_settings import known_rule
 from karpenter_gitops.rules.policy import WAIVER_EXPIRED as EXPIRED
 
 STACK_KEY = f"{NAMESPACE}:waivers"

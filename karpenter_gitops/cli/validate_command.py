@@ -73,7 +73,7 @@ def validate_command(paths, stacks, all_stacks, crd_paths, context_paths, policy
     """
     from karpenter_gitops.app.sources import read_policy_file
     from karpenter_gitops.app.validate import Verdict, crds_at, validate_once, validate_sources, waivers_for
-    from karpenter_gitops.output.report import print_github, print_jsonl, print_text
+    from karpenter_gitops.output.report_text import print_github, print_jsonl, print_text
 
     policy = policy or policy_file is not None
     if waiver_file and not policy:
@@ -137,7 +137,7 @@ def _fleet(stacks: list[str], judged, fmt: str) -> None:
     """Each stack judged on its own; one report grouped by stack, a fleet summary, the worst exit code."""
     from karpenter_gitops.app.fleet import run_fleet
     from karpenter_gitops.load.stacks import stack_file
-    from karpenter_gitops.output.report import print_fleet_summary, print_github, print_text
+    from karpenter_gitops.output.report_text import print_fleet_summary, print_github, print_text
 
     def one(stack: str):
         sources, report = judged([stack_file(stack)])
