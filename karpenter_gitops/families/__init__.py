@@ -18,8 +18,11 @@ from karpenter_gitops.families.dispatch import (
     by_name,
     family_of,
     of_alias,
+    Oversized,
     of_image,
+    oversized_userdata,
     parse_alias,
+    size_limit,
     userdata_family,
 )
 from karpenter_gitops.families.protocol import Alias, AliasError, AliasParameter, Family, UnsupportedAlias
@@ -30,6 +33,7 @@ __all__ = [
     "AliasError",
     "AliasParameter",
     "Family",
+    "Oversized",
     "UnsupportedAlias",
     "alias_families",
     "alias_parameters",
@@ -38,6 +42,8 @@ __all__ = [
     "family_of",
     "of_alias",
     "of_image",
+    "oversized_userdata",
     "parse_alias",
+    "size_limit",
     "userdata_family",
 ]

@@ -5,14 +5,15 @@ whatever its sub-reconcilers resolved: the resolved AMIs, subnets, security grou
 profile, and the conditions (``AMIsReady`` … ``ValidationSucceeded``, ``Ready``) predicted from
 their outcomes (see :mod:`karpenter_gitops.core.conditions`).
 
-Layer: a step of reconcile/; imports kubelet, identity, images, network, context, graph and core.
+Layer: a step of reconcile/; imports kubelet, identity, images, network, context, graph, families and core.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from karpenter_gitops.core.conditions import predict_conditions
+from karpenter_gitops import families
+from karpenter_gitops.core.conditions import StepOutcome, predict_conditions, userdata_refused_at_launch
 from karpenter_gitops.core.model import EC2NodeClass
 from karpenter_gitops.core.plan import NodeClassPlan
 from karpenter_gitops.core.resolved import SecurityGroup, Subnet
@@ -49,7 +50,7 @@ def predict(
         subnets=subnets.outcome,
         security_groups=security_groups.outcome,
         instance_profile=instance_profile.outcome,
-        validation=instance_profile.launch,
+        validation=_launch_template(run, node_class) or instance_profile.launch,
         spec=kubelet_spec.refused,
         expressions=kubelet_expressions.outcome,
     )
@@ -61,3 +62,12 @@ def predict(
         security_groups=security_groups.found,
         instance_profile=instance_profile.name,
     ))
+
+
+def _launch_template(run: Run, node_class: EC2NodeClass) -> StepOutcome | None:
+    """What the validation's ec2:CreateLaunchTemplate says: EC2 refuses userData over its limit once merged
+    (the error finding is ``userdata/size-limit``'s or ``userdata/size``'s); None when it accepts it."""
+    if families.oversized_userdata(node_class, run.release) is None:
+        return None
+    return userdata_refused_at_launch(run.release)
+

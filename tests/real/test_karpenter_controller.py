@@ -209,6 +209,10 @@ EDGES = [
     _class("missing-profile", {"instanceProfile": "NoSuchProfile"}, amiSelectorTerms=[{"alias": "al2023@v20250201"}]),
     _class("roleless-profile", {"instanceProfile": "PaymentsNodeProfile-v2"}, amiSelectorTerms=[{"alias": "al2023@v20250201"}]),
     _class("missing-role", {"role": "NoSuchRole"}, amiSelectorTerms=[{"alias": "al2023@v20250201"}]),
+    # userData that fits as written but not once Karpenter merges its NodeConfig in (EC2 refuses the launch
+    # template: UserDataSizeLimitExceeded, 1.14.1 on), and one that fits with room for the cluster's CA bundle
+    _class("oversized", amiSelectorTerms=[{"alias": "al2023@v20250201"}], userData="#!/bin/bash\n# " + "x" * 16_000 + "\n"),
+    _class("large", amiSelectorTerms=[{"alias": "al2023@v20250201"}], userData="#!/bin/bash\n# " + "x" * 12_000 + "\n"),
 ]
 
 
