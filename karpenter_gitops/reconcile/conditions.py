@@ -5,7 +5,7 @@ whatever its sub-reconcilers resolved: the resolved AMIs, subnets, security grou
 profile, and the conditions (``AMIsReady`` … ``ValidationSucceeded``, ``Ready``) predicted from
 their outcomes (see :mod:`karpenter_gitops.core.conditions`).
 
-Layer: a step of reconcile/; imports kubelet, identity, images, network, context, graph, families and core.
+Layer: a step of reconcile/; imports kubelet, identity, images, network, context, graph, rules, families and core.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from karpenter_gitops.reconcile.identity import InstanceProfile
 from karpenter_gitops.reconcile.images import Images
 from karpenter_gitops.reconcile.kubelet import KubeletExpressions, KubeletSpec
 from karpenter_gitops.reconcile.network import Selected
+from karpenter_gitops.rules import dra
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,7 @@ def predict(
         security_groups=security_groups.outcome,
         instance_profile=instance_profile.outcome,
         validation=_launch_template(run, node_class) or instance_profile.launch,
-        spec=kubelet_spec.refused,
+        spec=kubelet_spec.refused or _gpu_sharing(run, node_class),
         expressions=kubelet_expressions.outcome,
     )
     return ClassStatus(NodeClassPlan(
@@ -71,3 +72,9 @@ def _launch_template(run: Run, node_class: EC2NodeClass) -> StepOutcome | None:
         return None
     return userdata_refused_at_launch(run.release)
 
+
+def _gpu_sharing(run: Run, node_class: EC2NodeClass) -> StepOutcome | None:
+    """What the validation says of the NVIDIA DRA annotation, right after the kubelet block (1.15 on); the error
+    finding is ``dra/``'s."""
+    refused = dra.refusal(node_class, run.inputs.cluster) if run.release >= dra.SINCE else None
+    return StepOutcome.not_found(refused[1], refused[0]) if refused else None
