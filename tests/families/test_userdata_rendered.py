@@ -11,6 +11,8 @@ import dataclasses
 
 import pytest
 from conftest import USERDATA
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from karpenter_gitops import families
 from karpenter_gitops.core.model import EC2NodeClass
@@ -139,3 +141,22 @@ def test_bytes_are_counted_not_characters():
 @pytest.mark.parametrize("user_data", [None, "", SecretValue()])
 def test_no_userdata_or_a_secret_is_not_measured(user_data):
     assert families.oversized_userdata(_node_class(user_data), NOW) is None
+
+
+_TEXTS = st.one_of(
+    st.text(max_size=300),
+    st.text(alphabet="ab:\n -#[]=\"{}\r\t*&!|>'", max_size=200),
+    st.builds(lambda boundary, body: f'MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary="{boundary}"\n\n'
+              f"--{boundary}\n{body}\n--{boundary}--\n", st.text(max_size=5), st.text(max_size=80)),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(family=st.sampled_from(families.FAMILIES), text=_TEXTS, release=st.sampled_from([(1, 0), (1, 5), NOW]))
+def test_any_text_renders_or_is_refused_and_a_script_is_kept_whole(family, text, release):
+    rendered = family.render_userdata(text, release)
+    assert rendered is None or isinstance(rendered, str)
+    if family.name in ("AL2", "AL2023") and text and not text.strip().startswith(("MIME-Version:", "Content-Type:")):
+        assert text.replace("\r", "") in rendered
+    if family.name.startswith("Windows") or family.name == "Custom":
+        assert text in rendered
