@@ -12,13 +12,13 @@ Layer: imports core only; pure, no I/O.
 """
 from karpenter_gitops.families.dispatch import (
     FAMILIES,
+    Oversized,
     alias_families,
     alias_parameters,
     analyse_userdata,
     by_name,
     family_of,
     of_alias,
-    Oversized,
     of_image,
     oversized_userdata,
     parse_alias,

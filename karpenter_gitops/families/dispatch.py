@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 
 from karpenter_gitops.core import versions
+from karpenter_gitops.core.conditions import USERDATA_REFUSED_AT_LAUNCH_SINCE
 from karpenter_gitops.core.model import EC2NodeClass
 from karpenter_gitops.core.schema import SecretValue
 from karpenter_gitops.families import al2, al2023, bottlerocket, custom, windows
@@ -140,10 +141,6 @@ def oversized_userdata(node_class: EC2NodeClass, release: versions.Release) -> O
     return Oversized(name or "", len(spec.user_data.encode("utf-8")), size)
 
 
-# Karpenter names EC2's refusal in ValidationSucceeded from 1.14.1 (core.conditions.userdata_refused_at_launch).
-_CONDITION_SINCE = versions.Release((1, 14))
-
-
 def size_limit(node_class: EC2NodeClass, release: versions.Release) -> list[Problem]:
     """``userdata/size-limit``: the merged userData over EC2's limit while the text alone fits (over as written,
     ``userdata/size`` says so already)."""
@@ -151,7 +148,7 @@ def size_limit(node_class: EC2NodeClass, release: versions.Release) -> list[Prob
     if found is None or found.written > MAX_BYTES:
         return []
     condition = ("; Karpenter reports ValidationSucceeded=False, reason UserDataSizeLimitExceeded"
-                 if release >= _CONDITION_SINCE else "")
+                 if release >= USERDATA_REFUSED_AT_LAUNCH_SINCE else "")
     return [Problem(
         SIZE_LIMIT,
         f"the userData Karpenter sends EC2 for this {found.family} class is at least {found.rendered:,} bytes "

@@ -43,12 +43,18 @@ def refusal(node_class: EC2NodeClass, cluster: Cluster) -> tuple[str, str] | Non
     value = ((node_class.raw.get("metadata") or {}).get("annotations") or {}).get(ANNOTATION)
     if not isinstance(value, str):
         return None
-    if not (value in _OFF or value in _MODES or _INT64.match(value) and 1 <= int(value) < 2**63):
+    if not (value in _OFF or value in _MODES or _share_count(value)):
         choices = ", ".join(go_quote(choice) for choice in ("disabled", *_MODES))
         return INVALID, f"annotation {ANNOTATION}, {go_quote(value)} is not one of {choices}, or a positive integer share count"
     if value not in _OFF and not cluster.gate(GATE):
         return DISABLED, f"annotation {ANNOTATION} enables GPU sharing, but the {GATE} feature gate is disabled"
     return None
+
+
+def _share_count(value: str) -> bool:
+    """A positive count Go's ``strconv.ParseInt(value, 10, 64)`` reads (a sign, any leading zeros, within int64)."""
+    digits = value.lstrip("+-").lstrip("0")
+    return bool(_INT64.match(value)) and len(digits) <= 19 and 1 <= int(value) < 2**63
 
 
 def _violations(node_class: EC2NodeClass, cluster: Cluster, reason: str, hint: str) -> Iterator[Violation]:

@@ -25,7 +25,7 @@ def test_no_sharing_needs_no_gate(value):
     assert _errors(value) == []
 
 
-@pytest.mark.parametrize("value", ["memory", "unlimited", "1", "+3", "007", str(2**63 - 1)])
+@pytest.mark.parametrize("value", ["memory", "unlimited", "1", "+3", "007", str(2**63 - 1), "0" * 30 + "5"])
 def test_a_sharing_mode_without_the_gate_is_drad_disabled(value):
     [(rule, path, message)] = _errors(value)
     assert (rule, path) == ("dra/nvidia-gate-off", "metadata.annotations[karpenter.k8s.aws/nvidia-consumable-capacity]")
@@ -34,7 +34,7 @@ def test_a_sharing_mode_without_the_gate_is_drad_disabled(value):
 
 @pytest.mark.parametrize(("value", "quoted"), [
     ("0", '"0"'), ("-1", '"-1"'), ("half", '"half"'), (" 1", '" 1"'), ("1.5", '"1.5"'), ("Memory", '"Memory"'),
-    (str(2**63), f'"{2**63}"'), ("1_000", '"1_000"'), ('say "x"', '"say \\"x\\""'),
+    (str(2**63), f'"{2**63}"'), ("1_000", '"1_000"'), ('say "x"', '"say \\"x\\""'), ("9" * 5000, '"' + "9" * 5000 + '"'),
 ])
 def test_a_value_karpenter_cannot_read_is_invalid_gate_or_not(value, quoted):
     [(rule, _, message)] = _errors(value)

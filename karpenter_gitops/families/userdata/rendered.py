@@ -59,4 +59,3 @@ def mime_archive(parts: Iterable[tuple[Iterable[tuple[str, str]], str]]) -> str:
         out.append("\n" + content)
     out.append(f"\n--{BOUNDARY}--\n")
     return "".join(out).replace("\r", "")
-
