@@ -3,9 +3,12 @@
 Karpenter never sends the userData as written. For every family but Custom it merges its own
 bootstrap in (``pkg/providers/amifamily/bootstrap`` of the AWS provider: a MIME archive for AL2 and
 AL2023, TOML settings re-emitted for Bottlerocket, a PowerShell block for Windows), base64-encodes the
-result and puts it in ``ec2:CreateLaunchTemplate``. EC2 decodes it and refuses more than 16,384
-bytes (``InvalidUserData.Malformed``, "User data is limited to 16384 bytes"); Karpenter measures
-the same decoded bytes for its size metric (``launchtemplate/metrics.go``, 1.14.1 and later).
+result and puts it in ``ec2:CreateLaunchTemplate``. EC2 counts the userData before base64 (the API
+reference of ``RequestLaunchTemplateData.UserData``: base64 text, at most 16 KB; the EC2 user guide,
+https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/instancedata-add-user-data.html: the 16 KB are the raw
+bytes, base64 makes them ceil(n/3)*4) and refuses more than 16,384 with ``InvalidUserData.Malformed``
+"User data is limited to 16384 bytes"; Karpenter measures the same decoded bytes for its
+``userdata_bytes`` metric (``launchtemplate/metrics.go``, 1.14.1 and later).
 
 Offline we do not know the cluster's name, endpoint, CA bundle or service CIDR, nor the labels and
 taints of the NodePools that launch the class; every family module renders with those empty, and
