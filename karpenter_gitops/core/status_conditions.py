@@ -39,6 +39,11 @@ _NOT_FOUND = {
 # From 1.15 the validation's RunInstances dry run names an explicit profile EC2 refuses (provider v1.15.0
 # pkg/controllers/nodeclass/validation.go, validateRunInstancesAuthorization); before, it requeued silently.
 PROFILE_REFUSED_AT_LAUNCH_SINCE = Release((1, 15))
+# The validation builds a real launch template (EnsureAll) from 1.7 (mock inputs before, so no userData in it);
+# from 1.14.1 it names EC2's refusal of oversized userData (validateCreateLaunchTemplateAuthorization, which
+# 1.14.0 lacks), before that it returned the error and left the condition as it was.
+REAL_LAUNCH_TEMPLATE_SINCE = Release((1, 7))
+USERDATA_REFUSED_AT_LAUNCH_SINCE = Release((1, 14))
 _DEPENDENCIES_NOT_READY = "DependenciesNotReady"
 _AWAITING_MESSAGE = "object is awaiting reconciliation"  # operatorpkg's initial condition
 _DEPENDENCIES_MESSAGE = "Awaiting AMI, Instance Profile, Security Group, and Subnet resolution"
@@ -113,6 +118,22 @@ def profile_refused_at_launch(release: Release, name: str) -> StepOutcome:
     if release < PROFILE_REFUSED_AT_LAUNCH_SINCE:
         return StepOutcome.errored()
     return StepOutcome.not_found(f"Instance profile {_go_quoted(name)} not found", "InstanceProfileNotFound")
+
+
+def userdata_refused_at_launch(release: Release) -> StepOutcome | None:
+    """What ValidationSucceeded says once ec2:CreateLaunchTemplate refuses the merged userData as too large
+    (it runs before the fleet and launch dry runs, so it decides first): from 1.14 False with Karpenter's
+    reason and message, from 1.7 operatorpkg's initial Unknown, before that nothing (None: the mock
+    launch template passes)."""
+    if release < REAL_LAUNCH_TEMPLATE_SINCE:
+        return None
+    if release < USERDATA_REFUSED_AT_LAUNCH_SINCE:
+        return StepOutcome.errored()
+    return StepOutcome.not_found(
+        "ec2:CreateLaunchTemplate rejected the rendered user data as too large: "
+        "Rendered user data exceeds the EC2 user data size limit",
+        "UserDataSizeLimitExceeded",
+    )
 
 
 def _go_quoted(text: str) -> str:

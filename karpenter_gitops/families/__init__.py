@@ -12,6 +12,7 @@ Layer: imports core only; pure, no I/O.
 """
 from karpenter_gitops.families.dispatch import (
     FAMILIES,
+    Oversized,
     alias_families,
     alias_parameters,
     analyse_userdata,
@@ -19,7 +20,9 @@ from karpenter_gitops.families.dispatch import (
     family_of,
     of_alias,
     of_image,
+    oversized_userdata,
     parse_alias,
+    size_limit,
     userdata_family,
 )
 from karpenter_gitops.families.protocol import Alias, AliasError, AliasParameter, Family, UnsupportedAlias
@@ -30,6 +33,7 @@ __all__ = [
     "AliasError",
     "AliasParameter",
     "Family",
+    "Oversized",
     "UnsupportedAlias",
     "alias_families",
     "alias_parameters",
@@ -38,6 +42,8 @@ __all__ = [
     "family_of",
     "of_alias",
     "of_image",
+    "oversized_userdata",
     "parse_alias",
+    "size_limit",
     "userdata_family",
 ]

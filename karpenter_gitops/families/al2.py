@@ -15,7 +15,7 @@ from karpenter_gitops.families.protocol import (
     AliasParameter,
     Family,
 )
-from karpenter_gitops.families.userdata import bootstrap, common, mime
+from karpenter_gitops.families.userdata import bootstrap, common, go_multipart, mime, rendered
 from karpenter_gitops.families.userdata.problems import OWN_BOOTSTRAP, Problem
 
 
@@ -34,6 +34,28 @@ def check(text: str) -> list[Problem]:
                 "NodePool; or bootstrap yourself with amiFamily: Custom",
             ))
     return problems
+
+
+def render(text: str, release: versions.Release) -> str | None:
+    """Karpenter's merge (``EKS.Script``): the user's parts (a script wrapped as one), then its bootstrap.sh
+    part, in one archive; None when its reader refuses the MIME (``userdata/mime`` says why). Parts keep
+    their Content-Type only here, so a part with more headers renders larger at Karpenter's."""
+    parts: list[tuple[tuple[tuple[str, str], ...], str]] = []
+    if text and mime.is_mime(text):
+        try:
+            found = go_multipart.karpenter_read(text)
+        except go_multipart.GoError:
+            return None
+        parts = [((("Content-Type", part.content_type),) if part.content_type else (), part.body) for part in found]
+    elif text:
+        parts = [((("Content-Type", rendered.SHELL_SCRIPT),), text)]
+    script = (
+        "#!/bin/bash -xe\n"
+        "exec > >(tee /var/log/user-data.log|logger -t user-data -s 2>/dev/console) 2>&1\n"
+        "/etc/eks/bootstrap.sh '' --apiserver-endpoint ''  \\\n"
+        f"--kubelet-extra-args '{rendered.kubelet_extra_args(release)}'"
+    )
+    return rendered.mime_archive([*parts, ((("Content-Type", rendered.SHELL_SCRIPT),), script)])
 
 
 # --- the family ---------------------------------------------------------------------------------
@@ -67,4 +89,5 @@ FAMILY = Family(
     parameters=parameters,
     unsupported=unsupported,
     check_userdata=check,
+    render_userdata=render,
 )

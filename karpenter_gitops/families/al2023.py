@@ -17,7 +17,8 @@ from karpenter_gitops.families.protocol import (
     AliasParameter,
     Family,
 )
-from karpenter_gitops.families.userdata import bootstrap, common, mime, nodeconfig, taints
+from karpenter_gitops.core import yaml_reader
+from karpenter_gitops.families.userdata import bootstrap, common, go_multipart, mime, nodeconfig, rendered, taints
 from karpenter_gitops.families.userdata.problems import AL2023_BOOTSTRAP, OWN_BOOTSTRAP, Problem
 
 _LEGACY = re.compile(r"^[^#\n]*(bootstrap\.sh|--kubelet-extra-args)", re.MULTILINE)
@@ -62,6 +63,37 @@ def _legacy_bootstrap(script: str) -> list[Problem]:
     )]
 
 
+def render(text: str, release: versions.Release) -> str | None:
+    """Karpenter's merge (``Nodeadm.Script``): the user's parts, each with its Content-Type alone, then its
+    own NodeConfig; None when its reader refuses the MIME (``userdata/mime`` says why). Plain text that
+    reads as a YAML map is a NodeConfig part, anything else a script part; text this reader cannot
+    parse gets the shorter NodeConfig type, so the rendering stays a lower bound. The NodeConfig
+    carries no kubelet settings of spec.kubelet and no cluster CIDR (unknown offline): only more bytes."""
+    if text and mime.is_mime(text):
+        try:
+            found = go_multipart.karpenter_read(text)
+        except go_multipart.GoError:
+            return None
+        parts = [(part.content_type, part.body) for part in found]
+    elif text:
+        try:
+            plain = yaml_reader.document(text, unique_keys=False)
+        except yaml_reader.YAMLError:
+            plain = None
+        parts = [(mime.NODECONFIG if plain is None or isinstance(plain, dict) else rendered.SHELL_SCRIPT, text)]
+    else:
+        parts = []
+    key, effect = rendered.REGISTRATION_TAINT
+    labels = rendered.node_label_flag(rendered.validation_labels(release))
+    config = (
+        "# Karpenter Generated NodeConfig\napiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nmetadata: {}\n"
+        "spec:\n  cluster: {}\n  containerd: {}\n  instance:\n    localStorage: {}\n  kubelet:\n    config:\n"
+        f"      registerWithTaints:\n      - effect: {effect}\n        key: {key}\n"
+        + (f"    flags:\n    - {labels}\n" if labels else "")
+    )
+    return rendered.mime_archive((((("Content-Type", kind),), body) for kind, body in [*parts, (mime.NODECONFIG, config)]))
+
+
 # --- the family ---------------------------------------------------------------------------------
 
 
@@ -87,4 +119,5 @@ FAMILY = Family(
     check_userdata=check,
     unsupported_types=("a1.",),  # Karpenter's FilterForNodeClass: AL2023 does not boot on A1
     arbitrary_kubelet=True,  # nodeadm's NodeConfig takes the whole KubeletConfiguration
+    render_userdata=render,
 )

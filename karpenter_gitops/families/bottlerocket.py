@@ -27,7 +27,7 @@ from karpenter_gitops.families.protocol import (
     Family,
 )
 from karpenter_gitops.families import bottlerocket_releases as releases
-from karpenter_gitops.families.userdata import mime, taints, toml_settings
+from karpenter_gitops.families.userdata import mime, rendered, taints, toml_settings
 from karpenter_gitops.families.userdata.problems import (
     BOTTLEROCKET_LATEST_SETTING,
     BOTTLEROCKET_NODE_TAINTS,
@@ -185,6 +185,64 @@ def _did_you_mean(key: str) -> str:
 _RELEASE = re.compile(r"^v?(\d+)\.(\d+)\.(\d+)\Z")
 
 
+# settings.kubernetes keys whose value in the merged settings is not the user's: set from the cluster (empty
+# offline), the NodePool's taints, or spec.kubelet (which may write a shorter value).
+_REPLACED = frozenset({"cluster-name", "api-server", "cluster-certificate", "node-taints", "max-pods", "cluster-dns-ip"})
+_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def render(text: str, release: versions.Release) -> str | None:
+    """A lower bound of Karpenter's merge (``Bottlerocket.Script``): it parses the TOML, keeps the settings it
+    knows, sets the cluster's and the NodePool's, and re-emits the whole as TOML, comments and layout gone.
+    Rendered here with Karpenter's own settings as its encoder writes them, and the user's kept settings
+    in the tersest TOML (one header per table that has values, ``key = value`` lines), which its encoder
+    never undercuts; None when the text is not TOML (``userdata/toml`` says why)."""
+    document = toml_settings.load(text) if text else {}
+    if document is None:
+        return None
+    settings = dict(toml_settings.table(document, "settings"))
+    kubernetes = {k: v for k, v in toml_settings.table(settings, "kubernetes").items()
+                  if k in KUBERNETES_SETTINGS and k not in _REPLACED}
+    user_labels = kubernetes.pop("node-labels", None)
+    labels = {**(user_labels if isinstance(user_labels, dict) else {}), **rendered.validation_labels(release)}
+    key, effect = rendered.REGISTRATION_TAINT
+    lines = ["[settings]", "[settings.kubernetes]", "api-server = ''", "cluster-name = ''"]
+    if labels:
+        lines += ["", "[settings.kubernetes.node-labels]", *(f"{_toml_key(k)} = {_toml_value(v)}" for k, v in labels.items())]
+    lines += ["", "[settings.kubernetes.node-taints]", f"'{key}' = [':{effect}']"]
+    lines += _tersest({**document, "settings": {**settings, "kubernetes": kubernetes}}, ())
+    return "\n".join(lines) + "\n"
+
+
+def _tersest(table: Mapping[str, Any], path: tuple[str, ...]) -> Iterator[str]:
+    """``table`` as the shortest TOML: a header and ``key = value`` lines for its values, then its subtables."""
+    values = {k: v for k, v in table.items() if not isinstance(v, dict)}
+    if values and path:
+        yield "[" + ".".join(_toml_key(part) for part in path) + "]"
+    for key, value in values.items():
+        yield f"{_toml_key(key)} = {_toml_value(value)}"
+    for key, value in table.items():
+        if isinstance(value, dict):
+            yield from _tersest(value, (*path, key))
+
+
+def _toml_key(key: str) -> str:
+    """A bare key, else a quoted one (the encoder's single quotes are as long as our double ones)."""
+    return key if _BARE_KEY.match(key) else json.dumps(key, ensure_ascii=False)
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(item) for item in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_toml_key(k)} = {_toml_value(v)}" for k, v in value.items()) + "}"
+    return str(value)
+
+
 def release_problems(text: str, alias_version: str) -> list[Problem]:
     """Settings the Bottlerocket release an alias pins does not have (``latest``: judged as the newest recorded).
 
@@ -259,4 +317,5 @@ FAMILY = Family(
     pods_per_core=False,  # its settings have no podsPerCore
     eni_limited_memory_overhead=False,  # kube-reserved memory follows its pods capacity
     ephemeral_device="/dev/xvdb",  # the data volume; /dev/xvda is the OS
+    render_userdata=render,
 )

@@ -9,10 +9,13 @@ Layer: over the family modules, which never import it or each other.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from functools import cache, lru_cache
 
 from karpenter_gitops.core import versions
+from karpenter_gitops.core.status_conditions import USERDATA_REFUSED_AT_LAUNCH_SINCE
 from karpenter_gitops.core.model import EC2NodeClass
+from karpenter_gitops.core.typed_schema import SecretValue
 from karpenter_gitops.families import al2, al2023, bottlerocket, custom, windows
 from karpenter_gitops.families.protocol import (
     ALIAS,
@@ -24,7 +27,8 @@ from karpenter_gitops.families.protocol import (
     UnsupportedAlias,
 )
 from karpenter_gitops.families.userdata import common
-from karpenter_gitops.families.userdata.problems import Problem
+from karpenter_gitops.families.userdata.common import MAX_BYTES
+from karpenter_gitops.families.userdata.problems import SIZE_LIMIT, Problem
 
 FAMILIES: tuple[Family, ...] = (al2.FAMILY, al2023.FAMILY, bottlerocket.FAMILY, custom.FAMILY, *windows.FAMILIES)
 _BY_NAME = {family.name: family for family in FAMILIES}
@@ -112,3 +116,51 @@ def analyse_userdata(text: str, ami_family: str | None) -> tuple[Problem, ...]:
     elif (family := by_name(ami_family)) is not None:
         problems.extend(family.check_userdata(text))
     return tuple(problems)
+
+
+@dataclass(frozen=True)
+class Oversized:
+    """A class whose userData, merged as Karpenter merges it, is more than EC2 accepts."""
+
+    family: str
+    written: int  # bytes of spec.userData as written
+    rendered: int  # bytes of the smallest userData Karpenter can send EC2 for it (decoded, as EC2 counts)
+
+
+def oversized_userdata(node_class: EC2NodeClass, release: versions.Release) -> Oversized | None:
+    """How far over EC2's 16,384 bytes the userData Karpenter sends for this class is certain to be, or None
+    when it may fit (no userData, a secret, an unknown family, or text Karpenter cannot merge at all)."""
+    spec = node_class.spec
+    if not spec.user_data or isinstance(spec.user_data, SecretValue):
+        return None
+    name = userdata_family(spec.ami_family, (t.alias for t in spec.ami_selector_terms or ()))
+    size = _rendered_size(spec.user_data, name, release)
+    if size is None or size <= MAX_BYTES:
+        return None
+    return Oversized(name or "", len(spec.user_data.encode("utf-8")), size)
+
+
+def size_limit(node_class: EC2NodeClass, release: versions.Release) -> list[Problem]:
+    """``userdata/size-limit``: the merged userData over EC2's limit while the text alone fits (over as written,
+    ``userdata/size`` says so already)."""
+    found = oversized_userdata(node_class, release)
+    if found is None or found.written > MAX_BYTES:
+        return []
+    condition = ("; Karpenter reports ValidationSucceeded=False, reason UserDataSizeLimitExceeded"
+                 if release >= USERDATA_REFUSED_AT_LAUNCH_SINCE else "")
+    return [Problem(
+        SIZE_LIMIT,
+        f"the userData Karpenter sends EC2 for this {found.family} class is at least {found.rendered:,} bytes "
+        f"(these {found.written:,} bytes merged with Karpenter's own bootstrap, before the cluster's CA bundle and "
+        f"endpoint are added); EC2 accepts at most {MAX_BYTES:,}, so ec2:CreateLaunchTemplate refuses it and no "
+        f"node launches{condition}",
+        f"cut at least {found.rendered - MAX_BYTES:,} bytes, more to leave room for the CA bundle: fetch bulky "
+        "content (scripts, certificates) from S3 or SSM at boot",
+    )]
+
+
+@lru_cache(maxsize=256)
+def _rendered_size(text: str, ami_family: str | None, release: versions.Release) -> int | None:
+    family = by_name(ami_family)
+    rendered = family.render_userdata(text, release) if family else None
+    return None if rendered is None else len(rendered.encode("utf-8"))

@@ -81,6 +81,11 @@ def no_userdata_checks(_text: str) -> list[Problem]:
     return []
 
 
+def sent_as_written(text: str, _release: versions.Release) -> str | None:
+    """Custom's userData: Karpenter base64-encodes it and merges nothing in."""
+    return text
+
+
 @dataclass(frozen=True)
 class Family:
     """One AMI family as Karpenter knows it; each family module defines its own."""
@@ -94,6 +99,9 @@ class Family:
     unsupported: Callable[[versions.Kubernetes, versions.Release], str | None] = always_supported
     """Why Karpenter refuses the alias for (Kubernetes minor, Karpenter release); None when it serves it."""
     check_userdata: Callable[[str], list[Problem]] = no_userdata_checks
+    # The userData Karpenter sends EC2 for this text at a release, with the cluster's own values empty (the
+    # smallest it can be, see userdata.rendered); None when Karpenter cannot merge it (another rule says why).
+    render_userdata: Callable[[str, versions.Release], str | None] = sent_as_written
     windows_build: str | None = None  # node.kubernetes.io/windows-build of its images (Windows families)
     unsupported_types: tuple[str, ...] = ()  # instance-type name prefixes its images cannot boot (AL2023: a1)
     image_name: re.Pattern | None = None  # how AWS names its published images; group "k8s" is the Kubernetes minor

@@ -13,7 +13,7 @@ from karpenter_gitops.families.protocol import (
     AliasParameter,
     Family,
 )
-from karpenter_gitops.families.userdata import common
+from karpenter_gitops.families.userdata import common, rendered
 from karpenter_gitops.families.userdata.problems import OWN_BOOTSTRAP, POWERSHELL_TAGS, Problem
 
 _TAG = re.compile(r"</?powershell>", re.IGNORECASE)
@@ -40,6 +40,17 @@ def check(text: str) -> list[Problem]:
     return problems
 
 
+def render(text: str, release: versions.Release) -> str:
+    """Karpenter's merge (``Windows.Script``): the user's PowerShell, then its Start-EKSBootstrap.ps1 call,
+    inside one <powershell> block."""
+    return (
+        "<powershell>\n" + (text + "\n" if text else "")
+        + '[string]$EKSBootstrapScriptFile = "$env:ProgramFiles\\Amazon\\EKS\\Start-EKSBootstrap.ps1"\n'
+        + "& $EKSBootstrapScriptFile -EKSClusterName '' -APIServerEndpoint ''"
+        + f" -KubeletExtraArgs '{rendered.kubelet_extra_args(release)}'\n</powershell>"
+    )
+
+
 # --- the families ---------------------------------------------------------------------------------
 
 def _parameters(build: str):
@@ -61,6 +72,7 @@ def _needs_kubernetes_1_35(kubernetes: versions.Kubernetes, _release: versions.R
 def _windows(year: str, build: str, **facts) -> Family:
     return Family(
         f"Windows{year}", alias=f"windows{year}", parameters=_parameters(build), check_userdata=check, windows_build=build,
+        render_userdata=render,
         image_name=re.compile(rf"^Windows_Server-{year}-English-(?:Core|Full)-EKS_Optimized-(?P<k8s>\d+\.\d+)"),
         eni_limited_pods=False, eni_limited_memory_overhead=False, ephemeral_device="/dev/sda1", ephemeral_size="50Gi",
         **facts,  # Windows nodes default to 110 pods, on a 50Gi root volume

@@ -5,14 +5,15 @@ whatever its sub-reconcilers resolved: the resolved AMIs, subnets, security grou
 profile, and the conditions (``AMIsReady`` … ``ValidationSucceeded``, ``Ready``) predicted from
 their outcomes (see :mod:`karpenter_gitops.core.status_conditions`).
 
-Layer: a step of reconcile/; imports kubelet, identity, images, network, context, graph and core.
+Layer: a step of reconcile/; imports kubelet, identity, images, network, context, graph, rules, families and core.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from karpenter_gitops.core.status_conditions import predict_conditions
+from karpenter_gitops import families
+from karpenter_gitops.core.status_conditions import StepOutcome, predict_conditions, userdata_refused_at_launch
 from karpenter_gitops.core.model import EC2NodeClass
 from karpenter_gitops.core.plan_result import NodeClassPlan
 from karpenter_gitops.core.resolved import SecurityGroup, Subnet
@@ -22,6 +23,7 @@ from karpenter_gitops.reconcile.identity import InstanceProfile
 from karpenter_gitops.reconcile.images import Images
 from karpenter_gitops.reconcile.kubelet_steps import KubeletExpressions, KubeletSpec
 from karpenter_gitops.reconcile.network import Selected
+from karpenter_gitops.rules import dra
 
 
 @dataclass(frozen=True)
@@ -49,8 +51,8 @@ def predict(
         subnets=subnets.outcome,
         security_groups=security_groups.outcome,
         instance_profile=instance_profile.outcome,
-        validation=instance_profile.launch,
-        spec=kubelet_spec.refused,
+        validation=_launch_template(run, node_class) or instance_profile.launch,
+        spec=kubelet_spec.refused or _gpu_sharing(run, node_class),
         expressions=kubelet_expressions.outcome,
     )
     return ClassStatus(NodeClassPlan(
@@ -61,3 +63,18 @@ def predict(
         security_groups=security_groups.found,
         instance_profile=instance_profile.name,
     ))
+
+
+def _launch_template(run: Run, node_class: EC2NodeClass) -> StepOutcome | None:
+    """What the validation's ec2:CreateLaunchTemplate says: EC2 refuses userData over its limit once merged
+    (the error finding is ``userdata/size-limit``'s or ``userdata/size``'s); None when it accepts it."""
+    if families.oversized_userdata(node_class, run.release) is None:
+        return None
+    return userdata_refused_at_launch(run.release)
+
+
+def _gpu_sharing(run: Run, node_class: EC2NodeClass) -> StepOutcome | None:
+    """What the validation says of the NVIDIA DRA annotation, right after the kubelet block (1.15 on); the error
+    finding is ``dra/``'s."""
+    refused = dra.refusal(node_class, run.inputs.cluster) if run.release >= dra.SINCE else None
+    return StepOutcome.not_found(refused[1], refused[0]) if refused else None

@@ -14,6 +14,7 @@ from karpenter_gitops.rules import (  # noqa: F401  (declare on import)
     cel,
     controller,
     crd,
+    dra,
     gate,
     kubelet,
     live,

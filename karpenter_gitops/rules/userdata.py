@@ -112,6 +112,18 @@ _userdata_rule(
     bad=(_on(_AL2023, "#!/bin/bash\n# " + "x" * 15_000 + "\n"),),
     origin="karpenter",
 )
+@rule(ids.SIZE_LIMIT, Severity.ERROR, [EC2NODECLASS],
+      "userData within 16,384 bytes as written, over once Karpenter merges its bootstrap in for the family: EC2 counts "
+      "the decoded userData (RequestLaunchTemplateData.UserData, 'limited to 16 KB', raw before base64), refuses "
+      "ec2:CreateLaunchTemplate and no node launches (1.14.1 on: ValidationSucceeded=False, UserDataSizeLimitExceeded). "
+      "Measured on the smallest merge possible, so a finding is certain.",
+      "Cut the excess the message names: fetch bulky content (scripts, certificates) from S3 or SSM at boot.",
+      good=(_on(_AL2023, _SCRIPT), _on(_CUSTOM, "#" * 16_383 + "\n")),
+      bad=(_on(_AL2023, "#!/bin/bash\n# " + "x" * 16_000 + "\n"), _on(_WINDOWS, "# " + "x" * 16_100 + "\n")))
+def size_limit(obj: EC2NodeClass, ctx: Context) -> Iterable[Violation]:
+    return [Violation(PATH, p.message, p.hint) for p in families.size_limit(obj, ctx.release)]
+
+
 _userdata_rule(
     ids.FOLDED_YAML,
     Severity.ERROR,

@@ -144,3 +144,21 @@ def test_a_launch_with_a_profile_iam_does_not_have_is_refused_as_ec2_refuses_it(
     expected = ("InvalidParameterValue", f"Value ({profile}) for parameter iamInstanceProfile.name is invalid. "
                 "Invalid IAM Instance Profile name") if refused else ("DryRunOperation", answer.value.response["Error"]["Message"])
     assert (answer.value.response["Error"]["Code"], answer.value.response["Error"]["Message"]) == expected
+
+
+@pytest.mark.parametrize(("size", "refused"), [(16_384, False), (16_385, True)])
+def test_launch_template_user_data_over_16_kib_decoded_is_refused_as_ec2_refuses_it(default_aws, size, refused):
+    """moto takes any size; EC2 counts the decoded bytes, and Karpenter's validation reads its answer (1.14.1 on)."""
+    import base64
+
+    import botocore.exceptions
+
+    ec2 = default_aws.session().client("ec2")
+    data = {"ImageId": "ami-0a23000000000b001", "UserData": base64.b64encode(b"#" * size).decode()}
+    if not refused:
+        ec2.create_launch_template(LaunchTemplateName=f"lt-{size}", LaunchTemplateData=data)
+        return
+    with pytest.raises(botocore.exceptions.ClientError) as answer:
+        ec2.create_launch_template(LaunchTemplateName=f"lt-{size}", LaunchTemplateData=data)
+    error = answer.value.response["Error"]
+    assert (error["Code"], error["Message"]) == ("InvalidUserData.Malformed", "User data is limited to 16384 bytes")

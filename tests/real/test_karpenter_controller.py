@@ -209,6 +209,15 @@ EDGES = [
     _class("missing-profile", {"instanceProfile": "NoSuchProfile"}, amiSelectorTerms=[{"alias": "al2023@v20250201"}]),
     _class("roleless-profile", {"instanceProfile": "PaymentsNodeProfile-v2"}, amiSelectorTerms=[{"alias": "al2023@v20250201"}]),
     _class("missing-role", {"role": "NoSuchRole"}, amiSelectorTerms=[{"alias": "al2023@v20250201"}]),
+    # userData that fits as written but not once Karpenter merges its NodeConfig in (EC2 refuses the launch
+    # template: UserDataSizeLimitExceeded, 1.14.1 on), and one that fits with room for the cluster's CA bundle
+    _class("oversized", amiSelectorTerms=[{"alias": "al2023@v20250201"}], userData="#!/bin/bash\n# " + "x" * 16_000 + "\n"),
+    _class("large", amiSelectorTerms=[{"alias": "al2023@v20250201"}], userData="#!/bin/bash\n# " + "x" * 12_000 + "\n"),
+    # NVIDIA DRA GPU sharing (1.15): asked for with the DRANVIDIAGPU gate off, and a value Karpenter cannot read
+    {**_class("gpu-sharing", amiSelectorTerms=[{"alias": "al2023@v20250201"}]),
+     "metadata": {"name": "gpu-sharing", "annotations": {"karpenter.k8s.aws/nvidia-consumable-capacity": "memory"}}},
+    {**_class("gpu-shares-typo", amiSelectorTerms=[{"alias": "al2023@v20250201"}]),
+     "metadata": {"name": "gpu-shares-typo", "annotations": {"karpenter.k8s.aws/nvidia-consumable-capacity": "half"}}},
 ]
 
 

@@ -1,4 +1,7 @@
-"""Karpenter v1.15.0 judged by its own files, read from its Go module.
+"""Karpenter v1.15.0 and v1.15.1 judged by their own files, read from their Go modules.
+
+v1.15.1 cannot be built (the proxy refuses its core module), but its provider module downloads: its CRDs
+are walked too, so a patch that changed a field, enum, bound or pattern would show here.
 
 ``go mod download`` fetches and verifies the module zip; it refuses to unpack it here (v1.15.0's
 go.mod asks for go >= 1.26.9, newer than our toolchain), so the CRDs and go.mod are read from the
@@ -24,15 +27,16 @@ from karpenter_gitops.judge import Judge
 from karpenter_gitops.load.crds import load as load_crds
 
 pytestmark = pytest.mark.real
-KARPENTER = "github.com/aws/karpenter-provider-aws@v1.15.0"
+KARPENTER = "github.com/aws/karpenter-provider-aws"
+PATCHES = ("v1.15.0", "v1.15.1")
 V115 = (1, 15)
 
 
-@pytest.fixture(scope="module")
-def release(tmp_path_factory) -> Path:
-    """The v1.15.0 module's CRDs and go.mod, unpacked from its verified zip."""
-    answer = downloaded(KARPENTER)
-    target = tmp_path_factory.mktemp("karpenter-v1.15.0")
+@pytest.fixture(scope="module", params=PATCHES)
+def release(request, tmp_path_factory) -> Path:
+    """The module's CRDs and go.mod (of each 1.15 patch), unpacked from its verified zip."""
+    answer = downloaded(f"{KARPENTER}@{request.param}")
+    target = tmp_path_factory.mktemp(f"karpenter-{request.param}")
     with zipfile.ZipFile(answer["Zip"]) as archive:
         for name in archive.namelist():
             if re.search(r"/pkg/apis/crds/[^/]+\.yaml$", name):

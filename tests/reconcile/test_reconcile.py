@@ -147,6 +147,52 @@ def test_instance_profile_in_karpenters_words_and_our_judgement_beside_it(defaul
     assert message == (f'Instance profile "{profile}" not found' if v115 == _REFUSED_1_15 else "")
 
 
+_OVERSIZED = "#!/bin/bash\n# " + "x" * 16_000 + "\n"  # fits as written, not once Karpenter merges its NodeConfig in
+
+
+@pytest.mark.parametrize(("user_data", "release", "validation", "errors"), [
+    (_OVERSIZED, (1, 15), ("False", "UserDataSizeLimitExceeded"), ["userdata/size-limit"]),
+    (_OVERSIZED, (1, 14), ("False", "UserDataSizeLimitExceeded"), ["userdata/size-limit"]),
+    (_OVERSIZED, (1, 9), ("Unknown", "AwaitingReconciliation"), ["userdata/size-limit"]),  # the error requeues unnamed
+    (_OVERSIZED, (1, 6), ("True", "ValidationSucceeded"), ["userdata/size-limit"]),  # mock launch template
+    ("#" * 17_000, (1, 15), ("False", "UserDataSizeLimitExceeded"), ["userdata/size"]),
+    ("#!/bin/bash\n# " + "x" * 15_500 + "\n", (1, 15), ("True", "ValidationSucceeded"), []),
+])
+def test_oversized_userdata_in_karpenters_words_and_our_finding_beside_it(
+        default_aws, catalogue_cache, user_data, release, validation, errors):
+    """ec2:CreateLaunchTemplate refuses the merged userData before the fleet and launch dry runs; 1.14.1 on name it."""
+    plan = plan_for(default_aws, [node_class(userData=user_data)], catalogue_cache, release=release)
+    assert conditions(plan, "default")["ValidationSucceeded"] == validation
+    assert [f.rule for f in plan.findings if f.severity.value == "error"] == errors
+    if validation[1] == "UserDataSizeLimitExceeded":
+        assert plan.node_classes["default"].condition("ValidationSucceeded").message == (
+            "ec2:CreateLaunchTemplate rejected the rendered user data as too large: "
+            "Rendered user data exceeds the EC2 user data size limit")
+
+
+@pytest.mark.parametrize(("value", "gates", "validation", "errors"), [
+    ("memory", frozenset(), ("False", "DRADisabled"), ["dra/nvidia-gate-off"]),
+    ("memory", frozenset({"DRANVIDIAGPU"}), ("True", "ValidationSucceeded"), []),
+    ("half", frozenset({"DRANVIDIAGPU"}), ("False", "NVIDIAConsumableCapacityInvalid"), ["dra/nvidia-consumable-capacity"]),
+    ("disabled", frozenset(), ("True", "ValidationSucceeded"), []),
+])
+def test_nvidia_gpu_sharing_in_karpenters_words_and_our_finding_beside_it(default_aws, catalogue_cache, value, gates, validation, errors):
+    """1.15's validation reads the consumable-capacity annotation right after the kubelet block, before the resolutions."""
+    from dataclasses import replace
+
+    from karpenter_gitops.core.inputs import Cluster
+
+    doc = node_class()
+    doc["metadata"]["annotations"] = {"karpenter.k8s.aws/nvidia-consumable-capacity": value}
+    inputs = replace(documents.load_documents([("test.yaml", [doc])], (1, 15)), cluster=Cluster(feature_gates=gates))
+    plan = reconcile(inputs, release=(1, 15), kubernetes="1.32", aws=default_aws.session(), cache_dir=catalogue_cache)
+    assert conditions(plan, "default")["ValidationSucceeded"] == validation
+    assert [f.rule for f in plan.findings if f.severity.value == "error"] == errors
+    if validation[1] == "DRADisabled":
+        assert plan.node_classes["default"].condition("ValidationSucceeded").message == (
+            "annotation karpenter.k8s.aws/nvidia-consumable-capacity enables GPU sharing, but the DRANVIDIAGPU feature gate is disabled")
+
+
 def test_a_missing_role_leaves_the_profile_unknown_and_is_our_finding(default_aws, catalogue_cache):
     plan = plan_for(default_aws, [node_class(role="NoSuchRole")], catalogue_cache)
     got = conditions(plan, "default")

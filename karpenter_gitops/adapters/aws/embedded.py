@@ -7,11 +7,14 @@ moto's backends are process-global, so one world is embedded per process at a ti
 The parts, one concern each: ``embedded_world`` (the world fixture contract, validated before
 anything runs), ``embedded_seeding`` (putting a world into moto), ``embedded_prices`` (the Pricing
 API and spot history moto lacks, as a WSGI layer in front of it) and, here, the server with EC2's
-launch-time instance-profile check (:class:`_LaunchChecks`), which moto leaves out too.
+launch-time checks moto leaves out (:class:`_LaunchChecks`): RunInstances refuses a launch template whose
+instance profile IAM does not have, and CreateLaunchTemplate refuses userData over 16,384 bytes once decoded.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import contextlib
 import hashlib
 import html
@@ -112,7 +115,8 @@ class EmbeddedServer:
 
 
 class _LaunchChecks:
-    """EC2's check of the instance profile at launch, which moto leaves out, around moto's WSGI app.
+    """EC2's checks of the instance profile at launch and of the userData size, which moto leaves out, around
+    moto's WSGI app.
 
     EC2 answers a RunInstances (a dry run too) whose launch template names an instance profile IAM does not
     have with ``InvalidParameterValue`` "… Invalid IAM Instance Profile name"; Karpenter's validation dry run
@@ -130,12 +134,29 @@ class _LaunchChecks:
             form = urllib.parse.parse_qs(body.decode("utf-8", "replace"))
             profile = _unknown_launch_profile(form, scope[1]) if form.get("Action") == ["RunInstances"] else None
             if profile is not None:
-                message = html.escape(f"Value ({profile}) for parameter iamInstanceProfile.name is invalid. Invalid IAM Instance Profile name")
-                reply = (f"<Response><Errors><Error><Code>InvalidParameterValue</Code><Message>{message}</Message></Error></Errors>"
-                         "<RequestID>embedded</RequestID></Response>").encode()
-                start_response("400 Bad Request", [("Content-Type", "text/xml"), ("Content-Length", str(len(reply)))])
-                return [reply]
+                message = f"Value ({profile}) for parameter iamInstanceProfile.name is invalid. Invalid IAM Instance Profile name"
+                return _refuse(start_response, "InvalidParameterValue", message)
+            if form.get("Action") == ["CreateLaunchTemplate"] and _user_data_bytes(form) > USER_DATA_LIMIT:
+                return _refuse(start_response, "InvalidUserData.Malformed", f"User data is limited to {USER_DATA_LIMIT} bytes")
         return self._app(environ, start_response)
+
+
+USER_DATA_LIMIT = 16_384  # EC2's, on the decoded userData
+
+
+def _user_data_bytes(form: dict[str, list[str]]) -> int:
+    """The decoded size of a CreateLaunchTemplate's userData (0 without any, or when it is not base64: moto says so)."""
+    try:
+        return len(base64.b64decode(form.get("LaunchTemplateData.UserData", [""])[0], validate=True))
+    except binascii.Error:
+        return 0
+
+
+def _refuse(start_response: Any, code: str, message: str) -> list[bytes]:
+    reply = (f"<Response><Errors><Error><Code>{code}</Code><Message>{html.escape(message)}</Message></Error></Errors>"
+             "<RequestID>embedded</RequestID></Response>").encode()
+    start_response("400 Bad Request", [("Content-Type", "text/xml"), ("Content-Length", str(len(reply)))])
+    return [reply]
 
 
 def _unknown_launch_profile(form: dict[str, list[str]], region: str) -> str | None:

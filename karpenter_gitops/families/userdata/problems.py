@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 SIZE = "userdata/size"
 SIZE_NEAR_LIMIT = "userdata/size-near-limit"
+SIZE_LIMIT = "userdata/size-limit"  # the same limit, judged on the userData Karpenter merges and sends
 FOLDED_YAML = "userdata/folded-yaml"
 MIME = "userdata/mime"
 MIME_IGNORED = "userdata/mime-part-ignored"
