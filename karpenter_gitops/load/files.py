@@ -193,8 +193,8 @@ class Documents(Sequence[Any]):
     A run reads every file before it knows which release to judge against (stack files say),
     so the documents of a large run wait here in a third of the memory their dicts take; a stack
     file's single document stays as it is, since it is read at once. ``live=True`` keeps them as
-    parsed until :meth:`compact`, so that a reader can load the file before they are packed
-    (without unpickling each again).
+    parsed until :meth:`compact` (reads give the parsed document itself, not a copy), so that a
+    reader can load the file before they are packed, without unpickling each again.
     """
 
     def __init__(self, documents: Iterable[Any], *, live: bool = False) -> None:
@@ -214,7 +214,7 @@ class Documents(Sequence[Any]):
         return pickle.loads(item) if type(item) is bytes else item
 
     def packed(self, index: int) -> bytes:
-        """The document pickled; a live one is kept so from now on, so that its object and the file share the bytes."""
+        """The document pickled; a live one stays packed from then on, so that its object and the file share the bytes."""
         item = self._items[index]
         if type(item) is bytes:
             return item
