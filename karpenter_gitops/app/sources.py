@@ -17,7 +17,7 @@ from karpenter_gitops.core import versions
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.inputs import Inputs, PolicySettings
 from karpenter_gitops.load import policy_settings
-from karpenter_gitops.load.documents import load_files
+from karpenter_gitops.load.documents import Loading, load_files
 from karpenter_gitops.load.files import ReadFile, Texts, display, is_stack_document, parse_yaml, read_files, read_text
 from karpenter_gitops.load.stacks import stack_aws_config, stack_release
 
@@ -70,11 +70,25 @@ def read_sources(paths: Sequence[Path], release: versions.Release | None = None,
                  feature_gates: Mapping[str, bool] | None = None) -> Sources:
     """Read ``paths`` and load them for ``version`` (default: the stacks' release, else the newest), on a
     cluster with ``feature_gates`` set as given over what the stack declares."""
-    files = tuple(read_files(paths))
+    # Each file is loaded as it is read, for the release asked for (else the default), before its documents
+    # are packed: unpacking every document again to load it cost about as much as parsing it. When the
+    # stack files name another release, or loading stopped at an error, everything is loaded again below,
+    # once all is read, exactly as it always was (the same release, the same first error).
+    loading: Loading | None = Loading(versions.known(release or versions.DEFAULT)[0])
+    files = []
+    for file in read_files(paths, live=True):
+        if loading is not None:
+            try:
+                loading.add(file)
+            except InputError:
+                loading = None
+        file.documents.compact()
+        files.append(file)
     documents = [(file.name, file.documents) for file in files]
     chosen, note = versions.known(release or stack_release(documents) or versions.DEFAULT)
     gates = feature_gates_of_release.canonical(feature_gates or {}, chosen, "--feature-gates")
-    return Sources(files, chosen, load_files(files, chosen).with_gates(gates), note, gates)
+    inputs = loading.inputs() if loading is not None and loading.release == chosen else load_files(files, chosen)
+    return Sources(tuple(files), chosen, inputs.with_gates(gates), note, gates)
 
 
 def read_policy_file(path: Path) -> PolicySettings:

@@ -13,6 +13,7 @@ counted in bytes in both, as Go's ``len`` does.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from karpenter_gitops.core.versions import Release
 
@@ -45,11 +46,16 @@ def _too_long(limit: int, release: Release) -> str:
 
 def qualified_name_errors(value: str, release: Release) -> list[str]:
     """What ``IsQualifiedName(value)`` returns in the apimachinery of Karpenter ``version``; empty when valid."""
+    return list(_qualified_name_errors(value, release))
+
+
+@lru_cache(maxsize=4096)  # the same few keys recur on every NodePool of a repository
+def _qualified_name_errors(value: str, release: Release) -> tuple[str, ...]:
     parts = value.split("/")
     if len(parts) > 2:
         subject = "a valid label key" if release >= _LABEL_KEY_WORDS_SINCE else "a qualified name"
         rule = _regex_error(_NAME_RULE, _NAME_FORMAT, "MyName", "my.name", "123-abc")
-        return [f"{subject} {rule} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"]
+        return (f"{subject} {rule} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",)
     errors = []
     name = parts[-1]
     if len(parts) == 2:
@@ -67,7 +73,7 @@ def qualified_name_errors(value: str, release: Release) -> list[str]:
         errors.append("name part " + _too_long(_NAME_MAX, release))
     if not _NAME.fullmatch(name):
         errors.append("name part " + _regex_error(_NAME_RULE, _NAME_FORMAT, "MyName", "my.name", "123-abc"))
-    return errors
+    return tuple(errors)
 
 
 def dns_subdomain_errors(value: str) -> list[str]:

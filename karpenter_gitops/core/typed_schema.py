@@ -106,6 +106,7 @@ class _Field:
     scalar: type | None
     item: Any  # model class or scalar type for lists/maps
     prop: Prop
+    models: bool = False  # a list of models (not of scalars)
 
 
 @cache
@@ -127,9 +128,38 @@ def _unwrap_optional(tp: Any) -> Any:
     return tp
 
 
+class _Shape(NamedTuple):
+    """What loading needs of a model class, worked out once per class."""
+
+    fields: dict[str, _Field]  # by wire name
+    required: tuple[_Field, ...]
+    open_since: Release | None  # the release from which its CRD keeps any field (OPEN_SINCE)
+    blank: dict[str, Any] | None  # every field's default, when an instance can be made without __init__
+
+
 @cache
-def _required_of(cls: type) -> tuple[_Field, ...]:
-    return tuple(field for field in fields_of(cls).values() if field.prop.required or field.prop.required_until)
+def _shape(cls: type) -> _Shape:
+    table = fields_of(cls)
+    required = tuple(field for field in table.values() if field.prop.required or field.prop.required_until)
+    blank: dict[str, Any] | None = {}
+    for field in dataclasses.fields(cls):
+        if not field.init or field.default is dataclasses.MISSING or hasattr(cls, "__post_init__"):
+            blank = None
+            break
+        blank[field.name] = field.default
+    return _Shape(table, required, getattr(cls, "OPEN_SINCE", None), blank)
+
+
+def _make(shape: _Shape, cls: type, values: dict[str, Any]) -> Any:
+    """``cls(**values)``: a frozen dataclass's ``__init__`` sets each of its fields (up to 22 for a class's
+    spec) through ``object.__setattr__``, which cost as much as checking them; the instance is the same
+    (same fields in the same order, the other fields at their defaults)."""
+    if shape.blank is None:
+        return cls(**values)
+    made = object.__new__(cls)
+    made.__dict__.update(shape.blank)
+    made.__dict__.update(values)
+    return made
 
 
 @cache
@@ -159,11 +189,14 @@ def fields_of(cls: type) -> dict[str, _Field]:
             scalar=scalar,
             item=item,
             prop=facts,
+            models=kind == "list" and dataclasses.is_dataclass(item),
         )
     return table
 
 
 _TYPE_NAMES = {str: "string", int: "integer", bool: "boolean", float: "number"}
+_NOT_MAPPINGS = frozenset({str, int, float, bool, list, type(None)})  # types an isinstance(Mapping) check can skip
+_ALLOWED: dict[tuple[int, Release], tuple[Mapping, list]] = {}  # (id of an enum, release) -> (the enum, the values allowed)
 
 
 def type_name(value: Any) -> str:
@@ -210,10 +243,11 @@ class Loader:
         if type(data) is not dict and not isinstance(data, Mapping):  # dict first: the ABC check is slow
             self.report(WRONG_TYPE, path, f"Invalid value: {type_name(data)}: must be of type object")
             return None
-        opened = getattr(cls, "OPEN_SINCE", None)
+        shape = _shape(cls)
+        opened = shape.open_since
         if opened is not None and self.open_models and self.release >= opened:
             return self._checked_by_karpenter(cls, data, path)
-        table = fields_of(cls)
+        table = shape.fields
         values: dict[str, Any] = {}
         for key, raw in data.items():
             field = table.get(key)
@@ -221,7 +255,8 @@ class Loader:
             if field is None:
                 self._unknown(key, child, table)
                 continue
-            if field.prop.since and self.release < field.prop.since:
+            since = field.prop.since
+            if since and self.release < since:
                 self.report(
                     NEWER_FIELD,
                     child,
@@ -232,8 +267,11 @@ class Loader:
                 continue
             if raw is None:
                 continue
-            values[field.attr] = self._value(field, raw, child)
-        for field in _required_of(cls):
+            if field.kind == "scalar":
+                values[field.attr] = self._scalar(field.scalar, raw, child, field.prop)
+            else:
+                values[field.attr] = self._value(field, raw, child)
+        for field in shape.required:
             if field.prop.required_until and self.release >= field.prop.required_until:
                 continue
             # The API server drops a null of a non-nullable field before validating, so a null
@@ -241,7 +279,7 @@ class Loader:
             if data.get(field.wire) is None:
                 child = f"{path}.{field.wire}" if path else field.wire
                 self.report(REQUIRED, child, "Required value", f"add {field.wire!r}")
-        return cls(**values)
+        return _make(shape, cls, values)
 
     def _checked_by_karpenter(self, cls: type, data: Mapping, path: str) -> Any:
         """An object whose CRD keeps any field from this release (x-kubernetes-preserve-unknown-fields):
@@ -269,7 +307,7 @@ class Loader:
             self._count(path, len(raw), facts.min_items, facts.max_items, "items")
             if facts.unique is not None and self.release >= facts.unique:
                 self._unique(path, raw)
-            load = self.model if dataclasses.is_dataclass(field.item) else None
+            load = self.model if field.models else None
             items = (
                 load(field.item, item, f"{path}[{index}]") if load else self._scalar(field.item, item, f"{path}[{index}]", facts)
                 for index, item in enumerate(raw)
@@ -303,7 +341,8 @@ class Loader:
             self.report(SIZE, path, f"Too many: {size}: must have at most {high} {noun}", blocking=True)
 
     def _scalar(self, tp: Any, raw: Any, path: str, facts: Prop, map_value: bool = False) -> Any:
-        if type(raw) is not str and isinstance(raw, Mapping) and set(raw) == {"secure"} and tp in (str, Any):
+        raw_type = type(raw)
+        if raw_type not in _NOT_MAPPINGS and isinstance(raw, Mapping) and set(raw) == {"secure"} and tp in (str, Any):
             self.report(SECRET, path, "a Pulumi secret: encrypted in the stack file, so it is checked at preview, not offline")
             return SecretValue()
         if tp is IntOrString:
@@ -318,9 +357,12 @@ class Loader:
             return raw
         if tp is Any:
             return raw
-        ok = isinstance(raw, tp) and not (tp is int and isinstance(raw, bool))
-        if tp is int and isinstance(raw, float) and raw.is_integer():
-            raw, ok = int(raw), True
+        if raw_type is tp:  # the common case, and exact: a bool is no int here
+            ok = True
+        else:
+            ok = isinstance(raw, tp) and not (tp is int and isinstance(raw, bool))
+            if tp is int and isinstance(raw, float) and raw.is_integer():
+                raw, ok = int(raw), True
         if not ok:
             hint = None
             if tp is str and isinstance(raw, (bool, int, float)):  # YAML read `5`, `1.30` or `true` as a non-string
@@ -350,7 +392,10 @@ class Loader:
         return raw
 
     def _enum(self, raw: Any, path: str, enum: Mapping[str, Release | None]) -> None:
-        allowed = [value for value, since in enum.items() if since is None or self.release >= since]
+        known = _ALLOWED.get((id(enum), self.release))
+        if known is None:  # kept with the enum itself, so that its id cannot be reused while it is a key
+            known = _ALLOWED[id(enum), self.release] = (enum, [v for v, since in enum.items() if since is None or self.release >= since])
+        allowed = known[1]
         if raw in allowed:
             return
         supported = ", ".join(_quote(value) for value in allowed)

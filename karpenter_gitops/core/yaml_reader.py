@@ -160,11 +160,16 @@ def _build(parser: Any, scalars: _Scalars, unique_keys: bool) -> Iterator[Any]:
     anchors: dict[str, tuple[Any, int]] = {}
     root: Any = None
     repeated = written = 0  # values aliases repeat, and values the document spells out
+    plain = scalars.plain
     for event in iter(parser.get_event, None):
         kind = type(event)
         written += 1
         if kind is yaml.ScalarEvent:
-            value, size = scalars.value(event), 1
+            value, size = _NO_KEY, 1
+            if event.tag is None and event.implicit[0]:  # a plain scalar: most are seen before
+                value = plain.get(event.value, _NO_KEY)
+            if value is _NO_KEY:
+                value = scalars.value(event)
             if event.anchor is not None:
                 _anchor(anchors, event.anchor, value, 1, event)
         elif kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
@@ -212,6 +217,8 @@ def _build(parser: Any, scalars: _Scalars, unique_keys: bool) -> Iterator[Any]:
             parent.value.append(value)
         elif parent.key is _NO_KEY:
             parent.key, parent.key_mark = value, event.start_mark
+        elif type(parent.key) is str and parent.key not in parent.value:  # the common case: a new key
+            parent.value[parent.key], parent.key = value, _NO_KEY
         else:
             _put(parent, value, unique_keys)
 

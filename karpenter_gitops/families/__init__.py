@@ -22,6 +22,7 @@ from karpenter_gitops.families.dispatch import (
     of_image,
     oversized_userdata,
     parse_alias,
+    release_userdata_problems,
     size_limit,
     userdata_family,
 )
@@ -44,6 +45,7 @@ __all__ = [
     "of_image",
     "oversized_userdata",
     "parse_alias",
+    "release_userdata_problems",
     "size_limit",
     "userdata_family",
 ]

@@ -118,6 +118,19 @@ def analyse_userdata(text: str, ami_family: str | None) -> tuple[Problem, ...]:
     return tuple(problems)
 
 
+def release_userdata_problems(text: str, ami_family: str | None, aliases: Iterable[str]) -> tuple[Problem, ...]:
+    """Bottlerocket settings in ``text`` that the Bottlerocket release a class's alias pins does not have
+    (none when the class is not Bottlerocket, or picks its AMI by id or name: the release is not known offline)."""
+    aliases = [alias for alias in aliases if alias]
+    if userdata_family(ami_family, aliases) != "Bottlerocket":
+        return ()
+    for alias in aliases:
+        family, _, version = alias.partition("@")
+        if family.lower() == "bottlerocket":
+            return tuple(bottlerocket.release_problems(text, version.lower()))
+    return ()
+
+
 @dataclass(frozen=True)
 class Oversized:
     """A class whose userData, merged as Karpenter merges it, is more than EC2 accepts."""

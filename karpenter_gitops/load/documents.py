@@ -382,14 +382,36 @@ def load(paths: Iterable[str | Path], release: versions.Release = versions.DEFAU
     return load_files(list(read_files(paths)), release)
 
 
+class Loading:
+    """Read files loaded one at a time, in the order they come, for one release: the same inputs as
+    :func:`load_files` gives, but a file can be loaded as soon as it is read, while its documents are
+    still as parsed."""
+
+    def __init__(self, release: versions.Release = versions.DEFAULT) -> None:
+        self.release = release
+        self._out = _Collector(release)
+        self._skipped: list[str] = []
+
+    def add(self, file: ReadFile) -> None:
+        """Load one file; one passed over as no Kubernetes YAML is counted, with a note."""
+        if file.skipped is not None:
+            self._skipped.append(f"{file.name}: {file.skipped}")
+        else:
+            _read_documents(file.name, file.documents, self._out)
+
+    def inputs(self) -> Inputs:
+        inputs, skipped = self._out.inputs(), tuple(self._skipped)
+        if not skipped:
+            return inputs
+        return replace(inputs, skipped=skipped, notes=tuple(f"skipped {line}" for line in skipped) + inputs.notes)
+
+
 def load_files(files: Iterable[ReadFile], release: versions.Release = versions.DEFAULT) -> Inputs:
     """Load read files; those passed over as no Kubernetes YAML are counted, each with a note."""
-    files = list(files)
-    inputs = load_documents([(file.name, file.documents) for file in files if file.skipped is None], release)
-    skipped = tuple(f"{file.name}: {file.skipped}" for file in files if file.skipped is not None)
-    if not skipped:
-        return inputs
-    return replace(inputs, skipped=skipped, notes=tuple(f"skipped {line}" for line in skipped) + inputs.notes)
+    loading = Loading(release)
+    for file in files:
+        loading.add(file)
+    return loading.inputs()
 
 
 def load_documents(
@@ -398,8 +420,12 @@ def load_documents(
     """Load already-parsed YAML documents, given as ``(file name, documents)`` pairs."""
     out = _Collector(release)
     for name, docs in files:
-        if len(docs) == 1 and is_stack_document(docs[0]):
-            _read_stack(docs[0], name, out)
-        else:
-            _read_manifest(docs, name, out)
+        _read_documents(name, docs, out)
     return out.inputs()
+
+
+def _read_documents(name: str, docs: list[Any], out: _Collector) -> None:
+    if len(docs) == 1 and is_stack_document(docs[0]):
+        _read_stack(docs[0], name, out)
+    else:
+        _read_manifest(docs, name, out)

@@ -192,11 +192,19 @@ class Documents(Sequence[Any]):
 
     A run reads every file before it knows which release to judge against (stack files say),
     so the documents of a large run wait here in a third of the memory their dicts take; a stack
-    file's single document stays as it is, since it is read at once.
+    file's single document stays as it is, since it is read at once. ``live=True`` keeps them as
+    parsed until :meth:`compact` (reads give the parsed document itself, not a copy), so that a
+    reader can load the file before they are packed, without unpickling each again.
     """
 
-    def __init__(self, documents: Iterable[Any]) -> None:
-        self._items = [doc if is_stack_document(doc) else pack(doc) for doc in documents]
+    def __init__(self, documents: Iterable[Any], *, live: bool = False) -> None:
+        self._items = list(documents)
+        if not live:
+            self.compact()
+
+    def compact(self) -> None:
+        """Keep the documents pickled from now on (each read gives a fresh copy)."""
+        self._items = [doc if type(doc) is bytes or is_stack_document(doc) else pack(doc) for doc in self._items]
 
     def __len__(self) -> int:
         return len(self._items)
@@ -206,8 +214,14 @@ class Documents(Sequence[Any]):
         return pickle.loads(item) if type(item) is bytes else item
 
     def packed(self, index: int) -> bytes:
+        """The document pickled; a live one stays packed from then on, so that its object and the file share the bytes."""
         item = self._items[index]
-        return item if type(item) is bytes else pack(item)
+        if type(item) is bytes:
+            return item
+        packed = pack(item)
+        if not is_stack_document(item):
+            self._items[index] = packed
+        return packed
 
 
 class ReadFile(NamedTuple):
@@ -241,13 +255,14 @@ class Texts(Mapping[str, str]):
         return len(self._files)
 
 
-def read_files(paths: Iterable[str | Path], stdin: BinaryIO | None = None) -> Iterator[ReadFile]:
-    """Read and parse every file under ``paths``, one at a time; ``-`` reads ``stdin`` (default: the process's)."""
+def read_files(paths: Iterable[str | Path], stdin: BinaryIO | None = None, *, live: bool = False) -> Iterator[ReadFile]:
+    """Read and parse every file under ``paths``, one at a time; ``-`` reads ``stdin`` (default: the process's).
+    With ``live``, each file's documents stay as parsed until the caller compacts them (:class:`Documents`)."""
     for path in expand(paths):
-        yield _read_stdin(stdin or sys.stdin.buffer) if path == STDIN else _read_file(path)
+        yield _read_stdin(stdin or sys.stdin.buffer, live) if path == STDIN else _read_file(path, live)
 
 
-def _read_file(path: Path) -> ReadFile:
+def _read_file(path: Path, live: bool = False) -> ReadFile:
     name = display(path)
     try:
         documents = read_documents(path)
@@ -255,21 +270,21 @@ def _read_file(path: Path) -> ReadFile:
         if not err.message.startswith("invalid YAML"):
             raise
         return _foreign(name, path, read_text(path), err)
-    return _classified(name, path, documents)
+    return _classified(name, path, documents, live)
 
 
-def _read_stdin(stream: BinaryIO) -> ReadFile:
-    return from_text(STDIN_NAME, _TextChunks(stream, STDIN_NAME).read_all(), STDIN)
+def _read_stdin(stream: BinaryIO, live: bool = False) -> ReadFile:
+    return from_text(STDIN_NAME, _TextChunks(stream, STDIN_NAME).read_all(), STDIN, live=live)
 
 
-def from_text(name: str, text: str, path: Path | None = None) -> ReadFile:
+def from_text(name: str, text: str, path: Path | None = None, *, live: bool = False) -> ReadFile:
     """A file already read (standard input, a file at a Git ref), parsed and classified as files on disk are;
     it keeps its text, as it cannot be read again."""
     try:
         documents = parse_yaml(text, name)
     except InputError as err:
         return _foreign(name, path or Path(name), text, err)._replace(text=text)
-    return _classified(name, path or Path(name), documents)._replace(text=text)
+    return _classified(name, path or Path(name), documents, live)._replace(text=text)
 
 
 def _foreign(name: str, path: Path, text: str, err: InputError) -> ReadFile:
@@ -280,10 +295,10 @@ def _foreign(name: str, path: Path, text: str, err: InputError) -> ReadFile:
     return ReadFile(name, Documents(()), path, reason)
 
 
-def _classified(name: str, path: Path, documents: list[Any]) -> ReadFile:
+def _classified(name: str, path: Path, documents: list[Any], live: bool = False) -> ReadFile:
     """A file that parses: its documents, or passed over when none is a manifest or a stack file."""
     if _STACK_FILE.match(path.name) or any(_is_manifest_document(doc) or is_stack_document(doc) for doc in documents):
-        return ReadFile(name, Documents(documents), path)
+        return ReadFile(name, Documents(documents, live=live), path)
     if all(doc is None for doc in documents):
         return ReadFile(name, Documents(()), path, "empty: no YAML document")
     return ReadFile(name, Documents(()), path, "YAML that is not a Kubernetes manifest (no document has apiVersion or kind)")

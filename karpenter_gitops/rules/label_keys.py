@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from functools import cache
+from functools import cache, lru_cache
 
 from karpenter_gitops.core.model import AWS_GROUP, LABEL_KEY
 from karpenter_gitops.core.names import go_quote, has_placeholder, label_value_errors, qualified_name_errors
@@ -163,7 +163,8 @@ def knative(message: str, path: str, details: str = "") -> str:
     return f"{message}: {path}" + (f" {details}" if details else "")
 
 
-def runtime_requirement_message(key: str, values, path: str, release: Release) -> str | None:
+@lru_cache(maxsize=4096)  # the same requirements recur on every NodePool of a repository
+def runtime_requirement_message(key: str, values: tuple[str, ...], path: str, release: Release) -> str | None:
     """Karpenter's error for a requirement whose key is not a qualified name or whose values are no label values.
 
     ``ValidateRequirement`` (on a key it first normalises from the deprecated beta labels) joins the key's

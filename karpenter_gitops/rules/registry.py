@@ -24,13 +24,15 @@ import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any
+from typing import Any, TypeVar
 
 from karpenter_gitops.core.findings import Severity, Violation
 from karpenter_gitops.core.inputs import Inputs, PolicySettings
 from karpenter_gitops.core.versions import Release
 
 Check = Callable[..., Iterable[Violation]]
+_Object = TypeVar("_Object")
+_Derived = TypeVar("_Derived")
 ALL_KINDS = frozenset({"EC2NodeClass", "NodePool", "NodeOverlay", "CapacityBuffer"})
 
 
@@ -180,6 +182,24 @@ class Context:
     release: Release
     inputs: Inputs
     settings: PolicySettings = dataclasses.field(default_factory=PolicySettings)
+    # what several checks derive from the object being judged: the object, then derivation -> result
+    _derived: list[Any] = dataclasses.field(default_factory=lambda: [None, {}], compare=False, repr=False)
+
+    def derived(self, derive: Callable[[_Object], _Derived], obj: _Object) -> _Derived:
+        """``derive(obj)``, worked out once for the object being judged however many checks ask for it.
+
+        The judge runs every rule of one object before the next object, so only the latest object's
+        results are kept: several rules can share one analysis (e.g. one userData analysis for all the
+        userData rules) while the memory stays bounded by one object's worth, whatever the run's size.
+        ``derive`` must be a pure function of the object.
+        """
+        memo = self._derived
+        if memo[0] is not obj:
+            memo[0], memo[1] = obj, {}
+        found = memo[1].get(derive, memo)
+        if found is memo:
+            found = memo[1][derive] = derive(obj)
+        return found
 
     def param(self, name: str) -> Any:
         """A tunable value a rule declared: the stack's (or the pack's) setting, else the declared default."""

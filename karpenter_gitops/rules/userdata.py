@@ -1,7 +1,7 @@
 """userData rules: thin wrappers over :func:`karpenter_gitops.families.analyse_userdata`, one per problem kind.
 
-The analysis runs once per object (it is cached on the text and family); each rule picks the
-problems that carry its id. Objects without userData cost nothing.
+The family detection and the analysis run once per object (:meth:`Context.derived`), and each rule
+picks the problems that carry its id. Objects without userData cost nothing.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from karpenter_gitops.core.findings import Severity, Violation
 from karpenter_gitops.core.model import EC2NODECLASS, EC2NodeClass
 from karpenter_gitops.core.typed_schema import SecretValue
 from karpenter_gitops.core.versions import Release
-from karpenter_gitops.families import bottlerocket
 from karpenter_gitops.families.userdata import problems as ids
 from karpenter_gitops.families.userdata.problems import Problem
 from karpenter_gitops.rules.registry import Context, rule
@@ -43,27 +42,31 @@ def _node_config(taint: str) -> str:
     )
 
 
-def _problems(obj: EC2NodeClass) -> tuple[Problem, ...]:
+ByProblem = dict[str, tuple[Violation, ...]]  # problem id -> its violations
+
+
+def _by_id(problems: Iterable[Problem]) -> ByProblem:
+    found: ByProblem = {}
+    for p in problems:
+        found[p.rule] = (*found.get(p.rule, ()), Violation(PATH, p.message, p.hint))
+    return found
+
+
+def _problems(obj: EC2NodeClass) -> ByProblem:
     spec = obj.spec
     if not spec.user_data or isinstance(spec.user_data, SecretValue):  # a secret is checked at preview
-        return ()
+        return {}
     aliases = (t.alias for t in spec.ami_selector_terms or ())
-    return families.analyse_userdata(spec.user_data, families.userdata_family(spec.ami_family, aliases))
+    return _by_id(families.analyse_userdata(spec.user_data, families.userdata_family(spec.ami_family, aliases)))
 
 
-def _release_problems(obj: EC2NodeClass) -> tuple[Problem, ...]:
+def _release_problems(obj: EC2NodeClass) -> ByProblem:
     """Bottlerocket settings the release behind the class's bottlerocket alias does not have."""
     spec = obj.spec
     if not spec.user_data or isinstance(spec.user_data, SecretValue):
-        return ()
-    aliases = [t.alias for t in spec.ami_selector_terms or () if t.alias]
-    if families.userdata_family(spec.ami_family, aliases) != "Bottlerocket":
-        return ()
-    for alias in aliases:
-        family, _, version = alias.partition("@")
-        if family.lower() == "bottlerocket":
-            return tuple(bottlerocket.release_problems(spec.user_data, version.lower()))
-    return ()  # an AMI chosen by id or name: the release is not known offline
+        return {}
+    aliases = (t.alias for t in spec.ami_selector_terms or ())
+    return _by_id(families.release_userdata_problems(spec.user_data, spec.ami_family, aliases))
 
 
 def _userdata_rule(
@@ -78,14 +81,14 @@ def _userdata_rule(
     problem: str | None = None,
     since: Release | None = None,
     until: Release | None = None,
-    source: Callable[[EC2NodeClass], tuple[Problem, ...]] = _problems,
+    source: Callable[[EC2NodeClass], ByProblem] = _problems,
 ) -> None:
     """A rule reporting the problems of one id (``problem``, default the rule's own) that ``source`` finds."""
     kind = problem or id
 
     @rule(id, severity, [EC2NODECLASS], doc, fix, origin=origin, since=since, until=until, good=good, bad=bad)
     def check(obj: EC2NodeClass, ctx: Context) -> Iterable[Violation]:
-        return [Violation(PATH, p.message, p.hint) for p in source(obj) if p.rule == kind]
+        return ctx.derived(source, obj).get(kind, ())
 
 
 _SCRIPT = "#!/bin/bash\necho hello > /tmp/x\n"

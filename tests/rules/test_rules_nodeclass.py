@@ -391,3 +391,30 @@ def test_an_amazon_linux_image_under_amiFamily_bottlerocket_is_a_warning():
     found = [f for f in findings(doc) if f.rule == "nodeclass/ami-name-family"]
     assert [(f.severity.value, f.path) for f in found] == [("warning", "spec.amiSelectorTerms[0].name")]
     assert "names AL2 images, but amiFamily is Bottlerocket" in found[0].message
+
+
+def test_userdata_is_analysed_once_per_class_however_many_rules_read_it(monkeypatch):
+    """The ~25 userData rules share one family detection and analysis per class (Context.derived), and
+    each still reports its own problems: here both classes' folded scripts, and nothing for the clean one."""
+    from karpenter_gitops import families
+
+    analysed = []
+    analyse = families.analyse_userdata
+    monkeypatch.setattr(families, "analyse_userdata", lambda text, family: analysed.append(text) or analyse(text, family))
+    folded = "#!/bin/bash echo hello > /tmp/x sysctl -w vm.max_map_count=262144\n"
+    docs = [node_class({"metadata": {"name": name}, "spec": {"amiSelectorTerms": [{"alias": "al2@v20240807"}], "userData": text}})
+            for name, text in (("a", folded), ("b", folded + "# b\n"), ("c", "#!/bin/bash\necho hello\n"))]
+    found = findings(*docs)
+    assert len(analysed) == 3
+    assert sorted(f.name for f in found if f.rule == "userdata/folded-yaml") == ["a", "b"]
+
+
+def test_a_derived_value_is_worked_out_once_for_the_object_being_judged():
+    from karpenter_gitops.core.inputs import Inputs
+    from karpenter_gitops.rules.registry import Context
+
+    calls = []
+    derive = lambda obj: calls.append(obj) or obj.upper()  # noqa: E731
+    ctx, first, second = Context((1, 15), Inputs()), "first", "second"
+    assert [ctx.derived(derive, first), ctx.derived(derive, first), ctx.derived(derive, second)] == ["FIRST", "FIRST", "SECOND"]
+    assert ctx.derived(derive, first) == "FIRST" and calls == [first, second, first]  # only the latest object is kept

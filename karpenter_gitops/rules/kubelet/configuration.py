@@ -49,6 +49,9 @@ def violations(said: Iterator[Said]) -> Iterator[Violation]:
 
 
 def kubelet_block(obj) -> Mapping[str, Any] | None:
+    """The class's ``spec.kubelet`` as written (the rules read fields the model does not type), or None."""
+    if obj.spec.kubelet is None:  # the model loads every mapping written there: none, so the manifest need not be unpacked
+        return None
     spec = obj.raw.get("spec") if isinstance(obj.raw, Mapping) else None
     kubelet = spec.get("kubelet") if isinstance(spec, Mapping) else None
     return kubelet if isinstance(kubelet, Mapping) and kubelet else None
