@@ -17,6 +17,9 @@ from dataclasses import dataclass, field
 from karpenter_gitops.adapters.aws.pricing import Prices
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.simulation import Forecast, PlannedNode, PoolForecast
+from karpenter_gitops.core.simulation.limits import Fill, LimitCost
+from karpenter_gitops.core.simulation.resources import CPU, quantity
+from karpenter_gitops.core.simulation.scheduler import NODES
 from karpenter_gitops.core.simulation.nodes import HOURS_PER_MONTH
 from karpenter_gitops.load.workloads import Workloads
 from karpenter_gitops.output.terminal import Terminal
@@ -99,6 +102,26 @@ def zones(names: Sequence[str]) -> str:
     return ", ".join(names)
 
 
+def _fill(fill: Fill) -> str:
+    return f"{fill.nodes} × {fill.instance_type} {fill.capacity_type}, {money(fill.hourly)}/h ({money(fill.hourly * HOURS_PER_MONTH)}/month)"
+
+
+def _limit_value(name: str, value: int) -> str:
+    return f"{value / 1000:g}" if name in (CPU, NODES) else quantity(name, value)
+
+
+def limit_text(cost: LimitCost | None, lead: str = "at its limits ") -> str:
+    """``at its limits (cpu 1000, memory 1000Gi): cheapest 250 × c7g.xlarge spot, $10.75/h ($7,848/month); dearest ...``."""
+    if cost is None:
+        return "no cpu/memory limit"
+    limits = f"{lead}({', '.join(f'{name} {_limit_value(name, value)}' for name, value in sorted(cost.limits.items()))})"
+    if cost.cheapest is None or cost.dearest is None:
+        return f"{limits}: no compatible instance type fits under them"
+    if cost.cheapest == cost.dearest:
+        return f"{limits}: {_fill(cost.cheapest)}"
+    return f"{limits}: cheapest {_fill(cost.cheapest)}; dearest {_fill(cost.dearest)}"
+
+
 def _percent(node: PlannedNode, name: str) -> str:
     share = node.utilisation.get(name)
     return "—" if share is None else f"{share:.0%}"
@@ -151,6 +174,7 @@ def _pool(console: Terminal, result: WorkloadForecast, pool: PoolForecast) -> No
     if not pool.nodes:
         why = f": {pool.unusable}" if pool.unusable else ""
         console.print("  NodePool ", (pool.node_pool, "bold"), f": no NodeClaims{why}")
+        _limit(console, pool)
         return
     console.print("  NodePool ", (pool.node_pool, "bold"),
                   f": {len(pool.nodes)} NodeClaim(s) ({node_mix(pool)}) for {pool.pods} pod(s), "
@@ -167,6 +191,12 @@ def _pool(console: Terminal, result: WorkloadForecast, pool: PoolForecast) -> No
         console.print((f"    AMI{'s' if len(amis) > 1 else ''}: {', '.join(amis)}", "dim"))
     if len(pool.nodes) > SHOWN_NODES:
         console.print((f"    … and {len(pool.nodes) - SHOWN_NODES} more NodeClaim(s) (see --format json)", "dim"))
+    _limit(console, pool)
+
+
+def _limit(console: Terminal, pool: PoolForecast) -> None:
+    if pool.limit_cost is not None:
+        console.print(f"    {limit_text(pool.limit_cost)}")
 
 
 def _unschedulable(console: Terminal, forecast: Forecast) -> None:

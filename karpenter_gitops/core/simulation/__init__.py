@@ -3,7 +3,7 @@
 Pure (no I/O). Layers, bottom up: ``resources`` (quantities) < ``matching`` (requirements, taints,
 selectors) < ``pods`` (the workload model) < ``nodes`` (AWS capacity, overhead, offerings, prices) <
 ``catalogue`` (bitmask indexes over instance types) < ``world`` < ``preferences`` < ``topology`` <
-``scheduler`` < ``launch`` < ``forecast`` < ``assemble`` (a world from the project's loaded objects).
+``scheduler`` < ``launch``, ``limits`` < ``forecast`` < ``assemble`` (a world from the project's loaded objects).
 This module only hands names on.
 """
 
