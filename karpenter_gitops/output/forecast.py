@@ -71,6 +71,31 @@ class WorkloadForecast:
         }  # fmt: skip
 
 
+def outline(result: WorkloadForecast) -> dict:
+    """The forecast as a Pulumi output holds it: per NodePool its NodeClaims (type, capacity type, zones, pod
+    count, price), $/hour and $/month and its cost at its limits; the pods that cannot be scheduled and why.
+    Candidates and pod names stay out: the output lives in every stack's state."""
+    workloads = {"pods": result.pods, "problems": [str(p) for p in result.workloads.problems]}
+    if result.forecast is None:
+        return {**workloads, "unavailable": result.unavailable or "nothing to simulate"}
+    forecast = result.forecast
+    pools = {}
+    for pool in forecast.pools:
+        full = pool.to_json()
+        claims = [{"instanceType": n.instance_type, "capacityType": n.launch.capacity_type, "zones": list(n.zones), "pods": len(n.pods),
+                   "pricePerHour": claim["pricePerHour"], "launchError": n.launch.error}
+                  for n, claim in zip(pool.nodes, full["nodeClaims"])]
+        pools[pool.node_pool] = {"nodeClaims": claims, **{k: full[k] for k in ("pods", "pricePerHour", "pricePerMonth", "unusable", "limitCost")}}
+    full = forecast.to_json()
+    return {
+        **workloads, "karpenter": full["karpenter"], "prices": result.prices.summary if result.prices else forecast.price_source,
+        "pricePerHour": full["pricePerHour"], "pricePerMonth": full["pricePerMonth"], "nodePools": pools,
+        "unschedulable": [{"workload": u.workload, "pods": len(u.pods), "message": u.message,
+                           "reasons": [r.to_json() for r in u.reasons]} for u in forecast.unschedulable],
+        "approximated": full["approximated"], "notes": [*result.workloads.notes, *forecast.notes],
+    }  # fmt: skip
+
+
 # --- words shared by text, SVG and markdown ----------------------------------------------------------
 
 
