@@ -22,10 +22,9 @@ from karpenter_gitops.core.inputs import NAMESPACE, Inputs
 from karpenter_gitops.core.model import CAPACITYBUFFER, NODEOVERLAY
 from karpenter_gitops.core.plan import Plan
 from karpenter_gitops.judge import Judge
-from karpenter_gitops.load import engine
+from karpenter_gitops.load import engine, files
 from karpenter_gitops.load.documents import load_documents
-from karpenter_gitops.load.stacks import stack_release
-from karpenter_gitops.load import files
+from karpenter_gitops.load.stacks import stack_release, workload_paths
 from karpenter_gitops.load.workloads import WORKLOAD_KINDS, workloads_from_documents
 from karpenter_gitops.output.forecast import outline, price_range
 from karpenter_gitops.reconcile import reconcile
@@ -140,9 +139,7 @@ def workload_objects(paths: Any) -> list[dict]:
     """The workload objects (Deployments, Pods, DaemonSets, ... also inside ``List`` items) of the files under
     ``paths`` (``karpenter-gitops:workloads``), as the component passes them on: other objects (ConfigMaps,
     Secrets) stay out of the resource's inputs and state."""
-    if not isinstance(paths, list) or not all(isinstance(p, str) and p for p in paths):
-        raise InputError(f"{NAMESPACE}:workloads must be a list of file or directory paths", hint="workloads: [k8s/apps, k8s/jobs.yaml]")
-    return [doc for _, docs in files.read(paths) for doc in _workloads_in(docs)]
+    return [doc for _, docs in files.read(workload_paths(paths, SOURCE)) for doc in _workloads_in(docs)]
 
 
 def _workloads_in(documents: Iterable[Any]) -> Iterable[dict]:
