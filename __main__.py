@@ -1,7 +1,8 @@
 """The Pulumi program: the stack's Karpenter fleet from ``stacks/Pulumi.<stack>.yaml``.
 
 Settings (namespace ``karpenter-gitops``): ``cluster``, ``nodeClasses``, ``nodePools``,
-``nodeOverlays``, ``capacityBuffers`` (specs spelled as the CRDs), ``pinAmis``, ``controller``
+``nodeOverlays``, ``capacityBuffers`` (specs spelled as the CRDs), ``workloads`` (manifest paths to
+forecast), ``pinAmis``, ``controller``
 (Karpenter's AWS side: IAM, access entry, interruption queue, Helm release) and
 ``renderYamlToDirectory`` (write manifests for Argo CD / Flux instead of applying them to a cluster).
 """
@@ -42,6 +43,7 @@ fleet = Fleet(
         secret=any(pulumi.runtime.is_config_secret(settings.full_key(key))
                    for key in ("nodeClasses", "nodePools", "nodeOverlays", "capacityBuffers")),
         **({"policy": policy} if (policy := settings.get_object("policy")) else {}),
+        **({"workload_paths": paths} if (paths := settings.get_object("workloads")) is not None else {}),
         **({"controller": controller} if controller is not None else {}),
     ),
     opts=pulumi.ResourceOptions(providers=providers),

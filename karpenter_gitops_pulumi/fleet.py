@@ -11,6 +11,7 @@ from karpenter_gitops_pulumi.nodeclass import ClusterArgs, NodeClass, NodeClassA
 from karpenter_gitops_pulumi.nodepool import NodePool, NodePoolArgs
 from karpenter_gitops_pulumi.reconciliation import load_inputs
 from karpenter_gitops_pulumi.scheduling import CapacityBuffer, CapacityBufferArgs, NodeOverlay, NodeOverlayArgs
+from karpenter_gitops.app import stack
 from karpenter_gitops.core.errors import InputError
 
 
@@ -35,6 +36,9 @@ class FleetArgs(TypedDict):
     secret: NotRequired[bool]
     """The specs come from secret stack config (``pulumi config set --secret``): kept secret
     in every registration, output and state."""
+    workload_paths: NotRequired[list[str]]
+    """Workload manifest files or directories (``karpenter-gitops:workloads``): each class forecasts the
+    workloads in them over its NodePools (the objects are read here; other kinds stay out of state)."""
     controller: NotRequired[dict[str, Any]]
     """The controller block (``karpenter-gitops:controller``): when given, a ``KarpenterController`` is built
     for the cluster, and the classes and pools take its node role, instance profile and Helm release by object."""
@@ -53,6 +57,7 @@ class Fleet(pulumi.ComponentResource):
         super().__init__("karpenter-gitops:index:Fleet", name, None, opts)
         pool_specs = args.get("node_pools") or {}
         pools_by_class = _pools_by_class(args["node_classes"], pool_specs, cluster_block(args.get("cluster")))
+        workloads = stack.workload_objects(args["workload_paths"]) if "workload_paths" in args else None
         child = pulumi.ResourceOptions(parent=self)
         if args.get("controller") is not None:
             karpenter = _controller(args, pool_specs, child)
@@ -70,6 +75,7 @@ class Fleet(pulumi.ComponentResource):
                     secret=bool(args.get("secret")),
                     **({"policy": args["policy"]} if args.get("policy") else {}),
                     **({"node_overlays": args["node_overlays"]} if args.get("node_overlays") else {}),
+                    **({"workloads": workloads} if workloads is not None else {}),
                 ),
                 opts=child,
             )
@@ -86,7 +92,8 @@ class Fleet(pulumi.ComponentResource):
             CapacityBuffer(buffer, CapacityBufferArgs(spec=spec, **shared), opts=child)
         self.node_classes = pulumi.Output.from_input(
             {
-                n: {"amiIds": c.ami_ids, "instanceProfile": c.instance_profile, "conditions": c.conditions}
+                n: {"amiIds": c.ami_ids, "instanceProfile": c.instance_profile, "conditions": c.conditions,
+                    **({"forecast": c.forecast} if c.forecast is not None else {})}
                 for n, c in classes.items()
             }
         )

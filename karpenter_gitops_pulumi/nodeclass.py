@@ -86,6 +86,9 @@ class NodeClassArgs(TypedDict):
     node_overlays: NotRequired[dict[str, dict[str, Any]]]
     """The cluster's NodeOverlay specs by name: the reconciliation applies them to this class's pools as
     ``plan`` does (which types they reprice, what each pool launches first)."""
+    workloads: NotRequired[list[dict[str, Any]]]
+    """Workload objects (Deployments, Pods, DaemonSets, ...): the reconciliation forecasts what Karpenter would
+    launch for them over this class's NodePools and what it costs (the ``forecast`` output)."""
 
 
 class NodeClass(pulumi.ComponentResource):
@@ -103,6 +106,9 @@ class NodeClass(pulumi.ComponentResource):
     """Predicted status conditions."""
     node_pools: pulumi.Output[dict[str, Any]]
     """Per NodePool: instance type to AMI id, and unserved instance types."""
+    forecast: pulumi.Output[dict[str, Any]] | None
+    """With workloads: per NodePool the NodeClaims Karpenter would launch, $/hour and $/month, the cost at its
+    limits, and the pods that cannot be scheduled and why."""
 
     @one_line_errors
     def __init__(self, name: str, args: NodeClassArgs, opts: pulumi.ResourceOptions | None = None) -> None:
@@ -124,6 +130,7 @@ class NodeClass(pulumi.ComponentResource):
             opts=child,
             secret=secret,
             node_overlay_specs={overlay: kept_secret(overlay_spec, secret) for overlay, overlay_spec in (args.get("node_overlays") or {}).items()},
+            workloads=args.get("workloads"),
         )
         self.ami_ids = reconciliation.amis.apply(lambda amis: list(dict.fromkeys(a["id"] for a in amis)))
         pin = args.get("pin_amis") and not manifests.pins_by_version(args["spec"])
@@ -145,6 +152,7 @@ class NodeClass(pulumi.ComponentResource):
         self.instance_profile = reconciliation.instanceProfile
         self.conditions = reconciliation.conditions
         self.node_pools = reconciliation.nodePools
+        self.forecast = reconciliation.forecast if args.get("workloads") is not None else None
         self.register_outputs(
             {
                 "nodeClassName": self.node_class_name,
@@ -153,6 +161,7 @@ class NodeClass(pulumi.ComponentResource):
                 "instanceProfile": self.instance_profile,
                 "conditions": self.conditions,
                 "nodePools": self.node_pools,
+                **({"forecast": self.forecast} if self.forecast is not None else {}),
             }
         )
 

@@ -5,6 +5,10 @@ property path and rule id. ``create()``/``update()`` run :func:`karpenter_gitops
 against AWS and store the plan of this class and its pools as outputs. The EC2NodeClass custom
 resource depends on this resource, so an invalid or unresolvable class is never applied.
 
+Given ``workloads`` (Kubernetes objects), the resource also stores ``forecast``: what Karpenter would
+launch for them over this class's NodePools — as if they were the cluster's only ones — and what it
+costs (``plan --workloads``' forecast, without the per-candidate detail). Without them no key changes.
+
 The provider is pickled **by reference** (this module's path is part of every stack's state:
 moving or renaming it breaks ``refresh``/``destroy`` of existing stacks). It holds no state of its
 own: boto3 clients are made per call by the core from the environment, so nothing unpicklable is
@@ -40,10 +44,11 @@ from karpenter_gitops.core.inputs import NAMESPACE, Inputs
 from karpenter_gitops.core.model import EC2NODECLASS, NODEOVERLAY
 from karpenter_gitops.core.plan_result import PERSISTENT, TRANSIENT, Plan
 
-INPUT_KEYS = ("nodeClassName", "spec", "nodePoolSpecs", "nodeOverlaySpecs", "cluster", "policy")
+INPUT_KEYS = ("nodeClassName", "spec", "nodePoolSpecs", "nodeOverlaySpecs", "cluster", "policy", "workloads")
 # NodeClassPlan.to_json() keys, plus the per-pool plans and the non-blocking findings.
 OUTPUT_KEYS = ("conditions", "amis", "skippedAmis", "subnets", "securityGroups", "instanceProfile", "nodePools", "findings")
 SECRET_OUTPUTS = ("spec", "nodePoolSpecs", "findings")  # what can hold a secret spec's values
+FORECAST = "forecast"  # the output, present only with workloads
 
 
 class TransientReconciliationError(Exception):
@@ -65,10 +70,14 @@ def load_inputs(
     return stack.load_inputs(cluster, node_classes, node_pools, policy, node_overlays=node_overlays)
 
 
-def _plan(props: Mapping[str, Any], settings: Any) -> Plan:
-    """The plan for these inputs; an AWS outage becomes a plan that decided nothing."""
+def _plan(props: Mapping[str, Any], settings: Any) -> tuple[Plan, dict[str, Any] | None]:
+    """The plan for these inputs, and the forecast when they carry workloads; an AWS outage becomes a plan
+    that decided nothing."""
     try:
-        return stack.plan(*_props_inputs(props), settings)
+        workloads = props.get("workloads")
+        if workloads is None:
+            return stack.plan(*_props_inputs(props), settings), None
+        return stack.forecast(*_props_inputs(props), workloads, settings)
     except InputError as err:  # no credentials, or an alias without the cluster's Kubernetes version
         raise ReconciliationError(f"EC2NodeClass {props['nodeClassName']}: {err}") from None
 
@@ -131,7 +140,7 @@ def _why_not_ready(name: str, plan: Plan) -> str:
     return f"EC2NodeClass {name} would not become Ready: {detail or 'Ready is not True'}"
 
 
-def _outputs(props: Mapping[str, Any], plan: Plan) -> dict[str, Any]:
+def _outputs(props: Mapping[str, Any], plan: Plan, forecast: dict[str, Any] | None = None) -> dict[str, Any]:
     name = props["nodeClassName"]
     class_plan = plan.node_classes[name]
     pools = {pool: p.to_json() for pool, p in sorted(plan.node_pools.items()) if p.node_class == name}
@@ -141,6 +150,7 @@ def _outputs(props: Mapping[str, Any], plan: Plan) -> dict[str, Any]:
         **class_plan.to_json(),
         "nodePools": pools,
         "findings": [f.to_json() for f in plan.findings],
+        FORECAST: forecast,
     })
 
 
@@ -162,7 +172,17 @@ def _view(outs: Mapping[str, Any]) -> dict[str, Any]:
         "instanceProfile": outs.get("instanceProfile"),
         "conditions": sorted((c["type"], c["status"], c["reason"]) for c in outs.get("conditions") or ()),
         "nodePools": _stored(outs.get("nodePools") or {}),
+        FORECAST: _forecast_view(outs.get(FORECAST)),
     }
+
+
+def _forecast_view(forecast: Mapping[str, Any] | None) -> tuple:
+    """The NodeClaims per pool (type, capacity type) and the unschedulable pods: price updates alone are no change."""
+    if not forecast:
+        return ()
+    pools = tuple(sorted((name, tuple(sorted((c.get("instanceType") or "", c.get("capacityType") or "") for c in pool.get("nodeClaims") or ())))
+                         for name, pool in (forecast.get("nodePools") or {}).items()))
+    return pools, sum(u.get("pods", 0) for u in forecast.get("unschedulable") or ())
 
 
 def _changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
@@ -180,6 +200,8 @@ def _changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
         elif key == "nodePools":
             pools = sorted(p for p in set(before[key]) | set(after[key]) if before[key].get(p) != after[key].get(p))
             reasons.append(f"instance-type to AMI map of NodePool(s) {', '.join(pools)}")
+        elif key == FORECAST:
+            reasons.append(f"forecast for the workloads: {stack.forecast_price(old.get(FORECAST))} -> {stack.forecast_price(new.get(FORECAST))}")
         else:
             reasons.append(f"{key}: {before[key]} -> {after[key]}")
     return reasons
@@ -245,7 +267,7 @@ class ReconciliationProvider(ResourceProvider):
             return DiffResult(changes=True, replaces=["nodeClassName"] if "nodeClassName" in changed else [])
         name = news["nodeClassName"]
         try:
-            plan = _plan(news, self._settings)
+            plan, forecast = _plan(news, self._settings)
         except ReconciliationError as err:  # no credentials is the user's setup, never a change
             pulumi.log.warn(f"could not re-resolve, assuming no change: {err}")
             return DiffResult(changes=False)
@@ -253,7 +275,7 @@ class ReconciliationProvider(ResourceProvider):
             why = "; ".join(plan.transient) or "no plan for this class"
             pulumi.log.warn(f"EC2NodeClass {name}: could not re-resolve, assuming no change: {why}")
             return DiffResult(changes=False)
-        reasons = _changes(olds, _outputs(news, plan))
+        reasons = _changes(olds, _outputs(news, plan, forecast))
         if reasons:
             pulumi.log.info(f"EC2NodeClass {name}: AWS now resolves differently: " + "; ".join(reasons))
         return DiffResult(changes=bool(reasons))
@@ -280,13 +302,13 @@ class ReconciliationProvider(ResourceProvider):
     @staticmethod
     def _reconciled(props: Mapping[str, Any], settings: Any) -> dict[str, Any]:
         name = props["nodeClassName"]
-        plan = _plan(props, settings)
+        plan, forecast = _plan(props, settings)
         if plan.exit_code == TRANSIENT or name not in plan.node_classes:
             why = "; ".join(plan.transient) or "no plan for this class"
             raise TransientReconciliationError(f"EC2NodeClass {name}: transient AWS failure, nothing changed, retry later: {why}")
         if plan.exit_code == PERSISTENT:
             raise ReconciliationError(_why_not_ready(name, plan))
-        return _outputs(props, plan)
+        return _outputs(props, plan, forecast)
 
 
 class Reconciliation(pulumi.dynamic.Resource, module="karpenter-gitops", name="Reconciliation"):
@@ -300,6 +322,7 @@ class Reconciliation(pulumi.dynamic.Resource, module="karpenter-gitops", name="R
     instanceProfile: pulumi.Output[str]
     nodePools: pulumi.Output[dict]
     findings: pulumi.Output[list]
+    forecast: pulumi.Output[dict]  # only with workloads
 
     def __init__(
         self,
@@ -312,11 +335,15 @@ class Reconciliation(pulumi.dynamic.Resource, module="karpenter-gitops", name="R
         opts: pulumi.ResourceOptions | None = None,
         secret: bool = False,
         node_overlay_specs: Mapping[str, pulumi.Input[Mapping[str, Any]]] | None = None,
+        workloads: pulumi.Input[list[Mapping[str, Any]]] | None = None,
     ) -> None:
         """``secret``: the specs come from secret stack config; the engine then keeps the outputs that
-        echo them (and the findings, which may quote them) encrypted in state."""
+        echo them (and the findings, which may quote them) encrypted in state. ``workloads``: the workload
+        manifests (Deployments, Pods, DaemonSets, ... as Kubernetes objects) to forecast; they and the
+        forecast join the outputs only when given."""
         if secret:
-            opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(additional_secret_outputs=list(SECRET_OUTPUTS)))
+            echoed = [*SECRET_OUTPUTS, "workloads"] if workloads is not None else list(SECRET_OUTPUTS)
+            opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(additional_secret_outputs=echoed))
         props = {
             "nodeClassName": node_class_name,
             "spec": spec,
@@ -325,5 +352,6 @@ class Reconciliation(pulumi.dynamic.Resource, module="karpenter-gitops", name="R
             "cluster": dict(cluster or {}),
             "policy": dict(policy or {}),
             **{key: None for key in OUTPUT_KEYS},
+            **({"workloads": workloads, FORECAST: None} if workloads is not None else {}),
         }
         super().__init__(ReconciliationProvider(), resource_name, props, opts)

@@ -68,6 +68,26 @@ def reconcile(inputs, *, release, kubernetes=None, cache_dir=None, aws=None) -> 
     return Plan({nc.name: _class_plan(nc.name) for nc in inputs.node_classes}, pools)
 
 
+FORECASTS: list = []  # (inputs, plan, workloads, sources) of every forecast made
+
+
+def forecaster(target, release, workloads, sources):
+    """Stands in for ``app.plan.forecaster`` (this AWS has no catalogue): the pods given, over small
+    simulated instance types (m5.large, m5.xlarge), in the NodePools of the inputs, each limited to 8 CPUs."""
+    from _simulation import pool, types, world
+
+    from karpenter_gitops.core.simulation import simulate
+    from karpenter_gitops.output.workload_forecast import WorkloadForecast
+
+    def forecast(inputs, plan):
+        FORECASTS.append((inputs, plan, workloads, sources))
+        pools = [pool(p.name, limits={"cpu": "8"}) for p in inputs.node_pools]
+        simulated = world(workloads.pods, *pools, instance_types_=types(("m5.large", "m5.xlarge")))
+        return WorkloadForecast(workloads, simulate(simulated), sources=tuple(sources))
+
+    return forecast
+
+
 def install() -> None:
     from karpenter_gitops.app import stack
 

@@ -19,7 +19,7 @@ from karpenter_gitops.core.inputs import Inputs, PolicySettings
 from karpenter_gitops.load import policy_settings
 from karpenter_gitops.load.documents import Loading, load_files
 from karpenter_gitops.load.files import ReadFile, Texts, display, is_stack_document, parse_yaml, read_files, read_text
-from karpenter_gitops.load.stacks import stack_aws_config, stack_release
+from karpenter_gitops.load.stacks import stack_aws_config, stack_release, stack_workloads
 
 
 @dataclass(frozen=True)
@@ -59,6 +59,11 @@ class Sources:
         skipped = f" ({len(inputs.skipped)} skipped: not Kubernetes YAML)" if inputs.skipped else ""
         return (f"no Karpenter object found in {len(self.files)} file(s){skipped}, so nothing was checked "
                 "(hint: name the files or folder holding your EC2NodeClass and NodePool manifests, or pass --allow-empty)")
+
+    @property
+    def workload_paths(self) -> tuple[str, ...]:
+        """The workload manifests the stack file names (``karpenter-gitops:workloads``), if any."""
+        return stack_workloads(self.documents)
 
     @property
     def aws_config(self) -> dict[str, Any]:

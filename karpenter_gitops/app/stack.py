@@ -8,11 +8,13 @@ settings) and judges them with the same judge, so ``pulumi preview`` and the CLI
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from karpenter_gitops.adapters.aws.client import AwsSession, AwsSettings
 from karpenter_gitops.adapters.aws.error_kinds import PersistentAWSError, TransientAWSError
+from karpenter_gitops.adapters.aws.target import Target
+from karpenter_gitops.app.plan import forecaster
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.findings import Finding, Observation
@@ -20,13 +22,16 @@ from karpenter_gitops.core.inputs import NAMESPACE, Inputs
 from karpenter_gitops.core.model import CAPACITYBUFFER, NODEOVERLAY
 from karpenter_gitops.core.plan_result import Plan
 from karpenter_gitops.judge import Judge
-from karpenter_gitops.load import engine_values
+from karpenter_gitops.load import engine_values, files
 from karpenter_gitops.load.documents import load_documents
-from karpenter_gitops.load.stacks import stack_release
+from karpenter_gitops.load.stacks import stack_release, workload_paths
+from karpenter_gitops.load.workloads import WORKLOAD_KINDS, workloads_from_documents
+from karpenter_gitops.output.workload_forecast import outline, price_range
 from karpenter_gitops.reconcile import reconcile
 from karpenter_gitops.rules import controller as controller_rules
 
 SOURCE = "stack config"
+WORKLOADS = "workloads input"  # where the workload objects the component passes are said to come from
 
 
 def stack_document(
@@ -110,11 +115,58 @@ def plan(inputs: Inputs, release: versions.Release, settings: AwsSettings | None
     """The reconciliation against the AWS of the stack's provider settings (else the environment's); an
     AWS outage is a plan that decided nothing. No region, or no usable credentials, is an InputError:
     the user's setup, not something AWS said, so never a change."""
+    return _reconciled(inputs, release, _session(settings))
+
+
+def forecast(
+    inputs: Inputs, release: versions.Release, workloads: Sequence[Any], settings: AwsSettings | None = None
+) -> tuple[Plan, dict | None]:
+    """The plan, and what Karpenter would launch over its NodePools for ``workloads`` (Kubernetes objects, as
+    the component passes them), from the same session: the plan's catalogue and AMI mapping, the region's
+    prices; as the output holds it (:func:`~karpenter_gitops.output.workload_forecast.outline`). None when the plan
+    decided nothing."""
+    session = _session(settings)
+    planned = _reconciled(inputs, release, session)
+    if planned.transient:
+        return planned, None
+    loaded = workloads_from_documents([(WORKLOADS, engine_values.normalise(list(workloads)))], inputs.cluster.kubernetes)
+    return planned, outline(forecaster(Target(session), release, loaded, [WORKLOADS])(inputs, planned))
+
+
+def workload_objects(paths: Any) -> list[dict]:
+    """The workload objects (Deployments, Pods, DaemonSets, ... also inside ``List`` items) of the files under
+    ``paths`` (``karpenter-gitops:workloads``), as the component passes them on: other objects (ConfigMaps,
+    Secrets) stay out of the resource's inputs and state."""
+    return [doc for _, docs in files.read(workload_paths(paths, SOURCE)) for doc in _workloads_in(docs)]
+
+
+def _workloads_in(documents: Iterable[Any]) -> Iterable[dict]:
+    for doc in documents:
+        if not isinstance(doc, Mapping):
+            continue
+        kind = doc.get("kind")
+        if isinstance(kind, str) and kind.endswith("List") and isinstance(doc.get("items"), list):
+            yield from _workloads_in(doc["items"])
+        elif kind in WORKLOAD_KINDS:
+            yield dict(doc)
+
+
+def forecast_price(outlined: Mapping[str, Any] | None) -> str:
+    """A stored forecast's total per hour, for the reason a preview gives (``$0.2114–$0.6323/h``)."""
+    hourly = (outlined or {}).get("pricePerHour")
+    return price_range(hourly["low"], hourly["high"]) if hourly else "no forecast"
+
+
+def _session(settings: AwsSettings | None) -> AwsSession:
     try:
         session = AwsSession(settings=settings)
         session.require_credentials()
     except PersistentAWSError as err:
         raise InputError(err.detail, hint="configure the stack's aws provider (aws:region, aws:profile) or the environment") from None
+    return session
+
+
+def _reconciled(inputs: Inputs, release: versions.Release, session: AwsSession) -> Plan:
     try:
         return reconcile(inputs, release=release, kubernetes=inputs.cluster.kubernetes, aws=session)
     except TransientAWSError as err:

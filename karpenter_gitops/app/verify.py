@@ -3,21 +3,26 @@
 Reads the live cluster (read-only), renders what Git says, predicts what Karpenter reports with
 ``plan``, and compares the three (see :mod:`karpenter_gitops.core.verification`). An EC2NodeClass
 Karpenter has not reported on yet is waited for until the deadline, then named as unreconciled.
+Given workloads, the NodeClaims Karpenter launched are also set beside the forecast for them, per
+NodePool, as information (:mod:`karpenter_gitops.core.simulation.launched`).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from karpenter_gitops.adapters import kube
 from karpenter_gitops.app.sources import Sources
 from karpenter_gitops.core import verification as compare
+from karpenter_gitops.core.cluster import FleetNode
 from karpenter_gitops.core.inputs import Inputs
 from karpenter_gitops.core.model import EC2NODECLASS, NAMESPACED, NODEOVERLAY
 from karpenter_gitops.core.plan_result import Plan
+from karpenter_gitops.core.simulation.launched import PoolLaunch, launched
 from karpenter_gitops.output.manifests import manifest
+from karpenter_gitops.output.workload_forecast import WorkloadForecast
 from karpenter_gitops.rules.crd.openapi import as_stored
 
 POLL_SECONDS = 2.0
@@ -31,8 +36,10 @@ def verify_sources(
     plan: Callable[[Inputs], Plan] | None = None,
     wait_seconds: float = 60.0,
     progress: Callable[[str], None] | None = None,
+    forecast: Callable[[Inputs, Plan], WorkloadForecast] | None = None,
 ) -> compare.Verification:
-    """Compare the cluster with ``sources`` (drift) and, with ``plan``, with its prediction (conditions, nodes)."""
+    """Compare the cluster with ``sources`` (drift) and, with ``plan``, with its prediction (conditions, nodes);
+    with ``forecast`` (the workloads'), list the NodeClaims launched beside the forecast per NodePool."""
     say = progress or (lambda _message: None)
     inputs = sources.inputs
     planned = None
@@ -82,6 +89,7 @@ def verify_sources(
                 differences += compare.conditions(f"{NODEOVERLAY}/{name}", overlays.predicted(name), stored)
         differences += compare.nodes(planned.node_pools, live.fleet)
         checked["NodeClaim"] = len(live.fleet)
+    launches = _launches(inputs, planned, forecast, live.fleet, notes, say) if forecast is not None else None
     ours = {(obj.kind, obj.name) for obj in inputs.objects}
     return compare.Verification(
         cluster=live.host,
@@ -90,4 +98,19 @@ def verify_sources(
         unmanaged=tuple(f"{kind}/{name}" for kind, name in sorted(live.objects) if (kind, name) not in ours),
         checked=checked,
         notes=tuple(notes),
+        launched=launches,
     )
+
+
+def _launches(inputs: Inputs, planned: Plan | None, forecast: Callable[[Inputs, Plan], WorkloadForecast], fleet: Sequence[FleetNode],
+              notes: list[str], say: Callable[[str], None]) -> tuple[PoolLaunch, ...] | None:
+    """The launched NodeClaims beside the forecast, or None with a note saying why there is no forecast."""
+    if planned is None:
+        notes.append("no forecast of the workloads: it needs the prediction")
+        return None
+    say("forecasting the workloads")
+    result = forecast(inputs, planned)
+    if result.forecast is None:
+        notes.append(f"no forecast of the workloads: {result.unavailable or 'nothing to simulate'}")
+        return None
+    return launched(result.forecast, fleet)

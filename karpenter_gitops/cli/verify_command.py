@@ -23,11 +23,14 @@ from karpenter_gitops.cli.group import EXIT_TRANSIENT, cli
               help="How long to wait for Karpenter to reconcile an EC2NodeClass before calling it unreconciled.")
 @click.option("--predict/--no-predict", default=True, show_default=True,
               help="Compare conditions and nodes with plan's prediction (reads AWS); --no-predict checks drift only.")
+@click.option("--workloads", "workload_paths", metavar="PATH", multiple=True,
+              help="List the NodeClaims Karpenter launched beside the forecast for these workloads (files, directories, - for "
+                   "stdin; default: the stack's karpenter-gitops:workloads).")
 @options.aws
 @options.cache_dir
 @options.karpenter
 @options.output_format("text", "json", "comment")
-def verify_command(stack, manifests, kubeconfig, context, wait_seconds, predict, embedded_aws, aws_fixture,
+def verify_command(stack, manifests, kubeconfig, context, wait_seconds, predict, workload_paths, embedded_aws, aws_fixture,
                    kubernetes, cache_dir, release, fmt):
     """Compare the live cluster with Git and with plan's prediction. Read-only: get and list, nothing else.
 
@@ -35,28 +38,36 @@ def verify_command(stack, manifests, kubeconfig, context, wait_seconds, predict,
     drift), EC2NodeClass conditions that differ from the prediction, and NodeClaims whose instance
     type or image the prediction does not map. Exit 0: as predicted; 1: the cluster differs;
     2: usage, unreadable input, an unusable kubeconfig or RBAC that forbids a read; 3: the cluster
-    or AWS could not be asked, or Karpenter had not reconciled by --wait (retry).
+    or AWS could not be asked, or Karpenter had not reconciled by --wait (retry). With --workloads,
+    the NodeClaims launched per NodePool are listed beside the forecast for them: information, not a finding.
     """
     from karpenter_gitops.adapters import kube
     from karpenter_gitops.adapters.aws.error_kinds import TransientAWSError
     from karpenter_gitops.adapters.aws.target import aws_target
-    from karpenter_gitops.app.plan import planner
+    from karpenter_gitops.app.plan import forecaster, planner, read_workloads
     from karpenter_gitops.app.verify import verify_sources
     from karpenter_gitops.output import verification_text as shown
     from karpenter_gitops.output.escape import visible
     from karpenter_gitops.output.terminal import waiting
 
     options.check_fixture(embedded_aws, aws_fixture)
+    if workload_paths and not predict:
+        raise click.UsageError("--workloads sets the launched NodeClaims beside the forecast, which needs the prediction: drop --no-predict")
     sources = options.sources(options.stack_or_manifests(stack, manifests), release)
+    workload_paths = workload_paths or (sources.workload_paths if predict else ())  # the stack's own, unless given
+    # read before the cluster or AWS is: unreadable workloads end the run with nothing asked
+    workloads = read_workloads(workload_paths, kubernetes or sources.inputs.cluster.kubernetes, stdin=lambda: sys.stdin.read()) if workload_paths else None
     try:
         with contextlib.ExitStack() as scope:
             progress = scope.enter_context(waiting("verifying…"))
-            plan = None
+            plan = forecast = None
             if predict:
                 target = scope.enter_context(aws_target(embedded_aws, aws_fixture, sources.aws_config))
                 plan = planner(target, sources.release, kubernetes=kubernetes, cache_dir=cache_dir)
+                if workloads is not None:
+                    forecast = forecaster(target, sources.release, workloads, workload_paths, cache_dir=cache_dir)
             verification = verify_sources(sources, kubeconfig, context, plan=plan, wait_seconds=wait_seconds,
-                                          progress=progress)
+                                          progress=progress, forecast=forecast)
     except (kube.ClusterUnavailable, TransientAWSError) as error:
         click.echo(f"karpenter-gitops: cannot verify now: {visible(error)}", err=True)
         sys.exit(EXIT_TRANSIENT)

@@ -21,6 +21,7 @@ from typing import Any
 from karpenter_gitops.core.cluster import FleetNode
 from karpenter_gitops.core.plan_result import NodePoolPlan
 from karpenter_gitops.core.resolved import Condition
+from karpenter_gitops.core.simulation.launched import PoolLaunch
 
 DRIFT, PREDICTION, NODE = "drift", "prediction", "node"
 CATEGORIES = (DRIFT, PREDICTION, NODE)
@@ -54,6 +55,7 @@ class Verification:
     unmanaged: tuple[str, ...] = ()  # Karpenter objects in the cluster that Git does not render
     checked: Mapping[str, int] = field(default_factory=dict)  # what was compared, by kind
     notes: tuple[str, ...] = ()  # what could not be compared, and why
+    launched: tuple[PoolLaunch, ...] | None = None  # with workloads: the NodeClaims launched beside the forecast (information)
 
     @property
     def exit_code(self) -> int:
@@ -74,6 +76,7 @@ class Verification:
             "unmanaged": list(self.unmanaged),
             "checked": dict(sorted(self.checked.items())),
             "notes": list(self.notes),
+            **({"launched": [p.to_json() for p in self.launched]} if self.launched is not None else {}),
         }
 
 

@@ -41,6 +41,10 @@ STACK_KEYS = _table(
         "resolves the pins from."),
     Key("renderYamlToDirectory", "A directory: the Pulumi program writes the manifests there for Argo CD / Flux "
         "instead of applying them."),
+    Key("workloads", "Paths (files or directories, relative to the project) of the workload manifests the stack's "
+        "NodePools serve: the Pulumi program forecasts what Karpenter would launch for them and what it costs, per "
+        "EC2NodeClass over its NodePools (the class's `forecast` output; only the workload kinds are passed on), and "
+        "`verify` sets the NodeClaims Karpenter launched beside that forecast when `--workloads` is not given."),
     Key("policy", "Hygiene policy settings: production, rule parameters, per-rule severity or switch-off."),
     Key("waivers", "Reasoned, expiring exceptions to hygiene rules for named objects."),
     Key("controller", "Karpenter's AWS side for the stack's EKS cluster: IAM, access entry, interruption queue, "

@@ -124,6 +124,22 @@ def stack_release(files: Iterable[tuple[str, list[Any]]]) -> versions.Release | 
     return next(iter(found), None)
 
 
+def workload_paths(value: Any, where: str | None = None) -> tuple[str, ...]:
+    """A ``karpenter-gitops:workloads`` value as the paths it names; anything but a list of paths is an InputError."""
+    if not isinstance(value, list) or not all(isinstance(p, str) and p for p in value):
+        raise InputError(f"{NAMESPACE}:workloads must be a list of file or directory paths", where,
+                         hint="workloads: [k8s/apps, k8s/jobs.yaml]")
+    return tuple(value)
+
+
+def stack_workloads(files: Iterable[tuple[str, list[Any]]]) -> tuple[str, ...]:
+    """The ``workloads`` paths of the first stack file among parsed ``files`` naming them (empty when none does)."""
+    for name, docs in files:
+        if len(docs) == 1 and is_stack_document(docs[0]) and (paths := _config(docs[0]).get(f"{NAMESPACE}:workloads")) is not None:
+            return workload_paths(paths, name)
+    return ()
+
+
 def stack_aws_config(files: Iterable[tuple[str, list[Any]]]) -> dict[str, Any]:
     """The ``aws:`` keys of the first stack file among parsed ``files`` (the settings of its pulumi-aws provider)."""
     for _name, docs in files:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from karpenter_gitops.core.simulation import PoolForecast
 from karpenter_gitops.core.simulation.nodes import HOURS_PER_MONTH
-from karpenter_gitops.output.workload_forecast import WorkloadForecast, money, node_mix, price_range
+from karpenter_gitops.output.workload_forecast import WorkloadForecast, limit_text, money, node_mix, price_range
 
 
 def signed(value: float, per: str) -> str:
@@ -66,6 +66,14 @@ class PoolCost:
         """``14 pod(s): 4 × m6i.large ($0.384/h) → 3 × c7g.xlarge ($0.435/h): +$0.051/h, +$37/month``."""
         pods = max(self.base.pods if self.base else 0, self.head.pods if self.head else 0)
         return f"{pods} pod(s): {self.describe(self.base)} → {self.describe(self.head)}: {self.delta_text()}"
+
+    def limit_row(self) -> tuple[str, str] | None:
+        """(base, head) of what the pool costs at its limits; the base says ``unchanged`` when the change leaves it."""
+        base, head = (pool.limit_cost if pool else None for pool in (self.base, self.head))
+        if base is None and head is None:
+            return None
+        return ("unchanged" if base == head else limit_text(base, "") if self.base else "no such NodePool",
+                limit_text(head, "") if self.head else "no such NodePool")
 
     def to_json(self) -> dict:
         low, high = self.delta

@@ -231,6 +231,10 @@ def _cost_section(preview: Preview, full: bool) -> str:
         lines += _table(["NodePool", "base", "head", "change"], rows, full)
     else:
         lines.append("The change moves no pod: every NodePool launches the same NodeClaims.")
+    limits = [(p.node_pool, row) for p in cost.pools if (row := p.limit_row())]
+    if limits:
+        lines += ["", "What each limited NodePool costs at its limits, on its cheapest and its dearest compatible type:", ""]
+        lines += _table(["NodePool", "base", "head"], [[f"`{_text(name)}`", _text(base), _text(head)] for name, (base, head) in limits], full)
     lines += ["", mermaid(cost), ""]
     if head.prices:
         lines.append(f"Prices: {_text(head.prices.summary)}.")

@@ -4,8 +4,12 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
+from tabulate import tabulate
+
+from karpenter_gitops.core.simulation.launched import PoolLaunch, mix
 from karpenter_gitops.core.verification import CATEGORIES, Difference, Verification
 from karpenter_gitops.output.escape import visible
 
@@ -30,6 +34,23 @@ def _line(difference: Difference) -> str:
     return f"{where}: {said}" + (f" — {difference.note}" if difference.note else "")
 
 
+_LAUNCHED = "NodeClaims launched beside the forecast for the workloads (information, not a finding)"
+_LAUNCHED_HEADER = ("NodePool", "forecast", "launched", "capacity types", "zones")
+
+
+def _launched_rows(pools: Sequence[PoolLaunch]) -> list[list[str]]:
+    return [[p.node_pool, mix(p.forecast), mix(p.launched), mix(p.capacity_types), mix(p.zones)] for p in pools]
+
+
+def _launched_text(verification: Verification) -> list[str]:
+    if verification.launched is None:
+        return []
+    if not verification.launched:
+        return [f"{_LAUNCHED}: the forecast has no NodePool"]
+    table = tabulate(_launched_rows(verification.launched), _LAUNCHED_HEADER, tablefmt="simple", disable_numparse=True)
+    return [f"{_LAUNCHED}:", *(f"  {row}" for row in table.splitlines()), *(f"  {p.sentence()}" for p in verification.launched)]
+
+
 def summary(verification: Verification) -> str:
     """One line: what was compared and what differs."""
     checked = ", ".join(f"{count} {kind}" for kind, count in sorted(verification.checked.items())) or "nothing"
@@ -50,6 +71,7 @@ def text(verification: Verification) -> str:
         lines.append("Not reconciled by Karpenter before the deadline: " + ", ".join(verification.unreconciled))
     if verification.unmanaged:
         lines.append("In the cluster, not in Git (not compared): " + ", ".join(verification.unmanaged))
+    lines += _launched_text(verification)
     lines += [f"note: {note}" for note in verification.notes]
     lines.append(summary(verification))
     return "\n".join(visible(line) for line in lines) + "\n"  # what the cluster and AWS said, shown as they said it
@@ -74,5 +96,11 @@ def comment(verification: Verification) -> str:
         lines += ["", "</details>", ""]
     if verification.unreconciled:
         lines.append("Not reconciled by Karpenter before the deadline: " + ", ".join(f"`{u}`" for u in verification.unreconciled))
+    if verification.launched:
+        lines += [f"<details><summary>{_LAUNCHED}</summary>", "",
+                  tabulate([[visible(c).replace("|", "\\|") for c in row] for row in _launched_rows(verification.launched)],
+                           _LAUNCHED_HEADER, tablefmt="github", disable_numparse=True), ""]
+        lines += [f"- {visible(p.sentence())}" for p in verification.launched]
+        lines += ["", "</details>", ""]
     lines += [f"> {visible(note)}" for note in verification.notes]
     return "\n".join(lines).rstrip() + "\n"

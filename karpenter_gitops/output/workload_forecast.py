@@ -17,6 +17,9 @@ from dataclasses import dataclass, field
 from karpenter_gitops.adapters.aws.pricing import Prices
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.simulation import Forecast, PlannedNode, PoolForecast
+from karpenter_gitops.core.simulation.limits import Fill, LimitCost
+from karpenter_gitops.core.simulation.resources import CPU, quantity
+from karpenter_gitops.core.simulation.scheduler import NODES
 from karpenter_gitops.core.simulation.nodes import HOURS_PER_MONTH
 from karpenter_gitops.load.workloads import Workloads
 from karpenter_gitops.output.terminal import Terminal
@@ -68,6 +71,31 @@ class WorkloadForecast:
         }  # fmt: skip
 
 
+def outline(result: WorkloadForecast) -> dict:
+    """The forecast as a Pulumi output holds it: per NodePool its NodeClaims (type, capacity type, zones, pod
+    count, price), $/hour and $/month and its cost at its limits; the pods that cannot be scheduled and why.
+    Candidates and pod names stay out: the output lives in every stack's state."""
+    workloads = {"pods": result.pods, "problems": [str(p) for p in result.workloads.problems]}
+    if result.forecast is None:
+        return {**workloads, "unavailable": result.unavailable or "nothing to simulate"}
+    forecast = result.forecast
+    pools = {}
+    for pool in forecast.pools:
+        full = pool.to_json()
+        claims = [{"instanceType": n.instance_type, "capacityType": n.launch.capacity_type, "zones": list(n.zones), "pods": len(n.pods),
+                   "pricePerHour": claim["pricePerHour"], "launchError": n.launch.error}
+                  for n, claim in zip(pool.nodes, full["nodeClaims"])]
+        pools[pool.node_pool] = {"nodeClaims": claims, **{k: full[k] for k in ("pods", "pricePerHour", "pricePerMonth", "unusable", "limitCost")}}
+    full = forecast.to_json()
+    return {
+        **workloads, "karpenter": full["karpenter"], "prices": result.prices.summary if result.prices else forecast.price_source,
+        "pricePerHour": full["pricePerHour"], "pricePerMonth": full["pricePerMonth"], "nodePools": pools,
+        "unschedulable": [{"workload": u.workload, "pods": len(u.pods), "message": u.message,
+                           "reasons": [r.to_json() for r in u.reasons]} for u in forecast.unschedulable],
+        "approximated": full["approximated"], "notes": [*result.workloads.notes, *forecast.notes],
+    }  # fmt: skip
+
+
 # --- words shared by text, SVG and markdown ----------------------------------------------------------
 
 
@@ -97,6 +125,26 @@ def zones(names: Sequence[str]) -> str:
     if all(len(z) == len(names[0]) and z.startswith(stem) for z in names):
         return stem + "/".join(z[-1] for z in names)
     return ", ".join(names)
+
+
+def _fill(fill: Fill) -> str:
+    return f"{fill.nodes} × {fill.instance_type} {fill.capacity_type}, {money(fill.hourly)}/h ({money(fill.hourly * HOURS_PER_MONTH)}/month)"
+
+
+def _limit_value(name: str, value: int) -> str:
+    return f"{value / 1000:g}" if name in (CPU, NODES) else quantity(name, value)
+
+
+def limit_text(cost: LimitCost | None, lead: str = "at its limits ") -> str:
+    """``at its limits (cpu 1000, memory 1000Gi): cheapest 250 × c7g.xlarge spot, $10.75/h ($7,848/month); dearest ...``."""
+    if cost is None:
+        return "no cpu/memory limit"
+    limits = f"{lead}({', '.join(f'{name} {_limit_value(name, value)}' for name, value in sorted(cost.limits.items()))})"
+    if cost.cheapest is None or cost.dearest is None:
+        return f"{limits}: no compatible instance type fits under them"
+    if cost.cheapest == cost.dearest:
+        return f"{limits}: {_fill(cost.cheapest)}"
+    return f"{limits}: cheapest {_fill(cost.cheapest)}; dearest {_fill(cost.dearest)}"
 
 
 def _percent(node: PlannedNode, name: str) -> str:
@@ -151,6 +199,7 @@ def _pool(console: Terminal, result: WorkloadForecast, pool: PoolForecast) -> No
     if not pool.nodes:
         why = f": {pool.unusable}" if pool.unusable else ""
         console.print("  NodePool ", (pool.node_pool, "bold"), f": no NodeClaims{why}")
+        _limit(console, pool)
         return
     console.print("  NodePool ", (pool.node_pool, "bold"),
                   f": {len(pool.nodes)} NodeClaim(s) ({node_mix(pool)}) for {pool.pods} pod(s), "
@@ -167,6 +216,12 @@ def _pool(console: Terminal, result: WorkloadForecast, pool: PoolForecast) -> No
         console.print((f"    AMI{'s' if len(amis) > 1 else ''}: {', '.join(amis)}", "dim"))
     if len(pool.nodes) > SHOWN_NODES:
         console.print((f"    … and {len(pool.nodes) - SHOWN_NODES} more NodeClaim(s) (see --format json)", "dim"))
+    _limit(console, pool)
+
+
+def _limit(console: Terminal, pool: PoolForecast) -> None:
+    if pool.limit_cost is not None:
+        console.print(f"    {limit_text(pool.limit_cost)}")
 
 
 def _unschedulable(console: Terminal, forecast: Forecast) -> None:

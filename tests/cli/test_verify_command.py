@@ -9,6 +9,7 @@ embedded AWS, where the payments class is not Ready: verify names each differenc
 from __future__ import annotations
 
 import copy
+import json
 import threading
 from http.server import ThreadingHTTPServer
 
@@ -64,3 +65,51 @@ def test_verify(cluster, capsys, snapshot, tmp_path, catalogue_cache, fmt):
     aws = ("--embedded-aws", "--cache-dir", str(catalogue_cache))
     text = run(capsys, "verify", "--stack", "demo", "--kubeconfig", str(cluster), "--wait", "0", *aws, "--format", fmt)
     assert masked(text, TMP=tmp_path, CACHE=catalogue_cache) == snapshot
+
+
+def test_verify_sets_the_launched_nodeclaims_beside_the_forecast(cluster, capsys, catalogue_cache, monkeypatch):
+    """The fake cluster runs one general NodeClaim, an m5.large spot node in us-west-2a; the demo's workloads
+    forecast three general NodeClaims and one gpu: each pool says so in one line, and the exit code is the
+    one verify has without workloads (a difference here is information, not a finding)."""
+    from _fake_kube import FakeKubernetes, NODES
+
+    node = copy.deepcopy(NODES)
+    node["items"][0]["metadata"]["labels"] |= {"karpenter.sh/capacity-type": "spot", "topology.kubernetes.io/zone": "us-west-2a"}
+    monkeypatch.setitem(FakeKubernetes.routes, "/api/v1/nodes", node)
+    base = ["verify", "--stack", "demo", "--kubeconfig", str(cluster), "--wait", "0", "--embedded-aws", "--cache-dir", str(catalogue_cache)]
+    without = main([*base, "--format", "json"])
+    assert "launched" not in json.loads(capsys.readouterr().out)  # no workloads: the JSON keeps its keys
+    assert main([*base, "--workloads", "examples/workloads", "--format", "json"]) == without
+    pools = {p["nodePool"]: p for p in json.loads(capsys.readouterr().out)["launched"]}
+    general = pools["general"]
+    assert general["launched"] == {"nodeClaims": 1, "instanceTypes": {"m5.large": 1}, "capacityTypes": {"spot": 1},
+                                   "zones": {"us-west-2a": 1}}
+    assert general["forecast"]["nodeClaims"] == 3 and not general["asForecast"]
+    assert pools["gpu"]["launched"]["nodeClaims"] == 0 and pools["gpu"]["forecast"]["nodeClaims"] == 1
+    main([*base, "--workloads", "examples/workloads"])
+    text = capsys.readouterr().out
+    assert "NodeClaims launched beside the forecast for the workloads (information, not a finding):" in text
+    assert "general: forecast 3 NodeClaim(s) (1 × c6g.xlarge, 1 × m7g.2xlarge, 1 × m8g.xlarge), launched 1 (1 × m5.large); 2 fewer; other types" in text
+    assert "gpu: forecast 1 NodeClaim(s) (1 × g5g.16xlarge), launched 0 (none); 1 fewer" in text
+
+
+def test_verify_workloads_need_the_prediction(cluster, capsys):
+    assert main(["verify", "--stack", "demo", "--kubeconfig", str(cluster), "--no-predict", "--workloads", "examples/workloads"]) == 2
+    assert "needs the prediction" in capsys.readouterr().err
+
+
+def test_verify_reads_the_workloads_the_stack_file_names(cluster, capsys, catalogue_cache, tmp_path):
+    from pathlib import Path
+
+    stack_file = yaml.safe_load(Path("stacks/Pulumi.demo.yaml").read_text())
+    stack_file["config"]["karpenter-gitops:workloads"] = [str(Path("examples/workloads").resolve())]
+    named = tmp_path / "Pulumi.demo.yaml"
+    named.write_text(yaml.safe_dump(stack_file))
+    argv = ["verify", "--manifests", str(named), "--kubeconfig", str(cluster), "--wait", "0", "--embedded-aws",
+            "--cache-dir", str(catalogue_cache), "--format", "json"]
+    main(argv)
+    assert {p["nodePool"] for p in json.loads(capsys.readouterr().out)["launched"]} == {"general", "gpu", "payments"}
+    stack_file["config"]["karpenter-gitops:workloads"] = "examples/workloads"
+    named.write_text(yaml.safe_dump(stack_file))
+    assert main(argv) == 2
+    assert "karpenter-gitops:workloads must be a list of file or directory paths" in capsys.readouterr().err

@@ -278,3 +278,29 @@ def test_under_the_engine_a_component_makes_the_engines_interrupt_end_the_progra
     default_sigint.signal(default_sigint.SIGINT, own)
     errors.end_quietly_when_interrupted()
     assert default_sigint.getsignal(default_sigint.SIGINT) is own
+
+
+def test_program_passes_the_stacks_workloads_to_every_class_and_exports_their_forecast(project, tmp_path, monkeypatch):
+    monkeypatch.setattr(stack, "forecaster", fake_reconcile.forecaster)
+    manifests = tmp_path / "apps.yaml"
+    manifests.write_text("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 2\n  template:\n"
+                         "    spec:\n      containers: [{name: main, resources: {requests: {cpu: '1'}}}]\n"
+                         "---\napiVersion: v1\nkind: Secret\nmetadata: {name: token}\nstringData: {token: hunter2}\n")
+    config = _stack_config(project, **{"karpenter-gitops:workloads": [str(manifests)]})
+    run = pulumi_mocks.run(lambda: runpy.run_path(str(project / "__main__.py")), config=config)
+    rec = run.resources["default-reconciliation"]
+    assert [w["kind"] for w in rec.inputs["workloads"]] == ["Deployment"]  # the Secret stays out of inputs and state
+    forecast = rec.outputs["forecast"]
+    assert forecast["pods"] == 2 and sum(p["pods"] for p in forecast["nodePools"].values()) == 2
+
+
+def test_program_refuses_workloads_that_are_not_paths(project):
+    config = _stack_config(project, **{"karpenter-gitops:workloads": {"path": "k8s"}})
+    with pytest.raises(InputError, match="karpenter-gitops:workloads must be a list"):
+        pulumi_mocks.run(lambda: runpy.run_path(str(project / "__main__.py")), config=config)
+
+
+def test_without_workloads_the_reconciliation_has_no_forecast(project):
+    run = pulumi_mocks.run(lambda: runpy.run_path(str(project / "__main__.py")), config=_stack_config(project))
+    rec = run.resources["default-reconciliation"]
+    assert "workloads" not in rec.inputs and "forecast" not in rec.outputs

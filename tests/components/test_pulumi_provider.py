@@ -187,3 +187,52 @@ def test_the_stacks_node_overlays_reach_the_reconciliation_as_they_reach_plan(mo
     broken = with_overlay | {"nodeOverlaySpecs": {"cheaper": overlay | {"weight": -1}}}
     assert provider.check({}, broken).failures == []
     assert provider.diff("default", with_overlay, broken).changes
+
+
+WEB = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "shop"},
+       "spec": {"replicas": 3.0,  # as the engine hands numbers over
+                "template": {"spec": {"containers": [{"name": "main", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}]}}}}
+HUGE = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "huge", "namespace": "shop"},
+        "spec": {"containers": [{"name": "main", "resources": {"requests": {"cpu": "900"}}}]}}
+
+
+@pytest.fixture
+def simulated_forecaster(monkeypatch):
+    seen = []
+    monkeypatch.setattr(fake_reconcile, "FORECASTS", seen)
+    monkeypatch.setattr(stack, "forecaster", fake_reconcile.forecaster)
+    return seen
+
+
+def test_workloads_add_the_forecast_of_the_class_pools_as_an_output(simulated_forecaster):
+    outs = provider.create(props() | {"workloads": [WEB, HUGE]}).outs
+    forecast = outs["forecast"]
+    general = forecast["nodePools"]["general"]
+    assert forecast["pods"] == 4 and general["pods"] == 3
+    assert [(c["instanceType"], c["capacityType"], c["pods"]) for c in general["nodeClaims"]] == [("m5.xlarge", "spot", 3)]
+    assert general["pricePerHour"] == {"low": 0.192, "high": 0.192} and general["pricePerMonth"]["low"] == round(0.192 * 730, 6)
+    assert general["limitCost"]["cheapest"]["nodes"] == 4  # m5.large, 2 vCPU, under cpu 8
+    assert general["limitCost"]["cheapest"]["capacityType"] == "spot"  # no spot prices: spot at on-demand
+    ((huge),) = forecast["unschedulable"]
+    assert huge["workload"] == "shop/Pod/huge" and huge["pods"] == 1 and huge["message"]
+    assert [(r["nodePool"], r["kind"]) for r in huge["reasons"]] == [("general", "resources")]  # 900 cpu fits no type
+    inputs, plan, workloads, sources = simulated_forecaster[0]
+    assert sources == [stack.WORKLOADS] and workloads.pods[0].uid == "shop/web-0"  # replicas 3.0 read as 3
+    assert outs["workloads"] == [WEB, HUGE]  # echoed, so diff() sees them as olds
+    assert provider.diff("default", outs, props() | {"workloads": [WEB]}).changes
+
+
+def test_without_workloads_no_output_key_changes(simulated_forecaster):
+    outs = provider.create(props()).outs
+    assert "forecast" not in outs and "workloads" not in outs and not simulated_forecaster
+    assert not provider.diff("default", outs, props()).changes
+
+
+def test_a_changed_forecast_is_a_change_with_its_reason(simulated_forecaster, monkeypatch, capsys):
+    with_workloads = props() | {"workloads": [WEB]}
+    olds = provider.create(with_workloads).outs
+    assert not provider.diff("default", olds, with_workloads).changes
+    olds["forecast"]["nodePools"]["general"]["nodeClaims"][0]["instanceType"] = "m5.large"
+    olds["forecast"]["pricePerHour"] = {"low": 0.096, "high": 0.096}
+    assert provider.diff("default", olds, with_workloads).changes
+    assert "forecast for the workloads: $0.0960/h -> $0.1920/h" in capsys.readouterr().err

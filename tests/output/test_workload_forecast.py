@@ -102,3 +102,25 @@ def test_the_chart_is_mermaid_with_names_that_cannot_break_it():
     chart = mermaid(CostComparison(base, replace(base, forecast=None)))
     assert chart.startswith("```mermaid\nxychart-beta\n") and chart.endswith("\n```")
     assert 'x-axis ["a___b base", "a___b head"]' in chart and "bar [0.0960, 0.0000]" in chart
+
+
+def test_a_limited_pool_says_what_it_costs_at_its_limits():
+    limited = pool("default", *on_demand(M5), limits={"cpu": "8", "memory": "64Gi"})
+    said = text(forecast_of(pods(1), limited))
+    # m5.large: 2 vCPU → 4 nodes reach 8 cpu long before 64Gi; the only type, so cheapest and dearest are one fill
+    assert "at its limits (cpu 8, memory 64Gi): 4 × m5.large on-demand, $0.3840/h ($280.32/month)" in said
+    assert "at its limits" not in text(forecast_of(pods(1), pool("default", *on_demand(M5))))
+
+
+def test_the_limit_cost_is_compared_when_the_limit_or_the_types_change():
+    base = forecast_of(pods(1), pool("default", *on_demand(M5), limits={"cpu": "8"}))
+    raised = forecast_of(pods(1), pool("default", *on_demand(M5), limits={"cpu": "16"}))
+    (row,) = CostComparison(base, raised).pools
+    assert row.limit_row() == ("(cpu 8): 4 × m5.large on-demand, $0.3840/h ($280.32/month)",
+                               "(cpu 16): 8 × m5.large on-demand, $0.7680/h ($560.64/month)")
+    (same,) = CostComparison(base, base).pools
+    assert same.limit_row() == ("unchanged", "(cpu 8): 4 × m5.large on-demand, $0.3840/h ($280.32/month)")
+    unlimited = forecast_of(pods(1), pool("default", *on_demand(M5)))
+    (dropped,) = CostComparison(base, unlimited).pools
+    assert dropped.limit_row()[1] == "no cpu/memory limit"
+    assert CostComparison(unlimited, unlimited).pools[0].limit_row() is None

@@ -4,7 +4,7 @@ Pure (no I/O). Layers, bottom up: ``resources`` (quantities) < ``matching`` (req
 selectors) < ``pods`` (the workload model) < ``nodes`` (AWS capacity, overhead, offerings, prices) <
 ``type_index`` (bitmask indexes over instance types) < ``world`` < ``preferences`` < ``topology`` <
 ``failures`` (its errors in Karpenter's words) < ``node_claims`` (templates and NodeClaims) <
-``scheduler`` < ``launch`` < ``forecast`` < ``assemble`` (a world from the project's loaded objects).
+``scheduler`` < ``launch``, ``limits`` < ``forecast`` < ``assemble`` (a world from the project's loaded objects).
 This module only hands names on.
 """
 

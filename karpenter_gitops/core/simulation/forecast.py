@@ -6,7 +6,8 @@ somewhere in its candidates' range (EC2's allocation strategy picks), so every t
 (low, high) pair, equal for on-demand. A month is 730 hours. Pods that cannot be scheduled carry
 Karpenter's message and, per NodePool, the reason in a word (taints, requirements, topology,
 resources, limits, minValues, ...); pods of workloads using what the simulation does not model
-are listed with the reasons (:data:`.pods.UNMODELLED`).
+are listed with the reasons (:data:`.pods.UNMODELLED`). A NodePool with a cpu or memory limit also
+carries what it would cost at that limit (:mod:`.limits`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from karpenter_gitops.core import labels, versions
 from karpenter_gitops.core.simulation import resources
 from karpenter_gitops.core.simulation.launch import Launch, launch, utilisation
+from karpenter_gitops.core.simulation.limits import LimitCost, limit_cost
 from karpenter_gitops.core.simulation.nodes import HOURS_PER_MONTH
 from karpenter_gitops.core.simulation.pods import UNMODELLED, Pod
 from karpenter_gitops.core.simulation.failures import message
@@ -112,6 +114,7 @@ class PoolForecast:
     node_pool: str
     nodes: tuple[PlannedNode, ...]
     unusable: str | None = None  # why no NodeClaim can come from this NodePool
+    limit_cost: LimitCost | None = None  # what it costs at its cpu/memory limit (limited pools only)
 
     @property
     def hourly(self) -> tuple[float, float]:
@@ -126,7 +129,7 @@ class PoolForecast:
         return {"nodePool": self.node_pool, "nodeClaims": [n.to_json() for n in self.nodes], "pods": self.pods,
                 "pricePerHour": {"low": _money(low), "high": _money(high)},
                 "pricePerMonth": {"low": _money(low * HOURS_PER_MONTH), "high": _money(high * HOURS_PER_MONTH)},
-                "unusable": self.unusable}
+                "unusable": self.unusable, "limitCost": self.limit_cost.to_json() if self.limit_cost else None}
 
 
 @dataclass(frozen=True)
@@ -196,10 +199,12 @@ def simulate(world: World, options: Options = Options()) -> Forecast:
     scheduler = Scheduler(world, options)
     solution = scheduler.solve(world.pods)
     planned = [_planned(claim, options) for claim in solution.node_claims]
+    at_limits = {t.pool.name: cost for t in scheduler.templates
+                 if (cost := limit_cost(t.pool.name, t.pool.limits, t.catalogue, t.requirements, t.options))}
     pools = []
     for pool in sorted(world.node_pools, key=lambda p: p.name):
         nodes = tuple(n for n in planned if n.node_pool == pool.name)
-        pools.append(PoolForecast(pool.name, nodes, solution.unusable_pools.get(pool.name)))
+        pools.append(PoolForecast(pool.name, nodes, solution.unusable_pools.get(pool.name), at_limits.get(pool.name)))
     failed = {uid: (message(failures), tuple(Reason(pool, f.kind, str(f)) for pool, f in failures))
               for uid, failures in solution.errors.items()}
     by_uid = {pod.uid: pod for pod in world.pods}
