@@ -32,6 +32,8 @@ class Documented:
     applies: Callable[[World], bool]  # the world uses what the entry is about
     explains: Callable[[str], bool] = lambda line: False  # a difference line it explains by itself
     varies: bool = False  # Karpenter's own answer varies from run to run: explained when a re-run gives ours
+    # the two outcomes differ only in the way the entry describes (checked on the whole outcomes, no re-run needed)
+    outcomes: Callable[[Outcome, Outcome], bool] = lambda mine, karpenter: False
 
 
 def _zonal_world(world: World) -> bool:
@@ -48,18 +50,32 @@ ZONE_TIES = Documented(
     _zonal_world,
     varies=True,
 )
+def _only_karpenters_launch_failed(mine: Outcome, karpenter: Outcome) -> bool:
+    """The NodeClaims are the same (pool, pods, options) and each that differs launched in ours and failed at launch in
+    Karpenter's (minValues unmet once the larger daemon overhead drops types): the order's other outcome."""
+    if (mine.pending, mine.ignored) != (karpenter.pending, karpenter.ignored):
+        return False
+    only_mine = sorted((Counter(mine.claims) - Counter(karpenter.claims)).elements())
+    only_theirs = sorted((Counter(karpenter.claims) - Counter(mine.claims)).elements())
+    key = lambda c: (c.node_pool, c.workloads, c.options)  # noqa: E731
+    return (bool(only_mine) and sorted(map(key, only_mine)) == sorted(map(key, only_theirs))
+            and all(c.capacity_type is None for c in only_theirs) and all(c.capacity_type for c in only_mine))
+
+
 DAEMON_ORDER = Documented(
     "daemon-overhead-order",
     "A NodeClaim's requests get the 'least' daemon overhead of its remaining overhead groups, folded in the order of a "
     "map's values; a group without daemons has an empty overhead, which the fold treats as unset, so when it comes "
     "first the next group's overhead is taken whole. The requests then decide the launch filters (a type that fits "
     "only without that overhead drops out, and minValues may fail at launch), differently from run to run. Ours folds "
-    "the groups with daemons first. Explained only when one of up to "
+    "the groups with daemons first. Explained when the only differences are NodeClaims (same pool, pods and "
+    "options) that ours launches and Karpenter's fails to launch, or when one of up to "
     f"{RERUNS} more runs of Karpenter on the same world gives exactly our outcome.",
     f"{CORE}:pkg/controllers/provisioning/scheduling/nodeclaim.go:407-431 (addDaemonRequests), "
     f"{CORE}:pkg/controllers/provisioning/scheduling/scheduler.go:1030 (the groups, lo.Values of a map)",
     lambda world: bool(world.daemon_sets),
     varies=True,
+    outcomes=_only_karpenters_launch_failed,
 )
 CUT_TIES = Documented(
     "truncation-ties",
@@ -134,6 +150,11 @@ def judge(name: str, world: World, mine: Outcome, karpenter: Outcome, difference
             unexplained.append(line)
         else:
             used.add(entry.id)
+    if unexplained:
+        shaped = next((entry for entry in applying if entry.outcomes(mine, karpenter)), None)
+        if shaped is not None:
+            used.add(shaped.id)
+            unexplained = []
     varying = [entry for entry in applying if entry.varies]  # credited to the first that applies
     if unexplained and rerun is not None and varying:
         for _ in range(RERUNS):

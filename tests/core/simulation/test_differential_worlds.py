@@ -40,3 +40,20 @@ def test_our_forecast_read_as_karpenters_answer_agrees_and_a_changed_one_does_no
     tally = Tally()
     tally.add(case.world, verdict)
     assert "1 differ undocumented" in tally.table()[0]
+
+
+def test_a_launch_only_karpenters_fails_is_the_daemon_orders_and_nothing_else_is():
+    """The daemon-overhead order explains a NodeClaim that Karpenter's launch fails (minValues) and ours launches,
+    pool, pods and options alike; a different pod set, or a world without DaemonSets, is not explained."""
+    from dataclasses import replace
+
+    case = next(c for c in map(generate, range(60)) if c.world.daemon_sets and ours(c.world).claims)
+    mine = ours(case.world)
+    failed = tuple(replace(c, capacity_type=None, launch_types=(), cheapest=None, price_range=(0.0, 0.0)) for c in mine.claims)
+    karpenter = replace(mine, claims=failed)
+    verdict = judge("launch failed", case.world, mine, karpenter, compare(mine, karpenter))
+    assert verdict.explained and verdict.entries == ("daemon-overhead-order",)
+    moved = replace(karpenter, claims=(replace(failed[0], workloads=(("default/Deployment/other", 1),)), *failed[1:]))
+    assert not judge("moved", case.world, mine, moved, compare(mine, moved)).explained
+    no_daemons = replace(case.world, daemon_sets=())
+    assert not judge("no daemons", no_daemons, mine, karpenter, compare(mine, karpenter)).explained
