@@ -26,6 +26,9 @@ demo: $(STAMP)
 	./examples/demo.sh
 
 # With Go, the real tier is built first; without it, tests marked `real` skip with one line each.
+# Two workers, each taking whole test files: the real tier mostly waits on Karpenter's controllers while the
+# other worker runs the unit tests. `make test TEST_WORKERS=0` runs them in one process.
+TEST_WORKERS ?= 2
 test: $(STAMP) docs
 ifdef HAVE_GO
 	$(MAKE) tools
@@ -33,7 +36,7 @@ else
 	@echo "make test: no Go here, so tests marked real will be skipped (install Go 1.26 and run make tools)"
 endif
 	$(VENV)/bin/lint-imports --no-cache
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 # The site under docs/, into site/; --strict fails on a broken link or anchor, or a link to a missing page
 # (not --quiet: it hides the warnings --strict counts).
