@@ -3,7 +3,8 @@
 Karpenter (``pkg/cel/environment.go``) declares six variables (``vcpus``, ``memory_mib``,
 ``default_enis``, ``ips_per_eni``, ``max_pods``: int; ``instance_type``: string) and ``max``/``min``
 with int and double overloads on top of CEL's standard library, and wants an int or double out.
-Our checker (:mod:`.checker`, cel-go's overload rules: no implicit int/double mixing) type-checks
+Our checker (:mod:`.checker` over the types and overloads of :mod:`.cel_types` and the literals of
+:mod:`.cel_literals`; cel-go's overload rules: no implicit int/double mixing) type-checks
 and says compile errors in cel-go's words and layout; the native CEL runtime, cel-expr-python,
 evaluates (:mod:`.evaluator`, int64/uint64 overflow is an error, integer division truncates, with
 Go's string conversions and cel-go's error words from :mod:`karpenter_gitops.core.cel_go`); :mod:`.karpenter_words`,
@@ -12,7 +13,9 @@ durations, messages) get no verdict (``unsupported``) rather than a guess. Pure:
 but celpy's packaged grammar.
 """
 
-from karpenter_gitops.core.kubelet_cel.checker import INT64_MAX, INT64_MIN, VARIABLES, Checked, Unsupported, check
+from karpenter_gitops.core.cel_go import INT64_MAX, INT64_MIN
+from karpenter_gitops.core.kubelet_cel.cel_types import VARIABLES
+from karpenter_gitops.core.kubelet_cel.checker import Checked, Unsupported, check
 from karpenter_gitops.core.kubelet_cel.evaluator import EvalError, Vars, evaluate
 from karpenter_gitops.core.kubelet_cel.karpenter_words import (
     INT32_MAX,

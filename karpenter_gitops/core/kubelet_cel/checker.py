@@ -11,104 +11,39 @@ Pure: it reads nothing but celpy's packaged grammar.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from karpenter_gitops.core.cel_go import INT64_MAX, INT64_MIN, UINT64_MAX
+from karpenter_gitops.core.kubelet_cel.cel_literals import literal
+from karpenter_gitops.core.kubelet_cel.cel_types import (
+    assignable,
+    BOOL,
+    BYTES,
+    DOUBLE,
+    DYN,
+    ERROR,
+    FREE,
+    INT,
+    joined,
+    list_of,
+    map_of,
+    match_overload,
+    MEMBER_OVERLOADS,
+    NULL,
+    OVERLOADS,
+    STRING,
+    T,
+    TYPE_NAMES,
+    UINT,
+    UNMODELLED,
+    VARIABLES,
+)
 
 if TYPE_CHECKING:  # celpy and lark load on the first check: commands that meet no expression never pay for them
     from lark import Lark, Token, Tree
-
-
-# --- types ------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class T:
-    """A CEL type as cel-go prints it: ``int``, ``list(int)``, ``map(string, int)``, ``type(int)``."""
-
-    name: str
-    params: tuple[T, ...] = ()
-
-    def __str__(self) -> str:
-        if self.name == "map":
-            return f"map({self.params[0]}, {self.params[1]})"
-        return f"{self.name}({self.params[0]})" if self.params else ("dyn" if self.name == "*free*" else self.name)
-
-
-INT, UINT, DOUBLE, BOOL, STRING, BYTES = T("int"), T("uint"), T("double"), T("bool"), T("string"), T("bytes")
-NULL, DYN, ERROR = T("null_type"), T("dyn"), T("*error*")
-FREE = T("*free*")  # an unbound type parameter (an empty list's element): binds to anything, printed as dyn
-# Only reachable through null, which cel-go lets stand for these message types.
-TIMESTAMP, DURATION = T("google.protobuf.Timestamp"), T("google.protobuf.Duration")
-NUMBERS = (INT, UINT, DOUBLE)
-
-
-def list_of(element: T) -> T:
-    return T("list", (element,))
-
-
-def map_of(key: T, value: T) -> T:
-    return T("map", (key, value))
-
-
-VARIABLES: Mapping[str, T] = {
-    "vcpus": INT, "memory_mib": INT, "default_enis": INT, "ips_per_eni": INT, "max_pods": INT, "instance_type": STRING,
-}
-# Names cel-go resolves to type values (``int`` alone is ``type(int)``): not modelled, no verdict.
-_TYPE_NAMES = frozenset({"int", "uint", "double", "bool", "string", "bytes", "null_type", "dyn", "list", "map", "type"})
-
-# Overloads: parameter patterns → result; "A"/"B" are type parameters, list/map patterns nest them.
-_A, _B = T("A"), T("B")
-_Sig = tuple[tuple[T, ...], T]
-_COMPARABLE = (BOOL, INT, UINT, DOUBLE, STRING, BYTES, TIMESTAMP, DURATION)
-# Karpenter's own: max/min of two ints is an int, any double makes a double.
-_MAX_MIN = (((INT, INT), INT), ((DOUBLE, DOUBLE), DOUBLE), ((INT, DOUBLE), DOUBLE), ((DOUBLE, INT), DOUBLE))
-_OVERLOADS: Mapping[str, tuple[_Sig, ...]] = {
-    "_+_": (*(((t, t), t) for t in (INT, UINT, DOUBLE, STRING, BYTES)), ((list_of(_A), list_of(_A)), list_of(_A)),
-            ((TIMESTAMP, DURATION), TIMESTAMP), ((DURATION, TIMESTAMP), TIMESTAMP), ((DURATION, DURATION), DURATION)),
-    "_-_": (*(((t, t), t) for t in NUMBERS),
-            ((TIMESTAMP, TIMESTAMP), DURATION), ((TIMESTAMP, DURATION), TIMESTAMP), ((DURATION, DURATION), DURATION)),
-    "_*_": tuple(((t, t), t) for t in NUMBERS),
-    "_/_": tuple(((t, t), t) for t in NUMBERS),
-    "_%_": tuple(((t, t), t) for t in (INT, UINT)),
-    "-_": (((INT,), INT), ((DOUBLE,), DOUBLE)),
-    "!_": (((BOOL,), BOOL),),
-    "_&&_": (((BOOL, BOOL), BOOL),),
-    "_||_": (((BOOL, BOOL), BOOL),),
-    "_?_:_": (((BOOL, _A, _A), _A),),
-    "_==_": (((_A, _A), BOOL),),
-    "_!=_": (((_A, _A), BOOL),),
-    **{op: tuple(((t, t), BOOL) for t in _COMPARABLE) for op in ("_<_", "_<=_", "_>_", "_>=_")},
-    "@in": (((_A, list_of(_A)), BOOL), ((_A, map_of(_A, _B)), BOOL)),
-    "_[_]": (((list_of(_A), INT), _A), ((map_of(_A, _B), _A), _B)),
-    "max": _MAX_MIN,
-    "min": _MAX_MIN,
-    "size": (((STRING,), INT), ((BYTES,), INT), ((list_of(_A),), INT), ((map_of(_A, _B),), INT)),
-    "int": (((INT,), INT), ((UINT,), INT), ((DOUBLE,), INT), ((STRING,), INT), ((TIMESTAMP,), INT)),
-    "uint": (((UINT,), UINT), ((INT,), UINT), ((DOUBLE,), UINT), ((STRING,), UINT)),
-    "double": (((DOUBLE,), DOUBLE), ((INT,), DOUBLE), ((UINT,), DOUBLE), ((STRING,), DOUBLE)),
-    "string": tuple(((t,), STRING) for t in (STRING, INT, UINT, DOUBLE, BOOL, BYTES, TIMESTAMP, DURATION)),
-    "bool": (((BOOL,), BOOL), ((STRING,), BOOL)),
-    "bytes": (((BYTES,), BYTES), ((STRING,), BYTES)),
-    "dyn": (((_A,), DYN),),
-    "matches": (((STRING, STRING), BOOL),),
-}
-# Receiver-style overloads (``x.size()``): the receiver is the first parameter.
-_MEMBER_OVERLOADS: Mapping[str, tuple[_Sig, ...]] = {
-    "size": _OVERLOADS["size"],
-    **{name: (((STRING, STRING), BOOL),) for name in ("contains", "startsWith", "endsWith", "matches")},
-}
-# Declared by cel-go's standard library or its macros but not modelled here: no verdict on them.
-_UNMODELLED = frozenset({
-    "has", "all", "exists", "exists_one", "map", "filter", "timestamp", "duration", "type",
-    "getDate", "getDayOfMonth", "getDayOfWeek", "getDayOfYear", "getFullYear", "getHours",
-    "getMilliseconds", "getMinutes", "getMonth", "getSeconds",
-})
 
 
 # --- checking ---------------------------------------------------------------------------------
@@ -226,7 +161,6 @@ def _after(text: str, offset: int) -> int:
     return offset
 
 
-_LITERAL_FLOAT = re.compile(r"^-?(\d+\.\d+([eE][+-]?\d+)?|\d+[eE][+-]?\d+|\.\d+([eE][+-]?\d+)?)$")
 
 
 Typed = tuple[T, int]  # a node's type and its location (the offset cel-go reports errors about it at)
@@ -279,7 +213,7 @@ class _Checker:
         left, right = node.children
         result = BOOL
         for operand, location in (self.visit(left), self.visit(right)):
-            if not _assignable(operand, BOOL):
+            if not assignable(operand, BOOL):
                 result = self.report(location, f"expected type 'bool' but found '{_shown(operand)}'")
         return result, self.operator_at(left)
 
@@ -324,7 +258,7 @@ class _Checker:
         target, _name = node.children
         where = self.operator_at(target)
         root = _root_ident(target)
-        if root is not None and root.value not in VARIABLES and root.value not in _TYPE_NAMES:
+        if root is not None and root.value not in VARIABLES and root.value not in TYPE_NAMES:
             return self.report(root.start_pos, f"undeclared reference to '{root.value}' (in container '')"), root.start_pos
         operand, _ = self.visit(target)
         if operand in (ERROR, DYN, FREE):
@@ -336,14 +270,14 @@ class _Checker:
 
     def _member_dot_arg(self, node: Tree) -> Typed:
         target, name, *rest = node.children
-        if name.value in _UNMODELLED:
+        if name.value in UNMODELLED:
             raise Unsupported(f"{name.value}() is not modelled")
         receiver = self.visit(target)
         args = [receiver, *(self.visit(arg) for arg in arguments(rest))]
         where = self.text.index("(", name.end_pos)
-        if name.value in _MEMBER_OVERLOADS:
+        if name.value in MEMBER_OVERLOADS:
             return self.call(name.value, args, where, member=True), where
-        if name.value in _OVERLOADS:  # a global function called on a receiver: declared, so no overload matches
+        if name.value in OVERLOADS:  # a global function called on a receiver: declared, so no overload matches
             return self.no_overload(name.value, [t for t, _ in args], where, member=True), where
         return self.report(where, f"undeclared reference to '{name.value}' (in container '')"), where
 
@@ -357,30 +291,30 @@ class _Checker:
         if token.value in VARIABLES:
             self.names.add(token.value)
             return VARIABLES[token.value], token.start_pos
-        if token.value in _TYPE_NAMES:
+        if token.value in TYPE_NAMES:
             raise Unsupported("type values are not modelled")
         return self.report(token.start_pos, f"undeclared reference to '{token.value}' (in container '')"), token.start_pos
 
     def _ident_arg(self, node: Tree) -> Typed:
         name, *rest = node.children
-        if name.value in _UNMODELLED:
+        if name.value in UNMODELLED:
             raise Unsupported(f"{name.value}() is not modelled")
         args = [self.visit(arg) for arg in arguments(rest)]
         where = self.text.index("(", name.end_pos)
-        if name.value in _OVERLOADS:
+        if name.value in OVERLOADS:
             return self.call(name.value, args, where), where
-        if name.value in _MEMBER_OVERLOADS:  # declared only receiver-style, so no global overload matches
+        if name.value in MEMBER_OVERLOADS:  # declared only receiver-style, so no global overload matches
             return self.no_overload(name.value, [t for t, _ in args], where), where
         return self.report(where, f"undeclared reference to '{name.value}' (in container '')"), where
 
     def _list_lit(self, node: Tree) -> Typed:
         elements = [self.visit(e)[0] for e in arguments(node.children)]
-        return list_of(_joined(elements)), node.meta.start_pos
+        return list_of(joined(elements)), node.meta.start_pos
 
     def _map_lit(self, node: Tree) -> Typed:
         entries = node.children[0].children if node.children else []
         types = [self.visit(e)[0] for e in entries]
-        return map_of(_joined(types[0::2]), _joined(types[1::2])), node.meta.start_pos
+        return map_of(joined(types[0::2]), joined(types[1::2])), node.meta.start_pos
 
     def _literal(self, node: Tree) -> Typed:
         token: Token = node.children[0]
@@ -396,8 +330,8 @@ class _Checker:
     # overload resolution
     def call(self, name: str, args: list[Typed], where: int, *, member: bool = False) -> T:
         types = [t for t, _ in args]
-        overloads = (_MEMBER_OVERLOADS if member else _OVERLOADS)[name]
-        results = [r for sig in overloads if (r := _match(sig, types)) is not None]
+        overloads = (MEMBER_OVERLOADS if member else OVERLOADS)[name]
+        results = [r for sig in overloads if (r := match_overload(sig, types)) is not None]
         if not results:
             return self.no_overload(name, types, where, member=member)
         return results[0] if all(r == results[0] for r in results) else DYN
@@ -468,123 +402,3 @@ def _root_ident(node: Tree) -> Token | None:
         else:
             return None
     return None
-
-
-def _match(sig: _Sig, args: list[T]) -> T | None:
-    params, result = sig
-    if len(params) != len(args):
-        return None
-    bound: dict[str, T] = {}
-    for param, arg in zip(params, args, strict=True):
-        if not _unify(param, arg, bound):
-            return None
-    return _substitute(result, bound)
-
-
-def _unify(param: T, arg: T, bound: dict[str, T]) -> bool:
-    if param.name in ("A", "B"):
-        seen = bound.get(param.name)
-        if seen is None:
-            bound[param.name] = arg
-            return True
-        if not _assignable(arg, seen):
-            return False
-        if seen == FREE or (arg != FREE and _less_specific(arg, seen)):  # cel-go's mostGeneral(arg, seen)
-            bound[param.name] = arg
-        return True
-    if arg in (DYN, ERROR, FREE):
-        return True
-    if arg == NULL and param in (TIMESTAMP, DURATION):
-        return True
-    if param.name != arg.name or len(param.params) != len(arg.params):
-        return False
-    return all(_unify(p, a, bound) for p, a in zip(param.params, arg.params, strict=True))
-
-
-def _assignable(a: T, b: T) -> bool:
-    """cel-go's assignability: dyn, error and free parameters fit anything."""
-    if a in (DYN, ERROR, FREE) or b in (DYN, ERROR, FREE):
-        return True
-    return a.name == b.name and len(a.params) == len(b.params) and all(
-        _assignable(x, y) for x, y in zip(a.params, b.params, strict=True))
-
-
-def _less_specific(a: T, b: T) -> bool:
-    """cel-go's isEqualOrLessSpecific, which decides a literal's element type."""
-    if a in (DYN, FREE):
-        return True
-    if b in (DYN, FREE) or a.name != b.name or len(a.params) != len(b.params):
-        return False
-    return all(_less_specific(x, y) for x, y in zip(a.params, b.params, strict=True))
-
-
-def _joined(types: list[T]) -> T:
-    """A literal's element type as cel-go's joinTypes folds it: the more general of two assignable types, else dyn."""
-    joined: T | None = None
-    for t in types:
-        if joined is None:
-            joined = t
-        elif _assignable(joined, t):
-            joined = joined if _less_specific(joined, t) else t
-        else:
-            joined = DYN
-    return FREE if joined is None else joined
-
-
-def _substitute(t: T, bound: dict[str, T]) -> T:
-    if t.name in ("A", "B"):
-        return bound.get(t.name, FREE)
-    return T(t.name, tuple(_substitute(p, bound) for p in t.params)) if t.params else t
-
-
-# --- literals ---------------------------------------------------------------------------------
-
-
-class Uint(int):
-    """A CEL uint value (an int that remembers it is unsigned)."""
-
-
-_ESCAPES = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "`": "`", "?": "?"}
-_ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|[0-3][0-7]{2}|.)", re.S)
-
-
-def literal(token: Token) -> Any:
-    """A literal's value, or ValueError in cel-go's words for one it refuses."""
-    text = token.value
-    if token.type == "INT_LIT":
-        value = int(text, 16) if "x" in text.lower() else int(text)
-        if not INT64_MIN <= value <= INT64_MAX:
-            raise ValueError("invalid int literal")
-        return value
-    if token.type == "UINT_LIT":
-        value = int(text[:-1], 16) if "x" in text.lower() else int(text[:-1])
-        if not 0 <= value <= UINT64_MAX:
-            raise ValueError("invalid uint literal")
-        return Uint(value)
-    if token.type == "FLOAT_LIT":
-        if not _LITERAL_FLOAT.match(text):  # celpy takes "1." and "1.e3"; cel-go's lexer does not
-            raise ValueError(f"Syntax error: no viable alternative at input '{text[text.index('.'):][:1]}'")
-        value = float(text)
-        if math.isinf(value):
-            raise ValueError("invalid double literal")
-        return value
-    if token.type == "BOOL_LIT":
-        return text == "true"
-    if token.type == "NULL_LIT":
-        return None
-    raw = token.type == "BYTES_LIT"
-    body = text[1:] if raw else text
-    is_raw = body[:1] in "rR"
-    body = body[1:] if is_raw else body
-    quote = 3 if body[:3] in ('"""', "'''") else 1
-    body = body[quote:-quote]
-    decoded = body if is_raw else _ESCAPE.sub(lambda m: _unescape(m.group(1)), body)
-    return decoded.encode("utf-8", "surrogatepass") if raw else decoded
-
-
-def _unescape(code: str) -> str:
-    if code[0] in "xuU":
-        return chr(int(code[1:], 16))
-    if code[0] in "0123" and len(code) == 3:
-        return chr(int(code, 8))
-    return _ESCAPES.get(code, "\\" + code)

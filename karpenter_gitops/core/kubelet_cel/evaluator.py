@@ -14,7 +14,8 @@ from functools import lru_cache
 from typing import Any
 
 from karpenter_gitops.core import cel_go
-from karpenter_gitops.core.kubelet_cel.checker import DOUBLE, INT, STRING, VARIABLES, Checked, Unsupported
+from karpenter_gitops.core.kubelet_cel.cel_types import DOUBLE, INT, STRING, VARIABLES
+from karpenter_gitops.core.kubelet_cel.checker import Checked, Unsupported
 
 
 class EvalError(Exception):

@@ -8,7 +8,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from karpenter_gitops.core.kubelet_cel.checker import INT64_MAX, INT64_MIN, Checked
+from karpenter_gitops.core.cel_go import INT64_MAX, INT64_MIN
+from karpenter_gitops.core.kubelet_cel.checker import Checked
 from karpenter_gitops.core.kubelet_cel.evaluator import EvalError, Vars, evaluate
 
 INT32_MAX = 2**31 - 1
