@@ -23,6 +23,7 @@ from karpenter_gitops.families.protocol import (
     Alias,
     AliasError,
     AliasParameter,
+    AliasStopsController,
     Family,
     UnsupportedAlias,
 )
@@ -62,6 +63,8 @@ def alias_families(release: versions.Release) -> dict[str, str]:
 
 def parse_alias(text: str) -> Alias:
     """``family@version``, or an AliasError saying why Karpenter cannot read it."""
+    if text.count("@") > 1:
+        raise AliasStopsController(f"failed to parse AMI alias {text!r}, invalid format")
     match = ALIAS.match(text.strip())
     if not match:
         raise AliasError(f"alias {text!r} is improperly formatted, must match the format 'family@version'")

@@ -41,6 +41,11 @@ class AliasError(ValueError):
     """An alias Karpenter cannot resolve at all (malformed, or an unknown family or version)."""
 
 
+class AliasStopsController(AliasError):
+    """An alias with a second '@': the CRD stores it, and Karpenter's controller exits on reading it
+    (log.Fatalf), so it never writes a status (the error finding is ``nodeclass/alias-format``)."""
+
+
 class UnsupportedAlias(AliasError):
     """A well-formed alias that Karpenter refuses for this Kubernetes version (AMIsReady=False, UnsupportedAlias)."""
 

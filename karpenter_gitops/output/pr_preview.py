@@ -110,7 +110,10 @@ def not_ready(plan: Plan) -> tuple[tuple[str, str], ...]:
     for name, node_class in sorted(plan.node_classes.items()):
         if not node_class.ready:
             failing = [c for c in node_class.conditions if c.type != "Ready" and c.status != "True"]
-            out.append((name, ", ".join(f"{c.type}={c.status} ({c.reason})" for c in failing) or "Ready is not True"))
+            said = ", ".join(f"{c.type}={c.status} ({c.reason})" for c in failing)
+            if not node_class.conditions:
+                said = "no status: Karpenter's controller exits before it writes one"
+            out.append((name, said or "Ready is not True"))
     return tuple(out)
 
 

@@ -46,6 +46,8 @@ def predict(
     kubelet_spec: KubeletSpec,
     kubelet_expressions: KubeletExpressions,
 ) -> ClassStatus:
+    if images.stops_controller:
+        return ClassStatus(NodeClassPlan(conditions=()))  # the controller exits before it writes any status
     conditions = predict_conditions(
         amis=images.outcome,
         subnets=subnets.outcome,

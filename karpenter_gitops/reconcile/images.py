@@ -31,6 +31,8 @@ _OUTCOMES = {
     # Karpenter leaves AMIsReady Unknown for refused calls too; retrying cannot fix them, so we say False.
     ami_provider.AMIOutcome.AWS_ERROR: lambda r: StepOutcome.not_found(r.message, "AWSError"),
     ami_provider.AMIOutcome.TRANSIENT_ERROR: lambda r: StepOutcome.transient_error(r.message),
+    # The controller exits before it writes any status; the class's prediction is no status at all (conditions).
+    ami_provider.AMIOutcome.CONTROLLER_EXITS: lambda r: StepOutcome.errored(),
 }
 
 
@@ -42,6 +44,11 @@ class Images(StepResult):
     @property
     def ready(self) -> bool:
         return self.outcome.resolution is Resolution.READY
+
+    @property
+    def stops_controller(self) -> bool:
+        """Karpenter's controller exits reading the selector, so no class of the cluster gets a status."""
+        return self.resolution.outcome is ami_provider.AMIOutcome.CONTROLLER_EXITS
 
 
 def resolve(run: Run, node_class: EC2NodeClass) -> Images:

@@ -78,6 +78,14 @@ def test_unsupported_aliases(default_aws):
     assert resolve(default_aws, AMISelectorTerm(alias="windows2025@latest")).outcome is AMIOutcome.UNSUPPORTED_ALIAS
 
 
+def test_alias_with_a_second_at_stops_the_controller_before_any_aws_call(default_aws):
+    aws = default_aws.session()
+    result = resolve_amis(aws, [AMISelectorTerm(alias="al2023@v20240807@x")], Kubernetes(1, 32), now=NOW)
+    assert result.outcome is AMIOutcome.CONTROLLER_EXITS
+    assert result.message == "failed to parse AMI alias 'al2023@v20240807@x', invalid format"
+    assert aws.call_counts() == {}
+
+
 def test_pending_and_failed_newest_builds_are_skipped_with_reasons(default_aws):
     result = resolve(default_aws, AMISelectorTerm(tags={"team": "payments"}))
     assert entries(result) == [

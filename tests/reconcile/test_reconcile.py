@@ -227,6 +227,15 @@ def test_unpublished_alias_version_is_a_persistent_problem(default_aws, catalogu
     assert finding.message.startswith("failed to discover any AMIs for alias (alias=al2023@v19990101): ")  # Karpenter's words
 
 
+def test_alias_with_a_second_at_predicts_no_status_and_leaves_the_why_to_the_rule(default_aws, catalogue_cache):
+    plan = plan_for(default_aws, [node_class(amiSelectorTerms=[{"alias": "al2023@v20240807@x"}]), node_pool([])], catalogue_cache)
+    # Karpenter's controller exits reading the alias, before it writes any status
+    assert plan.node_classes["default"].conditions == ()
+    assert plan.node_pools["general"].mapping is None and plan.node_pools["general"].awaiting
+    assert plan.exit_code == 1 and not plan.transient
+    assert [f.rule for f in plan.findings if f.kind == "EC2NodeClass"] == ["nodeclass/alias-format"]
+
+
 def test_identical_selectors_are_queried_once(default_aws, catalogue_cache):
     docs = [node_class(), copy.deepcopy(node_class())]
     docs[1]["metadata"]["name"] = "second"

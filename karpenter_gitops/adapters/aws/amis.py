@@ -33,6 +33,7 @@ class AMIOutcome(enum.StrEnum):
     UNSUPPORTED_ALIAS = "UnsupportedAlias"  # False, terminal
     TRANSIENT_ERROR = "TransientError"  # reconcile error; stays Unknown, retry later
     AWS_ERROR = "AWSError"  # AWS refused (access denied, malformed input); stays Unknown
+    CONTROLLER_EXITS = "ControllerExits"  # the controller exits reading the alias: no status at all
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,8 @@ def resolve_amis(
             queries, missing = _term_queries(aws, terms)
             known = {}
         found = [image for query in queries for image in _describe(aws, query)]
+    except protocol.AliasStopsController as error:
+        return AMIResolution(AMIOutcome.CONTROLLER_EXITS, str(error))
     except protocol.AliasError as error:
         return AMIResolution(AMIOutcome.UNSUPPORTED_ALIAS, str(error))
     except TransientAWSError as error:
