@@ -13,7 +13,7 @@ import sys
 import pytest
 from conftest import PROJECT
 
-HEAVY = ("jsonschema", "jsonschema_rs", "celpy", "cel_expr_python", "boto3", "botocore", "moto", "kubernetes", "rich", "lark")
+HEAVY = ("jsonschema", "jsonschema_rs", "cel_expr_python", "google", "boto3", "botocore", "moto", "kubernetes", "rich")
 
 PROBE = """
 import json, sys

@@ -1,23 +1,23 @@
-"""Parsing and type-checking a kubelet expression as cel-go does, in Karpenter 1.15's environment.
+"""Type-checking a kubelet expression as cel-go does, in Karpenter 1.15's environment.
 
-celpy's grammar parses CEL; the checker here gives every node its type and location by cel-go's
-rules (overloads with type parameters, dyn and error assignable to anything, no implicit int/double
+The native runtime's parser (:mod:`.parsed_expr`, cel-go's grammar) reads the expression and says
+what does not parse in cel-go's words; the checker here gives every node its type by cel-go's rules
+(overloads with type parameters, dyn and error assignable to anything, no implicit int/double
 mixing) and says what it refuses in cel-go's words. Why it stays beside the native runtime, which
 evaluates: an expression that does not compile must be refused in Karpenter's words, which are
-cel-go's (its error recovery reports every error, it prints ``int.(double)`` for member calls and
-the argument types of a missing overload), and the C++ runtime's compile errors say it otherwise.
-Pure: it reads nothing but celpy's packaged grammar.
+cel-go's (its checker reports every error, checks each side of ``&&``/``||`` on its own, prints
+``int.(double)`` for member calls, and a call with the wrong number of arguments has no matching
+overload), and the C++ checker's compile errors say it otherwise.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from karpenter_gitops.core.kubelet_cel.cel_literals import literal
+from karpenter_gitops.core.kubelet_cel import parsed_expr
 from karpenter_gitops.core.kubelet_cel.cel_types import (
     assignable,
     BOOL,
@@ -41,9 +41,6 @@ from karpenter_gitops.core.kubelet_cel.cel_types import (
     UNMODELLED,
     VARIABLES,
 )
-
-if TYPE_CHECKING:  # celpy and lark load on the first check: commands that meet no expression never pay for them
-    from lark import Lark, Token, Tree
 
 
 # --- checking ---------------------------------------------------------------------------------
@@ -98,45 +95,25 @@ class Checked:
 
 @lru_cache(maxsize=1024)
 def check(expression: str) -> Checked:
-    """Parse with celpy, then type-check against Karpenter's declarations."""
-    from lark.exceptions import LarkError, UnexpectedInput
-
+    """Parse as cel-go does, then type-check against Karpenter's declarations."""
     try:
-        tree = _parser().parse(expression)
-    except UnexpectedInput as error:
-        line, column = max(error.line, 1), max(error.column - 1, 0)
-        return Checked(expression, issues=(Issue(line, column, f"Syntax error: {str(error).splitlines()[0]}"),))
-    except LarkError as error:
-        return Checked(expression, issues=(Issue(1, 0, f"Syntax error: {str(error).splitlines()[0]}"),))
-    checker = _Checker(expression)
+        tree, positions = parsed_expr.parse(expression)
+    except parsed_expr.NotParsed as refused:
+        return Checked(expression, issues=tuple(Issue(i.line, i.column, i.message) for i in refused.issues))
+    checker = _Checker(expression, positions)
     try:
         output, _ = checker.visit(tree)
     except Unsupported as why:
         return Checked(expression, unsupported=str(why))
     except RecursionError:  # cel-go refuses deep nesting with its own limit, which we do not model
         return Checked(expression, unsupported="nested too deeply")
-    if checker.parse_issues or checker.issues:
-        return Checked(expression, issues=tuple(checker.parse_issues or checker.issues))
+    if checker.issues:
+        return Checked(expression, issues=tuple(checker.issues))
     return Checked(expression, output=_settled(output), dynamic=checker.dynamic, names=frozenset(checker.names))
 
 
 def _mentions(t: T, wanted: tuple[T, ...]) -> bool:
     return t in wanted or any(_mentions(p, wanted) for p in t.params)
-
-
-def _keyword(token: Token) -> Token:
-    """celpy's lexer callback for true/false, keeping the token's position (celpy's drops it)."""
-    return token.new_borrow_pos("BOOL_LIT", token.value, token) if token.value in ("true", "false") else token
-
-
-@lru_cache(maxsize=1)
-def _parser() -> Lark:
-    """celpy's CEL grammar (its package's cel.lark) in a parser of our own, so every node knows where it is."""
-    from lark import Lark
-
-    return Lark.open_from_package("celpy", "cel.lark", parser="lalr", start="expr", g_regex_flags=re.M,
-                                  lexer_callbacks={"IDENT": _keyword}, propagate_positions=True,
-                                  maybe_placeholders=False, priority="invert")
 
 
 def _settled(t: T) -> T:
@@ -149,118 +126,57 @@ def _position(text: str, offset: int) -> tuple[int, int]:
     return before.count("\n") + 1, offset - (before.rfind("\n") + 1)
 
 
-def _after(text: str, offset: int) -> int:
-    """The offset of the next token after ``offset``, past blanks and comments (where an operator is)."""
-    while offset < len(text):
-        if text[offset].isspace():
-            offset += 1
-        elif text.startswith("//", offset):
-            offset = text.find("\n", offset) if "\n" in text[offset:] else len(text)
-        else:
-            break
-    return offset
-
-
-
-
 Typed = tuple[T, int]  # a node's type and its location (the offset cel-go reports errors about it at)
 
 
 class _Checker:
-    """cel-go's checker for this environment: every node's type and location, the issues in its words."""
+    """cel-go's checker for this environment: every node's type, the issues in its words."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, positions: Mapping[int, int]) -> None:
         self.text = text
+        self.positions = positions
         self.issues: list[Issue] = []
-        self.parse_issues: list[Issue] = []
         self.dynamic = False
         self.names: set[str] = set()
-        self.positive: set[int] = set()  # ids of literal tokens whose minus sign cel-go reads as an operator
 
-    def report(self, offset: int, message: str, *, parsing: bool = False) -> T:
-        """Record an issue; ``parsing`` marks what cel-go's parser refuses, which leaves nothing to check."""
-        (self.parse_issues if parsing else self.issues).append(Issue(*_position(self.text, offset), message))
+    def report(self, offset: int, message: str) -> T:
+        self.issues.append(Issue(*_position(self.text, offset), message))
         return ERROR
 
-    def operator_at(self, left: Tree) -> int:
-        return _after(self.text, left.meta.end_pos)
-
-    def visit(self, node: Tree) -> Typed:
-        handler = getattr(self, f"_{node.data}", None)
+    def visit(self, node: Any) -> Typed:
+        kind = node.WhichOneof("expr_kind")
+        handler = getattr(self, f"_{kind}", None)
         if handler is None:
-            raise Unsupported(f"{node.data} is not modelled")
-        typed = handler(node)
+            raise Unsupported(f"{kind or 'an empty node'} is not modelled")  # comprehensions: the macros
+        typed = handler(getattr(node, kind), self.positions.get(node.id, 0))
         self.dynamic = self.dynamic or _mentions(typed[0], (DYN, NULL, FREE))
         return typed
 
-    def _only(self, node: Tree) -> Typed:
-        return self.visit(node.children[0])
+    def _const_expr(self, constant: Any, where: int) -> Typed:
+        kind = constant.WhichOneof("constant_kind")
+        if kind not in _CONSTANT_TYPES:
+            raise Unsupported(f"{kind} literals are not modelled")
+        return _CONSTANT_TYPES[kind], where
 
-    _member = _primary = _paren_expr = _only
+    def _ident_expr(self, ident: Any, where: int) -> Typed:
+        name = ident.name
+        if name in VARIABLES:
+            self.names.add(name)
+            return VARIABLES[name], where
+        if name in TYPE_NAMES or name.startswith("."):
+            raise Unsupported("type values and root-scoped names are not modelled")
+        return self.report(where, f"undeclared reference to '{name}' (in container '')"), where
 
-    # precedence levels: one child passes through, more make a call
-    def _expr(self, node: Tree) -> Typed:
-        if len(node.children) == 1:
-            return self._only(node)
-        condition, yes, no = node.children
-        where = self.operator_at(condition)
-        return self.call("_?_:_", [self.visit(condition), self.visit(yes), self.visit(no)], where), where
-
-    def _logical(self, node: Tree) -> Typed:
-        """cel-go checks each side of && and || on its own: bool (or dyn) wanted."""
-        if len(node.children) == 1:
-            return self._only(node)
-        left, right = node.children
-        result = BOOL
-        for operand, location in (self.visit(left), self.visit(right)):
-            if not assignable(operand, BOOL):
-                result = self.report(location, f"expected type 'bool' but found '{_shown(operand)}'")
-        return result, self.operator_at(left)
-
-    _conditionalor = _conditionaland = _logical
-
-    def _operation(self, node: Tree, names: Mapping[str, str]) -> Typed:
-        if len(node.children) == 1:
-            return self._only(node)
-        op, right = node.children
-        left = op.children[0]
-        where = self.operator_at(left)
-        return self.call(names[op.data], [self.visit(left), self.visit(right)], where), where
-
-    def _relation(self, node: Tree) -> Typed:
-        return self._operation(node, RELATIONS)
-
-    def _addition(self, node: Tree) -> Typed:
-        return self._operation(node, ADDITIONS)
-
-    def _multiplication(self, node: Tree) -> Typed:
-        return self._operation(node, MULTIPLICATIONS)
-
-    def _unary(self, node: Tree) -> Typed:
-        run, operand = unary_run(node) if len(node.children) == 2 else ([], node.children[0])
-        if len(set(run)) > 1:
-            second = _after(self.text, node.meta.start_pos + 1)
-            return self.report(second, "Syntax error: no viable alternative at input", parsing=True), second
-        head, chained = _signed_head(operand)
-        # celpy lexes a minus sign into the literal that follows it ("--5" is - and -5, "-1u.size()" is
-        # (-1u).size()); cel-go keeps it an operator when it follows another one or when a uint follows it
-        moved = head is not None and set(run) <= {"unary_neg"} and bool(run or head.type == "UINT_LIT")
-        if moved:
-            self.positive.add(id(head))
-            run = [*run, "unary_neg"]
-        if len(run) % 2 == 0:  # cel-go drops an even run: the operand, where it is
-            typed, where = self.visit(operand)
-            return typed, (head.start_pos + 1 if moved and not chained else where)
-        where = node.meta.start_pos
-        return self.call("!_" if run[0] == "unary_not" else "-_", [self.visit(operand)], where), where
-
-    def _member_dot(self, node: Tree) -> Typed:
-        target, _name = node.children
-        where = self.operator_at(target)
-        root = _root_ident(target)
-        if root is not None and root.value not in VARIABLES and root.value not in TYPE_NAMES:
-            return self.report(root.start_pos, f"undeclared reference to '{root.value}' (in container '')"), root.start_pos
-        operand, _ = self.visit(target)
+    def _select_expr(self, select: Any, where: int) -> Typed:
+        if select.test_only:
+            raise Unsupported("has() is not modelled")
+        root = _root_ident(select.operand)
+        if root is not None and root.ident_expr.name not in VARIABLES and root.ident_expr.name not in TYPE_NAMES:
+            if root.ident_expr.name.startswith("."):
+                raise Unsupported("root-scoped names are not modelled")
+            at = self.positions.get(root.id, 0)  # cel-go resolves a.b.c as a name first: it names the root
+            return self.report(at, f"undeclared reference to '{root.ident_expr.name}' (in container '')"), at
+        operand, _ = self.visit(select.operand)
         if operand in (ERROR, DYN, FREE):
             return DYN, where
         if operand.name == "map":
@@ -268,64 +184,39 @@ class _Checker:
         self.report(where, f"type '{_shown(operand)}' does not support field selection")
         return DYN, where  # cel-go goes on with dyn here
 
-    def _member_dot_arg(self, node: Tree) -> Typed:
-        target, name, *rest = node.children
-        if name.value in UNMODELLED:
-            raise Unsupported(f"{name.value}() is not modelled")
-        receiver = self.visit(target)
-        args = [receiver, *(self.visit(arg) for arg in arguments(rest))]
-        where = self.text.index("(", name.end_pos)
-        if name.value in MEMBER_OVERLOADS:
-            return self.call(name.value, args, where, member=True), where
-        if name.value in OVERLOADS:  # a global function called on a receiver: declared, so no overload matches
-            return self.no_overload(name.value, [t for t, _ in args], where, member=True), where
-        return self.report(where, f"undeclared reference to '{name.value}' (in container '')"), where
+    def _call_expr(self, call: Any, where: int) -> Typed:
+        name = call.function
+        if name in _LOGICAL:
+            return self.logical(call.args, where), where
+        if name in UNMODELLED or name.startswith("."):
+            raise Unsupported(f"{name}() is not modelled")
+        member = call.HasField("target")
+        args = [self.visit(arg) for arg in ((call.target, *call.args) if member else call.args)]
+        if name in (MEMBER_OVERLOADS if member else OVERLOADS):
+            return self.call(name, args, where, member=member), where
+        if name in (OVERLOADS if member else MEMBER_OVERLOADS):  # declared the other way only: no overload matches
+            return self.no_overload(name, [t for t, _ in args], where, member=member), where
+        return self.report(where, f"undeclared reference to '{name}' (in container '')"), where
 
-    def _member_index(self, node: Tree) -> Typed:
-        target, index = node.children
-        where = self.operator_at(target)
-        return self.call("_[_]", [self.visit(target), self.visit(index)], where), where
+    def logical(self, operands: Any, where: int) -> T:
+        """cel-go checks each side of && and || on its own: bool (or dyn) wanted."""
+        result = BOOL
+        for operand, location in map(self.visit, operands):
+            if not assignable(operand, BOOL):
+                result = self.report(location, f"expected type 'bool' but found '{_shown(operand)}'")
+        return result
 
-    def _ident(self, node: Tree) -> Typed:
-        token = node.children[0]
-        if token.value in VARIABLES:
-            self.names.add(token.value)
-            return VARIABLES[token.value], token.start_pos
-        if token.value in TYPE_NAMES:
-            raise Unsupported("type values are not modelled")
-        return self.report(token.start_pos, f"undeclared reference to '{token.value}' (in container '')"), token.start_pos
+    def _list_expr(self, created: Any, where: int) -> Typed:
+        if created.optional_indices:
+            raise Unsupported("optional list elements are not modelled")
+        return list_of(joined([self.visit(e)[0] for e in created.elements])), where
 
-    def _ident_arg(self, node: Tree) -> Typed:
-        name, *rest = node.children
-        if name.value in UNMODELLED:
-            raise Unsupported(f"{name.value}() is not modelled")
-        args = [self.visit(arg) for arg in arguments(rest)]
-        where = self.text.index("(", name.end_pos)
-        if name.value in OVERLOADS:
-            return self.call(name.value, args, where), where
-        if name.value in MEMBER_OVERLOADS:  # declared only receiver-style, so no global overload matches
-            return self.no_overload(name.value, [t for t, _ in args], where), where
-        return self.report(where, f"undeclared reference to '{name.value}' (in container '')"), where
-
-    def _list_lit(self, node: Tree) -> Typed:
-        elements = [self.visit(e)[0] for e in arguments(node.children)]
-        return list_of(joined(elements)), node.meta.start_pos
-
-    def _map_lit(self, node: Tree) -> Typed:
-        entries = node.children[0].children if node.children else []
-        types = [self.visit(e)[0] for e in entries]
-        return map_of(joined(types[0::2]), joined(types[1::2])), node.meta.start_pos
-
-    def _literal(self, node: Tree) -> Typed:
-        token: Token = node.children[0]
-        start = token.start_pos
-        if id(token) in self.positive:  # its minus sign is an operator in cel-go's reading (see _unary)
-            token, start = token.update(value=token.value[1:]), start + 1
-        try:
-            literal(token)
-        except ValueError as error:
-            return self.report(start, str(error), parsing=True), start
-        return _LITERAL_TYPES.get(token.type, STRING), start
+    def _struct_expr(self, created: Any, where: int) -> Typed:
+        if created.message_name or any(e.optional_entry for e in created.entries):
+            raise Unsupported("message literals and optional entries are not modelled")
+        keys = [self.visit(entry.map_key)[0] for entry in created.entries]
+        values = [self.visit(entry.value)[0] for entry in created.entries]
+        return map_of(joined(keys), joined(values)), where
 
     # overload resolution
     def call(self, name: str, args: list[Typed], where: int, *, member: bool = False) -> T:
@@ -342,9 +233,9 @@ class _Checker:
         return self.report(where, f"found no matching overload for '{name}' applied to '{listed}'")
 
 
-ADDITIONS = {"addition_add": "_+_", "addition_sub": "_-_"}
-MULTIPLICATIONS = {"multiplication_mul": "_*_", "multiplication_div": "_/_", "multiplication_mod": "_%_"}
-_LITERAL_TYPES = {"INT_LIT": INT, "UINT_LIT": UINT, "FLOAT_LIT": DOUBLE, "BOOL_LIT": BOOL, "NULL_LIT": NULL, "BYTES_LIT": BYTES}
+_LOGICAL = frozenset({"_&&_", "_||_"})
+_CONSTANT_TYPES = {"null_value": NULL, "bool_value": BOOL, "int64_value": INT, "uint64_value": UINT,
+                   "double_value": DOUBLE, "string_value": STRING, "bytes_value": BYTES}
 
 
 def _shown(t: T) -> str:
@@ -355,50 +246,8 @@ def _shown(t: T) -> str:
     return {"null_type": "null", "*error*": "!error!", "*free*": "dyn"}.get(t.name, t.name)
 
 
-RELATIONS = {"relation_lt": "_<_", "relation_le": "_<=_", "relation_gt": "_>_", "relation_ge": "_>=_",
-              "relation_eq": "_==_", "relation_ne": "_!=_", "relation_in": "@in"}
-
-
-def arguments(children: list) -> list[Tree]:
-    return list(children[0].children) if children and _is_tree(children[0]) and children[0].data == "exprlist" else []
-
-
-def _is_tree(node: Any) -> bool:
-    return hasattr(node, "children")  # a lark Tree; its Tokens are strings
-
-
-def unary_run(node: Tree) -> tuple[list[str], Tree]:
-    """The prefix operators in front of an operand (``!!x``: two unary_not) and the operand."""
-    run = []
-    while _is_tree(node) and node.data == "unary" and len(node.children) == 2:
-        run.append(node.children[0].data)
-        node = node.children[1]
-    return run, node
-
-
-def _signed_head(node: Tree) -> tuple[Token | None, bool]:
-    """The literal an operand starts with when celpy lexed a minus sign into it, and whether a member
-    chain (``.f()``, ``.x``, ``[i]``) follows it."""
-    chained = False
-    while _is_tree(node) and node.data in ("unary", "member", "primary", "member_dot", "member_dot_arg", "member_index"):
-        if node.data == "unary" and len(node.children) != 1:
-            return None, chained
-        chained = chained or node.data.startswith("member_")
-        node = node.children[0]
-    if _is_tree(node) and node.data == "literal" and node.children[0].value.startswith("-"):
-        return node.children[0], chained
-    return None, chained
-
-
-def _root_ident(node: Tree) -> Token | None:
-    """The identifier a chain of field selections starts from (``a`` in ``a.b.c``), if it is one."""
-    while _is_tree(node):
-        if node.data == "ident":
-            return node.children[0]
-        if node.data in ("member", "primary"):
-            node = node.children[0]
-        elif node.data == "member_dot":
-            node = node.children[0]
-        else:
-            return None
-    return None
+def _root_ident(node: Any) -> Any | None:
+    """The identifier node a chain of field selections starts from (``a`` in ``a.b.c``), if it is one."""
+    while node.WhichOneof("expr_kind") == "select_expr":
+        node = node.select_expr.operand
+    return node if node.WhichOneof("expr_kind") == "ident_expr" else None
