@@ -21,7 +21,8 @@ from karpenter_gitops.cli.group import cli
 @options.allow_empty
 @options.output_format("text", "json")
 @click.option("--workloads", "workload_paths", metavar="PATH", multiple=True,
-              help="Forecast what Karpenter would launch for the workloads in these files or directories (- for stdin), and its cost.")
+              help="Forecast what Karpenter would launch for the workloads in these files or directories (- for stdin), and its cost "
+                   "(default: the stack's karpenter-gitops:workloads).")
 @click.option("--picture", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE.svg",
               help="With --workloads: write an SVG of each NodePool's nodes and the pods packed on them.")
 def plan_command(paths, manifests, stacks, all_stacks, embedded_aws, aws_fixture, kubernetes, cache_dir, release, allow_empty, fmt,
@@ -42,8 +43,6 @@ def plan_command(paths, manifests, stacks, all_stacks, embedded_aws, aws_fixture
 
     options.check_fixture(embedded_aws, aws_fixture)
     manifests = (*paths, *manifests)
-    if picture and not workload_paths:
-        raise click.UsageError("--picture draws the forecast: give --workloads too")
     if options.is_fleet(stacks, all_stacks):
         if workload_paths:
             raise click.UsageError("--workloads forecasts one cluster: give one --stack (or --manifests)")
@@ -51,6 +50,9 @@ def plan_command(paths, manifests, stacks, all_stacks, embedded_aws, aws_fixture
         _fleet(fleet, embedded_aws, aws_fixture, kubernetes, cache_dir, release, fmt)
     sources = options.sources(options.stack_or_manifests(stacks[0] if stacks else None, manifests), release)
     options.require_objects(sources, allow_empty)  # before AWS is asked anything
+    workload_paths = workload_paths or sources.workload_paths  # the stack's karpenter-gitops:workloads, unless given
+    if picture and not workload_paths:
+        raise click.UsageError("--picture draws the forecast: give --workloads too (or name them in the stack)")
     workloads = None
     if workload_paths:  # read before AWS is: unreadable workloads end the run with nothing asked or written
         from karpenter_gitops.app.plan import read_workloads
@@ -80,7 +82,6 @@ def plan_command(paths, manifests, stacks, all_stacks, embedded_aws, aws_fixture
 
             print_forecast(forecast, console)
     sys.exit(plan.exit_code)
-
 
 
 def _fleet(stacks, embedded_aws, aws_fixture, kubernetes, cache_dir, release, fmt) -> None:

@@ -26,7 +26,7 @@ from karpenter_gitops.output import DEFAULT_BUDGET
 @click.option("--pulumi-json", type=click.Path(path_type=Path), metavar="FILE", help="Fold in `pulumi preview --json` output.")
 @click.option("--pulumi-events", type=click.Path(path_type=Path), metavar="FILE", help="Fold in a `pulumi preview --event-log` file.")
 @click.option("--workloads", "workload_paths", metavar="PATH", multiple=True,
-              help="Forecast these workloads (files, directories, - for stdin) on base and head and compare the cost "
+              help="Forecast these workloads (files, directories, - for stdin; default: the stack's karpenter-gitops:workloads) on base and head and compare the cost "
                    "(needs --reconcile or --embedded-aws).")
 @click.option("--picture", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE.svg",
               help="With --workloads: write an SVG of the head's NodePools, their nodes and the pods packed on them.")
@@ -57,7 +57,7 @@ def preview_command(
     from karpenter_gitops.app.sources import read_policy_file
     from karpenter_gitops.output.terminal import waiting
 
-    if picture and not workload_paths:
+    if picture and not (workload_paths or stacks):
         raise click.UsageError("--picture draws the forecast: give --workloads too")
     if picture and options.is_fleet(stacks, all_stacks):
         raise click.UsageError("--picture draws one stack's forecast: give one --stack")
@@ -78,15 +78,19 @@ def preview_command(
                 kube = kubernetes or head.inputs.cluster.kubernetes  # both sides run on the head's cluster
                 target = targets.for_stack(head.aws_config)
                 plan = planner(target, head.release, kubernetes=kube, cache_dir=cache_dir, progress=progress)
-                if workload_paths:
-                    workloads = read_workloads(workload_paths, kube or target.world_kubernetes, stdin)
-                    forecast = forecaster(target, head.release, workloads, workload_paths, cache_dir=cache_dir)
+                forecast_paths = workload_paths or head.workload_paths  # the stack's karpenter-gitops:workloads, unless given
+                if forecast_paths:
+                    workloads = read_workloads(forecast_paths, kube or target.world_kubernetes, stdin)
+                    forecast = forecaster(target, head.release, workloads, forecast_paths, cache_dir=cache_dir)
             return preview_sources(head, base_ref, paths, plan=plan, kubeconfig=kubeconfig, pulumi=pulumi, forecast=forecast)
 
         if options.is_fleet(stacks, all_stacks):
             _fleet(options.fleet_stacks((*paths, *manifests), stacks, all_stacks), previewed, fmt, budget, full_report)
         report = previewed(options.stack_or_manifests(stacks[0] if stacks else None, (*paths, *manifests)))
-    if picture and report.cost:
+    if picture:
+        if not report.cost:
+            raise click.UsageError("--picture draws the forecast: give --workloads (or name them in the stack's "
+                                   "karpenter-gitops:workloads) and --reconcile or --embedded-aws")
         write_picture(report.cost.head, picture)
     if fmt == "json":
         click.echo(json.dumps(report.to_json(), indent=2))

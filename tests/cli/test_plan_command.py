@@ -38,3 +38,18 @@ def test_plan_with_workloads_json(in_project, capsys, snapshot, catalogue_cache)
     for claim in claims:  # the candidates (up to 60 types × zones) are the simulation's; the snapshot keeps what the user reads
         claim["candidates"] = len(claim["candidates"])
     assert json.dumps(forecast, indent=2) == snapshot
+
+
+def test_plan_forecasts_the_workloads_the_stack_file_names(in_project, capsys, catalogue_cache, tmp_path):
+    import yaml
+
+    stack_file = yaml.safe_load(open("stacks/Pulumi.demo.yaml").read())
+    stack_file["config"]["karpenter-gitops:workloads"] = ["examples/workloads"]
+    named = tmp_path / "Pulumi.demo.yaml"
+    named.write_text(yaml.safe_dump(stack_file))
+    picture = tmp_path / "forecast.svg"
+    main(["plan", "--manifests", str(named), "--embedded-aws", "--cache-dir", str(catalogue_cache), "--picture", str(picture)])
+    assert "Forecast — " in capsys.readouterr().out and picture.read_text().startswith("<svg")
+    # a stack that names none: --picture has nothing to draw, and says so before AWS is asked
+    assert main(["plan", "--stack", "demo", "--embedded-aws", "--picture", str(picture)]) == 2
+    assert "--picture draws the forecast" in capsys.readouterr().err

@@ -52,3 +52,16 @@ def test_preview_draws_the_heads_forecast(base, capsys, tmp_path, catalogue_cach
     cost = json.loads(capsys.readouterr().out)["cost"]
     assert picture.read_text().count("<title>") >= cost["head"]["forecast"]["nodePools"][0]["pods"] > 0
     assert cost["newlyUnschedulable"] == [] and [p["nodePool"] for p in cost["nodePools"]] == ["general", "gpu", "payments"]
+
+
+def test_preview_forecasts_the_workloads_the_stack_file_names(base, capsys, tmp_path, catalogue_cache):
+    import yaml
+
+    stack_file = yaml.safe_load(open("stacks/Pulumi.demo.yaml").read())
+    stack_file["config"]["karpenter-gitops:workloads"] = ["examples/workloads"]
+    named = tmp_path / "Pulumi.demo.yaml"
+    named.write_text(yaml.safe_dump(stack_file))
+    argv = ["preview", "--manifests", str(named), "--base", str(base), "--embedded-aws", "--cache-dir", str(catalogue_cache),
+            "--format", "json"]
+    main(argv)
+    assert [p["nodePool"] for p in json.loads(capsys.readouterr().out)["cost"]["nodePools"]] == ["general", "gpu", "payments"]
