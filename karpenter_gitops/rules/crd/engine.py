@@ -35,7 +35,7 @@ from karpenter_gitops.core.model import (
 )
 from karpenter_gitops.core.names import SUBDOMAIN_FORMAT
 from karpenter_gitops.rules.crd.declared import SCHEMA
-from karpenter_gitops.rules.crd.validation_rules import evaluate, rule_tree
+from karpenter_gitops.rules.crd.validation_rules import bound, evaluate, rule_tree
 from karpenter_gitops.rules.crd.openapi import SchemaValidator, as_json, dotted, prepare, to_json_schema
 
 SERVED_VERSION = "v1"
@@ -101,11 +101,14 @@ class Crd:
             return Outcome(tuple(findings), (Skipped("", "*", BLOCKED),))
         skipped = []
         for node, value, path in self.rules.visits(obj) if self.rules else ():
+            activation = None
             for program, crd_message in node.rules:
                 if program.transition:
                     skipped.append(Skipped(path, program.rule, TRANSITION))
                     continue
-                verdict = evaluate(program, crd_message, value)
+                if activation is None:
+                    activation = bound(value)
+                verdict = evaluate(program, crd_message, value, activation)
                 if verdict is not None:
                     rule_id, message = verdict
                     findings.append(self._observe(rule_id, name, path, message))
