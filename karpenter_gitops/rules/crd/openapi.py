@@ -218,7 +218,8 @@ def dotted(schema: Mapping[str, Any], parts: Iterable[Any]) -> str:
 
 
 def prepare(schema: Mapping[str, Any], value: Any) -> Any:
-    """The object as the API server validates it: non-nullable nulls dropped, defaults filled."""
+    """The object as the API server validates it: non-nullable nulls dropped, defaults filled (a scalar is
+    itself: only mappings and lists are walked)."""
     if isinstance(value, dict):
         properties = schema.get("properties") or {}
         out = {}
@@ -226,13 +227,14 @@ def prepare(schema: Mapping[str, Any], value: Any) -> Any:
             child_schema = _child_schema(schema, key)
             if child is None and key in properties and not properties[key].get("nullable"):
                 continue
-            out[key] = prepare(child_schema, child) if child_schema else child
+            out[key] = prepare(child_schema, child) if child_schema and isinstance(child, (dict, list)) else child
         for key, child_schema in properties.items():
             if key not in out and "default" in child_schema:
                 out[key] = prepare(child_schema, copy.deepcopy(child_schema["default"]))
         return out
     if isinstance(value, list) and isinstance(schema.get("items"), dict):
-        return [prepare(schema["items"], item) for item in value]
+        items = schema["items"]
+        return [prepare(items, item) if isinstance(item, (dict, list)) else item for item in value]
     return value
 
 
