@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from karpenter_gitops.app import both_cores
 from karpenter_gitops.app.sources import Sources
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.inputs import DEFAULT_WAIVERS, Waiver
@@ -43,7 +44,7 @@ def validate_sources(
     inputs = sources.inputs
     if context:
         inputs = dataclasses.replace(inputs, context_node_classes=node_class_names(context))
-    observed, notes = crds.check_inputs(inputs) if crds is not None else ([], [])
+    observed, notes = crds.check_inputs(inputs, both_cores.ordered_map) if crds is not None else ([], [])
     report = validate(inputs, sources.release, policy=policy, waivers=waivers, observed=observed)
     return dataclasses.replace(
         report, notes=report.notes + tuple(notes), findings=locate.with_lines(report.findings, sources.texts)

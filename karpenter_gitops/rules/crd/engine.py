@@ -21,7 +21,7 @@ Transition rules (those reading ``oldSelf``) need the live object; they are list
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -124,6 +124,15 @@ def _name_of(manifest: Mapping[str, Any]) -> str:
     return name if isinstance(name, str) and name else "<unnamed>"
 
 
+# How check_inputs maps the check over the objects, outcomes in their order: one by one here; the app
+# layer passes a map that uses both cores on large runs (the check is pure).
+Spread = Callable[[Callable[[Any], "Outcome | None"], Sequence[Any]], list["Outcome | None"]]
+
+
+def _one_by_one(check: Callable[[Any], Outcome | None], objects: Sequence[Any]) -> list[Outcome | None]:
+    return [check(obj) for obj in objects]
+
+
 @dataclass(frozen=True)
 class Crds:
     """The CRDs found under the paths the user gave, by kind."""
@@ -135,17 +144,18 @@ class Crds:
         crd = self.by_kind.get(manifest.get("kind"))
         return crd.check(manifest) if crd else None
 
-    def check_inputs(self, inputs: Inputs) -> tuple[list[Observation], list[str]]:
-        """CRD observations for every loaded object, and notes on what was not checked.
+    def check_inputs(self, inputs: Inputs, spread: Spread = _one_by_one) -> tuple[list[Observation], list[str]]:
+        """CRD observations for every loaded object, and notes on what was not checked. ``spread`` maps the
+        check over the objects and gives the outcomes in their order (the caller may use both cores).
 
         A transition rule is noted once per kind and path, not once per object: it never runs offline.
         """
         findings: list[Observation] = []
         notes: dict[str, None] = {}  # ordered and without repeats
-        for kind in sorted({obj.kind for obj in inputs.objects} - self.by_kind.keys()):
+        objects = inputs.objects
+        for kind in sorted({obj.kind for obj in objects} - self.by_kind.keys()):
             notes[f"no {kind} CRD given; {kind} objects were not checked against a CRD"] = None
-        for obj in inputs.objects:
-            outcome = self.check(obj.raw)
+        for obj, outcome in zip(objects, spread(lambda obj: self.check(obj.raw), objects), strict=True):
             if outcome is None:
                 continue
             findings.extend(replace(observation, source=obj.source) for observation in outcome.observations)
