@@ -37,6 +37,11 @@ class NodeClassPlan:
         return next((c for c in self.conditions if c.type == type_), None)
 
     @property
+    def no_status(self) -> str | None:
+        """Why Karpenter writes no status for the class (its controller exits on it), or None when it does."""
+        return None if self.conditions else "no status: Karpenter's controller exits before it writes one"
+
+    @property
     def ready(self) -> bool:
         ready = self.condition("Ready")
         return ready is not None and ready.status == "True"

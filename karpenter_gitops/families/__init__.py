@@ -26,7 +26,7 @@ from karpenter_gitops.families.dispatch import (
     size_limit,
     userdata_family,
 )
-from karpenter_gitops.families.protocol import Alias, AliasError, AliasParameter, Family, UnsupportedAlias
+from karpenter_gitops.families.protocol import Alias, AliasError, AliasParameter, Family, UnsupportedAlias, stops_controller
 
 __all__ = [
     "FAMILIES",
@@ -47,5 +47,6 @@ __all__ = [
     "parse_alias",
     "release_userdata_problems",
     "size_limit",
+    "stops_controller",
     "userdata_family",
 ]

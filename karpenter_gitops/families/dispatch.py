@@ -26,6 +26,7 @@ from karpenter_gitops.families.protocol import (
     AliasStopsController,
     Family,
     UnsupportedAlias,
+    stops_controller,
 )
 from karpenter_gitops.families.userdata import common
 from karpenter_gitops.families.userdata.common import MAX_BYTES
@@ -63,7 +64,7 @@ def alias_families(release: versions.Release) -> dict[str, str]:
 
 def parse_alias(text: str) -> Alias:
     """``family@version``, or an AliasError saying why Karpenter cannot read it."""
-    if text.count("@") > 1:
+    if stops_controller(text):
         raise AliasStopsController(f"failed to parse AMI alias {text!r}, invalid format")
     match = ALIAS.match(text.strip())
     if not match:

@@ -46,6 +46,11 @@ class AliasStopsController(AliasError):
     (log.Fatalf), so it never writes a status (the error finding is ``nodeclass/alias-format``)."""
 
 
+def stops_controller(alias: str) -> bool:
+    """Whether Karpenter's controller exits reading ``alias``: it splits it on every '@' and wants two parts."""
+    return alias.count("@") > 1
+
+
 class UnsupportedAlias(AliasError):
     """A well-formed alias that Karpenter refuses for this Kubernetes version (AMIsReady=False, UnsupportedAlias)."""
 

@@ -38,8 +38,8 @@ def _node_class(console: Terminal, name: str, plan: NodeClassPlan) -> None:
     ready = plan.condition("Ready")
     status = ready.status if ready else "Unknown"
     console.rule((f"EC2NodeClass {name}", "bold"), " — Ready=", (status, _STATUS_STYLE[status]))
-    if not plan.conditions:
-        console.print("  ", ("no status", "red"), ": Karpenter's controller exits before it writes one (see the findings)")
+    if plan.no_status:
+        console.print("  ", (plan.no_status, "red"), " (see the findings)")
     healthy = [c.type for c in plan.conditions if c.status == "True" and c.type != "Ready"]
     if healthy:
         console.print("  ", ("True", "green"), ": " + ", ".join(healthy))

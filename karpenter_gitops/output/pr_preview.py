@@ -110,9 +110,7 @@ def not_ready(plan: Plan) -> tuple[tuple[str, str], ...]:
     for name, node_class in sorted(plan.node_classes.items()):
         if not node_class.ready:
             failing = [c for c in node_class.conditions if c.type != "Ready" and c.status != "True"]
-            said = ", ".join(f"{c.type}={c.status} ({c.reason})" for c in failing)
-            if not node_class.conditions:
-                said = "no status: Karpenter's controller exits before it writes one"
+            said = node_class.no_status or ", ".join(f"{c.type}={c.status} ({c.reason})" for c in failing)
             out.append((name, said or "Ready is not True"))
     return tuple(out)
 

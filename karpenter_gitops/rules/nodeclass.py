@@ -159,7 +159,7 @@ def alias_version_format(obj, ctx):
 )
 def alias_format(obj, ctx):
     for index, alias in aliases(obj.spec):
-        if alias.count("@") > 1:
+        if families.stops_controller(alias):
             yield Violation(
                 alias_path(index),
                 f"{alias!r} has {alias.count('@')} '@'; Karpenter's controller exits when it reads it (failed to parse "
