@@ -13,6 +13,7 @@ process's. Small runs, machines with one core, and systems where fork is not the
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -21,7 +22,7 @@ from typing import Any, TypeVar
 Item = TypeVar("Item")
 Result = TypeVar("Result")
 
-#: Below this many items, starting a process costs more than it saves (about 40 ms of a fork and pool).
+#: Below this many items, forking a process costs about what it saves.
 THRESHOLD = 2_000
 
 _job: tuple[Callable[[Any], Any], Sequence[Any]] | None = None  # set before the fork, read by the child
@@ -42,15 +43,14 @@ def ordered_map(function: Callable[[Item], Result], items: Sequence[Item]) -> li
         with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("fork")) as pool:
             try:
                 later = pool.submit(_second_half, middle)  # the worker forks here, with _job in its memory
-            except (BrokenProcessPool, OSError):
+            except OSError:  # no process can be forked now (memory, a process limit)
                 later = None
             first = [function(item) for item in items[:middle]]
-            try:
-                if later is not None:
-                    return first + later.result()
-            except (BrokenProcessPool, OSError):
-                pass
-            return first + [function(item) for item in items[middle:]]
+            rest = None
+            if later is not None:
+                with contextlib.suppress(BrokenProcessPool):  # the worker died: its half is done here
+                    rest = later.result()
+            return first + (rest if rest is not None else [function(item) for item in items[middle:]])
     finally:
         _job = None
 
