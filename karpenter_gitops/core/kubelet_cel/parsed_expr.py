@@ -58,7 +58,7 @@ _SYNTAX = (
                                    ("value", 2, "int32", None, False, None)]),
 )
 _PACKAGE = "karpenter_gitops.cel.expr"  # a package of our own: the wire format is what must match
-_UNREAD_NODE = "invalid constant literal expression"
+_UNREAD_NODE = frozenset({"invalid constant literal expression", "<<nil>> parsetree"})
 _ERROR = re.compile(r"ERROR: <input>:(\d+):(\d+): (.*)")
 
 
@@ -123,8 +123,9 @@ def parse(expression: str) -> tuple[Any, dict[int, int]]:
         issues = [SyntaxIssue(int(line), int(column) - 1, message)
                   for line, column, message in _ERROR.findall(str(error).removesuffix(" [INVALID_ARGUMENT]"))]
         if any(issue.message.startswith("Syntax error") for issue in issues):
-            # cel-cpp also visits the node ANTLR could not read (``!-x``) and says so; cel-go stops at the syntax error
-            issues = [issue for issue in issues if issue.message != _UNREAD_NODE]
+            # cel-cpp also visits the node ANTLR could not read (``!-x``, ``--!x``) and says so; cel-go stops at the
+            # syntax error
+            issues = [issue for issue in issues if issue.message not in _UNREAD_NODE]
         raise NotParsed(tuple(issues) or (SyntaxIssue(1, 0, str(error)),)) from None
     from google.protobuf import any_pb2
 
