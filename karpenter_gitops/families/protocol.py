@@ -10,11 +10,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.requirements import DOES_NOT_EXIST, EXISTS, IN, Requirement
-from karpenter_gitops.core.simulation.nodes import FamilyTraits
 from karpenter_gitops.families.userdata.problems import Problem
+
+if TYPE_CHECKING:
+    from karpenter_gitops.core.simulation.nodes import FamilyTraits
 
 ARCH = "kubernetes.io/arch"
 OS = "kubernetes.io/os"
@@ -131,6 +134,9 @@ class Family:
 
     @property
     def node_traits(self) -> FamilyTraits:
-        """What the family changes about its nodes' capacity and overhead, for the provisioning simulation."""
+        """What the family changes about its nodes' capacity and overhead, for the provisioning simulation
+        (imported here: ``validate`` reads families but never simulates, and the simulation is a sixth of its start)."""
+        from karpenter_gitops.core.simulation.nodes import FamilyTraits
+
         return FamilyTraits(self.eni_limited_pods, self.eni_limited_memory_overhead, self.pods_per_core,
                             self.ephemeral_device, self.ephemeral_size, self.windows_build)

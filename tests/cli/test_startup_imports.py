@@ -44,6 +44,12 @@ def test_offline_commands_load_no_heavy_library(argv):
     assert sorted({m.split(".")[0] for m in modules} & set(HEAVY)) == []
 
 
+def test_validate_loads_no_simulation():
+    """The families describe their nodes for the simulation, but ``validate`` never simulates: the
+    scheduler's modules were a sixth of its start-up."""
+    assert not [m for m in loaded("validate", "examples/manifests/platform.yaml") if m.startswith("karpenter_gitops.core.simulation")]
+
+
 def test_crd_checks_load_their_engine_only_when_given_crds():
     assert "karpenter_gitops.rules.crd.engine" not in loaded("validate", "examples/manifests/platform.yaml")
     crds = str(PROJECT.parent / "shared" / "crds" / "v1.14.1")
