@@ -1,8 +1,11 @@
-"""Work over many objects on both cores: a forked copy of this process takes the second half.
+"""Work on both cores: a forked copy of this process takes half.
 
+Two shapes. :func:`ordered_map` maps a function over many items, the second half in the copy:
 ``validate --crd`` uses it for the CRD check (schema and CEL rules per object, about half of such a
-run: 23 % less wall time at 10,000 objects). The built-in rules do not: at 10,000 objects they take
-less than the fork and the copies it makes cost, so they stay in this process.
+run: 23 % less wall time at 10,000 objects). :func:`partner` starts a copy that serves a conversation
+over a pipe: ``validate`` of many files has it read, load and judge the first half of the files
+while this process does the second, the two exchanging only what the other half needs
+(:mod:`karpenter_gitops.app.validate_halves`).
 
 A fork inherits the loaded objects and the compiled rules, so nothing but the results crosses
 between the processes. The native libraries the work calls (cel-expr-python, jsonschema-rs) start no
@@ -16,8 +19,11 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
@@ -26,11 +32,18 @@ Result = TypeVar("Result")
 THRESHOLD = 2_000
 
 _job: tuple[Callable[[Any], Any], Sequence[Any]] | None = None  # set before the fork, read by the child
+_copy = False  # this process is a partner: it forks no copy of its own (two cores, two processes)
+
+
+def _forking() -> bool:
+    """Whether this process may fork a copy to share the work: on Linux (fork is the safe default nowhere
+    else), with a second core, and not itself a copy."""
+    return sys.platform == "linux" and (os.cpu_count() or 1) >= 2 and not _copy
 
 
 def ordered_map(function: Callable[[Item], Result], items: Sequence[Item]) -> list[Result]:
     """``[function(item) for item in items]``, the second half computed in a forked process when it pays."""
-    if len(items) < THRESHOLD or sys.platform != "linux" or (os.cpu_count() or 1) < 2:
+    if len(items) < THRESHOLD or not _forking():
         return [function(item) for item in items]
     global _job
     import multiprocessing  # only for runs that fork: a one-file start-up never pays for it
@@ -59,3 +72,81 @@ def _second_half(middle: int) -> list[Any]:
     assert _job is not None
     function, items = _job
     return [function(item) for item in items[middle:]]
+
+
+class Partner:
+    """This process's end of the conversation with a forked copy. Every answer is None once the copy is
+    gone (it died, or failed and left): the caller then does the copy's part itself."""
+
+    def __init__(self, channel: Connection) -> None:
+        self._channel: Connection | None = channel
+
+    def receive(self) -> Any:
+        """The copy's next message, or None when it is gone."""
+        if self._channel is None:
+            return None
+        try:
+            return self._channel.recv()
+        except (EOFError, OSError):
+            self._channel = None
+            return None
+
+    def send(self, message: Any) -> None:
+        """Send ``message``; if the copy is gone, its answer will be None."""
+        if self._channel is None:
+            return
+        try:
+            self._channel.send(message)
+        except (OSError, ValueError):  # a broken pipe, or a message too large for it
+            self._channel = None
+
+    def ask(self, message: Any) -> Any:
+        """Send ``message`` and wait for the answer (None when the copy is gone)."""
+        self.send(message)
+        return self.receive()
+
+
+@contextlib.contextmanager
+def partner(serve: Callable[[Connection], None]) -> Iterator[Partner | None]:
+    """A forked copy of this process running ``serve(its end of a pipe)``, or None where forking is not
+    safe or no process can be forked now. The copy is stopped when the block ends: its end of the pipe
+    reads None, then it has a few seconds to leave before it is killed."""
+    if not _forking():
+        yield None
+        return
+    import multiprocessing  # only for runs that fork: a one-file start-up never pays for it
+
+    context = multiprocessing.get_context("fork")
+    mine, theirs = context.Pipe()
+    process = context.Process(target=_serve, args=(serve, theirs), daemon=True)
+    try:
+        process.start()
+    except OSError:  # no process can be forked now (memory, a process limit)
+        yield None
+        return
+    theirs.close()
+    try:
+        yield Partner(mine)
+    finally:
+        with contextlib.suppress(OSError, ValueError):
+            mine.send(None)
+        mine.close()
+        process.join(5)
+        if process.is_alive():
+            process.kill()
+            process.join()
+
+
+def _serve(serve: Callable[[Connection], None], channel: Connection) -> None:
+    """The copy's life: serve, then leave without a word on any error (the caller does the work itself),
+    and without the exit handlers of the process it was copied from."""
+    global _copy
+    _copy = True
+    code = 0
+    try:
+        serve(channel)
+    except BaseException:  # noqa: BLE001 - the caller redoes the work, and says what went wrong there
+        code = 1
+    finally:
+        channel.close()
+        os._exit(code)

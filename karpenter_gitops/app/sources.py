@@ -75,10 +75,20 @@ def read_sources(paths: Sequence[Path], release: versions.Release | None = None,
                  feature_gates: Mapping[str, bool] | None = None) -> Sources:
     """Read ``paths`` and load them for ``version`` (default: the stacks' release, else the newest), on a
     cluster with ``feature_gates`` set as given over what the stack declares."""
-    # Each file is loaded as it is read, for the release asked for (else the default), before its documents
-    # are packed: unpacking every document again to load it cost about as much as parsing it. When the
-    # stack files name another release, or loading stopped at an error, everything is loaded again below,
-    # once all is read, exactly as it always was (the same release, the same first error).
+    # When the stack files name another release, or loading stopped at an error, everything is loaded
+    # again once all is read, exactly as it always was (the same release, the same first error).
+    files, loading = read_loading(paths, release)
+    documents = [(file.name, file.documents) for file in files]
+    chosen, note = versions.known(release or stack_release(documents) or versions.DEFAULT)
+    gates = feature_gates_of_release.canonical(feature_gates or {}, chosen, "--feature-gates")
+    inputs = loading.inputs() if loading is not None and loading.release == chosen else load_files(files, chosen)
+    return Sources(tuple(files), chosen, inputs.with_gates(gates), note, gates)
+
+
+def read_loading(paths: Sequence[Path], release: versions.Release | None) -> tuple[list[ReadFile], Loading | None]:
+    """Read ``paths``, loading each file as it is read, for ``release`` (else the default), before its
+    documents are packed: unpacking every document again to load it cost about as much as parsing it.
+    The loading is None when it stopped at an error (it is then done again, to report the first)."""
     loading: Loading | None = Loading(versions.known(release or versions.DEFAULT)[0])
     files = []
     for file in read_files(paths, live=True):
@@ -89,11 +99,7 @@ def read_sources(paths: Sequence[Path], release: versions.Release | None = None,
                 loading = None
         file.documents.compact()
         files.append(file)
-    documents = [(file.name, file.documents) for file in files]
-    chosen, note = versions.known(release or stack_release(documents) or versions.DEFAULT)
-    gates = feature_gates_of_release.canonical(feature_gates or {}, chosen, "--feature-gates")
-    inputs = loading.inputs() if loading is not None and loading.release == chosen else load_files(files, chosen)
-    return Sources(tuple(files), chosen, inputs.with_gates(gates), note, gates)
+    return files, loading
 
 
 def read_policy_file(path: Path) -> PolicySettings:

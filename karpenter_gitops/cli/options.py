@@ -213,6 +213,21 @@ def sources(paths: Sequence[Path], release: versions.Release | None):
     return read
 
 
+def halves(paths: Sequence[Path], release: versions.Release | None, **judging):
+    """``validate``'s verdict on many files worked out on both cores (app.validate_halves), or None when
+    the run is one process's; saying on stderr, as :func:`sources` does, when the release is newer than
+    the project knows."""
+    from karpenter_gitops.app.validate_halves import validate_in_halves
+
+    context = click.get_current_context(silent=True)
+    gates = context.meta.get("karpenter-gitops.feature-gates") if context else None
+    with _without_cycle_collection():
+        verdict = validate_in_halves(paths, release, gates, **judging)
+    if verdict is not None and verdict.release_note:
+        click.echo(f"karpenter-gitops: {verdict.release_note}", err=True)
+    return verdict
+
+
 def policy_file(func):
     """``--policy-file``: the house-style policy settings a team keeps in its repository, with or without a stack."""
     return click.option(

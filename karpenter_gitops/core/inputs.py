@@ -204,6 +204,9 @@ class Inputs:
     capacity_buffers: tuple[CapacityBuffer, ...] = ()
     #: Files passed over as no Kubernetes YAML (a Helm template, CloudFormation), each ``"file: why"``.
     skipped: tuple[str, ...] = ()
+    #: EC2NodeClass names, by scope, of the run's objects that another process holds (``validate`` loads
+    #: and judges a large run in two halves, see :mod:`karpenter_gitops.app.validate_halves`).
+    node_classes_elsewhere: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
     def with_gates(self, gates: Mapping[str, bool]) -> Inputs:
         """These inputs on a cluster whose named feature gates are set as given (``--feature-gates``
@@ -225,12 +228,16 @@ class Inputs:
         return scopes
 
     @cached_property
-    def _node_class_names_by_scope(self) -> dict[str, frozenset[str]]:
-        return {scope: frozenset(classes) for scope, classes in self._node_classes_by_scope.items()}
+    def node_class_names_by_scope(self) -> dict[str, frozenset[str]]:
+        """Every scope's EC2NodeClass names (:meth:`node_class_names`)."""
+        names = {scope: frozenset(classes) for scope, classes in self._node_classes_by_scope.items()}
+        for scope, elsewhere in self.node_classes_elsewhere.items():
+            names[scope] = names.get(scope, frozenset()) | elsewhere
+        return names
 
     def node_class_names(self, scope: str) -> frozenset[str]:
         """Names a NodePool of ``scope`` can reference (see :attr:`Source.scope`)."""
-        return self._node_class_names_by_scope.get(scope, frozenset())
+        return self.node_class_names_by_scope.get(scope, frozenset())
 
     def node_class(self, name: str, scope: str | None = None) -> EC2NodeClass | None:
         """The class ``name`` in ``scope``, or in any scope when none is given."""

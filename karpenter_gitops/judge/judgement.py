@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable
+from typing import Any
 
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.findings import Finding, Observation, Severity, Violation
@@ -76,12 +77,13 @@ class Judge:
     def findings(self, observations: Iterable[Observation]) -> list[Finding]:
         return [finding for finding in map(self.finding, observations) if finding is not None]
 
-    def objects(self, inputs: Inputs, only: Rule | None = None) -> list[Finding]:
-        """What loading observed, plus every enabled object rule on every object (or ``only`` one rule)."""
+    def objects(self, inputs: Inputs, only: Rule | None = None, judged: Iterable[Any] | None = None) -> list[Finding]:
+        """What loading observed, plus every enabled object rule on every object (or ``only`` one rule);
+        with ``judged``, on those objects alone, the others of ``inputs`` being judged elsewhere."""
         context = Context(self.release, inputs, self.settings)
         observed = [o for o in inputs.observations if only is None or o.rule == only.id]
         rules_of: dict[str, list[Rule]] = {}  # per kind, decided once per run rather than once per object
-        for obj in inputs.objects:
+        for obj in inputs.objects if judged is None else judged:
             rules = rules_of.get(obj.kind)
             if rules is None:
                 rules = rules_of[obj.kind] = [
@@ -134,13 +136,21 @@ def validate(
     findings = judge.objects(inputs) + judge.findings(observed)
     if base is not None:
         findings += judge.transitions(base, inputs)
-    if not policy:
+    return conclude(judge, findings, inputs, (*inputs.waivers, *waivers), today)
+
+
+def conclude(judge: Judge, findings: list[Finding], inputs: Inputs, waivers: Iterable[Waiver] = (),
+             today: dt.date | None = None, *, objects: int | None = None) -> Report:
+    """The report on ``findings`` about ``inputs`` (``objects`` of them when the judge saw only part): with
+    hygiene on, after ``waivers`` (``today`` decides which have expired), their expiry judged too."""
+    count = len(inputs.objects) if objects is None else objects
+    if not judge.hygiene:
         findings.sort(key=lambda f: f.sort_key)
-        return Report(tuple(findings), len(inputs.objects), inputs.notes, release=release, skipped=len(inputs.skipped))
-    outcome = apply_waivers(findings, (*inputs.waivers, *waivers), today or dt.date.today())
+        return Report(tuple(findings), count, inputs.notes, release=judge.release, skipped=len(inputs.skipped))
+    outcome = apply_waivers(findings, waivers, today or dt.date.today())
     findings.extend(judge.findings(outcome.expired))
     findings.sort(key=lambda f: f.sort_key)
-    return Report(tuple(findings), len(inputs.objects), inputs.notes, True, outcome.active, outcome.waived, release,
+    return Report(tuple(findings), count, inputs.notes, True, outcome.active, outcome.waived, judge.release,
                   len(inputs.skipped))
 
 

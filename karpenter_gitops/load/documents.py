@@ -399,11 +399,39 @@ class Loading:
         else:
             _read_documents(file.name, file.documents, self._out)
 
+    @property
+    def keys(self) -> frozenset[tuple[str, str, str]]:
+        """(scope, kind, name) of every object loaded so far: a later object with one is a duplicate."""
+        return frozenset(self._out._seen)
+
     def inputs(self) -> Inputs:
         inputs, skipped = self._out.inputs(), tuple(self._skipped)
         if not skipped:
             return inputs
-        return replace(inputs, skipped=skipped, notes=tuple(f"skipped {line}" for line in skipped) + inputs.notes)
+        return replace(inputs, skipped=skipped, notes=_skipped_notes(skipped) + inputs.notes)
+
+
+def _skipped_notes(skipped: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(f"skipped {line}" for line in skipped)
+
+
+def joined(first: Inputs, second: Inputs, stack: Inputs) -> Inputs:
+    """What loading the files of ``first`` and then those of ``second`` in one run gives, when each was
+    loaded on its own: ``stack`` is whichever of them read the stack files (one run's settings are the
+    stack files' of one side only, since a stack's controller block reads the cluster an earlier stack
+    file named), and no object of ``second`` repeats one of ``first`` (one run names it a duplicate)."""
+    skipped = first.skipped + second.skipped
+    notes = (_skipped_notes(skipped) + first.notes[len(first.skipped):] + second.notes[len(second.skipped):])
+    return replace(
+        stack,
+        node_classes=first.node_classes + second.node_classes,
+        node_pools=first.node_pools + second.node_pools,
+        node_overlays=first.node_overlays + second.node_overlays,
+        capacity_buffers=first.capacity_buffers + second.capacity_buffers,
+        observations=first.observations + second.observations,
+        notes=notes,
+        skipped=skipped,
+    )
 
 
 def load_files(files: Iterable[ReadFile], release: versions.Release = versions.DEFAULT) -> Inputs:

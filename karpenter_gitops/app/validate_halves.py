@@ -1,0 +1,219 @@
+"""``validate`` of many files on both cores: a forked copy reads, loads and judges the first half of
+the files while this process does the second.
+
+Why: reading the YAML, building the models and judging each object are nearly all of a large run,
+and all of it is work on one file or one object. A rule that looks beyond its object needs little:
+the EC2NodeClass names a NodePool may reference, the NodeOverlays (judged against each other) and
+the stack's settings (release, cluster and feature gates, policy, controller). So the halves
+exchange only those, and the models stay where they were built (pickling them costs about a third
+of building them).
+
+The report is the one a single process gives. The first half, loaded from nothing, is what one
+process has loaded by the end of those files; the second is too, unless something in it depends on
+the first: an object defined in both halves (the first is kept, the second named its duplicate), or
+stack files in both (a controller block reads the cluster an earlier stack file named). Then, and
+whenever reading or loading stops at an error or the run is empty, the caller does the run in one
+process, which gives its errors in the same words. When the stack files name another release than
+the one both halves loaded for, each half loads its files again for it, as one process does.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from karpenter_gitops.app import both_cores
+from karpenter_gitops.app.sources import read_loading
+from karpenter_gitops.core import feature_gates as feature_gates_of_release
+from karpenter_gitops.core import versions
+from karpenter_gitops.core.errors import InputError
+from karpenter_gitops.core.findings import Finding
+from karpenter_gitops.core.inputs import Inputs, PolicySettings, Waiver
+from karpenter_gitops.judge import Judge, conclude
+from karpenter_gitops.load import locate
+from karpenter_gitops.load.context_files import node_class_names
+from karpenter_gitops.load.documents import Loading, joined
+from karpenter_gitops.load.files import STDIN, Documents, ReadFile, Texts, expand, is_stack_document
+from karpenter_gitops.load.stacks import stack_release
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
+
+    from karpenter_gitops.app.validate import Verdict
+
+#: Below this many bytes of YAML, forking a copy costs about what it saves.
+THRESHOLD_BYTES = 1_000_000
+
+Key = tuple[str, str, str]  # (scope, kind, name): one object of a run
+
+
+@dataclass(frozen=True)
+class Summary:
+    """What one half loaded, as the other half and the report need it: no EC2NodeClass, NodePool or
+    CapacityBuffer model crosses between the processes, only the class names."""
+
+    files: tuple[ReadFile, ...]  # without their documents: counted, and read again to locate findings
+    stacks: tuple[tuple[str, Any], ...]  # (file name, documents) of its stack files: the release they name
+    shared: Inputs  # the NodeOverlays, the stack's settings, the notes; no other model
+    class_names: Mapping[str, frozenset[str]]
+    keys: frozenset[Key]
+    objects: int
+    observed: bool  # loading observed something (a misspelt kind is not an object, yet is something to report)
+
+
+@dataclass(frozen=True)
+class Settled:
+    """What both halves judge with: the run's release, its settings, every NodeOverlay, and the class
+    names the other half holds."""
+
+    release: versions.Release
+    settings: Inputs  # the stack's settings over the policy file, with --feature-gates; every NodeOverlay
+    context_names: frozenset[str] | None  # --context
+    elsewhere: Mapping[str, frozenset[str]]
+    hygiene: bool
+
+
+class Half:
+    """The files of one half: read and loaded in the process that holds them, judged there."""
+
+    def __init__(self, paths: Sequence[Path], release: versions.Release) -> None:
+        self.release = release
+        files, loading = read_loading(paths, release)
+        self.files = tuple(files)
+        self.inputs = loading.inputs() if loading is not None else None
+        self.keys = loading.keys if loading is not None else frozenset()
+
+    def load_for(self, release: versions.Release) -> None:
+        """Load the files again for ``release``, as one process does when the stack files name another."""
+        loading = Loading(release)
+        try:
+            for file in self.files:
+                loading.add(file)
+        except InputError:
+            self.inputs, self.keys = None, frozenset()
+            return
+        self.release, self.inputs, self.keys = release, loading.inputs(), loading.keys
+
+    def summary(self) -> Summary | None:
+        """What the other half needs, or None when loading stopped at an error."""
+        if self.inputs is None:
+            return None
+        inputs = self.inputs
+        shared = dataclasses.replace(inputs, node_classes=(), node_pools=(), capacity_buffers=(), observations=())
+        stacks = tuple((file.name, file.documents) for file in self.files
+                       if len(file.documents) == 1 and is_stack_document(file.documents[0]))
+        return Summary(
+            tuple(file._replace(documents=Documents(())) for file in self.files),
+            stacks, shared, inputs.node_class_names_by_scope, self.keys, len(inputs.objects), bool(inputs.observations),
+        )
+
+    def judge(self, settled: Settled) -> list[Finding]:
+        """The findings on this half's objects and what its loading observed, in the whole run's context."""
+        assert self.inputs is not None
+        own = self.inputs
+        settings = settled.settings
+        view = dataclasses.replace(
+            own, cluster=settings.cluster, policy=settings.policy, controller=settings.controller,
+            node_overlays=settings.node_overlays, node_classes_elsewhere=settled.elsewhere,
+            context_node_classes=settled.context_names,
+        )
+        return Judge(settled.release, settings.policy, hygiene=settled.hygiene).objects(view, judged=own.objects)
+
+
+def validate_in_halves(
+    paths: Sequence[Path],
+    release: versions.Release | None,
+    feature_gates: Mapping[str, bool] | None,
+    *,
+    house: PolicySettings | None = None,
+    policy: bool = False,
+    waivers: Sequence[Waiver] = (),
+    context: Sequence[str] = (),
+) -> Verdict | None:
+    """The verdict on ``paths``, worked out in two processes; None when the run is not split (too small,
+    standard input, one file, no second core) or must be done in one process after all (see above)."""
+    first_paths, second_paths = _halves(paths)
+    if not first_paths:
+        return None
+    assumed = versions.known(release or versions.DEFAULT)[0]
+    with both_cores.partner(lambda channel: _serve_first_half(first_paths, assumed, channel)) as copy:
+        if copy is None:
+            return None
+        try:
+            mine = Half(second_paths, assumed)
+        except InputError:
+            return None
+        first, second = copy.receive(), mine.summary()
+        try:
+            chosen, note = versions.known(release or stack_release(_stacks(first, second)) or versions.DEFAULT)
+            gates = feature_gates_of_release.canonical(feature_gates or {}, chosen, "--feature-gates")
+        except InputError:
+            return None
+        if chosen != assumed:
+            mine.load_for(chosen)
+            first, second = copy.ask(("load for", chosen)), mine.summary()
+        if first is None or second is None or (first.stacks and second.stacks) or first.keys & second.keys:
+            return None
+        if not (first.objects or second.objects or first.observed or second.observed or first.stacks or second.stacks):
+            return None  # nothing to judge: one process says so, in its words
+        try:
+            context_names = node_class_names(context) if context else None
+        except InputError:
+            return None
+        stack = first.shared if first.stacks else second.shared
+        settings = joined(first.shared, second.shared, stack).with_gates(gates)
+        if house is not None:
+            settings = dataclasses.replace(settings, policy=settings.policy.over(house))
+        settled = Settled(chosen, settings, context_names, second.class_names, policy)
+        copy.send(("judge", settled))
+        findings = mine.judge(dataclasses.replace(settled, elsewhere=first.class_names))
+        theirs = copy.receive()
+        if theirs is None:
+            return None
+        findings = theirs + findings
+    judge = Judge(chosen, settings.policy, hygiene=policy)
+    report = conclude(judge, findings, settings, (*settings.waivers, *waivers), objects=first.objects + second.objects)
+    report = dataclasses.replace(report, findings=locate.with_lines(report.findings, Texts(first.files + mine.files)))
+    from karpenter_gitops.app.validate import Verdict
+
+    return Verdict(report, chosen, note)
+
+
+def _halves(paths: Sequence[Path]) -> tuple[list[Path], list[Path]]:
+    """The files under ``paths`` cut in two at about half their bytes (the first half empty when the run
+    is not worth splitting, or cannot be: standard input is read once, by one process)."""
+    try:
+        files = expand(paths)
+        sizes = [file.stat().st_size for file in files] if STDIN not in files else []
+    except (InputError, OSError):
+        return [], []  # one process reports it
+    if len(sizes) < 2 or sum(sizes) < THRESHOLD_BYTES:
+        return [], []
+    half, total = sum(sizes) / 2, 0
+    for index, size in enumerate(sizes):
+        if total + size >= half:  # cut before this file or after it, whichever is nearer the middle
+            cut = index + 1 if total + size - half < half - total else index
+            cut = min(max(cut, 1), len(files) - 1)  # each half holds a file
+            return files[:cut], files[cut:]
+        total += size
+    return [], []
+
+
+def _stacks(first: Summary | None, second: Summary | None) -> list[tuple[str, Any]]:
+    return [*(first.stacks if first else ()), *(second.stacks if second else ())]
+
+
+def _serve_first_half(paths: Sequence[Path], release: versions.Release, channel: Connection) -> None:
+    """The copy's side: read and load the first half, then answer until told to stop."""
+    half = Half(paths, release)
+    channel.send(half.summary())
+    while (message := channel.recv()) is not None:
+        command, argument = message
+        if command == "load for":
+            half.load_for(argument)
+            channel.send(half.summary())
+        else:
+            channel.send(half.judge(argument))

@@ -1,0 +1,190 @@
+"""``validate`` of many files on both cores says exactly what one process says.
+
+Each case runs the command twice on the same files: once with every run split in two processes
+(the byte threshold at 0) and once in one process, and compares what a user sees: the output in
+every format, stderr and the exit code. A recorder checks that the split really ran (or that it
+handed the run back, where it must).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from karpenter_gitops.app import validate_halves
+from karpenter_gitops.cli import main
+from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux" or (os.cpu_count() or 1) < 2, reason="one process elsewhere")
+
+
+def node_class(name: str, **spec) -> dict:
+    made = copy.deepcopy(dict(BASE_NODECLASS))
+    made["metadata"] = {"name": name}
+    made["spec"].update(spec)
+    return made
+
+
+def node_pool(name: str, node_class_name: str, **spec) -> dict:
+    made = copy.deepcopy(dict(BASE_NODEPOOL))
+    made["metadata"] = {"name": name}
+    made["spec"]["template"]["spec"]["nodeClassRef"]["name"] = node_class_name
+    made["spec"].update(spec)
+    return made
+
+
+def overlay(name: str, price: str, weight: int = 10) -> dict:
+    return {"apiVersion": "karpenter.sh/v1alpha1", "kind": "NodeOverlay", "metadata": {"name": name},
+            "spec": {"weight": weight, "price": price,
+                     "requirements": [{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["m5.large"]}]}}
+
+
+def stack(**config) -> dict:
+    return {"config": {f"karpenter-gitops:{key}": value for key, value in config.items()}}
+
+
+def write(folder: Path, files: dict[str, list]) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, documents in files.items():
+        (folder / name).write_text(documents if isinstance(documents, str) else yaml.safe_dump_all(documents))
+    return folder
+
+
+class Recorder:
+    """Records whether each run was split, by wrapping the use case."""
+
+    def __init__(self, monkeypatch) -> None:
+        self.split: list[bool] = []
+        real = validate_halves.validate_in_halves
+
+        def recorded(*args, **kwargs):
+            verdict = real(*args, **kwargs)
+            self.split.append(verdict is not None)
+            return verdict
+
+        monkeypatch.setattr(validate_halves, "validate_in_halves", recorded)
+
+
+def both_ways(monkeypatch, capsys, argv: list[str]) -> tuple[tuple, bool]:
+    """What a user sees with the run split, whether it was split; it must equal one process's."""
+    recorder = Recorder(monkeypatch)
+    monkeypatch.setattr(validate_halves, "THRESHOLD_BYTES", 0)
+    split = (main(["validate", "--no-cache", *argv]), *capsys.readouterr())
+    monkeypatch.setattr(validate_halves, "THRESHOLD_BYTES", 10**12)
+    single = (main(["validate", "--no-cache", *argv]), *capsys.readouterr())
+    assert split == single
+    return split, recorder.split[0]
+
+
+def test_findings_in_both_halves_and_references_across_them(tmp_path, monkeypatch, capsys):
+    """A NodePool's class defined in the other half resolves; mistakes on either side are reported."""
+    folder = write(tmp_path / "deploy", {
+        "a-classes.yaml": [node_class("one"), node_class("two", amiSelectorTerms=[{"alias": "al2023@latest", "id": "ami-0123456789abcdef0"}])],
+        "b-pools.yaml": [node_pool("general", "one"), node_pool("batch", "two"), node_pool("lost", "missing")],
+        "c-more.yaml": [node_class("three"), node_pool("late", "three", weight=500)],
+    })
+    for fmt in ("text", "json", "jsonl", "github"):
+        (code, out, _), split = both_ways(monkeypatch, capsys, ["--format", fmt, str(folder)])
+        assert split and code == 1
+    findings = json.loads(both_ways(monkeypatch, capsys, ["--format", "json", str(folder)])[0][1])["findings"]
+    assert {"two", "lost", "late"} <= {f["name"] for f in findings}
+    assert not [f for f in findings if f["name"] in ("general", "batch")]  # their classes are in another file
+
+
+def test_a_stack_in_one_half_sets_the_cluster_and_policy_of_the_other(tmp_path, monkeypatch, capsys):
+    folder = write(tmp_path / "repo", {
+        "a.yaml": [overlay("cheap", "0.01")],
+        "b.yaml": [node_class("one"), node_pool("general", "one")],
+        "z-stack.yaml": [stack(cluster={"name": "dev", "karpenterVersion": "1.14", "featureGates": {"NodeOverlay": True}},
+                               policy={"rules": {"policy/ebs-encrypted": {"severity": "error"}}},
+                               waivers=[{"rule": "policy/ebs-encrypted", "object": "one", "reason": "test", "expires": "2099-01-01"}])],
+    })
+    (code, out, err), split = both_ways(monkeypatch, capsys, ["--policy", "--format", "json", str(folder)])
+    assert split and json.loads(out)["summary"]["objects"] == 3
+
+
+def test_overlays_in_both_halves_are_judged_against_each_other(tmp_path, monkeypatch, capsys):
+    folder = write(tmp_path / "repo", {
+        "a.yaml": [overlay("first", "0.01"), node_class("one")],
+        "b.yaml": [overlay("second", "0.02"), node_pool("general", "one")],
+    })
+    (code, out, _), split = both_ways(monkeypatch, capsys, ["--format", "json", "--feature-gates", "NodeOverlay=true", str(folder)])
+    assert split
+    assert {"first", "second"} & {f["name"] for f in json.loads(out)["findings"] if f["rule"].startswith("nodeoverlay/")}
+
+
+def test_what_one_process_must_do_is_handed_back(tmp_path, monkeypatch, capsys):
+    """An object in both halves, stack files in both, a file that does not parse, nothing to judge."""
+    cases = {
+        "duplicate": {"a.yaml": [node_class("one")], "b.yaml": [node_class("one")]},
+        "two stacks": {"a.yaml": [stack(nodeClasses={"x": dict(BASE_NODECLASS["spec"])})],
+                       "b.yaml": [stack(cluster={"name": "dev"}, nodeClasses={"y": dict(BASE_NODECLASS["spec"])})]},
+        "broken": {"a.yaml": [node_class("one")], "b.yaml": "apiVersion: v1\nkind: [\n"},
+        "empty": {"a.yaml": [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}],
+                  "b.yaml": [{"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "y"}}]},
+    }
+    codes = {"duplicate": 1, "two stacks": 0, "broken": 2, "empty": 2}
+    for name, files in cases.items():
+        (code, _, err), split = both_ways(monkeypatch, capsys, [str(write(tmp_path / name.replace(" ", "-"), files))])
+        assert (split, code) == (False, codes[name]), name
+
+
+def test_a_stack_naming_another_release_loads_both_halves_again(tmp_path, monkeypatch, capsys):
+    """Karpenter 1.6 serves no NodeOverlay: both halves must be loaded for it, as one process is."""
+    folder = write(tmp_path / "repo", {
+        "a.yaml": [overlay("cheap", "0.01"), node_class("one")],
+        "b.yaml": [stack(cluster={"name": "dev", "karpenterVersion": "1.6"})],
+    })
+    (code, out, _), split = both_ways(monkeypatch, capsys, ["--format", "json", str(folder)])
+    assert split and code == 1
+    assert any(f["path"] == "kind" for f in json.loads(out)["findings"])
+
+
+def test_context_and_skipped_files_read_as_in_one_process(tmp_path, monkeypatch, capsys):
+    context = write(tmp_path / "context", {"classes.yaml": [node_class("shared")]})
+    folder = write(tmp_path / "repo", {
+        "a.yaml": [node_pool("uses-shared", "shared")],
+        "b-template.yaml": "{{ .Values.x }}: 1\n",
+        "c.yaml": [node_pool("uses-missing", "missing")],
+        "d-cfn.yaml": [{"AWSTemplateFormatVersion": "2010-09-09"}],
+    })
+    (code, out, err), split = both_ways(monkeypatch, capsys, ["--context", str(context), str(folder)])
+    assert split
+    assert (out + err).count("note: skipped") == 2 and "'missing'" in out and "'shared'" not in out
+
+
+def test_standard_input_and_a_single_file_stay_in_one_process(tmp_path, monkeypatch, capsys):
+    path = tmp_path / "one.yaml"
+    path.write_text(yaml.safe_dump_all([node_class("one"), node_pool("general", "one")]))
+    assert not both_ways(monkeypatch, capsys, [str(path)])[1]
+
+
+NAMES = st.sampled_from(["one", "two", "three"])
+DOCUMENTS = st.one_of(
+    st.builds(node_class, NAMES),
+    st.builds(node_pool, st.sampled_from(["general", "batch"]), NAMES),
+    st.builds(lambda name: node_class(name, role="arn:aws:iam::111122223333:instance-profile/x"), NAMES),
+    st.builds(lambda name: node_pool(name, "one", weight=1000), st.sampled_from(["heavy", "general"])),
+    st.builds(overlay, st.sampled_from(["cheap", "dear"]), st.sampled_from(["0.01", "+10%", "nope"])),
+    st.just({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}),
+)
+FILES = st.lists(st.one_of(
+    st.lists(DOCUMENTS, min_size=1, max_size=4),
+    st.just([stack(cluster={"name": "dev", "featureGates": {"NodeOverlay": True}})]),
+    st.just("not: [yaml\n"),
+), min_size=2, max_size=5)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(FILES)
+def test_any_mix_of_files_gives_one_process_report(tmp_path_factory, monkeypatch, capsys, files):
+    folder = write(tmp_path_factory.mktemp("mix"), {f"{index:02}.yaml": documents for index, documents in enumerate(files)})
+    both_ways(monkeypatch, capsys, ["--format", "json", "--policy", str(folder)])
