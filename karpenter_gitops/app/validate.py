@@ -44,11 +44,11 @@ def validate_sources(
     inputs = sources.inputs
     if context:
         inputs = dataclasses.replace(inputs, context_node_classes=node_class_names(context))
-    observed, notes = crds.check_inputs(inputs, both_cores.ordered_map) if crds is not None else ([], [])
+    check = crds.check_inputs(inputs, both_cores.ordered_map) if crds is not None else None
+    observed = check.observations if check is not None else ()
     report = validate(inputs, sources.release, policy=policy, waivers=waivers, observed=observed)
-    return dataclasses.replace(
-        report, notes=report.notes + tuple(notes), findings=locate.with_lines(report.findings, sources.texts)
-    )
+    notes = tuple(check.notes) if check is not None else ()
+    return dataclasses.replace(report, notes=report.notes + notes, findings=locate.with_lines(report.findings, sources.texts))
 
 
 def crds_at(paths: Sequence[str]) -> Crds | None:

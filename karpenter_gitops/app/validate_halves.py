@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from multiprocessing.connection import Connection
 
     from karpenter_gitops.app.validate import Verdict
+    from karpenter_gitops.rules.crd.engine import CrdCheck, Crds
 
 #: Below this many bytes of YAML, forking a copy costs about what it saves.
 THRESHOLD_BYTES = 1_000_000
@@ -110,8 +111,9 @@ class Half:
             stacks, shared, inputs.node_class_names_by_scope, self.keys, len(inputs.objects), bool(inputs.observations),
         )
 
-    def judge(self, settled: Settled) -> list[Finding]:
-        """The findings on this half's objects and what its loading observed, in the whole run's context."""
+    def judge(self, settled: Settled, crds: Crds | None) -> tuple[list[Finding], CrdCheck | None]:
+        """The findings on this half's objects and what its loading observed, in the whole run's context,
+        with the user's CRDs' verdicts when given; and what the CRDs left unchecked, to note."""
         assert self.inputs is not None
         own = self.inputs
         settings = settled.settings
@@ -120,7 +122,12 @@ class Half:
             node_overlays=settings.node_overlays, node_classes_elsewhere=settled.elsewhere,
             context_node_classes=settled.context_names,
         )
-        return Judge(settled.release, settings.policy, hygiene=settled.hygiene).objects(view, judged=own.objects)
+        judge = Judge(settled.release, settings.policy, hygiene=settled.hygiene)
+        findings = judge.objects(view, judged=own.objects)
+        if crds is None:
+            return findings, None
+        check = crds.check_inputs(own)  # one by one: this half is one of the two cores
+        return findings + judge.findings(check.observations), dataclasses.replace(check, observations=())
 
 
 def validate_in_halves(
@@ -131,6 +138,7 @@ def validate_in_halves(
     house: PolicySettings | None = None,
     policy: bool = False,
     waivers: Sequence[Waiver] = (),
+    crds: Crds | None = None,
     context: Sequence[str] = (),
 ) -> Verdict | None:
     """The verdict on ``paths``, worked out in two processes; None when the run is not split (too small,
@@ -139,7 +147,7 @@ def validate_in_halves(
     if not first_paths:
         return None
     assumed = versions.known(release or versions.DEFAULT)[0]
-    with both_cores.partner(lambda channel: _serve_first_half(first_paths, assumed, channel)) as copy:
+    with both_cores.partner(lambda channel: _serve_first_half(first_paths, assumed, crds, channel)) as copy:
         if copy is None:
             return None
         try:
@@ -169,14 +177,16 @@ def validate_in_halves(
             settings = dataclasses.replace(settings, policy=settings.policy.over(house))
         settled = Settled(chosen, settings, context_names, second.class_names, policy)
         copy.send(("judge", settled))
-        findings = mine.judge(dataclasses.replace(settled, elsewhere=first.class_names))
+        findings, checked = mine.judge(dataclasses.replace(settled, elsewhere=first.class_names), crds)
         theirs = copy.receive()
         if theirs is None:
             return None
-        findings = theirs + findings
+        findings, checked = theirs[0] + findings, theirs[1].joined(checked) if checked is not None else None
     judge = Judge(chosen, settings.policy, hygiene=policy)
     report = conclude(judge, findings, settings, (*settings.waivers, *waivers), objects=first.objects + second.objects)
-    report = dataclasses.replace(report, findings=locate.with_lines(report.findings, Texts(first.files + mine.files)))
+    notes = tuple(checked.notes) if checked is not None else ()
+    report = dataclasses.replace(report, notes=report.notes + notes,
+                                 findings=locate.with_lines(report.findings, Texts(first.files + mine.files)))
     from karpenter_gitops.app.validate import Verdict
 
     return Verdict(report, chosen, note)
@@ -206,7 +216,7 @@ def _stacks(first: Summary | None, second: Summary | None) -> list[tuple[str, An
     return [*(first.stacks if first else ()), *(second.stacks if second else ())]
 
 
-def _serve_first_half(paths: Sequence[Path], release: versions.Release, channel: Connection) -> None:
+def _serve_first_half(paths: Sequence[Path], release: versions.Release, crds: Crds | None, channel: Connection) -> None:
     """The copy's side: read and load the first half, then answer until told to stop."""
     half = Half(paths, release)
     channel.send(half.summary())
@@ -216,4 +226,4 @@ def _serve_first_half(paths: Sequence[Path], release: versions.Release, channel:
             half.load_for(argument)
             channel.send(half.summary())
         else:
-            channel.send(half.judge(argument))
+            channel.send(half.judge(argument, crds))

@@ -93,10 +93,11 @@ def validate_command(paths, stacks, all_stacks, crd_paths, context_paths, policy
         _fleet(options.fleet_stacks(paths, stacks, all_stacks), judged, fmt)
 
     def verdict(paths_: list) -> Verdict:
-        if not crd_paths:  # a run given CRDs spreads their check over both cores instead
-            split = options.halves(paths_, release, house=house, policy=policy, waivers=waivers, context=context_paths)
-            if split is not None:
-                return split
+        if not crds:
+            crds.append(crds_at(crd_paths))
+        split = options.halves(paths_, release, house=house, policy=policy, waivers=waivers, crds=crds[0], context=context_paths)
+        if split is not None:
+            return split
         sources, report = judged(paths_)
         return Verdict(report, sources.release, sources.note)
 

@@ -28,8 +28,10 @@ from typing import Any
 from karpenter_gitops.core.findings import Observation, Violation
 from karpenter_gitops.core.inputs import Inputs
 from karpenter_gitops.core.model import (
+    CAPACITYBUFFER,
     EC2NODECLASS,
     EC2NODECLASS_API,
+    NODEOVERLAY,
     NODEPOOL,
     NODEPOOL_API,
 )
@@ -144,24 +146,50 @@ class Crds:
         crd = self.by_kind.get(manifest.get("kind"))
         return crd.check(manifest) if crd else None
 
-    def check_inputs(self, inputs: Inputs, spread: Spread = _one_by_one) -> tuple[list[Observation], list[str]]:
-        """CRD observations for every loaded object, and notes on what was not checked. ``spread`` maps the
-        check over the objects and gives the outcomes in their order (the caller may use both cores).
+    def check_inputs(self, inputs: Inputs, spread: Spread = _one_by_one) -> CrdCheck:
+        """The CRDs' verdict on every loaded object. ``spread`` maps the check over the objects and gives
+        the outcomes in their order (the caller may use both cores).
 
         A transition rule is noted once per kind and path, not once per object: it never runs offline.
         """
-        findings: list[Observation] = []
-        notes: dict[str, None] = {}  # ordered and without repeats
+        observations: list[Observation] = []
+        notes: dict[str, dict[str, None]] = {}  # per kind, ordered and without repeats
         objects = inputs.objects
-        for kind in sorted({obj.kind for obj in objects} - self.by_kind.keys()):
-            notes[f"no {kind} CRD given; {kind} objects were not checked against a CRD"] = None
         for obj, outcome in zip(objects, spread(lambda obj: self.check(obj.raw), objects), strict=True):
             if outcome is None:
                 continue
-            findings.extend(replace(observation, source=obj.source) for observation in outcome.observations)
+            observations.extend(replace(observation, source=obj.source) for observation in outcome.observations)
             for skipped in outcome.skipped:
                 if skipped.reason == BLOCKED:
-                    notes[f"{obj.kind}/{obj.name}: CRD CEL rules not checked: {BLOCKED}"] = None
+                    note = f"{obj.kind}/{obj.name}: CRD CEL rules not checked: {BLOCKED}"
                 else:
-                    notes[f"{obj.kind}: CRD rule at {skipped.path} not checked ({skipped.reason}): {skipped.rule}"] = None
-        return findings, list(notes)
+                    note = f"{obj.kind}: CRD rule at {skipped.path} not checked ({skipped.reason}): {skipped.rule}"
+                notes.setdefault(obj.kind, {})[note] = None
+        unchecked = frozenset(obj.kind for obj in objects) - self.by_kind.keys()
+        return CrdCheck(tuple(observations), unchecked, {kind: tuple(found) for kind, found in notes.items()})
+
+
+@dataclass(frozen=True)
+class CrdCheck:
+    """What the CRDs found on some objects: observations, the kinds no CRD was given for, and notes on
+    the rules not checked, per kind in the objects' order. The checks of a run's two halves (the first
+    half's files, then the rest) join into the one run's (:meth:`joined`)."""
+
+    observations: tuple[Observation, ...]
+    unchecked: frozenset[str]
+    object_notes: Mapping[str, tuple[str, ...]]
+
+    def joined(self, later: CrdCheck) -> CrdCheck:
+        notes = {kind: tuple(dict.fromkeys((*self.object_notes.get(kind, ()), *later.object_notes.get(kind, ()))))
+                 for kind in _KINDS_IN_ORDER if kind in self.object_notes or kind in later.object_notes}
+        return CrdCheck(self.observations + later.observations, self.unchecked | later.unchecked, notes)
+
+    @property
+    def notes(self) -> list[str]:
+        """Kinds not checked, then the rules not checked, in the order of the objects (Inputs.objects)."""
+        missing = [f"no {kind} CRD given; {kind} objects were not checked against a CRD" for kind in sorted(self.unchecked)]
+        return missing + [note for kind in _KINDS_IN_ORDER for note in self.object_notes.get(kind, ())]
+
+
+#: The kinds in the order :attr:`Inputs.objects` lists their objects.
+_KINDS_IN_ORDER = (EC2NODECLASS, NODEPOOL, NODEOVERLAY, CAPACITYBUFFER)
