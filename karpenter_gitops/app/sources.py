@@ -7,7 +7,7 @@ same way: the release is the one given, else the one the stack files agree on, e
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -77,7 +77,7 @@ def read_sources(paths: Sequence[Path], release: versions.Release | None = None,
     cluster with ``feature_gates`` set as given over what the stack declares."""
     # When the stack files name another release, or loading stopped at an error, everything is loaded
     # again once all is read, exactly as it always was (the same release, the same first error).
-    files, loading = read_loading(paths, release)
+    files, loading = read_loading(read_files(paths, live=True), release)
     documents = [(file.name, file.documents) for file in files]
     chosen, note = versions.known(release or stack_release(documents) or versions.DEFAULT)
     gates = feature_gates_of_release.canonical(feature_gates or {}, chosen, "--feature-gates")
@@ -85,13 +85,14 @@ def read_sources(paths: Sequence[Path], release: versions.Release | None = None,
     return Sources(tuple(files), chosen, inputs.with_gates(gates), note, gates)
 
 
-def read_loading(paths: Sequence[Path], release: versions.Release | None) -> tuple[list[ReadFile], Loading | None]:
-    """Read ``paths``, loading each file as it is read, for ``release`` (else the default), before its
-    documents are packed: unpacking every document again to load it cost about as much as parsing it.
-    The loading is None when it stopped at an error (it is then done again, to report the first)."""
+def read_loading(read: Iterable[ReadFile], release: versions.Release | None) -> tuple[list[ReadFile], Loading | None]:
+    """The files ``read`` (read with ``live``, as they are asked for), each loaded as it is read, for ``release``
+    (else the default), before its documents are packed: unpacking every document again to load it cost
+    about as much as parsing it. The loading is None when it stopped at an error (it is then done again,
+    to report the first)."""
     loading: Loading | None = Loading(versions.known(release or versions.DEFAULT)[0])
     files = []
-    for file in read_files(paths, live=True):
+    for file in read:
         if loading is not None:
             try:
                 loading.add(file)

@@ -1,5 +1,5 @@
-"""``validate`` of many files on both cores: a forked copy reads, loads and judges the first half of
-the files while this process does the second.
+"""``validate`` of many objects on both cores: a forked copy reads, loads and judges the first half of
+the run while this process does the second.
 
 Why: reading the YAML, building the models and judging each object are nearly all of a large run,
 and all of it is work on one file or one object. A rule that looks beyond its object needs little:
@@ -8,19 +8,26 @@ the stack's settings (release, cluster and feature gates, policy, controller). S
 exchange only those, and the models stay where they were built (pickling them costs about a third
 of building them).
 
+The halves: the files cut at about half their bytes, or one large file (``helm template`` output,
+standard input) cut at the document marker nearest after its middle, the second part's documents
+numbered after the first's, so that findings and notes name the same documents and lines.
+
 The report is the one a single process gives. The first half, loaded from nothing, is what one
-process has loaded by the end of those files; the second is too, unless something in it depends on
-the first: an object defined in both halves (the first is kept, the second named its duplicate), or
+process has loaded by the end of it; the second is too, unless something in it depends on the
+first: an object defined in both halves (the first is kept, the second named its duplicate), or
 stack files in both (a controller block reads the cluster an earlier stack file named). Then, and
-whenever reading or loading stops at an error or the run is empty, the caller does the run in one
-process, which gives its errors in the same words. When the stack files name another release than
-the one both halves loaded for, each half loads its files again for it, as one process does.
+whenever reading or loading stops at an error, a part of one file reads otherwise than the file
+(another number of documents, or no Kubernetes YAML in it), or the run is empty, the caller does the
+run in one process, which gives its errors in the same words. When the stack files name another
+release than the one both halves loaded for, each half loads its files again for it, as one process does.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+import re
+import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,7 +43,20 @@ from karpenter_gitops.judge import Judge, conclude
 from karpenter_gitops.load import locate
 from karpenter_gitops.load.context_files import node_class_names
 from karpenter_gitops.load.documents import Loading, joined
-from karpenter_gitops.load.files import STDIN, Documents, ReadFile, Texts, expand, is_stack_document
+from karpenter_gitops.load.files import (
+    STDIN,
+    STDIN_NAME,
+    Documents,
+    ReadFile,
+    Texts,
+    display,
+    expand,
+    from_text,
+    is_stack_document,
+    read_files,
+    read_stream,
+    read_text,
+)
 from karpenter_gitops.load.stacks import stack_release
 
 if TYPE_CHECKING:
@@ -49,6 +69,19 @@ if TYPE_CHECKING:
 THRESHOLD_BYTES = 1_000_000
 
 Key = tuple[str, str, str]  # (scope, kind, name): one object of a run
+Reader = Callable[[], Iterable[ReadFile]]  # a half's files, read as they are asked for
+
+
+@dataclass(frozen=True)
+class Cut:
+    """A run cut in two: how each half reads its files. One large file (or standard input) is cut at a
+    document marker near its middle: then ``whole`` is the file (its findings are located in it) and the
+    first part must hold ``first_documents`` documents (the second part's are numbered after them)."""
+
+    first: Reader
+    second: Reader
+    whole: ReadFile | None = None
+    first_documents: int | None = None
 
 
 @dataclass(frozen=True)
@@ -62,6 +95,7 @@ class Summary:
     class_names: Mapping[str, frozenset[str]]
     keys: frozenset[Key]
     objects: int
+    documents: int  # in its files: a file's first part must hold as many as counted when it was cut
     observed: bool  # loading observed something (a misspelt kind is not an object, yet is something to report)
 
 
@@ -80,9 +114,9 @@ class Settled:
 class Half:
     """The files of one half: read and loaded in the process that holds them, judged there."""
 
-    def __init__(self, paths: Sequence[Path], release: versions.Release) -> None:
+    def __init__(self, read: Reader, release: versions.Release) -> None:
         self.release = release
-        files, loading = read_loading(paths, release)
+        files, loading = read_loading(read(), release)
         self.files = tuple(files)
         self.inputs = loading.inputs() if loading is not None else None
         self.keys = loading.keys if loading is not None else frozenset()
@@ -107,8 +141,10 @@ class Half:
         stacks = tuple((file.name, file.documents) for file in self.files
                        if len(file.documents) == 1 and is_stack_document(file.documents[0]))
         return Summary(
-            tuple(file._replace(documents=Documents(())) for file in self.files),
-            stacks, shared, inputs.node_class_names_by_scope, self.keys, len(inputs.objects), bool(inputs.observations),
+            files=tuple(file._replace(documents=Documents(()), text=None) for file in self.files),
+            stacks=stacks, shared=shared, class_names=inputs.node_class_names_by_scope, keys=self.keys,
+            objects=len(inputs.objects), documents=sum(len(file.documents) for file in self.files),
+            observed=bool(inputs.observations),
         )
 
     def judge(self, settled: Settled, crds: Crds | None) -> tuple[list[Finding], CrdCheck | None]:
@@ -141,17 +177,18 @@ def validate_in_halves(
     crds: Crds | None = None,
     context: Sequence[str] = (),
 ) -> Verdict | None:
-    """The verdict on ``paths``, worked out in two processes; None when the run is not split (too small,
-    standard input, one file, no second core) or must be done in one process after all (see above)."""
-    first_paths, second_paths = _halves(paths)
-    if not first_paths:
+    """The verdict on ``paths``, worked out in two processes; None when the run is not split (too small, no
+    second core) or must be done in one process after all (see above). Standard input is read here: the
+    caller keeps a copy to read again."""
+    cut = _cut(paths)
+    if cut is None:
         return None
     assumed = versions.known(release or versions.DEFAULT)[0]
-    with both_cores.partner(lambda channel: _serve_first_half(first_paths, assumed, crds, channel)) as copy:
+    with both_cores.partner(lambda channel: _serve_first_half(cut.first, assumed, crds, channel)) as copy:
         if copy is None:
             return None
         try:
-            mine = Half(second_paths, assumed)
+            mine = Half(cut.second, assumed)
         except InputError:
             return None
         first, second = copy.receive(), mine.summary()
@@ -165,6 +202,8 @@ def validate_in_halves(
             first, second = copy.ask(("load for", chosen)), mine.summary()
         if first is None or second is None or (first.stacks and second.stacks) or first.keys & second.keys:
             return None
+        if cut.whole is not None and (first.documents != cut.first_documents or any(f.skipped for f in first.files + second.files)):
+            return None  # the parts of one file did not read as the file does
         if not (first.objects or second.objects or first.observed or second.observed or first.stacks or second.stacks):
             return None  # nothing to judge: one process says so, in its words
         try:
@@ -186,39 +225,86 @@ def validate_in_halves(
     report = conclude(judge, findings, settings, (*settings.waivers, *waivers), objects=first.objects + second.objects)
     notes = tuple(checked.notes) if checked is not None else ()
     report = dataclasses.replace(report, notes=report.notes + notes,
-                                 findings=locate.with_lines(report.findings, Texts(first.files + mine.files)))
+                                 findings=locate.with_lines(report.findings, Texts([cut.whole] if cut.whole else first.files + second.files)))
     from karpenter_gitops.app.validate import Verdict
 
     return Verdict(report, chosen, note)
 
 
-def _halves(paths: Sequence[Path]) -> tuple[list[Path], list[Path]]:
-    """The files under ``paths`` cut in two at about half their bytes (the first half empty when the run
-    is not worth splitting, or cannot be: standard input is read once, by one process)."""
+def _cut(paths: Sequence[Path]) -> Cut | None:
+    """The run cut in two, or None when it is not worth cutting or cannot be cut."""
     try:
         files = expand(paths)
+    except InputError:
+        return None  # one process reports it
+    if len(files) == 1:
+        return _cut_text(files[0])
+    try:
         sizes = [file.stat().st_size for file in files] if STDIN not in files else []
-    except (InputError, OSError):
-        return [], []  # one process reports it
-    if len(sizes) < 2 or sum(sizes) < THRESHOLD_BYTES:
-        return [], []
+    except OSError:
+        return None
+    if sum(sizes) < THRESHOLD_BYTES:
+        return None
     half, total = sum(sizes) / 2, 0
     for index, size in enumerate(sizes):
         if total + size >= half:  # cut before this file or after it, whichever is nearer the middle
-            cut = index + 1 if total + size - half < half - total else index
-            cut = min(max(cut, 1), len(files) - 1)  # each half holds a file
-            return files[:cut], files[cut:]
+            middle = index + 1 if total + size - half < half - total else index
+            middle = min(max(middle, 1), len(files) - 1)  # each half holds a file
+            first, second = files[:middle], files[middle:]
+            return Cut(lambda: read_files(first, live=True), lambda: read_files(second, live=True))
         total += size
-    return [], []
+    return None
+
+
+# A document marker: the one line that starts a document wherever it stands (YAML forbids it inside any
+# value, so it never occurs there); and a document end marker, after which a document needs none.
+_START = re.compile(r"^---(?=[ \t\r\n]|$)", re.MULTILINE)
+_END = re.compile(r"^\.\.\.(?=[ \t\r\n]|$)", re.MULTILINE)
+
+
+def _cut_text(path: Path) -> Cut | None:
+    """One large file (or standard input) cut at the document marker nearest after its middle."""
+    name = display(path)
+    try:
+        if path != STDIN and path.stat().st_size < THRESHOLD_BYTES:
+            return None
+        text = read_stream(sys.stdin.buffer, STDIN_NAME) if path == STDIN else read_text(path)
+    except (InputError, OSError):
+        return None  # one process reports it
+    marker = _START.search(text, len(text) // 2) if len(text) >= THRESHOLD_BYTES else None
+    if marker is None or marker.start() == 0:
+        return None
+    head, tail = text[: marker.start()], text[marker.start():]
+    count = _documents(head)
+    if count is None:
+        return None
+    return Cut(
+        lambda: [from_text(name, head, path, live=True)],
+        lambda: [from_text(name, tail, path, live=True, after=count)],
+        ReadFile(name, Documents(()), path, None, text if path == STDIN else None),
+        count,
+    )
+
+
+def _documents(text: str) -> int | None:
+    """How many documents the YAML parser finds in ``text``, from its markers: one per marker, and one before
+    the first when something other than comments and directives stands there. None with a document end
+    marker, which lets a document start without one. The first half checks the count as it parses."""
+    if _END.search(text):
+        return None
+    starts = [found.start() for found in _START.finditer(text)]
+    before = text[: starts[0]] if starts else text
+    opened = any(line.strip() and not line.lstrip().startswith(("#", "%")) for line in before.splitlines())
+    return len(starts) + opened
 
 
 def _stacks(first: Summary | None, second: Summary | None) -> list[tuple[str, Any]]:
     return [*(first.stacks if first else ()), *(second.stacks if second else ())]
 
 
-def _serve_first_half(paths: Sequence[Path], release: versions.Release, crds: Crds | None, channel: Connection) -> None:
+def _serve_first_half(read: Reader, release: versions.Release, crds: Crds | None, channel: Connection) -> None:
     """The copy's side: read and load the first half, then answer until told to stop."""
-    half = Half(paths, release)
+    half = Half(read, release)
     channel.send(half.summary())
     while (message := channel.recv()) is not None:
         command, argument = message

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import gc
+import io
 import re
+import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -218,11 +220,18 @@ def halves(paths: Sequence[Path], release: versions.Release | None, **judging):
     the run is one process's; saying on stderr, as :func:`sources` does, when the release is newer than
     the project knows."""
     from karpenter_gitops.app.validate_halves import validate_in_halves
+    from karpenter_gitops.load.files import MAX_FILE_BYTES
 
     context = click.get_current_context(silent=True)
     gates = context.meta.get("karpenter-gitops.feature-gates") if context else None
+    replay = None
+    if Path("-") in map(Path, paths):  # standard input, kept to be read again should one process do the run
+        replay = io.BytesIO(sys.stdin.buffer.read(MAX_FILE_BYTES + 1))  # one byte more: the reader refuses it as too large
+        sys.stdin = io.TextIOWrapper(replay, encoding="utf-8")
     with _without_cycle_collection():
         verdict = validate_in_halves(paths, release, gates, **judging)
+    if replay is not None:
+        replay.seek(0)
     if verdict is not None and verdict.release_note:
         click.echo(f"karpenter-gitops: {verdict.release_note}", err=True)
     return verdict

@@ -274,17 +274,24 @@ def _read_file(path: Path, live: bool = False) -> ReadFile:
 
 
 def _read_stdin(stream: BinaryIO, live: bool = False) -> ReadFile:
-    return from_text(STDIN_NAME, _TextChunks(stream, STDIN_NAME).read_all(), STDIN, live=live)
+    return from_text(STDIN_NAME, read_stream(stream, STDIN_NAME), STDIN, live=live)
 
 
-def from_text(name: str, text: str, path: Path | None = None, *, live: bool = False) -> ReadFile:
+def read_stream(stream: BinaryIO, name: str) -> str:
+    """The text of a stream (standard input), refused as a file is: too large, binary, not UTF-8."""
+    return _TextChunks(stream, name).read_all()
+
+
+def from_text(name: str, text: str, path: Path | None = None, *, live: bool = False, after: int = 0) -> ReadFile:
     """A file already read (standard input, a file at a Git ref), parsed and classified as files on disk are;
-    it keeps its text, as it cannot be read again."""
+    it keeps its text, as it cannot be read again. ``after``: the text is the rest of a file whose first
+    part held that many documents, which stand in here as empty ones so that each document keeps its
+    number (``validate`` reads a large file in two parts, one per core)."""
     try:
         documents = parse_yaml(text, name)
     except InputError as err:
         return _foreign(name, path or Path(name), text, err)._replace(text=text)
-    return _classified(name, path or Path(name), documents, live)._replace(text=text)
+    return _classified(name, path or Path(name), [None] * after + documents, live)._replace(text=text)
 
 
 def _foreign(name: str, path: Path, text: str, err: InputError) -> ReadFile:

@@ -9,6 +9,7 @@ handed the run back, where it must).
 from __future__ import annotations
 
 import copy
+import io
 import json
 import os
 import sys
@@ -73,15 +74,17 @@ class Recorder:
         monkeypatch.setattr(validate_halves, "validate_in_halves", recorded)
 
 
-def both_ways(monkeypatch, capsys, argv: list[str]) -> tuple[tuple, bool]:
+def both_ways(monkeypatch, capsys, argv: list[str], stdin: bytes | None = None) -> tuple[tuple, bool]:
     """What a user sees with the run split, whether it was split; it must equal one process's."""
     recorder = Recorder(monkeypatch)
-    monkeypatch.setattr(validate_halves, "THRESHOLD_BYTES", 0)
-    split = (main(["validate", "--no-cache", *argv]), *capsys.readouterr())
-    monkeypatch.setattr(validate_halves, "THRESHOLD_BYTES", 10**12)
-    single = (main(["validate", "--no-cache", *argv]), *capsys.readouterr())
-    assert split == single
-    return split, recorder.split[0]
+    seen = []
+    for threshold in (0, 10**12):
+        if stdin is not None:
+            monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8"))
+        monkeypatch.setattr(validate_halves, "THRESHOLD_BYTES", threshold)
+        seen.append((main(["validate", "--no-cache", *argv]), *capsys.readouterr()))
+    assert seen[0] == seen[1]
+    return seen[0], recorder.split[0]
 
 
 def test_findings_in_both_halves_and_references_across_them(tmp_path, monkeypatch, capsys):
@@ -161,9 +164,51 @@ def test_context_and_skipped_files_read_as_in_one_process(tmp_path, monkeypatch,
     assert (out + err).count("note: skipped") == 2 and "'missing'" in out and "'shared'" not in out
 
 
-def test_standard_input_and_a_single_file_stay_in_one_process(tmp_path, monkeypatch, capsys):
-    path = tmp_path / "one.yaml"
-    path.write_text(yaml.safe_dump_all([node_class("one"), node_pool("general", "one")]))
+STREAM = "\n".join([
+    "# rendered by helm template",
+    yaml.safe_dump(node_class("one")),
+    "---",
+    yaml.safe_dump({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"}}),
+    "---",
+    "---",  # an empty document still counts in the numbers
+    yaml.safe_dump(node_class("two", amiSelectorTerms=[{"alias": "al2023@latest", "id": "ami-0123456789abcdef0"}])),
+    "--- # the middle is near here",
+    yaml.safe_dump(node_pool("general", "one")),
+    "---",
+    "# a comment-only document",
+    "---",
+    yaml.safe_dump(node_pool("lost", "missing", weight=5000)),
+    "---",
+    yaml.safe_dump(node_class("three", role="arn:aws:iam::111122223333:role/x")),
+])
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "github"])
+def test_one_large_file_is_read_in_two_parts_with_its_documents_numbered_as_one(tmp_path, monkeypatch, capsys, fmt):
+    path = tmp_path / "rendered.yaml"
+    path.write_text(STREAM)
+    (code, out, err), split = both_ways(monkeypatch, capsys, ["--format", fmt, str(path)])
+    assert split and code == 1
+    assert "two" in out and "lost" in out and "three" in out
+
+
+def test_standard_input_is_read_once_and_in_two_parts(monkeypatch, capsys):
+    (code, out, err), split = both_ways(monkeypatch, capsys, ["--format", "json", "-"], stdin=STREAM.encode())
+    assert split and code == 1
+    assert {finding["file"] for finding in json.loads(out)["findings"]} == {"<stdin>"}
+
+
+def test_standard_input_that_one_process_must_read_is_read_again(monkeypatch, capsys):
+    """Too small to cut, or not UTF-8: one process reads the same bytes and says the same."""
+    for stdin in (yaml.safe_dump(node_class("one")).encode(), STREAM.encode() + b"\xff\xfe"):
+        (code, _, err), split = both_ways(monkeypatch, capsys, ["-"], stdin=stdin)
+        assert not split and code in (0, 2)
+
+
+def test_a_file_with_document_end_markers_stays_in_one_process(tmp_path, monkeypatch, capsys):
+    path = tmp_path / "ended.yaml"
+    path.write_text(yaml.safe_dump(node_class("one")) + "...\n" + yaml.safe_dump(node_pool("general", "one")) + "---\n"
+                    + yaml.safe_dump(node_class("two")))
     assert not both_ways(monkeypatch, capsys, [str(path)])[1]
 
 
@@ -181,6 +226,21 @@ FILES = st.lists(st.one_of(
     st.just([stack(cluster={"name": "dev", "featureGates": {"NodeOverlay": True}})]),
     st.just("not: [yaml\n"),
 ), min_size=2, max_size=5)
+
+
+SEPARATORS = st.sampled_from(["---\n", "---\n---\n", "--- # next\n", "# between\n---\n", "---\n# only a comment\n---\n"])
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(DOCUMENTS, SEPARATORS), min_size=2, max_size=8), st.booleans())
+def test_any_stream_gives_one_process_report(tmp_path_factory, monkeypatch, capsys, documents, through_stdin):
+    text = "".join(separator + yaml.safe_dump(document) for document, separator in documents)
+    if through_stdin:
+        both_ways(monkeypatch, capsys, ["--format", "json", "-"], stdin=text.encode())
+    else:
+        path = tmp_path_factory.mktemp("stream") / "rendered.yaml"
+        path.write_text(text)
+        both_ways(monkeypatch, capsys, ["--format", "json", str(path)])
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
