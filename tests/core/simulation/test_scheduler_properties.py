@@ -72,10 +72,7 @@ def daemon_sets(draw):
 
 
 WORLDS = st.builds(lambda p, w, d: (p, w, d), pools(), workloads(), daemon_sets())
-# Derandomized: the same 60 worlds every run. A random draw found a world (2026-11-27, closing note) where
-# two zone-spread pods land on NodeClaims of one zone, not yet judged against Karpenter's own scheduler;
-# until it is, CI runs the worlds the properties are known to hold on.
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def placed(forecast):
@@ -119,10 +116,19 @@ def test_pods_tolerate_their_nodes_taints_and_select_their_labels(case):
 def test_topology_holds_on_the_nodes(case):
     """Hostname anti-affinity and spread per node; a zone spread over the NodeClaims carrying its pods. Pods of
     one zone spread may share an in-flight NodeClaim beyond maxSkew, as Karpenter's own scheduler packs them
-    (v1.15.0, ten runs of two spread pods beside two others on one untainted pool: one NodeClaim, every time)."""
+    (v1.15.0, ten runs of two spread pods beside two others on one untainted pool: one NodeClaim, every time).
+
+    A workload one of whose pods needed its PreferNoSchedule taints tolerated is not held to its zone spread
+    either: relaxing the pod changes its tolerations, so Karpenter hashes its spread into a new topology group,
+    which has not counted the pods this round already placed (the world of 2026-11-27's closing note: two
+    pods of one spread, the second relaxed onto a tainted pool; Karpenter v1.15.0's scheduler put them in one
+    zone 11 times in 20, and so do we)."""
     pools_, pods_, daemons = case
     forecast = simulate(world(pods_, *pools_, instance_types_=TYPES, daemon_sets=daemons))
     templates = {pod.uid: pod.template for pod in pods_}
+    taints_of = {p.name: p.taints for p in pools_}
+    relaxed = {id(templates[uid]) for pool_, node in placed(forecast) for uid in node.pods
+               if untolerated([t for t in taints_of[pool_.node_pool] if t.effect == "PreferNoSchedule"], templates[uid].tolerations)}
     zone_counts: dict[int, dict[str, int]] = {}
     for _, node in placed(forecast):
         per_template: dict[int, int] = {}
@@ -143,7 +149,7 @@ def test_topology_holds_on_the_nodes(case):
                 zone_counts.setdefault(template_id, dict.fromkeys(ZONES, 0))[node.zones[0]] += 1
     for template_id, counts in zone_counts.items():
         spread = next(s for t in templates.values() if id(t) == template_id for s in t.spreads if s.topology_key == labels.ZONE)
-        assert max(counts.values()) - min(counts.values()) <= spread.max_skew
+        assert template_id in relaxed or max(counts.values()) - min(counts.values()) <= spread.max_skew
 
 
 @SETTINGS
