@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from karpenter_gitops.app import both_cores
 from karpenter_gitops.app.sources import read_loading
+from karpenter_gitops.app.validate import Verdict
 from karpenter_gitops.core import feature_gates as feature_gates_of_release
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.errors import InputError
@@ -62,7 +63,6 @@ from karpenter_gitops.load.stacks import stack_release
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
 
-    from karpenter_gitops.app.validate import Verdict
     from karpenter_gitops.rules.crd.engine import CrdCheck, Crds
 
 #: Below this many bytes of YAML (about 500 Karpenter objects) a run stays in one process: 1,000 objects
@@ -110,6 +110,7 @@ class Settled:
     context_names: frozenset[str] | None  # --context
     elsewhere: Mapping[str, frozenset[str]]
     hygiene: bool
+    locate: bool  # each half finds its findings' lines (it holds whole files)
 
 
 class Half:
@@ -150,7 +151,9 @@ class Half:
 
     def judge(self, settled: Settled, crds: Crds | None) -> tuple[list[Finding], CrdCheck | None]:
         """The findings on this half's objects and what its loading observed, in the whole run's context,
-        with the user's CRDs' verdicts when given; and what the CRDs left unchecked, to note."""
+        with the user's CRDs' verdicts when given, each on its line when this half holds whole files (finding
+        the lines composes each file with findings into YAML nodes: a run with many findings, such as
+        ``--policy``'s advisories, spends as long on it as on reading); and what the CRDs left unchecked."""
         assert self.inputs is not None
         own = self.inputs
         settings = settled.settings
@@ -161,10 +164,13 @@ class Half:
         )
         judge = Judge(settled.release, settings.policy, hygiene=settled.hygiene)
         findings = judge.objects(view, judged=own.objects)
-        if crds is None:
-            return findings, None
-        check = crds.check_inputs(own)  # one by one: this half is one of the two cores
-        return findings + judge.findings(check.observations), dataclasses.replace(check, observations=())
+        check = crds.check_inputs(own) if crds is not None else None  # one by one: this half is one of the two cores
+        if check is not None:
+            findings += judge.findings(check.observations)
+            check = dataclasses.replace(check, observations=())
+        if settled.locate:
+            findings = list(locate.with_lines(findings, Texts(self.files)))
+        return findings, check
 
 
 def validate_in_halves(
@@ -215,7 +221,7 @@ def validate_in_halves(
         settings = joined(first.shared, second.shared, stack).with_gates(gates)
         if house is not None:
             settings = dataclasses.replace(settings, policy=settings.policy.over(house))
-        settled = Settled(chosen, settings, context_names, second.class_names, policy)
+        settled = Settled(chosen, settings, context_names, second.class_names, policy, locate=cut.whole is None)
         copy.send(("judge", settled))
         findings, checked = mine.judge(dataclasses.replace(settled, elsewhere=first.class_names), crds)
         theirs = copy.receive()
@@ -225,11 +231,18 @@ def validate_in_halves(
     judge = Judge(chosen, settings.policy, hygiene=policy)
     report = conclude(judge, findings, settings, (*settings.waivers, *waivers), objects=first.objects + second.objects)
     notes = tuple(checked.notes) if checked is not None else ()
-    report = dataclasses.replace(report, notes=report.notes + notes,
-                                 findings=locate.with_lines(report.findings, Texts([cut.whole] if cut.whole else first.files + second.files)))
-    from karpenter_gitops.app.validate import Verdict
+    texts = Texts([cut.whole] if cut.whole else first.files + second.files)
+    return Verdict(dataclasses.replace(report, notes=report.notes + notes, findings=_located(report.findings, texts)), chosen, note)
 
-    return Verdict(report, chosen, note)
+
+def _located(findings: Sequence[Finding], texts: Texts) -> tuple[Finding, ...]:
+    """``findings`` each on its line: those the halves did not place (an expired waiver's, or all of them
+    when one file was cut in two) are placed here."""
+    placed = list(findings)
+    pending = [index for index, finding in enumerate(placed) if finding.line is None]
+    for index, finding in zip(pending, locate.with_lines([placed[i] for i in pending], texts), strict=True):
+        placed[index] = finding
+    return tuple(placed)
 
 
 def _cut(paths: Sequence[Path]) -> Cut | None:

@@ -108,10 +108,13 @@ def test_a_stack_in_one_half_sets_the_cluster_and_policy_of_the_other(tmp_path, 
         "b.yaml": [node_class("one"), node_pool("general", "one")],
         "z-stack.yaml": [stack(cluster={"name": "dev", "karpenterVersion": "1.14", "featureGates": {"NodeOverlay": True}},
                                policy={"rules": {"policy/ebs-encrypted": {"severity": "error"}}},
-                               waivers=[{"rule": "policy/ebs-encrypted", "object": "one", "reason": "test", "expires": "2099-01-01"}])],
+                               waivers=[{"rule": "policy/ebs-encrypted", "object": "one", "reason": "test", "expires": "2099-01-01"},
+                                        {"rule": "policy/ebs-encrypted", "object": "gone", "reason": "old", "expires": "2020-01-01"}])],
     })
     (code, out, err), split = both_ways(monkeypatch, capsys, ["--policy", "--format", "json", str(folder)])
     assert split and json.loads(out)["summary"]["objects"] == 3
+    expired = [f for f in json.loads(out)["findings"] if f["file"].endswith("z-stack.yaml")]
+    assert expired  # the expired waiver, judged by the first process after both halves
 
 
 def test_overlays_in_both_halves_are_judged_against_each_other(tmp_path, monkeypatch, capsys):
