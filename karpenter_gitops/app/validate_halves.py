@@ -117,7 +117,6 @@ class Half:
     """The files of one half: read and loaded in the process that holds them, judged there."""
 
     def __init__(self, read: Reader, release: versions.Release) -> None:
-        self.release = release
         files, loading = read_loading(read(), release)
         self.files = tuple(files)
         self.inputs = loading.inputs() if loading is not None else None
@@ -132,7 +131,7 @@ class Half:
         except InputError:
             self.inputs, self.keys = None, frozenset()
             return
-        self.release, self.inputs, self.keys = release, loading.inputs(), loading.keys
+        self.inputs, self.keys = loading.inputs(), loading.keys
 
     def summary(self) -> Summary | None:
         """What the other half needs, or None when loading stopped at an error."""
