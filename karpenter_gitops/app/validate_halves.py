@@ -43,7 +43,7 @@ from karpenter_gitops.core.inputs import Inputs, PolicySettings, Waiver
 from karpenter_gitops.judge import Judge, conclude
 from karpenter_gitops.load import locate
 from karpenter_gitops.load.context_files import node_class_names
-from karpenter_gitops.load.documents import Loading, joined
+from karpenter_gitops.load.documents import joined, loaded
 from karpenter_gitops.load.files import (
     STDIN,
     STDIN_NAME,
@@ -124,10 +124,8 @@ class Half:
 
     def load_for(self, release: versions.Release) -> None:
         """Load the files again for ``release``, as one process does when the stack files name another."""
-        loading = Loading(release)
         try:
-            for file in self.files:
-                loading.add(file)
+            loading = loaded(self.files, release)
         except InputError:
             self.inputs, self.keys = None, frozenset()
             return

@@ -436,10 +436,15 @@ def joined(first: Inputs, second: Inputs, stack: Inputs) -> Inputs:
 
 def load_files(files: Iterable[ReadFile], release: versions.Release = versions.DEFAULT) -> Inputs:
     """Load read files; those passed over as no Kubernetes YAML are counted, each with a note."""
+    return loaded(files, release).inputs()
+
+
+def loaded(files: Iterable[ReadFile], release: versions.Release = versions.DEFAULT) -> Loading:
+    """The loading of read files, one after another: their inputs, and the keys of the objects loaded."""
     loading = Loading(release)
     for file in files:
         loading.add(file)
-    return loading.inputs()
+    return loading
 
 
 def load_documents(
