@@ -8,9 +8,11 @@ the stack's settings (release, cluster and feature gates, policy, controller). S
 exchange only those, and the models stay where they were built (pickling them costs about a third
 of building them).
 
-The halves: the files cut at about half their bytes, or one large file (``helm template`` output,
-standard input) cut at the document marker nearest after its middle, the second part's documents
-numbered after the first's, so that findings and notes name the same documents and lines.
+The halves: the files cut at about half their bytes, between two files, or inside the file that holds
+the middle when a cut between files would leave the halves far apart (one large file, ``helm
+template`` output on standard input, a large file beside small ones): there at the document marker
+nearest after the middle, the second part's documents numbered after the first's, so that findings
+and notes name the same documents and lines.
 
 The report is the one a single process gives. The first half, loaded from nothing, is what one
 process has loaded by the end of it; the second is too, unless something in it depends on the
@@ -27,7 +29,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -75,9 +77,10 @@ Reader = Callable[[], Iterable[ReadFile]]  # a half's files, read as they are as
 
 @dataclass(frozen=True)
 class Cut:
-    """A run cut in two: how each half reads its files. One large file (or standard input) is cut at a
-    document marker near its middle: then ``whole`` is the file (its findings are located in it) and the
-    first part must hold ``first_documents`` documents (the second part's are numbered after them)."""
+    """A run cut in two: how each half reads its files. When the cut falls inside a file (at a document
+    marker), ``whole`` is that file (its findings are placed on their lines in it, not in its parts),
+    and its first part, the first half's last file, must hold ``first_documents`` documents (the second
+    part's are numbered after them)."""
 
     first: Reader
     second: Reader
@@ -96,7 +99,7 @@ class Summary:
     class_names: Mapping[str, frozenset[str]]
     keys: frozenset[Key]
     objects: int
-    documents: int  # in its files: a file's first part must hold as many as counted when it was cut
+    last_documents: int  # in its last file: a file's first part must hold as many as counted when it was cut
     observed: bool  # loading observed something (a misspelt kind is not an object, yet is something to report)
 
 
@@ -110,15 +113,15 @@ class Settled:
     context_names: frozenset[str] | None  # --context
     elsewhere: Mapping[str, frozenset[str]]
     hygiene: bool
-    locate: bool  # each half finds its findings' lines (it holds whole files)
 
 
 class Half:
     """The files of one half: read and loaded in the process that holds them, judged there."""
 
-    def __init__(self, read: Reader, release: versions.Release) -> None:
+    def __init__(self, read: Reader, release: versions.Release, partial: str | None = None) -> None:
         files, loading = read_loading(read(), release)
         self.files = tuple(files)
+        self.partial = partial  # the name of the file of which this half holds a part
         self.inputs = loading.inputs() if loading is not None else None
         self.keys = loading.keys if loading is not None else frozenset()
 
@@ -142,13 +145,13 @@ class Half:
         return Summary(
             files=tuple(file._replace(documents=Documents(()), text=None) for file in self.files),
             stacks=stacks, shared=shared, class_names=inputs.node_class_names_by_scope, keys=self.keys,
-            objects=len(inputs.objects), documents=sum(len(file.documents) for file in self.files),
+            objects=len(inputs.objects), last_documents=len(self.files[-1].documents) if self.files else 0,
             observed=bool(inputs.observations),
         )
 
     def judge(self, settled: Settled, crds: Crds | None) -> tuple[list[Finding], CrdCheck | None]:
         """The findings on this half's objects and what its loading observed, in the whole run's context,
-        with the user's CRDs' verdicts when given, each on its line when this half holds whole files (finding
+        with the user's CRDs' verdicts when given, each on its line in the files this half holds whole (finding
         the lines composes each file with findings into YAML nodes: a run with many findings, such as
         ``--policy``'s advisories, spends as long on it as on reading); and what the CRDs left unchecked."""
         assert self.inputs is not None
@@ -165,8 +168,7 @@ class Half:
         if check is not None:
             findings += judge.findings(check.observations)
             check = dataclasses.replace(check, observations=())
-        if settled.locate:
-            findings = list(locate.with_lines(findings, Texts(self.files)))
+        findings = list(locate.with_lines(findings, Texts(f for f in self.files if f.name != self.partial)))
         return findings, check
 
 
@@ -188,11 +190,12 @@ def validate_in_halves(
     if cut is None:
         return None
     assumed = versions.known(release or versions.DEFAULT)[0]
-    with both_cores.partner(lambda channel: _serve_first_half(cut.first, assumed, crds, channel)) as copy:
+    partial = cut.whole.name if cut.whole else None
+    with both_cores.partner(lambda channel: _serve_first_half(Half(cut.first, assumed, partial), crds, channel)) as copy:
         if copy is None:
             return None
         try:
-            mine = Half(cut.second, assumed)
+            mine = Half(cut.second, assumed, partial)
         except InputError:
             return None
         first, second = copy.receive(), mine.summary()
@@ -206,7 +209,7 @@ def validate_in_halves(
             first, second = copy.ask(("load for", chosen)), mine.summary()
         if first is None or second is None or (first.stacks and second.stacks) or first.keys & second.keys:
             return None
-        if cut.whole is not None and (first.documents != cut.first_documents or any(f.skipped for f in first.files + second.files)):
+        if cut.whole is not None and (first.last_documents != cut.first_documents or first.files[-1].skipped or second.files[0].skipped):
             return None  # the parts of one file did not read as the file does
         if not (first.objects or second.objects or first.observed or second.observed or first.stacks or second.stacks):
             return None  # nothing to judge: one process says so, in its words
@@ -218,7 +221,7 @@ def validate_in_halves(
         settings = joined(first.shared, second.shared, stack).with_gates(gates)
         if house is not None:
             settings = dataclasses.replace(settings, policy=settings.policy.over(house))
-        settled = Settled(chosen, settings, context_names, second.class_names, policy, locate=cut.whole is None)
+        settled = Settled(chosen, settings, context_names, second.class_names, policy)
         copy.send(("judge", settled))
         findings, checked = mine.judge(dataclasses.replace(settled, elsewhere=first.class_names), crds)
         theirs = copy.receive()
@@ -228,13 +231,13 @@ def validate_in_halves(
     judge = Judge(chosen, settings.policy, hygiene=policy)
     report = conclude(judge, findings, settings, (*settings.waivers, *waivers), objects=first.objects + second.objects)
     notes = tuple(checked.notes) if checked is not None else ()
-    texts = Texts([cut.whole] if cut.whole else first.files + second.files)
+    texts = Texts([*first.files, *second.files, *([cut.whole] if cut.whole else [])])  # the whole file over its parts
     return Verdict(dataclasses.replace(report, notes=report.notes + notes, findings=_located(report.findings, texts)), chosen, note)
 
 
 def _located(findings: Sequence[Finding], texts: Texts) -> tuple[Finding, ...]:
-    """``findings`` each on its line: those the halves did not place (an expired waiver's, or all of them
-    when one file was cut in two) are placed here."""
+    """``findings`` each on its line: those the halves did not place (an expired waiver's, or those in the
+    file cut in two) are placed here."""
     placed = list(findings)
     pending = [index for index, finding in enumerate(placed) if finding.line is None]
     for index, finding in zip(pending, locate.with_lines([placed[i] for i in pending], texts), strict=True):
@@ -246,25 +249,31 @@ def _cut(paths: Sequence[Path]) -> Cut | None:
     """The run cut in two, or None when it is not worth cutting or cannot be cut."""
     try:
         files = expand(paths)
-    except InputError:
-        return None  # one process reports it
-    if len(files) == 1:
-        return _cut_text(files[0])
-    try:
+        if files == [STDIN]:
+            text = read_stream(sys.stdin.buffer, STDIN_NAME)
+            return _cut_inside([], STDIN, text, len(text) // 2, []) if len(text) >= THRESHOLD_BYTES else None
         sizes = [file.stat().st_size for file in files] if STDIN not in files else []
-    except OSError:
+    except (InputError, OSError):
+        return None  # one process reports it
+    total = sum(sizes)
+    if not sizes or total < THRESHOLD_BYTES:  # standard input beside files is read by one process
         return None
-    if sum(sizes) < THRESHOLD_BYTES:
+    half, before = total / 2, 0
+    index = next(i for i, size in enumerate(sizes) if (before := before + size) >= half)  # the file holding the middle
+    size = sizes[index]
+    before -= size
+    if min(half - before, before + size - half) > total / 8 and size >= THRESHOLD_BYTES:
+        try:  # a cut between files would leave the halves more than a quarter apart
+            cut = _cut_inside(files[:index], files[index], read_text(files[index]), int(half - before), files[index + 1:])
+        except InputError:
+            return None
+        if cut is not None:
+            return cut
+    middle = min(max(index + 1 if before + size - half < half - before else index, 1), len(files) - 1)
+    if not 0 < middle < len(files):
         return None
-    half, total = sum(sizes) / 2, 0
-    for index, size in enumerate(sizes):
-        if total + size >= half:  # cut before this file or after it, whichever is nearer the middle
-            middle = index + 1 if total + size - half < half - total else index
-            middle = min(max(middle, 1), len(files) - 1)  # each half holds a file
-            first, second = files[:middle], files[middle:]
-            return Cut(lambda: read_files(first, live=True), lambda: read_files(second, live=True))
-        total += size
-    return None
+    first, second = files[:middle], files[middle:]
+    return Cut(lambda: read_files(first, live=True), lambda: read_files(second, live=True))
 
 
 # A document marker: the one line that starts a document wherever it stands (YAML forbids it inside any
@@ -273,28 +282,28 @@ _START = re.compile(r"^---(?=[ \t\r\n]|$)", re.MULTILINE)
 _END = re.compile(r"^\.\.\.(?=[ \t\r\n]|$)", re.MULTILINE)
 
 
-def _cut_text(path: Path) -> Cut | None:
-    """One large file (or standard input) cut at the document marker nearest after its middle."""
-    name = display(path)
-    try:
-        if path != STDIN and path.stat().st_size < THRESHOLD_BYTES:
-            return None
-        text = read_stream(sys.stdin.buffer, STDIN_NAME) if path == STDIN else read_text(path)
-    except (InputError, OSError):
-        return None  # one process reports it
-    marker = _START.search(text, len(text) // 2) if len(text) >= THRESHOLD_BYTES else None
+def _cut_inside(earlier: list[Path], path: Path, text: str, target: int, later: list[Path]) -> Cut | None:
+    """The run cut inside the file at ``path`` (``text``), at the document marker nearest after ``target``;
+    the files ``earlier`` go to the first half, ``later`` to the second. None when no marker is there."""
+    marker = _START.search(text, target)
     if marker is None or marker.start() == 0:
         return None
     head, tail = text[: marker.start()], text[marker.start():]
     count = _documents(head)
     if count is None:
         return None
-    return Cut(
-        lambda: [from_text(name, head, path, live=True)],
-        lambda: [from_text(name, tail, path, live=True, after=count)],
-        ReadFile(name, Documents(()), path, None, text if path == STDIN else None),
-        count,
-    )
+    name = display(path)
+
+    def first() -> Iterator[ReadFile]:
+        yield from read_files(earlier, live=True)
+        yield from_text(name, head, path, live=True)
+
+    def second() -> Iterator[ReadFile]:
+        yield from_text(name, tail, path, live=True, after=count)
+        yield from read_files(later, live=True)
+
+    whole = ReadFile(name, Documents(()), path, None, text if path == STDIN else None)
+    return Cut(first, second, whole, count)
 
 
 def _documents(text: str) -> int | None:
@@ -313,9 +322,8 @@ def _stacks(first: Summary | None, second: Summary | None) -> list[tuple[str, An
     return [*(first.stacks if first else ()), *(second.stacks if second else ())]
 
 
-def _serve_first_half(read: Reader, release: versions.Release, crds: Crds | None, channel: Connection) -> None:
-    """The copy's side: read and load the first half, then answer until told to stop."""
-    half = Half(read, release)
+def _serve_first_half(half: Half, crds: Crds | None, channel: Connection) -> None:
+    """The copy's side, once it has read and loaded the first half: answer until told to stop."""
     channel.send(half.summary())
     while (message := channel.recv()) is not None:
         command, argument = message

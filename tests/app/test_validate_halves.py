@@ -195,6 +195,24 @@ def test_one_large_file_is_read_in_two_parts_with_its_documents_numbered_as_one(
     assert "two" in out and "lost" in out and "three" in out
 
 
+def test_a_large_file_beside_small_ones_is_cut_inside(tmp_path, monkeypatch, capsys):
+    """Cut between files, the halves would be far apart: the large file holding the middle is cut at a marker;
+    its findings are placed on their lines in the whole file, the small files' by their halves."""
+    inside = []
+    real = validate_halves._cut_inside
+    monkeypatch.setattr(validate_halves, "_cut_inside", lambda *args: inside.append(args[1]) or real(*args))
+    folder = tmp_path / "repo"
+    folder.mkdir()
+    (folder / "a-small.yaml").write_text(yaml.safe_dump(node_pool("first", "one", weight=5000)))
+    (folder / "b-rendered.yaml").write_text(STREAM)
+    (folder / "c-small.yaml").write_text(yaml.safe_dump(node_class("late", role="arn:aws:iam::111122223333:role/x")))
+    for fmt in ("text", "json"):
+        (code, out, err), split = both_ways(monkeypatch, capsys, ["--format", fmt, str(folder)])
+        assert split and code == 1
+    assert inside and all(path.name == "b-rendered.yaml" for path in inside)
+    assert {"first", "two", "lost", "late"} <= {f["name"] for f in json.loads(out)["findings"]}
+
+
 def test_standard_input_is_read_once_and_in_two_parts(monkeypatch, capsys):
     (code, out, err), split = both_ways(monkeypatch, capsys, ["--format", "json", "-"], stdin=STREAM.encode())
     assert split and code == 1
