@@ -120,6 +120,22 @@ def test_what_does_not_parse_does_not_compile(expression):
     assert not checked.compiles and checked.errors().startswith("ERROR: <input>:") and "Syntax error" in checked.errors()
 
 
+@pytest.mark.parametrize(("expression", "first_line"), [
+    # cel-go's words where cel-cpp's ANTLR runtime words the same mistake otherwise (found by the differential below)
+    ("!-true", "ERROR: <input>:1:3: Syntax error: mismatched input 'true' expecting IDENTIFIER"),
+    ("x + !-null", "ERROR: <input>:1:7: Syntax error: mismatched input 'null' expecting IDENTIFIER"),
+    ("!- true", "ERROR: <input>:1:4: Syntax error: no viable alternative at input '- true'"),
+    ("!-truex", "ERROR: <input>:1:3: Syntax error: no viable alternative at input '-truex'"),
+    ("--!x", "ERROR: <input>:1:3: Syntax error: no viable alternative at input '-!'"),
+    ("vcpus.true", "ERROR: <input>:1:7: Syntax error: mismatched input 'true' expecting IDENTIFIER"),
+    ("!-[", "ERROR: <input>:1:3: Syntax error: no viable alternative at input '-['"),
+])
+def test_syntax_errors_read_as_cel_gos(expression, first_line):
+    errors = cel.check(expression).errors()
+    assert errors.splitlines()[0] == first_line
+    assert "\\u003F" not in errors  # cel-cpp's C++ grammar spells the '?' token so; cel-go says '?'
+
+
 @pytest.mark.parametrize("expression", ["has(vcpus.x)", "[1, 2].map(x, x * 2)[0]", "timestamp('2020-01-01T00:00:00Z')", "int"])
 def test_cel_we_do_not_model_gets_no_verdict(expression):
     checked = cel.check(expression)

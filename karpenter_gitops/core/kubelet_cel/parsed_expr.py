@@ -60,6 +60,12 @@ _SYNTAX = (
 _PACKAGE = "karpenter_gitops.cel.expr"  # a package of our own: the wire format is what must match
 _UNREAD_NODE = frozenset({"invalid constant literal expression", "<<nil>> parsetree"})
 _ERROR = re.compile(r"ERROR: <input>:(\d+):(\d+): (.*)")
+# Where cel-cpp's ANTLR runtime words a syntax error otherwise than cel-go's (found by the differential test against
+# cel-go): true, false or null directly after a minus sign where a member must follow (``!-true``) or after a dot
+# (``x.true``): cel-cpp finds no viable alternative at the pair, cel-go says the keyword is not the identifier it
+# expects, at the same place; and cel-cpp's C++ grammar spells the token '?' as '\u003F' (C++ trigraphs).
+_KEYWORD_AFTER = re.compile(r"^Syntax error: no viable alternative at input '[-.](true|false|null)'$")
+_CEL_GO_KEYWORD_AFTER = r"Syntax error: mismatched input '\1' expecting IDENTIFIER"
 
 
 @lru_cache(maxsize=1)
@@ -108,6 +114,10 @@ class NotParsed(Exception):
         self.issues = issues
 
 
+def _cel_go_words(message: str) -> str:
+    return _KEYWORD_AFTER.sub(_CEL_GO_KEYWORD_AFTER, message).replace("'\\u003F'", "'?'")
+
+
 @lru_cache(maxsize=1)
 def _parser() -> Any:
     from cel_expr_python import cel  # the native runtime loads with the first expression
@@ -120,7 +130,7 @@ def parse(expression: str) -> tuple[Any, dict[int, int]]:
     try:
         compiled = _parser().compile(expression, disable_check=True)
     except RuntimeError as error:
-        issues = [SyntaxIssue(int(line), int(column) - 1, message)
+        issues = [SyntaxIssue(int(line), int(column) - 1, _cel_go_words(message))
                   for line, column, message in _ERROR.findall(str(error).removesuffix(" [INVALID_ARGUMENT]"))]
         if any(issue.message.startswith("Syntax error") for issue in issues):
             # cel-cpp also visits the node ANTLR could not read (``!-x``, ``--!x``) and says so; cel-go stops at the
