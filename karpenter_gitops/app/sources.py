@@ -18,7 +18,7 @@ from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.inputs import Inputs, PolicySettings
 from karpenter_gitops.load import policy_settings
 from karpenter_gitops.load.documents import Loading, load_files
-from karpenter_gitops.load.files import ReadFile, Texts, display, is_stack_document, parse_yaml, read_files, read_text
+from karpenter_gitops.load.files import ReadFile, Texts, display, is_stack_file, parse_yaml, read_files, read_text
 from karpenter_gitops.load.stacks import stack_aws_config, stack_release, stack_workloads
 
 
@@ -53,7 +53,7 @@ class Sources:
         stack file), as a CI job pointed at the wrong folder would; else None."""
         inputs = self.inputs
         if inputs.objects or inputs.observations or any(
-            len(file.documents) == 1 and is_stack_document(file.documents[0]) for file in self.files
+            is_stack_file(file.documents) for file in self.files
         ):
             return None
         skipped = f" ({len(inputs.skipped)} skipped: not Kubernetes YAML)" if inputs.skipped else ""

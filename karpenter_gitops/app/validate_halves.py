@@ -55,7 +55,7 @@ from karpenter_gitops.load.files import (
     display,
     expand,
     from_text,
-    is_stack_document,
+    is_stack_file,
     read_files,
     read_stream,
     read_text,
@@ -141,7 +141,7 @@ class Half:
         inputs = self.inputs
         shared = dataclasses.replace(inputs, node_classes=(), node_pools=(), capacity_buffers=(), observations=())
         stacks = tuple((file.name, file.documents) for file in self.files
-                       if len(file.documents) == 1 and is_stack_document(file.documents[0]))
+                       if is_stack_file(file.documents))
         return Summary(
             files=tuple(file._replace(documents=Documents(()), text=None) for file in self.files),
             stacks=stacks, shared=shared, class_names=inputs.node_class_names_by_scope, keys=self.keys,

@@ -55,7 +55,7 @@ from karpenter_gitops.core.model import (
 )
 from karpenter_gitops.core.text import article, closest, did_you_mean
 from karpenter_gitops.load import controller_settings, policy_settings, waiver_files
-from karpenter_gitops.load.files import Documents, ReadFile, is_stack_document, read_files
+from karpenter_gitops.load.files import Documents, ReadFile, is_stack_file, read_files
 from karpenter_gitops.load.keys import STACK_KEYS
 from karpenter_gitops.load.stacks import cluster_block
 from karpenter_gitops.rules.controller import block_violations
@@ -458,7 +458,7 @@ def load_documents(
 
 
 def _read_documents(name: str, docs: list[Any], out: _Collector) -> None:
-    if len(docs) == 1 and is_stack_document(docs[0]):
+    if is_stack_file(docs):
         _read_stack(docs[0], name, out)
     else:
         _read_manifest(docs, name, out)

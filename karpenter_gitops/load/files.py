@@ -187,6 +187,11 @@ def is_stack_document(doc: Any) -> bool:
     return isinstance(doc, Mapping) and "config" in doc and "kind" not in doc and "apiVersion" not in doc
 
 
+def is_stack_file(documents: Sequence[Any]) -> bool:
+    """Whether a file's documents are a Pulumi stack file's: one document of stack settings."""
+    return len(documents) == 1 and is_stack_document(documents[0])
+
+
 class Documents(Sequence[Any]):
     """A file's YAML documents, each kept pickled (see :func:`karpenter_gitops.core.model.pack`) until read.
 

@@ -17,7 +17,7 @@ from karpenter_gitops.core.typed_schema import type_name
 from karpenter_gitops.core.text import article, did_you_mean
 from karpenter_gitops.load.files import (
     display,
-    is_stack_document,
+    is_stack_file,
     parse_yaml,
     read_text,
 )
@@ -109,7 +109,7 @@ def stack_release(files: Iterable[tuple[str, list[Any]]]) -> versions.Release | 
     """
     found: dict[versions.Release, str] = {}
     for name, docs in files:
-        if len(docs) == 1 and is_stack_document(docs[0]):
+        if is_stack_file(docs):
             cluster = _config(docs[0]).get(f"{NAMESPACE}:cluster")
             if isinstance(cluster, Mapping) and cluster.get("karpenterVersion") is not None:
                 found.setdefault(cluster_block(cluster, name).release, name)
@@ -135,7 +135,7 @@ def workload_paths(value: Any, where: str | None = None) -> tuple[str, ...]:
 def stack_workloads(files: Iterable[tuple[str, list[Any]]]) -> tuple[str, ...]:
     """The ``workloads`` paths of the first stack file among parsed ``files`` naming them (empty when none does)."""
     for name, docs in files:
-        if len(docs) == 1 and is_stack_document(docs[0]) and (paths := _config(docs[0]).get(f"{NAMESPACE}:workloads")) is not None:
+        if is_stack_file(docs) and (paths := _config(docs[0]).get(f"{NAMESPACE}:workloads")) is not None:
             return workload_paths(paths, name)
     return ()
 
@@ -143,6 +143,6 @@ def stack_workloads(files: Iterable[tuple[str, list[Any]]]) -> tuple[str, ...]:
 def stack_aws_config(files: Iterable[tuple[str, list[Any]]]) -> dict[str, Any]:
     """The ``aws:`` keys of the first stack file among parsed ``files`` (the settings of its pulumi-aws provider)."""
     for _name, docs in files:
-        if len(docs) == 1 and is_stack_document(docs[0]):
+        if is_stack_file(docs):
             return {key: value for key, value in _config(docs[0]).items() if isinstance(key, str) and key.startswith("aws:")}
     return {}
