@@ -188,6 +188,17 @@ class Cluster:
         # 1.15 names the pool after the error ("... no subnets found (NodePool=general)"), 1.14 does not
         return [error for error in logged if not any(race in error for race in HYDRATION_RACES)]
 
+    def await_error(self, text: str, within: float = SETTLE_WITHIN) -> list[str]:
+        """The errors logged once one of them names ``text``, or at the deadline (the caller's assertion then
+        says what was logged instead). A class's status can settle before the controller logs the failed
+        call of the same pass, so a test that expects an error waits for it rather than reading too early."""
+        deadline = time.monotonic() + within
+        while True:
+            errors = self.errors()
+            if any(text in error for error in errors) or time.monotonic() > deadline:
+                return errors
+            time.sleep(0.5)
+
     def clear(self) -> None:
         """Delete every Karpenter object, letting the controller run its finalizers, and wait until they are gone."""
         objects = self._objects()
