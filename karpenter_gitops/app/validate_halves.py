@@ -289,7 +289,7 @@ def _cut_inside(earlier: list[Path], path: Path, text: str, target: int, later: 
     if marker is None or marker.start() == 0:
         return None
     head, tail = text[: marker.start()], text[marker.start():]
-    count = _documents(head)
+    count = document_count(head)
     if count is None:
         return None
     name = display(path)
@@ -306,7 +306,7 @@ def _cut_inside(earlier: list[Path], path: Path, text: str, target: int, later: 
     return Cut(first, second, whole, count)
 
 
-def _documents(text: str) -> int | None:
+def document_count(text: str) -> int | None:
     """How many documents the YAML parser finds in ``text``, from its markers: one per marker, and one before
     the first when something other than comments and directives stands there. None with a document end
     marker, which lets a document start without one. The first half checks the count as it parses."""

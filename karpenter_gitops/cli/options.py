@@ -220,12 +220,12 @@ def halves(paths: Sequence[Path], release: versions.Release | None, **judging):
     the run is one process's; saying on stderr, as :func:`sources` does, when the release is newer than
     the project knows."""
     from karpenter_gitops.app.validate_halves import validate_in_halves
-    from karpenter_gitops.load.files import MAX_FILE_BYTES
+    from karpenter_gitops.load.files import MAX_FILE_BYTES, STDIN
 
     context = click.get_current_context(silent=True)
     gates = context.meta.get("karpenter-gitops.feature-gates") if context else None
     replay = None
-    if Path("-") in map(Path, paths):  # standard input, kept to be read again should one process do the run
+    if STDIN in map(Path, paths):  # standard input, kept to be read again should one process do the run
         replay = io.BytesIO(sys.stdin.buffer.read(MAX_FILE_BYTES + 1))  # one byte more: the reader refuses it as too large
         sys.stdin = io.TextIOWrapper(replay, encoding="utf-8")
     with _without_cycle_collection():
@@ -235,6 +235,28 @@ def halves(paths: Sequence[Path], release: versions.Release | None, **judging):
     if verdict is not None and verdict.release_note:
         click.echo(f"karpenter-gitops: {verdict.release_note}", err=True)
     return verdict
+
+
+def stream(paths: Sequence[Path], release: versions.Release | None, **judging):
+    """``validate --format jsonl`` of a large run judged part by part (app.validate_stream), or None when the
+    run is judged whole. Standard input is spooled to a temporary file first, to be measured; when the run is
+    judged whole, it is read from there."""
+    from karpenter_gitops.app.validate_stream import spool, validate_streaming
+    from karpenter_gitops.load.files import STDIN
+
+    context = click.get_current_context()
+    gates = context.meta.get("karpenter-gitops.feature-gates")
+    spooled = None
+    if STDIN in map(Path, paths):
+        spooled = spool(sys.stdin.buffer)
+        context.call_on_close(spooled.close)  # deleted then; until then the stream reads it
+    streamed = validate_streaming(paths, release, gates, stdin=Path(spooled.name) if spooled else None, **judging)
+    if streamed is None and spooled is not None:
+        spooled.seek(0)
+        sys.stdin = io.TextIOWrapper(spooled, encoding="utf-8")
+    if streamed is not None and streamed.release_note:
+        click.echo(f"karpenter-gitops: {streamed.release_note}", err=True)
+    return streamed
 
 
 def policy_file(func):

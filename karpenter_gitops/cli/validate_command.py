@@ -55,8 +55,9 @@ from karpenter_gitops.core.inputs import DEFAULT_WAIVERS
     "json",
     "jsonl",
     "github",
-    help="Output format; jsonl prints one JSON object per finding, then one with the summary; github prints GitHub "
-    "Actions annotations (::error file=…,line=…::…).",
+    help="Output format; jsonl prints one JSON object per finding, then one with the summary (from 100 MB of input, "
+    "the run is judged in parts, each part's findings printed as it is judged, in memory that does not grow with "
+    "the input); github prints GitHub Actions annotations (::error file=…,line=…::…).",
 )
 def validate_command(paths, stacks, all_stacks, crd_paths, context_paths, policy, no_cache, waiver_file, policy_file, release, allow_empty, fmt) -> None:
     """Check manifests and stack config offline with Karpenter's rules and stricter ones.
@@ -101,10 +102,17 @@ def validate_command(paths, stacks, all_stacks, crd_paths, context_paths, policy
         sources, report = judged(paths_)
         return Verdict(report, sources.release, sources.note)
 
+    run_paths = options.input_paths(paths, stacks[0] if stacks else None)
+    if fmt == "jsonl":
+        streamed = options.stream(run_paths, release, house=house, policy=policy, waivers=waivers, crd_paths=crd_paths,
+                                  context=context_paths)
+        if streamed is not None:
+            _print_stream(streamed)
+
     context = click.get_current_context()
     gates = context.meta.get("karpenter-gitops.feature-gates")
     run, cached = validate_once(
-        options.input_paths(paths, stacks[0] if stacks else None),
+        run_paths,
         verdict,
         options={
             "release": repr(release),
@@ -129,6 +137,19 @@ def validate_command(paths, stacks, all_stacks, crd_paths, context_paths, policy
     else:
         print_text(report, run.release)
     sys.exit(EXIT_FINDINGS if report.errors else EXIT_OK)
+
+
+def _print_stream(streamed) -> None:
+    """A run judged part by part: each part's findings as it is judged, the summary of all of them last."""
+    from karpenter_gitops.judge.report import Tally
+    from karpenter_gitops.output.report_text import print_jsonl_findings, print_jsonl_summary
+
+    tally = Tally()
+    for report in streamed.reports:
+        print_jsonl_findings(report)
+        tally += report.tally()
+    print_jsonl_summary(tally)
+    sys.exit(EXIT_FINDINGS if tally.errors else EXIT_OK)
 
 
 def waiver_files(policy: bool, waiver_file: str | None) -> list[str]:

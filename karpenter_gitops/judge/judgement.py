@@ -140,15 +140,17 @@ def validate(
 
 
 def conclude(judge: Judge, findings: list[Finding], inputs: Inputs, waivers: Iterable[Waiver] = (),
-             today: dt.date | None = None, *, objects: int | None = None) -> Report:
+             today: dt.date | None = None, *, objects: int | None = None, expiry: bool = True) -> Report:
     """The report on ``findings`` about ``inputs`` (``objects`` of them when the judge saw only part): with
-    hygiene on, after ``waivers`` (``today`` decides which have expired), their expiry judged too."""
+    hygiene on, after ``waivers`` (``today`` decides which have expired), their expiry judged too unless
+    ``expiry`` is off (a run reported in parts judges it once, in its last)."""
     count = len(inputs.objects) if objects is None else objects
     if not judge.hygiene:
         findings.sort(key=lambda f: f.sort_key)
         return Report(tuple(findings), count, inputs.notes, release=judge.release, skipped=len(inputs.skipped))
     outcome = apply_waivers(findings, waivers, today or dt.date.today())
-    findings.extend(judge.findings(outcome.expired))
+    if expiry:
+        findings.extend(judge.findings(outcome.expired))
     findings.sort(key=lambda f: f.sort_key)
     return Report(tuple(findings), count, inputs.notes, True, outcome.active, outcome.waived, judge.release,
                   len(inputs.skipped))

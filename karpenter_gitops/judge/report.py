@@ -34,18 +34,43 @@ class Report:
     def warnings(self) -> int:
         return self.count(Severity.WARNING)
 
+    def tally(self) -> Tally:
+        waived = len([f for f in self.findings if f in self.waived]) if self.policy else 0
+        return Tally(self.errors, self.warnings, self.objects, self.skipped, self.policy, self.waivers, waived)
+
+    def to_json(self) -> dict:
+        return {"findings": [self.finding_json(f) for f in self.findings], **self.tally().to_json()}
+
+    def finding_json(self, finding: Finding) -> dict:
+        """One finding as the JSON contract has it: with its waiver, in a ``--policy`` run."""
+        if not self.policy:
+            return finding.to_json()
+        waiver = self.waived.get(finding)
+        return {**finding.to_json(), "waived": waiver is not None, "waiver": waiver and waiver.to_json()}
+
+
+@dataclass(frozen=True)
+class Tally:
+    """A report's counts, and its active waivers in a ``--policy`` run: its JSON summary. A run whose findings
+    are printed as they are judged (``validate``'s stream) adds up the tallies of its parts."""
+
+    errors: int = 0
+    warnings: int = 0
+    objects: int = 0
+    skipped: int = 0
+    policy: bool = False
+    waivers: tuple[Waiver, ...] = ()
+    waived: int = 0
+
+    def __add__(self, other: Tally) -> Tally:
+        return Tally(self.errors + other.errors, self.warnings + other.warnings, self.objects + other.objects,
+                     self.skipped + other.skipped, self.policy or other.policy, self.waivers or other.waivers,
+                     self.waived + other.waived)
+
     def to_json(self) -> dict:
         summary = {"errors": self.errors, "warnings": self.warnings, "objects": self.objects}
         if self.skipped:
             summary["skippedFiles"] = self.skipped
         if not self.policy:
-            return {"findings": [f.to_json() for f in self.findings], "summary": summary}
-        findings = []
-        for finding in self.findings:
-            waiver = self.waived.get(finding)
-            findings.append({**finding.to_json(), "waived": waiver is not None, "waiver": waiver and waiver.to_json()})
-        return {
-            "findings": findings,
-            "waivers": [w.to_json() for w in self.waivers],
-            "summary": {**summary, "waived": len([f for f in self.findings if f in self.waived])},
-        }
+            return {"summary": summary}
+        return {"waivers": [w.to_json() for w in self.waivers], "summary": {**summary, "waived": self.waived}}

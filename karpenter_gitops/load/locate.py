@@ -29,11 +29,14 @@ def path_segments(path: str) -> list[str]:
 
 
 class YamlFile:
-    """One file's YAML nodes, composed once and asked for the line of many findings."""
+    """One file's YAML nodes, composed once and asked for the line of many findings. The text may be the rest
+    of a file after ``documents_before`` documents on ``lines_before`` lines: documents and lines are then
+    numbered as in the whole file."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, documents_before: int = 0, lines_before: int = 0) -> None:
         with _collector_paused():
             self.documents: list[Node] = yaml_reader.nodes(text)
+        self.documents_before, self.lines_before = documents_before, lines_before
 
     def line(self, path: str, *, document: int | None = None, stack_key: str | None = None) -> int | None:
         """The 1-based line of ``path`` in the object at ``document`` (1-based) or ``stack_key``.
@@ -45,12 +48,12 @@ class YamlFile:
         if located is None:
             return None
         object_line, root = located
-        return _deepest_line(root, path_segments(path)) or object_line
+        return (_deepest_line(root, path_segments(path)) or object_line) + self.lines_before
 
     def _document(self, document: int | None) -> tuple[int, Node] | None:
-        if document is None or not 1 <= document <= len(self.documents):
+        if document is None or not 1 <= document - self.documents_before <= len(self.documents):
             return None
-        root = self.documents[document - 1]
+        root = self.documents[document - self.documents_before - 1]
         return _line(root), root
 
     def _stack_object(self, stack_key: str) -> tuple[int, Node] | None:
@@ -75,8 +78,10 @@ class YamlFile:
         return _line(name_node), _mapping([(_key("spec", mark), spec), (_key("metadata", mark), metadata)], mark)
 
 
-def with_lines(findings: Iterable[Finding], texts: Mapping[str, str]) -> tuple[Finding, ...]:
-    """``findings`` with their lines, from ``texts`` (file name → text), in the same order.
+def with_lines(findings: Iterable[Finding], texts: Mapping[str, str], *, documents_before: int = 0,
+               lines_before: int = 0) -> tuple[Finding, ...]:
+    """``findings`` with their lines, from ``texts`` (file name → text), in the same order; with
+    ``documents_before`` or ``lines_before``, each text is the rest of its file (see :class:`YamlFile`).
 
     Each file with findings is composed once, and its nodes dropped before the next file's: a
     tree costs some 30 times its text.
@@ -87,7 +92,7 @@ def with_lines(findings: Iterable[Finding], texts: Mapping[str, str]) -> tuple[F
         if finding.source is not None and finding.source.file in texts:
             by_file.setdefault(finding.source.file, []).append(index)
     for file, indexes in by_file.items():
-        tree = YamlFile(texts[file])
+        tree = YamlFile(texts[file], documents_before, lines_before)
         for index in indexes:
             finding = located[index]
             line = tree.line(finding.path, document=finding.source.document, stack_key=finding.source.stack_key)

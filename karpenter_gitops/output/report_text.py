@@ -15,7 +15,7 @@ import click
 
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.findings import Severity
-from karpenter_gitops.judge.report import Report
+from karpenter_gitops.judge.report import Report, Tally
 from karpenter_gitops.output.escape import visible
 
 COLOURS = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
@@ -99,7 +99,14 @@ def print_fleet_summary(reports: Mapping[str, Report]) -> None:
 
 def print_jsonl(report: Report) -> None:
     """JSON Lines: each finding on a line of its own (as in --format json), then the summary (and waivers) last."""
-    document = report.to_json()
-    for finding in document.pop("findings"):
-        click.echo(json.dumps(finding))
-    click.echo(json.dumps(document))
+    print_jsonl_findings(report)
+    print_jsonl_summary(report.tally())
+
+
+def print_jsonl_findings(report: Report) -> None:
+    for finding in report.findings:
+        click.echo(json.dumps(report.finding_json(finding)))
+
+
+def print_jsonl_summary(tally: Tally) -> None:
+    click.echo(json.dumps(tally.to_json()))

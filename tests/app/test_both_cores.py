@@ -55,6 +55,34 @@ def test_an_error_in_the_worker_is_raised_here_as_in_one_process():
         both_cores.ordered_map(fails_late, range(both_cores.THRESHOLD))
 
 
+@linux_only
+def test_every_other_item_is_worked_out_in_another_process_and_each_comes_as_soon_as_it_is_known():
+    taken = []
+
+    def item(n):
+        taken.append(n)  # in this process's list only
+        return n * n, os.getpid()
+
+    done = []
+    for result in both_cores.interleaved_map(item, range(7)):
+        done.append(result)
+        assert taken[-1] == 2 * ((len(done) - 1) // 2)  # this process's items are worked out as they are asked for
+    assert [square for square, _ in done] == [n * n for n in range(7)]
+    assert {pid for _, pid in done[0::2]} == {os.getpid()} and len({pid for _, pid in done[1::2]} - {os.getpid()}) == 1
+
+
+@linux_only
+def test_items_of_an_interleaved_worker_that_dies_are_worked_out_here():
+    parent = os.getpid()
+
+    def dies_in_the_worker(n):
+        if os.getpid() != parent:
+            os._exit(9)
+        return n
+
+    assert list(both_cores.interleaved_map(dies_in_the_worker, range(5))) == list(range(5))
+
+
 def test_validate_crd_reports_the_same_on_both_cores_as_on_one(tmp_path, capsys, monkeypatch):
     """Mistakes spread over both halves: the report is the same byte for byte, in the same order."""
     documents = []

@@ -1,0 +1,174 @@
+"""``validate --format jsonl`` of a large run, judged part by part, reports what one process reports.
+
+Each case runs the command twice on the same input: once streamed, with the thresholds so low that
+every file of more than a few documents is cut into slices and files are grouped a few at a time, and
+once judged whole. The finding lines must be the same (each part's come sorted, so the order may
+differ), the summary line, stderr and the exit code too. A recorder checks that the run really
+streamed, or that it was handed back where it must be.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from karpenter_gitops.app import validate_stream
+from karpenter_gitops.cli import main
+from tests.app.test_validate_halves import DOCUMENTS, FILES, SEPARATORS, STREAM, node_class, node_pool, overlay, stack, write
+
+SMALL_PART = 300  # bytes: a NodeClass or NodePool of the examples is some 400
+
+
+class Recorder:
+    """Records whether each run streamed, by wrapping the use case."""
+
+    def __init__(self, monkeypatch) -> None:
+        self.streamed: list[bool] = []
+        real = validate_stream.validate_streaming
+
+        def recorded(*args, **kwargs):
+            stream = real(*args, **kwargs)
+            self.streamed.append(stream is not None)
+            return stream
+
+        monkeypatch.setattr(validate_stream, "validate_streaming", recorded)
+
+
+def both_ways(monkeypatch, capsys, argv: list[str], stdin: bytes | None = None, part: int = SMALL_PART):
+    """What a user sees streamed, and whether it streamed; the same findings as the run judged whole."""
+    recorder = Recorder(monkeypatch)
+    seen = []
+    monkeypatch.setattr(validate_stream, "PART_BYTES", part)
+    for threshold in (0, 10**15):
+        if stdin is not None:
+            monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8"))
+        monkeypatch.setattr(validate_stream, "STREAM_BYTES", threshold)
+        code = main(["validate", "--no-cache", "--format", "jsonl", *argv])
+        out, err = capsys.readouterr()
+        lines = out.splitlines()
+        seen.append((code, sorted(lines[:-1]), lines[-1:], err))
+    assert seen[0] == seen[1]
+    return seen[0], recorder.streamed[0]
+
+
+def findings(seen) -> list[dict]:
+    return [json.loads(line) for line in seen[1]]
+
+
+def test_a_large_file_is_judged_in_slices_its_findings_on_their_lines(tmp_path, monkeypatch, capsys):
+    path = tmp_path / "rendered.yaml"
+    path.write_text(STREAM)
+    seen, streamed = both_ways(monkeypatch, capsys, [str(path)])
+    assert streamed and seen[0] == 1
+    lines = {f["name"]: f["line"] for f in findings(seen)}
+    assert {"two", "lost", "three"} <= set(lines) and lines["three"] > lines["lost"] > lines["two"] > 1
+
+
+def test_standard_input_is_spooled_and_judged_in_slices(monkeypatch, capsys):
+    seen, streamed = both_ways(monkeypatch, capsys, ["-"], stdin=STREAM.encode())
+    assert streamed and seen[0] == 1
+    assert {f["file"] for f in findings(seen)} == {"<stdin>"}
+
+
+def test_files_in_groups_with_references_stacks_and_waivers_across_them(tmp_path, monkeypatch, capsys):
+    folder = write(tmp_path / "repo", {
+        "a.yaml": [overlay("cheap", "0.01"), node_class("one")],
+        "b.yaml": [node_pool("general", "one"), node_pool("lost", "missing")],
+        "c.yaml": [overlay("dear", "0.02"), node_class("two", role="arn:aws:iam::111122223333:role/x")],
+        "z-stack.yaml": [stack(cluster={"name": "dev", "karpenterVersion": "1.14", "featureGates": {"NodeOverlay": True}},
+                               policy={"rules": {"policy/ebs-encrypted": {"severity": "error"}}},
+                               waivers=[{"rule": "nodeclass/role-arn-name", "object": "two", "reason": "test", "expires": "2099-01-01"},
+                                        {"rule": "policy/ebs-encrypted", "object": "gone", "reason": "old", "expires": "2020-01-01"}])],
+    })
+    seen, streamed = both_ways(monkeypatch, capsys, ["--policy", str(folder)])
+    assert streamed and seen[0] == 1
+    judged = findings(seen)
+    assert [f["name"] for f in judged if f["rule"] == "nodepool/node-class-ref-unresolved"] == ["lost"]
+    assert any(f["waived"] for f in judged) and any(f["file"].endswith("z-stack.yaml") for f in judged)
+    assert json.loads(seen[2][0])["summary"]["waived"] >= 1
+
+
+def test_a_stack_naming_another_release_reads_every_part_again(tmp_path, monkeypatch, capsys):
+    folder = write(tmp_path / "repo", {
+        "a.yaml": [overlay("cheap", "0.01"), node_class("one")],
+        "b.yaml": [stack(cluster={"name": "dev", "karpenterVersion": "1.6"})],
+    })
+    seen, streamed = both_ways(monkeypatch, capsys, [str(folder)])
+    assert streamed and any(f["path"] == "kind" for f in findings(seen))
+    assert "1.6" in seen[3] or "Karpenter" in seen[3] or seen[3] == ""
+
+
+def test_what_one_process_must_judge_is_handed_back(tmp_path, monkeypatch, capsys):
+    """An object in two parts, stack files in two parts, a file that does not parse, nothing to judge, a
+    slice that reads as something else than a part of its file."""
+    cases = {
+        "duplicate": ({"a.yaml": [node_class("one")], "b.yaml": [node_class("one")]}, 1),
+        "two stacks": ({"a.yaml": [stack(nodeClasses={"x": {"role": "r"}})],
+                        "b.yaml": [stack(cluster={"name": "dev"})]}, 1),
+        "broken": ({"a.yaml": [node_class("one")], "b.yaml": "apiVersion: v1\nkind: [\n"}, 2),
+        "empty": ({"a.yaml": [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}]}, 2),
+        "slice of comments": ({"a.yaml": yaml.safe_dump(node_class("one")) + "---\n" + "# padding\n" * 40 + "---\n"
+                               + yaml.safe_dump(node_pool("general", "one"))}, 0),
+    }
+    for name, (files, code) in cases.items():
+        seen, streamed = both_ways(monkeypatch, capsys, [str(write(tmp_path / name.replace(" ", "-"), files))], part=50)
+        assert (streamed, seen[0]) == (False, code), name
+
+
+def test_an_input_over_what_one_process_reads_says_why_it_was_not_streamed(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(validate_stream, "STREAM_BYTES", 0)
+    monkeypatch.setattr(validate_stream, "PART_BYTES", SMALL_PART)
+    monkeypatch.setattr(validate_stream, "MAX_FILE_BYTES", 100)
+    path = tmp_path / "rendered.yaml"
+    path.write_text(yaml.safe_dump(node_class("one")) + "---\n" + yaml.safe_dump(node_class("one")))
+    assert main(["validate", "--format", "jsonl", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}: cannot be judged in parts (an object is defined in two parts)" in err and "Traceback" not in err
+    path.write_text(yaml.safe_dump(node_class("one")) + "---\n" + yaml.safe_dump(node_pool("x", "one")) + "---\nkind: [\n")
+    assert main(["validate", "--format", "jsonl", str(path)]) == 2
+    streamed = capsys.readouterr().err
+    monkeypatch.setattr(validate_stream, "STREAM_BYTES", 10**15)
+    assert main(["validate", "--format", "jsonl", str(path)]) == 2
+    assert streamed == capsys.readouterr().err and ".yaml:41: invalid YAML" in streamed  # the first error, on its line
+
+
+def unique(documents: list[tuple[dict, str]]) -> list[tuple[dict, str]]:
+    """The documents with each object's name made unique (an object defined twice is judged in one process)."""
+    seen, renamed = set(), []
+    for index, (document, separator) in enumerate(documents):
+        key = (document["kind"], document["metadata"]["name"])
+        if key in seen:
+            document = {**document, "metadata": {"name": f"{key[1]}-{index}"}}
+        seen.add(key)
+        renamed.append((document, separator))
+    return renamed
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(DOCUMENTS, SEPARATORS), min_size=2, max_size=10), st.booleans(), st.sampled_from([200, 600, 2000]))
+def test_any_stream_gives_one_process_findings(tmp_path_factory, monkeypatch, capsys, documents, through_stdin, part):
+    text = "".join(separator + yaml.safe_dump(document) for document, separator in unique(documents))
+    if through_stdin:
+        _, streamed = both_ways(monkeypatch, capsys, ["-"], stdin=text.encode(), part=part)
+    else:
+        path = tmp_path_factory.mktemp("stream") / "rendered.yaml"
+        path.write_text(text)
+        _, streamed = both_ways(monkeypatch, capsys, [str(path)], part=part)
+    nothing_to_judge = all(document["kind"] == "ConfigMap" for document, _ in documents)
+    assert streamed or nothing_to_judge or "# only a comment" in text  # a slice of that alone reads as no document
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(FILES, st.booleans(), st.sampled_from([200, 600, 2000]))
+def test_any_mix_of_files_gives_one_process_findings(tmp_path_factory, monkeypatch, capsys, files, with_crds, part):
+    from conftest import CRDS
+
+    folder = write(tmp_path_factory.mktemp("mix"), {f"{index:02}.yaml": documents for index, documents in enumerate(files)})
+    crds = ["--crd", str(CRDS / "v1.14.1")] if with_crds else []
+    both_ways(monkeypatch, capsys, ["--policy", *crds, str(folder)], part=part)
