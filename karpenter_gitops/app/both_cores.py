@@ -85,7 +85,7 @@ def interleaved_map(function: Callable[[Item], Result], items: Sequence[Item]) -
     pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("fork"))
     try:
         futures: dict[int, Future] = {}
-        with contextlib.suppress(OSError):  # no process can be forked now: every item is done here
+        with contextlib.suppress(OSError, BrokenProcessPool):  # no process could be forked, or it died: the rest here
             for index in range(1, len(items), 2):
                 futures[index] = pool.submit(_one, index)  # the worker forks on the first, with _job in its memory
         _job = None

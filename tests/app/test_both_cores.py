@@ -32,7 +32,9 @@ def test_small_runs_stay_in_this_process():
 
 
 @linux_only
-def test_a_worker_that_dies_leaves_its_half_to_this_process():
+@pytest.mark.parametrize("mapped", [both_cores.ordered_map, lambda *args: list(both_cores.interleaved_map(*args))],
+                         ids=["ordered", "interleaved"])
+def test_a_worker_that_dies_leaves_its_items_to_this_process(mapped):
     parent = os.getpid()
 
     def dies_in_the_worker(n):
@@ -41,7 +43,7 @@ def test_a_worker_that_dies_leaves_its_half_to_this_process():
         return n
 
     items = list(range(both_cores.THRESHOLD))
-    assert both_cores.ordered_map(dies_in_the_worker, items) == items
+    assert mapped(dies_in_the_worker, items) == items
 
 
 @linux_only
@@ -69,18 +71,6 @@ def test_every_other_item_is_worked_out_in_another_process_and_each_comes_as_soo
         assert taken[-1] == 2 * ((len(done) - 1) // 2)  # this process's items are worked out as they are asked for
     assert [square for square, _ in done] == [n * n for n in range(7)]
     assert {pid for _, pid in done[0::2]} == {os.getpid()} and len({pid for _, pid in done[1::2]} - {os.getpid()}) == 1
-
-
-@linux_only
-def test_items_of_an_interleaved_worker_that_dies_are_worked_out_here():
-    parent = os.getpid()
-
-    def dies_in_the_worker(n):
-        if os.getpid() != parent:
-            os._exit(9)
-        return n
-
-    assert list(both_cores.interleaved_map(dies_in_the_worker, range(5))) == list(range(5))
 
 
 def test_validate_crd_reports_the_same_on_both_cores_as_on_one(tmp_path, capsys, monkeypatch):

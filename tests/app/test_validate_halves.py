@@ -60,18 +60,18 @@ def write(folder: Path, files: dict[str, list]) -> Path:
 
 
 class Recorder:
-    """Records whether each run was split, by wrapping the use case."""
+    """Records whether each run took the path of ``module.use_case``, by wrapping it (None: it handed the run back)."""
 
-    def __init__(self, monkeypatch) -> None:
-        self.split: list[bool] = []
-        real = validate_halves.validate_in_halves
+    def __init__(self, monkeypatch, module=validate_halves, use_case: str = "validate_in_halves") -> None:
+        self.taken: list[bool] = []
+        real = getattr(module, use_case)
 
         def recorded(*args, **kwargs):
-            verdict = real(*args, **kwargs)
-            self.split.append(verdict is not None)
-            return verdict
+            result = real(*args, **kwargs)
+            self.taken.append(result is not None)
+            return result
 
-        monkeypatch.setattr(validate_halves, "validate_in_halves", recorded)
+        monkeypatch.setattr(module, use_case, recorded)
 
 
 def both_ways(monkeypatch, capsys, argv: list[str], stdin: bytes | None = None) -> tuple[tuple, bool]:
@@ -84,7 +84,7 @@ def both_ways(monkeypatch, capsys, argv: list[str], stdin: bytes | None = None) 
         monkeypatch.setattr(validate_halves, "THRESHOLD_BYTES", threshold)
         seen.append((main(["validate", "--no-cache", *argv]), *capsys.readouterr()))
     assert seen[0] == seen[1]
-    return seen[0], recorder.split[0]
+    return seen[0], recorder.taken[0]
 
 
 def test_findings_in_both_halves_and_references_across_them(tmp_path, monkeypatch, capsys):

@@ -20,29 +20,14 @@ from hypothesis import strategies as st
 
 from karpenter_gitops.app import validate_stream
 from karpenter_gitops.cli import main
-from tests.app.test_validate_halves import DOCUMENTS, FILES, SEPARATORS, STREAM, node_class, node_pool, overlay, stack, write
+from tests.app.test_validate_halves import DOCUMENTS, FILES, SEPARATORS, STREAM, Recorder, node_class, node_pool, overlay, stack, write
 
 SMALL_PART = 300  # bytes: a NodeClass or NodePool of the examples is some 400
 
 
-class Recorder:
-    """Records whether each run streamed, by wrapping the use case."""
-
-    def __init__(self, monkeypatch) -> None:
-        self.streamed: list[bool] = []
-        real = validate_stream.validate_streaming
-
-        def recorded(*args, **kwargs):
-            stream = real(*args, **kwargs)
-            self.streamed.append(stream is not None)
-            return stream
-
-        monkeypatch.setattr(validate_stream, "validate_streaming", recorded)
-
-
 def both_ways(monkeypatch, capsys, argv: list[str], stdin: bytes | None = None, part: int = SMALL_PART):
     """What a user sees streamed, and whether it streamed; the same findings as the run judged whole."""
-    recorder = Recorder(monkeypatch)
+    recorder = Recorder(monkeypatch, validate_stream, "validate_streaming")
     seen = []
     monkeypatch.setattr(validate_stream, "PART_BYTES", part)
     for threshold in (0, 10**15):
@@ -54,7 +39,7 @@ def both_ways(monkeypatch, capsys, argv: list[str], stdin: bytes | None = None, 
         lines = out.splitlines()
         seen.append((code, sorted(lines[:-1]), lines[-1:], err))
     assert seen[0] == seen[1]
-    return seen[0], recorder.streamed[0]
+    return seen[0], recorder.taken[0]
 
 
 def findings(seen) -> list[dict]:
