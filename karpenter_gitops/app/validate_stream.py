@@ -25,12 +25,11 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import re
-import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import TYPE_CHECKING
 
 from karpenter_gitops.app import both_cores
 from karpenter_gitops.app.validate import crds_at
@@ -53,9 +52,11 @@ if TYPE_CHECKING:
 #: From this many bytes of input a jsonl run streams: about 100,000 Karpenter objects, which one process
 #: holds in some 2.5 GB.
 STREAM_BYTES = 100_000_000
+#: A file (or standard input) over this many bytes is refused: some 4 million objects, an hour's run.
+MAX_STREAM_BYTES = 4 * 1024**3
 #: A part's bytes: about 8,000 objects, whose documents and models a part holds while it is judged.
 PART_BYTES = 8_000_000
-_BLOCK = 1 << 20
+_BLOCK = 1 << 20  # bytes read at a time while looking for the markers to cut at
 
 # A document marker with what follows it read: a slice starts there (see validate_halves._START).
 _MARKER = re.compile(rb"^---(?=[ \t\r\n])", re.MULTILINE)
@@ -132,6 +133,9 @@ def validate_streaming(
         return None  # one process reports it
     if sum(sizes) < STREAM_BYTES or (STDIN in files and stdin is None):
         return None
+    for file, size in zip(files, sizes, strict=True):
+        if size > MAX_STREAM_BYTES:
+            raise InputError(f"input is over {MAX_STREAM_BYTES // 1024**3} GiB; refused", display(file), hint="split it into smaller files")
     try:
         parts = list(_parts(files, sizes, stdin))
         return _stream(parts, release, feature_gates, house, policy, waivers, crd_paths, context)
@@ -305,13 +309,3 @@ def _slice_text(data: bytes, name: str, start: int) -> str:
         if found is None:
             raise
         raise InputError(f"not UTF-8 text (byte {start + int(found[1])})", name, hint=err.hint) from None
-
-
-def spool(stream: IO[bytes]) -> IO[bytes]:
-    """Standard input copied to a temporary file, to be measured, cut and read twice; deleted when closed."""
-    spooled = tempfile.NamedTemporaryFile(prefix="karpenter-gitops-stdin-")  # noqa: SIM115 (the caller closes it)
-    while block := stream.read(_BLOCK):
-        spooled.write(block)
-    spooled.flush()
-    spooled.seek(0)
-    return spooled

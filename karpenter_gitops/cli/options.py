@@ -215,45 +215,46 @@ def sources(paths: Sequence[Path], release: versions.Release | None):
     return read
 
 
-def halves(paths: Sequence[Path], release: versions.Release | None, **judging):
+def kept_stdin(paths: Sequence[Path], limit: int) -> Path | None:
+    """Standard input, when ``paths`` read it, copied to a temporary file that stands in for it from now on
+    (deleted when the command ends): a run may measure it, cut it and read it more than once (``validate``
+    judged in parts or on both cores, then in one process after all). The file's path, or None. Input over
+    ``limit`` bytes is refused by whoever reads it."""
+    from karpenter_gitops.load.files import STDIN, spool
+
+    if STDIN not in map(Path, paths):
+        return None
+    spooled = spool(sys.stdin.buffer, limit)
+    click.get_current_context().call_on_close(spooled.close)
+    sys.stdin = io.TextIOWrapper(spooled.file, encoding="utf-8")
+    return Path(spooled.name)
+
+
+def halves(paths: Sequence[Path], release: versions.Release | None, stdin: Path | None, **judging):
     """``validate``'s verdict on many files worked out on both cores (app.validate_halves), or None when
     the run is one process's; saying on stderr, as :func:`sources` does, when the release is newer than
-    the project knows."""
+    the project knows. Standard input, if read, is ``stdin`` (see :func:`kept_stdin`): read again from its
+    start should one process do the run."""
     from karpenter_gitops.app.validate_halves import validate_in_halves
-    from karpenter_gitops.load.files import MAX_FILE_BYTES, STDIN
 
     context = click.get_current_context(silent=True)
     gates = context.meta.get("karpenter-gitops.feature-gates") if context else None
-    replay = None
-    if STDIN in map(Path, paths):  # standard input, kept to be read again should one process do the run
-        replay = io.BytesIO(sys.stdin.buffer.read(MAX_FILE_BYTES + 1))  # one byte more: the reader refuses it as too large
-        sys.stdin = io.TextIOWrapper(replay, encoding="utf-8")
     with _without_cycle_collection():
         verdict = validate_in_halves(paths, release, gates, **judging)
-    if replay is not None:
-        replay.seek(0)
+    if stdin is not None:
+        sys.stdin.buffer.seek(0)
     if verdict is not None and verdict.release_note:
         click.echo(f"karpenter-gitops: {verdict.release_note}", err=True)
     return verdict
 
 
-def stream(paths: Sequence[Path], release: versions.Release | None, **judging):
+def stream(paths: Sequence[Path], release: versions.Release | None, stdin: Path | None, **judging):
     """``validate --format jsonl`` of a large run judged part by part (app.validate_stream), or None when the
-    run is judged whole. Standard input is spooled to a temporary file first, to be measured; when the run is
-    judged whole, it is read from there."""
-    from karpenter_gitops.app.validate_stream import spool, validate_streaming
-    from karpenter_gitops.load.files import STDIN
+    run is judged whole. Standard input, if read, is ``stdin`` (see :func:`kept_stdin`)."""
+    from karpenter_gitops.app.validate_stream import validate_streaming
 
-    context = click.get_current_context()
-    gates = context.meta.get("karpenter-gitops.feature-gates")
-    spooled = None
-    if STDIN in map(Path, paths):
-        spooled = spool(sys.stdin.buffer)
-        context.call_on_close(spooled.close)  # deleted then; until then the stream reads it
-    streamed = validate_streaming(paths, release, gates, stdin=Path(spooled.name) if spooled else None, **judging)
-    if streamed is None and spooled is not None:
-        spooled.seek(0)
-        sys.stdin = io.TextIOWrapper(spooled, encoding="utf-8")
+    gates = click.get_current_context().meta.get("karpenter-gitops.feature-gates")
+    streamed = validate_streaming(paths, release, gates, stdin=stdin, **judging)
     if streamed is not None and streamed.release_note:
         click.echo(f"karpenter-gitops: {streamed.release_note}", err=True)
     return streamed

@@ -74,6 +74,8 @@ def validate_command(paths, stacks, all_stacks, crd_paths, context_paths, policy
     """
     from karpenter_gitops.app.sources import read_policy_file
     from karpenter_gitops.app.validate import Verdict, crds_at, validate_once, validate_sources, waivers_for
+    from karpenter_gitops.app.validate_stream import MAX_STREAM_BYTES
+    from karpenter_gitops.load.files import MAX_FILE_BYTES
     from karpenter_gitops.output.report_text import print_github, print_jsonl, print_text
 
     policy = policy or policy_file is not None
@@ -96,16 +98,17 @@ def validate_command(paths, stacks, all_stacks, crd_paths, context_paths, policy
     def verdict(paths_: list) -> Verdict:
         if not crds:
             crds.append(crds_at(crd_paths))
-        split = options.halves(paths_, release, house=house, policy=policy, waivers=waivers, crds=crds[0], context=context_paths)
+        split = options.halves(paths_, release, stdin, house=house, policy=policy, waivers=waivers, crds=crds[0], context=context_paths)
         if split is not None:
             return split
         sources, report = judged(paths_)
         return Verdict(report, sources.release, sources.note)
 
     run_paths = options.input_paths(paths, stacks[0] if stacks else None)
+    stdin = options.kept_stdin(run_paths, MAX_STREAM_BYTES if fmt == "jsonl" else MAX_FILE_BYTES)
     if fmt == "jsonl":
-        streamed = options.stream(run_paths, release, house=house, policy=policy, waivers=waivers, crd_paths=crd_paths,
-                                  context=context_paths)
+        streamed = options.stream(run_paths, release, stdin, house=house, policy=policy, waivers=waivers,
+                                  crd_paths=crd_paths, context=context_paths)
         if streamed is not None:
             _print_stream(streamed)
 

@@ -19,9 +19,10 @@ import os
 import pickle
 import re
 import sys
+import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, BinaryIO, NamedTuple
+from typing import IO, Any, BinaryIO, NamedTuple
 
 from karpenter_gitops.core import yaml_reader
 from karpenter_gitops.core.errors import InputError
@@ -285,6 +286,20 @@ def _read_stdin(stream: BinaryIO, live: bool = False) -> ReadFile:
 def read_stream(stream: BinaryIO, name: str) -> str:
     """The text of a stream (standard input), refused as a file is: too large, binary, not UTF-8."""
     return _TextChunks(stream, name).read_all()
+
+
+def spool(stream: BinaryIO, limit: int) -> IO[bytes]:
+    """A stream (standard input) copied to a temporary file, to be measured, cut and read more than once;
+    the file is deleted when closed. No more than one byte over ``limit`` is copied: its reader refuses
+    it as too large (an endless stream must not fill the disk)."""
+    spooled = tempfile.NamedTemporaryFile(prefix="karpenter-gitops-stdin-")  # noqa: SIM115 (the caller closes it)
+    left = limit + 1
+    while left > 0 and (block := stream.read(min(_CHUNK, left))):
+        spooled.write(block)
+        left -= len(block)
+    spooled.flush()
+    spooled.seek(0)
+    return spooled
 
 
 def from_text(name: str, text: str, path: Path | None = None, *, live: bool = False, after: int = 0) -> ReadFile:

@@ -157,3 +157,21 @@ def test_any_mix_of_files_gives_one_process_findings(tmp_path_factory, monkeypat
     folder = write(tmp_path_factory.mktemp("mix"), {f"{index:02}.yaml": documents for index, documents in enumerate(files)})
     crds = ["--crd", str(CRDS / "v1.14.1")] if with_crds else []
     both_ways(monkeypatch, capsys, ["--policy", *crds, str(folder)], part=part)
+
+
+def test_standard_input_is_copied_no_further_than_the_run_reads_it(monkeypatch, capsys):
+    """An endless stream is refused once it passes the limit, not copied to the disk until it is full."""
+
+    class Endless(io.RawIOBase):
+        def readable(self) -> bool:
+            return True
+
+        def readinto(self, buffer) -> int:
+            buffer[:] = b"#" * len(buffer)
+            return len(buffer)
+
+    monkeypatch.setattr(validate_stream, "STREAM_BYTES", 1_000_000)
+    monkeypatch.setattr(validate_stream, "MAX_STREAM_BYTES", 10_000_000)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BufferedReader(Endless())))
+    assert main(["validate", "--no-cache", "--format", "jsonl", "-"]) == 2
+    assert "<stdin>: input is over" in capsys.readouterr().err

@@ -92,6 +92,20 @@ def test_manifest_paths_point_at_their_line(document, path, line):
     assert YamlFile(MANIFESTS).line(path, document=document) == line
 
 
+@pytest.mark.parametrize("cut", [1, 2])
+def test_the_rest_of_a_file_numbers_its_documents_and_lines_as_the_whole_file(cut):
+    """A slice of a large file (``validate``'s stream of parts) finds the whole file's lines for its documents."""
+    markers = [index for index, line in enumerate(MANIFESTS.splitlines(keepends=True)) if line.startswith("---")]
+    lines = MANIFESTS.splitlines(keepends=True)
+    rest = YamlFile("".join(lines[markers[cut - 1]:]), documents_before=cut, lines_before=markers[cut - 1])
+    whole = YamlFile(MANIFESTS)
+    for document, path in [(2, "spec.kubelet.evictionHard[memory.available]"), (3, "spec.template.spec.nodeClassRef.name"),
+                           (3, "metadata.name")]:
+        if document > cut:
+            assert rest.line(path, document=document) == whole.line(path, document=document)
+    assert rest.line("metadata.name", document=cut) is None  # before the slice
+
+
 @pytest.mark.parametrize(
     ("document", "path", "line"),
     [
