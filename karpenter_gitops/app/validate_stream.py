@@ -138,6 +138,8 @@ def validate_streaming(
             raise InputError(f"input is over {MAX_STREAM_BYTES // 1024**3} GiB; refused", display(file), hint="split it into smaller files")
     try:
         parts = list(_parts(files, sizes, stdin))
+        if len(parts) < 2 and sizes[0] <= MAX_FILE_BYTES:
+            return None  # one document (a `kubectl get -o yaml` List): reading it twice would save nothing
         return _stream(parts, release, feature_gates, house, policy, waivers, crd_paths, context)
     except _Unstreamable as reason:
         large = next((file for file, size in zip(files, sizes, strict=True) if size > MAX_FILE_BYTES), None)
