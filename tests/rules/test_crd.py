@@ -216,6 +216,27 @@ def test_rules_the_engine_cannot_run_are_engine_warnings_not_crashes(tmp_path):
     assert [f.message for f in judged(outcome) if f.rule == crd.CEL] == ["rule 3"]
 
 
+def test_a_value_judged_before_gets_its_verdict_again_and_only_the_same_value(tmp_path, monkeypatch):
+    """Verdicts are remembered per schema node and value: told apart by number type, and forgotten when the
+    memory fills, never mixed up."""
+    path = tmp_path / "crd.yaml"
+    path.write_text(yaml.safe_dump(synthetic_crd("type(self.x) == int", "self.x != 2")))
+    crds = load_crds([path])
+    evaluated = []
+    real = engine.evaluate
+    monkeypatch.setattr(engine, "evaluate", lambda *args: evaluated.append(args[0].rule) or real(*args))
+
+    def messages(spec: dict) -> list[str]:
+        doc = {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "p"}, "spec": spec}
+        return [f.message for f in judged(crds.check(doc))]
+
+    assert messages({"x": 2, "y": 0}) == ["rule 1"]
+    assert messages({"x": 2, "y": 0}) == ["rule 1"] and len(evaluated) == 2  # remembered
+    assert "rule 0" in messages({"x": 2.0, "y": 0})  # a double where an int was
+    monkeypatch.setattr(engine, "_REMEMBERED", 1)
+    assert [messages({"x": x, "y": 0}) for x in (1, 2, 1, 2)] == [[], ["rule 1"], [], ["rule 1"]]
+
+
 # --- CLI ----------------------------------------------------------------------------------
 
 

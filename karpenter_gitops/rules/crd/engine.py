@@ -21,6 +21,7 @@ Transition rules (those reading ``oldSelf``) need the live object; they are list
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -62,6 +63,7 @@ class Skipped:
     reason: str
 
 
+_REMEMBERED = 100_000  # rule verdicts kept per CRD (a few hundred bytes each)
 TRANSITION = "transition rule: needs the live object (oldSelf)"
 BLOCKED = "the object has schema errors, and then the API server skips CEL rules too"
 
@@ -82,6 +84,7 @@ class Crd:
         converted.setdefault("properties", {})["metadata"] = _OBJECT_META
         self.validator = SchemaValidator(schema, converted)
         self.rules = rule_tree(schema)  # compiled once per CRD
+        self._remembered: dict[tuple[int, str], tuple[tuple[str, str], ...]] = {}  # see _verdicts
 
     def check(self, manifest: Mapping[str, Any]) -> Outcome:
         """Judge one full manifest (apiVersion, kind, metadata, spec)."""
@@ -103,18 +106,33 @@ class Crd:
             return Outcome(tuple(findings), (Skipped("", "*", BLOCKED),))
         skipped = []
         for node, value, path in self.rules.visits(obj) if self.rules else ():
-            activation = None
-            for program, crd_message in node.rules:
-                if program.transition:
-                    skipped.append(Skipped(path, program.rule, TRANSITION))
-                    continue
-                if activation is None:
-                    activation = bound(value)
-                verdict = evaluate(program, crd_message, value, activation)
-                if verdict is not None:
-                    rule_id, message = verdict
-                    findings.append(self._observe(rule_id, name, path, message))
+            skipped.extend(Skipped(path, program.rule, TRANSITION) for program, _ in node.rules if program.transition)
+            for rule_id, message in self._verdicts(node, value):
+                findings.append(self._observe(rule_id, name, path, message))
         return Outcome(tuple(findings), tuple(skipped))
+
+    def _verdicts(self, node: Any, value: Any) -> tuple[tuple[str, str], ...]:
+        """The failing rules of ``node`` on ``value``: remembered, since a rule's verdict depends on ``self``
+        alone, and the objects of one repository repeat the same values (95 % of the rule evaluations on
+        the benchmark's 10,000 objects were of a rule on a value it had judged before). A value is told
+        by its JSON, key order and number types included; the memory is emptied when it grows large."""
+        key = (id(node), json.dumps(value))
+        remembered = self._remembered.get(key)
+        if remembered is not None:
+            return remembered
+        activation, verdicts = None, []
+        for program, crd_message in node.rules:
+            if program.transition:
+                continue
+            if activation is None:
+                activation = bound(value)
+            verdict = evaluate(program, crd_message, value, activation)
+            if verdict is not None:
+                verdicts.append(verdict)
+        if len(self._remembered) >= _REMEMBERED:
+            self._remembered.clear()
+        self._remembered[key] = found = tuple(verdicts)
+        return found
 
     def _observe(self, rule: str, name: str, path: str, message: str) -> Observation:
         return Observation(rule, self.kind, name, Violation(path, message))
