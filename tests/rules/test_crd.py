@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import copy
 import json
 
 import pytest
 import re2
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from _crd_helpers import judged, release_crds
 from _rule_helpers import node_class, node_pool
 from conftest import CRDS
@@ -112,6 +115,29 @@ def test_yaml_only_values_are_judged_as_the_json_kubectl_sends():
     doc = node_pool({"spec": {"template": {"spec": {"taints": [taint]}}}})
     doc["spec"]["template"]["metadata"] = {"labels": {1: "a", "team": "b"}}
     assert found(doc) == []
+
+
+KEYS = st.one_of(st.sampled_from(["template", "spec", "disruption", "budgets", "nodes", "requirements", "values", "limits",
+                                   "expireAfter", "taints", "timeAdded", "metadata", "labels", "weight", "status"]),
+                 st.text(max_size=3), st.integers(-2, 2), st.booleans())
+YAML_VALUES = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=5),
+              st.dates(), st.datetimes()),
+    lambda children: st.one_of(st.lists(children, max_size=3), st.dictionaries(KEYS, children, max_size=4)),
+    max_leaves=25,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(KEYS, YAML_VALUES, max_size=5))
+def test_an_object_is_prepared_as_its_json_is_and_left_as_it_was(spec):
+    """The walk that fills defaults also gives the JSON kubectl sends: the same as preparing that JSON."""
+    schema = latest().by_kind["NodePool"].schema
+    manifest = {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "p"}, "spec": spec}
+    before = copy.deepcopy(manifest)
+    prepared = openapi.prepare(schema, manifest)
+    assert manifest == before
+    assert prepared == openapi.prepare(schema, openapi.as_json(manifest)) == openapi.as_json(prepared)
 
 
 def test_schema_errors_that_block_cel_skip_every_rule_like_the_api_server():

@@ -39,7 +39,7 @@ from karpenter_gitops.core.model import (
 from karpenter_gitops.core.names import SUBDOMAIN_FORMAT
 from karpenter_gitops.rules.crd.declared import SCHEMA
 from karpenter_gitops.rules.crd.validation_rules import bound, evaluate, rule_tree
-from karpenter_gitops.rules.crd.openapi import SchemaValidator, as_json, dotted, prepare, to_json_schema
+from karpenter_gitops.rules.crd.openapi import SchemaValidator, dotted, prepare, to_json_schema
 
 SERVED_VERSION = "v1"
 API_OF_KIND = {EC2NODECLASS: EC2NODECLASS_API, NODEPOOL: NODEPOOL_API}
@@ -89,10 +89,9 @@ class Crd:
     def check(self, manifest: Mapping[str, Any]) -> Outcome:
         """Judge one full manifest (apiVersion, kind, metadata, spec)."""
         name = _name_of(manifest)
-        obj = as_json(manifest)
-        if self.status_subresource:
-            obj.pop("status", None)  # the API server ignores status outside its subresource
-        obj = prepare(self.schema, obj)
+        if self.status_subresource and "status" in manifest:  # the API server ignores status outside its subresource
+            manifest = {key: value for key, value in manifest.items() if key != "status"}
+        obj = prepare(self.schema, manifest)
         findings, blocking = [], False
         api = API_OF_KIND[self.kind]
         if obj.get("apiVersion") != api:

@@ -218,30 +218,63 @@ def dotted(schema: Mapping[str, Any], parts: Iterable[Any]) -> str:
 
 
 def prepare(schema: Mapping[str, Any], value: Any) -> Any:
-    """The object as the API server validates it: non-nullable nulls dropped, defaults filled (a scalar is
-    itself: only mappings and lists are walked)."""
-    if isinstance(value, dict):
-        properties = schema.get("properties") or {}
+    """The object as the API server validates it, in JSON values (see :func:`as_json`): non-nullable nulls
+    dropped, defaults filled. One walk does both, copying what it walks (``value`` is left as it is): the
+    parts no schema describes are converted whole, and a mapping with keys other than strings too."""
+    kind = type(value)
+    if kind is dict:
+        _, properties, additional, defaults, not_nullable = _node(schema)
         out = {}
         for key, child in value.items():
-            child_schema = _child_schema(schema, key)
-            if child is None and key in properties and not properties[key].get("nullable"):
+            if type(key) is not str:  # YAML keys such as 1 or true: JSON's words for them
+                return prepare(schema, as_json(value))
+            if child is None and key in not_nullable:
                 continue
-            out[key] = prepare(child_schema, child) if child_schema and isinstance(child, (dict, list)) else child
-        for key, child_schema in properties.items():
-            if key not in out and "default" in child_schema:
-                out[key] = prepare(child_schema, copy.deepcopy(child_schema["default"]))
+            if type(child) in _JSON_SCALARS:
+                out[key] = child
+                continue
+            child_schema = properties.get(key, additional)
+            out[key] = prepare(child_schema, child) if child_schema is not None else as_json(child)
+        for key, default in defaults:
+            if key not in out:
+                out[key] = prepare(properties[key], copy.deepcopy(default))
         return out
-    if isinstance(value, list) and isinstance(schema.get("items"), dict):
-        items = schema["items"]
-        return [prepare(items, item) if isinstance(item, (dict, list)) else item for item in value]
-    return value
+    if kind is list:
+        items = schema.get("items")
+        if not isinstance(items, dict):
+            return as_json(value)
+        return [item if type(item) in _JSON_SCALARS else prepare(items, item) for item in value]
+    return value if kind in _JSON_SCALARS else as_json(value)
+
+
+_JSON_SCALARS = frozenset({str, int, float, bool, type(None)})
+_Node = tuple[Mapping[str, Any], Mapping[str, Any], Mapping[str, Any] | None, tuple[tuple[str, Any], ...], frozenset[str]]
+_NODES: dict[int, _Node] = {}
+
+
+def _node(schema: Mapping[str, Any]) -> _Node:
+    """What :func:`prepare` asks of a mapping's schema node: the node itself (held, so that no other object
+    takes its id), its properties, the schema of other keys, the properties with a default and those that
+    are not nullable. Worked out once per node: looking through every property of every node for them
+    cost as much as the rest of the walk."""
+    found = _NODES.get(id(schema))
+    if found is None:
+        properties = schema.get("properties") or {}
+        additional = schema.get("additionalProperties")
+        found = _NODES[id(schema)] = (
+            schema,
+            properties,
+            additional if isinstance(additional, dict) else None,
+            tuple((key, child["default"]) for key, child in properties.items() if "default" in child),
+            frozenset(key for key, child in properties.items() if not child.get("nullable")),
+        )
+    return found
 
 
 def as_stored(schema: Mapping[str, Any], manifest: Mapping[str, Any]) -> dict[str, Any]:
     """``manifest`` as the API server stores it under this schema: nulls of non-nullable fields dropped,
     defaults filled (``verify`` compares it with the stored object, so a default is not drift)."""
-    return prepare(schema, as_json(manifest))
+    return prepare(schema, manifest)
 
 
 def as_json(manifest: Mapping[str, Any]) -> dict[str, Any]:
