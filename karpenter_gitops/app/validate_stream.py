@@ -87,7 +87,13 @@ class Part:
         yield from_text(self.name, text, STDIN if self.name == STDIN_NAME else self.path, live=True, after=self.documents_before)
 
     def half(self, release: versions.Release) -> Half:
-        return Half(self.read, release, self.name or None)
+        """The part read and loaded; an error in a slice is placed on its line in the file."""
+        try:
+            return Half(self.read, release, self.name or None)
+        except InputError as err:
+            if self.path is not None and err.line is not None:
+                err.line += self.lines_before
+            raise
 
 
 @dataclass(frozen=True)
@@ -200,8 +206,6 @@ def _summed(part: Part, release: versions.Release) -> _Summed | _Unstreamable:
     try:
         summary = part.half(release).summary()
     except InputError as err:
-        if part.path is not None and err.line is not None:
-            err.line += part.lines_before
         return _Unstreamable(str(err), err)
     if summary is None:
         return _Unstreamable("loading stopped at an error")

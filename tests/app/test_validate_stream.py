@@ -177,3 +177,27 @@ def test_standard_input_is_copied_no_further_than_the_run_reads_it(monkeypatch, 
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BufferedReader(Endless())))
     assert main(["validate", "--no-cache", "--format", "jsonl", "-"]) == 2
     assert "<stdin>: input is over" in capsys.readouterr().err
+
+
+def test_a_file_changed_between_the_two_readings_stops_the_run_with_no_summary(tmp_path, monkeypatch, capsys):
+    """Said as one process says it, on the line of the whole file, with no summary line: no verdict."""
+    path = tmp_path / "rendered.yaml"
+    broken = STREAM[::-1].replace("kind: EC2NodeClass"[::-1], "kind: ["[::-1], 1)[::-1]  # the last class, in a later slice
+    path.write_text(broken)
+    monkeypatch.setattr(validate_stream, "STREAM_BYTES", 10**15)
+    assert main(["validate", "--no-cache", "--format", "jsonl", str(path)]) == 2
+    one_process = capsys.readouterr().err
+    path.write_text(STREAM)
+    real = validate_stream._first_pass
+
+    def then_changed(*args):
+        summaries = real(*args)
+        path.write_text(broken)
+        return summaries
+
+    monkeypatch.setattr(validate_stream, "_first_pass", then_changed)
+    monkeypatch.setattr(validate_stream, "STREAM_BYTES", 0)
+    monkeypatch.setattr(validate_stream, "PART_BYTES", SMALL_PART)
+    assert main(["validate", "--no-cache", "--format", "jsonl", str(path)]) == 2
+    out, err = capsys.readouterr()
+    assert '"summary"' not in out and err == one_process and "invalid YAML" in err
