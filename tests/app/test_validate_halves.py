@@ -8,70 +8,22 @@ handed the run back, where it must).
 
 from __future__ import annotations
 
-import copy
 import io
 import json
 import os
 import sys
-from pathlib import Path
 
 import pytest
 import yaml
+from _validate_runs import DOCUMENTS, FILES, SEPARATORS, STREAM, Recorder, node_class, node_pool, overlay, stack, write
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from karpenter_gitops.app import validate_halves
 from karpenter_gitops.cli import main
-from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
+from karpenter_gitops.rules.examples import BASE_NODECLASS
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux" or (os.cpu_count() or 1) < 2, reason="one process elsewhere")
-
-
-def node_class(name: str, **spec) -> dict:
-    made = copy.deepcopy(dict(BASE_NODECLASS))
-    made["metadata"] = {"name": name}
-    made["spec"].update(spec)
-    return made
-
-
-def node_pool(name: str, node_class_name: str, **spec) -> dict:
-    made = copy.deepcopy(dict(BASE_NODEPOOL))
-    made["metadata"] = {"name": name}
-    made["spec"]["template"]["spec"]["nodeClassRef"]["name"] = node_class_name
-    made["spec"].update(spec)
-    return made
-
-
-def overlay(name: str, price: str, weight: int = 10) -> dict:
-    return {"apiVersion": "karpenter.sh/v1alpha1", "kind": "NodeOverlay", "metadata": {"name": name},
-            "spec": {"weight": weight, "price": price,
-                     "requirements": [{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["m5.large"]}]}}
-
-
-def stack(**config) -> dict:
-    return {"config": {f"karpenter-gitops:{key}": value for key, value in config.items()}}
-
-
-def write(folder: Path, files: dict[str, list]) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    for name, documents in files.items():
-        (folder / name).write_text(documents if isinstance(documents, str) else yaml.safe_dump_all(documents))
-    return folder
-
-
-class Recorder:
-    """Records whether each run took the path of ``module.use_case``, by wrapping it (None: it handed the run back)."""
-
-    def __init__(self, monkeypatch, module=validate_halves, use_case: str = "validate_in_halves") -> None:
-        self.taken: list[bool] = []
-        real = getattr(module, use_case)
-
-        def recorded(*args, **kwargs):
-            result = real(*args, **kwargs)
-            self.taken.append(result is not None)
-            return result
-
-        monkeypatch.setattr(module, use_case, recorded)
 
 
 def both_ways(monkeypatch, capsys, argv: list[str], stdin: bytes | None = None) -> tuple[tuple, bool]:
@@ -167,25 +119,6 @@ def test_context_and_skipped_files_read_as_in_one_process(tmp_path, monkeypatch,
     assert (out + err).count("note: skipped") == 2 and "'missing'" in out and "'shared'" not in out
 
 
-STREAM = "\n".join([
-    "# rendered by helm template",
-    yaml.safe_dump(node_class("one")),
-    "---",
-    yaml.safe_dump({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"}}),
-    "---",
-    "---",  # an empty document still counts in the numbers
-    yaml.safe_dump(node_class("two", amiSelectorTerms=[{"alias": "al2023@latest", "id": "ami-0123456789abcdef0"}])),
-    "--- # the middle is near here",
-    yaml.safe_dump(node_pool("general", "one")),
-    "---",
-    "# a comment-only document",
-    "---",
-    yaml.safe_dump(node_pool("lost", "missing", weight=5000)),
-    "---",
-    yaml.safe_dump(node_class("three", role="arn:aws:iam::111122223333:role/x")),
-])
-
-
 @pytest.mark.parametrize("fmt", ["text", "json", "github"])
 def test_one_large_file_is_read_in_two_parts_with_its_documents_numbered_as_one(tmp_path, monkeypatch, capsys, fmt):
     path = tmp_path / "rendered.yaml"
@@ -231,25 +164,6 @@ def test_a_file_with_document_end_markers_stays_in_one_process(tmp_path, monkeyp
     path.write_text(yaml.safe_dump(node_class("one")) + "...\n" + yaml.safe_dump(node_pool("general", "one")) + "---\n"
                     + yaml.safe_dump(node_class("two")))
     assert not both_ways(monkeypatch, capsys, [str(path)])[1]
-
-
-NAMES = st.sampled_from(["one", "two", "three"])
-DOCUMENTS = st.one_of(
-    st.builds(node_class, NAMES),
-    st.builds(node_pool, st.sampled_from(["general", "batch"]), NAMES),
-    st.builds(lambda name: node_class(name, role="arn:aws:iam::111122223333:instance-profile/x"), NAMES),
-    st.builds(lambda name: node_pool(name, "one", weight=1000), st.sampled_from(["heavy", "general"])),
-    st.builds(overlay, st.sampled_from(["cheap", "dear"]), st.sampled_from(["0.01", "+10%", "nope"])),
-    st.just({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}),
-)
-FILES = st.lists(st.one_of(
-    st.lists(DOCUMENTS, min_size=1, max_size=4),
-    st.just([stack(cluster={"name": "dev", "featureGates": {"NodeOverlay": True}})]),
-    st.just("not: [yaml\n"),
-), min_size=2, max_size=5)
-
-
-SEPARATORS = st.sampled_from(["---\n", "---\n---\n", "--- # next\n", "# between\n---\n", "---\n# only a comment\n---\n"])
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

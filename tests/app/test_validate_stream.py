@@ -13,14 +13,13 @@ import io
 import json
 import sys
 
-import pytest
 import yaml
+from _validate_runs import DOCUMENTS, FILES, SEPARATORS, STREAM, Recorder, node_class, node_pool, overlay, stack, write
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from karpenter_gitops.app import validate_stream
 from karpenter_gitops.cli import main
-from tests.app.test_validate_halves import DOCUMENTS, FILES, SEPARATORS, STREAM, Recorder, node_class, node_pool, overlay, stack, write
 
 SMALL_PART = 300  # bytes: a NodeClass or NodePool of the examples is some 400
 

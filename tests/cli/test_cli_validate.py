@@ -9,22 +9,12 @@ from pathlib import Path
 
 import pytest
 import yaml
+from _validate_runs import VALID_NODECLASS as GOOD
 from conftest import PROJECT
 
 from karpenter_gitops.cli import main
 from karpenter_gitops.load.files import MAX_FILE_BYTES
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
-
-GOOD = """\
-apiVersion: karpenter.k8s.aws/v1
-kind: EC2NodeClass
-metadata: {name: default}
-spec:
-  amiSelectorTerms: [{alias: al2023@v20240807}]
-  role: KarpenterNodeRole-demo
-  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
-  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
-"""
 
 
 def run(capsys, *args: str) -> tuple[int, str, str]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from _validate_runs import VALID_NODECLASS as NODECLASS
 from conftest import CRDS
-from test_cli_validate import GOOD as NODECLASS
 
 from karpenter_gitops.cli import main
 
