@@ -12,6 +12,7 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 from _fake_kube import fake_cluster, kubeconfig_for  # noqa: F401 - the fixture is used by name
+from _preview_objects import family, node_class, node_pool
 
 from karpenter_gitops.cli import main
 from karpenter_gitops.core.errors import InputError
@@ -19,32 +20,9 @@ from karpenter_gitops.judge import validate
 from karpenter_gitops.load import documents, pulumi_events
 from karpenter_gitops.output import pr_comment, pr_preview
 from karpenter_gitops.reconcile.impact import forecast
-from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
+from karpenter_gitops.rules.examples import BASE_NODECLASS
 
 PULUMI = Path(__file__).resolve().parent.parent / "data" / "pulumi"
-ON_DEMAND = {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]}
-
-
-def node_class(name="default", **spec) -> dict:
-    doc = copy.deepcopy(BASE_NODECLASS)
-    doc["metadata"]["name"] = name
-    doc["spec"].update(spec)
-    return doc
-
-
-def node_pool(*requirements, name="general", node_class_name="default") -> dict:
-    doc = copy.deepcopy(BASE_NODEPOOL)
-    doc["metadata"]["name"] = name
-    doc["spec"]["template"]["spec"]["requirements"] = [ON_DEMAND, *requirements]
-    doc["spec"]["template"]["spec"]["nodeClassRef"]["name"] = node_class_name
-    doc["spec"]["disruption"]["budgets"] = [{"nodes": "20%"}]
-    return doc
-
-
-def family(*names) -> dict:
-    return {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": list(names)}
-
-
 def write(directory: Path, *docs) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "karpenter.yaml").write_text(yaml.safe_dump_all(docs, sort_keys=False))

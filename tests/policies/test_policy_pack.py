@@ -11,58 +11,15 @@ import sys
 
 import grpc
 import pytest
+from _plan_objects import node_class
+from _policy_calls import NC_URN, NP_URN, POLICIES, node_pool, resource, validate_resource, validate_stack
 from conftest import PROJECT
 from google.protobuf import empty_pb2, struct_pb2
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
-from pulumi_policy import (
-    PolicyCustomTimeouts,
-    PolicyResource,
-    PolicyResourceOptions,
-    ResourceValidationArgs,
-    StackValidationArgs,
-)
-from pulumi_policy.proxy import (
-    UNKNOWN_STRING_VALUE,
-    UnknownValueError,
-    unknown_checking_proxy,
-)
+from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, UnknownValueError
 
-from karpenter_gitops.rules.examples import BASE_CAPACITYBUFFER, BASE_NODECLASS, BASE_NODEOVERLAY, BASE_NODEPOOL
+from karpenter_gitops.rules.examples import BASE_CAPACITYBUFFER, BASE_NODEOVERLAY
 from karpenter_gitops_policies import pack
-
-OPTS = PolicyResourceOptions(False, [], None, [], PolicyCustomTimeouts(0, 0, 0), [])
-POLICIES = {p.name: p for p in pack.all_policies()}
-NC_URN = "urn:pulumi:dev::infra::kubernetes:karpenter.k8s.aws/v1:EC2NodeClass::default"
-NP_URN = "urn:pulumi:dev::infra::kubernetes:karpenter.sh/v1:NodePool::general"
-
-
-def node_class(**spec) -> dict:
-    doc = copy.deepcopy(BASE_NODECLASS)
-    doc["spec"].update(spec)
-    return doc
-
-
-def node_pool(class_name="default") -> dict:
-    doc = copy.deepcopy(BASE_NODEPOOL)
-    doc["spec"]["template"]["spec"]["nodeClassRef"]["name"] = class_name
-    return doc
-
-
-def validate_resource(policy_name, resource_type, props, config=None) -> list[str]:
-    violations = []
-    args = ResourceValidationArgs(resource_type, unknown_checking_proxy(props), NC_URN, "default", OPTS, None, config or {})
-    POLICIES[policy_name].validate(args, lambda message, urn=None: violations.append(message))
-    return violations
-
-
-def resource(resource_type, urn, props) -> PolicyResource:
-    return PolicyResource(resource_type, unknown_checking_proxy(props), urn, urn.rsplit("::", 1)[-1], OPTS, None, None, [], {})
-
-
-def validate_stack(policy_name, resources) -> list[tuple[str, str | None]]:
-    violations = []
-    POLICIES[policy_name].validate(StackValidationArgs(resources, {}), lambda m, urn=None: violations.append((m, urn)))
-    return violations
 
 
 @pytest.fixture(autouse=True)

@@ -7,9 +7,9 @@ import dataclasses
 import json
 
 import pytest
+from _plan_objects import node_class, node_pool
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_reconcile import node_class, node_pool
 
 from karpenter_gitops.core.inputs import Cluster
 from karpenter_gitops.load import documents

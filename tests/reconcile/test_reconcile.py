@@ -8,6 +8,7 @@ import json
 import pytest
 import yaml
 from _aws_refusals import session_denying
+from _plan_objects import node_class, node_pool
 from conftest import PROJECT
 
 from karpenter_gitops.adapters.aws.throttling import Throttler
@@ -16,22 +17,8 @@ from karpenter_gitops.core import versions
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.load import documents, files
 from karpenter_gitops.reconcile import reconcile
-from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
 
 DEMO = PROJECT / "stacks" / "Pulumi.demo.yaml"
-
-
-def node_class(**spec) -> dict:
-    doc = copy.deepcopy(BASE_NODECLASS)
-    doc["spec"].update(spec)
-    return doc
-
-
-def node_pool(requirements: list[dict], class_name: str = "default") -> dict:
-    doc = copy.deepcopy(BASE_NODEPOOL)
-    doc["spec"]["template"]["spec"]["requirements"] = requirements
-    doc["spec"]["template"]["spec"]["nodeClassRef"]["name"] = class_name
-    return doc
 
 
 def plan_for(aws_env, docs, cache, k8s="1.32", session=None, release=versions.DEFAULT):

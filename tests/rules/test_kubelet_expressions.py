@@ -11,8 +11,7 @@ import dataclasses
 from pathlib import Path
 
 import pytest
-from _rule_helpers import node_class
-from test_release_115 import stack_with
+from _rule_helpers import node_class, stack_with
 
 from karpenter_gitops import families
 from karpenter_gitops.cli import main

@@ -8,7 +8,7 @@ against those CRDs themselves.
 from __future__ import annotations
 
 import pytest
-from _rule_helpers import findings, fired, node_class, node_pool
+from _rule_helpers import findings, fired, node_class, node_pool, stack_with
 
 from karpenter_gitops.cli import main
 from karpenter_gitops.core import versions
@@ -123,15 +123,6 @@ def test_a_release_newer_than_the_project_knows_is_judged_as_the_newest_with_a_l
     out, err = capsys.readouterr()
     assert err == "karpenter-gitops: Karpenter 1.16 is newer than the newest release karpenter-gitops knows (1.15): judged as 1.15\n"
     assert "checked against Karpenter 1.15" in out
-
-
-def stack_with(tmp_path, cluster: str) -> str:
-    path = tmp_path / "Pulumi.gated.yaml"
-    path.write_text(f"config:\n  karpenter-gitops:cluster: {cluster}\n  karpenter-gitops:nodeClasses:\n    default:\n"
-                    "      amiSelectorTerms: [{alias: al2023@latest}]\n      role: R\n"
-                    "      subnetSelectorTerms: [{id: subnet-1}]\n      securityGroupSelectorTerms: [{id: sg-1}]\n"
-                    "      kubelet: {maxPods: 'min(max_pods, 110)'}\n")
-    return str(path)
 
 
 def test_a_gate_the_stack_declares_on_allows_kubelet_expressions(tmp_path, capsys):
