@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import io
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -83,7 +84,7 @@ class Part:
             return
         with self.path.open("rb") as file:
             file.seek(self.start)
-            text = _slice_text(file.read(self.end - self.start), self.name, self.start)
+            text = read_stream(io.BytesIO(file.read(self.end - self.start)), self.name, self.start)
         yield from_text(self.name, text, STDIN if self.name == STDIN_NAME else self.path, live=True, after=self.documents_before)
 
     def half(self, release: versions.Release) -> Half:
@@ -302,16 +303,3 @@ def _slices(path: Path, name: str) -> Iterator[Part]:
                 start += cut
                 del pending[:cut]
     yield part(len(pending))
-
-
-def _slice_text(data: bytes, name: str, start: int) -> str:
-    """A slice's text, refused as its file would be: binary, or not UTF-8 (at the byte of the file)."""
-    from io import BytesIO
-
-    try:
-        return read_stream(BytesIO(data), name)
-    except InputError as err:
-        found = re.fullmatch(r"not UTF-8 text \(byte (\d+)\)", err.message)
-        if found is None:
-            raise
-        raise InputError(f"not UTF-8 text (byte {start + int(found[1])})", name, hint=err.hint) from None

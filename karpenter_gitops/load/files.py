@@ -59,8 +59,9 @@ def _check_size(path: Path, name: str) -> None:
 class _TextChunks:
     """A binary file read in chunks for the YAML parser, refused as soon as a chunk is not UTF-8 text."""
 
-    def __init__(self, file: BinaryIO, name: str) -> None:
+    def __init__(self, file: BinaryIO, name: str, first_byte: int = 0) -> None:
         self.file, self.name, self.offset = file, name, 0
+        self.first_byte = first_byte  # where the stream starts in its file: errors name the file's byte
         self.decoder = codecs.getincrementaldecoder("utf-8")()
 
     def read(self, size: int) -> bytes:
@@ -87,7 +88,7 @@ class _TextChunks:
         try:
             text = self.decoder.decode(chunk, final=not chunk)
         except UnicodeDecodeError as err:
-            byte = self.offset - pending + err.start
+            byte = self.first_byte + self.offset - pending + err.start
             raise InputError(f"not UTF-8 text (byte {byte})", self.name, hint="save the file as UTF-8") from None
         self.offset += len(chunk)
         return text
@@ -283,9 +284,10 @@ def _read_stdin(stream: BinaryIO, live: bool = False) -> ReadFile:
     return from_text(STDIN_NAME, read_stream(stream, STDIN_NAME), STDIN, live=live)
 
 
-def read_stream(stream: BinaryIO, name: str) -> str:
-    """The text of a stream (standard input), refused as a file is: too large, binary, not UTF-8."""
-    return _TextChunks(stream, name).read_all()
+def read_stream(stream: BinaryIO, name: str, first_byte: int = 0) -> str:
+    """The text of a stream (standard input, or a part of a file from ``first_byte`` on), refused as a file is:
+    too large, binary, not UTF-8 (at the byte of the file)."""
+    return _TextChunks(stream, name, first_byte).read_all()
 
 
 def spool(stream: BinaryIO, limit: int) -> IO[bytes]:

@@ -200,3 +200,16 @@ def test_a_file_changed_between_the_two_readings_stops_the_run_with_no_summary(t
     assert main(["validate", "--no-cache", "--format", "jsonl", str(path)]) == 2
     out, err = capsys.readouterr()
     assert '"summary"' not in out and err == one_process and "invalid YAML" in err
+
+
+def test_a_byte_that_is_not_utf8_in_a_later_slice_is_named_as_one_process_names_it(tmp_path, monkeypatch, capsys):
+    path = tmp_path / "rendered.yaml"
+    path.write_bytes(STREAM.encode() + b"# \xff\n")
+    monkeypatch.setattr(validate_stream, "STREAM_BYTES", 10**15)
+    assert main(["validate", "--no-cache", "--format", "jsonl", str(path)]) == 2
+    one_process = capsys.readouterr().err
+    monkeypatch.setattr(validate_stream, "STREAM_BYTES", 0)
+    monkeypatch.setattr(validate_stream, "PART_BYTES", SMALL_PART)
+    monkeypatch.setattr(validate_stream, "MAX_FILE_BYTES", 100)  # too large for one process: the stream says it
+    assert main(["validate", "--no-cache", "--format", "jsonl", str(path)]) == 2
+    assert capsys.readouterr().err == one_process and f"(byte {len(STREAM.encode()) + 2})" in one_process
