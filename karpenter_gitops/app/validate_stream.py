@@ -44,7 +44,7 @@ from karpenter_gitops.judge.report import Report
 from karpenter_gitops.load import locate
 from karpenter_gitops.load.context_files import node_class_names
 from karpenter_gitops.load.documents import joined
-from karpenter_gitops.load.files import MAX_FILE_BYTES, STDIN, STDIN_NAME, ReadFile, display, expand, from_text, read_files, read_stream
+from karpenter_gitops.load.files import MAX_FILE_BYTES, STDIN, ReadFile, display, expand, from_text, read_files, read_stream
 from karpenter_gitops.load.stacks import stack_release
 
 if TYPE_CHECKING:
@@ -66,8 +66,9 @@ _MARKER = re.compile(rb"^---(?=[ \t\r\n])", re.MULTILINE)
 @dataclass(frozen=True)
 class Part:
     """One part of the run: whole ``files``, or the bytes ``start``–``end`` of the file at ``path`` (named
-    ``name``; standard input is read from its spool), after ``lines_before`` lines and ``documents_before``
-    documents of that file, holding ``documents`` documents by its markers (the parser must agree)."""
+    ``name``; standard input, ``from_stdin``, is read from its spool), after ``lines_before`` lines and
+    ``documents_before`` documents of that file, holding ``documents`` documents by its markers (the parser
+    must agree)."""
 
     files: tuple[Path, ...] = ()
     path: Path | None = None
@@ -77,6 +78,7 @@ class Part:
     lines_before: int = 0
     documents_before: int = 0
     documents: int = 0
+    from_stdin: bool = False
 
     def read(self) -> Iterator[ReadFile]:
         if self.path is None:
@@ -85,7 +87,7 @@ class Part:
         with self.path.open("rb") as file:
             file.seek(self.start)
             text = read_stream(io.BytesIO(file.read(self.end - self.start)), self.name, self.start)
-        yield from_text(self.name, text, STDIN if self.name == STDIN_NAME else self.path, live=True, after=self.documents_before)
+        yield from_text(self.name, text, STDIN if self.from_stdin else self.path, live=True, after=self.documents_before)
 
     def half(self, release: versions.Release) -> Half:
         """The part read and loaded; an error in a slice is placed on its line in the file."""
@@ -272,12 +274,12 @@ def _parts(files: list[Path], sizes: list[int], stdin: Path | None) -> Iterator[
             group, grouped = [], 0
         source = stdin if file == STDIN else file
         assert source is not None
-        yield from _slices(source, display(file))
+        yield from _slices(source, display(file), file == STDIN)
     if group:
         yield Part(tuple(group))
 
 
-def _slices(path: Path, name: str) -> Iterator[Part]:
+def _slices(path: Path, name: str, from_stdin: bool) -> Iterator[Part]:
     """The file at ``path`` cut at the first document marker after each :data:`PART_BYTES`, each slice
     numbered after the lines and documents before it. A document end marker lets a document start
     without a marker, so a file with one is not cut."""
@@ -289,7 +291,7 @@ def _slices(path: Path, name: str) -> Iterator[Part]:
         if counted is None:
             raise _Unstreamable("it has document end markers ('...')")
         return Part(path=path, name=name, start=start, end=start + end, lines_before=lines, documents_before=documents,
-                    documents=counted)
+                    documents=counted, from_stdin=from_stdin)
 
     with path.open("rb") as file:
         while block := file.read(_BLOCK):

@@ -6,7 +6,7 @@ import gc
 import io
 import re
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -206,13 +206,22 @@ def sources(paths: Sequence[Path], release: versions.Release | None):
     than the project knows. Imported here, not at the top: the command tree loads before any rule."""
     from karpenter_gitops.app.sources import read_sources
 
-    context = click.get_current_context(silent=True)
-    gates = context.meta.get("karpenter-gitops.feature-gates") if context else None
     with _without_cycle_collection():
-        read = read_sources(paths, release, gates)
-    if read.note:
-        click.echo(f"karpenter-gitops: {read.note}", err=True)
+        read = read_sources(paths, release, given_feature_gates())
+    _say_release_note(read.note)
     return read
+
+
+def given_feature_gates() -> Mapping[str, bool] | None:
+    """The ``--feature-gates`` the command was given (see :func:`feature_gates`)."""
+    context = click.get_current_context(silent=True)
+    return context.meta.get("karpenter-gitops.feature-gates") if context else None
+
+
+def _say_release_note(note: str | None) -> None:
+    """The note on a release newer than the project knows, on stderr, whichever way the run is read."""
+    if note:
+        click.echo(f"karpenter-gitops: {note}", err=True)
 
 
 def kept_stdin(paths: Sequence[Path], limit: int) -> Path | None:
@@ -237,14 +246,12 @@ def halves(paths: Sequence[Path], release: versions.Release | None, stdin: Path 
     start should one process do the run."""
     from karpenter_gitops.app.validate_halves import validate_in_halves
 
-    context = click.get_current_context(silent=True)
-    gates = context.meta.get("karpenter-gitops.feature-gates") if context else None
     with _without_cycle_collection():
-        verdict = validate_in_halves(paths, release, gates, **judging)
+        verdict = validate_in_halves(paths, release, given_feature_gates(), **judging)
     if stdin is not None:
         sys.stdin.buffer.seek(0)
-    if verdict is not None and verdict.release_note:
-        click.echo(f"karpenter-gitops: {verdict.release_note}", err=True)
+    if verdict is not None:
+        _say_release_note(verdict.release_note)
     return verdict
 
 
@@ -253,10 +260,9 @@ def stream(paths: Sequence[Path], release: versions.Release | None, stdin: Path 
     run is judged whole. Standard input, if read, is ``stdin`` (see :func:`kept_stdin`)."""
     from karpenter_gitops.app.validate_stream import validate_streaming
 
-    gates = click.get_current_context().meta.get("karpenter-gitops.feature-gates")
-    streamed = validate_streaming(paths, release, gates, stdin=stdin, **judging)
-    if streamed is not None and streamed.release_note:
-        click.echo(f"karpenter-gitops: {streamed.release_note}", err=True)
+    streamed = validate_streaming(paths, release, given_feature_gates(), stdin=stdin, **judging)
+    if streamed is not None:
+        _say_release_note(streamed.release_note)
     return streamed
 
 

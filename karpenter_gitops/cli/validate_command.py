@@ -112,8 +112,7 @@ def validate_command(paths, stacks, all_stacks, crd_paths, context_paths, policy
         if streamed is not None:
             _print_stream(streamed)
 
-    context = click.get_current_context()
-    gates = context.meta.get("karpenter-gitops.feature-gates")
+    gates = options.given_feature_gates()
     run, cached = validate_once(
         run_paths,
         verdict,
