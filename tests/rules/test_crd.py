@@ -140,6 +140,17 @@ def test_an_object_is_prepared_as_its_json_is_and_left_as_it_was(spec):
     assert prepared == openapi.prepare(schema, openapi.as_json(manifest)) == openapi.as_json(prepared)
 
 
+def test_what_preparing_learns_of_schema_nodes_stays_bounded_in_a_long_lived_process(monkeypatch):
+    """The policy pack and the dynamic provider load CRDs again and again: the nodes worked out start over."""
+    monkeypatch.setattr(openapi, "_NODES", {})
+    monkeypatch.setattr(openapi, "_NODES_KEPT", 3)
+    manifest = node_pool()
+    del manifest["spec"]["disruption"]
+    prepared = [openapi.prepare(copy.deepcopy(latest().by_kind["NodePool"].schema), manifest) for _ in range(4)]
+    assert len(openapi._NODES) <= 3
+    assert prepared[0] == prepared[-1] and prepared[0]["spec"]["disruption"]["consolidateAfter"] == "0s"
+
+
 def test_schema_errors_that_block_cel_skip_every_rule_like_the_api_server():
     outcome = latest().check(node_class({"spec": {"role": 1, "instanceProfile": "x"}}))
     assert [o.rule for o in outcome.observations] == ["crd/schema"]

@@ -250,6 +250,9 @@ def prepare(schema: Mapping[str, Any], value: Any) -> Any:
 _JSON_SCALARS = frozenset({str, int, float, bool, type(None)})
 _Node = tuple[Mapping[str, Any], Mapping[str, Any], Mapping[str, Any] | None, tuple[tuple[str, Any], ...], frozenset[str]]
 _NODES: dict[int, _Node] = {}
+# Schema nodes worked out at most (the CRDs of one release have a few thousand); a long-lived process that
+# loads CRDs again and again (the policy pack, the dynamic provider) starts over past it, never grows.
+_NODES_KEPT = 50_000
 
 
 def _node(schema: Mapping[str, Any]) -> _Node:
@@ -259,6 +262,8 @@ def _node(schema: Mapping[str, Any]) -> _Node:
     cost as much as the rest of the walk."""
     found = _NODES.get(id(schema))
     if found is None:
+        if len(_NODES) >= _NODES_KEPT:
+            _NODES.clear()
         properties = schema.get("properties") or {}
         additional = schema.get("additionalProperties")
         found = _NODES[id(schema)] = (
