@@ -39,6 +39,7 @@ from karpenter_gitops.core import feature_gates as feature_gates_of_release
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.inputs import Inputs, PolicySettings, Waiver
+from karpenter_gitops.core.yaml_reader import line_breaks
 from karpenter_gitops.judge import Judge, conclude
 from karpenter_gitops.judge.report import Report
 from karpenter_gitops.load import locate
@@ -300,7 +301,7 @@ def _slices(path: Path, name: str, from_stdin: bool) -> Iterator[Part]:
                 cut = marker.start()
                 sliced = part(cut)
                 yield sliced
-                lines += pending.count(b"\n", 0, cut)
+                lines += line_breaks(pending[:cut])
                 documents += sliced.documents
                 start += cut
                 del pending[:cut]

@@ -40,7 +40,7 @@ from yaml.resolver import Resolver
 
 __all__ = [
     "MAX_ALIAS_NODES", "MAX_DEPTH", "Mark", "MappingNode", "Node", "ScalarNode", "SequenceNode", "YAMLError",
-    "document", "documents", "nodes", "problem",
+    "document", "documents", "line_breaks", "nodes", "problem",
 ]
 
 # As Go YAML (kubectl, Pulumi): aliasing is excessive past this many values, and ten times the document.
@@ -145,6 +145,14 @@ def document(text: str, *, unique_keys: bool = True) -> Any:
 def nodes(text: str) -> list[Node]:
     """The node tree of each document of ``text``: every node carries its start and end marks (0-based line and column)."""
     return list(yaml.compose_all(text, Loader=_Loader))
+
+
+def line_breaks(data: bytes) -> int:
+    """How many lines the UTF-8 ``data`` ends, counted as libyaml counts them in its marks: ``\\r\\n`` ends
+    one, and so does each ``\\n``, lone ``\\r``, NEL, LINE SEPARATOR and PARAGRAPH SEPARATOR. A line
+    number worked out from a piece of a file (a slice read on its own) must count the lines before it so."""
+    return (data.count(b"\n") + data.count(b"\r") - data.count(b"\r\n")
+            + data.count(b"\xc2\x85") + data.count(b"\xe2\x80\xa8") + data.count(b"\xe2\x80\xa9"))
 
 
 def problem(error: YAMLError) -> tuple[str, int | None]:

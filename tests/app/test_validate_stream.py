@@ -60,6 +60,17 @@ def test_standard_input_is_spooled_and_judged_in_slices(monkeypatch, capsys):
     assert {f["file"] for f in findings(seen)} == {"<stdin>"}
 
 
+def test_lines_after_breaks_other_than_newline_are_numbered_as_one_process_numbers_them(tmp_path, monkeypatch, capsys):
+    """libyaml ends a line at a lone carriage return, NEL, LINE SEPARATOR and PARAGRAPH SEPARATOR too: the
+    lines before a later slice are counted so."""
+    notes = 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: notes}\ndata: {a: "x\u2028y", b: "p\rq", c: "n\x85m\u2029"}\n---\n'
+    path = tmp_path / "rendered.yaml"
+    path.write_text(notes + STREAM, newline="")
+    seen, streamed = both_ways(monkeypatch, capsys, [str(path)])
+    assert streamed and seen[0] == 1
+    assert {f["name"] for f in findings(seen)} >= {"two", "lost", "three"}
+
+
 def test_files_in_groups_with_references_stacks_and_waivers_across_them(tmp_path, monkeypatch, capsys):
     folder = write(tmp_path / "repo", {
         "a.yaml": [overlay("cheap", "0.01"), node_class("one")],
