@@ -12,12 +12,6 @@ Karpenter 1.14.3 and 1.15.0 need a newer Go than the machine's 1.26.8: their fam
 other families build with the machine's own Go, so the caches of a machine that built them stay valid
 (a toolchain shares no compiled package with another, and those families share no module version
 with Karpenter's: one toolchain for all would only rebuild them).
-
-A cold build is an hour of CPU on two cores, so three things keep its wall time down: two families
-build at once (one family's downloads and links leave a core idle that the other fills), nothing
-compiles or links debug information (no test reads it; a panic's trace comes from the pc-line table,
-which stays), and the compiler collects garbage less often (GOGC=400: about a tenth less CPU, a few
-hundred MB more memory per compile).
 """
 
 from __future__ import annotations
@@ -32,17 +26,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
 TOOLS = Path(__file__).resolve().parent
 BIN = TOOLS.parent / ".tools" / "bin"
-RELEASE_FLAGS = ("-trimpath", "-tags", "osusergo,grpcnotrace", "-gcflags=all=-dwarf=false")
-# No symbol table and no DWARF in the binaries (see the module's docstring).
-LINK_FLAGS = ("-s", "-w")
-# Families built at once: one per core of the project's machines.
-JOBS = 2
+RELEASE_FLAGS = ("-trimpath", "-tags", "osusergo,grpcnotrace")
 # The approved newer toolchain the module proxy serves (a family that needs it says so).
 NEWER_GO = "go1.27.3"
 MACHINE_GO = "local"
@@ -71,8 +60,6 @@ class Family:
     toolchain: str = MACHINE_GO  # GOTOOLCHAIN for every go command run in the family's folder
     # Folders of ours whose Go source the family's module replaces a requirement with (part of its key).
     shares: tuple[str, ...] = ()
-    # Families whose compiled packages this one reuses: it builds after them, not beside them.
-    after: tuple[str, ...] = ()
 
 
 def _module_version(folder: Path, module: str, toolchain: str = MACHINE_GO) -> str:
@@ -113,8 +100,19 @@ def families() -> list[Family]:
         f"-X k8s.io/component-base/version.{name}={value}"
         for name, value in (("gitVersion", k8s), ("gitMajor", major), ("gitMinor", minor), ("gitTreeState", "clean"))
     )
-    # The longest cold builds first (JOBS build at once).
     return [
+        Family(
+            "pulumi",
+            (
+                Binary("pulumi", f"{PULUMI_PKG}/cmd/pulumi", pulumi_version),
+                Binary("pulumi-language-python", "./cmd/pulumi-language-python", pulumi_version),
+            ),
+            module_files=(
+                (PULUMI_SDK, "python/cmd/pulumi-language-python-exec"),
+                (PULUMI_SDK, "python/dist/pulumi-resource-pulumi-python"),
+            ),
+            versions={"pulumi": cli},
+        ),
         Family(
             "pulumi-kubernetes",
             (
@@ -137,28 +135,15 @@ def families() -> list[Family]:
             ),
             versions={"kube-apiserver": k8s, "kube-controller-manager": k8s, "etcd": _module_version(kube, "go.etcd.io/etcd/server/v3")},
         ),
-        Family(
-            "pulumi",
-            (
-                Binary("pulumi", f"{PULUMI_PKG}/cmd/pulumi", pulumi_version),
-                Binary("pulumi-language-python", "./cmd/pulumi-language-python", pulumi_version),
-            ),
-            module_files=(
-                (PULUMI_SDK, "python/cmd/pulumi-language-python-exec"),
-                (PULUMI_SDK, "python/dist/pulumi-resource-pulumi-python"),
-            ),
-            versions={"pulumi": cli},
-        ),
-        *karpenter_families(),
         # cel-go at the version Karpenter 1.15 pins, in Karpenter's kubelet-expression environment (differential tests).
         Family("cel", (Binary("kubelet-cel", "."),), versions={"kubelet-cel": _module_version(cel, "github.com/google/cel-go")}),
+        *karpenter_families(),
         # Karpenter 1.15's provisioning scheduler on a JSON world, for the simulation's differential tests (tests/_scheduler.py).
         Family(
             "karpenter-scheduler",
             (Binary("karpenter-scheduler", "."),),
             versions={"karpenter-scheduler": _module_version(TOOLS / "karpenter-scheduler", KARPENTER_AWS, NEWER_GO)},
             toolchain=NEWER_GO,
-            after=("karpenter-1.15",),  # the same module versions: its packages are compiled by then
         ),
     ]
 
@@ -232,7 +217,7 @@ def cache_key(family: Family) -> str:
         for path in sources:
             digest.update(str(path.relative_to(base)).encode() + b"\0" + path.read_bytes() + b"\0")
     digest.update(_go(folder, "env", "GOVERSION", "GOOS", "GOARCH", toolchain=family.toolchain).encode())
-    digest.update(repr((RELEASE_FLAGS, LINK_FLAGS, family.binaries, family.module_files)).encode())
+    digest.update(repr((RELEASE_FLAGS, family.binaries, family.module_files)).encode())
     version = "-".join(v.lstrip("v") for v in family.versions.values())
     return f"{family.folder}-{version}-{digest.hexdigest()[:12]}"
 
@@ -249,14 +234,15 @@ def build(family: Family, log) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{family.folder}-", dir=target.parent))
     staging.chmod(0o755)
-    started = time.monotonic()
+    started, cpu = time.monotonic(), _children_cpu()
     try:
-        environment = {**_environment(family.toolchain), "CGO_ENABLED": "0", "GOGC": "400"}
+        environment = {**_environment(family.toolchain), "CGO_ENABLED": "0"}
         for binary in family.binaries:
             log(f"{family.folder}: building {binary.name} (first build of a family takes minutes)")
-            command = ["go", "build", *RELEASE_FLAGS, "-ldflags", " ".join((*LINK_FLAGS, *binary.version_flags)),
-                       "-o", str(staging / binary.name), binary.package]
-            subprocess.run(command, cwd=folder, env=environment, check=True)
+            command = ["go", "build", *RELEASE_FLAGS, "-o", str(staging / binary.name)]
+            if binary.version_flags:
+                command += ["-ldflags", " ".join(binary.version_flags)]
+            subprocess.run([*command, binary.package], cwd=folder, env=environment, check=True)
         for module, path in family.module_files:
             copy = staging / Path(path).name
             shutil.copyfile(_module_dir(folder, module) / path, copy)
@@ -264,38 +250,15 @@ def build(family: Family, log) -> Path:
         staging.rename(target)  # whole or not at all: a killed build leaves only a staging folder
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    log(f"{family.folder}: built in {_minutes(time.monotonic() - started)} ({family.toolchain} toolchain)")
+    minutes, seconds = divmod(round(time.monotonic() - started), 60)
+    log(f"{family.folder}: built in {minutes} min {seconds} s, {_children_cpu() - cpu:.0f} s of CPU ({family.toolchain} toolchain)")
     return target
 
 
-def _minutes(seconds: float) -> str:
-    minutes, rest = divmod(round(seconds), 60)
-    return f"{minutes} min {rest} s"
-
-
-def build_all(chosen: list[Family], log, jobs: int = JOBS) -> list[Path]:
-    """Every family's cached folder, in the order given, building up to ``jobs`` families at once (a
-    family waits for those it comes ``after``). A failed build raises once the builds under way end."""
-    built: dict[str, Path] = {}
-    waiting = list(chosen)
-    running: dict[Future, Family] = {}
-    with ThreadPoolExecutor(jobs) as pool:
-        while waiting or running:
-            ready = [family for family in waiting if all(name in built for name in family.after)]
-            for family in ready[: jobs - len(running)]:
-                waiting.remove(family)
-                running[pool.submit(build, family, log)] = family
-            finished, _ = wait(running, return_when=FIRST_COMPLETED)
-            for future in finished:
-                built[running.pop(future).folder] = future.result()
-    return [built[family.folder] for family in chosen]
-
-
-def _children_usage() -> tuple[float, int]:
-    """CPU seconds of the go commands run so far, and the largest one's peak memory in MiB (on a shared
-    machine the honest figures beside wall time)."""
+def _children_cpu() -> float:
+    """CPU seconds of the go commands run so far (on a shared machine the honest figure beside wall time)."""
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss // 1024
+    return usage.ru_utime + usage.ru_stime
 
 
 def link(folders: list[Path]) -> None:
@@ -326,17 +289,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.versions:
         print(json.dumps({name: v for f in chosen for name, v in f.versions.items()}, indent=2))
         return 0
-    started, (cpu_before, _) = time.monotonic(), _children_usage()
-    missing = sum(not (cache_root() / cache_key(family)).is_dir() for family in chosen)
     try:
-        link(build_all(chosen, lambda line: print(line, file=sys.stderr, flush=True)))
+        link([build(family, lambda line: print(line, file=sys.stderr)) for family in chosen])
     except subprocess.CalledProcessError as failure:
-        print(f"make tools: {' '.join(map(str, (*failure.cmd[:2], failure.cmd[-1])))} failed (exit {failure.returncode}); see the output above", file=sys.stderr)
+        print(f"make tools: {' '.join(map(str, failure.cmd[:3]))} failed (exit {failure.returncode}); see the output above", file=sys.stderr)
         return 1
-    if missing:
-        cpu, memory = _children_usage()
-        print(f"make tools: {missing} of {len(chosen)} families built in {_minutes(time.monotonic() - started)}, "
-              f"{cpu - cpu_before:.0f} s of CPU, at most {memory} MiB in one go command", file=sys.stderr)
     print(f"make tools: binaries in {BIN}", file=sys.stderr)
     return 0
 
