@@ -27,7 +27,6 @@ release than the one both halves loaded for, each half loads its files again for
 from __future__ import annotations
 
 import dataclasses
-import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -42,6 +41,7 @@ from karpenter_gitops.core import versions
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.findings import Finding
 from karpenter_gitops.core.inputs import Inputs, PolicySettings, Waiver
+from karpenter_gitops.core.yaml_reader import DOCUMENT_START, document_starts
 from karpenter_gitops.judge import Judge, conclude
 from karpenter_gitops.load import locate
 from karpenter_gitops.load.context_files import node_class_names
@@ -278,14 +278,12 @@ def _cut(paths: Sequence[Path]) -> Cut | None:
 
 # A document marker: the one line that starts a document wherever it stands (YAML forbids it inside any
 # value, so it never occurs there); and a document end marker, after which a document needs none.
-_START = re.compile(r"^---(?=[ \t\r\n]|$)", re.MULTILINE)
-_END = re.compile(r"^\.\.\.(?=[ \t\r\n]|$)", re.MULTILINE)
 
 
 def _cut_inside(earlier: list[Path], path: Path, text: str, target: int, later: list[Path]) -> Cut | None:
     """The run cut inside the file at ``path`` (``text``), at the document marker nearest after ``target``;
     the files ``earlier`` go to the first half, ``later`` to the second. None when no marker is there."""
-    marker = _START.search(text, target)
+    marker = DOCUMENT_START.search(text, target)
     if marker is None or marker.start() == 0:
         return None
     head, tail = text[: marker.start()], text[marker.start():]
@@ -307,15 +305,10 @@ def _cut_inside(earlier: list[Path], path: Path, text: str, target: int, later: 
 
 
 def document_count(text: str) -> int | None:
-    """How many documents the YAML parser finds in ``text``, from its markers: one per marker, and one before
-    the first when something other than comments and directives stands there. None with a document end
-    marker, which lets a document start without one. The first half checks the count as it parses."""
-    if _END.search(text):
-        return None
-    starts = [found.start() for found in _START.finditer(text)]
-    before = text[: starts[0]] if starts else text
-    opened = any(line.strip() and not line.lstrip().startswith(("#", "%")) for line in before.splitlines())
-    return len(starts) + opened
+    """How many documents the YAML parser finds in ``text``, by its markers (see ``document_starts``); None
+    when the markers cannot tell. The first half checks the count as it parses."""
+    starts = document_starts(text)
+    return None if starts is None else len(starts)
 
 
 def _stacks(first: Summary | None, second: Summary | None) -> list[tuple[str, Any]]:

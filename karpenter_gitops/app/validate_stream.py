@@ -60,7 +60,7 @@ MAX_STREAM_BYTES = 4 * 1024**3
 PART_BYTES = 8_000_000
 _BLOCK = 1 << 20  # bytes read at a time while looking for the markers to cut at
 
-# A document marker with what follows it read: a slice starts there (see validate_halves._START).
+# A document marker with what follows it read: a slice starts there (see yaml_reader.DOCUMENT_START).
 _MARKER = re.compile(rb"^---(?=[ \t\r\n])", re.MULTILINE)
 
 

@@ -29,6 +29,7 @@ have no JSON form, so neither kubectl nor the API server can take them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -40,7 +41,7 @@ from yaml.resolver import Resolver
 
 __all__ = [
     "MAX_ALIAS_NODES", "MAX_DEPTH", "Mark", "MappingNode", "Node", "ScalarNode", "SequenceNode", "YAMLError",
-    "document", "documents", "line_breaks", "nodes", "problem",
+    "DOCUMENT_START", "document", "document_starts", "documents", "line_breaks", "nodes", "problem",
 ]
 
 # As Go YAML (kubectl, Pulumi): aliasing is excessive past this many values, and ten times the document.
@@ -145,6 +146,25 @@ def document(text: str, *, unique_keys: bool = True) -> Any:
 def nodes(text: str) -> list[Node]:
     """The node tree of each document of ``text``: every node carries its start and end marks (0-based line and column)."""
     return list(yaml.compose_all(text, Loader=_Loader))
+
+
+# A document start marker (``---`` at the start of a line, then a space, a line break or the end) and an end
+# marker (``...``). At the start of a line they end any scalar, so they can be found without parsing.
+DOCUMENT_START = re.compile(r"^---(?=[ \t\r\n]|$)", re.MULTILINE)
+_DOCUMENT_END = re.compile(r"^\.\.\.(?=[ \t\r\n]|$)", re.MULTILINE)
+
+
+def document_starts(text: str) -> list[int] | None:
+    """Where each document the parser finds in ``text`` starts, from its markers: at each start marker, and at
+    the beginning when something other than comments and directives stands before the first. None with an
+    end marker, which lets a document start without a start marker. Cheap beside parsing; whoever relies on it
+    checks what the parser then finds."""
+    if _DOCUMENT_END.search(text):
+        return None
+    starts = [found.start() for found in DOCUMENT_START.finditer(text)]
+    before = text[: starts[0]] if starts else text
+    opened = any(line.strip() and not line.lstrip().startswith(("#", "%")) for line in before.splitlines())
+    return [0, *starts] if opened else starts
 
 
 def line_breaks(data: bytes) -> int:

@@ -3,8 +3,9 @@
 Findings name a dotted path (``spec.amiSelectorTerms[0].alias``, ``spec.tags[kubernetes.io/x]``);
 reviewers want a line. The answer is the line of the deepest node of the path the file holds:
 a ``Required value`` path that is absent points at its parent, and an object whose path holds
-nothing points at the object itself. Files are composed into YAML nodes (which carry their
-marks) only when they have findings, so a clean run never pays for it.
+nothing points at the object itself. Only the documents with findings are composed into YAML nodes
+(which carry their marks), so a clean run never pays for it, and a large file with a few findings
+pays for a few documents.
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ from karpenter_gitops.core.findings import Finding
 from karpenter_gitops.core.yaml_reader import Mark, MappingNode, Node, ScalarNode, SequenceNode
 
 _MERGE_TAG = "tag:yaml.org,2002:merge"
+# What keeps a file from being cut at its markers: a directive (it belongs to the document after it), a
+# byte order mark, and line breaks other than \n and \r\n (lines would be counted otherwise).
+_UNCUT = re.compile(r"^%|[\ufeff\x85\u2028\u2029]|\r(?!\n)", re.MULTILINE)
 _SEGMENT = re.compile(r"\[([^\]]*)\]|([^.\[\]]+)")
 
 
@@ -29,14 +33,40 @@ def path_segments(path: str) -> list[str]:
 
 
 class YamlFile:
-    """One file's YAML nodes, composed once and asked for the line of many findings. The text may be the rest
-    of a file after ``documents_before`` documents on ``lines_before`` lines: documents and lines are then
-    numbered as in the whole file."""
+    """One file asked for the line of many findings: each document is composed into YAML nodes when a finding
+    first needs it, from its own slice of the text (cut at the document markers), or the whole file is, once,
+    when its markers cannot be trusted to cut it. The text may be the rest of a file after
+    ``documents_before`` documents on ``lines_before`` lines: documents and lines are then numbered as in the
+    whole file."""
 
     def __init__(self, text: str, documents_before: int = 0, lines_before: int = 0) -> None:
-        with _collector_paused():
-            self.documents: list[Node] = yaml_reader.nodes(text)
-        self.documents_before, self.lines_before = documents_before, lines_before
+        self.text, self.documents_before, self.lines_before = text, documents_before, lines_before
+        self._slices = _document_slices(text)
+        self._composed: dict[int, tuple[Node, int]] = {}  # document index → its tree, and the lines before it
+        self._whole: list[Node] | None = None
+
+    def _whole_file(self) -> list[Node]:
+        if self._whole is None:
+            with _collector_paused():
+                self._whole = yaml_reader.nodes(self.text)
+        return self._whole
+
+    def _tree(self, index: int) -> tuple[Node, int] | None:
+        """Document ``index`` (0-based in the text) composed, with the number of lines before it."""
+        if self._slices is not None and index not in self._composed:
+            if index >= len(self._slices):
+                return None
+            start, end, lines = self._slices[index]
+            with _collector_paused():
+                trees = yaml_reader.nodes(self.text[start:end])
+            if len(trees) == 1:
+                self._composed[index] = trees[0], lines
+            else:  # the markers told otherwise than the parser: no more cutting
+                self._slices = None
+        if self._slices is not None:
+            return self._composed[index]
+        whole = self._whole_file()
+        return (whole[index], 0) if index < len(whole) else None
 
     def line(self, path: str, *, document: int | None = None, stack_key: str | None = None) -> int | None:
         """The 1-based line of ``path`` in the object at ``document`` (1-based) or ``stack_key``.
@@ -47,27 +77,31 @@ class YamlFile:
         located = self._stack_object(stack_key) if stack_key else self._document(document)
         if located is None:
             return None
-        object_line, root = located
-        return (_deepest_line(root, path_segments(path)) or object_line) + self.lines_before
+        object_line, root, lines = located
+        return (_deepest_line(root, path_segments(path)) or object_line) + lines + self.lines_before
 
-    def _document(self, document: int | None) -> tuple[int, Node] | None:
-        if document is None or not 1 <= document - self.documents_before <= len(self.documents):
+    def _document(self, document: int | None) -> tuple[int, Node, int] | None:
+        if document is None or document - self.documents_before < 1:
             return None
-        root = self.documents[document - self.documents_before - 1]
-        return _line(root), root
+        found = self._tree(document - self.documents_before - 1)
+        if found is None:
+            return None
+        root, lines = found
+        return _line(root), root, lines
 
-    def _stack_object(self, stack_key: str) -> tuple[int, Node] | None:
+    def _stack_object(self, stack_key: str) -> tuple[int, Node, int] | None:
         """A stack object, ``karpenter-gitops:nodeClasses.NAME`` (its spec is the value under NAME),
         or a settings block, ``karpenter-gitops:controller`` (its paths start with that key)."""
-        if len(self.documents) != 1:
+        documents = self._whole_file()
+        if len(documents) != 1:
             return None
-        config = _child(self.documents[0], "config")
+        config = _child(documents[0], "config")
         key, has_name, name = stack_key.partition(".")
         block = config and _child(config[1], key)
         if not block:
             return None
         if not has_name:
-            return _line(block[0]), config[1]
+            return _line(block[0]), config[1], 0
         entry = _child(block[1], name)
         if not entry:
             return None
@@ -75,7 +109,7 @@ class YamlFile:
         # The object as a manifest would hold it: `metadata.name` is the name key, `spec` its value.
         mark = name_node.start_mark
         metadata = _mapping([(_key("name", mark), name_node)], mark)
-        return _line(name_node), _mapping([(_key("spec", mark), spec), (_key("metadata", mark), metadata)], mark)
+        return _line(name_node), _mapping([(_key("spec", mark), spec), (_key("metadata", mark), metadata)], mark), 0
 
 
 def with_lines(findings: Iterable[Finding], texts: Mapping[str, str], *, documents_before: int = 0,
@@ -83,8 +117,8 @@ def with_lines(findings: Iterable[Finding], texts: Mapping[str, str], *, documen
     """``findings`` with their lines, from ``texts`` (file name → text), in the same order; with
     ``documents_before`` or ``lines_before``, each text is the rest of its file (see :class:`YamlFile`).
 
-    Each file with findings is composed once, and its nodes dropped before the next file's: a
-    tree costs some 30 times its text.
+    The documents with findings are composed once each, and a file's nodes dropped before the next
+    file's: a tree costs some 30 times its text.
     """
     located = list(findings)
     by_file: dict[str, list[int]] = {}
@@ -156,3 +190,17 @@ def _mapping(entries: list[tuple[Node, Node]], mark: Mark) -> MappingNode:
 
 def _line(node: Node) -> int:
     return node.start_mark.line + 1
+
+
+def _document_slices(text: str) -> list[tuple[int, int, int]] | None:
+    """(start, end, lines before) of each document of ``text``, cut at its markers; None when they cannot be
+    trusted to cut it (see :data:`_UNCUT` and ``document_starts``)."""
+    starts = None if _UNCUT.search(text) else yaml_reader.document_starts(text)
+    if starts is None:
+        return None
+    slices, lines, counted = [], 0, 0
+    for start, end in zip(starts, [*starts[1:], len(text)]):
+        lines += text.count("\n", counted, start)
+        counted = start
+        slices.append((start, end, lines))
+    return slices

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from karpenter_gitops.core.findings import Finding, Severity
 from karpenter_gitops.core.model import Source
@@ -177,7 +179,7 @@ def _finding(path: str, source: Source | None) -> Finding:
     return Finding("schema/required", Severity.ERROR, "NodePool", "general", path, "Required value", file, None, source)
 
 
-def test_with_lines_composes_each_file_with_findings_once(monkeypatch):
+def test_with_lines_composes_each_document_with_findings_once(monkeypatch):
     composed = []
     nodes = locate.yaml_reader.nodes
     monkeypatch.setattr(locate.yaml_reader, "nodes", lambda text: composed.append(text) or nodes(text))
@@ -190,7 +192,8 @@ def test_with_lines_composes_each_file_with_findings_once(monkeypatch):
     ]
     located = with_lines(findings, {"pools.yaml": MANIFESTS, "clean.yaml": "kind: NodePool\n"})
     assert [f.line for f in located] == [29, 26, None, None]
-    assert composed == [MANIFESTS]  # clean.yaml has no findings: never composed
+    # only the NodePool's document, once for its two findings; clean.yaml has none: never composed
+    assert composed == [MANIFESTS[MANIFESTS.rindex("---"):]]
     assert located == tuple(findings)  # a located finding is the same finding (e.g. for the waived lookup)
     assert located[0].to_json()["line"] == 29 and "line" not in located[2].to_json()
 
@@ -205,3 +208,25 @@ def test_texts_read_a_file_only_when_its_findings_are_located(tmp_path, monkeypa
     monkeypatch.setattr(files, "read_text", lambda p: reads.append(p) or p.read_text())
     assert str(path) in texts and "other.yaml" not in texts and reads == []
     assert texts[str(path)] == MANIFESTS and reads == [path]
+
+
+PIECES = st.sampled_from([
+    "---\n", "--- # next\n", "---\n# only a comment\n", "# between\n", "%YAML 1.1\n---\n", "...\n", "\ufeff",
+    "kind: NodePool\nspec: {template: {spec: {requirements: []}}}\n", "a: \"p\\\nq\"\nspec: [1, {b: 2}]\n",
+    "s: |\n  --- not a marker when indented\nspec: x\n", "m: \"x\\u2028y\"\nspec: 1\n", "r: 'p\rq'\nspec: 2\n",
+    "spec: &a {x: 1}\nother: *a\n", "metadata: {name: n}\n", "\n",
+])
+PATHS = st.sampled_from(["spec", "spec.template.spec.requirements", "spec[1].b", "metadata.name", "other.x", "kind"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(PIECES, max_size=12).map("".join), st.integers(-1, 8), PATHS)
+def test_a_document_composed_alone_has_the_lines_of_the_whole_file(text, document, path):
+    """Cut at its markers or composed whole, a file gives each path of each document the same line."""
+    try:
+        locate.yaml_reader.nodes(text)
+    except locate.yaml_reader.YAMLError:
+        return  # only files that parsed have findings to locate
+    whole = YamlFile(text)
+    whole._slices = None
+    assert YamlFile(text).line(path, document=document) == whole.line(path, document=document)
