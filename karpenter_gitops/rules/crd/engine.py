@@ -104,7 +104,8 @@ class Crd:
             return Outcome(tuple(findings), (Skipped("", "*", BLOCKED),))
         skipped = []
         for node, value, path in self.rules.visits(obj) if self.rules else ():
-            skipped.extend(Skipped(path, program.rule, TRANSITION) for program, _ in node.rules if program.transition)
+            if node.transitions:
+                skipped.extend(Skipped(path, rule, TRANSITION) for rule in node.transitions)
             for rule_id, message in self._verdicts(node, value):
                 findings.append(self._observe(rule_id, name, path, message))
         return Outcome(tuple(findings), tuple(skipped))

@@ -161,23 +161,32 @@ class RuleTree:
     properties: Mapping[str, RuleTree]  # those with rules at or below them
     items: RuleTree | None = None
     entries: RuleTree | None = None  # additionalProperties: the values of a map
+    transitions: tuple[str, ...] = ()  # the node's transition rules (they need oldSelf: never run offline)
 
-    def visits(self, value: Any, path: str = "") -> Iterator[tuple[RuleTree, Any, str]]:
-        """(node, value, path) of every present value whose node has rules; paths in our format (``a.b[0][key]``)."""
-        if value is None:
-            return
-        if self.rules:
-            yield self, value, path
-        if isinstance(value, dict):
-            for key, child in value.items():
-                if key in self.declared:
-                    if (tree := self.properties.get(key)) is not None:
-                        yield from tree.visits(child, f"{path}.{key}" if path else key)
-                elif self.entries is not None:
-                    yield from self.entries.visits(child, f"{path}[{key}]")
-        elif isinstance(value, list) and self.items is not None:
-            for index, child in enumerate(value):
-                yield from self.items.visits(child, f"{path}[{index}]")
+    def visits(self, value: Any, path: str = "") -> list[tuple[RuleTree, Any, str]]:
+        """(node, value, path) of every present value whose node has rules, parents before their children, in
+        the value's order; paths in our format (``a.b[0][key]``). Walked with a stack of its own: generators
+        nested as deep as the object cost a frame per level for every value they hand up."""
+        found: list[tuple[RuleTree, Any, str]] = []
+        pending: list[tuple[RuleTree, Any, str]] = [(self, value, path)]
+        while pending:
+            tree, value, path = pending.pop()
+            if value is None:
+                continue
+            if tree.rules:
+                found.append((tree, value, path))
+            children: list[tuple[RuleTree, Any, str]] = []
+            if isinstance(value, dict):
+                for key, child in value.items():
+                    if key in tree.declared:
+                        if (below := tree.properties.get(key)) is not None:
+                            children.append((below, child, f"{path}.{key}" if path else key))
+                    elif tree.entries is not None:
+                        children.append((tree.entries, child, f"{path}[{key}]"))
+            elif isinstance(value, list) and tree.items is not None:
+                children = [(tree.items, child, f"{path}[{index}]") for index, child in enumerate(value)]
+            pending.extend(reversed(children))
+        return found
 
 
 def rule_tree(schema: Mapping[str, Any]) -> RuleTree | None:
@@ -190,7 +199,8 @@ def rule_tree(schema: Mapping[str, Any]) -> RuleTree | None:
     rules = tuple((_compiled(v["rule"]), v.get("message")) for v in schema.get("x-kubernetes-validations") or ())
     if not (rules or below or items or entries):
         return None
-    return RuleTree(rules, frozenset(properties), below, items, entries)
+    transitions = tuple(program.rule for program, _ in rules if program.transition)
+    return RuleTree(rules, frozenset(properties), below, items, entries, transitions)
 
 
 @lru_cache(maxsize=4096)
