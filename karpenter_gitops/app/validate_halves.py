@@ -276,10 +276,6 @@ def _cut(paths: Sequence[Path]) -> Cut | None:
     return Cut(lambda: read_files(first, live=True), lambda: read_files(second, live=True))
 
 
-# A document marker: the one line that starts a document wherever it stands (YAML forbids it inside any
-# value, so it never occurs there); and a document end marker, after which a document needs none.
-
-
 def _cut_inside(earlier: list[Path], path: Path, text: str, target: int, later: list[Path]) -> Cut | None:
     """The run cut inside the file at ``path`` (``text``), at the document marker nearest after ``target``;
     the files ``earlier`` go to the first half, ``later`` to the second. None when no marker is there."""
