@@ -41,7 +41,7 @@ from yaml.resolver import Resolver
 
 __all__ = [
     "MAX_ALIAS_NODES", "MAX_DEPTH", "Mark", "MappingNode", "Node", "ScalarNode", "SequenceNode", "YAMLError",
-    "DOCUMENT_START", "document", "document_starts", "documents", "line_breaks", "nodes", "problem",
+    "DOCUMENT_START", "OTHER_LINE_BREAK", "document", "document_starts", "documents", "line_breaks", "nodes", "problem",
 ]
 
 # As Go YAML (kubectl, Pulumi): aliasing is excessive past this many values, and ten times the document.
@@ -165,6 +165,10 @@ def document_starts(text: str) -> list[int] | None:
     before = text[: starts[0]] if starts else text
     opened = any(line.strip() and not line.lstrip().startswith(("#", "%")) for line in before.splitlines())
     return [0, *starts] if opened else starts
+
+
+# The line breaks libyaml counts beside \n and \r\n: a lone \r, NEL, LINE and PARAGRAPH SEPARATOR.
+OTHER_LINE_BREAK = re.compile(r"\r(?!\n)|[\x85\u2028\u2029]")
 
 
 def line_breaks(data: bytes) -> int:

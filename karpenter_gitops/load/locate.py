@@ -21,9 +21,10 @@ from karpenter_gitops.core.findings import Finding
 from karpenter_gitops.core.yaml_reader import Mark, MappingNode, Node, ScalarNode, SequenceNode
 
 _MERGE_TAG = "tag:yaml.org,2002:merge"
-# What keeps a file from being cut at its markers: a directive (it belongs to the document after it), a
-# byte order mark, and line breaks other than \n and \r\n (lines would be counted otherwise).
-_UNCUT = re.compile(r"^%|[\ufeff\x85\u2028\u2029]|\r(?!\n)", re.MULTILINE)
+# What keeps a file from being cut at its markers: a directive (it belongs to the document after it) and a
+# byte order mark; line breaks other than \n and \r\n too (yaml_reader.OTHER_LINE_BREAK: the lines before a
+# slice are counted by \n here).
+_UNCUT = re.compile(r"^%|\ufeff", re.MULTILINE)
 _SEGMENT = re.compile(r"\[([^\]]*)\]|([^.\[\]]+)")
 
 
@@ -195,7 +196,8 @@ def _line(node: Node) -> int:
 def _document_slices(text: str) -> list[tuple[int, int, int]] | None:
     """(start, end, lines before) of each document of ``text``, cut at its markers; None when they cannot be
     trusted to cut it (see :data:`_UNCUT` and ``document_starts``)."""
-    starts = None if _UNCUT.search(text) else yaml_reader.document_starts(text)
+    cuttable = not (_UNCUT.search(text) or yaml_reader.OTHER_LINE_BREAK.search(text))
+    starts = yaml_reader.document_starts(text) if cuttable else None
     if starts is None:
         return None
     slices, lines, counted = [], 0, 0
