@@ -9,7 +9,8 @@ HAVE_GO := $(shell command -v go 2>/dev/null)
 
 .PHONY: demo test tools docs docs-reference fuzz conformance bench dist clean
 
-$(STAMP): pyproject.toml $(WHEELS)
+# The install compiles yaml_reader's native fast path (core/_yaml_values.c) in place.
+$(STAMP): pyproject.toml $(WHEELS) karpenter_gitops/core/_yaml_values.c
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]' -c $(WHEELS)

@@ -47,7 +47,7 @@ def scratch_project(directory: Path, stack: str, stack_text: str) -> Path:
 # --- the wheel, installed as a user installs it ---------------------------------------------------
 # Built from a copy of the sources: setuptools reuses an existing build/ directory, which can hold
 # modules that no longer exist.
-LEFT_OUT = (".git", ".venv", ".tools", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache", ".hypothesis", "out", "rendered", "site")
+LEFT_OUT = (".git", ".venv", ".tools", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache", ".hypothesis", "out", "rendered", "site", "*.so")
 
 
 @pytest.fixture(scope="session")
@@ -71,7 +71,7 @@ def install_wheel(wheel: Path, venv: Path) -> tuple[Path, Path]:
     python = venv / "bin" / "python"
     site = Path(subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                                capture_output=True, text=True, check=True).stdout.strip())
-    zipfile.ZipFile(wheel).extractall(site)  # a pure-Python wheel installs by unpacking
+    zipfile.ZipFile(wheel).extractall(site)  # a wheel installs by unpacking (its one C module built for this Python)
     (site / "dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     return venv, site
 

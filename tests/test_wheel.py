@@ -25,6 +25,11 @@ def test_the_wheel_ships_karpenters_static_prices_for_plan(wheel):
     assert "karpenter_gitops/adapters/aws/on_demand_prices.json" in zipfile.ZipFile(wheel).namelist()
 
 
+def test_the_wheel_ships_the_native_yaml_reader_built(wheel):
+    names = zipfile.ZipFile(wheel).namelist()
+    assert any(name.startswith("karpenter_gitops/core/_yaml_values.") and name.endswith(".so") for name in names)
+
+
 def test_installed_in_another_virtualenv_the_printed_pack_serves_from_that_virtualenv(wheel, tmp_path):
     venv, site = install_wheel(wheel, tmp_path / "app-venv")
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}

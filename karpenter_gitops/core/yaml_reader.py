@@ -5,10 +5,12 @@ built). :func:`documents` and :func:`document` build values; :func:`nodes` compo
 that findings are located in. The one other YAML reader is ruamel's round-trip parser in
 ``app/bump.py``, whose in-place edits must keep the stack file's comments and layout.
 
-Values are built straight from libyaml's parse events, one document at a time. PyYAML's C loader
-parses in C, then builds every value through Python machinery (a node per value, a resolver pass,
-generator-based constructors) that costs twice the parse. Manifests are plain data, so we build
-dicts, lists and scalars directly from the events, with the values PyYAML's safe loader gives
+Values are built straight from libyaml's parse events. PyYAML's C loader parses in C, then builds
+every value through Python machinery (a node per value, a resolver pass, generator-based
+constructors) that costs twice the parse. Manifests are plain data, so we build dicts, lists and
+scalars directly from the events: in C (``_yaml_values.c``) for text without anchors, aliases, tags
+or merge keys, which is nearly every manifest, and otherwise here, one document at a time as
+PyYAML hands the events over. Either way they are the values PyYAML's safe loader gives
 (YAML 1.1 scalars, as kubectl's Go YAML reads them: ``yes`` is true, ``1_000`` is 1000,
 ``2024-01-01`` is a date) by asking PyYAML's own resolver and constructors, once per distinct
 plain scalar. Equal short scalars share one object, which also keeps a large run's memory down.
@@ -39,6 +41,11 @@ from yaml.constructor import ConstructorError, SafeConstructor
 from yaml.composer import ComposerError
 from yaml.resolver import Resolver
 
+try:
+    from karpenter_gitops.core import _yaml_values
+except ImportError:  # built where libyaml's header is found (pyproject.toml); without it, every document is _build's
+    _yaml_values = None
+
 __all__ = [
     "MAX_ALIAS_NODES", "MAX_DEPTH", "Mark", "MappingNode", "Node", "ScalarNode", "SequenceNode", "YAMLError",
     "DOCUMENT_START", "OTHER_LINE_BREAK", "document", "document_starts", "documents", "line_breaks", "nodes", "problem",
@@ -57,6 +64,7 @@ _SCALAR_TAGS = frozenset(
 )
 _SHARED_LENGTH = 256  # scalars up to this length are resolved once and shared; longer ones are mostly unique
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_CHUNK = 1 << 16  # what a file is read in, as PyYAML's parsers read it
 
 
 class _Merge:
@@ -95,15 +103,18 @@ class _Scalars:
         if tag is None or tag == "!":
             if event.implicit[0]:
                 found = self.plain.get(text, _NO_KEY)
-                if found is _NO_KEY:
-                    found = self._construct(self._resolve(text), text, event)
-                    if len(text) <= _SHARED_LENGTH:
-                        self.plain[text] = found
-                return found
+                return self.resolved(text, event) if found is _NO_KEY else found
             if len(text) > _SHARED_LENGTH:
                 return text
             return self.quoted.setdefault(text, text)
         return self._construct(tag, text, event)
+
+    def resolved(self, text: str, event: yaml.ScalarEvent | None = None) -> Any:
+        """A plain scalar's value, remembered when it is short (the native reader asks this too, without an event)."""
+        found = self._construct(self._resolve(text), text, event)
+        if len(text) <= _SHARED_LENGTH:
+            self.plain[text] = found
+        return found
 
     @staticmethod
     def _resolve(text: str) -> str:
@@ -114,7 +125,7 @@ class _Scalars:
                 return tag
         return _STR
 
-    def _construct(self, tag: str, text: str, event: yaml.ScalarEvent) -> Any:
+    def _construct(self, tag: str, text: str, event: yaml.ScalarEvent | None) -> Any:
         if tag == _STR:
             return text
         if tag == _MERGE:
@@ -122,17 +133,40 @@ class _Scalars:
         if tag not in _SCALAR_TAGS:
             raise _no_constructor(tag, event)
         construct = SafeConstructor.yaml_constructors[tag]
-        return construct(self.constructor, yaml.ScalarNode(tag, text, event.start_mark, event.end_mark))
+        start, end = (event.start_mark, event.end_mark) if event else (None, None)
+        return construct(self.constructor, yaml.ScalarNode(tag, text, start, end))
 
 
 def documents(stream: Any, *, unique_keys: bool = True) -> Iterator[Any]:
-    """Each document of ``stream`` (text, bytes or a binary file), built as it is parsed."""
-    parser = _Loader(stream)
+    """Each document of ``stream`` (text, bytes or a file read in chunks).
+
+    Built in C from libyaml's events where the native reader is built and the documents are plain
+    (:mod:`._yaml_values`); otherwise, and wherever that reader gives up, by :func:`_build` as libyaml's events
+    come through PyYAML, one document at a time.
+    """
     scalars = _Scalars()
+    if _yaml_values is not None:
+        if hasattr(stream, "read"):
+            stream = _whole(stream)
+        found = _yaml_values.documents(
+            stream, scalars.plain, scalars.quoted, scalars.resolved, MERGE, MAX_DEPTH, _SHARED_LENGTH, unique_keys
+        )
+        if found is not None:
+            yield from found
+            return
+    parser = _Loader(stream)
     try:
         yield from _build(parser, scalars, unique_keys)
     finally:
         parser.dispose()
+
+
+def _whole(stream: Any) -> str | bytes:
+    """All a file gives, in the chunks a parser would ask for: the native reader may read it twice."""
+    chunks = []
+    while chunk := stream.read(_CHUNK):
+        chunks.append(chunk)
+    return "".join(chunks) if chunks and isinstance(chunks[0], str) else b"".join(chunks)
 
 
 def document(text: str, *, unique_keys: bool = True) -> Any:
@@ -304,4 +338,4 @@ def _anchor(anchors: dict, name: str, value: Any, size: int, event: Any, mark: A
 
 
 def _no_constructor(tag: str, event: Any) -> ConstructorError:
-    return ConstructorError(None, None, f"could not determine a constructor for the tag {tag!r}", event.start_mark)
+    return ConstructorError(None, None, f"could not determine a constructor for the tag {tag!r}", event and event.start_mark)

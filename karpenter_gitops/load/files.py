@@ -110,7 +110,7 @@ def read_text(path: Path) -> str:
 
 
 def read_documents(path: Path) -> list[Any]:
-    """The YAML documents of a file, parsed as it is read (the text is never held whole)."""
+    """The YAML documents of a file, checked chunk by chunk as it is read (its bytes, not its text, are held whole)."""
     name = display(path)
     with _open(path, name) as file:
         return parse_yaml(_TextChunks(file, name), name)
