@@ -107,6 +107,9 @@ class _Field:
     item: Any  # model class or scalar type for lists/maps
     prop: Prop
     models: bool = False  # a list of models (not of scalars)
+    # The type whose values (the field's own, its items' or its map's values) no check of the CRD applies to:
+    # a value of exactly that type is taken as it is, which most values of a manifest are.
+    unchecked: type | None = None
 
 
 @cache
@@ -192,8 +195,28 @@ def fields_of(cls: type) -> dict[str, _Field]:
             item=item,
             prop=facts,
             models=kind == "list" and dataclasses.is_dataclass(item),
+            unchecked=_unchecked(kind, scalar if kind == "scalar" else item, facts),
         )
     return table
+
+
+_PLAIN_TYPES = frozenset({str, int, bool, float})
+
+
+def _unchecked(kind: str, tp: Any, facts: Prop) -> type | None:
+    """``tp`` when :meth:`Loader._scalar` would take its values unchanged (a string interned): a plain type and
+    none of the facts it checks (a map's values are checked against ``value_pattern`` alone)."""
+    if tp not in _PLAIN_TYPES or facts.since is not None:
+        return None
+    if kind == "map":
+        return tp if facts.value_pattern is None else None
+    checks = (facts.enum, facts.pattern, facts.minimum, facts.maximum, facts.min_length, facts.max_length)
+    return tp if all(check is None for check in checks) and not facts.int32 else None
+
+
+def _taken(value: Any) -> Any:
+    """An unchecked value as a model keeps it: short strings interned, as :meth:`Loader._scalar` keeps them."""
+    return sys.intern(value) if type(value) is str and len(value) <= _SHARED_LENGTH else value
 
 
 _TYPE_NAMES = {str: "string", int: "integer", bool: "boolean", float: "number"}
@@ -253,6 +276,9 @@ class Loader:
         values: dict[str, Any] = {}
         for key, raw in data.items():
             field = table.get(key)
+            if field is not None and type(raw) is field.unchecked and field.kind == "scalar":
+                values[field.attr] = _taken(raw)
+                continue
             child = f"{path}.{key}" if path else str(key)
             if field is None:
                 self._unknown(key, child, table)
@@ -309,12 +335,18 @@ class Loader:
             self._count(path, len(raw), facts.min_items, facts.max_items, "items")
             if facts.unique is not None and self.release >= facts.unique:
                 self._unique(path, raw)
-            load = self.model if field.models else None
-            items = (
-                load(field.item, item, f"{path}[{index}]") if load else self._scalar(field.item, item, f"{path}[{index}]", facts)
-                for index, item in enumerate(raw)
-            )
-            return tuple(value for value in items if value is not None)  # a wrong-shaped item was reported and is left out
+            items = []
+            for index, item in enumerate(raw):
+                if type(item) is field.unchecked:
+                    items.append(_taken(item))
+                    continue
+                if field.models:
+                    value = self.model(field.item, item, f"{path}[{index}]")
+                else:
+                    value = self._scalar(field.item, item, f"{path}[{index}]", facts)
+                if value is not None:  # a wrong-shaped item was reported and is left out
+                    items.append(value)
+            return tuple(items)
         if field.kind == "map":
             if type(raw) is not dict and not isinstance(raw, Mapping):
                 self.report(WRONG_TYPE, path, f"Invalid value: {type_name(raw)}: must be of type object")
@@ -322,8 +354,10 @@ class Loader:
             self._count(path, len(raw), None, facts.max_properties, "properties")
             out = {}
             for key, value in raw.items():
-                child = f"{path}[{key}]"
-                loaded = self._scalar(field.item, value, child, facts, map_value=True)
+                if type(value) is field.unchecked:
+                    loaded = _taken(value)
+                else:
+                    loaded = self._scalar(field.item, value, f"{path}[{key}]", facts, map_value=True)
                 if loaded is not None:
                     out[sys.intern(str(key))] = loaded
             return types.MappingProxyType(out)
