@@ -222,6 +222,10 @@ def _taken(value: Any) -> Any:
 _TYPE_NAMES = {str: "string", int: "integer", bool: "boolean", float: "number"}
 _NOT_MAPPINGS = frozenset({str, int, float, bool, list, type(None)})  # types an isinstance(Mapping) check can skip
 _ALLOWED: dict[tuple[int, Release], tuple[Mapping, list]] = {}  # (id of an enum, release) -> (the enum, the values allowed)
+# (id of the facts, type, value, release) -> (the facts, the value kept) of plain values that
+# passed Loader._scalar's checks; bounded, so that a long-lived process reading ever new values does not grow.
+_TAKEN: dict[tuple, tuple[Prop, Any]] = {}
+_TAKEN_KEPT = 100_000
 
 
 def type_name(value: Any) -> str:
@@ -377,6 +381,25 @@ class Loader:
             self.report(SIZE, path, f"Too many: {size}: must have at most {high} {noun}", blocking=True)
 
     def _scalar(self, tp: Any, raw: Any, path: str, facts: Prop, map_value: bool = False) -> Any:
+        """The value a model keeps for ``raw`` (None when it is of the wrong type), each violation reported. A
+        plain value taken without a violation is remembered with the facts it was checked against: the same
+        labels, keys and values recur in every object of a large run."""
+        raw_type = type(raw)
+        if raw_type not in _PLAIN_TYPES:
+            return self._checked_scalar(tp, raw, path, facts, map_value)
+        key = (id(facts), raw_type, raw, self.release)  # a field's facts are a map's or not, never both
+        known = _TAKEN.get(key)
+        if known is not None:
+            return known[1]
+        reported = len(self.violations)
+        value = self._checked_scalar(tp, raw, path, facts, map_value)
+        if value is not None and len(self.violations) == reported:
+            if len(_TAKEN) >= _TAKEN_KEPT:
+                _TAKEN.clear()
+            _TAKEN[key] = (facts, value)  # the facts kept alive, so that their id names them while the entry lasts
+        return value
+
+    def _checked_scalar(self, tp: Any, raw: Any, path: str, facts: Prop, map_value: bool) -> Any:
         raw_type = type(raw)
         if raw_type not in _NOT_MAPPINGS and isinstance(raw, Mapping) and set(raw) == {"secure"} and tp in (str, Any):
             self.report(SECRET, path, "a Pulumi secret: encrypted in the stack file, so it is checked at preview, not offline")

@@ -215,3 +215,28 @@ def test_a_stack_whose_config_is_not_a_mapping_is_one_line(tmp_path, capsys):
 
 def test_the_loaded_spec_types_cover_both_kinds():
     assert fields_of(EC2NodeClassSpec) and fields_of(NodePoolSpec)
+
+
+def _pool(weight: Any = 10, taints: list | None = None) -> dict:
+    template_spec = {"nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "c"},
+                     "requirements": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}],
+                     **({"taints": taints} if taints else {})}
+    return {"weight": weight, "template": {"spec": template_spec}}
+
+
+@pytest.mark.parametrize(
+    "first, second, path",
+    [
+        # the same value under another field, with other facts: judged by those
+        # (an operator's enum takes "In", a taint's effect does not)
+        (_pool(), _pool(taints=[{"key": "k", "effect": "In"}]), "spec.template.spec.taints[0].effect"),
+        # the same value as another type: True equals 1, yet a boolean is no integer
+        (_pool(weight=1), _pool(weight=True), "spec.weight"),
+    ],
+)
+def test_a_value_taken_once_is_judged_again_under_other_facts(first, second, path):
+    """Loading remembers plain values that passed their checks (typed_schema._TAKEN); a remembered value
+    must not pass where its field or its type says otherwise."""
+    assert typed_schema.load(NodePoolSpec, first, "spec", versions.DEFAULT).violations == []
+    violations = typed_schema.load(NodePoolSpec, second, "spec", versions.DEFAULT).violations
+    assert path in [violation.path for _, violation in violations]
