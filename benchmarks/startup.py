@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-import karpenter_gitops
+from harness.measure import console_script, install, user_environment
 
 SMALL = """\
 apiVersion: karpenter.k8s.aws/v1
@@ -73,11 +73,10 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=20, help="runs per figure (the median is shown)")
     parser.add_argument("--files", type=int, default=100, help="files for the one-process-per-file figure")
     args = parser.parse_args()
-    command = str(Path(sys.executable).with_name("karpenter-gitops"))
-    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
-    editable = "site-packages" not in karpenter_gitops.__file__
+    command = str(console_script())
+    env = user_environment()
     print(f"machine: {platform.machine()}, {os.cpu_count()} CPUs, {platform.python_implementation()} {platform.python_version()}")
-    print(f"install: {'editable (adds its import hook to every start)' if editable else 'regular'}")
+    print(f"install: {install()}")
     with tempfile.TemporaryDirectory() as tmp:
         files = []
         for index in range(args.files):

@@ -1,6 +1,9 @@
 """Benchmark: `validate` side by side with kubeconform on the same generated Karpenter objects, in one run.
 
-Run by hand: ``.venv/bin/python benchmarks/validate_side_by_side.py [--sizes 10000] [--rounds 3]``.
+Run by hand: ``.venv/bin/python benchmarks/validate_side_by_side.py [--sizes 10000] [--rounds 3]``; for the
+figures compared with kubeconform, with the Python of a regular install, as users run it (``python3 -m venv
+/tmp/kg && /tmp/kg/bin/pip install .``, then ``/tmp/kg/bin/python benchmarks/...``): the run prints which
+install it timed, and an editable one adds its import hook to every start.
 It writes realistic objects (``harness/objects.py``: half EC2NodeClasses, half NodePools, all
 valid) as multi-document files of 1,000 objects, then runs every side on that folder as a whole
 process, in turns, ``--rounds`` times; each figure is the median round (wall and CPU seconds), each
@@ -38,7 +41,7 @@ from pathlib import Path
 
 import yaml
 from harness import kubeconform
-from harness.measure import Run, run
+from harness.measure import Run, console_script, install, run, user_environment
 from harness.objects import KARPENTER_CRDS, RELEASE, object_count, write_objects
 
 SIDES = (
@@ -53,7 +56,7 @@ SIDES = (
 )
 TARGETS = {"validate": 1.0, "validate --crd": 0.5}  # × kubeconform with its default workers
 LABELS = {"kubeconform": "× kubeconform", "kubeconform -n 1": "× kc -n 1"}
-CONSOLE_SCRIPT = Path(sys.executable).with_name("karpenter-gitops")
+CONSOLE_SCRIPT = console_script()
 
 
 @dataclass(frozen=True)
@@ -151,7 +154,7 @@ def counted(side: str, done: Run) -> tuple[int | None, int | None]:
 def measure(sides: list[str], setup: Setup, rounds: int) -> list[Figure]:
     """Each side ``rounds`` times, in turns (so a busy spell slows every side alike); the median round."""
     runs: dict[str, list[Run]] = {side: [] for side in sides}
-    environment = {**os.environ, "KARPENTER_GITOPS_VERDICT_CACHE": str(setup.directory.parent / "verdicts")}
+    environment = user_environment(KARPENTER_GITOPS_VERDICT_CACHE=str(setup.directory.parent / "verdicts"))
     if "validate, cached" in sides:
         run(argv_of("validate, cached", setup), env=environment)  # warms the cache
     for _ in range(rounds):
@@ -227,6 +230,7 @@ def main() -> int:
     if not crds.is_dir():
         parser.error(f"no CRDs of {args.release} in {KARPENTER_CRDS}")
     print(f"machine: {platform.machine()}, {os.cpu_count()} CPUs, {platform.python_implementation()} {platform.python_version()}")
+    print(f"install: {install()}")
     print(f"CRDs: Karpenter {args.release}; kubeconform {kubeconform.VERSION}; median of {args.rounds} rounds")
     print(f"load average at the start: {os.getloadavg()[0]:.1f}; under load wall times stretch, most for kubeconform's threads: read CPU s too")
     sound = True

@@ -13,10 +13,35 @@ import os
 import resource
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
 from dataclasses import dataclass
+from pathlib import Path
+
+
+def user_environment(**extra: str) -> dict[str, str]:
+    """This environment as a user's shell has it: Python's bytecode cache on (a sandbox or CI may switch it off
+    with PYTHONDONTWRITEBYTECODE, and every start would then compile again whatever changed since the cache was
+    written), plus ``extra``."""
+    kept = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    return {**kept, **extra}
+
+
+def install() -> str:
+    """How the console script next to this interpreter is installed. Users run a regular install (pip compiles
+    the bytecode); an editable one (``make test``'s) adds its import hook to every start, so figures to compare
+    with another tool come from a regular one: ``python3 -m venv /tmp/kg && /tmp/kg/bin/pip install .``."""
+    import karpenter_gitops
+
+    editable = "site-packages" not in karpenter_gitops.__file__
+    return "editable (adds its import hook to every start)" if editable else "regular"
+
+
+def console_script() -> Path:
+    """The ``karpenter-gitops`` console script next to this interpreter."""
+    return Path(sys.executable).with_name("karpenter-gitops")
 
 
 @dataclass(frozen=True)
