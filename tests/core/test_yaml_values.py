@@ -9,6 +9,7 @@ from contextlib import contextmanager
 
 import pytest
 import yaml
+from _yaml_strategies import dumped_yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -85,17 +86,9 @@ def test_any_text_is_built_as_the_builder_builds_it_or_left_to_it(text, unique_k
         assert identical(fast, slow)
 
 
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text() | st.dates(),
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
-    max_leaves=30,
-)
-
-
 @settings(max_examples=300, deadline=None)
-@given(st.lists(json_values, min_size=1, max_size=3), st.sampled_from([None, True, False]), st.booleans())
-def test_plain_data_is_the_native_readers_own(values, flow, explicit_start):
-    text = yaml.safe_dump_all(values, default_flow_style=flow, explicit_start=explicit_start, allow_unicode=True)
+@given(dumped_yaml)
+def test_plain_data_is_the_native_readers_own(text):
     fast = native(text)
     assert fast is not None, "plain data was left to the builder"
     assert identical(fast, built(text))
