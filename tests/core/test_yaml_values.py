@@ -71,6 +71,7 @@ PIECES = [
     ".inf", ".nan", "~", "null", "2024-01-01", "2024-01-01T10:20:30Z", "=", "<<: ", "<<", "# c\n", "\t", "|\n  t\n",
     ">-\n  f\n", "%YAML 1.1\n", "%TAG ! tag:x,2000:\n", "\ufeff", "\r\n", "\r", "\x85", "\u2028", "\x07", "? ", "1.5",
     "true", "-", "'", '"', "@", "%", "é", "✓",
+    "x" * 300, "'" + "q" * 300 + "'",  # past the length up to which equal scalars share one object
 ]
 soups = st.lists(st.sampled_from(PIECES), max_size=40).map("".join)
 
@@ -125,6 +126,7 @@ def test_a_repeated_key_of_a_file_other_tools_read_first_keeps_the_last_value():
 def test_a_file_read_in_chunks_gives_the_documents_of_its_text():
     text = "".join(f"---\nkind: K\nname: n{i}\nlist: [yes, '0o7', 1:20]\n" for i in range(5_000))  # over one chunk
     assert list(yaml_reader.documents(io.BytesIO(text.encode()))) == list(yaml_reader.documents(text))
+    assert list(yaml_reader.documents(io.StringIO(text))) == list(yaml_reader.documents(text))
     assert list(yaml_reader.documents(io.BytesIO(b""))) == []
 
 
