@@ -60,8 +60,12 @@ class Terminal:
         self.console.rule(line(*parts), align=align)
 
     def table(self, header: Sequence[str], rows: Sequence[Sequence[Part | Sequence[Part]]], *, indent: int = 0) -> None:
-        """Columns without borders, ``indent`` columns in; every cell is a :func:`line` of one part or a list of parts."""
-        table = Table(*header, box=None, pad_edge=False)
+        """Columns without borders, ``indent`` columns in; every cell is a :func:`line` of one part or a list of parts.
+        A word wider than its column is folded onto the next lines, never cut: an AWS message may end in one long
+        token the user needs whole (an encoded authorization message to decode, an ARN)."""
+        table = Table(box=None, pad_edge=False)
+        for title in header:
+            table.add_column(title, overflow="fold")
         for row in rows:
             table.add_row(*(line(*cell) if isinstance(cell, list) else line(cell) for cell in row))
         self.console.print(Padding(table, (0, 0, 0, indent)) if indent else table)

@@ -75,6 +75,17 @@ def test_a_table_cell_is_data():
     assert "golden [/x86]" in shown and "\\x1b]0;title\\x07" in shown and "\x1b" not in shown
 
 
+def test_a_word_wider_than_its_column_is_folded_not_cut():
+    """An AWS refusal may end in one long token the user needs whole, such as the encoded authorization
+    message ``aws sts decode-authorization-message`` reads (found by tests/fuzz: a 64 KiB message was cut)."""
+    encoded = "Encoded authorization failure message: " + "Ab0-" * 200
+    terminal = Terminal(width=80)
+    terminal.console.file = io.StringIO()
+    terminal.table(("condition", "status", "message"), [("SecurityGroupsReady", "False", encoded)])
+    shown = terminal.console.file.getvalue()
+    assert "…" not in shown and "".join(encoded.split()) in "".join(shown.split())
+
+
 WORLD = PROJECT / "karpenter_gitops" / "adapters" / "aws" / "worlds" / "default.yaml"
 GOLDEN = """\
 apiVersion: karpenter.k8s.aws/v1
