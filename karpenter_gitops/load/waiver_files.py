@@ -71,7 +71,7 @@ def _entry(item: Any, where: str, file: str) -> Waiver:
             hint="fix the object instead",
         )
     kind = item.get("kind")
-    if kind is not None and kind not in KINDS:
+    if kind is not None and (not isinstance(kind, str) or kind not in KINDS):  # a list or mapping cannot be looked up
         raise InputError(f"{where}: kind {kind!r} is not one of {', '.join(KINDS)}", file,
                          hint=did_you_mean(str(kind), KINDS) or "leave kind out to waive objects of any kind")
     for name in ("object", "reason"):

@@ -155,6 +155,9 @@ def test_stack_config_waivers_apply():
         ({"rule": "policy/ami-owner", "object": "x", "reason": "r", "expires": "next year"}, "not an ISO date"),
         ({"rule": "policy/ami-owner", "object": "x", "reason": "r", "expires": "2026-01-01", "owner": "me"}, "unknown field 'owner'"),
         ({"rule": policy.WAIVER_EXPIRED, "object": "x", "reason": "r", "expires": "2026-01-01"}, "cannot be waived"),
+        # a list where a kind belongs (found by tests/fuzz: a traceback before)
+        ({"rule": "policy/ami-owner", "object": "x", "reason": "r", "expires": "2026-01-01", "kind": [None]},
+         "waivers[0]: kind [None] is not one of"),
     ],
 )
 def test_malformed_waivers_are_input_errors_naming_the_entry(tmp_path, entry, expected):
