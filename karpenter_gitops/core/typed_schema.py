@@ -215,7 +215,8 @@ def _unchecked(kind: str, tp: Any, facts: Prop) -> type | None:
 
 
 def _taken(value: Any) -> Any:
-    """An unchecked value as a model keeps it: short strings interned, as :meth:`Loader._scalar` keeps them."""
+    """A value as a model keeps it: short strings interned, since models of many objects share their labels, keys
+    and values."""
     return sys.intern(value) if type(value) is str and len(value) <= _SHARED_LENGTH else value
 
 
@@ -437,8 +438,7 @@ class Loader:
                     self.report(SIZE, path, f"Too long: may not be more than {facts.max_length} bytes", blocking=True)
                 if facts.min_length is not None and len(raw) < facts.min_length:
                     self.report(SIZE, path, f"Invalid value: {_quote(raw)}: should be at least {facts.min_length} chars long")
-            if len(raw) <= _SHARED_LENGTH:
-                raw = sys.intern(raw)  # models of many objects share their labels, keys and values
+            raw = _taken(raw)
         if facts.enum is not None and not map_value:
             self._enum(raw, path, facts.enum)
         if isinstance(raw, int) and not map_value:
