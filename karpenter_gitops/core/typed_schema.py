@@ -203,15 +203,21 @@ def fields_of(cls: type) -> dict[str, _Field]:
 _PLAIN_TYPES = frozenset({str, int, bool, float})
 
 
+# Facts that never judge one value: the field's name and presence, and the bounds of its list or map as a whole.
+_WHOLE_FIELD_FACTS = frozenset({"wire", "required", "required_until", "min_items", "max_items", "max_properties", "unique"})
+# The facts that judge a value (a map's values are judged by value_pattern alone); a fact added to Prop judges
+# values until it is listed above, so the unchecked path can never skip a new check.
+_VALUE_FACTS = tuple(fact for fact in dataclasses.fields(Prop) if fact.name not in _WHOLE_FIELD_FACTS | {"value_pattern"})
+_MAP_VALUE_FACTS = tuple(fact for fact in dataclasses.fields(Prop) if fact.name in ("value_pattern", "since"))
+
+
 def _unchecked(kind: str, tp: Any, facts: Prop) -> type | None:
-    """``tp`` when :meth:`Loader._scalar` would take its values unchanged (a string interned): a plain type and
-    none of the facts it checks (a map's values are checked against ``value_pattern`` alone)."""
-    if tp not in _PLAIN_TYPES or facts.since is not None:
+    """``tp`` when :meth:`Loader._scalar` would take its values unchanged (a string interned): a plain type, and
+    every fact that judges a value left at its default."""
+    judging = _MAP_VALUE_FACTS if kind == "map" else _VALUE_FACTS
+    if tp not in _PLAIN_TYPES or any(getattr(facts, fact.name) != fact.default for fact in judging):
         return None
-    if kind == "map":
-        return tp if facts.value_pattern is None else None
-    checks = (facts.enum, facts.pattern, facts.minimum, facts.maximum, facts.min_length, facts.max_length)
-    return tp if all(check is None for check in checks) and not facts.int32 else None
+    return tp
 
 
 def _taken(value: Any) -> Any:
