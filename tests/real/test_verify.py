@@ -232,7 +232,7 @@ def test_a_nodeoverlay_condition_other_than_predicted_is_reported(applied, api_s
 
 
 def test_verify_agrees_with_karpenters_own_controller_then_sees_an_out_of_band_edit(api_server, embedded_server, capsys):
-    """The example manifests applied, reconciled by Karpenter 1.14.1's controller on the embedded AWS: verify
+    """The example manifests applied, reconciled by Karpenter 1.15.0's controller (the default) on the embedded AWS: verify
     finds the cluster as predicted; a hand edit then shows as drift, whatever the controller re-reports."""
     from _karpenter import running_karpenter
 
