@@ -241,9 +241,8 @@ def _download(families: list[Family]) -> None:
                        capture_output=True, check=False)
 
 
-def build(family: Family, log) -> Path:
-    """The family's cached folder, building it first when it is not there yet."""
-    target = cached_folder(family)
+def build(family: Family, target: Path, log) -> Path:
+    """The family's cached folder ``target``, building it first when it is not there yet."""
     if target.is_dir():
         log(f"{family.folder}: cached in {target}")
         return target
@@ -314,10 +313,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.versions:
         print(json.dumps({name: v for f in chosen for name, v in f.versions.items()}, indent=2))
         return 0
-    downloads = threading.Thread(target=_download, args=([f for f in chosen if not cached_folder(f).is_dir()],))
+    targets = [(family, cached_folder(family)) for family in chosen]
+    downloads = threading.Thread(target=_download, args=([family for family, target in targets if not target.is_dir()],))
     downloads.start()
     try:
-        link([build(family, lambda line: print(line, file=sys.stderr)) for family in chosen])
+        link([build(family, target, lambda line: print(line, file=sys.stderr)) for family, target in targets])
     except subprocess.CalledProcessError as failure:
         print(f"make tools: {' '.join(map(str, failure.cmd[:3]))} failed (exit {failure.returncode}); see the output above", file=sys.stderr)
         return 1
