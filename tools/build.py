@@ -235,10 +235,12 @@ def cached_folder(family: Family) -> Path:
 def _download(families: list[Family]) -> None:
     """Fetch the modules of the families still to build while the first of them compiles: on a cold
     machine each family would otherwise begin with a minute of downloading and unzipping while a core
-    waits. A failure here is left to that family's build, which reports it."""
+    waits. Listing the binaries' packages fetches just the modules the build reads (``go mod download``
+    would fetch test-only ones too); a failure here is left to that family's build, which reports it."""
     for family in families:
-        subprocess.run(("go", "mod", "download"), cwd=TOOLS / family.folder, env=_environment(family.toolchain),
-                       capture_output=True, check=False)
+        packages = [binary.package for binary in family.binaries]
+        subprocess.run(("go", "list", "-e", "-deps", "-f", "{{.ImportPath}}", *packages), cwd=TOOLS / family.folder,
+                       env=_environment(family.toolchain), capture_output=True, check=False)
 
 
 def build(family: Family, target: Path, log) -> Path:
