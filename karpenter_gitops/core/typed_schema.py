@@ -205,8 +205,9 @@ _PLAIN_TYPES = frozenset({str, int, bool, float})
 
 # Facts that never judge one value: the field's name and presence, and the bounds of its list or map as a whole.
 _WHOLE_FIELD_FACTS = frozenset({"wire", "required", "required_until", "min_items", "max_items", "max_properties", "unique"})
-# The facts that judge a value (a map's values are judged by value_pattern alone); a fact added to Prop judges
-# values until it is listed above, so the unchecked path can never skip a new check.
+# The facts that judge a value (a map's values are judged by value_pattern and since alone); a fact added to
+# Prop judges scalar and list values until it is listed above, so the unchecked path cannot skip a new check
+# there; one that judges a map's values must be added to _MAP_VALUE_FACTS by hand.
 _VALUE_FACTS = tuple(fact for fact in dataclasses.fields(Prop) if fact.name not in _WHOLE_FIELD_FACTS | {"value_pattern"})
 _MAP_VALUE_FACTS = tuple(fact for fact in dataclasses.fields(Prop) if fact.name in ("value_pattern", "since"))
 
