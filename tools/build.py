@@ -32,11 +32,14 @@ from pathlib import Path
 
 TOOLS = Path(__file__).resolve().parent
 BIN = TOOLS.parent / ".tools" / "bin"
-# Without inlining (-l): inlining is the costliest step in compiling the generated API clients these
-# tools carry (the AWS SDK's S3 client takes 44 s of CPU with it, 12.5 s without), and about a quarter of
-# the Pulumi CLI's. The code is the same, only calls are not folded into their callers; the tests wait on
-# these binaries rather than on their CPU (figures in docs/project/benchmarks.md).
-RELEASE_FLAGS = ("-trimpath", "-tags", "osusergo,grpcnotrace", "-gcflags=all=-l")
+# Two compiler settings that cut a cold build's CPU; the tests wait on these binaries rather than on
+# their CPU (figures in docs/project/benchmarks.md). No inlining (-l): the costliest step for the
+# generated API clients these tools carry (the AWS SDK's S3 client takes 44 s of CPU with it, 12.5 s
+# without) and about a quarter of the Pulumi CLI's; the code is the same, calls are only not folded
+# into their callers. No DWARF (-dwarf=false, and -w for the linker): debugger tables take another
+# 3-16 % of each package's compile and part of every link; panics still print file and line.
+BUILD_FLAGS = ("-trimpath", "-tags", "osusergo,grpcnotrace", "-gcflags=all=-l -dwarf=false")
+LINK_FLAGS = ("-w",)
 # The approved newer toolchain the module proxy serves (a family that needs it says so).
 NEWER_GO = "go1.27.3"
 MACHINE_GO = "local"
@@ -44,11 +47,10 @@ MACHINE_GO = "local"
 
 @dataclass(frozen=True)
 class Binary:
-    """One executable: the package to build and the version it must report."""
+    """One executable: its name in .tools/bin and the main package it is built from."""
 
     name: str
     package: str
-    version_flags: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,9 @@ class Family:
 
     folder: str
     binaries: tuple[Binary, ...]
+    # -X settings the binaries report their versions by. The family links in one go command, so they
+    # apply to each binary; the linker ignores a setting for a package a binary does not contain.
+    version_flags: tuple[str, ...] = ()
     # (module, path inside it) copied beside the binaries with mode 0755: module zips keep no modes.
     module_files: tuple[tuple[str, str], ...] = ()
     # Files our sources embed, generated from a module's files before the build.
@@ -109,9 +114,10 @@ def families() -> list[Family]:
         Family(
             "pulumi",
             (
-                Binary("pulumi", f"{PULUMI_PKG}/cmd/pulumi", pulumi_version),
-                Binary("pulumi-language-python", "./cmd/pulumi-language-python", pulumi_version),
+                Binary("pulumi", f"{PULUMI_PKG}/cmd/pulumi"),
+                Binary("pulumi-language-python", "./cmd/pulumi-language-python"),
             ),
+            version_flags=pulumi_version,
             module_files=(
                 (PULUMI_SDK, "python/cmd/pulumi-language-python-exec"),
                 (PULUMI_SDK, "python/dist/pulumi-resource-pulumi-python"),
@@ -120,24 +126,20 @@ def families() -> list[Family]:
         ),
         Family(
             "pulumi-kubernetes",
-            (
-                Binary(
-                    "pulumi-resource-kubernetes",
-                    "./cmd/pulumi-resource-kubernetes",
-                    (f"-X {K8S_PROVIDER}/pkg/version.Version={K8S_PROVIDER_RELEASE}",),
-                ),
-            ),
+            (Binary("pulumi-resource-kubernetes", "./cmd/pulumi-resource-kubernetes"),),
+            version_flags=(f"-X {K8S_PROVIDER}/pkg/version.Version={K8S_PROVIDER_RELEASE}",),
             generate="kubernetes-schema",
             versions={"pulumi-resource-kubernetes": K8S_PROVIDER_RELEASE},
         ),
         Family(
             "kube",
             (
-                Binary("kube-apiserver", "k8s.io/kubernetes/cmd/kube-apiserver", k8s_flags),
+                Binary("kube-apiserver", "k8s.io/kubernetes/cmd/kube-apiserver"),
                 # Its garbage collector finishes foreground deletions (the Kubernetes provider's default).
-                Binary("kube-controller-manager", "k8s.io/kubernetes/cmd/kube-controller-manager", k8s_flags),
+                Binary("kube-controller-manager", "k8s.io/kubernetes/cmd/kube-controller-manager"),
                 Binary("etcd", "go.etcd.io/etcd/server/v3"),
             ),
+            version_flags=k8s_flags,
             versions={"kube-apiserver": k8s, "kube-controller-manager": k8s, "etcd": _module_version(kube, "go.etcd.io/etcd/server/v3")},
         ),
         # cel-go at the version Karpenter 1.15 pins, in Karpenter's kubelet-expression environment (differential tests).
@@ -170,10 +172,10 @@ def karpenter_families() -> list[Family]:
         out.append(Family(
             folder.name,
             (
-                Binary(f"karpenter-controller-{release}", f"{KARPENTER_AWS}/cmd/controller",
-                       (f"-X {KARPENTER_CORE}/pkg/operator.Version={provider.lstrip('v')}",)),
+                Binary(f"karpenter-controller-{release}", f"{KARPENTER_AWS}/cmd/controller"),
                 Binary(f"karpenter-oracle-{release}", "./oracle"),
             ),
+            version_flags=(f"-X {KARPENTER_CORE}/pkg/operator.Version={provider.lstrip('v')}",),
             versions={f"karpenter-controller-{release}": provider, f"karpenter-oracle-{release}": provider,
                       f"karpenter-core-{release}": core},
             toolchain=NEWER_GO,
@@ -222,7 +224,7 @@ def cache_key(family: Family) -> str:
         for path in sources:
             digest.update(str(path.relative_to(base)).encode() + b"\0" + path.read_bytes() + b"\0")
     digest.update(_go(folder, "env", "GOVERSION", "GOOS", "GOARCH", toolchain=family.toolchain).encode())
-    digest.update(repr((RELEASE_FLAGS, family.binaries, family.module_files)).encode())
+    digest.update(repr((BUILD_FLAGS, LINK_FLAGS, family.binaries, family.version_flags, family.module_files)).encode())
     version = "-".join(v.lstrip("v") for v in family.versions.values())
     return f"{family.folder}-{version}-{digest.hexdigest()[:12]}"
 
@@ -260,12 +262,15 @@ def build(family: Family, target: Path, log) -> Path:
         # measured, for about half as much memory again. The binaries are the same, so the cache key
         # leaves it out.
         environment = {"GOGC": "400", **_environment(family.toolchain), "CGO_ENABLED": "0"}
-        for binary in family.binaries:
-            log(f"{family.folder}: building {binary.name} (first build of a family takes minutes)")
-            command = ["go", "build", *RELEASE_FLAGS, "-o", str(staging / binary.name)]
-            if binary.version_flags:
-                command += ["-ldflags", " ".join(binary.version_flags)]
-            subprocess.run([*command, binary.package], cwd=folder, env=environment, check=True)
+        packages = [binary.package for binary in family.binaries]
+        log(f"{family.folder}: building {', '.join(b.name for b in family.binaries)} (first build of a family takes minutes)")
+        # One go command for the family's binaries, so one links while the next one's packages compile.
+        subprocess.run(["go", "build", *BUILD_FLAGS, "-ldflags", " ".join((*LINK_FLAGS, *family.version_flags)),
+                        "-o", f"{staging}{os.sep}", *packages], cwd=folder, env=environment, check=True)
+        # Each executable is named after its package (its Target's file name); .tools/bin names it ours.
+        built = _go(folder, "list", "-f", "{{.Target}}", *packages, toolchain=family.toolchain).split()
+        for binary, target_path in zip(family.binaries, built, strict=True):
+            (staging / Path(target_path).name).rename(staging / binary.name)
         for module, path in family.module_files:
             copy = staging / Path(path).name
             shutil.copyfile(_module_dir(folder, module) / path, copy)
