@@ -56,8 +56,14 @@ class Sources:
             is_stack_file(file.documents) for file in self.files
         ):
             return None
-        skipped = f" ({len(inputs.skipped)} skipped: not Kubernetes YAML)" if inputs.skipped else ""
-        return (f"no Karpenter object found in {len(self.files)} file(s){skipped}, so nothing was checked "
+        # The first file passed over says why: a file named on purpose that is a template or broken YAML
+        # is the likeliest reason the run found nothing.
+        skipped = ""
+        if len(inputs.skipped) == 1:
+            skipped = f"; skipped {inputs.skipped[0]}"
+        elif inputs.skipped:
+            skipped = f"; {len(inputs.skipped)} skipped, the first {inputs.skipped[0]}"
+        return (f"no Karpenter object found in {len(self.files)} file(s), so nothing was checked{skipped} "
                 "(hint: name the files or folder holding your EC2NodeClass and NodePool manifests, or pass --allow-empty)")
 
     @property

@@ -168,16 +168,18 @@ _STACK_FILE = re.compile(r"^Pulumi\.[^/]+\.ya?ml$")  # a Pulumi stack's settings
 _CLOUDFORMATION = re.compile(r"^\s*AWSTemplateFormatVersion\s*:|!(?:Ref|Sub|GetAtt|Join|If|FindInMap|ImportValue)\b", re.MULTILINE)
 
 
-def _foreign_reason(text: str) -> str | None:
-    """Why YAML text that does not parse is no manifest (a template, CloudFormation, another tool's
-    YAML), or None when it says it is one (``apiVersion:`` or ``kind:`` at a document's top)."""
+def _foreign_reason(text: str, line: int | None) -> str | None:
+    """Why YAML text that does not parse (at ``line``, when known) is no manifest (a template,
+    CloudFormation, another tool's YAML), or None when it says it is one (``apiVersion:`` or ``kind:``
+    at a document's top)."""
     if _TEMPLATE.search(text):
         return "a template ({{ ... }}), not YAML yet; render it first, e.g. helm template ... | karpenter-gitops validate -"
     if _MANIFEST_KEY.search(text):
         return None
     if _CLOUDFORMATION.search(text):
         return "CloudFormation YAML (!Ref-style tags), not a Kubernetes manifest"
-    return "YAML that is not a Kubernetes manifest (it does not parse, and no document has apiVersion or kind)"
+    where = f" at line {line}" if line else ""
+    return f"YAML that is not a Kubernetes manifest (it does not parse{where}, and no document has apiVersion or kind)"
 
 
 def _is_manifest_document(doc: Any) -> bool:
@@ -318,7 +320,7 @@ def from_text(name: str, text: str, path: Path | None = None, *, live: bool = Fa
 
 def _foreign(name: str, path: Path, text: str, err: InputError) -> ReadFile:
     """A file that does not parse: passed over when it is no manifest or stack file, else its parse error."""
-    reason = None if _STACK_FILE.match(path.name) else _foreign_reason(text)
+    reason = None if _STACK_FILE.match(path.name) else _foreign_reason(text, err.line)
     if reason is None:
         raise err
     return ReadFile(name, Documents(()), path, reason)

@@ -77,7 +77,8 @@ def test_other_commands_refuse_an_empty_run_before_anything_else(tmp_path, capsy
     (tmp_path / "values.yaml").write_text("replicaCount: 2\n")
     code, out, err = run(capsys, command[0], str(tmp_path), *command[1:])
     assert code == 2 and out == ""
-    assert err.startswith("karpenter-gitops: error: no Karpenter object found in 1 file(s) (1 skipped: not Kubernetes YAML)")
+    assert err.startswith("karpenter-gitops: error: no Karpenter object found in 1 file(s), so nothing was checked; skipped "
+                          f"{tmp_path / 'values.yaml'}: YAML that is not a Kubernetes manifest (no document has apiVersion or kind)")
 
 
 def test_a_misspelt_kind_fails_the_run_in_every_format(tmp_path, capsys):

@@ -89,7 +89,7 @@ def test_standard_input_is_read_once():
         ("replicaCount: 3\nimage: {tag: v1}\n", "no document has apiVersion or kind"),
         ("- hosts: all\n  tasks: []\n", "no document has apiVersion or kind"),
         ("", "empty"),
-        ("key: [unclosed\n", "it does not parse"),
+        ("name: x\nkey: [unclosed\n", "it does not parse at line 3"),
     ],
     ids=["helm-template", "cloudformation", "values", "playbook", "empty", "broken-other-yaml"],
 )
