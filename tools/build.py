@@ -36,8 +36,9 @@ BIN = TOOLS.parent / ".tools" / "bin"
 # their CPU (figures in docs/project/benchmarks.md). No inlining (-l): the costliest step for the
 # generated API clients these tools carry (the AWS SDK's S3 client takes 44 s of CPU with it, 12.5 s
 # without) and about a quarter of the Pulumi CLI's; the code is the same, calls are only not folded
-# into their callers. No DWARF (-dwarf=false, and -w for the linker): debugger tables take another
-# 3-16 % of each package's compile and part of every link; panics still print file and line.
+# into their callers. No DWARF (-dwarf=false, and -w for the linker): debugger tables take up to another
+# sixth of a generated package's compile (little elsewhere) and part of every link; panics still
+# print file and line.
 BUILD_FLAGS = ("-trimpath", "-tags", "osusergo,grpcnotrace", "-gcflags=all=-l -dwarf=false")
 LINK_FLAGS = ("-w",)
 # The approved newer toolchain the module proxy serves (a family that needs it says so).
