@@ -72,6 +72,11 @@ class Family:
     # Folders of ours whose Go source the family's module replaces a requirement with (part of its key).
     shares: tuple[str, ...] = ()
 
+    @property
+    def packages(self) -> list[str]:
+        """The binaries' main packages, in the binaries' order."""
+        return [binary.package for binary in self.binaries]
+
 
 def _module_version(folder: Path, module: str, toolchain: str = MACHINE_GO) -> str:
     return _go(folder, "list", "-m", "-f", "{{.Version}}", module, toolchain=toolchain).strip()
@@ -241,8 +246,7 @@ def _download(families: list[Family]) -> None:
     waits. Listing the binaries' packages fetches just the modules the build reads (``go mod download``
     would fetch test-only ones too); a failure here is left to that family's build, which reports it."""
     for family in families:
-        packages = [binary.package for binary in family.binaries]
-        subprocess.run(("go", "list", "-e", "-deps", "-f", "{{.ImportPath}}", *packages), cwd=TOOLS / family.folder,
+        subprocess.run(("go", "list", "-e", "-deps", "-f", "{{.ImportPath}}", *family.packages), cwd=TOOLS / family.folder,
                        env=_environment(family.toolchain), capture_output=True, check=False)
 
 
@@ -263,13 +267,13 @@ def build(family: Family, target: Path, log) -> Path:
         # measured, for about half as much memory again. The binaries are the same, so the cache key
         # leaves it out.
         environment = {"GOGC": "400", **_environment(family.toolchain), "CGO_ENABLED": "0"}
-        packages = [binary.package for binary in family.binaries]
+        packages = family.packages
         log(f"{family.folder}: building {', '.join(b.name for b in family.binaries)} (first build of a family takes minutes)")
         # One go command for the family's binaries, so one links while the next one's packages compile.
         subprocess.run(["go", "build", *BUILD_FLAGS, "-ldflags", " ".join((*LINK_FLAGS, *family.version_flags)),
                         "-o", f"{staging}{os.sep}", *packages], cwd=folder, env=environment, check=True)
         # Each executable is named after its package (its Target's file name); .tools/bin names it ours.
-        built = _go(folder, "list", "-f", "{{.Target}}", *packages, toolchain=family.toolchain).split()
+        built = _go(folder, "list", "-f", "{{.Target}}", *packages, toolchain=family.toolchain).splitlines()
         for binary, target_path in zip(family.binaries, built, strict=True):
             (staging / Path(target_path).name).rename(staging / binary.name)
         for module, path in family.module_files:
