@@ -1,5 +1,6 @@
-"""A real Kubernetes API server for tests: etcd, kube-apiserver and kube-controller-manager (its
-garbage collector, which finishes foreground deletions) on loopback, with Karpenter's CRDs.
+"""A real Kubernetes API server for tests: etcd, kube-apiserver and Kubernetes' garbage collector and
+namespace controllers (tools/kube/controllers: the collector finishes foreground deletions) on
+loopback, with Karpenter's CRDs.
 
 Started once per test session and stopped (processes killed, files removed) when the session
 ends, a test fails or the run is interrupted; the processes also die with the test process
@@ -104,7 +105,7 @@ def _answers(url: str, context: ssl.SSLContext | None = None, token: str | None 
 
 @dataclass
 class ApiServer:
-    """etcd + kube-apiserver + kube-controller-manager; ``kubeconfig`` reaches it as a cluster admin."""
+    """etcd + kube-apiserver + kube-controllers; ``kubeconfig`` reaches it as a cluster admin."""
 
     directory: Path
     servers: list[Server] = field(default_factory=list)
@@ -142,15 +143,11 @@ class ApiServer:
         ))
         self.url = f"https://127.0.0.1:{self.servers[1].port}"
         self.kubeconfig = self._write_kubeconfig(certs / "apiserver.crt")
-        controllers = tools.binary("kube-controller-manager")
+        controllers = tools.binary("kube-controllers")
         self.servers.append(start_owned(
-            "kube-controller-manager", self.directory,
-            lambda port: [
-                str(controllers), f"--kubeconfig={self.kubeconfig}", "--controllers=garbagecollector,namespace",
-                "--leader-elect=false", f"--secure-port={port}", "--bind-address=127.0.0.1",
-                f"--cert-dir={self.directory / 'controller-certs'}",
-            ],
-            lambda port: _answers(f"https://127.0.0.1:{port}/healthz", insecure),
+            "kube-controllers", self.directory,
+            lambda port: [str(controllers), f"--kubeconfig={self.kubeconfig}", f"--health-address=127.0.0.1:{port}"],
+            lambda port: _answers(f"http://127.0.0.1:{port}/healthz"),
         ))
         return self
 

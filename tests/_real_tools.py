@@ -2,7 +2,7 @@
 
 ``make tools`` links them into ``.tools/bin``; a user's own binaries count too: ``pulumi`` and the
 Kubernetes provider from PATH, kube-apiserver and etcd from envtest's ``KUBEBUILDER_ASSETS`` or
-PATH, kube-controller-manager (which envtest does not ship) from PATH. A missing binary skips the test with one line saying what to install, and fails it instead
+PATH. A missing binary skips the test with one line saying what to install, and fails it instead
 when ``KARPENTER_GITOPS_REQUIRE_REAL=1`` (CI), so the real tier can never go quietly missing.
 """
 
@@ -34,7 +34,7 @@ HOW_TO_GET = {
     "pulumi-resource-kubernetes": f"{MAKE_TOOLS} or `pulumi plugin install resource kubernetes`",
     "kube-apiserver": f"{MAKE_TOOLS} or set KUBEBUILDER_ASSETS to envtest's binaries",
     "etcd": f"{MAKE_TOOLS} or set KUBEBUILDER_ASSETS to envtest's binaries",
-    "kube-controller-manager": f"{MAKE_TOOLS} or put kube-controller-manager on PATH",
+    "kube-controllers": f"{MAKE_TOOLS}: it is our own program of Kubernetes' controllers under tools/kube/controllers",
     "kubelet-cel": f"{MAKE_TOOLS}: it is our own cel-go program under tools/cel",
     **{f"karpenter-controller-{major}.{minor}": f"{MAKE_TOOLS}: it builds Karpenter {major}.{minor}'s cmd/controller under "
        f"tools/karpenter-{major}.{minor}" for major, minor in CONTROLLER_RELEASES},

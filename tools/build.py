@@ -141,12 +141,13 @@ def families() -> list[Family]:
             "kube",
             (
                 Binary("kube-apiserver", "k8s.io/kubernetes/cmd/kube-apiserver"),
-                # Its garbage collector finishes foreground deletions (the Kubernetes provider's default).
-                Binary("kube-controller-manager", "k8s.io/kubernetes/cmd/kube-controller-manager"),
+                # Kubernetes' garbage collector (it finishes the Kubernetes provider's foreground
+                # deletions) and namespace controller, without the rest of kube-controller-manager.
+                Binary("kube-controllers", "./controllers"),
                 Binary("etcd", "go.etcd.io/etcd/server/v3"),
             ),
             version_flags=k8s_flags,
-            versions={"kube-apiserver": k8s, "kube-controller-manager": k8s, "etcd": _module_version(kube, "go.etcd.io/etcd/server/v3")},
+            versions={"kube-apiserver": k8s, "kube-controllers": k8s, "etcd": _module_version(kube, "go.etcd.io/etcd/server/v3")},
         ),
         # cel-go at the version Karpenter 1.15 pins, in Karpenter's kubelet-expression environment (differential tests).
         Family("cel", (Binary("kubelet-cel", "."),), versions={"kubelet-cel": _module_version(cel, "github.com/google/cel-go")}),

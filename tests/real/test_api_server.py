@@ -75,8 +75,8 @@ def test_a_stopped_api_server_leaves_no_process_and_no_files():
 
 
 def test_a_foreground_deletion_finishes_as_in_a_cluster(api_server):
-    """The Kubernetes provider deletes with propagationPolicy Foreground; without the controller
-    manager's garbage collector the object would keep its foregroundDeletion finalizer for ever."""
+    """The Kubernetes provider deletes with propagationPolicy Foreground; without Kubernetes'
+    garbage collector the object would keep its foregroundDeletion finalizer for ever."""
     from kubernetes import client
 
     objects = client.CustomObjectsApi(kube_client(api_server))
@@ -87,6 +87,31 @@ def test_a_foreground_deletion_finishes_as_in_a_cluster(api_server):
     while live(api_server, "ec2nodeclasses", "foreground") is not None and time.monotonic() < deadline:
         time.sleep(0.2)
     assert live(api_server, "ec2nodeclasses", "foreground") is None
+
+
+def test_a_deleted_namespace_is_emptied_and_removed_as_in_a_cluster(api_server):
+    """The namespace controller empties a deleted namespace and drops its kubernetes finalizer;
+    without it the namespace would stay Terminating for ever."""
+    from kubernetes import client
+    from kubernetes.client.exceptions import ApiException
+
+    core = client.CoreV1Api(kube_client(api_server))
+    core.create_namespace({"metadata": {"name": "doomed"}})
+    core.create_namespaced_config_map("doomed", {"metadata": {"name": "inside"}, "data": {"k": "v"}})
+    core.delete_namespace("doomed")
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            core.read_namespace("doomed")
+        except ApiException as gone:
+            assert gone.status == 404
+            break
+        time.sleep(0.2)
+    else:
+        pytest.fail("the namespace was still there after 60 s")
+    with pytest.raises(ApiException) as emptied:
+        core.read_namespaced_config_map("inside", "doomed")
+    assert emptied.value.status == 404
 
 
 def test_the_api_server_refuses_exactly_the_overlays_we_refuse(api_server):
