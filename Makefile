@@ -20,7 +20,7 @@ $(STAMP): pyproject.toml $(WHEELS) karpenter_gitops/core/_yaml_values.c
 # collector and namespace controllers (tools/kube/controllers), Karpenter's
 # controller (1.15, 1.14) and our oracles on Karpenter's code (1.15, 1.14, 1.9), built from the Go
 # modules under tools/ into a cache outside the clone and linked into .tools/bin. Karpenter 1.14 and
-# 1.15 need a newer Go than 1.26.8: build.py sets GOTOOLCHAIN=go1.27.3 for their families itself.
+# 1.15 need a newer Go than 1.26.8: build.py sets GOTOOLCHAIN=go1.27.3 for Karpenter's families itself.
 tools:
 	$(PYTHON) tools/build.py
 

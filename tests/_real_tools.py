@@ -24,7 +24,7 @@ MIN_PULUMI = (3, 231, 0)
 # Karpenter 1.14 and 1.15 need a newer Go than the machine's 1.26.8: every go command the tests run
 # names the toolchain the module proxy serves (tools/build.py chooses per family itself).
 NEWER_GO = "go1.27.3"
-MAKE_TOOLS = "run `make tools` (needs Go 1.26; it fetches Go 1.27.3 for Karpenter 1.14 and 1.15 itself)"
+MAKE_TOOLS = "run `make tools` (needs Go 1.26; it fetches Go 1.27.3 for Karpenter's code itself)"
 # The Karpenter releases `make tools` builds: controller and oracle (provider and core of one release),
 # and oracles of the core alone (the 1.9 line's provider cannot be built).
 CONTROLLER_RELEASES = ((1, 15), (1, 14))

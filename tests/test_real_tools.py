@@ -28,8 +28,8 @@ def fake_pulumi(bin_dir, answer: str):
 def test_a_missing_binary_skips_with_what_to_install(nowhere):
     with pytest.raises(pytest.skip.Exception) as skipped:
         _real_tools.binary("kube-apiserver")
-    assert str(skipped.value) == ("kube-apiserver not found: run `make tools` (needs Go 1.26; it fetches Go 1.27.3 for Karpenter 1.14 "
-                                  "and 1.15 itself) or set KUBEBUILDER_ASSETS to envtest's binaries")
+    assert str(skipped.value) == ("kube-apiserver not found: run `make tools` (needs Go 1.26; it fetches Go 1.27.3 for Karpenter's "
+                                  "code itself) or set KUBEBUILDER_ASSETS to envtest's binaries")
 
 
 def test_under_require_real_a_missing_binary_fails_instead(nowhere, monkeypatch):
@@ -52,7 +52,7 @@ def test_a_cli_older_than_the_project_needs_is_refused_in_one_line(nowhere):
     with pytest.raises(pytest.skip.Exception) as skipped:
         _real_tools.pulumi_cli()
     assert str(skipped.value).endswith("reports 3.100.0; karpenter-gitops needs pulumi >= 3.231.0: run `make tools` (needs Go 1.26; "
-                                       "it fetches Go 1.27.3 for Karpenter 1.14 and 1.15 itself) or put a pulumi CLI on PATH")
+                                       "it fetches Go 1.27.3 for Karpenter's code itself) or put a pulumi CLI on PATH")
 
 
 def test_a_cli_reporting_no_version_is_refused_too_and_a_recent_one_is_taken(nowhere):
@@ -77,7 +77,7 @@ def test_a_missing_oracle_names_its_release_and_how_to_build_it(nowhere):
     with pytest.raises(pytest.skip.Exception) as skipped:
         _oracle.start((1, 9))
     assert str(skipped.value) == ("karpenter-oracle-1.9 not found: run `make tools` (needs Go 1.26; it fetches Go 1.27.3 for "
-                                  "Karpenter 1.14 and 1.15 itself): it builds our oracle on Karpenter 1.9's code under "
+                                  "Karpenter's code itself): it builds our oracle on Karpenter 1.9's code under "
                                   "tools/karpenter-1.9")
 
 
