@@ -10,10 +10,10 @@ nothing. Standard library only: this runs before any virtualenv exists.
 Karpenter 1.14.3 and 1.15.0 need a newer Go than the machine's 1.26.8: their families build with
 ``GOTOOLCHAIN=go1.27.3``, which the go command fetches from the module proxy once (about 76 MB). The
 1.9 oracle builds with it too, though its Go would do: a toolchain shares no compiled package with
-another, and with the same one it reuses the 137 packages it has at the same module versions as 1.14
-and 1.15. The other families build with the machine's own Go, so the caches of a machine that built
-them stay valid (they share no module version with Karpenter's: one toolchain for all would only
-rebuild them).
+another, and with the same one it reuses up to 137 packages it has at the same module versions as
+1.14 and 1.15. The other families build with the machine's own Go, so the caches of a machine that
+built them stay valid (they share no module version with Karpenter's: one toolchain for all would
+only rebuild them).
 """
 
 from __future__ import annotations
