@@ -25,9 +25,6 @@ from karpenter_gitops.adapters.aws.pricing import (
     product_filters,
 )
 
-# The module the static table was made from (tools/on_demand_prices.py).
-TABLE_MODULE = "github.com/aws/karpenter-provider-aws@v1.14.1"
-
 
 def test_a_region_without_a_table_uses_us_east_1_as_karpenter_does():
     prices = on_demand_prices("us-west-2")
@@ -45,8 +42,9 @@ def test_the_data_file_is_what_the_script_makes_from_the_module():
     spec = importlib.util.spec_from_file_location("on_demand_prices", PROJECT / "tools" / "on_demand_prices.py")
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
-    tables, generated = script.read_tables(Path(downloaded(TABLE_MODULE)["Dir"]))
-    assert script.render("v1.14.1", tables, generated) == script.OUT.read_text()
+    release = json.loads(script.OUT.read_text())["release"]  # the file names the release it was made from
+    tables, generated = script.read_tables(Path(downloaded(f"{script.MODULE}@{release}")["Dir"]))
+    assert script.render(release, tables, generated) == script.OUT.read_text()
 
 
 # --- prices from AWS, as Karpenter's pricing provider asks for them ---------------------------------
