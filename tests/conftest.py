@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import shutil
 import subprocess
 import sys
@@ -22,10 +23,20 @@ os.environ.setdefault("KARPENTER_GITOPS_AWS_DEADLINE", "3")
 # No test reads a verdict another stored (tests/app/test_verdict_cache.py turns the cache on for itself).
 os.environ["KARPENTER_GITOPS_VERDICT_CACHE"] = "off"
 
+# A test that hangs fails after a time limit, with every thread's stack, and the run goes on.
+pytest_plugins = ("_time_limit",)
+
 PROJECT = Path(__file__).resolve().parent.parent
 SHARED = PROJECT.parent / "shared"
 CRDS = SHARED / "crds"
 USERDATA = SHARED / "upstream" / "userdata"
+
+
+def first_line(process: subprocess.Popen, within: float = 60) -> bytes:
+    """The first line a child writes to its stdout pipe, or b"" when none comes within ``within`` seconds:
+    a child that hangs before it speaks fails the test instead of holding it."""
+    ready, _, _ = select.select([process.stdout], [], [], within)
+    return process.stdout.readline() if ready else b""
 
 
 @pytest.fixture

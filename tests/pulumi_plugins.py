@@ -23,6 +23,7 @@ from typing import Any
 
 import grpc
 import yaml
+from conftest import first_line
 from pulumi.runtime.proto import analyzer_pb2
 
 
@@ -62,7 +63,7 @@ class _Plugin:
 
     def __init__(self, argv: list[str], cwd: Path, env: dict[str, str], what: str) -> None:
         self.process = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        port = self.process.stdout.readline().decode().strip()
+        port = first_line(self.process).decode().strip()
         if not port.isdigit():
             self.process.kill()
             self.process.wait(timeout=10)

@@ -12,7 +12,7 @@ import subprocess
 import sys
 import tomllib
 
-from conftest import PROJECT
+from conftest import PROJECT, first_line
 
 FLOORED = ("pulumi", "pulumi-aws", "pulumi-kubernetes", "pulumi-policy")
 
@@ -56,7 +56,8 @@ def test_the_floors_install_import_and_serve_the_pack(tmp_path):
     serve = subprocess.Popen([python, "-u", "-m", "pulumi.policy", "127.0.0.1:1", "."], cwd=PROJECT / "karpenter_gitops_policies",
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        assert serve.stdout.readline().decode().strip().isdigit(), serve.stderr.read().decode()[-2000:]
+        port = first_line(serve).decode().strip()
     finally:
         serve.terminate()
         serve.wait(timeout=10)
+    assert port.isdigit(), serve.stderr.read().decode()[-2000:]
