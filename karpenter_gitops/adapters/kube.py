@@ -103,9 +103,11 @@ def _call(api: client.ApiClient, resource: tuple[str, str, str], read: Callable[
 
 def _pages(api: client.ApiClient, resource: tuple[str, str, str], missing_ok: bool = False) -> Iterator[Mapping[str, Any]]:
     """Every object of a cluster-scoped resource, a page at a time; none when ``missing_ok`` and the
-    resource is not served (its CRD is not installed)."""
+    resource is not served (its CRD is not installed). A server (or a proxy before it) that hands out a
+    continue token it gave before would be read forever: that is said, not looped."""
     plural, group, version = resource
     token = None
+    given: set[str] = set()
     while True:
         def read(token=token):
             kwargs = {"limit": PAGE, "_request_timeout": TIMEOUT_SECONDS, "_preload_content": False}
@@ -129,6 +131,9 @@ def _pages(api: client.ApiClient, resource: tuple[str, str, str], missing_ok: bo
         token = (page.get("metadata") or {}).get("continue")
         if not token:
             return
+        if token in given:
+            raise ClusterUnavailable(f"the API server gave the same continue token twice while listing {plural}: its pages never end")
+        given.add(token)
 
 
 def _not_served(api: client.ApiClient, resource: tuple[str, str, str]) -> bool:

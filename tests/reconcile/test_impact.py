@@ -176,3 +176,12 @@ def test_a_cluster_without_the_nodeoverlay_crd_is_read_without_overlays(fake_clu
     monkeypatch.setattr(FakeKubernetes, "routes", routes)
     live = kube.read_cluster(fake_cluster)
     assert live.objects == {} and live.schemas == {} and [node.name for node in live.fleet] == ["general-abc12"]
+
+
+def test_a_server_whose_pages_never_end_is_said_not_read_forever(fake_cluster, monkeypatch):
+    from _fake_kube import NODECLAIMS, FakeKubernetes
+
+    endless = {**NODECLAIMS, "metadata": {"continue": "the-same-page"}}
+    monkeypatch.setattr(FakeKubernetes, "routes", {**FakeKubernetes.routes, "/apis/karpenter.sh/v1/nodeclaims": endless})
+    with pytest.raises(kube.ClusterUnavailable, match="same continue token twice while listing nodeclaims: its pages never end"):
+        kube.read_fleet(fake_cluster)
