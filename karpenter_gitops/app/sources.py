@@ -7,6 +7,7 @@ same way: the release is the one given, else the one the stack files agree on, e
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,14 +57,15 @@ class Sources:
             is_stack_file(file.documents) for file in self.files
         ):
             return None
-        # The first file passed over says why: a file named on purpose that is a template or broken YAML
-        # is the likeliest reason the run found nothing.
+        # What the files hold instead tells a wrong folder at a glance; the first file passed over says
+        # why: a file named on purpose that is a template or broken YAML is the likeliest reason.
+        found = _other_kinds(self.files)
         skipped = ""
         if len(inputs.skipped) == 1:
             skipped = f"; skipped {inputs.skipped[0]}"
         elif inputs.skipped:
             skipped = f"; {len(inputs.skipped)} skipped, the first {inputs.skipped[0]}"
-        return (f"no Karpenter object found in {len(self.files)} file(s), so nothing was checked{skipped} "
+        return (f"no Karpenter object found in {len(self.files)} file(s), so nothing was checked{found}{skipped} "
                 "(hint: name the files or folder holding your EC2NodeClass and NodePool manifests, or pass --allow-empty)")
 
     @property
@@ -75,6 +77,26 @@ class Sources:
     def aws_config(self) -> dict[str, Any]:
         """The stack's ``aws:`` settings (what its pulumi-aws provider uses), if a stack file was read."""
         return stack_aws_config(self.documents)
+
+
+_KIND_NAME = re.compile(r"[A-Za-z][A-Za-z0-9]{0,62}\Z")  # what a kind's name looks like; anything else is not shown
+_KINDS_SHOWN = 4
+
+
+def _other_kinds(files: Iterable[ReadFile]) -> str:
+    """"; found only other kinds: ConfigMap, Deployment" for the kinds the files hold, in the order met
+    (at most a few named, the rest counted; a kind that is no kind's name is counted, never shown)."""
+    kinds = dict.fromkeys(
+        document["kind"] for file in files for document in file.documents
+        if isinstance(document, Mapping) and isinstance(document.get("kind"), str)
+    )
+    if not kinds:
+        return ""
+    named = [kind for kind in kinds if _KIND_NAME.match(kind)][:_KINDS_SHOWN]
+    more = len(kinds) - len(named)
+    if not named:
+        return f"; found only {more} other kind(s)"
+    return "; found only other kinds: " + ", ".join(named) + (f" and {more} more" if more else "")
 
 
 def read_sources(paths: Sequence[Path], release: versions.Release | None = None,

@@ -58,7 +58,8 @@ def test_a_run_that_finds_no_karpenter_object_says_so_and_exits_2(tmp_path, caps
     (tmp_path / "app.yaml").write_text("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n")
     code, out, err = run(capsys, "validate", str(tmp_path), "--format", fmt)
     assert (code, out) == (2, "")
-    assert err.splitlines() == [f"karpenter-gitops: error: {EMPTY}, so nothing was checked (hint: name the files or folder "
+    assert err.splitlines() == [f"karpenter-gitops: error: {EMPTY}, so nothing was checked; found only other kinds: Deployment "
+                                "(hint: name the files or folder "
                                 "holding your EC2NodeClass and NodePool manifests, or pass --allow-empty)"]
     code, out, _ = run(capsys, "validate", str(tmp_path), "--format", fmt, "--allow-empty")
     summary = json.loads(out)["summary"]["objects"] if fmt == "json" else out.splitlines()[-1]
@@ -70,6 +71,19 @@ def test_the_pre_commit_hook_allows_a_commit_without_karpenter_objects():
 
     (hook,) = yaml.safe_load((PROJECT / ".pre-commit-hooks.yaml").read_text())
     assert "--allow-empty" in hook["entry"].split()
+
+
+@pytest.mark.parametrize(("kinds", "said"), [
+    (["ConfigMap", "Deployment", "ConfigMap"], "; found only other kinds: ConfigMap, Deployment ("),
+    (["A", "B", "C", "D", "E", "F"], "; found only other kinds: A, B, C, D and 2 more ("),
+    (["[bold]x[/bold]", "Service"], "; found only other kinds: Service and 1 more ("),
+    (["not a kind\nat all"], "; found only 1 other kind(s) ("),
+])
+def test_a_wrong_folder_says_what_it_holds_instead(tmp_path, capsys, kinds, said):
+    (tmp_path / "other.yaml").write_text(yaml.safe_dump_all([{"apiVersion": "v1", "kind": kind} for kind in kinds]))
+    code, out, err = run(capsys, "validate", str(tmp_path))
+    assert (code, out) == (2, "") and len(err.splitlines()) == 1
+    assert f"so nothing was checked{said}hint:" in err
 
 
 @pytest.mark.parametrize("command", [("plan",), ("render", "--out", "-")])
