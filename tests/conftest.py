@@ -32,7 +32,7 @@ CRDS = SHARED / "crds"
 USERDATA = SHARED / "upstream" / "userdata"
 
 
-def first_line(process: subprocess.Popen, within: float = 60) -> bytes:
+def first_line(process: subprocess.Popen, within: float = 300) -> bytes:
     """The first line a child writes to its stdout pipe, or b"" when none comes within ``within`` seconds:
     a child that hangs before it speaks fails the test instead of holding it."""
     ready, _, _ = select.select([process.stdout], [], [], within)
