@@ -47,6 +47,21 @@ def test_a_worker_that_dies_leaves_its_items_to_this_process(mapped):
 
 
 @linux_only
+def test_a_copy_that_dies_midway_leaves_the_rest_to_this_process():
+    """The copy answers the first odd items, then dies: those answers stand, and the rest is done here."""
+    parent = os.getpid()
+
+    def dies_at_the_twenty_first(n):
+        if os.getpid() != parent and n == 21:
+            os._exit(9)
+        return n, os.getpid()
+
+    done = list(both_cores.interleaved_map(dies_at_the_twenty_first, range(40)))
+    assert [n for n, _ in done] == list(range(40))
+    assert {pid for n, pid in done if n % 2 and n < 21} - {parent} and {pid for n, pid in done if n >= 21} == {parent}
+
+
+@linux_only
 def test_an_error_in_the_worker_is_raised_here_as_in_one_process():
     def fails_late(n):
         if n == both_cores.THRESHOLD - 1:
