@@ -25,7 +25,7 @@ class Overran(BaseException):
 
 
 @pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_protocol(item, nextitem):
+def pytest_runtest_protocol(item):
     def overran(signum, frame):
         faulthandler.dump_traceback(all_threads=True)
         raise Overran(f"{item.nodeid} ran past {LIMIT:.0f} s (the stacks of its threads are in its stderr)")

@@ -51,13 +51,13 @@ def ordered_map(function: Callable[[Item], Result], items: Sequence[Item]) -> li
         return [function(item) for item in items]
     middle = len(items) // 2
 
-    def second_half(channel: Connection) -> None:
-        channel.send([function(items[index]) for index in range(middle, len(items))])
+    def second_half() -> list[Result]:
+        return [function(items[index]) for index in range(middle, len(items))]
 
-    with partner(second_half) as copy:
+    with partner(lambda channel: channel.send(second_half())) as copy:
         first = [function(items[index]) for index in range(middle)]
         rest = copy.receive() if copy is not None else None
-    return first + (rest if rest is not None else [function(items[index]) for index in range(middle, len(items))])
+    return first + (rest if rest is not None else second_half())
 
 
 def interleaved_map(function: Callable[[Item], Result], items: Sequence[Item]) -> Iterator[Result]:
