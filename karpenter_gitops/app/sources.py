@@ -18,7 +18,7 @@ from karpenter_gitops.core import versions
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.inputs import Inputs, PolicySettings
 from karpenter_gitops.load import policy_settings
-from karpenter_gitops.load.documents import Loading, load_files
+from karpenter_gitops.load.documents import Loading, load_files, objects_in
 from karpenter_gitops.load.files import ReadFile, Texts, display, is_stack_file, parse_yaml, read_files, read_text
 from karpenter_gitops.load.stacks import stack_aws_config, stack_release, stack_workloads
 
@@ -84,11 +84,12 @@ _KINDS_SHOWN = 4
 
 
 def _other_kinds(files: Iterable[ReadFile]) -> str:
-    """"; found only other kinds: ConfigMap, Deployment" for the kinds the files hold, in the order met
-    (at most a few named, the rest counted; a kind that is no kind's name is counted, never shown)."""
+    """"; found only other kinds: ConfigMap, Deployment" for the kinds the files hold (a List's items
+    each in its place), in the order met: at most a few named, the rest counted; a kind that is no
+    kind's name is counted, never shown."""
     kinds = dict.fromkeys(
-        document["kind"] for file in files for document in file.documents
-        if isinstance(document, Mapping) and isinstance(document.get("kind"), str)
+        found["kind"] for file in files for _, found, _ in objects_in(enumerate(file.documents))
+        if isinstance(found, Mapping) and isinstance(found.get("kind"), str)
     )
     if not kinds:
         return ""

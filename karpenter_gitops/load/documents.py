@@ -130,7 +130,7 @@ def _read_manifest(docs: list[Any], name: str, out: _Collector) -> None:
     real = [(i, d) for i, d in enumerate(docs) if d is not None]
     if not real:
         raise InputError("file is empty", name, hint="add an EC2NodeClass or NodePool manifest")
-    for index, doc, whole in _objects(real):
+    for index, doc, whole in objects_in(real):
         if not isinstance(doc, Mapping):
             raise InputError(
                 f"document {index + 1} is {article(typed_schema.type_name(doc))}, not a Kubernetes object",
@@ -167,7 +167,7 @@ def _read_manifest(docs: list[Any], name: str, out: _Collector) -> None:
         out.add(kind, obj_name, doc.get("spec"), docs.packed(index) if whole and isinstance(docs, Documents) else pack(doc), source)
 
 
-def _objects(documents: list[tuple[int, Any]]) -> Iterator[tuple[int, Any, bool]]:
+def objects_in(documents: Iterable[tuple[int, Any]]) -> Iterator[tuple[int, Any, bool]]:
     """(document index, object, whether it is the whole document) of each document; the items of a
     ``kubectl get -o yaml`` List (``apiVersion: v1``, ``kind: List``) each stand in its place."""
     for index, doc in documents:

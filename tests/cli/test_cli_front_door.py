@@ -86,6 +86,13 @@ def test_a_wrong_folder_says_what_it_holds_instead(tmp_path, capsys, kinds, said
     assert f"so nothing was checked{said}hint:" in err
 
 
+def test_kubectl_get_output_is_named_by_its_items_kinds(tmp_path, capsys):
+    listed = {"apiVersion": "v1", "kind": "List", "items": [{"apiVersion": "v1", "kind": "ConfigMap"}, {"apiVersion": "v1", "kind": "Secret"}]}
+    (tmp_path / "got.yaml").write_text(yaml.safe_dump(listed))
+    code, _, err = run(capsys, "validate", str(tmp_path))
+    assert code == 2 and "so nothing was checked; found only other kinds: ConfigMap, Secret (hint:" in err
+
+
 @pytest.mark.parametrize("command", [("plan",), ("render", "--out", "-")])
 def test_other_commands_refuse_an_empty_run_before_anything_else(tmp_path, capsys, command):
     (tmp_path / "values.yaml").write_text("replicaCount: 2\n")
