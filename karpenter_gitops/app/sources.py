@@ -84,9 +84,9 @@ _KINDS_SHOWN = 4
 
 
 def _other_kinds(files: Iterable[ReadFile]) -> str:
-    """"; found only other kinds: ConfigMap, Deployment" for the kinds the files hold (a List's items
-    each in its place), in the order met: at most a few named, the rest counted; a kind that is no
-    kind's name is counted, never shown."""
+    """The clause naming the kinds the files hold (a List's items each in its place), in the order met,
+    such as ``; found only other kinds: ConfigMap, Deployment``: at most a few named, the rest counted;
+    a kind that is no kind's name is counted, never shown."""
     kinds = dict.fromkeys(
         found["kind"] for file in files for _, found, _ in objects_in(enumerate(file.documents))
         if isinstance(found, Mapping) and isinstance(found.get("kind"), str)
