@@ -26,9 +26,9 @@ from moto.ec2.models.instance_types import INSTANCE_TYPES  # noqa: E402
 from karpenter_gitops.adapters.aws.pricing import on_demand_prices  # noqa: E402
 from karpenter_gitops.core import labels  # noqa: E402
 from karpenter_gitops.core.findings import Source  # noqa: E402
-from karpenter_gitops.core.ami_mapping import LabelledCatalogue  # noqa: E402
+from karpenter_gitops.karpenter.amifamily.mapping import LabelledCatalogue  # noqa: E402
 from karpenter_gitops.core.requirements import Requirement, Requirements  # noqa: E402
-from karpenter_gitops.core.simulation import (  # noqa: E402
+from karpenter_gitops.karpenter.scheduling import (  # noqa: E402
     DaemonSet,
     NodeClassSettings,
     NodePoolSpec,
@@ -38,9 +38,9 @@ from karpenter_gitops.core.simulation import (  # noqa: E402
     instance_types,
     simulate,
 )
-from karpenter_gitops.core.simulation import resources  # noqa: E402
-from karpenter_gitops.core.simulation.matching import LabelSelector, Taint, Toleration  # noqa: E402
-from karpenter_gitops.core.simulation.pods import AffinityTerm, Container, Spread, replicas  # noqa: E402
+from karpenter_gitops.karpenter.scheduling import resources  # noqa: E402
+from karpenter_gitops.karpenter.scheduling.matching import LabelSelector, Taint, Toleration  # noqa: E402
+from karpenter_gitops.karpenter.scheduling.pods import AffinityTerm, Container, Spread, replicas  # noqa: E402
 
 REGION, ZONES = "us-east-1", ("us-east-1a", "us-east-1b", "us-east-1c")
 CATEGORIES = ("c", "m", "r", "t", "i")

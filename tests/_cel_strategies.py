@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from karpenter_gitops.core.kubelet_cel import VARIABLES, Vars
+from karpenter_gitops.karpenter.kubelet import VARIABLES, Vars
 
 INT_VARIABLES = sorted(name for name, t in VARIABLES.items() if str(t) == "int")
 _BOUNDARY = ["0", "1", "2", "10", "110", "-1", "9223372036854775807", "-9223372036854775808", "2147483647", "4294967296"]

@@ -15,8 +15,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from karpenter_gitops.core.simulation import Options, World, simulate
-from karpenter_gitops.core.simulation.pods import Pod
+from karpenter_gitops.karpenter.scheduling import Options, World, simulate
+from karpenter_gitops.karpenter.scheduling.pods import Pod
 
 PRICE_DIGITS = 6
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from _sim_diff import CUT_TIE, Outcome, compare
 from _sim_worlds import zonal
 
-from karpenter_gitops.core.simulation import World
+from karpenter_gitops.karpenter.scheduling import World
 
 CORE = "sigs.k8s.io/karpenter@v1.15.0"
 # Where Karpenter's answer varies, ours may be its rarer one (seed 17: about 1 run in 6), so it is asked up to

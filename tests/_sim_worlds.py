@@ -20,16 +20,16 @@ from _simulation import SOURCE, info
 from conftest import PROJECT
 from moto.ec2.models.instance_types import INSTANCE_TYPES
 
-from karpenter_gitops import families
+from karpenter_gitops.karpenter import amifamily
 from karpenter_gitops.adapters.aws.pricing import on_demand_prices
 from karpenter_gitops.core import labels
-from karpenter_gitops.core.ami_mapping import LabelledCatalogue
+from karpenter_gitops.karpenter.amifamily.mapping import LabelledCatalogue
 from karpenter_gitops.core.requirements import Requirement, Requirements, ValueSet
-from karpenter_gitops.core.simulation import build_world, resources
-from karpenter_gitops.core.simulation.matching import LabelSelector, Taint, Toleration
-from karpenter_gitops.core.simulation.nodes import NodeClassSettings, PriceTable, instance_types
-from karpenter_gitops.core.simulation.pods import AffinityTerm, Container, DaemonSet, HostPort, PodTemplate, Spread, replicas
-from karpenter_gitops.core.simulation.world import NodePoolSpec, World
+from karpenter_gitops.karpenter.scheduling import build_world, resources
+from karpenter_gitops.karpenter.scheduling.matching import LabelSelector, Taint, Toleration
+from karpenter_gitops.karpenter.scheduling.nodes import NodeClassSettings, PriceTable, instance_types
+from karpenter_gitops.karpenter.scheduling.pods import AffinityTerm, Container, DaemonSet, HostPort, PodTemplate, Spread, replicas
+from karpenter_gitops.karpenter.scheduling.world import NodePoolSpec, World
 from karpenter_gitops.load.documents import load
 from karpenter_gitops.load.workloads import workloads_from_documents
 
@@ -251,7 +251,7 @@ def demo(seed: int, spot_known: bool = True) -> Case:
     spot = {(name, zone): shared for name, price in table.prices.items() if rng.random() < 0.9
             for shared in (round(price * rng.uniform(0.25, 0.9), 5),) for zone in DEMO_ZONES} if spot_known else None
     workloads = workloads_from_documents([("workloads.yaml", list(DEMO_WORKLOADS))])
-    traits = {c.name: families.family_of(c).node_traits for c in inputs.node_classes}
+    traits = {c.name: amifamily.family_of(c).node_traits for c in inputs.node_classes}
     world = build_world(inputs.node_pools, inputs.node_classes, catalogue, PriceTable(dict(table.prices), table.note, spot),
                         workloads.pods, workloads.daemon_sets, traits=traits)
     return Case(seed, world)

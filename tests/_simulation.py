@@ -9,11 +9,11 @@ from moto.ec2.models.instance_types import INSTANCE_TYPES
 from karpenter_gitops.core import labels
 from karpenter_gitops.core.findings import Source
 from karpenter_gitops.core.requirements import Requirement, Requirements
-from karpenter_gitops.core.simulation import resources
-from karpenter_gitops.core.simulation.matching import Taint, Toleration
-from karpenter_gitops.core.simulation.nodes import FamilyTraits, InstanceType, NodeClassSettings, PriceTable, instance_types
-from karpenter_gitops.core.simulation.pods import Container, Pod, PodTemplate, replicas
-from karpenter_gitops.core.simulation.world import NodePoolSpec, World
+from karpenter_gitops.karpenter.scheduling import resources
+from karpenter_gitops.karpenter.scheduling.matching import Taint, Toleration
+from karpenter_gitops.karpenter.scheduling.nodes import FamilyTraits, InstanceType, NodeClassSettings, PriceTable, instance_types
+from karpenter_gitops.karpenter.scheduling.pods import Container, Pod, PodTemplate, replicas
+from karpenter_gitops.karpenter.scheduling.world import NodePoolSpec, World
 
 REGION = "us-west-2"
 ZONES = ("us-west-2a", "us-west-2b", "us-west-2c")

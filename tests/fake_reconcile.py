@@ -14,8 +14,8 @@ import os
 from pathlib import Path
 
 from karpenter_gitops.adapters.aws.error_kinds import PersistentAWSError, TransientAWSError
-from karpenter_gitops.core.ami_mapping import NodePoolMapping
-from karpenter_gitops.core.plan_result import NodeClassPlan, NodePoolPlan, Plan
+from karpenter_gitops.karpenter.amifamily.mapping import NodePoolMapping
+from karpenter_gitops.karpenter.status.plan import NodeClassPlan, NodePoolPlan, Plan
 from karpenter_gitops.core.requirements import Requirement
 from karpenter_gitops.core.resolved import AMI, Condition, SecurityGroup, Subnet
 
@@ -76,8 +76,8 @@ def forecaster(target, release, workloads, sources):
     simulated instance types (m5.large, m5.xlarge), in the NodePools of the inputs, each limited to 8 CPUs."""
     from _simulation import pool, types, world
 
-    from karpenter_gitops.core.simulation import simulate
-    from karpenter_gitops.output.workload_forecast import WorkloadForecast
+    from karpenter_gitops.karpenter.scheduling import simulate
+    from karpenter_gitops.app.workload_forecast import WorkloadForecast
 
     def forecast(inputs, plan):
         FORECASTS.append((inputs, plan, workloads, sources))

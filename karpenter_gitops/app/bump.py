@@ -28,7 +28,7 @@ import yaml
 from ruamel.yaml import YAML
 from ruamel.yaml.nodes import CollectionNode, MappingNode, Node, SequenceNode
 
-from karpenter_gitops import families
+from karpenter_gitops.karpenter import amifamily
 from karpenter_gitops.adapters import atomic
 from karpenter_gitops.adapters.aws.amis import AMIResolution
 from karpenter_gitops.adapters.aws.error_kinds import PersistentAWSError
@@ -36,7 +36,7 @@ from karpenter_gitops.core import versions, yaml_reader
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.inputs import NAMESPACE, Inputs
 from karpenter_gitops.core.model import AMISelectorTerm, EC2NodeClass
-from karpenter_gitops.families import protocol
+from karpenter_gitops.karpenter.amifamily import protocol
 from karpenter_gitops.load.documents import load_documents
 from karpenter_gitops.load.files import parse_yaml, read_text
 from karpenter_gitops.load.stacks import stack_aws_config, stack_release
@@ -175,8 +175,8 @@ def _newest_first_key(version: str) -> tuple:
 def published_releases(family: str, catalog: AmiCatalog) -> Releases:
     """List the family's parameter directories for the cluster's Kubernetes version (one call per directory)."""
     k, karpenter = catalog.kubernetes, catalog.release
-    templates = [p.path for p in families.alias_parameters(protocol.Alias(family, _VERSION_SLOT), k, karpenter)]
-    latest = [p.path for p in families.alias_parameters(protocol.Alias(family, protocol.LATEST), k, karpenter)]
+    templates = [p.path for p in amifamily.alias_parameters(protocol.Alias(family, _VERSION_SLOT), k, karpenter)]
+    latest = [p.path for p in amifamily.alias_parameters(protocol.Alias(family, protocol.LATEST), k, karpenter)]
     listing: dict[str, str] = {}
     for directory in dict.fromkeys(t.split(_VERSION_SLOT)[0].rsplit("/", 1)[0] for t in templates):
         listing.update(catalog.parameters(directory))
@@ -245,10 +245,10 @@ def _current_terms(node_class: EC2NodeClass) -> Terms:
 def _plan_alias(node_class: EC2NodeClass, text: str, catalog: AmiCatalog, pin_latest: bool, notes: list[str]):
     name, k = node_class.name, catalog.kubernetes
     try:
-        alias = families.parse_alias(text)
+        alias = amifamily.parse_alias(text)
     except protocol.AliasError as error:
         return Problem(name, str(error))
-    if families.of_alias(alias.family).version_format is None:
+    if amifamily.of_alias(alias.family).version_format is None:
         notes.append(f"{name}: {alias} left alone: Windows aliases are published only as 'latest'")
         return Unchanged(name, "Windows alias; there is no version to pin")
     following = alias.version == protocol.LATEST

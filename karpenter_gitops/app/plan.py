@@ -15,13 +15,13 @@ from karpenter_gitops.adapters.aws.pricing import Prices, load_prices
 from karpenter_gitops.adapters.aws.target import Target
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.inputs import Inputs
-from karpenter_gitops.core.plan_result import Plan
-from karpenter_gitops.core.simulation import Options, build_world, simulate
-from karpenter_gitops.families import family_of
+from karpenter_gitops.karpenter.status.plan import Plan
+from karpenter_gitops.karpenter.scheduling import Options, build_world, simulate
+from karpenter_gitops.karpenter.amifamily import family_of
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.load import files
 from karpenter_gitops.load.workloads import WORKLOAD_KINDS, Workloads, workloads_from_documents
-from karpenter_gitops.output.workload_forecast import WorkloadForecast
+from karpenter_gitops.app.workload_forecast import WorkloadForecast
 from karpenter_gitops.output.forecast_svg import svg
 from karpenter_gitops.reconcile import Progress, reconcile
 from karpenter_gitops.reconcile.catalogue import load as load_catalogue

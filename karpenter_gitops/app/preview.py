@@ -17,13 +17,13 @@ from karpenter_gitops.app.validate import waivers_for
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.inputs import Inputs
-from karpenter_gitops.core.plan_result import Plan
+from karpenter_gitops.karpenter.status.plan import Plan
 from karpenter_gitops.judge import validate
 from karpenter_gitops.load import documents, files, pulumi_events
-from karpenter_gitops.output.workload_forecast import WorkloadForecast
-from karpenter_gitops.output.forecast_compare import CostComparison
-from karpenter_gitops.output.pr_preview import Preview
-from karpenter_gitops.reconcile import impact
+from karpenter_gitops.app.cost_comparison import CostComparison
+from karpenter_gitops.app.preview_result import Preview
+from karpenter_gitops.app.workload_forecast import WorkloadForecast
+from karpenter_gitops.karpenter.disruption import drift
 
 
 def load_base(base: str, head_paths: Sequence[Path], release: versions.Release) -> Inputs:
@@ -89,7 +89,7 @@ def preview_sources(
         base,
         head.inputs,
         validate(head.inputs, head.release, policy=True, waivers=waivers_for(True, None), base=base),
-        None if impact_note else impact.forecast(base, head.inputs, base_plan, head_plan, fleet),
+        None if impact_note else drift.forecast(base, head.inputs, base_plan, head_plan, fleet),
         head_plan=head_plan,
         base_plan=base_plan,
         impact_note=impact_note,

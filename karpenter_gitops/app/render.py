@@ -16,11 +16,11 @@ from karpenter_gitops.core import typed_schema
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.findings import Severity
 from karpenter_gitops.core.inputs import Inputs
-from karpenter_gitops.core.plan_result import READY, TRANSIENT, Plan
+from karpenter_gitops.karpenter.status.plan import READY, TRANSIENT, Plan
 from karpenter_gitops.judge import validate
 from karpenter_gitops.judge.report import Report
 from karpenter_gitops.output import manifests
-from karpenter_gitops.output.pr_preview import not_ready
+from karpenter_gitops.app.preview_result import not_ready
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from karpenter_gitops.core import versions
 from karpenter_gitops.core.findings import Finding, Observation
 from karpenter_gitops.core.inputs import NAMESPACE, Inputs
 from karpenter_gitops.core.model import CAPACITYBUFFER, NODEOVERLAY
-from karpenter_gitops.core.plan_result import Plan
+from karpenter_gitops.karpenter.status.plan import Plan
 from karpenter_gitops.judge import Judge
 from karpenter_gitops.load import engine_values, files
 from karpenter_gitops.load.documents import load_documents

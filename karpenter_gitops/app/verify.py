@@ -1,10 +1,10 @@
 """The ``verify`` use case: after a merge, did the cluster do what the pull request said?
 
 Reads the live cluster (read-only), renders what Git says, predicts what Karpenter reports with
-``plan``, and compares the three (see :mod:`karpenter_gitops.core.verification`). An EC2NodeClass
+``plan``, and compares the three (see :mod:`karpenter_gitops.karpenter.status.verification`). An EC2NodeClass
 Karpenter has not reported on yet is waited for until the deadline, then named as unreconciled.
 Given workloads, the NodeClaims Karpenter launched are also set beside the forecast for them, per
-NodePool, as information (:mod:`karpenter_gitops.core.simulation.launched`).
+NodePool, as information (:mod:`karpenter_gitops.karpenter.scheduling.launched`).
 """
 
 from __future__ import annotations
@@ -15,14 +15,14 @@ from pathlib import Path
 
 from karpenter_gitops.adapters import kube
 from karpenter_gitops.app.sources import Sources
-from karpenter_gitops.core import verification as compare
+from karpenter_gitops.karpenter.status import verification as compare
 from karpenter_gitops.core.cluster import FleetNode
 from karpenter_gitops.core.inputs import Inputs
 from karpenter_gitops.core.model import EC2NODECLASS, NAMESPACED, NODEOVERLAY
-from karpenter_gitops.core.plan_result import Plan
-from karpenter_gitops.core.simulation.launched import PoolLaunch, launched
+from karpenter_gitops.karpenter.status.plan import Plan
+from karpenter_gitops.karpenter.scheduling.launched import PoolLaunch, launched
 from karpenter_gitops.output.manifests import manifest
-from karpenter_gitops.output.workload_forecast import WorkloadForecast
+from karpenter_gitops.app.workload_forecast import WorkloadForecast
 from karpenter_gitops.rules.crd.openapi import as_stored
 
 POLL_SECONDS = 2.0

@@ -10,7 +10,7 @@ limits, a host-network port is also a host port, ``restartPolicy: Always`` makes
 a sidecar from Kubernetes 1.29 and ``spec.resources`` counts from 1.34. A pod Karpenter would refuse
 to provision for (``Provisioner.Validate``: restricted labels, ``matchFields``, malformed operators)
 is kept with Karpenter's reason. What the simulation does not model marks the template approximated
-(:data:`karpenter_gitops.core.simulation.pods.UNMODELLED`). A workload whose manifest is malformed
+(:data:`karpenter_gitops.karpenter.scheduling.pods.UNMODELLED`). A workload whose manifest is malformed
 (a quantity that is none, a field of the wrong type) is left out with a problem naming the file,
 document, object and field.
 """
@@ -26,10 +26,10 @@ from typing import Any
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.findings import Source
 from karpenter_gitops.core.requirements import DOES_NOT_EXIST, EXISTS, GT, IN, LT, NOT_IN, Requirement, Requirements
-from karpenter_gitops.core.simulation import resources
-from karpenter_gitops.core.simulation.matching import NODEPOOL, LabelSelector, Toleration, restricted_label_error
-from karpenter_gitops.core.simulation.nodes import POD_ENI
-from karpenter_gitops.core.simulation.pods import (
+from karpenter_gitops.karpenter.scheduling import resources
+from karpenter_gitops.karpenter.scheduling.matching import NODEPOOL, LabelSelector, Toleration, restricted_label_error
+from karpenter_gitops.karpenter.scheduling.nodes import POD_ENI
+from karpenter_gitops.karpenter.scheduling.pods import (
     KUBE_SCHEDULER,
     AffinityTerm,
     Container,

@@ -16,16 +16,19 @@ import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from tabulate import DataRow, TableFormat, tabulate
 
 from karpenter_gitops.core.findings import Finding, Severity
-from karpenter_gitops.core.plan_result import PERSISTENT, TRANSIENT
+from karpenter_gitops.karpenter.status.plan import PERSISTENT, TRANSIENT
 from karpenter_gitops.output import DEFAULT_BUDGET
+from karpenter_gitops.karpenter.disruption.drift import summarise_types
+from karpenter_gitops.output import cost_text
 from karpenter_gitops.output.escape import visible
-from karpenter_gitops.output.forecast_compare import mermaid
-from karpenter_gitops.output.pr_preview import ObjectChange, Preview
-from karpenter_gitops.reconcile.impact import summarise_types
+
+if TYPE_CHECKING:
+    from karpenter_gitops.app.preview_result import ObjectChange, Preview
 
 MARKER = "<!-- karpenter-gitops-preview -->"
 LISTED = 20  # names or errors listed in the always-kept part before "… and N more"
@@ -101,7 +104,7 @@ def _summary(preview: Preview, full: bool) -> str:
     lines.extend(_more(len(choices), len(_cap(choices, full, LISTED))))
     lines.append(f"**Node impact**: {_impact_line(preview)}")
     if preview.cost:
-        lines.append(f"**Cost** of the workloads ({preview.cost.head.pods} pod(s)): {_text(preview.cost.summary())}.")
+        lines.append(f"**Cost** of the workloads ({preview.cost.head.pods} pod(s)): {_text(cost_text.summary(preview.cost))}.")
     if preview.pulumi:
         counts = preview.pulumi.counts
         lines.append("**Pulumi**: " + ", ".join(f"{n} to {op}" for op, n in counts.items()) + ".")
@@ -226,16 +229,16 @@ def _cost_section(preview: Preview, full: bool) -> str:
         return "\n".join([*lines, f"No forecast: {_text(why)}."]) + "\n"
     changed = [p for p in cost.pools if p.changed]
     if changed:
-        rows = [[f"`{_text(p.node_pool)}`", _text(p.describe(p.base)), _text(p.describe(p.head)), _text(p.delta_text())]
+        rows = [[f"`{_text(p.node_pool)}`", _text(cost_text.describe(p.base)), _text(cost_text.describe(p.head)), _text(cost_text.delta_text(p))]
                 for p in changed]
         lines += _table(["NodePool", "base", "head", "change"], rows, full)
     else:
         lines.append("The change moves no pod: every NodePool launches the same NodeClaims.")
-    limits = [(p.node_pool, row) for p in cost.pools if (row := p.limit_row())]
+    limits = [(p.node_pool, row) for p in cost.pools if (row := cost_text.limit_row(p))]
     if limits:
         lines += ["", "What each limited NodePool costs at its limits, on its cheapest and its dearest compatible type:", ""]
         lines += _table(["NodePool", "base", "head"], [[f"`{_text(name)}`", _text(base), _text(head)] for name, (base, head) in limits], full)
-    lines += ["", mermaid(cost), ""]
+    lines += ["", cost_text.mermaid(cost), ""]
     if head.prices:
         lines.append(f"Prices: {_text(head.prices.summary)}.")
     approximated = head.forecast.approximated

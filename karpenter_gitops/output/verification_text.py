@@ -1,4 +1,4 @@
-"""The forms of a :class:`~karpenter_gitops.core.verification.Verification`: terminal text and a PR comment
+"""The forms of a :class:`~karpenter_gitops.karpenter.status.verification.Verification`: terminal text and a PR comment
 (the JSON form is the verification's own ``to_json``)."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from typing import Any
 
 from tabulate import tabulate
 
-from karpenter_gitops.core.simulation.launched import PoolLaunch, mix
-from karpenter_gitops.core.verification import CATEGORIES, Difference, Verification
+from karpenter_gitops.karpenter.scheduling.launched import PoolLaunch, mix
+from karpenter_gitops.karpenter.status.verification import CATEGORIES, Difference, Verification
 from karpenter_gitops.output.escape import visible
 
 _TITLES = {

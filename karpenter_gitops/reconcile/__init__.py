@@ -5,7 +5,7 @@ declared in one place (:mod:`~karpenter_gitops.reconcile.steps`) and kept by a s
 (:mod:`~karpenter_gitops.reconcile.graph`): a step runs only once what it needs is ready, and a
 transient failure of one step leaves exactly its dependents awaiting. Every failure is classified
 transient (retry; nothing decided) or persistent. What only AWS reveals is observed under the
-``live/`` rules and judged with everything else. :mod:`~karpenter_gitops.reconcile.impact` forecasts
+``live/`` rules and judged with everything else. :mod:`~karpenter_gitops.karpenter.disruption.drift` forecasts
 which nodes a change drifts, from two plans.
 
 Layer: imports judge, adapters and below; inside it, the contract in pyproject.toml orders its modules.

@@ -3,19 +3,19 @@
 It reads the class's other steps as they came out, ready or not, as Karpenter's status rolls up
 whatever its sub-reconcilers resolved: the resolved AMIs, subnets, security groups and instance
 profile, and the conditions (``AMIsReady`` … ``ValidationSucceeded``, ``Ready``) predicted from
-their outcomes (see :mod:`karpenter_gitops.core.status_conditions`).
+their outcomes (see :mod:`karpenter_gitops.karpenter.status.conditions`).
 
-Layer: a step of reconcile/; imports kubelet, identity, images, network, context, graph, rules, families and core.
+Layer: a step of reconcile/; imports kubelet, identity, images, network, context, graph, rules, karpenter and core.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from karpenter_gitops import families
-from karpenter_gitops.core.status_conditions import StepOutcome, predict_conditions, userdata_refused_at_launch
+from karpenter_gitops.karpenter import amifamily
+from karpenter_gitops.karpenter.status.conditions import StepOutcome, predict_conditions, userdata_refused_at_launch
 from karpenter_gitops.core.model import EC2NodeClass
-from karpenter_gitops.core.plan_result import NodeClassPlan
+from karpenter_gitops.karpenter.status.plan import NodeClassPlan
 from karpenter_gitops.core.resolved import SecurityGroup, Subnet
 from karpenter_gitops.reconcile.context import Run
 from karpenter_gitops.reconcile.graph import StepResult
@@ -70,7 +70,7 @@ def predict(
 def _launch_template(run: Run, node_class: EC2NodeClass) -> StepOutcome | None:
     """What the validation's ec2:CreateLaunchTemplate says: EC2 refuses userData over its limit once merged
     (the error finding is ``userdata/size-limit``'s or ``userdata/size``'s); None when it accepts it."""
-    if families.oversized_userdata(node_class, run.release) is None:
+    if amifamily.oversized_userdata(node_class, run.release) is None:
         return None
     return userdata_refused_at_launch(run.release)
 

@@ -4,17 +4,17 @@ Only ``available`` images are ever selected; what matched but is unusable, an al
 parameters name no image, and images whose names say another family or Kubernetes version are
 observed here (the ``live/`` rules). The mapping of the class's NodePools needs these AMIs.
 
-Layer: a step of reconcile/; imports context, graph, rules, families, adapters and core.
+Layer: a step of reconcile/; imports context, graph, rules, karpenter, adapters and core.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from karpenter_gitops import families
+from karpenter_gitops.karpenter import amifamily
 from karpenter_gitops.adapters.aws import amis as ami_provider
 from karpenter_gitops.core import versions
-from karpenter_gitops.core.status_conditions import Resolution, StepOutcome
+from karpenter_gitops.karpenter.status.conditions import Resolution, StepOutcome
 from karpenter_gitops.core.findings import Observation
 from karpenter_gitops.core.model import EC2NodeClass
 from karpenter_gitops.core.resolved import AMI
@@ -84,7 +84,7 @@ def _name_observations(node_class: EC2NodeClass, amis: tuple[AMI, ...], kubernet
         return []  # an alias reads the family's own parameters for the cluster's version
     found, seen = [], set()
     for ami in amis:
-        published = families.of_image(ami.name)
+        published = amifamily.of_image(ami.name)
         if published is None or ami.id in seen:
             continue
         seen.add(ami.id)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from karpenter_gitops import families
+from karpenter_gitops.karpenter import amifamily
 from karpenter_gitops.core.findings import Severity, Violation
 from karpenter_gitops.core.model import EC2NODECLASS
 from karpenter_gitops.rules.cel.ami import alias_path, aliases
@@ -64,7 +64,7 @@ def per_term_exclusive(obj, ctx):
 _GLOB_FILLS = ("", "20250101", "v20250101", "x86_64-standard-1.32-v20250101")
 
 
-def named_family(name: str) -> families.Family | None:
+def named_family(name: str) -> amifamily.Family | None:
     """The family whose published images a name selector (with * and ? wildcards) can only mean, if any."""
     parts = re.split(r"[*?]", name)
     if len(parts) > 3:
@@ -72,7 +72,7 @@ def named_family(name: str) -> families.Family | None:
     candidates = [parts[0]]
     for part in parts[1:]:
         candidates = [done + fill + part for done in candidates for fill in _GLOB_FILLS]
-    found = {found[0].name: found[0] for text in candidates if (found := families.of_image(text))}
+    found = {found[0].name: found[0] for text in candidates if (found := amifamily.of_image(text))}
     return next(iter(found.values())) if len(found) == 1 else None
 
 
@@ -128,7 +128,7 @@ def ami_name_family(obj, ctx):
 def alias_version_format(obj, ctx):
     for index, alias in aliases(obj.spec):
         family_part, at, version = alias.partition("@")
-        family = families.of_alias(family_part)
+        family = amifamily.of_alias(family_part)
         if not at or family is None or family.version_format is None or version == "latest" or "@" in version:
             continue  # malformed aliases, unknown families and Windows are the CEL rules', a second '@' alias-format's
         if not family.version_format.match(version):
@@ -159,7 +159,7 @@ def alias_version_format(obj, ctx):
 )
 def alias_format(obj, ctx):
     for index, alias in aliases(obj.spec):
-        if families.stops_controller(alias):
+        if amifamily.stops_controller(alias):
             yield Violation(
                 alias_path(index),
                 f"{alias!r} has {alias.count('@')} '@'; Karpenter's controller exits when it reads it (failed to parse "
@@ -184,7 +184,7 @@ def alias_format(obj, ctx):
 def alias_latest(obj, ctx):
     for index, alias in aliases(obj.spec):
         family_part, _, version = alias.partition("@")
-        family = families.of_alias(family_part)
+        family = amifamily.of_alias(family_part)
         if version == "latest" and family is not None and family.version_example:
             yield Violation(
                 alias_path(index),

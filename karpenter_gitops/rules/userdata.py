@@ -1,4 +1,4 @@
-"""userData rules: thin wrappers over :func:`karpenter_gitops.families.analyse_userdata`, one per problem kind.
+"""userData rules: thin wrappers over :func:`karpenter_gitops.karpenter.amifamily.analyse_userdata`, one per problem kind.
 
 The family detection and the analysis run once per object (:meth:`Context.derived`), and each rule
 picks the problems that carry its id. Objects without userData cost nothing.
@@ -9,13 +9,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from karpenter_gitops import families
+from karpenter_gitops.karpenter import amifamily
 from karpenter_gitops.core.findings import Severity, Violation
 from karpenter_gitops.core.model import EC2NODECLASS, EC2NodeClass
 from karpenter_gitops.core.typed_schema import SecretValue
 from karpenter_gitops.core.versions import Release
-from karpenter_gitops.families.userdata import problems as ids
-from karpenter_gitops.families.userdata.problems import Problem
+from karpenter_gitops.karpenter.amifamily.userdata import problems as ids
+from karpenter_gitops.karpenter.amifamily.userdata.problems import Problem
 from karpenter_gitops.rules.registry import Context, rule
 
 PATH = "spec.userData"
@@ -57,7 +57,7 @@ def _problems(obj: EC2NodeClass) -> ByProblem:
     if not spec.user_data or isinstance(spec.user_data, SecretValue):  # a secret is checked at preview
         return {}
     aliases = (t.alias for t in spec.ami_selector_terms or ())
-    return _by_id(families.analyse_userdata(spec.user_data, families.userdata_family(spec.ami_family, aliases)))
+    return _by_id(amifamily.analyse_userdata(spec.user_data, amifamily.userdata_family(spec.ami_family, aliases)))
 
 
 def _release_problems(obj: EC2NodeClass) -> ByProblem:
@@ -66,7 +66,7 @@ def _release_problems(obj: EC2NodeClass) -> ByProblem:
     if not spec.user_data or isinstance(spec.user_data, SecretValue):
         return {}
     aliases = (t.alias for t in spec.ami_selector_terms or ())
-    return _by_id(families.release_userdata_problems(spec.user_data, spec.ami_family, aliases))
+    return _by_id(amifamily.release_userdata_problems(spec.user_data, spec.ami_family, aliases))
 
 
 def _userdata_rule(
@@ -124,7 +124,7 @@ _userdata_rule(
       good=(_on(_AL2023, _SCRIPT), _on(_CUSTOM, "#" * 16_383 + "\n")),
       bad=(_on(_AL2023, "#!/bin/bash\n# " + "x" * 16_000 + "\n"), _on(_WINDOWS, "# " + "x" * 16_100 + "\n")))
 def size_limit(obj: EC2NodeClass, ctx: Context) -> Iterable[Violation]:
-    return [Violation(PATH, p.message, p.hint) for p in families.size_limit(obj, ctx.release)]
+    return [Violation(PATH, p.message, p.hint) for p in amifamily.size_limit(obj, ctx.release)]
 
 
 _userdata_rule(

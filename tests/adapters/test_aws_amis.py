@@ -5,7 +5,7 @@ from datetime import datetime, timezone
 from karpenter_gitops.adapters.aws.amis import AMIOutcome, resolve_amis, select_amis
 from karpenter_gitops.core.model import AMISelectorTerm
 from karpenter_gitops.core.requirements import IN, Requirement
-from karpenter_gitops.families.protocol import ARCH, NEURON, NVIDIA, STANDARD
+from karpenter_gitops.karpenter.amifamily.protocol import ARCH, NEURON, NVIDIA, STANDARD
 from karpenter_gitops.core.versions import Kubernetes
 
 NOW = datetime(2025, 2, 15, tzinfo=timezone.utc)

@@ -9,9 +9,10 @@ from _preview_objects import family, node_class, node_pool
 from karpenter_gitops.core.inputs import Cluster
 from karpenter_gitops.judge import validate
 from karpenter_gitops.load import documents
-from karpenter_gitops.output import pr_comment, pr_preview
+from karpenter_gitops.app import preview_result
+from karpenter_gitops.output import pr_comment
 from karpenter_gitops.reconcile import reconcile
-from karpenter_gitops.reconcile.impact import forecast
+from karpenter_gitops.karpenter.disruption.drift import forecast
 from karpenter_gitops.core.versions import Kubernetes
 
 GATED = Cluster(feature_gates=frozenset({"NodeOverlay"}))
@@ -26,13 +27,13 @@ def overlay(name: str, values: list[str], adjustment: str) -> dict:
     }
 
 
-def report(aws, cache, base_docs, head_docs, cluster=GATED) -> pr_preview.Preview:
+def report(aws, cache, base_docs, head_docs, cluster=GATED) -> preview_result.Preview:
     def load(name, docs):
         return dataclasses.replace(documents.load_documents([(name, docs)]), cluster=cluster)
 
     base, head = load("base.yaml", base_docs), load("head.yaml", head_docs)
     base_plan, head_plan = (reconcile(i, kubernetes=Kubernetes(1, 32), aws=aws.session(), cache_dir=cache) for i in (base, head))
-    return pr_preview.Preview.build(
+    return preview_result.Preview.build(
         "main", base, head, validate(head, policy=True, base=base), forecast(base, head, base_plan, head_plan),
         base_plan=base_plan, head_plan=head_plan,
     )

@@ -47,7 +47,7 @@ def test_offline_commands_load_no_heavy_library(argv):
 def test_validate_loads_no_simulation():
     """The families describe their nodes for the simulation, but ``validate`` never simulates: the
     scheduler's modules were a sixth of its start-up."""
-    assert not [m for m in loaded("validate", "examples/manifests/platform.yaml") if m.startswith("karpenter_gitops.core.simulation")]
+    assert not [m for m in loaded("validate", "examples/manifests/platform.yaml") if m.startswith("karpenter_gitops.karpenter.scheduling")]
 
 
 def test_crd_checks_load_their_engine_only_when_given_crds():

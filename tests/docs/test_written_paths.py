@@ -2,7 +2,7 @@
 
 A path is ours when its first part is a top-level entry of the repository (``karpenter_gitops/…``,
 ``tests/…``, ``docs/…``), a folder of the package or of the tests (``rules/registry.py``,
-``core/simulation/``), or the shared folder beside the clone (``../shared/…``). Upstream paths
+``karpenter/scheduling/``), or the shared folder beside the clone (``../shared/…``). Upstream paths
 (``pkg/controllers/…`` of Karpenter) and examples of a user's own files are not ours and are left
 alone; so are placeholders (``<name>``, ``*``, ``$VAR``).
 """
@@ -59,9 +59,9 @@ def _exists(path: str, writer: Path) -> bool:
 
 
 def test_the_scan_finds_paths_and_skips_what_is_not_ours():
-    text = ("see `karpenter_gitops/core/versions.py:12`, ``core/simulation/``, `pkg/x.go`, `<name>/a.yaml`, `tests/`, "
+    text = ("see `karpenter_gitops/core/versions.py:12`, ``karpenter/scheduling/``, `pkg/x.go`, `<name>/a.yaml`, `tests/`, "
             "`../shared/reference/karpenter-v1.md`, `../.mirror`")
-    assert written_paths(text) == {"karpenter_gitops/core/versions.py", "core/simulation/", "tests/", "../shared/reference/karpenter-v1.md"}
+    assert written_paths(text) == {"karpenter_gitops/core/versions.py", "karpenter/scheduling/", "tests/", "../shared/reference/karpenter-v1.md"}
 
 
 def test_a_moved_module_is_caught():

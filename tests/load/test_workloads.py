@@ -9,8 +9,8 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from karpenter_gitops.core.simulation import resources
-from karpenter_gitops.core.simulation.pods import UNMODELLED
+from karpenter_gitops.karpenter.scheduling import resources
+from karpenter_gitops.karpenter.scheduling.pods import UNMODELLED
 from karpenter_gitops.load.workloads import read_workloads, workloads_from_documents
 
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from karpenter_gitops.core.simulation.launched import PoolLaunch
-from karpenter_gitops.core.verification import Verification
+from karpenter_gitops.karpenter.scheduling.launched import PoolLaunch
+from karpenter_gitops.karpenter.status.verification import Verification
 from karpenter_gitops.output import verification_text as shown
 
 POOL = PoolLaunch("gen|eral\x1b[31m", {"m5.large": 2}, {"m5.large": 1}, {"spot": 1}, {"us-west-2a": 1}, {"on-demand": 2})

@@ -9,12 +9,14 @@ from _simulation import PRICES, on_demand, pods, pool, tolerate, world
 
 from karpenter_gitops.adapters.aws.pricing import PRICING_API, Prices, on_demand_prices
 from karpenter_gitops.core.requirements import Requirement
-from karpenter_gitops.core.simulation import simulate
-from karpenter_gitops.core.simulation.matching import Taint
+from karpenter_gitops.karpenter.scheduling import simulate
+from karpenter_gitops.karpenter.scheduling.matching import Taint
 from karpenter_gitops.load.workloads import Workloads
-from karpenter_gitops.output.workload_forecast import WorkloadForecast, print_forecast, zones
+from karpenter_gitops.app.cost_comparison import CostComparison
+from karpenter_gitops.app.workload_forecast import WorkloadForecast
+from karpenter_gitops.output.workload_forecast import print_forecast, zones
 from karpenter_gitops.output.terminal import Terminal
-from karpenter_gitops.output.forecast_compare import CostComparison, mermaid, signed
+from karpenter_gitops.output.cost_text import limit_row, mermaid, sentence, signed, summary
 from karpenter_gitops.output.forecast_svg import PALETTE, SHOWN_NODES, colours, svg
 
 M5 = Requirement("node.kubernetes.io/instance-type", "In", ("m5.large",))
@@ -78,7 +80,7 @@ def test_a_change_of_type_is_one_sentence_per_pool_with_its_cost():
     comparison = CostComparison(base, head)
     (row,) = comparison.pools
     assert row.changed
-    assert row.sentence() == "4 pod(s): 4 × m5.large ($0.3840/h) → 2 × m5.xlarge ($0.3840/h): +$0.0000/h, +$0.0000/month"
+    assert sentence(row) == "4 pod(s): 4 × m5.large ($0.3840/h) → 2 × m5.xlarge ($0.3840/h): +$0.0000/h, +$0.0000/month"
     assert comparison.newly_unschedulable == ()
 
 
@@ -92,7 +94,7 @@ def test_pods_the_head_strands_are_the_blocking_part():
     comparison = CostComparison(base, head)
     ((workload, message, stranded),) = comparison.newly_unschedulable
     assert workload == "default/Deployment/web" and stranded == ("default/web-0", "default/web-1") and "taint" in message
-    assert comparison.summary() == "$0.1920/h → $0.0000/h: −$0.1920/h, −$140/month"
+    assert summary(comparison) == "$0.1920/h → $0.0000/h: −$0.1920/h, −$140/month"
     tolerated = forecast_of(pods(2, cpu="1", tolerations=(tolerate("dedicated", "x"),)), pool("default", *on_demand(M5)))
     assert CostComparison(head, tolerated).newly_unschedulable == ()
 
@@ -116,11 +118,11 @@ def test_the_limit_cost_is_compared_when_the_limit_or_the_types_change():
     base = forecast_of(pods(1), pool("default", *on_demand(M5), limits={"cpu": "8"}))
     raised = forecast_of(pods(1), pool("default", *on_demand(M5), limits={"cpu": "16"}))
     (row,) = CostComparison(base, raised).pools
-    assert row.limit_row() == ("(cpu 8): 4 × m5.large on-demand, $0.3840/h ($280.32/month)",
+    assert limit_row(row) == ("(cpu 8): 4 × m5.large on-demand, $0.3840/h ($280.32/month)",
                                "(cpu 16): 8 × m5.large on-demand, $0.7680/h ($560.64/month)")
     (same,) = CostComparison(base, base).pools
-    assert same.limit_row() == ("unchanged", "(cpu 8): 4 × m5.large on-demand, $0.3840/h ($280.32/month)")
+    assert limit_row(same) == ("unchanged", "(cpu 8): 4 × m5.large on-demand, $0.3840/h ($280.32/month)")
     unlimited = forecast_of(pods(1), pool("default", *on_demand(M5)))
     (dropped,) = CostComparison(base, unlimited).pools
-    assert dropped.limit_row()[1] == "no cpu/memory limit"
-    assert CostComparison(unlimited, unlimited).pools[0].limit_row() is None
+    assert limit_row(dropped)[1] == "no cpu/memory limit"
+    assert limit_row(CostComparison(unlimited, unlimited).pools[0]) is None

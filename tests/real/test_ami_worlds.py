@@ -16,10 +16,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from karpenter_gitops import families
+from karpenter_gitops.karpenter import amifamily
 from karpenter_gitops.adapters.aws.amis import select_amis
 from karpenter_gitops.core import versions
-from karpenter_gitops.families import protocol
+from karpenter_gitops.karpenter.amifamily import protocol
 
 pytestmark = pytest.mark.real
 RELEASES = pytest.mark.parametrize("release", _oracle.PROVIDER_RELEASES, ids=versions.show)
@@ -52,7 +52,7 @@ def test_an_alias_reads_karpenters_ssm_parameters(release, family, version, kube
     theirs = karpenter_oracle.one({"op": "images", "kubernetes": kubernetes,
                                    "object": {"spec": {"amiSelectorTerms": [{"alias": alias}]}}})
     try:
-        parameters = families.alias_parameters(families.parse_alias(alias), versions.Kubernetes.parse(kubernetes), release)
+        parameters = amifamily.alias_parameters(amifamily.parse_alias(alias), versions.Kubernetes.parse(kubernetes), release)
     except protocol.AliasError:
         assert "queriesError" in theirs or not theirs.get("queries"), theirs
         return
@@ -81,7 +81,7 @@ IMAGE = st.fixed_dictionaries({
 def worlds(draw, release):
     """Images with ids, and for some an alias's SSM parameters pointing at them (known requirement sets)."""
     images = [{**image, "id": f"ami-{index:04x}"} for index, image in enumerate(draw(st.lists(IMAGE, min_size=1, max_size=8)))]
-    parameters = families.alias_parameters(families.parse_alias("al2023@latest"), versions.Kubernetes(1, 32), release)
+    parameters = amifamily.alias_parameters(amifamily.parse_alias("al2023@latest"), versions.Kubernetes(1, 32), release)
     if len(images) < len(parameters) or not draw(st.booleans()):
         return images, {}
     # Each parameter names an image of its own, as SSM does: when two AL2023 variants named one image,
@@ -100,7 +100,7 @@ def test_the_images_kept_and_their_order_are_karpenters(release, data):
     theirs = karpenter_oracle.one({"op": "images", "kubernetes": "1.32", "now": NOW.isoformat().replace("+00:00", "Z"),
                                    "ssm": ssm, "images": images, "object": {"spec": {"amiSelectorTerms": terms}}})
     known: dict[str, tuple] = {}
-    for parameter in families.alias_parameters(families.parse_alias("al2023@latest"), versions.Kubernetes(1, 32), release) if ssm else ():
+    for parameter in amifamily.alias_parameters(amifamily.parse_alias("al2023@latest"), versions.Kubernetes(1, 32), release) if ssm else ():
         known[ssm[parameter.path]] = known.get(ssm[parameter.path], ()) + parameter.requirement_sets
     wire = [{"ImageId": i["id"], "Name": i["name"], "Architecture": i["architecture"], "State": i["state"],
              **({"CreationDate": i["creationDate"]} if i["creationDate"] else {}),

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from _rule_helpers import node_class, stack_with
 
-from karpenter_gitops import families
+from karpenter_gitops.karpenter import amifamily
 from karpenter_gitops.cli import main
-from karpenter_gitops.core import kubelet_cel
+from karpenter_gitops.karpenter import kubelet as kubelet_cel
 from karpenter_gitops.core.inputs import Cluster
 from karpenter_gitops.judge import validate
 from karpenter_gitops.load.documents import load_documents
@@ -74,12 +74,12 @@ def test_a_stack_that_runs_the_gate_gets_the_finding_on_the_field(tmp_path, caps
     ("Windows2022", None, 110),  # Windows does not use the ENI limit
 ])
 def test_max_pods_is_worked_out_per_family_as_karpenter_does(family, pods_per_core, max_pods):
-    variables = rules.cel_variables(M5_LARGE, families.by_name(family), None, pods_per_core)
+    variables = rules.cel_variables(M5_LARGE, amifamily.by_name(family), None, pods_per_core)
     assert variables == kubelet_cel.Vars(2, 8192, 3, 10, max_pods, "m5.large")
 
 
 def test_a_static_max_pods_and_efa_only_interfaces_change_what_max_pods_is():
-    al2023 = families.by_name("AL2023")
+    al2023 = amifamily.by_name("AL2023")
     assert rules.cel_variables(M5_LARGE, al2023, 50, None).max_pods == 50
     assert rules.cel_variables(M5_LARGE, al2023, None, None, efa_only=1).max_pods == 2 * 9 + 2
     assert rules.cel_variables(M5_LARGE, al2023, None, None, efa_only=3).max_pods == 0

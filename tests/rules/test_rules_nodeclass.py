@@ -396,11 +396,11 @@ def test_an_amazon_linux_image_under_amiFamily_bottlerocket_is_a_warning():
 def test_userdata_is_analysed_once_per_class_however_many_rules_read_it(monkeypatch):
     """The ~25 userData rules share one family detection and analysis per class (Context.derived), and
     each still reports its own problems: here both classes' folded scripts, and nothing for the clean one."""
-    from karpenter_gitops import families
+    from karpenter_gitops.karpenter import amifamily
 
     analysed = []
-    analyse = families.analyse_userdata
-    monkeypatch.setattr(families, "analyse_userdata", lambda text, family: analysed.append(text) or analyse(text, family))
+    analyse = amifamily.analyse_userdata
+    monkeypatch.setattr(amifamily, "analyse_userdata", lambda text, family: analysed.append(text) or analyse(text, family))
     folded = "#!/bin/bash echo hello > /tmp/x sysctl -w vm.max_map_count=262144\n"
     docs = [node_class({"metadata": {"name": name}, "spec": {"amiSelectorTerms": [{"alias": "al2@v20240807"}], "userData": text}})
             for name, text in (("a", folded), ("b", folded + "# b\n"), ("c", "#!/bin/bash\necho hello\n"))]

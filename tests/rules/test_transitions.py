@@ -16,7 +16,7 @@ from karpenter_gitops.core.inputs import Inputs, Waiver
 from karpenter_gitops.core.model import NODEPOOL
 from karpenter_gitops.judge import check_transitions, validate
 from karpenter_gitops.load.documents import load_documents
-from karpenter_gitops.output import pr_preview
+from karpenter_gitops.app import preview_result
 from karpenter_gitops.rules import registry
 from karpenter_gitops.rules.crd import openapi, validation_rules
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL, merge_patch
@@ -137,7 +137,7 @@ def test_a_waiver_naming_a_transition_rule_waives_it_in_the_preview():
     old, new = _rename()
     base, head = _inputs(old, versions.DEFAULT), _inputs(new, versions.DEFAULT)
     waiver = Waiver("transition/node-class-ref-rename", "general", "moving to the new class", dt.date(2099, 1, 1))
-    report = pr_preview.Preview.build("main", base, head, validate(head, policy=True, waivers=[waiver], base=base), None)
+    report = preview_result.Preview.build("main", base, head, validate(head, policy=True, waivers=[waiver], base=base), None)
     [finding] = [f for f in report.findings if f.rule == "transition/node-class-ref-rename"]
     assert report.waived(finding)
-    assert pr_preview.Preview.build("main", base, head, validate(head, policy=True, base=base), None).waived(finding) is False
+    assert preview_result.Preview.build("main", base, head, validate(head, policy=True, base=base), None).waived(finding) is False

@@ -5,15 +5,15 @@ from __future__ import annotations
 import pytest
 from _rule_helpers import findings, fired, node_class
 
-from karpenter_gitops import families
-from karpenter_gitops.families.userdata.common import MAX_BYTES
+from karpenter_gitops.karpenter import amifamily
+from karpenter_gitops.karpenter.amifamily.userdata.common import MAX_BYTES
 
 RULE = "userdata/size-limit"
 
 
 def _merged_to(size: int, family: str = "AL2023") -> str:
     """A script whose merged userData for ``family`` is exactly ``size`` bytes."""
-    overhead = len(families.by_name(family).render_userdata("#", (1, 15)).encode()) - 1
+    overhead = len(amifamily.by_name(family).render_userdata("#", (1, 15)).encode()) - 1
     return "#" * (size - overhead)
 
 

@@ -13,13 +13,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from karpenter_gitops import families
+from karpenter_gitops.karpenter import amifamily
 from karpenter_gitops.adapters.aws.client import AwsSession, tag_filters
 from karpenter_gitops.adapters.aws.error_kinds import PersistentAWSError, TransientAWSError
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.model import AMISelectorTerm
 from karpenter_gitops.core.resolved import AMI, SkippedAMI
-from karpenter_gitops.families import protocol
+from karpenter_gitops.karpenter.amifamily import protocol
 
 DEFAULT_OWNERS_FOR_NAME = ("self", "amazon")  # a name alone must not pick up look-alike public AMIs
 
@@ -116,7 +116,7 @@ def _alias_queries(aws: AwsSession, alias: str, kubernetes: versions.Kubernetes 
     """One image-id query for every image the alias's SSM parameters name; failed lookups are skipped."""
     if kubernetes is None:
         raise protocol.AliasError(f"alias {alias} needs the cluster's Kubernetes version")
-    parameters = families.alias_parameters(families.parse_alias(alias), kubernetes, release)
+    parameters = amifamily.alias_parameters(amifamily.parse_alias(alias), kubernetes, release)
     known: dict[str, tuple[protocol.RequirementSet, ...]] = {}
     missing = []
     for parameter in parameters:

@@ -28,7 +28,7 @@ from types import MappingProxyType
 
 from karpenter_gitops.adapters.aws.client import AwsSession
 from karpenter_gitops.adapters.aws.error_kinds import AWSError
-from karpenter_gitops.core.simulation.nodes import SPOT, PriceTable
+from karpenter_gitops.karpenter.scheduling.nodes import SPOT, PriceTable
 
 _DATA = "on_demand_prices.json"
 PRICING_API, STATIC_TABLE, SPOT_HISTORY = "Pricing API", "static table", "spot history"

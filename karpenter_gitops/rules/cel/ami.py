@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from karpenter_gitops import families
+from karpenter_gitops.karpenter import amifamily
 from karpenter_gitops.core.findings import Severity, Violation
 from karpenter_gitops.core.model import EC2NODECLASS
 from karpenter_gitops.rules.registry import rule
@@ -76,7 +76,7 @@ def alias_format(obj, ctx):
     ),
 )
 def alias_family(obj, ctx):
-    known = families.alias_families(ctx.release)
+    known = amifamily.alias_families(ctx.release)
     for index, alias in aliases(obj.spec):
         if alias.split("@", 1)[0] not in known:
             yield Violation(
@@ -96,7 +96,7 @@ def alias_family(obj, ctx):
     bad=({"spec": {"amiSelectorTerms": [{"alias": "windows2022@v1"}]}},),
 )
 def windows_alias_latest(obj, ctx):
-    known = families.alias_families(ctx.release)
+    known = amifamily.alias_families(ctx.release)
     for index, alias in aliases(obj.spec):
         family, at, version = alias.partition("@")
         if at and family.startswith("windows") and family in known and version != "latest":
@@ -117,7 +117,7 @@ def amifamily_matches_alias(obj, ctx):
     if chosen is None:
         return
     used = {alias.split("@", 1)[0] for _, alias in aliases(obj.spec)}
-    for family, ami_family in families.alias_families(ctx.release).items():
+    for family, ami_family in amifamily.alias_families(ctx.release).items():
         if family in used and chosen not in ("Custom", ami_family):
             article = "an" if ami_family[0] in "AEIOU" else "a"
             yield Violation(

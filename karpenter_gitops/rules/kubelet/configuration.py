@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from karpenter_gitops import families
+from karpenter_gitops.karpenter import amifamily
 from karpenter_gitops.core.findings import Severity, Violation
 from karpenter_gitops.core.kubelet_fields import KUBELET_CONFIGURATION_FIELDS
 from karpenter_gitops.core.model import EC2NODECLASS, QUANTITY, KubeletConfiguration
@@ -216,7 +216,7 @@ def unsupported_for_family(obj, ctx) -> Iterator[Violation]:
 
 def unsupported(obj) -> Iterator[Said]:
     kubelet = kubelet_block(obj)
-    family = families.family_of(obj)
+    family = amifamily.family_of(obj)
     if kubelet is None or family.arbitrary_kubelet or not family.kubelet_checked:
         return
     dropped = sorted(set(kubelet) - MANAGED | ({"podsPerCore"} & set(kubelet) if not family.pods_per_core else set()))

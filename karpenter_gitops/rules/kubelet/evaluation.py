@@ -15,8 +15,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from karpenter_gitops import families
-from karpenter_gitops.core import kubelet_cel
+from karpenter_gitops.karpenter import amifamily
+from karpenter_gitops.karpenter import kubelet as kubelet_cel
 from karpenter_gitops.core.inputs import Cluster
 from karpenter_gitops.rules.kubelet.configuration import integer_field, kubelet_block
 from karpenter_gitops.rules.kubelet.expressions import CEL_GATE, expression_texts
@@ -52,7 +52,7 @@ def _eni_limits(info: Mapping[str, Any]) -> tuple[int, int]:
     return enis, network.get("Ipv4AddressesPerInterface", 0)
 
 
-def cel_variables(info: Mapping[str, Any], family: families.Family, max_pods: int | None, pods_per_core: int | None,
+def cel_variables(info: Mapping[str, Any], family: amifamily.Family, max_pods: int | None, pods_per_core: int | None,
                   efa_only: int = 0) -> kubelet_cel.Vars:
     """Karpenter's buildCELVars: the instance type's facts, and max_pods as its pods() works it out."""
     vcpus = (info.get("VCpuInfo") or {}).get("DefaultVCpus", 0)
@@ -77,7 +77,7 @@ def evaluate_expressions(node_class, instance_types: Iterable[Mapping[str, Any]]
     maxPods is not evaluated (Karpenter stops there). Call when :func:`evaluates` says Karpenter gets this far."""
     kubelet = kubelet_block(node_class) or {}
     texts = expression_texts(kubelet)
-    family = families.family_of(node_class)
+    family = amifamily.family_of(node_class)
     pods_per_core = integer_field(kubelet, "podsPerCore")
     static_max_pods = integer_field(kubelet, "maxPods")
     efa_only = sum(1 for n in node_class.spec.network_interfaces or () if n.network_card_index == 0 and n.interface_type == "efa-only")

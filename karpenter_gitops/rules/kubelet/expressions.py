@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from karpenter_gitops.core import kubelet_cel
+from karpenter_gitops.karpenter import kubelet as kubelet_cel
 from karpenter_gitops.core.findings import Severity, Violation
 from karpenter_gitops.core.inputs import Cluster
 from karpenter_gitops.rules.kubelet.configuration import (

@@ -9,7 +9,7 @@ family) the catalogue points at that rule rather than repeating it; production s
 
 from __future__ import annotations
 
-from karpenter_gitops.families.userdata import problems as userdata
+from karpenter_gitops.karpenter.amifamily.userdata import problems as userdata
 
 # Catalogue id -> the rules implementing it (ours and the stricter rules we reuse).
 CATALOGUE: dict[str, tuple[str, ...]] = {

@@ -1,0 +1,224 @@
+"""The forecast: per NodePool, the NodeClaims Karpenter would create, their pods, utilisation and price.
+
+:func:`simulate` runs one Solve (:mod:`.scheduler`), the launch of each NodeClaim (:mod:`.launch`)
+and sums the prices: an on-demand NodeClaim costs its cheapest override; a spot NodeClaim costs
+somewhere in its candidates' range (EC2's allocation strategy picks), so every total is a
+(low, high) pair, equal for on-demand. A month is 730 hours. Pods that cannot be scheduled carry
+Karpenter's message and, per NodePool, the reason in a word (taints, requirements, topology,
+resources, limits, minValues, ...); pods of workloads using what the simulation does not model
+are listed with the reasons (:data:`.pods.UNMODELLED`). A NodePool with a cpu or memory limit also
+carries what it would cost at that limit (:mod:`.limits`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from karpenter_gitops.core import labels, versions
+from karpenter_gitops.karpenter.scheduling import resources
+from karpenter_gitops.karpenter.scheduling.launch import Launch, launch, utilisation
+from karpenter_gitops.karpenter.scheduling.limits import LimitCost, limit_cost
+from karpenter_gitops.karpenter.scheduling.nodes import HOURS_PER_MONTH
+from karpenter_gitops.karpenter.scheduling.pods import UNMODELLED, Pod
+from karpenter_gitops.karpenter.scheduling.failures import message
+from karpenter_gitops.karpenter.scheduling.node_claims import NodeClaim
+from karpenter_gitops.karpenter.scheduling.scheduler import STRICT, Options, Scheduler
+from karpenter_gitops.karpenter.scheduling.world import World
+
+
+def _money(value: float) -> float:
+    return round(value, 6)
+
+
+@dataclass(frozen=True)
+class PlannedNode:
+    """One NodeClaim: its pods, what it asks for and what the launch would pick."""
+
+    node_pool: str
+    pods: tuple[str, ...]  # namespace/name
+    requests: Mapping[str, int]  # the pods' requests
+    daemon_overhead: Mapping[str, int]  # the smallest daemon overhead among its instance types
+    zones: tuple[str, ...]
+    launch: Launch
+    allocatable: Mapping[str, int]  # of the cheapest candidate type
+    options: tuple[str, ...] = ()  # the instance types the NodeClaim carries (at most 600), cheapest first
+
+    @property
+    def instance_type(self) -> str | None:
+        """The cheapest candidate: what on-demand launches; the low end of a spot range."""
+        cheapest = self.launch.cheapest
+        return cheapest.instance_type if cheapest else None
+
+    @property
+    def hourly(self) -> tuple[float, float]:
+        return self.launch.price_range
+
+    @property
+    def utilisation(self) -> dict[str, float]:
+        return utilisation(resources.merge(self.requests, self.daemon_overhead), self.allocatable) if self.allocatable else {}
+
+    def to_json(self) -> dict:
+        low, high = self.hourly
+        return {
+            "nodePool": self.node_pool, "instanceType": self.instance_type, "capacityType": self.launch.capacity_type,
+            "zones": list(self.zones), "pods": list(self.pods),
+            "requests": resources.as_quantities(self.requests), "daemonOverhead": resources.as_quantities(self.daemon_overhead),
+            "utilisation": {k: round(v, 4) for k, v in self.utilisation.items()},
+            "pricePerHour": {"low": _money(low), "high": _money(high)},
+            "alternatives": [name for name in self.launch.instance_types if name != self.instance_type],
+            "candidates": [c.to_json() for c in self.launch.candidates], "launchError": self.launch.error,
+        }  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Reason:
+    """Why a pod fits no NodeClaim of one NodePool (``node_pool`` None: of any)."""
+
+    node_pool: str | None
+    kind: str  # taints, requirements, topology, resources, offerings, instance-types, limits, minValues, ...
+    message: str
+
+    def to_json(self) -> dict:
+        return {"nodePool": self.node_pool, "kind": self.kind, "message": self.message}
+
+
+@dataclass(frozen=True)
+class Unschedulable:
+    """Pods of one workload that cannot be scheduled, for the same reasons."""
+
+    workload: str  # namespace/Kind/name
+    pods: tuple[str, ...]
+    message: str  # Karpenter's, as its FailedScheduling event says it
+    reasons: tuple[Reason, ...]
+
+    def to_json(self) -> dict:
+        return {"workload": self.workload, "pods": list(self.pods), "message": self.message,
+                "reasons": [r.to_json() for r in self.reasons]}
+
+
+@dataclass(frozen=True)
+class Approximated:
+    """A workload using what the simulation does not model."""
+
+    workload: str
+    pods: int
+    reasons: tuple[str, ...]
+
+    def to_json(self) -> dict:
+        return {"workload": self.workload, "pods": self.pods, "reasons": list(self.reasons)}
+
+
+@dataclass(frozen=True)
+class PoolForecast:
+    node_pool: str
+    nodes: tuple[PlannedNode, ...]
+    unusable: str | None = None  # why no NodeClaim can come from this NodePool
+    limit_cost: LimitCost | None = None  # what it costs at its cpu/memory limit (limited pools only)
+
+    @property
+    def hourly(self) -> tuple[float, float]:
+        return sum(n.hourly[0] for n in self.nodes), sum(n.hourly[1] for n in self.nodes)
+
+    @property
+    def pods(self) -> int:
+        return sum(len(n.pods) for n in self.nodes)
+
+    def to_json(self) -> dict:
+        low, high = self.hourly
+        return {"nodePool": self.node_pool, "nodeClaims": [n.to_json() for n in self.nodes], "pods": self.pods,
+                "pricePerHour": {"low": _money(low), "high": _money(high)},
+                "pricePerMonth": {"low": _money(low * HOURS_PER_MONTH), "high": _money(high * HOURS_PER_MONTH)},
+                "unusable": self.unusable, "limitCost": self.limit_cost.to_json() if self.limit_cost else None}
+
+
+@dataclass(frozen=True)
+class Forecast:
+    """What Karpenter would launch for a world, and what it would cost."""
+
+    release: versions.Release
+    price_source: str
+    pools: tuple[PoolForecast, ...]
+    unschedulable: tuple[Unschedulable, ...]
+    ignored: tuple[Unschedulable, ...]  # pods Karpenter would not provision for (their own choice or invalid)
+    approximated: tuple[Approximated, ...]
+    notes: tuple[str, ...]
+
+    @property
+    def hourly(self) -> tuple[float, float]:
+        return sum(p.hourly[0] for p in self.pools), sum(p.hourly[1] for p in self.pools)
+
+    @property
+    def monthly(self) -> tuple[float, float]:
+        low, high = self.hourly
+        return low * HOURS_PER_MONTH, high * HOURS_PER_MONTH
+
+    def to_json(self) -> dict:
+        low, high = self.hourly
+        return {
+            "karpenter": versions.show(self.release), "prices": self.price_source,
+            "pricePerHour": {"low": _money(low), "high": _money(high)},
+            "pricePerMonth": {"low": _money(low * HOURS_PER_MONTH), "high": _money(high * HOURS_PER_MONTH)},
+            "nodePools": [p.to_json() for p in self.pools],
+            "unschedulable": [u.to_json() for u in self.unschedulable],
+            "ignored": [u.to_json() for u in self.ignored],
+            "approximated": [a.to_json() for a in self.approximated],
+            "notes": list(self.notes),
+        }  # fmt: skip
+
+
+def _workload(pod: Pod) -> str:
+    return f"{pod.namespace}/{pod.template.workload}"
+
+
+def _grouped(pods: Iterable[Pod], describe: Mapping[str, tuple[str, tuple[Reason, ...]]]) -> tuple[Unschedulable, ...]:
+    groups: dict[tuple[str, str], tuple[list[str], tuple[Reason, ...]]] = {}
+    for pod in pods:
+        message, reasons = describe[pod.uid]
+        entry = groups.setdefault((_workload(pod), message), ([], reasons))
+        entry[0].append(pod.uid)
+    return tuple(Unschedulable(workload, tuple(names), message, reasons)
+                 for (workload, message), (names, reasons) in sorted(groups.items()))
+
+
+def _planned(claim: NodeClaim, options: Options) -> PlannedNode:
+    catalogue = claim.template.catalogue
+    ordered = catalogue.by_price(claim.options, claim.requirements)[: options.max_instance_types]
+    pods_only = resources.merge(*(data.requests for data in claim.data))
+    outcome = launch(catalogue, ordered, claim.requirements, claim.requests, options.min_values_policy == STRICT)
+    cheapest = outcome.cheapest
+    allocatable = catalogue.types[catalogue.position[cheapest.instance_type]].allocatable if cheapest else {}
+    zone = claim.requirements.get(labels.ZONE)
+    zones = sorted({c.zone for c in outcome.candidates if zone is None or zone.has(c.zone)})
+    return PlannedNode(claim.template.pool.name, tuple(p.uid for p in claim.pods), pods_only, claim.daemon_overhead,
+                       tuple(zones), outcome, allocatable, tuple(catalogue.types[i].name for i in ordered))
+
+
+def simulate(world: World, options: Options = Options()) -> Forecast:
+    """One provisioning Solve over ``world`` and the launch of every NodeClaim it creates."""
+    scheduler = Scheduler(world, options)
+    solution = scheduler.solve(world.pods)
+    planned = [_planned(claim, options) for claim in solution.node_claims]
+    at_limits = {t.pool.name: cost for t in scheduler.templates
+                 if (cost := limit_cost(t.pool.name, t.pool.limits, t.catalogue, t.requirements, t.options))}
+    pools = []
+    for pool in sorted(world.node_pools, key=lambda p: p.name):
+        nodes = tuple(n for n in planned if n.node_pool == pool.name)
+        pools.append(PoolForecast(pool.name, nodes, solution.unusable_pools.get(pool.name), at_limits.get(pool.name)))
+    failed = {uid: (message(failures), tuple(Reason(pool, f.kind, str(f)) for pool, f in failures))
+              for uid, failures in solution.errors.items()}
+    by_uid = {pod.uid: pod for pod in world.pods}
+    ignored = {pod.uid: (pod.template.ignored, (Reason(None, "ignored", pod.template.ignored),))
+               for pod in world.pods if pod.template.ignored}
+    approximated: dict[str, tuple[int, tuple[str, ...]]] = {}
+    for pod in world.pods:
+        if pod.template.approximations:
+            count, _ = approximated.get(_workload(pod), (0, ()))
+            approximated[_workload(pod)] = (count + 1, tuple(UNMODELLED[a] for a in pod.template.approximations))
+    return Forecast(
+        options.release, world.price_source, tuple(pools),
+        _grouped((by_uid[uid] for uid in sorted(failed)), failed),
+        _grouped((by_uid[uid] for uid in sorted(ignored)), ignored),
+        tuple(Approximated(w, n, r) for w, (n, r) in sorted(approximated.items())),
+        world.notes,
+    )
