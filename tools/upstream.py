@@ -34,7 +34,7 @@ import urllib.error
 import urllib.request
 import zipfile
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -155,6 +155,9 @@ class GitHost(_Web):
         return self._get(f"{self.base}/{item.tag}/{item.path}")
 
 
+Source = Mirror | ModuleProxy | GitHost
+
+
 def module_proxies(environ: Mapping[str, str] = os.environ) -> list[str]:
     """The proxies GOPROXY lists before an ``off``. ``direct`` (the go command's own fetch from the
     repository) is left out: the Git host is this step's direct path."""
@@ -178,7 +181,7 @@ def _go_setting(name: str) -> str:
     return done.stdout.strip()
 
 
-def sources(environ: Mapping[str, str] = os.environ) -> list[Mirror | ModuleProxy | GitHost]:
+def sources(environ: Mapping[str, str] = os.environ) -> list[Source]:
     """The sources in the order they are asked."""
     mirror = environ.get("KARPENTER_GITOPS_UPSTREAM_MIRROR")
     return [
@@ -213,16 +216,16 @@ class Report:
     problems: list[str] = field(default_factory=list)
 
 
-def fetch(items: Iterable[Item], cache: Path, chosen: list[Mirror | ModuleProxy | GitHost]) -> Report:
-    """Put every item in ``cache``, each from the first of ``chosen`` that has it; an item already there
-    with the lock's sha256 asks no source."""
+def fetch(items: Iterable[Item], cache: Path, chosen: Callable[[], list[Source]]) -> Report:
+    """Put every item in ``cache``, each from the first of the sources ``chosen`` gives that has it. An
+    item already there with the lock's sha256 asks no source; ``chosen`` is called only for the others
+    (finding the module proxies may run the go command)."""
     report = Report()
-    for item in items:
-        target = cached(cache, item)
-        if target.is_file() and sha256(target.read_bytes()) == item.sha256:
-            continue
+    missing = [item for item in items if not _is_cached(cache, item)]
+    asked = chosen() if missing else []
+    for item in missing:
         reasons = []
-        for source in chosen:
+        for source in asked:
             try:
                 data = source.read(item)
             except Absent as absent:
@@ -231,12 +234,17 @@ def fetch(items: Iterable[Item], cache: Path, chosen: list[Mirror | ModuleProxy 
             if sha256(data) != item.sha256:
                 report.problems.append(f"{item}: {source.name} served sha256 {sha256(data)}, {LOCK.name} has {item.sha256}; refused")
             else:
-                _store(target, data)
+                _store(cached(cache, item), data)
                 report.taken[source.name] += 1
             break
         else:
             report.problems.append(f"{item}: no source has it ({'; '.join(reasons)})")
     return report
+
+
+def _is_cached(cache: Path, item: Item) -> bool:
+    path = cached(cache, item)
+    return path.is_file() and sha256(path.read_bytes()) == item.sha256
 
 
 class Unavailable(Exception):
@@ -247,7 +255,7 @@ def ensure(environ: Mapping[str, str] = os.environ) -> Path:
     """The cache, holding every item of the lock (fetched first where it does not): what the tests and
     benchmarks read."""
     cache = cache_root(environ)
-    report = fetch(read_lock(), cache, sources(environ))
+    report = fetch(read_lock(), cache, lambda: sources(environ))
     if report.problems:
         raise Unavailable("\n".join(report.problems))
     return cache
@@ -256,7 +264,7 @@ def ensure(environ: Mapping[str, str] = os.environ) -> Path:
 def main(argv: list[str] | None = None) -> int:
     argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args(argv)
     items, cache = read_lock(), cache_root()
-    report = fetch(items, cache, sources())
+    report = fetch(items, cache, sources)
     for line in report.problems:
         print(f"make upstream: {line}", file=sys.stderr)
     if report.problems:
