@@ -37,7 +37,7 @@ def _fetch_once() -> Path | str:
 def _fetched() -> Path:
     fetched = _fetch_once()
     if isinstance(fetched, str):
-        pytest.fail(f"upstream data that no source had (make upstream says the same):\n{fetched}", pytrace=False)
+        pytest.fail(f"the fetch step (make upstream) could not fetch:\n{fetched}", pytrace=False)
     return fetched
 
 

@@ -19,7 +19,7 @@ def release_crds(tag: str) -> Path:
     try:
         folder = step.ensure() / tag / step.CRDS
     except step.Unavailable as missing:
-        raise SystemExit(f"upstream data that no source had (make upstream says the same):\n{missing}") from None
+        raise SystemExit(f"the fetch step (make upstream) could not fetch:\n{missing}") from None
     if not folder.is_dir():
         raise SystemExit(f"no CRDs of {tag}: tools/upstream.lock lists the releases the fetch step holds")
     return folder
