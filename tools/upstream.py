@@ -120,7 +120,7 @@ class ModuleProxy(_Web):
     def __init__(self, url: str):
         super().__init__(f"module proxy {url}")
         self.url = url.rstrip("/")
-        # The last tag asked for and its zip, or why there is none: items come tag by tag, so one zip is
+        # The last tag asked for and its zip, or why there is none: fetch asks tag by tag, so each zip is
         # downloaded once and no more than one is held.
         self._tag: str | None = None
         self._zip: zipfile.ZipFile | str = ""
@@ -221,7 +221,8 @@ def fetch(items: Iterable[Item], cache: Path, chosen: Callable[[], list[Source]]
     item already there with the lock's sha256 asks no source; ``chosen`` is called only for the others
     (finding the module proxies may run the go command)."""
     report = Report()
-    missing = [item for item in items if not _is_cached(cache, item)]
+    # tag by tag, so a module proxy downloads each release's zip once
+    missing = sorted((item for item in items if not _is_cached(cache, item)), key=lambda item: item.tag)
     asked = chosen() if missing else []
     for item in missing:
         reasons = []
