@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 WHEELS := tools/wheels.txt
 HAVE_GO := $(shell command -v go 2>/dev/null)
 
-.PHONY: demo test tools docs docs-reference fuzz conformance bench dist clean
+.PHONY: demo test upstream tools docs docs-reference fuzz conformance bench dist clean
 
 # The install compiles yaml_reader's native fast path (core/_yaml_values.c) in place.
 $(STAMP): pyproject.toml $(WHEELS) karpenter_gitops/core/_yaml_values.c
@@ -24,6 +24,12 @@ $(STAMP): pyproject.toml $(WHEELS) karpenter_gitops/core/_yaml_values.c
 tools:
 	$(PYTHON) tools/build.py
 
+# The upstream data the tests read (every release's Karpenter CRDs, its userData fixtures), checked
+# against tools/upstream.lock into a cache outside the clone; each file from the first source that has
+# it: the mirror KARPENTER_GITOPS_UPSTREAM_MIRROR names, the release's Go module, its tag upstream.
+upstream:
+	$(PYTHON) tools/upstream.py
+
 demo: $(STAMP)
 	./examples/demo.sh
 
@@ -31,7 +37,7 @@ demo: $(STAMP)
 # Two workers, each taking whole test files: the real tier mostly waits on Karpenter's controllers while the
 # other worker runs the unit tests. `make test TEST_WORKERS=0` runs them in one process.
 TEST_WORKERS ?= 2
-test: $(STAMP) docs
+test: $(STAMP) docs upstream
 ifdef HAVE_GO
 	$(MAKE) tools
 else
@@ -50,7 +56,7 @@ docs-reference: $(STAMP)
 	$(PY) docs/gen.py
 
 # The fuzz suite with many more examples than `make test` runs (tests/fuzz/_hostile.py has the profiles).
-fuzz: $(STAMP)
+fuzz: $(STAMP) upstream
 	KARPENTER_GITOPS_FUZZ=long $(PY) -m pytest -q tests/fuzz
 
 # Our validate against Karpenter itself (the API server with every release's CRDs, the runtime checks
@@ -63,7 +69,7 @@ CONFORMANCE_EXAMPLES ?= 500
 ifeq ($(origin SEED), undefined)
 SEED := $(shell od -An -N4 -tu4 /dev/urandom | tr -d ' ')
 endif
-conformance: $(STAMP) tools
+conformance: $(STAMP) tools upstream
 	rm -f conformance-report.txt
 	@echo "make conformance: seed $(SEED)"
 	KARPENTER_GITOPS_CONFORMANCE=long KARPENTER_GITOPS_CONFORMANCE_EXAMPLES=$(CONFORMANCE_EXAMPLES) \
@@ -73,7 +79,7 @@ conformance: $(STAMP) tools
 	tests/real/test_simulation_differential.py; \
 	status=$$?; echo "make conformance: seed $(SEED) (make conformance SEED=$(SEED) repeats this run)"; exit $$status
 
-bench: $(STAMP)
+bench: $(STAMP) upstream
 	for f in benchmarks/*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
 
 # The wheel in dist/; build/ goes first, as setuptools would ship modules left there by an older tree.

@@ -42,7 +42,8 @@ from pathlib import Path
 import yaml
 from harness import kubeconform
 from harness.measure import Run, console_script, install, run, user_environment
-from harness.objects import KARPENTER_CRDS, RELEASE, object_count, write_objects
+from harness.objects import RELEASE, object_count, write_objects
+from harness.upstream import release_crds
 
 SIDES = (
     "kubeconform",
@@ -226,9 +227,7 @@ def main() -> int:
         objects, errors = FLOORS[args.measure](args.dir, args.crds)
         print(json.dumps({"objects": objects, "errors": errors}))
         return 0
-    crds = (KARPENTER_CRDS / args.release).resolve()
-    if not crds.is_dir():
-        parser.error(f"no CRDs of {args.release} in {KARPENTER_CRDS}")
+    crds = release_crds(args.release)
     print(f"machine: {platform.machine()}, {os.cpu_count()} CPUs, {platform.python_implementation()} {platform.python_version()}")
     print(f"install: {install()}")
     print(f"CRDs: Karpenter {args.release}; kubeconform {kubeconform.VERSION}; median of {args.rounds} rounds")

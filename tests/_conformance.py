@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import time
-import zipfile
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -23,6 +21,7 @@ from typing import Any
 import yaml
 from _api_server import ApiServer, kube_client
 from _disagreements import DOCUMENTED, Documented
+from _upstream import crd_tags, crds
 
 from karpenter_gitops.app.sources import Sources
 from karpenter_gitops.app.validate import validate_sources
@@ -32,20 +31,13 @@ from karpenter_gitops.core.model import KIND_SINCE
 from karpenter_gitops.load.documents import load_documents
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
 
-SHARED_CRDS = Path(__file__).resolve().parents[2] / "shared" / "karpenter-crds"
 # Where `make conformance` writes every undocumented disagreement in full (the table shows counts).
 REPORT = os.environ.get("KARPENTER_GITOPS_CONFORMANCE_REPORT")
-NEWEST_MODULE = "github.com/aws/karpenter-provider-aws@v1.15.0"
 
 
 def releases() -> dict[versions.Release, str]:
     """Every release the project claims, as (major, minor) → the tag whose CRDs judge it."""
-    tags = {versions.parse(path.name): path.name for path in SHARED_CRDS.iterdir() if path.is_dir()}
-    return {**dict(sorted(tags.items())), (1, 15): "v1.15.0"}
-
-
-# Scratch for CRDs read from module zips, for the whole session.
-_SCRATCH: list[Path] = []
+    return {versions.parse(tag): tag for tag in crd_tags()}
 
 
 def serve_release(server: ApiServer, release: versions.Release) -> dict[str, Served]:
@@ -65,35 +57,12 @@ def serve_release(server: ApiServer, release: versions.Release) -> dict[str, Ser
 
 
 def release_crds(release: versions.Release) -> Path:
-    """The folder of ``release``'s CRDs (the newest patch the project has), read once a session."""
-    import atexit
-    import shutil
-    import tempfile
-
-    if not _SCRATCH:
-        _SCRATCH.append(Path(tempfile.mkdtemp(prefix="karpenter-crds-")))
-        atexit.register(shutil.rmtree, _SCRATCH[0], True)
-    return crd_folder(releases()[release], _SCRATCH[0])
+    """The folder of ``release``'s CRDs (the newest patch the project has)."""
+    return crds(releases()[release])
 
 
 def _crds(folder: Path) -> list[dict]:
     return [yaml.safe_load(path.read_text()) for path in sorted(folder.glob("*.yaml"))]
-
-
-def crd_folder(tag: str, scratch: Path) -> Path:
-    """The CRDs of ``tag``: ../shared for 1.0–1.14, v1.15.0's from its verified module zip."""
-    if tag != "v1.15.0":
-        return SHARED_CRDS / tag
-    from _real_tools import downloaded
-
-    target = scratch / tag
-    if not target.is_dir():
-        target.mkdir(parents=True)
-        with zipfile.ZipFile(downloaded(NEWEST_MODULE)["Zip"]) as archive:
-            for name in archive.namelist():
-                if re.search(r"/pkg/apis/crds/[^/]+\.yaml$", name):
-                    (target / Path(name).name).write_bytes(archive.read(name))
-    return target
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from functools import cache
 from typing import Any
 
 from _rule_helpers import findings, node_class, node_pool
-from conftest import CRDS
+from _upstream import crds
 
 from karpenter_gitops.core.findings import Finding, Severity
 from karpenter_gitops.core.versions import Release
@@ -22,7 +22,7 @@ STRICTER = ("nodeclass/", "nodepool/", "userdata/", "kubelet/")  # kubelet/: Kar
 
 @cache
 def release_crds(release: str) -> crd_engine.Crds:
-    return load_crds([CRDS / release])
+    return load_crds([crds(release)])
 
 
 def judged(outcome: crd_engine.Outcome) -> list[Finding]:

@@ -7,13 +7,13 @@ from functools import cache
 from typing import Any
 
 import yaml
-from conftest import CRDS
+from _upstream import crds
 
 from karpenter_gitops.judge import validate
 from karpenter_gitops.load.documents import load_documents
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL, merge_patch
 
-# The releases whose CRDs are in ../shared/crds, as (major, minor) -> directory.
+# The releases the rule tests read CRD messages of, as (major, minor) -> tag.
 RELEASES = {(1, 0): "v1.0.14", (1, 4): "v1.4.4", (1, 8): "v1.8.8", (1, 14): "v1.14.1"}
 
 
@@ -54,7 +54,7 @@ def _validations(node: Any) -> Iterator[dict]:
 @cache
 def crd_messages(release: str, crd: str) -> frozenset[str]:
     """Messages of every CEL rule of a CRD that can be evaluated offline (no ``oldSelf``)."""
-    data = yaml.safe_load((CRDS / release / crd).read_text(encoding="utf-8"))
+    data = yaml.safe_load((crds(release) / crd).read_text(encoding="utf-8"))
     schema = next(v for v in data["spec"]["versions"] if v["name"] == "v1")["schema"]
     return frozenset(v["message"] for v in _validations(schema) if "oldSelf" not in v["rule"])
 

@@ -1,4 +1,4 @@
-"""Shared test helpers. Upstream data is read from ../shared, never copied into the project."""
+"""Shared test helpers. Upstream data (Karpenter's CRDs, userData fixtures) comes through tests/_upstream.py."""
 
 from __future__ import annotations
 
@@ -27,9 +27,6 @@ os.environ["KARPENTER_GITOPS_VERDICT_CACHE"] = "off"
 pytest_plugins = ("_time_limit",)
 
 PROJECT = Path(__file__).resolve().parent.parent
-SHARED = PROJECT.parent / "shared"
-CRDS = SHARED / "crds"
-USERDATA = SHARED / "upstream" / "userdata"
 
 
 def first_line(process: subprocess.Popen, within: float = 300) -> bytes:

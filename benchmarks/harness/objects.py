@@ -12,10 +12,7 @@ from pathlib import Path
 
 import yaml
 
-PROJECT = Path(__file__).resolve().parents[2]
-# The CRDs of every minor release, beside the project (never copied into it).
-KARPENTER_CRDS = PROJECT.parent / "shared" / "karpenter-crds"
-RELEASE = "v1.14.1"  # validate's default release (1.14) at the patch the shared CRDs hold
+RELEASE = "v1.14.1"  # validate's default release (1.14) at the patch whose CRDs the fetch step holds (harness/upstream.py)
 PER_FILE = 1_000
 
 USERDATA = """\

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 import yaml
-from conftest import CRDS
+from _upstream import crds
 
 from karpenter_gitops.app import both_cores
 from karpenter_gitops.cli import main
@@ -102,7 +102,7 @@ def test_validate_crd_reports_the_same_on_both_cores_as_on_one(tmp_path, capsys,
         documents += [node_class, node_pool]
     path = tmp_path / "many.yaml"
     path.write_text(yaml.safe_dump_all(documents))
-    argv = ["validate", "--no-cache", "--format", "json", "--crd", str(CRDS / "v1.14.1"), str(path)]
+    argv = ["validate", "--no-cache", "--format", "json", "--crd", str(crds("v1.14.1")), str(path)]
     assert main(argv) == 1
     spread = capsys.readouterr().out
     monkeypatch.setattr(both_cores, "THRESHOLD", 10**9)

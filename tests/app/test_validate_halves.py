@@ -181,22 +181,22 @@ def test_any_stream_gives_one_process_report(tmp_path_factory, monkeypatch, caps
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(FILES, st.booleans())
 def test_any_mix_of_files_gives_one_process_report(tmp_path_factory, monkeypatch, capsys, files, with_crds):
-    from conftest import CRDS
+    from _upstream import crds
 
     folder = write(tmp_path_factory.mktemp("mix"), {f"{index:02}.yaml": documents for index, documents in enumerate(files)})
-    crds = ["--crd", str(CRDS / "v1.14.1")] if with_crds else []
+    crds = ["--crd", str(crds("v1.14.1"))] if with_crds else []
     both_ways(monkeypatch, capsys, ["--format", "json", "--policy", *crds, str(folder)])
 
 
 def test_the_users_crds_judge_both_halves_with_the_notes_of_one_run(tmp_path, monkeypatch, capsys):
     """The CRD findings, and the notes on what they left unchecked, per kind in the objects' order."""
-    from conftest import CRDS
+    from _upstream import crds
 
     folder = write(tmp_path / "repo", {
         "a.yaml": [node_class("one", amiSelectorTerms=[{"alias": "al2023@latest", "id": "ami-0123456789abcdef0"}]),
                    node_pool("general", "one", weight=5000), overlay("cheap", "0.01")],
         "b.yaml": [node_pool("batch", "one", weight=-1), node_class("two", role="")],
     })
-    (code, out, err), split = both_ways(monkeypatch, capsys, ["--crd", str(CRDS / "v1.14.1"), str(folder)])
+    (code, out, err), split = both_ways(monkeypatch, capsys, ["--crd", str(crds("v1.14.1")), str(folder)])
     assert split and code == 1
     assert "[crd/" in out and "no NodeOverlay CRD given" in out + err

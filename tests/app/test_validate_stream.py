@@ -164,10 +164,10 @@ def test_any_stream_gives_one_process_findings(tmp_path_factory, monkeypatch, ca
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(FILES, st.booleans(), st.sampled_from([200, 600, 2000]))
 def test_any_mix_of_files_gives_one_process_findings(tmp_path_factory, monkeypatch, capsys, files, with_crds, part):
-    from conftest import CRDS
+    from _upstream import crds
 
     folder = write(tmp_path_factory.mktemp("mix"), {f"{index:02}.yaml": documents for index, documents in enumerate(files)})
-    crds = ["--crd", str(CRDS / "v1.14.1")] if with_crds else []
+    crds = ["--crd", str(crds("v1.14.1"))] if with_crds else []
     both_ways(monkeypatch, capsys, ["--policy", *crds, str(folder)], part=part)
 
 

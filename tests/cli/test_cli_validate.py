@@ -260,11 +260,11 @@ def test_github_escaping_follows_the_actions_toolkit():
 
 
 def test_crd_findings_name_their_line_too(tmp_path, capsys):
-    from conftest import CRDS
+    from _upstream import crds
 
     path = tmp_path / "nc.yaml"
     path.write_text(TYPO)
-    code, out, _ = run(capsys, "validate", str(path), "--crd", str(CRDS / "v1.14.1"), "--format", "json")
+    code, out, _ = run(capsys, "validate", str(path), "--crd", str(crds("v1.14.1")), "--format", "json")
     (finding,) = [f for f in json.loads(out)["findings"] if f["rule"] == "crd/schema"]
     assert code == 1 and finding["line"] == 7
 

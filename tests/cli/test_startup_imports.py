@@ -11,6 +11,7 @@ import subprocess
 import sys
 
 import pytest
+from _upstream import crds
 from conftest import PROJECT
 
 HEAVY = ("jsonschema", "jsonschema_rs", "cel_expr_python", "google", "boto3", "botocore", "moto", "kubernetes", "rich")
@@ -52,7 +53,6 @@ def test_validate_loads_no_simulation():
 
 def test_crd_checks_load_their_engine_only_when_given_crds():
     assert "karpenter_gitops.rules.crd.engine" not in loaded("validate", "examples/manifests/platform.yaml")
-    crds = str(PROJECT.parent / "shared" / "crds" / "v1.14.1")
     assert {"karpenter_gitops.rules.crd.engine", "cel_expr_python"} <= loaded(
-        "validate", "--crd", crds, "examples/manifests/platform.yaml"
+        "validate", "--crd", str(crds("v1.14.1")), "examples/manifests/platform.yaml"
     )

@@ -19,7 +19,8 @@ from typing import Any
 
 import yaml
 from _crd_strategies import NODECLASS_SPEC, NODEPOOL_SPEC
-from conftest import PROJECT, USERDATA
+from _upstream import userdata
+from conftest import PROJECT
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
@@ -45,7 +46,7 @@ def _documents(path: Path) -> list[Any]:
 
 MANIFESTS = [doc for path in sorted((PROJECT / "examples").rglob("*.yaml")) for doc in _documents(path)]
 STACKS = [_documents(path)[0] for path in sorted((PROJECT / "stacks").glob("Pulumi.*.yaml"))]
-USERDATA_TEXTS = [path.read_text(errors="replace") for path in sorted(USERDATA.glob("*_input.golden"))]
+USERDATA_TEXTS = [path.read_text(errors="replace") for path in sorted(userdata().glob("*_input.golden"))]
 WAIVERS = [{"rule": "policy/imds-hop-limit", "object": "gpu-*", "kind": "EC2NodeClass", "reason": "PLAT-1",
             "expires": "2030-01-01"}]
 

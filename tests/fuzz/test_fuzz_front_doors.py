@@ -10,7 +10,8 @@ import pytest
 import yaml
 from _cel_strategies import texts as cel_texts
 from _hostile import HOSTILE, MANIFEST, OBJECT, PROFILE, STACK, TEXT_EDITS, WAIVER_FILE, as_text, mutated, run
-from conftest import CRDS, PROJECT
+from _upstream import crds
+from conftest import PROJECT
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -36,7 +37,7 @@ def test_validate_manifests(tmp_path_factory, docs, edit, policy):
 @given(docs=MANIFEST)
 def test_validate_with_the_real_crds(tmp_path_factory, docs):
     path = _write(tmp_path_factory.mktemp("in"), "manifest.yaml", as_text(docs, "none"))
-    run(["validate", str(path), "--crd", str(CRDS / "v1.14.1"), "--format", "json"])
+    run(["validate", str(path), "--crd", str(crds("v1.14.1")), "--format", "json"])
 
 
 @PROFILE

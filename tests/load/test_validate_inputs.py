@@ -6,7 +6,7 @@ import json
 
 import pytest
 from _validate_runs import VALID_NODECLASS as NODECLASS
-from conftest import CRDS
+from _upstream import crds
 
 from karpenter_gitops.cli import main
 
@@ -66,7 +66,7 @@ def test_block_scalar_trailing_newline_fails_anchored_patterns(tmp_path, capsys,
 def test_block_scalar_trailing_newline_fails_crd_patterns(tmp_path, capsys):
     path = tmp_path / "np.yaml"
     path.write_text(NODEPOOL.replace("requirements:", "expireAfter: >\n        720h\n      requirements:"))
-    code = main(["validate", str(path), "--crd", str(CRDS / "v1.14.1"), "--format", "json"])
+    code = main(["validate", str(path), "--crd", str(crds("v1.14.1")), "--format", "json"])
     findings = json.loads(capsys.readouterr().out)["findings"]
     assert code == 1
     assert ("crd/schema", "spec.template.spec.expireAfter") in {(f["rule"], f["path"]) for f in findings}

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from _crd_helpers import judged, release_crds
 from _rule_helpers import node_class, node_pool
-from conftest import CRDS
+from _upstream import crds
 
 from karpenter_gitops.cli import main
 from karpenter_gitops.core.errors import InputError
@@ -21,11 +21,11 @@ from karpenter_gitops.load.crds import load as load_crds
 from karpenter_gitops.rules import crd
 from karpenter_gitops.rules.crd import engine, openapi, validation_rules
 
-LATEST = CRDS / "v1.14.1"
+LATEST = "v1.14.1"
 
 
 def latest() -> engine.Crds:
-    return release_crds(LATEST.name)
+    return release_crds(LATEST)
 
 
 def found(doc) -> list[tuple[str, str, str]]:
@@ -75,7 +75,7 @@ def test_a_crd_without_a_served_v1_schema_is_an_input_error(tmp_path):
 
 def test_the_same_kind_twice_is_an_input_error():
     with pytest.raises(InputError, match="a second NodePool CRD"):
-        load_crds([LATEST, CRDS / "v1.8.8" / "karpenter.sh_nodepools.yaml"])
+        load_crds([crds(LATEST), crds("v1.8.8") / "karpenter.sh_nodepools.yaml"])
 
 
 # --- schema -------------------------------------------------------------------------------
@@ -287,8 +287,8 @@ def test_validate_with_crd_adds_crd_findings_to_the_json_contract(tmp_path, caps
     path = tmp_path / "pool.yaml"
     balanced = node_pool({"spec": {"disruption": {"consolidationPolicy": "Balanced"}}})
     path.write_text(yaml.safe_dump_all([node_class(), balanced]))
-    assert run(capsys, "validate", str(path), "--format", "json", "--crd", str(LATEST))[0] == 0
-    code, report = run(capsys, "validate", str(path), "--format", "json", "--crd", str(CRDS / "v1.8.8"))
+    assert run(capsys, "validate", str(path), "--format", "json", "--crd", str(crds(LATEST)))[0] == 0
+    code, report = run(capsys, "validate", str(path), "--format", "json", "--crd", str(crds("v1.8.8")))
     assert code == 1
     [finding] = [f for f in report["findings"] if f["rule"] == "crd/schema"]
     assert finding["path"] == "spec.disruption.consolidationPolicy" and finding["kind"] == "NodePool"
@@ -299,7 +299,7 @@ def test_validate_with_crd_checks_stack_objects_as_full_manifests(tmp_path, caps
     spec = dict(node_class()["spec"], tags={"karpenter.sh/nodeclaim": "x"})
     stack = tmp_path / "Pulumi.dev.yaml"
     stack.write_text(yaml.safe_dump({"config": {"karpenter-gitops:nodeClasses": {"default": spec}}}))
-    code, report = run(capsys, "validate", str(stack), "--format", "json", "--crd", str(LATEST))
+    code, report = run(capsys, "validate", str(stack), "--format", "json", "--crd", str(crds(LATEST)))
     assert code == 1
     assert ("crd/cel", "spec.tags") in {(f["rule"], f["path"]) for f in report["findings"]}
 

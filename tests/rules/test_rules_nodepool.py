@@ -16,7 +16,7 @@ from _rule_helpers import (
     node_pool,
     requirements,
 )
-from conftest import CRDS
+from _upstream import crds
 
 from karpenter_gitops.judge import validate
 from karpenter_gitops.load.documents import load_documents
@@ -70,7 +70,7 @@ def test_every_crd_cel_message_is_mirrored_verbatim(release):
 
 @pytest.mark.parametrize("release", RELEASES, ids=RELEASES.get)
 def test_aws_label_allow_list_matches_the_crd(release):
-    text = (CRDS / RELEASES[release] / CRD).read_text(encoding="utf-8")
+    text = (crds(RELEASES[release]) / CRD).read_text(encoding="utf-8")
     in_crd = set(re.findall(r'"(karpenter\.k8s\.aws/[a-z0-9-]+)"', text))
     ours = {f"{AWS_GROUP}/{name}" for name, since in AWS_LABELS.items() if since is None or release >= since}
     assert ours == in_crd

@@ -6,7 +6,7 @@ import tomllib
 
 import pytest
 from _rule_helpers import findings, fired, node_class
-from conftest import USERDATA
+from _upstream import userdata
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -123,7 +123,7 @@ def test_a_misspelt_setting_is_refused_on_every_release_with_a_suggestion():
 
 
 def test_karpenters_own_fixture_passes_on_the_newest_release():
-    text = (USERDATA / "br_userdata_input.golden").read_text()
+    text = (userdata() / "br_userdata_input.golden").read_text()
     assert bottlerocket.release_problems(text, "latest") == []
 
 

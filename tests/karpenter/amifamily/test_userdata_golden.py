@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import USERDATA
+from _upstream import userdata
 
 from karpenter_gitops.karpenter import amifamily
 from karpenter_gitops.core.findings import Severity
@@ -11,8 +11,8 @@ from karpenter_gitops.karpenter.amifamily.userdata import bootstrap, mime, nodec
 from karpenter_gitops.rules import registry
 
 FAMILIES = {"al2": "AL2", "al2023": "AL2023", "br": "Bottlerocket", "windows": "Windows2022"}
-INPUTS = sorted(USERDATA.glob("*_input.golden"))
-GENERATED = sorted(USERDATA.glob("*_merged.golden")) + sorted(USERDATA.glob("*_unmerged.golden"))
+INPUTS = sorted(userdata().glob("*_input.golden"))
+GENERATED = sorted(userdata().glob("*_merged.golden")) + sorted(userdata().glob("*_unmerged.golden"))
 
 
 def _family(path) -> str:
@@ -37,7 +37,7 @@ def test_golden_input_has_no_error_for_its_family(path):
 def test_bottlerocket_golden_warns_about_what_karpenter_drops_or_replaces():
     """The fixture carries an unknown key, a `labels` table and node-taints, which the merged output lacks,
     and the cluster's name, endpoint, CA and max-pods, which it replaces with Karpenter's."""
-    found = amifamily.analyse_userdata((USERDATA / "br_userdata_input.golden").read_text(), "Bottlerocket")
+    found = amifamily.analyse_userdata((userdata() / "br_userdata_input.golden").read_text(), "Bottlerocket")
     assert sorted(p.rule for p in found) == [
         problems.BOTTLEROCKET_NODE_TAINTS,
         *[problems.BOTTLEROCKET_OVERRIDDEN_SETTING] * 4,
@@ -51,7 +51,7 @@ def test_bottlerocket_golden_warns_about_what_karpenter_drops_or_replaces():
 
 def test_mime_golden_ending_on_a_bare_delimiter_is_read_like_go_does():
     """al2023_mime ends with `--//` and no `--//--`; Go's reader stops there, so two parts and no problem."""
-    archive = mime.read((USERDATA / "al2023_mime_userdata_input.golden").read_text())
+    archive = mime.read((userdata() / "al2023_mime_userdata_input.golden").read_text())
     assert archive.problems == ()
     assert [p.content_type for p in archive.parts] == [mime.NODECONFIG, "text/x-shellscript"]
 
@@ -64,7 +64,7 @@ def test_karpenter_generated_userdata_passes_as_custom(path):
 
 def test_karpenter_al2_bootstrap_line_tokenises_to_its_kubelet_flags():
     """The two rounds of unquoting on Karpenter's own bootstrap.sh line yield exactly its kubelet flags."""
-    script = mime.read((USERDATA / "al2_userdata_merged.golden").read_text()).parts[-1].body
+    script = mime.read((userdata() / "al2_userdata_merged.golden").read_text()).parts[-1].body
     (call,) = bootstrap.invocations(script)
     assert call.problems == ()
     assert call.head[:2] == ("/etc/eks/bootstrap.sh", "test-cluster")
@@ -74,8 +74,8 @@ def test_karpenter_al2_bootstrap_line_tokenises_to_its_kubelet_flags():
 
 
 def test_karpenter_nodeconfig_and_bottlerocket_taints_are_found():
-    part = mime.read((USERDATA / "al2023_userdata_unmerged.golden").read_text()).parts[0]
+    part = mime.read((userdata() / "al2023_userdata_unmerged.golden").read_text()).parts[0]
     (document,) = nodeconfig.node_configs(part).documents
     assert nodeconfig.taints_of(document) == ((taints.REGISTRATION,), [])
-    settings = toml_settings.load((USERDATA / "br_userdata_unmerged.golden").read_text())
+    settings = toml_settings.load((userdata() / "br_userdata_unmerged.golden").read_text())
     assert taints.REGISTRATION in toml_settings.node_taints(settings)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import USERDATA
+from _upstream import userdata
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -118,7 +118,7 @@ def test_archives_karpenter_reads_are_not_refused():
      ("al2_userdata_content_type_first_input.golden", "AL2")],
 )
 def test_karpenters_own_fixtures_are_read_whole(name, family):
-    text = (USERDATA / name).read_text()
+    text = (userdata() / name).read_text()
     assert mime.karpenter_problems(text, family) == []
     assert [p.content_type.split(";")[0] for p in go_multipart.karpenter_read(text)] == [
         p.content_type for p in mime.read(text).parts

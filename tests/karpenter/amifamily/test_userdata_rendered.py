@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from conftest import USERDATA
+from _upstream import userdata
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -105,8 +105,8 @@ def test_text_karpenter_cannot_merge_has_no_rendering(family, text):
 def test_the_rendering_never_exceeds_karpenters_own_merged_fixture(name):
     """Karpenter's testdata merges with a real cluster's values: our lower bound stays at or below it."""
     family = {"al2": "AL2", "br": "Bottlerocket", "windows": "Windows2022"}.get(name.split("_")[0], "AL2023")
-    text = (USERDATA / f"{name}_userdata_input.golden").read_text()
-    merged = (USERDATA / f"{name}_userdata_merged.golden").read_text()
+    text = (userdata() / f"{name}_userdata_input.golden").read_text()
+    merged = (userdata() / f"{name}_userdata_merged.golden").read_text()
     assert 0 < len(_render(family, text, (1, 14)).encode()) <= len(merged.encode())
 
 
