@@ -26,7 +26,7 @@ from moto.ec2.models.instance_types import INSTANCE_TYPES  # noqa: E402
 from karpenter_gitops.adapters.aws.pricing import on_demand_prices  # noqa: E402
 from karpenter_gitops.core import labels  # noqa: E402
 from karpenter_gitops.core.findings import Source  # noqa: E402
-from karpenter_gitops.karpenter.amifamily.mapping import LabelledCatalogue  # noqa: E402
+from karpenter_gitops.karpenter.amifamily.resolver import LabelledCatalogue  # noqa: E402
 from karpenter_gitops.core.requirements import Requirement, Requirements  # noqa: E402
 from karpenter_gitops.karpenter.scheduling import (  # noqa: E402
     DaemonSet,

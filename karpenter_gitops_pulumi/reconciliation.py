@@ -42,7 +42,7 @@ from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.findings import Finding, Severity
 from karpenter_gitops.core.inputs import NAMESPACE, Inputs
 from karpenter_gitops.core.model import EC2NODECLASS, NODEOVERLAY
-from karpenter_gitops.karpenter.status.plan import PERSISTENT, TRANSIENT, Plan
+from karpenter_gitops.karpenter.status.prediction import PERSISTENT, TRANSIENT, Plan
 
 INPUT_KEYS = ("nodeClassName", "spec", "nodePoolSpecs", "nodeOverlaySpecs", "cluster", "policy", "workloads")
 # NodeClassPlan.to_json() keys, plus the per-pool plans and the non-blocking findings.

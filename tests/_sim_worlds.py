@@ -23,7 +23,7 @@ from moto.ec2.models.instance_types import INSTANCE_TYPES
 from karpenter_gitops.karpenter import amifamily
 from karpenter_gitops.adapters.aws.pricing import on_demand_prices
 from karpenter_gitops.core import labels
-from karpenter_gitops.karpenter.amifamily.mapping import LabelledCatalogue
+from karpenter_gitops.karpenter.amifamily.resolver import LabelledCatalogue
 from karpenter_gitops.core.requirements import Requirement, Requirements, ValueSet
 from karpenter_gitops.karpenter.scheduling import build_world, resources
 from karpenter_gitops.karpenter.scheduling.matching import LabelSelector, Taint, Toleration

@@ -14,8 +14,8 @@ import os
 from pathlib import Path
 
 from karpenter_gitops.adapters.aws.error_kinds import PersistentAWSError, TransientAWSError
-from karpenter_gitops.karpenter.amifamily.mapping import NodePoolMapping
-from karpenter_gitops.karpenter.status.plan import NodeClassPlan, NodePoolPlan, Plan
+from karpenter_gitops.karpenter.amifamily.resolver import NodePoolMapping
+from karpenter_gitops.karpenter.status.prediction import NodeClassPlan, NodePoolPlan, Plan
 from karpenter_gitops.core.requirements import Requirement
 from karpenter_gitops.core.resolved import AMI, Condition, SecurityGroup, Subnet
 

@@ -136,7 +136,7 @@ def _shared_names(root: Path) -> dict[str, list[str]]:
 
 
 def test_no_two_modules_share_a_name():
-    """A name says which layer a module belongs to: ``core/status_conditions`` predicts, ``reconcile/conditions``
+    """A name says which layer a module belongs to: ``karpenter/status/nodeclass_conditions`` predicts, ``reconcile/conditions``
     is the step; a traceback, a grep or an import line never leaves a newcomer guessing which one."""
     assert _shared_names(PACKAGE) == {}
 

@@ -15,7 +15,7 @@ from karpenter_gitops.adapters.aws.pricing import Prices, load_prices
 from karpenter_gitops.adapters.aws.target import Target
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.inputs import Inputs
-from karpenter_gitops.karpenter.status.plan import Plan
+from karpenter_gitops.karpenter.status.prediction import Plan
 from karpenter_gitops.karpenter.scheduling import Options, build_world, simulate
 from karpenter_gitops.karpenter.amifamily import family_of
 from karpenter_gitops.core.errors import InputError

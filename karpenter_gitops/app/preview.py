@@ -17,7 +17,7 @@ from karpenter_gitops.app.validate import waivers_for
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.inputs import Inputs
-from karpenter_gitops.karpenter.status.plan import Plan
+from karpenter_gitops.karpenter.status.prediction import Plan
 from karpenter_gitops.judge import validate
 from karpenter_gitops.load import documents, files, pulumi_events
 from karpenter_gitops.app.cost_comparison import CostComparison

@@ -23,7 +23,7 @@ from karpenter_gitops.core.findings import Finding, Severity
 from karpenter_gitops.core.inputs import Inputs
 from karpenter_gitops.core.model import EC2NODECLASS, NODEOVERLAY
 from karpenter_gitops.karpenter.nodeoverlay.applied import FirstChoice
-from karpenter_gitops.karpenter.status.plan import PERSISTENT, READY, TRANSIENT, Plan
+from karpenter_gitops.karpenter.status.prediction import PERSISTENT, READY, TRANSIENT, Plan
 from karpenter_gitops.judge.report import Report
 from karpenter_gitops.load.pulumi_events import PulumiPreview
 from karpenter_gitops.app.cost_comparison import CostComparison

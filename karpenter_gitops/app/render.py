@@ -16,7 +16,7 @@ from karpenter_gitops.core import typed_schema
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.findings import Severity
 from karpenter_gitops.core.inputs import Inputs
-from karpenter_gitops.karpenter.status.plan import READY, TRANSIENT, Plan
+from karpenter_gitops.karpenter.status.prediction import READY, TRANSIENT, Plan
 from karpenter_gitops.judge import validate
 from karpenter_gitops.judge.report import Report
 from karpenter_gitops.output import manifests

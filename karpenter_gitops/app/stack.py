@@ -20,13 +20,13 @@ from karpenter_gitops.core import versions
 from karpenter_gitops.core.findings import Finding, Observation
 from karpenter_gitops.core.inputs import NAMESPACE, Inputs
 from karpenter_gitops.core.model import CAPACITYBUFFER, NODEOVERLAY
-from karpenter_gitops.karpenter.status.plan import Plan
+from karpenter_gitops.karpenter.status.prediction import Plan
 from karpenter_gitops.judge import Judge
 from karpenter_gitops.load import engine_values, files
 from karpenter_gitops.load.documents import load_documents
 from karpenter_gitops.load.stacks import stack_release, workload_paths
 from karpenter_gitops.load.workloads import WORKLOAD_KINDS, workloads_from_documents
-from karpenter_gitops.output.workload_forecast import outline, price_range
+from karpenter_gitops.output.workload_forecast_text import outline, price_range
 from karpenter_gitops.reconcile import reconcile
 from karpenter_gitops.rules import controller as controller_rules
 
@@ -123,7 +123,7 @@ def forecast(
 ) -> tuple[Plan, dict | None]:
     """The plan, and what Karpenter would launch over its NodePools for ``workloads`` (Kubernetes objects, as
     the component passes them), from the same session: the plan's catalogue and AMI mapping, the region's
-    prices; as the output holds it (:func:`~karpenter_gitops.output.workload_forecast.outline`). None when the plan
+    prices; as the output holds it (:func:`~karpenter_gitops.output.workload_forecast_text.outline`). None when the plan
     decided nothing."""
     session = _session(settings)
     planned = _reconciled(inputs, release, session)

@@ -19,7 +19,7 @@ from karpenter_gitops.karpenter.status import verification as compare
 from karpenter_gitops.core.cluster import FleetNode
 from karpenter_gitops.core.inputs import Inputs
 from karpenter_gitops.core.model import EC2NODECLASS, NAMESPACED, NODEOVERLAY
-from karpenter_gitops.karpenter.status.plan import Plan
+from karpenter_gitops.karpenter.status.prediction import Plan
 from karpenter_gitops.karpenter.scheduling.launched import PoolLaunch, launched
 from karpenter_gitops.output.manifests import manifest
 from karpenter_gitops.app.workload_forecast import WorkloadForecast

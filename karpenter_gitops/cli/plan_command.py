@@ -78,7 +78,7 @@ def plan_command(paths, manifests, stacks, all_stacks, embedded_aws, aws_fixture
         console = Terminal.for_stdout()
         print_plan(plan, console)
         if forecast:
-            from karpenter_gitops.output.workload_forecast import print_forecast
+            from karpenter_gitops.output.workload_forecast_text import print_forecast
 
             print_forecast(forecast, console)
     sys.exit(plan.exit_code)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from karpenter_gitops.karpenter.scheduling import PoolForecast
 from karpenter_gitops.karpenter.scheduling.nodes import HOURS_PER_MONTH
-from karpenter_gitops.output.workload_forecast import limit_text, money, node_mix, price_range
+from karpenter_gitops.output.workload_forecast_text import limit_text, money, node_mix, price_range
 
 if TYPE_CHECKING:
     from karpenter_gitops.app.cost_comparison import CostComparison, PoolCost

@@ -17,7 +17,7 @@ from xml.sax.saxutils import escape, quoteattr
 from karpenter_gitops.core import versions
 from karpenter_gitops.karpenter.scheduling import PlannedNode, Pod
 from karpenter_gitops.karpenter.scheduling.resources import CPU, MEMORY
-from karpenter_gitops.output.workload_forecast import monthly, node_mix, price_range
+from karpenter_gitops.output.workload_forecast_text import monthly, node_mix, price_range
 
 SHOWN_NODES = 24  # cards per NodePool; the rest are counted
 _WIDTH, _CARD_W, _CARD_H, _GAP, _MARGIN = 1040, 150, 190, 12, 20

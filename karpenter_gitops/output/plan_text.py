@@ -1,4 +1,4 @@
-"""The human form of a :class:`~karpenter_gitops.karpenter.status.plan.Plan`: readable tables for a terminal or CI log.
+"""The human form of a :class:`~karpenter_gitops.karpenter.status.prediction.Plan`: readable tables for a terminal or CI log.
 
 Everything AWS answered (AMI names, security group names, error messages) is shown as AWS holds it:
 lines are built from parts by :mod:`karpenter_gitops.output.terminal`, never as markup.
@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter
 
 from karpenter_gitops.karpenter.nodeoverlay.applied import FirstChoice
-from karpenter_gitops.karpenter.status.plan import NodeClassPlan, NodePoolPlan, OverlayPlan, Plan, PoolOverlays
+from karpenter_gitops.karpenter.status.prediction import NodeClassPlan, NodePoolPlan, OverlayPlan, Plan, PoolOverlays
 from karpenter_gitops.output.terminal import Terminal
 from karpenter_gitops.output.transient import summed
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from tabulate import DataRow, TableFormat, tabulate
 
 from karpenter_gitops.core.findings import Finding, Severity
-from karpenter_gitops.karpenter.status.plan import PERSISTENT, TRANSIENT
+from karpenter_gitops.karpenter.status.prediction import PERSISTENT, TRANSIENT
 from karpenter_gitops.output import DEFAULT_BUDGET
 from karpenter_gitops.karpenter.disruption.drift import summarise_types
 from karpenter_gitops.output import cost_text

@@ -3,7 +3,7 @@
 It reads the class's other steps as they came out, ready or not, as Karpenter's status rolls up
 whatever its sub-reconcilers resolved: the resolved AMIs, subnets, security groups and instance
 profile, and the conditions (``AMIsReady`` … ``ValidationSucceeded``, ``Ready``) predicted from
-their outcomes (see :mod:`karpenter_gitops.karpenter.status.conditions`).
+their outcomes (see :mod:`karpenter_gitops.karpenter.status.nodeclass_conditions`).
 
 Layer: a step of reconcile/; imports kubelet, identity, images, network, context, graph, rules, karpenter and core.
 """
@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from karpenter_gitops.karpenter import amifamily
-from karpenter_gitops.karpenter.status.conditions import StepOutcome, predict_conditions, userdata_refused_at_launch
+from karpenter_gitops.karpenter.status.nodeclass_conditions import StepOutcome, predict_conditions, userdata_refused_at_launch
 from karpenter_gitops.core.model import EC2NodeClass
-from karpenter_gitops.karpenter.status.plan import NodeClassPlan
+from karpenter_gitops.karpenter.status.prediction import NodeClassPlan
 from karpenter_gitops.core.resolved import SecurityGroup, Subnet
 from karpenter_gitops.reconcile.context import Run
 from karpenter_gitops.reconcile.graph import StepResult

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from karpenter_gitops.adapters.aws.client import AwsSession
 from karpenter_gitops.core import versions
-from karpenter_gitops.karpenter.status.conditions import Resolution, StepOutcome
+from karpenter_gitops.karpenter.status.nodeclass_conditions import Resolution, StepOutcome
 from karpenter_gitops.core.findings import Finding, Observation, Violation
 from karpenter_gitops.core.inputs import Inputs
 from karpenter_gitops.core.model import EC2NodeClass, NodeOverlay, NodePool

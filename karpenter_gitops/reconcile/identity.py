@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from karpenter_gitops.adapters.aws import instance_profiles
 from karpenter_gitops.adapters.aws.instance_profiles import ProfileOutcome
-from karpenter_gitops.karpenter.status.conditions import Resolution, StepOutcome, profile_refused_at_launch
+from karpenter_gitops.karpenter.status.nodeclass_conditions import Resolution, StepOutcome, profile_refused_at_launch
 from karpenter_gitops.core.model import EC2NodeClass
 from karpenter_gitops.reconcile.context import Run, observation, unverified
 from karpenter_gitops.reconcile.graph import StepResult

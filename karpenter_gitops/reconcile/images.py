@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from karpenter_gitops.karpenter import amifamily
 from karpenter_gitops.adapters.aws import amis as ami_provider
 from karpenter_gitops.core import versions
-from karpenter_gitops.karpenter.status.conditions import Resolution, StepOutcome
+from karpenter_gitops.karpenter.status.nodeclass_conditions import Resolution, StepOutcome
 from karpenter_gitops.core.findings import Observation
 from karpenter_gitops.core.model import EC2NodeClass
 from karpenter_gitops.core.resolved import AMI

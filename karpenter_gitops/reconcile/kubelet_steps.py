@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from karpenter_gitops.karpenter.status.conditions import StepOutcome
+from karpenter_gitops.karpenter.status.nodeclass_conditions import StepOutcome
 from karpenter_gitops.core.findings import Observation
 from karpenter_gitops.core.model import EC2NodeClass
 from karpenter_gitops.reconcile.catalogue import LoadedCatalogue

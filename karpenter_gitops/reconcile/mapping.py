@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 from karpenter_gitops.core import ec2_names, labels
 from karpenter_gitops.core.model import EC2NodeClass, NodePool
-from karpenter_gitops.karpenter.amifamily.mapping import NodeClassTarget
-from karpenter_gitops.karpenter.status.plan import NodePoolPlan
+from karpenter_gitops.karpenter.amifamily.resolver import NodeClassTarget
+from karpenter_gitops.karpenter.status.prediction import NodePoolPlan
 from karpenter_gitops.core.resolved import AMI, Subnet
 from karpenter_gitops.karpenter.amifamily import family_of
 from karpenter_gitops.reconcile.catalogue import LoadedCatalogue

@@ -16,7 +16,7 @@ from typing import Generic, TypeVar
 
 from karpenter_gitops.adapters.aws.error_kinds import AWSError, TransientAWSError
 from karpenter_gitops.adapters.aws.network_lookup import resolve_security_groups, resolve_subnets
-from karpenter_gitops.karpenter.status.conditions import Resolution, StepOutcome
+from karpenter_gitops.karpenter.status.nodeclass_conditions import Resolution, StepOutcome
 from karpenter_gitops.core.model import EC2NodeClass
 from karpenter_gitops.core.resolved import SecurityGroup, Subnet
 from karpenter_gitops.reconcile.context import Run, observation, unverified

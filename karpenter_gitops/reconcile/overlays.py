@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 from karpenter_gitops.adapters.aws.pricing import OnDemandPrices, on_demand_prices
 from karpenter_gitops.core import labels, versions
 from karpenter_gitops.karpenter.nodeoverlay import applied as applied_overlays
-from karpenter_gitops.karpenter.status.conditions import Resolution
+from karpenter_gitops.karpenter.status.nodeclass_conditions import Resolution
 from karpenter_gitops.core.findings import Finding, Observation, Severity
 from karpenter_gitops.core.inputs import Cluster, Inputs
-from karpenter_gitops.karpenter.amifamily.mapping import LabelledCatalogue, NodeClassTarget
+from karpenter_gitops.karpenter.amifamily.resolver import LabelledCatalogue, NodeClassTarget
 from karpenter_gitops.core.model import NODEOVERLAY, EC2NodeClass, NodeOverlay, NodePool
-from karpenter_gitops.karpenter.status.plan import NodePoolPlan, OverlayPlan, PoolOverlays
+from karpenter_gitops.karpenter.status.prediction import NodePoolPlan, OverlayPlan, PoolOverlays
 from karpenter_gitops.core.requirements import Requirements, ValueSet
 from karpenter_gitops.core.resolved import Condition, Subnet
 from karpenter_gitops.reconcile.catalogue import LoadedCatalogue

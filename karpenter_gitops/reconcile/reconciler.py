@@ -17,7 +17,7 @@ from karpenter_gitops.adapters.aws.client import AwsSession
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.inputs import Inputs
-from karpenter_gitops.karpenter.status.plan import Plan
+from karpenter_gitops.karpenter.status.prediction import Plan
 from karpenter_gitops.judge import Judge
 from karpenter_gitops.reconcile.conditions import ClassStatus
 from karpenter_gitops.reconcile.context import Run

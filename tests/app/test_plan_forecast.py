@@ -10,7 +10,7 @@ from karpenter_gitops.app.plan import forecaster, read_workloads
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.inputs import Inputs
-from karpenter_gitops.karpenter.status.plan import Plan
+from karpenter_gitops.karpenter.status.prediction import Plan
 from karpenter_gitops.load.workloads import Workloads
 
 DUMP = """\

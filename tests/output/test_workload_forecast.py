@@ -14,7 +14,7 @@ from karpenter_gitops.karpenter.scheduling.matching import Taint
 from karpenter_gitops.load.workloads import Workloads
 from karpenter_gitops.app.cost_comparison import CostComparison
 from karpenter_gitops.app.workload_forecast import WorkloadForecast
-from karpenter_gitops.output.workload_forecast import print_forecast, zones
+from karpenter_gitops.output.workload_forecast_text import print_forecast, zones
 from karpenter_gitops.output.terminal import Terminal
 from karpenter_gitops.output.cost_text import limit_row, mermaid, sentence, signed, summary
 from karpenter_gitops.output.forecast_svg import PALETTE, SHOWN_NODES, colours, svg

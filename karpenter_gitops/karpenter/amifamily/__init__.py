@@ -1,5 +1,5 @@
 """AMI families (Karpenter's ``pkg/providers/amifamily``): one module per family behind one protocol, the one
-dispatch point (:mod:`.dispatch`), and the image each instance type launches with (:mod:`.mapping`).
+dispatch point (:mod:`.dispatch`), and the image each instance type launches with (:mod:`.resolver`, after Karpenter's ``MapToInstanceTypes`` in ``resolver.go``).
 
 Each family module (:mod:`.al2`, :mod:`.al2023`, :mod:`.bottlerocket`, :mod:`.windows`,
 :mod:`.custom`) defines a :class:`~karpenter_gitops.karpenter.amifamily.protocol.Family`: its ``amiFamily``

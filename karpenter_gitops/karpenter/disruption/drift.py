@@ -28,7 +28,7 @@ from typing import Any
 from karpenter_gitops.core.cluster import FleetNode
 from karpenter_gitops.core.inputs import Inputs
 from karpenter_gitops.core.model import EC2NodeClass, NodePool
-from karpenter_gitops.karpenter.status.plan import Plan
+from karpenter_gitops.karpenter.status.prediction import Plan
 from karpenter_gitops.core.requirements import Requirements
 from karpenter_gitops.karpenter.disruption.budgets import DriftBudget, waves
 from karpenter_gitops.karpenter.amifamily import family_of

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from karpenter_gitops.karpenter.amifamily.mapping import LabelledCatalogue
+from karpenter_gitops.karpenter.amifamily.resolver import LabelledCatalogue
 from karpenter_gitops.core.model import EC2NodeClass, NodePool
 from karpenter_gitops.karpenter.scheduling import resources
 from karpenter_gitops.karpenter.amifamily.protocol import FamilyTraits

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from karpenter_gitops.core.cluster import FleetNode
-from karpenter_gitops.karpenter.status.plan import NodePoolPlan
+from karpenter_gitops.karpenter.status.prediction import NodePoolPlan
 from karpenter_gitops.core.resolved import Condition
 from karpenter_gitops.karpenter.scheduling.launched import PoolLaunch
 

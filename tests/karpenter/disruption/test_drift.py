@@ -10,8 +10,8 @@ from _fake_kube import fake_cluster, kubeconfig_for  # noqa: F401 - the fixture 
 from karpenter_gitops.adapters import kube
 from karpenter_gitops.core.cluster import FleetNode
 from karpenter_gitops.core.errors import InputError
-from karpenter_gitops.karpenter.amifamily.mapping import NodePoolMapping
-from karpenter_gitops.karpenter.status.plan import NodePoolPlan, Plan
+from karpenter_gitops.karpenter.amifamily.resolver import NodePoolMapping
+from karpenter_gitops.karpenter.status.prediction import NodePoolPlan, Plan
 from karpenter_gitops.load import documents
 from karpenter_gitops.karpenter.disruption import drift
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL

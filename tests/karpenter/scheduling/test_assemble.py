@@ -7,7 +7,7 @@ from moto.ec2.models.instance_types import INSTANCE_TYPES
 
 from karpenter_gitops.karpenter import amifamily
 from karpenter_gitops.adapters.aws.pricing import on_demand_prices
-from karpenter_gitops.karpenter.amifamily.mapping import LabelledCatalogue
+from karpenter_gitops.karpenter.amifamily.resolver import LabelledCatalogue
 from karpenter_gitops.karpenter.scheduling import resources
 from karpenter_gitops.karpenter.scheduling.assemble import EMPTY_CLUSTER, SPOT_UNKNOWN, build_world
 from karpenter_gitops.karpenter.scheduling.forecast import simulate

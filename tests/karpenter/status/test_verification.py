@@ -7,8 +7,8 @@ from hypothesis import strategies as st
 
 from karpenter_gitops.karpenter.status import verification
 from karpenter_gitops.core.cluster import FleetNode
-from karpenter_gitops.karpenter.amifamily.mapping import NodePoolMapping
-from karpenter_gitops.karpenter.status.plan import NodeClassPlan, NodePoolPlan
+from karpenter_gitops.karpenter.amifamily.resolver import NodePoolMapping
+from karpenter_gitops.karpenter.status.prediction import NodeClassPlan, NodePoolPlan
 from karpenter_gitops.core.resolved import Condition
 from karpenter_gitops.output import verification_text as shown
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from karpenter_gitops.karpenter.status.conditions import StepOutcome, predict_conditions
+from karpenter_gitops.karpenter.status.nodeclass_conditions import StepOutcome, predict_conditions
 from karpenter_gitops.core.resolved import Condition
 
 READY = StepOutcome.ready()

@@ -7,7 +7,7 @@ from moto.ec2.models.instance_types import INSTANCE_TYPES
 
 from karpenter_gitops.karpenter import amifamily
 from karpenter_gitops.core import labels
-from karpenter_gitops.karpenter.amifamily.mapping import (
+from karpenter_gitops.karpenter.amifamily.resolver import (
     LabelledCatalogue,
     Mapper,
     NodeClassTarget,

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from karpenter_gitops.karpenter.status.conditions import roll_up
+from karpenter_gitops.karpenter.status.nodeclass_conditions import roll_up
 from karpenter_gitops.core.findings import Finding, Severity
-from karpenter_gitops.karpenter.amifamily.mapping import NodePoolMapping
+from karpenter_gitops.karpenter.amifamily.resolver import NodePoolMapping
 from karpenter_gitops.karpenter.nodeoverlay.applied import CapacityChange, Conflict, FirstChoice, PriceChange
 from karpenter_gitops.core.resolved import (
     AMI,
