@@ -19,7 +19,7 @@ from pathlib import Path
 
 from karpenter_gitops.adapters.aws.embedded import embedded_aws
 from karpenter_gitops.karpenter.amifamily import mapping as ami_mapping
-from karpenter_gitops.load.documents import load_documents
+from karpenter_gitops.load.into_inputs import load_documents
 from karpenter_gitops.reconcile import reconcile
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
 from karpenter_gitops.core.versions import Kubernetes

@@ -23,7 +23,7 @@ from karpenter_gitops.core.model import CAPACITYBUFFER, NODEOVERLAY
 from karpenter_gitops.karpenter.status.plan import Plan
 from karpenter_gitops.judge import Judge
 from karpenter_gitops.load import engine_values, files
-from karpenter_gitops.load.documents import load_documents
+from karpenter_gitops.load.into_inputs import load_documents
 from karpenter_gitops.load.stacks import stack_release, workload_paths
 from karpenter_gitops.load.workloads import WORKLOAD_KINDS, workloads_from_documents
 from karpenter_gitops.output.workload_forecast import outline, price_range
@@ -44,7 +44,7 @@ def stack_document(
     node_overlays: Mapping[str, Any] | None = None,
     capacity_buffers: Mapping[str, Any] | None = None,
 ) -> dict:
-    """The stack-file shape :func:`~karpenter_gitops.load.documents.load_documents` reads, values normalised."""
+    """The stack-file shape :func:`~karpenter_gitops.load.into_inputs.load_documents` reads, values normalised."""
     doc: dict[str, Any] = {f"{NAMESPACE}:nodeClasses": dict(node_classes), f"{NAMESPACE}:nodePools": dict(node_pools)}
     for key, value in (("cluster", cluster), ("policy", policy), ("controller", controller),
                        ("nodeOverlays", node_overlays), ("capacityBuffers", capacity_buffers)):

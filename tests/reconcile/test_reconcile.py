@@ -15,14 +15,14 @@ from karpenter_gitops.adapters.aws.throttling import Throttler
 from karpenter_gitops.cli import main
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.errors import InputError
-from karpenter_gitops.load import documents, files
+from karpenter_gitops.load import files, into_inputs
 from karpenter_gitops.reconcile import reconcile
 
 DEMO = PROJECT / "stacks" / "Pulumi.demo.yaml"
 
 
 def plan_for(aws_env, docs, cache, k8s="1.32", session=None, release=versions.DEFAULT):
-    inputs = documents.load_documents([("test.yaml", docs)], release)
+    inputs = into_inputs.load_documents([("test.yaml", docs)], release)
     return reconcile(inputs, release=release, kubernetes=versions.Kubernetes.parse(k8s) if k8s else None, aws=session or aws_env.session(), cache_dir=cache)
 
 
@@ -171,7 +171,7 @@ def test_nvidia_gpu_sharing_in_karpenters_words_and_our_finding_beside_it(defaul
 
     doc = node_class()
     doc["metadata"]["annotations"] = {"karpenter.k8s.aws/nvidia-consumable-capacity": value}
-    inputs = replace(documents.load_documents([("test.yaml", [doc])], (1, 15)), cluster=Cluster(feature_gates=gates))
+    inputs = replace(into_inputs.load_documents([("test.yaml", [doc])], (1, 15)), cluster=Cluster(feature_gates=gates))
     plan = reconcile(inputs, release=(1, 15), kubernetes="1.32", aws=default_aws.session(), cache_dir=catalogue_cache)
     assert conditions(plan, "default")["ValidationSucceeded"] == validation
     assert [f.rule for f in plan.findings if f.severity.value == "error"] == errors
@@ -257,7 +257,7 @@ def test_alias_without_kubernetes_version_is_a_usage_error(default_aws, catalogu
 @pytest.mark.parametrize("seed", range(4))
 def test_throttled_run_matches_clean_run_or_reports_transient(default_aws, catalogue_cache, seed, monkeypatch):
     monkeypatch.setattr("botocore.retries.standard.ExponentialBackoff.delay_amount", lambda self, context: 0)
-    docs = documents.load([DEMO])
+    docs = into_inputs.load([DEMO])
     clean = reconcile(docs, aws=default_aws.session(), cache_dir=catalogue_cache).to_json()
     throttled_session = default_aws.session()
     Throttler(1 / 3, seed=seed).install(throttled_session)
@@ -474,10 +474,10 @@ def test_plan_warns_about_what_the_selected_images_names_say(world, catalogue_ca
 ])
 def test_from_115_a_kubelet_mistake_is_predicted_as_karpenter_reports_it(default_aws, catalogue_cache, kubelet, family, reason, message):
     docs = [node_class(amiSelectorTerms=[{"alias": family}], kubelet=kubelet)]
-    inputs = documents.load_documents([("test.yaml", docs)], (1, 15))
+    inputs = into_inputs.load_documents([("test.yaml", docs)], (1, 15))
     plan = reconcile(inputs, release=(1, 15), kubernetes=versions.Kubernetes(1, 32), aws=default_aws.session(), cache_dir=catalogue_cache)
     validation = {c.type: c for c in plan.node_classes["default"].conditions}["ValidationSucceeded"]
     assert (validation.status, validation.reason, validation.message) == ("False", reason, message)
-    before = reconcile(documents.load_documents([("test.yaml", docs)], (1, 14)), release=(1, 14), kubernetes=versions.Kubernetes(1, 32),
+    before = reconcile(into_inputs.load_documents([("test.yaml", docs)], (1, 14)), release=(1, 14), kubernetes=versions.Kubernetes(1, 32),
                        aws=default_aws.session(), cache_dir=catalogue_cache)
     assert conditions(before, "default")["ValidationSucceeded"] != ("False", reason)  # before 1.15 the API server refuses it instead

@@ -6,7 +6,7 @@ import pytest
 from _rule_helpers import RELEASES, crd_messages, findings, fired, node_class, node_pool
 
 from karpenter_gitops.judge import validate
-from karpenter_gitops.load.documents import load_documents
+from karpenter_gitops.load.into_inputs import load_documents
 
 CRD = "karpenter.k8s.aws_ec2nodeclasses.yaml"
 

@@ -19,7 +19,7 @@ from _rule_helpers import (
 from _upstream import crds
 
 from karpenter_gitops.judge import validate
-from karpenter_gitops.load.documents import load_documents
+from karpenter_gitops.load.into_inputs import load_documents
 from karpenter_gitops.rules.label_keys import AWS_GROUP, AWS_LABELS
 
 CRD = "karpenter.sh_nodepools.yaml"

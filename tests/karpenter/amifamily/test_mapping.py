@@ -19,7 +19,7 @@ from karpenter_gitops.core.requirements import (
     Requirements,
 )
 from karpenter_gitops.core.resolved import AMI
-from karpenter_gitops.load.documents import load_documents
+from karpenter_gitops.load.into_inputs import load_documents
 
 ZONES = ("us-west-2a", "us-west-2b", "us-west-2c")
 TV1_TYPES = ("m5.large", "m7g.large", "g5.xlarge", "g5g.xlarge", "inf2.xlarge")

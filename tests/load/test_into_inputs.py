@@ -11,7 +11,7 @@ import yaml
 from karpenter_gitops.core import typed_schema, versions
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.load import files
-from karpenter_gitops.load.documents import load, load_documents
+from karpenter_gitops.load.into_inputs import load, load_documents
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
 
 POOL = yaml.safe_dump(dict(BASE_NODEPOOL))

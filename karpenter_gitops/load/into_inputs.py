@@ -17,7 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from karpenter_gitops.core import feature_gates, kinds, names, typed_schema, versions
+from karpenter_gitops.core import feature_gates, kinds, name_validation, typed_schema, versions
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.findings import Observation, Source, Violation
 from karpenter_gitops.core.inputs import (
@@ -153,7 +153,7 @@ def _read_manifest(docs: list[Any], name: str, out: _Collector) -> None:
         obj_name = _object_name(doc, index, kind, source, out)
         namespace = (doc.get("metadata") or {}).get("namespace") if isinstance(doc.get("metadata"), Mapping) else None
         if kind in NAMESPACED and isinstance(namespace, str) and namespace:
-            for problem in _name_problems("metadata.namespace", namespace, names.dns_label_errors(namespace), 63):
+            for problem in _name_problems("metadata.namespace", namespace, name_validation.dns_label_errors(namespace), 63):
                 out.observe(typed_schema.PATTERN, kind, obj_name, problem, source)
             obj_name = f"{namespace}/{obj_name}"  # two namespaces may each hold one of the same name
         elif namespace is not None and not isinstance(namespace, str):
@@ -226,7 +226,7 @@ _EXAMPLE = {"apiVersion": EC2NODECLASS_API, "kind": EC2NODECLASS}
 
 
 def _name_problems(path: str, value: str, problems: list[str], limit: int) -> list[Violation]:
-    """One violation per check the API server fails (:mod:`core.names`), as it reports them."""
+    """One violation per check the API server fails (:mod:`core.name_validation`), as it reports them."""
     suggestion = re.sub(r"[^a-z0-9.-]+", "-", value.lower()).strip("-.")[:limit].strip("-.") or "my-name"
     return [Violation(path, f"Invalid value: {json.dumps(value)}: {problem}", f"e.g. {suggestion}") for problem in problems]
 
@@ -241,7 +241,7 @@ def _object_name(doc: Mapping[str, Any], index: int, kind: str, source: Source, 
         return stand_in
     obj_name = (metadata or {}).get("name")
     if isinstance(obj_name, str) and obj_name:
-        for problem in _name_problems("metadata.name", obj_name, names.dns_subdomain_errors(obj_name), 253):
+        for problem in _name_problems("metadata.name", obj_name, name_validation.dns_subdomain_errors(obj_name), 253):
             out.observe(typed_schema.PATTERN, kind, obj_name, problem, source)
         return obj_name
     if obj_name is None or obj_name == "":
