@@ -54,7 +54,7 @@ from karpenter_gitops.core.model import (
     pack,
 )
 from karpenter_gitops.core.text import article, closest, did_you_mean
-from karpenter_gitops.load import controller_settings, policy_settings, waiver_files
+from karpenter_gitops.load import controller_settings, engine_values, policy_settings, waiver_files
 from karpenter_gitops.load.files import Documents, ReadFile, is_stack_file, read_files
 from karpenter_gitops.load.keys import STACK_KEYS
 from karpenter_gitops.load.stacks import cluster_block
@@ -69,10 +69,14 @@ _KINDS = {
 
 
 class _Collector:
-    """What the documents of one run hold, gathered as they are read."""
+    """What the documents of one run hold, gathered as they are read.
 
-    def __init__(self, release: versions.Release) -> None:
+    ``release_from_stack``: the objects are judged by the release the stack's cluster block names (read
+    before them), else by ``release``."""
+
+    def __init__(self, release: versions.Release, *, release_from_stack: bool = False) -> None:
         self.release = release
+        self.release_from_stack = release_from_stack
         self.node_classes: list[EC2NodeClass] = []
         self.node_pools: list[NodePool] = []
         self.node_overlays: list[NodeOverlay] = []
@@ -281,6 +285,8 @@ def _read_stack(doc: Mapping[str, Any], name: str, out: _Collector) -> None:
         )
     if "cluster" in ours:
         out.cluster = cluster_block(ours["cluster"], name)
+        if out.release_from_stack and out.cluster.release is not None:
+            out.release, _ = versions.known(out.cluster.release)  # a newer release: as the newest known, like the CLI
         # the gates by Karpenter's names (a Helm values key names one too); a name the release has no gate for is refused
         named = feature_gates.canonical(ours["cluster"].get("featureGates") or {}, out.release,
                                         f"{name}: '{NAMESPACE}:cluster.featureGates'")
@@ -455,6 +461,16 @@ def load_documents(
     for name, docs in files:
         _read_documents(name, docs, out)
     return out.inputs()
+
+
+def load_engine_stack(settings: Mapping[str, Any], name: str) -> tuple[Inputs, versions.Release]:
+    """A stack's settings as the Pulumi engine hands them over (``{"karpenter-gitops:nodeClasses": ...}``),
+    made plain (:func:`~karpenter_gitops.load.engine_values.normalise`) and loaded as ``validate --stack``
+    loads ``Pulumi.<stack>.yaml``: judged by the Karpenter release its cluster block names (or the
+    default), which comes back beside the inputs."""
+    out = _Collector(versions.DEFAULT, release_from_stack=True)
+    _read_stack({"config": engine_values.normalise(settings)}, name, out)
+    return out.inputs(), out.release
 
 
 def _read_documents(name: str, docs: list[Any], out: _Collector) -> None:
