@@ -1,4 +1,4 @@
-"""The reconcile entry point against the embedded AWS: test vectors TV1, TV4, TV8, faults, contract."""
+"""The reconcile entry point against the embedded AWS: multi-AMI aliases, instance profiles, subnets, faults and the CLI contract."""
 
 from __future__ import annotations
 
@@ -30,13 +30,13 @@ def conditions(plan, name) -> dict:
     return {c.type: (c.status, c.reason) for c in plan.node_classes[name].conditions}
 
 
-TV1_TYPES = ["m5.large", "m7g.large", "g5.xlarge", "g5g.xlarge", "inf2.xlarge"]
+MIXED_TYPES = ["m5.large", "m7g.large", "g5.xlarge", "g5g.xlarge", "inf2.xlarge"]
 
 
-def test_tv1_multi_ami_alias_maps_each_type_to_its_own_variant(default_aws, catalogue_cache):
+def test_a_multi_ami_alias_maps_each_type_to_its_own_variant(default_aws, catalogue_cache):
     docs = [
         node_class(amiSelectorTerms=[{"alias": "bottlerocket@1.32.0"}]),
-        node_pool([{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": TV1_TYPES}]),
+        node_pool([{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": MIXED_TYPES}]),
     ]
     plan = plan_for(default_aws, docs, catalogue_cache)
     assert plan.node_pools["general"].mapping.instance_types == {
@@ -50,8 +50,8 @@ def test_tv1_multi_ami_alias_maps_each_type_to_its_own_variant(default_aws, cata
     assert len(amis) == 5 and [a.id for a in amis].count("ami-0b0c000000000d001") == 2
 
 
-def test_tv1_al2023_serves_arm_gpu_but_custom_amis_cannot_tell_gpu_apart(default_aws, catalogue_cache):
-    pool = node_pool([{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": TV1_TYPES}])
+def test_al2023_serves_arm_gpu_but_custom_amis_cannot_tell_gpu_apart(default_aws, catalogue_cache):
+    pool = node_pool([{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": MIXED_TYPES}])
     al2023 = plan_for(default_aws, [node_class(amiSelectorTerms=[{"alias": "al2023@v20250201"}]), pool], catalogue_cache)
     assert al2023.node_pools["general"].mapping.instance_types["g5g.xlarge"] == "ami-0a23000000000b005"
     custom = plan_for(
@@ -95,7 +95,7 @@ def test_only_unusable_images_is_a_live_finding_not_an_empty_success(world, cata
     assert plan.exit_code == 1
 
 
-def test_tv4_instance_profile_arn_never_reaches_iam(default_aws, catalogue_cache):
+def test_an_instance_profile_arn_never_reaches_iam(default_aws, catalogue_cache):
     arn = "arn:aws:iam::123456789012:instance-profile/team/a/KarpenterNodeProfile"
     doc = node_class(instanceProfile=arn)
     del doc["spec"]["role"]
@@ -189,7 +189,7 @@ def test_a_missing_role_leaves_the_profile_unknown_and_is_our_finding(default_aw
     assert finding.path == "spec.role" and "'NoSuchRole' does not exist" in finding.message
 
 
-def test_tv8_subnet_selector_matching_nothing_rolls_up(default_aws, catalogue_cache):
+def test_a_subnet_selector_matching_nothing_rolls_up(default_aws, catalogue_cache):
     doc = node_class(subnetSelectorTerms=[{"tags": {"karpenter.sh/discovery": "nope"}}])
     plan = plan_for(default_aws, [doc, node_pool([])], catalogue_cache)
     got = conditions(plan, "default")
