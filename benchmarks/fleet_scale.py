@@ -4,7 +4,7 @@ Run by hand: ``.venv/bin/python benchmarks/fleet_scale.py [--stacks 200 20] [--c
 It writes a project whose stacks share a handful of distinct selector sets (as clusters built from
 one template do), then runs ``validate --all-stacks`` and ``plan --all-stacks --embedded-aws`` (moto
 on 127.0.0.1, default world), each in its own process, and prints wall time, peak RSS and, for
-plan, the AWS calls. Target (issue 13): AWS calls grow with distinct queries, not with stacks, so
+plan, the AWS calls. Target: AWS calls grow with distinct queries, not with stacks, so
 the call count is the same for every fleet size. Figures go in docs/project/benchmarks.md, never into tests.
 """
 

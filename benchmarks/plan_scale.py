@@ -3,7 +3,7 @@
 Run by hand: ``.venv/bin/python benchmarks/plan_scale.py [--sizes 1 10 100 1000]``. Everything runs
 against the embedded AWS (moto on 127.0.0.1, default world) over moto's full instance-type
 catalogue. For each size it reports wall time (cold: empty catalogue cache; warm: cached),
-the time spent mapping, peak memory and the AWS calls. Targets (issue 3): AWS calls grow with
+the time spent mapping, peak memory and the AWS calls. Targets: AWS calls grow with
 distinct selectors, not with NodeClasses (1000 NodeClasses ≤ 60 calls cold, no catalogue
 calls warm); mapping for 1000 NodeClasses ≤ 2 s. Figures go in docs/project/benchmarks.md, never into tests.
 """
@@ -19,7 +19,7 @@ from pathlib import Path
 
 from karpenter_gitops.adapters.aws.embedded import embedded_aws
 from karpenter_gitops.karpenter.amifamily import resolver as ami_mapping
-from karpenter_gitops.load.documents import load_documents
+from karpenter_gitops.load.into_inputs import load_documents
 from karpenter_gitops.reconcile import reconcile
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
 from karpenter_gitops.core.versions import Kubernetes

@@ -1,4 +1,4 @@
-"""Benchmark: the provisioning simulation at scale (issue 32 item 6).
+"""Benchmark: the provisioning simulation at scale.
 
 Run by hand: ``.venv/bin/python benchmarks/simulation_scale.py [--pods 10000] [--pools 20] [--repeat 1]``.
 The world: moto's full instance-type catalogue (every hvm x86_64/arm64 type, about 1,400 — more

@@ -9,7 +9,7 @@ script next to this interpreter), with bytecode caching on, as after ``pip insta
 * ``python -c 'import yaml'`` with the same interpreter: the floor any Python checker pays;
 * ``validate`` of 100 such files, one process per file, in total (what a hook per file costs).
 
-Targets (issue 14): ``--help`` ≤ 0.10 s, one small manifest ≤ 0.15 s; (issue 31) one small manifest
+Targets: ``--help`` ≤ 0.10 s, one small manifest ≤ 0.15 s, and one small manifest
 ≤ 0.12 s above ``import yaml``. An editable install
 (``make test``'s) adds its import hook's cost; the figures in docs/project/benchmarks.md come from a regular install.
 """
@@ -56,7 +56,7 @@ spec:
   limits: {cpu: 1000}
 """
 TARGETS = {"--help": 0.10, "validate, one small manifest": 0.15}
-ABOVE_IMPORT_YAML = 0.12  # issue 31: one small manifest, above the interpreter's own start with PyYAML
+ABOVE_IMPORT_YAML = 0.12  # one small manifest, above the interpreter's own start with PyYAML
 
 
 def timed(argv: list[str], env: dict[str, str]) -> float:

@@ -9,7 +9,7 @@ memory per object added since the previous size (constant when the cost grows li
 is in the first size's figures and cancels out of the margins). A run is stopped after ``--cap`` seconds, or
 when it needs more than ``--cap-mib`` of address space, and the table says so.
 
-Targets (issue 31): 50,000 objects in ≤ 15 s and ≤ 300 MB; linear growth to 500,000. Figures go
+Targets: 50,000 objects in ≤ 15 s and ≤ 300 MB; linear growth to 500,000. Figures go
 in docs/project/benchmarks.md, never into tests.
 """
 

@@ -22,7 +22,7 @@ peak RSS that process's own (``harness/measure.py``):
   once from the CRDs' ``openAPIV3Schema``; then the same CRDs through ``validate --crd``'s engine alone.
 
 Every side must judge every object and find nothing (the objects are valid): a side that does not
-is reported and the run exits 1, since its figure would not compare. Targets (issue 31):
+is reported and the run exits 1, since its figure would not compare. Targets:
 ``validate`` ≥ 1.0× kubeconform with its default workers, ``validate --crd`` ≥ 0.5×. Figures go in
 docs/project/benchmarks.md, never into tests.
 """

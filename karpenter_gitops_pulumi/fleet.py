@@ -9,7 +9,6 @@ from karpenter_gitops_pulumi.errors import one_line_errors
 from karpenter_gitops_pulumi.controller import KarpenterController, KarpenterControllerArgs
 from karpenter_gitops_pulumi.nodeclass import ClusterArgs, NodeClass, NodeClassArgs, cluster_block
 from karpenter_gitops_pulumi.nodepool import NodePool, NodePoolArgs
-from karpenter_gitops_pulumi.reconciliation import load_inputs
 from karpenter_gitops_pulumi.scheduling import CapacityBuffer, CapacityBufferArgs, NodeOverlay, NodeOverlayArgs
 from karpenter_gitops.app import stack
 from karpenter_gitops.core.errors import InputError
@@ -124,7 +123,7 @@ def _pools_by_class(
 ) -> dict[str, list[str]]:
     """Pool names per class, read as the CLI reads them; a pool naming no class of the stack is refused
     before anything is registered (its class's reconciliation would never see it)."""
-    inputs, _ = load_inputs(cluster, node_classes, node_pools)
+    inputs, _ = stack.load_inputs(cluster, node_classes, node_pools)
     by_class: dict[str, list[str]] = {name: [] for name in node_classes}
     for pool in inputs.node_pools:
         template = pool.spec.template

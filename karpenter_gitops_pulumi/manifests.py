@@ -14,7 +14,8 @@ from typing import Any
 
 from karpenter_gitops.core.model import EC2NODECLASS, EC2NODECLASS_API
 
-# CRD defaults, Karpenter v1 (reference karpenter-v1.md §1.2 and §1.8).
+# CRD defaults, Karpenter v1: ``pkg/apis/crds/`` of github.com/aws/karpenter-provider-aws (EC2NodeClass)
+# and of sigs.k8s.io/karpenter (NodePool).
 METADATA_OPTIONS_DEFAULTS = {
     "httpEndpoint": "enabled",
     "httpProtocolIPv6": "disabled",

@@ -16,7 +16,8 @@ from karpenter_gitops_pulumi import manifests
 from karpenter_gitops_pulumi.reconciliation import Reconciliation
 from karpenter_gitops.core.model import EC2NODECLASS, EC2NODECLASS_API
 
-# Written by the Karpenter controller, never by us (karpenter-v1.md §1.1). With server-side
+# Written by the Karpenter controller, never by us (``pkg/controllers/nodeclass/`` of
+# github.com/aws/karpenter-provider-aws: the hash annotations, the finalizer, the status). With server-side
 # apply Pulumi owns only the fields it sends; ignoring these also keeps refreshes diff-free.
 CONTROLLER_OWNED = [
     'metadata.annotations["karpenter.k8s.aws/ec2nodeclass-hash"]',

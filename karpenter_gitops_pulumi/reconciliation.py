@@ -37,7 +37,6 @@ from pulumi.output import Unknown
 from pulumi.runtime.rpc import UNKNOWN
 
 from karpenter_gitops.app import stack
-from karpenter_gitops.core import versions
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.findings import Finding, Severity
 from karpenter_gitops.core.inputs import NAMESPACE, Inputs
@@ -59,37 +58,24 @@ class ReconciliationError(Exception):
     """A persistent problem (the class would not become Ready, or the plan has errors)."""
 
 
-def load_inputs(
-    cluster: Mapping[str, Any] | None,
-    node_classes: Mapping,
-    node_pools: Mapping,
-    policy: Mapping[str, Any] | None = None,
-    node_overlays: Mapping | None = None,
-) -> tuple[Inputs, versions.Release]:
-    """Load specs as the CLI loads a stack file (see :mod:`karpenter_gitops.app.stack`)."""
-    return stack.load_inputs(cluster, node_classes, node_pools, policy, node_overlays=node_overlays)
-
-
 def _plan(props: Mapping[str, Any], settings: Any) -> tuple[Plan, dict[str, Any] | None]:
     """The plan for these inputs, and the forecast when they carry workloads; an AWS outage becomes a plan
     that decided nothing."""
     try:
-        workloads = props.get("workloads")
-        if workloads is None:
-            return stack.plan(*_props_inputs(props), settings), None
-        return stack.forecast(*_props_inputs(props), workloads, settings)
+        return stack.reconciled(**_stack_settings(props), workloads=props.get("workloads"), settings=settings)
     except InputError as err:  # no credentials, or an alias without the cluster's Kubernetes version
         raise ReconciliationError(f"EC2NodeClass {props['nodeClassName']}: {err}") from None
 
 
-def _props_inputs(props: Mapping[str, Any]) -> tuple[Inputs, versions.Release]:
-    return load_inputs(
-        props.get("cluster"),
-        {props["nodeClassName"]: props.get("spec")},
-        props.get("nodePoolSpecs") or {},
-        props.get("policy"),
-        props.get("nodeOverlaySpecs") or None,  # the stack's overlays: what each pool launches first, as plan says
-    )
+def _stack_settings(props: Mapping[str, Any]) -> dict[str, Any]:
+    """This resource's inputs as a stack's settings: its class, with its pools, the cluster, policy and overlays."""
+    return {
+        "cluster": props.get("cluster"),
+        "node_classes": {props["nodeClassName"]: props.get("spec")},
+        "node_pools": props.get("nodePoolSpecs") or {},
+        "policy": props.get("policy"),
+        "node_overlays": props.get("nodeOverlaySpecs") or None,  # the stack's overlays: what each pool launches first, as plan says
+    }
 
 
 def property_path(finding: Finding) -> str:
@@ -229,7 +215,7 @@ class ReconciliationProvider(ResourceProvider):
         """Offline rules, as ``validate`` judges the stack; values unknown during preview are judged at ``up``."""
         unknown = list(_unknown_paths({k: news.get(k) for k in INPUT_KEYS}, ""))
         try:
-            inputs, release = _props_inputs(news)
+            inputs, release = stack.load_inputs(**_stack_settings(news))
         except InputError as err:
             where = "policy" if f"{NAMESPACE}:policy" in str(err) else "cluster"
             if any(_related(where, u) for u in unknown):
@@ -255,7 +241,7 @@ class ReconciliationProvider(ResourceProvider):
         if not olds or not isinstance(olds.get("spec"), Mapping) or any(_unknown_paths(olds, "")):
             return None
         try:
-            stored, _ = _props_inputs(olds)
+            stored, _ = stack.load_inputs(**_stack_settings(olds))
         except InputError:
             return None
         return stored

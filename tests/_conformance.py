@@ -28,7 +28,7 @@ from karpenter_gitops.app.validate import validate_sources
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.findings import Finding, Severity
 from karpenter_gitops.core.model import KIND_SINCE
-from karpenter_gitops.load.documents import load_documents
+from karpenter_gitops.load.into_inputs import load_documents
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
 
 # Where `make conformance` writes every undocumented disagreement in full (the table shows counts).

@@ -10,7 +10,7 @@ import yaml
 from _upstream import crds
 
 from karpenter_gitops.judge import validate
-from karpenter_gitops.load.documents import load_documents
+from karpenter_gitops.load.into_inputs import load_documents
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL, merge_patch
 
 # The releases the rule tests read CRD messages of, as (major, minor) -> tag.

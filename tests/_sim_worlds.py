@@ -30,7 +30,7 @@ from karpenter_gitops.karpenter.scheduling.matching import LabelSelector, Taint,
 from karpenter_gitops.karpenter.scheduling.nodes import NodeClassSettings, PriceTable, instance_types
 from karpenter_gitops.karpenter.scheduling.pods import AffinityTerm, Container, DaemonSet, HostPort, PodTemplate, Spread, replicas
 from karpenter_gitops.karpenter.scheduling.world import NodePoolSpec, World
-from karpenter_gitops.load.documents import load
+from karpenter_gitops.load.into_inputs import load
 from karpenter_gitops.load.workloads import workloads_from_documents
 
 REGION = "us-east-1"

@@ -28,7 +28,7 @@ from karpenter_gitops.core.inputs import Inputs, PolicySettings, Waiver
 from karpenter_gitops.judge import Judge
 from karpenter_gitops.judge import waiving as judged_waivers
 from karpenter_gitops.load import engine_values, policy_settings, waiver_files
-from karpenter_gitops.load.documents import load_documents
+from karpenter_gitops.load.into_inputs import load_documents
 from karpenter_gitops.rules import registry
 from karpenter_gitops.rules.registry import Rule, Stage
 

@@ -37,7 +37,7 @@ from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.inputs import NAMESPACE, Inputs
 from karpenter_gitops.core.model import AMISelectorTerm, EC2NodeClass
 from karpenter_gitops.karpenter.amifamily import protocol
-from karpenter_gitops.load.documents import load_documents
+from karpenter_gitops.load.into_inputs import load_documents
 from karpenter_gitops.load.files import parse_yaml, read_text
 from karpenter_gitops.load.stacks import stack_aws_config, stack_release
 

@@ -19,7 +19,7 @@ from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.inputs import Inputs
 from karpenter_gitops.karpenter.status.prediction import Plan
 from karpenter_gitops.judge import validate
-from karpenter_gitops.load import documents, files, pulumi_events
+from karpenter_gitops.load import files, into_inputs, pulumi_events
 from karpenter_gitops.app.cost_comparison import CostComparison
 from karpenter_gitops.app.preview_result import Preview
 from karpenter_gitops.app.workload_forecast import WorkloadForecast
@@ -35,7 +35,7 @@ def load_base(base: str, head_paths: Sequence[Path], release: versions.Release) 
         raise InputError(f"--base {base!r}: standard input has no version at a Git ref", files.STDIN_NAME,
                          hint="give --base a directory of the base manifests")
     texts = git.files_at_ref(base, head_paths)
-    return documents.load_files([files.from_text(name, text) for name, text in texts], release)
+    return into_inputs.load_files([files.from_text(name, text) for name, text in texts], release)
 
 
 def _from_directory(path: Path, release: versions.Release) -> Inputs:
@@ -46,7 +46,7 @@ def _from_directory(path: Path, release: versions.Release) -> Inputs:
         raise InputError(f"base directory holds files that are not manifests ({shown})", str(path), hint="pass a rendered directory")
     if not found:
         return Inputs()  # an empty base: everything in the head is new
-    return documents.load([path], release)
+    return into_inputs.load([path], release)
 
 
 def pulumi_preview(preview_json: Path | None, event_log: Path | None) -> pulumi_events.PulumiPreview | None:

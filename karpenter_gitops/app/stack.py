@@ -1,9 +1,9 @@
 """A stack's Karpenter settings as the Pulumi layer hands them over: judged as the CLI judges a stack file.
 
 The components and the dynamic provider pass plain values (the engine's: every number a double,
-unknowns during a preview); this module normalises them at that boundary, loads them exactly as
-``validate --stack`` loads ``Pulumi.<stack>.yaml`` (same loader, same release, same policy
-settings) and judges them with the same judge, so ``pulumi preview`` and the CLI agree.
+unknowns during a preview); this module has them loaded exactly as ``validate --stack`` loads
+``Pulumi.<stack>.yaml`` (same loader, same release, same policy settings), made plain at that
+boundary, and judges them with the same judge, so ``pulumi preview`` and the CLI agree.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from karpenter_gitops.core.model import CAPACITYBUFFER, NODEOVERLAY
 from karpenter_gitops.karpenter.status.prediction import Plan
 from karpenter_gitops.judge import Judge
 from karpenter_gitops.load import engine_values, files
-from karpenter_gitops.load.documents import load_documents
-from karpenter_gitops.load.stacks import stack_release, workload_paths
+from karpenter_gitops.load.into_inputs import load_engine_stack
+from karpenter_gitops.load.stacks import workload_paths
 from karpenter_gitops.load.workloads import WORKLOAD_KINDS, workloads_from_documents
 from karpenter_gitops.output.workload_forecast_text import outline, price_range
 from karpenter_gitops.reconcile import reconcile
@@ -32,25 +32,6 @@ from karpenter_gitops.rules import controller as controller_rules
 
 SOURCE = "stack config"
 WORKLOADS = "workloads input"  # where the workload objects the component passes are said to come from
-
-
-def stack_document(
-    cluster: Mapping[str, Any] | None,
-    node_classes: Mapping[str, Any],
-    node_pools: Mapping[str, Any],
-    policy: Mapping[str, Any] | None = None,
-    controller: Mapping[str, Any] | None = None,
-    *,
-    node_overlays: Mapping[str, Any] | None = None,
-    capacity_buffers: Mapping[str, Any] | None = None,
-) -> dict:
-    """The stack-file shape :func:`~karpenter_gitops.load.documents.load_documents` reads, values normalised."""
-    doc: dict[str, Any] = {f"{NAMESPACE}:nodeClasses": dict(node_classes), f"{NAMESPACE}:nodePools": dict(node_pools)}
-    for key, value in (("cluster", cluster), ("policy", policy), ("controller", controller),
-                       ("nodeOverlays", node_overlays), ("capacityBuffers", capacity_buffers)):
-        if value is not None and (value or key == "controller"):
-            doc[f"{NAMESPACE}:{key}"] = value
-    return {"config": engine_values.normalise(doc)}
 
 
 def load_inputs(
@@ -64,11 +45,28 @@ def load_inputs(
     capacity_buffers: Mapping[str, Any] | None = None,
 ) -> tuple[Inputs, versions.Release]:
     """Load values as the CLI loads a stack file, with the stack's Karpenter release (or the default)."""
-    document = stack_document(cluster, node_classes, node_pools, policy, controller,
-                              node_overlays=node_overlays, capacity_buffers=capacity_buffers)
-    files = [(SOURCE, [document])]
-    release, _ = versions.known(stack_release(files) or versions.DEFAULT)  # a newer release: as the newest known, like the CLI
-    return load_documents(files, release), release
+    config = _stack_config(cluster, node_classes, node_pools, policy, controller,
+                           node_overlays=node_overlays, capacity_buffers=capacity_buffers)
+    return load_engine_stack(config, SOURCE)
+
+
+def _stack_config(
+    cluster: Mapping[str, Any] | None,
+    node_classes: Mapping[str, Any],
+    node_pools: Mapping[str, Any],
+    policy: Mapping[str, Any] | None,
+    controller: Mapping[str, Any] | None,
+    *,
+    node_overlays: Mapping[str, Any] | None,
+    capacity_buffers: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """The values under the keys a stack file's ``config`` gives them; an empty block is left out, as unset."""
+    config: dict[str, Any] = {f"{NAMESPACE}:nodeClasses": dict(node_classes), f"{NAMESPACE}:nodePools": dict(node_pools)}
+    for key, value in (("cluster", cluster), ("policy", policy), ("controller", controller),
+                       ("nodeOverlays", node_overlays), ("capacityBuffers", capacity_buffers)):
+        if value is not None and (value or key == "controller"):
+            config[f"{NAMESPACE}:{key}"] = value
+    return config
 
 
 def standalone(
@@ -111,26 +109,35 @@ def provider_settings(config: Any) -> AwsSettings:
     return AwsSettings.from_stack_config(config)
 
 
-def plan(inputs: Inputs, release: versions.Release, settings: AwsSettings | None = None) -> Plan:
-    """The reconciliation against the AWS of the stack's provider settings (else the environment's); an
-    AWS outage is a plan that decided nothing. No region, or no usable credentials, is an InputError:
-    the user's setup, not something AWS said, so never a change."""
-    return _reconciled(inputs, release, _session(settings))
-
-
-def forecast(
-    inputs: Inputs, release: versions.Release, workloads: Sequence[Any], settings: AwsSettings | None = None
+def reconciled(
+    cluster: Mapping[str, Any] | None,
+    node_classes: Mapping[str, Any],
+    node_pools: Mapping[str, Any],
+    policy: Mapping[str, Any] | None = None,
+    *,
+    node_overlays: Mapping[str, Any] | None = None,
+    workloads: Sequence[Any] | None = None,
+    settings: AwsSettings | None = None,
 ) -> tuple[Plan, dict | None]:
-    """The plan, and what Karpenter would launch over its NodePools for ``workloads`` (Kubernetes objects, as
-    the component passes them), from the same session: the plan's catalogue and AMI mapping, the region's
-    prices; as the output holds it (:func:`~karpenter_gitops.output.workload_forecast_text.outline`). None when the plan
-    decided nothing."""
+    """What the dynamic provider stores of a stack's settings: the reconciliation against the AWS of the
+    stack's provider settings (else the environment's), and, given ``workloads`` (Kubernetes objects, as
+    the component passes them), what Karpenter would launch for them over the plan's NodePools, from the
+    same session: the plan's catalogue and AMI mapping, the region's prices; as the output holds it
+    (:func:`~karpenter_gitops.output.workload_forecast_text.outline`), None without workloads.
+
+    An AWS outage is a plan that decided nothing, and no forecast. No region, or no usable credentials, is
+    an InputError: the user's setup, not something AWS said, so never a change."""
+    inputs, release = load_inputs(cluster, node_classes, node_pools, policy, node_overlays=node_overlays)
     session = _session(settings)
-    planned = _reconciled(inputs, release, session)
-    if planned.transient:
+    try:
+        planned = reconcile(inputs, release=release, kubernetes=inputs.cluster.kubernetes, aws=session)
+    except TransientAWSError as err:
+        return Plan({}, {}, transient=(str(err),)), None
+    if workloads is None or planned.transient:
         return planned, None
     loaded = workloads_from_documents([(WORKLOADS, engine_values.normalise(list(workloads)))], inputs.cluster.kubernetes)
-    return planned, outline(forecaster(Target(session), release, loaded, [WORKLOADS])(inputs, planned))
+    forecast = forecaster(Target(session), release, loaded, [WORKLOADS])(inputs, planned)
+    return planned, outline(forecast)
 
 
 def workload_objects(paths: Any) -> list[dict]:
@@ -164,10 +171,3 @@ def _session(settings: AwsSettings | None) -> AwsSession:
     except PersistentAWSError as err:
         raise InputError(err.detail, hint="configure the stack's aws provider (aws:region, aws:profile) or the environment") from None
     return session
-
-
-def _reconciled(inputs: Inputs, release: versions.Release, session: AwsSession) -> Plan:
-    try:
-        return reconcile(inputs, release=release, kubernetes=inputs.cluster.kubernetes, aws=session)
-    except TransientAWSError as err:
-        return Plan({}, {}, transient=(str(err),))

@@ -45,7 +45,7 @@ from karpenter_gitops.core.yaml_reader import DOCUMENT_START, document_starts
 from karpenter_gitops.judge import Judge, conclude
 from karpenter_gitops.load import locate
 from karpenter_gitops.load.context_files import node_class_names
-from karpenter_gitops.load.documents import joined, loaded
+from karpenter_gitops.load.into_inputs import joined, loaded
 from karpenter_gitops.load.files import (
     STDIN,
     STDIN_NAME,

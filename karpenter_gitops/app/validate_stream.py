@@ -44,7 +44,7 @@ from karpenter_gitops.judge import Judge, conclude
 from karpenter_gitops.judge.report import Report
 from karpenter_gitops.load import locate
 from karpenter_gitops.load.context_files import node_class_names
-from karpenter_gitops.load.documents import joined
+from karpenter_gitops.load.into_inputs import joined
 from karpenter_gitops.load.files import MAX_FILE_BYTES, STDIN, ReadFile, display, expand, from_text, read_files, read_stream
 from karpenter_gitops.load.stacks import stack_release
 

@@ -1,6 +1,6 @@
 /* Values straight from libyaml's parse events, for the plain manifests that are nearly every file we read.
  *
- * Why: reading YAML was the largest part of `validate` (issue 31). libyaml parses a 5,000-object file in
+ * Why: reading YAML was the largest part of `validate`. libyaml parses a 5,000-object file in
  * about 0.2 s; PyYAML then makes a Python event object and two marks per event, and yaml_reader.py turns
  * those into values, which together cost four times the parse. Here the same libyaml events become
  * dicts, lists and strings in C.

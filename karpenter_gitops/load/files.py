@@ -9,7 +9,7 @@ file passes over with a reason (:attr:`ReadFile.skipped`) when nothing in it say
 a manifest or a stack file. The evidence is ``apiVersion`` or ``kind`` at a document's top, a
 stack's ``config`` block, or the name ``Pulumi.<stack>.yaml``: a file that has it and does not
 parse stays an error (exit 2), as does any file that cannot be read at all.
-What the documents say is for :mod:`karpenter_gitops.load.documents` to read.
+What the documents say is for :mod:`karpenter_gitops.load.into_inputs` to read.
 """
 
 from __future__ import annotations

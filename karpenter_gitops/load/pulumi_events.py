@@ -1,6 +1,7 @@
 """Fold Pulumi's own preview into the PR comment: steps per resource and policy events.
 
-Two documented shapes (reference pulumi-python.md §8.1) are read, never the Pulumi SDK:
+Two documented shapes are read, never the Pulumi SDK (github.com/pulumi/pulumi defines them: the
+preview digest in ``pkg/backend/display/json.go``, the engine events in ``sdk/go/common/apitype/events.go``):
 
 * ``pulumi preview --json``: one object with ``steps`` (``op``, ``urn``, ``diffReasons``,
   ``replaceReasons``, ``detailedDiff``) and ``diagnostics``; policy events are not in it;

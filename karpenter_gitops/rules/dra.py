@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from karpenter_gitops.core.findings import Severity, Violation
 from karpenter_gitops.core.inputs import Cluster
 from karpenter_gitops.core.model import EC2NODECLASS, EC2NodeClass
-from karpenter_gitops.core.names import go_quote
+from karpenter_gitops.core.name_validation import go_quote
 from karpenter_gitops.core.versions import Release
 from karpenter_gitops.rules.registry import rule
 

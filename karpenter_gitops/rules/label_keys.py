@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from functools import cache, lru_cache
 
 from karpenter_gitops.core.model import AWS_GROUP, LABEL_KEY
-from karpenter_gitops.core.names import go_quote, has_placeholder, label_value_errors, qualified_name_errors
+from karpenter_gitops.core.name_validation import go_quote, has_placeholder, label_value_errors, qualified_name_errors
 from karpenter_gitops.core.text import closest
 from karpenter_gitops.core.versions import Release
 

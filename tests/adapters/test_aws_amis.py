@@ -1,4 +1,5 @@
-"""status.amis from amiSelectorTerms against the embedded default world (reference §2, TV1, TV3)."""
+"""status.amis from amiSelectorTerms against the embedded default world, as ``pkg/providers/amifamily/ami.go`` of
+github.com/aws/karpenter-provider-aws resolves them."""
 
 from datetime import datetime, timezone
 
@@ -30,7 +31,7 @@ def with_arch(requirements, arch):
     return {*requirements, Requirement(ARCH, IN, (arch,))}
 
 
-def test_tv1_bottlerocket_alias_gives_five_entries_from_one_describe_images(default_aws):
+def test_bottlerocket_alias_gives_five_entries_from_one_describe_images(default_aws):
     aws = default_aws.session()
     seen = describe_images_params(aws)
     result = resolve_amis(aws, [AMISelectorTerm(alias="bottlerocket@1.32.0")], Kubernetes(1, 32), now=NOW)

@@ -1,4 +1,4 @@
-"""Instance profile and role checks (reference §3, TV4)."""
+"""Instance profile and role checks."""
 
 from karpenter_gitops.adapters.aws.instance_profiles import (
     PROFILE_TTL_SECONDS,
@@ -24,7 +24,7 @@ def test_profile_without_role_and_missing_profile(default_aws):
     assert missing.outcome is ProfileOutcome.NOT_FOUND and missing.profile == InstanceProfile("NoSuchProfile", False)
 
 
-def test_tv4_arn_is_rejected_with_the_name_and_never_reaches_iam(default_aws):
+def test_arn_is_rejected_with_the_name_and_never_reaches_iam(default_aws):
     aws = default_aws.session()
     result = resolve_instance_profile(aws, "arn:aws:iam::123456789012:instance-profile/team/a/KarpenterNodeProfile")
     assert result.outcome is ProfileOutcome.ARN_NOT_NAME

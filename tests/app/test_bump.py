@@ -15,7 +15,7 @@ from karpenter_gitops.app.bump import (
 )
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.inputs import Inputs
-from karpenter_gitops.load import documents
+from karpenter_gitops.load import into_inputs
 from karpenter_gitops.core.versions import Kubernetes
 
 NETWORK = {
@@ -29,7 +29,7 @@ def inputs(classes: dict, sources: dict | None = None) -> Inputs:
     settings = {"karpenter-gitops:nodeClasses": {name: {**NETWORK, **spec} for name, spec in classes.items()}}
     if sources is not None:
         settings["karpenter-gitops:amiSources"] = sources
-    return documents.load_documents([("Pulumi.test.yaml", [{"config": settings}])])
+    return into_inputs.load_documents([("Pulumi.test.yaml", [{"config": settings}])])
 
 
 def alias(text: str) -> dict:

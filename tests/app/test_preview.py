@@ -17,7 +17,7 @@ from _preview_objects import family, node_class, node_pool
 from karpenter_gitops.cli import main
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.judge import validate
-from karpenter_gitops.load import documents, pulumi_events
+from karpenter_gitops.load import into_inputs, pulumi_events
 from karpenter_gitops.app import preview_result
 from karpenter_gitops.output import pr_comment
 from karpenter_gitops.karpenter.disruption.drift import forecast
@@ -274,8 +274,8 @@ def test_valid_json_of_the_wrong_shape_is_an_input_error_not_a_traceback(parse, 
 
 
 def test_pure_layer_without_cli():
-    base = documents.load_documents([("b.yaml", [node_class()])])
-    head = documents.load_documents([("h.yaml", [node_class(), node_pool()])])
+    base = into_inputs.load_documents([("b.yaml", [node_class()])])
+    head = into_inputs.load_documents([("h.yaml", [node_class(), node_pool()])])
     report = preview_result.Preview.build("main", base, head, validate(head, policy=True, base=base), forecast(base, head))
     text, shortened = pr_comment.markdown(report)
     assert not shortened and "1 added, 0 changed, 0 removed" in text

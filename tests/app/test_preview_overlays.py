@@ -8,7 +8,7 @@ from _preview_objects import family, node_class, node_pool
 
 from karpenter_gitops.core.inputs import Cluster
 from karpenter_gitops.judge import validate
-from karpenter_gitops.load import documents
+from karpenter_gitops.load import into_inputs
 from karpenter_gitops.app import preview_result
 from karpenter_gitops.output import pr_comment
 from karpenter_gitops.reconcile import reconcile
@@ -29,7 +29,7 @@ def overlay(name: str, values: list[str], adjustment: str) -> dict:
 
 def report(aws, cache, base_docs, head_docs, cluster=GATED) -> preview_result.Preview:
     def load(name, docs):
-        return dataclasses.replace(documents.load_documents([(name, docs)]), cluster=cluster)
+        return dataclasses.replace(into_inputs.load_documents([(name, docs)]), cluster=cluster)
 
     base, head = load("base.yaml", base_docs), load("head.yaml", head_docs)
     base_plan, head_plan = (reconcile(i, kubernetes=Kubernetes(1, 32), aws=aws.session(), cache_dir=cache) for i in (base, head))

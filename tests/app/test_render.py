@@ -10,7 +10,7 @@ import yaml
 from conftest import PROJECT
 
 from karpenter_gitops.cli import main
-from karpenter_gitops.load import documents
+from karpenter_gitops.load import into_inputs
 from karpenter_gitops.output import manifests
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
 
@@ -45,15 +45,15 @@ def test_demo_stack_renders_one_file_per_object_byte_identical_on_rerun(tmp_path
     assert "  userData: |\n    [settings.kubernetes.eviction-hard]\n" in gpu  # literal block, not a quoted string
     assert "  amiSelectorTerms:\n    - alias: bottlerocket@1.32.0\n" in gpu  # block style, indented lists
     # the rendered directory is itself valid input and loads to the same objects
-    again = documents.load([out])
-    assert {(o.kind, o.name) for o in again.objects} == {(o.kind, o.name) for o in documents.load([PROJECT / "stacks/Pulumi.demo.yaml"]).objects}
+    again = into_inputs.load([out])
+    assert {(o.kind, o.name) for o in again.objects} == {(o.kind, o.name) for o in into_inputs.load([PROJECT / "stacks/Pulumi.demo.yaml"]).objects}
 
 
 def test_manifest_keeps_field_order_and_drops_server_state(tmp_path):
     doc = copy.deepcopy(BASE_NODECLASS)
     doc["metadata"].update(uid="1234", resourceVersion="99", labels={"team": "platform"})
     doc["status"] = {"conditions": []}
-    inputs = documents.load([write_manifests(tmp_path / "in.yaml", doc)])
+    inputs = into_inputs.load([write_manifests(tmp_path / "in.yaml", doc)])
     (text,) = manifests.manifest_files(inputs).values()
     loaded = yaml.safe_load(text)
     assert list(loaded) == ["apiVersion", "kind", "metadata", "spec"]
@@ -93,14 +93,14 @@ def test_removed_objects_disappear_from_the_directory(tmp_path):
 
 def test_failure_midway_leaves_directory_unchanged_and_no_leftovers(tmp_path, monkeypatch):
     out = tmp_path / "out"
-    before = manifests.manifest_files(documents.load([write_manifests(tmp_path / "a.yaml", BASE_NODECLASS)]))
+    before = manifests.manifest_files(into_inputs.load([write_manifests(tmp_path / "a.yaml", BASE_NODECLASS)]))
     assert manifests.write_atomically(out, before)
     original = snapshot(out)
 
     pool = copy.deepcopy(BASE_NODEPOOL)
     nodeclass = copy.deepcopy(BASE_NODECLASS)
     nodeclass["spec"]["role"] = "AnotherRole"
-    after = manifests.manifest_files(documents.load([write_manifests(tmp_path / "b.yaml", nodeclass, pool)]))
+    after = manifests.manifest_files(into_inputs.load([write_manifests(tmp_path / "b.yaml", nodeclass, pool)]))
     real_write = Path.write_bytes
     calls = []
 

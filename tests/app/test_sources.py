@@ -8,7 +8,7 @@ import yaml
 
 from karpenter_gitops.app import sources
 from karpenter_gitops.core import versions
-from karpenter_gitops.load.documents import load_files
+from karpenter_gitops.load.into_inputs import load_files
 from karpenter_gitops.load.files import read_files
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
 

@@ -16,8 +16,8 @@ WEB = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"
 def test_the_forecast_of_one_class_pools_on_the_embedded_aws(default_aws):
     pools = {name: spec for name, spec in DEMO["karpenter-gitops:nodePools"].items()
              if spec["template"]["spec"]["nodeClassRef"]["name"] == "default"}
-    inputs, release = stack.load_inputs(DEMO["karpenter-gitops:cluster"], {"default": DEMO["karpenter-gitops:nodeClasses"]["default"]}, pools)
-    plan, forecast = stack.forecast(inputs, release, [WEB, {"kind": "ConfigMap"}])
+    plan, forecast = stack.reconciled(DEMO["karpenter-gitops:cluster"], {"default": DEMO["karpenter-gitops:nodeClasses"]["default"]}, pools,
+                                      workloads=[WEB, {"kind": "ConfigMap"}])
     assert "default" in plan.node_classes
     general = forecast["nodePools"]["general"]
     assert general["pods"] == 4 and forecast["unschedulable"] == []

@@ -15,7 +15,7 @@ from karpenter_gitops.core.requirements import (
     incompatibility,
     min_values_shortfalls,
 )
-from karpenter_gitops.load.documents import load_documents
+from karpenter_gitops.load.into_inputs import load_documents
 
 GPU = "karpenter.k8s.aws/instance-gpu-count"
 CPU = "karpenter.k8s.aws/instance-cpu"

@@ -1,10 +1,11 @@
 """Every path of ours written in backticks — in the README, the docs, docstrings and comments — exists.
 
 A path is ours when its first part is a top-level entry of the repository (``karpenter_gitops/…``,
-``tests/…``, ``docs/…``), a folder of the package or of the tests (``rules/registry.py``,
-``karpenter/scheduling/``), or the shared folder beside the clone (``../shared/…``). Upstream paths
-(``pkg/controllers/…`` of Karpenter) and examples of a user's own files are not ours and are left
-alone; so are placeholders (``<name>``, ``*``, ``$VAR``).
+``tests/…``, ``docs/…``) or a folder of the package or of the tests (``rules/registry.py``,
+``karpenter/scheduling/``). Upstream paths (``pkg/controllers/…`` of Karpenter) and examples of a
+user's own files are not ours and are left alone; so are placeholders (``<name>``, ``*``, ``$VAR``).
+The shared folder beside a developer's clone is in no other clone: no text points into it, it cites
+upstream instead.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ BUILT = (".tools/",)
 WRITTEN = re.compile(r"`+([^`\s]+?)`+")
 FILE = re.compile(r"\.(py|md|ya?ml|go|toml|json|ambr|txt)$")
 PLACEHOLDER = re.compile(r"[*<>{}$()\[\]=\"'|…]|://")
+BESIDE_THE_CLONE = re.compile(r"\.\./shared/")
 
 
 def _roots() -> tuple[set[str], set[str]]:
@@ -49,7 +51,7 @@ def written_paths(text: str) -> set[str]:
             continue
         first = path.split("/")[0]
         # below a package folder only a file or a folder (``nodepool/x`` is a rule id, not a path)
-        if first in TOP or path.startswith("../shared/") or (first in NESTED and (FILE.search(path) or path.endswith("/"))):
+        if first in TOP or (first in NESTED and (FILE.search(path) or path.endswith("/"))):
             found.add(path)
     return found
 
@@ -60,8 +62,8 @@ def _exists(path: str, writer: Path) -> bool:
 
 def test_the_scan_finds_paths_and_skips_what_is_not_ours():
     text = ("see `karpenter_gitops/core/versions.py:12`, ``karpenter/scheduling/``, `pkg/x.go`, `<name>/a.yaml`, `tests/`, "
-            "`../shared/reference/karpenter-v1.md`, `../.mirror`")
-    assert written_paths(text) == {"karpenter_gitops/core/versions.py", "karpenter/scheduling/", "tests/", "../shared/reference/karpenter-v1.md"}
+            "`../.mirror`")
+    assert written_paths(text) == {"karpenter_gitops/core/versions.py", "karpenter/scheduling/", "tests/"}
 
 
 def test_a_moved_module_is_caught():
@@ -72,3 +74,9 @@ def test_a_moved_module_is_caught():
 def test_every_written_path_exists(writer):
     missing = sorted(p for p in written_paths(writer.read_text(encoding="utf-8")) if not _exists(p, writer))
     assert missing == [], f"{writer.relative_to(ROOT)} points at paths that do not exist: {missing}"
+
+
+@pytest.mark.parametrize("writer", _texts(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_text_points_beside_the_clone(writer):
+    lines = [n for n, line in enumerate(writer.read_text(encoding="utf-8").splitlines(), 1) if BESIDE_THE_CLONE.search(line)]
+    assert lines == [], f"{writer.relative_to(ROOT)} points into the folder beside the clone on lines {lines}: cite upstream"

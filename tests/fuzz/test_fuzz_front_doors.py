@@ -140,7 +140,7 @@ def test_policy_pack(obj):
 
 @pytest.mark.parametrize("case", sorted(p.name for p in (Path(__file__).with_name("corpus")).glob("*.yaml")))
 def test_corpus_replays_through_validate_render_and_preview(tmp_path, case):
-    """Inputs that once broke a front door, kept as regression cases."""
+    """Hostile inputs kept as regression cases: each goes through every front door and keeps the contract."""
     path = tmp_path / case
     shutil.copy(Path(__file__).with_name("corpus") / case, path)
     run(["validate", str(path), "--format", "json"])

@@ -14,7 +14,7 @@ from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.findings import Severity
 from karpenter_gitops.core.inputs import Waiver
 from karpenter_gitops.judge import validate
-from karpenter_gitops.load import documents, waiver_files
+from karpenter_gitops.load import into_inputs, waiver_files
 from karpenter_gitops.rules import policy, registry
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
 
@@ -33,7 +33,7 @@ def stack(node_class_patch=None, **settings) -> dict:
 
 
 def load(doc) -> inputs.Inputs:
-    return documents.load_documents([("Pulumi.test.yaml", [doc])])
+    return into_inputs.load_documents([("Pulumi.test.yaml", [doc])])
 
 
 def by_rule(report, rule_id):

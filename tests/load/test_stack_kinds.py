@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from karpenter_gitops.cli import main
 from karpenter_gitops.core.errors import InputError
-from karpenter_gitops.load.documents import load_documents
+from karpenter_gitops.load.into_inputs import load_documents
 from karpenter_gitops.rules.examples import BASE_CAPACITYBUFFER, BASE_NODEOVERLAY
 
 OVERLAY = BASE_NODEOVERLAY["spec"]

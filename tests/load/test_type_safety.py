@@ -23,7 +23,7 @@ from karpenter_gitops.cli import main
 from karpenter_gitops.core import typed_schema, versions
 from karpenter_gitops.core.model import EC2NodeClassSpec, NodePoolSpec
 from karpenter_gitops.core.typed_schema import IntOrString, fields_of
-from karpenter_gitops.load.documents import load_documents
+from karpenter_gitops.load.into_inputs import load_documents
 
 WRONG = st.one_of(
     st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=5),

@@ -16,7 +16,7 @@ from karpenter_gitops.controller import iam
 from karpenter_gitops.core.inputs import CONTROLLER_KIND
 from karpenter_gitops.judge import validate
 from karpenter_gitops.load import controller_settings as controller_block
-from karpenter_gitops.load.documents import load_documents
+from karpenter_gitops.load.into_inputs import load_documents
 from karpenter_gitops.rules import controller as controller_rules
 from karpenter_gitops_policies import pack
 

@@ -18,7 +18,7 @@ from karpenter_gitops.app import stack
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.model import CAPACITYBUFFER, NAMESPACED, NODEOVERLAY
 from karpenter_gitops.judge import validate
-from karpenter_gitops.load.documents import load_documents
+from karpenter_gitops.load.into_inputs import load_documents
 from karpenter_gitops.rules import registry
 from karpenter_gitops.rules.examples import BASE_CAPACITYBUFFER, BASE_NODEOVERLAY, example_documents
 from karpenter_gitops.rules.registry import Stage

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from karpenter_gitops.core.inputs import Cluster
-from karpenter_gitops.load import documents
+from karpenter_gitops.load import into_inputs
 from karpenter_gitops.reconcile import reconcile
 from karpenter_gitops.rules import live
 from karpenter_gitops.rules.examples import BASE_NODEOVERLAY
@@ -31,7 +31,7 @@ def overlay(name: str, requirements: list[dict], **spec) -> dict:
 
 
 def plan_of(aws, cache, docs, cluster=GATED, release=(1, 14)):
-    inputs = dataclasses.replace(documents.load_documents([("test.yaml", docs)], release), cluster=cluster)
+    inputs = dataclasses.replace(into_inputs.load_documents([("test.yaml", docs)], release), cluster=cluster)
     return reconcile(inputs, release=release, kubernetes=Kubernetes(1, 32), aws=aws.session(), cache_dir=cache)
 
 

@@ -12,7 +12,7 @@ from _aws_refusals import session_denying
 
 from karpenter_gitops.cli import main
 from karpenter_gitops.core.inputs import Cluster
-from karpenter_gitops.load import documents
+from karpenter_gitops.load import into_inputs
 from karpenter_gitops.reconcile import reconcile
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
 from karpenter_gitops.core.versions import Kubernetes
@@ -29,7 +29,7 @@ def plan_with(aws_env, cache, kubelet: dict, *, pool_types: list[str] | None = N
         pool["spec"]["template"]["spec"]["requirements"] = [
             {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": pool_types}]
         docs.append(pool)
-    inputs = dataclasses.replace(documents.load_documents([("test.yaml", docs)], (1, 15)), cluster=cluster)
+    inputs = dataclasses.replace(into_inputs.load_documents([("test.yaml", docs)], (1, 15)), cluster=cluster)
     return reconcile(inputs, release=(1, 15), kubernetes=Kubernetes(1, 32), aws=session or aws_env.session(), cache_dir=cache)
 
 

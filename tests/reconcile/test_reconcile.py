@@ -1,4 +1,4 @@
-"""The reconcile entry point against the embedded AWS: test vectors TV1, TV4, TV8, faults, contract."""
+"""The reconcile entry point against the embedded AWS: multi-AMI aliases, instance profiles, subnets, faults and the CLI contract."""
 
 from __future__ import annotations
 
@@ -15,14 +15,14 @@ from karpenter_gitops.adapters.aws.throttling import Throttler
 from karpenter_gitops.cli import main
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.errors import InputError
-from karpenter_gitops.load import documents, files
+from karpenter_gitops.load import files, into_inputs
 from karpenter_gitops.reconcile import reconcile
 
 DEMO = PROJECT / "stacks" / "Pulumi.demo.yaml"
 
 
 def plan_for(aws_env, docs, cache, k8s="1.32", session=None, release=versions.DEFAULT):
-    inputs = documents.load_documents([("test.yaml", docs)], release)
+    inputs = into_inputs.load_documents([("test.yaml", docs)], release)
     return reconcile(inputs, release=release, kubernetes=versions.Kubernetes.parse(k8s) if k8s else None, aws=session or aws_env.session(), cache_dir=cache)
 
 
@@ -30,13 +30,13 @@ def conditions(plan, name) -> dict:
     return {c.type: (c.status, c.reason) for c in plan.node_classes[name].conditions}
 
 
-TV1_TYPES = ["m5.large", "m7g.large", "g5.xlarge", "g5g.xlarge", "inf2.xlarge"]
+MIXED_TYPES = ["m5.large", "m7g.large", "g5.xlarge", "g5g.xlarge", "inf2.xlarge"]
 
 
-def test_tv1_multi_ami_alias_maps_each_type_to_its_own_variant(default_aws, catalogue_cache):
+def test_a_multi_ami_alias_maps_each_type_to_its_own_variant(default_aws, catalogue_cache):
     docs = [
         node_class(amiSelectorTerms=[{"alias": "bottlerocket@1.32.0"}]),
-        node_pool([{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": TV1_TYPES}]),
+        node_pool([{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": MIXED_TYPES}]),
     ]
     plan = plan_for(default_aws, docs, catalogue_cache)
     assert plan.node_pools["general"].mapping.instance_types == {
@@ -50,8 +50,8 @@ def test_tv1_multi_ami_alias_maps_each_type_to_its_own_variant(default_aws, cata
     assert len(amis) == 5 and [a.id for a in amis].count("ami-0b0c000000000d001") == 2
 
 
-def test_tv1_al2023_serves_arm_gpu_but_custom_amis_cannot_tell_gpu_apart(default_aws, catalogue_cache):
-    pool = node_pool([{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": TV1_TYPES}])
+def test_al2023_serves_arm_gpu_but_custom_amis_cannot_tell_gpu_apart(default_aws, catalogue_cache):
+    pool = node_pool([{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": MIXED_TYPES}])
     al2023 = plan_for(default_aws, [node_class(amiSelectorTerms=[{"alias": "al2023@v20250201"}]), pool], catalogue_cache)
     assert al2023.node_pools["general"].mapping.instance_types["g5g.xlarge"] == "ami-0a23000000000b005"
     custom = plan_for(
@@ -95,7 +95,7 @@ def test_only_unusable_images_is_a_live_finding_not_an_empty_success(world, cata
     assert plan.exit_code == 1
 
 
-def test_tv4_instance_profile_arn_never_reaches_iam(default_aws, catalogue_cache):
+def test_an_instance_profile_arn_never_reaches_iam(default_aws, catalogue_cache):
     arn = "arn:aws:iam::123456789012:instance-profile/team/a/KarpenterNodeProfile"
     doc = node_class(instanceProfile=arn)
     del doc["spec"]["role"]
@@ -171,7 +171,7 @@ def test_nvidia_gpu_sharing_in_karpenters_words_and_our_finding_beside_it(defaul
 
     doc = node_class()
     doc["metadata"]["annotations"] = {"karpenter.k8s.aws/nvidia-consumable-capacity": value}
-    inputs = replace(documents.load_documents([("test.yaml", [doc])], (1, 15)), cluster=Cluster(feature_gates=gates))
+    inputs = replace(into_inputs.load_documents([("test.yaml", [doc])], (1, 15)), cluster=Cluster(feature_gates=gates))
     plan = reconcile(inputs, release=(1, 15), kubernetes="1.32", aws=default_aws.session(), cache_dir=catalogue_cache)
     assert conditions(plan, "default")["ValidationSucceeded"] == validation
     assert [f.rule for f in plan.findings if f.severity.value == "error"] == errors
@@ -189,7 +189,7 @@ def test_a_missing_role_leaves_the_profile_unknown_and_is_our_finding(default_aw
     assert finding.path == "spec.role" and "'NoSuchRole' does not exist" in finding.message
 
 
-def test_tv8_subnet_selector_matching_nothing_rolls_up(default_aws, catalogue_cache):
+def test_a_subnet_selector_matching_nothing_rolls_up(default_aws, catalogue_cache):
     doc = node_class(subnetSelectorTerms=[{"tags": {"karpenter.sh/discovery": "nope"}}])
     plan = plan_for(default_aws, [doc, node_pool([])], catalogue_cache)
     got = conditions(plan, "default")
@@ -257,7 +257,7 @@ def test_alias_without_kubernetes_version_is_a_usage_error(default_aws, catalogu
 @pytest.mark.parametrize("seed", range(4))
 def test_throttled_run_matches_clean_run_or_reports_transient(default_aws, catalogue_cache, seed, monkeypatch):
     monkeypatch.setattr("botocore.retries.standard.ExponentialBackoff.delay_amount", lambda self, context: 0)
-    docs = documents.load([DEMO])
+    docs = into_inputs.load([DEMO])
     clean = reconcile(docs, aws=default_aws.session(), cache_dir=catalogue_cache).to_json()
     throttled_session = default_aws.session()
     Throttler(1 / 3, seed=seed).install(throttled_session)
@@ -474,10 +474,10 @@ def test_plan_warns_about_what_the_selected_images_names_say(world, catalogue_ca
 ])
 def test_from_115_a_kubelet_mistake_is_predicted_as_karpenter_reports_it(default_aws, catalogue_cache, kubelet, family, reason, message):
     docs = [node_class(amiSelectorTerms=[{"alias": family}], kubelet=kubelet)]
-    inputs = documents.load_documents([("test.yaml", docs)], (1, 15))
+    inputs = into_inputs.load_documents([("test.yaml", docs)], (1, 15))
     plan = reconcile(inputs, release=(1, 15), kubernetes=versions.Kubernetes(1, 32), aws=default_aws.session(), cache_dir=catalogue_cache)
     validation = {c.type: c for c in plan.node_classes["default"].conditions}["ValidationSucceeded"]
     assert (validation.status, validation.reason, validation.message) == ("False", reason, message)
-    before = reconcile(documents.load_documents([("test.yaml", docs)], (1, 14)), release=(1, 14), kubernetes=versions.Kubernetes(1, 32),
+    before = reconcile(into_inputs.load_documents([("test.yaml", docs)], (1, 14)), release=(1, 14), kubernetes=versions.Kubernetes(1, 32),
                        aws=default_aws.session(), cache_dir=catalogue_cache)
     assert conditions(before, "default")["ValidationSucceeded"] != ("False", reason)  # before 1.15 the API server refuses it instead

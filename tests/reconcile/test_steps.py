@@ -12,7 +12,7 @@ import pytest
 
 from karpenter_gitops.adapters.aws.error_kinds import TransientAWSError
 from karpenter_gitops.core.inputs import Cluster
-from karpenter_gitops.load import documents
+from karpenter_gitops.load import into_inputs
 from karpenter_gitops.reconcile import catalogue as catalogue_step
 from karpenter_gitops.reconcile.context import Run
 from karpenter_gitops.reconcile.graph import Graph, Scope, Step, StepResult
@@ -147,7 +147,7 @@ def test_a_transient_catalogue_leaves_exactly_its_dependents_awaiting(default_aw
     pools = [copy.deepcopy(BASE_NODEPOOL) for _ in range(2)]
     pools[1]["metadata"]["name"] = "second"
     pools[1]["spec"]["template"]["spec"]["nodeClassRef"]["name"] = "plain"
-    inputs = documents.load_documents([("test.yaml", [with_expressions, plain, *pools])], (1, 15))
+    inputs = into_inputs.load_documents([("test.yaml", [with_expressions, plain, *pools])], (1, 15))
     inputs = dataclasses.replace(inputs, cluster=Cluster(feature_gates=frozenset({"NodeClassCEL"})))
     run = Run(inputs, (1, 15), Kubernetes(1, 32), default_aws.session(), tmp_path, ())
 

@@ -48,7 +48,7 @@ def test_before_1_15_the_annotation_means_nothing():
 
 def test_the_gate_on_lets_sharing_through_and_reasons_are_karpenters():
     from karpenter_gitops.core.inputs import Cluster
-    from karpenter_gitops.load.documents import load_documents
+    from karpenter_gitops.load.into_inputs import load_documents
 
     [shared], [broken] = (load_documents([("x.yaml", [_class(v)])], (1, 15)).node_classes for v in ("4", "x"))
     on = Cluster(feature_gates=frozenset({"DRANVIDIAGPU"}))

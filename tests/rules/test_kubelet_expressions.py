@@ -18,7 +18,7 @@ from karpenter_gitops.cli import main
 from karpenter_gitops.karpenter import kubelet as kubelet_cel
 from karpenter_gitops.core.inputs import Cluster
 from karpenter_gitops.judge import validate
-from karpenter_gitops.load.documents import load_documents
+from karpenter_gitops.load.into_inputs import load_documents
 from karpenter_gitops.rules import kubelet as rules
 
 GATED = Cluster(feature_gates=frozenset({rules.CEL_GATE}))

@@ -51,7 +51,7 @@ TYPE, FAMILY, ARCH = "node.kubernetes.io/instance-type", "karpenter.k8s.aws/inst
 def _conflicts(*docs: dict) -> list:
     """The rule's findings on manifests judged for 1.15 with the NodeOverlay gate on (--feature-gates)."""
     from karpenter_gitops.judge import validate
-    from karpenter_gitops.load.documents import load_documents
+    from karpenter_gitops.load.into_inputs import load_documents
 
     inputs = load_documents([("x.yaml", list(docs))], (1, 15)).with_gates({"NodeOverlay": True})
     return [f for f in validate(inputs, (1, 15)).findings if f.rule == "nodeoverlay/same-weight-price"]

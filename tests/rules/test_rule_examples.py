@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from karpenter_gitops.judge import validate
-from karpenter_gitops.load.documents import load_documents
+from karpenter_gitops.load.into_inputs import load_documents
 from karpenter_gitops.rules import registry
 from karpenter_gitops.rules.examples import example_documents
 from karpenter_gitops.rules.registry import Stage

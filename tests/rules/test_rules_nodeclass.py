@@ -6,7 +6,7 @@ import pytest
 from _rule_helpers import RELEASES, crd_messages, findings, fired, node_class, node_pool
 
 from karpenter_gitops.judge import validate
-from karpenter_gitops.load.documents import load_documents
+from karpenter_gitops.load.into_inputs import load_documents
 
 CRD = "karpenter.k8s.aws_ec2nodeclasses.yaml"
 
@@ -94,7 +94,7 @@ def test_every_crd_cel_message_is_mirrored_verbatim(release):
     assert produced == crd_messages(RELEASES[release], CRD)
 
 
-# --- TV3 and TV2 vectors (§8) -------------------------------------------------------------
+# --- what Karpenter's CRD refuses in an EC2NodeClass, in its words --------------------------
 
 
 @pytest.mark.parametrize(
@@ -185,7 +185,7 @@ def test_every_crd_cel_message_is_mirrored_verbatim(release):
         ),
     ],
 )
-def test_test_vector_message(patch, rule_id, message):
+def test_karpenters_message(patch, rule_id, message):
     found = findings(node_class(patch), node_pool())
     assert [m for _, m in fired(found, rule_id)] == [message]
 

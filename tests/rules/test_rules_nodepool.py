@@ -19,7 +19,7 @@ from _rule_helpers import (
 from _upstream import crds
 
 from karpenter_gitops.judge import validate
-from karpenter_gitops.load.documents import load_documents
+from karpenter_gitops.load.into_inputs import load_documents
 from karpenter_gitops.rules.label_keys import AWS_GROUP, AWS_LABELS
 
 CRD = "karpenter.sh_nodepools.yaml"
@@ -76,7 +76,7 @@ def test_aws_label_allow_list_matches_the_crd(release):
     assert ours == in_crd
 
 
-# --- TV3 vectors (§8) ---------------------------------------------------------------------
+# --- what Karpenter's CRD refuses in a NodePool's requirements, in its words ---------------
 
 
 @pytest.mark.parametrize(
@@ -104,7 +104,7 @@ def test_aws_label_allow_list_matches_the_crd(release):
         ),
     ],
 )
-def test_test_vector_message(requirement, rule_id, message):
+def test_karpenters_message(requirement, rule_id, message):
     found = _pool_findings(requirements(requirement))
     assert fired(found, rule_id) == [("spec.template.spec.requirements[0].key" if "label" in rule_id else "spec.template.spec.requirements[0]", message)]
     assert [f.rule for f in found] == [rule_id]

@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from karpenter_gitops.core.model import LABEL_KEY, LABEL_VALUE
-from karpenter_gitops.core.names import go_quote, label_value_errors, qualified_name_errors
+from karpenter_gitops.core.name_validation import go_quote, label_value_errors, qualified_name_errors
 
 LONG = "example.com/" + "a" * 64
 _POOL = {

@@ -15,7 +15,7 @@ from karpenter_gitops.core.findings import Severity
 from karpenter_gitops.core.inputs import Inputs, Waiver
 from karpenter_gitops.core.model import NODEPOOL
 from karpenter_gitops.judge import check_transitions, validate
-from karpenter_gitops.load.documents import load_documents
+from karpenter_gitops.load.into_inputs import load_documents
 from karpenter_gitops.app import preview_result
 from karpenter_gitops.rules import registry
 from karpenter_gitops.rules.crd import openapi, validation_rules

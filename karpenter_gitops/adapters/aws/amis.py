@@ -1,4 +1,5 @@
-"""``status.amis`` as Karpenter would compute it from ``amiSelectorTerms`` (reference §2).
+"""``status.amis`` as Karpenter would compute it from ``amiSelectorTerms`` (``pkg/providers/amifamily/ami.go``
+of github.com/aws/karpenter-provider-aws, which ``pkg/controllers/nodeclass/ami.go`` writes to the status).
 
 Differences from Karpenter, on purpose: images a selector matched but Karpenter cannot use
 (state pending/failed/disabled, an unsupported architecture) are reported in ``skipped`` with
@@ -171,7 +172,7 @@ def _describe(aws: AwsSession, query: _ImageQuery) -> list[dict]:
 def select_amis(
     images, known: dict[str, tuple[protocol.RequirementSet, ...]], now: datetime
 ) -> tuple[tuple[AMI, ...], tuple[SkippedAMI, ...]]:
-    """Karpenter's ``amis()``: usable images only, one per requirement set, newest first (§2.4)."""
+    """Karpenter's ``amis()``: usable images only, one per requirement set, newest first."""
     best: dict[protocol.RequirementSet, AMI] = {}
     skipped = []
     for image in images:

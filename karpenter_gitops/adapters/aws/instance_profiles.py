@@ -1,9 +1,10 @@
-"""The IAM side of a NodeClass (reference §3): does the instance profile exist and carry a role?
+"""The IAM side of a NodeClass: does the instance profile exist and carry a role?
 
 Karpenter itself makes no IAM call for ``spec.instanceProfile`` and only finds out at launch
 time (an ARN, a typo, a profile without a role). We check up front, by name only: an ARN or a
 name with a path is rejected with the name to use and never sent to IAM. For ``spec.role`` Karpenter creates the
-profile itself, so only the role's existence is checked.
+profile itself (``pkg/providers/instanceprofile/`` of github.com/aws/karpenter-provider-aws), so only the role's
+existence is checked.
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
-"""The region's instance-type catalogue and zonal offerings, as Karpenter loads them (reference §5.1).
+"""The region's instance-type catalogue and zonal offerings, as Karpenter loads them
+(``pkg/providers/instancetype/`` and ``pkg/controllers/providers/instancetype/`` of github.com/aws/karpenter-provider-aws).
 
 Karpenter refreshes both every 12 h; so do we, through an on-disk cache per region (and per
 endpoint namespace, so an emulator's catalogue never answers for real AWS). Until the catalogue
 is loaded it is *not hydrated*: the reconciler reports "awaiting the catalogue", never Karpenter's
-false "no instance types found" (issue #8273). When a refresh fails transiently an expired cache
+false "no instance types found" (aws/karpenter-provider-aws#8273). When a refresh fails transiently an expired cache
 is still used, as Karpenter keeps its last map.
 """
 

@@ -2,7 +2,7 @@
 
 An alias ``family@version`` names SSM parameters; each parameter's image serves requirement sets
 (variants: standard, nvidia, neuron) plus its architecture. Mirrors
-``pkg/providers/amifamily/types.go`` (reference §2.2–2.3). Pure: no I/O.
+``pkg/providers/amifamily/types.go`` of github.com/aws/karpenter-provider-aws. Pure: no I/O.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 Pure: it compares the base and head objects (and their plans, when reconciled) and, given the
 cluster's NodeClaims, counts per NodePool the nodes Karpenter would mark drifted. The rules
-follow Karpenter v1 (reference karpenter-v1.md §1.7, §1.8):
+follow Karpenter v1: ``pkg/controllers/nodeclaim/disruption/drift.go`` of sigs.k8s.io/karpenter, and
+for the EC2NodeClass ``pkg/cloudprovider/drift.go`` of github.com/aws/karpenter-provider-aws:
 
 * ``NodePoolDrifted``: the NodePool template changed outside ``requirements`` (the core hash
   ignores requirements and resources);

@@ -35,7 +35,7 @@ from karpenter_gitops.core.model import (
     NODEPOOL,
     NODEPOOL_API,
 )
-from karpenter_gitops.core.names import SUBDOMAIN_FORMAT
+from karpenter_gitops.core.name_validation import SUBDOMAIN_FORMAT
 from karpenter_gitops.rules.crd.declared import SCHEMA
 from karpenter_gitops.rules.crd.validation_rules import bound, evaluate, rule_tree
 from karpenter_gitops.rules.crd.openapi import SchemaValidator, dotted, prepare, to_json_schema

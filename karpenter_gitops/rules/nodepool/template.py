@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 from karpenter_gitops.core.findings import Severity, Violation
 from karpenter_gitops.core.model import AWS_GROUP, EC2NODECLASS, NODEPOOL
-from karpenter_gitops.core.names import go_quote, has_placeholder, qualified_name_errors
+from karpenter_gitops.core.name_validation import go_quote, has_placeholder, qualified_name_errors
 from karpenter_gitops.core.text import did_you_mean
 from karpenter_gitops.karpenter.amifamily.userdata.taints import LOOKALIKE
 from karpenter_gitops.rules.cel.nodepool import (

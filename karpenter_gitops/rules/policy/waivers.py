@@ -15,7 +15,7 @@ rule(
     Severity.WARNING,
     ("Waiver",),
     "A waiver past its expiry date: it no longer waives anything, and the exception it granted needs a "
-    "decision. (Observed while applying waivers, not by a check.) [landscape §7.8]",
+    "decision. (Observed while applying waivers, not by a check.)",
     "Fix the findings it waived and delete the waiver, or agree a new expiry date.",
     stage=Stage.WAIVERS,
     origin="ours",

@@ -1,4 +1,5 @@
-"""Alias → SSM parameters and variant requirement sets (reference §2.2, §2.3, TV2)."""
+"""Alias → SSM parameters and variant requirement sets, as the families of ``pkg/providers/amifamily/`` of
+github.com/aws/karpenter-provider-aws resolve them."""
 
 import pytest
 

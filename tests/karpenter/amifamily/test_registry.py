@@ -51,7 +51,7 @@ def test_version_gates_are_the_familys_own(alias, kubernetes, karpenter, refused
 
 
 def test_a_class_is_judged_by_its_amifamily_else_its_alias_else_custom():
-    from karpenter_gitops.load.documents import load_documents
+    from karpenter_gitops.load.into_inputs import load_documents
     from karpenter_gitops.rules.examples import BASE_NODECLASS, merge_patch
 
     def family(spec):

@@ -1,4 +1,5 @@
-"""Instance type → AMI under strict matching, per NodePool (TV1 and its AL2/AL2023/custom variants)."""
+"""Instance type → AMI under strict matching, per NodePool: x86 and arm, standard, GPU and Neuron types over
+the images of Bottlerocket, AL2, AL2023 and custom selectors."""
 
 from __future__ import annotations
 
@@ -19,10 +20,10 @@ from karpenter_gitops.core.requirements import (
     Requirements,
 )
 from karpenter_gitops.core.resolved import AMI
-from karpenter_gitops.load.documents import load_documents
+from karpenter_gitops.load.into_inputs import load_documents
 
 ZONES = ("us-west-2a", "us-west-2b", "us-west-2c")
-TV1_TYPES = ("m5.large", "m7g.large", "g5.xlarge", "g5g.xlarge", "inf2.xlarge")
+MIXED_TYPES = ("m5.large", "m7g.large", "g5.xlarge", "g5g.xlarge", "inf2.xlarge")
 STANDARD = (Requirement(labels.ACCELERATOR_COUNT, "DoesNotExist"), Requirement(labels.GPU_COUNT, "DoesNotExist"))
 NVIDIA = (Requirement(labels.GPU_COUNT, "Exists"),)
 NEURON = (Requirement(labels.ACCELERATOR_COUNT, "Exists"),)
@@ -32,7 +33,7 @@ def ami(id_: str, arch: str, variant: tuple[Requirement, ...] = (), created: str
     return AMI(id_, id_, arch, created, False, (Requirement(labels.ARCH, "In", (arch,)), *variant))
 
 
-# Status order. TV1: the nvidia AMI is the newest, so lenient matching would hand it every amd64 type.
+# Status order. The nvidia AMI is the newest, so lenient matching would hand it every amd64 type.
 BOTTLEROCKET = (
     ami("ami-x86gpu", "amd64", NVIDIA, "2024-08-04T00:00:00Z"),
     ami("ami-x86std", "amd64", STANDARD, "2024-08-03T00:00:00Z"),
@@ -82,7 +83,7 @@ def req(key: str, operator: str, *values: str, **extra) -> dict:
     return {"key": key, "operator": operator, "values": list(values), **extra}
 
 
-TV1_POOL = node_pool(req(labels.INSTANCE_TYPE, "In", *TV1_TYPES))
+MIXED_POOL = node_pool(req(labels.INSTANCE_TYPE, "In", *MIXED_TYPES))
 
 
 def target(amis, family: str = "Bottlerocket", **kwargs) -> NodeClassTarget:
@@ -92,9 +93,9 @@ def target(amis, family: str = "Bottlerocket", **kwargs) -> NodeClassTarget:
     return NodeClassTarget("default", family, tuple(amis), **{**facts, **kwargs})
 
 
-def test_tv1_bottlerocket_four_amis_five_requirement_sets(catalogue):
+def test_bottlerocket_four_amis_five_requirement_sets(catalogue):
     offered = catalogue.requirements()
-    assert map_instance_types(BOTTLEROCKET, {name: offered[name] for name in TV1_TYPES}) == {
+    assert map_instance_types(BOTTLEROCKET, {name: offered[name] for name in MIXED_TYPES}) == {
         "m5.large": "ami-x86std",
         "m7g.large": "ami-armstd",
         "g5.xlarge": "ami-x86gpu",
@@ -103,14 +104,14 @@ def test_tv1_bottlerocket_four_amis_five_requirement_sets(catalogue):
     }
 
 
-def test_tv1_node_labels_match_the_standard_ami_under_strict_matching():
+def test_node_labels_match_the_standard_ami_under_strict_matching():
     """The capacity-cache check of #7925: a real m5.large node has no gpu-count label."""
     node = Requirements.from_labels({labels.ARCH: "amd64", labels.INSTANCE_TYPE: "m5.large"})
     assert map_instance_types(BOTTLEROCKET, {"m5.large": node}) == {"m5.large": "ami-x86std"}
 
 
-def test_tv1_per_node_pool(mapper):
-    result = mapper.map_node_pool(target(BOTTLEROCKET), TV1_POOL)
+def test_each_type_of_a_node_pool_gets_its_own_variant(mapper):
+    result = mapper.map_node_pool(target(BOTTLEROCKET), MIXED_POOL)
     assert result.to_json() == {
         "nodePool": "default",
         "nodeClass": "default",
@@ -125,7 +126,7 @@ def test_tv1_per_node_pool(mapper):
 
 
 def test_al2_has_no_arm64_gpu_ami(mapper):
-    result = mapper.map_node_pool(target(AL2, "AL2"), TV1_POOL)
+    result = mapper.map_node_pool(target(AL2, "AL2"), MIXED_POOL)
     assert dict(result.instance_types) == {
         "m5.large": "ami-al2x86", "m7g.large": "ami-al2arm", "g5.xlarge": "ami-al2gpu", "inf2.xlarge": "ami-al2gpu",
     }  # fmt: skip
@@ -135,7 +136,7 @@ def test_al2_has_no_arm64_gpu_ami(mapper):
 
 
 def test_al2023_serves_arm64_gpus_with_the_arm_nvidia_ami(mapper):
-    result = mapper.map_node_pool(target(AL2023, "AL2023"), TV1_POOL)
+    result = mapper.map_node_pool(target(AL2023, "AL2023"), MIXED_POOL)
     assert dict(result.instance_types) == {
         "m5.large": "ami-x86std", "m7g.large": "ami-armstd", "g5.xlarge": "ami-x86nvidia",
         "g5g.xlarge": "ami-armnvidia", "inf2.xlarge": "ami-x86neuron",
@@ -160,7 +161,7 @@ def test_unserved_reasons(mapper):
         {"type": "m7g.large", "reason": "arm64 allowed but only amd64 AMIs selected"}
     ]
     no_neuron = [a for a in AL2023 if a.id != "ami-x86neuron"]
-    result = mapper.map_node_pool(target(no_neuron, "AL2023"), TV1_POOL)
+    result = mapper.map_node_pool(target(no_neuron, "AL2023"), MIXED_POOL)
     assert [(u.type, u.reason) for u in result.unserved] == [
         ("inf2.xlarge", "no amd64 AMI for accelerator (neuron) variant")
     ]
@@ -227,7 +228,7 @@ def test_min_values_shortfall(mapper):
 
 
 def test_node_classes_sharing_amis_share_the_work(mapper):
-    first = mapper.map_node_pool(target(AL2023, "AL2023"), TV1_POOL)
-    second = mapper.map_node_pool(NodeClassTarget("other", "AL2023", AL2023), TV1_POOL)
+    first = mapper.map_node_pool(target(AL2023, "AL2023"), MIXED_POOL)
+    second = mapper.map_node_pool(NodeClassTarget("other", "AL2023", AL2023), MIXED_POOL)
     assert second.node_class == "other"
     assert second.instance_types is first.instance_types

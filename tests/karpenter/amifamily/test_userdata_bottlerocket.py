@@ -1,4 +1,4 @@
-"""Bottlerocket TOML: parse failures, unquoted dotted keys (TV5), and what Karpenter drops."""
+"""Bottlerocket TOML: parse failures, unquoted dotted keys, and what Karpenter drops."""
 
 from __future__ import annotations
 

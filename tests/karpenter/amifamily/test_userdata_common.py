@@ -8,7 +8,7 @@ import yaml
 from karpenter_gitops.karpenter import amifamily
 from karpenter_gitops.karpenter.amifamily.userdata import common, problems
 from karpenter_gitops.judge import validate
-from karpenter_gitops.load.documents import load_documents
+from karpenter_gitops.load.into_inputs import load_documents
 from karpenter_gitops.rules.examples import BASE_NODECLASS, merge_patch
 
 

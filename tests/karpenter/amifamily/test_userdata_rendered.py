@@ -18,7 +18,7 @@ from karpenter_gitops.karpenter import amifamily
 from karpenter_gitops.core.model import EC2NodeClass
 from karpenter_gitops.core.typed_schema import SecretValue
 from karpenter_gitops.karpenter.amifamily.userdata.common import MAX_BYTES
-from karpenter_gitops.load.documents import load_documents
+from karpenter_gitops.load.into_inputs import load_documents
 from karpenter_gitops.rules.examples import BASE_NODECLASS, merge_patch
 
 SCRIPT = "#!/bin/bash\necho hi\n"

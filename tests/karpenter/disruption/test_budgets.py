@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 
 from karpenter_gitops.karpenter.disruption import budgets
-from karpenter_gitops.load import documents
+from karpenter_gitops.load import into_inputs
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
 
 
 def pool_with(disruption: dict):
     node_pool = {**BASE_NODEPOOL, "spec": {**BASE_NODEPOOL["spec"], "disruption": disruption}}
-    return documents.load_documents([("test.yaml", [BASE_NODECLASS, node_pool])]).node_pools[0]
+    return into_inputs.load_documents([("test.yaml", [BASE_NODECLASS, node_pool])]).node_pools[0]
 
 
 @pytest.mark.parametrize(

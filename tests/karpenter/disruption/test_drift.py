@@ -12,7 +12,7 @@ from karpenter_gitops.core.cluster import FleetNode
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.karpenter.amifamily.resolver import NodePoolMapping
 from karpenter_gitops.karpenter.status.prediction import NodePoolPlan, Plan
-from karpenter_gitops.load import documents
+from karpenter_gitops.load import into_inputs
 from karpenter_gitops.karpenter.disruption import drift
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
 
@@ -21,7 +21,7 @@ def inputs(nodeclass_spec: dict | None = None, nodepool_spec: dict | None = None
     nc, np = copy.deepcopy(BASE_NODECLASS), copy.deepcopy(BASE_NODEPOOL)
     nc["spec"].update(nodeclass_spec or {})
     np["spec"].update(nodepool_spec or {})
-    return documents.load_documents([("test.yaml", [nc, np])])
+    return into_inputs.load_documents([("test.yaml", [nc, np])])
 
 
 def plan_with(instance_types: dict[str, str]) -> Plan:

@@ -334,7 +334,7 @@ def test_conflicts_only_between_equal_weights_and_no_price_below_zero(overlays):
 
 def test_only_an_accepted_overlay_naming_types_alone_with_a_price_prices_unpriced_types():
     from karpenter_gitops.karpenter.nodeoverlay.applied import base_prices
-    from karpenter_gitops.load.documents import load_documents
+    from karpenter_gitops.load.into_inputs import load_documents
 
     def doc(name, requirements, **spec):
         return {"apiVersion": "karpenter.sh/v1alpha1", "kind": "NodeOverlay", "metadata": {"name": name},

@@ -12,7 +12,7 @@ from karpenter_gitops.karpenter.scheduling import resources
 from karpenter_gitops.karpenter.scheduling.assemble import EMPTY_CLUSTER, SPOT_UNKNOWN, build_world
 from karpenter_gitops.karpenter.scheduling.forecast import simulate
 from karpenter_gitops.karpenter.scheduling.nodes import PriceTable
-from karpenter_gitops.load.documents import load
+from karpenter_gitops.load.into_inputs import load
 from karpenter_gitops.load.workloads import workloads_from_documents
 
 NAMES = ("m5.large", "m5.xlarge", "m6g.large", "m6g.xlarge", "c6g.large", "c6g.xlarge", "t3.micro")

@@ -1,4 +1,5 @@
-"""Capacity, overhead and allocatable as Karpenter's AWS provider computes them (reference §3), worked by hand."""
+"""Capacity, overhead and allocatable as Karpenter's AWS provider computes them (``pkg/providers/instancetype/types.go``
+of github.com/aws/karpenter-provider-aws), worked by hand."""
 
 from __future__ import annotations
 
@@ -29,8 +30,8 @@ def node(name: str, **settings):
     return types([name], NodeClassSettings("default", traits, **settings), prices={name: 1.0})[0]
 
 
-def test_m5_large_on_al2023_is_the_reference_table():
-    # Reference §3.5, m5.large (2 vCPU, 8192 MiB, 3 ENIs × 10 IPv4), AL2023, defaults:
+def test_m5_large_on_al2023_is_worked_by_hand():
+    # m5.large (2 vCPU, 8192 MiB, 3 ENIs × 10 IPv4), AL2023, defaults:
     #   memory capacity 8192Mi − ceil(8192 × 0.075 = 614.4) = 8192 − 615 = 7577Mi
     #   pods 3 × (10 − 1) + 2 = 29; kube-reserved memory 11 × 29 + 255 = 574Mi, eviction 100Mi → 7577 − 674 = 6903Mi
     #   cpu 2000m − (6 % of 1000m = 60m + 1 % of 1000m = 10m) = 1930m

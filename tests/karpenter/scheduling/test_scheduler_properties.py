@@ -132,7 +132,7 @@ def test_pods_tolerate_their_nodes_taints_and_select_their_labels(case):
             assert node.launch.capacity_type in spec.requirements[labels.CAPACITY_TYPE].values
 
 
-HOSTNAME_SPREAD_RELAXED = (  # the hostname world of the docstring below, drawn by CI on 2026-11-27
+HOSTNAME_SPREAD_RELAXED = (  # the hostname world of the docstring below, as hypothesis drew it
     [pool("pool-0", Requirement(labels.CAPACITY_TYPE, "In", ("on-demand",)), weight=0, taints=[TAINTS[1]], limits=None, labels_={"team": "t0"}),
      pool("pool-1", Requirement(labels.CAPACITY_TYPE, "In", ("on-demand",)), weight=0, taints=[], limits={"cpu": "8"}, labels_={"team": "t1"})],
     replicas(template("app-0", "100m", "64Mi", spreads=(Spread(HOSTNAME, 1, "DoNotSchedule", LabelSelector((("app", "app-0"),))),)), 2),

@@ -12,7 +12,7 @@ from karpenter_gitops.karpenter.scheduling import resources
 from karpenter_gitops.karpenter.scheduling.matching import LabelSelector, Taint
 from karpenter_gitops.karpenter.scheduling.pods import AffinityTerm, Spread
 from karpenter_gitops.karpenter.scheduling.world import NodePoolSpec
-from karpenter_gitops.load.documents import load_documents
+from karpenter_gitops.load.into_inputs import load_documents
 from karpenter_gitops.rules.examples import BASE_NODEPOOL, merge_patch
 
 

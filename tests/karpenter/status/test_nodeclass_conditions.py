@@ -1,4 +1,4 @@
-"""Predicted EC2NodeClass conditions and the Ready roll-up (TV8 and our stricter profile checks)."""
+"""Predicted EC2NodeClass conditions and the Ready roll-up, with our stricter instance-profile checks."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ def by_type(conditions) -> dict[str, tuple[str, str, str]]:
     return {c.type: (c.status, c.reason, c.message) for c in conditions}
 
 
-def test_tv8_everything_resolves():
+def test_everything_resolves():
     conditions = predict_conditions(amis=READY, subnets=READY, security_groups=READY, instance_profile=READY)
     assert [c.type for c in conditions] == [
         "AMIsReady", "InstanceProfileReady", "Ready", "SecurityGroupsReady", "SubnetsReady", "ValidationSucceeded",
@@ -20,7 +20,7 @@ def test_tv8_everything_resolves():
     assert all(c.status == "True" and c.reason == c.type for c in conditions)
 
 
-def test_tv8_subnet_selector_matches_nothing():
+def test_subnet_selector_matches_nothing():
     got = by_type(
         predict_conditions(amis=READY, subnets=StepOutcome.not_found(), security_groups=READY, instance_profile=READY)
     )
@@ -31,7 +31,7 @@ def test_tv8_subnet_selector_matches_nothing():
     assert got["Ready"] == ("False", "UnhealthyDependents", "SubnetsReady=False, ValidationSucceeded=False")
 
 
-def test_tv8_alias_ssm_permission_missing_is_unknown_not_not_found():
+def test_alias_ssm_permission_missing_is_unknown_not_not_found():
     denied = StepOutcome.transient_error("ssm:GetParameter AccessDenied for /aws/service/bottlerocket/...")
     got = by_type(predict_conditions(amis=denied, subnets=READY, security_groups=READY, instance_profile=READY))
     assert got["AMIsReady"][:2] == ("Unknown", "TransientError")

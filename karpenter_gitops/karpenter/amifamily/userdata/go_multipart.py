@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from karpenter_gitops.core.names import go_quote
+from karpenter_gitops.core.name_validation import go_quote
 
 _TOKEN = frozenset("!#$%&'*+-.^_`{|}~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 _FIELD = _TOKEN - set("{}")  # bytes of a header field name (textproto's validHeaderFieldByte)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from karpenter_gitops.core.names import go_quote
+from karpenter_gitops.core.name_validation import go_quote
 from karpenter_gitops.core.versions import Release
 
 BOUNDARY = "//"  # the boundary of the archive Karpenter writes

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from karpenter_gitops.core.model import LABEL_VALUE
-from karpenter_gitops.core.names import qualified_name_errors
+from karpenter_gitops.core.name_validation import qualified_name_errors
 from karpenter_gitops.core.versions import NEWEST
 from karpenter_gitops.core.text import closest
 from karpenter_gitops.karpenter.amifamily.userdata.problems import (

@@ -17,7 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from karpenter_gitops.core import feature_gates, kinds, names, typed_schema, versions
+from karpenter_gitops.core import feature_gates, kinds, name_validation, typed_schema, versions
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.findings import Observation, Source, Violation
 from karpenter_gitops.core.inputs import (
@@ -54,7 +54,7 @@ from karpenter_gitops.core.model import (
     pack,
 )
 from karpenter_gitops.core.text import article, closest, did_you_mean
-from karpenter_gitops.load import controller_settings, policy_settings, waiver_files
+from karpenter_gitops.load import controller_settings, engine_values, policy_settings, waiver_files
 from karpenter_gitops.load.files import Documents, ReadFile, is_stack_file, read_files
 from karpenter_gitops.load.keys import STACK_KEYS
 from karpenter_gitops.load.stacks import cluster_block
@@ -69,10 +69,14 @@ _KINDS = {
 
 
 class _Collector:
-    """What the documents of one run hold, gathered as they are read."""
+    """What the documents of one run hold, gathered as they are read.
 
-    def __init__(self, release: versions.Release) -> None:
+    ``release_from_stack``: the objects are judged by the release the stack's cluster block names (read
+    before them), else by ``release``."""
+
+    def __init__(self, release: versions.Release, *, release_from_stack: bool = False) -> None:
         self.release = release
+        self.release_from_stack = release_from_stack
         self.node_classes: list[EC2NodeClass] = []
         self.node_pools: list[NodePool] = []
         self.node_overlays: list[NodeOverlay] = []
@@ -153,7 +157,7 @@ def _read_manifest(docs: list[Any], name: str, out: _Collector) -> None:
         obj_name = _object_name(doc, index, kind, source, out)
         namespace = (doc.get("metadata") or {}).get("namespace") if isinstance(doc.get("metadata"), Mapping) else None
         if kind in NAMESPACED and isinstance(namespace, str) and namespace:
-            for problem in _name_problems("metadata.namespace", namespace, names.dns_label_errors(namespace), 63):
+            for problem in _name_problems("metadata.namespace", namespace, name_validation.dns_label_errors(namespace), 63):
                 out.observe(typed_schema.PATTERN, kind, obj_name, problem, source)
             obj_name = f"{namespace}/{obj_name}"  # two namespaces may each hold one of the same name
         elif namespace is not None and not isinstance(namespace, str):
@@ -226,7 +230,7 @@ _EXAMPLE = {"apiVersion": EC2NODECLASS_API, "kind": EC2NODECLASS}
 
 
 def _name_problems(path: str, value: str, problems: list[str], limit: int) -> list[Violation]:
-    """One violation per check the API server fails (:mod:`core.names`), as it reports them."""
+    """One violation per check the API server fails (:mod:`core.name_validation`), as it reports them."""
     suggestion = re.sub(r"[^a-z0-9.-]+", "-", value.lower()).strip("-.")[:limit].strip("-.") or "my-name"
     return [Violation(path, f"Invalid value: {json.dumps(value)}: {problem}", f"e.g. {suggestion}") for problem in problems]
 
@@ -241,7 +245,7 @@ def _object_name(doc: Mapping[str, Any], index: int, kind: str, source: Source, 
         return stand_in
     obj_name = (metadata or {}).get("name")
     if isinstance(obj_name, str) and obj_name:
-        for problem in _name_problems("metadata.name", obj_name, names.dns_subdomain_errors(obj_name), 253):
+        for problem in _name_problems("metadata.name", obj_name, name_validation.dns_subdomain_errors(obj_name), 253):
             out.observe(typed_schema.PATTERN, kind, obj_name, problem, source)
         return obj_name
     if obj_name is None or obj_name == "":
@@ -281,6 +285,8 @@ def _read_stack(doc: Mapping[str, Any], name: str, out: _Collector) -> None:
         )
     if "cluster" in ours:
         out.cluster = cluster_block(ours["cluster"], name)
+        if out.release_from_stack and out.cluster.release is not None:
+            out.release, _ = versions.known(out.cluster.release)  # a newer release: as the newest known, like the CLI
         # the gates by Karpenter's names (a Helm values key names one too); a name the release has no gate for is refused
         named = feature_gates.canonical(ours["cluster"].get("featureGates") or {}, out.release,
                                         f"{name}: '{NAMESPACE}:cluster.featureGates'")
@@ -455,6 +461,16 @@ def load_documents(
     for name, docs in files:
         _read_documents(name, docs, out)
     return out.inputs()
+
+
+def load_engine_stack(settings: Mapping[str, Any], name: str) -> tuple[Inputs, versions.Release]:
+    """A stack's settings as the Pulumi engine hands them over (``{"karpenter-gitops:nodeClasses": ...}``),
+    made plain (:func:`~karpenter_gitops.load.engine_values.normalise`) and loaded as ``validate --stack``
+    loads ``Pulumi.<stack>.yaml``: judged by the Karpenter release its cluster block names (or the
+    default), which comes back beside the inputs."""
+    out = _Collector(versions.DEFAULT, release_from_stack=True)
+    _read_stack({"config": engine_values.normalise(settings)}, name, out)
+    return out.inputs(), out.release
 
 
 def _read_documents(name: str, docs: list[Any], out: _Collector) -> None:
