@@ -5,14 +5,16 @@ tree), the rules (the rule registry, one page per rule and an index), the stack 
 key tables) and the Karpenter releases (the `since`/`until` releases of schema fields, enum values,
 labels and rules); so are two drawings inside hand-written pages: the reconciliation's step graph in
 docs/concepts/reconciliation.md (the declared steps) and the layer map in docs/project/architecture.md
-(the import contracts and each package's docstring). `python docs/gen.py` (or `make docs-reference`) rewrites them; tests/docs checks
-that the committed pages are what this module generates. It never imports pulumi.
+(the import contracts, the imports the code has, and each package's docstring). `python docs/gen.py`
+(or `make docs-reference`) rewrites them; tests/docs checks that the committed pages are what this module
+generates. It never imports pulumi.
 """
 
 from __future__ import annotations
 
+import ast
 import dataclasses
-import importlib
+import importlib.util
 import inspect
 import json
 import re
@@ -23,6 +25,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 import click
+import grimp
 import yaml
 
 from karpenter_gitops.cli import cli
@@ -339,48 +342,119 @@ def _step_names(names: tuple[str, ...]) -> str:
 
 PYPROJECT = DOCS.parent / "pyproject.toml"
 PACKAGE = "karpenter_gitops"
-# The Pulumi shells sit above the core and import its app layer only.
+# The Pulumi components and the policy pack: above the core, importing what they use of it.
 SHELLS = ("karpenter_gitops_pulumi", "karpenter_gitops_policies")
 
 
-def _layer_contracts() -> list[dict]:
-    contracts = tomllib.loads(PYPROJECT.read_text(encoding="utf-8"))["tool"]["importlinter"]["contracts"]
-    return [c for c in contracts if c["type"] == "layers"]
+def _contracts() -> list[dict]:
+    return tomllib.loads(PYPROJECT.read_text(encoding="utf-8"))["tool"]["importlinter"]["contracts"]
 
 
 def _groups(layers: list[str]) -> list[list[str]]:
     return [[name.strip().rsplit(".", 1)[-1] for name in layer.split("|")] for layer in layers]
 
 
-def _first_paragraph(module: str) -> str:
-    """A package docstring's first paragraph as markdown: Sphinx roles become code."""
-    doc = inspect.getdoc(importlib.import_module(module)) or ""
+def core_layers() -> list[list[str]]:
+    """The core's layers, top to bottom, as the main layers contract lists them; a group's layers share a level."""
+    (main,) = [c for c in _contracts() if c["type"] == "layers" and "containers" not in c]
+    return _groups(main["layers"])
+
+
+class LayerImports(NamedTuple):
+    """Which layers of the core each part of the code imports, keyed by part: a layer (``cli``), a shell, or one
+    of the core's top-level modules (``karpenter_gitops.__main__``). Read from the source by grimp, the graph
+    ``lint-imports`` checks the contracts on: every import statement, at module level or inside a function."""
+
+    run_time: dict[str, set[str]]  # without the imports under `if TYPE_CHECKING:`, as the contracts count them
+    annotations_only: dict[str, set[str]]  # layers a part imports only under `if TYPE_CHECKING:`, to name types
+
+
+def layer_imports() -> LayerImports:
+    layers = {name for group in core_layers() for name in group}
+    run_time = _imports_between(layers, exclude_type_checking_imports=True)
+    every = _imports_between(layers, exclude_type_checking_imports=False)
+    annotations_only = {part: names - run_time.get(part, set()) for part, names in every.items()}
+    return LayerImports(run_time, {part: names for part, names in annotations_only.items() if names})
+
+
+def _imports_between(layers: set[str], exclude_type_checking_imports: bool) -> dict[str, set[str]]:
+    graph = grimp.build_graph(PACKAGE, *SHELLS, exclude_type_checking_imports=exclude_type_checking_imports, cache_dir=None)
+    imports: dict[str, set[str]] = {}
+    for importer in graph.modules:
+        for imported in graph.find_modules_directly_imported_by(importer):
+            source, target = _part(importer, layers), _part(imported, layers)
+            if target in layers and target != source:
+                imports.setdefault(source, set()).add(target)
+    return imports
+
+
+def _part(module: str, layers: set[str]) -> str:
+    """The layer a module of the core belongs to (``cli`` for ``karpenter_gitops.cli.entry``); else its shell
+    (``karpenter_gitops_pulumi``), or the module itself (``karpenter_gitops.__main__``)."""
+    top, _, rest = module.partition(".")
+    if top != PACKAGE:
+        return top
+    layer = rest.partition(".")[0]
+    return layer if layer in layers else module
+
+
+def _forbidden_layers(shell: str) -> list[str]:
+    """The layers of the core the forbidden contracts keep ``shell`` from importing."""
+    return [
+        module.removeprefix(f"{PACKAGE}.")
+        for contract in _contracts()
+        if contract["type"] == "forbidden" and shell in contract["source_modules"]
+        for module in contract["forbidden_modules"]
+        if module.startswith(f"{PACKAGE}.")
+    ]
+
+
+def _first_paragraph(package: str) -> str:
+    """A package docstring's first paragraph as markdown (Sphinx roles become code), read from its source: the
+    shells import pulumi when imported."""
+    source = Path(importlib.util.find_spec(package).origin).read_text(encoding="utf-8")
+    doc = ast.get_docstring(ast.parse(source)) or ""
     text = " ".join(doc.split("\n\n", 1)[0].split())
     text = re.sub(r":(?:mod|class|func|data|meth|attr):`~?([^`]+)`", lambda m: f"`{m.group(1).lstrip('.')}`", text)
     return text.replace("``", "`")
 
 
 def layer_map() -> str:
-    """The core's layers as the import contracts order them: a chart, then each folder's own words
-    (its package docstring) with what it may import and what may import it; then the orders inside."""
-    contracts = _layer_contracts()
-    (main,) = [c for c in contracts if "containers" not in c]
-    groups = _groups(main["layers"])
-    lines = ["```mermaid", "flowchart TB", "  shells[\"karpenter_gitops_pulumi / karpenter_gitops_policies\"]"]
-    lines += [f'  L{i}["{" · ".join(f"{name}/" for name in group)}"]' for i, group in enumerate(groups)]
-    lines += ["  shells --> L1", *(f"  L{i} --> L{i + 1}" for i in range(len(groups) - 1)), "```", ""]
-    for index, group in enumerate(groups):
-        above = [name for higher in groups[:index] for name in higher] + (list(SHELLS) if group == ["app"] else [])
-        below = [name for lower in groups[index + 1:] for name in lower]
-        for name in group:
-            lines += [f"**`{PACKAGE}/{name}/`** — {_first_paragraph(f'{PACKAGE}.{name}')}", ""]
-            lines += [f"Imports: {_names(below) or 'nothing of the project'}. Imported by: {_names(above) or 'nobody (the top)'}.", ""]
+    """The core's layers in the contracts' order and the shells' imports, as a chart; then each layer and shell
+    in its own words (its package docstring), with the layers it imports and what imports it, as the code has
+    them; then the orders the contracts keep inside layers."""
+    groups = core_layers()
+    order = [name for group in groups for name in group]
+    imports = layer_imports()
+    lines = ["```mermaid", "flowchart TB", *(f'  {part}["{part}/"]' for part in (*SHELLS, *order))]
+    lines += [f"  {upper} --> {lower}" for above, below in zip(groups, groups[1:]) for upper in above for lower in below]
+    lines += [f"  {shell} -.-> {name}" for shell in SHELLS for name in order if name in imports.run_time.get(shell, ())]
+    lines += ["```", "",
+              "A solid arrow joins a layer to the next one down in the contracts' order; a layer may import any layer "
+              "below it, and which of them it does is listed under the chart. A dotted arrow is an import a shell has.", ""]
+
+    def ranked(parts) -> list[str]:
+        return sorted(parts, key=lambda part: (order.index(part) if part in order else len(order), part))
+
+    def imports_line(part: str) -> str:
+        importers = ranked(p for p, names in imports.run_time.items() if part in names)
+        line = (f"Imports: {_names(ranked(imports.run_time.get(part, ()))) or 'nothing of the project'}. "
+                f"Imported by: {_names(importers) or 'nothing of the project'}.")
+        if part in imports.annotations_only:
+            line += f" Names types of {_names(ranked(imports.annotations_only[part]))} in annotations only (`if TYPE_CHECKING:`)."
+        return line
+
+    for name in order:
+        lines += [f"**`{PACKAGE}/{name}/`** — {_first_paragraph(f'{PACKAGE}.{name}')}", "", imports_line(name), ""]
+    for shell in SHELLS:
+        lines += [f"**`{shell}/`** — {_first_paragraph(shell)}", "",
+                  f"{imports_line(shell)} Never imports (a forbidden contract): {_names(_forbidden_layers(shell))}.", ""]
     lines += ["Inside a layer, the modules are ordered too (top to bottom; `|` joins modules that do not import each other):", ""]
-    for contract in contracts:
-        if "containers" in contract:
+    for contract in _contracts():
+        if contract["type"] == "layers" and "containers" in contract:
             (container,) = contract["containers"]
-            order = " → ".join(" \\| ".join(f"`{n}`" for n in group) for group in _groups(contract["layers"]))
-            lines.append(f"- `{container.replace('.', '/')}/`: {order}")
+            order_inside = " → ".join(" \\| ".join(f"`{n}`" for n in group) for group in _groups(contract["layers"]))
+            lines.append(f"- `{container.replace('.', '/')}/`: {order_inside}")
     return "\n".join([*lines, ""])
 
 
@@ -392,7 +466,7 @@ RECONCILIATION = DOCS / "concepts" / "reconciliation.md"
 ARCHITECTURE = DOCS / "project" / "architecture.md"
 DRAWINGS = (
     Drawing(RECONCILIATION, "karpenter_gitops/reconcile/steps.py", step_graph),
-    Drawing(ARCHITECTURE, "the import contracts in pyproject.toml and each package's docstring", layer_map),
+    Drawing(ARCHITECTURE, "the import contracts in pyproject.toml, the imports in the code and each package's docstring", layer_map),
 )
 
 

@@ -1,4 +1,6 @@
-"""Pulumi components: a thin shell over the engine-free core in :mod:`karpenter_gitops`."""
+"""Pulumi components over the engine-free core in :mod:`karpenter_gitops`: they check and reconcile through the
+use cases of :mod:`karpenter_gitops.app`, pass the core's models, findings and errors around, and build
+Karpenter's AWS side from :mod:`karpenter_gitops.controller`; the core never imports pulumi."""
 
 from karpenter_gitops_pulumi.fleet import Fleet, FleetArgs
 from karpenter_gitops_pulumi.nodeclass import ClusterArgs, NodeClass, NodeClassArgs

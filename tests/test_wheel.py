@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+import fnmatch
 import os
+import re
 import subprocess
 import zipfile
 from pathlib import Path
 
-from conftest import install_wheel
+from conftest import PROJECT, install_wheel
 
 from pulumi_plugins import AnalyzerHost
 
@@ -28,6 +30,23 @@ def test_the_wheel_ships_karpenters_static_prices_for_plan(wheel):
 def test_the_wheel_ships_the_native_yaml_reader_built(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     assert any(name.startswith("karpenter_gitops/core/_yaml_values.") and name.endswith(".so") for name in names)
+
+
+def _named_wheels() -> dict[str, list[str]]:
+    """The wheel files the README and the docs tell a reader to install, by page."""
+    pages = [PROJECT / "README.md", *(PROJECT / "docs").rglob("*.md")]
+    named = {str(page.relative_to(PROJECT)): re.findall(r"karpenter_gitops-\S*?\.whl", page.read_text(encoding="utf-8")) for page in pages}
+    return {page: names for page, names in named.items() if names}
+
+
+def test_the_wheel_the_readme_names_is_the_one_the_build_makes(wheel):
+    """``make dist`` builds a wheel for one Python and platform (it carries the C reader); the pages name it so."""
+    python, _, platform = wheel.stem.split("-")[-3:]
+    assert python.startswith("cp") and platform != "any", wheel.name
+    named = _named_wheels()
+    assert "README.md" in named
+    assert {page: [n for n in names if not fnmatch.fnmatch(wheel.name, n)] for page, names in named.items()} == {
+        page: [] for page in named}
 
 
 def test_installed_in_another_virtualenv_the_printed_pack_serves_from_that_virtualenv(wheel, tmp_path):

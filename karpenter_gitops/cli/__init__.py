@@ -1,5 +1,8 @@
-"""The ``karpenter-gitops`` command line: one thin module per command (``<command>_command``) over
-:mod:`karpenter_gitops.app`.
+"""The ``karpenter-gitops`` command line: one module per command (``<command>_command``) that reads its options,
+runs the use cases of :mod:`karpenter_gitops.app`, prints with :mod:`karpenter_gitops.output` and ends in the
+exit code. A command holds more than its options: ``validate`` chooses between a cached verdict, a run split
+over both cores, a stream and a fleet, and options are resolved here with the layers below (the AWS target,
+stack files, standard input spooled).
 
 Exit codes are a contract other tools depend on:
 0 = no error findings; 1 = at least one error finding (or a persistent problem);

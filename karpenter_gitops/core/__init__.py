@@ -1,7 +1,10 @@
-"""Data every layer shares: findings, inputs, the CRD models and their schema, requirements, labels,
-what AWS resolved, the cluster's nodes, versions and feature gates, small text helpers, and the one YAML
-reader every layer parses with (:mod:`.yaml_reader`: text in, values or nodes out). Karpenter's behaviour
-over this data lives in :mod:`karpenter_gitops.karpenter`.
+"""What every layer shares: the data (findings, inputs, the CRD models, what AWS resolved, the cluster's nodes,
+releases and feature gates) and the logic the data itself needs, which depends on no other layer: the models'
+schema and loading (:mod:`.typed_schema`), Karpenter's requirement algebra and instance-type labels
+(:mod:`.requirements`, :mod:`.labels`), Kubernetes' name checks (:mod:`.names`), cel-go's behaviour over the
+native CEL runtime (:mod:`.cel_go`), text helpers, and the one YAML reader every layer parses with
+(:mod:`.yaml_reader`, in C where built). Karpenter's behaviour that puts these together (AMI families,
+scheduling, status, drift) lives in :mod:`karpenter_gitops.karpenter`.
 
-Layer: the bottom; imports nothing of the project. No I/O, no decisions about severity.
+Layer: the bottom; imports nothing of the project. Opens no file and asks no service; decides no severity.
 """

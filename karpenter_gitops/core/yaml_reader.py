@@ -31,6 +31,7 @@ have no JSON form, so neither kubectl nor the API server can take them.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -48,7 +49,8 @@ except ImportError:  # built where libyaml's header is found (pyproject.toml); w
 
 __all__ = [
     "MAX_ALIAS_NODES", "MAX_DEPTH", "Mark", "MappingNode", "Node", "ScalarNode", "SequenceNode", "YAMLError",
-    "DOCUMENT_START", "OTHER_LINE_BREAK", "document", "document_starts", "documents", "line_breaks", "nodes", "problem",
+    "DOCUMENT_START", "OTHER_LINE_BREAK", "document", "document_starts", "documents", "line_breaks", "native_build", "nodes",
+    "problem",
 ]
 
 # As Go YAML (kubectl, Pulumi): aliasing is excessive past this many values, and ten times the document.
@@ -219,6 +221,17 @@ def problem(error: YAMLError) -> tuple[str, int | None]:
         mark = error.problem_mark or error.context_mark
         return error.problem or error.context or "malformed YAML", mark.line + 1 if mark else None
     return str(error), None
+
+
+def native_build() -> str:
+    """Which native code reads YAML in this process: libyaml's version under PyYAML (or PyYAML's pure Python
+    parser), and the C reader by its file's size and modification time (or its absence). A cache of what was
+    read keys on it: a rebuilt C reader changes no Python module, yet may build other values."""
+    parser = f"libyaml {yaml._yaml.get_version_string()}" if yaml.__with_libyaml__ else "PyYAML's Python parser"
+    if _yaml_values is None:
+        return f"{parser}; no C reader"
+    built = os.stat(_yaml_values.__file__)
+    return f"{parser}; C reader {os.path.basename(_yaml_values.__file__)} {built.st_size} {built.st_mtime_ns}"
 
 
 def _build(parser: Any, scalars: _Scalars, unique_keys: bool) -> Iterator[Any]:

@@ -4,7 +4,7 @@ The decisions live in :mod:`.judgement` (severity, enabled, release, blocked obj
 waivers applied once), the report in :mod:`.report`, waiver matching in :mod:`.waiving`; this package
 hands their names on.
 
-Layer: imports rules, load's data types and core only.
+Layer: imports rules and core only.
 """
 
 from karpenter_gitops.judge.judgement import Judge, check_transitions, conclude, validate

@@ -4,5 +4,5 @@ the policy, waiver and controller blocks, the user's CRDs, and values from the P
 Loading reports input errors (:class:`~karpenter_gitops.core.errors.InputError`: exit 2) and what it
 observes inside objects (schema problems), but never decides a severity: the judge does.
 
-Layer: imports rules, families, controller and core.
+Layer: imports rules, karpenter and core.
 """

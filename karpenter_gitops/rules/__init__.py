@@ -7,7 +7,7 @@ finding. A rule without a check is observed by the one stage it declares (:data:
 :mod:`.examples` and :mod:`.label_keys` declare no rule: the base objects the examples patch, and the
 label-key knowledge the NodePool and NodeOverlay rules share.
 
-Layer: imports families, controller and core only.
+Layer: imports controller, karpenter and core only.
 """
 
 from karpenter_gitops.rules import (  # noqa: F401  (declare on import)

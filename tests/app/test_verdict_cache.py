@@ -113,3 +113,42 @@ def test_jsonl_prints_each_finding_on_its_line_then_the_summary(cache, manifests
     expected = json.loads(document)
     assert findings == expected["findings"] and summary == {"summary": expected["summary"]}
     assert [f["rule"] for f in findings] == ["nodepool/node-class-ref-unresolved"] and code == 0
+
+
+@pytest.fixture
+def fresh_environment():
+    """The judging environment worked out again for this test, and again after it (it is kept per process)."""
+    verdict_cache.environment.cache_clear()
+    yield
+    verdict_cache.environment.cache_clear()
+
+
+def test_the_versions_are_read_from_the_installed_distributions():
+    assert verdict_cache.installed_versions(["PyYAML", "no-such-distribution"]) == {
+        "PyYAML": yaml.__version__, "no-such-distribution": "absent"}
+
+
+def test_another_version_of_a_judging_dependency_judges_again(cache, manifests, fresh_environment, tmp_path, monkeypatch):
+    before = verdict_cache.key([manifests], {})
+    site = tmp_path / "site"
+    (site / "jsonschema_rs-99.0.dist-info").mkdir(parents=True)  # found first on sys.path, as an import would be
+    monkeypatch.syspath_prepend(str(site))
+    verdict_cache.environment.cache_clear()
+    assert verdict_cache.installed_versions(["jsonschema-rs"]) == {"jsonschema-rs": "99.0"}
+    assert verdict_cache.key([manifests], {}) != before
+
+
+def test_a_rebuilt_or_missing_c_reader_judges_again(cache, manifests, fresh_environment, tmp_path, monkeypatch):
+    from karpenter_gitops.core import yaml_reader
+
+    built = tmp_path / "_yaml_values.so"
+    built.write_bytes(b"one build")
+    monkeypatch.setattr(yaml_reader, "_yaml_values", type("Extension", (), {"__file__": str(built)}))
+    keys = [verdict_cache.key([manifests], {})]
+    built.write_bytes(b"another build")
+    verdict_cache.environment.cache_clear()
+    keys.append(verdict_cache.key([manifests], {}))
+    monkeypatch.setattr(yaml_reader, "_yaml_values", None)  # not built: every document read in Python
+    verdict_cache.environment.cache_clear()
+    keys.append(verdict_cache.key([manifests], {}))
+    assert len(set(keys)) == 3

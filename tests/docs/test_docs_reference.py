@@ -84,3 +84,14 @@ def test_drawings_in_hand_written_pages_are_what_the_code_declares(drawing):
         f"{drawing.page.relative_to(gen.DOCS.parent)} draws something else than {drawing.source} declares; "
         f"run `{gen.REGENERATE}` and commit it"
     )
+
+
+def test_the_layer_map_reads_the_imports_the_code_has():
+    """A reading that found nothing would draw a map without imports that still matches itself: these imports
+    are known to be there."""
+    imports = gen.layer_imports()
+    assert {"app", "output", "core"} <= imports.run_time["cli"]
+    assert "adapters" in imports.run_time["cli"]  # only inside the commands' functions (cli/plan_command.py)
+    assert {"app", "core"} <= imports.run_time["karpenter_gitops_pulumi"]
+    assert "app" in imports.annotations_only["output"] and "app" not in imports.run_time["output"]  # output/pr_comment.py
+    assert "core" not in imports.run_time
