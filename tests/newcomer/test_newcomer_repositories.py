@@ -4,6 +4,8 @@ Each run is judged as they see it: its exit code, the first line it prints, and 
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -23,10 +25,10 @@ HELM_TEMPLATE = "{{- if .Values.enabled }}\napiVersion: karpenter.sh/v1\nkind: N
 DEPLOYMENT = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec: {replicas: 2}\n"
 
 
-def karpenter_gitops(cwd: Path, *argv: str, stdin: str | None = None) -> tuple[int, str, str]:
-    """The console script run in ``cwd`` with a user's plain environment (no colour, no AWS settings)."""
+def karpenter_gitops(cwd: Path, *argv: str, stdin: str | None = None, aws: dict[str, str] | None = None) -> tuple[int, str, str]:
+    """The console script run in ``cwd`` with a user's plain environment (no colour, no AWS settings but ``aws``)."""
     env = {key: value for key, value in os.environ.items() if not key.startswith(("AWS_", "KARPENTER_GITOPS_"))}
-    env |= {"NO_COLOR": "1", "COLUMNS": "120"}
+    env |= {"NO_COLOR": "1", "COLUMNS": "120"} | (aws or {})
     done = subprocess.run([str(SCRIPT), *argv], cwd=cwd, input=stdin, capture_output=True, text=True, env=env, timeout=300)
     assert "Traceback" not in done.stderr + done.stdout, done.stderr
     return done.returncode, done.stdout, done.stderr
@@ -136,3 +138,36 @@ def test_plan_blocks_a_pool_that_can_launch_nothing(repository):
     assert code == 1
     assert "no instance type allowed: no instance type satisfies karpenter.k8s.aws/instance-family In [qq1, zz9]" in out
     assert "[live/pool-launches-nothing]" in out and out.splitlines()[-1].endswith("persistent problems")
+
+
+# --- the AWS environment as users get it wrong: one line naming the setting, exit 2 --------------------------
+
+
+@pytest.fixture
+def aws_home(tmp_path) -> Path:
+    """A home of the user's own whose ~/.aws holds one working-looking profile and an expired SSO login."""
+    home = tmp_path / "home"
+    (home / ".aws" / "sso" / "cache").mkdir(parents=True)
+    (home / ".aws" / "config").write_text(
+        "[profile team]\nregion = us-west-2\n\n[profile sso-dev]\nsso_start_url = https://example.awsapps.com/start\n"
+        "sso_region = us-east-1\nsso_account_id = 111122223333\nsso_role_name = Admin\nregion = us-west-2\n")
+    token = hashlib.sha1(b"https://example.awsapps.com/start").hexdigest()  # botocore's cache key for the start URL
+    (home / ".aws" / "sso" / "cache" / f"{token}.json").write_text(json.dumps(
+        {"startUrl": "https://example.awsapps.com/start", "region": "us-east-1", "accessToken": "expired",
+         "expiresAt": "2020-01-01T00:00:00Z"}))
+    return home
+
+
+@pytest.mark.parametrize(("setting", "said"), [
+    ({"AWS_PROFILE": "tema"}, "the AWS profile 'tema' is in neither the AWS config nor the credentials file"),
+    ({"AWS_CONFIG_FILE": "broken.ini"}, "the AWS config file broken.ini does not parse"),
+    ({"AWS_SHARED_CREDENTIALS_FILE": "broken.ini", "AWS_REGION": "us-east-1"}, "the AWS config file broken.ini does not parse"),
+    ({"AWS_PROFILE": "sso-dev"}, "The SSO session associated with this profile has expired"),
+    ({"AWS_ACCESS_KEY_ID": "AKIAEXAMPLE", "AWS_SECRET_ACCESS_KEY": "x"}, "no AWS region"),
+])
+def test_a_wrong_aws_environment_is_one_line_naming_the_setting(repository, aws_home, setting, said):
+    (repository / "broken.ini").write_text("[default\nregion = us-east-1\n")
+    code, out, err = karpenter_gitops(repository, "plan", "--manifests", "karpenter", "--kubernetes-version", "1.32",
+                                      aws={"HOME": str(aws_home), **setting})
+    assert (code, out) == (2, "")
+    assert err.count("\n") == 1 and err.startswith(f"karpenter-gitops: error: {said}") and "(hint: " in err, err

@@ -24,10 +24,11 @@ from urllib.parse import urlsplit
 import botocore.session
 from botocore import xform_name
 from botocore.config import Config
-from botocore.exceptions import BotoCoreError, ClientError, HTTPClientError
+from botocore.exceptions import BotoCoreError, ClientError, ConfigParseError, HTTPClientError, ProfileNotFound
 from botocore.exceptions import ConnectionError as BotoConnectionError
 from botocore.loaders import create_loader
 from botocore.parsers import ResponseParserError
+from botocore.utils import validate_region_name
 
 from karpenter_gitops.adapters.aws import retries
 from karpenter_gitops.adapters.aws.error_kinds import AWSError, AwsUnreachable, PersistentAWSError, classify
@@ -136,6 +137,12 @@ class AwsSession:
                 self._botocore.set_config_variable(variable, value)
         if settings.access_key and settings.secret_key:
             self._botocore.set_credentials(settings.access_key, settings.secret_key, settings.token)
+        try:
+            # The shared files are read here, so a profile they lack or a file that does not parse is one line
+            # before any call, not a traceback from inside the first client.
+            self._botocore.get_scoped_config()
+        except BotoCoreError as error:
+            raise PersistentAWSError("configuration", type(error).__name__, _setup_problem(error)) from None
         # botocore reads AWS_DEFAULT_REGION and the profile; AWS_REGION (what the other SDKs read) wins, as there.
         region = settings.region or region
         self.region: str = region or os.environ.get("AWS_REGION") or self._botocore.get_config_variable("region")
@@ -143,6 +150,11 @@ class AwsSession:
             raise PersistentAWSError(
                 "configuration", "NoRegion", "no AWS region: set AWS_REGION, a profile's region or the stack's aws:region"
             )
+        try:
+            validate_region_name(self.region)
+        except BotoCoreError:
+            raise PersistentAWSError("configuration", "InvalidRegion", f"the AWS region {self.region!r} is not a region name "
+                                     "(AWS_REGION, AWS_DEFAULT_REGION, a profile's region or the stack's aws:region sets it)") from None
         self._endpoint_url = endpoint_url
         self._endpoints = dict(settings.endpoints)
         self._role = settings if settings.role_arn else None
@@ -336,6 +348,17 @@ class AwsSession:
             # (and their locals: a whole stack's catalogue and mapping) onto its traceback for the run.
             raise copy.copy(failure)
         return future.result()
+
+
+def _setup_problem(error: BotoCoreError) -> str:
+    """What is wrong with the AWS set-up, naming the setting it comes from (botocore's words do not)."""
+    if isinstance(error, ProfileNotFound):
+        return (f"the AWS profile {error.kwargs.get('profile')!r} is in neither the AWS config nor the credentials file "
+                "(AWS_PROFILE or the stack's aws:profile names it)")
+    if isinstance(error, ConfigParseError):
+        return (f"the AWS config file {error.kwargs.get('path')} does not parse (AWS_CONFIG_FILE, AWS_SHARED_CREDENTIALS_FILE "
+                "or the stack's aws:sharedConfigFiles names it; by default ~/.aws/config and ~/.aws/credentials)")
+    return str(error)
 
 
 def _canonical(params: dict) -> str:

@@ -24,9 +24,12 @@ from karpenter_gitops.core.errors import InputError
 
 
 _EMBEDDED_HINT = "or try it without an account: --embedded-aws"
-_SETUP_HINTS = {  # by what was missing; refused credentials (AWS's own codes) get the last one
+_SETUP_HINTS = {  # by what was wrong; refused or expired credentials (AWS's and botocore's own codes) get the last one
     "NoRegion": _EMBEDDED_HINT,
+    "InvalidRegion": "a region name looks like us-east-1, " + _EMBEDDED_HINT,
     "NoCredentials": _EMBEDDED_HINT,
+    "ProfileNotFound": "`aws configure list-profiles` lists the profiles; fix the name or unset AWS_PROFILE, " + _EMBEDDED_HINT,
+    "ConfigParseError": "fix its INI syntax ([profile NAME] sections of `key = value` lines), " + _EMBEDDED_HINT,
 }
 _REFUSED_HINT = ("renew or reconfigure the credentials (`aws sso login`, `aws configure`, AWS_PROFILE, or "
                  "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY), " + _EMBEDDED_HINT)
