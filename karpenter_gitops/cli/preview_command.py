@@ -106,6 +106,8 @@ def _fleet(stacks, previewed, fmt: str, budget: int, full_report) -> None:
 
     from karpenter_gitops.app.fleet import run_fleet
     from karpenter_gitops.load.stacks import stack_file
+    from karpenter_gitops.output.escape import visible
+    from karpenter_gitops.output.markdown import code_span
 
     fleet = run_fleet(stacks, lambda stack: ((report := previewed([stack_file(stack)])), report.exit_code))
     if fmt == "json":
@@ -114,7 +116,7 @@ def _fleet(stacks, previewed, fmt: str, budget: int, full_report) -> None:
         sys.exit(fleet.exit_code)
     share = max(budget // len(stacks), 1_000)
     directory = full_report.parent if full_report else Path(tempfile.gettempdir())
-    sections = [f"## Stack `{stack}`\n\n{_comment(report, share, directory / f'karpenter-preview-full-{stack}.md')}"
+    sections = [f"## Stack {code_span(visible(stack))}\n\n{_comment(report, share, directory / f'karpenter-preview-full-{stack}.md')}"
                 for stack, report in fleet.results.items()]
     click.echo("".join(sections), nl=False)
     sys.exit(fleet.exit_code)

@@ -3,59 +3,69 @@
 The comment puts the verdict, the counts, predicted readiness and blocking errors first, outside
 any fold, then the cost forecast, node impact, AMI changes, Pulumi steps, policy results and one
 folded ``diff`` per object. It fits a character budget (GitHub refuses comments over 65,536): the
-summary and the errors are always kept (their lists are capped so they stay small); the other
-sections follow in priority order, a long diff is cut with a marker, and what does not fit is
-counted at the end with the path of the full report. Output is deterministic: sorted, no
-timestamps; everything from outside is escaped as text (:func:`_text`).
+summary and the errors are always kept (their lists are capped so they stay small, and capped harder
+with less room per value when even that would not fit); the other sections follow in priority order,
+a long diff is cut with a marker, and what does not fit is counted at the end with the path of the
+full report. Output is deterministic: sorted, no timestamps.
+
+Every name, message and path that came from outside (manifests, AWS, the cluster, Pulumi,
+file names) is written by :class:`~karpenter_gitops.output.markdown.OutsideText`: as written when
+nothing in it can be markup, else as inline code, so a pull request can never put a link, an emoji, a
+mention or a bold "approved" into the bot's verdict. What it cuts to keep a value in bounds follows
+its section in full, folded.
 """
 
 from __future__ import annotations
 
-import html
 import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
-from tabulate import DataRow, TableFormat, tabulate
+from typing import TYPE_CHECKING, Any
 
 from karpenter_gitops.core.findings import Finding, Severity
 from karpenter_gitops.karpenter.status.prediction import PERSISTENT, TRANSIENT
 from karpenter_gitops.output import DEFAULT_BUDGET
-from karpenter_gitops.karpenter.disruption.drift import summarise_types
+from karpenter_gitops.karpenter.disruption.drift import AMIMove, summarise_types
 from karpenter_gitops.output import cost_text
 from karpenter_gitops.output.escape import visible
+from karpenter_gitops.output.markdown import EMPTY, OutsideText, code_span, table
 
 if TYPE_CHECKING:
     from karpenter_gitops.app.preview_result import ObjectChange, Preview
 
 MARKER = "<!-- karpenter-gitops-preview -->"
 LISTED = 20  # names or errors listed in the always-kept part before "… and N more"
+LISTED_TIGHT = 5  # when the always-kept part would not fit its budget with LISTED
 TABLE_ROWS = 50  # rows of a section table in the comment (the full report has all)
 _FOOTER_RESERVE = 600
 _FOOTER_LABEL = 60  # five labels of at most this length keep the footer inside its reserve
 _MIN_CUT_DIFF = 400
 
-def _text(value: str) -> str:
-    """Free text for markdown: no HTML, no table breaks, no line breaks or control characters (shown escaped)."""
-    return html.escape(visible(value), quote=False).replace("|", "\\|")
-
-
-def _failure(findings: tuple[Finding, ...]) -> str:
+def _failure(findings: tuple[Finding, ...], quoted: OutsideText) -> str:
     """Why a class's nodes will fail, after what Karpenter will show: the first error found on it."""
     if not findings:
         return ""
     more = f" (+{len(findings) - 1} more)" if len(findings) > 1 else ""
-    return f"; it will fail: {_text(findings[0].message)} [`{findings[0].rule}`]{more}"
+    return f"; it will fail: {quoted.prose(findings[0].message)} [{quoted.code(findings[0].rule)}]{more}"
 
 
 def _more(total: int, shown: int) -> list[str]:
     return [f"- … and {total - shown} more (see the full report)"] if total > shown else []
 
 
-def _cap(items: Sequence, full: bool, limit: int) -> Sequence:
-    return items if full else items[:limit]
+def _cap(items: Sequence, limit: int | None) -> Sequence:
+    return items if limit is None else items[:limit]
+
+
+# Instance type names as AWS writes them: the wildcard summarise_types puts after a family (``c5.*``)
+# cannot open emphasis after one of these, so the summary is shown as written.
+_INSTANCE_TYPE = re.compile(r"[a-z0-9-]+\.[a-z0-9-]+")
+
+
+def _types(instance_types: Sequence[str], full: bool, quoted: OutsideText) -> str:
+    text = summarise_types(instance_types, None if full else 8)
+    return text if all(_INSTANCE_TYPE.fullmatch(name) for name in instance_types) else quoted.prose(text)
 
 
 def _verdict(preview: Preview) -> str:
@@ -69,11 +79,11 @@ def _verdict(preview: Preview) -> str:
     return ":white_check_mark: no blocking problems"
 
 
-def _summary(preview: Preview, full: bool) -> str:
+def _summary(preview: Preview, quoted: OutsideText, listed: int | None) -> str:
     counts = preview.counts()
     lines = [MARKER, f"### Karpenter preview: {_verdict(preview)}", ""]
     lines.append(
-        f"**Objects** vs `{preview.base_label}`: {counts['added']} added, {counts['changed']} changed, "
+        f"**Objects** vs {quoted.code(preview.base_label)}: {counts['added']} added, {counts['changed']} changed, "
         f"{counts['removed']} removed."
     )
     if preview.head_plan is None:
@@ -83,44 +93,45 @@ def _summary(preview: Preview, full: bool) -> str:
         not_ready = preview.not_ready
         lines.append(f"**Predicted Ready**: {total - len(not_ready)}/{total} EC2NodeClass(es).")
         outlook = preview.outlook
-        shown = _cap(outlook, full, LISTED)
-        lines.extend(f"- `{name}`: Karpenter will show {_text(will_show)}" + _failure(failing) for name, will_show, failing in shown)
+        shown = _cap(outlook, listed)
+        lines.extend(f"- {quoted.code(name)}: Karpenter will show {quoted.prose(will_show)}" + _failure(failing, quoted)
+                     for name, will_show, failing in shown)
         lines.extend(_more(len(outlook), len(shown)))
     moves = [m for m in preview.moves if m.old and m.new]
     if moves:
         pools = sorted({m.node_pool for m in moves})
         lines.append(
             f"**AMIs**: {sum(len(m.instance_types) for m in moves)} instance type(s) move to another AMI "
-            f"in {len(pools)} NodePool(s): {', '.join(f'`{p}`' for p in _cap(pools, full, LISTED))}"
-            + (" …" if len(pools) > len(_cap(pools, full, LISTED)) else "")
+            f"in {len(pools)} NodePool(s): {', '.join(quoted.code(p) for p in _cap(pools, listed))}"
+            + (" …" if len(pools) > len(_cap(pools, listed)) else "")
             + "."
         )
     choices = preview.first_choice_moves
     lines.extend(
-        f"**First choice**: `{m.node_pool}` would launch {_text(m.after.describe())} first, "
-        f"instead of {_text(m.before.describe())} (NodeOverlay change)."
-        for m in _cap(choices, full, LISTED)
+        f"**First choice**: {quoted.code(m.node_pool)} would launch {quoted.prose(m.after.describe())} first, "
+        f"instead of {quoted.prose(m.before.describe())} (NodeOverlay change)."
+        for m in _cap(choices, listed)
     )
-    lines.extend(_more(len(choices), len(_cap(choices, full, LISTED))))
-    lines.append(f"**Node impact**: {_impact_line(preview)}")
+    lines.extend(_more(len(choices), len(_cap(choices, listed))))
+    lines.append(f"**Node impact**: {_impact_line(preview, quoted, listed)}")
     if preview.cost:
-        lines.append(f"**Cost** of the workloads ({preview.cost.head.pods} pod(s)): {_text(cost_text.summary(preview.cost))}.")
+        lines.append(f"**Cost** of the workloads ({preview.cost.head.pods} pod(s)): {quoted.prose(cost_text.summary(preview.cost))}.")
     if preview.pulumi:
         counts = preview.pulumi.counts
         lines.append("**Pulumi**: " + ", ".join(f"{n} to {op}" for op, n in counts.items()) + ".")
     notes = [f"transient: {t}" for t in preview.transient] + list(preview.notes)
     if notes:
         lines.append("**Notes**:")
-        shown = _cap(notes, full, LISTED)
-        lines.extend(f"- {_text(note)}" for note in shown)
+        shown = _cap(notes, listed)
+        lines.extend(f"- {quoted.prose(note) or EMPTY}" for note in shown)
         lines.extend(_more(len(notes), len(shown)))
     return "\n".join(lines) + "\n"
 
 
-def _impact_line(preview: Preview) -> str:
+def _impact_line(preview: Preview, quoted: OutsideText, listed: int | None) -> str:
     forecast = preview.forecast
     if forecast is None:
-        return f"not available: {_text(preview.impact_note or 'the cluster was not read')}."
+        return f"not available: {quoted.prose(preview.impact_note or 'the cluster was not read')}."
     if not forecast.pools:
         unknown = "" if forecast.reconciled else "; AMI drift not evaluated (not reconciled)"
         return "no existing node drifts" + unknown + "."
@@ -133,152 +144,138 @@ def _impact_line(preview: Preview) -> str:
         if slowest:
             text += f"; the slowest NodePool needs ~{max(slowest)} wave(s)"
         if blocked:
-            text += f"; blocked by a zero budget: {', '.join(blocked)}"
+            text += f"; blocked by a zero budget: {', '.join(quoted.code(b) for b in _cap(blocked, listed))}"
+            text += " …" if len(blocked) > len(_cap(blocked, listed)) else ""
         return text + "."
-    affected = ", ".join(f"`{p.node_pool}`" for p in _cap(forecast.pools, False, LISTED))
+    affected = ", ".join(quoted.code(p.node_pool) for p in _cap(forecast.pools, listed or LISTED))
     return f"{len(forecast.pools)} NodePool(s) drift: {affected} (no --kubeconfig: no node counts)."
 
 
-def _errors(preview: Preview, full: bool) -> str:
-    errors = [f"`{f.kind}/{f.name}` {f.path}: {_text(f.message)} [`{f.rule}`]" for f in preview.errors]
-    errors += [_text(line) for line in preview.blocking_pulumi]
-    errors += [f"{len(pods)} pod(s) of `{_text(workload)}` can no longer be scheduled: {_text(message)}"
-               for workload, message, pods in (preview.cost.newly_unschedulable if preview.cost else ())]
-    if not errors:
+def _errors(preview: Preview, quoted: OutsideText, listed: int | None) -> str:
+    errors = [f"{quoted.code(f'{f.kind}/{f.name}')} {quoted.prose(f.path)}: {quoted.prose(f.message)} [{quoted.code(f.rule)}]"
+              for f in _cap(preview.errors, listed)]
+    errors += [quoted.prose(line) for line in _cap(preview.blocking_pulumi, listed)]
+    errors += [f"{len(pods)} pod(s) of {quoted.code(workload)} can no longer be scheduled: {quoted.prose(message)}"
+               for workload, message, pods in _cap(preview.cost.newly_unschedulable if preview.cost else (), listed)]
+    total = len(preview.errors) + len(preview.blocking_pulumi) + (len(preview.cost.newly_unschedulable) if preview.cost else 0)
+    if not total:
         return ""
-    shown = _cap(errors, full, LISTED)
-    lines = [f"#### Blocking errors ({len(errors)})", *(f"- {e}" for e in shown), *_more(len(errors), len(shown))]
+    shown = _cap(errors, listed)
+    lines = [f"#### Blocking errors ({total})", *(f"- {e}" for e in shown), *_more(total, len(shown))]
     return "\n" + "\n".join(lines) + "\n"
 
 
-# A GitHub table with every cell as given (already escaped by ``_text``): no padding to column widths,
-# so a long cell does not widen the others and the comment stays within its budget.
-_MARKDOWN = TableFormat(
-    lineabove=None,
-    linebelowheader=lambda widths, _aligns: "|" + "---|" * len(widths),
-    linebetweenrows=None,
-    linebelow=None,
-    headerrow=DataRow("| ", " | ", " |"),
-    datarow=DataRow("| ", " | ", " |"),
-    padding=0,
-    with_header_hide=None,
-)
-
-
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]], full: bool) -> list[str]:
-    shown = _cap(rows, full, TABLE_ROWS)
-    lines = [
-        tabulate(shown, header, tablefmt=_MARKDOWN, stralign=None, numalign=None, disable_numparse=True, preserve_whitespace=True)
-    ]
-    if len(rows) > len(shown):
-        lines.append(f"\n… and {len(rows) - len(shown)} more row(s) (see the full report)")
+def _table(header: Sequence[str], items: Sequence, full: bool, row: Callable[[Any], Sequence[str]] = list) -> list[str]:
+    """A table of one ``row`` per item, the first TABLE_ROWS of them unless ``full`` (rows never shown are
+    never written, so nothing is cut for them)."""
+    shown = _cap(items, None if full else TABLE_ROWS)
+    lines = [table(header, [row(item) for item in shown])]
+    if len(items) > len(shown):
+        lines.append(f"\n… and {len(items) - len(shown)} more row(s) (see the full report)")
     return lines
 
 
-def _impact_section(preview: Preview, full: bool) -> str:
+def _impact_section(preview: Preview, full: bool, quoted: OutsideText) -> str:
     forecast = preview.forecast
     if forecast is None or not forecast.pools:
         return ""
     lines = ["", "#### Node impact"]
     if forecast.with_cluster:
-        rows = [
-            [
-                f"`{p.node_pool}`" + (" (removed)" if p.removed else ""),
-                str(p.nodes),
-                str(p.drifted_total),
-                ", ".join(f"{reason} {n}" for reason, n in sorted(p.drifted.items())) or "—",
-                _text(p.budget.describe()),
-                "blocked (budget 0)" if p.waves is None else f"~{p.waves}",
-            ]
-            for p in forecast.pools
-        ]
-        lines += _table(["NodePool", "nodes", "drifted", "by reason", "budget (Drifted)", "waves"], rows, full)
+        lines += _table(["NodePool", "nodes", "drifted", "by reason", "budget (Drifted)", "waves"], forecast.pools, full, lambda p: [
+            quoted.code(p.node_pool, cell=True) + (" (removed)" if p.removed else ""),
+            str(p.nodes),
+            str(p.drifted_total),
+            ", ".join(f"{quoted.prose(reason, cell=True)} {n}" for reason, n in sorted(p.drifted.items())) or "—",
+            quoted.prose(p.budget.describe(), cell=True),
+            "blocked (budget 0)" if p.waves is None else f"~{p.waves}",
+        ])
     else:
-        rows = [
-            [
-                f"`{p.node_pool}`",
-                "removed: its nodes are deleted" if p.removed else ("every node" if p.whole_pool else "nodes of the moving instance types"),
-                _text(p.budget.describe()),
-                "—" if p.waves is None else f"~{p.waves}",
-            ]
-            for p in forecast.pools
-        ]
-        lines += _table(["NodePool", "drifts", "budget (Drifted)", "waves if every node drifts"], rows, full)
+        lines += _table(["NodePool", "drifts", "budget (Drifted)", "waves if every node drifts"], forecast.pools, full, lambda p: [
+            quoted.code(p.node_pool, cell=True),
+            "removed: its nodes are deleted" if p.removed else ("every node" if p.whole_pool else "nodes of the moving instance types"),
+            quoted.prose(p.budget.describe(), cell=True),
+            "—" if p.waves is None else f"~{p.waves}",
+        ])
     names = preview.ami_names()
-    why = []
-    for pool in forecast.pools:
-        why += [f"- `{pool.node_pool}`: {_text(reason)}" for reason in pool.whole_pool]
-        why += [
-            f"- `{pool.node_pool}`: {summarise_types(m.instance_types, None if full else 8)} would move from "
-            f"{_ami(m.old, names)} to {_ami(m.new, names)} (AMIDrift)"
-            for m in pool.moves
-        ]
-    lines += ["", *_cap(why, full, TABLE_ROWS), *_more(len(why), len(_cap(why, full, TABLE_ROWS)))]
+
+    def why(pool: str, reason: str | AMIMove) -> str:
+        if isinstance(reason, str):
+            return f"- {quoted.code(pool)}: {quoted.prose(reason)}"
+        return (f"- {quoted.code(pool)}: {_types(reason.instance_types, full, quoted)} would move from "
+                f"{_ami(reason.old, names, quoted)} to {_ami(reason.new, names, quoted)} (AMIDrift)")
+
+    reasons = [(pool.node_pool, reason) for pool in forecast.pools for reason in (*pool.whole_pool, *pool.moves)]
+    shown = _cap(reasons, None if full else TABLE_ROWS)
+    lines += ["", *(why(*reason) for reason in shown), *_more(len(reasons), len(shown))]
     return "\n".join(lines) + "\n"
 
 
-def _cost_section(preview: Preview, full: bool) -> str:
+def _cost_section(preview: Preview, full: bool, quoted: OutsideText) -> str:
     """Per NodePool whose NodeClaims change: base and head, the change per hour and month; the chart; where prices come from."""
     cost = preview.cost
     if cost is None:
         return ""
     head = cost.head
-    lines = ["", f"#### Cost forecast: {head.pods} pod(s) from {_text(', '.join(head.sources))}"]
+    lines = ["", f"#### Cost forecast: {head.pods} pod(s) from {quoted.prose(', '.join(head.sources))}"]
     if head.forecast is None or cost.base.forecast is None:
         why = head.unavailable or cost.base.unavailable or "nothing to simulate"
-        return "\n".join([*lines, f"No forecast: {_text(why)}."]) + "\n"
+        return "\n".join([*lines, f"No forecast: {quoted.prose(why)}."]) + "\n"
     changed = [p for p in cost.pools if p.changed]
     if changed:
-        rows = [[f"`{_text(p.node_pool)}`", _text(cost_text.describe(p.base)), _text(cost_text.describe(p.head)), _text(cost_text.delta_text(p))]
-                for p in changed]
-        lines += _table(["NodePool", "base", "head", "change"], rows, full)
+        lines += _table(["NodePool", "base", "head", "change"], changed, full, lambda p: [
+            quoted.code(p.node_pool, cell=True),
+            *(quoted.prose(text, cell=True) for text in (cost_text.describe(p.base), cost_text.describe(p.head), cost_text.delta_text(p)))])
     else:
         lines.append("The change moves no pod: every NodePool launches the same NodeClaims.")
     limits = [(p.node_pool, row) for p in cost.pools if (row := cost_text.limit_row(p))]
     if limits:
         lines += ["", "What each limited NodePool costs at its limits, on its cheapest and its dearest compatible type:", ""]
-        lines += _table(["NodePool", "base", "head"], [[f"`{_text(name)}`", _text(base), _text(head)] for name, (base, head) in limits], full)
+        lines += _table(["NodePool", "base", "head"], limits, full, lambda limit: [
+            quoted.code(limit[0], cell=True), quoted.prose(limit[1][0], cell=True), quoted.prose(limit[1][1], cell=True)])
     lines += ["", cost_text.mermaid(cost), ""]
     if head.prices:
-        lines.append(f"Prices: {_text(head.prices.summary)}.")
+        lines.append(f"Prices: {quoted.prose(head.prices.summary)}.")
     approximated = head.forecast.approximated
     if approximated:
-        lines.append("Approximated: " + "; ".join(f"`{_text(a.workload)}` ({_text(', '.join(a.reasons))})" for a in approximated) + ".")
+        lines.append("Approximated: " + "; ".join(f"{quoted.code(a.workload)} ({quoted.prose(', '.join(a.reasons))})"
+                                                  for a in _cap(approximated, None if full else TABLE_ROWS)) + ".")
     unschedulable = head.forecast.unschedulable
     if unschedulable:
         lines += ["", f"Pods the head cannot schedule ({sum(len(u.pods) for u in unschedulable)}):"]
-        shown = _cap(unschedulable, full, LISTED)
-        lines += [f"- `{_text(u.workload)}` × {len(u.pods)}: {_text(u.message)}" for u in shown]
+        shown = _cap(unschedulable, None if full else LISTED)
+        lines += [f"- {quoted.code(u.workload)} × {len(u.pods)}: {quoted.prose(u.message)}" for u in shown]
         lines += _more(len(unschedulable), len(shown))
     return "\n".join(lines) + "\n"
 
 
-def _ami(ami_id: str | None, names: Mapping[str, str]) -> str:
+def _ami(ami_id: str | None, names: Mapping[str, str], quoted: OutsideText) -> str:
     if ami_id is None:
         return "no AMI (not launchable)"
-    return f"`{ami_id}`" + (f" ({_text(names[ami_id])})" if ami_id in names else "")
+    return quoted.code(ami_id) + (f" ({quoted.prose(names[ami_id])})" if ami_id in names else "")
 
 
-def _ami_section(preview: Preview, full: bool) -> str:
+def _ami_section(preview: Preview, full: bool, quoted: OutsideText) -> str:
     if preview.head_plan is None:
         return ""
     names = preview.ami_names()
     lines = []
     for move in preview.moves:
-        types = summarise_types(move.instance_types, None if full else 8)
+        types = _types(move.instance_types, full, quoted)
+        pool = quoted.code(move.node_pool)
         if move.old is None:
-            lines.append(f"- `{move.node_pool}`: {len(move.instance_types)} instance type(s) become launchable on {_ami(move.new, names)}: {types}")
+            lines.append(f"- {pool}: {len(move.instance_types)} instance type(s) become launchable on {_ami(move.new, names, quoted)}: {types}")
         elif move.new is None:
-            lines.append(f"- `{move.node_pool}`: {len(move.instance_types)} instance type(s) no longer launchable (were on `{move.old}`): {types}")
+            lines.append(f"- {pool}: {len(move.instance_types)} instance type(s) no longer launchable (were on {quoted.code(move.old)}): {types}")
         else:
-            lines.append(f"- `{move.node_pool}`: {types}: {_ami(move.old, names)} → {_ami(move.new, names)}")
+            lines.append(f"- {pool}: {types}: {_ami(move.old, names, quoted)} → {_ami(move.new, names, quoted)}")
     for node_class, ami_id, name, reason in preview.new_skipped_amis():
-        lines.append(f"- EC2NodeClass `{node_class}` now matches `{ami_id}` ({_text(name)}) but skips it: {_text(reason)}")
+        lines.append(f"- EC2NodeClass {quoted.code(node_class)} now matches {quoted.code(ami_id)} ({quoted.prose(name)}) "
+                     f"but skips it: {quoted.prose(reason)}")
     for pool, reasons in _new_unserved(preview):
-        lines.append(f"- `{pool}`: allowed but without an AMI: " + "; ".join(f"{n} × {_text(r)}" for r, n in reasons))
+        lines.append(f"- {quoted.code(pool)}: allowed but without an AMI: " + "; ".join(f"{n} × {quoted.prose(r)}" for r, n in reasons))
     if not lines:
         return ""
-    shown = _cap(lines, full, TABLE_ROWS)
+    shown = _cap(lines, None if full else TABLE_ROWS)
     return "\n" + "\n".join(["#### AMI changes", *shown, *_more(len(lines), len(shown))]) + "\n"
 
 
@@ -294,26 +291,28 @@ def _new_unserved(preview: Preview) -> list[tuple[str, list[tuple[str, int]]]]:
     return out
 
 
-def _pulumi_section(preview: Preview, full: bool) -> str:
+def _pulumi_section(preview: Preview, full: bool, quoted: OutsideText) -> str:
     pulumi = preview.pulumi
     if not pulumi or not (pulumi.steps or pulumi.policy_events or pulumi.diagnostics):
         return ""
     counts = ", ".join(f"{n} {op}" for op, n in pulumi.counts.items())
     lines = ["", f"<details><summary>Pulumi preview: {counts}</summary>", ""]
     if pulumi.steps:
-        rows = [[s.op, f"`{_text(s.type)}`", f"`{_text(s.name)}`", _text(", ".join(s.reasons)) or "—"] for s in pulumi.steps]
-        lines += _table(["op", "type", "name", "changed"], rows, full)
+        lines += _table(["op", "type", "name", "changed"], pulumi.steps, full, lambda s: [
+            quoted.prose(s.op, cell=True), quoted.code(s.type, cell=True), quoted.code(s.name, cell=True),
+            quoted.prose(", ".join(s.reasons), cell=True) or "—"])
     if pulumi.policy_events:
         lines += ["", "Policy events:"]
-        lines += [f"- {p.level} `{_text(p.pack)}/{_text(p.policy)}`: {_text(p.message)}" for p in pulumi.policy_events]
+        lines += [f"- {quoted.prose(p.level)} {quoted.code(f'{p.pack}/{p.policy}')}: {quoted.prose(p.message)}"
+                  for p in _cap(pulumi.policy_events, None if full else TABLE_ROWS)]
     other = [d for d in pulumi.diagnostics if d.severity != "error"]
     if other:
         lines += ["", "Diagnostics:"]
-        lines += [f"- {d.severity}: {_text(d.message)}" for d in _cap(other, full, TABLE_ROWS)]
+        lines += [f"- {quoted.prose(d.severity)}: {quoted.prose(d.message)}" for d in _cap(other, None if full else TABLE_ROWS)]
     return "\n".join(lines + ["", "</details>"]) + "\n"
 
 
-def _policy_section(preview: Preview, full: bool) -> str:
+def _policy_section(preview: Preview, full: bool, quoted: OutsideText) -> str:
     others = [f for f in preview.findings if f.severity is not Severity.ERROR or preview.waived(f)]
     waivers = preview.validation.waivers
     if not others and not waivers:
@@ -322,16 +321,13 @@ def _policy_section(preview: Preview, full: bool) -> str:
     waived = sum(1 for f in others if preview.waived(f))
     lines = ["", f"<details><summary>Policy results: {warnings} warning(s), {waived} waived, {len(waivers)} active waiver(s)</summary>", ""]
     if others:
-        rows = [
-            ["waived" if preview.waived(f) else f.severity.value, f"`{f.kind}/{f.name}`", f.path, _text(f.message), f"`{f.rule}`"]
-            for f in others
-        ]
-        lines += _table(["severity", "object", "path", "message", "rule"], rows, full)
+        lines += _table(["severity", "object", "path", "message", "rule"], others, full, lambda f: [
+            "waived" if preview.waived(f) else f.severity.value, quoted.code(f"{f.kind}/{f.name}", cell=True),
+            quoted.prose(f.path, cell=True), quoted.prose(f.message, cell=True), quoted.code(f.rule, cell=True)])
     if waivers:
         lines += ["", "Active waivers:"]
-        lines += [
-            f"- `{w.rule}` on `{w.object}` until {w.expires.isoformat()}: {_text(w.reason)}" for w in _cap(waivers, full, TABLE_ROWS)
-        ]
+        lines += [f"- {quoted.code(w.rule)} on {quoted.code(w.object)} until {w.expires.isoformat()}: {quoted.prose(w.reason)}"
+                  for w in _cap(waivers, None if full else TABLE_ROWS)]
     return "\n".join(lines + ["", "</details>"]) + "\n"
 
 
@@ -344,15 +340,22 @@ def _fence(lines: Sequence[str]) -> str:
 _SIGN = {"added": "+", "changed": "~", "removed": "-"}
 
 
+def _report_path(full_report: str) -> str:
+    """The full report's path: the workflow's choice, shown whole (never cut: it is where the rest is)."""
+    return code_span(visible(full_report))
+
+
 def _diff_block(change: ObjectChange, limit: int | None = None, full_report: str | None = None) -> str:
-    """One folded diff; with ``limit``, as many lines as fit and a cut marker ("" if too few fit)."""
+    """One folded diff; with ``limit``, as many lines as fit and a cut marker ("" if too few fit). The
+    object's name in the fold's summary is cut to a value's room: the diff under it names it whole."""
     added, removed = change.line_counts
-    head = f"\n<details><summary>{_SIGN[change.status]} {change.label} ({change.status}, +{added} −{removed})</summary>\n\n"
+    label = OutsideText().html(change.label)
+    head = f"\n<details><summary>{_SIGN[change.status]} {label} ({change.status}, +{added} −{removed})</summary>\n\n"
     fence = _fence(change.diff)
     body = list(change.diff)
+    where = f" — full report: {_report_path(full_report)}" if full_report else ""
     cut = 0
     if limit is not None:
-        where = f" — full report: `{full_report}`" if full_report else ""
         marker_room = len(f"\n*:scissors: diff cut: {len(body)} more line(s){where}*\n")
         room = limit - len(head) - 2 * len(fence) - len("diff\n\n\n\n</details>\n") - marker_room
         kept, used = [], 0
@@ -366,7 +369,6 @@ def _diff_block(change: ObjectChange, limit: int | None = None, full_report: str
         cut, body = len(body) - len(kept), kept
     text = f"{head}{fence}diff\n" + "\n".join(body) + f"\n{fence}\n"
     if cut:
-        where = f" — full report: `{full_report}`" if full_report else ""
         text += f"\n*:scissors: diff cut: {cut} more line(s){where}*\n"
     return text + "\n</details>\n"
 
@@ -379,24 +381,45 @@ class _Block:
     shrink: Callable[[int], str] | None = None
 
 
+def _kept(preview: Preview, full: bool, tight: bool) -> list[_Block]:
+    """The summary and the blocking errors, then (not kept) the full text of the values they had to cut."""
+    quoted = OutsideText(cut=not full, tight=tight)
+    listed = None if full else LISTED_TIGHT if tight else LISTED
+    return [
+        _Block(_summary(preview, quoted, listed), "summary", kept=True),
+        _Block(_errors(preview, quoted, listed), "errors", kept=True),
+        _Block(quoted.cut_details("the summary and the blocking errors"), "values cut in the summary"),
+    ]
+
+
+def _section(render: Callable[[Preview, bool, OutsideText], str], preview: Preview, full: bool, label: str) -> list[_Block]:
+    """A section, then (a block of its own, so a long value cannot crowd out the section) what it had to cut."""
+    quoted = OutsideText(cut=not full)
+    text = render(preview, full, quoted)
+    return [_Block(text, label), _Block(quoted.cut_details(f"the {label}"), f"values cut in the {label}")]
+
+
 def markdown(preview: Preview, budget: int | None = DEFAULT_BUDGET, full_report: str | None = None) -> tuple[str, bool]:
     """The comment and whether anything was cut; ``budget=None`` gives the full report."""
     full = budget is None
+    kept = _kept(preview, full, tight=False)
+    tight = not full and sum(len(b.text) for b in kept if b.kept) > budget - _FOOTER_RESERVE
+    if tight:
+        kept = _kept(preview, full, tight=True)
     blocks = [
-        _Block(_summary(preview, full), "summary", kept=True),
-        _Block(_errors(preview, full), "errors", kept=True),
-        _Block(_cost_section(preview, full), "cost forecast"),
-        _Block(_impact_section(preview, full), "node impact"),
-        _Block(_ami_section(preview, full), "AMI changes"),
-        _Block(_pulumi_section(preview, full), "Pulumi preview"),
-        _Block(_policy_section(preview, full), "policy results"),
+        *kept,
+        *_section(_cost_section, preview, full, "cost forecast"),
+        *_section(_impact_section, preview, full, "node impact"),
+        *_section(_ami_section, preview, full, "AMI changes"),
+        *_section(_pulumi_section, preview, full, "Pulumi preview"),
+        *_section(_policy_section, preview, full, "policy results"),
     ]
     blocks += [
         _Block(_diff_block(c), c.label, shrink=lambda room, c=c: _diff_block(c, room, full_report)) for c in preview.changes
     ]
     if full:
         return "".join(b.text for b in blocks), False
-    return _fit(blocks, budget, full_report, capped=_lists_capped(preview))
+    return _fit(blocks, budget, full_report, capped=tight or _lists_capped(preview))
 
 
 def _lists_capped(preview: Preview) -> bool:
@@ -430,10 +453,10 @@ def _footer(budget: int, shortened: Sequence[str], omitted: Sequence[str], full_
     if shortened:
         what.append(f"{len(shortened)} diff(s) cut")
     if omitted:
-        shown = [label if len(label) <= _FOOTER_LABEL else label[: _FOOTER_LABEL - 1] + "…" for label in omitted[:5]]
+        quoted = OutsideText(cut=False)
+        shown = [quoted.prose(label if len(label) <= _FOOTER_LABEL else label[: _FOOTER_LABEL - 1] + "…") for label in omitted[:5]]
         names = ", ".join(shown) + (f", … {len(omitted) - 5} more" if len(omitted) > 5 else "")
-        what.append(f"{len(omitted)} section(s) left out ({_text(names)})")
+        what.append(f"{len(omitted)} section(s) left out ({names})")
     reason = "; ".join(what) or "long lists shortened"
-    where = f"The full report is in `{full_report}`." if full_report else "Run with --full-report FILE for everything."
+    where = f"The full report is in {_report_path(full_report)}." if full_report else "Run with --full-report FILE for everything."
     return f"\n---\n:scissors: Shortened to fit {budget:,} characters: {reason}. {where}\n"
-

@@ -11,7 +11,9 @@ from tabulate import tabulate
 
 from karpenter_gitops.karpenter.scheduling.launched import PoolLaunch, mix
 from karpenter_gitops.karpenter.status.verification import CATEGORIES, Difference, Verification
+from karpenter_gitops.output import DEFAULT_BUDGET
 from karpenter_gitops.output.escape import visible
+from karpenter_gitops.output.markdown import EMPTY, OutsideText, table
 
 _TITLES = {
     "drift": "Live specs that differ from Git",
@@ -19,6 +21,8 @@ _TITLES = {
     "node": "Nodes the prediction does not map",
 }
 _SHOWN = 50  # differences listed per category in a comment; the JSON form has them all
+_SHOWN_TIGHT = 10  # when the values of _SHOWN would not fit GitHub's limit
+_CUT_ELSEWHERE = "\nThe values cut above are whole in `--format json`.\n"
 
 
 def _value(value: Any) -> str:
@@ -47,17 +51,22 @@ def _launched_text(verification: Verification) -> list[str]:
         return []
     if not verification.launched:
         return [f"{_LAUNCHED}: the forecast has no NodePool"]
-    table = tabulate(_launched_rows(verification.launched), _LAUNCHED_HEADER, tablefmt="simple", disable_numparse=True)
-    return [f"{_LAUNCHED}:", *(f"  {row}" for row in table.splitlines()), *(f"  {p.sentence()}" for p in verification.launched)]
+    rows = tabulate(_launched_rows(verification.launched), _LAUNCHED_HEADER, tablefmt="simple", disable_numparse=True)
+    return [f"{_LAUNCHED}:", *(f"  {row}" for row in rows.splitlines()), *(f"  {p.sentence()}" for p in verification.launched)]
 
 
-def summary(verification: Verification) -> str:
-    """One line: what was compared and what differs."""
+def _verdict(verification: Verification) -> str:
+    """What verify found and what it compared, without the cluster's name."""
     checked = ", ".join(f"{count} {kind}" for kind, count in sorted(verification.checked.items())) or "nothing"
     counts = ", ".join(f"{len(verification.of(c))} {c}" for c in CATEGORIES)
     verdict = ("the cluster differs" if verification.differences else
                "not reconciled yet" if verification.unreconciled else "the cluster is as the pull request said")
-    return f"verify {verification.cluster}: {verdict} ({counts}; compared {checked})"
+    return f"{verdict} ({counts}; compared {checked})"
+
+
+def summary(verification: Verification) -> str:
+    """One line: what was compared and what differs."""
+    return f"verify {verification.cluster}: {_verdict(verification)}"
 
 
 def text(verification: Verification) -> str:
@@ -78,29 +87,44 @@ def text(verification: Verification) -> str:
 
 
 def comment(verification: Verification) -> str:
-    """Markdown for a PR comment posted after ``pulumi up`` or a sync."""
+    """Markdown for a PR comment posted after ``pulumi up`` or a sync, within GitHub's size limit whatever
+    the cluster holds: when it would not fit, fewer rows and less room per value, and the full text of
+    what was cut only if it fits too (``--format json`` has everything)."""
+    quoted = OutsideText()
+    body = _comment(verification, quoted, _SHOWN)
+    if len(body) > DEFAULT_BUDGET - len(_CUT_ELSEWHERE):
+        quoted = OutsideText(tight=True)
+        body = _comment(verification, quoted, _SHOWN_TIGHT)
+    details = quoted.cut_details("this comment")
+    return body + (details if len(body) + len(details) <= DEFAULT_BUDGET else _CUT_ELSEWHERE if details else "")
+
+
+def _comment(verification: Verification, quoted: OutsideText, shown: int) -> str:
+    """What the cluster, AWS and Git said is written by :class:`~karpenter_gitops.output.markdown.OutsideText`
+    (inert text as written, else code), so nothing a manifest or the cluster holds becomes markup here."""
     icon = ":x:" if verification.differences else ":hourglass:" if verification.unreconciled else ":white_check_mark:"
-    lines = [f"### Karpenter verify: {icon} {summary(verification).split(': ', 1)[1]}", ""]
+    lines = [f"### Karpenter verify: {icon} {quoted.prose(_verdict(verification))}", ""]
     for category in CATEGORIES:
         found = verification.of(category)
         if not found:
             continue
         lines += [f"<details open><summary>{_TITLES[category]} ({len(found)})</summary>", "",
-                  f"| object | field | {'Git' if category == 'drift' else 'predicted'} | cluster | |", "|---|---|---|---|---|"]
-        for d in found[:_SHOWN]:
-            cells = (d.object, d.path, _value(d.expected), _value(d.actual), d.note)
-            shown = (visible(c).replace("|", "\\|") for c in cells)
-            lines.append("| " + " | ".join(f"`{c}`" if i < 4 and c else c for i, c in enumerate(shown)) + " |")
-        if len(found) > _SHOWN:
-            lines.append(f"\n… and {len(found) - _SHOWN} more (the JSON output has them all)")
+                  table(["object", "field", "Git" if category == "drift" else "predicted", "cluster", ""],
+                        [[*(quoted.code(c, cell=True) if c else "" for c in (d.object, d.path, _value(d.expected), _value(d.actual))),
+                          quoted.prose(d.note, cell=True)] for d in found[:shown]])]
+        if len(found) > shown:
+            lines.append(f"\n… and {len(found) - shown} more (the JSON output has them all)")
         lines += ["", "</details>", ""]
-    if verification.unreconciled:
-        lines.append("Not reconciled by Karpenter before the deadline: " + ", ".join(f"`{u}`" for u in verification.unreconciled))
+    unreconciled = verification.unreconciled
+    if unreconciled:
+        lines.append("Not reconciled by Karpenter before the deadline: " + ", ".join(quoted.code(u) for u in unreconciled[:shown])
+                     + (f" and {len(unreconciled) - shown} more" if len(unreconciled) > shown else ""))
     if verification.launched:
+        launched = verification.launched[:shown]
         lines += [f"<details><summary>{_LAUNCHED}</summary>", "",
-                  tabulate([[visible(c).replace("|", "\\|") for c in row] for row in _launched_rows(verification.launched)],
-                           _LAUNCHED_HEADER, tablefmt="github", disable_numparse=True), ""]
-        lines += [f"- {visible(p.sentence())}" for p in verification.launched]
+                  table(_LAUNCHED_HEADER, [[quoted.code(pool, cell=True), *(quoted.prose(mixed, cell=True) for mixed in mixes)]
+                                           for pool, *mixes in _launched_rows(launched)]), ""]
+        lines += [f"- {quoted.prose(p.sentence())}" for p in launched]
         lines += ["", "</details>", ""]
-    lines += [f"> {visible(note)}" for note in verification.notes]
+    lines += [f"> {quoted.prose(note) or EMPTY}" for note in verification.notes[:shown]]
     return "\n".join(lines).rstrip() + "\n"
