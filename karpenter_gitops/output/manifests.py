@@ -52,9 +52,11 @@ def manifest(obj: EC2NodeClass | NodePool | NodeOverlay | CapacityBuffer) -> dic
     """The object as it should be applied: no status, no server-owned metadata."""
     metadata = obj.raw.get("metadata") if isinstance(obj.raw.get("metadata"), Mapping) else {}
     kept = {key: metadata[key] for key in _KEPT_METADATA if metadata.get(key) not in (None, {})}
-    namespace, _, kept["name"] = obj.name.rpartition("/")  # a namespaced object's name is namespace/name here
-    if obj.kind in NAMESPACED and namespace:
+    if obj.kind in NAMESPACED and "/" in obj.name:  # a namespaced object's name is namespace/name here
+        namespace, _, kept["name"] = obj.name.rpartition("/")
         kept = {"name": kept["name"], "namespace": namespace, **kept}
+    else:  # a cluster-scoped name is shown whole, even one the API server would refuse
+        kept["name"] = obj.name
     return {"apiVersion": obj.raw.get("apiVersion"), "kind": obj.kind, "metadata": kept, "spec": obj.raw.get("spec")}
 
 
