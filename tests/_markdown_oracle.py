@@ -43,8 +43,9 @@ HOSTILE_VALUE = st.builds(
     st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=6),
 )
 
-# Our own emphasis and emoji: bold labels of the summary, the scissors of a cut, the verdict's icon.
-_OUR_EMOJI = {":x:", ":white_check_mark:", ":hourglass:", ":scissors:"}
+# Our own emphasis and emoji: bold labels of the summary, the verdict's icon, the scissors of a cut; an emoji
+# anywhere else (a value's ``:white_check_mark:`` in a sentence) is not ours.
+_OUR_EMOJI = re.compile(r"^(Karpenter (preview|verify): )(:x:|:white_check_mark:|:hourglass:) |^:scissors: ")
 _OUR_STRONG = {"Objects", "Predicted Ready", "AMIs", "First choice", "Node impact", "Cost", "Pulumi", "Notes"}
 _OUR_HEADINGS = re.compile(r"(Karpenter (preview|verify): |Blocking errors \(\d+\)$|Node impact$|AMI changes$|Cost forecast: \d+ pod|Stack )")
 _OUR_FENCES = {"diff", "mermaid", "text"}
@@ -70,8 +71,7 @@ _EMOJI = re.compile(r":[A-Za-z0-9_+-]+:")
 
 
 def _acted_on(text: str) -> list[str]:
-    found = [m.group() for pattern in _ACTED_ON for m in pattern.finditer(text)]
-    return found + [m.group() for m in _EMOJI.finditer(text) if m.group() not in _OUR_EMOJI]
+    return [m.group() for pattern in [*_ACTED_ON, _EMOJI] for m in pattern.finditer(text)]
 
 
 class _Html(HTMLParser):
@@ -152,9 +152,10 @@ def check(markdown: str) -> None:
                     strong = child.type == "strong_open" if child.type.startswith("strong") else strong
                     emphasis = child.type == "em_open" if child.type.startswith("em") else emphasis
                 elif child.type == "text":
-                    assert not strong or child.content in _OUR_STRONG, child.content[:200]
+                    content = _OUR_EMOJI.sub(r"\1", child.content) if child is token.children[0] or emphasis else child.content
+                    assert not strong or content in _OUR_STRONG, content[:200]
                     assert not emphasis or child.content.startswith(":scissors: diff cut:"), child.content
-                    inline_text.append(child.content)
+                    inline_text.append(content)
                 elif child.type == "code_inline":
                     inline_text.append("\x00")  # code ends the text around it: nothing joins across it
             texts.append("".join(inline_text))

@@ -165,8 +165,9 @@ class OutsideText:
             end = min(end, limit)
         if end >= len(text):
             return text, ""
-        self._cut_texts.append(text)
-        return text[:end], f"{_CUT} (cut, {len(self._cut_texts)} below)"
+        if text not in self._cut_texts:  # an AMI's name cut once in a section is listed once
+            self._cut_texts.append(text)
+        return text[:end], f"{_CUT} (cut, {self._cut_texts.index(text) + 1} below)"
 
     def code(self, value: object, cell: bool = False) -> str:
         """A value (a name, an id, a path) as inline code; in a table ``cell``, its pipes escaped as GFM asks."""

@@ -351,8 +351,8 @@ def _diff_block(change: ObjectChange, limit: int | None = None, full_report: str
     added, removed = change.line_counts
     label = OutsideText().html(change.label)
     head = f"\n<details><summary>{_SIGN[change.status]} {label} ({change.status}, +{added} −{removed})</summary>\n\n"
-    fence = _fence(change.diff)
-    body = list(change.diff)
+    body = [visible(line) for line in change.diff]  # a bidi control would reorder what a reviewer reads
+    fence = _fence(body)
     where = f" — full report: {_report_path(full_report)}" if full_report else ""
     cut = 0
     if limit is not None:

@@ -1,5 +1,5 @@
 """Hostile AWS for the fuzz suite: embedded worlds whose AMI names and descriptions, tags, security
-group names and SSM values carry terminal markup, unicode, control characters and 64 KiB strings,
+group names and SSM values carry terminal and markdown markup, unicode, control characters and 64 KiB strings,
 and a proxy in front of them that refuses one operation with a hostile error message.
 
 AWS allows ``[`` and ``]`` in AMI names and tags, and nothing AWS says is ours: every command must
@@ -18,6 +18,7 @@ from xml.sax.saxutils import escape as xml_escape
 
 import yaml
 from _fault_proxy import FaultProxy
+from _markdown_oracle import MARKUP as MARKDOWN
 from conftest import PROJECT
 from hypothesis import strategies as st
 
@@ -28,6 +29,7 @@ DEFAULT_WORLD = PROJECT / "karpenter_gitops" / "adapters" / "aws" / "worlds" / "
 MARKUP = st.sampled_from([
     "golden [x86] build", "golden [/x86]", "[bold]loud[/bold]", "[/]", "[/x]", "[link=https://example.com]click[/link]",
     "[red", "\\[escaped]", "trailing \\", ":smile: :thumbs_up:", "[bold red on white]x", "%s {0} ${x}",
+    *MARKDOWN,  # what a PR comment must show as data: links, emphasis, HTML, mentions, emoji, backticks
 ])
 UNICODE = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=16)
 CONTROL = st.sampled_from([

@@ -2,8 +2,9 @@
 and error messages (``_hostile_aws``), through ``plan``, ``preview``, ``bump`` and ``verify`` in every
 format. Each run keeps the front-door contract (``_hostile.run``: no traceback, the exit codes, JSON
 when JSON is asked); no control character reaches the terminal raw (they show as Python escapes,
-``\\x1b``); and plan's text shows every AMI name, skipped AMI and condition message its JSON holds,
-as AWS holds it (markup and all).
+``\\x1b``); plan's text shows every AMI name, skipped AMI and condition message its JSON holds,
+as AWS holds it (markup and all); and the PR comments (``preview``, ``verify --format comment``) parse
+to nothing but our own markup (``_markdown_oracle``), within GitHub's size limit.
 
 The commands read the world as real AWS, through the standard environment and a proxy that may
 refuse one operation, so the connectivity probe and the error paths run too. Examples are few
@@ -23,12 +24,15 @@ import pytest
 import yaml
 from _fake_kube import FakeKubernetes, kubeconfig_for
 from _hostile import run
+from _markdown_oracle import check
 from _hostile_aws import RAW_CONTROL, RefusingProxy, endpoint, hostile_worlds, shows, world_text
 from conftest import PROJECT
 from hypothesis import HealthCheck, Phase, given, settings
 
 from karpenter_gitops.adapters.aws.embedded import embedded_aws
 from karpenter_gitops.adapters.aws.embedded_world import parse_world
+
+GITHUB_LIMIT = 65_536  # characters GitHub takes in a comment
 
 # No shrinking: a failing example is reported as drawn (shrinking 64 KiB worlds takes many minutes).
 AWS_WORLDS = settings(max_examples=40 if os.environ.get("KARPENTER_GITOPS_FUZZ") == "long" else 3, deadline=None, derandomize=True, phases=(Phase.explicit, Phase.reuse, Phase.generate),
@@ -56,11 +60,13 @@ POOLS = [
 
 @pytest.fixture(scope="module")
 def repository(tmp_path_factory) -> Path:
-    """A user's repository: the manifests, a base without the edge class, a pinned stack to bump."""
+    """A user's repository: the manifests, a base without the edge class and with golden on AWS's images, a pinned stack to bump."""
     root = tmp_path_factory.mktemp("aws-fuzz")
     (root / "manifests.yaml").write_text(yaml.safe_dump_all([*CLASSES, *POOLS]))
     (root / "base").mkdir()
-    (root / "base" / "manifests.yaml").write_text(yaml.safe_dump_all([CLASSES[0], POOLS[0]]))
+    # the base's golden class on AWS's images: the head moves its pool onto the payments team's, hostile names and all
+    base_golden = {**CLASSES[0], "spec": {**CLASSES[0]["spec"], "amiSelectorTerms": [{"alias": "al2023@latest"}]}}
+    (root / "base" / "manifests.yaml").write_text(yaml.safe_dump_all([base_golden, POOLS[0]]))
     (root / "Pulumi.yaml").write_text("name: infra\nruntime: python\nstackConfigDir: stacks\n")
     (root / "stacks").mkdir()
     shutil.copy(PROJECT / "stacks" / "Pulumi.pinned.yaml", root / "stacks" / "Pulumi.pinned.yaml")
@@ -107,6 +113,9 @@ def _against(drawn, refusing, embedded_server, argv_by_format: dict[str, list[st
     for fmt, (_, stdout, stderr) in results.items():
         if fmt != "json":  # JSON escapes control characters itself
             assert not RAW_CONTROL.search(stdout), (fmt, RAW_CONTROL.search(stdout))
+        if fmt in ("markdown", "comment"):  # a comment the bot posts: what AWS says is data in it, never markup
+            check(stdout)
+            assert len(stdout) <= GITHUB_LIMIT
         assert not RAW_CONTROL.search(stderr), (fmt, stderr[:500])
     return results
 
