@@ -314,6 +314,17 @@ def test_a_pull_request_from_a_fork_is_validated_and_not_commented(runner, repos
     assert MARKER in run.summary and run.outputs["comment-id"] == ""
 
 
+def test_the_job_summary_holds_only_the_comment_preview_rendered(runner, repository):
+    """A summary renders markdown: JSON asked for in preview-args, holding a manifest's values, is not written there."""
+    _change(repository, ARN.replace("KarpenterNodeProfile", "KarpenterNodeProfile-[x](https://evil.example/p)"), runner.env)
+    run = runner.run("pull_request", _pull_request(), {"paths": "karpenter/", "comment": "false", "preview-args": "--offline --format json"},
+                     base_ref="main")
+
+    assert run.outputs["preview-exit"] == "1"
+    assert json.loads((Path(run.outputs["comment-dir"]) / "comment.md").read_text())["exitCode"] == 1
+    assert "evil.example" not in run.summary and run.gh_calls == []
+
+
 def test_a_workflow_run_job_posts_the_comment_a_forks_run_made(runner, tmp_path):
     """The fork-safe pair: the pull_request run uploads comment-dir, a workflow_run job downloads it
     and posts it with a write token, installing and running nothing of the pull request's."""
