@@ -144,7 +144,8 @@ def _pieces(text: str) -> list[tuple[str, bool]]:
 
 def _cut_before_escaped_pipe(text: str) -> int:
     """Where a table cell must end ``text``: GitHub reads ``\\|`` as a backslash and a cell's end even in code."""
-    return text.find("\\|") if "\\|" in text else len(text)
+    at = text.find("\\|")
+    return len(text) if at < 0 else at
 
 
 class OutsideText:
@@ -180,10 +181,6 @@ class OutsideText:
         shown, marker = self._shown(visible(text).strip(), self.prose_limit, cell)
         written = "".join(code_span(piece) if is_code else piece for piece, is_code in _pieces(shown))
         return (written.replace("|", "\\|") if cell else written) + marker
-
-    def is_plain(self, text: str) -> bool:
-        """Whether ``text`` shows as written (every word inert): what we compose around such text stays ours."""
-        return visible(text) == text and all(inert(word) for word in text.split())
 
     def html(self, text: object) -> str:
         """Outside text inside an HTML block (a ``<summary>``), where markdown is not parsed but GitHub's

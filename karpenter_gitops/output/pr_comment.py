@@ -42,6 +42,7 @@ _FOOTER_RESERVE = 600
 _FOOTER_LABEL = 60  # five labels of at most this length keep the footer inside its reserve
 _MIN_CUT_DIFF = 400
 
+
 def _failure(findings: tuple[Finding, ...], quoted: OutsideText) -> str:
     """Why a class's nodes will fail, after what Karpenter will show: the first error found on it."""
     if not findings:
