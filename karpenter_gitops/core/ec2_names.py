@@ -37,7 +37,7 @@ SIZES = frozenset({
     "metal-16xl", "metal-24xl", "metal-32xl", "metal-48xl", "metal-96xl",
 })
 # An instance family's category is its leading letters (Karpenter's instance-category label: m7i → m).
-CATEGORIES = frozenset(re.match(r"[a-z]+", family).group(0) for family in FAMILIES)
+CATEGORIES = frozenset(re.split(r"[^a-z]", family, maxsplit=1)[0] for family in FAMILIES)
 
 
 def is_instance_type(name: str) -> bool:

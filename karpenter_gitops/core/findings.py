@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import Any
 
 
 class Severity(str, Enum):
@@ -78,8 +79,8 @@ class Finding:
     #: or "karpenter-gitops" (this project's stricter rules and policies).
     layer: str = field(default="karpenter-gitops", compare=False)
 
-    def to_json(self) -> dict:
-        data = {
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
             "rule": self.rule,
             "layer": self.layer,
             "severity": self.severity.value,
@@ -97,5 +98,5 @@ class Finding:
         return data
 
     @property
-    def sort_key(self) -> tuple:
+    def sort_key(self) -> tuple[str, str, str, str, str, str]:
         return (self.file or "", self.kind, self.name, self.path, self.rule, self.message)

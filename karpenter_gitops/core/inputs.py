@@ -102,7 +102,7 @@ class Waiver:
     def expired(self, today: dt.date) -> bool:
         return today > self.expires
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         data = {"rule": self.rule, "object": self.object, "reason": self.reason, "expires": self.expires.isoformat()}
         if self.kind:
             data["kind"] = self.kind

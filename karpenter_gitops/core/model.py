@@ -360,7 +360,8 @@ class _Document:
 
     @cached_property
     def raw(self) -> Mapping[str, Any]:
-        return pickle.loads(self.document)
+        manifest: Mapping[str, Any] = pickle.loads(self.document)
+        return manifest
 
 
 @dataclass(frozen=True)

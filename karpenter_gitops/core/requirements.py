@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from karpenter_gitops.core.model import NodePool
@@ -36,7 +36,7 @@ class Requirement:
     operator: str
     values: tuple[str, ...] = ()
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"key": self.key, "operator": self.operator, "values": list(self.values)}
 
 
@@ -70,7 +70,8 @@ class ValueSet:
     min_values: int | None = None
 
     @classmethod
-    def of(cls, operator: str, values: Iterable[str] = (), min_values: int | None = None) -> ValueSet:
+    def of(cls, operator: str | None, values: Iterable[str] = (), min_values: int | None = None) -> ValueSet:
+        """What ``operator`` over ``values`` allows; an unknown operator, or none, is refused with ValueError."""
         given, values = tuple(values), frozenset(values)
         if operator == IN:
             return cls(False, values, min_values=min_values)
@@ -182,10 +183,11 @@ class Requirements(Mapping[str, ValueSet]):
     def from_node_pool(cls, node_pool: NodePool) -> Requirements:
         """A NodePool's requirements (with ``minValues``) plus its template labels as ``In``."""
         template = node_pool.spec.template
-        spec_requirements = (template.spec and template.spec.requirements) or ()
-        labels = (template.metadata and template.metadata.labels) or {}
+        spec_requirements = (template and template.spec and template.spec.requirements) or ()
+        labels = (template and template.metadata and template.metadata.labels) or {}
         return cls(
-            [(r.key, ValueSet.of(r.operator, r.values or (), r.min_values)) for r in spec_requirements]
+            # A requirement without a key (the API server refuses it) constrains no label.
+            [(r.key, ValueSet.of(r.operator, r.values or (), r.min_values)) for r in spec_requirements if r.key is not None]
             + [(key, ValueSet(False, frozenset((value,)))) for key, value in labels.items()]
         )
 
@@ -256,7 +258,7 @@ class MinValuesShortfall:
     required: int
     available: int
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"key": self.key, "minValues": self.required, "available": self.available}
 
 

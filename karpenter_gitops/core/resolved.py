@@ -8,6 +8,7 @@ them. Nothing here does I/O.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from karpenter_gitops.core.requirements import Requirement
 
@@ -23,7 +24,7 @@ class AMI:
     deprecated: bool
     requirements: tuple[Requirement, ...]
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "id": self.id,
             "name": self.name,
@@ -39,7 +40,7 @@ class SkippedAMI:
     name: str
     reason: str
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "name": self.name, "reason": self.reason}
 
 
@@ -50,7 +51,7 @@ class Subnet:
     zone_id: str | None
     available_ips: int
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "zone": self.zone, "zoneID": self.zone_id, "availableIpAddressCount": self.available_ips}
 
 
@@ -59,7 +60,7 @@ class SecurityGroup:
     id: str
     name: str
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "name": self.name}
 
 
@@ -79,5 +80,5 @@ class Condition:
     reason: str
     message: str = ""
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"type": self.type, "status": self.status, "reason": self.reason, "message": self.message}

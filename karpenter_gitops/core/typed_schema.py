@@ -113,7 +113,7 @@ class _Field:
 
 
 @cache
-def crd_regex(pattern: str) -> re.Pattern:
+def crd_regex(pattern: str) -> re.Pattern[str]:
     """A CRD ``pattern`` compiled to match as the API server's Go RE2 does.
 
     Python's ``$`` also matches before a final newline, RE2's only at the very end: without the
@@ -158,7 +158,7 @@ def _make(shape: _Shape, cls: type, values: dict[str, Any]) -> Any:
     checking them; a full instance dict per model was also a third of a large run's memory."""
     if not shape.sparse:
         return cls(**values)
-    made = object.__new__(cls)
+    made: Any = object.__new__(cls)
     for name, value in values.items():
         _set(made, name, value)
     return made
@@ -212,7 +212,7 @@ _VALUE_FACTS = tuple(fact for fact in dataclasses.fields(Prop) if fact.name not 
 _MAP_VALUE_FACTS = tuple(fact for fact in dataclasses.fields(Prop) if fact.name in ("value_pattern", "since"))
 
 
-def _unchecked(kind: str, tp: Any, facts: Prop) -> type | None:
+def _unchecked(kind: str, tp: type | None, facts: Prop) -> type | None:
     """``tp`` when :meth:`Loader._scalar` would take its values unchanged (a string interned): a plain type, and
     every fact that judges a value left at its default."""
     judging = _MAP_VALUE_FACTS if kind == "map" else _VALUE_FACTS
@@ -229,10 +229,11 @@ def _taken(value: Any) -> Any:
 
 _TYPE_NAMES = {str: "string", int: "integer", bool: "boolean", float: "number"}
 _NOT_MAPPINGS = frozenset({str, int, float, bool, list, type(None)})  # types an isinstance(Mapping) check can skip
-_ALLOWED: dict[tuple[int, Release], tuple[Mapping, list]] = {}  # (id of an enum, release) -> (the enum, the values allowed)
+# (id of an enum, release) -> (the enum, the values allowed)
+_ALLOWED: dict[tuple[int, Release], tuple[Mapping[str, Release | None], list[str]]] = {}
 # (id of the facts, type, value, release) -> (the facts, the value kept) of plain values that
 # passed Loader._scalar's checks; bounded, so that a long-lived process reading ever new values does not grow.
-_TAKEN: dict[tuple, tuple[Prop, Any]] = {}
+_TAKEN: dict[tuple[int, type, Any, Release], tuple[Prop, Any]] = {}
 _TAKEN_KEPT = 100_000
 
 
@@ -300,9 +301,9 @@ class Loader:
                 self.report(
                     NEWER_FIELD,
                     child,
-                    f"field {key!r} needs Karpenter {show(field.prop.since)} or later; "
+                    f"field {key!r} needs Karpenter {show(since)} or later; "
                     f"the {show(self.release)} API server drops it silently",
-                    f"upgrade Karpenter to {show(field.prop.since)}+ or remove {key!r}",
+                    f"upgrade Karpenter to {show(since)}+ or remove {key!r}",
                 )
                 continue
             if raw is None:
@@ -321,7 +322,7 @@ class Loader:
                 self.report(REQUIRED, child, "Required value", f"add {field.wire!r}")
         return _make(shape, cls, values)
 
-    def _checked_by_karpenter(self, cls: type, data: Mapping, path: str) -> Any:
+    def _checked_by_karpenter(self, cls: type, data: Mapping[str, Any], path: str) -> Any:
         """An object whose CRD keeps any field from this release (x-kubernetes-preserve-unknown-fields):
         the API server checks nothing inside it, so nothing here is a schema violation. The typed
         fields are loaded for the rules that read them; Karpenter's own checks of the object, made
@@ -375,7 +376,7 @@ class Loader:
             return types.MappingProxyType(out)
         return self._scalar(field.scalar, raw, path, facts)
 
-    def _unique(self, path: str, raw: list) -> None:
+    def _unique(self, path: str, raw: list[Any]) -> None:
         seen = []
         for index, item in enumerate(raw):
             if item in seen:

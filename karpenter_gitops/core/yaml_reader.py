@@ -34,7 +34,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 import yaml
 from yaml import Mark, MappingNode, Node, ScalarNode, SequenceNode, YAMLError
@@ -45,7 +45,7 @@ from yaml.resolver import Resolver
 try:
     from karpenter_gitops.core import _yaml_values
 except ImportError:  # built where libyaml's header is found (pyproject.toml); without it, every document is _build's
-    _yaml_values = None
+    _yaml_values = None  # type: ignore[assignment]  # mypy types an optional module as always there; documents() asks
 
 __all__ = [
     "MAX_ALIAS_NODES", "MAX_DEPTH", "Mark", "MappingNode", "Node", "ScalarNode", "SequenceNode", "YAMLError",
@@ -121,8 +121,8 @@ class _Scalars:
     @staticmethod
     def _resolve(text: str) -> str:
         """The tag PyYAML's resolver gives a plain scalar (its table, keyed by first character)."""
-        table = Resolver.yaml_implicit_resolvers
-        for tag, pattern in (*table.get(text[0] if text else "", ()), *table.get(None, ())):
+        table: dict[str | None, list[tuple[str, re.Pattern[str]]]] = Resolver.yaml_implicit_resolvers
+        for tag, pattern in (*table.get(text[0] if text else "", []), *table.get(None, [])):
             if pattern.match(text):
                 return tag
         return _STR
@@ -135,7 +135,9 @@ class _Scalars:
         if tag not in _SCALAR_TAGS:
             raise _no_constructor(tag, event)
         construct = SafeConstructor.yaml_constructors[tag]
-        start, end = (event.start_mark, event.end_mark) if event else (None, None)
+        # libyaml's marks (yaml._yaml.Mark) stand in for yaml.error.Mark, as in the nodes PyYAML's C loader
+        # builds; the stubs name only the latter.
+        start, end = cast("tuple[Mark | None, Mark | None]", (event.start_mark, event.end_mark) if event else (None, None))
         return construct(self.constructor, yaml.ScalarNode(tag, text, start, end))
 
 
@@ -321,7 +323,7 @@ def _put(frame: _Frame, value: Any, unique_keys: bool) -> None:
     mapping[key] = value
 
 
-def _merge_sources(value: Any, frame: _Frame) -> list[dict]:
+def _merge_sources(value: Any, frame: _Frame) -> list[dict[Any, Any]]:
     """The mappings ``<<`` brings in, in the order their keys are laid down (the first one listed wins)."""
     sources = [value] if isinstance(value, dict) else value if isinstance(value, list) else None
     if sources is None or not all(isinstance(source, dict) for source in sources):
@@ -333,10 +335,10 @@ def _merge_sources(value: Any, frame: _Frame) -> list[dict]:
     return sources[::-1]
 
 
-def _merged(frame: _Frame) -> dict:
+def _merged(frame: _Frame) -> dict[Any, Any]:
     """Merged keys first (the last mapping listed first, as Go YAML and PyYAML before 6.0.4 lay them down), then
     the mapping's own, which win."""
-    result: dict = {}
+    result: dict[Any, Any] = {}
     for sources in frame.merges or ():
         for source in sources:
             result.update(source)
@@ -344,7 +346,7 @@ def _merged(frame: _Frame) -> dict:
     return result
 
 
-def _anchor(anchors: dict, name: str, value: Any, size: int, event: Any, mark: Any = None) -> None:
+def _anchor(anchors: dict[str, tuple[Any, int]], name: str, value: Any, size: int, event: Any, mark: Any = None) -> None:
     if name in anchors:
         raise ComposerError(None, None, f"found duplicate anchor {name!r}", mark or event.start_mark)
     anchors[name] = (value, size)

@@ -185,6 +185,12 @@ def _did_you_mean(key: str) -> str:
 _RELEASE = re.compile(r"^v?(\d+)\.(\d+)\.(\d+)\Z")
 
 
+def _release(match: re.Match[str]) -> releases.Release:
+    """The release a ``_RELEASE`` match names."""
+    major, minor, patch = (int(n) for n in match.groups())
+    return major, minor, patch
+
+
 # settings.kubernetes keys whose value in the merged settings is not the user's: set from the cluster (empty
 # offline), the NodePool's taints, or spec.kubelet (which may write a shorter value).
 _REPLACED = frozenset({"cluster-name", "api-server", "cluster-certificate", "node-taints", "max-pods", "cluster-dns-ip"})
@@ -254,10 +260,11 @@ def release_problems(text: str, alias_version: str) -> list[Problem]:
     match = _RELEASE.match(alias_version)
     if not settings or not (match or alias_version == "latest"):
         return []
-    pinned = tuple(int(n) for n in match.groups()) if match else None
-    complete = pinned is not None and pinned <= releases.NEWEST  # every setting of the pinned release is recorded
-    if complete:
-        rule, where = BOTTLEROCKET_RELEASE_SETTING, f"Bottlerocket {releases.show(pinned)}"
+    pinned = _release(match) if match else None
+    # The pinned release when every setting of it is recorded; None judges by the newest known.
+    recorded = pinned if pinned is not None and pinned <= releases.NEWEST else None
+    if recorded is not None:
+        rule, where = BOTTLEROCKET_RELEASE_SETTING, f"Bottlerocket {releases.show(recorded)}"
     else:
         rule = BOTTLEROCKET_LATEST_SETTING
         where = (f"any Bottlerocket release up to {releases.show(releases.NEWEST)}, the newest karpenter-gitops knows "
@@ -267,7 +274,7 @@ def release_problems(text: str, alias_version: str) -> list[Problem]:
     for key in settings:
         since = releases.TOP_LEVEL.get(key)
         if since is None:
-            known = [k for k, first in releases.TOP_LEVEL.items() if not complete or first <= pinned]
+            known = [k for k, first in releases.TOP_LEVEL.items() if recorded is None or first <= recorded]
             close = closest(key, known)
             hint = f"did you mean settings.{close}?" if close else f"remove settings.{key}"
             problems.append(Problem(rule, f"settings.{key} is not a setting of {where}: {refused}", hint))

@@ -114,7 +114,7 @@ class Family:
     name: str  # the amiFamily value, e.g. "AL2023"
     alias: str | None = None  # its alias family, e.g. "al2023"; None when it has no alias (Custom)
     since: versions.Release | None = None  # the Karpenter release that added it
-    version_format: re.Pattern | None = None  # a pinnable alias version; None: only "latest" (Windows)
+    version_format: re.Pattern[str] | None = None  # a pinnable alias version; None: only "latest" (Windows)
     version_example: str | None = None  # a pinned alias to suggest, e.g. "al2023@v20240807"
     parameters: Parameters | None = None  # (alias, "1.32", Karpenter release) → SSM parameters, in Karpenter's order
     unsupported: Callable[[versions.Kubernetes, versions.Release], str | None] = always_supported
@@ -125,7 +125,7 @@ class Family:
     render_userdata: Callable[[str, versions.Release], str | None] = sent_as_written
     windows_build: str | None = None  # node.kubernetes.io/windows-build of its images (Windows families)
     unsupported_types: tuple[str, ...] = ()  # instance-type name prefixes its images cannot boot (AL2023: a1)
-    image_name: re.Pattern | None = None  # how AWS names its published images; group "k8s" is the Kubernetes minor
+    image_name: re.Pattern[str] | None = None  # how AWS names its published images; group "k8s" is the Kubernetes minor
     # How it takes spec.kubelet from 1.15 on (Karpenter's FeatureFlags): any KubeletConfiguration field
     # (AL2023), or only the twelve Karpenter maps; whether it renders podsPerCore; whether Karpenter
     # checks the block for it at all (Custom owns its userData and ignores the block).

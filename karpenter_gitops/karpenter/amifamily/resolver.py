@@ -101,7 +101,7 @@ class UnservedInstanceType:
     type: str
     reason: str
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"type": self.type, "reason": self.reason}
 
 
@@ -116,7 +116,7 @@ class NodePoolMapping:
     min_values_shortfalls: tuple[MinValuesShortfall, ...] = ()
     no_instance_types: str | None = None  # why the requirements admit no instance type at all
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "nodePool": self.node_pool,
             "nodeClass": self.node_class,
@@ -181,15 +181,21 @@ def unserved_reason(instance_type: Requirements, amis: Sequence[AMI]) -> str:
     )
 
 
+# What decides which instance types an EC2NodeClass can launch: its AMI family, nested virtualization, connection tracking.
+_LaunchFilters = tuple[str, bool, bool]
+# A NodePool's mapping: instance type → AMI, the types no AMI serves, the minValues shortfalls, why none is allowed.
+_Mapped = tuple[Mapping[str, str], tuple[UnservedInstanceType, ...], tuple[MinValuesShortfall, ...], str | None]
+
+
 class Mapper:
     """Maps NodePools over one catalogue, memoising every stage that repeats across NodeClasses."""
 
     def __init__(self, catalogue: LabelledCatalogue):
         self.catalogue = catalogue
-        self._launchable: dict[tuple, tuple[str, ...]] = {}
-        self._amis: dict[tuple, dict[str, str]] = {}
-        self._allowed: dict[tuple, tuple[str, ...]] = {}
-        self._results: dict[tuple, tuple] = {}
+        self._launchable: dict[_LaunchFilters, tuple[str, ...]] = {}
+        self._amis: dict[tuple[str | None, tuple[AMI, ...]], dict[str, str]] = {}
+        self._allowed: dict[tuple[_LaunchFilters, Requirements], tuple[str, ...]] = {}
+        self._results: dict[tuple[_LaunchFilters, tuple[AMI, ...], Requirements], _Mapped] = {}
 
     def map_node_pool(self, target: NodeClassTarget, node_pool: NodePool) -> NodePoolMapping:
         required = Requirements.from_node_pool(node_pool)
@@ -202,7 +208,7 @@ class Mapper:
         instance_types, unserved, shortfalls, empty_reason = self._results[key]
         return NodePoolMapping(node_pool.name, target.name, instance_types, unserved, shortfalls, empty_reason)
 
-    def _compute(self, target: NodeClassTarget, required: Requirements) -> tuple:
+    def _compute(self, target: NodeClassTarget, required: Requirements) -> _Mapped:
         offered = self.catalogue.requirements(target.windows_build)
         allowed = self._allowed_types(target, required)
         by_ami = self._ami_assignment(target)
@@ -229,7 +235,7 @@ class Mapper:
         return self._launchable[key]
 
     def _allowed_types(self, target: NodeClassTarget, required: Requirements) -> tuple[str, ...]:
-        key = (target.ami_family, target.nested_virtualization, target.connection_tracking, required)
+        key = ((target.ami_family, target.nested_virtualization, target.connection_tracking), required)
         if key not in self._allowed:
             offered = self.catalogue.requirements(target.windows_build)
             self._allowed[key] = tuple(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.requirements import IN, Requirement
@@ -12,6 +13,7 @@ from karpenter_gitops.karpenter.amifamily.protocol import (
     Alias,
     AliasParameter,
     Family,
+    Parameters,
 )
 from karpenter_gitops.karpenter.amifamily.userdata import common, rendered
 from karpenter_gitops.karpenter.amifamily.userdata.problems import OWN_BOOTSTRAP, POWERSHELL_TAGS, Problem
@@ -53,7 +55,7 @@ def render(text: str, release: versions.Release) -> str:
 
 # --- the families ---------------------------------------------------------------------------------
 
-def _parameters(build: str):
+def _parameters(build: str) -> Parameters:
     def parameters(alias: Alias, k: str, _: versions.Release) -> tuple[AliasParameter, ...]:
         year = alias.family.removeprefix("windows")
         requirements = (Requirement(OS, IN, ("windows",)), Requirement(WINDOWS_BUILD, IN, (build,)))
@@ -69,7 +71,7 @@ def _needs_kubernetes_1_35(kubernetes: versions.Kubernetes, _release: versions.R
     return None
 
 
-def _windows(year: str, build: str, **facts) -> Family:
+def _windows(year: str, build: str, **facts: Any) -> Family:
     return Family(
         f"Windows{year}", alias=f"windows{year}", parameters=_parameters(build), check_userdata=check, windows_build=build,
         render_userdata=render,

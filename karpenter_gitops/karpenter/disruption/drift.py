@@ -63,13 +63,13 @@ class AMIMove:
     new: str | None
     instance_types: tuple[str, ...]
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"nodePool": self.node_pool, "from": self.old, "to": self.new, "instanceTypes": list(self.instance_types)}
 
 
 def ami_moves(base_plan: Plan, head_plan: Plan) -> tuple[AMIMove, ...]:
     """Per NodePool present in both plans, instance types grouped by (old AMI, new AMI)."""
-    moves = []
+    moves: list[AMIMove] = []
     for pool in sorted(base_plan.node_pools.keys() & head_plan.node_pools.keys()):
         old, new = _instance_type_amis(base_plan, pool), _instance_type_amis(head_plan, pool)
         if old is None or new is None:
@@ -135,13 +135,13 @@ def node_class_hash_changes(base: EC2NodeClass, head: EC2NodeClass) -> tuple[str
 def node_pool_template_changes(base: NodePool, head: NodePool) -> tuple[str, ...]:
     """Template fields in the NodePool hash that differ (``requirements`` and ``resources`` are not hashed)."""
 
-    def hashed(pool: NodePool) -> dict:
+    def hashed(pool: NodePool) -> dict[str, Any]:
         template = dict(_mapping(_spec(pool).get("template")))
         template["spec"] = {k: v for k, v in _mapping(template.get("spec")).items() if k not in ("requirements", "resources")}
         return template
 
     old, new = hashed(base), hashed(head)
-    paths = []
+    paths: list[str] = []
     for part in ("metadata", "spec"):
         before, after = _canonical(_mapping(old.get(part))), _canonical(_mapping(new.get(part)))
         paths.extend(
@@ -178,7 +178,7 @@ class PoolForecast:
             return None  # only some instance types move; how many nodes is unknown
         return waves(100, self.budget.allowed(100))
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "nodePool": self.node_pool,
             "removed": self.removed,
@@ -197,7 +197,7 @@ class Forecast:
     with_cluster: bool
     reconciled: bool
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"withCluster": self.with_cluster, "reconciled": self.reconciled, "nodePools": [p.to_json() for p in self.pools]}
 
 

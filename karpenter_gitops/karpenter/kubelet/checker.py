@@ -148,7 +148,7 @@ class _Checker:
         handler = getattr(self, f"_{kind}", None)
         if handler is None:
             raise Unsupported(f"{kind or 'an empty node'} is not modelled")  # comprehensions: the macros
-        typed = handler(getattr(node, kind), self.positions.get(node.id, 0))
+        typed: Typed = handler(getattr(node, kind), self.positions.get(node.id, 0))
         self.dynamic = self.dynamic or _mentions(typed[0], (DYN, NULL, FREE))
         return typed
 

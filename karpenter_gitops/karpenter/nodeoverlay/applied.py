@@ -253,7 +253,7 @@ class Conflict:
     what: str  # e.g. "the price of spot in us-west-2a" or "capacity smarter-devices/fuse"
     field: str  # spec.price, spec.priceAdjustment or spec.capacity
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"with": self.other, "nodePool": self.node_pool, "instanceType": self.instance_type, "what": self.what}
 
 
@@ -379,7 +379,10 @@ def apply(overlays: Iterable[Overlay], pools: Sequence[PoolTypes], *, heaviest_c
     return _outcome(store, pools, conditions, conflicts, matched)
 
 
-def _outcome(store: _Store, pools: Sequence[PoolTypes], conditions, conflicts, matched) -> Outcome:
+def _outcome(
+    store: _Store, pools: Sequence[PoolTypes], conditions: Mapping[str, Condition], conflicts: Mapping[str, Conflict],
+    matched: Mapping[str, frozenset[tuple[str, str]]],
+) -> Outcome:
     applied: dict[str, dict[str, InstanceType]] = {}
     prices: dict[str, list[PriceChange]] = {}
     capacities: dict[str, list[CapacityChange]] = {}
@@ -436,7 +439,7 @@ class FirstChoice:
             shown += f" (+{len(self.instance_types) - 3} tied)"
         return f"{shown} at ${self.price:.6g}/h {self.capacity_type}"
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "instanceTypes": list(self.instance_types),
             "price": round(self.price, 6),

@@ -45,7 +45,8 @@ def build_world(
         notes.append(f"{node_overlays} NodeOverlay(s) not applied: the NodeOverlay gate is off by default (alpha)")
     types = {}
     for node_class in node_classes:
-        spec = node_class.raw.get("spec") if isinstance(node_class.raw.get("spec"), Mapping) else {}
+        raw_spec = node_class.raw.get("spec")
+        spec: Mapping[str, Any] = raw_spec if isinstance(raw_spec, Mapping) else {}
         zones = (subnet_zones or {}).get(node_class.name)
         class_settings = NodeClassSettings.from_manifest(
             node_class.name, spec, (traits or {}).get(node_class.name, FamilyTraits()),

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from karpenter_gitops.core import labels, versions
 from karpenter_gitops.karpenter.scheduling import resources
@@ -58,7 +59,7 @@ class PlannedNode:
     def utilisation(self) -> dict[str, float]:
         return utilisation(resources.merge(self.requests, self.daemon_overhead), self.allocatable) if self.allocatable else {}
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         low, high = self.hourly
         return {
             "nodePool": self.node_pool, "instanceType": self.instance_type, "capacityType": self.launch.capacity_type,
@@ -79,7 +80,7 @@ class Reason:
     kind: str  # taints, requirements, topology, resources, offerings, instance-types, limits, minValues, ...
     message: str
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"nodePool": self.node_pool, "kind": self.kind, "message": self.message}
 
 
@@ -92,7 +93,7 @@ class Unschedulable:
     message: str  # Karpenter's, as its FailedScheduling event says it
     reasons: tuple[Reason, ...]
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"workload": self.workload, "pods": list(self.pods), "message": self.message,
                 "reasons": [r.to_json() for r in self.reasons]}
 
@@ -105,7 +106,7 @@ class Approximated:
     pods: int
     reasons: tuple[str, ...]
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"workload": self.workload, "pods": self.pods, "reasons": list(self.reasons)}
 
 
@@ -124,7 +125,7 @@ class PoolForecast:
     def pods(self) -> int:
         return sum(len(n.pods) for n in self.nodes)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         low, high = self.hourly
         return {"nodePool": self.node_pool, "nodeClaims": [n.to_json() for n in self.nodes], "pods": self.pods,
                 "pricePerHour": {"low": _money(low), "high": _money(high)},
@@ -153,7 +154,7 @@ class Forecast:
         low, high = self.hourly
         return low * HOURS_PER_MONTH, high * HOURS_PER_MONTH
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         low, high = self.hourly
         return {
             "karpenter": versions.show(self.release), "prices": self.price_source,

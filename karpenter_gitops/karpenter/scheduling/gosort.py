@@ -12,6 +12,9 @@ deterministic, so following it exactly gives Karpenter's packing, not merely a p
 from __future__ import annotations
 
 from collections.abc import MutableSequence
+from typing import Any, TypeVar
+
+Item = TypeVar("Item")
 
 _MAX_INSERTION = 12
 _SHORTEST_NINTHER = 50
@@ -25,7 +28,7 @@ _MASK64 = (1 << 64) - 1
 class _Data:
     __slots__ = ("items", "keys")
 
-    def __init__(self, items: MutableSequence, keys: list):
+    def __init__(self, items: MutableSequence[Any], keys: list[int]):
         self.items, self.keys = items, keys
 
     def less(self, i: int, j: int) -> bool:
@@ -37,7 +40,7 @@ class _Data:
         items[i], items[j] = items[j], items[i]
 
 
-def sort_slice(items: MutableSequence, keys: list) -> None:
+def sort_slice(items: MutableSequence[Item], keys: list[int]) -> None:
     """``sort.Slice(items, func(i, j int) bool { return keys[i] < keys[j] })``."""
     length = len(items)
     _pdqsort(_Data(items, keys), 0, length, length.bit_length())

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from karpenter_gitops.core import labels
 from karpenter_gitops.core.requirements import Requirements, ValueSet
@@ -32,7 +33,7 @@ class Candidate:
     instance_type: str
     zone: str
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"instanceType": self.instance_type, "zone": self.zone, "price": self.price}
 
 

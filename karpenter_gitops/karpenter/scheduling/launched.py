@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from karpenter_gitops.core import labels
 from karpenter_gitops.core.cluster import FleetNode
@@ -60,7 +61,7 @@ class PoolLaunch:
             parts.append("other types" + (f", {', '.join(within)} among the forecast's candidates" if within else ""))
         return "; ".join(parts)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"nodePool": self.node_pool, "asForecast": self.as_forecast,
                 "forecast": {"nodeClaims": sum(self.forecast.values()), "instanceTypes": dict(self.forecast),
                              "capacityTypes": dict(self.forecast_capacity_types)},

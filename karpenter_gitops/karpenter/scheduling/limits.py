@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from karpenter_gitops.core.requirements import Requirements
 from karpenter_gitops.karpenter.scheduling import resources
@@ -44,7 +45,7 @@ class Fill:
     def hourly(self) -> float:
         return self.nodes * self.price
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"instanceType": self.instance_type, "capacityType": self.capacity_type, "nodes": self.nodes,
                 "pricePerNode": round(self.price, 6), "pricePerHour": round(self.hourly, 6),
                 "pricePerMonth": round(self.hourly * HOURS_PER_MONTH, 6)}
@@ -61,7 +62,7 @@ class LimitCost:
     types: int  # compatible types that fit under the limit
     too_large: int  # compatible types whose capacity alone exceeds a limit
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"limits": resources.as_quantities(self.limits), "instanceTypes": self.types, "exceedingLimits": self.too_large,
                 "cheapest": self.cheapest.to_json() if self.cheapest else None,
                 "dearest": self.dearest.to_json() if self.dearest else None}

@@ -8,9 +8,10 @@ can quote what its events would say; where Go iterates a map, keys are taken in 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+import re
+from typing import Any
 
 from karpenter_gitops.core import labels
 from karpenter_gitops.core.requirements import DOES_NOT_EXIST, EXISTS, IN, NOT_IN, Requirements, ValueSet
@@ -129,7 +130,7 @@ class Taint:
     def __str__(self) -> str:  # Karpenter's pretty.Taint
         return f"{self.key}={self.value}:{self.effect}" if self.value else f"{self.key}:{self.effect}"
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"key": self.key, **({"value": self.value} if self.value else {}), "effect": self.effect}
 
 
@@ -160,7 +161,7 @@ class Toleration:
             return theirs < mine if self.operator == "Lt" else theirs > mine
         return False
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         fields = {"key": self.key, "operator": self.operator, "value": self.value, "effect": self.effect}
         return {name: value for name, value in fields.items() if value}
 
@@ -208,8 +209,8 @@ class LabelSelector:
     def with_expression(self, key: str, values: tuple[str, ...]) -> LabelSelector:
         return LabelSelector(self.match_labels, (*self.match_expressions, (key, IN, values)))
 
-    def to_json(self) -> dict:
-        out: dict = {}
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
         if self.match_labels:
             out["matchLabels"] = dict(self.match_labels)
         if self.match_expressions:

@@ -75,7 +75,8 @@ class NodeClassSettings:
     @classmethod
     def from_manifest(cls, name: str, spec: Mapping[str, Any], traits: FamilyTraits, **options: Any) -> NodeClassSettings:
         """From an EC2NodeClass ``spec`` as written (1.15's kubelet block is open, so it is read raw)."""
-        kubelet = spec.get("kubelet") if isinstance(spec.get("kubelet"), Mapping) else {}
+        kubelet_block = spec.get("kubelet")
+        kubelet: Mapping[str, Any] = kubelet_block if isinstance(kubelet_block, Mapping) else {}
         devices = tuple(
             BlockDevice(d.get("deviceName"), (d.get("ebs") or {}).get("volumeSize"), bool(d.get("rootVolume")))
             for d in spec.get("blockDeviceMappings") or () if isinstance(d, Mapping)
@@ -103,7 +104,7 @@ class Overhead:
     def total(self) -> resources.Vector:
         return resources.merge(self.kube_reserved, self.system_reserved, self.eviction_threshold)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"kubeReserved": resources.as_quantities(self.kube_reserved),
                 "systemReserved": resources.as_quantities(self.system_reserved),
                 "evictionThreshold": resources.as_quantities(self.eviction_threshold)}
@@ -119,7 +120,7 @@ class Offering:
     available: bool = True
     zone_id: str | None = None
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         out = {"zone": self.zone, "capacityType": self.capacity_type, "price": self.price, "available": self.available}
         return {**out, "zoneId": self.zone_id} if self.zone_id else out
 
@@ -150,7 +151,7 @@ class InstanceType:
             return True
         return any(self.capacity.get(name, 0) for name in EXOTIC)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """As Karpenter's ``cloudprovider.InstanceType`` is fed to its scheduler in a differential run."""
         requirements = []
         for key in sorted(self.requirements):

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Any
 
 from karpenter_gitops.core.findings import Source
 from karpenter_gitops.core.requirements import Requirement, Requirements
@@ -45,8 +46,8 @@ class Container:
     sidecar: bool = False  # an init container with restartPolicy: Always
     host_ports: tuple[HostPort, ...] = ()
 
-    def to_json(self) -> dict:
-        out: dict = {"name": self.name, "resources": {}}
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name, "resources": {}}
         if self.requests:
             out["resources"]["requests"] = dict(self.requests)
         if self.limits:
@@ -71,7 +72,7 @@ class HostPort:
         same_ip = self.ip == other.ip or self.ip in unspecified or other.ip in unspecified
         return self.port == other.port and self.protocol == other.protocol and same_ip
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"containerPort": self.port, "hostPort": self.port, "protocol": self.protocol,
                 **({"hostIP": self.ip} if self.ip != "0.0.0.0" else {})}
 
@@ -93,8 +94,8 @@ class Spread:
     def required(self) -> bool:
         return self.when_unsatisfiable != "ScheduleAnyway"
 
-    def to_json(self) -> dict:
-        out: dict = {"topologyKey": self.topology_key, "maxSkew": self.max_skew, "whenUnsatisfiable": self.when_unsatisfiable,
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"topologyKey": self.topology_key, "maxSkew": self.max_skew, "whenUnsatisfiable": self.when_unsatisfiable,
                      "nodeTaintsPolicy": self.node_taints_policy, "nodeAffinityPolicy": self.node_affinity_policy}
         if self.selector is not None:
             out["labelSelector"] = self.selector.to_json()
@@ -113,8 +114,8 @@ class AffinityTerm:
     selector: LabelSelector | None = None
     namespaces: tuple[str, ...] = ()
 
-    def to_json(self) -> dict:
-        out: dict = {"topologyKey": self.topology_key}
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"topologyKey": self.topology_key}
         if self.selector is not None:
             out["labelSelector"] = self.selector.to_json()
         if self.namespaces:
@@ -157,7 +158,7 @@ class PodTemplate:
     @property
     def requests(self) -> resources.Vector:
         """The pod's requests as the scheduler counts them, including ``pods: 1`` (computed once)."""
-        cached = self.__dict__["_requests"]
+        cached: resources.Vector | None = self.__dict__["_requests"]
         if cached is None:
             cached = pod_requests(self)
             object.__setattr__(self, "_requests", cached)
@@ -172,9 +173,9 @@ class PodTemplate:
     def node_selector_requirements(self) -> Requirements:
         return Requirements.from_labels(self.node_selector)
 
-    def to_json(self, name: str) -> dict:
+    def to_json(self, name: str) -> dict[str, Any]:
         """One replica as a Kubernetes Pod (what Karpenter's own scheduler is fed in a differential run)."""
-        spec: dict = {"containers": [c.to_json() for c in self.containers]}
+        spec: dict[str, Any] = {"containers": [c.to_json() for c in self.containers]}
         if self.init_containers:
             spec["initContainers"] = [c.to_json() for c in self.init_containers]
         if self.overhead:
@@ -190,18 +191,18 @@ class PodTemplate:
         affinity = self._affinity_json()
         if affinity:
             spec["affinity"] = affinity
-        metadata: dict = {"name": name, "namespace": self.namespace}
+        metadata: dict[str, Any] = {"name": name, "namespace": self.namespace}
         if self.labels:
             metadata["labels"] = dict(self.labels)
         return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}
 
-    def _affinity_json(self) -> dict:
-        def term(requirements: NodeTerm) -> dict:
+    def _affinity_json(self) -> dict[str, Any]:
+        def term(requirements: NodeTerm) -> dict[str, Any]:
             return {"matchExpressions": [{"key": r.key, "operator": r.operator, **({"values": list(r.values)} if r.values else {})}
                                          for r in requirements]}
 
-        out: dict = {}
-        node: dict = {}
+        out: dict[str, Any] = {}
+        node: dict[str, Any] = {}
         if self.required_terms:
             node["requiredDuringSchedulingIgnoredDuringExecution"] = {"nodeSelectorTerms": [term(t) for t in self.required_terms]}
         if self.preferred_terms:
@@ -210,7 +211,7 @@ class PodTemplate:
             out["nodeAffinity"] = node
         for key, required, preferred in (("podAffinity", self.affinity, self.preferred_affinity),
                                          ("podAntiAffinity", self.anti_affinity, self.preferred_anti_affinity)):
-            block: dict = {}
+            block: dict[str, Any] = {}
             if required:
                 block["requiredDuringSchedulingIgnoredDuringExecution"] = [t.to_json() for t in required]
             if preferred:
@@ -236,7 +237,7 @@ class Pod:
         """``namespace/name``: the queue's last tie-break, the same UID the Go harness gives a pod without one."""
         return f"{self.template.namespace}/{self.name}"
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return self.template.to_json(self.name)
 
 
@@ -247,7 +248,7 @@ class DaemonSet:
     name: str
     template: PodTemplate
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         pod = self.template.to_json(self.name)
         return {"apiVersion": "apps/v1", "kind": "DaemonSet",
                 "metadata": {"name": self.name, "namespace": self.template.namespace},

@@ -14,6 +14,7 @@ the same step share their derived data.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import TypeVar
 
 from karpenter_gitops.core.requirements import Requirements
 from karpenter_gitops.karpenter.scheduling import resources
@@ -21,9 +22,10 @@ from karpenter_gitops.karpenter.scheduling.matching import PREFER_NO_SCHEDULE, T
 from karpenter_gitops.karpenter.scheduling.pods import AffinityTerm, NodeTerm, PodTemplate, Spread
 
 RESPECT, IGNORE = "Respect", "Ignore"  # --preference-policy
+Term = TypeVar("Term")
 
 
-def _by_weight(terms: tuple[tuple[int, object], ...]) -> tuple:
+def _by_weight(terms: tuple[tuple[int, Term], ...]) -> tuple[tuple[int, Term], ...]:
     """Heaviest first; equal weights keep their order (Go's stable sort of the pod's slice)."""
     return tuple(sorted(terms, key=lambda term: -term[0]))
 

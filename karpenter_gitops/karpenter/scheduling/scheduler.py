@@ -177,7 +177,7 @@ class Scheduler:
         for pod in queued:
             self.topology.update(pod, original[pod.uid])
 
-        def order(pod: Pod) -> tuple:
+        def order(pod: Pod) -> tuple[int, int, str]:
             requests = pod.template.requests
             return -requests.get(resources.CPU, 0), -requests.get(resources.MEMORY, 0), pod.uid
 
@@ -247,11 +247,11 @@ class Scheduler:
             return ((None, Failure(NO_TEMPLATES, "nodepools")),)
         failures: list[tuple[str | None, Failure]] = []
         for template in self.templates:
-            outcome = self._new_claim(template, pod, data)
-            if isinstance(outcome, Failure):
-                failures.append((template.pool.name, outcome))
+            made = self._new_claim(template, pod, data)
+            if isinstance(made, Failure):
+                failures.append((template.pool.name, made))
                 continue
-            claim, requirements, mask = outcome
+            claim, requirements, mask = made
             self._commit(claim, pod, data, requirements, mask)
             remaining = self.remaining.get(template.pool.name)
             if remaining is not None:  # subtractMax: the largest option's capacity, for each limited resource

@@ -169,14 +169,18 @@ class TopologyError:
                 f"podDomains = {describe(g.key, self.pod_domains)}, nodeDomains = {describe(g.key, self.node_domains)}")
 
 
+# What makes a topology group one group, as Karpenter hashes it: kind, key, namespaces, max skew, node filter, selector.
+GroupIdentity = tuple[str, str, frozenset[str], int, NodeFilter | None, LabelSelector | None]
+
+
 class Topology:
     """Every topology group of one Solve, and which pods own or are counted by which."""
 
     def __init__(self, domain_values: Callable[[str], Domains]):
         self._domain_values = domain_values
         self._domains: dict[str, Domains] = {}
-        self.groups: dict[tuple, TopologyGroup] = {}
-        self.inverse: dict[tuple, TopologyGroup] = {}
+        self.groups: dict[GroupIdentity, TopologyGroup] = {}
+        self.inverse: dict[GroupIdentity, TopologyGroup] = {}
         self._owned: dict[str, list[TopologyGroup]] = {}
         self._inverse_owned: dict[str, list[TopologyGroup]] = {}
         self._selecting: dict[int, list[TopologyGroup]] = {}  # template → regular groups selecting its pods
@@ -198,10 +202,17 @@ class Topology:
 
     # --- groups ---------------------------------------------------------------------------------
 
-    def _group(self, table: dict[tuple, TopologyGroup], identity: tuple, build: Callable[[], TopologyGroup]) -> TopologyGroup:
+    def _group(
+        self, table: dict[GroupIdentity, TopologyGroup], identity: GroupIdentity, min_domains: int | None = None,
+        tolerations: tuple[Toleration, ...] = (), honor_taints: bool = False,
+    ) -> TopologyGroup:
+        """The group of ``identity``, made on first use with its domains (only the tolerated ones when
+        ``honor_taints``)."""
         group = table.get(identity)
         if group is None:
-            group = table[identity] = build()
+            kind, key, namespaces, max_skew, node_filter, selector = identity
+            domains = self._initial_domains(key, tolerations, honor_taints)
+            group = table[identity] = TopologyGroup(kind, key, namespaces, selector, max_skew, min_domains, node_filter, domains)
             self._selecting.clear()  # a new group: the indexes are rebuilt on demand
             self._inverse_selecting.clear()
             self._by_key = None
@@ -215,10 +226,7 @@ class Topology:
         if template.anti_affinity:  # only required terms make inverse groups, under either policy
             for term in template.anti_affinity:
                 namespaces = frozenset(term.namespaces or (template.namespace,))
-                identity = (ANTI_AFFINITY, term.topology_key, namespaces, MAX_INT32, None, term.selector)
-                group = self._group(self.inverse, identity, lambda term=term, namespaces=namespaces: TopologyGroup(
-                    ANTI_AFFINITY, term.topology_key, namespaces, term.selector, MAX_INT32, None, None,
-                    self._initial_domains(term.topology_key, (), False)))
+                group = self._group(self.inverse, (ANTI_AFFINITY, term.topology_key, namespaces, MAX_INT32, None, term.selector))
                 if uid not in group.owners:
                     group.owners.add(uid)
                     self._inverse_owned.setdefault(uid, []).append(group)
@@ -233,9 +241,8 @@ class Topology:
                 or (template.node_selector_requirements,),
                 spread.node_taints_policy, spread.node_affinity_policy, state.tolerations)
             identity = (SPREAD, spread.topology_key, frozenset((template.namespace,)), spread.max_skew, node_filter, selector)
-            owned.append(self._group(self.groups, identity, lambda spread=spread, selector=selector, node_filter=node_filter: TopologyGroup(
-                SPREAD, spread.topology_key, frozenset((template.namespace,)), selector, spread.max_skew, spread.min_domains,
-                node_filter, self._initial_domains(spread.topology_key, state.tolerations, spread.node_taints_policy == HONOR))))
+            owned.append(self._group(
+                self.groups, identity, spread.min_domains, state.tolerations, spread.node_taints_policy == HONOR))
         for kind, terms in ((AFFINITY, data.affinity), (ANTI_AFFINITY, data.anti_affinity)):
             for term in terms:
                 owned.append(self._term_group(kind, term, template))
@@ -245,12 +252,9 @@ class Topology:
 
     def _term_group(self, kind: str, term: AffinityTerm, template: PodTemplate) -> TopologyGroup:
         namespaces = frozenset(term.namespaces or (template.namespace,))
-        identity = (kind, term.topology_key, namespaces, MAX_INT32, None, term.selector)
-        return self._group(self.groups, identity, lambda: TopologyGroup(
-            kind, term.topology_key, namespaces, term.selector, MAX_INT32, None, None,
-            self._initial_domains(term.topology_key, (), False)))
+        return self._group(self.groups, (kind, term.topology_key, namespaces, MAX_INT32, None, term.selector))
 
-    def _selecting_groups(self, template: PodTemplate, table: dict[tuple, TopologyGroup], index: dict[int, list[TopologyGroup]]) -> list[TopologyGroup]:
+    def _selecting_groups(self, template: PodTemplate, table: dict[GroupIdentity, TopologyGroup], index: dict[int, list[TopologyGroup]]) -> list[TopologyGroup]:
         found = index.get(id(template))
         if found is None:
             found = index[id(template)] = [g for g in table.values() if g.selects(template)]

@@ -96,7 +96,7 @@ class Catalogue:
             for offering in instance_type.offerings:
                 key = offering_requirements(offering)
                 self._offerings[key] = self._offerings.get(key, 0) | ((1 << i) if offering.available else 0)
-        self._offering_cache: dict[tuple, int] = {}
+        self._offering_cache: dict[tuple[ValueSet | None, ...], int] = {}  # by the requirements on OFFERING_KEYS
         self._requirements_cache: dict[Requirements, int] = {}
         self._allowed: dict[Requirements, frozenset[tuple[str, str, str | None]]] = {}
         self._places = {offering_requirements(o): (o.zone, o.capacity_type, o.zone_id) for t in self.types for o in t.offerings}

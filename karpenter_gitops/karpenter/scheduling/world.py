@@ -55,7 +55,7 @@ class NodePoolSpec:
             pool.raw,
         )
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         if self.manifest is not None:
             return dict(self.manifest)
         requirements = []
@@ -63,7 +63,7 @@ class NodePoolSpec:
             if key in self.labels:
                 continue
             allowed = self.requirements[key]
-            entry: dict = {"key": key, "operator": allowed.operator}
+            entry: dict[str, Any] = {"key": key, "operator": allowed.operator}
             if allowed.values:
                 entry["values"] = sorted(allowed.values)
             if allowed.gte is not None:
@@ -73,7 +73,7 @@ class NodePoolSpec:
             if allowed.min_values is not None:
                 entry["minValues"] = allowed.min_values
             requirements.append(entry)
-        spec: dict = {"template": {"spec": {"nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": self.node_class},
+        spec: dict[str, Any] = {"template": {"spec": {"nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": self.node_class},
                                             "requirements": requirements}}}
         if self.labels:
             spec["template"]["metadata"] = {"labels": dict(self.labels)}
@@ -97,7 +97,7 @@ class World:
     price_source: str = ""
     notes: tuple[str, ...] = ()  # what the world leaves out (existing nodes, reservations, ...), said once
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         objects = [pool.to_json() for pool in self.node_pools]
         objects += [daemon_set.to_json() for daemon_set in self.daemon_sets]
         objects += [pod.to_json() for pod in self.pods]

@@ -45,7 +45,7 @@ PROFILE_REFUSED_AT_LAUNCH_SINCE = Release((1, 15))
 # 1.14.0 lacks), before that it returned the error and left the condition as it was.
 REAL_LAUNCH_TEMPLATE_SINCE = Release((1, 7))
 _DEPENDENCIES_NOT_READY = "DependenciesNotReady"
-_AWAITING_MESSAGE = "object is awaiting reconciliation"  # operatorpkg's initial condition
+_AWAITING_MESSAGE, _AWAITING_REASON = "object is awaiting reconciliation", "AwaitingReconciliation"  # operatorpkg's initial condition
 _DEPENDENCIES_MESSAGE = "Awaiting AMI, Instance Profile, Security Group, and Subnet resolution"
 
 
@@ -81,7 +81,7 @@ class StepOutcome:
     def errored(cls) -> StepOutcome:
         """Karpenter returns an error or requeues without setting the condition, so it keeps operatorpkg's
         initial Unknown with its words; what went wrong reaches the user as a finding."""
-        return cls(Resolution.ERRORED, _AWAITING_MESSAGE, "AwaitingReconciliation")
+        return cls(Resolution.ERRORED, _AWAITING_MESSAGE, _AWAITING_REASON)
 
     @classmethod
     def awaiting(cls, dependency: str) -> StepOutcome:
@@ -93,7 +93,7 @@ class StepOutcome:
         if self.resolution is Resolution.NOT_FOUND:
             reason, message = _NOT_FOUND[type_]
             return Condition(type_, FALSE, self.reason or reason, self.message or message)
-        return Condition(type_, UNKNOWN, self.reason, self.message)
+        return Condition(type_, UNKNOWN, self.reason or _AWAITING_REASON, self.message)
 
 
 def _validation(dependencies: list[Condition], validation: StepOutcome, spec: StepOutcome | None,

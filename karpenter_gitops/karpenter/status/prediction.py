@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from karpenter_gitops.karpenter.status.nodeclass_conditions import roll_up
 from karpenter_gitops.core.findings import Finding, Severity
@@ -46,7 +47,7 @@ class NodeClassPlan:
         ready = self.condition("Ready")
         return ready is not None and ready.status == "True"
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "conditions": [c.to_json() for c in self.conditions],
             "amis": [a.to_json() for a in self.amis],
@@ -69,7 +70,7 @@ class PriceRow:
     overlay: str
     change: str  # the overlay's price or priceAdjustment
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "instanceType": self.instance_type,
             "capacityType": self.capacity_type,
@@ -97,14 +98,17 @@ class PoolOverlays:
 
     @property
     def price_rows(self) -> tuple[PriceRow, ...]:
-        grouped: dict[tuple, list[str]] = {}
+        # (instance type, capacity type, price before, price after, overlay, its change) → the zones
+        grouped: dict[tuple[str, str, float | None, float | None, str, str], list[str]] = {}
         for change in self.price_changes:
             offering = change.offering
             key = (change.instance_type, offering.capacity_type, change.before, offering.price, change.overlay, change.change)
             grouped.setdefault(key, []).append(offering.zone)
         return tuple(
-            PriceRow(*key[:2], tuple(sorted(zones)), *key[2:])
-            for key, zones in sorted(grouped.items(), key=lambda item: (item[0][0], item[0][1], item[0][4]))
+            PriceRow(instance_type, capacity_type, tuple(sorted(zones)), before, after, overlay, price_change)
+            for (instance_type, capacity_type, before, after, overlay, price_change), zones in sorted(
+                grouped.items(), key=lambda item: (item[0][0], item[0][1], item[0][4])
+            )
         )
 
     @property
@@ -112,7 +116,7 @@ class PoolOverlays:
         """Whether the overlays change what the pool launches first."""
         return _types(self.before) != _types(self.after)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "priceChanges": [row.to_json() for row in self.price_rows],
             "capacityChanges": [
@@ -146,7 +150,7 @@ class OverlayPlan:
         condition = self.conditions[name]
         return tuple(sorted([condition, roll_up([condition])], key=lambda c: c.type))
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         overlays = {}
         for name in sorted(self.conditions):
             conflict = self.conflicts.get(name)
@@ -171,7 +175,7 @@ class NodePoolPlan:
     not_mapped: str | None = None  # why the pool is not ours to map (e.g. an EKS Auto Mode NodeClass)
     overlays: PoolOverlays | None = None  # set when the input has NodeOverlays Karpenter applies
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         mapping = self.mapping.to_json() if self.mapping else {}
         return {
             "nodeClass": self.node_class,
@@ -203,7 +207,7 @@ class Plan:
             return PERSISTENT
         return READY
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "nodeClasses": {name: p.to_json() for name, p in sorted(self.node_classes.items())},
             "nodePools": {name: p.to_json() for name, p in sorted(self.node_pools.items())},

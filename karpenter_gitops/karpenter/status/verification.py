@@ -40,7 +40,7 @@ class Difference:
     actual: Any
     note: str = ""
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"category": self.category, "object": self.object, "path": self.path,
                 "expected": self.expected, "actual": self.actual, "note": self.note}
 
@@ -67,7 +67,7 @@ class Verification:
     def of(self, category: str) -> tuple[Difference, ...]:
         return tuple(d for d in self.differences if d.category == category)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "cluster": self.cluster,
             "differences": [d.to_json() for d in self.differences],

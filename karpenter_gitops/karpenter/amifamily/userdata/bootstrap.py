@@ -17,6 +17,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from karpenter_gitops.karpenter.amifamily.userdata import taints
+from karpenter_gitops.karpenter.amifamily.userdata.taints import Taint
 from karpenter_gitops.karpenter.amifamily.userdata.problems import BOOTSTRAP_ARGS, Problem
 
 EXTRA_ARGS = "--kubelet-extra-args"
@@ -37,10 +38,10 @@ class Invocation:
     problems: tuple[str, ...] = ()  # why bootstrap.sh loses some of the flags
 
     @property
-    def taints(self) -> tuple[taints.Taint, ...]:
+    def taints(self) -> tuple[Taint, ...]:
         return taints.from_kubelet_args(self.kubelet_args)
 
-    def line(self, wanted: tuple[taints.Taint, ...] | None = None) -> str | None:
+    def line(self, wanted: tuple[Taint, ...] | None = None) -> str | None:
         """The call written correctly, registering ``wanted`` (default: its own taints, repaired)."""
         if not self.head:
             return None
@@ -82,7 +83,7 @@ def invocations(script: str) -> Iterator[Invocation]:
 
 def review(calls: Iterable[Invocation], *, managed: bool) -> list[Problem]:
     """Problems of bootstrap.sh / kubelet calls; the hint is the corrected call."""
-    problems = []
+    problems: list[Problem] = []
     for call in calls:
         hint = call.line()
         problems.extend(Problem(BOOTSTRAP_ARGS, message, hint) for message in call.problems)

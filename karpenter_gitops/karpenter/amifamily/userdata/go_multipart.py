@@ -10,6 +10,7 @@ cloud-init reads it (:func:`karpenter_gitops.karpenter.amifamily.userdata.mime.r
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from karpenter_gitops.core.name_validation import go_quote
@@ -63,7 +64,7 @@ class _Lines:
         line, self.pos = self.text[self.pos : end], end + 1
         return line[:-1] if line.endswith("\r") else line
 
-    def continued(self, validate=None) -> str | None:
+    def continued(self, validate: Callable[[str], None] | None = None) -> str | None:
         """textproto's ReadContinuedLine: folded lines joined with a space, each trimmed of blanks."""
         first = self.line()
         if first is None or first == "":
@@ -181,18 +182,19 @@ def _parameter(text: str) -> tuple[str, str, str] | None:
     if not rest.startswith('"'):
         value, after = _token(rest)
         return (key.lower(), value, after) if value else None
-    value, i = [], 1
+    quoted: list[str] = []
+    i = 1
     while i < len(rest):
         char = rest[i]
         if char == '"':
-            return key.lower(), "".join(value), rest[i + 1 :]
+            return key.lower(), "".join(quoted), rest[i + 1 :]
         if char == "\\" and i + 1 < len(rest) and rest[i + 1] in '()<>@,;:\\"/[]?=':
-            value.append(rest[i + 1])
+            quoted.append(rest[i + 1])
             i += 2
             continue
         if char in "\r\n":
             return None
-        value.append(char)
+        quoted.append(char)
         i += 1
     return None
 
@@ -234,7 +236,8 @@ def _multipart(body: str, boundary: str) -> list[GoPart]:
     if not boundary:
         raise GoError("multipart: boundary is empty")
     nl, dash = "\r\n", "--" + boundary
-    lines, parts = _Lines(body), []
+    lines = _Lines(body)
+    parts: list[GoPart] = []
     while True:
         expect_part = False
         while True:

@@ -80,8 +80,8 @@ class Taint:
         return reasons
 
     def unquoted(self) -> Taint:
-        key, value, effect = (s and s.translate(_NO_QUOTES) for s in (self.key, self.value, self.effect))
-        return Taint(key, value, effect)
+        value, effect = (s and s.translate(_NO_QUOTES) for s in (self.value, self.effect))
+        return Taint(self.key.translate(_NO_QUOTES), value, effect)
 
     def repaired(self) -> Taint:
         """The taint with stray quotes removed and a misspelt effect corrected where it is clear."""
@@ -105,13 +105,11 @@ def parse(spec: str) -> tuple[Taint, ...]:
     """Parse a ``--register-with-taints`` value; malformed items become taints that fail errors()."""
     if not spec.strip():
         return ()
-    taints = []
+    taints: list[Taint] = []
     for item in spec.split(","):
         key_value, sep, effect = item.rpartition(":")
-        if not sep:
-            key_value, effect = item, None
-        key, _, value = key_value.partition("=")
-        taints.append(Taint(key, value or None, effect))
+        key, _, value = (key_value if sep else item).partition("=")
+        taints.append(Taint(key, value or None, effect if sep else None))
     return tuple(taints)
 
 

@@ -33,6 +33,7 @@ def node_taints(document: Mapping[str, Any]) -> tuple[taints.Taint, ...]:
 
 def table(document: Mapping[str, Any], *path: str) -> Mapping[str, Any]:
     """The table under the keys of ``path``, outermost first; empty when one is missing or no table."""
+    found: Any = document
     for key in path:
-        document = document.get(key) if isinstance(document, Mapping) else None
-    return document if isinstance(document, Mapping) else {}
+        found = found.get(key) if isinstance(found, Mapping) else None
+    return found if isinstance(found, Mapping) else {}
