@@ -5,7 +5,7 @@ them, and the user picks the release they run with ``--karpenter-version`` or th
 ``cluster.karpenterVersion``. It is a ``NewType`` over the plain tuple: a type checker keeps it apart,
 while at run time it stays a tuple, so the rules' many release comparisons cost what a tuple
 comparison costs (a frozen ordered dataclass compares about four times slower) and its JSON form does
-not change. A literal pair in a declaration (``since=(1, 7)``) is a Release where its field says so.
+not change. Declarations write it ``Release((1, 7))``; a model field's ``prop(since=(1, 7))`` is one by Prop's type.
 
 A :class:`Kubernetes` is the cluster's Kubernetes minor, which decides what the API server accepts
 (native sidecars, pod-level resources) and which AMIs are published. It is parsed once where it

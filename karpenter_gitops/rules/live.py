@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from karpenter_gitops.core.findings import Severity
 from karpenter_gitops.core.model import EC2NODECLASS, NODEOVERLAY, NODEOVERLAY_SINCE, NODEPOOL
+from karpenter_gitops.core.versions import Release
 from karpenter_gitops.rules.registry import Stage, rule
 
 SELECTOR_MATCHES_NOTHING = "live/selector-matches-nothing"
@@ -174,7 +175,7 @@ rule(
     "Fix the EC2NodeClass's subnet selector or remove the NodePool; upgrading Karpenter to 1.13 confines the damage to it.",
     stage=Stage.LIVE,
     since=NODEOVERLAY_SINCE,
-    until=(1, 13),
+    until=Release((1, 13)),
 )
 _live(
     KUBELET_EXPRESSION_FAILED,
@@ -186,7 +187,7 @@ _live(
     "ValidationSucceeded=False (KubeletExpressionEvaluationFailed), and no node launches. Good: "
     "\"max(70, vcpus * 10)\". Bad: \"memory_mib / (default_enis - 2)\" on the types with two ENIs.",
     "Make the expression total: guard divisors (x > 0 ? a / x : a), keep int arithmetic within int64, clamp with max/min.",
-    since=(1, 15),
+    since=Release((1, 15)),
 )
 _live(
     KUBELET_EXPRESSION_UNUSABLE,
@@ -197,5 +198,5 @@ _live(
     "systemReserved cpu or memory at least the type's own. Good: \"min(max_pods, 110)\". Bad: kubeReserved "
     "memory \"memory_mib\" (all of it).",
     "Scale the value with the type (memory_mib / 10, vcpus * 10) and bound it with min/max, or narrow the NodePool's instance types.",
-    since=(1, 15),
+    since=Release((1, 15)),
 )

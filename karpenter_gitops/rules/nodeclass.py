@@ -12,6 +12,7 @@ import re
 from karpenter_gitops.karpenter import amifamily
 from karpenter_gitops.core.findings import Severity, Violation
 from karpenter_gitops.core.model import EC2NODECLASS
+from karpenter_gitops.core.versions import Release
 from karpenter_gitops.rules.cel.ami import alias_path, aliases
 from karpenter_gitops.rules.cel.selector_terms import has_field, term_lists
 from karpenter_gitops.rules.registry import rule
@@ -204,7 +205,7 @@ _NOT_WITH_SSM = ("alias", "tags", "id", "name", "owner")
     "ignores the rest (CEL does not check this).",
     "Give ssmParameter a term of its own.",
     origin="ours",
-    since=(1, 4),
+    since=Release((1, 4)),
     good=({"spec": {"amiFamily": "AL2023", "amiSelectorTerms": [{"ssmParameter": "/my/ami"}, {"name": "my-ami"}]}},),
     bad=({"spec": {"amiFamily": "AL2023", "amiSelectorTerms": [{"ssmParameter": "/my/ami", "name": "my-ami"}]}},),
 )
@@ -284,7 +285,7 @@ def _role_arn(obj) -> tuple[str, str] | None:
     "it, and no instance profile (so no node) is made.",
     "Give the role's name (the last segment of the ARN).",
     origin="ours",
-    until=(1, 2),
+    until=Release((1, 2)),
     good=({"karpenterVersion": "1.1", "spec": {"role": "KarpenterNodeRole-demo"}},),
     bad=({"karpenterVersion": "1.1", "spec": {"role": "arn:aws:iam::123456789012:role/KarpenterNodeRole-demo"}},),
 )
@@ -304,7 +305,7 @@ def role_arn(obj, ctx):
     "and creates a new instance profile whenever its 15-minute cache expires.",
     "Give the role's name (the last segment of the ARN).",
     origin="ours",
-    since=(1, 2),
+    since=Release((1, 2)),
     good=({"spec": {"role": "KarpenterNodeRole-demo"}},),
     bad=({"spec": {"role": "arn:aws:iam::123456789012:role/KarpenterNodeRole-demo"}},),
 )

@@ -125,7 +125,7 @@ def role_change_drifts(old, new, ctx):
     "to another kind of node class; the API server refuses the update. Absent from the v1.0 CRD, present "
     "from v1.1 (checked by a real update on the API server with each release's CRDs).",
     "Keep group karpenter.k8s.aws and kind EC2NodeClass, or create a new NodePool for the other class.",
-    since=(1, 1),
+    since=Release((1, 1)),
     good=(
         {"new": {"spec": {"template": {"spec": {"nodeClassRef": {"name": "other"}}}}}},
         {"new": {"spec": {"template": {"spec": {"nodeClassRef": {"kind": "NodeClass"}}}}}, "karpenterVersion": "1.0"},
@@ -152,7 +152,7 @@ def node_class_ref_immutable(old, new, ctx):
     "CEL (since core 1.8, on spec: has(self.replicas) == has(oldSelf.replicas)): a NodePool stays static "
     "(replicas set) or dynamic (replicas unset) for its whole life; the API server refuses the update.",
     "Keep the NodePool's mode, or create a new NodePool in the other mode and delete this one.",
-    since=(1, 8),
+    since=Release((1, 8)),
     good=(
         {"old": {"spec": {"replicas": 2, "limits": None}}, "new": {"spec": {"replicas": 5, "limits": None}}},
     ),

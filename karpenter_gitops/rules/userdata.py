@@ -307,7 +307,7 @@ _userdata_rule(
     "amiFamily Custom userData that does not register the node with karpenter.sh/unregistered:NoExecute, on a "
     "release that fails such nodes (1.0-1.2: some patches of each never register them and relaunch in a loop).",
     "Add karpenter.sh/unregistered:NoExecute to --register-with-taints or to NodeConfig registerWithTaints.",
-    until=(1, 3),
+    until=Release((1, 3)),
     good=tuple({"karpenterVersion": "1.2", **example} for example in _REGISTERS),
     bad=tuple({"karpenterVersion": "1.2", **example} for example in _DOES_NOT_REGISTER),
 )
@@ -319,7 +319,7 @@ _userdata_rule(
     "land before the NodeClaim's taints and labels are synced.",
     "Add karpenter.sh/unregistered:NoExecute to --register-with-taints or to NodeConfig registerWithTaints.",
     problem=ids.REGISTRATION_TAINT,
-    since=(1, 3),
+    since=Release((1, 3)),
     good=_REGISTERS,
     bad=_DOES_NOT_REGISTER,
 )

@@ -84,5 +84,5 @@ def _windows(year: str, build: str, **facts: Any) -> Family:
 FAMILIES = (
     _windows("2019", "10.0.17763"),
     _windows("2022", "10.0.20348"),
-    _windows("2025", "10.0.26100", since=(1, 9), unsupported=_needs_kubernetes_1_35),
+    _windows("2025", "10.0.26100", since=versions.Release((1, 9)), unsupported=_needs_kubernetes_1_35),
 )

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 
 from karpenter_gitops.core.findings import Severity, Violation
 from karpenter_gitops.core.model import EC2NODECLASS
+from karpenter_gitops.core.versions import Release
 from karpenter_gitops.rules.cel.selector_terms import ATTR
 from karpenter_gitops.rules.registry import rule
 
@@ -132,7 +133,7 @@ def ebs_size_or_snapshot(obj, ctx):
     KINDS,
     "CEL: volumeInitializationRate only applies to volumes restored from a snapshot.",
     "Set snapshotID, or drop volumeInitializationRate.",
-    since=(1, 5),
+    since=Release((1, 5)),
     good=({"spec": {"blockDeviceMappings": [{"deviceName": "/dev/xvda", "ebs": {"snapshotID": "snap-1", "volumeInitializationRate": 200}}]}},),
     bad=({"spec": {"blockDeviceMappings": [{"deviceName": "/dev/xvda", "ebs": {"volumeSize": "20Gi", "volumeInitializationRate": 200}}]}},),
 )
@@ -151,7 +152,7 @@ _PRIMARY_NIC = {"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "inter
     KINDS,
     "CEL: custom network interfaces must include the primary one (card 0, device 0, type interface).",
     "Add {networkCardIndex: 0, deviceIndex: 0, interfaceType: interface}.",
-    since=(1, 11),
+    since=Release((1, 11)),
     good=({"spec": {"networkInterfaces": [_PRIMARY_NIC]}},),
     bad=({"spec": {"networkInterfaces": [{"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "efa-only"}]}},),
 )
@@ -171,7 +172,7 @@ def network_interfaces_primary(obj, ctx):
     KINDS,
     "CEL: each (networkCardIndex, deviceIndex) pair appears once, with at most one EFA device per card.",
     "Remove the duplicate interface or move it to a free card/device index.",
-    since=(1, 11),
+    since=Release((1, 11)),
     good=({"spec": {"networkInterfaces": [_PRIMARY_NIC, {"networkCardIndex": 1, "deviceIndex": 0, "interfaceType": "efa-only"}]}},),
     bad=({"spec": {"networkInterfaces": [_PRIMARY_NIC, _PRIMARY_NIC]}},),
 )
@@ -193,7 +194,7 @@ def network_interfaces_unique(obj, ctx):
     KINDS,
     "CEL: placementGroupSelector selects by exactly one of name and id.",
     "Keep either name or id.",
-    since=(1, 11),
+    since=Release((1, 11)),
     good=({"spec": {"placementGroupSelector": {"name": "pg"}}},),
     bad=({"spec": {"placementGroupSelector": {"name": "pg", "id": "pg-0123"}}}, {"spec": {"placementGroupSelector": {}}}),
 )
@@ -213,7 +214,7 @@ def placement_group_name_xor_id(obj, ctx):
     KINDS,
     "CEL: a connectionTracking block sets at least one timeout.",
     "Set a timeout or remove connectionTracking.",
-    since=(1, 13),
+    since=Release((1, 13)),
     good=({"spec": {"connectionTracking": {"udpTimeout": 30}}},),
     bad=({"spec": {"connectionTracking": {}}},),
 )

@@ -196,7 +196,7 @@ def budget_schedule_duration(obj, ctx):
     KINDS,
     "CEL: a static NodePool (replicas set) supports only limits.nodes.",
     "Keep only limits.nodes, or drop replicas.",
-    since=(1, 8),
+    since=Release((1, 8)),
     good=({"spec": {"replicas": 3, "limits": {"cpu": None, "memory": None, "nodes": "5"}}},),
     bad=({"spec": {"replicas": 3}},),
 )
@@ -212,7 +212,7 @@ def static_nodepool_limits(obj, ctx):
     KINDS,
     "CEL: a static NodePool (replicas set) has no weight.",
     "Drop weight, or drop replicas.",
-    since=(1, 8),
+    since=Release((1, 8)),
     good=({"spec": {"weight": 10}},),
     bad=({"spec": {"replicas": 3, "limits": None, "weight": 10}},),
 )
@@ -230,7 +230,7 @@ def static_nodepool_weight(obj, ctx):
     KINDS,
     "CEL: nodeClassRef group, kind and name may not be empty strings.",
     "Set group: karpenter.k8s.aws, kind: EC2NodeClass and the class's name.",
-    since=(1, 1),
+    since=Release((1, 1)),
     good=({"spec": {"template": {"spec": {"nodeClassRef": {"name": "default"}}}}},),
     bad=({"spec": {"template": {"spec": {"nodeClassRef": {"name": ""}}}}},),
 )

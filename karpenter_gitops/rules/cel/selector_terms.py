@@ -202,7 +202,7 @@ _register_exclusive(
     "capacity-reservation", "id",
     good={"spec": {"capacityReservationSelectorTerms": [{"id": "cr-1"}, {"tags": {"a": "b"}, "ownerID": "123456789012"}]}},
     bad={"spec": {"capacityReservationSelectorTerms": [{"id": "cr-1", "ownerID": "123456789012"}]}},
-    since=(1, 3),
+    since=Release((1, 3)),
 )
 _register_exclusive(
     "ami", "id",

@@ -11,6 +11,7 @@ from karpenter_gitops.core.findings import Severity, Violation
 from karpenter_gitops.core.model import AWS_GROUP, EC2NODECLASS, NODEPOOL
 from karpenter_gitops.core.name_validation import go_quote, has_placeholder, qualified_name_errors
 from karpenter_gitops.core.text import did_you_mean
+from karpenter_gitops.core.versions import Release
 from karpenter_gitops.karpenter.amifamily.userdata.taints import LOOKALIKE
 from karpenter_gitops.rules.cel.nodepool import (
     REF,
@@ -166,7 +167,7 @@ def label_syntax(obj, ctx):
     "sets ValidationSucceeded=False (NodePoolValidationFailed) and the pool launches nothing. From 1.9 the domain is "
     "no longer restricted. Karpenter's message lists every well-known label; the lists are shown as […].",
     "Use the stable key (the hint names it); Karpenter sets the well-known labels on its nodes itself.",
-    until=(1, 9),
+    until=Release((1, 9)),
     good=({"karpenterVersion": "1.8", "spec": {"template": {"metadata": {"labels": {"kubernetes.io/arch": "amd64"}}}}},),
     bad=({"karpenterVersion": "1.8", "spec": {"template": {"metadata": {"labels": {"beta.kubernetes.io/arch": "amd64"}}}}},),
 )
