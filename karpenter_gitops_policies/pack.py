@@ -313,10 +313,10 @@ def waiver_policy(args: StackValidationArgs, report_violation: ReportViolation) 
     try:
         loaded = current_waivers()
     except InputError as err:
-        report_violation(f"the waiver file is invalid, so nothing is waived: {err}")
+        report_violation(f"the waiver file is invalid, so nothing is waived: {err}", None)
         return
     for finding in analyze.expired(loaded):
-        report_violation(describe(finding))
+        report_violation(describe(finding), None)
 
 
 def policy_of(rule: Rule):

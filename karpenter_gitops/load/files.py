@@ -218,7 +218,7 @@ class Documents(Sequence[Any]):
     def __len__(self) -> int:
         return len(self._items)
 
-    def __getitem__(self, index: int) -> Any:  # type: ignore[override]  (no slices: nothing needs them)
+    def __getitem__(self, index: int) -> Any:  # type: ignore[override]  # no slices: nothing needs them
         item = self._items[index]
         return pickle.loads(item) if type(item) is bytes else item
 

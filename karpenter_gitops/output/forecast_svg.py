@@ -12,12 +12,16 @@ from __future__ import annotations
 import colorsys
 import hashlib
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 from xml.sax.saxutils import escape, quoteattr
 
 from karpenter_gitops.core import versions
 from karpenter_gitops.karpenter.scheduling import PlannedNode, Pod
 from karpenter_gitops.karpenter.scheduling.resources import CPU, MEMORY
 from karpenter_gitops.output.workload_forecast_text import monthly, node_mix, price_range
+
+if TYPE_CHECKING:
+    from karpenter_gitops.app.workload_forecast import WorkloadForecast
 
 SHOWN_NODES = 24  # cards per NodePool; the rest are counted
 _WIDTH, _CARD_W, _CARD_H, _GAP, _MARGIN = 1040, 150, 190, 12, 20
