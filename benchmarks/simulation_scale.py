@@ -21,14 +21,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from moto.ec2.models.instance_types import INSTANCE_TYPES  # noqa: E402
+from moto.ec2.models.instance_types import INSTANCE_TYPES
 
-from karpenter_gitops.adapters.aws.pricing import on_demand_prices  # noqa: E402
-from karpenter_gitops.core import labels  # noqa: E402
-from karpenter_gitops.core.findings import Source  # noqa: E402
-from karpenter_gitops.karpenter.amifamily.resolver import LabelledCatalogue  # noqa: E402
-from karpenter_gitops.core.requirements import Requirement, Requirements  # noqa: E402
-from karpenter_gitops.karpenter.scheduling import (  # noqa: E402
+from karpenter_gitops.adapters.aws.pricing import on_demand_prices
+from karpenter_gitops.core import labels
+from karpenter_gitops.core.findings import Source
+from karpenter_gitops.karpenter.amifamily.resolver import LabelledCatalogue
+from karpenter_gitops.core.requirements import Requirement, Requirements
+from karpenter_gitops.karpenter.scheduling import (
     DaemonSet,
     NodeClassSettings,
     NodePoolSpec,
@@ -38,9 +38,9 @@ from karpenter_gitops.karpenter.scheduling import (  # noqa: E402
     instance_types,
     simulate,
 )
-from karpenter_gitops.karpenter.scheduling import resources  # noqa: E402
-from karpenter_gitops.karpenter.scheduling.matching import LabelSelector, Taint, Toleration  # noqa: E402
-from karpenter_gitops.karpenter.scheduling.pods import AffinityTerm, Container, Spread, replicas  # noqa: E402
+from karpenter_gitops.karpenter.scheduling import resources
+from karpenter_gitops.karpenter.scheduling.matching import LabelSelector, Taint, Toleration
+from karpenter_gitops.karpenter.scheduling.pods import AffinityTerm, Container, Spread, replicas
 
 REGION, ZONES = "us-east-1", ("us-east-1a", "us-east-1b", "us-east-1c")
 CATEGORIES = ("c", "m", "r", "t", "i")

@@ -166,8 +166,8 @@ def measure(sides: list[str], setup: Setup, rounds: int) -> list[Figure]:
         objects, errors = counted(side, done[-1])
         if done[-1].returncode not in (0, 1):
             print(f"  {side}: exited {done[-1].returncode}: {done[-1].stderr.strip()[-500:]}", file=sys.stderr)
-        median = lambda field: statistics.median(getattr(r, field) for r in done)  # noqa: E731
-        figures.append(Figure(side, median("seconds"), median("cpu_seconds"), median("rss_mib"), objects, errors))
+        seconds, cpu_seconds, rss_mib = (statistics.median(getattr(r, field) for r in done) for field in ("seconds", "cpu_seconds", "rss_mib"))
+        figures.append(Figure(side, seconds, cpu_seconds, rss_mib, objects, errors))
     return figures
 
 

@@ -12,18 +12,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pytest
-from conftest import PROJECT
-
 from karpenter_gitops.cli import main
-
-
-@pytest.fixture
-def in_project(monkeypatch):
-    """The project's root as the working directory, plain and 120 columns wide, as the docs show it."""
-    monkeypatch.chdir(PROJECT)
-    monkeypatch.setenv("NO_COLOR", "1")
-    monkeypatch.setenv("COLUMNS", "120")
 
 
 def run(capture, *argv: str) -> str:

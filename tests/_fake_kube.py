@@ -6,6 +6,7 @@ import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any, ClassVar
 
 import pytest
 import yaml
@@ -44,9 +45,9 @@ NODES = {
 
 
 class FakeKubernetes(BaseHTTPRequestHandler):
-    routes = {"/apis/karpenter.sh/v1/nodeclaims": NODECLAIMS, "/api/v1/nodes": NODES}
+    routes: ClassVar[dict[str, dict[str, Any]]] = {"/apis/karpenter.sh/v1/nodeclaims": NODECLAIMS, "/api/v1/nodes": NODES}
 
-    def do_GET(self):  # noqa: N802 - http.server's naming
+    def do_GET(self):  # http.server's naming
         body = self.routes.get(self.path.split("?")[0])
         self.send_response(200 if body else 404)
         self.send_header("Content-Type", "application/json")

@@ -23,8 +23,9 @@ os.environ.setdefault("KARPENTER_GITOPS_AWS_DEADLINE", "3")
 # No test reads a verdict another stored (tests/app/test_verdict_cache.py turns the cache on for itself).
 os.environ["KARPENTER_GITOPS_VERDICT_CACHE"] = "off"
 
-# A test that hangs fails after a time limit, with every thread's stack, and the run goes on.
-pytest_plugins = ("_time_limit",)
+# A test that hangs fails after a time limit, with every thread's stack, and the run goes on; _fake_kube's
+# fixture serves a fake Kubernetes API to the tests that name fake_cluster.
+pytest_plugins = ("_time_limit", "_fake_kube")
 
 PROJECT = Path(__file__).resolve().parent.parent
 
@@ -39,6 +40,15 @@ def first_line(process: subprocess.Popen, within: float = 300) -> bytes:
 @pytest.fixture
 def project() -> Path:
     return PROJECT
+
+
+@pytest.fixture
+def in_project(monkeypatch):
+    """The project's root as the working directory, plain and 120 columns wide, as the docs show it (the
+    per-command snapshot tests, tests/cli/test_*_command.py)."""
+    monkeypatch.chdir(PROJECT)
+    monkeypatch.setenv("NO_COLOR", "1")
+    monkeypatch.setenv("COLUMNS", "120")
 
 
 def scratch_project(directory: Path, stack: str, stack_text: str) -> Path:

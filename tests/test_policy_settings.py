@@ -88,7 +88,7 @@ def test_an_object_rule_follows_the_setting_in_validate_check_and_the_pack(tmp_p
         failures = ReconciliationProvider().check({}, props).failures
         assert [f.property for f in failures] == (["spec.role"] if expected == ["error"] else [])
         doc = merge_patch(BASE_NODECLASS, {"spec": {"role": spec["role"]}})
-        levels = pack_levels(analyzer, policy, lambda: analyzer.analyze(pack.NODECLASS_TYPE, doc, "urn:x", "default"))
+        levels = pack_levels(analyzer, policy, lambda doc=doc: analyzer.analyze(pack.NODECLASS_TYPE, doc, "urn:x", "default"))
         assert levels.get(name) == {"warning": analyzer_pb2.ADVISORY, "error": analyzer_pb2.MANDATORY}.get(
             (expected or [None])[0]
         )

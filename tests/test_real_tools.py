@@ -86,7 +86,7 @@ def test_only_built_controllers_can_run(nowhere, tmp_path):
 
     with pytest.raises(ValueError, match=r"no Karpenter controller 1\.9 is built: 1\.15, 1\.14 are"):
         _karpenter.start_controller(tmp_path, None, None, "demo", _karpenter.Controller((1, 9)))
-    with pytest.raises(pytest.skip.Exception, match="karpenter-controller-1.15 not found"):
+    with pytest.raises(pytest.skip.Exception, match=r"karpenter-controller-1\.15 not found"):
         _karpenter.start_controller(tmp_path, None, None, "demo", _karpenter.Controller((1, 15)))
 
 

@@ -109,7 +109,7 @@ K8S_PROVIDER_RELEASE = "4.25.0"
 
 def families() -> list[Family]:
     """The tool families, with versions read from their go.mod files."""
-    pulumi, provider, kube, cel = TOOLS / "pulumi", TOOLS / "pulumi-kubernetes", TOOLS / "kube", TOOLS / "cel"
+    pulumi, kube, cel = TOOLS / "pulumi", TOOLS / "kube", TOOLS / "cel"
     cli = _module_version(pulumi, PULUMI_PKG)
     pulumi_version = (f"-X {PULUMI_SDK}/go/common/version.Version={cli}",)
     k8s = _module_version(kube, "k8s.io/kubernetes")

@@ -126,4 +126,4 @@ def summary(stdout: str) -> dict[str, int] | None:
     found = _SUMMARY.search(stdout)
     if found is None:
         return None
-    return dict(zip(("resources", "valid", "invalid", "errors", "skipped"), map(int, found.groups())))
+    return dict(zip(("resources", "valid", "invalid", "errors", "skipped"), map(int, found.groups()), strict=True))

@@ -41,7 +41,7 @@ def files_at_ref(ref: str, head_paths: Sequence[Path]) -> list[tuple[str, str]]:
             raise InputError("is outside the Git repository, so it has no base version", str(path)) from None
     listed = _git("ls-tree", "-r", "-z", "--name-only", ref, "--", *relative, cwd=root)
     names = [name for name in listed.stdout.decode().split("\0") if name.endswith(YAML_SUFFIXES) and _shown(name, relative)]
-    return [(f"{ref}:{name}", text) for name, text in zip(names, _read_blobs(root, ref, names))]
+    return [(f"{ref}:{name}", text) for name, text in zip(names, _read_blobs(root, ref, names), strict=True)]
 
 
 def _shown(name: str, heads: Sequence[str]) -> bool:

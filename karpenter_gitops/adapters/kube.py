@@ -12,6 +12,7 @@ import json
 import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -172,14 +173,19 @@ def read_cluster(kubeconfig: Path | None, context: str | None = None) -> LiveClu
         return LiveCluster(api.configuration.host, objects, _schemas(api), _fleet(api))
 
 
+def _read_crd(api: client.ApiClient, name: str) -> Any:
+    """The CRD ``name`` as the JSON the API server sends, not the client's models of it."""
+    return json.loads(client.ApiextensionsV1Api(api).read_custom_resource_definition(
+        name, _request_timeout=TIMEOUT_SECONDS, _preload_content=False).data)
+
+
 def _schemas(api: client.ApiClient) -> dict[str, Mapping[str, Any]]:
     """The served schema of each kind's CRD; a CRD we may not read leaves its kind out (compared without defaults)."""
     found = {}
     for resource, kind in _KINDS.items():
         plural, group, version = resource
         try:
-            crd = _call(api, CRDS, lambda: json.loads(client.ApiextensionsV1Api(api).read_custom_resource_definition(
-                f"{plural}.{group}", _request_timeout=TIMEOUT_SECONDS, _preload_content=False).data))
+            crd = _call(api, CRDS, partial(_read_crd, api, f"{plural}.{group}"))
         except (Forbidden, ClusterUnavailable):
             continue
         for served in (crd.get("spec") or {}).get("versions") or ():

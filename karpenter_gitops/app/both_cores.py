@@ -149,7 +149,7 @@ def _serve(serve: Callable[[Connection], None], channel: Connection) -> None:
     code = 0
     try:
         serve(channel)
-    except BaseException:  # noqa: BLE001 - the caller redoes the work, and says what went wrong there
+    except BaseException:  # the caller redoes the work, and says what went wrong there
         code = 1
     finally:
         channel.close()

@@ -144,7 +144,7 @@ class Releases:
 
     def unpublished(self, version: str) -> list[str]:
         """The parameters ``version`` still lacks (empty once every variant is out)."""
-        published = zip(self.templates, self.images[version])
+        published = zip(self.templates, self.images[version], strict=True)
         return [template.replace(_VERSION_SLOT, version) for template, image in published if not image]
 
     def newer_than(self, version: str) -> list[str]:

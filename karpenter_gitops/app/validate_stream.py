@@ -185,7 +185,7 @@ def _stream(parts: list[Part], release, feature_gates, house, policy, waivers, c
 def _first_pass(parts: list[Part], release: versions.Release) -> list[Summary]:
     """Each part read and loaded for ``release`` (every other one by the second core), and summed up."""
     summaries, seen = [], set()
-    for part, outcome in zip(parts, both_cores.interleaved_map(partial(_summed, release=release), parts), strict=True):
+    for _part, outcome in zip(parts, both_cores.interleaved_map(partial(_summed, release=release), parts), strict=True):
         if isinstance(outcome, _Unstreamable):
             raise outcome
         keys = outcome.keys

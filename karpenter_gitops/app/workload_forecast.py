@@ -42,7 +42,7 @@ class WorkloadForecast:
             forecast = self.forecast.to_json()
             nodes = [n for p in self.forecast.pools for n in p.nodes]
             claims = [c for p in forecast["nodePools"] for c in p["nodeClaims"]]
-            for node, claim in zip(nodes, claims):
+            for node, claim in zip(nodes, claims, strict=True):
                 claim["ami"] = self.ami(node)
                 claim["priceSource"] = self.price_source(node)
         return {

@@ -296,7 +296,7 @@ def spool(stream: BinaryIO, limit: int) -> IO[bytes]:
     """A stream (standard input) copied to a temporary file, to be measured, cut and read more than once;
     the file is deleted when closed. No more than one byte over ``limit`` is copied: its reader refuses
     it as too large (an endless stream must not fill the disk)."""
-    spooled = tempfile.NamedTemporaryFile(prefix="karpenter-gitops-stdin-")  # noqa: SIM115 (the caller closes it)
+    spooled = tempfile.NamedTemporaryFile(prefix="karpenter-gitops-stdin-")  # the caller closes it
     left = limit + 1
     while left > 0 and (block := stream.read(min(_CHUNK, left))):
         spooled.write(block)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import gc
+import itertools
 import re
 from collections.abc import Iterable, Iterator, Mapping
 
@@ -201,7 +202,7 @@ def _document_slices(text: str) -> list[tuple[int, int, int]] | None:
     if starts is None:
         return None
     slices, lines, counted = [], 0, 0
-    for start, end in zip(starts, [*starts[1:], len(text)]):
+    for start, end in itertools.pairwise([*starts, len(text)]):
         lines += text.count("\n", counted, start)
         counted = start
         slices.append((start, end, lines))

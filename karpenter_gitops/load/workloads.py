@@ -285,7 +285,7 @@ def _pod_template(raw: Any, path: str, namespace: str, workload: str, source: So
                       "podAffinityTerm", _affinity_term, found),
         )
     node_selector = _labels(spec.get("nodeSelector"), f"{at}.nodeSelector")
-    for key, value in node_selector.items():
+    for key in node_selector:
         if restricted := restricted_label_error(key):
             found.invalid.append(restricted)
     for index, volume in enumerate(_list(spec.get("volumes"), f"{at}.volumes")):

@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from typing import Union
 
 from rich.console import Console
 from rich.padding import Padding
@@ -24,7 +23,7 @@ from rich.text import Text
 
 from karpenter_gitops.output.escape import visible
 
-Part = Union[str, tuple[str, str]]  # text as it is, or (text, style)
+Part = str | tuple[str, str]  # text as it is, or (text, style)
 
 def line(*parts: Part) -> Text:
     """One line of output from parts: plain strings are shown as they are (after :func:`visible`),

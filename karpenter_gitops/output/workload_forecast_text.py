@@ -6,7 +6,7 @@ names, messages quoting manifests, AWS answers) reaches the terminal as rich ``T
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from karpenter_gitops.core import versions
@@ -37,7 +37,7 @@ def outline(result: WorkloadForecast) -> dict:
         full = pool.to_json()
         claims = [{"instanceType": n.instance_type, "capacityType": n.launch.capacity_type, "zones": list(n.zones), "pods": len(n.pods),
                    "pricePerHour": claim["pricePerHour"], "launchError": n.launch.error}
-                  for n, claim in zip(pool.nodes, full["nodeClaims"])]
+                  for n, claim in zip(pool.nodes, full["nodeClaims"], strict=True)]
         pools[pool.node_pool] = {"nodeClaims": claims, **{k: full[k] for k in ("pods", "pricePerHour", "pricePerMonth", "unusable", "limitCost")}}
     full = forecast.to_json()
     return {

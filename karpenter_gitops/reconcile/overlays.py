@@ -195,7 +195,7 @@ def _applied(
         for name, price in (applied_overlays.base_prices(kept, accepted) if release >= applied_overlays.BASE_PRICE_SINCE else {}).items()
         if name not in listing.prices.prices and name in listing.catalogue.infos
     }
-    plain = {source.pool.name: types for source, types in zip(sources, listed)}
+    plain = {source.pool.name: types for source, types in zip(sources, listed, strict=True)}
     if unpriced:
         priced = _Listing(listing.catalogue, listing.prices, unpriced)
         outcome = applied_overlays.apply(usable, [priced.pool_types(source) for source in sources], heaviest_capacity=heaviest)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from typing import Any, TypeVar
 
 from karpenter_gitops.core.findings import Severity, Violation
@@ -36,7 +36,7 @@ _Derived = TypeVar("_Derived")
 ALL_KINDS = frozenset({"EC2NodeClass", "NodePool", "NodeOverlay", "CapacityBuffer"})
 
 
-class Stage(str, Enum):
+class Stage(StrEnum):
     """Where a rule's violations are observed."""
 
     OBJECT = "object"  # its check judges one object: check(obj, ctx)

@@ -1,7 +1,7 @@
 """status.amis from amiSelectorTerms against the embedded default world, as ``pkg/providers/amifamily/ami.go`` of
 github.com/aws/karpenter-provider-aws resolves them."""
 
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 
 from karpenter_gitops.adapters.aws.amis import AMIOutcome, resolve_amis, select_amis
 from karpenter_gitops.core.model import AMISelectorTerm
@@ -9,7 +9,7 @@ from karpenter_gitops.core.requirements import IN, Requirement
 from karpenter_gitops.karpenter.amifamily.protocol import ARCH, NEURON, NVIDIA, STANDARD
 from karpenter_gitops.core.versions import Kubernetes
 
-NOW = datetime(2025, 2, 15, tzinfo=timezone.utc)
+NOW = datetime(2025, 2, 15, tzinfo=UTC)
 
 
 def resolve(env, *terms, k8s="1.32", **options):

@@ -6,6 +6,7 @@ from karpenter_gitops.adapters.aws.network_lookup import (
 )
 from karpenter_gitops.core.model import SecurityGroupSelectorTerm, SubnetSelectorTerm
 from karpenter_gitops.core.versions import Kubernetes
+from datetime import UTC
 
 
 def test_subnets_by_discovery_tag_most_free_ips_first_with_zones(default_aws):
@@ -42,7 +43,7 @@ def test_security_groups_by_wildcard_tag_and_by_name_sorted_by_id(default_aws):
 
 def test_every_page_of_subnets_groups_and_images_is_read(monkeypatch):
     """moto answers in one page; real EC2 pages with NextToken, and a dropped page would be a wrong plan."""
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from botocore.stub import Stubber
 
@@ -66,7 +67,7 @@ def test_every_page_of_subnets_groups_and_images_is_read(monkeypatch):
     with stub:
         subnets = resolve_subnets(aws, [SubnetSelectorTerm(tags={"k": "v"})])
         groups = resolve_security_groups(aws, [SecurityGroupSelectorTerm(tags={"k": "v"})])
-        amis = resolve_amis(aws, [AMISelectorTerm(tags={"k": "v"})], Kubernetes(1, 32), now=datetime(2025, 3, 1, tzinfo=timezone.utc))
+        amis = resolve_amis(aws, [AMISelectorTerm(tags={"k": "v"})], Kubernetes(1, 32), now=datetime(2025, 3, 1, tzinfo=UTC))
     stub.assert_no_pending_responses()
     assert [s.id for s in subnets] == ["subnet-a", "subnet-b"] and [g.id for g in groups] == ["sg-1", "sg-2"]
     assert [a.id for a in amis.amis] == ["ami-new"]  # the newer image was on the second page

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 
 import pytest
@@ -76,7 +76,7 @@ def test_the_filters_are_karpenters_own():
 
 def test_the_embedded_aws_answers_both_price_calls(default_aws):
     aws = default_aws.session(max_attempts=1)
-    prices = load_prices(aws, now=datetime(2026, 11, 1, tzinfo=timezone.utc))
+    prices = load_prices(aws, now=datetime(2026, 11, 1, tzinfo=UTC))
     assert prices.notes == ()
     assert prices.on_demand["m5.large"] == 0.096 and "m5.large" in prices.from_api
     assert any(name.partition(".")[2].startswith("metal") for name in prices.from_api)  # the bare-metal query answered too

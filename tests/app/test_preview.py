@@ -11,7 +11,7 @@ import pytest
 import yaml
 from hypothesis import given
 from hypothesis import strategies as st
-from _fake_kube import fake_cluster, kubeconfig_for  # noqa: F401 - the fixture is used by name
+from _fake_kube import kubeconfig_for
 from _preview_objects import family, node_class, node_pool
 
 from karpenter_gitops.cli import main
@@ -270,7 +270,7 @@ def test_malformed_pulumi_input_is_a_usage_error(tmp_path, monkeypatch, capsys):
 )
 def test_valid_json_of_the_wrong_shape_is_an_input_error_not_a_traceback(parse, text):
     with pytest.raises(InputError, match="unexpected shape"):
-        parse(text, "pulumi.json").counts
+        _ = parse(text, "pulumi.json").counts
 
 
 def test_pure_layer_without_cli():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-from _command_runs import in_project, masked, run  # noqa: F401 - the fixture is used by name
+from _command_runs import masked, run
 
 SHOW_AWS_ENVIRONMENT = "import os; [print(k, '=', v) for k, v in sorted(os.environ.items()) if k.startswith('AWS_')]"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from _command_runs import in_project, run  # noqa: F401 - the fixture is used by name
+from _command_runs import run
 from conftest import PROJECT
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from _command_runs import in_project, masked, run  # noqa: F401 - the fixture is used by name
+from _command_runs import masked, run
 
 from karpenter_gitops.cli import main
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from _command_runs import in_project, run  # noqa: F401 - the fixture is used by name
+from _command_runs import run
 
 
 def test_render(in_project, capsys, snapshot, tmp_path):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from _command_runs import in_project, run  # noqa: F401 - the fixture is used by name
+from _command_runs import run
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,7 @@ from http.server import ThreadingHTTPServer
 
 import pytest
 import yaml
-from _command_runs import in_project, masked, run  # noqa: F401 - the fixture is used by name
+from _command_runs import masked, run
 from _fake_kube import FakeKubernetes, kubeconfig_for
 
 from karpenter_gitops.cli import main

@@ -51,5 +51,5 @@ def test_schema_essentials():
 
 def test_node_pool_stays_python_only():
     """Its NodeClass argument is a reference to a local component, which a schema cannot express."""
-    with pytest.raises(Exception, match="NodeClass.pulumi_type"):
+    with pytest.raises(Exception, match=r"NodeClass\.pulumi_type"):
         _schema(NodePool)

@@ -70,7 +70,7 @@ def test_bad_blocks_are_input_errors_with_a_hint(block, message, hint):
 
 
 def test_a_block_needs_the_cluster_name():
-    with pytest.raises(InputError, match="cluster.name"):
+    with pytest.raises(InputError, match=r"cluster\.name"):
         controller_block.parse({}, "Pulumi.dev.yaml", None)
 
 

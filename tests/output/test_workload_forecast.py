@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from _simulation import PRICES, on_demand, pods, pool, tolerate, world
 
-from karpenter_gitops.adapters.aws.pricing import PRICING_API, Prices, on_demand_prices
+from karpenter_gitops.adapters.aws.pricing import Prices, on_demand_prices
 from karpenter_gitops.core.requirements import Requirement
 from karpenter_gitops.karpenter.scheduling import simulate
 from karpenter_gitops.karpenter.scheduling.matching import Taint

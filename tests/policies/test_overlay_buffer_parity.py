@@ -57,7 +57,7 @@ def via_pack(doc: dict) -> set[tuple]:
     for policy in RESOURCE_POLICIES:
         args = ResourceValidationArgs(KINDS[doc["kind"]], unknown_checking_proxy(doc), urn, _key(doc), OPTS, None, {})
         messages = []
-        policy.validate(args, lambda message, _urn=None: messages.append(message))
+        policy.validate(args, lambda message, _urn=None, into=messages: into.append(message))
         for message in messages:
             kind, name, path, rule = _DESCRIBED.match(message).groups()
             found.add((rule, kind, name, path, "mandatory" if policy.enforcement_level.value == "mandatory" else "advisory"))

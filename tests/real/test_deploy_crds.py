@@ -79,7 +79,7 @@ def test_deploy_objects_are_served_as_written(upstream_crds, doc):
     from kubernetes import dynamic
 
     resources = dynamic.DynamicClient(upstream_crds).resources
-    for attempt in range(50):  # discovery learns a new CRD's kind shortly after it is established
+    for _attempt in range(50):  # discovery learns a new CRD's kind shortly after it is established
         try:
             resource = resources.get(api_version=doc["apiVersion"], kind=doc["kind"])
             break

@@ -63,7 +63,7 @@ def _images(images: list[dict]) -> list[tuple]:
     first = {}
     for position, image in enumerate(images):
         first.setdefault(image["id"], position)
-    return sorted(((first[i["id"]], i["id"], i["name"], _requirements(i)) for i in images))
+    return sorted((first[i["id"]], i["id"], i["name"], _requirements(i)) for i in images)
 
 
 def _condition(condition: dict) -> tuple:

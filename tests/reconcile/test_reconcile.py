@@ -265,7 +265,7 @@ def test_throttled_run_matches_clean_run_or_reports_transient(default_aws, catal
     result = plan.to_json()
     if plan.exit_code == 3:
         assert plan.transient
-        for name, node_class_plan in result["nodeClasses"].items():
+        for node_class_plan in result["nodeClasses"].values():
             reasons = {c["reason"] for c in node_class_plan["conditions"]}
             assert not reasons & {"AMINotFound", "SubnetsNotFound", "SecurityGroupsNotFound", "InstanceProfileNotFound"}
             if not node_class_plan["amis"]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 
 from karpenter_gitops.karpenter import amifamily
 from karpenter_gitops.adapters.aws.client import AwsSession, tag_filters
@@ -78,7 +78,7 @@ def resolve_amis(
     now: datetime | None = None,
 ) -> AMIResolution:
     """Resolve ``terms`` into the AMIs Karpenter would put in ``status.amis``, plus what it skipped and why."""
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     alias = next((term.alias for term in terms if term.alias), None)
     try:
         if alias:
@@ -203,12 +203,12 @@ def _preference(ami: AMI) -> tuple:
 
 def _timestamp(text: str) -> datetime:
     if not text:
-        return datetime.min.replace(tzinfo=timezone.utc)
+        return datetime.min.replace(tzinfo=UTC)
     try:
         parsed = datetime.fromisoformat(text)
     except (TypeError, ValueError):
         raise ValueError(f"CreationDate or DeprecationTime {text!r} is not an ISO 8601 time") from None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
 def _what(error: Exception) -> str:

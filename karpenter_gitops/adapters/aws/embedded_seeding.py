@@ -14,7 +14,7 @@ import functools
 import hashlib
 import ipaddress
 import json
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from typing import Any
 
 from karpenter_gitops.adapters.aws.client import AwsSession
@@ -110,7 +110,7 @@ def put_parameter(ssm: Any, account_id: str, name: str, value: str) -> None:
 def _seed_network(ec2: Any, world: World) -> None:
     vpc = ec2.create_vpc(cidr_block="10.0.0.0/16")
     blocks = ipaddress.ip_network("10.0.0.0/16").subnets(new_prefix=22)
-    for entry, block in zip(world.section("subnets"), blocks):
+    for entry, block in zip(world.section("subnets"), blocks, strict=False):  # blocks: as many as the /16 holds
         subnet = ec2.create_subnet(vpc.id, str(block), availability_zone=entry["availabilityZone"])
         _rekey(ec2.subnets[entry["availabilityZone"]], subnet, entry["id"])
         if "availableIpAddressCount" in entry:
@@ -168,4 +168,4 @@ def _parse_time(text: str | None) -> datetime | None:
     if text is None:
         return None
     parsed = datetime.fromisoformat(text)
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)

@@ -10,7 +10,7 @@ moto code that seeds it (``embedded_seeding``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, datetime, timezone
+from datetime import date, datetime, UTC
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -164,7 +164,7 @@ def parse_world(text: str, source: str) -> World:
 def _plain(value: Any) -> Any:
     """YAML timestamps (unquoted dates) become the ISO strings the schema expects."""
     if isinstance(value, datetime):
-        return (value if value.tzinfo else value.replace(tzinfo=timezone.utc)).isoformat().replace("+00:00", "Z")
+        return (value if value.tzinfo else value.replace(tzinfo=UTC)).isoformat().replace("+00:00", "Z")
     if isinstance(value, date):
         return value.isoformat()
     if isinstance(value, dict):

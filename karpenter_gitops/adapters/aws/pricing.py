@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from functools import cache
 from importlib import resources
 from types import MappingProxyType
@@ -182,7 +182,7 @@ def load_prices(aws: AwsSession, now: datetime | None = None) -> Prices:
     spot: dict[tuple[str, str], float] | None = None
     try:
         history = aws.paginate("ec2", "DescribeSpotPriceHistory", "SpotPriceHistory", ProductDescriptions=list(SPOT_PRODUCTS),
-                               StartTime=now or datetime.now(timezone.utc), MaxResults=2000)
+                               StartTime=now or datetime.now(UTC), MaxResults=2000)
         spot = _spot(history)
         if not spot:
             notes.append("spot: DescribeSpotPriceHistory returned no prices; spot offerings cost the on-demand price")

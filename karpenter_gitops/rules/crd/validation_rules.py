@@ -138,7 +138,7 @@ def evaluate(program: Program, message: str | None, value: Any, activation: Any 
         try:
             if program.compiled.eval(activation).value() is True:
                 return None
-        except Exception:  # noqa: BLE001, S110 - run() below raises it again, in the engine's words
+        except Exception:  # run() below raises it again, in the engine's words
             pass
     try:
         result = run(program, {"self": value}, activation=activation)

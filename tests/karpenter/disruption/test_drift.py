@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 
 import pytest
-from _fake_kube import fake_cluster, kubeconfig_for  # noqa: F401 - the fixture is used by name
+from _fake_kube import kubeconfig_for
 
 from karpenter_gitops.adapters import kube
 from karpenter_gitops.core.cluster import FleetNode

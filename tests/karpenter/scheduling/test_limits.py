@@ -75,13 +75,13 @@ def test_the_pools_requirements_narrow_the_types():
 
 
 def test_spot_prices_bound_the_fill_and_dearer_spot_falls_back_to_on_demand():
-    spot = {("c5.large", zone): price for zone, price in zip(ZONES, (0.03, 0.04, 0.05))}
+    spot = {("c5.large", zone): price for zone, price in zip(ZONES, (0.03, 0.04, 0.05), strict=True)}
     spot |= {("r5.large", zone): 0.2 for zone in ZONES}  # dearer than its on-demand $0.126: the launch drops it
     cost = at_limits(pool("default", limits={"cpu": "8"}), instance_types_=types(("c5.large", "r5.large"), spot=spot))["default"]
     assert fill(cost.cheapest) == ("c5.large", "spot", 4, 0.12)
     assert fill(cost.dearest) == ("r5.large", "on-demand", 4, 0.504)
     # the dearest c5.large fill would take the dearest spot zone
-    assert priced([Offering(z, "spot", p) for z, p in zip(ZONES, (0.03, 0.04, 0.05))]) == ("spot", 0.03, 0.05)
+    assert priced([Offering(z, "spot", p) for z, p in zip(ZONES, (0.03, 0.04, 0.05), strict=True)]) == ("spot", 0.03, 0.05)
 
 
 def test_an_unusable_pool_has_no_limit_cost():

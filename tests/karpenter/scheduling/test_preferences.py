@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 from _simulation import template
 
 from karpenter_gitops.core import labels
@@ -26,7 +28,7 @@ def test_the_order_of_relaxation():
                    spreads=(Spread("z", 1, "ScheduleAnyway"), Spread("h", 1), Spread("k", 1, "ScheduleAnyway")))
     steps = walk(PodState.initial(pod))
     removed = []
-    for before, after in zip(steps, steps[1:]):
+    for before, after in itertools.pairwise(steps):
         removed.append(next(name for name in ("required_terms", "preferred_affinity", "preferred_anti_affinity", "preferred_terms",
                                               "spreads", "tolerations") if getattr(before, name) != getattr(after, name)))
     assert removed == ["required_terms", "preferred_affinity", "preferred_anti_affinity", "preferred_terms", "preferred_terms",

@@ -112,15 +112,13 @@ def _commands(words: list[str]) -> Iterator[list[str]]:
 def _invocation(command: list[str]) -> Invocation | None:
     for at, word in enumerate(command):
         program = os.path.basename(word)
+        if program == "kubelet":
+            return Invocation(tuple(command[: at + 1]), tuple(command[at + 1 :]), False)
         if program in _PROGRAMS:
-            break
+            return _bootstrap(command[: at + 1], command[at + 1 :])
         if not (word in _WRAPPERS or word.startswith("-") or _ASSIGNMENT.match(word)):
             return None
-    else:
-        return None
-    if program == "kubelet":
-        return Invocation(tuple(command[: at + 1]), tuple(command[at + 1 :]), False)
-    return _bootstrap(command[: at + 1], command[at + 1 :])
+    return None
 
 
 def _bootstrap(head: list[str], args: list[str]) -> Invocation:

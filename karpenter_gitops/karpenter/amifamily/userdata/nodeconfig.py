@@ -95,7 +95,7 @@ def taints_of(document: Mapping[str, Any]) -> tuple[tuple[taints.Taint, ...], li
     parsed = [taints.from_mapping(e) for e in entries]
     flags = kubelet.get("flags")
     from_flags = taints.from_kubelet_args([str(f) for f in flags]) if isinstance(flags, list) else ()
-    return tuple(t for t in parsed if t is not None) + from_flags, [e for e, t in zip(entries, parsed) if t is None]
+    return tuple(t for t in parsed if t is not None) + from_flags, [e for e, t in zip(entries, parsed, strict=True) if t is None]
 
 
 def snippet(found: tuple[taints.Taint, ...], flags: tuple[str, ...] = ()) -> str:
