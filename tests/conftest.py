@@ -65,7 +65,7 @@ def scratch_project(directory: Path, stack: str, stack_text: str) -> Path:
 # --- the wheel, installed as a user installs it ---------------------------------------------------
 # Built from a copy of the sources: setuptools reuses an existing build/ directory, which can hold
 # modules that no longer exist.
-LEFT_OUT = (".git", ".venv", ".tools", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache", ".hypothesis", "out", "rendered", "site", "*.so")
+LEFT_OUT = (".git", ".venv", ".tools", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis", "out", "rendered", "site", "*.so")
 
 
 @pytest.fixture(scope="session")
