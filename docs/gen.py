@@ -16,6 +16,7 @@ import ast
 import dataclasses
 import importlib.util
 import inspect
+import itertools
 import json
 import re
 import sys
@@ -427,7 +428,7 @@ def layer_map() -> str:
     order = [name for group in groups for name in group]
     imports = layer_imports()
     lines = ["```mermaid", "flowchart TB", *(f'  {part}["{part}/"]' for part in (*SHELLS, *order))]
-    lines += [f"  {upper} --> {lower}" for above, below in zip(groups, groups[1:]) for upper in above for lower in below]
+    lines += [f"  {upper} --> {lower}" for above, below in itertools.pairwise(groups) for upper in above for lower in below]
     lines += [f"  {shell} -.-> {name}" for shell in SHELLS for name in order if name in imports.run_time.get(shell, ())]
     lines += ["```", "",
               "A solid arrow joins a layer to the next one down in the contracts' order; a layer may import any layer "

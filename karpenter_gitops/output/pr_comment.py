@@ -404,7 +404,7 @@ def markdown(preview: Preview, budget: int | None = DEFAULT_BUDGET, full_report:
     """The comment and whether anything was cut; ``budget=None`` gives the full report."""
     full = budget is None
     kept = _kept(preview, full, tight=False)
-    tight = not full and sum(len(b.text) for b in kept if b.kept) > budget - _FOOTER_RESERVE
+    tight = budget is not None and sum(len(b.text) for b in kept if b.kept) > budget - _FOOTER_RESERVE
     if tight:
         kept = _kept(preview, full, tight=True)
     blocks = [

@@ -6,7 +6,6 @@ loopback port nothing listens on, so a set-up that is right ends at the connecti
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from unittest import mock
 
 from _dead_endpoints import free_port

@@ -213,7 +213,7 @@ def test_engine_values_are_judged_by_the_release_their_cluster_block_names():
     assert stack({"karpenterVersion": "1.99"})[1] == versions.NEWEST  # a newer release: as the newest known, like the CLI
     inputs, release = stack({"karpenterVersion": "1.14", "featureGates": {"nodeOverlay": True}})
     assert release == (1, 14) and inputs.cluster.release == (1, 14) and inputs.cluster.feature_gates == {"NodeOverlay"}
-    with pytest.raises(InputError, match="'NodeClassCEL' is not a feature gate of Karpenter 1.14"):
+    with pytest.raises(InputError, match=r"'NodeClassCEL' is not a feature gate of Karpenter 1\.14"):
         stack({"karpenterVersion": "1.14", "featureGates": {"NodeClassCEL": True}})
 
 
