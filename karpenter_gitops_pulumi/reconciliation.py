@@ -41,7 +41,8 @@ from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.findings import Finding, Severity
 from karpenter_gitops.core.inputs import NAMESPACE, Inputs
 from karpenter_gitops.core.model import EC2NODECLASS, NODEOVERLAY
-from karpenter_gitops.karpenter.status.prediction import PERSISTENT, TRANSIENT, Plan
+from karpenter_gitops.core.outcome import Outcome
+from karpenter_gitops.karpenter.status.prediction import Plan
 
 INPUT_KEYS = ("nodeClassName", "spec", "nodePoolSpecs", "nodeOverlaySpecs", "cluster", "policy", "workloads")
 # NodeClassPlan.to_json() keys, plus the per-pool plans and the non-blocking findings.
@@ -289,10 +290,10 @@ class ReconciliationProvider(ResourceProvider):
     def _reconciled(props: Mapping[str, Any], settings: Any) -> dict[str, Any]:
         name = props["nodeClassName"]
         plan, forecast = _plan(props, settings)
-        if plan.exit_code == TRANSIENT or name not in plan.node_classes:
+        if plan.exit_code is Outcome.TRANSIENT or name not in plan.node_classes:
             why = "; ".join(plan.transient) or "no plan for this class"
             raise TransientReconciliationError(f"EC2NodeClass {name}: transient AWS failure, nothing changed, retry later: {why}")
-        if plan.exit_code == PERSISTENT:
+        if plan.exit_code is Outcome.FINDINGS:
             raise ReconciliationError(_why_not_ready(name, plan))
         return _outputs(props, plan, forecast)
 

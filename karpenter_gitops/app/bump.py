@@ -36,6 +36,7 @@ from karpenter_gitops.core import versions, yaml_reader
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.inputs import NAMESPACE, Inputs
 from karpenter_gitops.core.model import AMISelectorTerm, EC2NodeClass
+from karpenter_gitops.core.outcome import Outcome
 from karpenter_gitops.karpenter.amifamily import protocol
 from karpenter_gitops.load.into_inputs import load_documents
 from karpenter_gitops.load.files import parse_yaml, read_text
@@ -92,6 +93,11 @@ class BumpPlan:
     unchanged: tuple[Unchanged, ...] = ()
     problems: tuple[Problem, ...] = ()
     notes: tuple[str, ...] = ()
+
+    @property
+    def exit_code(self) -> Outcome:
+        """FINDINGS when a pinned class cannot be resolved; what could be bumped is bumped all the same."""
+        return Outcome.FINDINGS if self.problems else Outcome.OK
 
     def to_json(self) -> dict:
         return {

@@ -15,13 +15,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from karpenter_gitops.core.outcome import Outcome
 from karpenter_gitops.load.stacks import stack_names
 
 if TYPE_CHECKING:
     from karpenter_gitops.adapters.aws.target import Target
 
 Result = TypeVar("Result")
-_RANK = {0: 0, 1: 1, 3: 2}  # exit codes by severity: ok < findings < transient
 
 
 @dataclass(frozen=True)
@@ -29,11 +29,11 @@ class FleetRun(Generic[Result]):
     """Each stack's result, in the order given, and the fleet's exit code."""
 
     results: dict[str, Result]
-    exit_codes: dict[str, int]
+    exit_codes: dict[str, Outcome]
 
     @property
-    def exit_code(self) -> int:
-        return max(self.exit_codes.values(), key=lambda code: _RANK.get(code, 0), default=0)
+    def exit_code(self) -> Outcome:
+        return Outcome.worst(self.exit_codes.values())
 
 
 def chosen_stacks(stacks: Sequence[str], all_stacks: bool) -> list[str]:
@@ -41,7 +41,7 @@ def chosen_stacks(stacks: Sequence[str], all_stacks: bool) -> list[str]:
     return stack_names() if all_stacks else list(dict.fromkeys(stacks))
 
 
-def run_fleet(stacks: Sequence[str], run: Callable[[str], tuple[Result, int]], progress=None) -> FleetRun[Result]:
+def run_fleet(stacks: Sequence[str], run: Callable[[str], tuple[Result, Outcome]], progress=None) -> FleetRun[Result]:
     """``run(stack)`` for each stack, its result and exit code kept; ``progress(stack)`` before each."""
     results, codes = {}, {}
     for stack in stacks:

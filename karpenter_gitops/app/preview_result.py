@@ -22,8 +22,9 @@ from typing import Any
 from karpenter_gitops.core.findings import Finding, Severity
 from karpenter_gitops.core.inputs import Inputs
 from karpenter_gitops.core.model import EC2NODECLASS, NODEOVERLAY
+from karpenter_gitops.core.outcome import Outcome
 from karpenter_gitops.karpenter.nodeoverlay.applied import FirstChoice
-from karpenter_gitops.karpenter.status.prediction import PERSISTENT, READY, TRANSIENT, Plan
+from karpenter_gitops.karpenter.status.prediction import Plan
 from karpenter_gitops.judge.report import Report
 from karpenter_gitops.load.pulumi_events import PulumiPreview
 from karpenter_gitops.app.cost_comparison import CostComparison
@@ -219,13 +220,13 @@ class Preview:
         return tuple(policy + [f"Pulumi error: {d.message}" for d in self.pulumi.errors])
 
     @property
-    def exit_code(self) -> int:
-        """As ``plan``: 3 transient (nothing decided), 1 blocking problems, 0 clean."""
+    def exit_code(self) -> Outcome:
+        """As ``plan``: TRANSIENT (nothing decided), FINDINGS (blocking problems), OK."""
         if self.transient:
-            return TRANSIENT
+            return Outcome.TRANSIENT
         if self.errors or self.not_ready or self.blocking_pulumi or (self.cost and self.cost.newly_unschedulable):
-            return PERSISTENT
-        return READY
+            return Outcome.FINDINGS
+        return Outcome.OK
 
     def counts(self) -> dict[str, int]:
         tally = Counter(change.status for change in self.changes)

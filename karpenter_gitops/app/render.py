@@ -16,7 +16,8 @@ from karpenter_gitops.core import typed_schema
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.findings import Severity
 from karpenter_gitops.core.inputs import Inputs
-from karpenter_gitops.karpenter.status.prediction import READY, TRANSIENT, Plan
+from karpenter_gitops.core.outcome import Outcome
+from karpenter_gitops.karpenter.status.prediction import Plan
 from karpenter_gitops.judge import validate
 from karpenter_gitops.judge.report import Report
 from karpenter_gitops.output import manifests
@@ -25,9 +26,9 @@ from karpenter_gitops.app.preview_result import not_ready
 
 @dataclass(frozen=True)
 class Rendered:
-    """What became of a render: written (``exit_code`` 0), or refused and why."""
+    """What became of a render: written (``exit_code`` OK), or refused and why."""
 
-    exit_code: int
+    exit_code: Outcome
     report: Report | None = None  # refused by validation: its findings
     problems: tuple[str, ...] = ()  # refused by the reconciliation: what it predicted
     refusal: str | None = None  # why nothing was written, in a few words
@@ -52,21 +53,21 @@ def render_sources(sources: Sources, out: Path | None, plan: Callable[[Inputs], 
         )
     report = validate(inputs, sources.release)
     if report.errors:
-        return Rendered(1, report=report, refusal=f"{report.errors} error finding(s)")
+        return Rendered(report.exit_code, report=report, refusal=f"{report.errors} error finding(s)")
     if plan is not None:
         planned = plan(inputs)
-        if planned.exit_code != READY:
+        if planned.exit_code is not Outcome.OK:
             problems = [f"transient: {t}" for t in planned.transient]
             problems += [f"{f.kind}/{f.name} {f.path}: {f.message}" for f in planned.findings if f.severity is Severity.ERROR]
             problems += [f"EC2NodeClass/{name} not Ready: {why}" for name, why in not_ready(planned)]
-            why = "AWS trouble, nothing decided (retry)" if planned.exit_code == TRANSIENT else "persistent problems"
+            why = "AWS trouble, nothing decided (retry)" if planned.exit_code is Outcome.TRANSIENT else "persistent problems"
             return Rendered(planned.exit_code, problems=tuple(problems), refusal=why)
     files = manifests.manifest_files(inputs)
     if out is None:
         stream = "".join(f"---\n{files[name]}" for name in sorted(files))
-        return Rendered(READY, files=len(files), stream=stream)
+        return Rendered(Outcome.OK, files=len(files), stream=stream)
     try:
         changed = manifests.write_atomically(out, files)
     except OSError as error:  # ``out`` is as it was: the write is all or nothing
         raise InputError(f"cannot write: {error.strerror or error}", str(out), hint="check --out") from None
-    return Rendered(READY, files=len(files), changed=changed)
+    return Rendered(Outcome.OK, files=len(files), changed=changed)

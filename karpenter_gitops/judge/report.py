@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.findings import Finding, Severity
 from karpenter_gitops.core.inputs import Waiver
+from karpenter_gitops.core.outcome import Outcome
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,10 @@ class Report:
     @property
     def warnings(self) -> int:
         return self.count(Severity.WARNING)
+
+    @property
+    def exit_code(self) -> Outcome:
+        return self.tally().exit_code
 
     def tally(self) -> Tally:
         waived = len([f for f in self.findings if f in self.waived]) if self.policy else 0
@@ -61,6 +66,11 @@ class Tally:
     policy: bool = False
     waivers: tuple[Waiver, ...] = ()
     waived: int = 0
+
+    @property
+    def exit_code(self) -> Outcome:
+        """FINDINGS when an error finding is not waived; warnings and notes never fail a run."""
+        return Outcome.FINDINGS if self.errors else Outcome.OK
 
     def __add__(self, other: Tally) -> Tally:
         return Tally(self.errors + other.errors, self.warnings + other.warnings, self.objects + other.objects,

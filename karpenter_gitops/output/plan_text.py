@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from karpenter_gitops.core.outcome import Outcome
 from karpenter_gitops.karpenter.nodeoverlay.applied import FirstChoice
 from karpenter_gitops.karpenter.status.prediction import NodeClassPlan, NodePoolPlan, OverlayPlan, Plan, PoolOverlays
 from karpenter_gitops.output.terminal import Terminal
@@ -173,6 +174,10 @@ def print_plan(plan: Plan, console: Terminal) -> None:
     console.print((f"AWS calls: {calls}", "dim"))
     ready = sum(1 for p in plan.node_classes.values() if p.ready)
     mapped = sum(1 for p in plan.node_pools.values() if p.mapping is not None)
-    verdict = {0: ("ready", "green"), 1: ("persistent problems", "red"), 3: ("transient: nothing decided, retry", "yellow")}
+    verdict = {
+        Outcome.OK: ("ready", "green"),
+        Outcome.FINDINGS: ("persistent problems", "red"),
+        Outcome.TRANSIENT: ("transient: nothing decided, retry", "yellow"),
+    }
     counts = f"{ready}/{len(plan.node_classes)} EC2NodeClass(es) predicted Ready, {mapped}/{len(plan.node_pools)} NodePool(s) mapped: "
     console.print((counts, "bold"), (verdict[plan.exit_code][0], f"bold {verdict[plan.exit_code][1]}"))

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from karpenter_gitops.core.findings import Finding, Severity
-from karpenter_gitops.karpenter.status.prediction import PERSISTENT, TRANSIENT
+from karpenter_gitops.core.outcome import Outcome
 from karpenter_gitops.output import DEFAULT_BUDGET
 from karpenter_gitops.karpenter.disruption.drift import AMIMove, summarise_types
 from karpenter_gitops.output import cost_text
@@ -71,9 +71,9 @@ def _types(instance_types: Sequence[str], full: bool, quoted: OutsideText) -> st
 
 def _verdict(preview: Preview) -> str:
     code = preview.exit_code
-    if code == TRANSIENT:
+    if code is Outcome.TRANSIENT:
         return ":hourglass: transient trouble, nothing decided — re-run"
-    if code == PERSISTENT:
+    if code is Outcome.FINDINGS:
         problems = len(preview.errors) + len(preview.not_ready) + len(preview.blocking_pulumi)
         problems += len(preview.cost.newly_unschedulable) if preview.cost else 0
         return f":x: {problems} blocking problem(s)"

@@ -12,6 +12,7 @@ from typing import Any
 
 from karpenter_gitops.karpenter.status.nodeclass_conditions import roll_up
 from karpenter_gitops.core.findings import Finding, Severity
+from karpenter_gitops.core.outcome import Outcome
 from karpenter_gitops.karpenter.amifamily.resolver import NodePoolMapping
 from karpenter_gitops.karpenter.nodeoverlay.applied import CapacityChange, Conflict, FirstChoice, PriceChange
 from karpenter_gitops.core.resolved import (
@@ -21,8 +22,6 @@ from karpenter_gitops.core.resolved import (
     SkippedAMI,
     Subnet,
 )
-
-READY, PERSISTENT, TRANSIENT = 0, 1, 3  # exit codes of a plan (2 is usage, decided before)
 
 
 @dataclass(frozen=True)
@@ -199,13 +198,14 @@ class Plan:
     node_overlays: OverlayPlan | None = None  # set when the input has NodeOverlays
 
     @property
-    def exit_code(self) -> int:
+    def exit_code(self) -> Outcome:
+        """TRANSIENT when AWS left something undecided; FINDINGS for an error finding or a class predicted not Ready."""
         if self.transient:
-            return TRANSIENT
+            return Outcome.TRANSIENT
         errors = any(f.severity is Severity.ERROR for f in self.findings)
         if errors or not all(nc.ready for nc in self.node_classes.values()):
-            return PERSISTENT
-        return READY
+            return Outcome.FINDINGS
+        return Outcome.OK
 
     def to_json(self) -> dict[str, Any]:
         return {

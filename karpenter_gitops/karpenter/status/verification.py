@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from karpenter_gitops.core.cluster import FleetNode
+from karpenter_gitops.core.outcome import Outcome
 from karpenter_gitops.karpenter.status.prediction import NodePoolPlan
 from karpenter_gitops.core.resolved import Condition
 from karpenter_gitops.karpenter.scheduling.launched import PoolLaunch
@@ -58,11 +59,12 @@ class Verification:
     launched: tuple[PoolLaunch, ...] | None = None  # with workloads: the NodeClaims launched beside the forecast (information)
 
     @property
-    def exit_code(self) -> int:
-        """1: the cluster differs; 3: nothing differs yet, but something was not reconciled (retry); 0: as said."""
+    def exit_code(self) -> Outcome:
+        """FINDINGS: the cluster differs; TRANSIENT: nothing differs yet, but something was not reconciled
+        (retry); OK: as said."""
         if self.differences:
-            return 1
-        return 3 if self.unreconciled else 0
+            return Outcome.FINDINGS
+        return Outcome.TRANSIENT if self.unreconciled else Outcome.OK
 
     def of(self, category: str) -> tuple[Difference, ...]:
         return tuple(d for d in self.differences if d.category == category)
