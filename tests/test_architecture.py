@@ -63,6 +63,40 @@ def test_findings_are_made_only_by_the_judge():
     assert makers == ["karpenter_gitops/judge/judgement.py"]
 
 
+def _ends_the_process(node: ast.AST) -> bool:
+    """``sys.exit(...)``, click's ``ctx.exit(...)``, ``exit()`` or ``quit()``, and any ``SystemExit``."""
+    if isinstance(node, ast.Call):
+        func = node.func
+        return (isinstance(func, ast.Attribute) and func.attr == "exit") or (isinstance(func, ast.Name) and func.id in ("exit", "quit"))
+    return isinstance(node, ast.Name) and node.id == "SystemExit"
+
+
+def _process_enders(root: Path) -> list[str]:
+    return sorted(
+        f"{path.relative_to(root.parent)}:{node.lineno}"
+        for path in root.rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if _ends_the_process(node)
+    )
+
+
+def test_commands_return_their_outcome_and_nothing_ends_the_process():
+    """A command returns an Outcome and ``cli.entry.main`` returns it as the exit code; only ``python -m
+    karpenter_gitops`` hands that to the interpreter, as the console script does. A helper that ended the
+    process would skip the caller's output, clean-up and the exit-code contract."""
+    enders = [found for root in ("karpenter_gitops", "karpenter_gitops_pulumi", "karpenter_gitops_policies")
+              for found in _process_enders(PROJECT / root)]
+    assert [found.split(":")[0] for found in enders] == ["karpenter_gitops/__main__.py"]
+
+
+def test_the_exit_check_sees_each_way_out(tmp_path):
+    package = tmp_path / "package"
+    package.mkdir()
+    (package / "quiet.py").write_text("def run():\n    return 0\n")
+    (package / "loud.py").write_text("import sys\nsys.exit(1)\nctx.exit(2)\nraise SystemExit(3)\nexit()\n")
+    assert _process_enders(package) == ["package/loud.py:2", "package/loud.py:3", "package/loud.py:4", "package/loud.py:5"]
+
+
 def _holds_logic(statement: ast.stmt) -> bool:
     """Anything in a package's ``__init__`` beyond its docstring, imports, ``__all__`` and named constants."""
     if isinstance(statement, (ast.Import, ast.ImportFrom)):

@@ -6,14 +6,18 @@ import json
 
 import click
 
+from karpenter_gitops.app import analyze
+from karpenter_gitops.app.sources import read_policy_file
 from karpenter_gitops.cli import options
-from karpenter_gitops.cli.group import cli
+from karpenter_gitops.core.inputs import PolicySettings
+from karpenter_gitops.core.outcome import Outcome
+from karpenter_gitops.load.stacks import stack_file
 
 
-@cli.command("pack-config")
+@click.command("pack-config")
 @click.option("--stack", metavar="NAME", help="Read the policy block of stacks/Pulumi.NAME.yaml.")
 @options.policy_file
-def pack_config_command(stack, policy_file) -> None:
+def pack_config_command(stack, policy_file) -> Outcome:
     """Print the pack config (JSON) that makes the policy pack judge as a policy file or a stack's policy
     block says (both: the stack's block wins key by key).
 
@@ -21,14 +25,10 @@ def pack_config_command(stack, policy_file) -> None:
     ones (production included), and rule parameters pass as they are. Use it as
     `pulumi preview --policy-pack "$(karpenter-gitops policy-pack)" --policy-pack-config FILE`.
     """
-    from karpenter_gitops.app import analyze
-    from karpenter_gitops.app.sources import read_policy_file
-    from karpenter_gitops.core.inputs import PolicySettings
-    from karpenter_gitops.load.stacks import stack_file
-
     if stack is None and policy_file is None:
         raise click.UsageError("give --policy-file FILE, --stack NAME or both")
     settings = read_policy_file(policy_file) if policy_file else PolicySettings()
     if stack is not None:
         settings = options.sources([stack_file(stack)], None).inputs.policy.over(settings)
     click.echo(json.dumps(analyze.pack_config(settings), indent=2, sort_keys=True))
+    return Outcome.OK

@@ -8,11 +8,18 @@ from pathlib import Path
 
 import click
 
+from karpenter_gitops.adapters.aws.target import aws_target
+from karpenter_gitops.app.fleet import SharedTargets, run_fleet
+from karpenter_gitops.app.plan import forecaster, planner, read_workloads, write_picture
 from karpenter_gitops.cli import options
-from karpenter_gitops.cli.group import cli
+from karpenter_gitops.core.outcome import Outcome
+from karpenter_gitops.load.stacks import stack_file
+from karpenter_gitops.output.plan_text import print_plan
+from karpenter_gitops.output.terminal import Terminal, waiting
+from karpenter_gitops.output.workload_forecast_text import print_forecast
 
 
-@cli.command("plan")
+@click.command("plan")
 @options.manifest_paths
 @options.stacks("Plan stacks/Pulumi.NAME.yaml; several (or --all-stacks) plan each stack as its own cluster.")
 @options.aws
@@ -26,7 +33,7 @@ from karpenter_gitops.cli.group import cli
 @click.option("--picture", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE.svg",
               help="With --workloads: write an SVG of each NodePool's nodes and the pods packed on them.")
 def plan_command(paths, manifests, stacks, all_stacks, embedded_aws, aws_fixture, kubernetes, cache_dir, release, allow_empty, fmt,
-                 workload_paths, picture):
+                 workload_paths, picture) -> Outcome:
     """Resolve what Karpenter will resolve from AWS and predict its status, before anything is applied.
 
     PATHS (or --manifests) are manifest files, directories or - for standard input, as for validate.
@@ -36,18 +43,13 @@ def plan_command(paths, manifests, stacks, all_stacks, embedded_aws, aws_fixture
     Exit 0: every EC2NodeClass predicted Ready and no error finding; 1: persistent problems;
     3: transient AWS trouble (nothing decided, retry); 2: usage or unreadable input.
     """
-    from karpenter_gitops.adapters.aws.target import aws_target
-    from karpenter_gitops.app.plan import planner
-    from karpenter_gitops.output.plan_text import print_plan
-    from karpenter_gitops.output.terminal import Terminal, waiting
-
     options.check_fixture(embedded_aws, aws_fixture)
     manifests = (*paths, *manifests)
     if options.is_fleet(stacks, all_stacks):
         if workload_paths:
             raise click.UsageError("--workloads forecasts one cluster: give one --stack (or --manifests)")
         fleet = options.fleet_stacks(manifests, stacks, all_stacks)
-        _fleet(fleet, embedded_aws, aws_fixture, kubernetes, cache_dir, release, fmt)
+        return _fleet(fleet, embedded_aws, aws_fixture, kubernetes, cache_dir, release, fmt)
     sources = options.sources(options.stack_or_manifests(stacks[0] if stacks else None, manifests), release)
     options.require_objects(sources, allow_empty)  # before AWS is asked anything
     workload_paths = workload_paths or sources.workload_paths  # the stack's karpenter-gitops:workloads, unless given
@@ -55,8 +57,6 @@ def plan_command(paths, manifests, stacks, all_stacks, embedded_aws, aws_fixture
         raise click.UsageError("--picture draws the forecast: give --workloads too (or name them in the stack)")
     workloads = None
     if workload_paths:  # read before AWS is: unreadable workloads end the run with nothing asked or written
-        from karpenter_gitops.app.plan import read_workloads
-
         kube = kubernetes or sources.inputs.cluster.kubernetes
         workloads = read_workloads(workload_paths, kube, stdin=lambda: sys.stdin.read())
     with waiting("asking AWS…") as progress, aws_target(embedded_aws, aws_fixture, sources.aws_config) as target:
@@ -64,13 +64,9 @@ def plan_command(paths, manifests, stacks, all_stacks, embedded_aws, aws_fixture
         plan = planner(target, sources.release, kubernetes=kubernetes, cache_dir=cache_dir, progress=progress)(sources.inputs)
         forecast = None
         if workloads is not None:
-            from karpenter_gitops.app.plan import forecaster
-
             progress("forecasting…")
             forecast = forecaster(target, sources.release, workloads, workload_paths, cache_dir=cache_dir)(sources.inputs, plan)
     if picture:
-        from karpenter_gitops.app.plan import write_picture
-
         write_picture(forecast, picture)
     if fmt == "json":
         click.echo(json.dumps({**plan.to_json(), **({"forecast": forecast.to_json()} if forecast else {})}, indent=2))
@@ -78,22 +74,14 @@ def plan_command(paths, manifests, stacks, all_stacks, embedded_aws, aws_fixture
         console = Terminal.for_stdout()
         print_plan(plan, console)
         if forecast:
-            from karpenter_gitops.output.workload_forecast_text import print_forecast
-
             print_forecast(forecast, console)
-    sys.exit(plan.exit_code)
+    return plan.exit_code
 
 
-def _fleet(stacks, embedded_aws, aws_fixture, kubernetes, cache_dir, release, fmt) -> None:
+def _fleet(stacks, embedded_aws, aws_fixture, kubernetes, cache_dir, release, fmt) -> Outcome:
     """Each stack planned as its own cluster; stacks of one region share a session, so identical AWS
     queries are asked once per run; one report grouped by stack; the worst exit code. Every stack
     file is read before AWS is, so unreadable input ends the run with nothing printed."""
-    from karpenter_gitops.app.fleet import SharedTargets, run_fleet
-    from karpenter_gitops.app.plan import planner
-    from karpenter_gitops.load.stacks import stack_file
-    from karpenter_gitops.output.plan_text import print_plan
-    from karpenter_gitops.output.terminal import Terminal, waiting
-
     sources = {stack: options.sources([stack_file(stack)], release) for stack in stacks}
     console = Terminal.for_stdout()
     planned: dict[str, str] = {}  # JSON of each stack's plan: compact, where the plans themselves are large
@@ -120,4 +108,4 @@ def _fleet(stacks, embedded_aws, aws_fixture, kubernetes, cache_dir, release, fm
         failing = [stack for stack, code in fleet.exit_codes.items() if code]
         line = f"fleet: {len(stacks)} stack(s), {sum(calls.values())} AWS call(s)"
         console.print(line + (f"; stacks not ready: {', '.join(failing)}" if failing else "; every stack ready"))
-    sys.exit(fleet.exit_code)
+    return fleet.exit_code

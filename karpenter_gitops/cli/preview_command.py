@@ -5,17 +5,26 @@ from __future__ import annotations
 import functools
 import json
 import sys
+import tempfile
 from pathlib import Path
 
 import click
 
+from karpenter_gitops.app.fleet import SharedTargets, run_fleet
+from karpenter_gitops.app.plan import forecaster, planner, read_workloads, write_picture
+from karpenter_gitops.app.preview import preview_sources, pulumi_preview
+from karpenter_gitops.app.sources import read_policy_file
 from karpenter_gitops.cli import options
-from karpenter_gitops.cli.group import cli
 from karpenter_gitops.core.errors import InputError
-from karpenter_gitops.output import DEFAULT_BUDGET
+from karpenter_gitops.core.outcome import Outcome
+from karpenter_gitops.load.stacks import stack_file
+from karpenter_gitops.output import DEFAULT_BUDGET, pr_comment
+from karpenter_gitops.output.escape import visible
+from karpenter_gitops.output.markdown import code_span
+from karpenter_gitops.output.terminal import waiting
 
 
-@cli.command("preview")
+@click.command("preview")
 @options.manifest_paths
 @options.stacks("Preview stacks/Pulumi.NAME.yaml; several (or --all-stacks) give one section per stack, within --budget together.")
 @click.option("--base", "base_ref", required=True, metavar="DIR|GIT-REF", help="Compare with a directory of manifests or a Git ref.")
@@ -38,7 +47,7 @@ from karpenter_gitops.output import DEFAULT_BUDGET
 def preview_command(
     paths, manifests, allow_empty, stacks, all_stacks, base_ref, fmt, budget, full_report, kubeconfig, pulumi_json, pulumi_events,
     workload_paths, picture, embedded_aws, aws_fixture, kubernetes, reconcile_, cache_dir, policy_file, release,
-):
+) -> Outcome:
     """Print a PR comment (or JSON) on what the change does compared with --base.
 
     Summary first (objects added/changed/removed, predicted Ready, blocking errors, node impact),
@@ -49,14 +58,6 @@ def preview_command(
     standard input, as for validate; a head holding no Karpenter object is refused (exit 2) unless
     --allow-empty (a change that removes every object).
     """
-    import tempfile
-
-    from karpenter_gitops.app.fleet import SharedTargets
-    from karpenter_gitops.app.plan import forecaster, planner, read_workloads, write_picture
-    from karpenter_gitops.app.preview import preview_sources, pulumi_preview
-    from karpenter_gitops.app.sources import read_policy_file
-    from karpenter_gitops.output.terminal import waiting
-
     if picture and not (workload_paths or stacks):
         raise click.UsageError("--picture draws the forecast: give --workloads too")
     if picture and options.is_fleet(stacks, all_stacks):
@@ -85,7 +86,7 @@ def preview_command(
             return preview_sources(head, base_ref, paths, plan=plan, kubeconfig=kubeconfig, pulumi=pulumi, forecast=forecast)
 
         if options.is_fleet(stacks, all_stacks):
-            _fleet(options.fleet_stacks((*paths, *manifests), stacks, all_stacks), previewed, fmt, budget, full_report)
+            return _fleet(options.fleet_stacks((*paths, *manifests), stacks, all_stacks), previewed, fmt, budget, full_report)
         report = previewed(options.stack_or_manifests(stacks[0] if stacks else None, (*paths, *manifests)))
     if picture:
         if not report.cost:
@@ -97,36 +98,27 @@ def preview_command(
     else:
         target_file = full_report or Path(tempfile.gettempdir()) / "karpenter-preview-full.md"
         click.echo(_comment(report, budget, target_file), nl=False)
-    sys.exit(report.exit_code)
+    return report.exit_code
 
 
-def _fleet(stacks, previewed, fmt: str, budget: int, full_report) -> None:
+def _fleet(stacks, previewed, fmt: str, budget: int, full_report) -> Outcome:
     """One section per stack (each within an equal share of --budget), JSON keyed by stack, the worst exit code."""
-    import tempfile
-
-    from karpenter_gitops.app.fleet import run_fleet
-    from karpenter_gitops.load.stacks import stack_file
-    from karpenter_gitops.output.escape import visible
-    from karpenter_gitops.output.markdown import code_span
-
     fleet = run_fleet(stacks, lambda stack: ((report := previewed([stack_file(stack)])), report.exit_code))
     if fmt == "json":
         click.echo(json.dumps({"stacks": {s: r.to_json() for s, r in fleet.results.items()},
                                "summary": {"stacks": len(stacks), "exitCodes": fleet.exit_codes}}, indent=2))
-        sys.exit(fleet.exit_code)
+        return fleet.exit_code
     share = max(budget // len(stacks), 1_000)
     directory = full_report.parent if full_report else Path(tempfile.gettempdir())
     sections = [f"## Stack {code_span(visible(stack))}\n\n{_comment(report, share, directory / f'karpenter-preview-full-{stack}.md')}"
                 for stack, report in fleet.results.items()]
     click.echo("".join(sections), nl=False)
-    sys.exit(fleet.exit_code)
+    return fleet.exit_code
 
 
 def _comment(report, budget: int, full_report: Path) -> str:
     """The comment within ``budget``; when it had to be shortened, the full report is written first
     (a comment must not point at a missing report)."""
-    from karpenter_gitops.output import pr_comment
-
     comment, shortened = pr_comment.markdown(report, budget, str(full_report))
     if shortened:
         try:

@@ -8,11 +8,17 @@ from pathlib import Path
 
 import click
 
+from karpenter_gitops.app.fleet import SharedTargets, run_fleet
+from karpenter_gitops.app.plan import planner
+from karpenter_gitops.app.render import render_sources
 from karpenter_gitops.cli import options
-from karpenter_gitops.cli.group import cli
+from karpenter_gitops.core.outcome import Outcome
+from karpenter_gitops.load.stacks import stack_file
+from karpenter_gitops.output.escape import visible
+from karpenter_gitops.output.report_text import print_text
 
 
-@cli.command("render")
+@click.command("render")
 @options.manifest_paths
 @options.stacks("Render stacks/Pulumi.NAME.yaml; several (or --all-stacks) render each into DIR/NAME.")
 @click.option(
@@ -26,7 +32,7 @@ from karpenter_gitops.cli.group import cli
 def render_command(
     paths, manifests, stacks, all_stacks, out, embedded_aws, aws_fixture, kubernetes, reconcile_, cache_dir, release,
     allow_empty,
-):
+) -> Outcome:
     """Write the desired manifests to DIR for Argo CD / Flux: one file per object, byte-stable, atomic.
 
     PATHS (or --manifests) are manifest files, directories or - for standard input, as for validate;
@@ -37,18 +43,13 @@ def render_command(
     on transient AWS trouble). A DIR holding files render did not write is refused (exit 2).
     A fleet (several --stack, or --all-stacks) renders each stack into DIR/NAME; the exit code is the worst.
     """
-    from karpenter_gitops.app.fleet import SharedTargets
-
     with SharedTargets(embedded_aws, aws_fixture) as targets:
         render = _renderer(targets, kubernetes, reconcile_, cache_dir, release, allow_empty)
-        sys.exit(_run(render, stacks, all_stacks, (*paths, *manifests), out))
+        return _run(render, stacks, all_stacks, (*paths, *manifests), out)
 
 
-def _run(render, stacks, all_stacks, manifests, out: str) -> int:
+def _run(render, stacks, all_stacks, manifests, out: str) -> Outcome:
     if options.is_fleet(stacks, all_stacks):
-        from karpenter_gitops.app.fleet import run_fleet
-        from karpenter_gitops.load.stacks import stack_file
-
         if out == "-":
             raise click.UsageError("a fleet renders into directories: give --out DIR (each stack goes to DIR/NAME)")
         fleet = run_fleet(options.fleet_stacks(manifests, stacks, all_stacks),
@@ -61,12 +62,8 @@ def _run(render, stacks, all_stacks, manifests, out: str) -> int:
 
 def _renderer(targets, kubernetes, reconcile_, cache_dir, release, allow_empty: bool):
     """Render one set of paths to a directory (or ``-``); the exit code. AWS, when read, is ``targets``'."""
-    from karpenter_gitops.app.plan import planner
-    from karpenter_gitops.app.render import render_sources
-    from karpenter_gitops.output.escape import visible
-    from karpenter_gitops.output.report_text import print_text
 
-    def render(paths, out: str) -> int:
+    def render(paths, out: str) -> Outcome:
         sources = options.sources(paths, release)
         options.require_objects(sources, allow_empty)
 

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import sys
 
 import click
 
 from karpenter_gitops.cli import options
-from karpenter_gitops.cli.group import EXIT_FINDINGS, EXIT_OK, cli
 from karpenter_gitops.core.inputs import DEFAULT_WAIVERS
+from karpenter_gitops.core.outcome import Outcome
 
 
-@cli.command("validate")
+@click.command("validate")
 @click.argument("paths", nargs=-1, type=click.Path(allow_dash=True))
 @options.stacks("Also read stacks/Pulumi.NAME.yaml; several (or --all-stacks) judge each stack as its own cluster.")
 @click.option(
@@ -59,7 +58,7 @@ from karpenter_gitops.core.inputs import DEFAULT_WAIVERS
     "the run is judged in parts, each part's findings printed as it is judged, in memory that does not grow with "
     "the input); github prints GitHub Actions annotations (::error file=…,line=…::…).",
 )
-def validate_command(paths, stacks, all_stacks, crd_paths, context_paths, policy, no_cache, waiver_file, policy_file, release, allow_empty, fmt) -> None:
+def validate_command(paths, stacks, all_stacks, crd_paths, context_paths, policy, no_cache, waiver_file, policy_file, release, allow_empty, fmt) -> Outcome:
     """Check manifests and stack config offline with Karpenter's rules and stricter ones.
 
     PATHS are manifest files, directories of manifests (hidden entries below them are passed over),
@@ -93,7 +92,7 @@ def validate_command(paths, stacks, all_stacks, crd_paths, context_paths, policy
         return sources, validate_sources(sources, policy=policy, waivers=waivers, crds=crds[0], context=context_paths)
 
     if options.is_fleet(stacks, all_stacks):
-        _fleet(options.fleet_stacks(paths, stacks, all_stacks), judged, fmt)
+        return _fleet(options.fleet_stacks(paths, stacks, all_stacks), judged, fmt)
 
     def verdict(paths_: list) -> Verdict:
         if not crds:
@@ -110,7 +109,7 @@ def validate_command(paths, stacks, all_stacks, crd_paths, context_paths, policy
         streamed = options.stream(run_paths, release, stdin, house=house, policy=policy, waivers=waivers,
                                   crd_paths=crd_paths, context=context_paths)
         if streamed is not None:
-            _print_stream(streamed)
+            return _print_stream(streamed)
 
     gates = options.given_feature_gates()
     run, cached = validate_once(
@@ -138,10 +137,10 @@ def validate_command(paths, stacks, all_stacks, crd_paths, context_paths, policy
         print_github(report, run.release)
     else:
         print_text(report, run.release)
-    sys.exit(EXIT_FINDINGS if report.errors else EXIT_OK)
+    return report.exit_code
 
 
-def _print_stream(streamed) -> None:
+def _print_stream(streamed) -> Outcome:
     """A run judged part by part: each part's findings as it is judged, the summary of all of them last."""
     from karpenter_gitops.judge.report import Tally
     from karpenter_gitops.output.report_text import print_jsonl_findings, print_jsonl_summary
@@ -151,7 +150,7 @@ def _print_stream(streamed) -> None:
         print_jsonl_findings(report)
         tally += report.tally()
     print_jsonl_summary(tally)
-    sys.exit(EXIT_FINDINGS if tally.errors else EXIT_OK)
+    return tally.exit_code
 
 
 def waiver_files(policy: bool, waiver_file: str | None) -> list[str]:
@@ -161,7 +160,7 @@ def waiver_files(policy: bool, waiver_file: str | None) -> list[str]:
     return [str(DEFAULT_WAIVERS)] if policy and DEFAULT_WAIVERS.is_file() else []
 
 
-def _fleet(stacks: list[str], judged, fmt: str) -> None:
+def _fleet(stacks: list[str], judged, fmt: str) -> Outcome:
     """Each stack judged on its own; one report grouped by stack, a fleet summary, the worst exit code."""
     from karpenter_gitops.app.fleet import run_fleet
     from karpenter_gitops.load.stacks import stack_file
@@ -169,7 +168,7 @@ def _fleet(stacks: list[str], judged, fmt: str) -> None:
 
     def one(stack: str):
         sources, report = judged([stack_file(stack)])
-        return (sources.release, report), EXIT_FINDINGS if report.errors else EXIT_OK
+        return (sources.release, report), report.exit_code
 
     fleet = run_fleet(stacks, one)
     if fmt == "json":
@@ -181,5 +180,5 @@ def _fleet(stacks: list[str], judged, fmt: str) -> None:
             click.echo(click.style(f"== stack {stack}", bold=True))
             (print_github if fmt == "github" else print_text)(report, release)
         print_fleet_summary({stack: report for stack, (_, report) in fleet.results.items()})
-    sys.exit(fleet.exit_code)
+    return fleet.exit_code
 

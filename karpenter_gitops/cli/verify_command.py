@@ -9,11 +9,19 @@ from pathlib import Path
 
 import click
 
+from karpenter_gitops.adapters import kube
+from karpenter_gitops.adapters.aws.error_kinds import TransientAWSError
+from karpenter_gitops.adapters.aws.target import aws_target
+from karpenter_gitops.app.plan import forecaster, planner, read_workloads
+from karpenter_gitops.app.verify import verify_sources
 from karpenter_gitops.cli import options
-from karpenter_gitops.cli.group import EXIT_TRANSIENT, cli
+from karpenter_gitops.core.outcome import Outcome
+from karpenter_gitops.output import verification_text as shown
+from karpenter_gitops.output.escape import visible
+from karpenter_gitops.output.terminal import waiting
 
 
-@cli.command("verify")
+@click.command("verify")
 @click.option("--stack", metavar="NAME", help="Verify what stacks/Pulumi.NAME.yaml renders.")
 @click.option("--manifests", "manifests", metavar="PATH", multiple=True, help="Verify manifest files or directories.")
 @click.option("--kubeconfig", type=click.Path(path_type=Path), metavar="FILE",
@@ -31,7 +39,7 @@ from karpenter_gitops.cli.group import EXIT_TRANSIENT, cli
 @options.karpenter
 @options.output_format("text", "json", "comment")
 def verify_command(stack, manifests, kubeconfig, context, wait_seconds, predict, workload_paths, embedded_aws, aws_fixture,
-                   kubernetes, cache_dir, release, fmt):
+                   kubernetes, cache_dir, release, fmt) -> Outcome:
     """Compare the live cluster with Git and with plan's prediction. Read-only: get and list, nothing else.
 
     Reports live specs that differ from what Git renders (fields the API server defaulted are not
@@ -41,15 +49,6 @@ def verify_command(stack, manifests, kubeconfig, context, wait_seconds, predict,
     or AWS could not be asked, or Karpenter had not reconciled by --wait (retry). With --workloads,
     the NodeClaims launched per NodePool are listed beside the forecast for them: information, not a finding.
     """
-    from karpenter_gitops.adapters import kube
-    from karpenter_gitops.adapters.aws.error_kinds import TransientAWSError
-    from karpenter_gitops.adapters.aws.target import aws_target
-    from karpenter_gitops.app.plan import forecaster, planner, read_workloads
-    from karpenter_gitops.app.verify import verify_sources
-    from karpenter_gitops.output import verification_text as shown
-    from karpenter_gitops.output.escape import visible
-    from karpenter_gitops.output.terminal import waiting
-
     options.check_fixture(embedded_aws, aws_fixture)
     if workload_paths and not predict:
         raise click.UsageError("--workloads sets the launched NodeClaims beside the forecast, which needs the prediction: drop --no-predict")
@@ -70,11 +69,11 @@ def verify_command(stack, manifests, kubeconfig, context, wait_seconds, predict,
                                           progress=progress, forecast=forecast)
     except (kube.ClusterUnavailable, TransientAWSError) as error:
         click.echo(f"karpenter-gitops: cannot verify now: {visible(error)}", err=True)
-        sys.exit(EXIT_TRANSIENT)
+        return Outcome.TRANSIENT
     if fmt == "json":
         click.echo(json.dumps(verification.to_json(), indent=2))
     elif fmt == "comment":
         click.echo(shown.comment(verification), nl=False)
     else:
         click.echo(shown.text(verification), nl=False)
-    sys.exit(verification.exit_code)
+    return verification.exit_code

@@ -19,10 +19,7 @@ HEAVY = ("jsonschema", "jsonschema_rs", "cel_expr_python", "google", "boto3", "b
 PROBE = """
 import json, sys
 from karpenter_gitops.cli import main
-try:
-    main(sys.argv[1:])
-except SystemExit:
-    pass
+main(sys.argv[1:])
 print(json.dumps(sorted(sys.modules)), file=sys.stderr)
 """
 
@@ -32,10 +29,15 @@ def loaded(*argv: str) -> set[str]:
     return set(json.loads(done.stderr.strip().splitlines()[-1]))
 
 
-def test_help_loads_no_use_case_and_no_heavy_library():
+def test_help_loads_no_command_no_use_case_and_no_heavy_library():
     modules = loaded("--help")
+    assert not [m for m in modules if m.endswith("_command")]
     assert not [m for m in modules if m.startswith(("karpenter_gitops.app", "karpenter_gitops.rules", "karpenter_gitops.load"))]
     assert not [m for m in modules if m.split(".")[0] in (*HEAVY, "yaml")]
+
+
+def test_a_command_loads_no_other_command():
+    assert {m for m in loaded("rules", "nodeclass/instance-profile-arn") if m.endswith("_command")} == {"karpenter_gitops.cli.rules_command"}
 
 
 @pytest.mark.parametrize("argv", [["validate", "examples/manifests/platform.yaml"], ["rules"]])
