@@ -78,7 +78,9 @@ def commands_page() -> str:
     """Every command of the click tree: usage, help and each option as `--help` shows it."""
     lines = ["# Commands", "", "`karpenter-gitops COMMAND --help` (or `-h`) prints the same; every command shares the",
              "[exit-code contract](../concepts/exit-codes.md).", ""]
-    group_ctx = click.Context(cli, info_name="karpenter-gitops")
+    # with the group's settings, as the CLI makes its context: a command makes its help option once, from the first
+    # context it sees, so a context without -h would leave `COMMAND -h` refused for the rest of the process
+    group_ctx = click.Context(cli, info_name="karpenter-gitops", **cli.context_settings)
     for name, command in sorted(cli.commands.items()):
         ctx = click.Context(command, info_name=name, parent=group_ctx)
         lines += [f"## `{name}`", "", "```text", f"karpenter-gitops {name} {' '.join(command.collect_usage_pieces(ctx))}",

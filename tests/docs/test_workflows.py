@@ -34,9 +34,10 @@ def test_every_workflow_command_parses():
         for job in yaml.safe_load(workflow.read_text())["jobs"].values():
             for step in job["steps"]:
                 for argv in commands(step.get("run", "")):
-                    command = cli.get_command(click.Context(cli), argv[0])
+                    group = click.Context(cli, **cli.context_settings)  # as the CLI makes it: -h beside --help
+                    command = cli.get_command(group, argv[0])
                     assert command is not None, f"{workflow.name}: no command {argv[0]!r}"
-                    command.make_context(argv[0], argv[1:])
+                    command.make_context(argv[0], argv[1:], parent=group)
                     checked += 1
     assert checked >= 5
 
