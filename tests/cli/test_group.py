@@ -8,7 +8,7 @@ import inspect
 from pathlib import Path
 
 import pytest
-from _command_runs import in_project, run  # noqa: F401 - the fixture is used by name
+from _command_runs import run
 
 from karpenter_gitops.cli import cli, group
 
