@@ -66,7 +66,7 @@ def plan_command(paths, manifests, stacks, all_stacks, embedded_aws, aws_fixture
         if workloads is not None:
             progress("forecasting…")
             forecast = forecaster(target, sources.release, workloads, workload_paths, cache_dir=cache_dir)(sources.inputs, plan)
-    if picture:
+    if picture and forecast:  # --picture was refused above unless there are workloads to forecast
         write_picture(forecast, picture)
     if fmt == "json":
         click.echo(json.dumps({**plan.to_json(), **({"forecast": forecast.to_json()} if forecast else {})}, indent=2))

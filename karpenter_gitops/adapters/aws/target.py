@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from karpenter_gitops.adapters.aws.client import AwsSession, AwsSettings
 from karpenter_gitops.adapters.aws.error_kinds import PersistentAWSError
+from karpenter_gitops.core import versions
 from karpenter_gitops.core.errors import InputError
 
 
@@ -40,7 +41,7 @@ class Target:
     """A session to read, and the Kubernetes version the embedded world runs (None on real AWS)."""
 
     session: AwsSession
-    world_kubernetes: str | None = None
+    world_kubernetes: versions.Kubernetes | None = None
 
 
 @contextlib.contextmanager
