@@ -4,9 +4,11 @@ A document in ``karpenter.sh`` or ``karpenter.k8s.aws`` is meant for Karpenter: 
 release's API server serves no such kind at that version, the object never reaches the cluster
 (``kubectl apply`` fails, Argo CD shows the application out of sync). Such a document is an error
 with a did-you-mean (``Nodepool`` → ``NodePool``) or, for the pre-v1 APIs, the main field moves
-of Karpenter's upgrade guides (v1alpha5 → v1beta1 in 0.32, v1beta1 → v1 in 1.0; v1beta1 was
-removed in 1.1). Kinds Karpenter serves that this project does not judge (``NodeClaim``, which
-``kubectl get -o yaml`` dumps hold, at any version) are passed over with a note.
+of Karpenter's upgrade guides (v1alpha5 → v1beta1 in 0.32, v1beta1 → v1 in 1.0). Karpenter 1.0's CRDs
+still serve v1beta1 beside v1, its webhook converting between them; 1.1 removed it
+(:func:`served_versions`, the CRDs' ``spec.versions[].served``). Kinds Karpenter serves that this
+project does not judge (``NodeClaim``, which ``kubectl get -o yaml`` dumps hold, at any version) are
+passed over with a note.
 """
 
 from __future__ import annotations
@@ -15,8 +17,11 @@ from dataclasses import dataclass
 
 from karpenter_gitops.core.model import (
     AWS_GROUP,
+    CAPACITYBUFFER,
+    CAPACITYBUFFER_API,
     EC2NODECLASS,
     EC2NODECLASS_API,
+    KIND_SINCE,
     NODEOVERLAY,
     NODEOVERLAY_API,
     NODEOVERLAY_SINCE,
@@ -43,6 +48,25 @@ def served(group: str, release: Release) -> dict[str, str]:
     if release >= NODEOVERLAY_SINCE:
         kinds[NODEOVERLAY] = NODEOVERLAY_API
     return kinds
+
+
+#: The pre-v1 version Karpenter's v1 kinds are still served at, and the first release that no longer serves it:
+#: 1.0's CRDs list v1beta1 as served beside v1 (a conversion webhook between them), 1.1's list v1 alone.
+CONVERTED = "v1beta1"
+CONVERTED_UNTIL = Release((1, 1))
+_STORED = {EC2NODECLASS: EC2NODECLASS_API, NODEPOOL: NODEPOOL_API, NODECLAIM: NODEPOOL_API,
+           NODEOVERLAY: NODEOVERLAY_API, CAPACITYBUFFER: CAPACITYBUFFER_API}
+
+
+def served_versions(kind: str, release: Release) -> tuple[str, ...]:
+    """The apiVersions the release's CRD of ``kind`` serves (``spec.versions[].served``), the stored one first;
+    none before the release that brought the kind."""
+    if kind in KIND_SINCE and release < KIND_SINCE[kind]:
+        return ()
+    stored = _STORED[kind]
+    if stored.endswith("/v1") and release < CONVERTED_UNTIL:
+        return stored, f"{group_of(stored)}/{CONVERTED}"
+    return (stored,)
 
 
 @dataclass(frozen=True)

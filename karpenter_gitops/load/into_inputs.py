@@ -59,6 +59,7 @@ from karpenter_gitops.load.files import Documents, ReadFile, is_stack_file, read
 from karpenter_gitops.load.keys import STACK_KEYS
 from karpenter_gitops.load.stacks import cluster_block
 from karpenter_gitops.rules.controller import block_violations
+from karpenter_gitops.rules.schema import CONVERTED_API_VERSION
 
 _KINDS = {
     EC2NODECLASS: (EC2NODECLASS_API, EC2NodeClassSpec, EC2NodeClass),
@@ -166,7 +167,8 @@ def _read_manifest(docs: list[Any], name: str, out: _Collector) -> None:
             continue
         unserved = _unserved(kind, doc.get("apiVersion"), out.release)
         if unserved is not None:
-            out.observe(typed_schema.API_VERSION, kind, obj_name, unserved, source)
+            rule_id, violation = unserved
+            out.observe(rule_id, kind, obj_name, violation, source)
             continue
         out.add(kind, obj_name, doc.get("spec"), docs.packed(index) if whole and isinstance(docs, Documents) else pack(doc), source)
 
@@ -182,19 +184,28 @@ def objects_in(documents: Iterable[tuple[int, Any]]) -> Iterator[tuple[int, Any,
             yield index, doc, True
 
 
-def _unserved(kind: str, api_version: Any, release: versions.Release) -> Violation | None:
-    """Why the release's API server would not serve this document, or None when it does."""
+def _unserved(kind: str, api_version: Any, release: versions.Release) -> tuple[str, Violation] | None:
+    """Why this document is not loaded as the release's API server would store it, as (rule id, violation):
+    a kind or version it does not serve, or the pre-v1 version 1.0 still serves and converts (whose
+    schema this project does not model); None when it is the version the models are of."""
     api, _, _ = _KINDS[kind]
     if kind in KIND_SINCE and release < KIND_SINCE[kind]:
         since = versions.show(KIND_SINCE[kind])
-        return Violation("kind", f"Karpenter {versions.show(release)} serves no {kind}: the kind arrived in {since} ({api})",
-                         f"upgrade Karpenter to {since}+ or leave the {kind} out")
-    if api_version != api:
-        migration = kinds.MIGRATIONS.get((api_version, kind))
-        return Violation("apiVersion", f"apiVersion {api_version!r} is not served for {kind}; Karpenter serves {api!r}",
-                         f"set apiVersion: {api} (v1beta1 was removed in Karpenter 1.1) and {migration.hint()}" if migration
-                         else f"set apiVersion: {api}")
-    return None
+        return typed_schema.API_VERSION, Violation(
+            "kind", f"Karpenter {versions.show(release)} serves no {kind}: the kind arrived in {since} ({api})",
+            f"upgrade Karpenter to {since}+ or leave the {kind} out")
+    if api_version == api:
+        return None
+    migration = kinds.MIGRATIONS.get((api_version, kind))
+    removed = versions.show(kinds.CONVERTED_UNTIL)
+    if api_version in kinds.served_versions(kind, release):
+        message = (f"apiVersion {api_version!r}: Karpenter {versions.show(release)} still serves it beside {api!r}, converting it, "
+                   f"and {removed} removes it; its content was not checked, as karpenter-gitops judges {api} objects only")
+        return CONVERTED_API_VERSION, Violation("apiVersion", message, f"migrate before upgrading: set apiVersion: {api} and {migration.hint()}")
+    return typed_schema.API_VERSION, Violation(
+        "apiVersion", f"apiVersion {api_version!r} is not served for {kind}; Karpenter serves {api!r}",
+        f"set apiVersion: {api} ({kinds.CONVERTED} was removed in Karpenter {removed}) and {migration.hint()}" if migration
+        else f"set apiVersion: {api}")
 
 
 def _other_kind(doc: Mapping[str, Any], index: int, name: str, out: _Collector) -> None:
@@ -313,7 +324,8 @@ def _read_stack(doc: Mapping[str, Any], name: str, out: _Collector) -> None:
             metadata = _stack_metadata(kind, str(obj_name), f"{NAMESPACE}:{key}", name)
             unserved = _unserved(kind, api, out.release)
             if unserved is not None:
-                out.observe(typed_schema.API_VERSION, kind, str(obj_name), unserved, source)
+                rule_id, violation = unserved
+                out.observe(rule_id, kind, str(obj_name), violation, source)
                 continue
             raw = {"apiVersion": api, "kind": kind, "metadata": metadata, "spec": spec}
             out.add(kind, str(obj_name), spec, pack(raw), source)

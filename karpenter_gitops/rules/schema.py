@@ -4,7 +4,7 @@ They mirror the CRD's OpenAPI constraints (types, required fields, enums, patter
 sizes) for the chosen Karpenter release, plus unknown fields with a "did you mean" hint.
 """
 
-from karpenter_gitops.core import typed_schema
+from karpenter_gitops.core import kinds, typed_schema
 from karpenter_gitops.core.findings import Severity
 from karpenter_gitops.rules.registry import ALL_KINDS, Stage, rule
 
@@ -101,10 +101,26 @@ _schema_rule(
 )
 _schema_rule(
     typed_schema.API_VERSION,
-    "An EC2NodeClass or NodePool with an apiVersion Karpenter v1 does not serve (e.g. v1beta1).",
+    "An EC2NodeClass or NodePool with an apiVersion the release does not serve (v1beta1 from Karpenter 1.1).",
     "Migrate the object to karpenter.k8s.aws/v1 or karpenter.sh/v1.",
     good=({"apiVersion": "karpenter.k8s.aws/v1"},),
-    bad=({"apiVersion": "karpenter.k8s.aws/v1beta1"},),
+    bad=({"apiVersion": "karpenter.k8s.aws/v1beta1"}, {"apiVersion": "karpenter.k8s.aws/v1alpha5"}),
+)
+CONVERTED_API_VERSION = "schema/converted-api-version"
+rule(
+    CONVERTED_API_VERSION,
+    Severity.WARNING,
+    ("EC2NodeClass", _NP),
+    "A v1beta1 EC2NodeClass or NodePool under Karpenter 1.0, whose CRDs still serve v1beta1 beside v1 and convert "
+    "between them: the API server takes it, but 1.1 no longer serves v1beta1. karpenter-gitops models the v1 "
+    "schema only, so the object's content is not checked; the warning says so rather than judge it as v1.",
+    "Migrate the object to v1 before upgrading to 1.1 (the hint lists the main field moves), then validate it.",
+    stage=Stage.LOAD,
+    origin="ours",
+    until=kinds.CONVERTED_UNTIL,
+    good=({"karpenterVersion": "1.0", "apiVersion": "karpenter.k8s.aws/v1"},),
+    bad=({"karpenterVersion": "1.0", "apiVersion": "karpenter.k8s.aws/v1beta1"},
+         {"karpenterVersion": "1.0", "kind": _NP, "apiVersion": "karpenter.sh/v1beta1"}),
 )
 _schema_rule(
     typed_schema.UNSERVED_KIND,

@@ -13,6 +13,7 @@ from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.load import files
 from karpenter_gitops.load.into_inputs import load, load_documents, load_engine_stack
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
+from karpenter_gitops.rules.schema import CONVERTED_API_VERSION
 
 POOL = yaml.safe_dump(dict(BASE_NODEPOOL))
 CLASS = yaml.safe_dump(dict(BASE_NODECLASS))
@@ -157,6 +158,18 @@ def test_a_v1beta1_nodepool_names_the_field_moves():
     doc = {**BASE_NODEPOOL, "apiVersion": "karpenter.sh/v1beta1"}
     ((rule, _, _, violation),) = _observed(doc)
     assert rule == typed_schema.API_VERSION and "spec.disruption.expireAfter → spec.template.spec.expireAfter" in violation.hint
+    assert "removed in Karpenter 1.1" in violation.hint
+
+
+@pytest.mark.parametrize("doc", [{**BASE_NODEPOOL, "apiVersion": "karpenter.sh/v1beta1"},
+                                 {**BASE_NODECLASS, "apiVersion": "karpenter.k8s.aws/v1beta1"}])
+def test_karpenter_1_0_still_serves_v1beta1_and_says_its_content_was_not_checked(doc):
+    inputs = load_documents([("in.yaml", [doc])], versions.parse("1.0"))
+    ((rule, kind, _, violation),) = [(o.rule, o.kind, o.name, o.violation) for o in inputs.observations]
+    assert (rule, kind, violation.path) == (CONVERTED_API_VERSION, doc["kind"], "apiVersion")
+    assert "1.1 removes it" in violation.message and "not checked" in violation.message
+    assert "migration guide" in violation.hint
+    assert inputs.objects == ()  # never judged as a v1 object: no false error from the v1 schema
 
 
 def test_karpenters_own_and_other_kinds_are_notes_not_errors():
