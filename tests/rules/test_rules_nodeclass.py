@@ -418,3 +418,25 @@ def test_a_derived_value_is_worked_out_once_for_the_object_being_judged():
     ctx, first, second = Context((1, 15), Inputs()), "first", "second"
     assert [ctx.derived(derive, first), ctx.derived(derive, first), ctx.derived(derive, second)] == ["FIRST", "FIRST", "SECOND"]
     assert ctx.derived(derive, first) == "FIRST" and calls == [first, second, first]  # only the latest object is kept
+
+
+# --- tags ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("key", "found"),
+    [
+        ("karpenter.sh/discovery", []),  # the blueprints' node tag: the CRD allows it, and so do we
+        ("kubernetes.io/role", []),
+        ("eks:team", []),
+        ("karpenter.k8s.aws/team", []),
+        ("aws:team", [("policy/reserved-tag-domain", "warning")]),  # EC2 refuses it when Karpenter tags the instance
+        ("AWS:team", [("policy/reserved-tag-domain", "warning")]),
+        ("karpenter.sh/nodepool", [("cel/tags-restricted", "error")]),  # the CRD's own, reported once
+        ("kubernetes.io/cluster/demo", [("cel/tags-restricted", "error")]),
+    ],
+)
+def test_tag_keys_are_reported_where_the_crd_or_ec2_refuses_them(key, found):
+    inputs = load_documents([("x.yaml", [node_class({"spec": {"tags": {key: "x"}}}), node_pool()])], (1, 14))
+    judged = validate(inputs, (1, 14), policy=True).findings
+    assert [(f.rule, f.severity.value) for f in judged if f.path == f"spec.tags[{key}]"] == found

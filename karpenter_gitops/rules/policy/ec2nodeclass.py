@@ -7,7 +7,6 @@ import re
 
 from karpenter_gitops.core.findings import Severity, Violation
 from karpenter_gitops.core.model import EC2NODECLASS
-from karpenter_gitops.rules.cel import ec2nodeclass
 from karpenter_gitops.rules.registry import Param, rule
 
 WARNING, INFO = Severity.WARNING, Severity.INFO
@@ -163,30 +162,29 @@ def userdata_secrets(obj, ctx):
             yield Violation("spec.userData", f"userData line {line} holds what looks like {what}")
 
 
-# Tag domains AWS or Karpenter own. The exact keys Karpenter's CEL rejects are cel/tags-restricted's.
-_RESERVED_TAG_PREFIXES = ("aws:", "eks:", "karpenter.sh/", "karpenter.k8s.aws/", "kubernetes.io/")
+# The tag domain AWS keeps for itself: EC2 refuses a tag key starting with 'aws:' (any case) at launch. The other
+# domains (karpenter.sh/, kubernetes.io/, eks:) hold only the exact keys the CRD's CEL refuses
+# (cel/tags-restricted); the rest of them, such as the karpenter.sh/discovery tag blueprints put on nodes, is fine.
+_AWS_DOMAIN = "aws:"
 
 
 @rule(
     "policy/reserved-tag-domain",
     WARNING,
     NC,
-    "spec.tags stay out of the domains AWS, EKS, Kubernetes and Karpenter write themselves: EC2 refuses "
-    "'aws:' keys at launch, and the others collide with ownership and discovery tags. Beyond the exact "
-    "keys Karpenter's CEL rejects (cel/tags-restricted). [NC-12]",
+    "spec.tags stay out of the 'aws:' domain, which AWS keeps for itself: EC2 refuses such keys when Karpenter "
+    "tags the instances it launches. Keys of the other domains AWS, EKS, Kubernetes and Karpenter write are "
+    "refused only where the CRD refuses them (cel/tags-restricted); karpenter.sh/discovery and the like are fine. [NC-12]",
     "Rename the tag into your own domain, e.g. example.com/team.",
     origin="ours",
     hygiene=True,
-    good=({"spec": {"tags": {"example.com/team": "platform"}}},),
-    bad=({"spec": {"tags": {"aws:cloudformation:stack-name": "x"}}}, {"spec": {"tags": {"karpenter.sh/team": "x"}}}),
+    good=({"spec": {"tags": {"example.com/team": "platform"}}}, {"spec": {"tags": {"karpenter.sh/discovery": "demo"}}}),
+    bad=({"spec": {"tags": {"aws:cloudformation:stack-name": "x"}}}, {"spec": {"tags": {"AWS:team": "x"}}}),
 )
 def reserved_tag_domain(obj, ctx):
-    restricted = {violation.path for violation in ec2nodeclass.tags_restricted(obj, ctx)}
     for key in obj.spec.tags or {}:
-        path = f"spec.tags[{key}]"
-        domain = next((prefix for prefix in _RESERVED_TAG_PREFIXES if key.startswith(prefix)), None)
-        if domain and path not in restricted:
-            yield Violation(path, f"tag key {key!r} is in the reserved {domain!r} domain")
+        if key.lower().startswith(_AWS_DOMAIN):
+            yield Violation(f"spec.tags[{key}]", f"tag key {key!r} is in the {_AWS_DOMAIN!r} domain, which AWS reserves")
 
 
 @rule(
