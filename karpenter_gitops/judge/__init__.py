@@ -7,7 +7,7 @@ hands their names on.
 Layer: imports rules and core only.
 """
 
-from karpenter_gitops.judge.judgement import Judge, check_transitions, conclude, validate
+from karpenter_gitops.judge.judgement import Judge, check_transitions, conclude, once, validate
 from karpenter_gitops.judge.report import Report
 
-__all__ = ["Judge", "Report", "check_transitions", "conclude", "validate"]
+__all__ = ["Judge", "Report", "check_transitions", "conclude", "once", "validate"]

@@ -15,10 +15,14 @@ rule on an object with a blocking structural error (apiextensions ``hasBlockingE
 never sees it. This project's own rules still run on every field that loaded well typed (a model
 never holds a value of the wrong shape), so one push shows every mistake; each finding names its
 layer. Transition rules are CEL: none runs on a blocked object. Other objects' rules still see it.
+
+One finding per object, field and cause (:func:`once`): where one of our rules explains a mistake the CRD
+already refuses at the same path (``restates`` in its declaration), the refusal is reported, with our hint.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from collections.abc import Iterable
 from typing import Any
@@ -96,7 +100,7 @@ class Judge:
                     continue  # the API server refuses the object before any CEL rule or controller sees it
                 for violation in rule.check(obj, context):
                     observed.append(Observation(rule.id, obj.kind, obj.name, violation, obj.source))
-        return self.findings(observed)
+        return once(self.findings(observed))
 
     def transitions(self, base: Inputs, head: Inputs) -> list[Finding]:
         """The transition rules on each object present in both ``base`` (stored) and ``head`` (its update)."""
@@ -111,6 +115,26 @@ class Judge:
                 if self.enabled(rule):
                     observed.extend(_observe(rule, new, rule.check(old, new, context)))
         return self.findings(observed)
+
+
+def once(findings: Iterable[Finding]) -> list[Finding]:
+    """``findings`` with each mistake told once: a finding whose rule ``restates`` another rule that found
+    something at the same path of the same object is left out, and that other finding (the API server's or
+    Karpenter's refusal, which no setting may weaken) takes its hint when it had one of its own (the rule's
+    generic fix says less). Findings that are equal are one."""
+    findings = list(dict.fromkeys(findings))
+    found = {(f.file, f.kind, f.name, f.path, f.rule): f for f in findings}
+    restated: set[Finding] = set()
+    hints: dict[Finding, str | None] = {}
+    for finding in findings:
+        rule = RULES[finding.rule]
+        for other in filter(None, (found.get((finding.file, finding.kind, finding.name, finding.path, r)) for r in rule.restates)):
+            restated.add(finding)
+            if finding.hint != rule.fix:
+                hints.setdefault(other, finding.hint)
+    if not restated:
+        return findings
+    return [dataclasses.replace(f, hint=hints[f]) if f in hints else f for f in findings if f not in restated]
 
 
 def _observe(rule: Rule, obj, violations: Iterable[Violation]) -> list[Observation]:
@@ -133,7 +157,7 @@ def validate(
     stack's waivers and ``waivers`` (``today`` decides which have expired; default: the local date),
     applied once to every finding, transitions included."""
     judge = Judge(release, inputs.policy, hygiene=policy)
-    findings = judge.objects(inputs) + judge.findings(observed)
+    findings = once(judge.objects(inputs) + judge.findings(observed))
     if base is not None:
         findings += judge.transitions(base, inputs)
     return conclude(judge, findings, inputs, (*inputs.waivers, *waivers), today)

@@ -17,8 +17,8 @@ from karpenter_gitops.adapters.aws.client import AwsSession
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.inputs import Inputs
+from karpenter_gitops.judge import Judge, once
 from karpenter_gitops.karpenter.status.prediction import Plan
-from karpenter_gitops.judge import Judge
 from karpenter_gitops.reconcile.conditions import ClassStatus
 from karpenter_gitops.reconcile.context import Run
 from karpenter_gitops.reconcile.mapping import PoolMapping
@@ -56,7 +56,7 @@ def reconcile(
 
     overlays = results.once("overlays", Overlays)
     pools = {name: dataclasses.replace(m.plan, overlays=overlays.pools.get(name)) for name, m in results.each("mapping", PoolMapping).items()}
-    findings.extend(judge.findings(results.observed))
+    findings = once(findings + judge.findings(results.observed))
     findings.sort(key=lambda f: f.sort_key)
     return Plan(
         node_classes={name: status.plan for name, status in results.each("conditions", ClassStatus).items()},

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from karpenter_gitops.core.findings import Severity
 from karpenter_gitops.core.model import EC2NODECLASS, NODEOVERLAY, NODEOVERLAY_SINCE, NODEPOOL
+from karpenter_gitops.core.typed_schema import REQUIRED
 from karpenter_gitops.core.versions import Release
 from karpenter_gitops.rules.registry import Stage, rule
 
@@ -44,6 +45,7 @@ _live(
     "AMIsReady/SubnetsReady/SecurityGroupsReady=False and the class launches no node. Good: the discovery "
     "tag is on the VPC's private subnets. Bad: a tag typo, or terms written for another account.",
     "Fix the selector terms (tags, ids, names) or tag the resources they should match.",
+    restates=(REQUIRED,),  # a selector the class lacks matches nothing: the missing field is the one mistake
 )
 _live(
     AMI_NOT_AVAILABLE,

@@ -98,6 +98,9 @@ class Rule:
     production: Severity | None = None  # its severity in stacks that say `production: true`
     cross_object: bool = False  # judges an object against the other objects of its stack
     params: tuple[Param, ...] = ()
+    # Rules whose violation at the same path is the same mistake (the CRD's pattern that this rule explains):
+    # the judge reports it once, as theirs, with this rule's hint (see judge.judgement.once).
+    restates: frozenset[str] = frozenset()
     good: tuple[Mapping[str, Any], ...] = ()
     bad: tuple[Mapping[str, Any], ...] = ()
 
@@ -140,6 +143,7 @@ def rule(
     production: Severity | None = None,
     cross_object: bool = False,
     params: Iterable[Param] = (),
+    restates: Iterable[str] = (),
     good: Iterable[Mapping[str, Any]] = (),
     bad: Iterable[Mapping[str, Any]] = (),
 ) -> Callable[[Check], Check]:
@@ -160,6 +164,7 @@ def rule(
         production=production,
         cross_object=cross_object,
         params=tuple(params),
+        restates=frozenset(restates),
         good=tuple(good),
         bad=tuple(bad),
     )

@@ -11,6 +11,7 @@ from karpenter_gitops.core.findings import Severity, Violation
 from karpenter_gitops.core.model import AWS_GROUP, EC2NODECLASS, NODEPOOL
 from karpenter_gitops.core.name_validation import go_quote, has_placeholder, qualified_name_errors
 from karpenter_gitops.core.text import did_you_mean
+from karpenter_gitops.core.typed_schema import PATTERN
 from karpenter_gitops.core.versions import Release
 from karpenter_gitops.karpenter.amifamily.userdata.taints import LOOKALIKE
 from karpenter_gitops.rules.cel.nodepool import (
@@ -190,6 +191,7 @@ def beta_template_label(obj, ctx):
     "(and takes no version), and EC2NodeClass lives in no other group; the NodePool never becomes ready.",
     "Set group: karpenter.k8s.aws and kind: EC2NodeClass.",
     origin="ours",
+    restates=(PATTERN,),  # a group with '/v1' is also the CRD's pattern refusal: one finding, with our hint
     good=(
         {"spec": {"template": {"spec": {"nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass"}}}}},
         {"spec": {"template": {"spec": {"nodeClassRef": {"group": "eks.amazonaws.com", "kind": "NodeClass"}}}}},
