@@ -54,7 +54,8 @@ def served(group: str, release: Release) -> dict[str, str]:
 #: 1.0's CRDs list v1beta1 as served beside v1 (a conversion webhook between them), 1.1's list v1 alone.
 CONVERTED = "v1beta1"
 CONVERTED_UNTIL = Release((1, 1))
-_STORED = {EC2NODECLASS: EC2NODECLASS_API, NODEPOOL: NODEPOOL_API, NODECLAIM: NODEPOOL_API,
+#: The apiVersion each kind is stored (and modelled) at.
+STORED_API = {EC2NODECLASS: EC2NODECLASS_API, NODEPOOL: NODEPOOL_API, NODECLAIM: NODEPOOL_API,
            NODEOVERLAY: NODEOVERLAY_API, CAPACITYBUFFER: CAPACITYBUFFER_API}
 
 
@@ -63,7 +64,7 @@ def served_versions(kind: str, release: Release) -> tuple[str, ...]:
     none before the release that brought the kind."""
     if kind in KIND_SINCE and release < KIND_SINCE[kind]:
         return ()
-    stored = _STORED[kind]
+    stored = STORED_API[kind]
     if stored.endswith("/v1") and release < CONVERTED_UNTIL:
         return stored, f"{group_of(stored)}/{CONVERTED}"
     return (stored,)

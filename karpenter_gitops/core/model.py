@@ -357,6 +357,7 @@ class _Document:
     source: Source
     kind: str = ""
     blocked: bool = False  # loading found a blocking schema error: no CEL or controller rule runs on it (see judge)
+    unrendered: tuple[str, ...] = ()  # paths whose value holds a template placeholder: left unjudged (see judge)
 
     @cached_property
     def raw(self) -> Mapping[str, Any]:

@@ -16,6 +16,9 @@ never sees it. This project's own rules still run on every field that loaded wel
 never holds a value of the wrong shape), so one push shows every mistake; each finding names its
 layer. Transition rules are CEL: none runs on a blocked object. Other objects' rules still see it.
 
+A value holding a template placeholder (``${CLUSTER_NAME}``: ``obj.unrendered``) is not the value Karpenter will
+see: nothing found at or below its path is reported, only the one ``manifest/not-rendered`` of its file.
+
 One finding per object, field and cause (:func:`once`): where one of our rules explains a mistake the CRD
 already refuses at the same path (``restates`` in its declaration), the refusal is reported, with our hint.
 """
@@ -33,6 +36,7 @@ from karpenter_gitops.core.inputs import Inputs, PolicySettings, Waiver
 from karpenter_gitops.judge.report import Report
 from karpenter_gitops.judge.waiving import apply as apply_waivers
 from karpenter_gitops.rules import registry
+from karpenter_gitops.rules.manifest import NOT_RENDERED
 from karpenter_gitops.rules.registry import RULES, Context, Rule, Stage
 
 
@@ -100,7 +104,7 @@ class Judge:
                     continue  # the API server refuses the object before any CEL rule or controller sees it
                 for violation in rule.check(obj, context):
                     observed.append(Observation(rule.id, obj.kind, obj.name, violation, obj.source))
-        return once(self.findings(observed))
+        return once(self.findings(rendered(observed, inputs.objects)))
 
     def transitions(self, base: Inputs, head: Inputs) -> list[Finding]:
         """The transition rules on each object present in both ``base`` (stored) and ``head`` (its update)."""
@@ -115,6 +119,20 @@ class Judge:
                 if self.enabled(rule):
                     observed.extend(_observe(rule, new, rule.check(old, new, context)))
         return self.findings(observed)
+
+
+def rendered(observations: Iterable[Observation], objects: Iterable[Any]) -> list[Observation]:
+    """``observations`` less those at or below a path of an object whose value holds a template placeholder
+    (what they say is about text a renderer replaces); the file's ``manifest/not-rendered`` says it once."""
+    unrendered = {(obj.source, obj.kind, obj.name): obj.unrendered for obj in objects if obj.unrendered}
+    if not unrendered:
+        return list(observations)
+    return [o for o in observations
+            if o.rule == NOT_RENDERED or not _below_any(o.violation.path, unrendered.get((o.source, o.kind, o.name), ()))]
+
+
+def _below_any(path: str, placeholders: tuple[str, ...]) -> bool:
+    return any(path == p or path.startswith((f"{p}.", f"{p}[")) for p in placeholders)
 
 
 def once(findings: Iterable[Finding]) -> list[Finding]:
@@ -157,7 +175,7 @@ def validate(
     stack's waivers and ``waivers`` (``today`` decides which have expired; default: the local date),
     applied once to every finding, transitions included."""
     judge = Judge(release, inputs.policy, hygiene=policy)
-    findings = once(judge.objects(inputs) + judge.findings(observed))
+    findings = once(judge.objects(inputs) + judge.findings(rendered(observed, inputs.objects)))
     if base is not None:
         findings += judge.transitions(base, inputs)
     return conclude(judge, findings, inputs, (*inputs.waivers, *waivers), today)

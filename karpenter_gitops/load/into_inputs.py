@@ -35,7 +35,6 @@ from karpenter_gitops.core.model import (
     CAPACITYBUFFER_API,
     EC2NODECLASS,
     EC2NODECLASS_API,
-    KIND_SINCE,
     NAMESPACED,
     NODEOVERLAY,
     NODEOVERLAY_API,
@@ -57,9 +56,11 @@ from karpenter_gitops.core.text import article, closest, did_you_mean
 from karpenter_gitops.load import controller_settings, engine_values, policy_settings, waiver_files
 from karpenter_gitops.load.files import Documents, ReadFile, is_stack_file, read_files
 from karpenter_gitops.load.keys import STACK_KEYS
+from karpenter_gitops.load.placeholders import found, maybe_in, not_rendered
+from karpenter_gitops.load.served import unserved
 from karpenter_gitops.load.stacks import cluster_block
 from karpenter_gitops.rules.controller import block_violations
-from karpenter_gitops.rules.schema import CONVERTED_API_VERSION
+from karpenter_gitops.rules.manifest import NOT_RENDERED
 
 _KINDS = {
     EC2NODECLASS: (EC2NODECLASS_API, EC2NodeClassSpec, EC2NodeClass),
@@ -91,7 +92,7 @@ class _Collector:
         self.controller: ControllerSettings | None = None
         self._seen: dict[tuple[str, str, str], Source] = {}
 
-    def add(self, kind: str, name: str, spec: Any, document: bytes, source: Source) -> None:
+    def add(self, kind: str, name: str, spec: Any, document: bytes, source: Source, unrendered: tuple[str, ...] = ()) -> None:
         _, spec_cls, obj_cls = _KINDS[kind]
         if spec is None:  # both CRDs require spec; the API server drops a null one, then finds it missing
             missing = Violation("spec", "Required value", "add the object's spec")
@@ -110,7 +111,7 @@ class _Collector:
         self._seen[(source.scope, kind, name)] = source
         target = {EC2NODECLASS: self.node_classes, NODEPOOL: self.node_pools, NODEOVERLAY: self.node_overlays,
                   CAPACITYBUFFER: self.capacity_buffers}[kind]
-        target.append(obj_cls(name=name, spec=model, document=document, source=source, blocked=blocked))
+        target.append(obj_cls(name=name, spec=model, document=document, source=source, blocked=blocked, unrendered=unrendered))
 
     def observe(self, rule_id: str, kind: str, name: str, violation: Violation, source: Source) -> None:
         self.observations.append(Observation(rule_id, kind, name, violation, source))
@@ -135,6 +136,7 @@ def _read_manifest(docs: list[Any], name: str, out: _Collector) -> None:
     real = [(i, d) for i, d in enumerate(docs) if d is not None]
     if not real:
         raise InputError("file is empty", name, hint="add an EC2NodeClass or NodePool manifest")
+    unrendered: list[tuple[str, str, Source, str, str]] = []  # kind, name, source, path and text of each placeholder
     for index, doc, whole in objects_in(real):
         if not isinstance(doc, Mapping):
             raise InputError(
@@ -165,12 +167,16 @@ def _read_manifest(docs: list[Any], name: str, out: _Collector) -> None:
             wrong = Violation("metadata.namespace", f"Invalid value: {typed_schema.type_name(namespace)}: must be of type string")
             out.observe(typed_schema.WRONG_TYPE, kind, obj_name, wrong, source)
             continue
-        unserved = _unserved(kind, doc.get("apiVersion"), out.release)
-        if unserved is not None:
-            rule_id, violation = unserved
-            out.observe(rule_id, kind, obj_name, violation, source)
+        if (refusal := unserved(kind, doc.get("apiVersion"), out.release)) is not None:
+            out.observe(refusal.rule, kind, obj_name, refusal.violation, source)
             continue
-        out.add(kind, obj_name, doc.get("spec"), docs.packed(index) if whole and isinstance(docs, Documents) else pack(doc), source)
+        packed = docs.packed(index) if whole and isinstance(docs, Documents) else pack(doc)
+        placeholders = tuple(found(doc, _KINDS[kind][1])) if maybe_in(packed) else ()
+        unrendered.extend((kind, obj_name, source, path, text) for path, text in placeholders)
+        out.add(kind, obj_name, doc.get("spec"), packed, source, tuple(path for path, _ in placeholders))
+    if unrendered:  # once per file, on the first object that holds one
+        (kind, obj_name, source, *_), *_ = unrendered
+        out.observe(NOT_RENDERED, kind, obj_name, not_rendered(name, [(path, text) for *_, path, text in unrendered]), source)
 
 
 def objects_in(documents: Iterable[tuple[int, Any]]) -> Iterator[tuple[int, Any, bool]]:
@@ -182,30 +188,6 @@ def objects_in(documents: Iterable[tuple[int, Any]]) -> Iterator[tuple[int, Any,
             yield from ((index, item, False) for item in items)
         else:
             yield index, doc, True
-
-
-def _unserved(kind: str, api_version: Any, release: versions.Release) -> tuple[str, Violation] | None:
-    """Why this document is not loaded as the release's API server would store it, as (rule id, violation):
-    a kind or version it does not serve, or the pre-v1 version 1.0 still serves and converts (whose
-    schema this project does not model); None when it is the version the models are of."""
-    api, _, _ = _KINDS[kind]
-    if kind in KIND_SINCE and release < KIND_SINCE[kind]:
-        since = versions.show(KIND_SINCE[kind])
-        return typed_schema.API_VERSION, Violation(
-            "kind", f"Karpenter {versions.show(release)} serves no {kind}: the kind arrived in {since} ({api})",
-            f"upgrade Karpenter to {since}+ or leave the {kind} out")
-    if api_version == api:
-        return None
-    migration = kinds.MIGRATIONS.get((api_version, kind))
-    removed = versions.show(kinds.CONVERTED_UNTIL)
-    if api_version in kinds.served_versions(kind, release):
-        message = (f"apiVersion {api_version!r}: Karpenter {versions.show(release)} still serves it beside {api!r}, converting it, "
-                   f"and {removed} removes it; its content was not checked, as karpenter-gitops judges {api} objects only")
-        return CONVERTED_API_VERSION, Violation("apiVersion", message, f"migrate before upgrading: set apiVersion: {api} and {migration.hint()}")
-    return typed_schema.API_VERSION, Violation(
-        "apiVersion", f"apiVersion {api_version!r} is not served for {kind}; Karpenter serves {api!r}",
-        f"set apiVersion: {api} ({kinds.CONVERTED} was removed in Karpenter {removed}) and {migration.hint()}" if migration
-        else f"set apiVersion: {api}")
 
 
 def _other_kind(doc: Mapping[str, Any], index: int, name: str, out: _Collector) -> None:
@@ -322,10 +304,8 @@ def _read_stack(doc: Mapping[str, Any], name: str, out: _Collector) -> None:
         for obj_name, spec in objects.items():
             source = Source(file=name, stack_key=f"{NAMESPACE}:{key}.{obj_name}")
             metadata = _stack_metadata(kind, str(obj_name), f"{NAMESPACE}:{key}", name)
-            unserved = _unserved(kind, api, out.release)
-            if unserved is not None:
-                rule_id, violation = unserved
-                out.observe(rule_id, kind, str(obj_name), violation, source)
+            if (refusal := unserved(kind, api, out.release)) is not None:
+                out.observe(refusal.rule, kind, str(obj_name), refusal.violation, source)
                 continue
             raw = {"apiVersion": api, "kind": kind, "metadata": metadata, "spec": spec}
             out.add(kind, str(obj_name), spec, pack(raw), source)

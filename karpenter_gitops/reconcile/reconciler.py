@@ -42,6 +42,14 @@ def reconcile(
     progress: Progress | None = None,
 ) -> Plan:
     """Resolve every object of ``inputs`` against AWS and predict Karpenter's view of it."""
+    unrendered = next((obj for obj in inputs.objects if obj.unrendered), None)
+    if unrendered is not None:  # its placeholder would be looked up in AWS as if it were a name
+        raise InputError(
+            f"not rendered: {unrendered.kind}/{unrendered.name} {unrendered.unrendered[0]} holds a template placeholder, "
+            "which plan would look up in AWS",
+            unrendered.source.file,
+            hint=f"render it with envsubst/terraform/helm first and plan the result, e.g. envsubst < {unrendered.source.file} | karpenter-gitops plan -",
+        )
     kubernetes = kubernetes or inputs.cluster.kubernetes
     if kubernetes is None and uses_alias(inputs):
         raise InputError(

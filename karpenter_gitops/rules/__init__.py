@@ -18,6 +18,7 @@ from karpenter_gitops.rules import (  # noqa: F401  (declare on import)
     gate,
     kubelet,
     live,
+    manifest,
     nodeclass,
     nodeoverlay,
     nodepool,
