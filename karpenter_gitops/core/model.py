@@ -356,7 +356,7 @@ class _Document:
     document: bytes = field(repr=False, compare=False)
     source: Source
     kind: str = ""
-    blocked: bool = False  # loading found a blocking schema error: no CEL or controller rule runs on it (see judge)
+    blocked: bool = False  # loading found a blocking schema error: no CEL rule runs on it, the others where well-formed (see judge)
     unrendered: tuple[str, ...] = ()  # paths whose value holds a template placeholder: left unjudged (see judge)
 
     @cached_property

@@ -11,7 +11,8 @@ out (the field stays ``None``, the list item or map entry is dropped), so whatev
 can trust its annotations. :attr:`Loaded.blocked` says whether loading found an error the
 Kubernetes API server treats as blocking (apiextensions ``hasBlockingErr``: a wrong type, a
 missing required field, a value outside the enum, too long, too many items or properties); the
-API server then runs no CEL rule, and the judge no object rule, on that object.
+API server then runs no CEL rule on that object, and the judge runs the other rules only where
+the fields they read are well-formed.
 """
 
 from __future__ import annotations
@@ -49,6 +50,9 @@ UNSERVED_KIND = "schema/kind"
 SECRET = "schema/secret"
 # Rule ids whose violations are always blocking; schema/size is blocking only for an upper bound.
 _BLOCKING = frozenset({WRONG_TYPE, REQUIRED, ENUM})
+# Rule ids whose violations leave a field unfit to judge: dropped for its type, missing, outside the enum, or of a
+# size the API server refuses (a lower bound too: what a rule reads there is not what the user meant either).
+MALFORMED = _BLOCKING | {SIZE}
 
 
 class SecretValue(str):

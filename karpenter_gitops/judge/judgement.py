@@ -10,11 +10,12 @@ severity in a production stack, else its own). Waivers are applied afterwards by
 
 An object whose loading observed a blocking schema error (a wrong type, a missing required field,
 a value outside an enum, too long or too many: ``obj.blocked``) gets its schema findings and none of
-the rules that mirror the API server's CEL or Karpenter's controller, as the API server runs no CEL
-rule on an object with a blocking structural error (apiextensions ``hasBlockingErr``) and Karpenter
-never sees it. This project's own rules still run on every field that loaded well typed (a model
-never holds a value of the wrong shape), so one push shows every mistake; each finding names its
-layer. Transition rules are CEL: none runs on a blocked object. Other objects' rules still see it.
+the rules that mirror the API server's CEL, as the API server runs no CEL rule on an object with a
+blocking structural error (apiextensions ``hasBlockingErr``). Every other rule (this project's own, and
+its mirrors of Karpenter's controller, which will judge the object once it is fixed) still runs, and
+keeps what it finds where every field it read is well-formed (:mod:`.reads`), so one push shows every
+mistake, as the API server shows every schema error at once; each finding names its layer. Transition
+rules are CEL: none runs on a blocked object. Other objects' rules still see it.
 
 A value holding a template placeholder (``${CLUSTER_NAME}``: ``obj.unrendered``) is not the value Karpenter will
 see: nothing found at or below its path is reported, only the one ``manifest/not-rendered`` of its file.
@@ -30,9 +31,10 @@ import datetime as dt
 from collections.abc import Iterable
 from typing import Any
 
-from karpenter_gitops.core import versions
+from karpenter_gitops.core import typed_schema, versions
 from karpenter_gitops.core.findings import Finding, Observation, Severity, Violation
 from karpenter_gitops.core.inputs import Inputs, PolicySettings, Waiver
+from karpenter_gitops.judge.reads import watched, well_formed
 from karpenter_gitops.judge.report import Report
 from karpenter_gitops.judge.waiving import apply as apply_waivers
 from karpenter_gitops.rules import registry
@@ -91,6 +93,7 @@ class Judge:
         context = Context(self.release, inputs, self.settings)
         observed = [o for o in inputs.observations if only is None or o.rule == only.id]
         rules_of: dict[str, list[Rule]] = {}  # per kind, decided once per run rather than once per object
+        malformed = _malformed(inputs.observations)
         for obj in inputs.objects if judged is None else judged:
             rules = rules_of.get(obj.kind)
             if rules is None:
@@ -99,10 +102,10 @@ class Judge:
                     for rule in registry.applicable(obj.kind, self.release, Stage.OBJECT, self.hygiene)
                     if self.enabled(rule) and (only is None or rule.id == only.id)
                 ]
+            broken = malformed.get((obj.source, obj.kind, obj.name), ()) if obj.blocked else ()
             for rule in rules:
-                if obj.blocked and rule.layer != "karpenter-gitops":
-                    continue  # the API server refuses the object before any CEL rule or controller sees it
-                for violation in rule.check(obj, context):
+                violations = _where_well_formed(rule, obj, context, broken) if obj.blocked else rule.check(obj, context)
+                for violation in violations:
                     observed.append(Observation(rule.id, obj.kind, obj.name, violation, obj.source))
         return once(self.findings(rendered(observed, inputs.objects)))
 
@@ -119,6 +122,26 @@ class Judge:
                 if self.enabled(rule):
                     observed.extend(_observe(rule, new, rule.check(old, new, context)))
         return self.findings(observed)
+
+
+def _malformed(observations: Iterable[Observation]) -> dict[tuple, list[str]]:
+    """The paths of each object's fields that loading found malformed (a wrong type, missing, outside the enum,
+    too long or too many), by (source, kind, name)."""
+    found: dict[tuple, list[str]] = {}
+    for o in observations:
+        if o.rule in typed_schema.MALFORMED:
+            found.setdefault((o.source, o.kind, o.name), []).append(o.violation.path)
+    return found
+
+
+def _where_well_formed(rule: Rule, obj: Any, context: Context, malformed: Iterable[str]) -> list[Violation]:
+    """What ``rule`` finds on a blocked object, kept when every field it read is well-formed; the API server's CEL
+    rules find nothing there, as it runs none of them on such an object."""
+    if rule.layer == "api-server":
+        return []
+    reads: set[str] = set()
+    found = list(rule.check(watched(obj, reads), context))
+    return found if found and well_formed(reads, malformed) else []
 
 
 def rendered(observations: Iterable[Observation], objects: Iterable[Any]) -> list[Observation]:
