@@ -281,9 +281,18 @@ def release_problems(text: str, alias_version: str) -> list[Problem]:
         elif pinned and since > pinned:
             problems.append(_too_new(f"settings.{key}", since, pinned, refused))
     for key in toml_settings.table(settings, "kubernetes"):
+        if key not in KUBERNETES_SETTINGS or not pinned:
+            continue  # Karpenter drops a key it does not know (bottlerocket-unknown-setting); Bottlerocket never sees it
         since = releases.KUBERNETES.get(key)
-        if key in KUBERNETES_SETTINGS and since and pinned and since > pinned:
+        if since and since > pinned:
             problems.append(_too_new(f"settings.kubernetes.{key}", since, pinned, refused))
+        elif since is None and pinned <= releases.KUBERNETES_UNTIL:  # every key up to that release is recorded
+            problems.append(Problem(
+                BOTTLEROCKET_RELEASE_SETTING,
+                f"settings.kubernetes.{key} is not a setting of Bottlerocket {releases.show(pinned)} (a later release "
+                f"brought it): {refused}",
+                f"pin a Bottlerocket release after {releases.show(releases.KUBERNETES_UNTIL)} that has it, or remove settings.kubernetes.{key}",
+            ))
     return problems
 
 

@@ -11,7 +11,10 @@ after v1.20.5, so kubernetes keys are known up to that release. No setting was r
 
 Later releases are known only by what their documentation says: ``container-runtime-plugins`` (the
 SOCI snapshotter) arrived in v1.44.0 (Bottlerocket's v1.44.0 release notes, #4593; the project
-website's settings reference for 1.44.x, bottlerocket-project-website#537).
+website's settings reference for 1.44.x, bottlerocket-project-website#537), and
+``kubernetes.hostname-override-source`` in v1.21.0 (the settings migration
+``migrate_v1.21.0_add-hostname-override-source`` its ``Release.toml`` lists). A kubernetes key absent
+from ``KUBERNETES`` is in no release up to ``KUBERNETES_UNTIL``.
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ KUBERNETES: dict[str, Release] = {
     "eviction-soft": (1, 14, 0), "eviction-soft-grace-period": (1, 14, 0), "memory-manager-policy": (1, 14, 0),
     "memory-manager-reserved-memory": (1, 14, 0), "shutdown-grace-period": (1, 14, 0),
     "shutdown-grace-period-for-critical-pods": (1, 14, 0), "seccomp-default": (1, 15, 0),
+    "hostname-override-source": (1, 21, 0),  # documented addition after KUBERNETES_UNTIL
 }  # fmt: skip
 
 

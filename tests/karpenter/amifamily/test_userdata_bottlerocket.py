@@ -111,6 +111,17 @@ def test_kubernetes_keys_karpenter_passes_on_are_judged_per_release_too():
     assert bottlerocket.release_problems(text, "v1.15.0") == []
 
 
+def test_a_kubernetes_key_of_a_later_release_is_refused_by_a_release_whose_keys_are_all_known():
+    text = "[settings.kubernetes]\nsingle-process-oom-kill = true\n"  # Karpenter passes it on; no release to v1.20.5 has it
+    (problem,) = bottlerocket.release_problems(text, "v1.19.0")
+    assert (problem.rule, problem.message.split(":")[0]) == (
+        problems.BOTTLEROCKET_RELEASE_SETTING, "settings.kubernetes.single-process-oom-kill is not a setting of Bottlerocket v1.19.0 (a later release brought it)")
+    assert bottlerocket.release_problems(text, "v1.22.0") == []  # which later release brought it is not recorded: not judged
+    override = "[settings.kubernetes]\nhostname-override-source = 'private-dns-name'\n"
+    assert "first appears in Bottlerocket v1.21.0" in bottlerocket.release_problems(override, "v1.20.5")[0].message
+    assert bottlerocket.release_problems(override, "v1.21.0") == []
+
+
 def test_a_misspelt_setting_is_refused_on_every_release_with_a_suggestion():
     text = '[settings.kernal.sysctl]\n"vm.max_map_count" = "262144"\n'
     (pinned,) = bottlerocket.release_problems(text, "v1.26.0")
@@ -131,7 +142,8 @@ def test_the_data_knows_every_setting_karpenter_types_or_documents():
     assert {"kubernetes", "bootstrap-commands", "kernel", "network", "ntp"} <= set(bottlerocket_releases.TOP_LEVEL)
     later = {k for k, first in bottlerocket_releases.TOP_LEVEL.items() if first > bottlerocket_releases.NEWEST}
     assert later == {"container-runtime-plugins"}  # each documented on its own in the data's docstring
-    assert max(bottlerocket_releases.KUBERNETES.values()) <= bottlerocket_releases.KUBERNETES_UNTIL
+    later = {k for k, first in bottlerocket_releases.KUBERNETES.items() if first > bottlerocket_releases.KUBERNETES_UNTIL}
+    assert later == {"hostname-override-source"}  # documented on its own in the data's docstring
 
 
 @given(st.text(alphabet='[]."=\nsetingkubr-a1 ', max_size=120), st.sampled_from(["latest", "v1.0.0", "v1.21.0", "v9.9.9", "1.2", "x"]))
