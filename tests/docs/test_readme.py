@@ -25,7 +25,7 @@ def test_the_readme_is_a_front_page_that_installs_into_a_users_repository():
     assert len(README.splitlines()) <= 150
     install = README.index("## Install into your own repository")
     assert install < README.index("## A 5-minute tour") < README.index("## Working on karpenter-gitops itself")
-    assert 'pip install "karpenter-gitops @ git+' in README and "make dist" in README
+    assert 'pip install "git+$REPO@main"' in README and "make dist" in README  # run as written: tests/newcomer/test_install_lines.py
 
 
 def test_no_page_installs_a_version_no_registry_has():
