@@ -171,3 +171,62 @@ def test_a_wrong_aws_environment_is_one_line_naming_the_setting(repository, aws_
                                       aws={"HOME": str(aws_home), **setting})
     assert (code, out) == (2, "")
     assert err.count("\n") == 1 and err.startswith(f"karpenter-gitops: error: {said}") and "(hint: " in err, err
+
+
+# --- what a newcomer's files hold: older APIs, templates, upstream examples, several mistakes at once ---------
+
+
+def test_karpenter_1_0_still_serves_v1beta1_so_the_object_is_a_warning_there_and_an_error_from_1_1(repository):
+    (repository / "karpenter" / "nodepool.yml").write_text(POOL.replace("apiVersion: karpenter.sh/v1", "apiVersion: karpenter.sh/v1beta1"))
+    code, out, _ = karpenter_gitops(repository, "validate", "karpenter", "--karpenter-version", "1.0")
+    assert code == 0 and "Karpenter 1.0 still serves it beside 'karpenter.sh/v1'" in out and "not checked" in out
+    assert "is not served" not in out
+    code, out, _ = karpenter_gitops(repository, "validate", "karpenter", "--karpenter-version", "1.1")
+    assert code == 1 and "apiVersion 'karpenter.sh/v1beta1' is not served for NodePool" in out
+
+
+BLUEPRINT = CLASS.replace("role: KarpenterNodeRole-demo", "role: ${KARPENTER_NODE_IAM_ROLE_NAME}").replace(
+    "karpenter.sh/discovery: demo", "karpenter.sh/discovery: ${CLUSTER_NAME}")
+
+
+def test_an_unrendered_blueprint_is_said_once_and_never_looked_up(repository):
+    (repository / "karpenter" / "nodeclass.yaml").write_text(BLUEPRINT)
+    code, out, _ = karpenter_gitops(repository, "validate", "karpenter")
+    assert code == 0 and out.count("not rendered: '${KARPENTER_NODE_IAM_ROLE_NAME}'") == 1, out
+    assert "render with envsubst/terraform/helm first" in out and "envsubst < karpenter/nodeclass.yaml | karpenter-gitops validate -" in out
+    code, out, err = karpenter_gitops(repository, "plan", "karpenter", "--embedded-aws")
+    assert (code, out) == (2, "") and err.count("\n") == 1, err
+    assert err.startswith("karpenter-gitops: error: karpenter/nodeclass.yaml: not rendered: EC2NodeClass/default spec.role")
+    assert "does not exist" not in err
+
+
+WINDOWS_POOL = POOL.replace("group: karpenter.k8s.aws", "group: karpenter.k8s.aws/v1")  # Karpenter's windows-custom-userdata example
+
+
+def test_an_upstream_examples_one_mistake_is_one_finding(repository):
+    (repository / "karpenter" / "nodepool.yml").write_text(WINDOWS_POOL)
+    code, out, _ = karpenter_gitops(repository, "validate", "karpenter", "--format", "json")
+    findings = json.loads(out)["findings"]
+    assert code == 1 and [(f["rule"], f["path"]) for f in findings] == [("schema/pattern", "spec.template.spec.nodeClassRef.group")]
+    assert findings[0]["hint"] == "drop the version: group takes no '/v1'"
+
+
+def test_the_blueprints_discovery_tag_on_nodes_is_no_policy_warning(repository):
+    tagged = yaml.safe_load(CLASS)
+    tagged["spec"]["tags"] = {"karpenter.sh/discovery": "demo"}
+    (repository / "karpenter" / "nodeclass.yaml").write_text(yaml.safe_dump(tagged))
+    code, out, _ = karpenter_gitops(repository, "validate", "karpenter", "--policy")
+    assert "reserved-tag-domain" not in out, out
+
+
+def test_a_missing_field_hides_no_other_mistake_of_the_object(repository):
+    broken = yaml.safe_load(CLASS)
+    del broken["spec"]["securityGroupSelectorTerms"]
+    broken["spec"]["metadataOptions"] = {"httpPutResponseHopLimit": 2}
+    broken["spec"]["amiSelectorTerms"] = [{"alias": "bottlerocket@v1.19.0"}]
+    broken["spec"]["userData"] = "[settings.kubernetes]\nsingle-process-oom-kill = true\nmax-pod = 110\n"
+    (repository / "karpenter" / "nodeclass.yaml").write_text(yaml.safe_dump(broken))
+    code, out, _ = karpenter_gitops(repository, "validate", "karpenter", "--policy", "--format", "json")
+    rules = {f["rule"] for f in json.loads(out)["findings"]}
+    assert code == 1
+    assert {"schema/required", "policy/imds-hop-limit", "userdata/bottlerocket-release-setting", "userdata/bottlerocket-unknown-setting"} <= rules
