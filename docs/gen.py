@@ -81,6 +81,11 @@ def commands_page() -> str:
     # with the group's settings, as the CLI makes its context: a command makes its help option once, from the first
     # context it sees, so a context without -h would leave `COMMAND -h` refused for the rest of the process
     group_ctx = click.Context(cli, info_name="karpenter-gitops", **cli.context_settings)
+    # the group's options that shape a command's run; the eager ones (--version) answer instead of running one
+    shared = [p.get_help_record(group_ctx) for p in cli.params if isinstance(p, click.Option) and not p.is_eager]
+    lines += ["Options given before the command apply to every command:", ""]
+    lines += [f"- `{opts}`: {prose(help_)}" for opts, help_ in filter(None, shared)]
+    lines.append("")
     for name, command in sorted(cli.commands.items()):
         ctx = click.Context(command, info_name=name, parent=group_ctx)
         lines += [f"## `{name}`", "", "```text", f"karpenter-gitops {name} {' '.join(command.collect_usage_pieces(ctx))}",

@@ -13,6 +13,8 @@ from collections.abc import Iterator, Mapping
 
 import click
 
+from karpenter_gitops.output import colour
+
 # name: ("module:function", summary). The summary is the first paragraph of the command's docstring, which
 # --help shortens to fit; tests/cli/test_group.py fails when the two differ.
 COMMANDS: Mapping[str, tuple[str, str]] = {
@@ -92,5 +94,14 @@ class LazyGroup(click.Group):
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="karpenter-gitops")
-def cli() -> None:
+@click.option(
+    "--color/--no-color",
+    "colour_flag",
+    default=None,
+    help="Colour the output, or not, whatever the environment says (default: colour on a terminal, none "
+    "when NO_COLOR is set; FORCE_COLOR colours a pipe).",
+)
+@click.pass_context
+def cli(context: click.Context, colour_flag: bool | None) -> None:
     """Make Karpenter EC2NodeClass / NodePool changes safe to ship through Git."""
+    context.color = colour.chosen(colour_flag)  # every subcommand's context inherits it

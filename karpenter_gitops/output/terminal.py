@@ -21,6 +21,7 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
+from karpenter_gitops.output import colour
 from karpenter_gitops.output.escape import visible
 
 Part = str | tuple[str, str]  # text as it is, or (text, style)
@@ -38,10 +39,15 @@ def line(*parts: Part) -> Text:
 
 
 class Terminal:
-    """A rich console that prints only :func:`line` s: no markup, no emoji codes, no highlighting."""
+    """A rich console that prints only :func:`line` s: no markup, no emoji codes, no highlighting; coloured
+    as :func:`~karpenter_gitops.output.colour.wanted` says (rich's own reading of the environment would
+    let ``NO_COLOR`` keep bold and dim, and know nothing of ``--no-color``)."""
 
     def __init__(self, *, stderr: bool = False, width: int | None = None, record: bool = False, wrap: bool = True):
+        coloured = colour.wanted(sys.stderr if stderr else sys.stdout)
         self.console = Console(stderr=stderr, width=width, record=record, markup=False, emoji=False, highlight=False,
+                               force_terminal=coloured or None, no_color=not coloured,
+                               color_system="auto" if coloured else None,
                                soft_wrap=not wrap)  # without wrapping, a line stays one line whatever its length
 
     @classmethod
@@ -76,7 +82,7 @@ def waiting(message: str, *, shown: bool = True) -> Iterator[Callable[[str], Non
     ``shown``); yields the function that changes its message (a no-op without a spinner, so a log
     or a piped run stays clean)."""
     console = Terminal(stderr=True).console
-    if not (shown and console.is_terminal):
+    if not (shown and sys.stderr.isatty()):  # FORCE_COLOR colours a log; it must not animate one
         yield lambda _message: None
         return
     with console.status(line(message)) as status:
