@@ -277,3 +277,20 @@ def policy_file(func):
         "policies to blocking (rules: {ID: {severity: error}}), switch rules off, set their parameters. "
         "A stack's own block wins key by key.",
     )(func)
+
+
+def show_info(func):
+    """``--show-info``: list the ``info`` findings (house-style notes) that text and the PR comment leave out."""
+    return click.option(
+        "--show-info", is_flag=True,
+        help="Also list info findings (house-style notes), which the text and the PR comment leave out; "
+        "--format json and jsonl always hold them.",
+    )(func)
+
+
+def quiet(func):
+    """``--quiet``: the text output cut to what a pre-commit hook or a glance needs."""
+    return click.option(
+        "--quiet", "-q", is_flag=True,
+        help="Print the findings and the summary line only: no notes, fixes or waivers (text format).",
+    )(func)

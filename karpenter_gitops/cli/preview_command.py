@@ -44,9 +44,10 @@ from karpenter_gitops.output.terminal import waiting
 @options.policy_file
 @options.karpenter
 @options.allow_empty
+@options.show_info
 def preview_command(
     paths, manifests, allow_empty, stacks, all_stacks, base_ref, fmt, budget, full_report, kubeconfig, pulumi_json, pulumi_events,
-    workload_paths, picture, embedded_aws, aws_fixture, kubernetes, reconcile_, cache_dir, policy_file, release,
+    workload_paths, picture, embedded_aws, aws_fixture, kubernetes, reconcile_, cache_dir, policy_file, release, show_info,
 ) -> Outcome:
     """Print a PR comment (or JSON) on what the change does compared with --base.
 
@@ -86,7 +87,7 @@ def preview_command(
             return preview_sources(head, base_ref, paths, plan=plan, kubeconfig=kubeconfig, pulumi=pulumi, forecast=forecast)
 
         if options.is_fleet(stacks, all_stacks):
-            return _fleet(options.fleet_stacks((*paths, *manifests), stacks, all_stacks), previewed, fmt, budget, full_report)
+            return _fleet(options.fleet_stacks((*paths, *manifests), stacks, all_stacks), previewed, fmt, budget, full_report, show_info)
         report = previewed(options.stack_or_manifests(stacks[0] if stacks else None, (*paths, *manifests)))
     if picture:
         if not report.cost:
@@ -97,11 +98,11 @@ def preview_command(
         click.echo(json.dumps(report.to_json(), indent=2))
     else:
         target_file = full_report or Path(tempfile.gettempdir()) / "karpenter-preview-full.md"
-        click.echo(_comment(report, budget, target_file), nl=False)
+        click.echo(_comment(report, budget, target_file, show_info), nl=False)
     return report.exit_code
 
 
-def _fleet(stacks, previewed, fmt: str, budget: int, full_report) -> Outcome:
+def _fleet(stacks, previewed, fmt: str, budget: int, full_report, show_info: bool) -> Outcome:
     """One section per stack (each within an equal share of --budget), JSON keyed by stack, the worst exit code."""
     fleet = run_fleet(stacks, lambda stack: ((report := previewed([stack_file(stack)])), report.exit_code))
     if fmt == "json":
@@ -110,20 +111,20 @@ def _fleet(stacks, previewed, fmt: str, budget: int, full_report) -> Outcome:
         return fleet.exit_code
     share = max(budget // len(stacks), 1_000)
     directory = full_report.parent if full_report else Path(tempfile.gettempdir())
-    sections = [f"## Stack {code_span(visible(stack))}\n\n{_comment(report, share, directory / f'karpenter-preview-full-{stack}.md')}"
+    sections = [f"## Stack {code_span(visible(stack))}\n\n{_comment(report, share, directory / f'karpenter-preview-full-{stack}.md', show_info)}"
                 for stack, report in fleet.results.items()]
     click.echo("".join(sections), nl=False)
     return fleet.exit_code
 
 
-def _comment(report, budget: int, full_report: Path) -> str:
+def _comment(report, budget: int, full_report: Path, show_info: bool) -> str:
     """The comment within ``budget``; when it had to be shortened, the full report is written first
     (a comment must not point at a missing report)."""
-    comment, shortened = pr_comment.markdown(report, budget, str(full_report))
+    comment, shortened = pr_comment.markdown(report, budget, str(full_report), show_info=show_info)
     if shortened:
         try:
             full_report.parent.mkdir(parents=True, exist_ok=True)
-            full_report.write_text(pr_comment.markdown(report, None)[0], encoding="utf-8")
+            full_report.write_text(pr_comment.markdown(report, None, show_info=show_info)[0], encoding="utf-8")
         except OSError as error:
             raise InputError(f"cannot write the full report: {error.strerror or error}", str(full_report)) from None
     return comment

@@ -29,9 +29,10 @@ from karpenter_gitops.output.report_text import print_text
 @options.reconcile
 @options.karpenter
 @options.allow_empty
+@options.show_info
 def render_command(
     paths, manifests, stacks, all_stacks, out, embedded_aws, aws_fixture, kubernetes, reconcile_, cache_dir, release,
-    allow_empty,
+    allow_empty, show_info,
 ) -> Outcome:
     """Write the desired manifests to DIR for Argo CD / Flux: one file per object, byte-stable, atomic.
 
@@ -44,7 +45,7 @@ def render_command(
     A fleet (several --stack, or --all-stacks) renders each stack into DIR/NAME; the exit code is the worst.
     """
     with SharedTargets(embedded_aws, aws_fixture) as targets:
-        render = _renderer(targets, kubernetes, reconcile_, cache_dir, release, allow_empty)
+        render = _renderer(targets, kubernetes, reconcile_, cache_dir, release, allow_empty, show_info)
         return _run(render, stacks, all_stacks, (*paths, *manifests), out)
 
 
@@ -60,7 +61,7 @@ def _run(render, stacks, all_stacks, manifests, out: str) -> Outcome:
     return render(options.stack_or_manifests(stacks[0] if stacks else None, manifests), out)
 
 
-def _renderer(targets, kubernetes, reconcile_, cache_dir, release, allow_empty: bool):
+def _renderer(targets, kubernetes, reconcile_, cache_dir, release, allow_empty: bool, show_info: bool):
     """Render one set of paths to a directory (or ``-``); the exit code. AWS, when read, is ``targets``'."""
 
     def render(paths, out: str) -> Outcome:
@@ -76,7 +77,7 @@ def _renderer(targets, kubernetes, reconcile_, cache_dir, release, allow_empty: 
         rendered = render_sources(sources, None if stream else Path(out), plan if reconcile_ or targets.embedded else None)
         if rendered.report is not None:
             with contextlib.redirect_stdout(sys.stderr) if stream else contextlib.nullcontext():
-                print_text(rendered.report, sources.release)
+                print_text(rendered.report, sources.release, show_info=show_info)
         if stream and not rendered.refusal:
             click.echo(rendered.stream, nl=False)  # the manifests and nothing else: Argo CD parses all of stdout
             return rendered.exit_code

@@ -49,6 +49,8 @@ from karpenter_gitops.core.outcome import Outcome
 @options.policy_file
 @options.karpenter
 @options.allow_empty
+@options.show_info
+@options.quiet
 @options.output_format(
     "text",
     "json",
@@ -58,7 +60,7 @@ from karpenter_gitops.core.outcome import Outcome
     "the run is judged in parts, each part's findings printed as it is judged, in memory that does not grow with "
     "the input); github prints GitHub Actions annotations (::error file=…,line=…::…).",
 )
-def validate_command(paths, stacks, all_stacks, crd_paths, context_paths, policy, no_cache, waiver_file, policy_file, release, allow_empty, fmt) -> Outcome:
+def validate_command(paths, stacks, all_stacks, crd_paths, context_paths, policy, no_cache, waiver_file, policy_file, release, allow_empty, show_info, quiet, fmt) -> Outcome:
     """Check manifests and stack config offline with Karpenter's rules and stricter ones.
 
     PATHS are manifest files, directories of manifests (hidden entries below them are passed over),
@@ -136,7 +138,7 @@ def validate_command(paths, stacks, all_stacks, crd_paths, context_paths, policy
     elif fmt == "github":
         print_github(report, run.release)
     else:
-        print_text(report, run.release)
+        print_text(report, run.release, show_info=show_info, quiet=quiet)
     return report.exit_code
 
 

@@ -17,6 +17,7 @@ its section in full, folded.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -25,9 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 from karpenter_gitops.core.findings import Finding, Severity
 from karpenter_gitops.core.outcome import Outcome
-from karpenter_gitops.output import DEFAULT_BUDGET
 from karpenter_gitops.karpenter.disruption.drift import AMIMove, summarise_types
-from karpenter_gitops.output import cost_text
+from karpenter_gitops.output import DEFAULT_BUDGET, cost_text
 from karpenter_gitops.output.escape import visible
 from karpenter_gitops.output.markdown import EMPTY, OutsideText, code_span, table
 
@@ -313,8 +313,11 @@ def _pulumi_section(preview: Preview, full: bool, quoted: OutsideText) -> str:
     return "\n".join(lines + ["", "</details>"]) + "\n"
 
 
-def _policy_section(preview: Preview, full: bool, quoted: OutsideText) -> str:
-    others = [f for f in preview.findings if f.severity is not Severity.ERROR or preview.waived(f)]
+def _policy_section(preview: Preview, full: bool, quoted: OutsideText, *, show_info: bool) -> str:
+    """Warnings, waived findings and active waivers; ``info`` findings (house-style notes, many on any
+    repository) only with ``show_info``, so the warnings are not lost among them."""
+    others = [f for f in preview.findings if (f.severity is not Severity.ERROR or preview.waived(f))
+              and (show_info or f.severity is not Severity.INFO)]
     waivers = preview.validation.waivers
     if not others and not waivers:
         return ""
@@ -400,8 +403,10 @@ def _section(render: Callable[[Preview, bool, OutsideText], str], preview: Previ
     return [_Block(text, label), _Block(quoted.cut_details(f"the {label}"), f"values cut in the {label}")]
 
 
-def markdown(preview: Preview, budget: int | None = DEFAULT_BUDGET, full_report: str | None = None) -> tuple[str, bool]:
-    """The comment and whether anything was cut; ``budget=None`` gives the full report."""
+def markdown(preview: Preview, budget: int | None = DEFAULT_BUDGET, full_report: str | None = None, *,
+             show_info: bool = False) -> tuple[str, bool]:
+    """The comment and whether anything was cut; ``budget=None`` gives the full report. ``info`` findings
+    are listed only with ``show_info``."""
     full = budget is None
     kept = _kept(preview, full, tight=False)
     tight = budget is not None and sum(len(b.text) for b in kept if b.kept) > budget - _FOOTER_RESERVE
@@ -413,7 +418,7 @@ def markdown(preview: Preview, budget: int | None = DEFAULT_BUDGET, full_report:
         *_section(_impact_section, preview, full, "node impact"),
         *_section(_ami_section, preview, full, "AMI changes"),
         *_section(_pulumi_section, preview, full, "Pulumi preview"),
-        *_section(_policy_section, preview, full, "policy results"),
+        *_section(functools.partial(_policy_section, show_info=show_info), preview, full, "policy results"),
     ]
     blocks += [
         _Block(_diff_block(c), c.label, shrink=lambda room, c=c: _diff_block(c, room, full_report)) for c in preview.changes

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-
 from itertools import groupby
 
 import click
@@ -30,11 +29,17 @@ def summary(report: Report, release: versions.Release) -> str:
     )
 
 
-def print_text(report: Report, release: versions.Release) -> None:
-    """Findings grouped by object, each with its rule, layer, line and fix, then the active waivers and the summary."""
-    for note in report.notes:
-        click.echo(click.style(f"note: {visible(note)}", dim=True), err=True)
-    for (kind, name, file), group in groupby(report.findings, key=lambda f: (f.kind, f.name, f.file)):
+def print_text(report: Report, release: versions.Release, *, show_info: bool = False, quiet: bool = False) -> None:
+    """Findings grouped by object, each with its rule, layer, line and fix, then the active waivers and the summary.
+
+    ``info`` findings (house-style notes, a score on a small repository) would bury the warnings, so they
+    are listed only with ``show_info``; ``quiet`` leaves the findings and the summary line: no notes, fixes
+    or waivers."""
+    if not quiet:
+        for note in report.notes:
+            click.echo(click.style(f"note: {visible(note)}", dim=True), err=True)
+    shown = [finding for finding in report.findings if show_info or finding.severity is not Severity.INFO]
+    for (kind, name, file), group in groupby(shown, key=lambda f: (f.kind, f.name, f.file)):
         click.echo(click.style(visible(f"{kind}/{name}"), bold=True) + (f"  ({visible(file)})" if file else ""))
         for finding in group:
             if finding in report.waived:
@@ -44,10 +49,10 @@ def print_text(report: Report, release: versions.Release) -> None:
             where = click.style(f"  {visible(finding.file)}:{finding.line}", dim=True) if finding.line else ""
             layer = click.style(f" ({finding.layer})", dim=True)  # who refuses it: api-server, karpenter or our rules
             click.echo(f"  {label} {visible(finding.path)}: {visible(finding.message)}  [{finding.rule}]{layer}{where}")
-            if finding.hint:  # multi-line hints (TOML, MIME) stay indented
+            if finding.hint and not quiet:  # multi-line hints (TOML, MIME) stay indented
                 hint = ("\n" + " " * 15).join(visible(line) for line in finding.hint.split("\n"))
                 click.echo(click.style(f"          fix: {hint}", dim=True))
-    if report.policy:
+    if report.policy and not quiet:
         click.echo(click.style(f"active waivers: {len(report.waivers)}", bold=True))
         for waiver in report.waivers:
             kind = f"{waiver.kind}/" if waiver.kind else ""
