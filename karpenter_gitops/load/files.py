@@ -125,11 +125,14 @@ def parse_yaml(source: str | _TextChunks, name: str) -> list[Any]:
         raise InputError(f"invalid YAML: {problem}", name, line, "fix the YAML syntax at that line" if line else None) from None
 
 
-def expand(paths: Iterable[str | Path]) -> list[Path]:
+def expand(paths: Iterable[str | Path], passed_over: list[tuple[Path, str]] | None = None) -> list[Path]:
     """Files named directly, plus every *.yaml / *.yml below named directories, sorted; ``-`` stays itself.
 
     Below a named directory, hidden entries (``.git``, ``.github``...) are passed over and not
     walked; the directory the user named, and any of its parents, may be hidden themselves.
+    Symlinked folders are walked as folders are (a repository may link a shared one in), each
+    folder once however many links reach it, so a link back up the tree ends. A folder that
+    cannot be read, or one already walked, is added to ``passed_over`` with the reason, for a note.
     """
     files: list[Path] = []
     for raw in paths:
@@ -139,7 +142,7 @@ def expand(paths: Iterable[str | Path]) -> list[Path]:
                 raise InputError("standard input named twice", STDIN_NAME, hint="give - once")
             files.append(STDIN)
         elif path.is_dir():
-            found = sorted(_walk(path))
+            found = sorted(_walk(path, [] if passed_over is None else passed_over))
             if not found:
                 raise InputError("directory holds no .yaml or .yml files", display(path),
                                  hint="name the folder that holds your Karpenter manifests")
@@ -151,10 +154,26 @@ def expand(paths: Iterable[str | Path]) -> list[Path]:
     return files
 
 
-def _walk(directory: Path) -> Iterator[Path]:
-    """The YAML files below ``directory``, hidden files and directories below it left out (and not entered)."""
-    for root, subdirectories, names in os.walk(directory):
-        subdirectories[:] = [name for name in subdirectories if not name.startswith(".")]
+def _walk(directory: Path, passed_over: list[tuple[Path, str]]) -> Iterator[Path]:
+    """The YAML files below ``directory``, hidden files and directories below it left out (and not entered);
+    folders not entered for another reason go to ``passed_over`` (see :func:`expand`)."""
+
+    def unreadable(err: OSError) -> None:
+        passed_over.append((Path(err.filename), f"cannot be read ({err.strerror or err})"))
+
+    walked = {os.path.realpath(directory)}
+    for root, subdirectories, names in os.walk(directory, onerror=unreadable, followlinks=True):
+        entered = []
+        for name in sorted(subdirectories):
+            if name.startswith("."):
+                continue
+            real = os.path.realpath(os.path.join(root, name))
+            if real in walked:
+                passed_over.append((Path(root, name), f"a link to {real}, a folder already read"))
+            else:
+                walked.add(real)
+                entered.append(name)
+        subdirectories[:] = entered
         for name in names:
             path = Path(root, name)
             if not name.startswith(".") and path.suffix in YAML_SUFFIXES and path.is_file():
@@ -242,6 +261,7 @@ class ReadFile(NamedTuple):
     path: Path
     skipped: str | None = None
     text: str | None = None  # standard input's, kept: it cannot be read twice
+    passed_over: str | None = None  # why an entry below a named folder was not read at all (no documents)
 
 
 class Texts(Mapping[str, str]):
@@ -267,8 +287,11 @@ class Texts(Mapping[str, str]):
 def read_files(paths: Iterable[str | Path], stdin: BinaryIO | None = None, *, live: bool = False) -> Iterator[ReadFile]:
     """Read and parse every file under ``paths``, one at a time; ``-`` reads ``stdin`` (default: the process's).
     With ``live``, each file's documents stay as parsed until the caller compacts them (:class:`Documents`)."""
-    for path in expand(paths):
+    passed_over: list[tuple[Path, str]] = []
+    for path in expand(paths, passed_over):
         yield _read_stdin(stdin or sys.stdin.buffer, live) if path == STDIN else _read_file(path, live)
+    for path, reason in passed_over:
+        yield ReadFile(display(path), Documents(()), path, passed_over=reason)
 
 
 def _read_file(path: Path, live: bool = False) -> ReadFile:

@@ -389,10 +389,14 @@ class Loading:
         self.release = release
         self._out = _Collector(release)
         self._skipped: list[str] = []
+        self._passed_over: list[str] = []
 
     def add(self, file: ReadFile) -> None:
-        """Load one file; one passed over as no Kubernetes YAML is counted, with a note."""
-        if file.skipped is not None:
+        """Load one file; one passed over as no Kubernetes YAML is counted, with a note. A folder
+        not read at all (unreadable, or reached again through a link) is a note, not a skipped file."""
+        if file.passed_over is not None:
+            self._passed_over.append(f"{file.name}: {file.passed_over}")
+        elif file.skipped is not None:
             self._skipped.append(f"{file.name}: {file.skipped}")
         else:
             _read_documents(file.name, file.documents, self._out)
@@ -404,9 +408,10 @@ class Loading:
 
     def inputs(self) -> Inputs:
         inputs, skipped = self._out.inputs(), tuple(self._skipped)
-        if not skipped:
+        notes = _skipped_notes((*skipped, *self._passed_over))
+        if not notes:
             return inputs
-        return replace(inputs, skipped=skipped, notes=_skipped_notes(skipped) + inputs.notes)
+        return replace(inputs, skipped=skipped, notes=notes + inputs.notes)
 
 
 def _skipped_notes(skipped: tuple[str, ...]) -> tuple[str, ...]:
