@@ -59,8 +59,16 @@ def settings(rule: Rule, config: Mapping[str, Any], where: str) -> PolicySetting
 
 
 def judge_rule(rule: Rule, inputs: Inputs, rule_settings: PolicySettings) -> list[Finding]:
-    """What one rule finds among ``inputs``: loading's observations, or its check on each object."""
-    return Judge(VERSION, rule_settings, hygiene=True).objects(inputs, only=rule)
+    """What one rule finds among ``inputs``: loading's observations, or its check on each object.
+
+    A policy reports one rule, yet a mistake is told once, as ``validate`` tells it: where a rule that
+    this one restates (the API server's refusal of the same field) finds something, that policy says it."""
+    judge = Judge(VERSION, rule_settings, hygiene=True)
+    found = judge.objects(inputs, only=rule)
+    if not (found and rule.restates):
+        return found
+    refused = {(f.file, f.kind, f.name, f.path) for other in rule.restates for f in judge.objects(inputs, only=registry.RULES[other])}
+    return [f for f in found if (f.file, f.kind, f.name, f.path) not in refused]
 
 
 def judge_observed(rule: Rule, observed: Iterable[Observation], rule_settings: PolicySettings) -> list[Finding]:

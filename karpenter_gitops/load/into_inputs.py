@@ -174,7 +174,12 @@ def _read_manifest(docs: list[Any], name: str, out: _Collector) -> None:
         placeholders = tuple(found(doc, _KINDS[kind][1])) if maybe_in(packed) else ()
         unrendered.extend((kind, obj_name, source, path, text) for path, text in placeholders)
         out.add(kind, obj_name, doc.get("spec"), packed, source, tuple(path for path, _ in placeholders))
-    if unrendered:  # once per file, on the first object that holds one
+    _say_unrendered(name, unrendered, out)
+
+
+def _say_unrendered(name: str, unrendered: list[tuple[str, str, Source, str, str]], out: _Collector) -> None:
+    """``manifest/not-rendered`` once per file, on the first object that holds a placeholder."""
+    if unrendered:
         (kind, obj_name, source, *_), *_ = unrendered
         out.observe(NOT_RENDERED, kind, obj_name, not_rendered(name, [(path, text) for *_, path, text in unrendered]), source)
 
@@ -293,6 +298,7 @@ def _read_stack(doc: Mapping[str, Any], name: str, out: _Collector) -> None:
         out.policy = policy_settings.parse(ours["policy"], name)
     if "waivers" in ours:
         out.waivers += waiver_files.parse(ours["waivers"], name, waiver_files.STACK_KEY)
+    unrendered: list[tuple[str, str, Source, str, str]] = []  # kind, name, source, path and text of each placeholder
     for kind, key in STACK_KEY.items():
         objects = ours.get(key)
         if objects is None:
@@ -308,7 +314,12 @@ def _read_stack(doc: Mapping[str, Any], name: str, out: _Collector) -> None:
                 out.observe(refusal.rule, kind, str(obj_name), refusal.violation, source)
                 continue
             raw = {"apiVersion": api, "kind": kind, "metadata": metadata, "spec": spec}
-            out.add(kind, str(obj_name), spec, pack(raw), source)
+            packed = pack(raw)
+            # A stack file is not templated, but its values may be copied from a template that was never rendered.
+            placeholders = tuple(found(raw, _KINDS[kind][1])) if maybe_in(packed) else ()
+            unrendered.extend((kind, str(obj_name), source, path, text) for path, text in placeholders)
+            out.add(kind, str(obj_name), spec, packed, source, tuple(path for path, _ in placeholders))
+    _say_unrendered(name, unrendered, out)
     if "amiSources" in ours:
         out.ami_sources.update(_ami_sources(ours["amiSources"], ours.get("nodeClasses"), name, out.release))
 
