@@ -12,7 +12,8 @@ profile 'PaymentsNodeProfile-v2' has no role"). :meth:`OutsideText.prose` keeps 
 it is inert, and sets every other word, with the quoted stretch around it, as inline code. Inert is
 decided by what a word is made of, never by recognising markup: letters, digits, any non-ASCII
 character, and only the ASCII punctuation that starts nothing (no ``# $ & * < > @ \\ ^ _ ` { | } ~``,
-``$`` only before a digit, ``_`` only inside a word), and none of the sequences GitHub still links
+``$`` only before a digit; an underscore makes emphasis only at a word's edge, but a word holding one
+is code all the same: it reads as a value), and none of the sequences GitHub still links
 (``www.``, ``://``, ``](``, ``:name:``, ``GH-1``, a hash). A construct nobody thought of is code too.
 
 Everything is bounded: a value longer than its room is cut, its full text kept in a fenced block for a
@@ -59,8 +60,6 @@ def _inert_character(word: str, at: int) -> bool:
         return True
     if char == "$":  # a price; a math span needs a ``$`` before something other than a digit
         return word[at + 1 : at + 2].isdigit()
-    if char == "_":  # emphasis needs an underscore at a word's edge
-        return 0 < at < len(word) - 1 and word[at - 1].isalnum() and word[at + 1].isalnum()
     return False
 
 

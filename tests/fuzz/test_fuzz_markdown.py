@@ -44,16 +44,27 @@ def _code(markdown: str) -> str:
 
 
 def test_the_issue_examples_are_inline_code_in_the_blocking_errors(tmp_path):
-    alias = node_class(amiSelectorTerms=[{"alias": "al2023@[x](https://evil.example/p)"}])
+    """A link in an alias short enough for the CRD (``al2023@[x](https://evil.example/p)`` itself is over its
+    30 bytes: the API server's refusal says so, without quoting it) and a fake approval in a profile ARN."""
+    alias = node_class(amiSelectorTerms=[{"alias": "al2023@[x](https://e.vil/p)"}])
     arn = node_class("arn")
     del arn["spec"]["role"]
     arn["spec"]["instanceProfile"] = "arn:aws:iam::123456789012:instance-profile/KarpenterNodeProfile | :white_check_mark: **approved** |"
     out = _preview(tmp_path, [node_class(), node_pool(family("m5"))], [alias, arn, node_pool(family("m5"))])
     check(out)
     errors = out.split("#### Blocking errors")[1].split("<details>")[0]
-    assert "`'[x](https://evil.example/p)'` is not a al2023 AMI version" in errors
+    assert "`'[x](https://e.vil/p)'` is not a al2023 AMI version" in errors
     assert "(use `'KarpenterNodeProfile | :white_check_mark: **approved** |'`)" in errors
-    assert "[x](https://evil.example/p)" in _code(errors) and "**approved**" in _code(errors)
+    assert "[x](https://e.vil/p)" in _code(errors) and "**approved**" in _code(errors)
+
+
+def test_the_issue_alias_is_refused_for_its_length_and_shown_only_as_code(tmp_path):
+    alias = node_class(amiSelectorTerms=[{"alias": "al2023@[x](https://evil.example/p)"}])
+    out = _preview(tmp_path, [node_class(), node_pool(family("m5"))], [alias, node_pool(family("m5"))])
+    check(out)
+    errors = out.split("#### Blocking errors")[1].split("<details>")[0]
+    assert "spec.amiSelectorTerms[0].alias: Too long: may not be more than 30 bytes [`schema/size`]" in errors
+    assert "evil.example" not in errors
 
 
 def test_a_name_with_a_slash_is_shown_whole_in_its_diff(tmp_path):

@@ -78,8 +78,11 @@ def test_the_issue_examples_are_code_and_ordinary_messages_unchanged():
         "no node launches (use `'Profile | :white_check_mark: **approved** |'`)")
     for ordinary in ("instance profile 'PaymentsNodeProfile-v2' has no role; nodes would get no credentials",
                      "spec.amiSelectorTerms[0].alias: Too long: may not be more than 30 bytes",
-                     "m5.large at $0.00096/h on-demand", "amazon-eks-node-al2023-x86_64-standard-1.32-v20240807"):
+                     "m5.large at $0.00096/h on-demand"):
         assert quoted.prose(ordinary) == ordinary
+    # An underscore makes emphasis only at a word's edge, yet a word holding one reads as a value: code.
+    assert quoted.prose("image amazon-eks-node-al2023-x86_64-standard-1.32 and 0_ok_0") == (
+        "image `amazon-eks-node-al2023-x86_64-standard-1.32` and `0_ok_0`")
 
 
 def test_what_github_would_act_on_is_code_even_in_plain_words():
