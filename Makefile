@@ -67,7 +67,7 @@ docs: $(STAMP)
 docs-reference: $(STAMP)
 	$(PY) docs/gen.py
 
-# The fuzz suite with many more examples than `make test` runs (tests/fuzz/_hostile.py has the profiles).
+# The fuzz suite with many more examples than `make test` runs (tests/support/hostile.py has the profiles).
 fuzz: $(STAMP) upstream
 	KARPENTER_GITOPS_FUZZ=long $(PY) -m pytest -q tests/fuzz
 

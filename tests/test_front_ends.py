@@ -28,10 +28,10 @@ from typing import Any
 
 import pytest
 import yaml
-from _crd_strategies import NODECLASS_SPEC, NODEPOOL_SPEC
+from support.crd_strategies import NODECLASS_SPEC, NODEPOOL_SPEC
 from conftest import PROJECT
 from hypothesis import HealthCheck, given, settings
-from pulumi_grpc import AnalyzerHost, ProviderHost, provider_inputs
+from support.pulumi_grpc import AnalyzerHost, ProviderHost, provider_inputs
 
 from karpenter_gitops_pulumi.reconciliation import INPUT_KEYS, OUTPUT_KEYS, ReconciliationProvider
 from karpenter_gitops.app import analyze

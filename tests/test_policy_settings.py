@@ -13,10 +13,10 @@ import contextlib
 import json
 from pathlib import Path
 
-import pulumi_mocks
+from support import pulumi_mocks
 import pytest
 import yaml
-from pulumi_grpc import AnalyzerHost
+from support.pulumi_grpc import AnalyzerHost
 
 from karpenter_gitops_pulumi.controller import KarpenterController, KarpenterControllerArgs
 from karpenter_gitops_pulumi.reconciliation import ReconciliationProvider

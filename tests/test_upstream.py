@@ -22,8 +22,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from _upstream import STEP
 from conftest import PROJECT
+from support.upstream import STEP
 
 TAG = "v1.99.0"
 FILES = {

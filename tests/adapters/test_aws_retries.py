@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import botocore.session
 import pytest
-from _fault_proxy import FaultProxy
+from support.fault_proxy import FaultProxy
 from botocore.retries.standard import ExponentialBackoff
 from conftest import PROJECT
 

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 import yaml
-from _upstream import crds
+from support.upstream import crds
 
 from karpenter_gitops.app import both_cores
 from karpenter_gitops.cli import main

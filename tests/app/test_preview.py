@@ -11,8 +11,8 @@ import pytest
 import yaml
 from hypothesis import given
 from hypothesis import strategies as st
-from _fake_kube import kubeconfig_for
-from _preview_objects import family, node_class, node_pool
+from support.fake_kube import kubeconfig_for
+from support.preview_objects import family, node_class, node_pool
 
 from karpenter_gitops.cli import main
 from karpenter_gitops.core.errors import InputError

@@ -15,9 +15,9 @@ import sys
 
 import pytest
 import yaml
-from _validate_runs import DOCUMENTS, FILES, SEPARATORS, STREAM, Recorder, node_class, node_pool, overlay, stack, write
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.validate_runs import DOCUMENTS, FILES, SEPARATORS, STREAM, Recorder, node_class, node_pool, overlay, stack, write
 
 from karpenter_gitops.app import validate_halves
 from karpenter_gitops.cli import main
@@ -181,7 +181,7 @@ def test_any_stream_gives_one_process_report(tmp_path_factory, monkeypatch, caps
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(FILES, st.booleans())
 def test_any_mix_of_files_gives_one_process_report(tmp_path_factory, monkeypatch, capsys, files, with_crds):
-    from _upstream import crds
+    from support.upstream import crds
 
     folder = write(tmp_path_factory.mktemp("mix"), {f"{index:02}.yaml": documents for index, documents in enumerate(files)})
     crds = ["--crd", str(crds("v1.14.1"))] if with_crds else []
@@ -190,7 +190,7 @@ def test_any_mix_of_files_gives_one_process_report(tmp_path_factory, monkeypatch
 
 def test_the_users_crds_judge_both_halves_with_the_notes_of_one_run(tmp_path, monkeypatch, capsys):
     """The CRD findings, and the notes on what they left unchecked, per kind in the objects' order."""
-    from _upstream import crds
+    from support.upstream import crds
 
     folder = write(tmp_path / "repo", {
         "a.yaml": [node_class("one", amiSelectorTerms=[{"alias": "al2023@latest", "id": "ami-0123456789abcdef0"}]),

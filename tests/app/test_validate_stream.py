@@ -14,9 +14,9 @@ import json
 import sys
 
 import yaml
-from _validate_runs import DOCUMENTS, FILES, SEPARATORS, STREAM, Recorder, node_class, node_pool, overlay, stack, write
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.validate_runs import DOCUMENTS, FILES, SEPARATORS, STREAM, Recorder, node_class, node_pool, overlay, stack, write
 
 from karpenter_gitops.app import validate_stream
 from karpenter_gitops.cli import main
@@ -164,7 +164,7 @@ def test_any_stream_gives_one_process_findings(tmp_path_factory, monkeypatch, ca
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(FILES, st.booleans(), st.sampled_from([200, 600, 2000]))
 def test_any_mix_of_files_gives_one_process_findings(tmp_path_factory, monkeypatch, capsys, files, with_crds, part):
-    from _upstream import crds
+    from support.upstream import crds
 
     folder = write(tmp_path_factory.mktemp("mix"), {f"{index:02}.yaml": documents for index, documents in enumerate(files)})
     crds = ["--crd", str(crds("v1.14.1"))] if with_crds else []

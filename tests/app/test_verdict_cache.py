@@ -8,7 +8,7 @@ import json
 
 import pytest
 import yaml
-from _rule_helpers import node_class, node_pool
+from support.rule_helpers import node_class, node_pool
 
 from karpenter_gitops.app import validate as use_case
 from karpenter_gitops.app import verdict_cache

@@ -19,9 +19,9 @@ import time
 from pathlib import Path
 
 import pytest
-from _dead_endpoints import BlackHole, free_port
-from _fault_proxy import FaultProxy
 from conftest import PROJECT
+from support.dead_endpoints import BlackHole, free_port
+from support.fault_proxy import FaultProxy
 
 from karpenter_gitops.cli import main
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from _validate_runs import VALID_NODECLASS as GOOD
 from conftest import PROJECT
+from support.validate_runs import VALID_NODECLASS as GOOD
 
 from karpenter_gitops.cli import main
 from karpenter_gitops.load.files import MAX_FILE_BYTES
@@ -260,7 +260,7 @@ def test_github_escaping_follows_the_actions_toolkit():
 
 
 def test_crd_findings_name_their_line_too(tmp_path, capsys):
-    from _upstream import crds
+    from support.upstream import crds
 
     path = tmp_path / "nc.yaml"
     path.write_text(TYPO)

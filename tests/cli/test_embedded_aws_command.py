@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-from _command_runs import masked, run
+from support.command_runs import masked, run
 
 SHOW_AWS_ENVIRONMENT = "import os; [print(k, '=', v) for k, v in sorted(os.environ.items()) if k.startswith('AWS_')]"
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import sys
 
-from _command_runs import run
 from conftest import PROJECT
+from support.command_runs import run
 
 
 def test_policy_pack_shipped(in_project, capsys, snapshot):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from _command_runs import masked, run
+from support.command_runs import masked, run
 
 from karpenter_gitops.cli import main
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from _command_runs import run
+from support.command_runs import run
 
 
 def test_render(in_project, capsys, snapshot, tmp_path):

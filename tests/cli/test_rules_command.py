@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from _command_runs import run
+from support.command_runs import run
 
 
 @pytest.mark.parametrize(

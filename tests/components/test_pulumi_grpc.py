@@ -14,7 +14,7 @@ import grpc
 import pytest
 from pulumi.runtime.proto import provider_pb2
 from pulumi.runtime.rpc import UNKNOWN
-from pulumi_grpc import ProviderHost, provider_inputs
+from support.pulumi_grpc import ProviderHost, provider_inputs
 
 from karpenter_gitops_pulumi.reconciliation import ReconciliationProvider
 

@@ -7,7 +7,7 @@ import math
 
 import pytest
 import yaml
-from _yaml_strategies import dumped_yaml
+from support.yaml_strategies import dumped_yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

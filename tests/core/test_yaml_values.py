@@ -9,9 +9,9 @@ from contextlib import contextmanager
 
 import pytest
 import yaml
-from _yaml_strategies import dumped_yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.yaml_strategies import dumped_yaml
 
 from karpenter_gitops.core import yaml_reader
 

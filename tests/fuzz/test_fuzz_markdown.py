@@ -1,7 +1,7 @@
 """A hostile pull request cannot speak through the preview comment: whatever its manifests, its base's
 name and Pulumi's view of it hold, the comment (and the full report) parsed as GitHub parses it holds
 only our links, headings, emphasis and HTML, every outside value is code, and it stays under
-GitHub's size limit. See ``_markdown_oracle`` for what is judged."""
+GitHub's size limit. See ``support.markdown_oracle`` for what is judged."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ import json
 from pathlib import Path
 
 import yaml
-from _hostile import PROFILE, run
-from _markdown_oracle import HOSTILE_VALUE, check
-from _preview_objects import family, node_class, node_pool
 from conftest import PROJECT
 from hypothesis import given
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
+from support.hostile import PROFILE, run
+from support.markdown_oracle import HOSTILE_VALUE, check
+from support.preview_objects import family, node_class, node_pool
 
 GITHUB_LIMIT = 65_536
 _PARSER = MarkdownIt("commonmark", {"html": True}).enable("table")

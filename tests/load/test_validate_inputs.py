@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from _validate_runs import VALID_NODECLASS as NODECLASS
-from _upstream import crds
+from support.validate_runs import VALID_NODECLASS as NODECLASS
+from support.upstream import crds
 
 from karpenter_gitops.cli import main
 

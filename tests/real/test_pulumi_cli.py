@@ -18,10 +18,10 @@ import time
 import boto3
 import pytest
 import yaml
-from _api_server import live
-from _fault_proxy import FaultProxy
-from _pulumi_cli import PulumiProject, stack_text, step_ops
 from conftest import PROJECT, scratch_project
+from support.api_server import live
+from support.fault_proxy import FaultProxy
+from support.pulumi_cli import PulumiProject, stack_text, step_ops
 
 pytestmark = pytest.mark.real
 

@@ -10,11 +10,11 @@ those figures against the AWS provider's own computation from moto's DescribeIns
 
 from __future__ import annotations
 
-import _scheduler as ks
 import pytest
-from _scheduler import instance_type, node_pool, pod, requirement
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support import scheduler as ks
+from support.scheduler import instance_type, node_pool, pod, requirement
 
 pytestmark = pytest.mark.real
 

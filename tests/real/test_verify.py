@@ -11,8 +11,8 @@ import uuid
 
 import pytest
 import yaml
-from _api_server import kube_client
 from conftest import PROJECT
+from support.api_server import kube_client
 
 from karpenter_gitops.adapters import kube
 from karpenter_gitops.cli import main
@@ -234,7 +234,7 @@ def test_a_nodeoverlay_condition_other_than_predicted_is_reported(applied, api_s
 def test_verify_agrees_with_karpenters_own_controller_then_sees_an_out_of_band_edit(api_server, embedded_server, capsys):
     """The example manifests applied, reconciled by Karpenter 1.15.0's controller (the default) on the embedded AWS: verify
     finds the cluster as predicted; a hand edit then shows as drift, whatever the controller re-reports."""
-    from _karpenter import running_karpenter
+    from support.karpenter import running_karpenter
 
     from karpenter_gitops.adapters.aws.embedded_world import load_world
 

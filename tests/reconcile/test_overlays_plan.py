@@ -7,7 +7,7 @@ import dataclasses
 import json
 
 import pytest
-from _plan_objects import node_class, node_pool
+from support.plan_objects import node_class, node_pool
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

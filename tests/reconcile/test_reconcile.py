@@ -7,9 +7,9 @@ import json
 
 import pytest
 import yaml
-from _aws_refusals import session_denying
-from _plan_objects import node_class, node_pool
 from conftest import PROJECT
+from support.aws_refusals import session_denying
+from support.plan_objects import node_class, node_pool
 
 from karpenter_gitops.adapters.aws.throttling import Throttler
 from karpenter_gitops.cli import main

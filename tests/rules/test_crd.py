@@ -10,9 +10,9 @@ import re2
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from _crd_helpers import judged, release_crds
-from _rule_helpers import node_class, node_pool
-from _upstream import crds
+from support.crd_helpers import judged, release_crds
+from support.rule_helpers import node_class, node_pool
+from support.upstream import crds
 
 from karpenter_gitops.cli import main
 from karpenter_gitops.core.errors import InputError

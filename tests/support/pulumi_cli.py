@@ -13,7 +13,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-import _real_tools as tools
+from support import real_tools as tools
 
 PASSPHRASE = "karpenter-gitops-tests"
 
