@@ -23,9 +23,10 @@ os.environ.setdefault("KARPENTER_GITOPS_AWS_DEADLINE", "3")
 # No test reads a verdict another stored (tests/app/test_verdict_cache.py turns the cache on for itself).
 os.environ["KARPENTER_GITOPS_VERDICT_CACHE"] = "off"
 
-# A test that hangs fails after a time limit, with every thread's stack, and the run goes on; support.fake_kube's
-# fixture serves a fake Kubernetes API to the tests that name fake_cluster.
-pytest_plugins = ("support.time_limit", "support.fake_kube")
+# A test that hangs fails after a time limit, with every thread's stack, and the run goes on; a run whose
+# tests leave a process behind fails, naming it; support.fake_kube's fixture serves a fake Kubernetes API
+# to the tests that name fake_cluster.
+pytest_plugins = ("support.time_limit", "support.leftover_processes", "support.fake_kube")
 
 PROJECT = Path(__file__).resolve().parent.parent
 
