@@ -153,7 +153,6 @@ def demo_inputs(spec=DEMO_SPEC) -> dict:
 
 @pytest.fixture
 def embedded():
-    pytest.importorskip("karpenter_gitops.reconcile")
     from karpenter_gitops.adapters.aws.embedded import embedded_aws
 
     with embedded_aws() as aws:

@@ -319,8 +319,9 @@ def node_class(**spec):
 @pytest.fixture(scope="module")
 def ec2_answers():
     """What the embedded AWS (moto) answers for two types, as boto3 returns it."""
-    boto3 = pytest.importorskip("boto3")
-    moto = pytest.importorskip("moto")
+    import boto3
+    import moto
+
     with moto.mock_aws():
         ec2 = boto3.client("ec2", region_name="us-east-1")
         return {
