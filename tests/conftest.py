@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import select
 import shutil
@@ -13,6 +14,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from support.cli import CliRun, run_cli
 
 from karpenter_gitops.adapters.aws.embedded import EmbeddedServer, embedded_aws
 from karpenter_gitops.adapters.aws.embedded_world import parse_world
@@ -50,6 +52,20 @@ def in_project(monkeypatch):
     monkeypatch.chdir(PROJECT)
     monkeypatch.setenv("NO_COLOR", "1")
     monkeypatch.setenv("COLUMNS", "120")
+
+
+@pytest.fixture
+def cli(capsys, monkeypatch):
+    """The CLI in-process, as a user runs it: ``cli("validate", path, "--format", "json")`` is its exit code
+    and what it wrote (``code, out, err``); ``stdin=`` is what it reads from standard input (text, or the
+    bytes a pipe would carry)."""
+    def run(*argv: object, stdin: str | bytes | None = None) -> CliRun:
+        if stdin is not None:
+            piped = stdin.encode() if isinstance(stdin, str) else stdin
+            monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(piped), encoding="utf-8"))
+        return run_cli(capsys, *argv)
+
+    return run
 
 
 def scratch_project(directory: Path, stack: str, stack_text: str) -> Path:

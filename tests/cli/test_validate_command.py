@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from support.command_runs import run
+from support.command_runs import transcript
 
 
 @pytest.mark.parametrize(
@@ -19,4 +19,4 @@ from support.command_runs import run
     ],
 )
 def test_validate(in_project, capsys, snapshot, argv):
-    assert run(capsys, *argv) == snapshot
+    assert transcript(capsys, *argv) == snapshot

@@ -15,7 +15,7 @@ from http.server import ThreadingHTTPServer
 
 import pytest
 import yaml
-from support.command_runs import masked, run
+from support.command_runs import masked, transcript
 from support.fake_kube import FakeKubernetes, kubeconfig_for
 
 from karpenter_gitops.cli import main
@@ -63,7 +63,7 @@ def cluster(in_project, capsys, tmp_path, monkeypatch):
 @pytest.mark.parametrize("fmt", ["text", "json", "comment"])
 def test_verify(cluster, capsys, snapshot, tmp_path, catalogue_cache, fmt):
     aws = ("--embedded-aws", "--cache-dir", str(catalogue_cache))
-    text = run(capsys, "verify", "--stack", "demo", "--kubeconfig", str(cluster), "--wait", "0", *aws, "--format", fmt)
+    text = transcript(capsys, "verify", "--stack", "demo", "--kubeconfig", str(cluster), "--wait", "0", *aws, "--format", fmt)
     assert masked(text, TMP=tmp_path, CACHE=catalogue_cache) == snapshot
 
 
