@@ -290,6 +290,7 @@ def test_the_corpus_covers_every_kind_of_input():
     assert any(c.policy for c in CASES), "a stack with a policy block"
 
 
+@pytest.mark.slow
 @settings(max_examples=15, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 @given(NODECLASS_SPEC, NODEPOOL_SPEC)
 def test_generated_specs_get_one_verdict(tmp_path_factory, capsys, hosts, class_spec, pool_spec):

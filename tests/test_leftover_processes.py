@@ -54,6 +54,7 @@ def _run(tmp_path: Path, *options: str) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("options", [pytest.param((), id="one-process"), pytest.param(("-n", "1"), id="xdist-worker")])
 def test_a_run_whose_tests_leave_processes_fails_naming_them(tmp_path, options):
     done = _run(tmp_path, *options)

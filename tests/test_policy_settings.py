@@ -141,6 +141,7 @@ def test_a_transition_rule_follows_the_setting_in_preview_and_check(tmp_path, cl
         assert [f.property for f in failures] == (["spec.role"] if expected == ["error"] else [])
 
 
+@pytest.mark.slow
 def test_a_live_rule_follows_the_setting_in_plan_and_the_pack(tmp_path, cli, catalogue_cache, analyzer):
     rule = "live/unserved-instance-types"  # arm64 types with an x86-only custom image
     classes = {"default": {**CLASS, "amiFamily": "AL2023", "amiSelectorTerms": [{"name": "payments-node-2025-01-27", "owner": "self"}]}}

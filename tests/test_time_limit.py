@@ -7,6 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow
+
 HANGING = '''
 import subprocess, time
 from hypothesis import given, settings, strategies as st

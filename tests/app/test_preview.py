@@ -45,6 +45,7 @@ def reconciled(catalogue_cache) -> list[str]:
 PAYMENTS = {"amiFamily": "AL2023", "amiSelectorTerms": [{"name": "payments-node-2025-01-27", "owner": "self"}]}
 
 
+@pytest.mark.slow
 def test_ami_bump_moves_instance_types_and_drifts_the_pool(tmp_path, monkeypatch, cli, catalogue_cache, snapshot):
     pool = node_pool(family("m5", "c5"))
     code, out = run_preview(
@@ -130,6 +131,7 @@ def test_user_data_and_secret_looking_values_are_redacted(tmp_path, monkeypatch,
     assert "-  userData: '<redacted: 21 bytes, sha256:" in out and "+  userData: '<redacted: 38 bytes, sha256:" in out
 
 
+@pytest.mark.slow
 def test_five_thousand_object_change_stays_under_budget_with_summary_intact(tmp_path, monkeypatch, cli):
     base = [node_class(f"class-{i:04}") for i in range(2500)] + [
         node_pool(name=f"pool-{i:04}", node_class_name=f"class-{i:04}") for i in range(2500)

@@ -162,6 +162,7 @@ def test_a_file_with_document_end_markers_stays_in_one_process(tmp_path, monkeyp
     assert not both_ways(monkeypatch, cli, [str(path)])[1]
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.tuples(DOCUMENTS, SEPARATORS), min_size=2, max_size=8), st.booleans())
 def test_any_stream_gives_one_process_report(tmp_path_factory, monkeypatch, cli, documents, through_stdin):
@@ -174,6 +175,7 @@ def test_any_stream_gives_one_process_report(tmp_path_factory, monkeypatch, cli,
         both_ways(monkeypatch, cli, ["--format", "json", str(path)])
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(FILES, st.booleans())
 def test_any_mix_of_files_gives_one_process_report(tmp_path_factory, monkeypatch, cli, files, with_crds):

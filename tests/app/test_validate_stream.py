@@ -13,6 +13,7 @@ import io
 import json
 import sys
 
+import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -143,6 +144,7 @@ def unique(documents: list[tuple[dict, str]]) -> list[tuple[dict, str]]:
     return renamed
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.tuples(DOCUMENTS, SEPARATORS), min_size=2, max_size=10), st.booleans(), st.sampled_from([200, 600, 2000]))
 def test_any_stream_gives_one_process_findings(tmp_path_factory, monkeypatch, cli, documents, through_stdin, part):
@@ -158,6 +160,7 @@ def test_any_stream_gives_one_process_findings(tmp_path_factory, monkeypatch, cl
     assert streamed or nothing_to_judge or one_part or "# only a comment" in text  # a slice of that alone reads as no document
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(FILES, st.booleans(), st.sampled_from([200, 600, 2000]))
 def test_any_mix_of_files_gives_one_process_findings(tmp_path_factory, monkeypatch, cli, files, with_crds, part):

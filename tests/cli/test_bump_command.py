@@ -48,6 +48,7 @@ def test_dry_run_shows_the_diff_and_writes_nothing(project, bump):
     assert project.read_bytes() == PINNED.read_bytes()
 
 
+@pytest.mark.slow
 def test_bump_writes_only_the_moved_values_then_finds_nothing_to_do(project, bump):
     code, out, _ = bump("--embedded-aws", "--format", "json")
     result = json.loads(out)

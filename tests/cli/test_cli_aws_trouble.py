@@ -71,6 +71,7 @@ def test_a_dead_endpoint_is_one_line_naming_it_and_exit_3(repository, cli, monke
     assert (repository / "stacks" / "Pulumi.demo.yaml").read_bytes() == (PROJECT / "stacks" / "Pulumi.demo.yaml").read_bytes()
 
 
+@pytest.mark.slow
 def test_a_black_hole_is_named_within_30_seconds_by_the_console_script(repository):
     """The whole command as a user runs it, start-up included, against an endpoint that never answers."""
     with BlackHole() as endpoint:
@@ -99,6 +100,7 @@ def test_no_region_points_at_the_embedded_aws_too(repository, cli, monkeypatch):
     assert code == 2 and "AWS_REGION" in err and "--embedded-aws" in err
 
 
+@pytest.mark.slow
 def test_aws_failing_every_call_is_summed_up_per_cause(repository, cli, monkeypatch, default_aws):
     """AWS answers (the probe passes), then fails every call with one of the six faults the proxy
     injects: at most one line per fault, however many look-ups it hit; the JSON keeps every note."""
@@ -142,6 +144,7 @@ def _stderr_of(argv: list[str], cwd: Path, *, tty: bool) -> tuple[int, str]:
     return process.wait(timeout=300), shown.decode(errors="replace")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tty", [True, False], ids=["terminal", "pipe"])
 def test_a_spinner_shows_on_a_terminal_only(repository, catalogue_cache, tty):
     argv = [*COMMANDS["plan"], "--embedded-aws", "--cache-dir", str(catalogue_cache)]

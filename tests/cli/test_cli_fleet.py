@@ -45,6 +45,7 @@ def test_one_stack_is_not_a_fleet_and_paths_do_not_join_one(project, cli):
     assert code == 2 and "PATHS cannot be combined with several stacks" in err
 
 
+@pytest.mark.slow
 def test_a_fleet_plan_asks_aws_once_for_queries_its_stacks_share(project, cli):
     """A twin of the demo stack (another cluster, same selectors) costs no AWS call of its own."""
     (project / "stacks" / "Pulumi.twin.yaml").write_text((project / "stacks" / "Pulumi.demo.yaml").read_text())

@@ -129,6 +129,7 @@ def _plan_pool(tmp_path, cli, monkeypatch, catalogue_cache, families: list[str],
     return cli("plan", str(tmp_path), "--kubernetes-version", "1.32", "--cache-dir", str(catalogue_cache), *argv)
 
 
+@pytest.mark.slow
 def test_plan_blocks_a_pool_that_can_launch_nothing_and_prints_the_values(default_aws, catalogue_cache, tmp_path, cli, monkeypatch):
     code, out, _ = _plan_pool(tmp_path, cli, monkeypatch, catalogue_cache, ["zz9", "[bold]qq1[/]"])
     assert code == 1

@@ -52,6 +52,7 @@ def plan(cli, monkeypatch, catalogue_cache, project):
     return functools.partial(cli, "plan", "--stack", "demo", "--embedded-aws", "--cache-dir", catalogue_cache)
 
 
+@pytest.mark.slow
 def test_hostile_names_from_stdin_are_printed_as_written_and_escaped_in_the_picture(plan, tmp_path):
     picture = tmp_path / "out" / "forecast.svg"
     code, out, _ = plan("--workloads", "-", "--picture", picture, stdin=HOSTILE)
@@ -66,6 +67,7 @@ def test_hostile_names_from_stdin_are_printed_as_written_and_escaped_in_the_pict
     assert "&lt;script&gt;x&lt;/script&gt;/Deployment/[bold red]boom[/]" in svg and "<script>" not in svg
 
 
+@pytest.mark.slow
 def test_json_says_what_was_read_and_left_out(plan):
     code, out, _ = plan("--workloads", "-", "--format", "json", stdin=HOSTILE)
     assert code == 1
@@ -73,6 +75,7 @@ def test_json_says_what_was_read_and_left_out(plan):
     assert workloads["pods"] == 2 and len(workloads["problems"]) == 1 and workloads["paths"] == ["-"]
 
 
+@pytest.mark.slow
 def test_an_empty_folder_of_workloads_is_said_not_passed(plan, tmp_path):
     (tmp_path / "empty.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
     code, out, _ = plan("--workloads", tmp_path)

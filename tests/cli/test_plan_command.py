@@ -22,6 +22,7 @@ def test_plan(in_project, capsys, snapshot, catalogue_cache, fmt):
 WORKLOADS = ("--workloads", "examples/workloads")
 
 
+@pytest.mark.slow
 def test_plan_with_workloads_text_and_picture(in_project, capsys, snapshot, catalogue_cache, tmp_path):
     picture = tmp_path / "forecast.svg"
     text = transcript(capsys, "plan", "--stack", "demo", "--embedded-aws", "--cache-dir", str(catalogue_cache), *WORKLOADS, "--picture", str(picture))
@@ -30,6 +31,7 @@ def test_plan_with_workloads_text_and_picture(in_project, capsys, snapshot, cata
     assert picture.read_text() == snapshot(name="svg")
 
 
+@pytest.mark.slow
 def test_plan_with_workloads_json(in_project, capsys, snapshot, catalogue_cache):
     assert main(["plan", "--stack", "demo", "--embedded-aws", "--cache-dir", str(catalogue_cache), *WORKLOADS, "--format", "json"]) == 1
     forecast = json.loads(capsys.readouterr().out)["forecast"]
@@ -40,6 +42,7 @@ def test_plan_with_workloads_json(in_project, capsys, snapshot, catalogue_cache)
     assert json.dumps(forecast, indent=2) == snapshot
 
 
+@pytest.mark.slow
 def test_plan_forecasts_the_workloads_the_stack_file_names(in_project, capsys, catalogue_cache, tmp_path):
     import yaml
 

@@ -29,6 +29,7 @@ def test_preview(base, capsys, snapshot, tmp_path, catalogue_cache, fmt):
     assert masked(text, TMP=tmp_path, CACHE=catalogue_cache) == snapshot
 
 
+@pytest.mark.slow
 def test_preview_with_workloads(base, capsys, snapshot, tmp_path, catalogue_cache):
     """The AMI bump makes arm64 types launchable on the general pool: the comment says what that does to the cost."""
     aws = ("--embedded-aws", "--cache-dir", str(catalogue_cache))
@@ -44,6 +45,7 @@ def test_preview_workloads_need_aws(base, capsys):
     assert "add --reconcile or --embedded-aws" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_preview_draws_the_heads_forecast(base, capsys, tmp_path, catalogue_cache):
     picture = tmp_path / "head.svg"
     argv = ["preview", "--stack", "demo", "--base", str(base), "--embedded-aws", "--cache-dir", str(catalogue_cache),
@@ -54,6 +56,7 @@ def test_preview_draws_the_heads_forecast(base, capsys, tmp_path, catalogue_cach
     assert cost["newlyUnschedulable"] == [] and [p["nodePool"] for p in cost["nodePools"]] == ["general", "gpu", "payments"]
 
 
+@pytest.mark.slow
 def test_preview_forecasts_the_workloads_the_stack_file_names(base, capsys, tmp_path, catalogue_cache):
     import yaml
 

@@ -67,6 +67,7 @@ def test_verify(cluster, capsys, snapshot, tmp_path, catalogue_cache, fmt):
     assert masked(text, TMP=tmp_path, CACHE=catalogue_cache) == snapshot
 
 
+@pytest.mark.slow
 def test_verify_sets_the_launched_nodeclaims_beside_the_forecast(cluster, capsys, catalogue_cache, monkeypatch):
     """The fake cluster runs one general NodeClaim, an m5.large spot node in us-west-2a; the demo's workloads
     forecast three general NodeClaims and one gpu: each pool says so in one line, and the exit code is the
@@ -98,6 +99,7 @@ def test_verify_workloads_need_the_prediction(cluster, capsys):
     assert "needs the prediction" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_verify_reads_the_workloads_the_stack_file_names(cluster, capsys, catalogue_cache, tmp_path):
     from pathlib import Path
 

@@ -32,6 +32,8 @@ from hypothesis import HealthCheck, Phase, given, settings
 from karpenter_gitops.adapters.aws.embedded import embedded_aws
 from karpenter_gitops.adapters.aws.embedded_world import parse_world
 
+pytestmark = pytest.mark.slow
+
 GITHUB_LIMIT = 65_536  # characters GitHub takes in a comment
 
 # No shrinking: a failing example is reported as drawn (shrinking 64 KiB worlds takes many minutes).

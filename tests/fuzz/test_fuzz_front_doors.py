@@ -76,6 +76,7 @@ def test_preview_against_a_base(tmp_path_factory, base, data, edit):
     run(["preview", "--manifests", str(path), "--base", str(folder / "base"), "--format", "json"])
 
 
+@pytest.mark.slow
 @PROFILE
 @given(docs=MANIFEST | STACK.map(lambda stack: [stack]), edit=TEXT_EDITS)
 def test_plan_against_aws(default_aws, catalogue_cache, tmp_path_factory, docs, edit):
@@ -88,6 +89,7 @@ def test_plan_against_aws(default_aws, catalogue_cache, tmp_path_factory, docs, 
 WORKLOADS = [doc for path in sorted((PROJECT / "examples" / "workloads").glob("*.yaml")) for doc in yaml.safe_load_all(path.read_text())]
 
 
+@pytest.mark.slow
 @PROFILE
 @given(docs=st.lists(mutated(st.sampled_from(WORKLOADS)), min_size=1, max_size=3), edit=TEXT_EDITS)
 def test_plan_with_hostile_workloads(default_aws, catalogue_cache, tmp_path_factory, docs, edit):

@@ -127,6 +127,7 @@ YAML_VALUES = st.recursive(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.dictionaries(KEYS, YAML_VALUES, max_size=5))
 def test_an_object_is_prepared_as_its_json_is_and_left_as_it_was(spec):
