@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import yaml
 from conftest import PROJECT
 from hypothesis import given
@@ -123,6 +124,7 @@ def test_a_hostile_pull_request_cannot_speak_through_the_comment(tmp_path_factor
         check(report.read_text())
 
 
+@pytest.mark.slow
 @PROFILE
 @given(value=st.sampled_from(["x" * 70_000, "`" * 5_000, "[x](https://evil.example/p)" * 2_000, "**approved** " * 5_000]))
 def test_huge_values_keep_the_comment_under_githubs_limit(tmp_path_factory, value):
