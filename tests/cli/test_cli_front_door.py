@@ -139,6 +139,7 @@ def test_plan_blocks_a_pool_that_can_launch_nothing_and_prints_the_values(defaul
     assert code == 1 and "live/pool-launches-nothing" in {f["rule"] for f in json.loads(out)["findings"]}
 
 
+@pytest.mark.slow
 def test_plan_warns_of_a_family_the_region_does_not_offer(default_aws, catalogue_cache, tmp_path, cli, monkeypatch):
     code, out, _ = _plan_pool(tmp_path, cli, monkeypatch, catalogue_cache, ["m5", "p6e-gb200"], "--format", "json")
     plan = json.loads(out)

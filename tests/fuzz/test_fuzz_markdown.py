@@ -134,6 +134,7 @@ def test_huge_values_keep_the_comment_under_githubs_limit(tmp_path_factory, valu
     assert len(out) <= GITHUB_LIMIT
 
 
+@pytest.mark.slow
 def test_workloads_from_the_pull_request_are_code_in_the_cost_forecast(monkeypatch, tmp_path, catalogue_cache):
     """The cost section quotes the workloads' files, names and why their pods cannot be scheduled."""
     monkeypatch.chdir(PROJECT)
