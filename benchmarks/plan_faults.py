@@ -2,7 +2,7 @@
 
 Run by hand: ``.venv/bin/python benchmarks/plan_faults.py [--runs 25] [--fraction 0.333] [--deadline 180]``.
 The embedded AWS (default world) sits behind the seeded fault proxy of the tests
-(``tests/_fault_proxy.py``: throttling errors and bare 5xx, decided per request and seed).
+(``tests/support/fault_proxy.py``: throttling errors and bare 5xx, decided per request and seed).
 A clean run gives the reference answer; each seeded run must give exactly that answer or exit 3.
 Then, with every call failing and ``--down-deadline`` seconds of deadline, how long the run takes
 to exit 3. Back-off is botocore's, unscaled. Figures go in docs/project/benchmarks.md, never into tests.
@@ -24,7 +24,7 @@ from pathlib import Path
 PROJECT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(PROJECT / "tests"))
 
-from _fault_proxy import FaultProxy  # noqa: E402
+from support.fault_proxy import FaultProxy  # noqa: E402
 
 from karpenter_gitops.adapters.aws.embedded import embedded_aws  # noqa: E402
 from karpenter_gitops.adapters.aws.retries import DEADLINE_ENV  # noqa: E402

@@ -1,8 +1,9 @@
-"""Shared test helpers. Upstream data (Karpenter's CRDs, userData fixtures) comes through tests/_upstream.py."""
+"""Shared test helpers. Upstream data (Karpenter's CRDs, userData fixtures) comes through tests/support/upstream.py."""
 
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import select
 import shutil
@@ -13,6 +14,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from support.cli import CliRun, run_cli
 
 from karpenter_gitops.adapters.aws.embedded import EmbeddedServer, embedded_aws
 from karpenter_gitops.adapters.aws.embedded_world import parse_world
@@ -23,9 +25,10 @@ os.environ.setdefault("KARPENTER_GITOPS_AWS_DEADLINE", "3")
 # No test reads a verdict another stored (tests/app/test_verdict_cache.py turns the cache on for itself).
 os.environ["KARPENTER_GITOPS_VERDICT_CACHE"] = "off"
 
-# A test that hangs fails after a time limit, with every thread's stack, and the run goes on; _fake_kube's
-# fixture serves a fake Kubernetes API to the tests that name fake_cluster.
-pytest_plugins = ("_time_limit", "_fake_kube")
+# A test that hangs fails after a time limit, with every thread's stack, and the run goes on; a run whose
+# tests leave a process behind fails, naming it; support.fake_kube's fixture serves a fake Kubernetes API
+# to the tests that name fake_cluster.
+pytest_plugins = ("support.time_limit", "support.leftover_processes", "support.fake_kube")
 
 PROJECT = Path(__file__).resolve().parent.parent
 
@@ -49,6 +52,20 @@ def in_project(monkeypatch):
     monkeypatch.chdir(PROJECT)
     monkeypatch.setenv("NO_COLOR", "1")
     monkeypatch.setenv("COLUMNS", "120")
+
+
+@pytest.fixture
+def cli(capsys, monkeypatch):
+    """The CLI in-process, as a user runs it: ``cli("validate", path, "--format", "json")`` is its exit code
+    and what it wrote (``code, out, err``); ``stdin=`` is what it reads from standard input (text, or the
+    bytes a pipe would carry)."""
+    def run(*argv: object, stdin: str | bytes | None = None) -> CliRun:
+        if stdin is not None:
+            piped = stdin.encode() if isinstance(stdin, str) else stdin
+            monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(piped), encoding="utf-8"))
+        return run_cli(capsys, *argv)
+
+    return run
 
 
 def scratch_project(directory: Path, stack: str, stack_text: str) -> Path:
@@ -174,7 +191,7 @@ def default_aws(world):
 @pytest.fixture(scope="session")
 def api_server():
     """etcd + kube-apiserver on loopback with the Karpenter CRDs established; stopped at session end."""
-    from _api_server import install_crds, start_api_server
+    from support.api_server import install_crds, start_api_server
 
     server = start_api_server()
     try:
@@ -186,10 +203,10 @@ def api_server():
 
 @pytest.fixture(scope="session")
 def karpenter_oracle():
-    """Karpenter's own Go code answering JSON (tests/_oracle.py); stopped at session end."""
-    import _oracle
+    """Karpenter's own Go code answering JSON (tests/support/oracle.py); stopped at session end."""
+    import support.oracle
 
-    oracle = _oracle.start()
+    oracle = support.oracle.start()
     try:
         yield oracle
     finally:
@@ -198,23 +215,23 @@ def karpenter_oracle():
 
 @pytest.fixture(scope="session")
 def pulumi_cli() -> Path:
-    import _real_tools
+    from support import real_tools
 
-    return _real_tools.pulumi_cli()
+    return real_tools.pulumi_cli()
 
 
 @pytest.fixture(scope="session")
 def kubernetes_provider() -> Path:
-    import _real_tools
+    from support import real_tools
 
-    return _real_tools.binary("pulumi-resource-kubernetes")
+    return real_tools.binary("pulumi-resource-kubernetes")
 
 
 def pytest_terminal_summary(terminalreporter) -> None:
     """The differential tests' tables (tests/real/test_conformance.py, test_simulation_differential.py), when they ran."""
     import sys
 
-    for module, title in (("_conformance", "conformance"), ("_sim_disagreements", "simulation against Karpenter's scheduler")):
+    for module, title in (("support.conformance", "conformance"), ("support.sim_disagreements", "simulation against Karpenter's scheduler")):
         tally = getattr(sys.modules.get(module), "TALLY", None)
         if tally is None or not tally.counts:
             continue

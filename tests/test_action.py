@@ -31,6 +31,8 @@ import pytest
 import yaml
 from conftest import LEFT_OUT, PROJECT, USERS_NODES, dependency_site
 
+pytestmark = pytest.mark.packaging
+
 ACTION = yaml.safe_load((PROJECT / "action.yml").read_text(encoding="utf-8"))
 STEPS = ACTION["runs"]["steps"]
 REPOSITORY = "acme/infra"

@@ -14,6 +14,8 @@ from conftest import PROJECT
 
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL, merge_patch
 
+pytestmark = pytest.mark.packaging
+
 
 @pytest.mark.parametrize(
     "argv",

@@ -12,7 +12,10 @@ import subprocess
 import sys
 import tomllib
 
+import pytest
 from conftest import PROJECT, first_line
+
+pytestmark = pytest.mark.packaging
 
 FLOORED = ("pulumi", "pulumi-aws", "pulumi-kubernetes", "pulumi-policy")
 

@@ -28,10 +28,10 @@ from typing import Any
 
 import pytest
 import yaml
-from _crd_strategies import NODECLASS_SPEC, NODEPOOL_SPEC
+from support.crd_strategies import NODECLASS_SPEC, NODEPOOL_SPEC
 from conftest import PROJECT
 from hypothesis import HealthCheck, given, settings
-from pulumi_grpc import AnalyzerHost, ProviderHost, provider_inputs
+from support.pulumi_grpc import AnalyzerHost, ProviderHost, provider_inputs
 
 from karpenter_gitops_pulumi.reconciliation import INPUT_KEYS, OUTPUT_KEYS, ReconciliationProvider
 from karpenter_gitops.app import analyze
@@ -290,6 +290,7 @@ def test_the_corpus_covers_every_kind_of_input():
     assert any(c.policy for c in CASES), "a stack with a policy block"
 
 
+@pytest.mark.slow
 @settings(max_examples=15, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 @given(NODECLASS_SPEC, NODEPOOL_SPEC)
 def test_generated_specs_get_one_verdict(tmp_path_factory, capsys, hosts, class_spec, pool_spec):

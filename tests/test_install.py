@@ -15,6 +15,9 @@ from pathlib import Path
 import pytest
 from conftest import USERS_NODES, dependency_site
 
+pytestmark = pytest.mark.packaging
+
+
 @pytest.fixture(scope="module")
 def installed(wheel, tmp_path_factory) -> tuple[Path, dict[str, str]]:
     """A fresh virtualenv (with pip, from the interpreter itself) holding the installed wheel."""

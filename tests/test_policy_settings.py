@@ -13,15 +13,14 @@ import contextlib
 import json
 from pathlib import Path
 
-import pulumi_mocks
+from support import pulumi_mocks
 import pytest
 import yaml
-from pulumi_grpc import AnalyzerHost
+from support.pulumi_grpc import AnalyzerHost
 
 from karpenter_gitops_pulumi.controller import KarpenterController, KarpenterControllerArgs
 from karpenter_gitops_pulumi.reconciliation import ReconciliationProvider
 from karpenter_gitops.app import analyze
-from karpenter_gitops.cli import main
 from karpenter_gitops.core.inputs import PolicySettings, RuleSetting
 from karpenter_gitops.core.findings import Severity
 from karpenter_gitops.load import policy_settings as policy_block
@@ -47,10 +46,9 @@ def stack(tmp_path: Path, policy: dict | None = None, classes=None, pools=None, 
     return path
 
 
-def cli(capsys, tmp_path: Path, *argv: str) -> tuple[int, dict]:
+def judged(cli, tmp_path: Path, *argv: str) -> tuple[int, dict]:
     with contextlib.chdir(tmp_path):  # no default waiver file here
-        code = main([*argv, "--format", "json"])
-    out, err = capsys.readouterr()
+        code, out, err = cli(*argv, "--format", "json")
     assert code in (0, 1), err
     return code, json.loads(out)
 
@@ -75,14 +73,14 @@ def pack_levels(analyzer: AnalyzerHost, settings: dict | None, analyze_call) -> 
         analyzer.configure({})
 
 
-def test_an_object_rule_follows_the_setting_in_validate_check_and_the_pack(tmp_path, capsys, analyzer):
+def test_an_object_rule_follows_the_setting_in_validate_check_and_the_pack(tmp_path, cli, analyzer):
     from pulumi.runtime.proto import analyzer_pb2
 
     spec = {**CLASS, "role": "team/KarpenterNodeRole-demo"}  # nodeclass/role-path, a warning
     rule, name = "nodeclass/role-path", "nodeclass-role-path"
     for setting, expected in ((None, ["warning"]), ({"severity": "error"}, ["error"]), (OFF, [])):
         policy = {"rules": {rule: setting}} if setting else None
-        _, report = cli(capsys, tmp_path, "validate", str(stack(tmp_path, policy, classes={"default": spec})))
+        _, report = judged(cli, tmp_path, "validate", str(stack(tmp_path, policy, classes={"default": spec})))
         assert severities(report, rule) == expected
         props = {"nodeClassName": "default", "spec": spec, "nodePoolSpecs": {}, "cluster": {}, "policy": policy or {}}
         failures = ReconciliationProvider().check({}, props).failures
@@ -94,14 +92,14 @@ def test_an_object_rule_follows_the_setting_in_validate_check_and_the_pack(tmp_p
         )
 
 
-def test_a_rule_seen_while_loading_follows_the_setting_in_validate_and_the_controller_component(tmp_path, capsys):
+def test_a_rule_seen_while_loading_follows_the_setting_in_validate_and_the_controller_component(tmp_path, cli):
     long_prefix = "Karpenter-" + "a-rather-long-cluster-name-" * 2  # controller/name-length, an error
     block = {"nodeRoleName": "KarpenterNodeRole-demo", "namePrefix": long_prefix}
     rule = "controller/name-length"
-    code, report = cli(capsys, tmp_path, "validate", str(stack(tmp_path, None, controller=block)))
+    code, report = judged(cli, tmp_path, "validate", str(stack(tmp_path, None, controller=block)))
     assert code == 1 and set(severities(report, rule)) == {"error"}
     setting = {"rules": {rule: {"severity": "warning"}}}
-    code, report = cli(capsys, tmp_path, "validate", str(stack(tmp_path, setting, controller=block)))
+    code, report = judged(cli, tmp_path, "validate", str(stack(tmp_path, setting, controller=block)))
     assert code == 0 and set(severities(report, rule)) == {"warning"}
 
     def component(policy):
@@ -115,18 +113,18 @@ def test_a_rule_seen_while_loading_follows_the_setting_in_validate_and_the_contr
     assert component(setting).resources  # a warning: the component goes ahead and creates Karpenter's AWS side
 
 
-def test_a_cross_object_rule_follows_the_setting_in_validate_and_the_pack(tmp_path, capsys, analyzer):
+def test_a_cross_object_rule_follows_the_setting_in_validate_and_the_pack(tmp_path, cli, analyzer):
     orphan = {"general": merge_patch(POOL, {"template": {"spec": {"nodeClassRef": {"name": "missing"}}}})}
     rule = "nodepool/node-class-ref-missing"
-    assert severities(cli(capsys, tmp_path, "validate", str(stack(tmp_path, None, pools=orphan)))[1], rule) == ["error"]
-    assert severities(cli(capsys, tmp_path, "validate", str(stack(tmp_path, {"rules": {rule: OFF}}, pools=orphan)))[1], rule) == []
+    assert severities(judged(cli, tmp_path, "validate", str(stack(tmp_path, None, pools=orphan)))[1], rule) == ["error"]
+    assert severities(judged(cli, tmp_path, "validate", str(stack(tmp_path, {"rules": {rule: OFF}}, pools=orphan)))[1], rule) == []
     pool = merge_patch(BASE_NODEPOOL, {"spec": orphan["general"]})
     resources = [(pack.NODEPOOL_TYPE, pool, "urn:pool", "general")]
     assert "nodepool-node-class-ref-missing" in pack_levels(analyzer, None, lambda: analyzer.analyze_stack(resources))
     assert "nodepool-node-class-ref-missing" not in pack_levels(analyzer, {"rules": {rule: OFF}}, lambda: analyzer.analyze_stack(resources))
 
 
-def test_a_transition_rule_follows_the_setting_in_preview_and_check(tmp_path, capsys):
+def test_a_transition_rule_follows_the_setting_in_preview_and_check(tmp_path, cli):
     rule = "transition/role-change-drifts"  # a warning from 1.7 on: a new role replaces every node
     base = tmp_path / "base"
     base.mkdir()
@@ -135,7 +133,7 @@ def test_a_transition_rule_follows_the_setting_in_preview_and_check(tmp_path, ca
     for setting, expected in ((None, ["warning"]), ({"severity": "error"}, ["error"]), (OFF, [])):
         policy = {"rules": {rule: setting}} if setting else None
         head = stack(tmp_path, policy, classes=changed, pools={})
-        _, report = cli(capsys, tmp_path, "preview", "--manifests", str(head), "--base", str(base))
+        _, report = judged(cli, tmp_path, "preview", "--manifests", str(head), "--base", str(base))
         assert severities(report, rule) == expected
         olds = {"nodeClassName": "default", "spec": CLASS, "nodePoolSpecs": {}, "cluster": {}, "policy": {}}
         news = {**olds, "spec": changed["default"], "policy": policy or {}}
@@ -143,14 +141,15 @@ def test_a_transition_rule_follows_the_setting_in_preview_and_check(tmp_path, ca
         assert [f.property for f in failures] == (["spec.role"] if expected == ["error"] else [])
 
 
-def test_a_live_rule_follows_the_setting_in_plan_and_the_pack(tmp_path, capsys, catalogue_cache, analyzer):
+@pytest.mark.slow
+def test_a_live_rule_follows_the_setting_in_plan_and_the_pack(tmp_path, cli, catalogue_cache, analyzer):
     rule = "live/unserved-instance-types"  # arm64 types with an x86-only custom image
     classes = {"default": {**CLASS, "amiFamily": "AL2023", "amiSelectorTerms": [{"name": "payments-node-2025-01-27", "owner": "self"}]}}
     aws = ("--embedded-aws", "--cache-dir", str(catalogue_cache))
     for setting, expected in ((None, ["warning"]), ({"severity": "error"}, ["error"]), (OFF, [])):
         policy = {"rules": {rule: setting}} if setting else None
         path = stack(tmp_path, policy, classes=classes)
-        code, plan = cli(capsys, tmp_path, "plan", "--manifests", str(path), *aws)
+        code, plan = judged(cli, tmp_path, "plan", "--manifests", str(path), *aws)
         assert severities(plan, rule) == expected
         assert code == (1 if expected == ["error"] else 0)
     outputs = {"nodeClassName": "default", "findings": [{"rule": rule, "kind": "NodePool", "name": "general",
@@ -160,7 +159,7 @@ def test_a_live_rule_follows_the_setting_in_plan_and_the_pack(tmp_path, capsys, 
     assert "live-unserved-instance-types" not in pack_levels(analyzer, {"rules": {rule: OFF}}, lambda: analyzer.analyze_stack(resources))
 
 
-def test_a_rule_of_the_users_crds_follows_the_setting_in_validate(tmp_path, capsys):
+def test_a_rule_of_the_users_crds_follows_the_setting_in_validate(tmp_path, cli):
     rule = "crd/engine"  # a CEL rule the native CEL runtime cannot run
     spec = {"type": "object", "x-kubernetes-preserve-unknown-fields": True,
             "x-kubernetes-validations": [{"rule": "isQuantity(self.role)", "message": "quantity"}]}
@@ -171,16 +170,16 @@ def test_a_rule_of_the_users_crds_follows_the_setting_in_validate(tmp_path, caps
     (tmp_path / "crd.yaml").write_text(yaml.safe_dump(crd))
     for setting, expected in ((None, ["warning"]), ({"severity": "info"}, ["info"]), (OFF, [])):
         policy = {"rules": {rule: setting}} if setting else None
-        _, report = cli(capsys, tmp_path, "validate", str(stack(tmp_path, policy, pools={})), "--crd", str(tmp_path / "crd.yaml"))
+        _, report = judged(cli, tmp_path, "validate", str(stack(tmp_path, policy, pools={})), "--crd", str(tmp_path / "crd.yaml"))
         assert severities(report, rule) == expected
 
 
-def test_the_expired_waiver_rule_follows_the_setting_in_validate_and_the_pack(tmp_path, capsys, analyzer, monkeypatch):
+def test_the_expired_waiver_rule_follows_the_setting_in_validate_and_the_pack(tmp_path, cli, analyzer, monkeypatch):
     rule = "policy/waiver-expired"
     expired = [{"rule": "policy/no-public-ip", "object": "x", "reason": "r", "expires": "2001-01-01"}]
     for setting, expected, code in ((None, ["warning"], 0), ({"severity": "error"}, ["error"], 1), (OFF, [], 0)):
         policy = {"rules": {rule: setting}} if setting else None
-        got, report = cli(capsys, tmp_path, "validate", str(stack(tmp_path, policy, waivers=expired)), "--policy")
+        got, report = judged(cli, tmp_path, "validate", str(stack(tmp_path, policy, waivers=expired)), "--policy")
         assert severities(report, rule) == expected and got == code
 
 

@@ -1,4 +1,4 @@
-"""The per-test time limit (tests/_time_limit.py), on a run of its own with a 2 s limit."""
+"""The per-test time limit (tests/support/time_limit.py), on a run of its own with a 2 s limit."""
 
 from __future__ import annotations
 
@@ -6,6 +6,10 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
 
 HANGING = '''
 import subprocess, time
@@ -28,11 +32,11 @@ def test_a_hanging_test_fails_with_its_stack_and_the_run_goes_on(tmp_path):
     (tmp_path / "test_hanging.py").write_text(HANGING)
     environment = {**os.environ, "KARPENTER_GITOPS_TEST_TIME_LIMIT": "2",
                    "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")])}
-    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "_time_limit", "-p", "no:cacheprovider", "-q", "-rA",
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "support.time_limit", "-p", "no:cacheprovider", "-q", "-rA",
                            "--rootdir", str(tmp_path), "-c", os.devnull, str(tmp_path)],
                           cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=120)
     assert done.returncode == 1, done.stdout[-3000:]
     for name in ("test_a_property_whose_every_example_hangs", "test_a_child_that_never_exits"):
-        assert f"_time_limit.Overran: test_hanging.py::{name} ran past 2 s" in done.stdout
+        assert f"support.time_limit.Overran: test_hanging.py::{name} ran past 2 s" in done.stdout
     assert 'test_hanging.py", line 11 in test_a_child_that_never_exits' in done.stdout  # the stack, where it hung
     assert "PASSED test_hanging.py::test_the_next_test_still_runs" in done.stdout

@@ -22,8 +22,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from _upstream import STEP
 from conftest import PROJECT
+from support.upstream import STEP
 
 TAG = "v1.99.0"
 FILES = {
@@ -197,5 +197,5 @@ def test_a_clone_with_no_shared_folder_beside_it_fetches_its_data_and_passes(tmp
     # Collecting alone runs no snapshot test, so syrupy would call every stored snapshot unused.
     collected = run("-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "--snapshot-warn-unused")
     assert collected.returncode == 0, collected.stdout[-3000:] + collected.stderr[-3000:]
-    passed = run("-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/rules/test_release_walk.py", "tests/families/test_userdata_golden.py")
+    passed = run("-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/rules/test_release_walk.py", "tests/karpenter/amifamily/test_userdata_golden.py")
     assert passed.returncode == 0 and "skipped" not in passed.stdout, passed.stdout[-3000:]

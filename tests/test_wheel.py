@@ -10,9 +10,13 @@ import subprocess
 import zipfile
 from pathlib import Path
 
+import pytest
 from conftest import PROJECT, install_wheel
 
-from pulumi_plugins import AnalyzerHost
+from support.pulumi_plugins import AnalyzerHost
+
+pytestmark = pytest.mark.packaging
+
 
 def test_the_wheel_installs_our_packages_and_the_pack_directory_and_no_generic_names(wheel):
     names = zipfile.ZipFile(wheel).namelist()

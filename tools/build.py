@@ -154,7 +154,7 @@ def families() -> list[Family]:
         # cel-go at the version Karpenter 1.15 pins, in Karpenter's kubelet-expression environment (differential tests).
         Family("cel", (Binary("kubelet-cel", "."),), versions={"kubelet-cel": _module_version(cel, "github.com/google/cel-go")}),
         *karpenter_families(),
-        # Karpenter 1.15's provisioning scheduler on a JSON world, for the simulation's differential tests (tests/_scheduler.py).
+        # Karpenter 1.15's provisioning scheduler on a JSON world, for the simulation's differential tests (tests/support/scheduler.py).
         Family(
             "karpenter-scheduler",
             (Binary("karpenter-scheduler", "."),),

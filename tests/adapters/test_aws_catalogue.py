@@ -1,6 +1,8 @@
 """Instance-type catalogue: raw entries + zonal offerings, a 12 h disk cache, and readiness."""
 
 
+import pytest
+
 from karpenter_gitops.adapters.aws.instance_types import (
     CATALOGUE_TTL_SECONDS,
     load_catalogue,
@@ -14,6 +16,7 @@ instanceTypes: [m5.large, m7g.large, g5.xlarge, g5g.xlarge, inf2.xlarge, mac2.me
 """
 
 
+@pytest.mark.slow
 def test_full_catalogue_is_hydrated_with_raw_entries_and_zones(default_aws, catalogue_cache):
     catalogue = load_catalogue(default_aws.session(), cache_dir=catalogue_cache)
     assert catalogue.hydrated and len(catalogue.instance_types) > 1000

@@ -27,6 +27,7 @@ def no_backoff(monkeypatch):
     monkeypatch.setattr(ExponentialBackoff, "delay_amount", lambda self, context: 0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("selector", sorted(TERMS))
 def test_a_third_of_calls_throttled_gives_the_clean_result_or_a_transient_outcome(default_aws, no_backoff, selector):
     clean = resolve_amis(default_aws.session(), TERMS[selector], Kubernetes(1, 32))

@@ -9,7 +9,7 @@ from datetime import datetime, UTC
 from pathlib import Path
 
 import pytest
-from _real_tools import downloaded
+from support.real_tools import downloaded
 from conftest import PROJECT
 
 from karpenter_gitops.adapters.aws.client import AwsSession

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from _dead_endpoints import BlackHole, free_port
+from support.dead_endpoints import BlackHole, free_port
 
 from karpenter_gitops.adapters.aws.client import AwsSession
 from karpenter_gitops.adapters.aws.error_kinds import AwsUnreachable, PersistentAWSError

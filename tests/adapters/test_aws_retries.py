@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import botocore.session
 import pytest
-from _fault_proxy import FaultProxy
+from support.fault_proxy import FaultProxy
 from botocore.retries.standard import ExponentialBackoff
 from conftest import PROJECT
 
@@ -100,6 +100,7 @@ def plan(cache) -> tuple[int, dict | None]:
     return code, answer
 
 
+@pytest.mark.slow
 def test_a_third_of_calls_failing_still_gives_the_clean_answer(proxied, short_back_off, catalogue_cache, monkeypatch):
     monkeypatch.setenv(DEADLINE_ENV, "120")  # the default's order, not the suite's short one
     clean = plan(catalogue_cache)

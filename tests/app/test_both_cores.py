@@ -9,7 +9,7 @@ import sys
 
 import pytest
 import yaml
-from _upstream import crds
+from support.upstream import crds
 
 from karpenter_gitops.app import both_cores
 from karpenter_gitops.cli import main
@@ -88,6 +88,7 @@ def test_every_other_item_is_worked_out_in_another_process_and_each_comes_as_soo
     assert {pid for _, pid in done[0::2]} == {os.getpid()} and len({pid for _, pid in done[1::2]} - {os.getpid()}) == 1
 
 
+@pytest.mark.slow
 def test_validate_crd_reports_the_same_on_both_cores_as_on_one(tmp_path, capsys, monkeypatch):
     """Mistakes spread over both halves: the report is the same byte for byte, in the same order."""
     documents = []

@@ -11,8 +11,8 @@ import pytest
 import yaml
 from hypothesis import given
 from hypothesis import strategies as st
-from _fake_kube import kubeconfig_for
-from _preview_objects import family, node_class, node_pool
+from support.fake_kube import kubeconfig_for
+from support.preview_objects import family, node_class, node_pool
 
 from karpenter_gitops.cli import main
 from karpenter_gitops.core.errors import InputError
@@ -30,12 +30,12 @@ def write(directory: Path, *docs) -> Path:
     return directory
 
 
-def run_preview(tmp_path, monkeypatch, capsys, base_docs, head_docs, *extra) -> tuple[int, str]:
+def run_preview(tmp_path, monkeypatch, cli, base_docs, head_docs, *extra) -> tuple[int, str]:
     monkeypatch.chdir(tmp_path)
     write(tmp_path / "base", *base_docs)
     write(tmp_path / "head", *head_docs)
-    code = main(["preview", "--manifests", "head", "--base", "base", "--kubernetes-version", "1.32", *extra])
-    return code, capsys.readouterr().out
+    code, out, _ = cli("preview", "--manifests", "head", "--base", "base", "--kubernetes-version", "1.32", *extra)
+    return code, out
 
 
 def reconciled(catalogue_cache) -> list[str]:
@@ -45,10 +45,11 @@ def reconciled(catalogue_cache) -> list[str]:
 PAYMENTS = {"amiFamily": "AL2023", "amiSelectorTerms": [{"name": "payments-node-2025-01-27", "owner": "self"}]}
 
 
-def test_ami_bump_moves_instance_types_and_drifts_the_pool(tmp_path, monkeypatch, capsys, catalogue_cache, snapshot):
+@pytest.mark.slow
+def test_ami_bump_moves_instance_types_and_drifts_the_pool(tmp_path, monkeypatch, cli, catalogue_cache, snapshot):
     pool = node_pool(family("m5", "c5"))
     code, out = run_preview(
-        tmp_path, monkeypatch, capsys,
+        tmp_path, monkeypatch, cli,
         [node_class(), pool],
         [node_class(amiSelectorTerms=[{"alias": "al2023@v20250201"}]), pool],
         *reconciled(catalogue_cache),
@@ -58,11 +59,11 @@ def test_ami_bump_moves_instance_types_and_drifts_the_pool(tmp_path, monkeypatch
     assert code == 0
 
 
-def test_pending_ami_appearing_is_skipped_and_nothing_moves(tmp_path, monkeypatch, capsys, catalogue_cache, snapshot):
+def test_pending_ami_appearing_is_skipped_and_nothing_moves(tmp_path, monkeypatch, cli, catalogue_cache, snapshot):
     pool = node_pool(family("m6i"))
     widened = {**PAYMENTS, "amiSelectorTerms": [{"name": "payments-node-20*", "owner": "self"}]}
     code, out = run_preview(
-        tmp_path, monkeypatch, capsys,
+        tmp_path, monkeypatch, cli,
         [node_class(**PAYMENTS), pool],
         [node_class(**widened), pool],
         *reconciled(catalogue_cache),
@@ -72,12 +73,12 @@ def test_pending_ami_appearing_is_skipped_and_nothing_moves(tmp_path, monkeypatc
     assert out == snapshot
 
 
-def test_instance_profile_arn_is_a_blocking_error_in_the_summary(tmp_path, monkeypatch, capsys, catalogue_cache, snapshot):
+def test_instance_profile_arn_is_a_blocking_error_in_the_summary(tmp_path, monkeypatch, cli, catalogue_cache, snapshot):
     arn = node_class()
     del arn["spec"]["role"]
     arn["spec"]["instanceProfile"] = "arn:aws:iam::123456789012:instance-profile/KarpenterNodeProfile"
     code, out = run_preview(
-        tmp_path, monkeypatch, capsys, [node_class(), node_pool(family("m5"))], [arn, node_pool(family("m5"))],
+        tmp_path, monkeypatch, cli, [node_class(), node_pool(family("m5"))], [arn, node_pool(family("m5"))],
         *reconciled(catalogue_cache),
     )
     assert code == 1
@@ -89,10 +90,10 @@ def test_instance_profile_arn_is_a_blocking_error_in_the_summary(tmp_path, monke
     assert out == snapshot
 
 
-def test_requirement_widening_adds_types_and_reports_arm64_unserved(tmp_path, monkeypatch, capsys, catalogue_cache, snapshot):
+def test_requirement_widening_adds_types_and_reports_arm64_unserved(tmp_path, monkeypatch, cli, catalogue_cache, snapshot):
     arch = {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64", "arm64"]}
     code, out = run_preview(
-        tmp_path, monkeypatch, capsys,
+        tmp_path, monkeypatch, cli,
         [node_class(**PAYMENTS), node_pool(family("m6i"))],
         [node_class(**PAYMENTS), node_pool(family("m6i", "c6i", "m7g"), arch)],
         *reconciled(catalogue_cache),
@@ -102,11 +103,11 @@ def test_requirement_widening_adds_types_and_reports_arm64_unserved(tmp_path, mo
     assert out == snapshot
 
 
-def test_oversized_diff_is_cut_with_summary_intact_and_full_report_written(tmp_path, monkeypatch, capsys, snapshot):
+def test_oversized_diff_is_cut_with_summary_intact_and_full_report_written(tmp_path, monkeypatch, cli, snapshot):
     base_tags = {f"cost-centre-{i:03}": "platform" for i in range(300)}
     head_tags = {key: "payments" for key in base_tags}
     code, out = run_preview(
-        tmp_path, monkeypatch, capsys,
+        tmp_path, monkeypatch, cli,
         [node_class(tags=base_tags)],
         [node_class(tags=head_tags)],
         "--budget", "5000", "--full-report", "out/full.md",
@@ -119,10 +120,10 @@ def test_oversized_diff_is_cut_with_summary_intact_and_full_report_written(tmp_p
     assert out == snapshot
 
 
-def test_user_data_and_secret_looking_values_are_redacted(tmp_path, monkeypatch, capsys):
+def test_user_data_and_secret_looking_values_are_redacted(tmp_path, monkeypatch, cli):
     secret = "AKIAABCDEFGHIJKLMNOP"
     code, out = run_preview(
-        tmp_path, monkeypatch, capsys,
+        tmp_path, monkeypatch, cli,
         [node_class(userData="#!/bin/bash\necho old\n")],
         [node_class(userData="#!/bin/bash\necho new-password=hunter2\n", tags={"leak": secret})],
     )
@@ -130,14 +131,15 @@ def test_user_data_and_secret_looking_values_are_redacted(tmp_path, monkeypatch,
     assert "-  userData: '<redacted: 21 bytes, sha256:" in out and "+  userData: '<redacted: 38 bytes, sha256:" in out
 
 
-def test_five_thousand_object_change_stays_under_budget_with_summary_intact(tmp_path, monkeypatch, capsys):
+@pytest.mark.slow
+def test_five_thousand_object_change_stays_under_budget_with_summary_intact(tmp_path, monkeypatch, cli):
     base = [node_class(f"class-{i:04}") for i in range(2500)] + [
         node_pool(name=f"pool-{i:04}", node_class_name=f"class-{i:04}") for i in range(2500)
     ]
     head = copy.deepcopy(base)
     for doc in head:
         doc["metadata"]["labels"] = {"release": "2"}
-    code, out = run_preview(tmp_path, monkeypatch, capsys, base, head, "--full-report", "full.md")
+    code, out = run_preview(tmp_path, monkeypatch, cli, base, head, "--full-report", "full.md")
     assert len(out) <= pr_comment.DEFAULT_BUDGET
     assert out.startswith(pr_comment.MARKER)
     assert "0 added, 5000 changed, 0 removed." in out
@@ -145,9 +147,9 @@ def test_five_thousand_object_change_stays_under_budget_with_summary_intact(tmp_
     assert (tmp_path / "full.md").stat().st_size > len(out)
 
 
-def test_json_format_is_the_same_report_for_machines(tmp_path, monkeypatch, capsys):
+def test_json_format_is_the_same_report_for_machines(tmp_path, monkeypatch, cli):
     code, out = run_preview(
-        tmp_path, monkeypatch, capsys, [node_class()], [node_class(), node_pool()], "--format", "json"
+        tmp_path, monkeypatch, cli, [node_class()], [node_class(), node_pool()], "--format", "json"
     )
     data = json.loads(out)
     assert data["summary"]["added"] == 1 and data["summary"]["reconciled"] is False
@@ -155,10 +157,10 @@ def test_json_format_is_the_same_report_for_machines(tmp_path, monkeypatch, caps
     assert data["exitCode"] == code
 
 
-def test_output_is_deterministic(tmp_path, monkeypatch, capsys):
+def test_output_is_deterministic(tmp_path, monkeypatch, cli):
     args = ([node_class()], [node_class(userData="x"), node_pool(family("m5"))])
-    first = run_preview(tmp_path, monkeypatch, capsys, *args)
-    assert run_preview(tmp_path, monkeypatch, capsys, *args) == first
+    first = run_preview(tmp_path, monkeypatch, cli, *args)
+    assert run_preview(tmp_path, monkeypatch, cli, *args) == first
 
 
 # --- bases --------------------------------------------------------------------------------
@@ -210,28 +212,28 @@ def test_rendered_directory_is_a_base(tmp_path, monkeypatch, capsys):
 # --- cluster and Pulumi -------------------------------------------------------------------
 
 
-def test_unreadable_kubeconfig_exits_two_and_unreachable_cluster_still_prints(tmp_path, monkeypatch, capsys):
+def test_unreadable_kubeconfig_exits_two_and_unreachable_cluster_still_prints(tmp_path, monkeypatch, cli):
     base, head = [node_class()], [node_class(userData="x")]
-    code, out = run_preview(tmp_path, monkeypatch, capsys, base, head, "--kubeconfig", "missing")
+    code, out = run_preview(tmp_path, monkeypatch, cli, base, head, "--kubeconfig", "missing")
     assert code == 2
     kubeconfig = kubeconfig_for(tmp_path / "kubeconfig", "http://127.0.0.1:9")
-    code, out = run_preview(tmp_path, monkeypatch, capsys, base, head, "--kubeconfig", str(kubeconfig))
+    code, out = run_preview(tmp_path, monkeypatch, cli, base, head, "--kubeconfig", str(kubeconfig))
     assert "**Node impact**: not available: cluster not read: cannot reach the API server" in out
     assert "#### Node impact" not in out
 
 
-def test_node_counts_from_a_fake_cluster(tmp_path, monkeypatch, capsys, fake_cluster):
+def test_node_counts_from_a_fake_cluster(tmp_path, monkeypatch, cli, fake_cluster):
     code, out = run_preview(
-        tmp_path, monkeypatch, capsys, [node_class(), node_pool()], [node_class(userData="x"), node_pool()],
+        tmp_path, monkeypatch, cli, [node_class(), node_pool()], [node_class(userData="x"), node_pool()],
         "--kubeconfig", str(fake_cluster),
     )
     assert "**Node impact**: 1 of 1 node(s) in the affected NodePools would be replaced" in out
     assert "| `general` | 1 | 1 | NodeClassDrift 1 | 20% | ~1 |" in out
 
 
-def test_pulumi_preview_json_and_event_log_fold_into_the_comment(tmp_path, monkeypatch, capsys):
+def test_pulumi_preview_json_and_event_log_fold_into_the_comment(tmp_path, monkeypatch, cli):
     code, out = run_preview(
-        tmp_path, monkeypatch, capsys, [node_class()], [node_class()],
+        tmp_path, monkeypatch, cli, [node_class()], [node_class()],
         "--pulumi-json", str(PULUMI / "preview.json"), "--pulumi-events", str(PULUMI / "events.jsonl"),
     )
     assert "**Pulumi**: 1 to create, 1 to update, 1 to replace, 0 to delete." in out
@@ -250,10 +252,10 @@ def test_event_log_alone_counts_from_the_summary_event():
     assert events.diagnostics == ()  # the only diagnostic was ephemeral
 
 
-def test_malformed_pulumi_input_is_a_usage_error(tmp_path, monkeypatch, capsys):
+def test_malformed_pulumi_input_is_a_usage_error(tmp_path, monkeypatch, cli):
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
-    code, _ = run_preview(tmp_path, monkeypatch, capsys, [node_class()], [node_class()], "--pulumi-json", str(bad))
+    code, _ = run_preview(tmp_path, monkeypatch, cli, [node_class()], [node_class()], "--pulumi-json", str(bad))
     assert code == 2
 
 
@@ -303,10 +305,10 @@ def test_the_footer_fits_its_reserve_even_with_the_longest_object_names():
 # --- transition rules: what the API server refuses only on update -------------------------------
 
 
-def test_node_class_ref_kind_change_is_a_blocking_transition_error(tmp_path, monkeypatch, capsys, snapshot):
+def test_node_class_ref_kind_change_is_a_blocking_transition_error(tmp_path, monkeypatch, cli, snapshot):
     moved = node_pool(family("m5"))
     moved["spec"]["template"]["spec"]["nodeClassRef"]["kind"] = "NodeClass"
-    code, out = run_preview(tmp_path, monkeypatch, capsys, [node_class(), node_pool(family("m5"))], [node_class(), moved])
+    code, out = run_preview(tmp_path, monkeypatch, cli, [node_class(), node_pool(family("m5"))], [node_class(), moved])
     assert code == 1
     summary = out.split("<details>")[0]
     assert (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from _preview_objects import family, node_class, node_pool
+from support.preview_objects import family, node_class, node_pool
 
 from karpenter_gitops.core.inputs import Cluster
 from karpenter_gitops.judge import validate

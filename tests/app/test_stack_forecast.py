@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import yaml
 
 from karpenter_gitops.app import stack
@@ -13,6 +14,7 @@ WEB = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"
        "spec": {"replicas": 4.0, "template": {"spec": {"containers": [{"name": "main", "resources": {"requests": {"cpu": "1", "memory": "2Gi"}}}]}}}}
 
 
+@pytest.mark.slow
 def test_the_forecast_of_one_class_pools_on_the_embedded_aws(default_aws):
     pools = {name: spec for name, spec in DEMO["karpenter-gitops:nodePools"].items()
              if spec["template"]["spec"]["nodeClassRef"]["name"] == "default"}

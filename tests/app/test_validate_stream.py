@@ -13,10 +13,11 @@ import io
 import json
 import sys
 
+import pytest
 import yaml
-from _validate_runs import DOCUMENTS, FILES, SEPARATORS, STREAM, Recorder, node_class, node_pool, overlay, stack, write
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.validate_runs import DOCUMENTS, FILES, SEPARATORS, STREAM, Recorder, node_class, node_pool, overlay, stack, write
 
 from karpenter_gitops.app import validate_stream
 from karpenter_gitops.cli import main
@@ -24,17 +25,14 @@ from karpenter_gitops.cli import main
 SMALL_PART = 300  # bytes: a NodeClass or NodePool of the examples is some 400
 
 
-def both_ways(monkeypatch, capsys, argv: list[str], stdin: bytes | None = None, part: int = SMALL_PART):
+def both_ways(monkeypatch, cli, argv: list[str], stdin: bytes | None = None, part: int = SMALL_PART):
     """What a user sees streamed, and whether it streamed; the same findings as the run judged whole."""
     recorder = Recorder(monkeypatch, validate_stream, "validate_streaming")
     seen = []
     monkeypatch.setattr(validate_stream, "PART_BYTES", part)
     for threshold in (0, 10**15):
-        if stdin is not None:
-            monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8"))
         monkeypatch.setattr(validate_stream, "STREAM_BYTES", threshold)
-        code = main(["validate", "--no-cache", "--format", "jsonl", *argv])
-        out, err = capsys.readouterr()
+        code, out, err = cli("validate", "--no-cache", "--format", "jsonl", *argv, stdin=stdin)
         lines = out.splitlines()
         seen.append((code, sorted(lines[:-1]), lines[-1:], err))
     assert seen[0] == seen[1]
@@ -45,33 +43,33 @@ def findings(seen) -> list[dict]:
     return [json.loads(line) for line in seen[1]]
 
 
-def test_a_large_file_is_judged_in_slices_its_findings_on_their_lines(tmp_path, monkeypatch, capsys):
+def test_a_large_file_is_judged_in_slices_its_findings_on_their_lines(tmp_path, monkeypatch, cli):
     path = tmp_path / "rendered.yaml"
     path.write_text(STREAM)
-    seen, streamed = both_ways(monkeypatch, capsys, [str(path)])
+    seen, streamed = both_ways(monkeypatch, cli, [str(path)])
     assert streamed and seen[0] == 1
     lines = {f["name"]: f["line"] for f in findings(seen)}
     assert {"two", "lost", "three"} <= set(lines) and lines["three"] > lines["lost"] > lines["two"] > 1
 
 
-def test_standard_input_is_spooled_and_judged_in_slices(monkeypatch, capsys):
-    seen, streamed = both_ways(monkeypatch, capsys, ["-"], stdin=STREAM.encode())
+def test_standard_input_is_spooled_and_judged_in_slices(monkeypatch, cli):
+    seen, streamed = both_ways(monkeypatch, cli, ["-"], stdin=STREAM.encode())
     assert streamed and seen[0] == 1
     assert {f["file"] for f in findings(seen)} == {"<stdin>"}
 
 
-def test_lines_after_breaks_other_than_newline_are_numbered_as_one_process_numbers_them(tmp_path, monkeypatch, capsys):
+def test_lines_after_breaks_other_than_newline_are_numbered_as_one_process_numbers_them(tmp_path, monkeypatch, cli):
     """libyaml ends a line at a lone carriage return, NEL, LINE SEPARATOR and PARAGRAPH SEPARATOR too: the
     lines before a later slice are counted so."""
     notes = 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: notes}\ndata: {a: "x\u2028y", b: "p\rq", c: "n\x85m\u2029"}\n---\n'
     path = tmp_path / "rendered.yaml"
     path.write_text(notes + STREAM, newline="")
-    seen, streamed = both_ways(monkeypatch, capsys, [str(path)])
+    seen, streamed = both_ways(monkeypatch, cli, [str(path)])
     assert streamed and seen[0] == 1
     assert {f["name"] for f in findings(seen)} >= {"two", "lost", "three"}
 
 
-def test_files_in_groups_with_references_stacks_and_waivers_across_them(tmp_path, monkeypatch, capsys):
+def test_files_in_groups_with_references_stacks_and_waivers_across_them(tmp_path, monkeypatch, cli):
     folder = write(tmp_path / "repo", {
         "a.yaml": [overlay("cheap", "0.01"), node_class("one")],
         "b.yaml": [node_pool("general", "one"), node_pool("lost", "missing")],
@@ -81,7 +79,7 @@ def test_files_in_groups_with_references_stacks_and_waivers_across_them(tmp_path
                                waivers=[{"rule": "nodeclass/role-arn-name", "object": "two", "reason": "test", "expires": "2099-01-01"},
                                         {"rule": "policy/ebs-encrypted", "object": "gone", "reason": "old", "expires": "2020-01-01"}])],
     })
-    seen, streamed = both_ways(monkeypatch, capsys, ["--policy", str(folder)])
+    seen, streamed = both_ways(monkeypatch, cli, ["--policy", str(folder)])
     assert streamed and seen[0] == 1
     judged = findings(seen)
     assert [f["name"] for f in judged if f["rule"] == "nodepool/node-class-ref-unresolved"] == ["lost"]
@@ -89,17 +87,17 @@ def test_files_in_groups_with_references_stacks_and_waivers_across_them(tmp_path
     assert json.loads(seen[2][0])["summary"]["waived"] >= 1
 
 
-def test_a_stack_naming_another_release_reads_every_part_again(tmp_path, monkeypatch, capsys):
+def test_a_stack_naming_another_release_reads_every_part_again(tmp_path, monkeypatch, cli):
     folder = write(tmp_path / "repo", {
         "a.yaml": [overlay("cheap", "0.01"), node_class("one")],
         "b.yaml": [stack(cluster={"name": "dev", "karpenterVersion": "1.6"})],
     })
-    seen, streamed = both_ways(monkeypatch, capsys, [str(folder)])
+    seen, streamed = both_ways(monkeypatch, cli, [str(folder)])
     assert streamed and any(f["path"] == "kind" for f in findings(seen))
     assert "1.6" in seen[3] or "Karpenter" in seen[3] or seen[3] == ""
 
 
-def test_what_one_process_must_judge_is_handed_back(tmp_path, monkeypatch, capsys):
+def test_what_one_process_must_judge_is_handed_back(tmp_path, monkeypatch, cli):
     """An object in two parts, stack files in two parts, a file that does not parse, nothing to judge, a
     slice that reads as something else than a part of its file, one document (nothing to cut)."""
     cases = {
@@ -113,7 +111,7 @@ def test_what_one_process_must_judge_is_handed_back(tmp_path, monkeypatch, capsy
         "one document": ({"a.yaml": [{"apiVersion": "v1", "kind": "List", "items": [node_class("one"), node_pool("general", "one")]}]}, 0),
     }
     for name, (files, code) in cases.items():
-        seen, streamed = both_ways(monkeypatch, capsys, [str(write(tmp_path / name.replace(" ", "-"), files))], part=50)
+        seen, streamed = both_ways(monkeypatch, cli, [str(write(tmp_path / name.replace(" ", "-"), files))], part=50)
         assert (streamed, seen[0]) == (False, code), name
 
 
@@ -146,29 +144,31 @@ def unique(documents: list[tuple[dict, str]]) -> list[tuple[dict, str]]:
     return renamed
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.tuples(DOCUMENTS, SEPARATORS), min_size=2, max_size=10), st.booleans(), st.sampled_from([200, 600, 2000]))
-def test_any_stream_gives_one_process_findings(tmp_path_factory, monkeypatch, capsys, documents, through_stdin, part):
+def test_any_stream_gives_one_process_findings(tmp_path_factory, monkeypatch, cli, documents, through_stdin, part):
     text = "".join(separator + yaml.safe_dump(document) for document, separator in unique(documents))
     if through_stdin:
-        _, streamed = both_ways(monkeypatch, capsys, ["-"], stdin=text.encode(), part=part)
+        _, streamed = both_ways(monkeypatch, cli, ["-"], stdin=text.encode(), part=part)
     else:
         path = tmp_path_factory.mktemp("stream") / "rendered.yaml"
         path.write_text(text)
-        _, streamed = both_ways(monkeypatch, capsys, [str(path)], part=part)
+        _, streamed = both_ways(monkeypatch, cli, [str(path)], part=part)
     nothing_to_judge = all(document["kind"] == "ConfigMap" for document, _ in documents)
     one_part = validate_stream._MARKER.search(text.encode(), part) is None  # nothing to cut at: judged whole
     assert streamed or nothing_to_judge or one_part or "# only a comment" in text  # a slice of that alone reads as no document
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(FILES, st.booleans(), st.sampled_from([200, 600, 2000]))
-def test_any_mix_of_files_gives_one_process_findings(tmp_path_factory, monkeypatch, capsys, files, with_crds, part):
-    from _upstream import crds
+def test_any_mix_of_files_gives_one_process_findings(tmp_path_factory, monkeypatch, cli, files, with_crds, part):
+    from support.upstream import crds
 
     folder = write(tmp_path_factory.mktemp("mix"), {f"{index:02}.yaml": documents for index, documents in enumerate(files)})
     crds = ["--crd", str(crds("v1.14.1"))] if with_crds else []
-    both_ways(monkeypatch, capsys, ["--policy", *crds, str(folder)], part=part)
+    both_ways(monkeypatch, cli, ["--policy", *crds, str(folder)], part=part)
 
 
 def test_standard_input_is_copied_no_further_than_the_run_reads_it(monkeypatch, capsys):

@@ -8,11 +8,10 @@ import json
 
 import pytest
 import yaml
-from _rule_helpers import node_class, node_pool
+from support.rule_helpers import node_class, node_pool
 
 from karpenter_gitops.app import validate as use_case
 from karpenter_gitops.app import verdict_cache
-from karpenter_gitops.cli import main
 
 UNRESOLVED = node_pool({"spec": {"template": {"spec": {"nodeClassRef": {"name": "elsewhere"}}}}})
 
@@ -41,34 +40,28 @@ def judgements(monkeypatch):
     return calls
 
 
-def run(capsys, *args: str) -> tuple[int, str, str]:
-    code = main(["validate", *args])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def test_an_unchanged_run_prints_the_same_from_the_cache(cache, manifests, judgements, capsys):
-    first = run(capsys, str(manifests), "--format", "json")
-    assert json.loads(first[1])["summary"]["objects"] == 2 and len(judgements) == 1
-    assert run(capsys, str(manifests), "--format", "json") == first and len(judgements) == 1
+def test_an_unchanged_run_prints_the_same_from_the_cache(cache, manifests, judgements, cli):
+    first = cli("validate", str(manifests), "--format", "json")
+    assert json.loads(first.out)["summary"]["objects"] == 2 and len(judgements) == 1
+    assert cli("validate", str(manifests), "--format", "json") == first and len(judgements) == 1
     assert len(list(cache.iterdir())) == 1
 
 
-def test_a_changed_file_option_or_no_cache_judges_again(cache, manifests, judgements, capsys):
-    run(capsys, str(manifests), "--format", "json")
-    run(capsys, str(manifests), "--format", "json", "--policy")
+def test_a_changed_file_option_or_no_cache_judges_again(cache, manifests, judgements, cli):
+    cli("validate", str(manifests), "--format", "json")
+    cli("validate", str(manifests), "--format", "json", "--policy")
     assert len(judgements) == 2
-    run(capsys, str(manifests), "--format", "json", "--no-cache")
+    cli("validate", str(manifests), "--format", "json", "--no-cache")
     assert len(judgements) == 3
     manifests.write_text(yaml.safe_dump_all([node_class(), node_pool()]))
-    code, out, _ = run(capsys, str(manifests), "--format", "json")
+    code, out, _ = cli("validate", str(manifests), "--format", "json")
     assert len(judgements) == 4 and json.loads(out)["findings"] == []
 
 
-def test_a_policy_run_is_judged_again_on_another_day(cache, manifests, judgements, capsys, monkeypatch):
+def test_a_policy_run_is_judged_again_on_another_day(cache, manifests, judgements, cli, monkeypatch):
     """Waivers expire by the date: a --policy verdict holds for the day it was made."""
-    run(capsys, str(manifests), "--policy")
-    run(capsys, str(manifests), "--policy")
+    cli("validate", str(manifests), "--policy")
+    cli("validate", str(manifests), "--policy")
     assert len(judgements) == 1
 
     class Tomorrow(dt.date):
@@ -77,38 +70,38 @@ def test_a_policy_run_is_judged_again_on_another_day(cache, manifests, judgement
             return dt.date(2999, 1, 1)
 
     monkeypatch.setattr(dt, "date", Tomorrow)
-    run(capsys, str(manifests), "--policy")
+    cli("validate", str(manifests), "--policy")
     assert len(judgements) == 2
 
 
-def test_a_new_file_in_a_named_folder_judges_again(cache, manifests, judgements, capsys):
-    run(capsys, str(manifests.parent), "--format", "json")
+def test_a_new_file_in_a_named_folder_judges_again(cache, manifests, judgements, cli):
+    cli("validate", str(manifests.parent), "--format", "json")
     (manifests.parent / "more.yaml").write_text(yaml.safe_dump(node_class({"metadata": {"name": "other"}})))
-    _, out, _ = run(capsys, str(manifests.parent), "--format", "json")
+    _, out, _ = cli("validate", str(manifests.parent), "--format", "json")
     assert len(judgements) == 2 and json.loads(out)["summary"]["objects"] == 3
 
 
-def test_an_unreadable_entry_is_one_note_and_a_fresh_judgement(cache, manifests, judgements, capsys):
-    first = run(capsys, str(manifests), "--format", "json")
+def test_an_unreadable_entry_is_one_note_and_a_fresh_judgement(cache, manifests, judgements, cli):
+    first = cli("validate", str(manifests), "--format", "json")
     [entry] = cache.iterdir()
     entry.write_bytes(b"not a verdict")
-    code, out, err = run(capsys, str(manifests), "--format", "json")
+    code, out, err = cli("validate", str(manifests), "--format", "json")
     assert (code, out) == first[:2] and len(judgements) == 2
     assert err.count("verdict cache: ignored an unreadable entry") == 1
 
 
-def test_a_cache_that_cannot_be_written_is_one_note_never_an_error(tmp_path, monkeypatch, manifests, capsys):
+def test_a_cache_that_cannot_be_written_is_one_note_never_an_error(tmp_path, monkeypatch, manifests, cli):
     blocker = tmp_path / "a-file"
     blocker.write_text("")
     monkeypatch.setenv(verdict_cache.LOCATION, str(blocker / "verdicts"))
-    code, out, err = run(capsys, str(manifests), "--format", "json")
+    code, out, err = cli("validate", str(manifests), "--format", "json")
     assert code == 0 and json.loads(out)["summary"]["objects"] == 2
     assert err.count("verdict cache: not written") == 1
 
 
-def test_jsonl_prints_each_finding_on_its_line_then_the_summary(cache, manifests, capsys):
-    _, document, _ = run(capsys, str(manifests), "--format", "json")
-    code, lines, _ = run(capsys, str(manifests), "--format", "jsonl")
+def test_jsonl_prints_each_finding_on_its_line_then_the_summary(cache, manifests, cli):
+    _, document, _ = cli("validate", str(manifests), "--format", "json")
+    code, lines, _ = cli("validate", str(manifests), "--format", "jsonl")
     *findings, summary = [json.loads(line) for line in lines.splitlines()]
     expected = json.loads(document)
     assert findings == expected["findings"] and summary == {"summary": expected["summary"]}

@@ -19,11 +19,9 @@ import time
 from pathlib import Path
 
 import pytest
-from _dead_endpoints import BlackHole, free_port
-from _fault_proxy import FaultProxy
 from conftest import PROJECT
-
-from karpenter_gitops.cli import main
+from support.dead_endpoints import BlackHole, free_port
+from support.fault_proxy import FaultProxy
 
 MANIFESTS = PROJECT / "examples" / "manifests"
 COMMANDS = {
@@ -56,19 +54,13 @@ def repository(tmp_path, monkeypatch, catalogue_cache) -> Path:
     return tmp_path
 
 
-def _run(capsys, argv: list[str]) -> tuple[int, str, str, float]:
-    started = time.monotonic()
-    code = main(argv)
-    took = time.monotonic() - started
-    out, err = capsys.readouterr()
-    return code, out, err, took
-
-
 @pytest.mark.parametrize("command", sorted(COMMANDS))
-def test_a_dead_endpoint_is_one_line_naming_it_and_exit_3(repository, capsys, monkeypatch, command):
+def test_a_dead_endpoint_is_one_line_naming_it_and_exit_3(repository, cli, monkeypatch, command):
     endpoint = f"http://127.0.0.1:{free_port()}"
     monkeypatch.setenv("AWS_ENDPOINT_URL", endpoint)
-    code, out, err, took = _run(capsys, COMMANDS[command])
+    started = time.monotonic()
+    code, out, err = cli(*COMMANDS[command])
+    took = time.monotonic() - started
     assert code == 3, (out, err)
     lines = err.splitlines()
     assert len(lines) == 1 and endpoint in lines[0] and "region eu-west-1" in lines[0], err
@@ -79,6 +71,7 @@ def test_a_dead_endpoint_is_one_line_naming_it_and_exit_3(repository, capsys, mo
     assert (repository / "stacks" / "Pulumi.demo.yaml").read_bytes() == (PROJECT / "stacks" / "Pulumi.demo.yaml").read_bytes()
 
 
+@pytest.mark.slow
 def test_a_black_hole_is_named_within_30_seconds_by_the_console_script(repository):
     """The whole command as a user runs it, start-up included, against an endpoint that never answers."""
     with BlackHole() as endpoint:
@@ -91,30 +84,31 @@ def test_a_black_hole_is_named_within_30_seconds_by_the_console_script(repositor
     assert took < 30, f"took {took:.1f} s"
 
 
-def test_no_credentials_say_how_to_configure_them(repository, capsys, monkeypatch):
+def test_no_credentials_say_how_to_configure_them(repository, cli, monkeypatch):
     monkeypatch.delenv("AWS_ACCESS_KEY_ID")
     monkeypatch.delenv("AWS_SECRET_ACCESS_KEY")
-    code, out, err, _ = _run(capsys, COMMANDS["plan"])
+    code, out, err = cli(*COMMANDS["plan"])
     assert code == 2 and out == "" and err.count("\n") == 1, err
     for advice in ("aws configure", "AWS_PROFILE", "AWS_ACCESS_KEY_ID", "--embedded-aws"):
         assert advice in err
 
 
-def test_no_region_points_at_the_embedded_aws_too(repository, capsys, monkeypatch):
+def test_no_region_points_at_the_embedded_aws_too(repository, cli, monkeypatch):
     monkeypatch.delenv("AWS_REGION")
     monkeypatch.delenv("AWS_DEFAULT_REGION", raising=False)
-    code, _, err, _ = _run(capsys, COMMANDS["plan"])
+    code, _, err = cli(*COMMANDS["plan"])
     assert code == 2 and "AWS_REGION" in err and "--embedded-aws" in err
 
 
-def test_aws_failing_every_call_is_summed_up_per_cause(repository, capsys, monkeypatch, default_aws):
+@pytest.mark.slow
+def test_aws_failing_every_call_is_summed_up_per_cause(repository, cli, monkeypatch, default_aws):
     """AWS answers (the probe passes), then fails every call with one of the six faults the proxy
     injects: at most one line per fault, however many look-ups it hit; the JSON keeps every note."""
-    argv = ["plan", "--stack", "demo", "--cache-dir", str(repository / "cache")]
+    argv = ["plan", "--stack", "demo", "--cache-dir", repository / "cache"]
     with FaultProxy(default_aws.endpoint_url, fraction=1.0) as proxy:
         monkeypatch.setenv("AWS_ENDPOINT_URL", proxy.url)
-        code, out, _, _ = _run(capsys, argv)
-        json_code, json_out, _, _ = _run(capsys, [*argv, "--format", "json"])
+        code, out, _ = cli(*argv)
+        json_code, json_out, _ = cli(*argv, "--format", "json")
     transient = [line for line in out.splitlines() if line.startswith("transient:")]
     notes = json.loads(json_out)["transient"]
     assert code == json_code == 3
@@ -150,6 +144,7 @@ def _stderr_of(argv: list[str], cwd: Path, *, tty: bool) -> tuple[int, str]:
     return process.wait(timeout=300), shown.decode(errors="replace")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tty", [True, False], ids=["terminal", "pipe"])
 def test_a_spinner_shows_on_a_terminal_only(repository, catalogue_cache, tty):
     argv = [*COMMANDS["plan"], "--embedded-aws", "--cache-dir", str(catalogue_cache)]

@@ -1,14 +1,16 @@
 """``--feature-gates``: Karpenter's flag syntax on the commands, over the stack's cluster.featureGates, so
-manifests (which declare no cluster) can say which gates the cluster runs."""
+manifests (which declare no cluster) can say which gates the cluster runs; Helm's spelling of a gate, and
+the gates a release knows."""
 
 from __future__ import annotations
 
 import json
 
 import pytest
+import yaml
 
 from karpenter_gitops.app.sources import read_sources
-from karpenter_gitops.cli import main
+from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
 
 OVERLAY = """apiVersion: karpenter.sh/v1alpha1
 kind: NodeOverlay
@@ -19,17 +21,17 @@ spec:
 """
 
 
-def rules(capsys, *argv: str) -> tuple[int, set[str]]:
-    code = main(list(argv))
-    out, _ = capsys.readouterr()
-    return code, {f["rule"] for f in json.loads(out)["findings"]}
+def _rules(out: str) -> set[str]:
+    return {f["rule"] for f in json.loads(out)["findings"]}
 
 
-def test_a_gate_turned_on_by_flag_silences_the_gate_note(tmp_path, capsys):
+def test_a_gate_turned_on_by_flag_silences_the_gate_note(tmp_path, cli):
     path = tmp_path / "overlay.yaml"
     path.write_text(OVERLAY)
-    assert rules(capsys, "validate", str(path), "--format", "json") == (0, {"gate/feature-off"})
-    assert rules(capsys, "validate", str(path), "--format", "json", "--feature-gates", "NodeOverlay=true") == (0, set())
+    code, out, _ = cli("validate", path, "--format", "json")
+    assert code == 0 and _rules(out) == {"gate/feature-off"}
+    code, out, _ = cli("validate", path, "--format", "json", "--feature-gates", "NodeOverlay=true")
+    assert code == 0 and _rules(out) == set()
 
 
 def test_the_flag_overrides_the_stack_gate_by_gate(project):
@@ -41,8 +43,24 @@ def test_the_flag_overrides_the_stack_gate_by_gate(project):
 
 
 @pytest.mark.parametrize("value", ["NodeOverlay", "NodeOverlay=yes", "=true", "Node Overlay=true"])
-def test_a_malformed_gate_is_a_usage_error(tmp_path, capsys, value):
+def test_a_malformed_gate_is_a_usage_error(tmp_path, cli, value):
     path = tmp_path / "overlay.yaml"
     path.write_text(OVERLAY)
-    assert main(["validate", str(path), "--feature-gates", value]) == 2
-    assert "is not NAME=true or NAME=false" in capsys.readouterr().err
+    code, _, err = cli("validate", path, "--feature-gates", value)
+    assert code == 2 and "is not NAME=true or NAME=false" in err
+
+
+def test_an_unknown_feature_gate_is_refused_with_the_known_ones(tmp_path, cli):
+    path = tmp_path / "pool.yaml"
+    path.write_text(yaml.safe_dump_all([dict(BASE_NODECLASS), dict(BASE_NODEPOOL)]))
+    code, out, err = cli("validate", path, "--feature-gates", "Foo=true")
+    assert code == 2 and out == ""
+    assert err.startswith("karpenter-gitops: error: --feature-gates: 'Foo' is not a feature gate of Karpenter 1.15")
+    assert "known gates: SpotToSpotConsolidation, NodeRepair" in err
+
+
+def test_the_helm_spelling_of_a_gate_turns_it_on(tmp_path, cli):
+    path = tmp_path / "overlay.yaml"
+    path.write_text(OVERLAY)
+    code, out, _ = cli("validate", path, "--format", "json", "--feature-gates", "nodeOverlay=true")
+    assert code == 0 and json.loads(out)["findings"] == []

@@ -8,14 +8,6 @@ import pytest
 import yaml
 from conftest import PROJECT
 
-from karpenter_gitops.cli import main
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
 
 @pytest.fixture
 def project(tmp_path, monkeypatch):
@@ -31,33 +23,34 @@ def project(tmp_path, monkeypatch):
     return tmp_path
 
 
-def test_all_stacks_are_judged_each_on_its_own_with_a_fleet_summary_and_the_worst_exit(project, capsys):
-    code, out, _ = run(capsys, "validate", "--all-stacks")
+def test_all_stacks_are_judged_each_on_its_own_with_a_fleet_summary_and_the_worst_exit(project, cli):
+    code, out, _ = cli("validate", "--all-stacks")
     assert code == 1
     assert [line for line in out.splitlines() if line.startswith("== stack")] == ["== stack broken", "== stack demo", "== stack dev"]
     assert out.splitlines()[-1].startswith("fleet: 3 stack(s)") and out.splitlines()[-1].endswith("stacks with errors: broken")
 
 
-def test_json_is_keyed_by_stack(project, capsys):
-    code, out, _ = run(capsys, "validate", "--stack", "demo", "--stack", "dev", "--format", "json")
+def test_json_is_keyed_by_stack(project, cli):
+    code, out, _ = cli("validate", "--stack", "demo", "--stack", "dev", "--format", "json")
     body = json.loads(out)
     assert code == 0 and list(body["stacks"]) == ["demo", "dev"]
     assert body["summary"]["stacks"] == 2 and body["summary"]["errors"] == 0
     assert body["stacks"]["demo"]["summary"]["objects"] == 6
 
 
-def test_one_stack_is_not_a_fleet_and_paths_do_not_join_one(project, capsys):
-    code, out, _ = run(capsys, "validate", "--stack", "demo")
+def test_one_stack_is_not_a_fleet_and_paths_do_not_join_one(project, cli):
+    code, out, _ = cli("validate", "--stack", "demo")
     assert code == 0 and "== stack" not in out and "fleet:" not in out
-    code, _, err = run(capsys, "validate", "--stack", "demo", "--stack", "dev", "x.yaml")
+    code, _, err = cli("validate", "--stack", "demo", "--stack", "dev", "x.yaml")
     assert code == 2 and "PATHS cannot be combined with several stacks" in err
 
 
-def test_a_fleet_plan_asks_aws_once_for_queries_its_stacks_share(project, capsys):
+@pytest.mark.slow
+def test_a_fleet_plan_asks_aws_once_for_queries_its_stacks_share(project, cli):
     """A twin of the demo stack (another cluster, same selectors) costs no AWS call of its own."""
     (project / "stacks" / "Pulumi.twin.yaml").write_text((project / "stacks" / "Pulumi.demo.yaml").read_text())
-    _, alone, _ = run(capsys, "plan", "--stack", "demo", "--embedded-aws", "--format", "json")
-    code, out, _ = run(capsys, "plan", "--stack", "demo", "--stack", "twin", "--embedded-aws", "--format", "json")
+    _, alone, _ = cli("plan", "--stack", "demo", "--embedded-aws", "--format", "json")
+    code, out, _ = cli("plan", "--stack", "demo", "--stack", "twin", "--embedded-aws", "--format", "json")
     body = json.loads(out)
     assert list(body["stacks"]) == ["demo", "twin"] and code == max(body["summary"]["exitCodes"].values())
     assert body["stacks"]["twin"]["nodeClasses"] == body["stacks"]["demo"]["nodeClasses"]
@@ -66,19 +59,19 @@ def test_a_fleet_plan_asks_aws_once_for_queries_its_stacks_share(project, capsys
     assert all(count <= single.get(operation, 0) for operation, count in body["summary"]["awsCalls"].items())
 
 
-def test_a_fleet_renders_each_stack_into_its_directory_and_refuses_the_broken_one(project, capsys):
-    code, out, err = run(capsys, "render", "--all-stacks", "--out", "rendered")
+def test_a_fleet_renders_each_stack_into_its_directory_and_refuses_the_broken_one(project, cli):
+    code, out, err = cli("render", "--all-stacks", "--out", "rendered")
     assert code == 1 and "refusing to render" in err
     assert sorted(p.name for p in (project / "rendered").iterdir()) == ["demo", "dev"]  # broken: nothing written
     assert sorted(p.name for p in (project / "rendered" / "dev").iterdir()) == [
         "ec2nodeclass-default.yaml", "nodeoverlay-prefer-graviton.yaml", "nodepool-batch.yaml", "nodepool-general.yaml"
     ]
     assert out.splitlines()[-1] == "fleet: 3 stack(s) rendered into rendered; refused: broken"
-    code, _, err = run(capsys, "render", "--all-stacks", "--out", "-")
+    code, _, err = cli("render", "--all-stacks", "--out", "-")
     assert code == 2 and "a fleet renders into directories" in err
 
 
-def test_a_fleet_preview_has_a_section_per_stack_against_the_base(project, capsys):
+def test_a_fleet_preview_has_a_section_per_stack_against_the_base(project, cli):
     import subprocess
 
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-C", str(project)]
@@ -86,16 +79,15 @@ def test_a_fleet_preview_has_a_section_per_stack_against_the_base(project, capsy
         subprocess.run([*git, *step], check=True)
     dev = project / "stacks" / "Pulumi.dev.yaml"
     dev.write_text(dev.read_text().replace("al2023@v20240807", "al2023@v20250201"))
-    code, out, _ = run(capsys, "preview", "--stack", "demo", "--stack", "dev", "--base", "HEAD", "--format", "json")
+    code, out, _ = cli("preview", "--stack", "demo", "--stack", "dev", "--base", "HEAD", "--format", "json")
     body = json.loads(out)
     assert list(body["stacks"]) == ["demo", "dev"] and code == max(body["summary"]["exitCodes"].values())
-    code, out, _ = run(capsys, "preview", "--stack", "demo", "--stack", "dev", "--base", "HEAD")
+    code, out, _ = cli("preview", "--stack", "demo", "--stack", "dev", "--base", "HEAD")
     assert [line for line in out.splitlines() if line.startswith("## Stack")] == ["## Stack `demo`", "## Stack `dev`"]
     assert "al2023@v20250201" in out.split("## Stack `dev`")[1]
 
 
-
-def test_an_unreadable_stack_ends_a_fleet_plan_before_anything_is_printed(project, capsys):
+def test_an_unreadable_stack_ends_a_fleet_plan_before_anything_is_printed(project, cli):
     (project / "stacks" / "Pulumi.torn.yaml").write_text("config: [unclosed\n")
-    code, out, err = run(capsys, "plan", "--all-stacks", "--embedded-aws", "--format", "json")
+    code, out, err = cli("plan", "--all-stacks", "--embedded-aws", "--format", "json")
     assert (code, out) == (2, "") and "Pulumi.torn.yaml" in err

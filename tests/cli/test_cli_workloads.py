@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import io
+import functools
 import json
-import sys
 
 import pytest
-
-from karpenter_gitops.cli import main
 
 HOSTILE = """\
 apiVersion: apps/v1
@@ -47,23 +44,20 @@ spec:
 
 
 @pytest.fixture
-def plan(monkeypatch, catalogue_cache, project):
+def plan(cli, monkeypatch, catalogue_cache, project):
+    """``plan`` of the demo stack on the embedded AWS, with more arguments."""
     monkeypatch.chdir(project)
     monkeypatch.setenv("NO_COLOR", "1")
     monkeypatch.setenv("COLUMNS", "200")
-
-    def run(*argv: str, stdin: str | None = None) -> int:
-        if stdin is not None:
-            monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin.encode())))
-        return main(["plan", "--stack", "demo", "--embedded-aws", "--cache-dir", str(catalogue_cache), *argv])
-
-    return run
+    return functools.partial(cli, "plan", "--stack", "demo", "--embedded-aws", "--cache-dir", catalogue_cache)
 
 
-def test_hostile_names_from_stdin_are_printed_as_written_and_escaped_in_the_picture(plan, capsys, tmp_path):
+@pytest.mark.slow
+def test_hostile_names_from_stdin_are_printed_as_written_and_escaped_in_the_picture(plan, tmp_path):
     picture = tmp_path / "out" / "forecast.svg"
-    assert plan("--workloads", "-", "--picture", str(picture), stdin=HOSTILE) == 1
-    out = " ".join(capsys.readouterr().out.split())  # as read, whatever the terminal's line breaks
+    code, out, _ = plan("--workloads", "-", "--picture", picture, stdin=HOSTILE)
+    assert code == 1
+    out = " ".join(out.split())  # as read, whatever the terminal's line breaks
     assert "cannot schedule <script>x</script>/Deployment/[bold red]boom[/] (2 pod(s)" in out
     assert "karpenter.sh/nodepool In [[red]nowhere[/red]]" in out  # Karpenter's message quotes the selector as written
     assert "read 2 pod(s)" in out and "from -" in out
@@ -73,16 +67,20 @@ def test_hostile_names_from_stdin_are_printed_as_written_and_escaped_in_the_pict
     assert "&lt;script&gt;x&lt;/script&gt;/Deployment/[bold red]boom[/]" in svg and "<script>" not in svg
 
 
-def test_json_says_what_was_read_and_left_out(plan, capsys):
-    assert plan("--workloads", "-", "--format", "json", stdin=HOSTILE) == 1
-    workloads = json.loads(capsys.readouterr().out)["forecast"]["workloads"]
+@pytest.mark.slow
+def test_json_says_what_was_read_and_left_out(plan):
+    code, out, _ = plan("--workloads", "-", "--format", "json", stdin=HOSTILE)
+    assert code == 1
+    workloads = json.loads(out)["forecast"]["workloads"]
     assert workloads["pods"] == 2 and len(workloads["problems"]) == 1 and workloads["paths"] == ["-"]
 
 
-def test_an_empty_folder_of_workloads_is_said_not_passed(plan, capsys, tmp_path):
+@pytest.mark.slow
+def test_an_empty_folder_of_workloads_is_said_not_passed(plan, tmp_path):
     (tmp_path / "empty.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
-    assert plan("--workloads", str(tmp_path)) == 1
-    out = " ".join(capsys.readouterr().out.split())
+    code, out, _ = plan("--workloads", tmp_path)
+    assert code == 1
+    out = " ".join(out.split())
     assert "no pods in the workloads given: nothing to launch, the forecast is empty" in out
     assert "total: 0 NodeClaim(s) for 0 pod(s), $0.0000/h" in out
 
@@ -91,11 +89,11 @@ def test_an_empty_folder_of_workloads_is_said_not_passed(plan, capsys, tmp_path)
     (("--picture", "x.svg"), "--picture draws the forecast: give --workloads too"),
     (("--workloads", "no/such/place"), "no such file or directory"),
 ])  # fmt: skip
-def test_usage_errors_are_one_line_and_exit_2(plan, capsys, argv, message):
-    assert plan(*argv) == 2
-    assert message in capsys.readouterr().err
+def test_usage_errors_are_one_line_and_exit_2(plan, argv, message):
+    code, _, err = plan(*argv)
+    assert code == 2 and message in err
 
 
-def test_malformed_yaml_on_stdin_names_stdin_and_asks_nothing(plan, capsys, tmp_path):
-    assert plan("--workloads", "-", "--picture", str(tmp_path / "f.svg"), stdin="kind: [unclosed\n") == 2
-    assert "<stdin>" in capsys.readouterr().err and not (tmp_path / "f.svg").exists()
+def test_malformed_yaml_on_stdin_names_stdin_and_asks_nothing(plan, tmp_path):
+    code, _, err = plan("--workloads", "-", "--picture", tmp_path / "f.svg", stdin="kind: [unclosed\n")
+    assert code == 2 and "<stdin>" in err and not (tmp_path / "f.svg").exists()

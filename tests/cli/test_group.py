@@ -8,7 +8,7 @@ import inspect
 from pathlib import Path
 
 import pytest
-from _command_runs import run
+from support.command_runs import transcript
 
 from karpenter_gitops.cli import cli, group
 
@@ -22,7 +22,7 @@ from karpenter_gitops.cli import cli, group
     ],
 )
 def test_help(in_project, capsys, snapshot, argv):
-    assert run(capsys, *argv) == snapshot
+    assert transcript(capsys, *argv) == snapshot
 
 
 @pytest.mark.parametrize("name", sorted(group.COMMANDS))

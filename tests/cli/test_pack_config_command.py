@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from _command_runs import run
+from support.command_runs import transcript
 
 STRICT = """\
 config:
@@ -16,10 +16,10 @@ config:
 
 
 def test_pack_config_without_a_policy_block(in_project, capsys, snapshot):
-    assert run(capsys, "pack-config", "--stack", "demo") == snapshot
+    assert transcript(capsys, "pack-config", "--stack", "demo") == snapshot
 
 
 def test_pack_config_of_a_policy_block(capsys, snapshot, tmp_path, monkeypatch):
     (tmp_path / "Pulumi.strict.yaml").write_text(STRICT)  # no Pulumi.yaml: stack files sit beside the program
     monkeypatch.chdir(tmp_path)
-    assert run(capsys, "pack-config", "--stack", "strict") == snapshot
+    assert transcript(capsys, "pack-config", "--stack", "strict") == snapshot

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from _command_runs import masked, run
+from support.command_runs import masked, transcript
 
 from karpenter_gitops.cli import main
 
@@ -14,7 +14,7 @@ from karpenter_gitops.cli import main
 def test_plan(in_project, capsys, snapshot, catalogue_cache, fmt):
     aws = ("--embedded-aws", "--cache-dir", str(catalogue_cache))
     argv = ("plan", "--stack", "demo", *aws, *(("--format", fmt) if fmt == "json" else ()))
-    assert masked(run(capsys, *argv), CACHE=catalogue_cache) == snapshot
+    assert masked(transcript(capsys, *argv), CACHE=catalogue_cache) == snapshot
 
 
 # --- --workloads: the forecast and its cost ----------------------------------------------------------
@@ -22,14 +22,16 @@ def test_plan(in_project, capsys, snapshot, catalogue_cache, fmt):
 WORKLOADS = ("--workloads", "examples/workloads")
 
 
+@pytest.mark.slow
 def test_plan_with_workloads_text_and_picture(in_project, capsys, snapshot, catalogue_cache, tmp_path):
     picture = tmp_path / "forecast.svg"
-    text = run(capsys, "plan", "--stack", "demo", "--embedded-aws", "--cache-dir", str(catalogue_cache), *WORKLOADS, "--picture", str(picture))
+    text = transcript(capsys, "plan", "--stack", "demo", "--embedded-aws", "--cache-dir", str(catalogue_cache), *WORKLOADS, "--picture", str(picture))
     forecast = text[text.index("Forecast — "):]
     assert masked(forecast, CACHE=catalogue_cache) == snapshot(name="text")
     assert picture.read_text() == snapshot(name="svg")
 
 
+@pytest.mark.slow
 def test_plan_with_workloads_json(in_project, capsys, snapshot, catalogue_cache):
     assert main(["plan", "--stack", "demo", "--embedded-aws", "--cache-dir", str(catalogue_cache), *WORKLOADS, "--format", "json"]) == 1
     forecast = json.loads(capsys.readouterr().out)["forecast"]
@@ -40,6 +42,7 @@ def test_plan_with_workloads_json(in_project, capsys, snapshot, catalogue_cache)
     assert json.dumps(forecast, indent=2) == snapshot
 
 
+@pytest.mark.slow
 def test_plan_forecasts_the_workloads_the_stack_file_names(in_project, capsys, catalogue_cache, tmp_path):
     import yaml
 

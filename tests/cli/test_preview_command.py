@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from _command_runs import masked, run
+from support.command_runs import masked, transcript
 
 from karpenter_gitops.cli import main
 
@@ -25,14 +25,15 @@ def base(in_project, capsys, tmp_path):
 def test_preview(base, capsys, snapshot, tmp_path, catalogue_cache, fmt):
     aws = ("--embedded-aws", "--cache-dir", str(catalogue_cache))
     shown = ("--full-report", str(tmp_path / "full.md")) if fmt == "markdown" else ("--format", "json")
-    text = run(capsys, "preview", "--stack", "demo", "--base", str(base), *aws, *shown)
+    text = transcript(capsys, "preview", "--stack", "demo", "--base", str(base), *aws, *shown)
     assert masked(text, TMP=tmp_path, CACHE=catalogue_cache) == snapshot
 
 
+@pytest.mark.slow
 def test_preview_with_workloads(base, capsys, snapshot, tmp_path, catalogue_cache):
     """The AMI bump makes arm64 types launchable on the general pool: the comment says what that does to the cost."""
     aws = ("--embedded-aws", "--cache-dir", str(catalogue_cache))
-    text = run(capsys, "preview", "--stack", "demo", "--base", str(base), *aws, "--workloads", "examples/workloads",
+    text = transcript(capsys, "preview", "--stack", "demo", "--base", str(base), *aws, "--workloads", "examples/workloads",
                "--full-report", str(tmp_path / "full.md"))
     summary = next(line for line in text.splitlines() if line.startswith("**Cost**"))
     section = text[text.index("#### Cost forecast"):text.index("#### Node impact")]
@@ -44,6 +45,7 @@ def test_preview_workloads_need_aws(base, capsys):
     assert "add --reconcile or --embedded-aws" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_preview_draws_the_heads_forecast(base, capsys, tmp_path, catalogue_cache):
     picture = tmp_path / "head.svg"
     argv = ["preview", "--stack", "demo", "--base", str(base), "--embedded-aws", "--cache-dir", str(catalogue_cache),
@@ -54,6 +56,7 @@ def test_preview_draws_the_heads_forecast(base, capsys, tmp_path, catalogue_cach
     assert cost["newlyUnschedulable"] == [] and [p["nodePool"] for p in cost["nodePools"]] == ["general", "gpu", "payments"]
 
 
+@pytest.mark.slow
 def test_preview_forecasts_the_workloads_the_stack_file_names(base, capsys, tmp_path, catalogue_cache):
     import yaml
 

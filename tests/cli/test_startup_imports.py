@@ -11,8 +11,8 @@ import subprocess
 import sys
 
 import pytest
-from _upstream import crds
 from conftest import PROJECT
+from support.upstream import crds
 
 HEAVY = ("jsonschema", "jsonschema_rs", "cel_expr_python", "google", "boto3", "botocore", "moto", "kubernetes", "rich")
 

@@ -1,6 +1,6 @@
 """``karpenter-gitops verify``: the demo stack against a cluster a sync left behind, in text, JSON and as a PR comment.
 
-The cluster is a fake API server (``tests/_fake_kube.py``) holding what ``render`` writes for the
+The cluster is a fake API server (``tests/support/fake_kube.py``) holding what ``render`` writes for the
 stack, as Karpenter reports on it (every EC2NodeClass condition True), with one field edited out of
 band, a NodePool Git does not have, and the fake's NodeClaims. The prediction comes from the
 embedded AWS, where the payments class is not Ready: verify names each difference.
@@ -15,8 +15,8 @@ from http.server import ThreadingHTTPServer
 
 import pytest
 import yaml
-from _command_runs import masked, run
-from _fake_kube import FakeKubernetes, kubeconfig_for
+from support.command_runs import masked, transcript
+from support.fake_kube import FakeKubernetes, kubeconfig_for
 
 from karpenter_gitops.cli import main
 
@@ -63,15 +63,16 @@ def cluster(in_project, capsys, tmp_path, monkeypatch):
 @pytest.mark.parametrize("fmt", ["text", "json", "comment"])
 def test_verify(cluster, capsys, snapshot, tmp_path, catalogue_cache, fmt):
     aws = ("--embedded-aws", "--cache-dir", str(catalogue_cache))
-    text = run(capsys, "verify", "--stack", "demo", "--kubeconfig", str(cluster), "--wait", "0", *aws, "--format", fmt)
+    text = transcript(capsys, "verify", "--stack", "demo", "--kubeconfig", str(cluster), "--wait", "0", *aws, "--format", fmt)
     assert masked(text, TMP=tmp_path, CACHE=catalogue_cache) == snapshot
 
 
+@pytest.mark.slow
 def test_verify_sets_the_launched_nodeclaims_beside_the_forecast(cluster, capsys, catalogue_cache, monkeypatch):
     """The fake cluster runs one general NodeClaim, an m5.large spot node in us-west-2a; the demo's workloads
     forecast three general NodeClaims and one gpu: each pool says so in one line, and the exit code is the
     one verify has without workloads (a difference here is information, not a finding)."""
-    from _fake_kube import FakeKubernetes, NODES
+    from support.fake_kube import FakeKubernetes, NODES
 
     node = copy.deepcopy(NODES)
     node["items"][0]["metadata"]["labels"] |= {"karpenter.sh/capacity-type": "spot", "topology.kubernetes.io/zone": "us-west-2a"}
@@ -98,6 +99,7 @@ def test_verify_workloads_need_the_prediction(cluster, capsys):
     assert "needs the prediction" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_verify_reads_the_workloads_the_stack_file_names(cluster, capsys, catalogue_cache, tmp_path):
     from pathlib import Path
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import runpy
 
-import fake_reconcile
-import pulumi_mocks
+from support import fake_reconcile
+from support import pulumi_mocks
 import pytest
 import yaml
-from pulumi_specs import SPEC, SPOT_POOL
+from support.pulumi_specs import SPEC, SPOT_POOL
 
 from karpenter_gitops_pulumi.controller import KarpenterController, KarpenterControllerArgs
 from karpenter_gitops_pulumi.fleet import Fleet, FleetArgs

@@ -6,13 +6,13 @@ import copy
 import json
 import runpy
 
-import fake_reconcile
-import pulumi_mocks
+from support import fake_reconcile
+from support import pulumi_mocks
 import pulumi
 import pytest
 import yaml
 from pulumi.output import Unknown
-from pulumi_specs import SPEC, SPOT_POOL
+from support.pulumi_specs import SPEC, SPOT_POOL
 
 from karpenter_gitops_pulumi.fleet import Fleet, FleetArgs
 from karpenter_gitops_pulumi.nodeclass import NodeClass, NodeClassArgs

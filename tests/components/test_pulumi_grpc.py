@@ -14,7 +14,7 @@ import grpc
 import pytest
 from pulumi.runtime.proto import provider_pb2
 from pulumi.runtime.rpc import UNKNOWN
-from pulumi_grpc import ProviderHost, provider_inputs
+from support.pulumi_grpc import ProviderHost, provider_inputs
 
 from karpenter_gitops_pulumi.reconciliation import ReconciliationProvider
 
@@ -75,6 +75,7 @@ def test_create_diff_update_read_delete_round_trip(host):
     host.delete(id_, updated)
 
 
+@pytest.mark.slow
 def test_transient_failure_fails_the_update_and_changes_nothing(tmp_path):
     world = tmp_path / "world.json"
     world.write_text(json.dumps({"transient": False}))
@@ -92,6 +93,7 @@ def test_transient_failure_fails_the_update_and_changes_nothing(tmp_path):
     assert "could not re-resolve" in stderr  # what the engine shows as the diff's diagnostic
 
 
+@pytest.mark.slow
 def test_the_stacks_aws_region_wins_over_the_environment_as_in_pulumi_aws(tmp_path):
     """Configure carries the stack's aws:region; AWS_REGION in the provider's environment must not override it."""
     seen = tmp_path / "seen.json"
@@ -104,6 +106,7 @@ def test_the_stacks_aws_region_wins_over_the_environment_as_in_pulumi_aws(tmp_pa
     assert json.loads(seen.read_text()) == {"region": "eu-west-1"}
 
 
+@pytest.mark.slow
 def test_no_credentials_is_never_a_change_and_a_clear_error_on_create(tmp_path):
     world = tmp_path / "world.json"
     world.write_text(json.dumps({"credentials": True}))
@@ -153,13 +156,13 @@ def demo_inputs(spec=DEMO_SPEC) -> dict:
 
 @pytest.fixture
 def embedded():
-    pytest.importorskip("karpenter_gitops.reconcile")
     from karpenter_gitops.adapters.aws.embedded import embedded_aws
 
     with embedded_aws() as aws:
         yield aws
 
 
+@pytest.mark.slow
 def test_real_reconciliation_against_the_embedded_aws(embedded, tmp_path):
     import boto3
 
@@ -192,6 +195,7 @@ def test_real_reconciliation_against_the_embedded_aws(embedded, tmp_path):
     assert "AWS now resolves differently" in stderr and "ValidationSucceeded=Unknown (AwaitingReconciliation)" in stderr
 
 
+@pytest.mark.slow
 def test_unreachable_aws_fails_the_update_as_transient(embedded, tmp_path):
     host = ProviderHost(cwd=tmp_path)
     try:

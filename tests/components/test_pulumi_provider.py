@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import copy
 
-import fake_reconcile
+from support import fake_reconcile
 import pytest
 from pulumi.runtime import Settings, configure
 from pulumi.runtime.rpc import UNKNOWN
-from pulumi_specs import SPEC, SPOT_POOL
+from support.pulumi_specs import SPEC, SPOT_POOL
 
 from karpenter_gitops_pulumi import reconciliation
 from karpenter_gitops_pulumi.reconciliation import (

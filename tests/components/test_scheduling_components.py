@@ -8,14 +8,13 @@ import json
 import logging
 import runpy
 
-import fake_reconcile
 import pulumi
-import pulumi_mocks
 import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pulumi_specs import SPEC
+from support import fake_reconcile, pulumi_mocks
+from support.pulumi_specs import SPEC
 
 from karpenter_gitops.app import stack
 from karpenter_gitops.core.errors import InputError
@@ -87,13 +86,13 @@ def test_a_spec_holding_outputs_is_judged_once_they_are_known():
 
 
 def test_a_gate_the_cluster_does_not_declare_on_is_a_note_in_the_preview(caplog):
-    with caplog.at_level(logging.INFO, logger="pulumi_mocks"):
+    with caplog.at_level(logging.INFO, logger="support.pulumi_mocks"):
         run = pulumi_mocks.run(lambda: NodeOverlay("gpu", NodeOverlayArgs(spec=OVERLAY, cluster={"karpenter_version": "1.14"})))
     assert run.by_type(OVERLAY_TYPE)  # a note stops nothing
     (note,) = [r for r in caplog.records if "[gate/feature-off]" in r.getMessage()]
     assert note.levelno == logging.INFO and "NodeOverlay feature gate is off" in note.getMessage()
     caplog.clear()
-    with caplog.at_level(logging.INFO, logger="pulumi_mocks"):
+    with caplog.at_level(logging.INFO, logger="support.pulumi_mocks"):
         pulumi_mocks.run(lambda: NodeOverlay("gpu", NodeOverlayArgs(spec=OVERLAY, cluster=GATES_ON)))
     assert not [r for r in caplog.records if "[gate/feature-off]" in r.getMessage()]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 import yaml
-from _upstream import crd_tags, crds
+from support.upstream import crd_tags, crds
 
 from karpenter_gitops.core import kinds, versions
 

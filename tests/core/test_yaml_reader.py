@@ -7,7 +7,7 @@ import math
 
 import pytest
 import yaml
-from _yaml_strategies import dumped_yaml
+from support.yaml_strategies import dumped_yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -101,6 +101,7 @@ def test_equal_short_scalars_are_one_object():
     assert next(iter(first)) is next(iter(second))
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(dumped_yaml)
 def test_any_dumped_data_loads_as_pyyaml_loads_it(text):

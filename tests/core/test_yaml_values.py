@@ -9,9 +9,9 @@ from contextlib import contextmanager
 
 import pytest
 import yaml
-from _yaml_strategies import dumped_yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.yaml_strategies import dumped_yaml
 
 from karpenter_gitops.core import yaml_reader
 
@@ -87,6 +87,7 @@ def test_any_text_is_built_as_the_builder_builds_it_or_left_to_it(text, unique_k
         assert identical(fast, slow)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(dumped_yaml)
 def test_plain_data_is_the_native_readers_own(text):

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 import yaml
-from _api_server import kube_client
 from conftest import PROJECT
+from support.api_server import kube_client
 
 from karpenter_gitops.cli import main
 from karpenter_gitops.cli.verify_command import verify_command

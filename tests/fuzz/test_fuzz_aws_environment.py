@@ -8,11 +8,11 @@ from __future__ import annotations
 import os
 from unittest import mock
 
-from _dead_endpoints import free_port
-from _hostile import PROFILE, run
 from conftest import PROJECT
 from hypothesis import given
 from hypothesis import strategies as st
+from support.dead_endpoints import free_port
+from support.hostile import PROFILE, run
 
 NAMES = st.sampled_from(["default", "team", "sso-dev", "missing", "a b", "ünïcode", ""])
 REGIONS = st.sampled_from(["us-east-1", "eu-west-1", "us east 1", "", "US-EAST-1", "x" * 70, "../etc"])

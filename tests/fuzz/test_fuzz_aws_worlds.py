@@ -1,10 +1,10 @@
 """AWS answers are data: generated embedded worlds with hostile names, descriptions, tags, SSM values
-and error messages (``_hostile_aws``), through ``plan``, ``preview``, ``bump`` and ``verify`` in every
-format. Each run keeps the front-door contract (``_hostile.run``: no traceback, the exit codes, JSON
+and error messages (``support.hostile_aws``), through ``plan``, ``preview``, ``bump`` and ``verify`` in every
+format. Each run keeps the front-door contract (``support.hostile.run``: no traceback, the exit codes, JSON
 when JSON is asked); no control character reaches the terminal raw (they show as Python escapes,
 ``\\x1b``); plan's text shows every AMI name, skipped AMI and condition message its JSON holds,
 as AWS holds it (markup and all); and the PR comments (``preview``, ``verify --format comment``) parse
-to nothing but our own markup (``_markdown_oracle``), within GitHub's size limit.
+to nothing but our own markup (``support.markdown_oracle``), within GitHub's size limit.
 
 The commands read the world as real AWS, through the standard environment and a proxy that may
 refuse one operation, so the connectivity probe and the error paths run too. Examples are few
@@ -22,15 +22,17 @@ from pathlib import Path
 
 import pytest
 import yaml
-from _fake_kube import FakeKubernetes, kubeconfig_for
-from _hostile import run
-from _markdown_oracle import check
-from _hostile_aws import RAW_CONTROL, RefusingProxy, endpoint, hostile_worlds, shows, world_text
+from support.fake_kube import FakeKubernetes, kubeconfig_for
+from support.hostile import run
+from support.markdown_oracle import check
+from support.hostile_aws import RAW_CONTROL, RefusingProxy, endpoint, hostile_worlds, shows, world_text
 from conftest import PROJECT
 from hypothesis import HealthCheck, Phase, given, settings
 
 from karpenter_gitops.adapters.aws.embedded import embedded_aws
 from karpenter_gitops.adapters.aws.embedded_world import parse_world
+
+pytestmark = pytest.mark.slow
 
 GITHUB_LIMIT = 65_536  # characters GitHub takes in a comment
 

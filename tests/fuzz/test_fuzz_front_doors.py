@@ -1,5 +1,5 @@
 """Every front door on hostile input: exit 0/1/2 (3 only where AWS is asked), JSON when JSON is asked,
-never a traceback, nothing written on failure. See ``_hostile`` for the inputs and the invariant."""
+never a traceback, nothing written on failure. See ``support.hostile`` for the inputs and the invariant."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 import yaml
-from _cel_strategies import texts as cel_texts
-from _hostile import HOSTILE, MANIFEST, OBJECT, PROFILE, STACK, TEXT_EDITS, WAIVER_FILE, as_text, mutated, run
-from _upstream import crds
 from conftest import PROJECT
 from hypothesis import given
 from hypothesis import strategies as st
+from support.cel_strategies import texts as cel_texts
+from support.hostile import CORPUS, HOSTILE, MANIFEST, OBJECT, PROFILE, STACK, TEXT_EDITS, WAIVER_FILE, as_text, mutated, run
+from support.upstream import crds
 
 from karpenter_gitops.adapters.aws.embedded_world import parse_world
 from karpenter_gitops.core.errors import InputError
@@ -76,6 +76,7 @@ def test_preview_against_a_base(tmp_path_factory, base, data, edit):
     run(["preview", "--manifests", str(path), "--base", str(folder / "base"), "--format", "json"])
 
 
+@pytest.mark.slow
 @PROFILE
 @given(docs=MANIFEST | STACK.map(lambda stack: [stack]), edit=TEXT_EDITS)
 def test_plan_against_aws(default_aws, catalogue_cache, tmp_path_factory, docs, edit):
@@ -88,6 +89,7 @@ def test_plan_against_aws(default_aws, catalogue_cache, tmp_path_factory, docs, 
 WORKLOADS = [doc for path in sorted((PROJECT / "examples" / "workloads").glob("*.yaml")) for doc in yaml.safe_load_all(path.read_text())]
 
 
+@pytest.mark.slow
 @PROFILE
 @given(docs=st.lists(mutated(st.sampled_from(WORKLOADS)), min_size=1, max_size=3), edit=TEXT_EDITS)
 def test_plan_with_hostile_workloads(default_aws, catalogue_cache, tmp_path_factory, docs, edit):
@@ -125,7 +127,7 @@ def test_world_fixtures_load_or_name_the_field(world, data):
 @PROFILE
 @given(obj=OBJECT)
 def test_dynamic_provider_check(obj):
-    from _provider import check
+    from support.pulumi_front_doors import check
 
     check(obj)
 
@@ -133,16 +135,16 @@ def test_dynamic_provider_check(obj):
 @PROFILE
 @given(obj=OBJECT)
 def test_policy_pack(obj):
-    from _provider import analyze
+    from support.pulumi_front_doors import analyze
 
     analyze(obj)
 
 
-@pytest.mark.parametrize("case", sorted(p.name for p in (Path(__file__).with_name("corpus")).glob("*.yaml")))
+@pytest.mark.parametrize("case", sorted(p.name for p in CORPUS.glob("*.yaml")))
 def test_corpus_replays_through_validate_render_and_preview(tmp_path, case):
     """Hostile inputs kept as regression cases: each goes through every front door and keeps the contract."""
     path = tmp_path / case
-    shutil.copy(Path(__file__).with_name("corpus") / case, path)
+    shutil.copy(CORPUS / case, path)
     run(["validate", str(path), "--format", "json"])
     run(["validate", str(path), "--policy", "--format", "json"])
     run(["render", "--manifests", str(path), "--out", str(tmp_path / "out")], writes=tmp_path / "out")

@@ -1,21 +1,22 @@
 """A hostile pull request cannot speak through the preview comment: whatever its manifests, its base's
 name and Pulumi's view of it hold, the comment (and the full report) parsed as GitHub parses it holds
 only our links, headings, emphasis and HTML, every outside value is code, and it stays under
-GitHub's size limit. See ``_markdown_oracle`` for what is judged."""
+GitHub's size limit. See ``support.markdown_oracle`` for what is judged."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+import pytest
 import yaml
-from _hostile import PROFILE, run
-from _markdown_oracle import HOSTILE_VALUE, check
-from _preview_objects import family, node_class, node_pool
 from conftest import PROJECT
 from hypothesis import given
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
+from support.hostile import PROFILE, run
+from support.markdown_oracle import HOSTILE_VALUE, check
+from support.preview_objects import family, node_class, node_pool
 
 GITHUB_LIMIT = 65_536
 _PARSER = MarkdownIt("commonmark", {"html": True}).enable("table")
@@ -134,6 +135,7 @@ def test_a_hostile_pull_request_cannot_speak_through_the_comment(tmp_path_factor
         check(report.read_text())
 
 
+@pytest.mark.slow
 @PROFILE
 @given(value=st.sampled_from(["x" * 70_000, "`" * 5_000, "[x](https://evil.example/p)" * 2_000, "**approved** " * 5_000]))
 def test_huge_values_keep_the_comment_under_githubs_limit(tmp_path_factory, value):
@@ -143,6 +145,7 @@ def test_huge_values_keep_the_comment_under_githubs_limit(tmp_path_factory, valu
     assert len(out) <= GITHUB_LIMIT
 
 
+@pytest.mark.slow
 def test_workloads_from_the_pull_request_are_code_in_the_cost_forecast(monkeypatch, tmp_path, catalogue_cache):
     """The cost section quotes the workloads' files, names and why their pods cannot be scheduled."""
     monkeypatch.chdir(PROJECT)

@@ -9,10 +9,10 @@ handful; `make fuzz` more.
 from __future__ import annotations
 
 import pytest
-from _hostile import PROFILE, STACK, TEXT_EDITS, as_text
-from _pulumi_cli import PulumiProject
 from conftest import scratch_project
 from hypothesis import given, settings
+from support.hostile import PROFILE, STACK, TEXT_EDITS, as_text
+from support.pulumi_cli import PulumiProject
 
 from karpenter_gitops.adapters.aws.embedded import embedded_aws
 

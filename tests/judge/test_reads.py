@@ -3,7 +3,7 @@ still runs, and speaks where every field it read is well-formed."""
 
 from __future__ import annotations
 
-from _rule_helpers import findings, node_class, node_pool
+from support.rule_helpers import findings, node_class, node_pool
 
 from karpenter_gitops.judge.reads import watched, well_formed
 from karpenter_gitops.load.into_inputs import load_documents

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 import yaml
-from _crd_strategies import NODECLASS_SPEC, NODEPOOL_SPEC
-from _rule_helpers import findings, node_class, node_pool
+from support.crd_strategies import NODECLASS_SPEC, NODEPOOL_SPEC
+from support.rule_helpers import findings, node_class, node_pool
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

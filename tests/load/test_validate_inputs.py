@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from _validate_runs import VALID_NODECLASS as NODECLASS
-from _upstream import crds
+from support.validate_runs import VALID_NODECLASS as NODECLASS
+from support.upstream import crds
 
 from karpenter_gitops.cli import main
 
@@ -22,24 +22,23 @@ spec:
 """
 
 
-def run_json(tmp_path, capsys, text: str, *args: str) -> tuple[int, list[dict]]:
+def run_json(tmp_path, cli, text: str, *args: str) -> tuple[int, list[dict]]:
     path = tmp_path / "in.yaml"
     path.write_text(text)
-    code = main(["validate", str(path), "--format", "json", *args])
-    out, _ = capsys.readouterr()
+    code, out, _ = cli("validate", path, "--format", "json", *args)
     return code, json.loads(out)["findings"]
 
 
-def test_null_required_field_is_reported_missing(tmp_path, capsys):
-    code, findings = run_json(tmp_path, capsys, NODECLASS + "---\n" + NODEPOOL.replace(
+def test_null_required_field_is_reported_missing(tmp_path, cli):
+    code, findings = run_json(tmp_path, cli, NODECLASS + "---\n" + NODEPOOL.replace(
         "requirements: [{key: kubernetes.io/arch, operator: In, values: [amd64]}]", "requirements: null"))
     assert code == 1
     assert ("schema/required", "spec.template.spec.requirements") in {(f["rule"], f["path"]) for f in findings}
 
 
 @pytest.mark.parametrize("spec", ["", "spec:\n"])
-def test_missing_or_null_spec_is_required_not_a_type_error(tmp_path, capsys, spec):
-    code, findings = run_json(tmp_path, capsys, "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: p}\n" + spec)
+def test_missing_or_null_spec_is_required_not_a_type_error(tmp_path, cli, spec):
+    code, findings = run_json(tmp_path, cli, "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: p}\n" + spec)
     assert code == 1
     found = [(f["rule"], f["path"], f["message"]) for f in findings if f["path"] == "spec"]
     assert found == [("schema/required", "spec", "Required value")]
@@ -53,9 +52,9 @@ def test_missing_or_null_spec_is_required_not_a_type_error(tmp_path, capsys, spe
          "spec.template.metadata.labels[team]"),
     ],
 )
-def test_block_scalar_trailing_newline_fails_anchored_patterns(tmp_path, capsys, old, new, path):
+def test_block_scalar_trailing_newline_fails_anchored_patterns(tmp_path, cli, old, new, path):
     """Go's RE2 `$` does not match before a final newline, Python's does: `720h\\n` must fail."""
-    code, findings = run_json(tmp_path, capsys, NODECLASS + "---\n" + NODEPOOL.replace(old, new, 1))
+    code, findings = run_json(tmp_path, cli, NODECLASS + "---\n" + NODEPOOL.replace(old, new, 1))
     assert code == 1
     finding = next(f for f in findings if f["path"] == path)
     assert finding["rule"] == "schema/pattern"
@@ -82,7 +81,7 @@ def test_duplicate_mapping_key_is_unreadable_input(tmp_path, capsys):
     assert "Traceback" not in err
 
 
-def test_merge_key_overrides_are_not_duplicates(tmp_path, capsys):
+def test_merge_key_overrides_are_not_duplicates(tmp_path, cli):
     stack = """\
 config:
   karpenter-gitops:nodeClasses:
@@ -95,24 +94,24 @@ config:
       <<: *base
       role: KarpenterNodeRole-other
 """
-    code, findings = run_json(tmp_path, capsys, stack)
+    code, findings = run_json(tmp_path, cli, stack)
     assert code == 0, findings
 
 
-def test_unquoted_number_in_string_list_gets_one_finding_with_quote_hint(tmp_path, capsys):
+def test_unquoted_number_in_string_list_gets_one_finding_with_quote_hint(tmp_path, cli):
     text = NODECLASS + "---\n" + NODEPOOL.replace(
         "{key: kubernetes.io/arch, operator: In, values: [amd64]}",
         "{key: karpenter.k8s.aws/instance-generation, operator: Gt, values: [5]}",
     )
-    code, findings = run_json(tmp_path, capsys, text)
+    code, findings = run_json(tmp_path, cli, text)
     assert code == 1
     assert [(f["rule"], f["path"], f.get("hint")) for f in findings] == [
         ("schema/type", "spec.template.spec.requirements[0].values[0]", 'quote it: "5"')
     ]
 
 
-def test_numeric_object_name_is_a_type_error_not_missing(tmp_path, capsys):
-    code, findings = run_json(tmp_path, capsys, NODECLASS.replace("metadata: {name: default}", "metadata: {name: 5}"))
+def test_numeric_object_name_is_a_type_error_not_missing(tmp_path, cli):
+    code, findings = run_json(tmp_path, cli, NODECLASS.replace("metadata: {name: default}", "metadata: {name: 5}"))
     assert code == 1
     assert [(f["rule"], f["name"], f["path"]) for f in findings] == [("schema/type", "5", "metadata.name")]
 
@@ -179,8 +178,8 @@ config:
 """
 
 
-def test_a_pulumi_secret_is_noted_not_misjudged(tmp_path, capsys):
-    code, findings = run_json(tmp_path, capsys, SECRET_STACK, "--policy")
+def test_a_pulumi_secret_is_noted_not_misjudged(tmp_path, cli):
+    code, findings = run_json(tmp_path, cli, SECRET_STACK, "--policy")
     assert code == 0
     assert [(f["rule"], f["severity"]) for f in findings if f["path"] == "spec.userData"] == [("schema/secret", "info")]
 

@@ -181,6 +181,7 @@ json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats
 kinds = st.sampled_from(["Deployment", "StatefulSet", "ReplicaSet", "Job", "CronJob", "DaemonSet", "Pod", "List", "Service"])
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.one_of(json_values, st.fixed_dictionaries({"kind": kinds, "metadata": json_values, "spec": json_values,
                                                                 "items": json_values})), max_size=4))

@@ -11,6 +11,8 @@ import subprocess
 import pytest
 from test_newcomer_repositories import CLASS, POOL, SCRIPT
 
+pytestmark = pytest.mark.packaging
+
 ESCAPE = b"\x1b["
 COMMANDS = {"validate": ["validate", "karpenter"], "plan": ["plan", "karpenter", "--embedded-aws"]}
 

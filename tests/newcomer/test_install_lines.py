@@ -18,7 +18,7 @@ import pytest
 from conftest import LEFT_OUT, PROJECT, USERS_NODES, dependency_site
 
 README = (PROJECT / "README.md").read_text(encoding="utf-8")
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.packaging, pytest.mark.slow]
 
 
 def _install_block() -> list[str]:

@@ -9,6 +9,8 @@ import json
 import pytest
 from test_newcomer_repositories import CLASS, POOL, karpenter_gitops
 
+pytestmark = pytest.mark.packaging
+
 INFO_RULE = "policy/detailed-monitoring"  # the example EC2NodeClass leaves detailed monitoring off: an info note
 
 

@@ -3,7 +3,10 @@ its parent: the installed console script reads the shared manifests, and the loo
 
 from __future__ import annotations
 
+import pytest
 from test_newcomer_repositories import CLASS, POOL, karpenter_gitops
+
+pytestmark = pytest.mark.packaging
 
 
 def test_linked_folders_are_read_and_a_loop_is_named(tmp_path):

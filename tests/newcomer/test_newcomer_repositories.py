@@ -18,6 +18,8 @@ from conftest import PROJECT
 
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
 
+pytestmark = pytest.mark.packaging
+
 SCRIPT = Path(sys.executable).with_name("karpenter-gitops")
 CLASS = yaml.safe_dump(dict(BASE_NODECLASS))
 POOL = yaml.safe_dump(dict(BASE_NODEPOOL))

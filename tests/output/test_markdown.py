@@ -1,15 +1,15 @@
 """Outside text in markdown: inert text as written, everything else as inline code, in every place a
 comment puts it (a list item's start, mid-sentence, a table cell, a quote, an HTML summary), judged by
-parsing the result (``_markdown_oracle``), not by how the renderer decided."""
+parsing the result (``support.markdown_oracle``), not by how the renderer decided."""
 
 from __future__ import annotations
 
 import re
 
-from _markdown_oracle import HOSTILE_VALUE, PAYLOAD, check
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
+from support.markdown_oracle import HOSTILE_VALUE, PAYLOAD, check
 
 from karpenter_gitops.output.escape import visible
 from karpenter_gitops.output.markdown import EMPTY, PROSE_LIMIT, VALUE_LIMIT, OutsideText, code_span, inert, table

@@ -1,11 +1,11 @@
 """verify's PR comment on whatever Git, the cluster and AWS hold: nothing they say becomes markup
-(``_markdown_oracle``), and the comment stays within GitHub's limit however many and long the values."""
+(``support.markdown_oracle``), and the comment stays within GitHub's limit however many and long the values."""
 
 from __future__ import annotations
 
-from _markdown_oracle import HOSTILE_VALUE, check
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.markdown_oracle import HOSTILE_VALUE, check
 
 from karpenter_gitops.karpenter.scheduling.launched import PoolLaunch
 from karpenter_gitops.karpenter.status.verification import CATEGORIES, Difference, Verification

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from _simulation import PRICES, on_demand, pods, pool, tolerate, world
+from support.simulation import PRICES, on_demand, pods, pool, tolerate, world
 
 from karpenter_gitops.adapters.aws.pricing import Prices, on_demand_prices
 from karpenter_gitops.core.requirements import Requirement

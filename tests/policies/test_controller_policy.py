@@ -7,10 +7,10 @@ import json
 
 import pytest
 import yaml
-from _plan_objects import node_class
-from _policy_calls import NC_URN, NP_URN, POLICIES, node_pool, resource, validate_stack
 from pulumi.runtime.rpc import UNKNOWN
 from pulumi_policy import StackValidationPolicy
+from support.plan_objects import node_class
+from support.policy_calls import NC_URN, NP_URN, POLICIES, node_pool, resource, validate_stack
 
 from karpenter_gitops.controller import iam
 from karpenter_gitops.core.inputs import CONTROLLER_KIND

@@ -8,11 +8,11 @@ import copy
 import re
 
 import pytest
-from _policy_calls import OPTS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pulumi_policy import ResourceValidationArgs, ResourceValidationPolicy
 from pulumi_policy.proxy import unknown_checking_proxy
+from support.policy_calls import OPTS
 
 from karpenter_gitops.app import stack
 from karpenter_gitops.core import versions

@@ -1,4 +1,4 @@
-"""The engine starts the pack with the interpreter its PulumiPolicy.yaml names (see tests/pulumi_plugins.py)."""
+"""The engine starts the pack with the interpreter its PulumiPolicy.yaml names (see tests/support/pulumi_plugins.py)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import sys
 
 import yaml
 from conftest import PROJECT
-from pulumi_grpc import POLICIES
+from support.pulumi_grpc import POLICIES
 
-from pulumi_plugins import analyzer_command
+from support.pulumi_plugins import analyzer_command
 
 
 def test_the_pack_runs_on_the_projects_virtualenv_where_it_is_installed():

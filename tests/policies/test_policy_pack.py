@@ -11,12 +11,12 @@ import sys
 
 import grpc
 import pytest
-from _plan_objects import node_class
-from _policy_calls import NC_URN, NP_URN, POLICIES, node_pool, resource, validate_resource, validate_stack
 from conftest import PROJECT
 from google.protobuf import empty_pb2, struct_pb2
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, UnknownValueError
+from support.plan_objects import node_class
+from support.policy_calls import NC_URN, NP_URN, POLICIES, node_pool, resource, validate_resource, validate_stack
 
 from karpenter_gitops.rules.examples import BASE_CAPACITYBUFFER, BASE_NODEOVERLAY
 from karpenter_gitops_policies import pack

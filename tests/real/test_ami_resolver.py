@@ -18,18 +18,18 @@ import subprocess
 import sys
 from pathlib import Path
 
-import _oracle
 import pytest
+import support.oracle
 import yaml
-from _karpenter_worlds import generated_world
 from conftest import PROJECT
+from support.karpenter_worlds import generated_world
 
 from karpenter_gitops.adapters.aws.embedded import embedded_aws
 from karpenter_gitops.adapters.aws.embedded_world import load_world, parse_world
 from karpenter_gitops.core import versions
 
 pytestmark = pytest.mark.real
-RELEASES = [pytest.param(release, id=versions.show(release)) for release in _oracle.PROVIDER_RELEASES]
+RELEASES = [pytest.param(release, id=versions.show(release)) for release in support.oracle.PROVIDER_RELEASES]
 
 
 def _plan(directory: Path, aws, release: versions.Release, cache: Path) -> dict:
@@ -55,7 +55,7 @@ def differences(documents: list[dict], world, embedded_server, release, tmp_path
     manifests.mkdir()
     (manifests / "objects.yaml").write_text(yaml.safe_dump_all(documents))
     classes = {d["metadata"]["name"]: d for d in documents if d["kind"] == "EC2NodeClass"}
-    oracle = _oracle.oracle(release)
+    oracle = support.oracle.oracle(release)
     with embedded_aws(world, server=embedded_server) as aws:
         plan = _plan(manifests, aws, release, tmp_path / "cache")
         described = json.loads(json.dumps(_described(aws), default=str))
@@ -107,7 +107,7 @@ def test_an_alias_resolves_and_maps_every_variant_by_karpenters_code(release, em
     with embedded_aws(load_world(None), server=embedded_server) as aws:
         described = [t for t in json.loads(json.dumps(_described(aws), default=str)) if t["InstanceType"] in variants.values()]
     node_class = {"metadata": {"name": "al2023"}, "spec": {"amiSelectorTerms": [{"alias": "al2023@latest"}]}}
-    answer = _oracle.oracle(release).image_map(node_class, described, images=images, ssm=ssm, kubernetes="1.32",
+    answer = support.oracle.oracle(release).image_map(node_class, described, images=images, ssm=ssm, kubernetes="1.32",
                                                now="2025-06-01T00:00:00Z")
     assert [(c["type"], c["status"]) for c in answer["conditions"] if c["type"] == "AMIsReady"] == [("AMIsReady", "True")]
     by_id = {image["id"]: (image["architecture"], image["name"].split("-")[5]) for image in images}

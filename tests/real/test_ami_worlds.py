@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from datetime import datetime, UTC
 
-import _oracle
+from support import oracle
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -22,7 +22,7 @@ from karpenter_gitops.core import versions
 from karpenter_gitops.karpenter.amifamily import protocol
 
 pytestmark = pytest.mark.real
-RELEASES = pytest.mark.parametrize("release", _oracle.PROVIDER_RELEASES, ids=versions.show)
+RELEASES = pytest.mark.parametrize("release", oracle.PROVIDER_RELEASES, ids=versions.show)
 WORLDS = settings(max_examples=2500 if os.environ.get("KARPENTER_GITOPS_CONFORMANCE") == "long" else 200, deadline=None,
                   suppress_health_check=list(HealthCheck), database=None)
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
@@ -48,7 +48,7 @@ def test_an_alias_reads_karpenters_ssm_parameters(release, family, version, kube
     if family.startswith("windows") and version != "latest":
         return  # the CRD refuses these (cel/windows-alias-latest) before Karpenter's code sees them
     alias = f"{family}@{version}"
-    karpenter_oracle = _oracle.oracle(release)
+    karpenter_oracle = oracle.oracle(release)
     theirs = karpenter_oracle.one({"op": "images", "kubernetes": kubernetes,
                                    "object": {"spec": {"amiSelectorTerms": [{"alias": alias}]}}})
     try:
@@ -95,7 +95,7 @@ def worlds(draw, release):
 @given(data=st.data())
 def test_the_images_kept_and_their_order_are_karpenters(release, data):
     images, ssm = data.draw(worlds(release))
-    karpenter_oracle = _oracle.oracle(release)
+    karpenter_oracle = oracle.oracle(release)
     terms = [{"alias": "al2023@latest"}] if ssm else [{"id": image["id"]} for image in images]
     theirs = karpenter_oracle.one({"op": "images", "kubernetes": "1.32", "now": NOW.isoformat().replace("+00:00", "Z"),
                                    "ssm": ssm, "images": images, "object": {"spec": {"amiSelectorTerms": terms}}})

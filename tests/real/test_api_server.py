@@ -7,9 +7,9 @@ import socket
 import subprocess
 import time
 
-import _api_server
+import support.api_server
 import pytest
-from _api_server import kube_client, live
+from support.api_server import kube_client, live
 
 pytestmark = pytest.mark.real
 
@@ -44,18 +44,18 @@ def test_the_karpenter_crds_are_served_and_their_cel_rules_enforced(api_server):
 
 
 def test_a_server_whose_port_is_taken_starts_again_on_another(tmp_path, monkeypatch):
-    etcd = _api_server.tools.binary("etcd")
-    peer = _api_server._port()
+    etcd = support.api_server.tools.binary("etcd")
+    peer = support.api_server._port()
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
-        ports = iter([taken.getsockname()[1], _api_server._port(), _api_server._port()])
-        monkeypatch.setattr(_api_server, "_port", lambda: next(ports))
-        server = _api_server.start_owned(
+        ports = iter([taken.getsockname()[1], support.api_server._port(), support.api_server._port()])
+        monkeypatch.setattr(support.api_server, "_port", lambda: next(ports))
+        server = support.api_server.start_owned(
             "etcd", tmp_path,
             lambda port: [str(etcd), f"--data-dir={tmp_path / 'data'}", f"--listen-client-urls=http://127.0.0.1:{port}",
                           f"--advertise-client-urls=http://127.0.0.1:{port}", f"--listen-peer-urls=http://127.0.0.1:{peer}"],
-            lambda port: _api_server._answers(f"http://127.0.0.1:{port}/health"),
+            lambda port: support.api_server._answers(f"http://127.0.0.1:{port}/health"),
         )
         try:
             assert server.port != taken.getsockname()[1]
@@ -66,7 +66,7 @@ def test_a_server_whose_port_is_taken_starts_again_on_another(tmp_path, monkeypa
 
 
 def test_a_stopped_api_server_leaves_no_process_and_no_files():
-    server = _api_server.start_api_server()
+    server = support.api_server.start_api_server()
     processes = [s.process for s in server.servers]
     server.stop()
     assert all(process.poll() is not None for process in processes)
@@ -118,7 +118,7 @@ def test_the_api_server_refuses_exactly_the_overlays_we_refuse(api_server):
     """Our NodeOverlay verdicts (tests/rules/test_nodeoverlay.py) against the real CRD's schema and CEL."""
     from kubernetes import client
     from kubernetes.client.exceptions import ApiException
-    from _overlays import CASES, overlay
+    from support.overlays import CASES, overlay
 
     objects = client.CustomObjectsApi(kube_client(api_server))
     for what, patch, broken in CASES:
@@ -135,7 +135,7 @@ def test_the_api_server_refuses_exactly_the_capacity_buffers_we_refuse(api_serve
     """Our CapacityBuffer verdicts (tests/rules/test_capacitybuffer.py) against the real CRD, in "default"."""
     from kubernetes import client
     from kubernetes.client.exceptions import ApiException
-    from _overlays import BUFFER_CASES, buffer
+    from support.overlays import BUFFER_CASES, buffer
 
     objects = client.CustomObjectsApi(kube_client(api_server))
     for what, patch, broken in BUFFER_CASES:

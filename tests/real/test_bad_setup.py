@@ -11,8 +11,8 @@ import socket
 
 import pytest
 import yaml
-from _pulumi_cli import PulumiProject, stack_text
 from conftest import PROJECT, scratch_project
+from support.pulumi_cli import PulumiProject, stack_text
 
 pytestmark = pytest.mark.real
 

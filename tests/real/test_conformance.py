@@ -1,7 +1,7 @@
 """Differential properties: generated objects judged by our ``validate --karpenter-version X.Y`` and
 by Karpenter itself (the API server with that release's CRDs, plus RuntimeValidate for NodePools by
 that release's oracle: 1.15, 1.14 and 1.9 their own, the others the nearest newer one's),
-for every release the project claims. A differing verdict not in tests/_disagreements.py fails.
+for every release the project claims. A differing verdict not in tests/support/disagreements.py fails.
 
 `make test` runs a few hundred objects of each kind at the default release and a few dozen at the
 others; `make conformance` (KARPENTER_GITOPS_CONFORMANCE=long) tens of thousands, and prints the
@@ -12,17 +12,17 @@ from __future__ import annotations
 
 import os
 
-import _conformance
 import pytest
-from _conformance import DISAGREE, TALLY, Judgement, dry_run, kinds_of, ours, transition_findings, update
-from _conformance_strategies import OBJECTS, UPDATES
 from hypothesis import HealthCheck, given, settings
+from support import conformance
+from support.conformance import DISAGREE, TALLY, Judgement, dry_run, kinds_of, ours, transition_findings, update
+from support.conformance_strategies import OBJECTS, UPDATES
 
 from karpenter_gitops.core import versions
 
 pytestmark = pytest.mark.real
 LONG = os.environ.get("KARPENTER_GITOPS_CONFORMANCE") == "long"
-RELEASES = _conformance.releases()
+RELEASES = conformance.releases()
 # Each release's creates, then its updates, so the one API server switches CRDs once per release.
 CASES = [(release, kind, False) for release in RELEASES for kind in kinds_of(release)]
 CASES = sorted(CASES + [(release, kind, True) for release in RELEASES for kind in UPDATES], key=lambda case: case[0])
@@ -38,8 +38,8 @@ def examples(release: versions.Release) -> int:
 def serving(api_server):
     """``serving(release)`` makes the one API server serve that release's CRDs; the default release's
     are back when the module ends, for the other tests of the session."""
-    yield lambda release: _conformance.serve_release(api_server, release)
-    _conformance.serve_release(api_server, versions.DEFAULT)
+    yield lambda release: conformance.serve_release(api_server, release)
+    conformance.serve_release(api_server, versions.DEFAULT)
 
 
 @pytest.mark.parametrize(("release", "kind", "updating"), CASES,
@@ -60,7 +60,7 @@ def test_our_verdicts_are_karpenters(release, kind, updating, serving, api_serve
     def created(doc):
         theirs = dry_run(api_server, served, doc)
         if theirs.stored is not None:
-            theirs = _conformance.Theirs(None, theirs.stored, _conformance.runtime(release, kind, theirs.stored))
+            theirs = conformance.Theirs(None, theirs.stored, conformance.runtime(release, kind, theirs.stored))
         judged(Judgement(release, doc, ours(doc, release), theirs))
 
     def updated(pair):

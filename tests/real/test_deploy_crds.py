@@ -14,9 +14,9 @@ import zipfile
 
 import pytest
 import yaml
-from _api_server import kube_client, wait_established
-from _real_tools import downloaded
 from conftest import PROJECT
+from support.api_server import kube_client, wait_established
+from support.real_tools import downloaded
 
 pytestmark = pytest.mark.real
 ARGO_CD = "github.com/argoproj/argo-cd/v3@v3.6.1"

@@ -7,9 +7,9 @@ from __future__ import annotations
 import re
 import zipfile
 
-import _real_tools
 import pytest
 import yaml
+from support import real_tools
 
 from karpenter_gitops.core import feature_gates, versions
 
@@ -20,7 +20,7 @@ PROVIDER = {(1, 15): "v1.15.0", (1, 14): "v1.14.3", (1, 9): "v1.9.3"}
 
 
 def _source(module: str, version: str, path: str) -> str:
-    found = _real_tools.downloaded(f"{module}@{version}")
+    found = real_tools.downloaded(f"{module}@{version}")
     with zipfile.ZipFile(found["Zip"]) as archive:
         return archive.read(f"{module}@{version}/{path}").decode()
 

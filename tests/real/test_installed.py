@@ -16,9 +16,9 @@ import json
 import subprocess
 
 import pytest
-from _api_server import live
-from _pulumi_cli import PulumiProject
 from conftest import install_wheel
+from support.api_server import live
+from support.pulumi_cli import PulumiProject
 
 pytestmark = pytest.mark.real
 

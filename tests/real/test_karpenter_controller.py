@@ -7,7 +7,7 @@ requirements), subnet and security group, and a named instance profile is compar
 the controller wrote, with plan asked for the controller's release. A difference fails the test
 unless it is one of the limits docs/project/releases-tested.md lists (``UNPREDICTED`` and
 ``UNPREDICTABLE_MESSAGES`` here, with the same reasons). The worlds: the demo stacks and example
-manifests in the packaged default world, and generated ones (``_karpenter_worlds``); 1.15's own
+manifests in the packaged default world, and generated ones (``support.karpenter_worlds``); 1.15's own
 cases are in test_karpenter_115.py.
 """
 
@@ -22,11 +22,11 @@ from pathlib import Path
 
 import pytest
 import yaml
-from _api_server import kube_client
-from _crd_strategies import NODECLASS_SPEC
-from _rule_helpers import node_class
-from _karpenter import SETTLE_WITHIN, running_karpenter
-from _karpenter_worlds import generated_world
+from support.api_server import kube_client
+from support.crd_strategies import NODECLASS_SPEC
+from support.rule_helpers import node_class
+from support.karpenter import SETTLE_WITHIN, running_karpenter
+from support.karpenter_worlds import generated_world
 from conftest import PROJECT
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
@@ -251,7 +251,7 @@ def _every_mapping_has_ebs(patch: dict) -> bool:
 @given(patches=st.lists(NODECLASS_SPEC.filter(bool).filter(_every_mapping_has_ebs), min_size=8, max_size=8))
 @pytest.mark.parametrize("release", RELEASES)
 def test_classes_the_crd_parity_oracle_draws(release, patches, api_server, embedded_server, tmp_path_factory, plan_cache):
-    """The specs the CRD parity tests draw (tests/_crd_strategies.py), those the API server accepts,
+    """The specs the CRD parity tests draw (tests/support/crd_strategies.py), those the API server accepts,
     in the default world: fields beyond the selectors (tags, block devices, kubelet, metadata
     options) reach the controller's launch-template dry run."""
     documents = [d for index, patch in enumerate(patches) for d in _oracle_class(index, patch)]

@@ -7,13 +7,13 @@ from __future__ import annotations
 import re
 import zipfile
 
-import _oracle
-import _real_tools
 import pytest
-from _crd_strategies import LABEL_KEYS
-from _rule_helpers import findings, node_pool
+import support.oracle
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support import real_tools
+from support.crd_strategies import LABEL_KEYS
+from support.rule_helpers import findings, node_pool
 
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.findings import Severity
@@ -72,16 +72,16 @@ def test_the_well_known_labels_are_the_aws_providers(karpenter_oracle):
 # --- each release's own oracle -------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("release", _oracle.RELEASES, ids=versions.show)
+@pytest.mark.parametrize("release", support.oracle.RELEASES, ids=versions.show)
 def test_each_oracle_is_built_from_its_release_and_answers_its_questions(release):
-    oracle = _oracle.oracle(release)
+    oracle = support.oracle.oracle(release)
     assert oracle.release == release
     built = oracle.answer({"op": "release"})
     assert {part: built.get(part) for part in BUILT_FROM[release]} == BUILT_FROM[release]
     questions = set(oracle.answer({"op": "questions"}))
     provider = {"images", "amimap", "instancetypes", "nodeclass"}
     assert {"nodepool", "nodeoverlay", "nodeoverlays", "labels"} <= questions
-    assert (provider <= questions) == (release in _oracle.PROVIDER_RELEASES), questions
+    assert (provider <= questions) == (release in support.oracle.PROVIDER_RELEASES), questions
     assert "panic" not in oracle.one({"op": "nodepool", "object": {"spec": None}})  # decodes, judges
     assert oracle.one({"op": "no-such-question"}) == {"error": 'unknown op "no-such-question"'}
 
@@ -104,18 +104,18 @@ def _init_registrations(source: str) -> tuple[set[str], set[str]]:
 def test_the_1_9_oracle_registers_what_provider_1_9_registers():
     """The 1.9 oracle cannot import its provider (core v1.9.1 is refused); the label and resource
     names it registers in its place are exactly those of provider v1.9.3's labels.go."""
-    module = _real_tools.downloaded("github.com/aws/karpenter-provider-aws@v1.9.3")
+    module = real_tools.downloaded("github.com/aws/karpenter-provider-aws@v1.9.3")
     with zipfile.ZipFile(module["Zip"]) as archive:
         source = archive.read("github.com/aws/karpenter-provider-aws@v1.9.3/pkg/apis/v1/labels.go").decode()
     provider_labels, provider_resources = _init_registrations(source)
-    answer = _oracle.oracle((1, 9)).answer({"op": "labels"})
+    answer = support.oracle.oracle((1, 9)).answer({"op": "labels"})
     assert provider_labels <= set(answer["wellKnown"])
     aws_domains = ("karpenter.k8s.aws/", "topology.k8s.aws/", "node.kubernetes.io/windows-build")
     assert {label for label in answer["wellKnown"] if label.startswith(aws_domains)} == provider_labels
     assert provider_resources <= set(answer["wellKnownResources"])
     assert "karpenter.k8s.aws" in answer["restrictedDomains"]
     assert answer["wellKnownValues"]["karpenter.k8s.aws/instance-tenancy"] == ["dedicated", "default"]
-    newer = set(_oracle.oracle((1, 14)).answer({"op": "labels"})["wellKnown"])
+    newer = set(support.oracle.oracle((1, 14)).answer({"op": "labels"})["wellKnown"])
     assert newer - set(answer["wellKnown"]) == {"karpenter.k8s.aws/capacity-reservation-interruptible",
                                                 "karpenter.k8s.aws/placement-group-id", "karpenter.k8s.aws/placement-group-partition"}
 
@@ -124,11 +124,11 @@ def _overlay(name: str, **spec) -> dict:
     return merge_patch(BASE_NODEOVERLAY, {"metadata": {"name": name}, "spec": spec})
 
 
-@pytest.mark.parametrize("release", _oracle.RELEASES, ids=versions.show)
+@pytest.mark.parametrize("release", support.oracle.RELEASES, ids=versions.show)
 def test_nodeoverlay_runtime_validation(release):
     """RuntimeValidate of a NodeOverlay (the validation controller's reason RuntimeValidation): a
     requirement value no label admits, NotIn without values, capacity of a resource Karpenter owns."""
-    oracle = _oracle.oracle(release)
+    oracle = support.oracle.oracle(release)
     assert oracle.overlay_errors(BASE_NODEOVERLAY) == []
     wildcard = _overlay("wildcard", requirements=[{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["g5*"]}])
     assert [m.startswith("invalid value: invalid value g5* for key karpenter.k8s.aws/instance-family, a valid label must")
@@ -148,7 +148,7 @@ def _instance_type(name: str, family: str, price: float) -> dict:
     return {"name": name, "requirements": requirement, "capacity": {"cpu": "4"}, "offerings": [offering]}
 
 
-@pytest.mark.parametrize("release", _oracle.RELEASES, ids=versions.show)
+@pytest.mark.parametrize("release", support.oracle.RELEASES, ids=versions.show)
 def test_the_nodeoverlay_controller_reports_conflicts_and_refusals(release):
     """One pass of the NodeOverlay validation controller: two overlays of one weight pricing the same
     instance type differently conflict (the one applied second: names sort descending on a tie), a
@@ -160,7 +160,7 @@ def test_the_nodeoverlay_controller_reports_conflicts_and_refusals(release):
                 _overlay("elsewhere", requirements=[{**family, "values": ["m5"]}], price="1.0", weight=10),
                 _overlay("refused", requirements=[{**family, "values": ["g5*"]}], price="1.0")]
     types = [_instance_type("g5.xlarge", "g5", 1.006), _instance_type("c5.large", "c5", 0.085)]
-    conditions = _oracle.oracle(release).overlay_conditions(overlays, [BASE_NODEPOOL], types)
+    conditions = support.oracle.oracle(release).overlay_conditions(overlays, [BASE_NODEPOOL], types)
     verdicts = {name: [(c["status"], c["reason"]) for c in found if c["type"] == "ValidationSucceeded"]
                 for name, found in conditions.items()}
     assert verdicts == {"cheap-a": [("False", "Conflict")], "cheap-b": [("True", "ValidationSucceeded")],
@@ -180,7 +180,7 @@ def _node_class(family: str, kubelet: dict | None = None, **spec) -> dict:
 
 
 def _validation(release, document, gates: str = "") -> tuple[str, str, str]:
-    found = _oracle.oracle(release).node_class_validation(document, feature_gates=gates)["validationSucceeded"]
+    found = support.oracle.oracle(release).node_class_validation(document, feature_gates=gates)["validationSucceeded"]
     return found["status"], found["reason"], found["message"]
 
 
@@ -218,7 +218,7 @@ def test_1_14_validates_tags_before_its_dry_runs_and_has_no_kubelet_step():
     assert (status, reason) == ("False", "TagValidationFailed")
 
 
-@pytest.mark.parametrize("release", _oracle.PROVIDER_RELEASES, ids=versions.show)
+@pytest.mark.parametrize("release", support.oracle.PROVIDER_RELEASES, ids=versions.show)
 def test_an_alias_with_two_ats_makes_karpenter_exit_and_our_rule_says_so(release):
     """Karpenter's code exits on it (log.Fatalf), which a controller would do on every restart; the oracle
     says so for that question and answers the next one from a new process."""
@@ -232,11 +232,11 @@ def test_an_alias_with_two_ats_makes_karpenter_exit_and_our_rule_says_so(release
     assert ours == ["nodeclass/alias-format"]
 
 
-@pytest.mark.parametrize("release", _oracle.RELEASES, ids=versions.show)
+@pytest.mark.parametrize("release", support.oracle.RELEASES, ids=versions.show)
 def test_the_well_known_values_are_karpenters_per_release(release):
     """The values our requirement rules take as all a label can hold (capacity types, tenancies) are
     Karpenter's WellKnownValuesForRequirements, release by release."""
     from karpenter_gitops.rules.nodepool.values import well_known_values
 
-    answer = _oracle.oracle(release).answer({"op": "labels"})["wellKnownValues"]
+    answer = support.oracle.oracle(release).answer({"op": "labels"})["wellKnownValues"]
     assert {key: sorted(values) for key, values in well_known_values(versions.Release(release)).items()} == answer

@@ -11,17 +11,16 @@ EC2NodeClasses and NodePools are cluster-scoped, so each test names its objects 
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
 import time
 
 import boto3
 import pytest
 import yaml
-from _api_server import live
-from _fault_proxy import FaultProxy
-from _pulumi_cli import PulumiProject, stack_text, step_ops
 from conftest import PROJECT, scratch_project
+from support.api_server import live
+from support.fault_proxy import FaultProxy
+from support.pulumi_cli import PulumiProject, stack_text, step_ops
 
 pytestmark = pytest.mark.real
 
@@ -163,16 +162,14 @@ def test_a_secret_in_user_data_is_never_shown(project):
 
 def test_an_up_killed_midway_converges_after_the_documented_recovery(project, api_server):
     stack = project(stack_text("killed"))
-    process = stack.start("up", "--yes", "--skip-preview")
-    deadline = time.monotonic() + 120
     seen = ""
-    while time.monotonic() < deadline:
-        line = process.stdout.readline()
-        seen += line
-        if "creating" in line or not line:
-            break
-    process.send_signal(signal.SIGKILL)
-    process.wait()
+    with stack.started("up", "--yes", "--skip-preview") as process:  # killed, with its language host and plugins, as the block ends
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            line = process.stdout.readline()
+            seen += line
+            if "creating" in line or not line:
+                break
     assert "creating" in seen, seen
     recover_after_a_killed_update(stack)
     stack.up()

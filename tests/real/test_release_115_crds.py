@@ -16,10 +16,10 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from _real_tools import downloaded
-from _crd_helpers import STRICTER, our_findings
-from _crd_walk import differences
-from _rule_helpers import node_class, node_pool
+from support.real_tools import downloaded
+from support.crd_helpers import STRICTER, our_findings
+from support.crd_walk import differences
+from support.rule_helpers import node_class, node_pool
 
 from karpenter_gitops.core.findings import Severity
 from karpenter_gitops.core.kubelet_fields import KUBELET_CONFIGURATION_FIELDS, UPSTREAM_MODULE

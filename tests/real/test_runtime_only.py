@@ -7,8 +7,8 @@ the object, which is why the mistake surfaces only as ValidationSucceeded=False 
 from __future__ import annotations
 
 import pytest
-from _api_server import kube_client
-from _rule_helpers import findings, node_class
+from support.api_server import kube_client
+from support.rule_helpers import findings, node_class
 
 from karpenter_gitops.rules.examples import BASE_NODEOVERLAY, BASE_NODEPOOL, merge_patch
 

@@ -10,11 +10,11 @@ those figures against the AWS provider's own computation from moto's DescribeIns
 
 from __future__ import annotations
 
-import _scheduler as ks
 import pytest
-from _scheduler import instance_type, node_pool, pod, requirement
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support import scheduler as ks
+from support.scheduler import instance_type, node_pool, pod, requirement
 
 pytestmark = pytest.mark.real
 
@@ -319,8 +319,9 @@ def node_class(**spec):
 @pytest.fixture(scope="module")
 def ec2_answers():
     """What the embedded AWS (moto) answers for two types, as boto3 returns it."""
-    boto3 = pytest.importorskip("boto3")
-    moto = pytest.importorskip("moto")
+    import boto3
+    import moto
+
     with moto.mock_aws():
         ec2 = boto3.client("ec2", region_name="us-east-1")
         return {

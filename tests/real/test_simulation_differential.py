@@ -1,10 +1,10 @@
 """Our provisioning simulation against Karpenter's own scheduler (v1.15.0, the karpenter-scheduler
-`make tools` builds), world by world: generated worlds (tests/_sim_worlds.py, one per seed) and the
+`make tools` builds), world by world: generated worlds (tests/support/sim_worlds.py, one per seed) and the
 demo's NodePools with typical workloads, each fed to both on the same instance types, offerings and
 prices. Compared: which pods stay pending, NodeClaims per NodePool, each NodeClaim's workloads,
 instance-type options, launch capacity type, launched types, cheapest offering and price range,
-and the total $/hour (tests/_sim_diff.py). A difference is a bug of ours unless an entry of
-tests/_sim_disagreements.py explains it.
+and the total $/hour (tests/support/sim_diff.py). A difference is a bug of ours unless an entry of
+tests/support/sim_disagreements.py explains it.
 
 More seeds without make: ``KARPENTER_GITOPS_SIMULATION_SEEDS=200`` (seeds 0–199),
 ``=1000-1099`` or ``=7,42``. The agreement table is printed at the end of the run.
@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import os
 
-import _scheduler as ks
 import pytest
-from _sim_diff import compare, ours, theirs
-from _sim_disagreements import TALLY, judge
-from _sim_worlds import demo, generate
+from support import scheduler as ks
+from support.sim_diff import compare, ours, theirs
+from support.sim_disagreements import TALLY, judge
+from support.sim_worlds import demo, generate
 
 pytestmark = pytest.mark.real
 DEFAULT_SEEDS = 30

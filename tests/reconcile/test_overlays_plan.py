@@ -7,7 +7,7 @@ import dataclasses
 import json
 
 import pytest
-from _plan_objects import node_class, node_pool
+from support.plan_objects import node_class, node_pool
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -148,6 +148,7 @@ HOSTILE_OVERLAY = st.fixed_dictionaries(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(HOSTILE_OVERLAY, min_size=1, max_size=4))
 def test_hostile_overlays_are_refused_or_judged_never_a_traceback(default_aws, catalogue_cache, specs):

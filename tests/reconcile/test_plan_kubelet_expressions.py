@@ -8,7 +8,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 
-from _aws_refusals import session_denying
+from support.aws_refusals import session_denying
 
 from karpenter_gitops.cli import main
 from karpenter_gitops.core.inputs import Cluster

@@ -7,9 +7,9 @@ import json
 
 import pytest
 import yaml
-from _aws_refusals import session_denying
-from _plan_objects import node_class, node_pool
 from conftest import PROJECT
+from support.aws_refusals import session_denying
+from support.plan_objects import node_class, node_pool
 
 from karpenter_gitops.adapters.aws.throttling import Throttler
 from karpenter_gitops.cli import main
@@ -33,6 +33,7 @@ def conditions(plan, name) -> dict:
 MIXED_TYPES = ["m5.large", "m7g.large", "g5.xlarge", "g5g.xlarge", "inf2.xlarge"]
 
 
+@pytest.mark.slow
 def test_a_multi_ami_alias_maps_each_type_to_its_own_variant(default_aws, catalogue_cache):
     docs = [
         node_class(amiSelectorTerms=[{"alias": "bottlerocket@1.32.0"}]),
@@ -231,6 +232,7 @@ def test_identical_selectors_are_queried_once(default_aws, catalogue_cache):
     assert plan.aws_calls["DescribeSubnets"] == 1
 
 
+@pytest.mark.slow
 def test_stacks_sharing_a_session_load_and_label_the_catalogue_once(default_aws, catalogue_cache, monkeypatch):
     """A fleet's stacks of one region share a session: the catalogue is read and its instance types
     labelled once for all of them, and each stack still gets the same mapping it would get alone."""
@@ -254,6 +256,7 @@ def test_alias_without_kubernetes_version_is_a_usage_error(default_aws, catalogu
         plan_for(default_aws, [node_class()], catalogue_cache, k8s=None)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(4))
 def test_throttled_run_matches_clean_run_or_reports_transient(default_aws, catalogue_cache, seed, monkeypatch):
     monkeypatch.setattr("botocore.retries.standard.ExponentialBackoff.delay_amount", lambda self, context: 0)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 import yaml
-from _overlays import BUFFER_CASES, buffer
-from _rule_helpers import findings
+from support.overlays import BUFFER_CASES, buffer
+from support.rule_helpers import findings
 
 from karpenter_gitops.cli import main
 from karpenter_gitops.rules.examples import merge_patch

@@ -10,11 +10,10 @@ import re2
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from _crd_helpers import judged, release_crds
-from _rule_helpers import node_class, node_pool
-from _upstream import crds
+from support.crd_helpers import judged, release_crds
+from support.rule_helpers import node_class, node_pool
+from support.upstream import crds
 
-from karpenter_gitops.cli import main
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.findings import Severity
 from karpenter_gitops.load.crds import load as load_crds
@@ -128,6 +127,7 @@ YAML_VALUES = st.recursive(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.dictionaries(KEYS, YAML_VALUES, max_size=5))
 def test_an_object_is_prepared_as_its_json_is_and_left_as_it_was(spec):
@@ -277,38 +277,32 @@ def test_a_value_judged_before_gets_its_verdict_again_and_only_the_same_value(tm
 # --- CLI ----------------------------------------------------------------------------------
 
 
-def run(capsys, *args: str) -> tuple[int, dict]:
-    code = main(list(args))
-    out, _ = capsys.readouterr()
-    return code, json.loads(out) if out.startswith("{") else {}
-
-
-def test_validate_with_crd_adds_crd_findings_to_the_json_contract(tmp_path, capsys):
+def test_validate_with_crd_adds_crd_findings_to_the_json_contract(tmp_path, cli):
     path = tmp_path / "pool.yaml"
     balanced = node_pool({"spec": {"disruption": {"consolidationPolicy": "Balanced"}}})
     path.write_text(yaml.safe_dump_all([node_class(), balanced]))
-    assert run(capsys, "validate", str(path), "--format", "json", "--crd", str(crds(LATEST)))[0] == 0
-    code, report = run(capsys, "validate", str(path), "--format", "json", "--crd", str(crds("v1.8.8")))
+    assert cli("validate", path, "--format", "json", "--crd", crds(LATEST)).code == 0
+    code, out, _ = cli("validate", path, "--format", "json", "--crd", crds("v1.8.8"))
     assert code == 1
-    [finding] = [f for f in report["findings"] if f["rule"] == "crd/schema"]
+    [finding] = [f for f in json.loads(out)["findings"] if f["rule"] == "crd/schema"]
     assert finding["path"] == "spec.disruption.consolidationPolicy" and finding["kind"] == "NodePool"
     assert {"rule", "severity", "kind", "name", "path", "message"} <= finding.keys()
 
 
-def test_validate_with_crd_checks_stack_objects_as_full_manifests(tmp_path, capsys):
+def test_validate_with_crd_checks_stack_objects_as_full_manifests(tmp_path, cli):
     spec = dict(node_class()["spec"], tags={"karpenter.sh/nodeclaim": "x"})
     stack = tmp_path / "Pulumi.dev.yaml"
     stack.write_text(yaml.safe_dump({"config": {"karpenter-gitops:nodeClasses": {"default": spec}}}))
-    code, report = run(capsys, "validate", str(stack), "--format", "json", "--crd", str(crds(LATEST)))
+    code, out, _ = cli("validate", stack, "--format", "json", "--crd", crds(LATEST))
     assert code == 1
-    assert ("crd/cel", "spec.tags") in {(f["rule"], f["path"]) for f in report["findings"]}
+    assert ("crd/cel", "spec.tags") in {(f["rule"], f["path"]) for f in json.loads(out)["findings"]}
 
 
-def test_validate_with_an_unusable_crd_path_exits_two(tmp_path, capsys):
+def test_validate_with_an_unusable_crd_path_exits_two(tmp_path, cli):
     path = tmp_path / "nc.yaml"
     path.write_text(yaml.safe_dump(node_class()))
-    assert main(["validate", str(path), "--crd", str(path)]) == 2
-    assert "holds no EC2NodeClass or NodePool" in capsys.readouterr().err
+    code, _, err = cli("validate", path, "--crd", path)
+    assert code == 2 and "holds no EC2NodeClass or NodePool" in err
 
 
 def test_a_rule_beyond_the_runtimes_iteration_budget_is_an_engine_warning_not_a_crash():

@@ -7,8 +7,8 @@ non-blocking error (a pattern), the CEL rules still run on both sides."""
 from __future__ import annotations
 
 import pytest
-from _crd_helpers import crd_errors, our_findings
-from _rule_helpers import node_class, node_pool
+from support.crd_helpers import crd_errors, our_findings
+from support.rule_helpers import node_class, node_pool
 
 from karpenter_gitops.core import versions
 from karpenter_gitops.rules import crd

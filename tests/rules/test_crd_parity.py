@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 import yaml
-from _crd_helpers import STRICTER, crd_errors, mirror_errors, our_findings
-from _crd_strategies import NODECLASS_SPEC, NODEPOOL_SPEC
-from _rule_helpers import node_class, node_pool
 from hypothesis import HealthCheck, example, given, settings
+from support.crd_helpers import STRICTER, crd_errors, mirror_errors, our_findings
+from support.crd_strategies import NODECLASS_SPEC, NODEPOOL_SPEC
+from support.rule_helpers import node_class, node_pool
 
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.findings import Finding, Severity
@@ -145,7 +145,7 @@ def test_deliberate_difference_is_ours_alone(difference):
     assert difference.ours in stricter, f"no stricter rule reports {difference.what} as {difference.ours.value}"
 
 
-# --- generated manifests (strategies in tests/_crd_strategies.py) --------------------------------
+# --- generated manifests (strategies in tests/support/crd_strategies.py) --------------------------------
 
 
 @PARITY

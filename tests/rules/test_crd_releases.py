@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from _crd_helpers import crd_errors, mirror_errors, release_crds
-from _rule_helpers import RELEASES, node_class, node_pool
+from support.crd_helpers import crd_errors, mirror_errors, release_crds
+from support.rule_helpers import RELEASES, node_class, node_pool
 
 from karpenter_gitops.rules.crd import engine
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from _rule_helpers import findings, node_class
+from support.rule_helpers import findings, node_class
 
 from karpenter_gitops.rules import dra
 

@@ -11,7 +11,7 @@ import dataclasses
 from pathlib import Path
 
 import pytest
-from _rule_helpers import node_class, stack_with
+from support.rule_helpers import node_class, stack_with
 
 from karpenter_gitops.karpenter import amifamily
 from karpenter_gitops.cli import main

@@ -1,14 +1,14 @@
 """NodeOverlay as a kind of its own (Karpenter 1.7+): loaded, judged with its CRD's rules, rendered.
 
 tests/real/test_api_server.py holds the same verdicts against the real API server; the release
-walker (tests/_crd_walk.py) compares the model with the CRD of every release that serves the kind.
+walker (tests/support/crd_walk.py) compares the model with the CRD of every release that serves the kind.
 """
 
 from __future__ import annotations
 
 import pytest
-from _overlays import CASES, overlay
-from _rule_helpers import findings
+from support.overlays import CASES, overlay
+from support.rule_helpers import findings
 
 from karpenter_gitops.cli import main
 

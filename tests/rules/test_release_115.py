@@ -8,7 +8,7 @@ against those CRDs themselves.
 from __future__ import annotations
 
 import pytest
-from _rule_helpers import findings, fired, node_class, node_pool, stack_with
+from support.rule_helpers import findings, fired, node_class, node_pool, stack_with
 
 from karpenter_gitops.cli import main
 from karpenter_gitops.core import versions

@@ -4,8 +4,8 @@ models; tests/real/test_release_115_crds.py walks v1.15.1's too, from its Go mod
 from __future__ import annotations
 
 import pytest
-from _crd_walk import differences
-from _upstream import crd_tags, crds
+from support.crd_walk import differences
+from support.upstream import crd_tags, crds
 
 from karpenter_gitops.core import versions
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from _rule_helpers import RELEASES, crd_messages, findings, fired, node_class, node_pool
+from support.rule_helpers import RELEASES, crd_messages, findings, fired, node_class, node_pool
 
 from karpenter_gitops.judge import validate
 from karpenter_gitops.load.into_inputs import load_documents

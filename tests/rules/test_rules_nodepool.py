@@ -7,7 +7,7 @@ import re
 
 import pytest
 import yaml
-from _rule_helpers import (
+from support.rule_helpers import (
     RELEASES,
     crd_messages,
     findings,
@@ -16,7 +16,7 @@ from _rule_helpers import (
     node_pool,
     requirements,
 )
-from _upstream import crds
+from support.upstream import crds
 
 from karpenter_gitops.judge import validate
 from karpenter_gitops.load.into_inputs import load_documents

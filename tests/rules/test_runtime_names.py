@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import re
 
-from _rule_helpers import findings, fired, node_class
 from hypothesis import given
 from hypothesis import strategies as st
+from support.rule_helpers import findings, fired, node_class
 
 from karpenter_gitops.core.model import LABEL_KEY, LABEL_VALUE
 from karpenter_gitops.core.name_validation import go_quote, label_value_errors, qualified_name_errors

@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import pytest
-from _crd_helpers import release_crds
-from _rule_helpers import RELEASES
+from support.crd_helpers import release_crds
+from support.rule_helpers import RELEASES
 
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.findings import Severity

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from _rule_helpers import findings, fired, node_class
+from support.rule_helpers import findings, fired, node_class
 
 from karpenter_gitops.karpenter import amifamily
 from karpenter_gitops.karpenter.amifamily.userdata.common import MAX_BYTES

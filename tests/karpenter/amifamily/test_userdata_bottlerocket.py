@@ -5,10 +5,10 @@ from __future__ import annotations
 import tomllib
 
 import pytest
-from _rule_helpers import findings, fired, node_class
-from _upstream import userdata
 from hypothesis import given
 from hypothesis import strategies as st
+from support.rule_helpers import findings, fired, node_class
+from support.upstream import userdata
 
 from karpenter_gitops.karpenter import amifamily
 from karpenter_gitops.karpenter.amifamily import bottlerocket, bottlerocket_releases

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from _upstream import userdata
+from support.upstream import userdata
 
 from karpenter_gitops.karpenter import amifamily
 from karpenter_gitops.core.findings import Severity

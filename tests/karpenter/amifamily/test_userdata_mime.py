@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from _upstream import userdata
 from hypothesis import given
 from hypothesis import strategies as st
+from support.upstream import userdata
 
 from karpenter_gitops.karpenter.amifamily.userdata import go_multipart, mime
 from karpenter_gitops.karpenter.amifamily.userdata.problems import MIME, MIME_IGNORED

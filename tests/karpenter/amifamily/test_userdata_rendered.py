@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from _upstream import userdata
+from support.upstream import userdata
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

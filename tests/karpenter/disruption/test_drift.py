@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 
 import pytest
-from _fake_kube import kubeconfig_for
+from support.fake_kube import kubeconfig_for
 
 from karpenter_gitops.adapters import kube
 from karpenter_gitops.core.cluster import FleetNode
@@ -144,7 +144,7 @@ def test_a_file_that_is_no_kubeconfig_says_so(tmp_path, text):
 
 def test_a_cluster_without_the_nodeoverlay_crd_is_read_without_overlays(fake_cluster, monkeypatch):
     """Karpenter before 1.7 serves no NodeOverlay: verify reads the rest, it does not call the cluster unreachable."""
-    from _fake_kube import FakeKubernetes
+    from support.fake_kube import FakeKubernetes
 
     empty = {"kind": "List", "items": []}
     routes = {**FakeKubernetes.routes, "/apis/karpenter.k8s.aws/v1/ec2nodeclasses": empty, "/apis/karpenter.sh/v1/nodepools": empty}
@@ -154,7 +154,7 @@ def test_a_cluster_without_the_nodeoverlay_crd_is_read_without_overlays(fake_clu
 
 
 def test_a_server_whose_pages_never_end_is_said_not_read_forever(fake_cluster, monkeypatch):
-    from _fake_kube import NODECLAIMS, FakeKubernetes
+    from support.fake_kube import NODECLAIMS, FakeKubernetes
 
     endless = {**NODECLAIMS, "metadata": {"continue": "the-same-page"}}
     monkeypatch.setattr(FakeKubernetes, "routes", {**FakeKubernetes.routes, "/apis/karpenter.sh/v1/nodeclaims": endless})

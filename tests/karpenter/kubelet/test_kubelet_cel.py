@@ -12,10 +12,10 @@ import json
 import math
 import subprocess
 
-import _real_tools
 import pytest
-from _cel_strategies import expressions, texts, variables
 from hypothesis import HealthCheck, given, settings
+from support import real_tools
+from support.cel_strategies import expressions, texts, variables
 
 from karpenter_gitops.karpenter import kubelet as cel
 
@@ -178,7 +178,7 @@ def test_any_text_gets_a_verdict_and_a_compiled_one_evaluates_to_an_int_or_a_cla
 
 @pytest.fixture(scope="module")
 def cel_go():
-    binary = _real_tools.binary("kubelet-cel")
+    binary = real_tools.binary("kubelet-cel")
     process = subprocess.Popen([str(binary)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     yield process
     process.stdin.close()

@@ -310,6 +310,7 @@ def overlay_sets(draw):
     return found
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(overlay_sets(), st.randoms())
 def test_the_outcome_does_not_depend_on_the_order_overlays_are_listed(overlays, random):
@@ -318,6 +319,7 @@ def test_the_outcome_does_not_depend_on_the_order_overlays_are_listed(overlays, 
     assert apply(overlays, [POOL]) == apply(shuffled, [POOL])
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(overlay_sets())
 def test_conflicts_only_between_equal_weights_and_no_price_below_zero(overlays):

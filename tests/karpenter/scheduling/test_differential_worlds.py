@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from _sim_diff import compare, ours, theirs
-from _sim_disagreements import Tally, judge
-from _sim_worlds import generate
+from support.sim_diff import compare, ours, theirs
+from support.sim_disagreements import Tally, judge
+from support.sim_worlds import generate
 
 from karpenter_gitops.karpenter.scheduling import simulate
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from _simulation import on_demand, pods, pool, types, world
+from support.simulation import on_demand, pods, pool, types, world
 
 from karpenter_gitops.core.cluster import FleetNode
 from karpenter_gitops.karpenter.scheduling.forecast import simulate

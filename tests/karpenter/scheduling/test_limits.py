@@ -9,7 +9,7 @@ Capacity (AL2023 defaults, 7.5 % VM memory overhead) of the types these tests us
 from __future__ import annotations
 
 import pytest
-from _simulation import ZONES, on_demand, pods, pool, types, world
+from support.simulation import ZONES, on_demand, pods, pool, types, world
 
 from karpenter_gitops.core import labels
 from karpenter_gitops.core.requirements import Requirement

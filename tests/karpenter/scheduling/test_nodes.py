@@ -4,7 +4,7 @@ of github.com/aws/karpenter-provider-aws), worked by hand."""
 from __future__ import annotations
 
 import pytest
-from _simulation import AL2023, BOTTLEROCKET, info, types
+from support.simulation import AL2023, BOTTLEROCKET, info, types
 
 from karpenter_gitops.karpenter.scheduling import resources
 from karpenter_gitops.karpenter.scheduling.nodes import (

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from _simulation import SOURCE
 from hypothesis import given
 from hypothesis import strategies as st
+from support.simulation import SOURCE
 
 from karpenter_gitops.karpenter.scheduling import resources
 from karpenter_gitops.karpenter.scheduling.pods import Container, PodTemplate

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 
-from _simulation import template
+from support.simulation import template
 
 from karpenter_gitops.core import labels
 from karpenter_gitops.core.requirements import Requirement

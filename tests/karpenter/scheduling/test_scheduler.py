@@ -12,7 +12,7 @@ Allocatable (AL2023 defaults) of the types these tests rely on:
 
 from __future__ import annotations
 
-from _simulation import ZONES, on_demand, pods, pool, template, tolerate, types, world
+from support.simulation import ZONES, on_demand, pods, pool, template, tolerate, types, world
 
 from karpenter_gitops.core import labels
 from karpenter_gitops.core.requirements import Requirement, Requirements, ValueSet

@@ -6,7 +6,7 @@ import random
 from contextlib import contextmanager
 from unittest import mock
 
-from _simulation import PRICES, ZONES, pool, template, tolerate, types, world
+from support.simulation import PRICES, ZONES, pool, template, tolerate, types, world
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from _simulation import PRICES, types
+from support.simulation import PRICES, types
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

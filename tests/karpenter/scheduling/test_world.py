@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from _simulation import on_demand, pods, pool, types, world
+from support.simulation import on_demand, pods, pool, types, world
 
 from karpenter_gitops.core import labels
 from karpenter_gitops.core.requirements import Requirements, ValueSet

@@ -12,18 +12,18 @@ import os
 import sys
 from pathlib import Path
 
+from google.protobuf import struct_pb2
 from pulumi.dynamic.dynamic import serialize_provider
 from pulumi.runtime import rpc
 from pulumi.runtime.proto import provider_pb2
 
-import pulumi_plugins as plugins
-from google.protobuf import struct_pb2
+from support import pulumi_plugins as plugins
 
 PROVIDER_KEY = "__provider"
 TYPE = "pulumi-python:dynamic/karpenter-gitops:Reconciliation"
-TESTS = Path(__file__).resolve().parent
+TESTS = Path(__file__).resolve().parent.parent
 # Run the host with the fake reconciliation swapped in (before any request arrives).
-_WITH_FAKE = "import fake_reconcile, runpy; fake_reconcile.install(); runpy.run_module('pulumi.dynamic', run_name='__main__')"
+_WITH_FAKE = "import runpy; from support import fake_reconcile; fake_reconcile.install(); runpy.run_module('pulumi.dynamic', run_name='__main__')"
 
 
 def struct(value: dict) -> struct_pb2.Struct:

@@ -14,10 +14,10 @@ import os
 from pathlib import Path
 
 from karpenter_gitops.adapters.aws.error_kinds import PersistentAWSError, TransientAWSError
-from karpenter_gitops.karpenter.amifamily.resolver import NodePoolMapping
-from karpenter_gitops.karpenter.status.prediction import NodeClassPlan, NodePoolPlan, Plan
 from karpenter_gitops.core.requirements import Requirement
 from karpenter_gitops.core.resolved import AMI, Condition, SecurityGroup, Subnet
+from karpenter_gitops.karpenter.amifamily.resolver import NodePoolMapping
+from karpenter_gitops.karpenter.status.prediction import NodeClassPlan, NodePoolPlan, Plan
 
 DEPENDENTS = ("AMIsReady", "SubnetsReady", "SecurityGroupsReady", "InstanceProfileReady", "ValidationSucceeded")
 WORLD = {"ami": "ami-0aaa", "profile_exists": True, "transient": False, "free_ips": 100, "credentials": True}
@@ -74,10 +74,9 @@ FORECASTS: list = []  # (inputs, plan, workloads, sources) of every forecast mad
 def forecaster(target, release, workloads, sources):
     """Stands in for ``app.plan.forecaster`` (this AWS has no catalogue): the pods given, over small
     simulated instance types (m5.large, m5.xlarge), in the NodePools of the inputs, each limited to 8 CPUs."""
-    from _simulation import pool, types, world
-
-    from karpenter_gitops.karpenter.scheduling import simulate
     from karpenter_gitops.app.workload_forecast import WorkloadForecast
+    from karpenter_gitops.karpenter.scheduling import simulate
+    from support.simulation import pool, types, world
 
     def forecast(inputs, plan):
         FORECASTS.append((inputs, plan, workloads, sources))

@@ -5,7 +5,7 @@ instance types it carries, the launch's capacity type, types and cheapest offeri
 range) and the pods left pending. Replicas of one workload are interchangeable, so a NodeClaim
 names its pods' workloads, not the pods: Karpenter breaks equal-count zone ties at random, so which
 replica lands where is not part of the contract, how many of each is. ``compare`` lists every
-difference as one line; :data:`_sim_disagreements.DOCUMENTED` says which are explained.
+difference as one line; :data:`support.sim_disagreements.DOCUMENTED` says which are explained.
 """
 
 from __future__ import annotations

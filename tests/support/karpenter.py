@@ -28,13 +28,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import _api_server
-import _conformance
-import _real_tools as tools
-
 from karpenter_gitops.adapters.aws.embedded import EmbeddedAWS, EmbeddedServer, embedded_aws
 from karpenter_gitops.adapters.aws.embedded_world import World
 from karpenter_gitops.core import versions
+from support import api_server, conformance
+from support import real_tools as tools
 
 GROUPS = {"EC2NodeClass": ("karpenter.k8s.aws", "v1", "ec2nodeclasses"), "NodePool": ("karpenter.sh", "v1", "nodepools"),
           "NodeOverlay": ("karpenter.sh", "v1alpha1", "nodeoverlays")}
@@ -62,7 +60,7 @@ class Controller:
         return f"karpenter-controller-{versions.show(self.release)}"
 
 
-def controller_environment(api: _api_server.ApiServer, aws: EmbeddedAWS, cluster_name: str, health: int,
+def controller_environment(api: api_server.ApiServer, aws: EmbeddedAWS, cluster_name: str, health: int,
                            metrics: int, controller: Controller = Controller()) -> dict[str, str]:
     """The controller's whole environment: nothing from the test process leaks in."""
     gates = {"FEATURE_GATES": controller.feature_gates, "AWS_FEATURE_GATES": controller.aws_feature_gates}
@@ -83,18 +81,18 @@ def controller_environment(api: _api_server.ApiServer, aws: EmbeddedAWS, cluster
     }
 
 
-def start_controller(directory: Path, api: _api_server.ApiServer, aws: EmbeddedAWS, cluster_name: str,
-                     controller: Controller = Controller()) -> _api_server.Server:
+def start_controller(directory: Path, api: api_server.ApiServer, aws: EmbeddedAWS, cluster_name: str,
+                     controller: Controller = Controller()) -> api_server.Server:
     """The controller process, ready once its health probe answers (it has then listed instance types)."""
     if controller.release not in tools.CONTROLLER_RELEASES:
         raise ValueError(f"no Karpenter controller {versions.show(controller.release)} is built: "
                          f"{', '.join(map(versions.show, tools.CONTROLLER_RELEASES))} are")
     binary = tools.binary(controller.binary_name)
-    return _api_server.start_owned(
+    return api_server.start_owned(
         controller.binary_name, directory, lambda port: [str(binary)],
-        lambda port: _api_server._answers(f"http://127.0.0.1:{port}/readyz"),
+        lambda port: api_server._answers(f"http://127.0.0.1:{port}/readyz"),
         # a metrics port taken meanwhile shows as "address already in use" too: the next attempt draws both anew
-        environment=lambda port: controller_environment(api, aws, cluster_name, port, _api_server._port(), controller),
+        environment=lambda port: controller_environment(api, aws, cluster_name, port, api_server._port(), controller),
     )
 
 
@@ -102,9 +100,9 @@ def start_controller(directory: Path, api: _api_server.ApiServer, aws: EmbeddedA
 class Cluster:
     """A running API server + embedded AWS + Karpenter controller."""
 
-    api: _api_server.ApiServer
+    api: api_server.ApiServer
     aws: EmbeddedAWS
-    controller: _api_server.Server
+    controller: api_server.Server
     cluster_name: str
     log_from: int = 0  # where this cluster's part of the controller log starts (after the first clear)
 
@@ -119,7 +117,7 @@ class Cluster:
     def _objects(self):
         from kubernetes import client
 
-        return client.CustomObjectsApi(_api_server.kube_client(self.api))
+        return client.CustomObjectsApi(api_server.kube_client(self.api))
 
     def apply(self, documents: list[dict]) -> None:
         """Create the Karpenter objects among ``documents`` (other kinds are not the controller's)."""
@@ -236,7 +234,7 @@ def running_karpenter(
     release: versions.Release = versions.DEFAULT,
     feature_gates: str = "",
     aws_feature_gates: str = "",
-    api: _api_server.ApiServer | None = None,
+    api: api_server.ApiServer | None = None,
     server: EmbeddedServer | None = None,
     name: str | None = None,
 ) -> Iterator[Cluster]:
@@ -248,12 +246,12 @@ def running_karpenter(
     controller = Controller(release, feature_gates, aws_feature_gates)
     with contextlib.ExitStack() as stack:
         if api is None:
-            api = _api_server.start_api_server()
+            api = api_server.start_api_server()
             stack.callback(api.stop)
-            _api_server.install_crds(api)
+            api_server.install_crds(api)
         else:
-            stack.callback(_conformance.serve_release, api, versions.DEFAULT)
-        _conformance.serve_release(api, controller.release)
+            stack.callback(conformance.serve_release, api, versions.DEFAULT)
+        conformance.serve_release(api, controller.release)
         aws = stack.enter_context(embedded_aws(world, server=server))
         directory = Path(tempfile.mkdtemp(prefix="karpenter-controller-"))
         stack.callback(shutil.rmtree, directory, ignore_errors=True)

@@ -16,9 +16,9 @@ from pulumi_policy import (
 )
 from pulumi_policy.proxy import unknown_checking_proxy
 
-from karpenter_gitops_pulumi.reconciliation import ReconciliationProvider
 from karpenter_gitops.rules.examples import BASE_NODECLASS
 from karpenter_gitops_policies import pack
+from karpenter_gitops_pulumi.reconciliation import ReconciliationProvider
 
 _OPTS = PolicyResourceOptions(False, [], None, [], PolicyCustomTimeouts(0, 0, 0), [])
 _TYPES = {"NodePool": pack.NODEPOOL_TYPE}

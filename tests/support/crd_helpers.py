@@ -6,15 +6,14 @@ from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
-from _rule_helpers import findings, node_class, node_pool
-from _upstream import crds
-
 from karpenter_gitops.core.findings import Finding, Severity
 from karpenter_gitops.core.versions import Release
 from karpenter_gitops.judge import Judge
 from karpenter_gitops.load.crds import load as load_crds
 from karpenter_gitops.rules import crd
 from karpenter_gitops.rules.crd import engine as crd_engine
+from support.rule_helpers import findings, node_class, node_pool
+from support.upstream import crds
 
 # Our rules that are stricter than Karpenter on purpose; the rest mirror the CRD.
 STRICTER = ("nodeclass/", "nodepool/", "userdata/", "kubelet/")  # kubelet/: Karpenter's checks from 1.15, not the CRD's

@@ -12,13 +12,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from karpenter_gitops.cli import main
+from support.cli import run_cli
 
 
-def run(capture, *argv: str) -> str:
-    """The command line, its exit code, and what it wrote to stdout and stderr (``capture``: capsys or capfd)."""
-    code = main(list(argv))
-    out, err = capture.readouterr()
+def transcript(capture, *argv: str) -> str:
+    """The command line, its exit code, and what it wrote to stdout and stderr, as a snapshot holds them."""
+    code, out, err = run_cli(capture, *argv)
     return f"$ karpenter-gitops {' '.join(argv)}\n(exit {code})\n--- stdout\n{out}--- stderr\n{err}"
 
 

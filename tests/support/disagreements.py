@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from karpenter_gitops.core import versions
 
 if TYPE_CHECKING:
-    from _conformance import Judgement
+    from support.conformance import Judgement
 
 
 @dataclass(frozen=True)

@@ -13,10 +13,9 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from _sim_diff import CUT_TIE, Outcome, compare
-from _sim_worlds import zonal
-
 from karpenter_gitops.karpenter.scheduling import World
+from support.sim_diff import CUT_TIE, Outcome, compare
+from support.sim_worlds import zonal
 
 CORE = "sigs.k8s.io/karpenter@v1.15.0"
 # Where Karpenter's answer varies, ours may be its rarer one (seed 17: about 1 run in 6), so it is asked up to
@@ -106,7 +105,7 @@ class Verdict:
     def explain(self) -> str:
         claims = "\n".join(f"  ours:        {c.show()}" for c in self.mine.claims)
         claims += "\n" + "\n".join(f"  Karpenter's: {c.show()}" for c in self.karpenter.claims)
-        return (f"{self.name}: {len(self.unexplained)} difference(s) no entry of tests/_sim_disagreements.py explains:\n  "
+        return (f"{self.name}: {len(self.unexplained)} difference(s) no entry of tests/support/sim_disagreements.py explains:\n  "
                 + "\n  ".join(self.unexplained) + f"\nNodeClaims:\n{claims}")
 
 

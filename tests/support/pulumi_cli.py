@@ -7,13 +7,16 @@ dynamic-provider host and Kubernetes provider, as ``pulumi up`` does for a user.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import _real_tools as tools
+from support import real_tools as tools
+from support.processes import kill_session
 
 PASSPHRASE = "karpenter-gitops-tests"
 
@@ -54,18 +57,34 @@ class PulumiProject:
         """One CLI command on the selected stack (``stack init`` selected it in this PULUMI_HOME); the
         test's AWS environment (the embedded world) is inherited."""
         environment = {**os.environ, **self.environment, **(env or {})}
-        result = subprocess.run(["pulumi", *args], cwd=self.directory, env=environment, stdin=subprocess.DEVNULL,
-                                capture_output=True, text=True, timeout=timeout)
+        with self._session(args, environment, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
+            try:
+                stdout, stderr = process.communicate(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                raise AssertionError(f"pulumi {' '.join(args)} ran past {timeout:.0f} s") from None
+        result = subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
         if check and result.returncode != 0:
             errors = [line.strip() for line in result.stdout.splitlines() if "error:" in line or "[mandatory]" in line]
             raise AssertionError(f"pulumi {' '.join(args)} exited {result.returncode}; its errors:\n" + "\n".join(errors)
                                  + f"\n--- the end of its output:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
         return result
 
-    def start(self, *args: str) -> subprocess.Popen:
-        """A CLI command left running (its output merged into one text stream), to be stopped midway."""
-        return subprocess.Popen(["pulumi", *args], cwd=self.directory, env={**os.environ, **self.environment},
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    def started(self, *args: str) -> contextlib.AbstractContextManager[subprocess.Popen]:
+        """A CLI command left running (its output merged into one text stream), killed with everything it
+        started when the block ends: how a test stops an update midway."""
+        return self._session(args, {**os.environ, **self.environment}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+
+    @contextlib.contextmanager
+    def _session(self, args: tuple[str, ...], environment: dict[str, str], **pipes) -> Iterator[subprocess.Popen]:
+        """The CLI in a session of its own, ended whole when the block ends. The CLI starts its language host
+        and plugins each in a process group of its own; killed (or timed out), it would leave them running
+        for minutes, re-parented; they stay in its session."""
+        process = subprocess.Popen(["pulumi", *args], cwd=self.directory, env=environment, text=True, start_new_session=True, **pipes)
+        try:
+            yield process
+        finally:
+            kill_session(process.pid)
+            process.communicate()
 
     def preview(self, *args: str, **options) -> dict:
         """``pulumi preview --json``: steps (op, urn, diffs) and diagnostics."""

@@ -16,15 +16,14 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from _simulation import SOURCE, info
 from conftest import PROJECT
 from moto.ec2.models.instance_types import INSTANCE_TYPES
 
-from karpenter_gitops.karpenter import amifamily
 from karpenter_gitops.adapters.aws.pricing import on_demand_prices
 from karpenter_gitops.core import labels
-from karpenter_gitops.karpenter.amifamily.resolver import LabelledCatalogue
 from karpenter_gitops.core.requirements import Requirement, Requirements, ValueSet
+from karpenter_gitops.karpenter import amifamily
+from karpenter_gitops.karpenter.amifamily.resolver import LabelledCatalogue
 from karpenter_gitops.karpenter.scheduling import build_world, resources
 from karpenter_gitops.karpenter.scheduling.matching import LabelSelector, Taint, Toleration
 from karpenter_gitops.karpenter.scheduling.nodes import NodeClassSettings, PriceTable, instance_types
@@ -32,6 +31,7 @@ from karpenter_gitops.karpenter.scheduling.pods import AffinityTerm, Container, 
 from karpenter_gitops.karpenter.scheduling.world import NodePoolSpec, World
 from karpenter_gitops.load.into_inputs import load
 from karpenter_gitops.load.workloads import workloads_from_documents
+from support.simulation import SOURCE, info
 
 REGION = "us-east-1"
 ZONES = ("us-east-1a", "us-east-1b", "us-east-1c")

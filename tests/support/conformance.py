@@ -1,5 +1,5 @@
 """Differential judging: our ``validate`` against the real API server (the release's CRDs, server-side
-dry-run) plus Karpenter's own ``RuntimeValidate`` (tests/_oracle.py) for NodePools.
+dry-run) plus Karpenter's own ``RuntimeValidate`` (tests/support/oracle.py) for NodePools.
 
 One API server serves every release in turn: :func:`use_release` swaps the Karpenter CRDs (delete,
 create, wait until served): 0.4-4 s a switch, against ~6 s to start a server with CRDs and one
@@ -19,9 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from _api_server import ApiServer, kube_client
-from _disagreements import DOCUMENTED, Documented
-from _upstream import crd_tags, crds
 
 from karpenter_gitops.app.sources import Sources
 from karpenter_gitops.app.validate import validate_sources
@@ -30,6 +27,9 @@ from karpenter_gitops.core.findings import Finding, Severity
 from karpenter_gitops.core.model import KIND_SINCE
 from karpenter_gitops.load.into_inputs import load_documents
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
+from support.api_server import ApiServer, kube_client
+from support.disagreements import DOCUMENTED, Documented
+from support.upstream import crd_tags, crds
 
 # Where `make conformance` writes every undocumented disagreement in full (the table shows counts).
 REPORT = os.environ.get("KARPENTER_GITOPS_CONFORMANCE_REPORT")
@@ -43,7 +43,7 @@ def releases() -> dict[versions.Release, str]:
 def serve_release(server: ApiServer, release: versions.Release) -> dict[str, Served]:
     """Make ``server`` serve ``release``'s CRDs, switching only when it serves another's; kind → where.
     A server starts on the default release's (install_crds); what it serves since is noted on it, so
-    the conformance tests and the controller comparisons (tests/_karpenter.py) share one server."""
+    the conformance tests and the controller comparisons (tests/support/karpenter.py) share one server."""
     folder = release_crds(release)
     serving = getattr(server, "karpenter_release", None)
     if serving is None and release == versions.DEFAULT:
@@ -191,18 +191,18 @@ def _client(server: ApiServer):
 
 def runtime(release: versions.Release, kind: str, stored: Mapping[str, Any]) -> tuple[str, ...]:
     """What Karpenter of ``release`` refuses at run time in an object its API server stored (empty:
-    nothing), by its own code (tests/_oracle.py): RuntimeValidate for NodePools and NodeOverlays (the
+    nothing), by its own code (tests/support/oracle.py): RuntimeValidate for NodePools and NodeOverlays (the
     latter's validation controller reports them as ValidationSucceeded False, reason RuntimeValidation),
     and for an EC2NodeClass of a release whose provider is built the validation controller's verdict
     before its EC2 dry runs (1.15: the open kubelet map; both: tags), feature gates off."""
-    import _oracle
+    import support.oracle
 
-    oracle = _oracle.oracle(release)
+    oracle = support.oracle.oracle(release)
     if kind == "NodePool":
         return tuple(oracle.runtime_errors(stored))
     if kind == "NodeOverlay":
         return tuple(oracle.overlay_errors(stored))
-    if kind == "EC2NodeClass" and release in _oracle.PROVIDER_RELEASES:
+    if kind == "EC2NodeClass" and release in support.oracle.PROVIDER_RELEASES:
         found = oracle.node_class_validation(stored)["validationSucceeded"]
         return (f"ValidationSucceeded False ({found['reason']}): {found['message']}",) if found["status"] == "False" else ()
     return ()

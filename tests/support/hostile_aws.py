@@ -17,12 +17,12 @@ from collections.abc import Iterator
 from xml.sax.saxutils import escape as xml_escape
 
 import yaml
-from _fault_proxy import FaultProxy
-from _markdown_oracle import MARKUP as MARKDOWN
 from conftest import PROJECT
 from hypothesis import strategies as st
 
 from karpenter_gitops.output.escape import visible
+from support.fault_proxy import FaultProxy
+from support.markdown_oracle import MARKUP as MARKDOWN
 
 DEFAULT_WORLD = PROJECT / "karpenter_gitops" / "adapters" / "aws" / "worlds" / "default.yaml"
 

@@ -29,9 +29,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import _real_tools as tools
-
 from karpenter_gitops.core import versions
+from support import real_tools as tools
 
 RELEASES = tools.ORACLE_RELEASES
 # Releases whose oracle has the AWS provider's questions (images, amimap, instancetypes, nodeclass).

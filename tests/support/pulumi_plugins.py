@@ -26,7 +26,6 @@ import yaml
 from conftest import first_line
 from pulumi.runtime.proto import analyzer_pb2
 
-
 # The enforcement levels a policy pack config names, as the analyzer protocol numbers them.
 LEVELS = {name.lower(): number for name, number in analyzer_pb2.EnforcementLevel.items()}
 

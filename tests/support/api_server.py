@@ -26,8 +26,8 @@ from pathlib import Path
 
 import yaml
 
-import _real_tools as tools
 from karpenter_gitops.core import versions
+from support import real_tools as tools
 
 STARTS = 5  # attempts when a port turns out to be taken
 READY_WITHIN = 90.0  # seconds; a cold API server on 2 cores takes ~10 s
@@ -223,8 +223,9 @@ def live(server: ApiServer, plural: str, name: str, namespace: str | None = None
 
 def install_crds(server: ApiServer) -> None:
     """The CRDs of the release the project judges by default (core.versions.DEFAULT, its newest patch)."""
-    from _conformance import release_crds
     from kubernetes import client
+
+    from support.conformance import release_crds
 
     extensions = client.ApiextensionsV1Api(kube_client(server))
     names = []

@@ -7,11 +7,11 @@ from functools import cache
 from typing import Any
 
 import yaml
-from _upstream import crds
 
 from karpenter_gitops.judge import validate
 from karpenter_gitops.load.into_inputs import load_documents
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL, merge_patch
+from support.upstream import crds
 
 # The releases the rule tests read CRD messages of, as (major, minor) -> tag.
 RELEASES = {(1, 0): "v1.0.14", (1, 4): "v1.4.4", (1, 8): "v1.8.8", (1, 14): "v1.14.1"}

@@ -1,5 +1,5 @@
 """Generated Karpenter objects for the differential tests: the base objects with a few fields set
-near the boundaries the CRDs and RuntimeValidate draw (tests/_crd_strategies.py for EC2NodeClass and
+near the boundaries the CRDs and RuntimeValidate draw (tests/support/crd_strategies.py for EC2NodeClass and
 NodePool, here for NodeOverlay and CapacityBuffer), then, for some, one value of the wrong type."""
 
 from __future__ import annotations
@@ -7,10 +7,10 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from _crd_strategies import LABEL_KEYS, NODECLASS_SPEC, NODEPOOL_SPEC, few_of
 from hypothesis import strategies as st
 
 from karpenter_gitops.rules.examples import BASE_CAPACITYBUFFER, BASE_NODECLASS, BASE_NODEOVERLAY, BASE_NODEPOOL, merge_patch
+from support.crd_strategies import LABEL_KEYS, NODECLASS_SPEC, NODEPOOL_SPEC, few_of
 
 OVERLAY_KEYS = [*LABEL_KEYS, "karpenter.k8s.aws/instance-memory", "example.com/team", "x" * 64, "a/" + "b" * 63]
 OVERLAY_REQUIREMENT = st.fixed_dictionaries(

@@ -18,14 +18,14 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from _crd_strategies import NODECLASS_SPEC, NODEPOOL_SPEC
-from _upstream import userdata
 from conftest import PROJECT
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from karpenter_gitops.cli import main
 from karpenter_gitops.rules.examples import BASE_CAPACITYBUFFER, BASE_NODECLASS, BASE_NODEOVERLAY, BASE_NODEPOOL, merge_patch
+from support.crd_strategies import NODECLASS_SPEC, NODEPOOL_SPEC
+from support.upstream import userdata
 
 # `make test` runs a bounded number of examples; `make fuzz` (KARPENTER_GITOPS_FUZZ=long) many more.
 settings.register_profile(
@@ -37,7 +37,7 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.data_too_large],
 )
 PROFILE = settings.get_profile("fuzz-long" if os.environ.get("KARPENTER_GITOPS_FUZZ") == "long" else "fuzz-ci")
-CORPUS = Path(__file__).with_name("corpus")
+CORPUS = Path(__file__).resolve().parents[1] / "fuzz" / "corpus"
 
 
 def _documents(path: Path) -> list[Any]:

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-import _real_tools as tools
+from support import real_tools as tools
 
 # The release the scheduler is built from: the go.mod of tools/karpenter-scheduler decides it.
 RELEASE = (1, 15)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-PROJECT = Path(__file__).resolve().parents[1]
+PROJECT = Path(__file__).resolve().parents[2]
 TOOLS_BIN = PROJECT / ".tools" / "bin"
 # The oldest CLI the project runs on: the floor of the `pulumi` wheel in pyproject.toml.
 MIN_PULUMI = (3, 231, 0)
