@@ -41,7 +41,7 @@ from karpenter_gitops.core import versions
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.findings import Finding
 from karpenter_gitops.core.inputs import Inputs, PolicySettings, Waiver
-from karpenter_gitops.core.yaml_reader import DOCUMENT_START, document_starts
+from karpenter_gitops.core.yaml_reader import DOCUMENT_START
 from karpenter_gitops.judge import Judge, conclude
 from karpenter_gitops.load import locate
 from karpenter_gitops.load.context_files import node_class_names
@@ -60,6 +60,7 @@ from karpenter_gitops.load.files import (
     read_stream,
     read_text,
 )
+from karpenter_gitops.load.partition import document_count
 from karpenter_gitops.load.stacks import stack_release
 
 if TYPE_CHECKING:
@@ -298,13 +299,6 @@ def _cut_inside(earlier: list[Path], path: Path, text: str, target: int, later: 
 
     whole = ReadFile(name, Documents(()), path, None, text if path == STDIN else None)
     return Cut(first, second, whole, count)
-
-
-def document_count(text: str) -> int | None:
-    """How many documents the YAML parser finds in ``text``, by its markers (see ``document_starts``); None
-    when the markers cannot tell. The first half checks the count as it parses."""
-    starts = document_starts(text)
-    return None if starts is None else len(starts)
 
 
 def _stacks(first: Summary | None, second: Summary | None) -> list[tuple[str, Any]]:

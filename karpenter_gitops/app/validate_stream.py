@@ -34,18 +34,18 @@ from typing import TYPE_CHECKING
 
 from karpenter_gitops.app import both_cores
 from karpenter_gitops.app.validate import crds_at
-from karpenter_gitops.app.validate_halves import Half, Settled, Summary, document_count
+from karpenter_gitops.app.validate_halves import Half, Settled, Summary
 from karpenter_gitops.core import feature_gates as feature_gates_of_release
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.inputs import Inputs, PolicySettings, Waiver
-from karpenter_gitops.core.yaml_reader import line_breaks
 from karpenter_gitops.judge import Judge, conclude
 from karpenter_gitops.judge.report import Report
 from karpenter_gitops.load import locate
 from karpenter_gitops.load.context_files import node_class_names
 from karpenter_gitops.load.into_inputs import joined
 from karpenter_gitops.load.files import MAX_FILE_BYTES, STDIN, ReadFile, display, expand, from_text, read_files, read_stream
+from karpenter_gitops.load.partition import document_count, line_breaks
 from karpenter_gitops.load.stacks import stack_release
 
 if TYPE_CHECKING:
@@ -60,7 +60,7 @@ MAX_STREAM_BYTES = 4 * 1024**3
 PART_BYTES = 8_000_000
 _BLOCK = 1 << 20  # bytes read at a time while looking for the markers to cut at
 
-# A document marker with what follows it read: a slice starts there (see yaml_reader.DOCUMENT_START).
+# A document marker with what follows it read: a slice starts there (see load.partition).
 _MARKER = re.compile(rb"^---(?=[ \t\r\n])", re.MULTILINE)
 
 

@@ -49,8 +49,7 @@ except ImportError:  # built where libyaml's header is found (pyproject.toml); w
 
 __all__ = [
     "MAX_ALIAS_NODES", "MAX_DEPTH", "Mark", "MappingNode", "Node", "ScalarNode", "SequenceNode", "YAMLError",
-    "DOCUMENT_START", "OTHER_LINE_BREAK", "document", "document_starts", "documents", "line_breaks", "native_build", "nodes",
-    "problem",
+    "DOCUMENT_START", "document", "documents", "native_build", "nodes", "problem",
 ]
 
 # As Go YAML (kubectl, Pulumi): aliasing is excessive past this many values, and ten times the document.
@@ -186,35 +185,9 @@ def nodes(text: str) -> list[Node]:
     return list(yaml.compose_all(text, Loader=_Loader))
 
 
-# A document start marker (``---`` at the start of a line, then a space, a line break or the end) and an end
-# marker (``...``). At the start of a line they end any scalar, so they can be found without parsing.
+# A document start marker (``---`` at the start of a line, then a space, a line break or the end): at the start
+# of a line it ends any scalar, so it can be found without parsing.
 DOCUMENT_START = re.compile(r"^---(?=[ \t\r\n]|$)", re.MULTILINE)
-_DOCUMENT_END = re.compile(r"^\.\.\.(?=[ \t\r\n]|$)", re.MULTILINE)
-
-
-def document_starts(text: str) -> list[int] | None:
-    """Where each document the parser finds in ``text`` starts, from its markers: at each start marker, and at
-    the beginning when something other than comments and directives stands before the first. None with an
-    end marker, which lets a document start without a start marker. Cheap beside parsing; whoever relies on it
-    checks what the parser then finds."""
-    if _DOCUMENT_END.search(text):
-        return None
-    starts = [found.start() for found in DOCUMENT_START.finditer(text)]
-    before = text[: starts[0]] if starts else text
-    opened = any(line.strip() and not line.lstrip().startswith(("#", "%")) for line in before.splitlines())
-    return [0, *starts] if opened else starts
-
-
-# The line breaks libyaml counts beside \n and \r\n: a lone \r, NEL, LINE and PARAGRAPH SEPARATOR.
-OTHER_LINE_BREAK = re.compile(r"\r(?!\n)|[\x85\u2028\u2029]")
-
-
-def line_breaks(data: bytes) -> int:
-    """How many lines the UTF-8 ``data`` ends, counted as libyaml counts them in its marks: ``\\r\\n`` ends
-    one, and so does each ``\\n``, lone ``\\r``, NEL, LINE SEPARATOR and PARAGRAPH SEPARATOR. A line
-    number worked out from a piece of a file (a slice read on its own) must count the lines before it so."""
-    return (data.count(b"\n") + data.count(b"\r") - data.count(b"\r\n")
-            + data.count(b"\xc2\x85") + data.count(b"\xe2\x80\xa8") + data.count(b"\xe2\x80\xa9"))
 
 
 def problem(error: YAMLError) -> tuple[str, int | None]:

@@ -13,19 +13,15 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import gc
-import itertools
 import re
 from collections.abc import Iterable, Iterator, Mapping
 
 from karpenter_gitops.core import yaml_reader
 from karpenter_gitops.core.findings import Finding
 from karpenter_gitops.core.yaml_reader import Mark, MappingNode, Node, ScalarNode, SequenceNode
+from karpenter_gitops.load.partition import document_slices
 
 _MERGE_TAG = "tag:yaml.org,2002:merge"
-# What keeps a file from being cut at its markers: a directive (it belongs to the document after it) and a
-# byte order mark; line breaks other than \n and \r\n too (yaml_reader.OTHER_LINE_BREAK: the lines before a
-# slice are counted by \n here).
-_UNCUT = re.compile(r"^%|\ufeff", re.MULTILINE)
 _SEGMENT = re.compile(r"\[([^\]]*)\]|([^.\[\]]+)")
 
 
@@ -43,7 +39,7 @@ class YamlFile:
 
     def __init__(self, text: str, documents_before: int = 0, lines_before: int = 0) -> None:
         self.text, self.documents_before, self.lines_before = text, documents_before, lines_before
-        self._slices = _document_slices(text)
+        self._slices = document_slices(text)
         self._composed: dict[int, tuple[Node, int]] = {}  # document index → its tree, and the lines before it
         self._whole: list[Node] | None = None
 
@@ -192,18 +188,3 @@ def _mapping(entries: list[tuple[Node, Node]], mark: Mark) -> MappingNode:
 
 def _line(node: Node) -> int:
     return node.start_mark.line + 1
-
-
-def _document_slices(text: str) -> list[tuple[int, int, int]] | None:
-    """(start, end, lines before) of each document of ``text``, cut at its markers; None when they cannot be
-    trusted to cut it (see :data:`_UNCUT` and ``document_starts``)."""
-    cuttable = not (_UNCUT.search(text) or yaml_reader.OTHER_LINE_BREAK.search(text))
-    starts = yaml_reader.document_starts(text) if cuttable else None
-    if starts is None:
-        return None
-    slices, lines, counted = [], 0, 0
-    for start, end in itertools.pairwise([*starts, len(text)]):
-        lines += text.count("\n", counted, start)
-        counted = start
-        slices.append((start, end, lines))
-    return slices

@@ -9,10 +9,9 @@ import pytest
 import yaml
 from support.yaml_strategies import dumped_yaml
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from karpenter_gitops.core.yaml_reader import (
-    MAX_ALIAS_NODES, MAX_DEPTH, MappingNode, document, documents, line_breaks, nodes, problem,
+    MAX_ALIAS_NODES, MAX_DEPTH, MappingNode, document, documents, nodes, problem,
 )
 
 
@@ -187,10 +186,3 @@ def test_nodes_carry_the_line_of_every_value():
 )
 def test_a_problem_is_its_message_and_its_line(error, expected):
     assert problem(error) == expected
-
-
-@given(st.lists(st.sampled_from(["a", " ", "\n", "\r", "\r\n", "\x85", "\u2028", "\u2029"]), max_size=30).map("".join))
-def test_line_breaks_are_counted_as_libyaml_counts_them_in_its_marks(inside):
-    before = f'a: "{inside}"\n'
-    after = nodes(before + "b: 1\n")[0].value[1][0]
-    assert line_breaks(before.encode()) == after.start_mark.line
