@@ -25,8 +25,9 @@ from pathlib import Path
 
 import yaml
 
-from karpenter_gitops.app.sources import read_sources
-from karpenter_gitops.app.validate import validate_sources
+from karpenter_gitops.app.validate import judged
+from karpenter_gitops.app.validate_pipeline import Judging
+from karpenter_gitops.app.validate_strategies import Run
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.findings import Severity
 
@@ -54,7 +55,7 @@ def text_of(mirror: Path, source: dict) -> str:
 
 def judge(path: Path, policy: bool) -> tuple[int, list]:
     try:
-        report = validate_sources(read_sources([path]), policy=policy)
+        report = judged(Run((path,)), Judging(policy=policy), allow_empty=True).report
     except InputError as error:
         return 0, [("input", Severity.ERROR, str(error))]
     return report.objects, [(f.rule, f.severity, f.message) for f in report.findings]

@@ -1,72 +1,160 @@
-"""The ``validate`` use case: judge manifests and stack files offline, as Karpenter's API server and ours would."""
+"""The ``validate`` use case: judge manifests and stack files offline, as Karpenter's API server and ours would.
+
+:func:`validate` runs a command: standard input spooled so the run can read it more than once, the verdict
+taken from the cache when nothing it depends on changed, else worked out by the strategy that suits the run
+(:mod:`karpenter_gitops.app.validate_strategies`: streamed, split on two cores, or whole), and printed in
+the format asked for; or, for a fleet, each stack judged as its own cluster.
+"""
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Callable, Sequence
+import contextlib
+import datetime as dt
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from karpenter_gitops.app import both_cores
-from karpenter_gitops.app.sources import Sources
+from karpenter_gitops.app import validate_strategies as strategies
+from karpenter_gitops.app.sources import read_policy_file
+from karpenter_gitops.app.validate_pipeline import Judging
+from karpenter_gitops.app.validate_strategies import Run, Verdict
 from karpenter_gitops.core import versions
+from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.inputs import DEFAULT_WAIVERS, Waiver
-from karpenter_gitops.judge import validate
+from karpenter_gitops.core.outcome import Outcome
 from karpenter_gitops.judge.report import Report
-from karpenter_gitops.load import locate, waiver_files
-from karpenter_gitops.load.context_files import node_class_names
+from karpenter_gitops.load import waiver_files
+from karpenter_gitops.load.files import MAX_FILE_BYTES, STDIN, expand, spool
+from karpenter_gitops.output.report_text import print_fleet, print_jsonl_parts, print_note, print_report
 
-if TYPE_CHECKING:
-    from karpenter_gitops.rules.crd.engine import Crds
+
+@dataclass(frozen=True)
+class Request:
+    """A ``validate`` command: the run's paths, or the stacks of a fleet (each judged as its own cluster), what
+    they are judged with, and how the verdict is printed."""
+
+    paths: tuple[Path, ...] = ()
+    fleet: tuple[str, ...] = ()
+    release: versions.Release | None = None
+    feature_gates: Mapping[str, bool] | None = None
+    crd_paths: tuple[str, ...] = ()
+    context: tuple[str, ...] = ()
+    policy: bool = False
+    policy_file: Path | None = None
+    waiver_file: str | None = None
+    allow_empty: bool = False
+    fmt: str = "text"
+    show_info: bool = False  # text: the info findings too
+    quiet: bool = False  # text: the findings and the summary line only
+    cache: bool = True
+
+
+def validate(request: Request) -> Outcome:
+    """Run the command: the verdict printed, and what it came to."""
+    house = read_policy_file(request.policy_file) if request.policy_file else None
+    judging = Judging(
+        release=request.release,
+        feature_gates=request.feature_gates,
+        house=house,
+        policy=request.policy,
+        waivers=waivers_for(request.policy, request.waiver_file),
+        crd_paths=request.crd_paths,
+        context=request.context,
+    )
+    if request.fleet:
+        return _fleet(request, judging)
+    streaming = request.fmt == "jsonl"
+    with _spooled_stdin(request.paths, strategies.MAX_STREAM_BYTES if streaming else MAX_FILE_BYTES) as stdin:
+        stream = _streamed(request.paths, stdin, judging) if streaming else None
+        if stream is not None:
+            return print_jsonl_parts(stream.reports).exit_code
+        verdict, cached = validate_once(
+            request.paths,
+            lambda paths: judged(_run(paths, stdin), judging, allow_empty=request.allow_empty),
+            options={
+                "release": repr(request.release),
+                "policy": request.policy,
+                "allow_empty": request.allow_empty,
+                "feature_gates": repr(sorted((request.feature_gates or {}).items())),
+                "today": dt.date.today().isoformat() if request.policy else None,  # a waiver may expire overnight
+            },
+            extra=[
+                *request.crd_paths,
+                *request.context,
+                *waiver_paths(request.policy, request.waiver_file),
+                *([request.policy_file] if request.policy_file else []),
+            ],
+            cache=request.cache,
+            note=print_note,
+        )
+    if cached and verdict.release_note:
+        print_note(verdict.release_note)
+    print_report(verdict.report, verdict.release, request.fmt, show_info=request.show_info, quiet=request.quiet)
+    return verdict.report.exit_code
+
+
+def judged(run: Run, judging: Judging, *, allow_empty: bool = False) -> Verdict:
+    """The verdict on ``run``: split on two cores when that pays, else whole. A release newer than the project
+    knows is said on stderr."""
+    return strategies.split(run, judging, print_note) or strategies.whole(run, judging, print_note, allow_empty=allow_empty)
+
+
+def _streamed(paths: Sequence[Path], stdin: Path | None, judging: Judging) -> strategies.Stream | None:
+    """The run judged part by part when it is large enough; None when it is judged whole (a path that cannot
+    be read too: the whole run reports it)."""
+    try:
+        run = _run(paths, stdin)
+    except InputError:
+        return None
+    return strategies.streamed(run, judging, print_note)
+
+
+def _run(paths: Sequence[Path], stdin: Path | None) -> Run:
+    """What ``paths`` name, standard input read from ``stdin``."""
+    passed_over: list[tuple[Path, str]] = []
+    files = expand(paths, passed_over)
+    return Run(tuple(files), stdin, tuple(passed_over))
+
+
+def _fleet(request: Request, judging: Judging) -> Outcome:
+    """Each stack judged on its own, in one part; one report grouped by stack, a fleet summary, the worst exit code."""
+    from karpenter_gitops.app.fleet import run_fleet
+    from karpenter_gitops.load.stacks import stack_file
+
+    def one(stack: str) -> tuple[tuple[versions.Release, Report], Outcome]:
+        verdict = strategies.whole(Run((stack_file(stack),)), judging, print_note, allow_empty=request.allow_empty)
+        return (verdict.release, verdict.report), verdict.report.exit_code
+
+    fleet = run_fleet(request.fleet, one)
+    print_fleet(fleet.results, request.fmt)
+    return fleet.exit_code
+
+
+@contextlib.contextmanager
+def _spooled_stdin(paths: Sequence[Path], limit: int) -> Iterator[Path | None]:
+    """Standard input, when ``paths`` read it, copied to a temporary file that stands in for it for the run
+    (deleted when it ends): a run may measure it, cut it and read it more than once (judged in parts or on two
+    cores, then in one part after all). Its path, or None. Input over ``limit`` bytes is refused by whoever
+    reads it."""
+    if STDIN not in paths:
+        yield None
+        return
+    with spool(sys.stdin.buffer, limit) as spooled:
+        yield Path(spooled.name)
 
 
 def waivers_for(policy: bool, waiver_file: str | None) -> tuple[Waiver, ...]:
     """The waivers of a --policy run: the named file, else the default file if there is one."""
+    return tuple(waiver for path in waiver_paths(policy, waiver_file) for waiver in waiver_files.read_file(path))
+
+
+def waiver_paths(policy: bool, waiver_file: str | None) -> list[str]:
+    """The waiver file a run reads: the named one, else, with --policy, the default when it exists."""
     if waiver_file:
-        return waiver_files.read_file(waiver_file)
-    return waiver_files.read_file(DEFAULT_WAIVERS) if policy and DEFAULT_WAIVERS.is_file() else ()
-
-
-def validate_sources(
-    sources: Sources,
-    *,
-    policy: bool = False,
-    waivers: Sequence[Waiver] = (),
-    crds: Crds | None = None,
-    context: Sequence[str] = (),
-) -> Report:
-    """The report on ``sources``, with the user's CRDs' verdicts when given, each finding on its line.
-
-    ``context`` names the rest of the repository: the EC2NodeClasses defined there resolve the
-    NodePools' references (see :mod:`karpenter_gitops.load.context_files`); nothing there is judged.
-    """
-    inputs = sources.inputs
-    if context:
-        inputs = dataclasses.replace(inputs, context_node_classes=node_class_names(context))
-    check = crds.check_inputs(inputs, both_cores.ordered_map) if crds is not None else None
-    observed = check.observations if check is not None else ()
-    report = validate(inputs, sources.release, policy=policy, waivers=waivers, observed=observed)
-    notes = tuple(check.notes) if check is not None else ()
-    return dataclasses.replace(report, notes=report.notes + notes, findings=locate.with_lines(report.findings, sources.texts))
-
-
-def crds_at(paths: Sequence[str]) -> Crds | None:
-    """The CRDs under ``paths`` (``--crd``), or None when none are given."""
-    if not paths:
-        return None
-    from karpenter_gitops.load.crds import load  # jsonschema and a CEL interpreter, only for runs given CRDs
-
-    return load(paths)
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """What a validate run prints: the report, the release it was judged for and the note on that release."""
-
-    report: Report
-    release: versions.Release
-    release_note: str | None = None
+        return [waiver_file]
+    return [str(DEFAULT_WAIVERS)] if policy and DEFAULT_WAIVERS.is_file() else []
 
 
 def validate_once(

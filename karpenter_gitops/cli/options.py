@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import gc
-import io
 import re
-import sys
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import click
@@ -185,30 +181,15 @@ def fleet_stacks(paths: Sequence[str], stacks: Sequence[str], all_stacks: bool) 
     return chosen_stacks(stacks, all_stacks)
 
 
-@contextmanager
-def _without_cycle_collection() -> Iterator[None]:
-    """Reading and loading build millions of dicts, lists and models, none of them in a reference cycle,
-    so the cyclic garbage collector's passes over them (about a seventh of reading and loading 10,000
-    objects) find nothing. A command pauses it while it reads, then freezes what it read (``gc.freeze``:
-    later passes skip those objects; reference counting still frees each when it is let go)."""
-    paused = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if paused:
-            gc.freeze()
-            gc.enable()
-
-
 def sources(paths: Sequence[Path], release: versions.Release | None):
     """What a command reads (app.sources.Sources), saying on stderr when the release asked for is newer
     than the project knows. Imported here, not at the top: the command tree loads before any rule."""
     from karpenter_gitops.app.sources import read_sources
+    from karpenter_gitops.output.report_text import print_note
 
-    with _without_cycle_collection():
-        read = read_sources(paths, release, given_feature_gates())
-    _say_release_note(read.note)
+    read = read_sources(paths, release, given_feature_gates())
+    if read.note:
+        print_note(read.note)
     return read
 
 
@@ -216,54 +197,6 @@ def given_feature_gates() -> Mapping[str, bool] | None:
     """The ``--feature-gates`` the command was given (see :func:`feature_gates`)."""
     context = click.get_current_context(silent=True)
     return context.meta.get("karpenter-gitops.feature-gates") if context else None
-
-
-def _say_release_note(note: str | None) -> None:
-    """The note on a release newer than the project knows, on stderr, whichever way the run is read."""
-    if note:
-        click.echo(f"karpenter-gitops: {note}", err=True)
-
-
-def kept_stdin(paths: Sequence[Path], limit: int) -> Path | None:
-    """Standard input, when ``paths`` read it, copied to a temporary file that stands in for it from now on
-    (deleted when the command ends): a run may measure it, cut it and read it more than once (``validate``
-    judged in parts or on both cores, then in one process after all). The file's path, or None. Input over
-    ``limit`` bytes is refused by whoever reads it."""
-    from karpenter_gitops.load.files import STDIN, spool
-
-    if STDIN not in map(Path, paths):
-        return None
-    spooled = spool(sys.stdin.buffer, limit)
-    click.get_current_context().call_on_close(spooled.close)
-    sys.stdin = io.TextIOWrapper(spooled.file, encoding="utf-8")
-    return Path(spooled.name)
-
-
-def halves(paths: Sequence[Path], release: versions.Release | None, stdin: Path | None, **judging):
-    """``validate``'s verdict on many files worked out on both cores (app.validate_halves), or None when
-    the run is one process's; saying on stderr, as :func:`sources` does, when the release is newer than
-    the project knows. Standard input, if read, is ``stdin`` (see :func:`kept_stdin`): read again from its
-    start should one process do the run."""
-    from karpenter_gitops.app.validate_halves import validate_in_halves
-
-    with _without_cycle_collection():
-        verdict = validate_in_halves(paths, release, given_feature_gates(), **judging)
-    if stdin is not None:
-        sys.stdin.buffer.seek(0)
-    if verdict is not None:
-        _say_release_note(verdict.release_note)
-    return verdict
-
-
-def stream(paths: Sequence[Path], release: versions.Release | None, stdin: Path | None, **judging):
-    """``validate --format jsonl`` of a large run judged part by part (app.validate_stream), or None when the
-    run is judged whole. Standard input, if read, is ``stdin`` (see :func:`kept_stdin`)."""
-    from karpenter_gitops.app.validate_stream import validate_streaming
-
-    streamed = validate_streaming(paths, release, given_feature_gates(), stdin=stdin, **judging)
-    if streamed is not None:
-        _say_release_note(streamed.release_note)
-    return streamed
 
 
 def policy_file(func):

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import datetime as dt
-import json
-
 import click
 
+from karpenter_gitops.app.validate import Request, validate
 from karpenter_gitops.cli import options
 from karpenter_gitops.core.inputs import DEFAULT_WAIVERS
 from karpenter_gitops.core.outcome import Outcome
@@ -73,114 +71,13 @@ def validate_command(paths, stacks, all_stacks, crd_paths, context_paths, policy
     `karpenter-gitops validate deploy/ --policy-file policies/karpenter.yaml`. A run that finds no
     Karpenter object exits 2 unless --allow-empty.
     """
-    from karpenter_gitops.app.sources import read_policy_file
-    from karpenter_gitops.app.validate import Verdict, crds_at, validate_once, validate_sources, waivers_for
-    from karpenter_gitops.app.validate_stream import MAX_STREAM_BYTES
-    from karpenter_gitops.load.files import MAX_FILE_BYTES
-    from karpenter_gitops.output.report_text import print_github, print_jsonl, print_text
-
     policy = policy or policy_file is not None
     if waiver_file and not policy:
         raise click.UsageError("--waivers only applies with --policy")
-    house = read_policy_file(policy_file) if policy_file else None
-    waivers = waivers_for(policy, waiver_file)
-    crds = []  # loaded on the first judgement: a cached verdict needs no CRD compiled
-
-    def judged(paths_: list) -> tuple:
-        if not crds:
-            crds.append(crds_at(crd_paths))
-        sources = options.sources(paths_, release).with_policy(house)
-        options.require_objects(sources, allow_empty)
-        return sources, validate_sources(sources, policy=policy, waivers=waivers, crds=crds[0], context=context_paths)
-
-    if options.is_fleet(stacks, all_stacks):
-        return _fleet(options.fleet_stacks(paths, stacks, all_stacks), judged, fmt)
-
-    def verdict(paths_: list) -> Verdict:
-        if not crds:
-            crds.append(crds_at(crd_paths))
-        split = options.halves(paths_, release, stdin, house=house, policy=policy, waivers=waivers, crds=crds[0], context=context_paths)
-        if split is not None:
-            return split
-        sources, report = judged(paths_)
-        return Verdict(report, sources.release, sources.note)
-
-    run_paths = options.input_paths(paths, stacks[0] if stacks else None)
-    stdin = options.kept_stdin(run_paths, MAX_STREAM_BYTES if fmt == "jsonl" else MAX_FILE_BYTES)
-    if fmt == "jsonl":
-        streamed = options.stream(run_paths, release, stdin, house=house, policy=policy, waivers=waivers,
-                                  crd_paths=crd_paths, context=context_paths)
-        if streamed is not None:
-            return _print_stream(streamed)
-
-    gates = options.given_feature_gates()
-    run, cached = validate_once(
-        run_paths,
-        verdict,
-        options={
-            "release": repr(release),
-            "policy": policy,
-            "allow_empty": allow_empty,
-            "feature_gates": repr(sorted((gates or {}).items())),
-            "today": dt.date.today().isoformat() if policy else None,  # a waiver may expire overnight
-        },
-        extra=[*crd_paths, *context_paths, *waiver_files(policy, waiver_file), *([policy_file] if policy_file else [])],
-        cache=not no_cache,
-        note=lambda text: click.echo(f"karpenter-gitops: {text}", err=True),
-    )
-    if cached and run.release_note:
-        click.echo(f"karpenter-gitops: {run.release_note}", err=True)
-    report = run.report
-    if fmt == "json":
-        click.echo(json.dumps(report.to_json(), indent=2))
-    elif fmt == "jsonl":
-        print_jsonl(report)
-    elif fmt == "github":
-        print_github(report, run.release)
-    else:
-        print_text(report, run.release, show_info=show_info, quiet=quiet)
-    return report.exit_code
-
-
-def _print_stream(streamed) -> Outcome:
-    """A run judged part by part: each part's findings as it is judged, the summary of all of them last."""
-    from karpenter_gitops.judge.report import Tally
-    from karpenter_gitops.output.report_text import print_jsonl_findings, print_jsonl_summary
-
-    tally = Tally()
-    for report in streamed.reports:
-        print_jsonl_findings(report)
-        tally += report.tally()
-    print_jsonl_summary(tally)
-    return tally.exit_code
-
-
-def waiver_files(policy: bool, waiver_file: str | None) -> list[str]:
-    """The waiver file a run reads, for the verdict cache's key."""
-    if waiver_file:
-        return [waiver_file]
-    return [str(DEFAULT_WAIVERS)] if policy and DEFAULT_WAIVERS.is_file() else []
-
-
-def _fleet(stacks: list[str], judged, fmt: str) -> Outcome:
-    """Each stack judged on its own; one report grouped by stack, a fleet summary, the worst exit code."""
-    from karpenter_gitops.app.fleet import run_fleet
-    from karpenter_gitops.load.stacks import stack_file
-    from karpenter_gitops.output.report_text import print_fleet_summary, print_github, print_text
-
-    def one(stack: str):
-        sources, report = judged([stack_file(stack)])
-        return (sources.release, report), report.exit_code
-
-    fleet = run_fleet(stacks, one)
-    if fmt == "json":
-        by_stack = {stack: report.to_json() for stack, (_, report) in fleet.results.items()}
-        totals = {key: sum(r["summary"][key] for r in by_stack.values()) for key in ("errors", "warnings", "objects")}
-        click.echo(json.dumps({"stacks": by_stack, "summary": {"stacks": len(by_stack), **totals}}, indent=2))
-    else:
-        for stack, (release, report) in fleet.results.items():
-            click.echo(click.style(f"== stack {stack}", bold=True))
-            (print_github if fmt == "github" else print_text)(report, release)
-        print_fleet_summary({stack: report for stack, (_, report) in fleet.results.items()})
-    return fleet.exit_code
-
+    fleet = options.fleet_stacks(paths, stacks, all_stacks) if options.is_fleet(stacks, all_stacks) else []
+    run_paths = [] if fleet else options.input_paths(paths, stacks[0] if stacks else None)
+    return validate(Request(
+        paths=tuple(run_paths), fleet=tuple(fleet), release=release, feature_gates=options.given_feature_gates(),
+        crd_paths=crd_paths, context=context_paths, policy=policy, policy_file=policy_file, waiver_file=waiver_file,
+        allow_empty=allow_empty, fmt=fmt, show_info=show_info, quiet=quiet, cache=not no_cache,
+    ))

@@ -204,8 +204,11 @@ class Inputs:
     capacity_buffers: tuple[CapacityBuffer, ...] = ()
     #: Files passed over as no Kubernetes YAML (a Helm template, CloudFormation), each ``"file: why"``.
     skipped: tuple[str, ...] = ()
-    #: EC2NodeClass names, by scope, of the run's objects that another process holds (``validate`` loads
-    #: and judges a large run in two halves, see :mod:`karpenter_gitops.app.validate_halves`).
+    #: Folders below a named one not read at all (unreadable, or reached again through a link), each
+    #: ``"folder: why"``: noted after the skipped files, not counted among them.
+    passed_over: tuple[str, ...] = ()
+    #: EC2NodeClass names, by scope, of the run's other parts (``validate`` loads and judges a large run in
+    #: parts, see :mod:`karpenter_gitops.app.validate_pipeline`).
     node_classes_elsewhere: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
     def with_gates(self, gates: Mapping[str, bool]) -> Inputs:

@@ -49,7 +49,7 @@ except ImportError:  # built where libyaml's header is found (pyproject.toml); w
 
 __all__ = [
     "MAX_ALIAS_NODES", "MAX_DEPTH", "Mark", "MappingNode", "Node", "ScalarNode", "SequenceNode", "YAMLError",
-    "DOCUMENT_START", "document", "documents", "native_build", "nodes", "problem",
+    "document", "documents", "native_build", "nodes", "problem",
 ]
 
 # As Go YAML (kubectl, Pulumi): aliasing is excessive past this many values, and ten times the document.
@@ -183,11 +183,6 @@ def document(text: str, *, unique_keys: bool = True) -> Any:
 def nodes(text: str) -> list[Node]:
     """The node tree of each document of ``text``: every node carries its start and end marks (0-based line and column)."""
     return list(yaml.compose_all(text, Loader=_Loader))
-
-
-# A document start marker (``---`` at the start of a line, then a space, a line break or the end): at the start
-# of a line it ends any scalar, so it can be found without parsing.
-DOCUMENT_START = re.compile(r"^---(?=[ \t\r\n]|$)", re.MULTILINE)
 
 
 def problem(error: YAMLError) -> tuple[str, int | None]:

@@ -15,6 +15,7 @@ What the documents say is for :mod:`karpenter_gitops.load.into_inputs` to read.
 from __future__ import annotations
 
 import codecs
+import io
 import os
 import pickle
 import re
@@ -27,6 +28,7 @@ from typing import IO, Any, BinaryIO, NamedTuple
 from karpenter_gitops.core import yaml_reader
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.model import pack
+from karpenter_gitops.load.partition import Part, Piece
 
 # Big enough for a rendered fleet, small enough that a stray dump cannot exhaust memory.
 MAX_FILE_BYTES = 256 * 1024 * 1024
@@ -294,6 +296,48 @@ def read_files(paths: Iterable[str | Path], stdin: BinaryIO | None = None, *, li
         yield ReadFile(display(path), Documents(()), path, passed_over=reason)
 
 
+def pieces(files: Iterable[Path], stdin: Path | None = None, passed_over: Iterable[tuple[Path, str]] = ()) -> list[Piece]:
+    """Each of ``files`` (as :func:`expand` gives them) as a whole piece of a run (see
+    :mod:`karpenter_gitops.load.partition`), standard input read from ``stdin``, the file it was spooled to; then
+    the folders :func:`expand` passed over, as :func:`read_files` gives them."""
+    read = [Piece(stdin, STDIN_NAME, stdin=True) if path == STDIN and stdin is not None else Piece(path, display(path))
+            for path in files]
+    return read + [Piece(path, display(path), passed_over=reason) for path, reason in passed_over]
+
+
+def read_part(part: Part, *, live: bool = False) -> Iterator[ReadFile]:
+    """The files of ``part``, read one at a time: a whole file as :func:`read_files` reads it, a slice from its
+    bytes, its documents numbered after those before it in its file (they stand in as empty ones) and an error
+    in it placed on its line in the file."""
+    for piece in part.pieces:
+        if piece.passed_over is not None:
+            yield ReadFile(piece.name, Documents(()), piece.path, passed_over=piece.passed_over)
+        elif not piece.whole:
+            yield _read_slice(piece, live)
+        elif piece.stdin:
+            with piece.path.open("rb") as spooled:  # refused as too large as it is read, as standard input is
+                yield _read_stdin(spooled, live)
+        else:
+            yield _read_file(piece.path, live)
+
+
+def _read_slice(piece: Piece, live: bool) -> ReadFile:
+    assert piece.end is not None
+    try:
+        with piece.path.open("rb") as file:
+            file.seek(piece.start)
+            data = file.read(piece.end - piece.start)
+    except OSError as err:
+        raise InputError(f"cannot read: {err.strerror}", piece.name) from None
+    text = read_stream(io.BytesIO(data), piece.name, piece.start)
+    try:
+        return from_text(piece.name, text, STDIN if piece.stdin else piece.path, live=live, after=piece.documents_before)
+    except InputError as err:
+        if err.line is not None:
+            err.line += piece.lines_before
+        raise
+
+
 def _read_file(path: Path, live: bool = False) -> ReadFile:
     name = display(path)
     try:
@@ -333,7 +377,7 @@ def from_text(name: str, text: str, path: Path | None = None, *, live: bool = Fa
     """A file already read (standard input, a file at a Git ref), parsed and classified as files on disk are;
     it keeps its text, as it cannot be read again. ``after``: the text is the rest of a file whose first
     part held that many documents, which stand in here as empty ones so that each document keeps its
-    number (``validate`` reads a large file in two parts, one per core)."""
+    number (``validate`` reads a large file in slices, :func:`read_part`)."""
     try:
         documents = parse_yaml(text, name)
     except InputError as err:

@@ -418,11 +418,11 @@ class Loading:
         return frozenset(self._out._seen)
 
     def inputs(self) -> Inputs:
-        inputs, skipped = self._out.inputs(), tuple(self._skipped)
-        notes = _skipped_notes((*skipped, *self._passed_over))
+        inputs, skipped, passed_over = self._out.inputs(), tuple(self._skipped), tuple(self._passed_over)
+        notes = _skipped_notes((*skipped, *passed_over))
         if not notes:
             return inputs
-        return replace(inputs, skipped=skipped, notes=notes + inputs.notes)
+        return replace(inputs, skipped=skipped, passed_over=passed_over, notes=notes + inputs.notes)
 
 
 def _skipped_notes(skipped: tuple[str, ...]) -> tuple[str, ...]:
@@ -434,8 +434,9 @@ def joined(first: Inputs, second: Inputs, stack: Inputs) -> Inputs:
     loaded on its own: ``stack`` is whichever of them read the stack files (one run's settings are the
     stack files' of one side only, since a stack's controller block reads the cluster an earlier stack
     file named), and no object of ``second`` repeats one of ``first`` (one run names it a duplicate)."""
-    skipped = first.skipped + second.skipped
-    notes = (_skipped_notes(skipped) + first.notes[len(first.skipped):] + second.notes[len(second.skipped):])
+    skipped, passed_over = first.skipped + second.skipped, first.passed_over + second.passed_over
+    notes = (_skipped_notes(skipped + passed_over) + first.notes[len(first.skipped) + len(first.passed_over):]
+             + second.notes[len(second.skipped) + len(second.passed_over):])
     return replace(
         stack,
         node_classes=first.node_classes + second.node_classes,
@@ -445,6 +446,7 @@ def joined(first: Inputs, second: Inputs, stack: Inputs) -> Inputs:
         observations=first.observations + second.observations,
         notes=notes,
         skipped=skipped,
+        passed_over=passed_over,
     )
 
 

@@ -110,10 +110,10 @@ class YamlFile:
         return _line(name_node), _mapping([(_key("spec", mark), spec), (_key("metadata", mark), metadata)], mark), 0
 
 
-def with_lines(findings: Iterable[Finding], texts: Mapping[str, str], *, documents_before: int = 0,
-               lines_before: int = 0) -> tuple[Finding, ...]:
-    """``findings`` with their lines, from ``texts`` (file name → text), in the same order; with
-    ``documents_before`` or ``lines_before``, each text is the rest of its file (see :class:`YamlFile`).
+def with_lines(findings: Iterable[Finding], texts: Mapping[str, str], *,
+               offsets: Mapping[str, tuple[int, int]] | None = None) -> tuple[Finding, ...]:
+    """``findings`` with their lines, from ``texts`` (file name → text), in the same order. A file named in
+    ``offsets`` is the rest of its file after (documents, lines) before it (see :class:`YamlFile`).
 
     The documents with findings are composed once each, and a file's nodes dropped before the next
     file's: a tree costs some 30 times its text.
@@ -124,7 +124,7 @@ def with_lines(findings: Iterable[Finding], texts: Mapping[str, str], *, documen
         if finding.source is not None and finding.source.file in texts:
             by_file.setdefault(finding.source.file, []).append(index)
     for file, indexes in by_file.items():
-        tree = YamlFile(texts[file], documents_before, lines_before)
+        tree = YamlFile(texts[file], *(offsets or {}).get(file, (0, 0)))
         for index in indexes:
             finding = located[index]
             line = tree.line(finding.path, document=finding.source.document, stack_key=finding.source.stack_key)

@@ -7,7 +7,7 @@ characters escaped (:func:`~karpenter_gitops.output.escape.visible`), never raw 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from itertools import groupby
 
 import click
@@ -27,6 +27,24 @@ def summary(report: Report, release: versions.Release) -> str:
         f"{report.objects} object(s) checked against Karpenter {versions.show(release)}: "
         f"{report.errors} error(s), {report.warnings} warning(s){skipped}"
     )
+
+
+def print_report(report: Report, release: versions.Release, fmt: str, *, show_info: bool = False, quiet: bool = False) -> None:
+    """A report in the format asked for: text (see :func:`print_text` for ``show_info`` and ``quiet``), json, jsonl
+    or github."""
+    if fmt == "json":
+        click.echo(json.dumps(report.to_json(), indent=2))
+    elif fmt == "jsonl":
+        _print_jsonl(report)
+    elif fmt == "github":
+        print_github(report, release)
+    else:
+        print_text(report, release, show_info=show_info, quiet=quiet)
+
+
+def print_note(text: str) -> None:
+    """A line about the run itself (a release newer than the project knows, the verdict cache), on stderr."""
+    click.echo(f"karpenter-gitops: {text}", err=True)
 
 
 def print_text(report: Report, release: versions.Release, *, show_info: bool = False, quiet: bool = False) -> None:
@@ -90,7 +108,21 @@ def github_property(text: str) -> str:
     return github_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def print_fleet_summary(reports: Mapping[str, Report]) -> None:
+def print_fleet(results: Mapping[str, tuple[versions.Release, Report]], fmt: str) -> None:
+    """Each stack's report under its name, then the fleet's summary line; in JSON, one object holding every
+    stack's report and the fleet's totals."""
+    if fmt == "json":
+        by_stack = {stack: report.to_json() for stack, (_, report) in results.items()}
+        totals = {key: sum(r["summary"][key] for r in by_stack.values()) for key in ("errors", "warnings", "objects")}
+        click.echo(json.dumps({"stacks": by_stack, "summary": {"stacks": len(by_stack), **totals}}, indent=2))
+        return
+    for stack, (release, report) in results.items():
+        click.echo(click.style(f"== stack {stack}", bold=True))
+        (print_github if fmt == "github" else print_text)(report, release)
+    _print_fleet_summary({stack: report for stack, (_, report) in results.items()})
+
+
+def _print_fleet_summary(reports: Mapping[str, Report]) -> None:
     """One line for a fleet: stacks, objects, errors and warnings, and which stacks have errors."""
     failing = [stack for stack, report in reports.items() if report.errors]
     errors = sum(r.errors for r in reports.values())
@@ -102,16 +134,26 @@ def print_fleet_summary(reports: Mapping[str, Report]) -> None:
     click.echo(click.style(line, fg="red" if errors else ("yellow" if warnings else "green"), bold=True))
 
 
-def print_jsonl(report: Report) -> None:
+def _print_jsonl(report: Report) -> None:
     """JSON Lines: each finding on a line of its own (as in --format json), then the summary (and waivers) last."""
-    print_jsonl_findings(report)
-    print_jsonl_summary(report.tally())
+    _print_jsonl_findings(report)
+    _print_jsonl_summary(report.tally())
 
 
-def print_jsonl_findings(report: Report) -> None:
+def print_jsonl_parts(reports: Iterable[Report]) -> Tally:
+    """A run judged part by part: each part's findings as soon as it is judged, the summary of all of them last."""
+    tally = Tally()
+    for report in reports:
+        _print_jsonl_findings(report)
+        tally += report.tally()
+    _print_jsonl_summary(tally)
+    return tally
+
+
+def _print_jsonl_findings(report: Report) -> None:
     for finding in report.findings:
         click.echo(json.dumps(report.finding_json(finding)))
 
 
-def print_jsonl_summary(tally: Tally) -> None:
+def _print_jsonl_summary(tally: Tally) -> None:
     click.echo(json.dumps(tally.to_json()))

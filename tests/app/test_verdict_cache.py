@@ -35,8 +35,8 @@ def manifests(tmp_path):
 def judgements(monkeypatch):
     """How many times validate really judged."""
     calls = []
-    real = use_case.validate_sources
-    monkeypatch.setattr(use_case, "validate_sources", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = use_case.judged
+    monkeypatch.setattr(use_case, "judged", lambda *a, **k: calls.append(1) or real(*a, **k))
     return calls
 
 

@@ -20,11 +20,10 @@ from typing import Any
 
 import yaml
 
-from karpenter_gitops.app.sources import Sources
-from karpenter_gitops.app.validate import validate_sources
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.findings import Finding, Severity
 from karpenter_gitops.core.model import KIND_SINCE
+from karpenter_gitops.judge import validate
 from karpenter_gitops.load.into_inputs import load_documents
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
 from support.api_server import ApiServer, kube_client
@@ -209,11 +208,11 @@ def runtime(release: versions.Release, kind: str, stored: Mapping[str, Any]) -> 
 
 
 def ours(doc: Mapping[str, Any], release: versions.Release) -> tuple[Finding, ...]:
-    """``validate --karpenter-version`` on ``doc`` (the app layer), with a base object of the other
+    """``validate --karpenter-version`` on ``doc`` (the judge it runs), with a base object of the other
     kind beside it so cross-object rules see what a repository would hold; ``doc``'s findings only."""
     other = BASE_NODEPOOL if doc.get("kind") == "EC2NodeClass" else BASE_NODECLASS
     documents = [("conformance.yaml", [dict(doc), dict(other)])]
-    report = validate_sources(Sources((), release, load_documents(documents, release)))
+    report = validate(load_documents(documents, release), release)
     return tuple(f for f in report.findings if f.kind == doc.get("kind"))
 
 

@@ -1,5 +1,5 @@
-"""What the tests of ``validate``'s ways of judging a run share (on both cores, in parts): objects, files
-and streams to judge, and a recorder of the way a run took."""
+"""What the tests of ``validate``'s strategies share (split on two cores, streamed in parts): objects, files
+and streams to judge, and a recorder of the strategy a run took."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import yaml
 from hypothesis import strategies as st
 
-from karpenter_gitops.app import validate_halves
+from karpenter_gitops.app import validate_strategies
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
 
 # A valid EC2NodeClass, as a user writes it.
@@ -58,18 +58,18 @@ def write(folder: Path, files: dict[str, list]) -> Path:
 
 
 class Recorder:
-    """Records whether each run took the path of ``module.use_case``, by wrapping it (None: it handed the run back)."""
+    """Records whether each run took ``strategy``, by wrapping it (None: it handed the run back)."""
 
-    def __init__(self, monkeypatch, module=validate_halves, use_case: str = "validate_in_halves") -> None:
+    def __init__(self, monkeypatch, strategy: str = "split") -> None:
         self.taken: list[bool] = []
-        real = getattr(module, use_case)
+        real = getattr(validate_strategies, strategy)
 
         def recorded(*args, **kwargs):
             result = real(*args, **kwargs)
             self.taken.append(result is not None)
             return result
 
-        monkeypatch.setattr(module, use_case, recorded)
+        monkeypatch.setattr(validate_strategies, strategy, recorded)
 
 
 STREAM = "\n".join([

@@ -19,19 +19,20 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support.validate_runs import DOCUMENTS, FILES, SEPARATORS, STREAM, Recorder, node_class, node_pool, overlay, stack, write
 
-from karpenter_gitops.app import validate_stream
+from karpenter_gitops.app import validate_pipeline, validate_strategies
 from karpenter_gitops.cli import main
+from karpenter_gitops.load import partition
 
 SMALL_PART = 300  # bytes: a NodeClass or NodePool of the examples is some 400
 
 
 def both_ways(monkeypatch, cli, argv: list[str], stdin: bytes | None = None, part: int = SMALL_PART):
     """What a user sees streamed, and whether it streamed; the same findings as the run judged whole."""
-    recorder = Recorder(monkeypatch, validate_stream, "validate_streaming")
+    recorder = Recorder(monkeypatch, "streamed")
     seen = []
-    monkeypatch.setattr(validate_stream, "PART_BYTES", part)
+    monkeypatch.setattr(validate_strategies, "PART_BYTES", part)
     for threshold in (0, 10**15):
-        monkeypatch.setattr(validate_stream, "STREAM_BYTES", threshold)
+        monkeypatch.setattr(validate_strategies, "STREAM_BYTES", threshold)
         code, out, err = cli("validate", "--no-cache", "--format", "jsonl", *argv, stdin=stdin)
         lines = out.splitlines()
         seen.append((code, sorted(lines[:-1]), lines[-1:], err))
@@ -116,9 +117,9 @@ def test_what_one_process_must_judge_is_handed_back(tmp_path, monkeypatch, cli):
 
 
 def test_an_input_over_what_one_process_reads_says_why_it_was_not_streamed(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(validate_stream, "STREAM_BYTES", 0)
-    monkeypatch.setattr(validate_stream, "PART_BYTES", SMALL_PART)
-    monkeypatch.setattr(validate_stream, "MAX_FILE_BYTES", 100)
+    monkeypatch.setattr(validate_strategies, "STREAM_BYTES", 0)
+    monkeypatch.setattr(validate_strategies, "PART_BYTES", SMALL_PART)
+    monkeypatch.setattr(validate_strategies, "MAX_FILE_BYTES", 100)
     path = tmp_path / "rendered.yaml"
     path.write_text(yaml.safe_dump(node_class("one")) + "---\n" + yaml.safe_dump(node_class("one")))
     assert main(["validate", "--format", "jsonl", str(path)]) == 2
@@ -127,7 +128,7 @@ def test_an_input_over_what_one_process_reads_says_why_it_was_not_streamed(tmp_p
     path.write_text(yaml.safe_dump(node_class("one")) + "---\n" + yaml.safe_dump(node_pool("x", "one")) + "---\nkind: [\n")
     assert main(["validate", "--format", "jsonl", str(path)]) == 2
     streamed = capsys.readouterr().err
-    monkeypatch.setattr(validate_stream, "STREAM_BYTES", 10**15)
+    monkeypatch.setattr(validate_strategies, "STREAM_BYTES", 10**15)
     assert main(["validate", "--format", "jsonl", str(path)]) == 2
     assert streamed == capsys.readouterr().err and ".yaml:41: invalid YAML" in streamed  # the first error, on its line
 
@@ -156,7 +157,7 @@ def test_any_stream_gives_one_process_findings(tmp_path_factory, monkeypatch, cl
         path.write_text(text)
         _, streamed = both_ways(monkeypatch, cli, [str(path)], part=part)
     nothing_to_judge = all(document["kind"] == "ConfigMap" for document, _ in documents)
-    one_part = validate_stream._MARKER.search(text.encode(), part) is None  # nothing to cut at: judged whole
+    one_part = partition._CUT.search(text.encode(), part) is None  # nothing to cut at: judged whole
     assert streamed or nothing_to_judge or one_part or "# only a comment" in text  # a slice of that alone reads as no document
 
 
@@ -182,8 +183,8 @@ def test_standard_input_is_copied_no_further_than_the_run_reads_it(monkeypatch, 
             buffer[:] = b"#" * len(buffer)
             return len(buffer)
 
-    monkeypatch.setattr(validate_stream, "STREAM_BYTES", 1_000_000)
-    monkeypatch.setattr(validate_stream, "MAX_STREAM_BYTES", 10_000_000)
+    monkeypatch.setattr(validate_strategies, "STREAM_BYTES", 1_000_000)
+    monkeypatch.setattr(validate_strategies, "MAX_STREAM_BYTES", 10_000_000)
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BufferedReader(Endless())))
     assert main(["validate", "--no-cache", "--format", "jsonl", "-"]) == 2
     assert "<stdin>: input is over" in capsys.readouterr().err
@@ -194,20 +195,20 @@ def test_a_file_changed_between_the_two_readings_stops_the_run_with_no_summary(t
     path = tmp_path / "rendered.yaml"
     broken = STREAM[::-1].replace("kind: EC2NodeClass"[::-1], "kind: ["[::-1], 1)[::-1]  # the last class, in a later slice
     path.write_text(broken)
-    monkeypatch.setattr(validate_stream, "STREAM_BYTES", 10**15)
+    monkeypatch.setattr(validate_strategies, "STREAM_BYTES", 10**15)
     assert main(["validate", "--no-cache", "--format", "jsonl", str(path)]) == 2
     one_process = capsys.readouterr().err
     path.write_text(STREAM)
-    real = validate_stream._first_pass
+    real = validate_pipeline.Pipeline.settle
 
     def then_changed(*args):
-        summaries = real(*args)
+        settled = real(*args)
         path.write_text(broken)
-        return summaries
+        return settled
 
-    monkeypatch.setattr(validate_stream, "_first_pass", then_changed)
-    monkeypatch.setattr(validate_stream, "STREAM_BYTES", 0)
-    monkeypatch.setattr(validate_stream, "PART_BYTES", SMALL_PART)
+    monkeypatch.setattr(validate_pipeline.Pipeline, "settle", then_changed)
+    monkeypatch.setattr(validate_strategies, "STREAM_BYTES", 0)
+    monkeypatch.setattr(validate_strategies, "PART_BYTES", SMALL_PART)
     assert main(["validate", "--no-cache", "--format", "jsonl", str(path)]) == 2
     out, err = capsys.readouterr()
     assert '"summary"' not in out and err == one_process and "invalid YAML" in err
@@ -216,11 +217,19 @@ def test_a_file_changed_between_the_two_readings_stops_the_run_with_no_summary(t
 def test_a_byte_that_is_not_utf8_in_a_later_slice_is_named_as_one_process_names_it(tmp_path, monkeypatch, capsys):
     path = tmp_path / "rendered.yaml"
     path.write_bytes(STREAM.encode() + b"# \xff\n")
-    monkeypatch.setattr(validate_stream, "STREAM_BYTES", 10**15)
+    monkeypatch.setattr(validate_strategies, "STREAM_BYTES", 10**15)
     assert main(["validate", "--no-cache", "--format", "jsonl", str(path)]) == 2
     one_process = capsys.readouterr().err
-    monkeypatch.setattr(validate_stream, "STREAM_BYTES", 0)
-    monkeypatch.setattr(validate_stream, "PART_BYTES", SMALL_PART)
-    monkeypatch.setattr(validate_stream, "MAX_FILE_BYTES", 100)  # too large for one process: the stream says it
+    monkeypatch.setattr(validate_strategies, "STREAM_BYTES", 0)
+    monkeypatch.setattr(validate_strategies, "PART_BYTES", SMALL_PART)
+    monkeypatch.setattr(validate_strategies, "MAX_FILE_BYTES", 100)  # too large for one process: the stream says it
     assert main(["validate", "--no-cache", "--format", "jsonl", str(path)]) == 2
     assert capsys.readouterr().err == one_process and f"(byte {len(STREAM.encode()) + 2})" in one_process
+
+
+def test_a_folder_passed_over_leaves_the_findings_as_one_process_gives_them(tmp_path, monkeypatch, cli):
+    folder = write(tmp_path / "repo", {"a.yaml": [node_class("one")], "b.yaml": [node_pool("lost", "missing")]})
+    (folder / "nested").mkdir()
+    (folder / "nested" / "up").symlink_to(folder, target_is_directory=True)
+    seen, streamed = both_ways(monkeypatch, cli, [str(folder)])
+    assert streamed and [f["name"] for f in findings(seen)] == ["lost"]

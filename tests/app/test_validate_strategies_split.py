@@ -1,9 +1,8 @@
-"""``validate`` of many files on both cores says exactly what one process says.
+"""``validate`` of many files split in two parts on two cores says exactly what one process says.
 
-Each case runs the command twice on the same files: once with every run split in two processes
-(the byte threshold at 0) and once in one process, and compares what a user sees: the output in
-every format, stderr and the exit code. A recorder checks that the split really ran (or that it
-handed the run back, where it must).
+Each case runs the command twice on the same files: once with every run split (the byte threshold at 0)
+and once whole, and compares what a user sees: the output in every format, stderr and the exit code. A
+recorder checks that the split really ran (or that it handed the run back, where it must).
 """
 
 from __future__ import annotations
@@ -18,7 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support.validate_runs import DOCUMENTS, FILES, SEPARATORS, STREAM, Recorder, node_class, node_pool, overlay, stack, write
 
-from karpenter_gitops.app import validate_halves
+from karpenter_gitops.app import validate_strategies
+from karpenter_gitops.load import partition
 from karpenter_gitops.rules.examples import BASE_NODECLASS
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux" or (os.cpu_count() or 1) < 2, reason="one process elsewhere")
@@ -29,7 +29,7 @@ def both_ways(monkeypatch, cli, argv: list[str], stdin: bytes | None = None) -> 
     recorder = Recorder(monkeypatch)
     seen = []
     for threshold in (0, 10**12):
-        monkeypatch.setattr(validate_halves, "THRESHOLD_BYTES", threshold)
+        monkeypatch.setattr(validate_strategies, "SPLIT_BYTES", threshold)
         seen.append(cli("validate", "--no-cache", *argv, stdin=stdin))
     assert seen[0] == seen[1]
     return seen[0], recorder.taken[0]
@@ -125,11 +125,11 @@ def test_one_large_file_is_read_in_two_parts_with_its_documents_numbered_as_one(
 
 
 def test_a_large_file_beside_small_ones_is_cut_inside(tmp_path, monkeypatch, cli):
-    """Cut between files, the halves would be far apart: the large file holding the middle is cut at a marker;
-    its findings are placed on their lines in the whole file, the small files' by their halves."""
-    inside = []
-    real = validate_halves._cut_inside
-    monkeypatch.setattr(validate_halves, "_cut_inside", lambda *args: inside.append(args[1]) or real(*args))
+    """Cut between files, the halves would be far apart: the large file holding the middle is cut at a marker,
+    each part placing the findings of its slice on their lines in the whole file."""
+    cuts = []
+    real = partition.in_two
+    monkeypatch.setattr(partition, "in_two", lambda *args: cuts.append(real(*args)) or cuts[-1])
     folder = tmp_path / "repo"
     folder.mkdir()
     (folder / "a-small.yaml").write_text(yaml.safe_dump(node_pool("first", "one", weight=5000)))
@@ -138,7 +138,8 @@ def test_a_large_file_beside_small_ones_is_cut_inside(tmp_path, monkeypatch, cli
     for fmt in ("text", "json"):
         (code, out, err), split = both_ways(monkeypatch, cli, ["--format", fmt, str(folder)])
         assert split and code == 1
-    assert inside and all(path.name == "b-rendered.yaml" for path in inside)
+    sliced = {piece.path.name for first, second in cuts for piece in (first.pieces[-1], second.pieces[0]) if not piece.whole}
+    assert sliced == {"b-rendered.yaml"}
     assert {"first", "two", "lost", "late"} <= {f["name"] for f in json.loads(out)["findings"]}
 
 
@@ -198,3 +199,19 @@ def test_the_users_crds_judge_both_halves_with_the_notes_of_one_run(tmp_path, mo
     (code, out, err), split = both_ways(monkeypatch, cli, ["--crd", str(crds("v1.14.1")), str(folder)])
     assert split and code == 1
     assert "[crd/" in out and "no NodeOverlay CRD given" in out + err
+
+
+def test_a_folder_passed_over_is_noted_where_one_process_notes_it(tmp_path, monkeypatch, cli):
+    """A link back up the tree, read once: its note comes after the skipped files' and before what loading
+    noted, though the parts skipped and noted apart."""
+    folder = write(tmp_path / "repo", {
+        "a.yaml": [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}, node_class("one")],
+        "b-template.yaml": "{{ .Values.x }}: 1\n",
+        "c.yaml": [node_pool("general", "one"), node_pool("lost", "missing")],
+    })
+    (folder / "nested").mkdir()
+    (folder / "nested" / "up").symlink_to(folder, target_is_directory=True)
+    (code, out, err), split = both_ways(monkeypatch, cli, [str(folder)])
+    notes = [line for line in err.splitlines() if line.startswith("note:")]
+    assert split and len(notes) == 3, err
+    assert "template" in notes[0] and "a folder already read" in notes[1] and "ignored document 1" in notes[2]
