@@ -120,18 +120,20 @@ def read_sources(paths: Sequence[Path], release: versions.Release | None = None,
 
 
 @contextlib.contextmanager
-def collector_paused() -> Iterator[None]:
+def collector_paused(*, freeze: bool = True) -> Iterator[None]:
     """Python's cyclic garbage collector paused while a run reads and loads: that builds millions of dicts,
     lists and models, none of them in a reference cycle, so its passes over them (about a seventh of reading
     and loading 10,000 objects) find nothing. What was read is then frozen (``gc.freeze``: later passes skip
-    those objects; reference counting still frees each when it is let go)."""
+    those objects; reference counting still frees each when it is let go), unless ``freeze`` is off (a part of
+    a run let go once judged). Inside a pause, another is none of its own."""
     paused = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if paused:
-            gc.freeze()
+            if freeze:
+                gc.freeze()
             gc.enable()
 
 

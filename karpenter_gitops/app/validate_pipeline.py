@@ -32,9 +32,9 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Generator, Mapping, Sequence
+import functools
+from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from karpenter_gitops.app import executor
@@ -72,7 +72,7 @@ class Judging:
     crd_paths: tuple[str, ...] = ()
     context: tuple[str, ...] = ()
 
-    @cached_property
+    @functools.cached_property
     def crds(self) -> Crds | None:
         """The CRDs under ``crd_paths``, compiled when a run is first judged (a cached verdict needs none); None
         when none are given."""
@@ -134,6 +134,19 @@ class PartVerdict:
     skipped: tuple[str, ...]
 
 
+def _collector_paused(step: Callable[[PartWork, Any], Any]) -> Callable[[PartWork, Any], Any]:
+    """``step`` run with the cyclic collector paused (see :func:`~karpenter_gitops.app.sources.collector_paused`),
+    in whichever process runs it: a part read again for each step (a streamed run) spent half its time in the
+    collector's passes, and leaves no cycle worth collecting once let go. Held parts run paused already."""
+
+    @functools.wraps(step)
+    def paused(work: PartWork, argument: Any) -> Any:
+        with collector_paused(freeze=False):
+            return step(work, argument)
+
+    return paused
+
+
 class PartWork:
     """One part of a run in the process that works on it: read and loaded, then judged there. Held, it keeps
     its files and models between the steps; else it reads them again for each."""
@@ -144,6 +157,7 @@ class PartWork:
         self.loading: Loading | None = None  # None: not loaded, or loading stopped at an error
         self.loaded_for: versions.Release | None = None
 
+    @_collector_paused
     def summary(self, release: versions.Release) -> Summary:
         """The part read (unless held) and loaded for ``release``, summed up for the other parts."""
         files, loading = self._loaded(release)
@@ -169,6 +183,7 @@ class PartWork:
         if loading is None:
             self.loading = loaded(files, release)
 
+    @_collector_paused
     def verdict(self, settled: Settled) -> PartVerdict:
         """The findings on this part's objects and what its loading observed, in the whole run's context, with
         the user's CRDs' verdicts when given, each on its line (finding the lines composes the documents with
@@ -308,7 +323,7 @@ class Pipeline:
                 if summary.keys & seen:
                     raise Unsplittable("an object is defined in two parts")
                 seen |= summary.keys
-            summaries.append(summary)
+            summaries.append(dataclasses.replace(summary, keys=frozenset()))  # checked: held once, in seen
         if sum(1 for summary in summaries if summary.stacks) > 1:
             raise Unsplittable("stack files in two parts")
         return summaries
