@@ -40,8 +40,10 @@ fleet = Fleet(
         ),
         pin_amis=settings.get_bool("pinAmis") or False,
         # `pulumi config set --secret --path` on any part marks the whole key secret: keep its specs secret.
-        secret=any(pulumi.runtime.is_config_secret(settings.full_key(key))
-                   for key in ("nodeClasses", "nodePools", "nodeOverlays", "capacityBuffers")),
+        secret=any(
+            pulumi.runtime.is_config_secret(settings.full_key(key))
+            for key in ("nodeClasses", "nodePools", "nodeOverlays", "capacityBuffers")
+        ),
         **({"policy": policy} if (policy := settings.get_object("policy")) else {}),
         **({"workload_paths": paths} if (paths := settings.get_object("workloads")) is not None else {}),
         **({"controller": controller} if controller is not None else {}),

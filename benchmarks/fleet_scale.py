@@ -38,13 +38,15 @@ def node_class(index: int) -> dict:
 def node_pool(class_name: str, index: int) -> dict:
     categories = [["c"], ["m"], ["r"], ["c", "m"], ["m", "r"]][index % 5]
     return {
-        "template": {"spec": {
-            "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": class_name},
-            "requirements": [
-                {"key": "karpenter.k8s.aws/instance-category", "operator": "In", "values": categories},
-                {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]},
-            ],
-        }},
+        "template": {
+            "spec": {
+                "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": class_name},
+                "requirements": [
+                    {"key": "karpenter.k8s.aws/instance-category", "operator": "In", "values": categories},
+                    {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]},
+                ],
+            }
+        },
         "limits": {"cpu": "1000"},
     }
 
@@ -98,8 +100,10 @@ def main() -> None:
             planned = measure(["plan", "--all-stacks", "--embedded-aws", *cache, "--format", "json"], root)
             calls = sum(json.loads(planned["stdout"])["summary"]["awsCalls"].values())
             objects = stacks * args.classes * (1 + args.pools)
-            print(f"{stacks:>6} {objects:>8}  {validated['wall']:>8.2f}s {validated['rss']:>6.0f}MiB "
-                  f"{planned['wall']:>7.2f}s {planned['rss']:>6.0f}MiB {calls:>10}")
+            print(
+                f"{stacks:>6} {objects:>8}  {validated['wall']:>8.2f}s {validated['rss']:>6.0f}MiB "
+                f"{planned['wall']:>7.2f}s {planned['rss']:>6.0f}MiB {calls:>10}"
+            )
 
 
 if __name__ == "__main__":

@@ -65,8 +65,10 @@ def main_() -> None:
             outcome = "clean answer" if (code, answer) == (clean_code, clean) else "exit 3" if code == 3 else "WRONG"
             outcomes[outcome] += 1
         times.sort()
-        print(f"{args.runs} runs with {args.fraction:.0%} of attempts failing ({injected} faults injected): "
-              + ", ".join(f"{n} {outcome}" for outcome, n in sorted(outcomes.items())))
+        print(
+            f"{args.runs} runs with {args.fraction:.0%} of attempts failing ({injected} faults injected): "
+            + ", ".join(f"{n} {outcome}" for outcome, n in sorted(outcomes.items()))
+        )
         print(f"  run time: median {times[len(times) // 2]:.1f} s, max {times[-1]:.1f} s")
         os.environ[DEADLINE_ENV] = str(args.down_deadline)
         proxy.reseed(0, fraction=1.0)

@@ -18,11 +18,11 @@ import time
 from pathlib import Path
 
 from karpenter_gitops.adapters.aws.embedded import embedded_aws
+from karpenter_gitops.core.versions import Kubernetes
 from karpenter_gitops.karpenter.amifamily import resolver as ami_mapping
 from karpenter_gitops.load.into_inputs import load_documents
 from karpenter_gitops.reconcile import reconcile
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
-from karpenter_gitops.core.versions import Kubernetes
 
 SELECTOR_SETS = [
     {"amiSelectorTerms": [{"alias": "al2023@v20250201"}]},
@@ -101,7 +101,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1, 10, 100, 1000])
     args = parser.parse_args()
-    print("| NodeClasses | NodePools | cold wall | warm wall | mapping (warm) | AWS calls cold | catalogue calls warm | peak RSS |")
+    print(
+        "| NodeClasses | NodePools | cold wall | warm wall | mapping (warm) | AWS calls cold | catalogue calls warm | peak RSS |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     with embedded_aws() as env:
         for size in args.sizes:

@@ -26,8 +26,8 @@ from moto.ec2.models.instance_types import INSTANCE_TYPES
 from karpenter_gitops.adapters.aws.pricing import on_demand_prices
 from karpenter_gitops.core import labels
 from karpenter_gitops.core.findings import Source
-from karpenter_gitops.karpenter.amifamily.resolver import LabelledCatalogue
 from karpenter_gitops.core.requirements import Requirement, Requirements
+from karpenter_gitops.karpenter.amifamily.resolver import LabelledCatalogue
 from karpenter_gitops.karpenter.scheduling import (
     DaemonSet,
     NodeClassSettings,
@@ -36,9 +36,9 @@ from karpenter_gitops.karpenter.scheduling import (
     PriceTable,
     World,
     instance_types,
+    resources,
     simulate,
 )
-from karpenter_gitops.karpenter.scheduling import resources
 from karpenter_gitops.karpenter.scheduling.matching import LabelSelector, Taint, Toleration
 from karpenter_gitops.karpenter.scheduling.pods import AffinityTerm, Container, Spread, replicas
 
@@ -59,8 +59,17 @@ def node_pools(count: int) -> tuple[NodePoolSpec, ...]:
         ])  # fmt: skip
         taints = (Taint("dedicated", f"team-{index}", "NoSchedule"),) if index in (3, 7) else ()
         limits = resources.vector({"cpu": "2000", "memory": "8000Gi"}) if index % 5 == 0 else None
-        pools.append(NodePoolSpec(f"pool-{index:02d}", "default", requirements, {"team": f"team-{index}"}, taints, weight=index % 4 * 10,
-                                  limits=limits))
+        pools.append(
+            NodePoolSpec(
+                f"pool-{index:02d}",
+                "default",
+                requirements,
+                {"team": f"team-{index}"},
+                taints,
+                weight=index % 4 * 10,
+                limits=limits,
+            )
+        )
     return tuple(pools)
 
 
@@ -83,10 +92,20 @@ def workloads(pods: int, pools: int) -> tuple[list, list]:
             node_selector=selector_labels, tolerations=tolerations, spreads=spreads, anti_affinity=anti, preferred_terms=preferred,
         ))  # fmt: skip
     all_pods = [pod for template in templates for pod in replicas(template, per)]
-    daemons = [DaemonSet(name, PodTemplate("kube-system", f"DaemonSet/{name}", source, {"app": name},
-                                           (Container("main", {"cpu": cpu, "memory": memory}),),
-                                           tolerations=(Toleration(operator="Exists"),)))
-               for name, cpu, memory in (("aws-node", "25m", "64Mi"), ("kube-proxy", "100m", "128Mi"), ("node-exporter", "50m", "64Mi"))]
+    daemons = [
+        DaemonSet(
+            name,
+            PodTemplate(
+                "kube-system",
+                f"DaemonSet/{name}",
+                source,
+                {"app": name},
+                (Container("main", {"cpu": cpu, "memory": memory}),),
+                tolerations=(Toleration(operator="Exists"),),
+            ),
+        )
+        for name, cpu, memory in (("aws-node", "25m", "64Mi"), ("kube-proxy", "100m", "128Mi"), ("node-exporter", "50m", "64Mi"))
+    ]
     return all_pods, daemons
 
 
@@ -101,13 +120,16 @@ def main() -> int:
     catalogue = LabelledCatalogue(INSTANCE_TYPES.values(), {name: ZONES for name in INSTANCE_TYPES}, REGION)
     table = on_demand_prices(REGION)
     prices = PriceTable(table.prices, table.note)
-    types = instance_types(catalogue.infos.values(), catalogue.zones, REGION, NodeClassSettings("default"), prices,
-                           known=catalogue.requirements())
+    types = instance_types(
+        catalogue.infos.values(), catalogue.zones, REGION, NodeClassSettings("default"), prices, known=catalogue.requirements()
+    )
     pods, daemons = workloads(args.pods, args.pools)
     world = World(node_pools(args.pools), {"default": types}, tuple(pods), tuple(daemons), prices.source)
     build_cpu, build_wall = time.process_time() - start_cpu, time.perf_counter() - start_wall
-    print(f"world: {len(types)} instance types, {len(world.node_pools)} NodePools, {len(pods)} pods, {len(daemons)} DaemonSets; "
-          f"built in {build_cpu:.2f} s CPU ({build_wall:.2f} s wall)")
+    print(
+        f"world: {len(types)} instance types, {len(world.node_pools)} NodePools, {len(pods)} pods, {len(daemons)} DaemonSets; "
+        f"built in {build_cpu:.2f} s CPU ({build_wall:.2f} s wall)"
+    )
     for _ in range(args.repeat):
         cpu, wall = time.process_time(), time.perf_counter()
         forecast = simulate(world)
@@ -116,8 +138,10 @@ def main() -> int:
         scheduled = sum(p.pods for p in forecast.pools)
         unscheduled = sum(len(u.pods) for u in forecast.unschedulable)
         low, high = forecast.hourly
-        print(f"simulate: {cpu:.2f} s CPU ({wall:.2f} s wall): {nodes} NodeClaims, {scheduled} pods scheduled, "
-              f"{unscheduled} unschedulable, ${low:,.2f}–${high:,.2f}/h")
+        print(
+            f"simulate: {cpu:.2f} s CPU ({wall:.2f} s wall): {nodes} NodeClaims, {scheduled} pods scheduled, "
+            f"{unscheduled} unschedulable, ${low:,.2f}–${high:,.2f}/h"
+        )
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak memory (max RSS): {peak:,.0f} MiB")
     return 0

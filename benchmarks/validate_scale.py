@@ -65,21 +65,33 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=object_count, nargs="+", default=[1_000, 10_000, 50_000, 500_000])
     parser.add_argument("--per-file", type=int, default=1_000, help="objects per file; 0 puts them all in one file")
-    parser.add_argument("--format", choices=["json", "jsonl"], default="json",
-                        help="jsonl: runs of 100 MB and more are judged part by part, their findings printed as they come")
+    parser.add_argument(
+        "--format",
+        choices=["json", "jsonl"],
+        default="json",
+        help="jsonl: runs of 100 MB and more are judged part by part, their findings printed as they come",
+    )
     parser.add_argument("--cap", type=float, default=900, help="seconds a run may take before it is stopped")
     parser.add_argument("--cap-mib", type=int, default=8_192, help="address space a run may take before it fails")
     args = parser.parse_args()
     print(f"machine: {platform.machine()}, {os.cpu_count()} CPUs, {platform.python_implementation()} {platform.python_version()}")
     layout = "one file" if args.per_file == 0 else f"files of {args.per_file:,} objects"
-    print(f"validate --format {args.format} on {layout}; stopped after {args.cap:,.0f} s or {args.cap_mib:,} MiB of address space")
+    print(
+        f"validate --format {args.format} on {layout}; stopped after {args.cap:,.0f} s or {args.cap_mib:,} MiB of address space"
+    )
     print(f"load average at the start: {os.getloadavg()[0]:.1f}")
-    print(f"  {'objects':>9} {'seconds':>9} {'CPU s':>7} {'objects/s':>10} {'µs/object':>9} {'peak MiB':>8} {'KB/obj':>7} {'margin µs':>9} {'KB':>7}")
+    print(
+        f"  {'objects':>9} {'seconds':>9} {'CPU s':>7} {'objects/s':>10} {'µs/object':>9} {'peak MiB':>8} {'KB/obj':>7} {'margin µs':>9} {'KB':>7}"
+    )
     previous, sound, at_target = None, True, None
     for size in sorted(args.sizes):
         with tempfile.TemporaryDirectory() as tmp:
             write_objects(Path(tmp), size, per_file=args.per_file or size)
-            done = run([str(CONSOLE_SCRIPT), "validate", "--no-cache", "--format", args.format, tmp], cap_seconds=args.cap, cap_mib=args.cap_mib)
+            done = run(
+                [str(CONSOLE_SCRIPT), "validate", "--no-cache", "--format", args.format, tmp],
+                cap_seconds=args.cap,
+                cap_mib=args.cap_mib,
+            )
         print(line(size, done, previous), flush=True)
         ok = not done.capped and done.returncode in (0, 1) and judged(done) == size
         sound = sound and (ok or done.capped)  # a capped run is a figure too (a lower bound), said in its line

@@ -166,7 +166,9 @@ def measure(sides: list[str], setup: Setup, rounds: int) -> list[Figure]:
         objects, errors = counted(side, done[-1])
         if done[-1].returncode not in (0, 1):
             print(f"  {side}: exited {done[-1].returncode}: {done[-1].stderr.strip()[-500:]}", file=sys.stderr)
-        seconds, cpu_seconds, rss_mib = (statistics.median(getattr(r, field) for r in done) for field in ("seconds", "cpu_seconds", "rss_mib"))
+        seconds, cpu_seconds, rss_mib = (
+            statistics.median(getattr(r, field) for r in done) for field in ("seconds", "cpu_seconds", "rss_mib")
+        )
         figures.append(Figure(side, seconds, cpu_seconds, rss_mib, objects, errors))
     return figures
 
@@ -231,7 +233,9 @@ def main() -> int:
     print(f"machine: {platform.machine()}, {os.cpu_count()} CPUs, {platform.python_implementation()} {platform.python_version()}")
     print(f"install: {install()}")
     print(f"CRDs: Karpenter {args.release}; kubeconform {kubeconform.VERSION}; median of {args.rounds} rounds")
-    print(f"load average at the start: {os.getloadavg()[0]:.1f}; under load wall times stretch, most for kubeconform's threads: read CPU s too")
+    print(
+        f"load average at the start: {os.getloadavg()[0]:.1f}; under load wall times stretch, most for kubeconform's threads: read CPU s too"
+    )
     sound = True
     for size in args.sizes:
         with tempfile.TemporaryDirectory() as tmp:

@@ -76,8 +76,13 @@ STAGES = {
 
 def commands_page() -> str:
     """Every command of the click tree: usage, help and each option as `--help` shows it."""
-    lines = ["# Commands", "", "`karpenter-gitops COMMAND --help` (or `-h`) prints the same; every command shares the",
-             "[exit-code contract](../concepts/exit-codes.md).", ""]
+    lines = [
+        "# Commands",
+        "",
+        "`karpenter-gitops COMMAND --help` (or `-h`) prints the same; every command shares the",
+        "[exit-code contract](../concepts/exit-codes.md).",
+        "",
+    ]
     # with the group's settings, as the CLI makes its context: a command makes its help option once, from the first
     # context it sees, so a context without -h would leave `COMMAND -h` refused for the rest of the process
     group_ctx = click.Context(cli, info_name="karpenter-gitops", **cli.context_settings)
@@ -88,8 +93,16 @@ def commands_page() -> str:
     lines.append("")
     for name, command in sorted(cli.commands.items()):
         ctx = click.Context(command, info_name=name, parent=group_ctx)
-        lines += [f"## `{name}`", "", "```text", f"karpenter-gitops {name} {' '.join(command.collect_usage_pieces(ctx))}",
-                  "```", "", prose(inspect.cleandoc(command.help or "")), ""]
+        lines += [
+            f"## `{name}`",
+            "",
+            "```text",
+            f"karpenter-gitops {name} {' '.join(command.collect_usage_pieces(ctx))}",
+            "```",
+            "",
+            prose(inspect.cleandoc(command.help or "")),
+            "",
+        ]
         records = [p.get_help_record(ctx) for p in command.params if isinstance(p, click.Option)]
         lines += [f"- `{opts}`: {prose(help_)}" if help_ else f"- `{opts}`" for opts, help_ in filter(None, records)]
         lines.append("")
@@ -150,8 +163,11 @@ def rule_page(rule: Rule) -> str:
     severity = f"`{rule.severity.value}`"
     if rule.production is not None:
         severity += f"; `{rule.production.value}` in a stack with `production: true`"
-    origin = ("mirrors Karpenter's own validation: it cannot be switched off, downgraded or waived"
-              if rule.origin == "karpenter" else "stricter than Karpenter: a stack's policy block may change or waive it")
+    origin = (
+        "mirrors Karpenter's own validation: it cannot be switched off, downgraded or waived"
+        if rule.origin == "karpenter"
+        else "stricter than Karpenter: a stack's policy block may change or waive it"
+    )
     facts = [
         ("severity", severity),
         ("kinds", ", ".join(sorted(rule.kinds))),
@@ -167,17 +183,34 @@ def rule_page(rule: Rule) -> str:
     lines += [f"| {name} | {_cell(value)} |" for name, value in facts]
     lines += ["", "## Severity per release", "", "| Karpenter | severity |", "|---|---|"]
     lines += [f"| {span} | {state} |" for span, state in severity_by_release(rule)]
-    lines += ["", f"How a severity is chosen: [Error or warning]({depth}concepts/severity.md).", "", "## Fix", "", prose(rule.fix), ""]
+    lines += [
+        "",
+        f"How a severity is chosen: [Error or warning]({depth}concepts/severity.md).",
+        "",
+        "## Fix",
+        "",
+        prose(rule.fix),
+        "",
+    ]
     if rule.params:
-        lines += ["## Parameters", "", f"Set in the stack's [`{NAMESPACE}:policy`]({depth}reference/stack-keys.md#policy) block "
-                  "or the policy pack's config.", ""]
+        lines += [
+            "## Parameters",
+            "",
+            f"Set in the stack's [`{NAMESPACE}:policy`]({depth}reference/stack-keys.md#policy) block "
+            "or the policy pack's config.",
+            "",
+        ]
         lines += [f"- `{p.name}` (default `{json.dumps(p.default)}`): {prose(p.expected)}" for p in rule.params]
         lines.append("")
     for title, cases in (("Good", rule.good), ("Bad", rule.bad)):
         if not cases:
             continue
-        lines += [f"## {title} examples", "",
-                  f"Patches onto the [base objects]({depth}reference/rules/index.md#examples) ({'' if title == 'Good' else 'each '}checked by the test-suite).", ""]
+        lines += [
+            f"## {title} examples",
+            "",
+            f"Patches onto the [base objects]({depth}reference/rules/index.md#examples) ({'' if title == 'Good' else 'each '}checked by the test-suite).",
+            "",
+        ]
         for case in cases:
             lines += ["```yaml", _yaml(dict(case)), "```", ""]
     return "\n".join(lines)
@@ -185,20 +218,31 @@ def rule_page(rule: Rule) -> str:
 
 def rules_index() -> str:
     """The catalogue as one table, plus the base objects the examples patch."""
-    lines = ["# Rules", "", f"{len(registry.RULES)} rules, one page each. `error` fails the run, `warning` and `info` are "
-             "reported; [how the severity is chosen](../../concepts/severity.md). Hygiene policies (marked *policy*) "
-             "run with `validate --policy` and in the policy pack.", "",
-             "| rule | severity | kinds | releases | what |", "|---|---|---|---|---|"]
+    lines = [
+        "# Rules",
+        "",
+        f"{len(registry.RULES)} rules, one page each. `error` fails the run, `warning` and `info` are "
+        "reported; [how the severity is chosen](../../concepts/severity.md). Hygiene policies (marked *policy*) "
+        "run with `validate --policy` and in the policy pack.",
+        "",
+        "| rule | severity | kinds | releases | what |",
+        "|---|---|---|---|---|",
+    ]
     for rule in sorted(registry.RULES.values(), key=lambda r: r.id):
         severity = rule.severity.value + (f" ({rule.production.value} in production)" if rule.production else "")
         kinds = ", ".join(sorted(rule.kinds)) + (" *policy*" if rule.hygiene else "")
         lines.append(f"| {_rule_link(rule.id)} | {severity} | {kinds} | {releases_in_words(rule)} | {_cell(rule.doc)} |")
-    lines += ["", "## Examples", "",
-              "Each rule's good and bad examples are JSON merge patches (RFC 7386) onto these objects: the one of "
-              "the example's `kind`, or of the rule's only kind, else the EC2NodeClass. "
-              "`karpenterVersion` picks the release, `duplicate: true` adds the object twice, `controller` adds a "
-              "stack holding that controller block, `stack: true` declares the objects in a stack file, and "
-              "`featureGates` does too, with those gates in its cluster block.", ""]
+    lines += [
+        "",
+        "## Examples",
+        "",
+        "Each rule's good and bad examples are JSON merge patches (RFC 7386) onto these objects: the one of "
+        "the example's `kind`, or of the rule's only kind, else the EC2NodeClass. "
+        "`karpenterVersion` picks the release, `duplicate: true` adds the object twice, `controller` adds a "
+        "stack holding that controller block, `stack: true` declares the objects in a stack file, and "
+        "`featureGates` does too, with those gates in its cluster block.",
+        "",
+    ]
     for base in (examples.BASE_NODECLASS, examples.BASE_NODEPOOL, examples.BASE_NODEOVERLAY, examples.BASE_CAPACITYBUFFER):
         lines += ["```yaml", _yaml(base), "```", ""]
     return "\n".join(lines)
@@ -228,27 +272,58 @@ def _field_table(fields: Mapping[str, controller_keys.Field]) -> list[str]:
 
 def stack_keys_page() -> str:
     """Every key of ours a stack file may hold, from the loader's tables."""
-    lines = ["# Stack keys", "",
-             f"A stack file `Pulumi.<stack>.yaml` holds one cluster's settings under `config:`, each key as "
-             f"`{NAMESPACE}:<key>`. An unknown key is an error with a did-you-mean hint. Keys of other namespaces "
-             "belong to their providers; `plan` and the Pulumi program read the `aws:` ones as pulumi-aws does "
-             "([AWS settings](../guides/pulumi.md)).", "",
-             *_key_table(keys.STACK_KEYS), "",
-             "## cluster", "", *_key_table(keys.CLUSTER_KEYS), "",
-             "## nodeClasses and nodePools", "",
-             "Names map to specs spelled as the CRDs' `spec` (camelCase); the [rules](rules/index.md) check them.", "",
-             "## policy", "", *_key_table(keys.POLICY_KEYS), "",
-             "Each entry of `rules` takes:", "", *_key_table(keys.RULE_SETTING_KEYS), "",
-             "And the parameters rules declare:", "",
-             "| key | default | value | read by |", "|---|---|---|---|"]
+    lines = [
+        "# Stack keys",
+        "",
+        f"A stack file `Pulumi.<stack>.yaml` holds one cluster's settings under `config:`, each key as "
+        f"`{NAMESPACE}:<key>`. An unknown key is an error with a did-you-mean hint. Keys of other namespaces "
+        "belong to their providers; `plan` and the Pulumi program read the `aws:` ones as pulumi-aws does "
+        "([AWS settings](../guides/pulumi.md)).",
+        "",
+        *_key_table(keys.STACK_KEYS),
+        "",
+        "## cluster",
+        "",
+        *_key_table(keys.CLUSTER_KEYS),
+        "",
+        "## nodeClasses and nodePools",
+        "",
+        "Names map to specs spelled as the CRDs' `spec` (camelCase); the [rules](rules/index.md) check them.",
+        "",
+        "## policy",
+        "",
+        *_key_table(keys.POLICY_KEYS),
+        "",
+        "Each entry of `rules` takes:",
+        "",
+        *_key_table(keys.RULE_SETTING_KEYS),
+        "",
+        "And the parameters rules declare:",
+        "",
+        "| key | default | value | read by |",
+        "|---|---|---|---|",
+    ]
     for param in sorted(registry.PARAMS.values(), key=lambda p: p.name):
         readers = ", ".join(_rule_link(rule_id, from_rules_dir=False) for rule_id in _readers(param))
         lines.append(f"| `{param.name}` | `{json.dumps(param.default)}` | {_cell(param.expected)} | {readers} |")
-    lines += ["", "## waivers", "", "A list of entries (also the `waivers:` list of a waiver file):", "",
-              *_key_table(keys.WAIVER_KEYS, required=True), "",
-              "## amiSources", "", "Class name → a list of AMI selector terms (`name`, `tags`, `ssmParameter`, with an "
-              "optional `owner`), as in the CRD; only for classes pinned by `id`.", "",
-              "## controller", "", *_field_table(controller_keys.FIELDS), ""]
+    lines += [
+        "",
+        "## waivers",
+        "",
+        "A list of entries (also the `waivers:` list of a waiver file):",
+        "",
+        *_key_table(keys.WAIVER_KEYS, required=True),
+        "",
+        "## amiSources",
+        "",
+        "Class name → a list of AMI selector terms (`name`, `tags`, `ssmParameter`, with an "
+        "optional `owner`), as in the CRD; only for classes pinned by `id`.",
+        "",
+        "## controller",
+        "",
+        *_field_table(controller_keys.FIELDS),
+        "",
+    ]
     for block, (doc, fields) in controller_keys.BLOCKS.items():
         lines += [f"### controller.{block}", "", doc, "", *_field_table(fields), ""]
     return "\n".join(lines)
@@ -272,7 +347,9 @@ def _schema_changes(cls: type, path: str) -> Iterator[tuple[versions.Release, st
         if field.item is not None and dataclasses.is_dataclass(field.item):
             if (opened := getattr(field.item, "OPEN_SINCE", None)) is not None:
                 yield opened, f"keeps any field under `{where}`: Karpenter checks the block, not the API server"
-            yield from _schema_changes(field.item, where + ("[]" if field.kind == "list" else ".*" if field.kind == "map" else ""))
+            yield from _schema_changes(
+                field.item, where + ("[]" if field.kind == "list" else ".*" if field.kind == "map" else "")
+            )
 
 
 def release_changes() -> dict[versions.Release, list[str]]:
@@ -280,7 +357,12 @@ def release_changes() -> dict[versions.Release, list[str]]:
     changes: dict[versions.Release, list[str]] = {release: [] for release in RELEASES}
     for kind, api in ((NODEOVERLAY, NODEOVERLAY_API), (CAPACITYBUFFER, CAPACITYBUFFER_API)):
         changes[KIND_SINCE[kind]].append(f"{kind} (`{api}`) is served, and checked with its CRD's rules")
-    specs = ((EC2NODECLASS, EC2NodeClassSpec), (NODEPOOL, NodePoolSpec), (NODEOVERLAY, NodeOverlaySpec), (CAPACITYBUFFER, CapacityBufferSpec))
+    specs = (
+        (EC2NODECLASS, EC2NodeClassSpec),
+        (NODEPOOL, NodePoolSpec),
+        (NODEOVERLAY, NodeOverlaySpec),
+        (CAPACITYBUFFER, CapacityBufferSpec),
+    )
     for kind, spec in specs:
         for since, what in sorted(_schema_changes(spec, "spec")):
             changes[since].append(f"{kind} {what}")
@@ -289,19 +371,25 @@ def release_changes() -> dict[versions.Release, list[str]]:
             changes[since].append(f"NodePool requirements and labels accept `karpenter.k8s.aws/{label}`")
     for rule in sorted(registry.RULES.values(), key=lambda r: r.id):
         if rule.since in changes and rule.since != RELEASES[0]:
-            changes[rule.since].append(f"{_rule_link(rule.id, from_rules_dir=False)} applies ({rule.severity.value}): {prose(rule.doc)}")
+            changes[rule.since].append(
+                f"{_rule_link(rule.id, from_rules_dir=False)} applies ({rule.severity.value}): {prose(rule.doc)}"
+            )
         if rule.until in changes:
             changes[rule.until].append(f"{_rule_link(rule.id, from_rules_dir=False)} no longer applies")
     return changes
 
 
 def releases_page() -> str:
-    lines = ["# Karpenter releases", "",
-             f"Supported: {versions.show(RELEASES[0])} to {versions.show(RELEASES[-1])}; the default is "
-             f"{versions.show(versions.DEFAULT)}. Pick one with `--karpenter-version` or the stack's "
-             f"`{NAMESPACE}:cluster.karpenterVersion`; schema fields, enum values and rules follow it, and a newer "
-             f"release is judged as {versions.show(RELEASES[-1])} with a line saying so. What each release changed, "
-             "as this project checks it:", ""]
+    lines = [
+        "# Karpenter releases",
+        "",
+        f"Supported: {versions.show(RELEASES[0])} to {versions.show(RELEASES[-1])}; the default is "
+        f"{versions.show(versions.DEFAULT)}. Pick one with `--karpenter-version` or the stack's "
+        f"`{NAMESPACE}:cluster.karpenterVersion`; schema fields, enum values and rules follow it, and a newer "
+        f"release is judged as {versions.show(RELEASES[-1])} with a line saying so. What each release changed, "
+        "as this project checks it:",
+        "",
+    ]
     for release, changed in sorted(release_changes().items(), reverse=True):
         title = f"## {versions.show(release)}" + (" (default)" if release == versions.DEFAULT else "")
         if release == RELEASES[0]:
@@ -336,7 +424,11 @@ def step_graph() -> str:
     steps = list(STEPS.steps.values())
     lines = ["```mermaid", "flowchart LR"]
     for scope in Scope:
-        lines += [f'  subgraph {scope.name.lower()}["{scope.value}"]', *(f"    {s.name}" for s in steps if s.scope is scope), "  end"]
+        lines += [
+            f'  subgraph {scope.name.lower()}["{scope.value}"]',
+            *(f"    {s.name}" for s in steps if s.scope is scope),
+            "  end",
+        ]
     for step in steps:
         lines += [*(f"  {need} --> {step.name}" for need in step.needs), *(f"  {read} -.-> {step.name}" for read in step.reads)]
     lines += ["```", "", "| step | runs | needs (waits until they are ready) | reads (as they came out) |", "|---|---|---|---|"]
@@ -437,17 +529,23 @@ def layer_map() -> str:
     lines = ["```mermaid", "flowchart TB", *(f'  {part}["{part}/"]' for part in (*SHELLS, *order))]
     lines += [f"  {upper} --> {lower}" for above, below in itertools.pairwise(groups) for upper in above for lower in below]
     lines += [f"  {shell} -.-> {name}" for shell in SHELLS for name in order if name in imports.run_time.get(shell, ())]
-    lines += ["```", "",
-              "A solid arrow joins a layer to the next one down in the contracts' order; a layer may import any layer "
-              "below it, and which of them it does is listed under the chart. A dotted arrow is an import a shell has.", ""]
+    lines += [
+        "```",
+        "",
+        "A solid arrow joins a layer to the next one down in the contracts' order; a layer may import any layer "
+        "below it, and which of them it does is listed under the chart. A dotted arrow is an import a shell has.",
+        "",
+    ]
 
     def ranked(parts) -> list[str]:
         return sorted(parts, key=lambda part: (order.index(part) if part in order else len(order), part))
 
     def imports_line(part: str) -> str:
         importers = ranked(p for p, names in imports.run_time.items() if part in names)
-        line = (f"Imports: {_names(ranked(imports.run_time.get(part, ()))) or 'nothing of the project'}. "
-                f"Imported by: {_names(importers) or 'nothing of the project'}.")
+        line = (
+            f"Imports: {_names(ranked(imports.run_time.get(part, ()))) or 'nothing of the project'}. "
+            f"Imported by: {_names(importers) or 'nothing of the project'}."
+        )
         if part in imports.annotations_only:
             line += f" Names types of {_names(ranked(imports.annotations_only[part]))} in annotations only (`if TYPE_CHECKING:`)."
         return line
@@ -455,8 +553,12 @@ def layer_map() -> str:
     for name in order:
         lines += [f"**`{PACKAGE}/{name}/`** — {_first_paragraph(f'{PACKAGE}.{name}')}", "", imports_line(name), ""]
     for shell in SHELLS:
-        lines += [f"**`{shell}/`** — {_first_paragraph(shell)}", "",
-                  f"{imports_line(shell)} Never imports (a forbidden contract): {_names(_forbidden_layers(shell))}.", ""]
+        lines += [
+            f"**`{shell}/`** — {_first_paragraph(shell)}",
+            "",
+            f"{imports_line(shell)} Never imports (a forbidden contract): {_names(_forbidden_layers(shell))}.",
+            "",
+        ]
     lines += ["Inside a layer, the modules are ordered too (top to bottom; `|` joins modules that do not import each other):", ""]
     for contract in _contracts():
         if contract["type"] == "layers" and "containers" in contract:
@@ -474,7 +576,9 @@ RECONCILIATION = DOCS / "concepts" / "reconciliation.md"
 ARCHITECTURE = DOCS / "project" / "architecture.md"
 DRAWINGS = (
     Drawing(RECONCILIATION, "karpenter_gitops/reconcile/steps.py", step_graph),
-    Drawing(ARCHITECTURE, "the import contracts in pyproject.toml, the imports in the code and each package's docstring", layer_map),
+    Drawing(
+        ARCHITECTURE, "the import contracts in pyproject.toml, the imports in the code and each package's docstring", layer_map
+    ),
 )
 
 

@@ -49,7 +49,9 @@ def main(stack: str) -> int:
         run = lambda *args: subprocess.run(args, cwd=work, env=environment).returncode  # noqa: E731
         if run("pulumi", "stack", "init", stack, "--secrets-provider", "passphrase") != 0:
             return 1
-        pack = subprocess.run([BIN / "karpenter-gitops", "policy-pack"], capture_output=True, text=True, check=True).stdout.strip()
+        pack = subprocess.run(
+            [BIN / "karpenter-gitops", "policy-pack"], capture_output=True, text=True, check=True
+        ).stdout.strip()
         return run(str(BIN / "karpenter-gitops"), "embedded-aws", "--", "pulumi", "preview", "--policy-pack", pack)
     finally:
         shutil.rmtree(work, ignore_errors=True)

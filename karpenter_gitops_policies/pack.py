@@ -82,7 +82,12 @@ QUEUE_TYPE = "aws:sqs/queue:Queue"
 KMS_KEY_TYPES = ("aws:kms/key:Key", "aws:kms/keyPolicy:KeyPolicy")
 POD_IDENTITY_TYPE = "aws:eks/podIdentityAssociation:PodIdentityAssociation"
 FARGATE_PROFILE_TYPE = "aws:eks/fargateProfile:FargateProfile"
-KIND_OF_TYPE = {NODECLASS_TYPE: EC2NODECLASS, NODEPOOL_TYPE: NODEPOOL, NODEOVERLAY_TYPE: NODEOVERLAY, CAPACITYBUFFER_TYPE: CAPACITYBUFFER}
+KIND_OF_TYPE = {
+    NODECLASS_TYPE: EC2NODECLASS,
+    NODEPOOL_TYPE: NODEPOOL,
+    NODEOVERLAY_TYPE: NODEOVERLAY,
+    CAPACITYBUFFER_TYPE: CAPACITYBUFFER,
+}
 WAIVER_FILE = Path(__file__).with_name("waivers.yaml")
 WAIVER_FILE_ENV = "KARPENTER_GITOPS_WAIVERS"
 
@@ -110,7 +115,11 @@ UNSEEN = {
     },
     **{r.id: "needs the user's CRD files (validate --crd)" for r in registry.RULES.values() if r.stage is Stage.CRD},
 }
-_POLICY_SEVERITY = {Severity.ERROR: PolicySeverity.HIGH, Severity.WARNING: PolicySeverity.MEDIUM, Severity.INFO: PolicySeverity.LOW}
+_POLICY_SEVERITY = {
+    Severity.ERROR: PolicySeverity.HIGH,
+    Severity.WARNING: PolicySeverity.MEDIUM,
+    Severity.INFO: PolicySeverity.LOW,
+}
 
 
 def enforcement(severity: Severity) -> EnforcementLevel:
@@ -269,9 +278,7 @@ def _known(resource, key: str) -> Any:
 def _named(args: StackValidationArgs, resource_type: str, key: str) -> dict[str, pack_coherence.Created]:
     """Property ``key`` of each resource of a type, by the resource's name (those whose name is known)."""
     return {
-        name: pack_coherence.Created(_known(r, key), r.urn)
-        for r in _of_type(args, resource_type)
-        if (name := _known(r, "name"))
+        name: pack_coherence.Created(_known(r, key), r.urn) for r in _of_type(args, resource_type) if (name := _known(r, "name"))
     }
 
 
@@ -298,7 +305,9 @@ def created_stack(args: StackValidationArgs) -> pack_coherence.CreatedStack:
             for a in _of_type(args, POD_IDENTITY_TYPE)
         ],
         fargate_profiles=[
-            pack_coherence.FargateProfile(_known(p, "clusterName"), _known(p, "selectors"), _known(p, "fargateProfileName") or p.name)
+            pack_coherence.FargateProfile(
+                _known(p, "clusterName"), _known(p, "selectors"), _known(p, "fargateProfileName") or p.name
+            )
             for p in _of_type(args, FARGATE_PROFILE_TYPE)
         ],
     )

@@ -17,7 +17,6 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from karpenter_gitops_pulumi.errors import one_line_errors, refuse_errors
 from karpenter_gitops.app import stack
 from karpenter_gitops.controller import coherence, iam
 from karpenter_gitops.core import versions
@@ -33,6 +32,7 @@ from karpenter_gitops.core.inputs import (
 )
 from karpenter_gitops.core.model import CAPACITYBUFFER_API
 from karpenter_gitops.rules import controller as controller_rules
+from karpenter_gitops_pulumi.errors import one_line_errors, refuse_errors
 
 _BLOCK = Source(stack.SOURCE, stack_key=CONTROLLER_KEY)
 QUEUE_TARGET_ID = "KarpenterInterruptionQueueTarget"
@@ -96,14 +96,16 @@ class KarpenterController(pulumi.ComponentResource):
         controller_role = self._controller_role(name, settings, iam.controller_statements(settings, account, roles), child)
         queue = self._interruption_queue(name, settings, account, child) if given.queue else None
         identity = (
-            [aws.eks.PodIdentityAssociation(
-                f"{name}-pod-identity",
-                cluster_name=settings.cluster_name,
-                namespace=settings.namespace,
-                service_account=settings.service_account,
-                role_arn=controller_role.arn,
-                opts=child,
-            )]
+            [
+                aws.eks.PodIdentityAssociation(
+                    f"{name}-pod-identity",
+                    cluster_name=settings.cluster_name,
+                    namespace=settings.namespace,
+                    service_account=settings.service_account,
+                    role_arn=controller_role.arn,
+                    opts=child,
+                )
+            ]
             if settings.identity == POD_IDENTITY
             else []
         )
@@ -117,14 +119,16 @@ class KarpenterController(pulumi.ComponentResource):
         self.controller_role_arn = controller_role.arn
         self.queue_name = queue.name if queue else pulumi.Output.from_input(None)
         self.queue_arn = queue.arn if queue else pulumi.Output.from_input(None)
-        self.register_outputs({
-            "nodeRoleName": self.node_role_name,
-            "nodeRoleArn": self.node_role_arn,
-            "instanceProfileName": self.instance_profile_name,
-            "controllerRoleArn": self.controller_role_arn,
-            "queueName": self.queue_name,
-            "queueArn": self.queue_arn,
-        })
+        self.register_outputs(
+            {
+                "nodeRoleName": self.node_role_name,
+                "nodeRoleArn": self.node_role_arn,
+                "instanceProfileName": self.instance_profile_name,
+                "controllerRoleArn": self.controller_role_arn,
+                "queueName": self.queue_name,
+                "queueArn": self.queue_arn,
+            }
+        )
 
     def _release(self, name, settings, cluster, controller_role, waits, gates) -> k8s.helm.v3.Release | None:
         """Karpenter's CRDs (the ``karpenter-crd`` chart, so an upgrade upgrades them), then the controller
@@ -151,21 +155,37 @@ class KarpenterController(pulumi.ComponentResource):
         )
 
     @staticmethod
-    def _node_role(name: str, settings: ControllerSettings, account: iam.Account,
-                   child: pulumi.ResourceOptions) -> tuple[aws.iam.Role, aws.eks.AccessEntry, aws.iam.InstanceProfile | None]:
-        role = aws.iam.Role(f"{name}-node-role", name=settings.node_role_name,
-                            assume_role_policy=json.dumps(iam.node_role_trust()), opts=child)
+    def _node_role(
+        name: str, settings: ControllerSettings, account: iam.Account, child: pulumi.ResourceOptions
+    ) -> tuple[aws.iam.Role, aws.eks.AccessEntry, aws.iam.InstanceProfile | None]:
+        role = aws.iam.Role(
+            f"{name}-node-role", name=settings.node_role_name, assume_role_policy=json.dumps(iam.node_role_trust()), opts=child
+        )
         for short, arn in iam.node_managed_policies(settings, account.partition).items():
             aws.iam.RolePolicyAttachment(f"{name}-node-role-{short}", role=role.name, policy_arn=arn, opts=child)
         if settings.ip_family == IPV6:
-            aws.iam.RolePolicy(f"{name}-node-role-cni-ipv6", role=role.name,
-                               policy=json.dumps(iam.ipv6_cni_policy(account.partition)), opts=child)
-        entry = aws.eks.AccessEntry(f"{name}-node-access-entry", cluster_name=settings.cluster_name,
-                                    principal_arn=role.arn, type=settings.access_entry_type, opts=child)
+            aws.iam.RolePolicy(
+                f"{name}-node-role-cni-ipv6",
+                role=role.name,
+                policy=json.dumps(iam.ipv6_cni_policy(account.partition)),
+                opts=child,
+            )
+        entry = aws.eks.AccessEntry(
+            f"{name}-node-access-entry",
+            cluster_name=settings.cluster_name,
+            principal_arn=role.arn,
+            type=settings.access_entry_type,
+            opts=child,
+        )
         for other in settings.node_roles:
             if other.access_entry == ACCESS_CREATE:
-                aws.eks.AccessEntry(f"{name}-access-entry-{other.name.replace('/', '-')}", cluster_name=settings.cluster_name,
-                                    principal_arn=account.role_arn(other.name), type=settings.access_entry_type, opts=child)
+                aws.eks.AccessEntry(
+                    f"{name}-access-entry-{other.name.replace('/', '-')}",
+                    cluster_name=settings.cluster_name,
+                    principal_arn=account.role_arn(other.name),
+                    type=settings.access_entry_type,
+                    opts=child,
+                )
         profile = (
             aws.iam.InstanceProfile(f"{name}-instance-profile", name=settings.instance_profile_name, role=role.name, opts=child)
             if settings.create_instance_profile
@@ -174,36 +194,55 @@ class KarpenterController(pulumi.ComponentResource):
         return role, entry, profile
 
     @staticmethod
-    def _controller_role(name: str, settings: ControllerSettings, statements: list[dict[str, Any]],
-                         child: pulumi.ResourceOptions) -> aws.iam.Role:
+    def _controller_role(
+        name: str, settings: ControllerSettings, statements: list[dict[str, Any]], child: pulumi.ResourceOptions
+    ) -> aws.iam.Role:
         given = iam.names(settings)
-        role = aws.iam.Role(f"{name}-controller-role", name=given.controller_role,
-                            assume_role_policy=json.dumps(iam.controller_trust(settings)), opts=child)
+        role = aws.iam.Role(
+            f"{name}-controller-role",
+            name=given.controller_role,
+            assume_role_policy=json.dumps(iam.controller_trust(settings)),
+            opts=child,
+        )
         for index, doc in enumerate(iam.split_documents(statements)):
-            policy = aws.iam.Policy(f"{name}-controller-policy-{index + 1}", name=given.policy(index),
-                                    policy=json.dumps(doc), opts=child)
-            aws.iam.RolePolicyAttachment(f"{name}-controller-policy-{index + 1}-attachment", role=role.name,
-                                         policy_arn=policy.arn, opts=child)
+            policy = aws.iam.Policy(
+                f"{name}-controller-policy-{index + 1}", name=given.policy(index), policy=json.dumps(doc), opts=child
+            )
+            aws.iam.RolePolicyAttachment(
+                f"{name}-controller-policy-{index + 1}-attachment", role=role.name, policy_arn=policy.arn, opts=child
+            )
         return role
 
     @staticmethod
-    def _interruption_queue(name: str, settings: ControllerSettings, account: iam.Account,
-                            child: pulumi.ResourceOptions) -> aws.sqs.Queue:
+    def _interruption_queue(
+        name: str, settings: ControllerSettings, account: iam.Account, child: pulumi.ResourceOptions
+    ) -> aws.sqs.Queue:
         given = iam.names(settings)
         encryption = (
             {"kms_master_key_id": settings.kms_key_arn, "kms_data_key_reuse_period_seconds": 300}
             if settings.kms_key_arn
             else {"sqs_managed_sse_enabled": True}
         )
-        queue = aws.sqs.Queue(f"{name}-interruption-queue", name=given.queue,
-                              message_retention_seconds=iam.QUEUE_RETENTION_SECONDS, **encryption, opts=child)
-        aws.sqs.QueuePolicy(f"{name}-interruption-queue-policy", queue_url=queue.url,
-                            policy=json.dumps(iam.queue_policy(iam.queue_arn(settings, account))), opts=child)
+        queue = aws.sqs.Queue(
+            f"{name}-interruption-queue",
+            name=given.queue,
+            message_retention_seconds=iam.QUEUE_RETENTION_SECONDS,
+            **encryption,
+            opts=child,
+        )
+        aws.sqs.QueuePolicy(
+            f"{name}-interruption-queue-policy",
+            queue_url=queue.url,
+            policy=json.dumps(iam.queue_policy(iam.queue_arn(settings, account))),
+            opts=child,
+        )
         for event, rule_name in given.rules.items():
-            rule = aws.cloudwatch.EventRule(f"{name}-{event}", name=rule_name,
-                                            event_pattern=json.dumps(iam.event_pattern(event)), opts=child)
-            aws.cloudwatch.EventTarget(f"{name}-{event}-target", rule=rule.name, arn=queue.arn, target_id=QUEUE_TARGET_ID,
-                                       opts=child)
+            rule = aws.cloudwatch.EventRule(
+                f"{name}-{event}", name=rule_name, event_pattern=json.dumps(iam.event_pattern(event)), opts=child
+            )
+            aws.cloudwatch.EventTarget(
+                f"{name}-{event}-target", rule=rule.name, arn=queue.arn, target_id=QUEUE_TARGET_ID, opts=child
+            )
         return queue
 
     def node_class_wiring(self, args: pulumi.ResourceTransformationArgs) -> pulumi.ResourceTransformationResult | None:
@@ -231,7 +270,10 @@ class KarpenterController(pulumi.ComponentResource):
 
 def _judged(args: KarpenterControllerArgs) -> tuple[Inputs, versions.Release]:
     """The stack's objects and release, after the controller rules found no error."""
-    cluster = {"name": args["cluster_name"], **({"karpenterVersion": args["karpenter_version"]} if args.get("karpenter_version") else {})}
+    cluster = {
+        "name": args["cluster_name"],
+        **({"karpenterVersion": args["karpenter_version"]} if args.get("karpenter_version") else {}),
+    }
     inputs, release = stack.load_inputs(
         cluster, args.get("node_classes") or {}, args.get("node_pools") or {}, args.get("policy"), args.get("settings") or {}
     )

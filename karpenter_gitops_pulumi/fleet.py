@@ -5,13 +5,13 @@ from typing import Any, NotRequired, TypedDict
 
 import pulumi
 
-from karpenter_gitops_pulumi.errors import one_line_errors
+from karpenter_gitops.app import stack
+from karpenter_gitops.core.errors import InputError
 from karpenter_gitops_pulumi.controller import KarpenterController, KarpenterControllerArgs
+from karpenter_gitops_pulumi.errors import one_line_errors
 from karpenter_gitops_pulumi.nodeclass import ClusterArgs, NodeClass, NodeClassArgs, cluster_block
 from karpenter_gitops_pulumi.nodepool import NodePool, NodePoolArgs
 from karpenter_gitops_pulumi.scheduling import CapacityBuffer, CapacityBufferArgs, NodeOverlay, NodeOverlayArgs
-from karpenter_gitops.app import stack
-from karpenter_gitops.core.errors import InputError
 
 
 class FleetArgs(TypedDict):
@@ -80,19 +80,27 @@ class Fleet(pulumi.ComponentResource):
             )
             for pool in pools_by_class[class_name]:
                 pools[pool] = NodePool(
-                    pool, NodePoolArgs(spec=pool_specs[pool], node_class=classes[class_name], secret=bool(args.get("secret"))),
+                    pool,
+                    NodePoolArgs(spec=pool_specs[pool], node_class=classes[class_name], secret=bool(args.get("secret"))),
                     opts=child,
                 )
-        shared = {"cluster": args.get("cluster") or {}, "secret": bool(args.get("secret")),
-                  **({"policy": args["policy"]} if args.get("policy") else {})}
+        shared = {
+            "cluster": args.get("cluster") or {},
+            "secret": bool(args.get("secret")),
+            **({"policy": args["policy"]} if args.get("policy") else {}),
+        }
         for overlay, spec in (args.get("node_overlays") or {}).items():
             NodeOverlay(overlay, NodeOverlayArgs(spec=spec, **shared), opts=child)
         for buffer, spec in (args.get("capacity_buffers") or {}).items():
             CapacityBuffer(buffer, CapacityBufferArgs(spec=spec, **shared), opts=child)
         self.node_classes = pulumi.Output.from_input(
             {
-                n: {"amiIds": c.ami_ids, "instanceProfile": c.instance_profile, "conditions": c.conditions,
-                    **({"forecast": c.forecast} if c.forecast is not None else {})}
+                n: {
+                    "amiIds": c.ami_ids,
+                    "instanceProfile": c.instance_profile,
+                    "conditions": c.conditions,
+                    **({"forecast": c.forecast} if c.forecast is not None else {}),
+                }
                 for n, c in classes.items()
             }
         )
@@ -118,9 +126,7 @@ def _controller(args: FleetArgs, pool_specs: dict[str, Any], opts: pulumi.Resour
     )
 
 
-def _pools_by_class(
-    node_classes: dict[str, Any], node_pools: dict[str, Any], cluster: dict[str, str]
-) -> dict[str, list[str]]:
+def _pools_by_class(node_classes: dict[str, Any], node_pools: dict[str, Any], cluster: dict[str, str]) -> dict[str, list[str]]:
     """Pool names per class, read as the CLI reads them; a pool naming no class of the stack is refused
     before anything is registered (its class's reconciliation would never see it)."""
     inputs, _ = stack.load_inputs(cluster, node_classes, node_pools)
@@ -129,7 +135,9 @@ def _pools_by_class(
         template = pool.spec.template
         ref = template.spec.node_class_ref if template and template.spec else None
         if ref is None or ref.name not in by_class:
-            problems = [f"{o.violation.path}: {o.violation.message} [{o.rule}]" for o in inputs.observations if o.name == pool.name]
+            problems = [
+                f"{o.violation.path}: {o.violation.message} [{o.rule}]" for o in inputs.observations if o.name == pool.name
+            ]
             raise InputError(
                 f"NodePool {pool.name!r}: template.spec.nodeClassRef.name "
                 + (f"{ref.name!r} names no EC2NodeClass of this stack" if ref else "is missing")

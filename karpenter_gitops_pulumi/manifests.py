@@ -87,7 +87,8 @@ def node_pool_spec(spec: Mapping[str, Any], node_class_name: Any) -> dict[str, A
     disruption = {**copy.deepcopy(defaults), **(given or {})}
     if isinstance(disruption.get("budgets"), list):  # each item's ``nodes`` has a CRD default of its own
         disruption["budgets"] = [
-            {"nodes": BUDGET_NODES_DEFAULT, **budget} if isinstance(budget, Mapping) else budget for budget in disruption["budgets"]
+            {"nodes": BUDGET_NODES_DEFAULT, **budget} if isinstance(budget, Mapping) else budget
+            for budget in disruption["budgets"]
         ]
     result["disruption"] = disruption
     return result

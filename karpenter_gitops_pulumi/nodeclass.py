@@ -11,10 +11,10 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from karpenter_gitops_pulumi.errors import one_line_errors
-from karpenter_gitops_pulumi import manifests
-from karpenter_gitops_pulumi.reconciliation import Reconciliation
 from karpenter_gitops.core.model import EC2NODECLASS, EC2NODECLASS_API
+from karpenter_gitops_pulumi import manifests
+from karpenter_gitops_pulumi.errors import one_line_errors
+from karpenter_gitops_pulumi.reconciliation import Reconciliation
 
 # Written by the Karpenter controller, never by us (``pkg/controllers/nodeclass/`` of
 # github.com/aws/karpenter-provider-aws: the hash annotations, the finalizer, the status). With server-side
@@ -55,8 +55,12 @@ class ClusterArgs(TypedDict):
 
 def cluster_block(cluster: ClusterArgs | None) -> dict[str, Any]:
     """``ClusterArgs`` spelled as the stack file spells the cluster block."""
-    spelling = {"name": "name", "kubernetes_version": "kubernetesVersion", "karpenter_version": "karpenterVersion",
-                "feature_gates": "featureGates"}
+    spelling = {
+        "name": "name",
+        "kubernetes_version": "kubernetesVersion",
+        "karpenter_version": "karpenterVersion",
+        "feature_gates": "featureGates",
+    }
     return {spelling[key]: value for key, value in (cluster or {}).items() if value is not None}
 
 
@@ -130,7 +134,9 @@ class NodeClass(pulumi.ComponentResource):
             policy=args.get("policy"),
             opts=child,
             secret=secret,
-            node_overlay_specs={overlay: kept_secret(overlay_spec, secret) for overlay, overlay_spec in (args.get("node_overlays") or {}).items()},
+            node_overlay_specs={
+                overlay: kept_secret(overlay_spec, secret) for overlay, overlay_spec in (args.get("node_overlays") or {}).items()
+            },
             workloads=args.get("workloads"),
         )
         self.ami_ids = reconciliation.amis.apply(lambda amis: list(dict.fromkeys(a["id"] for a in amis)))

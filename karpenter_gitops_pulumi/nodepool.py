@@ -5,10 +5,10 @@ from typing import Any, NotRequired, TypedDict
 import pulumi
 import pulumi_kubernetes as k8s
 
-from karpenter_gitops_pulumi.errors import one_line_errors
-from karpenter_gitops_pulumi import manifests
-from karpenter_gitops_pulumi.nodeclass import NodeClass, kept_secret
 from karpenter_gitops.core.model import NODEPOOL, NODEPOOL_API
+from karpenter_gitops_pulumi import manifests
+from karpenter_gitops_pulumi.errors import one_line_errors
+from karpenter_gitops_pulumi.nodeclass import NodeClass, kept_secret
 
 # Written by Karpenter's core controller; never diffed (see nodeclass.CONTROLLER_OWNED).
 CONTROLLER_OWNED = [

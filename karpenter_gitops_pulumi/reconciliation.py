@@ -75,7 +75,8 @@ def _stack_settings(props: Mapping[str, Any]) -> dict[str, Any]:
         "node_classes": {props["nodeClassName"]: props.get("spec")},
         "node_pools": props.get("nodePoolSpecs") or {},
         "policy": props.get("policy"),
-        "node_overlays": props.get("nodeOverlaySpecs") or None,  # the stack's overlays: what each pool launches first, as plan says
+        "node_overlays": props.get("nodeOverlaySpecs")
+        or None,  # the stack's overlays: what each pool launches first, as plan says
     }
 
 
@@ -132,13 +133,15 @@ def _outputs(props: Mapping[str, Any], plan: Plan, forecast: dict[str, Any] | No
     class_plan = plan.node_classes[name]
     pools = {pool: p.to_json() for pool, p in sorted(plan.node_pools.items()) if p.node_class == name}
     # As they will come back: a refresh that changed nothing must read back exactly what create wrote.
-    return _stored({
-        **{key: props.get(key) for key in INPUT_KEYS},
-        **class_plan.to_json(),
-        "nodePools": pools,
-        "findings": [f.to_json() for f in plan.findings],
-        FORECAST: forecast,
-    })
+    return _stored(
+        {
+            **{key: props.get(key) for key in INPUT_KEYS},
+            **class_plan.to_json(),
+            "nodePools": pools,
+            "findings": [f.to_json() for f in plan.findings],
+            FORECAST: forecast,
+        }
+    )
 
 
 def _stored(value: Any) -> Any:
@@ -167,8 +170,15 @@ def _forecast_view(forecast: Mapping[str, Any] | None) -> tuple:
     """The NodeClaims per pool (type, capacity type) and the unschedulable pods: price updates alone are no change."""
     if not forecast:
         return ()
-    pools = tuple(sorted((name, tuple(sorted((c.get("instanceType") or "", c.get("capacityType") or "") for c in pool.get("nodeClaims") or ())))
-                         for name, pool in (forecast.get("nodePools") or {}).items()))
+    pools = tuple(
+        sorted(
+            (
+                name,
+                tuple(sorted((c.get("instanceType") or "", c.get("capacityType") or "") for c in pool.get("nodeClaims") or ())),
+            )
+            for name, pool in (forecast.get("nodePools") or {}).items()
+        )
+    )
     return pools, sum(u.get("pods", 0) for u in forecast.get("unschedulable") or ())
 
 
@@ -188,7 +198,9 @@ def _changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
             pools = sorted(p for p in set(before[key]) | set(after[key]) if before[key].get(p) != after[key].get(p))
             reasons.append(f"instance-type to AMI map of NodePool(s) {', '.join(pools)}")
         elif key == FORECAST:
-            reasons.append(f"forecast for the workloads: {stack.forecast_price(old.get(FORECAST))} -> {stack.forecast_price(new.get(FORECAST))}")
+            reasons.append(
+                f"forecast for the workloads: {stack.forecast_price(old.get(FORECAST))} -> {stack.forecast_price(new.get(FORECAST))}"
+            )
         else:
             reasons.append(f"{key}: {before[key]} -> {after[key]}")
     return reasons

@@ -16,10 +16,10 @@ from typing import Any, NotRequired, TypedDict
 import pulumi
 import pulumi_kubernetes as k8s
 
-from karpenter_gitops_pulumi.errors import one_line, one_line_errors, refuse_errors
-from karpenter_gitops_pulumi.nodeclass import ClusterArgs, cluster_block, kept_secret
 from karpenter_gitops.app import stack
 from karpenter_gitops.core.model import CAPACITYBUFFER, CAPACITYBUFFER_API, NODEOVERLAY, NODEOVERLAY_API, STACK_KEY
+from karpenter_gitops_pulumi.errors import one_line, one_line_errors, refuse_errors
+from karpenter_gitops_pulumi.nodeclass import ClusterArgs, cluster_block, kept_secret
 
 # Written by Karpenter (the overlay's validation condition, the buffer's computed replicas), never by us.
 CONTROLLER_OWNED = ["status"]

@@ -59,6 +59,7 @@ def cli(capsys, monkeypatch):
     """The CLI in-process, as a user runs it: ``cli("validate", path, "--format", "json")`` is its exit code
     and what it wrote (``code, out, err``); ``stdin=`` is what it reads from standard input (text, or the
     bytes a pipe would carry)."""
+
     def run(*argv: object, stdin: str | bytes | None = None) -> CliRun:
         if stdin is not None:
             piped = stdin.encode() if isinstance(stdin, str) else stdin
@@ -82,7 +83,23 @@ def scratch_project(directory: Path, stack: str, stack_text: str) -> Path:
 # --- the wheel, installed as a user installs it ---------------------------------------------------
 # Built from a copy of the sources: setuptools reuses an existing build/ directory, which can hold
 # modules that no longer exist.
-LEFT_OUT = (".git", ".venv", ".tools", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis", "out", "rendered", "site", "*.so")
+LEFT_OUT = (
+    ".git",
+    ".venv",
+    ".tools",
+    "build",
+    "dist",
+    "*.egg-info",
+    "__pycache__",
+    ".pytest_cache",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".hypothesis",
+    "out",
+    "rendered",
+    "site",
+    "*.so",
+)
 
 
 @pytest.fixture(scope="session")
@@ -91,8 +108,23 @@ def wheel(tmp_path_factory) -> Path:
     work = tmp_path_factory.mktemp("wheel")
     sources = work / "src"
     shutil.copytree(PROJECT, sources, ignore=shutil.ignore_patterns(*LEFT_OUT))
-    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--disable-pip-version-check",
-                           "-w", str(work / "dist"), str(sources)], capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "-q",
+            "--no-deps",
+            "--disable-pip-version-check",
+            "-w",
+            str(work / "dist"),
+            str(sources),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     (built,) = (work / "dist").glob("karpenter_gitops-*.whl")
     return built
@@ -104,8 +136,14 @@ def install_wheel(wheel: Path, venv: Path) -> tuple[Path, Path]:
     virtualenv and its site-packages."""
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
-    site = Path(subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                               capture_output=True, text=True, check=True).stdout.strip())
+    site = Path(
+        subprocess.run(
+            [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    )
     zipfile.ZipFile(wheel).extractall(site)  # a wheel installs by unpacking (its one C module built for this Python)
     (site / "dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     return venv, site
@@ -173,9 +211,11 @@ def catalogue_cache(tmp_path_factory) -> Path:
 def world(embedded_server):
     """Seed a world and return its EmbeddedAWS: ``world()`` for the default one, ``world(yaml_text)`` for another."""
     with contextlib.ExitStack() as stack:
+
         def seed(text: str | None = None):
             chosen = None if text is None else parse_world(text, "<test world>")
             return stack.enter_context(embedded_aws(chosen, server=embedded_server))
+
         yield seed
 
 
@@ -231,7 +271,10 @@ def pytest_terminal_summary(terminalreporter) -> None:
     """The differential tests' tables (tests/real/test_conformance.py, test_simulation_differential.py), when they ran."""
     import sys
 
-    for module, title in (("support.conformance", "conformance"), ("support.sim_disagreements", "simulation against Karpenter's scheduler")):
+    for module, title in (
+        ("support.conformance", "conformance"),
+        ("support.sim_disagreements", "simulation against Karpenter's scheduler"),
+    ):
         tally = getattr(sys.modules.get(module), "TALLY", None)
         if tally is None or not tally.counts:
             continue

@@ -156,11 +156,25 @@ class Runner:
     env: dict[str, str]
     path: list[str] = field(default_factory=list)  # what GITHUB_PATH added, newest first
 
-    def run(self, event_name: str, event: dict, inputs: dict[str, str], steps: list[dict] | None = None,
-            base_ref: str = "", gh_comments: list | None = None) -> Run:
+    def run(
+        self,
+        event_name: str,
+        event: dict,
+        inputs: dict[str, str],
+        steps: list[dict] | None = None,
+        base_ref: str = "",
+        gh_comments: list | None = None,
+    ) -> Run:
         defaults = {name: spec.get("default", "") for name, spec in ACTION["inputs"].items()}
-        github = {"event_name": event_name, "event": event, "base_ref": base_ref, "repository": REPOSITORY,
-                  "token": "ghs_test", "action_path": str(self.action_path), "workspace": str(self.workspace)}
+        github = {
+            "event_name": event_name,
+            "event": event,
+            "base_ref": base_ref,
+            "repository": REPOSITORY,
+            "token": "ghs_test",
+            "action_path": str(self.action_path),
+            "workspace": str(self.workspace),
+        }
         context: dict = {"github": github, "steps": {}}
         context["inputs"] = {name: substitute(value, context) for name, value in {**defaults, **inputs}.items()}
         summary = self.temp / "summary.md"
@@ -185,17 +199,32 @@ class Runner:
                 **self.env,
                 **{name: substitute(value, context) for name, value in step.get("env", {}).items()},
                 "PATH": os.pathsep.join([*self.path, str(self.fake_bin), self.env["PATH"]]),
-                "GITHUB_OUTPUT": str(output_file), "GITHUB_PATH": str(path_file), "GITHUB_STEP_SUMMARY": str(summary),
-                "GITHUB_WORKSPACE": str(self.workspace), "GITHUB_ACTION_PATH": str(self.action_path),
-                "GITHUB_REPOSITORY": REPOSITORY, "GITHUB_EVENT_NAME": event_name, "GITHUB_EVENT_PATH": str(event_file),
-                "GITHUB_BASE_REF": base_ref, "RUNNER_TEMP": str(self.temp), "FAKE_GH_LOG": str(gh_log),
-                "FAKE_GH_COMMENTS": json.dumps(gh_comments or []), "CI": "true", "GITHUB_ACTIONS": "true",
+                "GITHUB_OUTPUT": str(output_file),
+                "GITHUB_PATH": str(path_file),
+                "GITHUB_STEP_SUMMARY": str(summary),
+                "GITHUB_WORKSPACE": str(self.workspace),
+                "GITHUB_ACTION_PATH": str(self.action_path),
+                "GITHUB_REPOSITORY": REPOSITORY,
+                "GITHUB_EVENT_NAME": event_name,
+                "GITHUB_EVENT_PATH": str(event_file),
+                "GITHUB_BASE_REF": base_ref,
+                "RUNNER_TEMP": str(self.temp),
+                "FAKE_GH_LOG": str(gh_log),
+                "FAKE_GH_COMMENTS": json.dumps(gh_comments or []),
+                "CI": "true",
+                "GITHUB_ACTIONS": "true",
             }
             assert step["shell"] == "bash"
             script = self.temp / f"step-{index}.sh"
             script.write_text(substitute(step["run"], context))
-            done = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)], cwd=self.workspace,
-                                  env=env, capture_output=True, text=True, timeout=900)
+            done = subprocess.run(
+                ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
+                cwd=self.workspace,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=900,
+            )
             ran.append(step["name"])
             log.append(done.stdout + done.stderr)
             outputs = dict(line.split("=", 1) for line in output_file.read_text().splitlines() if "=" in line)
@@ -222,18 +251,33 @@ def runner(tmp_path_factory) -> Runner:
     (fake_bin / "python3").symlink_to(sys._base_executable)  # the runner's Python, not the test virtualenv's
     temp = root / "runner-temp"
     temp.mkdir()
-    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(root), "LANG": "C.UTF-8", "NO_COLOR": "1",
-           "PYTHONPATH": str(dependency_site(root / "dependencies")), "PIP_NO_INDEX": "1",
-           "GIT_CONFIG_GLOBAL": str(root / "gitconfig"), "GIT_CONFIG_NOSYSTEM": "1",
-           "KARPENTER_GITOPS_AWS_DEADLINE": os.environ["KARPENTER_GITOPS_AWS_DEADLINE"]}
+    env = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": str(root),
+        "LANG": "C.UTF-8",
+        "NO_COLOR": "1",
+        "PYTHONPATH": str(dependency_site(root / "dependencies")),
+        "PIP_NO_INDEX": "1",
+        "GIT_CONFIG_GLOBAL": str(root / "gitconfig"),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "KARPENTER_GITOPS_AWS_DEADLINE": os.environ["KARPENTER_GITOPS_AWS_DEADLINE"],
+    }
     (root / "gitconfig").write_text("[user]\n\tname = ci\n\temail = ci@example.com\n[init]\n\tdefaultBranch = main\n")
-    env_for_build = {k: v for k, v in env.items() if k != "PIP_NO_INDEX"}  # setuptools, the build back-end, comes from the index as for `make dist`
+    env_for_build = {
+        k: v for k, v in env.items() if k != "PIP_NO_INDEX"
+    }  # setuptools, the build back-end, comes from the index as for `make dist`
     runner = Runner(root / "none", action_path, temp, fake_bin, env_for_build)
     root.joinpath("none").mkdir()
     installed = runner.run("pull_request", {}, {}, steps=STEPS[:2])
     assert installed.exit_code == 0, installed.log[-3000:]
-    imported = subprocess.run([Path(runner.path[0]) / "python", "-c", "import karpenter_gitops; print(karpenter_gitops.__file__)"],
-                              env=env, cwd=temp, capture_output=True, text=True, check=True).stdout
+    imported = subprocess.run(
+        [Path(runner.path[0]) / "python", "-c", "import karpenter_gitops; print(karpenter_gitops.__file__)"],
+        env=env,
+        cwd=temp,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert imported.startswith(str(temp / "karpenter-gitops" / "lib")), imported  # the installed copy, not this checkout
     runner.env = env
     return runner
@@ -275,8 +319,12 @@ def _change(workspace: Path, text: str, env: dict) -> None:
 
 def test_a_broken_change_is_annotated_previewed_commented_and_fails(runner, repository):
     _change(repository, ARN, runner.env)
-    run = runner.run("pull_request", _pull_request(), {"paths": "karpenter/", "release": "1.14", "preview-args": "--offline --budget 6000"},
-                     base_ref="main")
+    run = runner.run(
+        "pull_request",
+        _pull_request(),
+        {"paths": "karpenter/", "release": "1.14", "preview-args": "--offline --budget 6000"},
+        base_ref="main",
+    )
 
     assert run.exit_code == 1
     assert run.outputs["validate-exit"] == "1" and run.outputs["preview-exit"] == "1"
@@ -301,7 +349,9 @@ def test_the_existing_comment_is_updated_in_place(runner, repository):
     assert run.exit_code == 0, run.log
     assert run.outputs["validate-exit"] == "0" and run.outputs["preview-exit"] == "0"
     assert [(c["method"], c["endpoint"]) for c in run.gh_calls] == [
-        ("GET", f"repos/{REPOSITORY}/issues/7/comments"), ("PATCH", f"repos/{REPOSITORY}/issues/comments/12")]
+        ("GET", f"repos/{REPOSITORY}/issues/7/comments"),
+        ("PATCH", f"repos/{REPOSITORY}/issues/comments/12"),
+    ]
     assert run.gh_calls[1]["body"].startswith(MARKER)
     assert run.outputs["comment-id"] == "12"
 
@@ -319,8 +369,12 @@ def test_a_pull_request_from_a_fork_is_validated_and_not_commented(runner, repos
 def test_the_job_summary_holds_only_the_comment_preview_rendered(runner, repository):
     """A summary renders markdown: JSON asked for in preview-args, holding a manifest's values, is not written there."""
     _change(repository, ARN.replace("KarpenterNodeProfile", "KarpenterNodeProfile-[x](https://evil.example/p)"), runner.env)
-    run = runner.run("pull_request", _pull_request(), {"paths": "karpenter/", "comment": "false", "preview-args": "--offline --format json"},
-                     base_ref="main")
+    run = runner.run(
+        "pull_request",
+        _pull_request(),
+        {"paths": "karpenter/", "comment": "false", "preview-args": "--offline --format json"},
+        base_ref="main",
+    )
 
     assert run.outputs["preview-exit"] == "1"
     assert json.loads((Path(run.outputs["comment-dir"]) / "comment.md").read_text())["exitCode"] == 1
@@ -339,35 +393,49 @@ def test_a_workflow_run_job_posts_the_comment_a_forks_run_made(runner, tmp_path)
     run = runner.run("workflow_run", event, {"comment-from": "preview"}, steps=STEPS)
 
     assert run.exit_code == 0, run.log
-    assert run.steps_run == ["Post or update the pull request comment", "Fail on findings (validate) or blocking problems (preview)"]
+    assert run.steps_run == [
+        "Post or update the pull request comment",
+        "Fail on findings (validate) or blocking problems (preview)",
+    ]
     assert [(c["method"], c["endpoint"], c["body"]) for c in run.gh_calls][1] == (
-        "POST", f"repos/{REPOSITORY}/issues/7/comments", (made / "comment.md").read_text())
+        "POST",
+        f"repos/{REPOSITORY}/issues/7/comments",
+        (made / "comment.md").read_text(),
+    )
 
 
-@pytest.mark.parametrize(("comment", "number", "refusal"), [
-    (f"{MARKER}\nhi\n", "7/../../pulls", "holds no pull request number"),
-    ("LGTM\n(a maintainer's comment starts so: a fork's artifact must not pick what is edited)\n", "7",
-     "is no karpenter-gitops preview"),
-])
+@pytest.mark.parametrize(
+    ("comment", "number", "refusal"),
+    [
+        (f"{MARKER}\nhi\n", "7/../../pulls", "holds no pull request number"),
+        (
+            "LGTM\n(a maintainer's comment starts so: a fork's artifact must not pick what is edited)\n",
+            "7",
+            "is no karpenter-gitops preview",
+        ),
+    ],
+)
 def test_an_artifact_that_is_no_preview_is_refused(runner, tmp_path, comment, number, refusal):
     runner.workspace = tmp_path
     made = tmp_path / "preview"
     made.mkdir()
     (made / "comment.md").write_text(comment)
     (made / "pull-request").write_text(number + "\n")
-    run = runner.run("workflow_run", {}, {"comment-from": "preview"}, steps=STEPS,
-                     gh_comments=[{"id": 11, "body": "LGTM"}])
+    run = runner.run("workflow_run", {}, {"comment-from": "preview"}, steps=STEPS, gh_comments=[{"id": 11, "body": "LGTM"}])
 
     assert run.exit_code == 2
     assert refusal in run.log and run.gh_calls == []
 
 
-@pytest.mark.parametrize(("expression", "expected"), [
-    ("inputs.a == 'x' && (inputs.b != '' || steps.s.outputs.o != '')", True),
-    ("inputs.a == 'y' || inputs.b", "b"),
-    ("!(inputs.a == 'x')", False),
-    ("github.event.pull_request.number", ""),
-])
+@pytest.mark.parametrize(
+    ("expression", "expected"),
+    [
+        ("inputs.a == 'x' && (inputs.b != '' || steps.s.outputs.o != '')", True),
+        ("inputs.a == 'y' || inputs.b", "b"),
+        ("!(inputs.a == 'x')", False),
+        ("github.event.pull_request.number", ""),
+    ],
+)
 def test_the_expressions_are_read_as_github_reads_them(expression, expected):
     context = {"inputs": {"a": "x", "b": "b"}, "steps": {"s": {"outputs": {"o": "1"}}}, "github": {"event": {}}}
     assert evaluate(expression, context) == expected
@@ -383,8 +451,9 @@ def test_a_push_validates_only(runner, repository):
 
 
 def test_pull_request_target_is_refused_before_anything_is_installed(runner, repository):
-    run = runner.run("pull_request_target", _pull_request(head_repo="someone/infra"), {"paths": "karpenter/"}, steps=STEPS,
-                     base_ref="main")
+    run = runner.run(
+        "pull_request_target", _pull_request(head_repo="someone/infra"), {"paths": "karpenter/"}, steps=STEPS, base_ref="main"
+    )
 
     assert run.exit_code == 2
     assert run.steps_run == ["Install karpenter-gitops from the action's checkout"]

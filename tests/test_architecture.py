@@ -67,7 +67,9 @@ def _ends_the_process(node: ast.AST) -> bool:
     """``sys.exit(...)``, click's ``ctx.exit(...)``, ``exit()`` or ``quit()``, and any ``SystemExit``."""
     if isinstance(node, ast.Call):
         func = node.func
-        return (isinstance(func, ast.Attribute) and func.attr == "exit") or (isinstance(func, ast.Name) and func.id in ("exit", "quit"))
+        return (isinstance(func, ast.Attribute) and func.attr == "exit") or (
+            isinstance(func, ast.Name) and func.id in ("exit", "quit")
+        )
     return isinstance(node, ast.Name) and node.id == "SystemExit"
 
 
@@ -84,8 +86,11 @@ def test_commands_return_their_outcome_and_nothing_ends_the_process():
     """A command returns an Outcome and ``cli.entry.main`` returns it as the exit code; only ``python -m
     karpenter_gitops`` hands that to the interpreter, as the console script does. A helper that ended the
     process would skip the caller's output, clean-up and the exit-code contract."""
-    enders = [found for root in ("karpenter_gitops", "karpenter_gitops_pulumi", "karpenter_gitops_policies")
-              for found in _process_enders(PROJECT / root)]
+    enders = [
+        found
+        for root in ("karpenter_gitops", "karpenter_gitops_pulumi", "karpenter_gitops_policies")
+        for found in _process_enders(PROJECT / root)
+    ]
     assert [found.split(":")[0] for found in enders] == ["karpenter_gitops/__main__.py"]
 
 
@@ -163,9 +168,7 @@ def _shared_names(root: Path) -> dict[str, list[str]]:
         if path.name not in ("__init__.py", "__main__.py"):
             paths.setdefault(path.stem, []).append(path.relative_to(root).as_posix())
     return {
-        name: found
-        for name, found in paths.items()
-        if len(found) > 1 and not all(where.startswith("rules/") for where in found)
+        name: found for name, found in paths.items() if len(found) > 1 and not all(where.startswith("rules/") for where in found)
     }
 
 
@@ -176,8 +179,14 @@ def test_no_two_modules_share_a_name():
 
 
 def test_the_name_check_sees_a_shared_name(tmp_path):
-    for module in ("core/report.py", "output/report.py", "rules/cel/nodepool.py", "rules/policy/nodepool.py", "cli/__init__.py",
-                   "app/__init__.py"):
+    for module in (
+        "core/report.py",
+        "output/report.py",
+        "rules/cel/nodepool.py",
+        "rules/policy/nodepool.py",
+        "cli/__init__.py",
+        "app/__init__.py",
+    ):
         (tmp_path / module).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / module).write_text("")
     assert _shared_names(tmp_path) == {"report": ["core/report.py", "output/report.py"]}

@@ -19,11 +19,15 @@ pytestmark = pytest.mark.packaging
 
 @pytest.mark.parametrize(
     "argv",
-    [["benchmarks/validate_side_by_side.py", "--sizes", "20", "--rounds", "1"], ["benchmarks/validate_scale.py", "--sizes", "20", "40"],
-     ["benchmarks/startup.py", "--runs", "1", "--files", "2"],
-     ["benchmarks/plan_scale.py", "--sizes", "1"], ["benchmarks/fleet_scale.py", "--stacks", "2", "--classes", "1", "--pools", "1"],
-     ["benchmarks/plan_faults.py", "--runs", "1", "--deadline", "60", "--down-deadline", "1"],
-     ["benchmarks/simulation_scale.py", "--pods", "200", "--pools", "3"]],
+    [
+        ["benchmarks/validate_side_by_side.py", "--sizes", "20", "--rounds", "1"],
+        ["benchmarks/validate_scale.py", "--sizes", "20", "40"],
+        ["benchmarks/startup.py", "--runs", "1", "--files", "2"],
+        ["benchmarks/plan_scale.py", "--sizes", "1"],
+        ["benchmarks/fleet_scale.py", "--stacks", "2", "--classes", "1", "--pools", "1"],
+        ["benchmarks/plan_faults.py", "--runs", "1", "--deadline", "60", "--down-deadline", "1"],
+        ["benchmarks/simulation_scale.py", "--pods", "200", "--pools", "3"],
+    ],
     ids=lambda argv: " ".join(argv[0:1] + argv[2:]),
 )
 def test_benchmark_runs(argv):
@@ -41,11 +45,15 @@ def test_corpus_script_reads_a_mirror_and_tells_a_false_alarm_from_an_expected_e
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com"]
     for step in (["init", "-q"], ["add", "."], ["commit", "-qm", "manifests"]):
         subprocess.run([*git, "-C", str(work), *step], check=True)
-    commit = subprocess.run(["git", "-C", str(work), "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+    commit = subprocess.run(
+        ["git", "-C", str(work), "rev-parse", "HEAD"], check=True, capture_output=True, text=True
+    ).stdout.strip()
     mirror = tmp_path / "mirror"
     subprocess.run(["git", "clone", "-q", "--bare", str(work), str(mirror / "team+manifests" / "repo")], check=True)
-    sources = [{"repo": "team/manifests", "commit": commit, "path": "pool.yaml"},
-               {"repo": "team/manifests", "commit": commit, "path": "typo.yaml", "errors": ["schema/unknown-field"]}]
+    sources = [
+        {"repo": "team/manifests", "commit": commit, "path": "pool.yaml"},
+        {"repo": "team/manifests", "commit": commit, "path": "typo.yaml", "errors": ["schema/unknown-field"]},
+    ]
     listing = tmp_path / "corpus.yaml"
     listing.write_text(yaml.safe_dump({"sources": sources}))
     argv = [sys.executable, "benchmarks/corpus.py", "--mirror", str(mirror), "--list", str(listing)]

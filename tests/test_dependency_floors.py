@@ -48,7 +48,18 @@ def test_the_floors_install_import_and_serve_the_pack(tmp_path):
     python = str(venv / "bin" / "python")
     # --no-compile: byte-compiling every installed module (pulumi-aws alone has thousands) was half of
     # this test's 95 s, and what it checks is that the floors install, import and serve.
-    install = [python, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-compile", "-c", str(constraints), str(PROJECT)]
+    install = [
+        python,
+        "-m",
+        "pip",
+        "install",
+        "-q",
+        "--disable-pip-version-check",
+        "--no-compile",
+        "-c",
+        str(constraints),
+        str(PROJECT),
+    ]
     done = subprocess.run(install, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
     versions = subprocess.run([python, "-m", "pip", "list", "--format", "json"], capture_output=True, text=True, check=True)
@@ -56,8 +67,12 @@ def test_the_floors_install_import_and_serve_the_pack(tmp_path):
     assert {name: _release(installed[name]) for name in FLOORED} == {name: _release(v) for name, v in floors().items()}
     imports = "import karpenter_gitops_pulumi.fleet, karpenter_gitops_pulumi.controller, karpenter_gitops_pulumi.reconciliation, karpenter_gitops_policies.pack"
     assert subprocess.run([python, "-c", imports], cwd=tmp_path, capture_output=True, text=True).returncode == 0
-    serve = subprocess.Popen([python, "-u", "-m", "pulumi.policy", "127.0.0.1:1", "."], cwd=PROJECT / "karpenter_gitops_policies",
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    serve = subprocess.Popen(
+        [python, "-u", "-m", "pulumi.policy", "127.0.0.1:1", "."],
+        cwd=PROJECT / "karpenter_gitops_policies",
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         port = first_line(serve).decode().strip()
     finally:

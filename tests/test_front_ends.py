@@ -28,12 +28,11 @@ from typing import Any
 
 import pytest
 import yaml
-from support.crd_strategies import NODECLASS_SPEC, NODEPOOL_SPEC
 from conftest import PROJECT
 from hypothesis import HealthCheck, given, settings
+from support.crd_strategies import NODECLASS_SPEC, NODEPOOL_SPEC
 from support.pulumi_grpc import AnalyzerHost, ProviderHost, provider_inputs
 
-from karpenter_gitops_pulumi.reconciliation import INPUT_KEYS, OUTPUT_KEYS, ReconciliationProvider
 from karpenter_gitops.app import analyze
 from karpenter_gitops.cli import main
 from karpenter_gitops.core import versions
@@ -42,6 +41,7 @@ from karpenter_gitops.rules import registry
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL, example_documents, merge_patch
 from karpenter_gitops.rules.registry import Stage
 from karpenter_gitops_policies import pack
+from karpenter_gitops_pulumi.reconciliation import INPUT_KEYS, OUTPUT_KEYS, ReconciliationProvider
 
 Verdict = tuple[str, str, str, str, str]  # rule, kind, name, path, severity
 NAMESPACE = "karpenter-gitops"
@@ -134,15 +134,32 @@ def corpus() -> Iterator[Case]:
             "policy/spot-flexibility": {"severity": "info"},
         },
     }
-    tuned = merge_patch(BASE_NODECLASS, {"spec": {
-        "role": "team/KarpenterNodeRole-demo",
-        "amiSelectorTerms": [{"alias": "al2023@latest"}],
-        "metadataOptions": {"httpPutResponseHopLimit": 3},
-        "blockDeviceMappings": [{"deviceName": "/dev/xvda", "ebs": {"volumeSize": "20Gi"}}],
-    }})
-    spot = merge_patch(BASE_NODEPOOL, {"spec": {"template": {"spec": {"requirements": [
-        {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot"]},
-        {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["m5.large"]}]}}}})
+    tuned = merge_patch(
+        BASE_NODECLASS,
+        {
+            "spec": {
+                "role": "team/KarpenterNodeRole-demo",
+                "amiSelectorTerms": [{"alias": "al2023@latest"}],
+                "metadataOptions": {"httpPutResponseHopLimit": 3},
+                "blockDeviceMappings": [{"deviceName": "/dev/xvda", "ebs": {"volumeSize": "20Gi"}}],
+            }
+        },
+    )
+    spot = merge_patch(
+        BASE_NODEPOOL,
+        {
+            "spec": {
+                "template": {
+                    "spec": {
+                        "requirements": [
+                            {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot"]},
+                            {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["m5.large"]},
+                        ]
+                    }
+                }
+            }
+        },
+    )
     yield Case("stack with a policy block", [tuned, spot], policy=settings)
     for cpu in (100, "100", 100.5):
         pool = merge_patch(BASE_NODEPOOL, {"spec": {"limits": {"cpu": cpu, "memory": 400}}})
@@ -161,7 +178,9 @@ def via_validate(case: Case, tmp_path: Path, capsys, policy: bool) -> set[Verdic
         code = main([*args, "--karpenter-version", versions.show(case.release)])
     out, err = capsys.readouterr()
     assert code in (0, 1), err
-    return {(f["rule"], f["kind"], f["name"], f["path"], f["severity"]) for f in json.loads(out)["findings"] if not f.get("waived")}
+    return {
+        (f["rule"], f["kind"], f["name"], f["path"], f["severity"]) for f in json.loads(out)["findings"] if not f.get("waived")
+    }
 
 
 _RULE = re.compile(r"\[([a-z0-9-]+/[a-z0-9-]+)\]")
@@ -172,6 +191,8 @@ def _rule(text: str, fix: str) -> str | None:
     """The rule id a front end wrote after the message, before its fix hint."""
     found = _RULE.findall(text.split(fix, 1)[0])
     return found[-1] if found else None
+
+
 _POOL = re.compile(r'^nodePoolSpecs\["([^"]+)"\](.*)$')
 _SYNC = 0
 
@@ -190,8 +211,14 @@ def via_check(case: Case, host: ProviderHost, provider) -> set[Verdict]:
     cluster = {"name": "parity", "karpenterVersion": versions.show(case.release)}
     for name, doc in case.classes.items():
         pools = {p: d.get("spec") for p, d in case.pools.items() if case.pool_class(d) == name}
-        props = {"nodeClassName": name, "spec": doc.get("spec"), "nodePoolSpecs": pools, "nodeOverlaySpecs": {}, "cluster": cluster,
-                 "policy": case.policy or {}}  # the cases draw no NodeOverlay
+        props = {
+            "nodeClassName": name,
+            "spec": doc.get("spec"),
+            "nodePoolSpecs": pools,
+            "nodeOverlaySpecs": {},
+            "cluster": cluster,
+            "policy": case.policy or {},
+        }  # the cases draw no NodeOverlay
         assert set(props) == set(INPUT_KEYS) - {"workloads"}  # optional: without workloads no forecast is stored
         _, failures = host.check({}, provider_inputs(provider, **props, **{k: None for k in OUTPUT_KEYS}))
         for prop, reason in failures:
@@ -200,7 +227,13 @@ def via_check(case: Case, host: ProviderHost, provider) -> set[Verdict]:
             found.add((rule, "NodePool" if pool else "EC2NodeClass", pool or name, path, "error"))
     _SYNC += 1
     marker = f"sync-{_SYNC}"
-    sync = {"nodeClassName": marker, "spec": {**BASE_NODECLASS["spec"], "role": "path/Sync"}, "nodePoolSpecs": {}, "cluster": {}, "policy": {}}
+    sync = {
+        "nodeClassName": marker,
+        "spec": {**BASE_NODECLASS["spec"], "role": "path/Sync"},
+        "nodePoolSpecs": {},
+        "cluster": {},
+        "policy": {},
+    }
     host.check({}, provider_inputs(provider, **sync, **{k: None for k in OUTPUT_KEYS}))
     return found | logged(host.stderr_until(f"EC2NodeClass {marker}:"))
 
@@ -221,8 +254,10 @@ def via_pack(case: Case, host: AnalyzerHost) -> set[Verdict]:
     """Every custom resource through Analyze, the whole stack through AnalyzeStack."""
     from pulumi.runtime.proto import analyzer_pb2
 
-    resources = [(KINDS[d["kind"]], d, f"urn:pulumi:parity::p::{KINDS[d['kind']]}::{d['metadata']['name']}", d["metadata"]["name"])
-                 for d in case.documents]
+    resources = [
+        (KINDS[d["kind"]], d, f"urn:pulumi:parity::p::{KINDS[d['kind']]}::{d['metadata']['name']}", d["metadata"]["name"])
+        for d in case.documents
+    ]
     diagnostics = [diag for r in resources for diag in host.analyze(*r).diagnostics]
     diagnostics += list(host.analyze_stack(resources).diagnostics)
     found = set()

@@ -13,19 +13,19 @@ import contextlib
 import json
 from pathlib import Path
 
-from support import pulumi_mocks
 import pytest
 import yaml
+from support import pulumi_mocks
 from support.pulumi_grpc import AnalyzerHost
 
-from karpenter_gitops_pulumi.controller import KarpenterController, KarpenterControllerArgs
-from karpenter_gitops_pulumi.reconciliation import ReconciliationProvider
 from karpenter_gitops.app import analyze
-from karpenter_gitops.core.inputs import PolicySettings, RuleSetting
 from karpenter_gitops.core.findings import Severity
+from karpenter_gitops.core.inputs import PolicySettings, RuleSetting
 from karpenter_gitops.load import policy_settings as policy_block
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL, merge_patch
 from karpenter_gitops_policies import pack
+from karpenter_gitops_pulumi.controller import KarpenterController, KarpenterControllerArgs
+from karpenter_gitops_pulumi.reconciliation import ReconciliationProvider
 
 CLASS = BASE_NODECLASS["spec"]
 POOL = BASE_NODEPOOL["spec"]
@@ -117,11 +117,15 @@ def test_a_cross_object_rule_follows_the_setting_in_validate_and_the_pack(tmp_pa
     orphan = {"general": merge_patch(POOL, {"template": {"spec": {"nodeClassRef": {"name": "missing"}}}})}
     rule = "nodepool/node-class-ref-missing"
     assert severities(judged(cli, tmp_path, "validate", str(stack(tmp_path, None, pools=orphan)))[1], rule) == ["error"]
-    assert severities(judged(cli, tmp_path, "validate", str(stack(tmp_path, {"rules": {rule: OFF}}, pools=orphan)))[1], rule) == []
+    assert (
+        severities(judged(cli, tmp_path, "validate", str(stack(tmp_path, {"rules": {rule: OFF}}, pools=orphan)))[1], rule) == []
+    )
     pool = merge_patch(BASE_NODEPOOL, {"spec": orphan["general"]})
     resources = [(pack.NODEPOOL_TYPE, pool, "urn:pool", "general")]
     assert "nodepool-node-class-ref-missing" in pack_levels(analyzer, None, lambda: analyzer.analyze_stack(resources))
-    assert "nodepool-node-class-ref-missing" not in pack_levels(analyzer, {"rules": {rule: OFF}}, lambda: analyzer.analyze_stack(resources))
+    assert "nodepool-node-class-ref-missing" not in pack_levels(
+        analyzer, {"rules": {rule: OFF}}, lambda: analyzer.analyze_stack(resources)
+    )
 
 
 def test_a_transition_rule_follows_the_setting_in_preview_and_check(tmp_path, cli):
@@ -144,7 +148,9 @@ def test_a_transition_rule_follows_the_setting_in_preview_and_check(tmp_path, cl
 @pytest.mark.slow
 def test_a_live_rule_follows_the_setting_in_plan_and_the_pack(tmp_path, cli, catalogue_cache, analyzer):
     rule = "live/unserved-instance-types"  # arm64 types with an x86-only custom image
-    classes = {"default": {**CLASS, "amiFamily": "AL2023", "amiSelectorTerms": [{"name": "payments-node-2025-01-27", "owner": "self"}]}}
+    classes = {
+        "default": {**CLASS, "amiFamily": "AL2023", "amiSelectorTerms": [{"name": "payments-node-2025-01-27", "owner": "self"}]}
+    }
     aws = ("--embedded-aws", "--cache-dir", str(catalogue_cache))
     for setting, expected in ((None, ["warning"]), ({"severity": "error"}, ["error"]), (OFF, [])):
         policy = {"rules": {rule: setting}} if setting else None
@@ -152,21 +158,43 @@ def test_a_live_rule_follows_the_setting_in_plan_and_the_pack(tmp_path, cli, cat
         code, plan = judged(cli, tmp_path, "plan", "--manifests", str(path), *aws)
         assert severities(plan, rule) == expected
         assert code == (1 if expected == ["error"] else 0)
-    outputs = {"nodeClassName": "default", "findings": [{"rule": rule, "kind": "NodePool", "name": "general",
-                                                         "path": "spec.template.spec.requirements", "message": "m6g.large"}]}
+    outputs = {
+        "nodeClassName": "default",
+        "findings": [
+            {
+                "rule": rule,
+                "kind": "NodePool",
+                "name": "general",
+                "path": "spec.template.spec.requirements",
+                "message": "m6g.large",
+            }
+        ],
+    }
     resources = [(pack.RECONCILIATION_TYPE, outputs, "urn:r", "r")]
     assert "live-unserved-instance-types" in pack_levels(analyzer, None, lambda: analyzer.analyze_stack(resources))
-    assert "live-unserved-instance-types" not in pack_levels(analyzer, {"rules": {rule: OFF}}, lambda: analyzer.analyze_stack(resources))
+    assert "live-unserved-instance-types" not in pack_levels(
+        analyzer, {"rules": {rule: OFF}}, lambda: analyzer.analyze_stack(resources)
+    )
 
 
 def test_a_rule_of_the_users_crds_follows_the_setting_in_validate(tmp_path, cli):
     rule = "crd/engine"  # a CEL rule the native CEL runtime cannot run
-    spec = {"type": "object", "x-kubernetes-preserve-unknown-fields": True,
-            "x-kubernetes-validations": [{"rule": "isQuantity(self.role)", "message": "quantity"}]}
+    spec = {
+        "type": "object",
+        "x-kubernetes-preserve-unknown-fields": True,
+        "x-kubernetes-validations": [{"rule": "isQuantity(self.role)", "message": "quantity"}],
+    }
     schema = {"type": "object", "properties": {"apiVersion": {"type": "string"}, "kind": {"type": "string"}, "spec": spec}}
-    crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": {"name": "x"},
-           "spec": {"group": "karpenter.k8s.aws", "names": {"kind": "EC2NodeClass"},
-                    "versions": [{"name": "v1", "served": True, "schema": {"openAPIV3Schema": schema}}]}}
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "x"},
+        "spec": {
+            "group": "karpenter.k8s.aws",
+            "names": {"kind": "EC2NodeClass"},
+            "versions": [{"name": "v1", "served": True, "schema": {"openAPIV3Schema": schema}}],
+        },
+    }
     (tmp_path / "crd.yaml").write_text(yaml.safe_dump(crd))
     for setting, expected in ((None, ["warning"]), ({"severity": "info"}, ["info"]), (OFF, [])):
         policy = {"rules": {rule: setting}} if setting else None
@@ -190,7 +218,9 @@ def test_a_rule_only_the_pulumi_layer_judges_follows_the_setting_in_the_controll
         args = KarpenterControllerArgs(cluster_name="demo", settings=block, node_classes={"default": CLASS}, node_pools={})
         if policy:
             args["policy"] = policy
-        return pulumi_mocks.run(lambda: KarpenterController("karpenter", args), recorder=pulumi_mocks.Recorder(cluster_ip_family="ipv6"))
+        return pulumi_mocks.run(
+            lambda: KarpenterController("karpenter", args), recorder=pulumi_mocks.Recorder(cluster_ip_family="ipv6")
+        )
 
     with pytest.raises(Exception, match=r"\[controller/cni-ip-family\]"):
         component(None)
@@ -200,7 +230,8 @@ def test_a_rule_only_the_pulumi_layer_judges_follows_the_setting_in_the_controll
 
 def test_pack_config_carries_severities_switched_off_rules_production_and_parameters():
     settings = PolicySettings(
-        production=True, params={"maxHopLimit": 2},
+        production=True,
+        params={"maxHopLimit": 2},
         rules={"policy/ebs-encrypted": RuleSetting(enabled=False), "nodeclass/role-path": RuleSetting(severity=Severity.ERROR)},
     )
     config = analyze.pack_config(settings)

@@ -11,7 +11,7 @@ import pytest
 
 pytestmark = pytest.mark.slow
 
-HANGING = '''
+HANGING = """
 import subprocess, time
 from hypothesis import given, settings, strategies as st
 
@@ -25,16 +25,39 @@ def test_a_child_that_never_exits():
 
 def test_the_next_test_still_runs():
     pass
-'''
+"""
 
 
 def test_a_hanging_test_fails_with_its_stack_and_the_run_goes_on(tmp_path):
     (tmp_path / "test_hanging.py").write_text(HANGING)
-    environment = {**os.environ, "KARPENTER_GITOPS_TEST_TIME_LIMIT": "2",
-                   "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")])}
-    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "support.time_limit", "-p", "no:cacheprovider", "-q", "-rA",
-                           "--rootdir", str(tmp_path), "-c", os.devnull, str(tmp_path)],
-                          cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=120)
+    environment = {
+        **os.environ,
+        "KARPENTER_GITOPS_TEST_TIME_LIMIT": "2",
+        "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")]),
+    }
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "support.time_limit",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            "-rA",
+            "--rootdir",
+            str(tmp_path),
+            "-c",
+            os.devnull,
+            str(tmp_path),
+        ],
+        cwd=tmp_path,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 1, done.stdout[-3000:]
     for name in ("test_a_property_whose_every_example_hangs", "test_a_child_that_never_exits"):
         assert f"support.time_limit.Overran: test_hanging.py::{name} ran past 2 s" in done.stdout

@@ -123,10 +123,18 @@ def test_each_file_comes_from_the_first_source_that_has_it(tmp_path):
     """The mirror first, then the module proxy, then the Git host; a later source is asked only for what
     the earlier ones lack."""
     first, *rest = FILES
-    with serving(git_host(tmp_path / "host")) as (host, host_asked), serving(module_proxy(tmp_path / "proxy")) as (proxy, proxy_asked):
+    with (
+        serving(git_host(tmp_path / "host")) as (host, host_asked),
+        serving(module_proxy(tmp_path / "proxy")) as (proxy, proxy_asked),
+    ):
         partial = mirror(tmp_path / "mirror", {first: FILES[first]})
-        chosen = STEP.sources({"KARPENTER_GITOPS_UPSTREAM_MIRROR": str(partial), "GOPROXY": f"{proxy},direct",
-                               "KARPENTER_GITOPS_UPSTREAM_GIT_HOST": host})
+        chosen = STEP.sources(
+            {
+                "KARPENTER_GITOPS_UPSTREAM_MIRROR": str(partial),
+                "GOPROXY": f"{proxy},direct",
+                "KARPENTER_GITOPS_UPSTREAM_GIT_HOST": host,
+            }
+        )
         assert [source.name for source in chosen] == [f"mirror {partial}", f"module proxy {proxy}", f"Git host {host}"]
         report = STEP.fetch(ITEMS, tmp_path / "cache", lambda: chosen)
     assert (report.problems, dict(report.taken)) == ([], {f"mirror {partial}": 1, f"module proxy {proxy}": len(rest)})
@@ -159,19 +167,30 @@ def test_a_warm_cache_asks_no_source_and_a_damaged_file_is_fetched_again(tmp_pat
 def test_goproxy_lists_the_proxies_before_off_without_direct():
     assert STEP.module_proxies({"GOPROXY": "https://a.example,direct"}) == ["https://a.example"]
     assert STEP.module_proxies({"GOPROXY": "https://a.example|https://b.example,off,https://c.example"}) == [
-        "https://a.example", "https://b.example"]
+        "https://a.example",
+        "https://b.example",
+    ]
     assert STEP.module_proxies({"GOPROXY": "off"}) == []
 
 
 def test_make_upstream_names_every_file_no_source_has_with_the_sources_it_tried(tmp_path):
     """One line a file, each naming every source it tried, and a failing exit."""
-    environment = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "KARPENTER_GITOPS_UPSTREAM_MIRROR": str(tmp_path / "empty"),
-                   "GOPROXY": "off", "KARPENTER_GITOPS_UPSTREAM_GIT_HOST": "http://127.0.0.1:9"}
-    done = subprocess.run([sys.executable, PROJECT / "tools" / "upstream.py"], env=environment, capture_output=True, text=True, timeout=120)
+    environment = {
+        **os.environ,
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+        "KARPENTER_GITOPS_UPSTREAM_MIRROR": str(tmp_path / "empty"),
+        "GOPROXY": "off",
+        "KARPENTER_GITOPS_UPSTREAM_GIT_HOST": "http://127.0.0.1:9",
+    }
+    done = subprocess.run(
+        [sys.executable, PROJECT / "tools" / "upstream.py"], env=environment, capture_output=True, text=True, timeout=120
+    )
     lines = done.stderr.splitlines()
     assert done.returncode == 1 and len(lines) == len(STEP.read_lock())
-    assert all(f"no source has it (mirror {tmp_path / 'empty'}: no " in line and "Git host http://127.0.0.1:9: unreachable" in line
-               for line in lines), lines[:2]
+    assert all(
+        f"no source has it (mirror {tmp_path / 'empty'}: no " in line and "Git host http://127.0.0.1:9: unreachable" in line
+        for line in lines
+    ), lines[:2]
 
 
 @pytest.mark.slow
@@ -182,12 +201,17 @@ def test_a_clone_with_no_shared_folder_beside_it_fetches_its_data_and_passes(tmp
     clone = tmp_path / "user" / "karpenter-gitops"
     subprocess.run(["git", "clone", "-q", str(PROJECT), str(clone)], check=True, timeout=300)
     assert sorted(p.name for p in clone.parent.iterdir()) == ["karpenter-gitops"]
-    environment = {name: value for name, value in os.environ.items()
-                   if name != "KARPENTER_GITOPS_UPSTREAM_MIRROR" and not name.startswith("PYTEST_")}
+    environment = {
+        name: value
+        for name, value in os.environ.items()
+        if name != "KARPENTER_GITOPS_UPSTREAM_MIRROR" and not name.startswith("PYTEST_")
+    }
     environment |= {"XDG_CACHE_HOME": str(tmp_path / "cache"), "GOPROXY": "off", "PYTHONPATH": str(clone)}
     with serving(STEP.ensure()) as (url, _):
         environment["KARPENTER_GITOPS_UPSTREAM_GIT_HOST"] = url
-        fetched = subprocess.run([sys.executable, "tools/upstream.py"], cwd=clone, env=environment, capture_output=True, text=True, timeout=300)
+        fetched = subprocess.run(
+            [sys.executable, "tools/upstream.py"], cwd=clone, env=environment, capture_output=True, text=True, timeout=300
+        )
     assert fetched.returncode == 0 and f"from Git host {url})" in fetched.stderr, fetched.stderr[-3000:]
 
     def run(*argv: str) -> subprocess.CompletedProcess:
@@ -197,5 +221,13 @@ def test_a_clone_with_no_shared_folder_beside_it_fetches_its_data_and_passes(tmp
     # Collecting alone runs no snapshot test, so syrupy would call every stored snapshot unused.
     collected = run("-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "--snapshot-warn-unused")
     assert collected.returncode == 0, collected.stdout[-3000:] + collected.stderr[-3000:]
-    passed = run("-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/rules/test_release_walk.py", "tests/karpenter/amifamily/test_userdata_golden.py")
+    passed = run(
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "tests/rules/test_release_walk.py",
+        "tests/karpenter/amifamily/test_userdata_golden.py",
+    )
     assert passed.returncode == 0 and "skipped" not in passed.stdout, passed.stdout[-3000:]

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 from conftest import PROJECT, install_wheel
-
 from support.pulumi_plugins import AnalyzerHost
 
 pytestmark = pytest.mark.packaging
@@ -39,7 +38,10 @@ def test_the_wheel_ships_the_native_yaml_reader_built(wheel):
 def _named_wheels() -> dict[str, list[str]]:
     """The wheel files the README and the docs tell a reader to install, by page."""
     pages = [PROJECT / "README.md", *(PROJECT / "docs").rglob("*.md")]
-    named = {str(page.relative_to(PROJECT)): re.findall(r"karpenter_gitops-\S*?\.whl", page.read_text(encoding="utf-8")) for page in pages}
+    named = {
+        str(page.relative_to(PROJECT)): re.findall(r"karpenter_gitops-\S*?\.whl", page.read_text(encoding="utf-8"))
+        for page in pages
+    }
     return {page: names for page, names in named.items() if names}
 
 
@@ -50,19 +52,27 @@ def test_the_wheel_the_readme_names_is_the_one_the_build_makes(wheel):
     named = _named_wheels()
     assert "README.md" in named
     assert {page: [n for n in names if not fnmatch.fnmatch(wheel.name, n)] for page, names in named.items()} == {
-        page: [] for page in named}
+        page: [] for page in named
+    }
 
 
 def test_installed_in_another_virtualenv_the_printed_pack_serves_from_that_virtualenv(wheel, tmp_path):
     venv, site = install_wheel(wheel, tmp_path / "app-venv")
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
     command = "from karpenter_gitops.cli import main; raise SystemExit(main(['policy-pack']))"
-    done = subprocess.run([venv / "bin" / "python", "-c", command], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [venv / "bin" / "python", "-c", command], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 0 and done.stderr == "", done.stderr
     pack = Path(done.stdout.strip())
     assert pack.parent == tmp_path / "cache" / "karpenter-gitops" / "policy-pack"
-    where = subprocess.run([venv / "bin" / "python", "-c", "import karpenter_gitops_policies as p; print(p.__file__)"],
-                           cwd=tmp_path, capture_output=True, text=True, check=True).stdout
+    where = subprocess.run(
+        [venv / "bin" / "python", "-c", "import karpenter_gitops_policies as p; print(p.__file__)"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert where.startswith(str(site))
     host = AnalyzerHost(pack)  # started as the engine starts it: the pack's virtualenv, the pack as working directory
     try:

@@ -94,8 +94,9 @@ def _environment(toolchain: str) -> dict[str, str]:
 
 
 def _go(folder: Path, *args: str, toolchain: str = MACHINE_GO) -> str:
-    return subprocess.run(("go", *args), cwd=folder, check=True, capture_output=True, text=True,
-                          env=_environment(toolchain)).stdout
+    return subprocess.run(
+        ("go", *args), cwd=folder, check=True, capture_output=True, text=True, env=_environment(toolchain)
+    ).stdout
 
 
 PULUMI_PKG = "github.com/pulumi/pulumi/pkg/v3"
@@ -178,27 +179,34 @@ def karpenter_families() -> list[Family]:
         folder = TOOLS / f"karpenter-{release}"
         provider = _module_version(folder, KARPENTER_AWS, NEWER_GO)
         core = _module_version(folder, KARPENTER_CORE, NEWER_GO)
-        out.append(Family(
-            folder.name,
-            (
-                Binary(f"karpenter-controller-{release}", f"{KARPENTER_AWS}/cmd/controller"),
-                Binary(f"karpenter-oracle-{release}", "./oracle"),
-            ),
-            version_flags=(f"-X {KARPENTER_CORE}/pkg/operator.Version={provider.lstrip('v')}",),
-            versions={f"karpenter-controller-{release}": provider, f"karpenter-oracle-{release}": provider,
-                      f"karpenter-core-{release}": core},
-            toolchain=NEWER_GO,
-            shares=("karpenter-oracle",),
-        ))
+        out.append(
+            Family(
+                folder.name,
+                (
+                    Binary(f"karpenter-controller-{release}", f"{KARPENTER_AWS}/cmd/controller"),
+                    Binary(f"karpenter-oracle-{release}", "./oracle"),
+                ),
+                version_flags=(f"-X {KARPENTER_CORE}/pkg/operator.Version={provider.lstrip('v')}",),
+                versions={
+                    f"karpenter-controller-{release}": provider,
+                    f"karpenter-oracle-{release}": provider,
+                    f"karpenter-core-{release}": core,
+                },
+                toolchain=NEWER_GO,
+                shares=("karpenter-oracle",),
+            )
+        )
     for release in CORE_RELEASES:
         folder = TOOLS / f"karpenter-{release}"
-        out.append(Family(
-            folder.name,
-            (Binary(f"karpenter-oracle-{release}", "./oracle"),),
-            versions={f"karpenter-oracle-{release}": _module_version(folder, KARPENTER_CORE, NEWER_GO)},
-            toolchain=NEWER_GO,  # to reuse what the 1.14 and 1.15 families compiled (module docstring)
-            shares=("karpenter-oracle",),
-        ))
+        out.append(
+            Family(
+                folder.name,
+                (Binary(f"karpenter-oracle-{release}", "./oracle"),),
+                versions={f"karpenter-oracle-{release}": _module_version(folder, KARPENTER_CORE, NEWER_GO)},
+                toolchain=NEWER_GO,  # to reuse what the 1.14 and 1.15 families compiled (module docstring)
+                shares=("karpenter-oracle",),
+            )
+        )
     return out
 
 
@@ -250,8 +258,13 @@ def _download(families: list[Family]) -> None:
     waits. Listing the binaries' packages fetches just the modules the build reads (``go mod download``
     would fetch test-only ones too); a failure here is left to that family's build, which reports it."""
     for family in families:
-        subprocess.run(("go", "list", "-e", "-deps", "-f", "{{.ImportPath}}", *family.packages), cwd=TOOLS / family.folder,
-                       env=_environment(family.toolchain), capture_output=True, check=False)
+        subprocess.run(
+            ("go", "list", "-e", "-deps", "-f", "{{.ImportPath}}", *family.packages),
+            cwd=TOOLS / family.folder,
+            env=_environment(family.toolchain),
+            capture_output=True,
+            check=False,
+        )
 
 
 def build(family: Family, target: Path, log) -> Path:
@@ -274,8 +287,21 @@ def build(family: Family, target: Path, log) -> Path:
         packages = family.packages
         log(f"{family.folder}: building {', '.join(b.name for b in family.binaries)} (first build of a family takes minutes)")
         # One go command for the family's binaries, so one links while the next one's packages compile.
-        subprocess.run(["go", "build", *BUILD_FLAGS, "-ldflags", " ".join((*LINK_FLAGS, *family.version_flags)),
-                        "-o", f"{staging}{os.sep}", *packages], cwd=folder, env=environment, check=True)
+        subprocess.run(
+            [
+                "go",
+                "build",
+                *BUILD_FLAGS,
+                "-ldflags",
+                " ".join((*LINK_FLAGS, *family.version_flags)),
+                "-o",
+                f"{staging}{os.sep}",
+                *packages,
+            ],
+            cwd=folder,
+            env=environment,
+            check=True,
+        )
         # Each executable is named after its package (its Target's file name); .tools/bin names it ours.
         built = _go(folder, "list", "-f", "{{.Target}}", *packages, toolchain=family.toolchain).splitlines()
         for binary, target_path in zip(family.binaries, built, strict=True):
@@ -338,7 +364,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         link([build(family, target, lambda line: print(line, file=sys.stderr)) for family, target in targets])
     except subprocess.CalledProcessError as failure:
-        print(f"make tools: {' '.join(map(str, failure.cmd[:3]))} failed (exit {failure.returncode}); see the output above", file=sys.stderr)
+        print(
+            f"make tools: {' '.join(map(str, failure.cmd[:3]))} failed (exit {failure.returncode}); see the output above",
+            file=sys.stderr,
+        )
         return 1
     finally:
         downloads.join()

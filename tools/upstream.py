@@ -176,8 +176,15 @@ def _go_setting(name: str) -> str:
     machine's own toolchain answers: a go.mod above the working directory must not make it fetch another."""
     if shutil.which("go") is None:
         return ""
-    done = subprocess.run(["go", "env", name], capture_output=True, text=True, cwd="/", timeout=60,
-                          env={**os.environ, "GOTOOLCHAIN": "local"}, check=False)
+    done = subprocess.run(
+        ["go", "env", name],
+        capture_output=True,
+        text=True,
+        cwd="/",
+        timeout=60,
+        env={**os.environ, "GOTOOLCHAIN": "local"},
+        check=False,
+    )
     return done.stdout.strip()
 
 
@@ -233,7 +240,9 @@ def fetch(items: Iterable[Item], cache: Path, chosen: Callable[[], list[Source]]
                 reasons.append(f"{source.name}: {absent}")
                 continue
             if sha256(data) != item.sha256:
-                report.problems.append(f"{item}: {source.name} served sha256 {sha256(data)}, {LOCK.name} has {item.sha256}; refused")
+                report.problems.append(
+                    f"{item}: {source.name} served sha256 {sha256(data)}, {LOCK.name} has {item.sha256}; refused"
+                )
             else:
                 _store(cached(cache, item), data)
                 report.taken[source.name] += 1

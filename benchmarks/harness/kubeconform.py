@@ -30,7 +30,9 @@ MODULE = "github.com/yannh/kubeconform"
 VERSION = "v0.8.0"
 # Where kubeconform looks for a kind's schema: <group>/<kind>_<version>.json, CRDs-catalog's layout.
 LOCATION = "{{ .Group }}/{{ .ResourceKind }}_{{ .ResourceAPIVersion }}.json"
-_SUMMARY = re.compile(r"Summary: (\d+) resources? found in \d+ files? - Valid: (\d+), Invalid: (\d+), Errors: (\d+), Skipped: (\d+)")
+_SUMMARY = re.compile(
+    r"Summary: (\d+) resources? found in \d+ files? - Valid: (\d+), Invalid: (\d+), Errors: (\d+), Skipped: (\d+)"
+)
 
 
 class Unavailable(Exception):

@@ -59,7 +59,9 @@ class Run:
         return self.returncode is None
 
 
-def run(argv: list[str], *, cap_seconds: float | None = None, cap_mib: int | None = None, env: dict[str, str] | None = None) -> Run:
+def run(
+    argv: list[str], *, cap_seconds: float | None = None, cap_mib: int | None = None, env: dict[str, str] | None = None
+) -> Run:
     """Run ``argv`` to its end (or stop its process group after ``cap_seconds``): wall time, peak RSS, output.
 
     ``cap_mib`` limits the child's address space, so a run that would take the shared machine's

@@ -28,16 +28,22 @@ def main() -> int:
     parser.add_argument("--commit", default=COMMIT)
     args = parser.parse_args()
     git = args.mirror / "pulumi+pulumi-kubernetes-operator" / "repo"
-    shown = subprocess.run(["git", "--git-dir", str(git), "show", f"{args.commit}:deploy/crds/pulumi.com_stacks.yaml"],
-                           capture_output=True, text=True)
+    shown = subprocess.run(
+        ["git", "--git-dir", str(git), "show", f"{args.commit}:deploy/crds/pulumi.com_stacks.yaml"],
+        capture_output=True,
+        text=True,
+    )
     if shown.returncode != 0:
         print(f"verify: cannot read the CRD from {git}: {shown.stderr.strip()}", file=sys.stderr)
         return 2
     crd = yaml.safe_load(shown.stdout)
     schema = next(v for v in crd["spec"]["versions"] if v["name"] == "v1")["schema"]["openAPIV3Schema"]
     validator = Draft202012Validator(schema)
-    problems = [f"{doc['metadata']['name']}: {'.'.join(map(str, e.absolute_path))}: {e.message}"
-                for doc in yaml.safe_load_all((HERE / "stacks.yaml").read_text()) for e in validator.iter_errors(doc)]
+    problems = [
+        f"{doc['metadata']['name']}: {'.'.join(map(str, e.absolute_path))}: {e.message}"
+        for doc in yaml.safe_load_all((HERE / "stacks.yaml").read_text())
+        for e in validator.iter_errors(doc)
+    ]
     print("\n".join(problems) or "stacks.yaml matches the operator's Stack CRD")
     return 1 if problems else 0
 

@@ -57,16 +57,28 @@ def api_client(kubeconfig: Path | None, context: str | None = None) -> client.Ap
         try:
             # kubectl and the client library read a repeated key without complaint (the last one wins): so do we here
             if not isinstance(yaml_reader.document(kubeconfig.read_text(), unique_keys=False), dict):
-                raise InputError("not a kubeconfig: the file is not a YAML mapping of clusters, contexts and users",
-                                 str(kubeconfig), hint="check --kubeconfig")
+                raise InputError(
+                    "not a kubeconfig: the file is not a YAML mapping of clusters, contexts and users",
+                    str(kubeconfig),
+                    hint="check --kubeconfig",
+                )
             contexts = {entry.get("name") for entry in kube_config.list_kube_config_contexts(str(kubeconfig))[0]}
             if context is not None and context not in contexts:
                 known = ", ".join(sorted(str(c) for c in contexts)) or "none"
-                raise InputError(f"no context {context!r} in the kubeconfig (it has: {known})", str(kubeconfig),
-                                 hint="check --context")
+                raise InputError(
+                    f"no context {context!r} in the kubeconfig (it has: {known})", str(kubeconfig), hint="check --context"
+                )
             kube_config.load_kube_config(config_file=str(kubeconfig), context=context, client_configuration=configuration)
-        except (kube_config.ConfigException, yaml_reader.YAMLError, OSError, UnicodeDecodeError, ValueError, TypeError, KeyError,
-                AttributeError) as err:
+        except (
+            kube_config.ConfigException,
+            yaml_reader.YAMLError,
+            OSError,
+            UnicodeDecodeError,
+            ValueError,
+            TypeError,
+            KeyError,
+            AttributeError,
+        ) as err:
             message = str(err).splitlines()[0] if str(err) else type(err).__name__
             raise InputError(f"unusable kubeconfig: {message}", str(kubeconfig)) from None
     configuration.retries = 1
@@ -92,7 +104,8 @@ def _call(api: client.ApiClient, resource: tuple[str, str, str], read: Callable[
         if err.status in (401, 403):
             who = "authenticate" if err.status == 401 else "list"
             raise Forbidden(
-                f"the API server refused to let us {who} {what} ({err.status} {err.reason})", api.configuration.host,
+                f"the API server refused to let us {who} {what} ({err.status} {err.reason})",
+                api.configuration.host,
                 hint=f"grant get and list on {what} (verify is read-only: get/list is all it needs)",
             ) from None
         raise ClusterUnavailable(f"the API server answered {err.status} {err.reason} to a list of {what}") from None
@@ -110,6 +123,7 @@ def _pages(api: client.ApiClient, resource: tuple[str, str, str], missing_ok: bo
     token = None
     given: set[str] = set()
     while True:
+
         def read(token=token):
             kwargs = {"limit": PAGE, "_request_timeout": TIMEOUT_SECONDS, "_preload_content": False}
             if token:
@@ -133,15 +147,23 @@ def _pages(api: client.ApiClient, resource: tuple[str, str, str], missing_ok: bo
         if not token:
             return
         if token in given:
-            raise ClusterUnavailable(f"the API server gave the same continue token twice while listing {plural}: its pages never end")
+            raise ClusterUnavailable(
+                f"the API server gave the same continue token twice while listing {plural}: its pages never end"
+            )
         given.add(token)
 
 
 def _not_served(api: client.ApiClient, resource: tuple[str, str, str]) -> bool:
     plural, group, version = resource
     try:
-        resources = api.call_api(f"/apis/{group}/{version}", "GET", response_type="object", auth_settings=["BearerToken"],
-                                 _return_http_data_only=True, _request_timeout=TIMEOUT_SECONDS)
+        resources = api.call_api(
+            f"/apis/{group}/{version}",
+            "GET",
+            response_type="object",
+            auth_settings=["BearerToken"],
+            _return_http_data_only=True,
+            _request_timeout=TIMEOUT_SECONDS,
+        )
     except ApiException as err:
         return err.status == 404
     except (urllib3.exceptions.HTTPError, OSError):
@@ -175,8 +197,11 @@ def read_cluster(kubeconfig: Path | None, context: str | None = None) -> LiveClu
 
 def _read_crd(api: client.ApiClient, name: str) -> Any:
     """The CRD ``name`` as the JSON the API server sends, not the client's models of it."""
-    return json.loads(client.ApiextensionsV1Api(api).read_custom_resource_definition(
-        name, _request_timeout=TIMEOUT_SECONDS, _preload_content=False).data)
+    return json.loads(
+        client.ApiextensionsV1Api(api)
+        .read_custom_resource_definition(name, _request_timeout=TIMEOUT_SECONDS, _preload_content=False)
+        .data
+    )
 
 
 def _schemas(api: client.ApiClient) -> dict[str, Mapping[str, Any]]:
@@ -209,8 +234,10 @@ def _fleet(api: client.ApiClient) -> tuple[FleetNode, ...]:
 
 def _claim_summary(claim: Mapping[str, Any]) -> dict[str, Any]:
     metadata, status = (value if isinstance(value, Mapping) else {} for value in (claim.get("metadata"), claim.get("status")))
-    return {"metadata": {"name": metadata.get("name"), "labels": metadata.get("labels") or {}},
-            "status": {"nodeName": status.get("nodeName"), "imageID": status.get("imageID")}}
+    return {
+        "metadata": {"name": metadata.get("name"), "labels": metadata.get("labels") or {}},
+        "status": {"nodeName": status.get("nodeName"), "imageID": status.get("imageID")},
+    }
 
 
 def read_fleet(kubeconfig: Path, context: str | None = None) -> tuple[FleetNode, ...]:

@@ -8,8 +8,8 @@ verdict comes from the same judge as the CLI's.
 
 from __future__ import annotations
 
-import datetime as dt
 import dataclasses
+import datetime as dt
 import functools
 import json
 from collections.abc import Iterable, Mapping
@@ -54,7 +54,11 @@ def load_resources(resources: Iterable[tuple[str, Mapping[str, Any]]]) -> Inputs
 
 def settings(rule: Rule, config: Mapping[str, Any], where: str) -> PolicySettings:
     """A policy's config as policy settings: the parameters the rule declares, validated as in a stack."""
-    params = {p.name: policy_settings.param_value(p, config[p.name], f"{where}.{p.name}", where) for p in rule.params if p.name in config}
+    params = {
+        p.name: policy_settings.param_value(p, config[p.name], f"{where}.{p.name}", where)
+        for p in rule.params
+        if p.name in config
+    }
     return PolicySettings(params=params, origins={name: "set by the pack config" for name in params})
 
 
@@ -67,7 +71,9 @@ def judge_rule(rule: Rule, inputs: Inputs, rule_settings: PolicySettings) -> lis
     found = judge.objects(inputs, only=rule)
     if not (found and rule.restates):
         return found
-    refused = {(f.file, f.kind, f.name, f.path) for other in rule.restates for f in judge.objects(inputs, only=registry.RULES[other])}
+    refused = {
+        (f.file, f.kind, f.name, f.path) for other in rule.restates for f in judge.objects(inputs, only=registry.RULES[other])
+    }
     return [f for f in found if (f.file, f.kind, f.name, f.path) not in refused]
 
 

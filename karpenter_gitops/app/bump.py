@@ -28,7 +28,6 @@ import yaml
 from ruamel.yaml import YAML
 from ruamel.yaml.nodes import CollectionNode, MappingNode, Node, SequenceNode
 
-from karpenter_gitops.karpenter import amifamily
 from karpenter_gitops.adapters import atomic
 from karpenter_gitops.adapters.aws.amis import AMIResolution
 from karpenter_gitops.adapters.aws.error_kinds import PersistentAWSError
@@ -37,9 +36,10 @@ from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.inputs import NAMESPACE, Inputs
 from karpenter_gitops.core.model import AMISelectorTerm, EC2NodeClass
 from karpenter_gitops.core.outcome import Outcome
+from karpenter_gitops.karpenter import amifamily
 from karpenter_gitops.karpenter.amifamily import protocol
-from karpenter_gitops.load.into_inputs import load_documents
 from karpenter_gitops.load.files import parse_yaml, read_text
+from karpenter_gitops.load.into_inputs import load_documents
 from karpenter_gitops.load.stacks import stack_aws_config, stack_release
 
 Terms = tuple[Mapping[str, Any], ...]  # AMI selector terms spelled as in the CRD
@@ -63,8 +63,13 @@ class PinChange:
     images: tuple[str, ...]
 
     def to_json(self) -> dict:
-        return {"nodeClass": self.node_class, "from": [dict(t) for t in self.old], "to": [dict(t) for t in self.new],
-                "reason": self.reason, "images": list(self.images)}
+        return {
+            "nodeClass": self.node_class,
+            "from": [dict(t) for t in self.old],
+            "to": [dict(t) for t in self.new],
+            "reason": self.reason,
+            "images": list(self.images),
+        }
 
 
 @dataclass(frozen=True)
@@ -121,7 +126,6 @@ class AmiCatalog(Protocol):
         """``status.amis`` for ``terms``, as Karpenter would compute it."""
 
 
-
 # --- published alias releases ---------------------------------------------------------------
 
 
@@ -134,9 +138,7 @@ class Releases:
     latest: tuple[str | None, ...]  # what latest/recommended names today, per template
 
     @classmethod
-    def from_listing(
-        cls, templates: Sequence[str], latest_paths: Sequence[str], listing: Mapping[str, str]
-    ) -> Releases:
+    def from_listing(cls, templates: Sequence[str], latest_paths: Sequence[str], listing: Mapping[str, str]) -> Releases:
         images: dict[str, list[str | None]] = {}
         for index, template in enumerate(templates):
             before, after = template.split(_VERSION_SLOT)
@@ -145,8 +147,9 @@ class Releases:
                 match = pattern.fullmatch(name)
                 if match and match[1] not in _MOVING_VERSIONS:
                     images.setdefault(match[1], [None] * len(templates))[index] = value
-        return cls(tuple(templates), {v: tuple(ids) for v, ids in images.items()},
-                   tuple(listing.get(path) for path in latest_paths))
+        return cls(
+            tuple(templates), {v: tuple(ids) for v, ids in images.items()}, tuple(listing.get(path) for path in latest_paths)
+        )
 
     def unpublished(self, version: str) -> list[str]:
         """The parameters ``version`` still lacks (empty once every variant is out)."""
@@ -158,8 +161,9 @@ class Releases:
         current = _version_key(version)
         if current is None:
             return []
-        return sorted((v for v in self.images if (key := _version_key(v)) and key[0] > current[0]),
-                      key=_newest_first_key, reverse=True)
+        return sorted(
+            (v for v in self.images if (key := _version_key(v)) and key[0] > current[0]), key=_newest_first_key, reverse=True
+        )
 
     def matching_latest(self) -> list[str]:
         """The versions whose every parameter names the image latest/recommended names today."""
@@ -207,14 +211,14 @@ def _unusable(resolution: AMIResolution, published: Collection[str] = ()) -> str
 # --- planning -------------------------------------------------------------------------------
 
 
-def plan_bump(
-    inputs: Inputs, catalog: AmiCatalog, *, classes: Collection[str] = (), pin_latest: bool = False
-) -> BumpPlan:
+def plan_bump(inputs: Inputs, catalog: AmiCatalog, *, classes: Collection[str] = (), pin_latest: bool = False) -> BumpPlan:
     """The pin change (or why none) for each chosen class; raises AwsUnavailable when AWS did not answer."""
     chosen = [nc for nc in inputs.node_classes if not classes or nc.name in classes]
     if catalog.kubernetes is None and any(_alias_of(nc) for nc in chosen):
-        raise InputError("alias pins need the cluster's Kubernetes version",
-                         hint="set karpenter-gitops:cluster.kubernetesVersion or pass --kubernetes-version")
+        raise InputError(
+            "alias pins need the cluster's Kubernetes version",
+            hint="set karpenter-gitops:cluster.kubernetesVersion or pass --kubernetes-version",
+        )
     notes: list[str] = []
     results = []
     for node_class in chosen:
@@ -229,8 +233,12 @@ def plan_bump(
             reason = f"pinned by id with no {NAMESPACE}:amiSources entry to bump from"
             results.append(Unchanged(node_class.name, reason))
         else:
-            results.append(Unchanged(node_class.name, "not pinned: its selector picks up new images by itself "
-                                                      f"(record it under {NAMESPACE}:amiSources to pin ids)"))
+            results.append(
+                Unchanged(
+                    node_class.name,
+                    f"not pinned: its selector picks up new images by itself (record it under {NAMESPACE}:amiSources to pin ids)",
+                )
+            )
     return BumpPlan(
         changes=tuple(r for r in results if isinstance(r, PinChange)),
         unchanged=tuple(r for r in results if isinstance(r, Unchanged)),
@@ -272,8 +280,10 @@ def _plan_alias(node_class: EC2NodeClass, text: str, catalog: AmiCatalog, pin_la
         candidate = protocol.Alias(alias.family, version)
         missing = releases.unpublished(version)
         if missing:
-            notes.append(f"{name}: skipped {candidate}: {len(missing)} of {len(releases.templates)} variant "
-                         f"parameters not yet published, e.g. {missing[0]}")
+            notes.append(
+                f"{name}: skipped {candidate}: {len(missing)} of {len(releases.templates)} variant "
+                f"parameters not yet published, e.g. {missing[0]}"
+            )
             continue
         resolution = catalog.resolve([AMISelectorTerm(alias=str(candidate))])
         why = _unusable(resolution, releases.images[version])
@@ -284,8 +294,9 @@ def _plan_alias(node_class: EC2NodeClass, text: str, catalog: AmiCatalog, pin_la
         if following:
             reason = f"{alias} resolves to {candidate} today; pinned so the next release arrives by review"
         else:
-            reason = (f"newest release published for Kubernetes {k} with every variant present "
-                      f"and all {len(images)} images available")
+            reason = (
+                f"newest release published for Kubernetes {k} with every variant present and all {len(images)} images available"
+            )
         return PinChange(name, _current_terms(node_class), ({"alias": str(candidate)},), reason, images)
 
     if following:
@@ -302,8 +313,11 @@ def _plan_source(node_class: EC2NodeClass, sources: Sequence[AMISelectorTerm], c
     notes.extend(f"{name}: source matched {s.id} ({s.name}) but {s.reason}" for s in resolution.skipped)
     if not resolution.ready:
         return Problem(name, f"its {NAMESPACE}:amiSources entry resolves to nothing usable: {resolution.message}")
-    notes.extend(f"{name}: {ami.id} ({ami.name}) is deprecated but the newest for its requirements"
-                 for ami in resolution.amis if ami.deprecated)
+    notes.extend(
+        f"{name}: {ami.id} ({ami.name}) is deprecated but the newest for its requirements"
+        for ami in resolution.amis
+        if ami.deprecated
+    )
     images = tuple(dict.fromkeys(ami.id for ami in resolution.amis))
     new = tuple({"id": image} for image in images)
     old = _current_terms(node_class)

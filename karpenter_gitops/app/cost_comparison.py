@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from karpenter_gitops.app.workload_forecast import WorkloadForecast
 from karpenter_gitops.karpenter.scheduling import PoolForecast
 from karpenter_gitops.karpenter.scheduling.nodes import HOURS_PER_MONTH
-from karpenter_gitops.app.workload_forecast import WorkloadForecast
 from karpenter_gitops.output import cost_text
 
 
@@ -39,13 +39,19 @@ class PoolCost:
 
     def to_json(self) -> dict:
         low, high = self.delta
-        return {"nodePool": self.node_pool, "base": cost_text.describe(self.base), "head": cost_text.describe(self.head),
-                "deltaPerHour": {"low": round(low, 6), "high": round(high, 6)},
-                "deltaPerMonth": {"low": round(low * HOURS_PER_MONTH, 6), "high": round(high * HOURS_PER_MONTH, 6)}}
+        return {
+            "nodePool": self.node_pool,
+            "base": cost_text.describe(self.base),
+            "head": cost_text.describe(self.head),
+            "deltaPerHour": {"low": round(low, 6), "high": round(high, 6)},
+            "deltaPerMonth": {"low": round(low * HOURS_PER_MONTH, 6), "high": round(high * HOURS_PER_MONTH, 6)},
+        }
 
 
 def _shape(pool: PoolForecast | None) -> tuple:
-    return () if pool is None else tuple(sorted((n.instance_type or "", n.launch.capacity_type or "", n.pods) for n in pool.nodes))
+    return (
+        () if pool is None else tuple(sorted((n.instance_type or "", n.launch.capacity_type or "", n.pods) for n in pool.nodes))
+    )
 
 
 @dataclass(frozen=True)
@@ -62,7 +68,10 @@ class CostComparison:
     @property
     def hourly(self) -> tuple[tuple[float, float], tuple[float, float]]:
         zero = (0.0, 0.0)
-        return (self.base.forecast.hourly if self.base.forecast else zero, self.head.forecast.hourly if self.head.forecast else zero)
+        return (
+            self.base.forecast.hourly if self.base.forecast else zero,
+            self.head.forecast.hourly if self.head.forecast else zero,
+        )
 
     @property
     def newly_unschedulable(self) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
@@ -86,5 +95,3 @@ class CostComparison:
             "newlyUnschedulable": [{"workload": w, "message": m, "pods": list(p)} for w, m, p in self.newly_unschedulable],
             "base": self.base.to_json(), "head": self.head.to_json(),
         }  # fmt: skip
-
-

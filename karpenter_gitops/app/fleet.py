@@ -84,4 +84,3 @@ class SharedTargets:
             for operation, count in target.session.call_counts().items():
                 calls[operation] = calls.get(operation, 0) + count
         return dict(sorted(calls.items()))
-

@@ -90,20 +90,33 @@ def observations(stack: CreatedStack, inputs: Inputs) -> Iterator[Observation]:
             role_name = profile.value
             if role_name is PENDING:
                 continue
-            yield from _observed(live.INSTANCE_PROFILE_WITHOUT_ROLE, EC2NODECLASS, name, profile.urn,
-                                 coherence.profile_without_role(spec.instance_profile, role_name))
+            yield from _observed(
+                live.INSTANCE_PROFILE_WITHOUT_ROLE,
+                EC2NODECLASS,
+                name,
+                profile.urn,
+                coherence.profile_without_role(spec.instance_profile, role_name),
+            )
         role = stack.role_trusts.get(role_name)
         if role is not None and role.value is not PENDING:
-            yield from _observed(controller_rules.NODE_ROLE_TRUST, EC2NODECLASS, name, role.urn,
-                                 coherence.untrusted_node_role(role_name, iam.policy_document(role.value)))
+            yield from _observed(
+                controller_rules.NODE_ROLE_TRUST,
+                EC2NODECLASS,
+                name,
+                role.urn,
+                coherence.untrusted_node_role(role_name, iam.policy_document(role.value)),
+            )
         if not grants.pass_role or not role_name:
             continue  # the stack does not create the controller's IAM, or the profile's role is not in the stack
         yield from _observed(controller_rules.PASS_ROLE, EC2NODECLASS, name, urn, coherence.pass_role_denied(grants, role_name))
         if role is not None and entries is not None:
-            yield from _observed(controller_rules.ACCESS_ENTRY, EC2NODECLASS, name, role.urn,
-                                 coherence.missing_access_entry(role_name, entries))
+            yield from _observed(
+                controller_rules.ACCESS_ENTRY, EC2NODECLASS, name, role.urn, coherence.missing_access_entry(role_name, entries)
+            )
     for pool in inputs.node_pools:
-        yield from _observed(controller_rules.SPOT_QUEUE, NODEPOOL, pool.name, pool.source.file, coherence.spot_queue_unread(grants, pool))
+        yield from _observed(
+            controller_rules.SPOT_QUEUE, NODEPOOL, pool.name, pool.source.file, coherence.spot_queue_unread(grants, pool)
+        )
     yield from _queue_keys(stack)
     yield from _pod_identity_on_fargate(stack)
 
@@ -120,8 +133,13 @@ def _queue_keys(stack: CreatedStack) -> Iterator[Observation]:
         key_policy = key_policies.get(queue.kms_key) if queue.kms_key else None
         problem = key_policy is not None and coherence.kms_policy_problem(key_policy)
         if problem:
-            yield from _observed(controller_rules.QUEUE_KMS, CONTROLLER_KIND, queue.name, queue.urn,
-                                 Violation("interruptionQueue.kmsKeyArn", problem))
+            yield from _observed(
+                controller_rules.QUEUE_KMS,
+                CONTROLLER_KIND,
+                queue.name,
+                queue.urn,
+                Violation("interruptionQueue.kmsKeyArn", problem),
+            )
 
 
 def _pod_identity_on_fargate(stack: CreatedStack) -> Iterator[Observation]:
@@ -129,9 +147,17 @@ def _pod_identity_on_fargate(stack: CreatedStack) -> Iterator[Observation]:
         if association.cluster is PENDING or association.namespace is PENDING:
             continue
         for profile in stack.fargate_profiles:
-            if (profile.cluster == association.cluster and profile.selectors is not PENDING
-                    and coherence.fargate_selects(profile.selectors or [], association.namespace)):
+            if (
+                profile.cluster == association.cluster
+                and profile.selectors is not PENDING
+                and coherence.fargate_selects(profile.selectors or [], association.namespace)
+            ):
                 account = f"{association.namespace}/{association.service_account}"
                 message = f"Fargate profile {profile.name} runs the pods of {account}, which get no Pod Identity credentials"
-                yield from _observed(controller_rules.FARGATE_POD_IDENTITY, CONTROLLER_KIND, account, association.urn,
-                                     Violation("identity", message))
+                yield from _observed(
+                    controller_rules.FARGATE_POD_IDENTITY,
+                    CONTROLLER_KIND,
+                    account,
+                    association.urn,
+                    Violation("identity", message),
+                )

@@ -13,15 +13,15 @@ from karpenter_gitops.adapters import atomic
 from karpenter_gitops.adapters.aws.client import AwsSession
 from karpenter_gitops.adapters.aws.pricing import Prices, load_prices
 from karpenter_gitops.adapters.aws.target import Target
+from karpenter_gitops.app.workload_forecast import WorkloadForecast
 from karpenter_gitops.core import versions
-from karpenter_gitops.core.inputs import Inputs
-from karpenter_gitops.karpenter.status.prediction import Plan
-from karpenter_gitops.karpenter.scheduling import Options, build_world, simulate
-from karpenter_gitops.karpenter.amifamily import family_of
 from karpenter_gitops.core.errors import InputError
+from karpenter_gitops.core.inputs import Inputs
+from karpenter_gitops.karpenter.amifamily import family_of
+from karpenter_gitops.karpenter.scheduling import Options, build_world, simulate
+from karpenter_gitops.karpenter.status.prediction import Plan
 from karpenter_gitops.load import files
 from karpenter_gitops.load.workloads import WORKLOAD_KINDS, Workloads, workloads_from_documents
-from karpenter_gitops.app.workload_forecast import WorkloadForecast
 from karpenter_gitops.output.forecast_svg import svg
 from karpenter_gitops.reconcile import Progress, reconcile
 from karpenter_gitops.reconcile.catalogue import load as load_catalogue
@@ -41,9 +41,7 @@ def planner(
 
     def plan(inputs: Inputs) -> Plan:
         kube = kubernetes or inputs.cluster.kubernetes or target.world_kubernetes
-        return reconcile(
-            inputs, release=release, kubernetes=kube, aws=target.session, cache_dir=cache_dir, progress=progress
-        )
+        return reconcile(inputs, release=release, kubernetes=kube, aws=target.session, cache_dir=cache_dir, progress=progress)
 
     return plan
 
@@ -59,7 +57,9 @@ def forecaster(
         run = Run(inputs, release, None, aws, cache_dir, ())
         catalogue = load_catalogue(run).labelled
         if catalogue is None:
-            return WorkloadForecast(workloads, sources=tuple(sources), unavailable="the instance-type catalogue is not loaded (see the plan)")
+            return WorkloadForecast(
+                workloads, sources=tuple(sources), unavailable="the instance-type catalogue is not loaded (see the plan)"
+            )
         prices = _prices(aws)
         served: dict[str, set[str]] = {}
         amis: dict[str, dict[str, str]] = {}
@@ -69,7 +69,12 @@ def forecaster(
                 amis[name] = dict(pool.mapping.instance_types)
         classes = inputs.node_classes
         world = build_world(
-            inputs.node_pools, classes, catalogue, prices.price_table(), workloads.pods, workloads.daemon_sets,
+            inputs.node_pools,
+            classes,
+            catalogue,
+            prices.price_table(),
+            workloads.pods,
+            workloads.daemon_sets,
             traits={c.name: family_of(c).node_traits for c in classes},
             subnet_zones={name: {s.zone for s in p.subnets} for name, p in plan.node_classes.items()},
             served={c.name: served.get(c.name, set()) for c in classes},
@@ -86,7 +91,9 @@ def _prices(aws: AwsSession) -> Prices:
     return aws.remember("prices", lambda: load_prices(aws))
 
 
-def read_workloads(paths: Sequence[str], kubernetes: versions.Kubernetes | None, stdin: Callable[[], str] | None = None) -> Workloads:
+def read_workloads(
+    paths: Sequence[str], kubernetes: versions.Kubernetes | None, stdin: Callable[[], str] | None = None
+) -> Workloads:
     """The workloads under ``paths`` (files, folders, ``-`` for standard input), read as a cluster of
     ``kubernetes`` stores their pods (sidecars from 1.29, pod-level resources from 1.34; newest when unknown)."""
     named = [p for p in paths if p != "-"]
@@ -99,7 +106,9 @@ def read_workloads(paths: Sequence[str], kubernetes: versions.Kubernetes | None,
     others = _other_kinds(doc for _, docs in documents for doc in docs)
     if others:
         counted = ", ".join(f"{kind} × {n}" for kind, n in sorted(others.items()))
-        workloads = replace(workloads, notes=(*workloads.notes, f"passed over {sum(others.values())} object(s) that create no pods: {counted}"))
+        workloads = replace(
+            workloads, notes=(*workloads.notes, f"passed over {sum(others.values())} object(s) that create no pods: {counted}")
+        )
     return workloads
 
 

@@ -46,10 +46,13 @@ def _runtime_document(pack: Path) -> dict:
     try:
         document = yaml_reader.document(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as error:
-        raise InputError(f"cannot read the pack's runtime file: {error.strerror or error}", str(path),
-                         hint="reinstall karpenter-gitops") from None
+        raise InputError(
+            f"cannot read the pack's runtime file: {error.strerror or error}", str(path), hint="reinstall karpenter-gitops"
+        ) from None
     except yaml_reader.YAMLError as error:
-        raise InputError(f"not valid YAML ({' '.join(str(error).split())})", str(path), hint="reinstall karpenter-gitops") from None
+        raise InputError(
+            f"not valid YAML ({' '.join(str(error).split())})", str(path), hint="reinstall karpenter-gitops"
+        ) from None
     if not isinstance(document, dict):
         raise InputError("not a mapping", str(path), hint="reinstall karpenter-gitops")
     return document
@@ -106,16 +109,22 @@ def write_pack(directory: Path, files: dict[str, str]) -> None:
         return
     try:
         if directory.exists() and (not directory.is_dir() or {entry.name for entry in directory.iterdir()} - set(files)):
-            raise InputError("refusing to replace: it holds files `karpenter-gitops policy-pack` did not write",
-                             str(directory), hint="give --out a new or empty directory")
+            raise InputError(
+                "refusing to replace: it holds files `karpenter-gitops policy-pack` did not write",
+                str(directory),
+                hint="give --out a new or empty directory",
+            )
         try:
             atomic.replace_directory(directory, files)
         except OSError:
             if not _holds(directory, files):  # another run's rename won the race with a whole pack: keep it
                 raise
     except OSError as error:
-        raise InputError(f"cannot write the policy pack: {error.strerror or error}", str(directory),
-                         hint="set XDG_CACHE_HOME to a writable directory, or give --out") from None
+        raise InputError(
+            f"cannot write the policy pack: {error.strerror or error}",
+            str(directory),
+            hint="set XDG_CACHE_HOME to a writable directory, or give --out",
+        ) from None
 
 
 def policy_pack(out: Path | None = None) -> Path:

@@ -12,18 +12,18 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from karpenter_gitops.adapters import git
+from karpenter_gitops.app.cost_comparison import CostComparison
+from karpenter_gitops.app.preview_result import Preview
 from karpenter_gitops.app.sources import Sources
 from karpenter_gitops.app.validate import waivers_for
+from karpenter_gitops.app.workload_forecast import WorkloadForecast
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.inputs import Inputs
-from karpenter_gitops.karpenter.status.prediction import Plan
 from karpenter_gitops.judge import validate
-from karpenter_gitops.load import files, into_inputs, pulumi_events
-from karpenter_gitops.app.cost_comparison import CostComparison
-from karpenter_gitops.app.preview_result import Preview
-from karpenter_gitops.app.workload_forecast import WorkloadForecast
 from karpenter_gitops.karpenter.disruption import drift
+from karpenter_gitops.karpenter.status.prediction import Plan
+from karpenter_gitops.load import files, into_inputs, pulumi_events
 
 
 def load_base(base: str, head_paths: Sequence[Path], release: versions.Release) -> Inputs:
@@ -32,18 +32,25 @@ def load_base(base: str, head_paths: Sequence[Path], release: versions.Release) 
     if path.is_dir():
         return _from_directory(path, release)
     if files.STDIN in head_paths:
-        raise InputError(f"--base {base!r}: standard input has no version at a Git ref", files.STDIN_NAME,
-                         hint="give --base a directory of the base manifests")
+        raise InputError(
+            f"--base {base!r}: standard input has no version at a Git ref",
+            files.STDIN_NAME,
+            hint="give --base a directory of the base manifests",
+        )
     texts = git.files_at_ref(base, head_paths)
     return into_inputs.load_files([files.from_text(name, text) for name, text in texts], release)
 
 
 def _from_directory(path: Path, release: versions.Release) -> Inputs:
-    found = [p for p in sorted(path.rglob("*")) if p.is_file() and not any(part.startswith(".") for part in p.relative_to(path).parts)]
+    found = [
+        p for p in sorted(path.rglob("*")) if p.is_file() and not any(part.startswith(".") for part in p.relative_to(path).parts)
+    ]
     foreign = [str(p.relative_to(path)) for p in found if p.suffix not in files.YAML_SUFFIXES]
     if foreign:
         shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
-        raise InputError(f"base directory holds files that are not manifests ({shown})", str(path), hint="pass a rendered directory")
+        raise InputError(
+            f"base directory holds files that are not manifests ({shown})", str(path), hint="pass a rendered directory"
+        )
     if not found:
         return Inputs()  # an empty base: everything in the head is new
     return into_inputs.load([path], release)

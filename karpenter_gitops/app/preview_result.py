@@ -19,17 +19,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from karpenter_gitops.app.cost_comparison import CostComparison
 from karpenter_gitops.core.findings import Finding, Severity
 from karpenter_gitops.core.inputs import Inputs
 from karpenter_gitops.core.model import EC2NODECLASS, NODEOVERLAY
 from karpenter_gitops.core.outcome import Outcome
+from karpenter_gitops.judge.report import Report
+from karpenter_gitops.karpenter.disruption.drift import AMIMove, Forecast, ami_moves
 from karpenter_gitops.karpenter.nodeoverlay.applied import FirstChoice
 from karpenter_gitops.karpenter.status.prediction import Plan
-from karpenter_gitops.judge.report import Report
 from karpenter_gitops.load.pulumi_events import PulumiPreview
-from karpenter_gitops.app.cost_comparison import CostComparison
 from karpenter_gitops.output.manifests import manifest, to_yaml
-from karpenter_gitops.karpenter.disruption.drift import AMIMove, Forecast, ami_moves
 
 # --- redaction ---------------------------------------------------------------------------
 
@@ -194,8 +194,9 @@ class Preview:
         for finding in self.errors:
             if finding.kind == EC2NODECLASS and finding.name in self.head_plan.node_classes:
                 failing.setdefault(finding.name, []).append(finding)
-        return tuple((name, shown.get(name, "Ready=True"), tuple(failing.get(name, ())))
-                     for name in sorted(shown.keys() | failing.keys()))
+        return tuple(
+            (name, shown.get(name, "Ready=True"), tuple(failing.get(name, ()))) for name in sorted(shown.keys() | failing.keys())
+        )
 
     @property
     def moves(self) -> tuple[AMIMove, ...]:
@@ -263,8 +264,10 @@ class Preview:
             "objects": [c.to_json() for c in self.changes],
             "ready": readiness,
             "notReady": [{"nodeClass": n, "why": why} for n, why in self.not_ready],
-            "outlook": [{"nodeClass": n, "karpenterShows": shows, "failsBecause": [f.rule for f in failing]}
-                        for n, shows, failing in self.outlook],
+            "outlook": [
+                {"nodeClass": n, "karpenterShows": shows, "failsBecause": [f.rule for f in failing]}
+                for n, shows, failing in self.outlook
+            ],
             "amiMoves": [m.to_json() for m in self.moves],
             **({"firstChoiceMoves": [m.to_json() for m in self.first_choice_moves]} if self.overlay_changes else {}),
             "skippedAmis": [

@@ -11,17 +11,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from karpenter_gitops.app.preview_result import not_ready
 from karpenter_gitops.app.sources import Sources
 from karpenter_gitops.core import typed_schema
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.findings import Severity
 from karpenter_gitops.core.inputs import Inputs
 from karpenter_gitops.core.outcome import Outcome
-from karpenter_gitops.karpenter.status.prediction import Plan
 from karpenter_gitops.judge import validate
 from karpenter_gitops.judge.report import Report
+from karpenter_gitops.karpenter.status.prediction import Plan
 from karpenter_gitops.output import manifests
-from karpenter_gitops.app.preview_result import not_ready
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,8 @@ from karpenter_gitops.core import versions
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.inputs import Inputs, PolicySettings
 from karpenter_gitops.load import policy_settings
-from karpenter_gitops.load.into_inputs import Loading, load_files, objects_in
 from karpenter_gitops.load.files import ReadFile, Texts, display, is_stack_file, parse_yaml, read_files, read_text
+from karpenter_gitops.load.into_inputs import Loading, load_files, objects_in
 from karpenter_gitops.load.stacks import stack_aws_config, stack_release, stack_workloads
 
 
@@ -79,8 +79,10 @@ def nothing_found(files: Sequence[ReadFile], inputs: Inputs) -> str | None:
         skipped = f"; skipped {inputs.skipped[0]}"
     elif inputs.skipped:
         skipped = f"; {len(inputs.skipped)} skipped, the first {inputs.skipped[0]}"
-    return (f"no Karpenter object found in {len(files)} file(s), so nothing was checked{found}{skipped} "
-            "(hint: name the files or folder holding your EC2NodeClass and NodePool manifests, or pass --allow-empty)")
+    return (
+        f"no Karpenter object found in {len(files)} file(s), so nothing was checked{found}{skipped} "
+        "(hint: name the files or folder holding your EC2NodeClass and NodePool manifests, or pass --allow-empty)"
+    )
 
 
 _KIND_NAME = re.compile(r"[A-Za-z][A-Za-z0-9]{0,62}\Z")  # what a kind's name looks like; anything else is not shown
@@ -92,7 +94,9 @@ def _other_kinds(files: Iterable[ReadFile]) -> str:
     such as ``; found only other kinds: ConfigMap, Deployment``: at most a few named, the rest counted;
     a kind that is no kind's name is counted, never shown."""
     kinds = dict.fromkeys(
-        found["kind"] for file in files for _, found, _ in objects_in(enumerate(file.documents))
+        found["kind"]
+        for file in files
+        for _, found, _ in objects_in(enumerate(file.documents))
         if isinstance(found, Mapping) and isinstance(found.get("kind"), str)
     )
     if not kinds:
@@ -104,8 +108,9 @@ def _other_kinds(files: Iterable[ReadFile]) -> str:
     return "; found only other kinds: " + ", ".join(named) + (f" and {more} more" if more else "")
 
 
-def read_sources(paths: Sequence[Path], release: versions.Release | None = None,
-                 feature_gates: Mapping[str, bool] | None = None) -> Sources:
+def read_sources(
+    paths: Sequence[Path], release: versions.Release | None = None, feature_gates: Mapping[str, bool] | None = None
+) -> Sources:
     """Read ``paths`` and load them for ``version`` (default: the stacks' release, else the newest), on a
     cluster with ``feature_gates`` set as given over what the stack declares."""
     # When the stack files name another release, or loading stopped at an error, everything is loaded
@@ -166,6 +171,9 @@ def read_policy_file(path: Path) -> PolicySettings:
     name = display(path)
     documents = [d for d in parse_yaml(read_text(path), name) if d is not None]
     if len(documents) != 1 or not isinstance(documents[0], Mapping):
-        raise InputError("a policy file holds one mapping of policy settings", name,
-                         hint="e.g. rules: {policy/ebs-encrypted: {severity: error}}; keys as in a stack's karpenter-gitops:policy")
+        raise InputError(
+            "a policy file holds one mapping of policy settings",
+            name,
+            hint="e.g. rules: {policy/ebs-encrypted: {severity: error}}; keys as in a stack's karpenter-gitops:policy",
+        )
     return policy_settings.parse(documents[0], name, key="", origin=f"set by the policy file {name}")

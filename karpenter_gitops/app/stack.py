@@ -15,13 +15,13 @@ from karpenter_gitops.adapters.aws.client import AwsSession, AwsSettings
 from karpenter_gitops.adapters.aws.error_kinds import PersistentAWSError, TransientAWSError
 from karpenter_gitops.adapters.aws.target import Target
 from karpenter_gitops.app.plan import forecaster
-from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core import versions
+from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.findings import Finding, Observation
 from karpenter_gitops.core.inputs import NAMESPACE, Inputs
 from karpenter_gitops.core.model import CAPACITYBUFFER, NODEOVERLAY
-from karpenter_gitops.karpenter.status.prediction import Plan
 from karpenter_gitops.judge import Judge
+from karpenter_gitops.karpenter.status.prediction import Plan
 from karpenter_gitops.load import engine_values, files
 from karpenter_gitops.load.into_inputs import load_engine_stack
 from karpenter_gitops.load.stacks import workload_paths
@@ -45,8 +45,9 @@ def load_inputs(
     capacity_buffers: Mapping[str, Any] | None = None,
 ) -> tuple[Inputs, versions.Release]:
     """Load values as the CLI loads a stack file, with the stack's Karpenter release (or the default)."""
-    config = _stack_config(cluster, node_classes, node_pools, policy, controller,
-                           node_overlays=node_overlays, capacity_buffers=capacity_buffers)
+    config = _stack_config(
+        cluster, node_classes, node_pools, policy, controller, node_overlays=node_overlays, capacity_buffers=capacity_buffers
+    )
     return load_engine_stack(config, SOURCE)
 
 
@@ -62,22 +63,37 @@ def _stack_config(
 ) -> dict[str, Any]:
     """The values under the keys a stack file's ``config`` gives them; an empty block is left out, as unset."""
     config: dict[str, Any] = {f"{NAMESPACE}:nodeClasses": dict(node_classes), f"{NAMESPACE}:nodePools": dict(node_pools)}
-    for key, value in (("cluster", cluster), ("policy", policy), ("controller", controller),
-                       ("nodeOverlays", node_overlays), ("capacityBuffers", capacity_buffers)):
+    for key, value in (
+        ("cluster", cluster),
+        ("policy", policy),
+        ("controller", controller),
+        ("nodeOverlays", node_overlays),
+        ("capacityBuffers", capacity_buffers),
+    ):
         if value is not None and (value or key == "controller"):
             config[f"{NAMESPACE}:{key}"] = value
     return config
 
 
 def standalone(
-    kind: str, key: str, spec: Mapping[str, Any], cluster: Mapping[str, Any] | None = None, policy: Mapping[str, Any] | None = None
+    kind: str,
+    key: str,
+    spec: Mapping[str, Any],
+    cluster: Mapping[str, Any] | None = None,
+    policy: Mapping[str, Any] | None = None,
 ) -> tuple[Mapping[str, Any], list[Finding]]:
     """A NodeOverlay or CapacityBuffer declared alone under its stack ``key`` (``name``, or ``namespace/name``
     for a buffer): the metadata it is applied with, and what ``validate`` finds in it for the stack's
     cluster (its release, its feature gates) and policy. Nothing else of the stack is needed to judge it."""
     objects = {key: spec}
-    inputs, release = load_inputs(cluster, {}, {}, policy, node_overlays=objects if kind == NODEOVERLAY else None,
-                                  capacity_buffers=objects if kind == CAPACITYBUFFER else None)
+    inputs, release = load_inputs(
+        cluster,
+        {},
+        {},
+        policy,
+        node_overlays=objects if kind == NODEOVERLAY else None,
+        capacity_buffers=objects if kind == CAPACITYBUFFER else None,
+    )
     loaded = next((o for o in inputs.objects if o.kind == kind), None)
     metadata = loaded.raw["metadata"] if loaded is not None else {"name": key}  # not loaded: refused, see the findings
     return metadata, sorted(check(inputs, release), key=lambda f: f.sort_key)
@@ -169,5 +185,7 @@ def _session(settings: AwsSettings | None) -> AwsSession:
         session = AwsSession(settings=settings)
         session.require_credentials()
     except PersistentAWSError as err:
-        raise InputError(err.detail, hint="configure the stack's aws provider (aws:region, aws:profile) or the environment") from None
+        raise InputError(
+            err.detail, hint="configure the stack's aws provider (aws:region, aws:profile) or the environment"
+        ) from None
     return session

@@ -15,14 +15,14 @@ from pathlib import Path
 
 from karpenter_gitops.adapters import kube
 from karpenter_gitops.app.sources import Sources
-from karpenter_gitops.karpenter.status import verification as compare
+from karpenter_gitops.app.workload_forecast import WorkloadForecast
 from karpenter_gitops.core.cluster import FleetNode
 from karpenter_gitops.core.inputs import Inputs
 from karpenter_gitops.core.model import EC2NODECLASS, NAMESPACED, NODEOVERLAY
-from karpenter_gitops.karpenter.status.prediction import Plan
 from karpenter_gitops.karpenter.scheduling.launched import PoolLaunch, launched
+from karpenter_gitops.karpenter.status import verification as compare
+from karpenter_gitops.karpenter.status.prediction import Plan
 from karpenter_gitops.output.manifests import manifest
-from karpenter_gitops.app.workload_forecast import WorkloadForecast
 from karpenter_gitops.rules.crd.openapi import as_stored
 
 POLL_SECONDS = 2.0
@@ -57,7 +57,9 @@ def verify_sources(
     while True:
         say("reading the cluster")
         live = kube.read_cluster(kubeconfig, context)
-        waiting = [name for name in classes if (stored := live.objects.get((EC2NODECLASS, name))) and compare.unreconciled(stored)]
+        waiting = [
+            name for name in classes if (stored := live.objects.get((EC2NODECLASS, name))) and compare.unreconciled(stored)
+        ]
         if not waiting or time.monotonic() >= deadline:
             break
         say(f"waiting for Karpenter to reconcile {', '.join(waiting)}")
@@ -102,8 +104,14 @@ def verify_sources(
     )
 
 
-def _launches(inputs: Inputs, planned: Plan | None, forecast: Callable[[Inputs, Plan], WorkloadForecast], fleet: Sequence[FleetNode],
-              notes: list[str], say: Callable[[str], None]) -> tuple[PoolLaunch, ...] | None:
+def _launches(
+    inputs: Inputs,
+    planned: Plan | None,
+    forecast: Callable[[Inputs, Plan], WorkloadForecast],
+    fleet: Sequence[FleetNode],
+    notes: list[str],
+    say: Callable[[str], None],
+) -> tuple[PoolLaunch, ...] | None:
     """The launched NodeClaims beside the forecast, or None with a note saying why there is no forecast."""
     if planned is None:
         notes.append("no forecast of the workloads: it needs the prediction")

@@ -12,7 +12,7 @@ unreadable input; 3 = transient failure, nothing decided, retry.
 Layer: the top; imports app and below.
 """
 
-from karpenter_gitops.cli.group import cli
 from karpenter_gitops.cli.entry import main
+from karpenter_gitops.cli.group import cli
 
 __all__ = ["cli", "main"]

@@ -66,7 +66,9 @@ def bump_command(stack, class_names, pin_latest, dry_run, embedded_aws, aws_fixt
             click.echo(json.dumps({"transient": str(error), "file": edited.file, "written": False}, indent=2))
         return Outcome.TRANSIENT
     if fmt == "json":
-        click.echo(json.dumps({**bumped.plan.to_json(), "file": edited.file, "written": bumped.written, "diff": bumped.diff}, indent=2))
+        click.echo(
+            json.dumps({**bumped.plan.to_json(), "file": edited.file, "written": bumped.written, "diff": bumped.diff}, indent=2)
+        )
     else:
         untouched = "dry run: nothing written" if bumped.diff else f"nothing to bump: {edited.file} untouched"
         _print(bumped.plan, edited.file, bumped.diff, f"wrote {edited.file}" if bumped.written else untouched)

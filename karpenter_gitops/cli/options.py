@@ -30,7 +30,9 @@ def _feature_gates(ctx: click.Context, _param, value: str | None) -> None:
     for item in filter(None, (part.strip() for part in (value or "").split(","))):
         match = _GATE.match(item)
         if not match:
-            raise click.BadParameter(f"{item!r} is not NAME=true or NAME=false (e.g. NodeOverlay=true)", param_hint="--feature-gates")
+            raise click.BadParameter(
+                f"{item!r} is not NAME=true or NAME=false (e.g. NodeOverlay=true)", param_hint="--feature-gates"
+            )
         gates[match[1]] = match[2].lower() == "true"
     ctx.meta["karpenter-gitops.feature-gates"] = gates
 
@@ -134,14 +136,20 @@ def stack_or_manifests(stack: str | None, manifests: Sequence[str]) -> list[Path
 def manifest_paths(func):
     """``PATHS`` (files, directories, ``-`` for standard input), as validate takes them, and the older
     ``--manifests PATH`` (repeatable), which means the same."""
-    func = click.option("--manifests", "manifests", metavar="PATH", multiple=True,
-                        help="Manifest files or directories (the same as giving them as PATHS).")(func)
+    func = click.option(
+        "--manifests",
+        "manifests",
+        metavar="PATH",
+        multiple=True,
+        help="Manifest files or directories (the same as giving them as PATHS).",
+    )(func)
     return click.argument("paths", nargs=-1, type=click.Path(allow_dash=True))(func)
 
 
 def allow_empty(func):
     return click.option(
-        "--allow-empty", is_flag=True,
+        "--allow-empty",
+        is_flag=True,
         help="Exit 0 when the paths hold no Karpenter object (e.g. a pre-commit hook on a commit touching none); "
         "without it such a run says so and exits 2.",
     )(func)
@@ -215,7 +223,8 @@ def policy_file(func):
 def show_info(func):
     """``--show-info``: list the ``info`` findings (house-style notes) that text and the PR comment leave out."""
     return click.option(
-        "--show-info", is_flag=True,
+        "--show-info",
+        is_flag=True,
         help="Also list info findings (house-style notes), which the text and the PR comment leave out; "
         "--format json and jsonl always hold them.",
     )(func)
@@ -224,6 +233,8 @@ def show_info(func):
 def quiet(func):
     """``--quiet``: the text output cut to what a pre-commit hook or a glance needs."""
     return click.option(
-        "--quiet", "-q", is_flag=True,
+        "--quiet",
+        "-q",
+        is_flag=True,
         help="Print the findings and the summary line only: no notes, fixes or waivers (text format).",
     )(func)

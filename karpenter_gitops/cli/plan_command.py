@@ -27,13 +27,35 @@ from karpenter_gitops.output.workload_forecast_text import print_forecast
 @options.karpenter
 @options.allow_empty
 @options.output_format("text", "json")
-@click.option("--workloads", "workload_paths", metavar="PATH", multiple=True,
-              help="Forecast what Karpenter would launch for the workloads in these files or directories (- for stdin), and its cost "
-                   "(default: the stack's karpenter-gitops:workloads).")
-@click.option("--picture", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE.svg",
-              help="With --workloads: write an SVG of each NodePool's nodes and the pods packed on them.")
-def plan_command(paths, manifests, stacks, all_stacks, embedded_aws, aws_fixture, kubernetes, cache_dir, release, allow_empty, fmt,
-                 workload_paths, picture) -> Outcome:
+@click.option(
+    "--workloads",
+    "workload_paths",
+    metavar="PATH",
+    multiple=True,
+    help="Forecast what Karpenter would launch for the workloads in these files or directories (- for stdin), and its cost "
+    "(default: the stack's karpenter-gitops:workloads).",
+)
+@click.option(
+    "--picture",
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="FILE.svg",
+    help="With --workloads: write an SVG of each NodePool's nodes and the pods packed on them.",
+)
+def plan_command(
+    paths,
+    manifests,
+    stacks,
+    all_stacks,
+    embedded_aws,
+    aws_fixture,
+    kubernetes,
+    cache_dir,
+    release,
+    allow_empty,
+    fmt,
+    workload_paths,
+    picture,
+) -> Outcome:
     """Resolve what Karpenter will resolve from AWS and predict its status, before anything is applied.
 
     PATHS (or --manifests) are manifest files, directories or - for standard input, as for validate.

@@ -26,19 +26,43 @@ from karpenter_gitops.output.terminal import waiting
 
 @click.command("preview")
 @options.manifest_paths
-@options.stacks("Preview stacks/Pulumi.NAME.yaml; several (or --all-stacks) give one section per stack, within --budget together.")
-@click.option("--base", "base_ref", required=True, metavar="DIR|GIT-REF", help="Compare with a directory of manifests or a Git ref.")
+@options.stacks(
+    "Preview stacks/Pulumi.NAME.yaml; several (or --all-stacks) give one section per stack, within --budget together."
+)
+@click.option(
+    "--base", "base_ref", required=True, metavar="DIR|GIT-REF", help="Compare with a directory of manifests or a Git ref."
+)
 @options.output_format("markdown", "json")
-@click.option("--budget", type=click.IntRange(min=5_000), default=DEFAULT_BUDGET, show_default=True, help="Comment size limit (characters).")
-@click.option("--full-report", type=click.Path(path_type=Path), metavar="FILE", help="Where the full report goes when the comment is shortened.")
-@click.option("--kubeconfig", type=click.Path(path_type=Path), metavar="FILE", help="Read NodeClaims and Nodes to count drifting nodes.")
+@click.option(
+    "--budget", type=click.IntRange(min=5_000), default=DEFAULT_BUDGET, show_default=True, help="Comment size limit (characters)."
+)
+@click.option(
+    "--full-report",
+    type=click.Path(path_type=Path),
+    metavar="FILE",
+    help="Where the full report goes when the comment is shortened.",
+)
+@click.option(
+    "--kubeconfig", type=click.Path(path_type=Path), metavar="FILE", help="Read NodeClaims and Nodes to count drifting nodes."
+)
 @click.option("--pulumi-json", type=click.Path(path_type=Path), metavar="FILE", help="Fold in `pulumi preview --json` output.")
-@click.option("--pulumi-events", type=click.Path(path_type=Path), metavar="FILE", help="Fold in a `pulumi preview --event-log` file.")
-@click.option("--workloads", "workload_paths", metavar="PATH", multiple=True,
-              help="Forecast these workloads (files, directories, - for stdin; default: the stack's karpenter-gitops:workloads) on base and head and compare the cost "
-                   "(needs --reconcile or --embedded-aws).")
-@click.option("--picture", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE.svg",
-              help="With --workloads: write an SVG of the head's NodePools, their nodes and the pods packed on them.")
+@click.option(
+    "--pulumi-events", type=click.Path(path_type=Path), metavar="FILE", help="Fold in a `pulumi preview --event-log` file."
+)
+@click.option(
+    "--workloads",
+    "workload_paths",
+    metavar="PATH",
+    multiple=True,
+    help="Forecast these workloads (files, directories, - for stdin; default: the stack's karpenter-gitops:workloads) on base and head and compare the cost "
+    "(needs --reconcile or --embedded-aws).",
+)
+@click.option(
+    "--picture",
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="FILE.svg",
+    help="With --workloads: write an SVG of the head's NodePools, their nodes and the pods packed on them.",
+)
 @options.aws
 @options.reconcile
 @options.policy_file
@@ -46,8 +70,28 @@ from karpenter_gitops.output.terminal import waiting
 @options.allow_empty
 @options.show_info
 def preview_command(
-    paths, manifests, allow_empty, stacks, all_stacks, base_ref, fmt, budget, full_report, kubeconfig, pulumi_json, pulumi_events,
-    workload_paths, picture, embedded_aws, aws_fixture, kubernetes, reconcile_, cache_dir, policy_file, release, show_info,
+    paths,
+    manifests,
+    allow_empty,
+    stacks,
+    all_stacks,
+    base_ref,
+    fmt,
+    budget,
+    full_report,
+    kubeconfig,
+    pulumi_json,
+    pulumi_events,
+    workload_paths,
+    picture,
+    embedded_aws,
+    aws_fixture,
+    kubernetes,
+    reconcile_,
+    cache_dir,
+    policy_file,
+    release,
+    show_info,
 ) -> Outcome:
     """Print a PR comment (or JSON) on what the change does compared with --base.
 
@@ -87,12 +131,16 @@ def preview_command(
             return preview_sources(head, base_ref, paths, plan=plan, kubeconfig=kubeconfig, pulumi=pulumi, forecast=forecast)
 
         if options.is_fleet(stacks, all_stacks):
-            return _fleet(options.fleet_stacks((*paths, *manifests), stacks, all_stacks), previewed, fmt, budget, full_report, show_info)
+            return _fleet(
+                options.fleet_stacks((*paths, *manifests), stacks, all_stacks), previewed, fmt, budget, full_report, show_info
+            )
         report = previewed(options.stack_or_manifests(stacks[0] if stacks else None, (*paths, *manifests)))
     if picture:
         if not report.cost:
-            raise click.UsageError("--picture draws the forecast: give --workloads (or name them in the stack's "
-                                   "karpenter-gitops:workloads) and --reconcile or --embedded-aws")
+            raise click.UsageError(
+                "--picture draws the forecast: give --workloads (or name them in the stack's "
+                "karpenter-gitops:workloads) and --reconcile or --embedded-aws"
+            )
         write_picture(report.cost.head, picture)
     if fmt == "json":
         click.echo(json.dumps(report.to_json(), indent=2))
@@ -106,13 +154,22 @@ def _fleet(stacks, previewed, fmt: str, budget: int, full_report, show_info: boo
     """One section per stack (each within an equal share of --budget), JSON keyed by stack, the worst exit code."""
     fleet = run_fleet(stacks, lambda stack: ((report := previewed([stack_file(stack)])), report.exit_code))
     if fmt == "json":
-        click.echo(json.dumps({"stacks": {s: r.to_json() for s, r in fleet.results.items()},
-                               "summary": {"stacks": len(stacks), "exitCodes": fleet.exit_codes}}, indent=2))
+        click.echo(
+            json.dumps(
+                {
+                    "stacks": {s: r.to_json() for s, r in fleet.results.items()},
+                    "summary": {"stacks": len(stacks), "exitCodes": fleet.exit_codes},
+                },
+                indent=2,
+            )
+        )
         return fleet.exit_code
     share = max(budget // len(stacks), 1_000)
     directory = full_report.parent if full_report else Path(tempfile.gettempdir())
-    sections = [f"## Stack {code_span(visible(stack))}\n\n{_comment(report, share, directory / f'karpenter-preview-full-{stack}.md', show_info)}"
-                for stack, report in fleet.results.items()]
+    sections = [
+        f"## Stack {code_span(visible(stack))}\n\n{_comment(report, share, directory / f'karpenter-preview-full-{stack}.md', show_info)}"
+        for stack, report in fleet.results.items()
+    ]
     click.echo("".join(sections), nl=False)
     return fleet.exit_code
 

@@ -22,7 +22,9 @@ from karpenter_gitops.output.report_text import print_text
 @options.manifest_paths
 @options.stacks("Render stacks/Pulumi.NAME.yaml; several (or --all-stacks) render each into DIR/NAME.")
 @click.option(
-    "--out", required=True, metavar="DIR|-",
+    "--out",
+    required=True,
+    metavar="DIR|-",
     help="Directory to write (ours alone), or - for one YAML stream on standard output (an Argo CD plugin's generate).",
 )
 @options.aws
@@ -31,8 +33,19 @@ from karpenter_gitops.output.report_text import print_text
 @options.allow_empty
 @options.show_info
 def render_command(
-    paths, manifests, stacks, all_stacks, out, embedded_aws, aws_fixture, kubernetes, reconcile_, cache_dir, release,
-    allow_empty, show_info,
+    paths,
+    manifests,
+    stacks,
+    all_stacks,
+    out,
+    embedded_aws,
+    aws_fixture,
+    kubernetes,
+    reconcile_,
+    cache_dir,
+    release,
+    allow_empty,
+    show_info,
 ) -> Outcome:
     """Write the desired manifests to DIR for Argo CD / Flux: one file per object, byte-stable, atomic.
 
@@ -53,10 +66,15 @@ def _run(render, stacks, all_stacks, manifests, out: str) -> Outcome:
     if options.is_fleet(stacks, all_stacks):
         if out == "-":
             raise click.UsageError("a fleet renders into directories: give --out DIR (each stack goes to DIR/NAME)")
-        fleet = run_fleet(options.fleet_stacks(manifests, stacks, all_stacks),
-                          lambda stack: (None, render([stack_file(stack)], f"{out}/{stack}")))
+        fleet = run_fleet(
+            options.fleet_stacks(manifests, stacks, all_stacks),
+            lambda stack: (None, render([stack_file(stack)], f"{out}/{stack}")),
+        )
         failing = [stack for stack, code in fleet.exit_codes.items() if code]
-        click.echo(f"fleet: {len(fleet.exit_codes)} stack(s) rendered into {out}" + (f"; refused: {', '.join(failing)}" if failing else ""))
+        click.echo(
+            f"fleet: {len(fleet.exit_codes)} stack(s) rendered into {out}"
+            + (f"; refused: {', '.join(failing)}" if failing else "")
+        )
         return fleet.exit_code
     return render(options.stack_or_manifests(stacks[0] if stacks else None, manifests), out)
 

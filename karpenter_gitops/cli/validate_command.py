@@ -58,7 +58,22 @@ from karpenter_gitops.core.outcome import Outcome
     "the run is judged in parts, each part's findings printed as it is judged, in memory that does not grow with "
     "the input); github prints GitHub Actions annotations (::error file=…,line=…::…).",
 )
-def validate_command(paths, stacks, all_stacks, crd_paths, context_paths, policy, no_cache, waiver_file, policy_file, release, allow_empty, show_info, quiet, fmt) -> Outcome:
+def validate_command(
+    paths,
+    stacks,
+    all_stacks,
+    crd_paths,
+    context_paths,
+    policy,
+    no_cache,
+    waiver_file,
+    policy_file,
+    release,
+    allow_empty,
+    show_info,
+    quiet,
+    fmt,
+) -> Outcome:
     """Check manifests and stack config offline with Karpenter's rules and stricter ones.
 
     PATHS are manifest files, directories of manifests (hidden entries below them are passed over),
@@ -76,8 +91,21 @@ def validate_command(paths, stacks, all_stacks, crd_paths, context_paths, policy
         raise click.UsageError("--waivers only applies with --policy")
     fleet = options.fleet_stacks(paths, stacks, all_stacks) if options.is_fleet(stacks, all_stacks) else []
     run_paths = [] if fleet else options.input_paths(paths, stacks[0] if stacks else None)
-    return validate(Request(
-        paths=tuple(run_paths), fleet=tuple(fleet), release=release, feature_gates=options.given_feature_gates(),
-        crd_paths=crd_paths, context=context_paths, policy=policy, policy_file=policy_file, waiver_file=waiver_file,
-        allow_empty=allow_empty, fmt=fmt, show_info=show_info, quiet=quiet, cache=not no_cache,
-    ))
+    return validate(
+        Request(
+            paths=tuple(run_paths),
+            fleet=tuple(fleet),
+            release=release,
+            feature_gates=options.given_feature_gates(),
+            crd_paths=crd_paths,
+            context=context_paths,
+            policy=policy,
+            policy_file=policy_file,
+            waiver_file=waiver_file,
+            allow_empty=allow_empty,
+            fmt=fmt,
+            show_info=show_info,
+            quiet=quiet,
+            cache=not no_cache,
+        )
+    )

@@ -24,22 +24,55 @@ from karpenter_gitops.output.terminal import waiting
 @click.command("verify")
 @click.option("--stack", metavar="NAME", help="Verify what stacks/Pulumi.NAME.yaml renders.")
 @click.option("--manifests", "manifests", metavar="PATH", multiple=True, help="Verify manifest files or directories.")
-@click.option("--kubeconfig", type=click.Path(path_type=Path), metavar="FILE",
-              help="The cluster's kubeconfig (default: $KUBECONFIG, ~/.kube/config, or the pod's service account in a cluster).")
+@click.option(
+    "--kubeconfig",
+    type=click.Path(path_type=Path),
+    metavar="FILE",
+    help="The cluster's kubeconfig (default: $KUBECONFIG, ~/.kube/config, or the pod's service account in a cluster).",
+)
 @click.option("--context", metavar="NAME", help="The kubeconfig context (default: its current one).")
-@click.option("--wait", "wait_seconds", type=click.FloatRange(min=0), default=60, show_default=True, metavar="SECONDS",
-              help="How long to wait for Karpenter to reconcile an EC2NodeClass before calling it unreconciled.")
-@click.option("--predict/--no-predict", default=True, show_default=True,
-              help="Compare conditions and nodes with plan's prediction (reads AWS); --no-predict checks drift only.")
-@click.option("--workloads", "workload_paths", metavar="PATH", multiple=True,
-              help="List the NodeClaims Karpenter launched beside the forecast for these workloads (files, directories, - for "
-                   "stdin; default: the stack's karpenter-gitops:workloads).")
+@click.option(
+    "--wait",
+    "wait_seconds",
+    type=click.FloatRange(min=0),
+    default=60,
+    show_default=True,
+    metavar="SECONDS",
+    help="How long to wait for Karpenter to reconcile an EC2NodeClass before calling it unreconciled.",
+)
+@click.option(
+    "--predict/--no-predict",
+    default=True,
+    show_default=True,
+    help="Compare conditions and nodes with plan's prediction (reads AWS); --no-predict checks drift only.",
+)
+@click.option(
+    "--workloads",
+    "workload_paths",
+    metavar="PATH",
+    multiple=True,
+    help="List the NodeClaims Karpenter launched beside the forecast for these workloads (files, directories, - for "
+    "stdin; default: the stack's karpenter-gitops:workloads).",
+)
 @options.aws
 @options.cache_dir
 @options.karpenter
 @options.output_format("text", "json", "comment")
-def verify_command(stack, manifests, kubeconfig, context, wait_seconds, predict, workload_paths, embedded_aws, aws_fixture,
-                   kubernetes, cache_dir, release, fmt) -> Outcome:
+def verify_command(
+    stack,
+    manifests,
+    kubeconfig,
+    context,
+    wait_seconds,
+    predict,
+    workload_paths,
+    embedded_aws,
+    aws_fixture,
+    kubernetes,
+    cache_dir,
+    release,
+    fmt,
+) -> Outcome:
     """Compare the live cluster with Git and with plan's prediction. Read-only: get and list, nothing else.
 
     Reports live specs that differ from what Git renders (fields the API server defaulted are not
@@ -51,11 +84,17 @@ def verify_command(stack, manifests, kubeconfig, context, wait_seconds, predict,
     """
     options.check_fixture(embedded_aws, aws_fixture)
     if workload_paths and not predict:
-        raise click.UsageError("--workloads sets the launched NodeClaims beside the forecast, which needs the prediction: drop --no-predict")
+        raise click.UsageError(
+            "--workloads sets the launched NodeClaims beside the forecast, which needs the prediction: drop --no-predict"
+        )
     sources = options.sources(options.stack_or_manifests(stack, manifests), release)
     workload_paths = workload_paths or (sources.workload_paths if predict else ())  # the stack's own, unless given
     # read before the cluster or AWS is: unreadable workloads end the run with nothing asked
-    workloads = read_workloads(workload_paths, kubernetes or sources.inputs.cluster.kubernetes, stdin=lambda: sys.stdin.read()) if workload_paths else None
+    workloads = (
+        read_workloads(workload_paths, kubernetes or sources.inputs.cluster.kubernetes, stdin=lambda: sys.stdin.read())
+        if workload_paths
+        else None
+    )
     try:
         with contextlib.ExitStack() as scope:
             progress = scope.enter_context(waiting("verifying…"))
@@ -65,8 +104,9 @@ def verify_command(stack, manifests, kubeconfig, context, wait_seconds, predict,
                 plan = planner(target, sources.release, kubernetes=kubernetes, cache_dir=cache_dir)
                 if workloads is not None:
                     forecast = forecaster(target, sources.release, workloads, workload_paths, cache_dir=cache_dir)
-            verification = verify_sources(sources, kubeconfig, context, plan=plan, wait_seconds=wait_seconds,
-                                          progress=progress, forecast=forecast)
+            verification = verify_sources(
+                sources, kubeconfig, context, plan=plan, wait_seconds=wait_seconds, progress=progress, forecast=forecast
+            )
     except (kube.ClusterUnavailable, TransientAWSError) as error:
         click.echo(f"karpenter-gitops: cannot verify now: {visible(error)}", err=True)
         return Outcome.TRANSIENT

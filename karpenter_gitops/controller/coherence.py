@@ -32,6 +32,7 @@ def pass_role_gap(settings: ControllerSettings, role: str | None, profile: str |
         f"name the profile's role under {KEY}.nodeRoles.<role>.instanceProfiles",
     )
 
+
 def access_entry_gap(settings: ControllerSettings, role: str | None, profile: str | None) -> Violation | None:
     """A NodeClass node role with no EKS access entry this stack creates or knows of: its nodes never join."""
     node_role = role or (settings.role_of_profile(profile) if profile else None)
@@ -44,6 +45,7 @@ def access_entry_gap(settings: ControllerSettings, role: str | None, profile: st
         f"add {node_role} under {KEY}.nodeRoles with accessEntry: create (or existing, if it has one)",
     )
 
+
 def allows_spot(pool) -> bool:
     """Whether a NodePool may launch spot capacity (Karpenter defaults capacity-type to on-demand)."""
     template = pool.spec.template
@@ -51,6 +53,7 @@ def allows_spot(pool) -> bool:
         return False
     capacity = Requirements.from_node_pool(pool).get(labels.CAPACITY_TYPE)
     return capacity is not None and capacity.has("spot")
+
 
 def spot_queue_gap(settings: ControllerSettings, pool) -> Violation | None:
     if settings.interruption_queue or not allows_spot(pool):
@@ -62,12 +65,17 @@ def spot_queue_gap(settings: ControllerSettings, pool) -> Violation | None:
         f"set {KEY}.interruptionQueue.enabled: true, or keep the pool on-demand",
     )
 
+
 def fargate_problem(settings: ControllerSettings) -> Violation | None:
     """EKS Pod Identity does not work on Fargate; a controller running there needs IRSA."""
     if settings.runs_on_fargate and settings.identity == POD_IDENTITY:
-        return Violation(f"{KEY}.identity", "the controller runs on Fargate, where EKS Pod Identity is not available",
-                         "set identity: irsa with the cluster's oidcProviderArn, or run the controller on EC2 nodes")
+        return Violation(
+            f"{KEY}.identity",
+            "the controller runs on Fargate, where EKS Pod Identity is not available",
+            "set identity: irsa with the cluster's oidcProviderArn, or run the controller on EC2 nodes",
+        )
     return None
+
 
 def cni_problem(settings: ControllerSettings, cluster_ip_family: str | None) -> Violation | None:
     """The node role's CNI policy must match the cluster's real IP family (found by looking the cluster up)."""
@@ -82,6 +90,7 @@ def cni_problem(settings: ControllerSettings, cluster_ip_family: str | None) -> 
         f"set {KEY}.ipFamily: {actual}",
     )
 
+
 def kms_policy_problem(key_policy: Mapping[str, Any]) -> str | None:
     """A customer-managed queue key must let EventBridge encrypt for it, or events are silently dropped."""
     needed = {"kms:GenerateDataKey", "kms:Decrypt"}
@@ -91,8 +100,11 @@ def kms_policy_problem(key_policy: Mapping[str, Any]) -> str | None:
         needed = {a for a in needed if not any(fnmatch.fnmatchcase(a.lower(), g.lower()) for g in iam.statement_actions(item))}
     if not needed:
         return None
-    return (f"the queue's KMS key policy does not allow events.amazonaws.com {', '.join(sorted(needed))}: EventBridge "
-            f"cannot deliver interruption events")
+    return (
+        f"the queue's KMS key policy does not allow events.amazonaws.com {', '.join(sorted(needed))}: EventBridge "
+        f"cannot deliver interruption events"
+    )
+
 
 def fargate_selects(selectors: Iterable[Mapping[str, Any]], namespace: str) -> bool:
     """Whether a Fargate profile's selectors take pods of ``namespace`` (labels may narrow it; assume they match)."""
@@ -127,11 +139,13 @@ def profile_without_role(profile: str, role: str | None) -> Violation | None:
         "spec.instanceProfile", f"instance profile {profile!r} holds no role, so nodes boot without credentials and never join"
     )
 
+
 def untrusted_node_role(role: str, trust_policy: Mapping[str, Any]) -> Violation | None:
     """A node role whose trust policy does not let EC2 assume it."""
     if iam.trusts_ec2(trust_policy):
         return None
     return Violation("spec.role", f"node role {role!r} does not let ec2.amazonaws.com assume it, so instances get no credentials")
+
 
 def pass_role_denied(grants: Grants, role: str) -> Violation | None:
     """A node role the controller's created policies do not let it pass (silent while one is unknown)."""
@@ -141,15 +155,18 @@ def pass_role_denied(grants: Grants, role: str) -> Violation | None:
         "spec", f"the controller's policies do not allow iam:PassRole on {role!r}, so launches fail with UnauthorizedOperation"
     )
 
+
 def entry_roles(principals: Iterable[str | None]) -> frozenset[str]:
     """The role names EKS access entries are for, from their principal ARNs."""
     return frozenset(str(p or "").rsplit("/", 1)[-1] for p in principals)
+
 
 def missing_access_entry(role: str, entries: Collection[str]) -> Violation | None:
     """A node role (a name, or ``path/name``) with none of the stack's access entries."""
     if role.rsplit("/", 1)[-1] in entries:
         return None
     return Violation("spec.role", f"node role {role!r} has no EKS access entry in the stack, so its nodes cannot join")
+
 
 def spot_queue_unread(grants: Grants, pool) -> Violation | None:
     """A spot pool while the controller's created policies read no interruption queue."""

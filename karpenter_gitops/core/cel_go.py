@@ -29,10 +29,24 @@ _GO_INT = re.compile(r"[+-]?\d+\Z", re.ASCII)
 _GO_UINT = re.compile(r"\d+\Z", re.ASCII)
 # Go's ParseFloat: its float literals (underscores between digits, hex with a p exponent) and inf/nan words.
 _DIGITS, _HEX = r"\d(?:_?\d)*", r"[0-9a-fA-F](?:_?[0-9a-fA-F])*"
-_GO_FLOAT = re.compile(rf"[+-]?(?:(?:{_DIGITS}(?:\.(?:{_DIGITS})?)?|\.{_DIGITS})(?:[eE][+-]?{_DIGITS})?|inf|infinity|nan)\Z", re.I | re.A)
+_GO_FLOAT = re.compile(
+    rf"[+-]?(?:(?:{_DIGITS}(?:\.(?:{_DIGITS})?)?|\.{_DIGITS})(?:[eE][+-]?{_DIGITS})?|inf|infinity|nan)\Z", re.I | re.A
+)
 _GO_HEX_FLOAT = re.compile(rf"[+-]?0[xX]_?(?:{_HEX}(?:\.(?:{_HEX})?)?|\.{_HEX})[pP][+-]?{_DIGITS}\Z", re.ASCII)
-_GO_TRUTH = {"1": True, "t": True, "T": True, "TRUE": True, "true": True, "True": True,
-             "0": False, "f": False, "F": False, "FALSE": False, "false": False, "False": False}
+_GO_TRUTH = {
+    "1": True,
+    "t": True,
+    "T": True,
+    "TRUE": True,
+    "true": True,
+    "True": True,
+    "0": False,
+    "f": False,
+    "F": False,
+    "FALSE": False,
+    "false": False,
+    "False": False,
+}
 
 
 class CelGoError(ValueError):
@@ -103,16 +117,45 @@ def _same(value: Any) -> Any:
 # name → (the name it is declared under, overloads as (argument type, result type, implementation)); types by
 # their cel.Type names.
 _GO_CONVERSIONS: Mapping[str, tuple[str, tuple[tuple[str, str, Callable[[Any], Any]], ...]]] = {
-    "int": ("goInt_", (("INT", "INT", _same), ("UINT", "INT", _int_of_uint), ("DOUBLE", "INT", _int_of_double),
-                       ("STRING", "INT", _int_of_string))),
-    "uint": ("goUint_", (("UINT", "UINT", _same), ("INT", "UINT", _uint_of_number), ("DOUBLE", "UINT", _uint_of_number),
-                         ("STRING", "UINT", _uint_of_string))),
-    "double": ("goDouble_", (("DOUBLE", "DOUBLE", _same), ("INT", "DOUBLE", float), ("UINT", "DOUBLE", float),
-                             ("STRING", "DOUBLE", _double_of_string))),
+    "int": (
+        "goInt_",
+        (
+            ("INT", "INT", _same),
+            ("UINT", "INT", _int_of_uint),
+            ("DOUBLE", "INT", _int_of_double),
+            ("STRING", "INT", _int_of_string),
+        ),
+    ),
+    "uint": (
+        "goUint_",
+        (
+            ("UINT", "UINT", _same),
+            ("INT", "UINT", _uint_of_number),
+            ("DOUBLE", "UINT", _uint_of_number),
+            ("STRING", "UINT", _uint_of_string),
+        ),
+    ),
+    "double": (
+        "goDouble_",
+        (
+            ("DOUBLE", "DOUBLE", _same),
+            ("INT", "DOUBLE", float),
+            ("UINT", "DOUBLE", float),
+            ("STRING", "DOUBLE", _double_of_string),
+        ),
+    ),
     "bool": ("goBool_", (("BOOL", "BOOL", _same), ("STRING", "BOOL", _bool_of_string))),
-    "string": ("goString_", (("STRING", "STRING", _same), ("INT", "STRING", str), ("UINT", "STRING", str),
-                             ("DOUBLE", "STRING", _string_of_double), ("BOOL", "STRING", lambda v: "true" if v else "false"),
-                             ("BYTES", "STRING", _string_of_bytes))),
+    "string": (
+        "goString_",
+        (
+            ("STRING", "STRING", _same),
+            ("INT", "STRING", str),
+            ("UINT", "STRING", str),
+            ("DOUBLE", "STRING", _string_of_double),
+            ("BOOL", "STRING", lambda v: "true" if v else "false"),
+            ("BYTES", "STRING", _string_of_bytes),
+        ),
+    ),
 }
 
 
@@ -123,10 +166,20 @@ def conversions(*names: str) -> list[cel.FunctionDecl]:
     declared = []
     for name in names:
         alias, overloads = _GO_CONVERSIONS[name]
-        declared.append(cel.FunctionDecl(alias, [
-            cel.Overload(f"{alias}{argument.lower()}", getattr(cel.Type, result), [getattr(cel.Type, argument)], impl=implementation)
-            for argument, result, implementation in overloads
-        ]))
+        declared.append(
+            cel.FunctionDecl(
+                alias,
+                [
+                    cel.Overload(
+                        f"{alias}{argument.lower()}",
+                        getattr(cel.Type, result),
+                        [getattr(cel.Type, argument)],
+                        impl=implementation,
+                    )
+                    for argument, result, implementation in overloads
+                ],
+            )
+        )
     return declared
 
 

@@ -10,7 +10,11 @@ class InputError(Exception):
         super().__init__(message)
         self.message, self.file, self.line, self.hint = message, file, line, hint
 
-    def __reduce__(self) -> tuple[type[InputError], tuple[str, str | None, int | None, str | None]]:  # pickled whole (by default only the message would cross from a forked worker)
+    def __reduce__(
+        self,
+    ) -> tuple[
+        type[InputError], tuple[str, str | None, int | None, str | None]
+    ]:  # pickled whole (by default only the message would cross from a forked worker)
         return type(self), (self.message, self.file, self.line, self.hint)
 
     def __str__(self) -> str:

@@ -216,7 +216,9 @@ class Inputs:
         over the stack's ``cluster.featureGates``)."""
         if not gates:
             return self
-        on = (self.cluster.feature_gates | {g for g, value in gates.items() if value}) - {g for g, value in gates.items() if not value}
+        on = (self.cluster.feature_gates | {g for g, value in gates.items() if value}) - {
+            g for g, value in gates.items() if not value
+        }
         return replace(self, cluster=replace(self.cluster, feature_gates=frozenset(on)))
 
     @property

@@ -55,8 +55,13 @@ def served(group: str, release: Release) -> dict[str, str]:
 CONVERTED = "v1beta1"
 CONVERTED_UNTIL = Release((1, 1))
 #: The apiVersion each kind is stored (and modelled) at.
-STORED_API = {EC2NODECLASS: EC2NODECLASS_API, NODEPOOL: NODEPOOL_API, NODECLAIM: NODEPOOL_API,
-           NODEOVERLAY: NODEOVERLAY_API, CAPACITYBUFFER: CAPACITYBUFFER_API}
+STORED_API = {
+    EC2NODECLASS: EC2NODECLASS_API,
+    NODEPOOL: NODEPOOL_API,
+    NODECLAIM: NODEPOOL_API,
+    NODEOVERLAY: NODEOVERLAY_API,
+    CAPACITYBUFFER: CAPACITYBUFFER_API,
+}
 
 
 def served_versions(kind: str, release: Release) -> tuple[str, ...]:

@@ -177,4 +177,3 @@ def instance_type_requirements(
     """
     labels = instance_type_labels(info, zones, region, zone_ids=zone_ids, windows_build=windows_build)
     return Requirements((key, ValueSet(False, frozenset(vals))) for key, vals in labels.items())
-

@@ -42,7 +42,16 @@ SIGNAL_VALUE = r"^((\d{1,2}(\.\d{1,2})?|100(\.0{1,2})?)%||(\+|-)?(([0-9]+(\.[0-9
 LABEL_KEY = r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*(\/))?([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$"
 LABEL_VALUE = r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$"
 # Node selector requirement operators (NodePool and NodeOverlay), by the release that added each.
-REQUIREMENT_OPERATORS = {"In": None, "NotIn": None, "Exists": None, "DoesNotExist": None, "Gt": None, "Lt": None, "Gte": (1, 9), "Lte": (1, 9)}
+REQUIREMENT_OPERATORS = {
+    "In": None,
+    "NotIn": None,
+    "Exists": None,
+    "DoesNotExist": None,
+    "Gt": None,
+    "Lt": None,
+    "Gte": (1, 9),
+    "Lte": (1, 9),
+}
 DURATION_OR_NEVER = r"^(([0-9]+(s|m|h))+|Never)$"
 VOLUME_SIZE = (
     r"^((?:[1-9][0-9]{0,3}|[1-4][0-9]{4}|[5][0-8][0-9]{3}|59000)Gi|(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|[6][0-3][0-9]{3}|64000)G"
@@ -208,9 +217,7 @@ class EC2NodeClassSpec:
 
     subnet_selector_terms: tuple[SubnetSelectorTerm, ...] | None = prop(required=True, max_items=30)
     security_group_selector_terms: tuple[SecurityGroupSelectorTerm, ...] | None = prop(required=True, max_items=30)
-    capacity_reservation_selector_terms: tuple[CapacityReservationSelectorTerm, ...] | None = prop(
-        max_items=30, since=(1, 3)
-    )
+    capacity_reservation_selector_terms: tuple[CapacityReservationSelectorTerm, ...] | None = prop(max_items=30, since=(1, 3))
     placement_group_selector: PlacementGroupSelector | None = prop(since=(1, 11))
     associate_public_ip_address: bool | None = prop("associatePublicIPAddress")
     ip_prefix_count: int | None = prop(minimum=0, since=(1, 8), int32=True)
@@ -322,9 +329,7 @@ class Disruption:
     """``spec.disruption``: consolidation and disruption budgets."""
 
     consolidate_after: str | None = prop(required_until=(1, 15), pattern=DURATION_OR_NEVER)  # 1.15 defaults it to 0s
-    consolidation_policy: str | None = prop(
-        enum={"WhenEmpty": None, "WhenEmptyOrUnderutilized": None, "Balanced": (1, 14)}
-    )
+    consolidation_policy: str | None = prop(enum={"WhenEmpty": None, "WhenEmptyOrUnderutilized": None, "Balanced": (1, 14)})
     budgets: tuple[Budget, ...] | None = prop(max_items=50)
 
 
@@ -356,7 +361,9 @@ class _Document:
     document: bytes = field(repr=False, compare=False)
     source: Source
     kind: str = ""
-    blocked: bool = False  # loading found a blocking schema error: no CEL rule runs on it, the others where well-formed (see judge)
+    blocked: bool = (
+        False  # loading found a blocking schema error: no CEL rule runs on it, the others where well-formed (see judge)
+    )
     unrendered: tuple[str, ...] = ()  # paths whose value holds a template placeholder: left unjudged (see judge)
 
     @cached_property

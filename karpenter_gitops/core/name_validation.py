@@ -116,7 +116,17 @@ def has_placeholder(text: str) -> bool:
 
 def go_quote(text: str) -> str:
     """Go's ``%q`` of a string (strconv.Quote), as Karpenter's messages print keys and errors."""
-    escapes = {"\a": r"\a", "\b": r"\b", "\f": r"\f", "\n": r"\n", "\r": r"\r", "\t": r"\t", "\v": r"\v", "\\": "\\\\", '"': '\\"'}
+    escapes = {
+        "\a": r"\a",
+        "\b": r"\b",
+        "\f": r"\f",
+        "\n": r"\n",
+        "\r": r"\r",
+        "\t": r"\t",
+        "\v": r"\v",
+        "\\": "\\\\",
+        '"': '\\"',
+    }
     out = []
     for char in text:
         if char in escapes:

@@ -274,7 +274,5 @@ def min_values_shortfalls(required: Requirements, candidates: Iterable[Requireme
             if offered is not None and not offered.complement:
                 values.update(offered.values)
     return tuple(
-        MinValuesShortfall(key, minimum, len(seen[key]))
-        for key, minimum in sorted(minimums.items())
-        if len(seen[key]) < minimum
+        MinValuesShortfall(key, minimum, len(seen[key])) for key, minimum in sorted(minimums.items()) if len(seen[key]) < minimum
     )

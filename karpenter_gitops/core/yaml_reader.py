@@ -37,9 +37,9 @@ from collections.abc import Iterator
 from typing import Any, cast
 
 import yaml
-from yaml import Mark, MappingNode, Node, ScalarNode, SequenceNode, YAMLError
-from yaml.constructor import ConstructorError, SafeConstructor
+from yaml import MappingNode, Mark, Node, ScalarNode, SequenceNode, YAMLError
 from yaml.composer import ComposerError
+from yaml.constructor import ConstructorError, SafeConstructor
 from yaml.resolver import Resolver
 
 try:
@@ -48,8 +48,19 @@ except ImportError:  # built where libyaml's header is found (pyproject.toml); w
     _yaml_values = None  # type: ignore[assignment]  # mypy types an optional module as always there; documents() asks
 
 __all__ = [
-    "MAX_ALIAS_NODES", "MAX_DEPTH", "Mark", "MappingNode", "Node", "ScalarNode", "SequenceNode", "YAMLError",
-    "document", "documents", "native_build", "nodes", "problem",
+    "MAX_ALIAS_NODES",
+    "MAX_DEPTH",
+    "Mark",
+    "MappingNode",
+    "Node",
+    "ScalarNode",
+    "SequenceNode",
+    "YAMLError",
+    "document",
+    "documents",
+    "native_build",
+    "nodes",
+    "problem",
 ]
 
 # As Go YAML (kubectl, Pulumi): aliasing is excessive past this many values, and ten times the document.
@@ -243,9 +254,7 @@ def _build(parser: Any, scalars: _Scalars, unique_keys: bool) -> Iterator[Any]:
                 raise ComposerError(None, None, f"found undefined alias {event.anchor!r}", event.start_mark) from None
             repeated += size
             if repeated > MAX_ALIAS_NODES and repeated > 10 * written:
-                raise ComposerError(
-                    None, None, f"YAML aliases expand to more than {MAX_ALIAS_NODES:,} values", event.start_mark
-                )
+                raise ComposerError(None, None, f"YAML aliases expand to more than {MAX_ALIAS_NODES:,} values", event.start_mark)
         elif kind is yaml.DocumentStartEvent:
             anchors.clear()
             root, repeated, written = None, 0, 0
@@ -297,7 +306,9 @@ def _merge_sources(value: Any, frame: _Frame) -> list[dict[Any, Any]]:
     if sources is None or not all(isinstance(source, dict) for source in sources):
         found = "a list with other items" if isinstance(value, list) else type(value).__name__
         raise ConstructorError(
-            "while constructing a mapping", frame.mark, f"expected a mapping or list of mappings for merging, but found {found}",
+            "while constructing a mapping",
+            frame.mark,
+            f"expected a mapping or list of mappings for merging, but found {found}",
             frame.key_mark,
         )
     return sources[::-1]

@@ -150,8 +150,11 @@ def rendered(observations: Iterable[Observation], objects: Iterable[Any]) -> lis
     unrendered = {(obj.source, obj.kind, obj.name): obj.unrendered for obj in objects if obj.unrendered}
     if not unrendered:
         return list(observations)
-    return [o for o in observations
-            if o.rule == NOT_RENDERED or not _below_any(o.violation.path, unrendered.get((o.source, o.kind, o.name), ()))]
+    return [
+        o
+        for o in observations
+        if o.rule == NOT_RENDERED or not _below_any(o.violation.path, unrendered.get((o.source, o.kind, o.name), ()))
+    ]
 
 
 def _below_any(path: str, placeholders: tuple[str, ...]) -> bool:
@@ -169,7 +172,9 @@ def once(findings: Iterable[Finding]) -> list[Finding]:
     hints: dict[Finding, str | None] = {}
     for finding in findings:
         rule = RULES[finding.rule]
-        for other in filter(None, (found.get((finding.file, finding.kind, finding.name, finding.path, r)) for r in rule.restates)):
+        for other in filter(
+            None, (found.get((finding.file, finding.kind, finding.name, finding.path, r)) for r in rule.restates)
+        ):
             restated.add(finding)
             if finding.hint != rule.fix:
                 hints.setdefault(other, finding.hint)
@@ -204,8 +209,16 @@ def validate(
     return conclude(judge, findings, inputs, (*inputs.waivers, *waivers), today)
 
 
-def conclude(judge: Judge, findings: list[Finding], inputs: Inputs, waivers: Iterable[Waiver] = (),
-             today: dt.date | None = None, *, objects: int | None = None, expiry: bool = True) -> Report:
+def conclude(
+    judge: Judge,
+    findings: list[Finding],
+    inputs: Inputs,
+    waivers: Iterable[Waiver] = (),
+    today: dt.date | None = None,
+    *,
+    objects: int | None = None,
+    expiry: bool = True,
+) -> Report:
     """The report on ``findings`` about ``inputs`` (``objects`` of them when the judge saw only part): with
     hygiene on, after ``waivers`` (``today`` decides which have expired), their expiry judged too unless
     ``expiry`` is off (a run reported in parts judges it once, in its last)."""
@@ -217,8 +230,7 @@ def conclude(judge: Judge, findings: list[Finding], inputs: Inputs, waivers: Ite
     if expiry:
         findings.extend(judge.findings(outcome.expired))
     findings.sort(key=lambda f: f.sort_key)
-    return Report(tuple(findings), count, inputs.notes, True, outcome.active, outcome.waived, judge.release,
-                  len(inputs.skipped))
+    return Report(tuple(findings), count, inputs.notes, True, outcome.active, outcome.waived, judge.release, len(inputs.skipped))
 
 
 def check_transitions(base: Inputs, head: Inputs, release: versions.Release) -> tuple[Finding, ...]:

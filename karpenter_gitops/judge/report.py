@@ -73,9 +73,15 @@ class Tally:
         return Outcome.FINDINGS if self.errors else Outcome.OK
 
     def __add__(self, other: Tally) -> Tally:
-        return Tally(self.errors + other.errors, self.warnings + other.warnings, self.objects + other.objects,
-                     self.skipped + other.skipped, self.policy or other.policy, self.waivers or other.waivers,
-                     self.waived + other.waived)
+        return Tally(
+            self.errors + other.errors,
+            self.warnings + other.warnings,
+            self.objects + other.objects,
+            self.skipped + other.skipped,
+            self.policy or other.policy,
+            self.waivers or other.waivers,
+            self.waived + other.waived,
+        )
 
     def to_json(self) -> dict:
         summary = {"errors": self.errors, "warnings": self.warnings, "objects": self.objects}

@@ -80,7 +80,9 @@ class _TextChunks:
         except OSError as err:
             raise InputError(f"cannot read: {err.strerror}", self.name) from None
         if self.offset + len(chunk) > MAX_FILE_BYTES:  # a stream has no size to check before it is read
-            raise InputError(f"input is over {MAX_FILE_BYTES // 1_048_576} MiB; refused", self.name, hint="split it into smaller files")
+            raise InputError(
+                f"input is over {MAX_FILE_BYTES // 1_048_576} MiB; refused", self.name, hint="split it into smaller files"
+            )
         if b"\0" in chunk:
             raise InputError("binary file, not YAML", self.name, hint="pass manifest or stack files only")
         return chunk
@@ -146,8 +148,11 @@ def expand(paths: Iterable[str | Path], passed_over: list[tuple[Path, str]] | No
         elif path.is_dir():
             found = sorted(_walk(path, [] if passed_over is None else passed_over))
             if not found:
-                raise InputError("directory holds no .yaml or .yml files", display(path),
-                                 hint="name the folder that holds your Karpenter manifests")
+                raise InputError(
+                    "directory holds no .yaml or .yml files",
+                    display(path),
+                    hint="name the folder that holds your Karpenter manifests",
+                )
             files.extend(found)
         elif path.exists():
             files.append(path)
@@ -186,7 +191,9 @@ def _walk(directory: Path, passed_over: list[tuple[Path, str]]) -> Iterator[Path
 _MANIFEST_KEY = re.compile(r"^(?:apiVersion|kind)\s*:", re.MULTILINE)
 _TEMPLATE = re.compile(r"\{\{.*?\}\}", re.DOTALL)
 _STACK_FILE = re.compile(r"^Pulumi\.[^/]+\.ya?ml$")  # a Pulumi stack's settings, never another tool's YAML
-_CLOUDFORMATION = re.compile(r"^\s*AWSTemplateFormatVersion\s*:|!(?:Ref|Sub|GetAtt|Join|If|FindInMap|ImportValue)\b", re.MULTILINE)
+_CLOUDFORMATION = re.compile(
+    r"^\s*AWSTemplateFormatVersion\s*:|!(?:Ref|Sub|GetAtt|Join|If|FindInMap|ImportValue)\b", re.MULTILINE
+)
 
 
 def _foreign_reason(text: str, line: int | None) -> str | None:
@@ -300,8 +307,10 @@ def pieces(files: Iterable[Path], stdin: Path | None = None, passed_over: Iterab
     """Each of ``files`` (as :func:`expand` gives them) as a whole piece of a run (see
     :mod:`karpenter_gitops.load.partition`), standard input read from ``stdin``, the file it was spooled to; then
     the folders :func:`expand` passed over, as :func:`read_files` gives them."""
-    read = [Piece(stdin, STDIN_NAME, stdin=True) if path == STDIN and stdin is not None else Piece(path, display(path))
-            for path in files]
+    read = [
+        Piece(stdin, STDIN_NAME, stdin=True) if path == STDIN and stdin is not None else Piece(path, display(path))
+        for path in files
+    ]
     return read + [Piece(path, display(path), passed_over=reason) for path, reason in passed_over]
 
 

@@ -30,35 +30,53 @@ STACK_KEYS = _table(
     Key("cluster", "The cluster this stack file is: its name, Kubernetes version and Karpenter release."),
     Key("nodeClasses", "EC2NodeClass specs by name, each spelled exactly as the CRD's `spec` (camelCase)."),
     Key("nodePools", "NodePool specs by name; `template.spec.nodeClassRef.name` names a class of the same stack."),
-    Key("nodeOverlays", "NodeOverlay specs by name (`karpenter.sh/v1alpha1`, Karpenter 1.7+): the price or capacity Karpenter "
-        "assumes for the instance types their requirements match. Karpenter reads them only with its `NodeOverlay` feature gate on."),
-    Key("capacityBuffers", "CapacityBuffer specs by `namespace/name` (a bare name: the namespace the applier defaults to; "
+    Key(
+        "nodeOverlays",
+        "NodeOverlay specs by name (`karpenter.sh/v1alpha1`, Karpenter 1.7+): the price or capacity Karpenter "
+        "assumes for the instance types their requirements match. Karpenter reads them only with its `NodeOverlay` feature gate on.",
+    ),
+    Key(
+        "capacityBuffers",
+        "CapacityBuffer specs by `namespace/name` (a bare name: the namespace the applier defaults to; "
         "`autoscaling.x-k8s.io/v1beta1`, Karpenter 1.14+): spare capacity kept ready. Karpenter reads them only with its "
-        "`CapacityBuffer` feature gate on."),
-    Key("pinAmis", "`true`: the Pulumi program applies custom-AMI selectors as the reconciled `id` terms, so a newer "
-        "build reaches the cluster only through a reviewed `pulumi up` (alias classes stay aliases; `@latest` is refused)."),
-    Key("amiSources", "Per class pinned by `id`, the AMI selector terms (name, tags, ssmParameter, owner) `bump` "
-        "resolves the pins from."),
-    Key("renderYamlToDirectory", "A directory: the Pulumi program writes the manifests there for Argo CD / Flux "
-        "instead of applying them."),
-    Key("workloads", "Paths (files or directories, relative to the project) of the workload manifests the stack's "
+        "`CapacityBuffer` feature gate on.",
+    ),
+    Key(
+        "pinAmis",
+        "`true`: the Pulumi program applies custom-AMI selectors as the reconciled `id` terms, so a newer "
+        "build reaches the cluster only through a reviewed `pulumi up` (alias classes stay aliases; `@latest` is refused).",
+    ),
+    Key(
+        "amiSources",
+        "Per class pinned by `id`, the AMI selector terms (name, tags, ssmParameter, owner) `bump` resolves the pins from.",
+    ),
+    Key(
+        "renderYamlToDirectory",
+        "A directory: the Pulumi program writes the manifests there for Argo CD / Flux instead of applying them.",
+    ),
+    Key(
+        "workloads",
+        "Paths (files or directories, relative to the project) of the workload manifests the stack's "
         "NodePools serve: the Pulumi program forecasts what Karpenter would launch for them and what it costs, per "
         "EC2NodeClass over its NodePools (the class's `forecast` output; only the workload kinds are passed on), and "
-        "`verify` sets the NodeClaims Karpenter launched beside that forecast when `--workloads` is not given."),
+        "`verify` sets the NodeClaims Karpenter launched beside that forecast when `--workloads` is not given.",
+    ),
     Key("policy", "Hygiene policy settings: production, rule parameters, per-rule severity or switch-off."),
     Key("waivers", "Reasoned, expiring exceptions to hygiene rules for named objects."),
-    Key("controller", "Karpenter's AWS side for the stack's EKS cluster: IAM, access entry, interruption queue, "
-        "Helm release."),
+    Key("controller", "Karpenter's AWS side for the stack's EKS cluster: IAM, access entry, interruption queue, Helm release."),
 )
 
 CLUSTER_KEYS = _table(
     Key("name", "The EKS cluster's name (the controller block derives its resource names from it)."),
     Key("kubernetesVersion", 'The cluster\'s Kubernetes version, quoted (`"1.32"`): alias AMIs are looked up for it.'),
     Key("karpenterVersion", 'The Karpenter release the cluster runs, quoted (`"1.15"`): rules and schema follow it.'),
-    Key("featureGates", "The feature gates the cluster's Karpenter runs with, by name (`{NodeClassCEL: true}`): "
+    Key(
+        "featureGates",
+        "The feature gates the cluster's Karpenter runs with, by name (`{NodeClassCEL: true}`): "
         "checks that depend on a gate follow it (NodeClassCEL, NodeOverlay, CapacityBuffer, StaticCapacity), and the "
         "controller block's Helm release runs with them; a gate not named is off, as Karpenter ships it. A gate may "
-        "be named as the chart's values name it (`nodeOverlay`); a name the release has no gate for is refused."),
+        "be named as the chart's values name it (`nodeOverlay`); a name the release has no gate for is refused.",
+    ),
 )
 
 # The policy block's own keys; the rule parameters it also takes are declared by the rules.

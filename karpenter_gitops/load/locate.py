@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator, Mapping
 
 from karpenter_gitops.core import yaml_reader
 from karpenter_gitops.core.findings import Finding
-from karpenter_gitops.core.yaml_reader import Mark, MappingNode, Node, ScalarNode, SequenceNode
+from karpenter_gitops.core.yaml_reader import MappingNode, Mark, Node, ScalarNode, SequenceNode
 from karpenter_gitops.load.partition import document_slices
 
 _MERGE_TAG = "tag:yaml.org,2002:merge"
@@ -110,8 +110,9 @@ class YamlFile:
         return _line(name_node), _mapping([(_key("spec", mark), spec), (_key("metadata", mark), metadata)], mark), 0
 
 
-def with_lines(findings: Iterable[Finding], texts: Mapping[str, str], *,
-               offsets: Mapping[str, tuple[int, int]] | None = None) -> tuple[Finding, ...]:
+def with_lines(
+    findings: Iterable[Finding], texts: Mapping[str, str], *, offsets: Mapping[str, tuple[int, int]] | None = None
+) -> tuple[Finding, ...]:
     """``findings`` with their lines, from ``texts`` (file name → text), in the same order. A file named in
     ``offsets`` is the rest of its file after (documents, lines) before it (see :class:`YamlFile`).
 

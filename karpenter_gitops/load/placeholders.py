@@ -29,8 +29,10 @@ def not_rendered(file: str, placeholders: list[tuple[str, str]]) -> Violation:
     """What a file whose objects hold ``placeholders`` ((path, text), in file order) is told, once, at the first."""
     path, text = placeholders[0]
     more = f" (and {len(placeholders) - 1} more value(s) in this file)" if len(placeholders) > 1 else ""
-    message = (f"not rendered: {text!r} holds a template placeholder{more}, so such values are not checked; "
-               "render with envsubst/terraform/helm first")
+    message = (
+        f"not rendered: {text!r} holds a template placeholder{more}, so such values are not checked; "
+        "render with envsubst/terraform/helm first"
+    )
     return Violation(path, message, rendering(text, file, "validate"))
 
 

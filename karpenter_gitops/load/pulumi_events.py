@@ -57,7 +57,13 @@ class PolicyEvent:
         return self.level == "mandatory"
 
     def to_json(self) -> dict:
-        return {"policyPack": self.pack, "policy": self.policy, "enforcementLevel": self.level, "message": self.message, "urn": self.urn}
+        return {
+            "policyPack": self.pack,
+            "policy": self.policy,
+            "enforcementLevel": self.level,
+            "message": self.message,
+            "urn": self.urn,
+        }
 
 
 @dataclass(frozen=True)
@@ -172,8 +178,13 @@ def parse_event_log(text: str, source: str) -> PulumiPreview:
             elif "policyEvent" in event:
                 p = event["policyEvent"]
                 policies.append(
-                    PolicyEvent(p.get("policyPackName", ""), p.get("policyName", ""), p.get("enforcementLevel", ""),
-                                plain(p.get("message", "")), p.get("resourceUrn", ""))
+                    PolicyEvent(
+                        p.get("policyPackName", ""),
+                        p.get("policyName", ""),
+                        p.get("enforcementLevel", ""),
+                        plain(p.get("message", "")),
+                        p.get("resourceUrn", ""),
+                    )
                 )
             elif "diagnosticEvent" in event:
                 d = event["diagnosticEvent"]

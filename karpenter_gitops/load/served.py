@@ -30,18 +30,34 @@ def unserved(kind: str, api_version: Any, release: versions.Release) -> Refusal 
     api = kinds.STORED_API[kind]
     if kind in KIND_SINCE and release < KIND_SINCE[kind]:
         since = versions.show(KIND_SINCE[kind])
-        return Refusal(typed_schema.API_VERSION, Violation(
-            "kind", f"Karpenter {versions.show(release)} serves no {kind}: the kind arrived in {since} ({api})",
-            f"upgrade Karpenter to {since}+ or leave the {kind} out"))
+        return Refusal(
+            typed_schema.API_VERSION,
+            Violation(
+                "kind",
+                f"Karpenter {versions.show(release)} serves no {kind}: the kind arrived in {since} ({api})",
+                f"upgrade Karpenter to {since}+ or leave the {kind} out",
+            ),
+        )
     if api_version == api:
         return None
     migration = kinds.MIGRATIONS.get((api_version, kind))
     removed = versions.show(kinds.CONVERTED_UNTIL)
     if migration is not None and api_version in kinds.served_versions(kind, release):
-        message = (f"apiVersion {api_version!r}: Karpenter {versions.show(release)} still serves it beside {api!r}, converting it, "
-                   f"and {removed} removes it; its content was not checked, as karpenter-gitops judges {api} objects only")
-        return Refusal(CONVERTED_API_VERSION, Violation("apiVersion", message, f"migrate before upgrading: set apiVersion: {api} and {migration.hint()}"))
-    return Refusal(typed_schema.API_VERSION, Violation(
-        "apiVersion", f"apiVersion {api_version!r} is not served for {kind}; Karpenter serves {api!r}",
-        f"set apiVersion: {api} ({kinds.CONVERTED} was removed in Karpenter {removed}) and {migration.hint()}" if migration
-        else f"set apiVersion: {api}"))
+        message = (
+            f"apiVersion {api_version!r}: Karpenter {versions.show(release)} still serves it beside {api!r}, converting it, "
+            f"and {removed} removes it; its content was not checked, as karpenter-gitops judges {api} objects only"
+        )
+        return Refusal(
+            CONVERTED_API_VERSION,
+            Violation("apiVersion", message, f"migrate before upgrading: set apiVersion: {api} and {migration.hint()}"),
+        )
+    return Refusal(
+        typed_schema.API_VERSION,
+        Violation(
+            "apiVersion",
+            f"apiVersion {api_version!r} is not served for {kind}; Karpenter serves {api!r}",
+            f"set apiVersion: {api} ({kinds.CONVERTED} was removed in Karpenter {removed}) and {migration.hint()}"
+            if migration
+            else f"set apiVersion: {api}",
+        ),
+    )

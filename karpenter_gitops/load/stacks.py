@@ -13,8 +13,8 @@ from typing import Any
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.inputs import NAMESPACE, Cluster
-from karpenter_gitops.core.typed_schema import type_name
 from karpenter_gitops.core.text import article, did_you_mean
+from karpenter_gitops.core.typed_schema import type_name
 from karpenter_gitops.load.files import (
     display,
     is_stack_file,
@@ -41,7 +41,9 @@ def cluster_block(value: Any, name: str) -> Cluster:
             )
     gates = value.get("featureGates") or {}
     if not isinstance(gates, Mapping) or not all(isinstance(k, str) and isinstance(v, bool) for k, v in gates.items()):
-        raise InputError(f"'{key}.featureGates' must map gate names to true or false", name, hint="e.g. featureGates: {NodeClassCEL: true}")
+        raise InputError(
+            f"'{key}.featureGates' must map gate names to true or false", name, hint="e.g. featureGates: {NodeClassCEL: true}"
+        )
     for field_name in (k for k in CLUSTER_KEYS if k != "featureGates"):
         field_value = value.get(field_name)
         if field_value is not None and not isinstance(field_value, (str, int)) or isinstance(field_value, bool):
@@ -127,8 +129,9 @@ def stack_release(files: Iterable[tuple[str, list[Any]]]) -> versions.Release | 
 def workload_paths(value: Any, where: str | None = None) -> tuple[str, ...]:
     """A ``karpenter-gitops:workloads`` value as the paths it names; anything but a list of paths is an InputError."""
     if not isinstance(value, list) or not all(isinstance(p, str) and p for p in value):
-        raise InputError(f"{NAMESPACE}:workloads must be a list of file or directory paths", where,
-                         hint="workloads: [k8s/apps, k8s/jobs.yaml]")
+        raise InputError(
+            f"{NAMESPACE}:workloads must be a list of file or directory paths", where, hint="workloads: [k8s/apps, k8s/jobs.yaml]"
+        )
     return tuple(value)
 
 

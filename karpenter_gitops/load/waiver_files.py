@@ -49,7 +49,11 @@ def parse_file(docs: list[Any], file: str) -> tuple[Waiver, ...]:
     """Waivers from a parsed waiver file: one document ``{waivers: [...]}``."""
     real = [d for d in docs if d is not None]
     if len(real) != 1 or not isinstance(real[0], Mapping) or set(real[0]) != {"waivers"}:
-        raise InputError("a waiver file holds one mapping with a single key 'waivers'", file, hint="waivers: [{rule: ..., object: ..., reason: ..., expires: YYYY-MM-DD}]")
+        raise InputError(
+            "a waiver file holds one mapping with a single key 'waivers'",
+            file,
+            hint="waivers: [{rule: ..., object: ..., reason: ..., expires: YYYY-MM-DD}]",
+        )
     return parse(real[0]["waivers"], file)
 
 
@@ -61,19 +65,27 @@ def _entry(item: Any, where: str, file: str) -> Waiver:
             raise InputError(f"{where}: unknown field {name!r}", file, hint=did_you_mean(str(name), WAIVER_KEYS))
     missing = [name for name in _REQUIRED if item.get(name) in (None, "")]
     if missing:
-        raise InputError(f"{where}: missing {', '.join(missing)}", file, hint="every waiver needs a rule, an object, a reason and an expiry date")
+        raise InputError(
+            f"{where}: missing {', '.join(missing)}",
+            file,
+            hint="every waiver needs a rule, an object, a reason and an expiry date",
+        )
     rule = known_rule(item["rule"], where, file)
     if rule.id == EXPIRED:
         raise InputError(f"{where}: {EXPIRED} cannot be waived", file, hint="renew or delete the expired waiver")
     if rule.origin == "karpenter":  # as in the policy settings: the API server or controller rejects it anyway
         raise InputError(
-            f"{where}: {rule.id} mirrors Karpenter's own validation, so it cannot be waived", file,
+            f"{where}: {rule.id} mirrors Karpenter's own validation, so it cannot be waived",
+            file,
             hint="fix the object instead",
         )
     kind = item.get("kind")
     if kind is not None and (not isinstance(kind, str) or kind not in KINDS):  # a list or mapping cannot be looked up
-        raise InputError(f"{where}: kind {kind!r} is not one of {', '.join(KINDS)}", file,
-                         hint=did_you_mean(str(kind), KINDS) or "leave kind out to waive objects of any kind")
+        raise InputError(
+            f"{where}: kind {kind!r} is not one of {', '.join(KINDS)}",
+            file,
+            hint=did_you_mean(str(kind), KINDS) or "leave kind out to waive objects of any kind",
+        )
     for name in ("object", "reason"):
         if not isinstance(item[name], str):
             raise InputError(f"{where}: {name} must be a string", file)

@@ -163,8 +163,13 @@ def _container(raw: Any, path: str, sidecars: bool, host_network: bool, found: _
         if host_network and not host:
             host = _count(port.get("containerPort"), f"{where}.containerPort", 0)
         if host:
-            ports.append(HostPort(host, _text(port.get("protocol"), f"{where}.protocol", "TCP"),
-                                  _text(port.get("hostIP"), f"{where}.hostIP", "0.0.0.0") or "0.0.0.0"))
+            ports.append(
+                HostPort(
+                    host,
+                    _text(port.get("protocol"), f"{where}.protocol", "TCP"),
+                    _text(port.get("hostIP"), f"{where}.hostIP", "0.0.0.0") or "0.0.0.0",
+                )
+            )
     sidecar = sidecars and spec.get("restartPolicy") == "Always"
     return Container(name, requests, limits, sidecar, tuple(ports))
 
@@ -177,9 +182,14 @@ def _requirement(raw: Any, path: str, found: _Read | None) -> Requirement:
     # what the API server refuses in a pod's node selector terms, before Karpenter ever sees the pod
     if operator not in _OPERATORS:
         raise _Bad(f"{path}.operator", f"{operator!r} is not a node selector operator", f"use one of {', '.join(_OPERATORS)}")
-    if (operator in (IN, NOT_IN)) != bool(values) or (operator in (GT, LT) and not (len(values) == 1 and _INTEGER.match(values[0]))):
-        raise _Bad(f"{path}.values", f"{list(values)} do not suit operator {operator}",
-                   "In/NotIn take values, Exists/DoesNotExist none, Gt/Lt one non-negative integer")
+    if (operator in (IN, NOT_IN)) != bool(values) or (
+        operator in (GT, LT) and not (len(values) == 1 and _INTEGER.match(values[0]))
+    ):
+        raise _Bad(
+            f"{path}.values",
+            f"{list(values)} do not suit operator {operator}",
+            "In/NotIn take values, Exists/DoesNotExist none, Gt/Lt one non-negative integer",
+        )
     if found is not None and (restricted := restricted_label_error(key)):
         found.invalid.append(restricted)
     return Requirement(key, operator, values)
@@ -190,8 +200,10 @@ def _term(raw: Any, path: str, found: _Read | None) -> tuple[Requirement, ...]:
     spec = _mapping(raw, path)
     if found is not None and spec.get("matchFields"):
         found.invalid.append("node selector term with matchFields is not supported")
-    return tuple(_requirement(r, f"{path}.matchExpressions[{i}]", found)
-                 for i, r in enumerate(_list(spec.get("matchExpressions"), f"{path}.matchExpressions")))
+    return tuple(
+        _requirement(r, f"{path}.matchExpressions[{i}]", found)
+        for i, r in enumerate(_list(spec.get("matchExpressions"), f"{path}.matchExpressions"))
+    )
 
 
 def _selector(raw: Any, path: str) -> LabelSelector | None:
@@ -214,9 +226,14 @@ def _affinity_term(raw: Any, path: str, found: _Read) -> AffinityTerm:
     spec = _mapping(raw, path)
     if spec.get("namespaceSelector") is not None:
         found.approximations.add("namespace-selector")
-    namespaces = tuple(_text(n, f"{path}.namespaces[{i}]") for i, n in enumerate(_list(spec.get("namespaces"), f"{path}.namespaces")))
-    return AffinityTerm(_text(spec.get("topologyKey"), f"{path}.topologyKey"), _selector(spec.get("labelSelector"), f"{path}.labelSelector"),
-                        namespaces)
+    namespaces = tuple(
+        _text(n, f"{path}.namespaces[{i}]") for i, n in enumerate(_list(spec.get("namespaces"), f"{path}.namespaces"))
+    )
+    return AffinityTerm(
+        _text(spec.get("topologyKey"), f"{path}.topologyKey"),
+        _selector(spec.get("labelSelector"), f"{path}.labelSelector"),
+        namespaces,
+    )
 
 
 def _weighted(raw: Any, path: str, field: str, read_one: Any, found: _Read) -> tuple:
@@ -248,8 +265,9 @@ def _toleration(raw: Any, path: str) -> Toleration:
     return Toleration(*(_text(spec.get(f), f"{path}.{f}") for f in ("key", "operator", "value", "effect")))
 
 
-def _pod_template(raw: Any, path: str, namespace: str, workload: str, source: Source,
-                 kubernetes: versions.Kubernetes | None = None) -> PodTemplate:
+def _pod_template(
+    raw: Any, path: str, namespace: str, workload: str, source: Source, kubernetes: versions.Kubernetes | None = None
+) -> PodTemplate:
     """A pod template (``{metadata, spec}``) as the scheduler reads its pods; raises ``_Bad`` on a malformed field."""
     template = _mapping(raw, path)
     at = f"{path}.spec" if path else "spec"
@@ -259,30 +277,49 @@ def _pod_template(raw: Any, path: str, namespace: str, workload: str, source: So
     pod_level = newest or kubernetes >= POD_RESOURCES_SINCE
     found = _Read(set(), [])
     host_network = spec.get("hostNetwork") is True
-    containers = tuple(_container(c, f"{at}.containers[{i}]", sidecars, host_network, found)
-                       for i, c in enumerate(_list(spec.get("containers"), f"{at}.containers")))
-    init_containers = tuple(_container(c, f"{at}.initContainers[{i}]", sidecars, host_network, found)
-                            for i, c in enumerate(_list(spec.get("initContainers"), f"{at}.initContainers")))
+    containers = tuple(
+        _container(c, f"{at}.containers[{i}]", sidecars, host_network, found)
+        for i, c in enumerate(_list(spec.get("containers"), f"{at}.containers"))
+    )
+    init_containers = tuple(
+        _container(c, f"{at}.initContainers[{i}]", sidecars, host_network, found)
+        for i, c in enumerate(_list(spec.get("initContainers"), f"{at}.initContainers"))
+    )
     pod_resources = _mapping(spec.get("resources"), f"{at}.resources")
-    pod_requests = {**_quantities(pod_resources.get("limits"), f"{at}.resources.limits"),
-                    **_quantities(pod_resources.get("requests"), f"{at}.resources.requests")}
+    pod_requests = {
+        **_quantities(pod_resources.get("limits"), f"{at}.resources.limits"),
+        **_quantities(pod_resources.get("requests"), f"{at}.resources.requests"),
+    }
     affinity = _mapping(spec.get("affinity"), f"{at}.affinity")
     node = _mapping(affinity.get("nodeAffinity"), f"{at}.affinity.nodeAffinity")
     required = _mapping(node.get("requiredDuringSchedulingIgnoredDuringExecution"), f"{at}.affinity.nodeAffinity.required")
     terms_at = f"{at}.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms"
-    required_terms = tuple(_term(t, f"{terms_at}[{i}]", found) for i, t in enumerate(_list(required.get("nodeSelectorTerms"), terms_at)))
-    preferred_terms = _weighted(node.get("preferredDuringSchedulingIgnoredDuringExecution"),
-                                f"{at}.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution", "preference",
-                                lambda raw, where, _: _term(raw, where, None), found)  # Karpenter validates required terms only
+    required_terms = tuple(
+        _term(t, f"{terms_at}[{i}]", found) for i, t in enumerate(_list(required.get("nodeSelectorTerms"), terms_at))
+    )
+    preferred_terms = _weighted(
+        node.get("preferredDuringSchedulingIgnoredDuringExecution"),
+        f"{at}.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution",
+        "preference",
+        lambda raw, where, _: _term(raw, where, None),
+        found,
+    )  # Karpenter validates required terms only
     blocks = {}
     for kind in ("podAffinity", "podAntiAffinity"):
         block = _mapping(affinity.get(kind), f"{at}.affinity.{kind}")
         where = f"{at}.affinity.{kind}"
         blocks[kind] = (
-            tuple(_affinity_term(t, f"{where}.requiredDuringSchedulingIgnoredDuringExecution[{i}]", found)
-                  for i, t in enumerate(_list(block.get("requiredDuringSchedulingIgnoredDuringExecution"), where))),
-            _weighted(block.get("preferredDuringSchedulingIgnoredDuringExecution"), f"{where}.preferredDuringSchedulingIgnoredDuringExecution",
-                      "podAffinityTerm", _affinity_term, found),
+            tuple(
+                _affinity_term(t, f"{where}.requiredDuringSchedulingIgnoredDuringExecution[{i}]", found)
+                for i, t in enumerate(_list(block.get("requiredDuringSchedulingIgnoredDuringExecution"), where))
+            ),
+            _weighted(
+                block.get("preferredDuringSchedulingIgnoredDuringExecution"),
+                f"{where}.preferredDuringSchedulingIgnoredDuringExecution",
+                "podAffinityTerm",
+                _affinity_term,
+                found,
+            ),
         )
     node_selector = _labels(spec.get("nodeSelector"), f"{at}.nodeSelector")
     for key in node_selector:
@@ -325,7 +362,9 @@ def _validated(pod: PodTemplate, invalid: list[str]) -> PodTemplate:
         wanted = wanted & Requirements.of(max(pod.preferred_terms, key=lambda t: t[0])[1])
     nodepool = wanted.get(NODEPOOL)
     if nodepool is not None and nodepool.operator == DOES_NOT_EXIST:
-        return replace(pod, ignored=f"configured to not run on a Karpenter provisioned node (requirement={NODEPOOL} {DOES_NOT_EXIST})")
+        return replace(
+            pod, ignored=f"configured to not run on a Karpenter provisioned node (requirement={NODEPOOL} {DOES_NOT_EXIST})"
+        )
     return replace(pod, ignored="ignoring pod, " + "; ".join(invalid)) if invalid else pod
 
 
@@ -360,7 +399,9 @@ class _Reader:
             return
         metadata = doc.get("metadata") if isinstance(doc.get("metadata"), Mapping) else {}
         name = metadata.get("name") if isinstance(metadata.get("name"), str) and metadata.get("name") else f"<document {number}>"
-        namespace = metadata.get("namespace") if isinstance(metadata.get("namespace"), str) and metadata.get("namespace") else "default"
+        namespace = (
+            metadata.get("namespace") if isinstance(metadata.get("namespace"), str) and metadata.get("namespace") else "default"
+        )
         source = Source(file, number)
         if _owned(metadata):
             self.notes.append(f"{file}: {kind} {namespace}/{name} is owned by a controller: counted through its owner")
@@ -375,9 +416,13 @@ class _Reader:
         workload = f"{kind}/{name}"
         if kind == "Pod":
             if spec.get("nodeName"):
-                self.notes.append(f"{source.file}: Pod {namespace}/{name} is bound to node {spec['nodeName']}: not pending, passed over")
+                self.notes.append(
+                    f"{source.file}: Pod {namespace}/{name} is bound to node {spec['nodeName']}: not pending, passed over"
+                )
                 return
-            template = _pod_template({"metadata": doc.get("metadata"), "spec": spec}, "", namespace, workload, source, self.kubernetes)
+            template = _pod_template(
+                {"metadata": doc.get("metadata"), "spec": spec}, "", namespace, workload, source, self.kubernetes
+            )
             self._add(replicas(template, 1, [name]))
             return
         if kind == "CronJob":
@@ -421,7 +466,9 @@ def _approximated(template: PodTemplate, reason: str) -> PodTemplate:
     return replace(template, approximations=tuple(sorted({*template.approximations, reason})))
 
 
-def workloads_from_documents(files: Iterable[tuple[str, Iterable[Any]]], kubernetes: versions.Kubernetes | None = None) -> Workloads:
+def workloads_from_documents(
+    files: Iterable[tuple[str, Iterable[Any]]], kubernetes: versions.Kubernetes | None = None
+) -> Workloads:
     """Workloads from already-parsed YAML documents, given as ``(file name, documents)`` pairs (stdin too)."""
     reader = _Reader(kubernetes)
     for name, docs in files:

@@ -53,16 +53,20 @@ def limit_row(pool: PoolCost) -> tuple[str, str] | None:
     base, head = (side.limit_cost if side else None for side in (pool.base, pool.head))
     if base is None and head is None:
         return None
-    return ("unchanged" if base == head else limit_text(base, "") if pool.base else "no such NodePool",
-            limit_text(head, "") if pool.head else "no such NodePool")
+    return (
+        "unchanged" if base == head else limit_text(base, "") if pool.base else "no such NodePool",
+        limit_text(head, "") if pool.head else "no such NodePool",
+    )
 
 
 def summary(comparison: CostComparison) -> str:
     """The whole change: both sides' $/hour and the difference per hour and per month."""
     (base_low, base_high), (head_low, head_high) = comparison.hourly
     low, high = head_low - base_low, head_high - base_high
-    return (f"{price_range(base_low, base_high)} → {price_range(head_low, head_high)}: {change(low, high, 'h')}, "
-            f"{change(low * HOURS_PER_MONTH, high * HOURS_PER_MONTH, 'month')}")
+    return (
+        f"{price_range(base_low, base_high)} → {price_range(head_low, head_high)}: {change(low, high, 'h')}, "
+        f"{change(low * HOURS_PER_MONTH, high * HOURS_PER_MONTH, 'month')}"
+    )
 
 
 _LABEL = re.compile(r"[^A-Za-z0-9._/ -]")

@@ -28,7 +28,7 @@ _WIDTH, _CARD_W, _CARD_H, _GAP, _MARGIN = 1040, 150, 190, 12, 20
 _PER_ROW = (_WIDTH - 2 * _MARGIN + _GAP) // (_CARD_W + _GAP)
 _BAR_TOP, _BAR_H, _BAR_W = 46, 112, 56
 _DAEMON, _FREE, _INK = "#b0b0b0", "#f4f4f4", "#222"
-_FONT = "font-family=\"ui-sans-serif, system-ui, sans-serif\""
+_FONT = 'font-family="ui-sans-serif, system-ui, sans-serif"'
 
 
 #: Colours told apart at a glance (Tableau 10), given to the workloads in name order; beyond ten, drawn from a hash.
@@ -49,8 +49,10 @@ def colours(workloads: Sequence[str]) -> dict[str, str]:
 
 
 def _text(x: float, y: float, text: str, size: int = 12, weight: str = "normal", fill: str = _INK, anchor: str = "start") -> str:
-    return (f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size}" font-weight="{weight}" fill="{fill}" '
-            f'text-anchor="{anchor}">{escape(text)}</text>')
+    return (
+        f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size}" font-weight="{weight}" fill="{fill}" '
+        f'text-anchor="{anchor}">{escape(text)}</text>'
+    )
 
 
 def _rect(x: float, y: float, w: float, h: float, fill: str, title: str | None = None, stroke: str = "none") -> str:
@@ -75,7 +77,9 @@ def _column(x: float, y: float, name: str, node: PlannedNode, pods: list[Pod], p
         share = min(share, _BAR_H - level)
         if share <= 0:
             continue
-        parts.append(_rect(x, bottom - level - share, _BAR_W, share, palette[_workload(pod)], f"{pod.uid} ({pod.template.workload})"))
+        parts.append(
+            _rect(x, bottom - level - share, _BAR_W, share, palette[_workload(pod)], f"{pod.uid} ({pod.template.workload})")
+        )
         level += share
     parts.append(_text(x + _BAR_W / 2, y + _BAR_H + 13, f"{name} {node.utilisation.get(name, 0):.0%}", 10, anchor="middle"))
     return parts
@@ -85,15 +89,19 @@ def _workload(pod: Pod) -> str:
     return f"{pod.namespace}/{pod.template.workload}"
 
 
-def _card(x: float, y: float, node: PlannedNode, pods: Mapping[str, Pod], ami: str | None, palette: Mapping[str, str]) -> list[str]:
+def _card(
+    x: float, y: float, node: PlannedNode, pods: Mapping[str, Pod], ami: str | None, palette: Mapping[str, str]
+) -> list[str]:
     title = f"{node.instance_type or 'no type'}"
     capacity = node.launch.capacity_type or "cannot launch"
     zones = ", ".join(node.zones) or "no zone"
     tip = f"{title} ({capacity}) in {zones}; AMI {ami or 'none'}"
-    parts = [f"<g><title>{escape(tip)}</title>",
-             _rect(x, y, _CARD_W, _CARD_H, "#fff", stroke="#666"),
-             _text(x + 8, y + 17, title, 13, "bold"),
-             _text(x + 8, y + 33, f"{capacity}, {len(node.pods)} pod(s)", 11, fill="#555")]
+    parts = [
+        f"<g><title>{escape(tip)}</title>",
+        _rect(x, y, _CARD_W, _CARD_H, "#fff", stroke="#666"),
+        _text(x + 8, y + 17, title, 13, "bold"),
+        _text(x + 8, y + 33, f"{capacity}, {len(node.pods)} pod(s)", 11, fill="#555"),
+    ]
     members = [pods[uid] for uid in node.pods if uid in pods]
     parts += _column(x + 12, y + _BAR_TOP, CPU, node, members, palette)
     parts += _column(x + 12 + _BAR_W + 14, y + _BAR_TOP, MEMORY, node, members, palette)
@@ -111,8 +119,16 @@ def svg(result: WorkloadForecast) -> str:
         body.append(_text(_MARGIN, y + 12, f"No forecast: {result.unavailable or 'nothing to simulate'}", 14))
         return _document(body, y + 40)
     low, high = forecast.hourly
-    body.append(_text(_MARGIN, y + 12, f"What Karpenter {versions.show(forecast.release)} would launch for {result.pods} pod(s): "
-                                         f"{price_range(low, high)} ({monthly(low, high)})", 16, "bold"))
+    body.append(
+        _text(
+            _MARGIN,
+            y + 12,
+            f"What Karpenter {versions.show(forecast.release)} would launch for {result.pods} pod(s): "
+            f"{price_range(low, high)} ({monthly(low, high)})",
+            16,
+            "bold",
+        )
+    )
     y += 30
     pods = {pod.uid: pod for pod in result.workloads.pods}
     palette = colours([_workload(pod) for pod in pods.values()])
@@ -138,8 +154,15 @@ def svg(result: WorkloadForecast) -> str:
         y += 8
     unscheduled = sum(len(u.pods) for u in forecast.unschedulable)
     if unscheduled:
-        body.append(_text(_MARGIN, y + 14, f"{unscheduled} pod(s) cannot be scheduled: "
-                                           + "; ".join(u.workload for u in forecast.unschedulable[:6]), 13, fill="#b00020"))
+        body.append(
+            _text(
+                _MARGIN,
+                y + 14,
+                f"{unscheduled} pod(s) cannot be scheduled: " + "; ".join(u.workload for u in forecast.unschedulable[:6]),
+                13,
+                fill="#b00020",
+            )
+        )
         y += 24
     y = _legend(body, y, sorted(workloads), palette)
     return _document(body, y + _MARGIN)
@@ -161,5 +184,7 @@ def _legend(body: list[str], y: float, workloads: list[str], palette: Mapping[st
 
 
 def _document(body: list[str], height: float) -> str:
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{_WIDTH}" height="{height:.0f}" viewBox="0 0 {_WIDTH} {height:.0f}" '
-            f'{_FONT} role="img">\n<rect width="100%" height="100%" fill="#fafafa"/>\n' + "\n".join(body) + "\n</svg>\n")
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{_WIDTH}" height="{height:.0f}" viewBox="0 0 {_WIDTH} {height:.0f}" '
+        f'{_FONT} role="img">\n<rect width="100%" height="100%" fill="#fafafa"/>\n' + "\n".join(body) + "\n</svg>\n"
+    )

@@ -106,8 +106,13 @@ def _code_ranges(text: str) -> list[tuple[int, int]]:
     stretch it sits in (from quote to quote, so ``(use '…')`` keeps its parentheses), joined with the next
     across whitespace."""
     words = list(re.finditer(r"\S+", text))
-    acted = [(m.start(), m.end()) for i, m in enumerate(words) if not inert(m.group()) or (i == 0 and _starts_a_block(m.group()))
-             or (i == len(words) - 1 and _OPEN_EMOJI.search(m.group()))]
+    acted = [
+        (m.start(), m.end())
+        for i, m in enumerate(words)
+        if not inert(m.group())
+        or (i == 0 and _starts_a_block(m.group()))
+        or (i == len(words) - 1 and _OPEN_EMOJI.search(m.group()))
+    ]
     ranges = []
     for start, end in _quoted_stretches(words):
         inside = [(a, b) for a, b in acted if a < end and start < b]
@@ -135,8 +140,11 @@ def _pieces(text: str) -> list[tuple[str, bool]]:
     written = [piece for piece, is_code in pieces if not is_code]
     words = text.split()
     starts_written, ends_written = bool(pieces) and not pieces[0][1], bool(pieces) and not pieces[-1][1]
-    if (not all(inert(word) for piece in written for word in piece.split())
-            or (starts_written and _starts_a_block(words[0])) or (ends_written and _OPEN_EMOJI.search(words[-1]))):
+    if (
+        not all(inert(word) for piece in written for word in piece.split())
+        or (starts_written and _starts_a_block(words[0]))
+        or (ends_written and _OPEN_EMOJI.search(words[-1]))
+    ):
         return [(text, True)]
     return pieces
 
@@ -188,7 +196,9 @@ class OutsideText:
         shown = visible(text).strip()
         if self.cut and len(shown) > self.value_limit:
             shown = shown[: self.value_limit] + _CUT
-        return "".join(f"<code>{html.escape(piece, quote=False)}</code>" if is_code else piece for piece, is_code in _pieces(shown))
+        return "".join(
+            f"<code>{html.escape(piece, quote=False)}</code>" if is_code else piece for piece, is_code in _pieces(shown)
+        )
 
     def cut_details(self, where: str) -> str:
         """The full text of every value cut in this section, numbered as the cut notes say, in a folded

@@ -46,11 +46,15 @@ def _node_class(console: Terminal, name: str, plan: NodeClassPlan) -> None:
         console.print("  ", ("True", "green"), ": " + ", ".join(healthy))
     unhealthy = [c for c in plan.conditions if c.status != "True" and c.type != "Ready"]
     if unhealthy:
-        console.table(("condition", "status", "reason", "message"),
-                      [(c.type, (c.status, _STATUS_STYLE[c.status]), c.reason or "", c.message or "") for c in unhealthy])
+        console.table(
+            ("condition", "status", "reason", "message"),
+            [(c.type, (c.status, _STATUS_STYLE[c.status]), c.reason or "", c.message or "") for c in unhealthy],
+        )
     if plan.amis:
-        console.table(("AMI", "serves", "name"),
-                      [(ami.id, _variant(ami), ami.name + (" (deprecated)" if ami.deprecated else "")) for ami in plan.amis])
+        console.table(
+            ("AMI", "serves", "name"),
+            [(ami.id, _variant(ami), ami.name + (" (deprecated)" if ami.deprecated else "")) for ami in plan.amis],
+        )
     for skipped in plan.skipped_amis:
         console.print("  ", ("skipped", "yellow"), f" {skipped.id} {skipped.name}: {skipped.reason}")
     if plan.subnets:
@@ -107,8 +111,10 @@ def _pool_overlays(console: Terminal, overlays: PoolOverlays) -> None:
     if rows or unknown:
         console.print(f"  NodeOverlays reprice {len({r.instance_type for r in overlays.price_rows})} instance type(s):")
         for row in rows[:_SHOWN_CHANGES]:
-            console.print(f"    {row.instance_type} {row.capacity_type} ({len(row.zones)} zone(s)): "
-                          f"{_money(row.before)} → {_money(row.after)} by {row.overlay} ({row.change})")
+            console.print(
+                f"    {row.instance_type} {row.capacity_type} ({len(row.zones)} zone(s)): "
+                f"{_money(row.before)} → {_money(row.after)} by {row.overlay} ({row.change})"
+            )
         if len(rows) > _SHOWN_CHANGES:
             console.print(f"    … and {len(rows) - _SHOWN_CHANGES} more (see --format json)")
         if unknown:
@@ -124,7 +130,9 @@ def _pool_overlays(console: Terminal, overlays: PoolOverlays) -> None:
     before, after = overlays.before, overlays.after
     spot = " (spot prices unknown offline)" if after and after.unknown_spot else ""
     if overlays.moved:
-        console.print("  ", ("first choice", "yellow"), f": {_first_choice(before)} → {_first_choice(after)} with the overlays{spot}")
+        console.print(
+            "  ", ("first choice", "yellow"), f": {_first_choice(before)} → {_first_choice(after)} with the overlays{spot}"
+        )
     elif before and after and before.price != after.price:
         console.print(f"  first choice: {_first_choice(after)} with the overlays ({_money(before.price)} without){spot}")
     else:
@@ -141,8 +149,11 @@ def _node_overlays(console: Terminal, plan: OverlayPlan) -> None:
         status = (f"  {name}: ValidationSucceeded=", (condition.status, _STATUS_STYLE[condition.status]))
         conflict = plan.conflicts.get(name)
         if conflict:
-            console.print(*status, f" {condition.reason}: {condition.message} "
-                          f"({conflict.other} also sets {conflict.what} of {conflict.instance_type} in NodePool {conflict.node_pool})")
+            console.print(
+                *status,
+                f" {condition.reason}: {condition.message} "
+                f"({conflict.other} also sets {conflict.what} of {conflict.instance_type} in NodePool {conflict.node_pool})",
+            )
         elif condition.status == "False":
             console.print(*status, f" {condition.reason}: {condition.message}")
         else:
@@ -165,8 +176,12 @@ def print_plan(plan: Plan, console: Terminal) -> None:
     if plan.findings:
         console.rule(("findings", "bold"))
         for f in plan.findings:
-            console.print("  ", (f"{f.severity.value:<7}", _SEVERITY_STYLE[f.severity.value]),
-                          f" {f.kind}/{f.name} {f.path}: {f.message}  ", (f"[{f.rule}]", "dim"))
+            console.print(
+                "  ",
+                (f"{f.severity.value:<7}", _SEVERITY_STYLE[f.severity.value]),
+                f" {f.kind}/{f.name} {f.path}: {f.message}  ",
+                (f"[{f.rule}]", "dim"),
+            )
         console.blank()
     for note in summed(plan.transient):
         console.print(("transient:", "yellow"), f" {note}")
@@ -179,5 +194,7 @@ def print_plan(plan: Plan, console: Terminal) -> None:
         Outcome.FINDINGS: ("persistent problems", "red"),
         Outcome.TRANSIENT: ("transient: nothing decided, retry", "yellow"),
     }
-    counts = f"{ready}/{len(plan.node_classes)} EC2NodeClass(es) predicted Ready, {mapped}/{len(plan.node_pools)} NodePool(s) mapped: "
+    counts = (
+        f"{ready}/{len(plan.node_classes)} EC2NodeClass(es) predicted Ready, {mapped}/{len(plan.node_pools)} NodePool(s) mapped: "
+    )
     console.print((counts, "bold"), (verdict[plan.exit_code][0], f"bold {verdict[plan.exit_code][1]}"))

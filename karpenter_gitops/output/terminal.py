@@ -26,6 +26,7 @@ from karpenter_gitops.output.escape import visible
 
 Part = str | tuple[str, str]  # text as it is, or (text, style)
 
+
 def line(*parts: Part) -> Text:
     """One line of output from parts: plain strings are shown as they are (after :func:`visible`),
     ``(text, style)`` pairs carry our style. Nothing in a part is read as markup."""
@@ -45,10 +46,18 @@ class Terminal:
 
     def __init__(self, *, stderr: bool = False, width: int | None = None, record: bool = False, wrap: bool = True):
         coloured = colour.wanted(sys.stderr if stderr else sys.stdout)
-        self.console = Console(stderr=stderr, width=width, record=record, markup=False, emoji=False, highlight=False,
-                               force_terminal=coloured or None, no_color=not coloured,
-                               color_system="auto" if coloured else None,
-                               soft_wrap=not wrap)  # without wrapping, a line stays one line whatever its length
+        self.console = Console(
+            stderr=stderr,
+            width=width,
+            record=record,
+            markup=False,
+            emoji=False,
+            highlight=False,
+            force_terminal=coloured or None,
+            no_color=not coloured,
+            color_system="auto" if coloured else None,
+            soft_wrap=not wrap,
+        )  # without wrapping, a line stays one line whatever its length
 
     @classmethod
     def for_stdout(cls) -> Terminal:

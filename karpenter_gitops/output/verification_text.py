@@ -59,8 +59,13 @@ def _verdict(verification: Verification) -> str:
     """What verify found and what it compared, without the cluster's name."""
     checked = ", ".join(f"{count} {kind}" for kind, count in sorted(verification.checked.items())) or "nothing"
     counts = ", ".join(f"{len(verification.of(c))} {c}" for c in CATEGORIES)
-    verdict = ("the cluster differs" if verification.differences else
-               "not reconciled yet" if verification.unreconciled else "the cluster is as the pull request said")
+    verdict = (
+        "the cluster differs"
+        if verification.differences
+        else "not reconciled yet"
+        if verification.unreconciled
+        else "the cluster is as the pull request said"
+    )
     return f"{verdict} ({counts}; compared {checked})"
 
 
@@ -108,22 +113,47 @@ def _comment(verification: Verification, quoted: OutsideText, shown: int) -> str
         found = verification.of(category)
         if not found:
             continue
-        lines += [f"<details open><summary>{_TITLES[category]} ({len(found)})</summary>", "",
-                  table(["object", "field", "Git" if category == "drift" else "predicted", "cluster", ""],
-                        [[*(quoted.code(c, cell=True) if c else "" for c in (d.object, d.path, _value(d.expected), _value(d.actual))),
-                          quoted.prose(d.note, cell=True)] for d in found[:shown]])]
+        lines += [
+            f"<details open><summary>{_TITLES[category]} ({len(found)})</summary>",
+            "",
+            table(
+                ["object", "field", "Git" if category == "drift" else "predicted", "cluster", ""],
+                [
+                    [
+                        *(
+                            quoted.code(c, cell=True) if c else ""
+                            for c in (d.object, d.path, _value(d.expected), _value(d.actual))
+                        ),
+                        quoted.prose(d.note, cell=True),
+                    ]
+                    for d in found[:shown]
+                ],
+            ),
+        ]
         if len(found) > shown:
             lines.append(f"\n… and {len(found) - shown} more (the JSON output has them all)")
         lines += ["", "</details>", ""]
     unreconciled = verification.unreconciled
     if unreconciled:
-        lines.append("Not reconciled by Karpenter before the deadline: " + ", ".join(quoted.code(u) for u in unreconciled[:shown])
-                     + (f" and {len(unreconciled) - shown} more" if len(unreconciled) > shown else ""))
+        lines.append(
+            "Not reconciled by Karpenter before the deadline: "
+            + ", ".join(quoted.code(u) for u in unreconciled[:shown])
+            + (f" and {len(unreconciled) - shown} more" if len(unreconciled) > shown else "")
+        )
     if verification.launched:
         launched = verification.launched[:shown]
-        lines += [f"<details><summary>{_LAUNCHED}</summary>", "",
-                  table(_LAUNCHED_HEADER, [[quoted.code(pool, cell=True), *(quoted.prose(mixed, cell=True) for mixed in mixes)]
-                                           for pool, *mixes in _launched_rows(launched)]), ""]
+        lines += [
+            f"<details><summary>{_LAUNCHED}</summary>",
+            "",
+            table(
+                _LAUNCHED_HEADER,
+                [
+                    [quoted.code(pool, cell=True), *(quoted.prose(mixed, cell=True) for mixed in mixes)]
+                    for pool, *mixes in _launched_rows(launched)
+                ],
+            ),
+            "",
+        ]
         lines += [f"- {quoted.prose(p.sentence())}" for p in launched]
         lines += ["", "</details>", ""]
     lines += [f"> {quoted.prose(note) or EMPTY}" for note in verification.notes[:shown]]

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING
 from karpenter_gitops.core import versions
 from karpenter_gitops.karpenter.scheduling import Forecast, PlannedNode, PoolForecast
 from karpenter_gitops.karpenter.scheduling.limits import Fill, LimitCost
+from karpenter_gitops.karpenter.scheduling.nodes import HOURS_PER_MONTH
 from karpenter_gitops.karpenter.scheduling.resources import CPU, quantity
 from karpenter_gitops.karpenter.scheduling.scheduler import NODES
-from karpenter_gitops.karpenter.scheduling.nodes import HOURS_PER_MONTH
 from karpenter_gitops.output.terminal import Terminal
 
 if TYPE_CHECKING:
@@ -35,10 +35,21 @@ def outline(result: WorkloadForecast) -> dict:
     pools = {}
     for pool in forecast.pools:
         full = pool.to_json()
-        claims = [{"instanceType": n.instance_type, "capacityType": n.launch.capacity_type, "zones": list(n.zones), "pods": len(n.pods),
-                   "pricePerHour": claim["pricePerHour"], "launchError": n.launch.error}
-                  for n, claim in zip(pool.nodes, full["nodeClaims"], strict=True)]
-        pools[pool.node_pool] = {"nodeClaims": claims, **{k: full[k] for k in ("pods", "pricePerHour", "pricePerMonth", "unusable", "limitCost")}}
+        claims = [
+            {
+                "instanceType": n.instance_type,
+                "capacityType": n.launch.capacity_type,
+                "zones": list(n.zones),
+                "pods": len(n.pods),
+                "pricePerHour": claim["pricePerHour"],
+                "launchError": n.launch.error,
+            }
+            for n, claim in zip(pool.nodes, full["nodeClaims"], strict=True)
+        ]
+        pools[pool.node_pool] = {
+            "nodeClaims": claims,
+            **{k: full[k] for k in ("pods", "pricePerHour", "pricePerMonth", "unusable", "limitCost")},
+        }
     full = forecast.to_json()
     return {
         **workloads, "karpenter": full["karpenter"], "prices": result.prices.summary if result.prices else forecast.price_source,
@@ -124,16 +135,23 @@ def print_forecast(result: WorkloadForecast, console: Terminal) -> None:
     forecast = result.forecast
     if not result.pods:
         console.print(("  no pods in the workloads given: nothing to launch, the forecast is empty", "yellow"))
-    console.print((f"  Karpenter {versions.show(forecast.release)}; prices: {result.prices.summary if result.prices else forecast.price_source}",
-                   "dim"))
+    console.print(
+        (
+            f"  Karpenter {versions.show(forecast.release)}; prices: {result.prices.summary if result.prices else forecast.price_source}",
+            "dim",
+        )
+    )
     for note in result.prices.notes if result.prices else ():
         console.print((f"  prices: {note}", "yellow"))
     for pool in forecast.pools:
         _pool(console, result, pool)
     _unschedulable(console, forecast)
     for approximated in forecast.approximated:
-        console.print(("  approximated ", "yellow"), f"{approximated.workload} ({approximated.pods} pod(s)): ",
-                      "; ".join(approximated.reasons))
+        console.print(
+            ("  approximated ", "yellow"),
+            f"{approximated.workload} ({approximated.pods} pod(s)): ",
+            "; ".join(approximated.reasons),
+        )
     for note in forecast.notes:
         console.print((f"  note: {note}", "dim"))
     low, high = forecast.hourly
@@ -154,16 +172,31 @@ def _pool(console: Terminal, result: WorkloadForecast, pool: PoolForecast) -> No
         console.print("  NodePool ", (pool.node_pool, "bold"), f": no NodeClaims{why}")
         _limit(console, pool)
         return
-    console.print("  NodePool ", (pool.node_pool, "bold"),
-                  f": {len(pool.nodes)} NodeClaim(s) ({node_mix(pool)}) for {pool.pods} pod(s), "
-                  f"{price_range(low, high)} ({monthly(low, high)})")
+    console.print(
+        "  NodePool ",
+        (pool.node_pool, "bold"),
+        f": {len(pool.nodes)} NodeClaim(s) ({node_mix(pool)}) for {pool.pods} pod(s), "
+        f"{price_range(low, high)} ({monthly(low, high)})",
+    )
     rows = []
     for node in pool.nodes[:SHOWN_NODES]:
         others = len(node.launch.instance_types) - 1
         name = [node.instance_type or "—", *([(f" (+{others})", "dim")] if others > 0 else [])]
-        rows.append([name, node.launch.capacity_type or node.launch.error or "—", zones(node.zones), str(len(node.pods)),
-                     _percent(node, "cpu"), _percent(node, "memory"), price_range(*node.hourly), result.price_source(node) or "—"])
-    console.table(("instance type (+others)", "capacity", "zones", "pods", "cpu", "memory", "$/hour", "price from"), rows, indent=4)
+        rows.append(
+            [
+                name,
+                node.launch.capacity_type or node.launch.error or "—",
+                zones(node.zones),
+                str(len(node.pods)),
+                _percent(node, "cpu"),
+                _percent(node, "memory"),
+                price_range(*node.hourly),
+                result.price_source(node) or "—",
+            ]
+        )
+    console.table(
+        ("instance type (+others)", "capacity", "zones", "pods", "cpu", "memory", "$/hour", "price from"), rows, indent=4
+    )
     amis = sorted({ami for node in pool.nodes if (ami := result.ami(node))})
     if amis:
         console.print((f"    AMI{'s' if len(amis) > 1 else ''}: {', '.join(amis)}", "dim"))
@@ -181,7 +214,9 @@ def _unschedulable(console: Terminal, forecast: Forecast) -> None:
     for group, style in ((forecast.unschedulable, "red"), (forecast.ignored, "yellow")):
         for entry in group:
             label = "cannot schedule" if group is forecast.unschedulable else "ignored by Karpenter"
-            names = ", ".join(entry.pods[:SHOWN_PODS]) + (f", … {len(entry.pods) - SHOWN_PODS} more" if len(entry.pods) > SHOWN_PODS else "")
+            names = ", ".join(entry.pods[:SHOWN_PODS]) + (
+                f", … {len(entry.pods) - SHOWN_PODS} more" if len(entry.pods) > SHOWN_PODS else ""
+            )
             console.print((f"  {label} ", style), f"{entry.workload} ({len(entry.pods)} pod(s): {names}): {entry.message}")
             for reason in entry.reasons if group is forecast.unschedulable else ():
                 console.print((f"    {reason.node_pool or 'every NodePool'}: {reason.kind}: {reason.message}", "dim"))

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from karpenter_gitops.adapters.aws.instance_types import Catalogue, load_catalogue
 from karpenter_gitops.adapters.aws.error_kinds import AWSError, TransientAWSError
+from karpenter_gitops.adapters.aws.instance_types import Catalogue, load_catalogue
 from karpenter_gitops.karpenter.amifamily.resolver import LabelledCatalogue, Mapper
 from karpenter_gitops.reconcile.context import Run
 from karpenter_gitops.reconcile.graph import StepResult

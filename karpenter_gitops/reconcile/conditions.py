@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from karpenter_gitops.core.model import EC2NodeClass
+from karpenter_gitops.core.resolved import SecurityGroup, Subnet
 from karpenter_gitops.karpenter import amifamily
 from karpenter_gitops.karpenter.status.nodeclass_conditions import StepOutcome, predict_conditions, userdata_refused_at_launch
-from karpenter_gitops.core.model import EC2NodeClass
 from karpenter_gitops.karpenter.status.prediction import NodeClassPlan
-from karpenter_gitops.core.resolved import SecurityGroup, Subnet
 from karpenter_gitops.reconcile.context import Run
 from karpenter_gitops.reconcile.graph import StepResult
 from karpenter_gitops.reconcile.identity import InstanceProfile
@@ -57,14 +57,16 @@ def predict(
         spec=kubelet_spec.refused or _gpu_sharing(run, node_class),
         expressions=kubelet_expressions.outcome,
     )
-    return ClassStatus(NodeClassPlan(
-        conditions=conditions,
-        amis=images.resolution.amis,
-        skipped_amis=images.resolution.skipped,
-        subnets=subnets.found,
-        security_groups=security_groups.found,
-        instance_profile=instance_profile.name,
-    ))
+    return ClassStatus(
+        NodeClassPlan(
+            conditions=conditions,
+            amis=images.resolution.amis,
+            skipped_amis=images.resolution.skipped,
+            subnets=subnets.found,
+            security_groups=security_groups.found,
+            instance_profile=instance_profile.name,
+        )
+    )
 
 
 def _launch_template(run: Run, node_class: EC2NodeClass) -> StepOutcome | None:

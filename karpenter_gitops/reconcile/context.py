@@ -15,10 +15,10 @@ from pathlib import Path
 
 from karpenter_gitops.adapters.aws.client import AwsSession
 from karpenter_gitops.core import versions
-from karpenter_gitops.karpenter.status.nodeclass_conditions import Resolution, StepOutcome
 from karpenter_gitops.core.findings import Finding, Observation, Violation
 from karpenter_gitops.core.inputs import Inputs
 from karpenter_gitops.core.model import EC2NodeClass, NodeOverlay, NodePool
+from karpenter_gitops.karpenter.status.nodeclass_conditions import Resolution, StepOutcome
 
 
 @dataclass(frozen=True)
@@ -31,7 +31,9 @@ class Run:
     findings: tuple[Finding, ...]  # the judge's on the objects: the overlay step reads which ones Karpenter never sees
 
 
-def observation(obj: EC2NodeClass | NodePool | NodeOverlay, rule: str, path: str, message: str, hint: str | None = None) -> Observation:
+def observation(
+    obj: EC2NodeClass | NodePool | NodeOverlay, rule: str, path: str, message: str, hint: str | None = None
+) -> Observation:
     return Observation(rule, obj.kind, obj.name, Violation(path, message, hint), obj.source)
 
 

@@ -143,17 +143,24 @@ class Graph:
             raise refuse("a step that needs another says what it is while awaiting it (awaiting), and only such a step")
         if (step.applies is None) != (step.skipped is None):
             raise refuse("a step that may not apply has a result for that case (skipped), and only such a step")
-        through_class = [t for t in step.needs + step.reads if step.scope is Scope.NODE_POOL and self.steps[t].scope is Scope.NODE_CLASS]
+        through_class = [
+            t for t in step.needs + step.reads if step.scope is Scope.NODE_POOL and self.steps[t].scope is Scope.NODE_CLASS
+        ]
         if through_class and self.binding is None:
             raise refuse(f"takes {through_class[0]} of its EC2NodeClass, but no step binds a NodePool to one")
         if through_class and step.needs[:1] != (self.binding,):
             raise refuse(f"takes {through_class[0]} of its EC2NodeClass, so it first needs {self.binding}, which names it")
         _check_signature(step, refuse)
 
-    def run(self, context: Any, node_classes: Sequence[Subject], node_pools: Sequence[Subject],
-            say: Callable[[str], None]) -> Results:
+    def run(
+        self, context: Any, node_classes: Sequence[Subject], node_pools: Sequence[Subject], say: Callable[[str], None]
+    ) -> Results:
         """Every step over its subjects, in the declared order."""
-        subjects: dict[Scope, Sequence[Subject | None]] = {Scope.RUN: [None], Scope.NODE_CLASS: node_classes, Scope.NODE_POOL: node_pools}
+        subjects: dict[Scope, Sequence[Subject | None]] = {
+            Scope.RUN: [None],
+            Scope.NODE_CLASS: node_classes,
+            Scope.NODE_POOL: node_pools,
+        }
         results: dict[str, dict[str | None, StepResult]] = {name: {} for name in self.steps}
         awaited: dict[tuple[str, str | None], str] = {}
         observed: list[Observation] = []
@@ -171,8 +178,14 @@ class Graph:
                     transient.extend(result.transient)
         return Results(results, awaited, tuple(observed), tuple(transient))
 
-    def _evaluate(self, step: Step, context: Any, subject: Subject | None, results: Mapping[str, Mapping[str | None, StepResult]],
-                  say: Callable[[str], None]) -> tuple[StepResult, str | None]:
+    def _evaluate(
+        self,
+        step: Step,
+        context: Any,
+        subject: Subject | None,
+        results: Mapping[str, Mapping[str | None, StepResult]],
+        say: Callable[[str], None],
+    ) -> tuple[StepResult, str | None]:
         """The step's result, and the need it waited for (None when it ran or did not apply)."""
         leading = (context,) if subject is None else (context, subject)
         if step.applies is not None and not step.applies(*leading):
@@ -189,7 +202,9 @@ class Graph:
         taken = {name: self._seen(name, step, subject, results) for name in step.needs + step.reads}
         return step.run(*leading, **taken), None
 
-    def _seen(self, name: str, step: Step, subject: Subject | None, results: Mapping[str, Mapping[str | None, StepResult]]) -> Any:
+    def _seen(
+        self, name: str, step: Step, subject: Subject | None, results: Mapping[str, Mapping[str | None, StepResult]]
+    ) -> Any:
         """What ``step`` sees of the step ``name``: one result, or a mapping by name of a narrower scope's."""
         scope = self.steps[name].scope
         if scope is Scope.RUN:
@@ -208,6 +223,10 @@ def _check_signature(step: Step, refuse: Callable[[str], ValueError]) -> None:
     leading = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     keywords = {p.name for p in parameters if p.kind is p.KEYWORD_ONLY}
     if len(leading) != (1 if step.scope is Scope.RUN else 2):
-        raise refuse(f"runs {step.scope.value}, so its function takes the context{'' if step.scope is Scope.RUN else ' and its subject'} by position")
+        raise refuse(
+            f"runs {step.scope.value}, so its function takes the context{'' if step.scope is Scope.RUN else ' and its subject'} by position"
+        )
     if keywords != set(step.needs + step.reads):
-        raise refuse(f"its function takes {sorted(keywords)} by keyword, but the step declares {sorted(set(step.needs + step.reads))}")
+        raise refuse(
+            f"its function takes {sorted(keywords)} by keyword, but the step declares {sorted(set(step.needs + step.reads))}"
+        )

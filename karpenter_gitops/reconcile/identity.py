@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 from karpenter_gitops.adapters.aws import instance_profiles
 from karpenter_gitops.adapters.aws.instance_profiles import ProfileOutcome
-from karpenter_gitops.karpenter.status.nodeclass_conditions import Resolution, StepOutcome, profile_refused_at_launch
 from karpenter_gitops.core.model import EC2NodeClass
+from karpenter_gitops.karpenter.status.nodeclass_conditions import Resolution, StepOutcome, profile_refused_at_launch
 from karpenter_gitops.reconcile.context import Run, observation, unverified
 from karpenter_gitops.reconcile.graph import StepResult
 from karpenter_gitops.rules import live
@@ -51,8 +51,9 @@ def resolve(run: Run, node_class: EC2NodeClass) -> InstanceProfile:
     launch = None
     if spec.instance_profile and found.outcome in _REFUSED_AT_LAUNCH:
         launch = profile_refused_at_launch(run.release, spec.instance_profile)
-    return InstanceProfile(spec.instance_profile, outcome, launch, observed=observed,
-                           transient=unverified(node_class, "instance profile", outcome))
+    return InstanceProfile(
+        spec.instance_profile, outcome, launch, observed=observed, transient=unverified(node_class, "instance profile", outcome)
+    )
 
 
 def _judged(node_class: EC2NodeClass, found: instance_profiles.ProfileResolution) -> tuple:

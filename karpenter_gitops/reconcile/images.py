@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from karpenter_gitops.karpenter import amifamily
 from karpenter_gitops.adapters.aws import amis as ami_provider
 from karpenter_gitops.core import versions
-from karpenter_gitops.karpenter.status.nodeclass_conditions import Resolution, StepOutcome
 from karpenter_gitops.core.findings import Observation
 from karpenter_gitops.core.model import EC2NodeClass
 from karpenter_gitops.core.resolved import AMI
+from karpenter_gitops.karpenter import amifamily
+from karpenter_gitops.karpenter.status.nodeclass_conditions import Resolution, StepOutcome
 from karpenter_gitops.reconcile.context import Run, observation, unverified
 from karpenter_gitops.reconcile.graph import StepResult
 from karpenter_gitops.rules import live
@@ -52,9 +52,7 @@ class Images(StepResult):
 
 
 def resolve(run: Run, node_class: EC2NodeClass) -> Images:
-    resolution = ami_provider.resolve_amis(
-        run.aws, node_class.spec.ami_selector_terms or (), run.kubernetes, release=run.release
-    )
+    resolution = ami_provider.resolve_amis(run.aws, node_class.spec.ami_selector_terms or (), run.kubernetes, release=run.release)
     outcome = StepOutcome.ready() if resolution.ready else _OUTCOMES[resolution.outcome](resolution)
     observed = (*_selector_observations(node_class, resolution), *_name_observations(node_class, resolution.amis, run.kubernetes))
     return Images(resolution, outcome, observed=observed, transient=unverified(node_class, "AMIs", outcome))
@@ -72,12 +70,20 @@ def _selector_observations(node_class: EC2NodeClass, resolution: ami_provider.AM
         # Karpenter's words (the error it logs) name only the alias; why each parameter failed (not published
         # for this Kubernetes version, or ssm:GetParameter denied) is what the user can act on.
         why = ", ".join(resolution.missing_parameters[:2]) + (" …" if len(resolution.missing_parameters) > 2 else "")
-        return [observation(node_class, live.SELECTOR_MATCHES_NOTHING, selector,
-                            f"{resolution.message}: no SSM parameter of the alias names an image: {why}")]
+        return [
+            observation(
+                node_class,
+                live.SELECTOR_MATCHES_NOTHING,
+                selector,
+                f"{resolution.message}: no SSM parameter of the alias names an image: {why}",
+            )
+        ]
     return []
 
 
-def _name_observations(node_class: EC2NodeClass, amis: tuple[AMI, ...], kubernetes: versions.Kubernetes | None) -> list[Observation]:
+def _name_observations(
+    node_class: EC2NodeClass, amis: tuple[AMI, ...], kubernetes: versions.Kubernetes | None
+) -> list[Observation]:
     """What the names of selected custom-selector images say about the class: another family, another Kubernetes."""
     spec = node_class.spec
     if any(term.alias for term in spec.ami_selector_terms or ()):
@@ -90,12 +96,18 @@ def _name_observations(node_class: EC2NodeClass, amis: tuple[AMI, ...], kubernet
         seen.add(ami.id)
         family, built_for = published
         if spec.ami_family not in (None, "Custom", family.name):
-            message = (f"image {ami.id} ({ami.name}) is named as a {family.name} image, but amiFamily is "
-                       f"{spec.ami_family}: Karpenter bootstraps it as {spec.ami_family}, so the node does not join")
-            found.append(observation(node_class, live.AMI_FAMILY_MISMATCH, "spec.amiFamily", message, f"amiFamily: {family.name}"))
+            message = (
+                f"image {ami.id} ({ami.name}) is named as a {family.name} image, but amiFamily is "
+                f"{spec.ami_family}: Karpenter bootstraps it as {spec.ami_family}, so the node does not join"
+            )
+            found.append(
+                observation(node_class, live.AMI_FAMILY_MISMATCH, "spec.amiFamily", message, f"amiFamily: {family.name}")
+            )
         if kubernetes and built_for != str(kubernetes):
-            message = (f"image {ami.id} ({ami.name}) is built for Kubernetes {built_for}, and the cluster runs "
-                       f"{kubernetes}: the selector does not pin the version")
+            message = (
+                f"image {ami.id} ({ami.name}) is built for Kubernetes {built_for}, and the cluster runs "
+                f"{kubernetes}: the selector does not pin the version"
+            )
             hint = f"put the version in the name, e.g. {ami.name.replace(built_for, str(kubernetes), 1)}"
             found.append(observation(node_class, live.AMI_KUBERNETES_VERSION, "spec.amiSelectorTerms", message, hint))
     return found

@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from karpenter_gitops.karpenter.status.nodeclass_conditions import StepOutcome
 from karpenter_gitops.core.findings import Observation
 from karpenter_gitops.core.model import EC2NodeClass
+from karpenter_gitops.karpenter.status.nodeclass_conditions import StepOutcome
 from karpenter_gitops.reconcile.catalogue import LoadedCatalogue
 from karpenter_gitops.reconcile.context import Run, observation
 from karpenter_gitops.reconcile.graph import StepResult
@@ -77,11 +77,17 @@ def unusable_values(
     for e in kubelet_expressions.evaluated:
         if (not launched or e.instance_type in launched) and (problem := kubelet_rules.implausible(e)):
             by_path.setdefault(e.path, []).append(f"{e.instance_type}: {problem}")
-    return StepResult(observed=tuple(
-        observation(node_class, live.KUBELET_EXPRESSION_UNUSABLE, path,
-                    f"gives a value no node can use on {len(problems)} instance type(s): {_listed(problems, 2)}")
-        for path, problems in by_path.items()
-    ))
+    return StepResult(
+        observed=tuple(
+            observation(
+                node_class,
+                live.KUBELET_EXPRESSION_UNUSABLE,
+                path,
+                f"gives a value no node can use on {len(problems)} instance type(s): {_listed(problems, 2)}",
+            )
+            for path, problems in by_path.items()
+        )
+    )
 
 
 def _failed(node_class: EC2NodeClass, evaluated: tuple[kubelet_rules.Evaluated, ...]) -> tuple[Observation, ...]:
@@ -92,9 +98,13 @@ def _failed(node_class: EC2NodeClass, evaluated: tuple[kubelet_rules.Evaluated, 
             by_path.setdefault(e.path, []).append(e)
     types = len({e.instance_type for e in evaluated})
     return tuple(
-        observation(node_class, live.KUBELET_EXPRESSION_FAILED, path,
-                    f"fails on {len(failed)} of {types} instance types ({_listed([e.instance_type for e in failed])}): {failed[0].failure}",
-                    kubelet_rules.failure_hint(failed[0].failure or ""))
+        observation(
+            node_class,
+            live.KUBELET_EXPRESSION_FAILED,
+            path,
+            f"fails on {len(failed)} of {types} instance types ({_listed([e.instance_type for e in failed])}): {failed[0].failure}",
+            kubelet_rules.failure_hint(failed[0].failure or ""),
+        )
         for path, failed in by_path.items()
     )
 

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 
 from karpenter_gitops.core import ec2_names, labels
 from karpenter_gitops.core.model import EC2NodeClass, NodePool
-from karpenter_gitops.karpenter.amifamily.resolver import NodeClassTarget
-from karpenter_gitops.karpenter.status.prediction import NodePoolPlan
 from karpenter_gitops.core.resolved import AMI, Subnet
 from karpenter_gitops.karpenter.amifamily import family_of
+from karpenter_gitops.karpenter.amifamily.resolver import NodeClassTarget
+from karpenter_gitops.karpenter.status.prediction import NodePoolPlan
 from karpenter_gitops.reconcile.catalogue import LoadedCatalogue
 from karpenter_gitops.reconcile.context import Run, observation
 from karpenter_gitops.reconcile.graph import StepResult
@@ -54,7 +54,9 @@ def node_class_ref(run: Run, pool: NodePool) -> NodeClassRef:
     name = ref.name if ref and ref.name else ""
     if ref is not None and not ref.is_ec2_node_class:
         what = "EKS Auto Mode's NodeClass" if ref.is_auto_mode else f"{ref.group} {ref.kind}"
-        return NodeClassRef(name, unbound=NodePoolPlan(name, not_mapped=f"it uses {what} {name!r}; only EC2NodeClasses are mapped"))
+        return NodeClassRef(
+            name, unbound=NodePoolPlan(name, not_mapped=f"it uses {what} {name!r}; only EC2NodeClasses are mapped")
+        )
     node_class = run.inputs.node_class(name, pool.source.scope)
     if node_class is None:
         return NodeClassRef(name, unbound=NodePoolPlan(name, awaiting=f"EC2NodeClass {name!r} is not in the input"))
@@ -62,11 +64,19 @@ def node_class_ref(run: Run, pool: NodePool) -> NodeClassRef:
 
 
 def map_node_pool(
-    run: Run, pool: NodePool, *, node_class_ref: NodeClassRef, catalogue: LoadedCatalogue, images: Images, subnets: Selected[Subnet]
+    run: Run,
+    pool: NodePool,
+    *,
+    node_class_ref: NodeClassRef,
+    catalogue: LoadedCatalogue,
+    images: Images,
+    subnets: Selected[Subnet],
 ) -> PoolMapping:
     name = node_class_ref.node_class_name
     try:
-        mapping = catalogue.mapper.map_node_pool(target_of(node_class_ref.node_class, images.resolution.amis, subnets.found), pool)
+        mapping = catalogue.mapper.map_node_pool(
+            target_of(node_class_ref.node_class, images.resolution.amis, subnets.found), pool
+        )
     except ValueError as error:  # requirements the offline rules already reject
         return PoolMapping(NodePoolPlan(name, awaiting=f"requirements not evaluable: {error}"))
     observed = ()
@@ -82,8 +92,12 @@ def map_node_pool(
 
 
 # Labels named after EC2's instance types: a value EC2 has may still not be offered in the region.
-_EC2_NAMED = {labels.FAMILY: ec2_names.FAMILIES, labels.CATEGORY: ec2_names.CATEGORIES, labels.SIZE: ec2_names.SIZES,
-              labels.INSTANCE_TYPE: None}
+_EC2_NAMED = {
+    labels.FAMILY: ec2_names.FAMILIES,
+    labels.CATEGORY: ec2_names.CATEGORIES,
+    labels.SIZE: ec2_names.SIZES,
+    labels.INSTANCE_TYPE: None,
+}
 
 
 def _not_offered(pool: NodePool, catalogue: LoadedCatalogue) -> tuple:
@@ -101,7 +115,9 @@ def _not_offered(pool: NodePool, catalogue: LoadedCatalogue) -> tuple:
         for i, value in enumerate(values):
             exists = ec2_names.is_instance_type(value) if known is None else value in known
             if exists and value not in offered:
-                message = f"no instance type in {catalogue.mapper.catalogue.region}'s catalogue carries {requirement.key}={value!r}"
+                message = (
+                    f"no instance type in {catalogue.mapper.catalogue.region}'s catalogue carries {requirement.key}={value!r}"
+                )
                 path = f"spec.template.spec.requirements[{index}].values[{i}]"
                 observed.append(observation(pool, live.VALUE_NOT_OFFERED, path, message))
     return tuple(observed)
@@ -115,8 +131,12 @@ def awaiting(run: Run, pool: NodePool, need: str, blocked: StepResult) -> PoolMa
     if isinstance(blocked, LoadedCatalogue):
         catalogue = blocked.catalogue
         refused = (observation(pool, live.CATALOGUE_REFUSED, "spec", catalogue.message),) if catalogue.refused else ()
-        return PoolMapping(NodePoolPlan(name, awaiting=f"instance-type catalogue: {catalogue.message or 'not loaded'}"), observed=refused)
-    return PoolMapping(NodePoolPlan(name, awaiting=f"EC2NodeClass {name} {_CLASS_STEPS[need]}: {blocked.outcome.message or 'not ready'}"))
+        return PoolMapping(
+            NodePoolPlan(name, awaiting=f"instance-type catalogue: {catalogue.message or 'not loaded'}"), observed=refused
+        )
+    return PoolMapping(
+        NodePoolPlan(name, awaiting=f"EC2NodeClass {name} {_CLASS_STEPS[need]}: {blocked.outcome.message or 'not ready'}")
+    )
 
 
 def target_of(node_class: EC2NodeClass, amis: tuple[AMI, ...], subnets: tuple[Subnet, ...]) -> NodeClassTarget:

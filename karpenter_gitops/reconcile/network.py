@@ -16,9 +16,9 @@ from typing import Generic, TypeVar
 
 from karpenter_gitops.adapters.aws.error_kinds import AWSError, TransientAWSError
 from karpenter_gitops.adapters.aws.network_lookup import resolve_security_groups, resolve_subnets
-from karpenter_gitops.karpenter.status.nodeclass_conditions import Resolution, StepOutcome
 from karpenter_gitops.core.model import EC2NodeClass
 from karpenter_gitops.core.resolved import SecurityGroup, Subnet
+from karpenter_gitops.karpenter.status.nodeclass_conditions import Resolution, StepOutcome
 from karpenter_gitops.reconcile.context import Run, observation, unverified
 from karpenter_gitops.reconcile.graph import StepResult
 from karpenter_gitops.rules import live
@@ -44,10 +44,15 @@ class _Selector:
     nothing: str  # the finding's
 
 
-_SUBNETS = _Selector("subnets", "subnetSelectorTerms", "SubnetSelector did not match any Subnets",
-                     "the subnet selector matches no subnet")
-_SECURITY_GROUPS = _Selector("security groups", "securityGroupSelectorTerms", "SecurityGroupSelector did not match any SecurityGroups",
-                             "the security-group selector matches no group")
+_SUBNETS = _Selector(
+    "subnets", "subnetSelectorTerms", "SubnetSelector did not match any Subnets", "the subnet selector matches no subnet"
+)
+_SECURITY_GROUPS = _Selector(
+    "security groups",
+    "securityGroupSelectorTerms",
+    "SecurityGroupSelector did not match any SecurityGroups",
+    "the security-group selector matches no group",
+)
 
 
 def subnets(run: Run, node_class: EC2NodeClass) -> Selected[Subnet]:
@@ -55,7 +60,11 @@ def subnets(run: Run, node_class: EC2NodeClass) -> Selected[Subnet]:
 
 
 def security_groups(run: Run, node_class: EC2NodeClass) -> Selected[SecurityGroup]:
-    return _select(node_class, _SECURITY_GROUPS, lambda: resolve_security_groups(run.aws, node_class.spec.security_group_selector_terms or ()))
+    return _select(
+        node_class,
+        _SECURITY_GROUPS,
+        lambda: resolve_security_groups(run.aws, node_class.spec.security_group_selector_terms or ()),
+    )
 
 
 def _select(node_class: EC2NodeClass, selector: _Selector, resolve: Callable[[], tuple[T, ...]]) -> Selected[T]:

@@ -19,15 +19,15 @@ from dataclasses import dataclass, field
 
 from karpenter_gitops.adapters.aws.pricing import OnDemandPrices, on_demand_prices
 from karpenter_gitops.core import labels, versions
-from karpenter_gitops.karpenter.nodeoverlay import applied as applied_overlays
-from karpenter_gitops.karpenter.status.nodeclass_conditions import Resolution
 from karpenter_gitops.core.findings import Finding, Observation, Severity
 from karpenter_gitops.core.inputs import Cluster, Inputs
-from karpenter_gitops.karpenter.amifamily.resolver import LabelledCatalogue, NodeClassTarget
 from karpenter_gitops.core.model import NODEOVERLAY, EC2NodeClass, NodeOverlay, NodePool
-from karpenter_gitops.karpenter.status.prediction import NodePoolPlan, OverlayPlan, PoolOverlays
 from karpenter_gitops.core.requirements import Requirements, ValueSet
 from karpenter_gitops.core.resolved import Condition, Subnet
+from karpenter_gitops.karpenter.amifamily.resolver import LabelledCatalogue, NodeClassTarget
+from karpenter_gitops.karpenter.nodeoverlay import applied as applied_overlays
+from karpenter_gitops.karpenter.status.nodeclass_conditions import Resolution
+from karpenter_gitops.karpenter.status.prediction import NodePoolPlan, OverlayPlan, PoolOverlays
 from karpenter_gitops.reconcile.catalogue import LoadedCatalogue
 from karpenter_gitops.reconcile.context import Run, observation
 from karpenter_gitops.reconcile.graph import StepResult
@@ -65,13 +65,21 @@ def stalled_pools(run: Run, *, subnets: Mapping[str, Selected[Subnet]]) -> Stall
     """Before 1.13, with the gate on: the NodePools whose instance types Karpenter cannot list (their class has no
     subnet) stop its overlay controller, and with it every NodePool."""
     unlistable = _unlistable(run.inputs, subnets)
-    if not unlistable or run.release >= applied_overlays.ISOLATED_POOLS_SINCE or not run.inputs.cluster.gate(GATES[NODEOVERLAY].name):
+    if (
+        not unlistable
+        or run.release >= applied_overlays.ISOLATED_POOLS_SINCE
+        or not run.inputs.cluster.gate(GATES[NODEOVERLAY].name)
+    ):
         return StalledPools()
     observed = tuple(
-        observation(pool, live.OVERLAY_EVALUATION_STALLED, "spec.template.spec.nodeClassRef",
-                    f"Karpenter {versions.show(run.release)} cannot list this NodePool's instance types ({unlistable[pool.name]}), "
-                    "so with the NodeOverlay gate on it evaluates no NodePool's overlays and skips every NodePool "
-                    "(\"awaiting nodeoverlay evaluation\"): nothing launches")
+        observation(
+            pool,
+            live.OVERLAY_EVALUATION_STALLED,
+            "spec.template.spec.nodeClassRef",
+            f"Karpenter {versions.show(run.release)} cannot list this NodePool's instance types ({unlistable[pool.name]}), "
+            "so with the NodeOverlay gate on it evaluates no NodePool's overlays and skips every NodePool "
+            '("awaiting nodeoverlay evaluation"): nothing launches',
+        )
         for pool in run.inputs.node_pools
         if pool.name in unlistable
     )
@@ -126,10 +134,16 @@ def apply(
         observed += _matching_nothing(sources, outcome, by_name)
     failed = {
         name: Condition(applied_overlays.VALIDATION_SUCCEEDED, "False", applied_overlays.RUNTIME_REASON, message)
-        for name, message in failing.items() if name in by_name
+        for name, message in failing.items()
+        if name in by_name
     }
-    plan = OverlayPlan(conditions={**outcome.conditions, **failed}, conflicts=outcome.conflicts,
-                       refused=tuple(sorted({*refused_names, *unreadable})), prices=prices.note, base_prices=unpriced)
+    plan = OverlayPlan(
+        conditions={**outcome.conditions, **failed},
+        conflicts=outcome.conflicts,
+        refused=tuple(sorted({*refused_names, *unreadable})),
+        prices=prices.note,
+        base_prices=unpriced,
+    )
     pools = {source.pool.name: _pool_overlays(source, plain[source.pool.name], outcome) for source in sources}
     return Overlays(plan, pools, observed=tuple(observed))
 
@@ -137,8 +151,10 @@ def apply(
 def _stalled(release: versions.Release, stalled: Sequence[str]) -> str | None:
     if not stalled:
         return None
-    return (f"Karpenter {versions.show(release)} evaluates no NodeOverlay while it cannot list the instance types of "
-            f"NodePool(s) {', '.join(stalled)} (see findings)")
+    return (
+        f"Karpenter {versions.show(release)} evaluates no NodeOverlay while it cannot list the instance types of "
+        f"NodePool(s) {', '.join(stalled)} (see findings)"
+    )
 
 
 def _runtime_failures(findings: Sequence[Finding]) -> dict[str, str]:
@@ -180,8 +196,11 @@ def _sources(
 
 
 def _applied(
-    release: versions.Release, usable: Sequence[applied_overlays.Overlay], kept: Sequence[NodeOverlay],
-    sources: Sequence[PoolSource], listing: _Listing,
+    release: versions.Release,
+    usable: Sequence[applied_overlays.Overlay],
+    kept: Sequence[NodeOverlay],
+    sources: Sequence[PoolSource],
+    listing: _Listing,
 ) -> tuple[applied_overlays.Outcome, dict[str, applied_overlays.PoolTypes], dict[str, float]]:
     """The overlays applied to the pools' instance types; what each pool lists without any overlay; and the
     instance types Karpenter's table does not price that an accepted overlay prices (1.14+)."""
@@ -192,7 +211,9 @@ def _applied(
     accepted = {name for name, condition in outcome.conditions.items() if condition.status == "True"}
     unpriced = {
         name: price
-        for name, price in (applied_overlays.base_prices(kept, accepted) if release >= applied_overlays.BASE_PRICE_SINCE else {}).items()
+        for name, price in (
+            applied_overlays.base_prices(kept, accepted) if release >= applied_overlays.BASE_PRICE_SINCE else {}
+        ).items()
         if name not in listing.prices.prices and name in listing.catalogue.infos
     }
     plain = {source.pool.name: types for source, types in zip(sources, listed, strict=True)}
@@ -265,11 +286,17 @@ class _Listing:
         for name, requirements in catalogue.requirements(target.windows_build).items():
             available_zones = catalogue.zones[name] & zone_ids.keys()
             ids = frozenset(zone_ids[z] for z in available_zones if zone_ids[z])
-            narrowed = [(labels.ZONE, ValueSet(False, frozenset(available_zones)))] + ([(labels.ZONE_ID, ValueSet(False, ids))] if ids else [])
+            narrowed = [(labels.ZONE, ValueSet(False, frozenset(available_zones)))] + (
+                [(labels.ZONE_ID, ValueSet(False, ids))] if ids else []
+            )
             launchable = target.launchable(catalogue.infos[name])
             capacity_types = sorted(requirements[labels.CAPACITY_TYPE].values) if labels.CAPACITY_TYPE in requirements else []
             listed = name in table
-            price = {applied_overlays.ON_DEMAND: table.get(name), applied_overlays.SPOT: None} if listed else dict.fromkeys(capacity_types, self.unpriced.get(name))
+            price = (
+                {applied_overlays.ON_DEMAND: table.get(name), applied_overlays.SPOT: None}
+                if listed
+                else dict.fromkeys(capacity_types, self.unpriced.get(name))
+            )
             offerings = tuple(
                 applied_overlays.Offering(
                     capacity_type,
@@ -290,8 +317,10 @@ def _pool_overlays(source: PoolSource, types: applied_overlays.PoolTypes, outcom
     launchable = source.plan.mapping.instance_types
     required = Requirements.from_node_pool(source.pool)
     admitted = [
-        change for change in outcome.price_changes.get(source.pool.name, ())
-        if change.instance_type in launchable and change.offering.available
+        change
+        for change in outcome.price_changes.get(source.pool.name, ())
+        if change.instance_type in launchable
+        and change.offering.available
         and required.conflict(change.offering.requirements) is None
     ]
     capacity = [c for c in outcome.capacity_changes.get(source.pool.name, ()) if c.instance_type in launchable]
@@ -304,7 +333,9 @@ def _pool_overlays(source: PoolSource, types: applied_overlays.PoolTypes, outcom
     )
 
 
-def _conflict(overlay: NodeOverlay, conflict: applied_overlays.Conflict, usable: Sequence[applied_overlays.Overlay]) -> Observation:
+def _conflict(
+    overlay: NodeOverlay, conflict: applied_overlays.Conflict, usable: Sequence[applied_overlays.Overlay]
+) -> Observation:
     weight = next(o.weight for o in usable if o.name == conflict.other)
     message = f"ValidationSucceeded=False, reason {applied_overlays.CONFLICT_REASON}: {applied_overlays.CONFLICT_MESSAGE}"
     hint = (

@@ -63,7 +63,10 @@ def reconcile(
     results = STEPS.run(run, inputs.node_classes, inputs.node_pools, progress or (lambda _message: None))
 
     overlays = results.once("overlays", Overlays)
-    pools = {name: dataclasses.replace(m.plan, overlays=overlays.pools.get(name)) for name, m in results.each("mapping", PoolMapping).items()}
+    pools = {
+        name: dataclasses.replace(m.plan, overlays=overlays.pools.get(name))
+        for name, m in results.each("mapping", PoolMapping).items()
+    }
     findings = once(findings + judge.findings(results.observed))
     findings.sort(key=lambda f: f.sort_key)
     return Plan(

@@ -40,8 +40,13 @@ OWN_ROLE = {"nodeRoleName": "KarpenterNodeRole-demo"}  # the base example NodeCl
     "[CT-02; cdk-eks-blueprints #1061, cdk-eks-karpenter #157, blueprints-addons #276]",
     "List the profile under karpenter-gitops:controller.nodeRoles.<role>.instanceProfiles, or use spec.role.",
     origin="ours",
-    good=({"controller": OWN_ROLE}, {"controller": {**OWN_ROLE, "nodeRoles": {"Payments": {"instanceProfiles": ["Pay"]}}},
-                                     "spec": {"role": None, "instanceProfile": "Pay"}}),
+    good=(
+        {"controller": OWN_ROLE},
+        {
+            "controller": {**OWN_ROLE, "nodeRoles": {"Payments": {"instanceProfiles": ["Pay"]}}},
+            "spec": {"role": None, "instanceProfile": "Pay"},
+        },
+    ),
     bad=({"controller": OWN_ROLE, "spec": {"role": None, "instanceProfile": "HandMadeProfile"}},),
 )
 def pass_role(obj, ctx: Context):
@@ -71,8 +76,14 @@ def access_entry(obj, ctx: Context):
         yield gap
 
 
-_SPOT = {"kind": NODEPOOL, "spec": {"template": {"spec": {"requirements": [
-    {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot", "on-demand"]}]}}}}
+_SPOT = {
+    "kind": NODEPOOL,
+    "spec": {
+        "template": {
+            "spec": {"requirements": [{"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot", "on-demand"]}]}
+        }
+    },
+}
 
 
 @rule(
@@ -83,7 +94,10 @@ _SPOT = {"kind": NODEPOOL, "spec": {"template": {"spec": {"requirements": [
     "two-minute spot warning and the node's pods die with it. [NP-07]",
     "Enable karpenter-gitops:controller.interruptionQueue, or restrict the pool to on-demand.",
     origin="ours",
-    good=({**_SPOT, "controller": OWN_ROLE}, {"kind": NODEPOOL, "controller": {**OWN_ROLE, "interruptionQueue": {"enabled": False}}}),
+    good=(
+        {**_SPOT, "controller": OWN_ROLE},
+        {"kind": NODEPOOL, "controller": {**OWN_ROLE, "interruptionQueue": {"enabled": False}}},
+    ),
     bad=({**_SPOT, "controller": {**OWN_ROLE, "interruptionQueue": {"enabled": False}}},),
 )
 def spot_interruption_queue(obj, ctx: Context):
@@ -117,8 +131,15 @@ _block_rule(
     "A controller that runs on Fargate is trusted through IRSA: Fargate pods get no EKS Pod Identity "
     "credentials. [CT-04; terraform-aws-eks #3477, #3544]",
     "Set identity: irsa with the cluster's oidcProviderArn, or run the controller on EC2 nodes.",
-    good=({"controller": {"runsOnFargate": True, "identity": "irsa",
-                          "oidcProviderArn": "arn:aws:iam::123456789012:oidc-provider/oidc.eks.us-west-2.amazonaws.com/id/ABC"}},),
+    good=(
+        {
+            "controller": {
+                "runsOnFargate": True,
+                "identity": "irsa",
+                "oidcProviderArn": "arn:aws:iam::123456789012:oidc-provider/oidc.eks.us-west-2.amazonaws.com/id/ABC",
+            }
+        },
+    ),
     bad=({"controller": {"runsOnFargate": True}},),
 )
 _judged_in_preview(

@@ -60,8 +60,9 @@ def _share_count(value: str) -> bool:
 def _violations(node_class: EC2NodeClass, cluster: Cluster, reason: str, hint: str) -> Iterator[Violation]:
     found = refusal(node_class, cluster)
     if found and found[0] == reason:
-        yield Violation(_PATH, f"{found[1]}: Karpenter reports ValidationSucceeded=False ({reason}) and launches no node "
-                               "of this class", hint)
+        yield Violation(
+            _PATH, f"{found[1]}: Karpenter reports ValidationSucceeded=False ({reason}) and launches no node of this class", hint
+        )
 
 
 @rule(
@@ -93,5 +94,10 @@ def consumable_capacity(obj: EC2NodeClass, ctx) -> Iterator[Violation]:
     bad=(_annotated("4"), _annotated("unlimited")),
 )
 def gate_off(obj: EC2NodeClass, ctx) -> Iterator[Violation]:
-    yield from _violations(obj, ctx.inputs.cluster, DISABLED, f"run Karpenter with --aws-feature-gates {GATE}=true and declare it "
-                           f"(stack cluster.featureGates, or --feature-gates {GATE}=true here); or set the annotation to disabled")
+    yield from _violations(
+        obj,
+        ctx.inputs.cluster,
+        DISABLED,
+        f"run Karpenter with --aws-feature-gates {GATE}=true and declare it "
+        f"(stack cluster.featureGates, or --feature-gates {GATE}=true here); or set the annotation to disabled",
+    )

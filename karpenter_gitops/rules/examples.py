@@ -73,7 +73,12 @@ def merge_patch(target: Any, patch: Any) -> Any:
 Files = list[tuple[str, list[Any]]]
 
 
-_BASES = {"EC2NodeClass": BASE_NODECLASS, "NodePool": BASE_NODEPOOL, "NodeOverlay": BASE_NODEOVERLAY, "CapacityBuffer": BASE_CAPACITYBUFFER}
+_BASES = {
+    "EC2NodeClass": BASE_NODECLASS,
+    "NodePool": BASE_NODEPOOL,
+    "NodeOverlay": BASE_NODEOVERLAY,
+    "CapacityBuffer": BASE_CAPACITYBUFFER,
+}
 
 
 def example_documents(rule: Rule, example: Mapping[str, Any]) -> tuple[Files, versions.Release]:
@@ -91,7 +96,9 @@ def example_documents(rule: Rule, example: Mapping[str, Any]) -> tuple[Files, ve
     # ``also``: more objects beside it, each a patch of its kind's base (a rule about two overlays needs both)
     docs = docs + [copy.deepcopy(other)] + [merge_patch(_BASES[extra["kind"]], extra) for extra in example.get("also", ())]
     in_stack = example.get("stack") or "featureGates" in example
-    files = [("stack.yaml", [{"config": _stack_config(docs, example.get("featureGates"))}])] if in_stack else [("example.yaml", docs)]
+    files = (
+        [("stack.yaml", [{"config": _stack_config(docs, example.get("featureGates"))}])] if in_stack else [("example.yaml", docs)]
+    )
     if "controller" in example:
         stack = {"karpenter-gitops:cluster": {"name": "demo"}, "karpenter-gitops:controller": example["controller"]}
         files.append(("controller-stack.yaml", [{"config": stack}]))
@@ -104,6 +111,10 @@ def _stack_config(docs: list[Mapping[str, Any]], gates: Mapping[str, bool] | Non
     config: dict[str, Any] = {"karpenter-gitops:cluster": {"name": "demo", **({"featureGates": dict(gates)} if gates else {})}}
     for doc in docs:
         metadata = doc["metadata"]
-        name = f"{metadata['namespace']}/{metadata['name']}" if doc["kind"] in NAMESPACED and metadata.get("namespace") else metadata["name"]
+        name = (
+            f"{metadata['namespace']}/{metadata['name']}"
+            if doc["kind"] in NAMESPACED and metadata.get("namespace")
+            else metadata["name"]
+        )
         config.setdefault(f"karpenter-gitops:{STACK_KEY[doc['kind']]}", {})[name] = doc["spec"]
     return config

@@ -41,9 +41,11 @@ GATES = {
 def hint(gate: Gate) -> str:
     """How to turn ``gate`` on, and to say so in the stack (whose controller block passes it to the Helm release)."""
     block, key = HELM_FEATURE_GATES[gate.name]
-    return (f"Run Karpenter with --feature-gates {gate.name}=true (Helm: settings.{block}.{key}=true) "
-            f"and declare it: karpenter-gitops:cluster.featureGates: {{{gate.name}: true}} in the stack, "
-            f"--feature-gates {gate.name}=true with manifests; or drop the object.")
+    return (
+        f"Run Karpenter with --feature-gates {gate.name}=true (Helm: settings.{block}.{key}=true) "
+        f"and declare it: karpenter-gitops:cluster.featureGates: {{{gate.name}: true}} in the stack, "
+        f"--feature-gates {gate.name}=true with manifests; or drop the object."
+    )
 
 
 @rule(
@@ -74,5 +76,9 @@ def feature_off(obj, ctx) -> Iterator[Violation]:
         return  # the API server refuses a blocked object: whether Karpenter would read it is moot
     if not ctx.inputs.cluster.gate(gate.name):
         path = "spec.replicas" if obj.kind == NODEPOOL else "spec"
-        yield Violation(path, f"Karpenter {gate.what} while its {gate.name} feature gate is off (alpha, off by default); "
-                              "the cluster's declared featureGates do not turn it on", hint(gate))
+        yield Violation(
+            path,
+            f"Karpenter {gate.what} while its {gate.name} feature gate is off (alpha, off by default); "
+            "the cluster's declared featureGates do not turn it on",
+            hint(gate),
+        )

@@ -97,9 +97,7 @@ _NOT_LABELS = {
 
 @cache
 def _aws_allowed(release: Release) -> frozenset[str]:
-    return frozenset(
-        f"{AWS_GROUP}/{name}" for name, since in AWS_LABELS.items() if since is None or release >= since
-    )
+    return frozenset(f"{AWS_GROUP}/{name}" for name, since in AWS_LABELS.items() if since is None or release >= since)
 
 
 @cache
@@ -199,7 +197,8 @@ def restricted_message(key: str, release: Release) -> str:
     if release < (1, 5):
         detail = f"label {key} is restricted; specify a well known label: {_ELIDED}, or a custom label that does not use a restricted domain: {_ELIDED}"
     else:  # 1.5 wrapped it with operatorpkg's serrors, which prints its values after the message
-        detail = ("label is restricted; specify a well known label or a custom label that does not use a restricted domain "
-                  f"(label={key}, restricted-labels={_ELIDED}, well-known-labels={_ELIDED})")
+        detail = (
+            "label is restricted; specify a well known label or a custom label that does not use a restricted domain "
+            f"(label={key}, restricted-labels={_ELIDED}, well-known-labels={_ELIDED})"
+        )
     return f"invalid key name {go_quote(key)} in labels, {detail}"
-

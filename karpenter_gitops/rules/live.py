@@ -187,7 +187,7 @@ _live(
     "instance type of the region; one that fails on any of them (division by zero, integer overflow, a "
     "non-finite double, a negative reservation, a maxPods outside 0..2147483647) makes the class "
     "ValidationSucceeded=False (KubeletExpressionEvaluationFailed), and no node launches. Good: "
-    "\"max(70, vcpus * 10)\". Bad: \"memory_mib / (default_enis - 2)\" on the types with two ENIs.",
+    '"max(70, vcpus * 10)". Bad: "memory_mib / (default_enis - 2)" on the types with two ENIs.',
     "Make the expression total: guard divisors (x > 0 ? a / x : a), keep int arithmetic within int64, clamp with max/min.",
     since=Release((1, 15)),
 )
@@ -197,8 +197,8 @@ _live(
     EC2NODECLASS,
     "A kubelet expression Karpenter accepts gives, on instance types the class's NodePools launch, a value no "
     "node can use: maxPods 0, above EKS's 250, or above 110 on fewer than 30 vCPUs; a kubeReserved or "
-    "systemReserved cpu or memory at least the type's own. Good: \"min(max_pods, 110)\". Bad: kubeReserved "
-    "memory \"memory_mib\" (all of it).",
+    'systemReserved cpu or memory at least the type\'s own. Good: "min(max_pods, 110)". Bad: kubeReserved '
+    'memory "memory_mib" (all of it).',
     "Scale the value with the type (memory_mib / 10, vcpus * 10) and bound it with min/max, or narrow the NodePool's instance types.",
     since=Release((1, 15)),
 )

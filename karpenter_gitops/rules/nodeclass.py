@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import re
 
-from karpenter_gitops.karpenter import amifamily
 from karpenter_gitops.core.findings import Severity, Violation
 from karpenter_gitops.core.model import EC2NODECLASS
 from karpenter_gitops.core.versions import Release
+from karpenter_gitops.karpenter import amifamily
 from karpenter_gitops.rules.cel.ami import alias_path, aliases
 from karpenter_gitops.rules.cel.selector_terms import has_field, term_lists
 from karpenter_gitops.rules.registry import rule
@@ -148,7 +148,7 @@ def alias_version_format(obj, ctx):
     "An alias with more than one '@' (al2023@v20240807@x, windows2022@latest@x). The CRD's rules only look at "
     "what comes before the first '@' and after it, so the API server stores it; Karpenter's controller splits the "
     "alias on every '@' and, finding more than two parts, exits (log.Fatalf \"failed to parse AMI alias ..., "
-    "invalid format\", provider pkg/apis/v1/ec2nodeclass.go, every release from 1.0 to 1.15): it restarts, reads "
+    'invalid format", provider pkg/apis/v1/ec2nodeclass.go, every release from 1.0 to 1.15): it restarts, reads '
     "the class again and exits again, so no NodePool of the cluster launches anything.",
     "Write the alias as family@version with a single '@', e.g. al2023@v20240807 or windows2022@latest.",
     origin="ours",
@@ -292,8 +292,9 @@ def _role_arn(obj) -> tuple[str, str] | None:
 def role_arn(obj, ctx):
     arn = _role_arn(obj)
     if arn:
-        yield Violation("spec.role", f"role must be a role name, not an ARN, before Karpenter 1.2 (use {arn[1]!r})",
-                        f"role: {arn[1]}")
+        yield Violation(
+            "spec.role", f"role must be a role name, not an ARN, before Karpenter 1.2 (use {arn[1]!r})", f"role: {arn[1]}"
+        )
 
 
 @rule(

@@ -26,10 +26,18 @@ SAME_WEIGHT_PRICE = "nodeoverlay/same-weight-price"
     "sets the overlay ValidationSucceeded=False (RuntimeValidation) and applies it to no instance type.",
     "Shorten the key (at most 63 characters after the '/', 253 before it); list exact values instead of patterns.",
     since=NODEOVERLAY_SINCE,
-    good=({"kind": NODEOVERLAY, "spec": {"requirements": [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["g5"]}]}},),
+    good=(
+        {
+            "kind": NODEOVERLAY,
+            "spec": {"requirements": [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["g5"]}]},
+        },
+    ),
     bad=(
         {"kind": NODEOVERLAY, "spec": {"requirements": [{"key": "example.com/" + "a" * 64, "operator": "Exists"}]}},
-        {"kind": NODEOVERLAY, "spec": {"requirements": [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["g5*"]}]}},
+        {
+            "kind": NODEOVERLAY,
+            "spec": {"requirements": [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["g5*"]}]},
+        },
     ),
 )
 def label_syntax(obj, ctx):
@@ -66,8 +74,11 @@ def _shared(one: tuple[frozenset[str], frozenset[str]], other: tuple[frozenset[s
     return min(both) if both else None
 
 
-_FAMILY_PRICE = {"weight": 10, "price": "0.4",
-                 "requirements": [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m5"]}]}
+_FAMILY_PRICE = {
+    "weight": 10,
+    "price": "0.4",
+    "requirements": [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m5"]}],
+}
 
 
 @rule(
@@ -82,12 +93,22 @@ _FAMILY_PRICE = {"weight": 10, "price": "0.4",
     origin="karpenter",
     since=NODEOVERLAY_SINCE,
     good=(
-        {"kind": NODEOVERLAY, "featureGates": {"NodeOverlay": True}, "metadata": {"name": "a"}, "spec": _FAMILY_PRICE,
-         "also": [{"kind": NODEOVERLAY, "metadata": {"name": "b"}, "spec": {**_FAMILY_PRICE, "weight": 20}}]},
+        {
+            "kind": NODEOVERLAY,
+            "featureGates": {"NodeOverlay": True},
+            "metadata": {"name": "a"},
+            "spec": _FAMILY_PRICE,
+            "also": [{"kind": NODEOVERLAY, "metadata": {"name": "b"}, "spec": {**_FAMILY_PRICE, "weight": 20}}],
+        },
     ),
     bad=(
-        {"kind": NODEOVERLAY, "featureGates": {"NodeOverlay": True}, "metadata": {"name": "a"}, "spec": _FAMILY_PRICE,
-         "also": [{"kind": NODEOVERLAY, "metadata": {"name": "b"}, "spec": {**_FAMILY_PRICE, "price": "0.5"}}]},
+        {
+            "kind": NODEOVERLAY,
+            "featureGates": {"NodeOverlay": True},
+            "metadata": {"name": "a"},
+            "spec": _FAMILY_PRICE,
+            "also": [{"kind": NODEOVERLAY, "metadata": {"name": "b"}, "spec": {**_FAMILY_PRICE, "price": "0.5"}}],
+        },
     ),
 )
 def same_weight_price(obj, ctx):
@@ -105,7 +126,10 @@ def same_weight_price(obj, ctx):
         shared = _shared(mine, theirs)
         if shared:
             field = "spec.price" if obj.spec.price is not None else "spec.priceAdjustment"
-            yield Violation(field, f"ValidationSucceeded=False, reason Conflict: NodeOverlay {other.name} has the same weight "
-                                   f"({obj.spec.weight or 0}) and also prices {shared}; Karpenter keeps {other.name} (its name "
-                                   "sorts later) and ignores this overlay everywhere",
-                            "give one a higher weight or make their requirements disjoint")
+            yield Violation(
+                field,
+                f"ValidationSucceeded=False, reason Conflict: NodeOverlay {other.name} has the same weight "
+                f"({obj.spec.weight or 0}) and also prices {shared}; Karpenter keeps {other.name} (its name "
+                "sorts later) and ignores this overlay everywhere",
+                "give one a higher weight or make their requirements disjoint",
+            )

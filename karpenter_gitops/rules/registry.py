@@ -114,9 +114,7 @@ class Rule:
 
     def applies(self, kind: str, release: Release) -> bool:
         return (
-            kind in self.kinds
-            and (self.since is None or release >= self.since)
-            and (self.until is None or release < self.until)
+            kind in self.kinds and (self.since is None or release >= self.since) and (self.until is None or release < self.until)
         )
 
 

@@ -35,8 +35,10 @@ _schema_rule(
     "Add the field named in the path.",
     good=({"spec": {"subnetSelectorTerms": [{"id": "subnet-1"}]}},),
     # consolidateAfter: required up to 1.14; 1.15's API server defaults it
-    bad=({"spec": {"subnetSelectorTerms": None}},
-         {"kind": _NP, "karpenterVersion": "1.14", "spec": {"disruption": {"consolidateAfter": None}}}),
+    bad=(
+        {"spec": {"subnetSelectorTerms": None}},
+        {"kind": _NP, "karpenterVersion": "1.14", "spec": {"disruption": {"consolidateAfter": None}}},
+    ),
 )
 _schema_rule(
     typed_schema.ENUM,
@@ -119,8 +121,10 @@ rule(
     origin="ours",
     until=kinds.CONVERTED_UNTIL,
     good=({"karpenterVersion": "1.0", "apiVersion": "karpenter.k8s.aws/v1"},),
-    bad=({"karpenterVersion": "1.0", "apiVersion": "karpenter.k8s.aws/v1beta1"},
-         {"karpenterVersion": "1.0", "kind": _NP, "apiVersion": "karpenter.sh/v1beta1"}),
+    bad=(
+        {"karpenterVersion": "1.0", "apiVersion": "karpenter.k8s.aws/v1beta1"},
+        {"karpenterVersion": "1.0", "kind": _NP, "apiVersion": "karpenter.sh/v1beta1"},
+    ),
 )
 _schema_rule(
     typed_schema.UNSERVED_KIND,
@@ -130,7 +134,10 @@ _schema_rule(
     "Fix the kind's spelling (the hint names the closest served kind), or migrate the object to the v1 API as the "
     "hint and Karpenter's v1 migration guide say.",
     good=({"kind": "EC2NodeClass"}, {"kind": _NP}),
-    bad=({"kind": "EC2NodeClas"}, {"kind": "Nodepool", "apiVersion": "karpenter.sh/v1"},
-         {"apiVersion": "karpenter.sh/v1alpha5", "kind": "Provisioner"},
-         {"apiVersion": "karpenter.k8s.aws/v1alpha1", "kind": "AWSNodeTemplate"}),
+    bad=(
+        {"kind": "EC2NodeClas"},
+        {"kind": "Nodepool", "apiVersion": "karpenter.sh/v1"},
+        {"apiVersion": "karpenter.sh/v1alpha5", "kind": "Provisioner"},
+        {"apiVersion": "karpenter.k8s.aws/v1alpha1", "kind": "AWSNodeTemplate"},
+    ),
 )

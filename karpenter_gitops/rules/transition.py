@@ -153,9 +153,7 @@ def node_class_ref_immutable(old, new, ctx):
     "(replicas set) or dynamic (replicas unset) for its whole life; the API server refuses the update.",
     "Keep the NodePool's mode, or create a new NodePool in the other mode and delete this one.",
     since=Release((1, 8)),
-    good=(
-        {"old": {"spec": {"replicas": 2, "limits": None}}, "new": {"spec": {"replicas": 5, "limits": None}}},
-    ),
+    good=({"old": {"spec": {"replicas": 2, "limits": None}}, "new": {"spec": {"replicas": 5, "limits": None}}},),
     bad=(
         {"new": {"spec": {"replicas": 2, "limits": None}}},
         {"old": {"spec": {"replicas": 2, "limits": None}}},

@@ -1,13 +1,13 @@
 """status.amis from amiSelectorTerms against the embedded default world, as ``pkg/providers/amifamily/ami.go`` of
 github.com/aws/karpenter-provider-aws resolves them."""
 
-from datetime import datetime, UTC
+from datetime import UTC, datetime
 
 from karpenter_gitops.adapters.aws.amis import AMIOutcome, resolve_amis, select_amis
 from karpenter_gitops.core.model import AMISelectorTerm
 from karpenter_gitops.core.requirements import IN, Requirement
-from karpenter_gitops.karpenter.amifamily.protocol import ARCH, NEURON, NVIDIA, STANDARD
 from karpenter_gitops.core.versions import Kubernetes
+from karpenter_gitops.karpenter.amifamily.protocol import ARCH, NEURON, NVIDIA, STANDARD
 
 NOW = datetime(2025, 2, 15, tzinfo=UTC)
 
@@ -36,18 +36,25 @@ def test_bottlerocket_alias_gives_five_entries_from_one_describe_images(default_
     seen = describe_images_params(aws)
     result = resolve_amis(aws, [AMISelectorTerm(alias="bottlerocket@1.32.0")], Kubernetes(1, 32), now=NOW)
     assert result.outcome is AMIOutcome.READY
-    assert sorted(entries(result), key=str) == sorted([
-        ("ami-0b0c000000000d001", with_arch(STANDARD, "amd64")),
-        ("ami-0b0c000000000d001", with_arch(NEURON, "amd64")),
-        ("ami-0b0c000000000d002", with_arch(STANDARD, "arm64")),
-        ("ami-0b0c000000000d003", with_arch(NVIDIA, "amd64")),
-        ("ami-0b0c000000000d004", with_arch(NVIDIA, "arm64")),
-    ], key=str)
+    assert sorted(entries(result), key=str) == sorted(
+        [
+            ("ami-0b0c000000000d001", with_arch(STANDARD, "amd64")),
+            ("ami-0b0c000000000d001", with_arch(NEURON, "amd64")),
+            ("ami-0b0c000000000d002", with_arch(STANDARD, "arm64")),
+            ("ami-0b0c000000000d003", with_arch(NVIDIA, "amd64")),
+            ("ami-0b0c000000000d004", with_arch(NVIDIA, "arm64")),
+        ],
+        key=str,
+    )
     assert [ami.creation_date for ami in result.amis] == sorted((a.creation_date for a in result.amis), reverse=True)
     [params] = seen
     assert "Owners" not in params and params["IncludeDeprecated"] is True
-    assert params["Filters"] == [{"Name": "image-id", "Values": [
-        "ami-0b0c000000000d001", "ami-0b0c000000000d002", "ami-0b0c000000000d003", "ami-0b0c000000000d004"]}]
+    assert params["Filters"] == [
+        {
+            "Name": "image-id",
+            "Values": ["ami-0b0c000000000d001", "ami-0b0c000000000d002", "ami-0b0c000000000d003", "ami-0b0c000000000d004"],
+        }
+    ]
     assert aws.call_counts() == {"DescribeImages": 1, "GetParameter": 4}
 
 
@@ -94,13 +101,17 @@ def test_pending_and_failed_newest_builds_are_skipped_with_reasons(default_aws):
         ("ami-0c9a000000000f003", {Requirement(ARCH, IN, ("amd64",))}),
     ]
     assert {(s.id, s.reason.split(";")[0]) for s in result.skipped} == {
-        ("ami-0c9a000000000f005", "state is pending"), ("ami-0c9a000000000f004", "state is failed")}
+        ("ami-0c9a000000000f005", "state is pending"),
+        ("ami-0c9a000000000f004", "state is failed"),
+    }
 
 
 def test_name_without_owner_defaults_to_self_and_amazon_and_tags_only_has_no_owners(default_aws):
     aws = default_aws.session()
     seen = describe_images_params(aws)
-    resolve_amis(aws, [AMISelectorTerm(name="payments-node-*"), AMISelectorTerm(tags={"pipeline": "*"})], Kubernetes(1, 32), now=NOW)
+    resolve_amis(
+        aws, [AMISelectorTerm(name="payments-node-*"), AMISelectorTerm(tags={"pipeline": "*"})], Kubernetes(1, 32), now=NOW
+    )
     resolve_amis(aws, [AMISelectorTerm(name="payments-node-*", owner="123456789012")], Kubernetes(1, 32), now=NOW)
     assert [(p.get("Owners"), p["Filters"]) for p in seen] == [
         (["self", "amazon"], [{"Name": "name", "Values": ["payments-node-*"]}]),
@@ -112,11 +123,16 @@ def test_name_without_owner_defaults_to_self_and_amazon_and_tags_only_has_no_own
 def test_id_and_ssm_parameter_terms_share_one_image_id_query(default_aws):
     aws = default_aws.session()
     seen = describe_images_params(aws)
-    result = resolve_amis(aws, [
-        AMISelectorTerm(id="ami-0c9a000000000f003"),
-        AMISelectorTerm(ssm_parameter="/aws/service/bottlerocket/aws-k8s-1.32/arm64/latest/image_id"),
-        AMISelectorTerm(ssm_parameter="/not/published"),
-    ], "1.32", now=NOW)
+    result = resolve_amis(
+        aws,
+        [
+            AMISelectorTerm(id="ami-0c9a000000000f003"),
+            AMISelectorTerm(ssm_parameter="/aws/service/bottlerocket/aws-k8s-1.32/arm64/latest/image_id"),
+            AMISelectorTerm(ssm_parameter="/not/published"),
+        ],
+        "1.32",
+        now=NOW,
+    )
     assert {ami.id for ami in result.amis} == {"ami-0c9a000000000f003", "ami-0b0c000000000e002"}
     assert len(seen) == 1 and result.missing_parameters == ("/not/published (ParameterNotFound)",)
 
@@ -143,48 +159,67 @@ def image(image_id, date, name="n", arch="x86_64", deprecation=None, state="avai
 
 
 def test_selection_prefers_non_deprecated_then_newer_then_greater_name():
-    amis, _ = select_amis([
-        image("ami-new-deprecated", "2025-02-10T00:00:00.000Z", deprecation="2025-02-11T00:00:00Z"),
-        image("ami-old", "2025-01-01T00:00:00.000Z"),
-    ], {}, NOW)
+    amis, _ = select_amis(
+        [
+            image("ami-new-deprecated", "2025-02-10T00:00:00.000Z", deprecation="2025-02-11T00:00:00Z"),
+            image("ami-old", "2025-01-01T00:00:00.000Z"),
+        ],
+        {},
+        NOW,
+    )
     assert [ami.id for ami in amis] == ["ami-old"]
-    amis, _ = select_amis([image("ami-b", "2025-01-01T00:00:00Z", name="a"),
-                           image("ami-a", "2025-01-01T00:00:00Z", name="b")], {}, NOW)
+    amis, _ = select_amis(
+        [image("ami-b", "2025-01-01T00:00:00Z", name="a"), image("ami-a", "2025-01-01T00:00:00Z", name="b")], {}, NOW
+    )
     assert [ami.id for ami in amis] == ["ami-a"]
 
 
 def test_future_deprecation_is_not_deprecated_and_other_architectures_are_skipped():
-    amis, skipped = select_amis([
-        image("ami-1", "2025-01-01T00:00:00Z", deprecation="2030-01-01T00:00:00Z"),
-        image("ami-2", "2025-01-01T00:00:00Z", arch="i386"),
-    ], {}, NOW)
+    amis, skipped = select_amis(
+        [
+            image("ami-1", "2025-01-01T00:00:00Z", deprecation="2030-01-01T00:00:00Z"),
+            image("ami-2", "2025-01-01T00:00:00Z", arch="i386"),
+        ],
+        {},
+        NOW,
+    )
     assert [(ami.id, ami.deprecated) for ami in amis] == [("ami-1", False)]
     assert [s.id for s in skipped] == ["ami-2"] and "i386" in skipped[0].reason
 
 
 def test_final_order_is_creation_date_descending_then_id():
-    amis, _ = select_amis([
-        image("ami-b", "2025-01-01T00:00:00Z", arch="arm64"),
-        image("ami-a", "2025-01-01T00:00:00Z"),
-        image("ami-c", "2025-01-02T00:00:00Z"),
-    ], {"ami-a": (STANDARD,), "ami-c": (NVIDIA,)}, NOW)
+    amis, _ = select_amis(
+        [
+            image("ami-b", "2025-01-01T00:00:00Z", arch="arm64"),
+            image("ami-a", "2025-01-01T00:00:00Z"),
+            image("ami-c", "2025-01-02T00:00:00Z"),
+        ],
+        {"ami-a": (STANDARD,), "ami-c": (NVIDIA,)},
+        NOW,
+    )
     assert [ami.id for ami in amis] == ["ami-c", "ami-a", "ami-b"]
 
 
-_STATES_WORLD = """\
+_STATES_WORLD = (
+    """\
 region: us-west-2
 accountId: "123456789012"
 kubernetesVersion: "1.32"
 instanceTypes: [m5.large]
 images:
-""" + "".join(
-    f'  - {{id: ami-0e00000000000000{index}, name: team-node-{state}, architecture: x86_64, state: {state}, '
-    f'creationDate: "2025-02-1{index}T00:00:00Z", tags: {{team: ml}}}}\n'
-    for index, state in enumerate(("available", "pending", "invalid", "deregistered", "transient", "failed", "error", "disabled"))
-) + """\
+"""
+    + "".join(
+        f"  - {{id: ami-0e00000000000000{index}, name: team-node-{state}, architecture: x86_64, state: {state}, "
+        f'creationDate: "2025-02-1{index}T00:00:00Z", tags: {{team: ml}}}}\n'
+        for index, state in enumerate(
+            ("available", "pending", "invalid", "deregistered", "transient", "failed", "error", "disabled")
+        )
+    )
+    + """\
   - {id: ami-0f000000000000001, name: shared-node-v2, architecture: x86_64, creationDate: "2025-02-14T00:00:00Z", ownerId: "111122223333", ownerAlias: null, tags: {team: ml}}
   - {id: ami-0f000000000000002, name: shared-node-v1, architecture: x86_64, creationDate: "2025-01-01T00:00:00Z"}
 """
+)
 
 
 def test_every_image_state_but_available_is_skipped_with_its_state(world):
@@ -216,6 +251,9 @@ def test_an_image_the_code_cannot_read_is_one_clear_persistent_error(default_aws
     monkeypatch.setattr(amis, "_describe", lambda aws, query: odd)
     result = resolve(default_aws, AMISelectorTerm(name="odd"))
     assert result.outcome is AMIOutcome.AWS_ERROR
-    assert result.message == "DescribeImages returned an image this tool cannot read: CreationDate or DeprecationTime 'last tuesday' is not an ISO 8601 time"
+    assert (
+        result.message
+        == "DescribeImages returned an image this tool cannot read: CreationDate or DeprecationTime 'last tuesday' is not an ISO 8601 time"
+    )
     monkeypatch.setattr(amis, "_describe", lambda aws, query: [{"Name": "no id"}])
     assert resolve(default_aws, AMISelectorTerm(name="odd")).message.endswith("field ImageId is missing")

@@ -1,6 +1,5 @@
 """Instance-type catalogue: raw entries + zonal offerings, a 12 h disk cache, and readiness."""
 
-
 import pytest
 
 from karpenter_gitops.adapters.aws.instance_types import (
@@ -32,8 +31,13 @@ def test_a_narrowed_world_filters_to_hvm_x86_and_arm(world, tmp_path):
     env = world(SMALL_WORLD)
     aws = env.session()
     catalogue = load_catalogue(aws, cache_dir=tmp_path)
-    assert [t["InstanceType"] for t in catalogue.instance_types] == ["g5.xlarge", "g5g.xlarge", "inf2.xlarge",
-                                                                      "m5.large", "m7g.large"]  # mac2 is arm64_mac
+    assert [t["InstanceType"] for t in catalogue.instance_types] == [
+        "g5.xlarge",
+        "g5g.xlarge",
+        "inf2.xlarge",
+        "m5.large",
+        "m7g.large",
+    ]  # mac2 is arm64_mac
     assert set(catalogue.offerings) <= {"m5.large", "m7g.large", "g5.xlarge", "g5g.xlarge", "inf2.xlarge", "mac2.metal"}
     assert aws.call_counts() == {"DescribeInstanceTypeOfferings": 1, "DescribeInstanceTypes": 1}
 

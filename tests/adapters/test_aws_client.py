@@ -59,8 +59,12 @@ def test_a_remembered_failure_is_raised_afresh_and_keeps_no_askers_frames(defaul
 def test_threads_asking_the_same_question_share_one_call(default_aws):
     aws = default_aws.session()
     results = []
-    threads = [threading.Thread(target=lambda: results.append(
-        aws.call("ec2", "DescribeSecurityGroups", GroupIds=["sg-0d1a0000000000001"]))) for _ in range(4)]
+    threads = [
+        threading.Thread(
+            target=lambda: results.append(aws.call("ec2", "DescribeSecurityGroups", GroupIds=["sg-0d1a0000000000001"]))
+        )
+        for _ in range(4)
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -102,8 +106,10 @@ def test_a_garbled_reply_is_transient_not_a_crash(default_aws):
     from karpenter_gitops.adapters.aws.throttling import _RawBody
 
     aws = default_aws.session(max_attempts=1)
-    aws.register("before-send.ec2", lambda request, **_: AWSResponse(
-        request.url, 200, {"Content-Type": "text/xml"}, _RawBody(b"<html><body>proxy error")))
+    aws.register(
+        "before-send.ec2",
+        lambda request, **_: AWSResponse(request.url, 200, {"Content-Type": "text/xml"}, _RawBody(b"<html><body>proxy error")),
+    )
     with pytest.raises(TransientAWSError) as caught:
         aws.paginate("ec2", "DescribeSubnets", "Subnets")
     assert caught.value.code == "ResponseParserError"

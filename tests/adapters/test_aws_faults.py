@@ -4,7 +4,6 @@ import pytest
 from botocore.retries.standard import ExponentialBackoff
 
 from karpenter_gitops.adapters.aws.amis import AMIOutcome, resolve_amis
-from karpenter_gitops.adapters.aws.throttling import Throttler
 from karpenter_gitops.adapters.aws.error_kinds import TransientAWSError
 from karpenter_gitops.adapters.aws.instance_profiles import (
     ProfileOutcome,
@@ -12,6 +11,7 @@ from karpenter_gitops.adapters.aws.instance_profiles import (
     resolve_instance_profile,
 )
 from karpenter_gitops.adapters.aws.network_lookup import resolve_subnets
+from karpenter_gitops.adapters.aws.throttling import Throttler
 from karpenter_gitops.core.model import AMISelectorTerm, SubnetSelectorTerm
 from karpenter_gitops.core.versions import Kubernetes
 

@@ -44,7 +44,9 @@ def test_results_are_cached_for_fifteen_minutes_across_runs_and_dropped_when_gon
     iam.remove_role_from_instance_profile(InstanceProfileName="KarpenterNodeProfile", RoleName="KarpenterNodeRole-demo")
     iam.delete_instance_profile(InstanceProfileName="KarpenterNodeProfile")
     now[0] = PROFILE_TTL_SECONDS
-    assert resolve_instance_profile(default_aws.session(), "KarpenterNodeProfile", cache=cache).outcome is ProfileOutcome.NOT_FOUND
+    assert (
+        resolve_instance_profile(default_aws.session(), "KarpenterNodeProfile", cache=cache).outcome is ProfileOutcome.NOT_FOUND
+    )
     assert cache.get((first.cache_namespace, "KarpenterNodeProfile")) is None
 
 

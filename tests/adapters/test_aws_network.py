@@ -1,12 +1,13 @@
 """Subnets and security groups by selector terms, against the embedded default world."""
 
+from datetime import UTC
+
 from karpenter_gitops.adapters.aws.network_lookup import (
     resolve_security_groups,
     resolve_subnets,
 )
 from karpenter_gitops.core.model import SecurityGroupSelectorTerm, SubnetSelectorTerm
 from karpenter_gitops.core.versions import Kubernetes
-from datetime import UTC
 
 
 def test_subnets_by_discovery_tag_most_free_ips_first_with_zones(default_aws):
@@ -20,20 +21,26 @@ def test_subnets_by_discovery_tag_most_free_ips_first_with_zones(default_aws):
 
 
 def test_subnet_terms_are_merged_without_duplicates(default_aws):
-    subnets = resolve_subnets(default_aws.session(), [
-        SubnetSelectorTerm(id="subnet-0d1a000000000a002"),
-        SubnetSelectorTerm(tags={"Name": "demo-*"}),
-    ])
+    subnets = resolve_subnets(
+        default_aws.session(),
+        [
+            SubnetSelectorTerm(id="subnet-0d1a000000000a002"),
+            SubnetSelectorTerm(tags={"Name": "demo-*"}),
+        ],
+    )
     assert len(subnets) == 4 and len({s.id for s in subnets}) == 4
     assert resolve_subnets(default_aws.session(), [SubnetSelectorTerm(tags={"karpenter.sh/discovery": "other"})]) == ()
 
 
 def test_security_groups_by_wildcard_tag_and_by_name_sorted_by_id(default_aws):
-    groups = resolve_security_groups(default_aws.session(), [
-        SecurityGroupSelectorTerm(tags={"karpenter.sh/discovery": "*"}),
-        SecurityGroupSelectorTerm(name="payments-db"),
-        SecurityGroupSelectorTerm(id="sg-0d1a0000000000001"),
-    ])
+    groups = resolve_security_groups(
+        default_aws.session(),
+        [
+            SecurityGroupSelectorTerm(tags={"karpenter.sh/discovery": "*"}),
+            SecurityGroupSelectorTerm(name="payments-db"),
+            SecurityGroupSelectorTerm(id="sg-0d1a0000000000001"),
+        ],
+    )
     assert [(g.id, g.name) for g in groups] == [
         ("sg-0d1a0000000000001", "demo-node"),
         ("sg-0d1a0000000000002", "demo-cluster"),

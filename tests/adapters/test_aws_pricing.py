@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import importlib.util
 import json
-from datetime import datetime, UTC
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from support.real_tools import downloaded
 from conftest import PROJECT
+from support.real_tools import downloaded
 
 from karpenter_gitops.adapters.aws.client import AwsSession
 from karpenter_gitops.adapters.aws.embedded_prices import SPOT_SHARE
@@ -51,27 +51,51 @@ def test_the_data_file_is_what_the_script_makes_from_the_module():
 
 
 def _item(instance_type, price, unit="USD"):
-    return json.dumps({"product": {"attributes": {"instanceType": instance_type}},
-                       "terms": {"OnDemand": {"A.B": {"priceDimensions": {"A.B.C": {"pricePerUnit": {unit: price}}}}}}})
+    return json.dumps(
+        {
+            "product": {"attributes": {"instanceType": instance_type}},
+            "terms": {"OnDemand": {"A.B": {"priceDimensions": {"A.B.C": {"pricePerUnit": {unit: price}}}}}},
+        }
+    )
 
 
 def test_a_price_list_page_is_read_as_karpenter_reads_it():
-    page = [_item("m5.large", "0.0960000000"), _item("c5.large", "0.0000000000"), "not json", json.dumps({"product": {}}),
-            _item("r5.large", "0.126", unit="CNY"), _item("m6g.large", "n/a")]
+    page = [
+        _item("m5.large", "0.0960000000"),
+        _item("c5.large", "0.0000000000"),
+        "not json",
+        json.dumps({"product": {}}),
+        _item("r5.large", "0.126", unit="CNY"),
+        _item("m6g.large", "n/a"),
+    ]
     assert on_demand_page(page, "us-east-1") == {"m5.large": 0.096}  # zero, unreadable and other currencies passed over
     assert on_demand_page([_item("m5.large", "0.7", unit="CNY")], "cn-north-1") == {"m5.large": 0.7}
 
 
-@pytest.mark.parametrize(("region", "endpoint"), [("us-west-2", "us-east-1"), ("ap-southeast-2", "ap-south-1"),
-                                                  ("eu-west-1", "eu-central-1"), ("cn-north-1", "cn-northwest-1")])
+@pytest.mark.parametrize(
+    ("region", "endpoint"),
+    [
+        ("us-west-2", "us-east-1"),
+        ("ap-southeast-2", "ap-south-1"),
+        ("eu-west-1", "eu-central-1"),
+        ("cn-north-1", "cn-northwest-1"),
+    ],
+)
 def test_the_pricing_api_is_asked_where_karpenter_asks_it(region, endpoint):
     assert pricing_region(region) == endpoint
 
 
 def test_the_filters_are_karpenters_own():
     filters = {f["Field"]: f["Value"] for f in product_filters("us-west-2", [("tenancy", "Shared")])}
-    assert filters == {"regionCode": "us-west-2", "serviceCode": "AmazonEC2", "preInstalledSw": "NA", "operatingSystem": "Linux",
-                       "capacitystatus": "Used", "marketoption": "OnDemand", "tenancy": "Shared"}
+    assert filters == {
+        "regionCode": "us-west-2",
+        "serviceCode": "AmazonEC2",
+        "preInstalledSw": "NA",
+        "operatingSystem": "Linux",
+        "capacitystatus": "Used",
+        "marketoption": "OnDemand",
+        "tenancy": "Shared",
+    }
 
 
 def test_the_embedded_aws_answers_both_price_calls(default_aws):
@@ -102,4 +126,3 @@ def test_govcloud_has_no_pricing_api_to_ask(monkeypatch):
     aws = AwsSession("us-gov-west-1", endpoint_url="http://127.0.0.1:9", max_attempts=1, connect_timeout=1, deadline=5)
     prices = load_prices(aws)
     assert "GetProducts" not in aws.call_counts() and "GovCloud" in prices.notes[0]
-

@@ -26,8 +26,10 @@ def answering() -> Iterator:
     servers = []
 
     def start(status: int, code: str) -> str:
-        body = (f"<Response><Errors><Error><Code>{code}</Code><Message>said {code}</Message></Error></Errors>"
-                f"<RequestID>probe</RequestID></Response>").encode()
+        body = (
+            f"<Response><Errors><Error><Code>{code}</Code><Message>said {code}</Message></Error></Errors>"
+            f"<RequestID>probe</RequestID></Response>"
+        ).encode()
 
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *_args) -> None:

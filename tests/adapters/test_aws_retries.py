@@ -10,15 +10,14 @@ from types import SimpleNamespace
 
 import botocore.session
 import pytest
-from support.fault_proxy import FaultProxy
 from botocore.retries.standard import ExponentialBackoff
 from conftest import PROJECT
+from support.fault_proxy import FaultProxy
 
 from karpenter_gitops.adapters.aws import retries
 from karpenter_gitops.adapters.aws.retries import DEADLINE_ENV, Deadline, DeadlineRetryHandler
 from karpenter_gitops.cli import main
 from karpenter_gitops.core.errors import InputError
-
 
 EC2 = botocore.session.get_session().get_service_model("ec2")
 
@@ -35,8 +34,13 @@ def _attempt(number: int, status: int, code: str) -> dict:
     """What botocore's endpoint hands a needs-retry handler after one failed attempt."""
     parsed = {"Error": {"Code": code, "Message": ""}, "ResponseMetadata": {"HTTPStatusCode": status}}
     operation = EC2.operation_model("DescribeImages")
-    return {"attempts": number, "response": (SimpleNamespace(status_code=status, headers={}), parsed),
-            "caught_exception": None, "operation": operation, "request_dict": {"context": {}}}
+    return {
+        "attempts": number,
+        "response": (SimpleNamespace(status_code=status, headers={}), parsed),
+        "caught_exception": None,
+        "operation": operation,
+        "request_dict": {"context": {}},
+    }
 
 
 def test_throttling_is_retried_with_back_off_until_the_deadline_and_no_longer():
@@ -74,6 +78,7 @@ def test_the_deadline_defaults_to_a_few_minutes(monkeypatch):
 
 
 # --- the demo stack's plan through faults --------------------------------------------------------
+
 
 @pytest.fixture
 def short_back_off(monkeypatch):

@@ -20,15 +20,18 @@ def test_default_world_is_packaged_and_valid():
     assert {"EmptyProfile", "KarpenterNodeProfile"} <= {p["name"] for p in world.section("instanceProfiles")}
 
 
-@pytest.mark.parametrize("text, field", [
-    (MINIMAL + "colour: blue\n", "(top level)"),
-    (MINIMAL + "images: [{id: ami-1, name: x, architecture: sparc}]\n", "images[0].architecture"),
-    (MINIMAL + "images: [{id: ami-1, name: x, architecture: arm64, sate: pending}]\n", "images[0]"),
-    (MINIMAL + "subnets: [{id: subnet-1, availabilityZone: us-west-2a, tags: {a: 1}}]\n", "subnets[0].tags.a"),
-    ('region: us-west-2\nkubernetesVersion: 1.30\n', "kubernetesVersion"),
-    (MINIMAL + "roles: [{name: r}, {name: r}]\n", "roles[1].name"),
-    (MINIMAL + "instanceProfiles: [{name: p, roles: [ghost]}]\n", "instanceProfiles[0].roles[0]"),
-])
+@pytest.mark.parametrize(
+    "text, field",
+    [
+        (MINIMAL + "colour: blue\n", "(top level)"),
+        (MINIMAL + "images: [{id: ami-1, name: x, architecture: sparc}]\n", "images[0].architecture"),
+        (MINIMAL + "images: [{id: ami-1, name: x, architecture: arm64, sate: pending}]\n", "images[0]"),
+        (MINIMAL + "subnets: [{id: subnet-1, availabilityZone: us-west-2a, tags: {a: 1}}]\n", "subnets[0].tags.a"),
+        ("region: us-west-2\nkubernetesVersion: 1.30\n", "kubernetesVersion"),
+        (MINIMAL + "roles: [{name: r}, {name: r}]\n", "roles[1].name"),
+        (MINIMAL + "instanceProfiles: [{name: p, roles: [ghost]}]\n", "instanceProfiles[0].roles[0]"),
+    ],
+)
 def test_bad_fields_are_input_errors_naming_file_and_field(text, field):
     with pytest.raises(InputError) as caught:
         parse_world(text, "worlds/bad.yaml")
@@ -43,8 +46,9 @@ def test_missing_file_and_bad_yaml_are_input_errors(tmp_path):
 
 
 def test_unquoted_yaml_timestamps_are_accepted():
-    world = parse_world(MINIMAL + "images: [{id: ami-1, name: x, architecture: arm64, creationDate: 2025-02-01T00:00:00Z}]",
-                        "t.yaml")
+    world = parse_world(
+        MINIMAL + "images: [{id: ami-1, name: x, architecture: arm64, creationDate: 2025-02-01T00:00:00Z}]", "t.yaml"
+    )
     assert world.section("images")[0]["creationDate"] == "2025-02-01T00:00:00Z"
 
 
@@ -53,8 +57,11 @@ def test_seeded_images_keep_state_owner_dates_and_deprecation(default_aws):
     images = {i["ImageId"]: i for i in ec2.describe_images(Owners=["self", "amazon"], IncludeDeprecated=True)["Images"]}
     assert len(images) == 29
     pending = images["ami-0c9a000000000f005"]
-    assert (pending["State"], pending["OwnerId"], pending["CreationDate"]) == ("pending", "123456789012",
-                                                                              "2025-02-10T09:30:00.000Z")
+    assert (pending["State"], pending["OwnerId"], pending["CreationDate"]) == (
+        "pending",
+        "123456789012",
+        "2025-02-10T09:30:00.000Z",
+    )
     assert images["ami-0c9a000000000f001"]["DeprecationTime"] == "2025-01-15T00:00:00.000Z"
     assert "DeprecationTime" not in images["ami-0c9a000000000f003"]
     eks = ec2.describe_images(Owners=["602401143452"], Filters=[{"Name": "architecture", "Values": ["arm64"]}])["Images"]
@@ -113,7 +120,10 @@ def test_a_clusters_endpoint_is_the_same_in_every_run(default_aws):
     import hashlib
 
     token = hashlib.sha256(b"123456789012/us-west-2/demo").hexdigest()[:32].upper()
-    assert default_aws.session().call("eks", "DescribeCluster", name="demo")["cluster"]["endpoint"] == f"https://{token}.gr7.us-west-2.eks.amazonaws.com"
+    assert (
+        default_aws.session().call("eks", "DescribeCluster", name="demo")["cluster"]["endpoint"]
+        == f"https://{token}.gr7.us-west-2.eks.amazonaws.com"
+    )
 
 
 @pytest.mark.parametrize(("family", "field"), [("ipv4", "serviceIpv4Cidr"), ("ipv6", "serviceIpv6Cidr")])
@@ -125,24 +135,40 @@ def test_a_clusters_service_range_is_there_as_in_eks(world, family, field):
     assert network["ipFamily"] == family and network[field].endswith(("/16", "/108"))
 
 
-@pytest.mark.parametrize(("profile", "refused"), [
-    ("KarpenterNodeProfile", False),
-    ("NoSuchProfile", True),
-    ("arn:aws:iam::123456789012:instance-profile/KarpenterNodeProfile", True),
-])
+@pytest.mark.parametrize(
+    ("profile", "refused"),
+    [
+        ("KarpenterNodeProfile", False),
+        ("NoSuchProfile", True),
+        ("arn:aws:iam::123456789012:instance-profile/KarpenterNodeProfile", True),
+    ],
+)
 def test_a_launch_with_a_profile_iam_does_not_have_is_refused_as_ec2_refuses_it(default_aws, profile, refused):
     """moto launches any profile; EC2 refuses it, a dry run too, and Karpenter's validation reads that answer."""
     import botocore.exceptions
 
     ec2 = default_aws.session().client("ec2")
     template = f"lt-{profile.rsplit('/', 1)[-1]}-{refused}"
-    ec2.create_launch_template(LaunchTemplateName=template,
-                               LaunchTemplateData={"ImageId": "ami-0a23000000000b001", "IamInstanceProfile": {"Name": profile}})
+    ec2.create_launch_template(
+        LaunchTemplateName=template,
+        LaunchTemplateData={"ImageId": "ami-0a23000000000b001", "IamInstanceProfile": {"Name": profile}},
+    )
     with pytest.raises(botocore.exceptions.ClientError) as answer:
-        ec2.run_instances(DryRun=True, MinCount=1, MaxCount=1, InstanceType="m5.large",
-                          LaunchTemplate={"LaunchTemplateName": template, "Version": "$Latest"})
-    expected = ("InvalidParameterValue", f"Value ({profile}) for parameter iamInstanceProfile.name is invalid. "
-                "Invalid IAM Instance Profile name") if refused else ("DryRunOperation", answer.value.response["Error"]["Message"])
+        ec2.run_instances(
+            DryRun=True,
+            MinCount=1,
+            MaxCount=1,
+            InstanceType="m5.large",
+            LaunchTemplate={"LaunchTemplateName": template, "Version": "$Latest"},
+        )
+    expected = (
+        (
+            "InvalidParameterValue",
+            f"Value ({profile}) for parameter iamInstanceProfile.name is invalid. Invalid IAM Instance Profile name",
+        )
+        if refused
+        else ("DryRunOperation", answer.value.response["Error"]["Message"])
+    )
     assert (answer.value.response["Error"]["Code"], answer.value.response["Error"]["Message"]) == expected
 
 

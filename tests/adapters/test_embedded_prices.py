@@ -26,8 +26,17 @@ def test_get_products_pages_by_100_and_answers_each_query_with_its_own_types(def
     aws = default_aws.session(max_attempts=1)
     first = _products(aws, "us-west-2", SHARED, MaxResults=100)
     assert len(first["PriceList"]) == 100 and first["NextToken"]
-    shared, metal = (aws.paginate("pricing", "GetProducts", "PriceList", region="us-east-1", ServiceCode="AmazonEC2",
-                                  Filters=product_filters("us-west-2", query)) for query in (SHARED, METAL))
+    shared, metal = (
+        aws.paginate(
+            "pricing",
+            "GetProducts",
+            "PriceList",
+            region="us-east-1",
+            ServiceCode="AmazonEC2",
+            Filters=product_filters("us-west-2", query),
+        )
+        for query in (SHARED, METAL)
+    )
     prices = {**on_demand_page(shared, "us-west-2"), **on_demand_page(metal, "us-west-2")}
     assert prices == dict(on_demand_prices("us-west-2").prices)  # the world publishes Karpenter's table, all of it
     assert all(".metal" in name for name in on_demand_page(metal, "us-west-2"))
@@ -40,8 +49,11 @@ def test_a_query_karpenter_does_not_send_gets_nothing(default_aws):
 
 def test_spot_history_is_per_zone_stable_and_filtered(default_aws):
     ec2 = default_aws.session(max_attempts=1).client("ec2")
-    rows = ec2.describe_spot_price_history(InstanceTypes=["m5.large"], ProductDescriptions=["Linux/UNIX"],
-                                           Filters=[{"Name": "availability-zone", "Values": ["us-west-2a", "us-west-2b"]}])["SpotPriceHistory"]
+    rows = ec2.describe_spot_price_history(
+        InstanceTypes=["m5.large"],
+        ProductDescriptions=["Linux/UNIX"],
+        Filters=[{"Name": "availability-zone", "Values": ["us-west-2a", "us-west-2b"]}],
+    )["SpotPriceHistory"]
     assert sorted(r["AvailabilityZone"] for r in rows) == ["us-west-2a", "us-west-2b"]
     for row in rows:
         assert row["InstanceType"] == "m5.large" and row["ProductDescription"] == "Linux/UNIX"
@@ -56,12 +68,23 @@ def test_spot_prices_stay_inside_their_share_of_on_demand():
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(body=st.one_of(st.binary(max_size=200), st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=20),
-                                                              lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=4),
-                                                              max_leaves=12).map(lambda v: json.dumps(v).encode())))
+@given(
+    body=st.one_of(
+        st.binary(max_size=200),
+        st.recursive(
+            st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+            lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=4),
+            max_leaves=12,
+        ).map(lambda v: json.dumps(v).encode()),
+    )
+)
 def test_hostile_pricing_requests_get_an_answer_not_a_crash(embedded_server, body):
-    request = urllib.request.Request(embedded_server.endpoint_url, data=body, method="POST",
-                                     headers={"X-Amz-Target": "AWSPriceListService.GetProducts", "Content-Type": "application/x-amz-json-1.1"})
+    request = urllib.request.Request(
+        embedded_server.endpoint_url,
+        data=body,
+        method="POST",
+        headers={"X-Amz-Target": "AWSPriceListService.GetProducts", "Content-Type": "application/x-amz-json-1.1"},
+    )
     try:
         with urllib.request.urlopen(request, timeout=10) as response:
             status, payload = response.status, response.read()

@@ -15,8 +15,8 @@ from karpenter_gitops.app.bump import (
 )
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.inputs import Inputs
-from karpenter_gitops.load import into_inputs
 from karpenter_gitops.core.versions import Kubernetes
+from karpenter_gitops.load import into_inputs
 
 NETWORK = {
     "role": "KarpenterNodeRole-demo",
@@ -85,8 +85,9 @@ def test_windows_aliases_are_skipped_with_a_note(default_aws):
 
 
 def test_custom_pin_follows_its_source_to_available_images_only(default_aws):
-    result = plan(default_aws, {"payments": custom("ami-0c9a000000000f001")},
-                  {"payments": [{"name": "payments-node-*", "owner": "self"}]})
+    result = plan(
+        default_aws, {"payments": custom("ami-0c9a000000000f001")}, {"payments": [{"name": "payments-node-*", "owner": "self"}]}
+    )
     change = only(result, PinChange)
     # one id per distinct image in status.amis order (newest first): arm64 09:41, then x86_64 09:30
     assert change.new == ({"id": "ami-0c9a000000000f002"}, {"id": "ami-0c9a000000000f003"})
@@ -95,25 +96,31 @@ def test_custom_pin_follows_its_source_to_available_images_only(default_aws):
 
 
 def test_a_current_custom_pin_is_unchanged(default_aws):
-    result = plan(default_aws, {"payments": custom("ami-0c9a000000000f003")},
-                  {"payments": [{"name": "payments-node-20*", "owner": "self"}]})
+    result = plan(
+        default_aws, {"payments": custom("ami-0c9a000000000f003")}, {"payments": [{"name": "payments-node-20*", "owner": "self"}]}
+    )
     assert "newest available" in only(result, Unchanged).reason
 
 
 def test_pins_that_cannot_resolve_are_problems(default_aws):
-    nothing = plan(default_aws, {"payments": custom("ami-0c9a000000000f003")},
-                   {"payments": [{"name": "no-such-build-*", "owner": "self"}]})
+    nothing = plan(
+        default_aws, {"payments": custom("ami-0c9a000000000f003")}, {"payments": [{"name": "no-such-build-*", "owner": "self"}]}
+    )
     assert "did not match any AMIs" in only(nothing, Problem).message
     unpublished = plan(default_aws, {"gpu": alias("bottlerocket@1.99.0")})
     assert "failed to discover any AMIs" in only(unpublished, Problem).message
 
 
 def test_classes_with_nothing_to_bump_from_are_left_alone_and_class_filter_applies(default_aws):
-    result = plan(default_aws, {
-        "ids": custom("ami-0c9a000000000f003"),
-        "tags": {"amiFamily": "AL2023", "amiSelectorTerms": [{"tags": {"team": "payments"}}]},
-        "default": alias("al2023@v20250201"),
-    }, classes={"ids", "tags"})
+    result = plan(
+        default_aws,
+        {
+            "ids": custom("ami-0c9a000000000f003"),
+            "tags": {"amiFamily": "AL2023", "amiSelectorTerms": [{"tags": {"team": "payments"}}]},
+            "default": alias("al2023@v20250201"),
+        },
+        classes={"ids", "tags"},
+    )
     assert result.changes == () and {u.node_class for u in result.unchanged} == {"ids", "tags"}
     assert "amiSources" in result.unchanged[0].reason and "not pinned" in result.unchanged[1].reason
 
@@ -136,26 +143,30 @@ def test_alias_pins_need_a_kubernetes_version(default_aws):
 def test_release_discovery_orders_versions_and_ignores_moving_names():
     root = "/aws/service/bottlerocket/aws-k8s-1.32/x86_64/"
     templates = [root + "0VERSION0/image_id", root.replace("x86_64", "arm64") + "0VERSION0/image_id"]
-    listing = {root + v + "/image_id": f"ami-{n}" for n, v in enumerate(
-        ["1.9.0", "1.10.0", "1.10.0-abc", "latest", "recommended", "1.11.0"])}
+    listing = {
+        root + v + "/image_id": f"ami-{n}"
+        for n, v in enumerate(["1.9.0", "1.10.0", "1.10.0-abc", "latest", "recommended", "1.11.0"])
+    }
     listing.update({templates[1].replace("0VERSION0", v): "ami-a" for v in ("1.9.0", "1.10.0", "1.10.0-abc")})
-    releases = Releases.from_listing(templates, [root + "latest/image_id", templates[1].replace("0VERSION0", "latest")],
-                                     listing)
+    releases = Releases.from_listing(templates, [root + "latest/image_id", templates[1].replace("0VERSION0", "latest")], listing)
     assert set(releases.images) == {"1.9.0", "1.10.0", "1.10.0-abc", "1.11.0"}
     assert releases.newer_than("v1.9.0") == ["1.11.0", "1.10.0", "1.10.0-abc"]
     assert releases.unpublished("1.11.0") == [templates[1].replace("0VERSION0", "1.11.0")]
     assert releases.unpublished("1.10.0") == []
 
 
-@pytest.mark.parametrize(("sources", "message"), [
-    ({"paymnts": [{"name": "x-*", "owner": "self"}]}, "no such class"),
-    ({"payments": []}, "non-empty list"),
-    ({"payments": [{"nmae": "x-*"}]}, "amiSources.payments[0]"),
-    ({"payments": [{"id": "ami-0c9a000000000f003"}]}, "cannot select by id"),
-    ({"payments": [{"alias": "al2023@latest"}]}, "cannot select by alias"),
-    ({"payments": [{"owner": "self"}]}, "expected one of name, tags or ssmParameter"),
-    ({"default": [{"name": "x-*", "owner": "self"}]}, "selects by alias"),
-])
+@pytest.mark.parametrize(
+    ("sources", "message"),
+    [
+        ({"paymnts": [{"name": "x-*", "owner": "self"}]}, "no such class"),
+        ({"payments": []}, "non-empty list"),
+        ({"payments": [{"nmae": "x-*"}]}, "amiSources.payments[0]"),
+        ({"payments": [{"id": "ami-0c9a000000000f003"}]}, "cannot select by id"),
+        ({"payments": [{"alias": "al2023@latest"}]}, "cannot select by alias"),
+        ({"payments": [{"owner": "self"}]}, "expected one of name, tags or ssmParameter"),
+        ({"default": [{"name": "x-*", "owner": "self"}]}, "selects by alias"),
+    ],
+)
 def test_ami_sources_are_validated_strictly(sources, message):
     with pytest.raises(InputError, match=message.replace("[", r"\[").replace("]", r"\]")):
         inputs({"payments": custom("ami-0c9a000000000f003"), "default": alias("al2023@v20250201")}, sources)

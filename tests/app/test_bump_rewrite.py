@@ -96,7 +96,8 @@ def test_the_diff_shows_only_the_moved_lines():
 
 
 def test_an_alias_written_as_a_block_scalar_is_refused():
-    text = ("config:\n  karpenter-gitops:nodeClasses:\n    a:\n      amiSelectorTerms:\n"
-            "        - alias: >-\n            al2023@v1\n")
+    text = (
+        "config:\n  karpenter-gitops:nodeClasses:\n    a:\n      amiSelectorTerms:\n        - alias: >-\n            al2023@v1\n"
+    )
     with pytest.raises(InputError, match="edit it by hand"):
         rewrite_stack(text, [change("a", {"alias": "al2023@v2"})], "t.yaml")

@@ -34,15 +34,20 @@ items:
 
 
 def test_stdin_and_files_are_read_together_and_other_objects_counted(tmp_path):
-    (tmp_path / "job.yaml").write_text("apiVersion: batch/v1\nkind: Job\nmetadata: {name: once}\nspec:\n  template:\n    spec:\n"
-                                       "      containers: [{name: main}]\n---\nkind: Secret\n")
+    (tmp_path / "job.yaml").write_text(
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: once}\nspec:\n  template:\n    spec:\n"
+        "      containers: [{name: main}]\n---\nkind: Secret\n"
+    )
     workloads = read_workloads([str(tmp_path), "-"], versions.Kubernetes(1, 32), stdin=lambda: DUMP)
     assert sorted(p.uid for p in workloads.pods) == ["default/once-0", "default/web-0", "default/web-1"]
     assert workloads.notes[-1] == "passed over 3 object(s) that create no pods: Secret × 1, Service × 1, no kind × 1"
 
 
 def test_sidecars_count_from_kubernetes_1_29():
-    new, old = (read_workloads(["-"], kube, stdin=lambda: DUMP).pods[0].template.requests["cpu"] for kube in (versions.Kubernetes(1, 32), versions.Kubernetes(1, 28)))
+    new, old = (
+        read_workloads(["-"], kube, stdin=lambda: DUMP).pods[0].template.requests["cpu"]
+        for kube in (versions.Kubernetes(1, 32), versions.Kubernetes(1, 28))
+    )
     assert (new, old) == (600, 500)
 
 

@@ -14,16 +14,18 @@ from hypothesis import strategies as st
 from support.fake_kube import kubeconfig_for
 from support.preview_objects import family, node_class, node_pool
 
+from karpenter_gitops.app import preview_result
 from karpenter_gitops.cli import main
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.judge import validate
-from karpenter_gitops.load import into_inputs, pulumi_events
-from karpenter_gitops.app import preview_result
-from karpenter_gitops.output import pr_comment
 from karpenter_gitops.karpenter.disruption.drift import forecast
+from karpenter_gitops.load import into_inputs, pulumi_events
+from karpenter_gitops.output import pr_comment
 from karpenter_gitops.rules.examples import BASE_NODECLASS
 
 PULUMI = Path(__file__).resolve().parent.parent / "data" / "pulumi"
+
+
 def write(directory: Path, *docs) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "karpenter.yaml").write_text(yaml.safe_dump_all(docs, sort_keys=False))
@@ -49,7 +51,9 @@ PAYMENTS = {"amiFamily": "AL2023", "amiSelectorTerms": [{"name": "payments-node-
 def test_ami_bump_moves_instance_types_and_drifts_the_pool(tmp_path, monkeypatch, cli, catalogue_cache, snapshot):
     pool = node_pool(family("m5", "c5"))
     code, out = run_preview(
-        tmp_path, monkeypatch, cli,
+        tmp_path,
+        monkeypatch,
+        cli,
         [node_class(), pool],
         [node_class(amiSelectorTerms=[{"alias": "al2023@v20250201"}]), pool],
         *reconciled(catalogue_cache),
@@ -63,7 +67,9 @@ def test_pending_ami_appearing_is_skipped_and_nothing_moves(tmp_path, monkeypatc
     pool = node_pool(family("m6i"))
     widened = {**PAYMENTS, "amiSelectorTerms": [{"name": "payments-node-20*", "owner": "self"}]}
     code, out = run_preview(
-        tmp_path, monkeypatch, cli,
+        tmp_path,
+        monkeypatch,
+        cli,
         [node_class(**PAYMENTS), pool],
         [node_class(**widened), pool],
         *reconciled(catalogue_cache),
@@ -78,22 +84,30 @@ def test_instance_profile_arn_is_a_blocking_error_in_the_summary(tmp_path, monke
     del arn["spec"]["role"]
     arn["spec"]["instanceProfile"] = "arn:aws:iam::123456789012:instance-profile/KarpenterNodeProfile"
     code, out = run_preview(
-        tmp_path, monkeypatch, cli, [node_class(), node_pool(family("m5"))], [arn, node_pool(family("m5"))],
+        tmp_path,
+        monkeypatch,
+        cli,
+        [node_class(), node_pool(family("m5"))],
+        [arn, node_pool(family("m5"))],
         *reconciled(catalogue_cache),
     )
     assert code == 1
     summary = out.split("<details>")[0]
     assert "#### Blocking errors" in summary and "nodeclass/instance-profile-arn" in summary
     # both sides: what Karpenter 1.15 will show, and why the class will fail
-    assert ("`default`: Karpenter will show ValidationSucceeded=False (InstanceProfileNotFound); it will fail: "
-            "instanceProfile must be a name, not an ARN") in summary
+    assert (
+        "`default`: Karpenter will show ValidationSucceeded=False (InstanceProfileNotFound); it will fail: "
+        "instanceProfile must be a name, not an ARN"
+    ) in summary
     assert out == snapshot
 
 
 def test_requirement_widening_adds_types_and_reports_arm64_unserved(tmp_path, monkeypatch, cli, catalogue_cache, snapshot):
     arch = {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64", "arm64"]}
     code, out = run_preview(
-        tmp_path, monkeypatch, cli,
+        tmp_path,
+        monkeypatch,
+        cli,
         [node_class(**PAYMENTS), node_pool(family("m6i"))],
         [node_class(**PAYMENTS), node_pool(family("m6i", "c6i", "m7g"), arch)],
         *reconciled(catalogue_cache),
@@ -107,10 +121,15 @@ def test_oversized_diff_is_cut_with_summary_intact_and_full_report_written(tmp_p
     base_tags = {f"cost-centre-{i:03}": "platform" for i in range(300)}
     head_tags = {key: "payments" for key in base_tags}
     code, out = run_preview(
-        tmp_path, monkeypatch, cli,
+        tmp_path,
+        monkeypatch,
+        cli,
         [node_class(tags=base_tags)],
         [node_class(tags=head_tags)],
-        "--budget", "5000", "--full-report", "out/full.md",
+        "--budget",
+        "5000",
+        "--full-report",
+        "out/full.md",
     )
     assert len(out) <= 5000
     assert out.startswith(pr_comment.MARKER) and "**Objects** vs `base`: 0 added, 1 changed, 0 removed." in out
@@ -123,7 +142,9 @@ def test_oversized_diff_is_cut_with_summary_intact_and_full_report_written(tmp_p
 def test_user_data_and_secret_looking_values_are_redacted(tmp_path, monkeypatch, cli):
     secret = "AKIAABCDEFGHIJKLMNOP"
     code, out = run_preview(
-        tmp_path, monkeypatch, cli,
+        tmp_path,
+        monkeypatch,
+        cli,
         [node_class(userData="#!/bin/bash\necho old\n")],
         [node_class(userData="#!/bin/bash\necho new-password=hunter2\n", tags={"leak": secret})],
     )
@@ -148,9 +169,7 @@ def test_five_thousand_object_change_stays_under_budget_with_summary_intact(tmp_
 
 
 def test_json_format_is_the_same_report_for_machines(tmp_path, monkeypatch, cli):
-    code, out = run_preview(
-        tmp_path, monkeypatch, cli, [node_class()], [node_class(), node_pool()], "--format", "json"
-    )
+    code, out = run_preview(tmp_path, monkeypatch, cli, [node_class()], [node_class(), node_pool()], "--format", "json")
     data = json.loads(out)
     assert data["summary"]["added"] == 1 and data["summary"]["reconciled"] is False
     assert data["objects"][0]["kind"] == "NodePool" and data["objects"][0]["status"] == "added"
@@ -169,7 +188,9 @@ def test_output_is_deterministic(tmp_path, monkeypatch, cli):
 def git(repo: Path, *args: str) -> None:
     subprocess.run(
         ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false", *args],
-        cwd=repo, check=True, capture_output=True,
+        cwd=repo,
+        check=True,
+        capture_output=True,
     )
 
 
@@ -224,8 +245,13 @@ def test_unreadable_kubeconfig_exits_two_and_unreachable_cluster_still_prints(tm
 
 def test_node_counts_from_a_fake_cluster(tmp_path, monkeypatch, cli, fake_cluster):
     code, out = run_preview(
-        tmp_path, monkeypatch, cli, [node_class(), node_pool()], [node_class(userData="x"), node_pool()],
-        "--kubeconfig", str(fake_cluster),
+        tmp_path,
+        monkeypatch,
+        cli,
+        [node_class(), node_pool()],
+        [node_class(userData="x"), node_pool()],
+        "--kubeconfig",
+        str(fake_cluster),
     )
     assert "**Node impact**: 1 of 1 node(s) in the affected NodePools would be replaced" in out
     assert "| `general` | 1 | 1 | NodeClassDrift 1 | 20% | ~1 |" in out
@@ -233,8 +259,15 @@ def test_node_counts_from_a_fake_cluster(tmp_path, monkeypatch, cli, fake_cluste
 
 def test_pulumi_preview_json_and_event_log_fold_into_the_comment(tmp_path, monkeypatch, cli):
     code, out = run_preview(
-        tmp_path, monkeypatch, cli, [node_class()], [node_class()],
-        "--pulumi-json", str(PULUMI / "preview.json"), "--pulumi-events", str(PULUMI / "events.jsonl"),
+        tmp_path,
+        monkeypatch,
+        cli,
+        [node_class()],
+        [node_class()],
+        "--pulumi-json",
+        str(PULUMI / "preview.json"),
+        "--pulumi-events",
+        str(PULUMI / "events.jsonl"),
     )
     assert "**Pulumi**: 1 to create, 1 to update, 1 to replace, 0 to delete." in out
     assert "| update | `kubernetes:karpenter.k8s.aws/v1:EC2NodeClass` | `default` | spec, spec.amiSelectorTerms[0].alias |" in out
@@ -282,7 +315,6 @@ def test_pure_layer_without_cli():
     text, shortened = pr_comment.markdown(report)
     assert not shortened and "1 added, 0 changed, 0 removed" in text
     assert text.count("<details>") == text.count("</details>")
-
 
 
 def test_an_unwritable_full_report_is_one_line_and_exit_two(tmp_path, monkeypatch, capsys):

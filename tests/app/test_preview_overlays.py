@@ -6,14 +6,14 @@ import dataclasses
 
 from support.preview_objects import family, node_class, node_pool
 
-from karpenter_gitops.core.inputs import Cluster
-from karpenter_gitops.judge import validate
-from karpenter_gitops.load import into_inputs
 from karpenter_gitops.app import preview_result
+from karpenter_gitops.core.inputs import Cluster
+from karpenter_gitops.core.versions import Kubernetes
+from karpenter_gitops.judge import validate
+from karpenter_gitops.karpenter.disruption.drift import forecast
+from karpenter_gitops.load import into_inputs
 from karpenter_gitops.output import pr_comment
 from karpenter_gitops.reconcile import reconcile
-from karpenter_gitops.karpenter.disruption.drift import forecast
-from karpenter_gitops.core.versions import Kubernetes
 
 GATED = Cluster(feature_gates=frozenset({"NodeOverlay"}))
 
@@ -34,8 +34,13 @@ def report(aws, cache, base_docs, head_docs, cluster=GATED) -> preview_result.Pr
     base, head = load("base.yaml", base_docs), load("head.yaml", head_docs)
     base_plan, head_plan = (reconcile(i, kubernetes=Kubernetes(1, 32), aws=aws.session(), cache_dir=cache) for i in (base, head))
     return preview_result.Preview.build(
-        "main", base, head, validate(head, policy=True, base=base), forecast(base, head, base_plan, head_plan),
-        base_plan=base_plan, head_plan=head_plan,
+        "main",
+        base,
+        head,
+        validate(head, policy=True, base=base),
+        forecast(base, head, base_plan, head_plan),
+        base_plan=base_plan,
+        head_plan=head_plan,
     )
 
 
@@ -56,7 +61,9 @@ def test_an_overlay_that_makes_m5_cheapest_moves_the_first_choice_in_one_line(de
 
 def test_removing_the_overlay_moves_it_back(default_aws, catalogue_cache):
     found = report(default_aws, catalogue_cache, [*POOLS, overlay("m5-discount", ["m5"], "-99%")], POOLS)
-    assert [(m.before.instance_types, m.after.instance_types) for m in found.first_choice_moves] == [(("m5.large",), ("t3.nano",))]
+    assert [(m.before.instance_types, m.after.instance_types) for m in found.first_choice_moves] == [
+        (("m5.large",), ("t3.nano",))
+    ]
 
 
 def test_an_overlay_change_that_keeps_the_first_choice_says_nothing(default_aws, catalogue_cache):

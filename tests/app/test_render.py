@@ -46,7 +46,9 @@ def test_demo_stack_renders_one_file_per_object_byte_identical_on_rerun(tmp_path
     assert "  amiSelectorTerms:\n    - alias: bottlerocket@1.32.0\n" in gpu  # block style, indented lists
     # the rendered directory is itself valid input and loads to the same objects
     again = into_inputs.load([out])
-    assert {(o.kind, o.name) for o in again.objects} == {(o.kind, o.name) for o in into_inputs.load([PROJECT / "stacks/Pulumi.demo.yaml"]).objects}
+    assert {(o.kind, o.name) for o in again.objects} == {
+        (o.kind, o.name) for o in into_inputs.load([PROJECT / "stacks/Pulumi.demo.yaml"]).objects
+    }
 
 
 def test_manifest_keeps_field_order_and_drops_server_state(tmp_path):
@@ -126,7 +128,10 @@ def test_reconciled_render_refuses_a_persistent_problem(tmp_path, monkeypatch, c
     assert not out.exists()
     err = capsys.readouterr().err
     # Karpenter will report payments Ready; its profile without a role is the error that stops the render
-    assert "EC2NodeClass/payments spec.instanceProfile: instance profile 'PaymentsNodeProfile-v2' has no role" in err and "persistent problems" in err
+    assert (
+        "EC2NodeClass/payments spec.instanceProfile: instance profile 'PaymentsNodeProfile-v2' has no role" in err
+        and "persistent problems" in err
+    )
 
 
 def test_an_unwritable_out_is_one_line_and_exit_two(tmp_path, capsys):

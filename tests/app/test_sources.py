@@ -8,15 +8,18 @@ import yaml
 
 from karpenter_gitops.app import sources
 from karpenter_gitops.core import versions
-from karpenter_gitops.load.into_inputs import load_files
 from karpenter_gitops.load.files import read_files
+from karpenter_gitops.load.into_inputs import load_files
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
 
 
 def _write(tmp_path, stack_release: str | None = None):
     (tmp_path / "objects.yaml").write_text(yaml.safe_dump_all([BASE_NODECLASS, BASE_NODEPOOL]))
     if stack_release:
-        config = {"karpenter-gitops:cluster": {"name": "demo", "karpenterVersion": stack_release}, "karpenter-gitops:nodePools": {}}
+        config = {
+            "karpenter-gitops:cluster": {"name": "demo", "karpenterVersion": stack_release},
+            "karpenter-gitops:nodePools": {},
+        }
         (tmp_path / "Pulumi.dev.yaml").write_text(yaml.safe_dump({"config": config}))
 
 

@@ -33,8 +33,11 @@ def test_explicit_settings_win_over_the_environment(monkeypatch):
     monkeypatch.setenv("AWS_REGION", "us-east-1")
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIAENVIRONMENT")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secret")
-    session = AwsSession(settings=AwsSettings(region="eu-west-1", access_key="AKIASTACK", secret_key="s",
-                                              endpoints={"ec2": "http://127.0.0.1:4566"}))
+    session = AwsSession(
+        settings=AwsSettings(
+            region="eu-west-1", access_key="AKIASTACK", secret_key="s", endpoints={"ec2": "http://127.0.0.1:4566"}
+        )
+    )
     assert session.region == "eu-west-1"
     assert session.client("ec2").meta.endpoint_url == "http://127.0.0.1:4566"
     assert session.client("ec2")._request_signer._credentials.access_key == "AKIASTACK"
@@ -42,7 +45,8 @@ def test_explicit_settings_win_over_the_environment(monkeypatch):
 
 
 def test_an_assumed_role_replaces_the_base_credentials(default_aws):
-    session = AwsSession(endpoint_url=default_aws.endpoint_url,
-                         settings=AwsSettings(role_arn="arn:aws:iam::123456789012:role/deployer"))
+    session = AwsSession(
+        endpoint_url=default_aws.endpoint_url, settings=AwsSettings(role_arn="arn:aws:iam::123456789012:role/deployer")
+    )
     session.client("ec2").describe_regions()
     assert session._botocore.get_credentials().access_key.startswith("ASIA")  # STS session credentials

@@ -37,11 +37,17 @@ def both_ways(monkeypatch, cli, argv: list[str], stdin: bytes | None = None) -> 
 
 def test_findings_in_both_halves_and_references_across_them(tmp_path, monkeypatch, cli):
     """A NodePool's class defined in the other half resolves; mistakes on either side are reported."""
-    folder = write(tmp_path / "deploy", {
-        "a-classes.yaml": [node_class("one"), node_class("two", amiSelectorTerms=[{"alias": "al2023@latest", "id": "ami-0123456789abcdef0"}])],
-        "b-pools.yaml": [node_pool("general", "one"), node_pool("batch", "two"), node_pool("lost", "missing")],
-        "c-more.yaml": [node_class("three"), node_pool("late", "three", weight=500)],
-    })
+    folder = write(
+        tmp_path / "deploy",
+        {
+            "a-classes.yaml": [
+                node_class("one"),
+                node_class("two", amiSelectorTerms=[{"alias": "al2023@latest", "id": "ami-0123456789abcdef0"}]),
+            ],
+            "b-pools.yaml": [node_pool("general", "one"), node_pool("batch", "two"), node_pool("lost", "missing")],
+            "c-more.yaml": [node_class("three"), node_pool("late", "three", weight=500)],
+        },
+    )
     for fmt in ("text", "json", "jsonl", "github"):
         (code, out, _), split = both_ways(monkeypatch, cli, ["--format", fmt, str(folder)])
         assert split and code == 1
@@ -51,14 +57,23 @@ def test_findings_in_both_halves_and_references_across_them(tmp_path, monkeypatc
 
 
 def test_a_stack_in_one_half_sets_the_cluster_and_policy_of_the_other(tmp_path, monkeypatch, cli):
-    folder = write(tmp_path / "repo", {
-        "a.yaml": [overlay("cheap", "0.01")],
-        "b.yaml": [node_class("one"), node_pool("general", "one")],
-        "z-stack.yaml": [stack(cluster={"name": "dev", "karpenterVersion": "1.14", "featureGates": {"NodeOverlay": True}},
-                               policy={"rules": {"policy/ebs-encrypted": {"severity": "error"}}},
-                               waivers=[{"rule": "policy/ebs-encrypted", "object": "one", "reason": "test", "expires": "2099-01-01"},
-                                        {"rule": "policy/ebs-encrypted", "object": "gone", "reason": "old", "expires": "2020-01-01"}])],
-    })
+    folder = write(
+        tmp_path / "repo",
+        {
+            "a.yaml": [overlay("cheap", "0.01")],
+            "b.yaml": [node_class("one"), node_pool("general", "one")],
+            "z-stack.yaml": [
+                stack(
+                    cluster={"name": "dev", "karpenterVersion": "1.14", "featureGates": {"NodeOverlay": True}},
+                    policy={"rules": {"policy/ebs-encrypted": {"severity": "error"}}},
+                    waivers=[
+                        {"rule": "policy/ebs-encrypted", "object": "one", "reason": "test", "expires": "2099-01-01"},
+                        {"rule": "policy/ebs-encrypted", "object": "gone", "reason": "old", "expires": "2020-01-01"},
+                    ],
+                )
+            ],
+        },
+    )
     (code, out, err), split = both_ways(monkeypatch, cli, ["--policy", "--format", "json", str(folder)])
     assert split and json.loads(out)["summary"]["objects"] == 3
     expired = [f for f in json.loads(out)["findings"] if f["file"].endswith("z-stack.yaml")]
@@ -66,10 +81,13 @@ def test_a_stack_in_one_half_sets_the_cluster_and_policy_of_the_other(tmp_path, 
 
 
 def test_overlays_in_both_halves_are_judged_against_each_other(tmp_path, monkeypatch, cli):
-    folder = write(tmp_path / "repo", {
-        "a.yaml": [overlay("first", "0.01"), node_class("one")],
-        "b.yaml": [overlay("second", "0.02"), node_pool("general", "one")],
-    })
+    folder = write(
+        tmp_path / "repo",
+        {
+            "a.yaml": [overlay("first", "0.01"), node_class("one")],
+            "b.yaml": [overlay("second", "0.02"), node_pool("general", "one")],
+        },
+    )
     (code, out, _), split = both_ways(monkeypatch, cli, ["--format", "json", "--feature-gates", "NodeOverlay=true", str(folder)])
     assert split
     assert {"first", "second"} & {f["name"] for f in json.loads(out)["findings"] if f["rule"].startswith("nodeoverlay/")}
@@ -79,11 +97,15 @@ def test_what_one_process_must_do_is_handed_back(tmp_path, monkeypatch, cli):
     """An object in both halves, stack files in both, a file that does not parse, nothing to judge."""
     cases = {
         "duplicate": {"a.yaml": [node_class("one")], "b.yaml": [node_class("one")]},
-        "two stacks": {"a.yaml": [stack(nodeClasses={"x": dict(BASE_NODECLASS["spec"])})],
-                       "b.yaml": [stack(cluster={"name": "dev"}, nodeClasses={"y": dict(BASE_NODECLASS["spec"])})]},
+        "two stacks": {
+            "a.yaml": [stack(nodeClasses={"x": dict(BASE_NODECLASS["spec"])})],
+            "b.yaml": [stack(cluster={"name": "dev"}, nodeClasses={"y": dict(BASE_NODECLASS["spec"])})],
+        },
         "broken": {"a.yaml": [node_class("one")], "b.yaml": "apiVersion: v1\nkind: [\n"},
-        "empty": {"a.yaml": [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}],
-                  "b.yaml": [{"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "y"}}]},
+        "empty": {
+            "a.yaml": [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}],
+            "b.yaml": [{"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "y"}}],
+        },
     }
     codes = {"duplicate": 1, "two stacks": 0, "broken": 2, "empty": 2}
     for name, files in cases.items():
@@ -93,10 +115,13 @@ def test_what_one_process_must_do_is_handed_back(tmp_path, monkeypatch, cli):
 
 def test_a_stack_naming_another_release_loads_both_halves_again(tmp_path, monkeypatch, cli):
     """Karpenter 1.6 serves no NodeOverlay: both halves must be loaded for it, as one process is."""
-    folder = write(tmp_path / "repo", {
-        "a.yaml": [overlay("cheap", "0.01"), node_class("one")],
-        "b.yaml": [stack(cluster={"name": "dev", "karpenterVersion": "1.6"})],
-    })
+    folder = write(
+        tmp_path / "repo",
+        {
+            "a.yaml": [overlay("cheap", "0.01"), node_class("one")],
+            "b.yaml": [stack(cluster={"name": "dev", "karpenterVersion": "1.6"})],
+        },
+    )
     (code, out, _), split = both_ways(monkeypatch, cli, ["--format", "json", str(folder)])
     assert split and code == 1
     assert any(f["path"] == "kind" for f in json.loads(out)["findings"])
@@ -104,12 +129,15 @@ def test_a_stack_naming_another_release_loads_both_halves_again(tmp_path, monkey
 
 def test_context_and_skipped_files_read_as_in_one_process(tmp_path, monkeypatch, cli):
     context = write(tmp_path / "context", {"classes.yaml": [node_class("shared")]})
-    folder = write(tmp_path / "repo", {
-        "a.yaml": [node_pool("uses-shared", "shared")],
-        "b-template.yaml": "{{ .Values.x }}: 1\n",
-        "c.yaml": [node_pool("uses-missing", "missing")],
-        "d-cfn.yaml": [{"AWSTemplateFormatVersion": "2010-09-09"}],
-    })
+    folder = write(
+        tmp_path / "repo",
+        {
+            "a.yaml": [node_pool("uses-shared", "shared")],
+            "b-template.yaml": "{{ .Values.x }}: 1\n",
+            "c.yaml": [node_pool("uses-missing", "missing")],
+            "d-cfn.yaml": [{"AWSTemplateFormatVersion": "2010-09-09"}],
+        },
+    )
     (code, out, err), split = both_ways(monkeypatch, cli, ["--context", str(context), str(folder)])
     assert split
     assert (out + err).count("note: skipped") == 2 and "'missing'" in out and "'shared'" not in out
@@ -158,8 +186,13 @@ def test_standard_input_that_one_process_must_read_is_read_again(monkeypatch, cl
 
 def test_a_file_with_document_end_markers_stays_in_one_process(tmp_path, monkeypatch, cli):
     path = tmp_path / "ended.yaml"
-    path.write_text(yaml.safe_dump(node_class("one")) + "...\n" + yaml.safe_dump(node_pool("general", "one")) + "---\n"
-                    + yaml.safe_dump(node_class("two")))
+    path.write_text(
+        yaml.safe_dump(node_class("one"))
+        + "...\n"
+        + yaml.safe_dump(node_pool("general", "one"))
+        + "---\n"
+        + yaml.safe_dump(node_class("two"))
+    )
     assert not both_ways(monkeypatch, cli, [str(path)])[1]
 
 
@@ -191,11 +224,17 @@ def test_the_users_crds_judge_both_halves_with_the_notes_of_one_run(tmp_path, mo
     """The CRD findings, and the notes on what they left unchecked, per kind in the objects' order."""
     from support.upstream import crds
 
-    folder = write(tmp_path / "repo", {
-        "a.yaml": [node_class("one", amiSelectorTerms=[{"alias": "al2023@latest", "id": "ami-0123456789abcdef0"}]),
-                   node_pool("general", "one", weight=5000), overlay("cheap", "0.01")],
-        "b.yaml": [node_pool("batch", "one", weight=-1), node_class("two", role="")],
-    })
+    folder = write(
+        tmp_path / "repo",
+        {
+            "a.yaml": [
+                node_class("one", amiSelectorTerms=[{"alias": "al2023@latest", "id": "ami-0123456789abcdef0"}]),
+                node_pool("general", "one", weight=5000),
+                overlay("cheap", "0.01"),
+            ],
+            "b.yaml": [node_pool("batch", "one", weight=-1), node_class("two", role="")],
+        },
+    )
     (code, out, err), split = both_ways(monkeypatch, cli, ["--crd", str(crds("v1.14.1")), str(folder)])
     assert split and code == 1
     assert "[crd/" in out and "no NodeOverlay CRD given" in out + err
@@ -204,11 +243,14 @@ def test_the_users_crds_judge_both_halves_with_the_notes_of_one_run(tmp_path, mo
 def test_a_folder_passed_over_is_noted_where_one_process_notes_it(tmp_path, monkeypatch, cli):
     """A link back up the tree, read once: its note comes after the skipped files' and before what loading
     noted, though the parts skipped and noted apart."""
-    folder = write(tmp_path / "repo", {
-        "a.yaml": [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}, node_class("one")],
-        "b-template.yaml": "{{ .Values.x }}: 1\n",
-        "c.yaml": [node_pool("general", "one"), node_pool("lost", "missing")],
-    })
+    folder = write(
+        tmp_path / "repo",
+        {
+            "a.yaml": [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}, node_class("one")],
+            "b-template.yaml": "{{ .Values.x }}: 1\n",
+            "c.yaml": [node_pool("general", "one"), node_pool("lost", "missing")],
+        },
+    )
     (folder / "nested").mkdir()
     (folder / "nested" / "up").symlink_to(folder, target_is_directory=True)
     (code, out, err), split = both_ways(monkeypatch, cli, [str(folder)])

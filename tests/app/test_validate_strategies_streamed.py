@@ -71,15 +71,24 @@ def test_lines_after_breaks_other_than_newline_are_numbered_as_one_process_numbe
 
 
 def test_files_in_groups_with_references_stacks_and_waivers_across_them(tmp_path, monkeypatch, cli):
-    folder = write(tmp_path / "repo", {
-        "a.yaml": [overlay("cheap", "0.01"), node_class("one")],
-        "b.yaml": [node_pool("general", "one"), node_pool("lost", "missing")],
-        "c.yaml": [overlay("dear", "0.02"), node_class("two", role="arn:aws:iam::111122223333:role/x")],
-        "z-stack.yaml": [stack(cluster={"name": "dev", "karpenterVersion": "1.14", "featureGates": {"NodeOverlay": True}},
-                               policy={"rules": {"policy/ebs-encrypted": {"severity": "error"}}},
-                               waivers=[{"rule": "nodeclass/role-arn-name", "object": "two", "reason": "test", "expires": "2099-01-01"},
-                                        {"rule": "policy/ebs-encrypted", "object": "gone", "reason": "old", "expires": "2020-01-01"}])],
-    })
+    folder = write(
+        tmp_path / "repo",
+        {
+            "a.yaml": [overlay("cheap", "0.01"), node_class("one")],
+            "b.yaml": [node_pool("general", "one"), node_pool("lost", "missing")],
+            "c.yaml": [overlay("dear", "0.02"), node_class("two", role="arn:aws:iam::111122223333:role/x")],
+            "z-stack.yaml": [
+                stack(
+                    cluster={"name": "dev", "karpenterVersion": "1.14", "featureGates": {"NodeOverlay": True}},
+                    policy={"rules": {"policy/ebs-encrypted": {"severity": "error"}}},
+                    waivers=[
+                        {"rule": "nodeclass/role-arn-name", "object": "two", "reason": "test", "expires": "2099-01-01"},
+                        {"rule": "policy/ebs-encrypted", "object": "gone", "reason": "old", "expires": "2020-01-01"},
+                    ],
+                )
+            ],
+        },
+    )
     seen, streamed = both_ways(monkeypatch, cli, ["--policy", str(folder)])
     assert streamed and seen[0] == 1
     judged = findings(seen)
@@ -89,10 +98,13 @@ def test_files_in_groups_with_references_stacks_and_waivers_across_them(tmp_path
 
 
 def test_a_stack_naming_another_release_reads_every_part_again(tmp_path, monkeypatch, cli):
-    folder = write(tmp_path / "repo", {
-        "a.yaml": [overlay("cheap", "0.01"), node_class("one")],
-        "b.yaml": [stack(cluster={"name": "dev", "karpenterVersion": "1.6"})],
-    })
+    folder = write(
+        tmp_path / "repo",
+        {
+            "a.yaml": [overlay("cheap", "0.01"), node_class("one")],
+            "b.yaml": [stack(cluster={"name": "dev", "karpenterVersion": "1.6"})],
+        },
+    )
     seen, streamed = both_ways(monkeypatch, cli, [str(folder)])
     assert streamed and any(f["path"] == "kind" for f in findings(seen))
     assert "1.6" in seen[3] or "Karpenter" in seen[3] or seen[3] == ""
@@ -103,13 +115,23 @@ def test_what_one_process_must_judge_is_handed_back(tmp_path, monkeypatch, cli):
     slice that reads as something else than a part of its file, one document (nothing to cut)."""
     cases = {
         "duplicate": ({"a.yaml": [node_class("one")], "b.yaml": [node_class("one")]}, 1),
-        "two stacks": ({"a.yaml": [stack(nodeClasses={"x": {"role": "r"}})],
-                        "b.yaml": [stack(cluster={"name": "dev"})]}, 1),
+        "two stacks": ({"a.yaml": [stack(nodeClasses={"x": {"role": "r"}})], "b.yaml": [stack(cluster={"name": "dev"})]}, 1),
         "broken": ({"a.yaml": [node_class("one")], "b.yaml": "apiVersion: v1\nkind: [\n"}, 2),
         "empty": ({"a.yaml": [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}]}, 2),
-        "slice of comments": ({"a.yaml": yaml.safe_dump(node_class("one")) + "---\n" + "# padding\n" * 40 + "---\n"
-                               + yaml.safe_dump(node_pool("general", "one"))}, 0),
-        "one document": ({"a.yaml": [{"apiVersion": "v1", "kind": "List", "items": [node_class("one"), node_pool("general", "one")]}]}, 0),
+        "slice of comments": (
+            {
+                "a.yaml": yaml.safe_dump(node_class("one"))
+                + "---\n"
+                + "# padding\n" * 40
+                + "---\n"
+                + yaml.safe_dump(node_pool("general", "one"))
+            },
+            0,
+        ),
+        "one document": (
+            {"a.yaml": [{"apiVersion": "v1", "kind": "List", "items": [node_class("one"), node_pool("general", "one")]}]},
+            0,
+        ),
     }
     for name, (files, code) in cases.items():
         seen, streamed = both_ways(monkeypatch, cli, [str(write(tmp_path / name.replace(" ", "-"), files))], part=50)

@@ -118,7 +118,9 @@ def fresh_environment():
 
 def test_the_versions_are_read_from_the_installed_distributions():
     assert verdict_cache.installed_versions(["PyYAML", "no-such-distribution"]) == {
-        "PyYAML": yaml.__version__, "no-such-distribution": "absent"}
+        "PyYAML": yaml.__version__,
+        "no-such-distribution": "absent",
+    }
 
 
 def test_another_version_of_a_judging_dependency_judges_again(cache, manifests, fresh_environment, tmp_path, monkeypatch):

@@ -76,8 +76,13 @@ def test_a_black_hole_is_named_within_30_seconds_by_the_console_script(repositor
     """The whole command as a user runs it, start-up included, against an endpoint that never answers."""
     with BlackHole() as endpoint:
         started = time.monotonic()
-        done = subprocess.run([sys.executable, "-m", "karpenter_gitops", *COMMANDS["plan"]], capture_output=True, text=True,
-                              env={**os.environ, "AWS_ENDPOINT_URL": endpoint}, timeout=60)
+        done = subprocess.run(
+            [sys.executable, "-m", "karpenter_gitops", *COMMANDS["plan"]],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "AWS_ENDPOINT_URL": endpoint},
+            timeout=60,
+        )
         took = time.monotonic() - started
     assert done.returncode == 3 and done.stdout == "", done.stderr
     assert done.stderr.count("\n") == 1 and endpoint in done.stderr and "region eu-west-1" in done.stderr

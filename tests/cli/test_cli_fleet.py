@@ -26,7 +26,11 @@ def project(tmp_path, monkeypatch):
 def test_all_stacks_are_judged_each_on_its_own_with_a_fleet_summary_and_the_worst_exit(project, cli):
     code, out, _ = cli("validate", "--all-stacks")
     assert code == 1
-    assert [line for line in out.splitlines() if line.startswith("== stack")] == ["== stack broken", "== stack demo", "== stack dev"]
+    assert [line for line in out.splitlines() if line.startswith("== stack")] == [
+        "== stack broken",
+        "== stack demo",
+        "== stack dev",
+    ]
     assert out.splitlines()[-1].startswith("fleet: 3 stack(s)") and out.splitlines()[-1].endswith("stacks with errors: broken")
 
 
@@ -64,7 +68,10 @@ def test_a_fleet_renders_each_stack_into_its_directory_and_refuses_the_broken_on
     assert code == 1 and "refusing to render" in err
     assert sorted(p.name for p in (project / "rendered").iterdir()) == ["demo", "dev"]  # broken: nothing written
     assert sorted(p.name for p in (project / "rendered" / "dev").iterdir()) == [
-        "ec2nodeclass-default.yaml", "nodeoverlay-prefer-graviton.yaml", "nodepool-batch.yaml", "nodepool-general.yaml"
+        "ec2nodeclass-default.yaml",
+        "nodeoverlay-prefer-graviton.yaml",
+        "nodepool-batch.yaml",
+        "nodepool-general.yaml",
     ]
     assert out.splitlines()[-1] == "fleet: 3 stack(s) rendered into rendered; refused: broken"
     code, _, err = cli("render", "--all-stacks", "--out", "-")

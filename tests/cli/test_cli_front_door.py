@@ -33,7 +33,10 @@ def test_a_helm_template_beside_manifests_is_skipped_and_counted(tmp_path, cli):
     code, out, err = cli("validate", str(tmp_path))
     assert code == 0
     assert f"note: skipped {tmp_path / 'templates' / 'pool.yaml'}: a template" in err
-    assert out.splitlines()[-1] == "2 object(s) checked against Karpenter 1.15: 0 error(s), 0 warning(s); 1 file(s) skipped (not Kubernetes YAML)"
+    assert (
+        out.splitlines()[-1]
+        == "2 object(s) checked against Karpenter 1.15: 0 error(s), 0 warning(s); 1 file(s) skipped (not Kubernetes YAML)"
+    )
     code, out, _ = cli("validate", str(tmp_path), "--format", "json")
     assert json.loads(out)["summary"] == {"errors": 0, "warnings": 0, "objects": 2, "skippedFiles": 1}
 
@@ -43,9 +46,11 @@ def test_a_run_that_finds_no_karpenter_object_says_so_and_exits_2(tmp_path, cli,
     (tmp_path / "app.yaml").write_text("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n")
     code, out, err = cli("validate", str(tmp_path), "--format", fmt)
     assert (code, out) == (2, "")
-    assert err.splitlines() == [f"karpenter-gitops: error: {EMPTY}, so nothing was checked; found only other kinds: Deployment "
-                                "(hint: name the files or folder "
-                                "holding your EC2NodeClass and NodePool manifests, or pass --allow-empty)"]
+    assert err.splitlines() == [
+        f"karpenter-gitops: error: {EMPTY}, so nothing was checked; found only other kinds: Deployment "
+        "(hint: name the files or folder "
+        "holding your EC2NodeClass and NodePool manifests, or pass --allow-empty)"
+    ]
     code, out, _ = cli("validate", str(tmp_path), "--format", fmt, "--allow-empty")
     summary = json.loads(out)["summary"]["objects"] if fmt == "json" else out.splitlines()[-1]
     assert code == 0 and summary in (0, "0 object(s) checked against Karpenter 1.15: 0 error(s), 0 warning(s)")
@@ -58,12 +63,15 @@ def test_the_pre_commit_hook_allows_a_commit_without_karpenter_objects():
     assert "--allow-empty" in hook["entry"].split()
 
 
-@pytest.mark.parametrize(("kinds", "said"), [
-    (["ConfigMap", "Deployment", "ConfigMap"], "; found only other kinds: ConfigMap, Deployment ("),
-    (["A", "B", "C", "D", "E", "F"], "; found only other kinds: A, B, C, D and 2 more ("),
-    (["[bold]x[/bold]", "Service"], "; found only other kinds: Service and 1 more ("),
-    (["not a kind\nat all"], "; found only 1 other kind(s) ("),
-])
+@pytest.mark.parametrize(
+    ("kinds", "said"),
+    [
+        (["ConfigMap", "Deployment", "ConfigMap"], "; found only other kinds: ConfigMap, Deployment ("),
+        (["A", "B", "C", "D", "E", "F"], "; found only other kinds: A, B, C, D and 2 more ("),
+        (["[bold]x[/bold]", "Service"], "; found only other kinds: Service and 1 more ("),
+        (["not a kind\nat all"], "; found only 1 other kind(s) ("),
+    ],
+)
 def test_a_wrong_folder_says_what_it_holds_instead(tmp_path, cli, kinds, said):
     (tmp_path / "other.yaml").write_text(yaml.safe_dump_all([{"apiVersion": "v1", "kind": kind} for kind in kinds]))
     code, out, err = cli("validate", str(tmp_path))
@@ -72,7 +80,11 @@ def test_a_wrong_folder_says_what_it_holds_instead(tmp_path, cli, kinds, said):
 
 
 def test_kubectl_get_output_is_named_by_its_items_kinds(tmp_path, cli):
-    listed = {"apiVersion": "v1", "kind": "List", "items": [{"apiVersion": "v1", "kind": "ConfigMap"}, {"apiVersion": "v1", "kind": "Secret"}]}
+    listed = {
+        "apiVersion": "v1",
+        "kind": "List",
+        "items": [{"apiVersion": "v1", "kind": "ConfigMap"}, {"apiVersion": "v1", "kind": "Secret"}],
+    }
     (tmp_path / "got.yaml").write_text(yaml.safe_dump(listed))
     code, _, err = cli("validate", str(tmp_path))
     assert code == 2 and "so nothing was checked; found only other kinds: ConfigMap, Secret (hint:" in err
@@ -83,8 +95,10 @@ def test_other_commands_refuse_an_empty_run_before_anything_else(tmp_path, cli, 
     (tmp_path / "values.yaml").write_text("replicaCount: 2\n")
     code, out, err = cli(command[0], str(tmp_path), *command[1:])
     assert code == 2 and out == ""
-    assert err.startswith("karpenter-gitops: error: no Karpenter object found in 1 file(s), so nothing was checked; skipped "
-                          f"{tmp_path / 'values.yaml'}: YAML that is not a Kubernetes manifest (no document has apiVersion or kind)")
+    assert err.startswith(
+        "karpenter-gitops: error: no Karpenter object found in 1 file(s), so nothing was checked; skipped "
+        f"{tmp_path / 'values.yaml'}: YAML that is not a Kubernetes manifest (no document has apiVersion or kind)"
+    )
 
 
 def test_a_misspelt_kind_fails_the_run_in_every_format(tmp_path, cli):
@@ -106,9 +120,17 @@ def test_plan_and_render_take_paths_as_validate_does(tmp_path, cli, monkeypatch)
 
 
 def test_a_dead_requirement_value_is_a_warning_naming_it(tmp_path, cli):
-    pool = BASE_NODEPOOL | {"spec": {**BASE_NODEPOOL["spec"], "template": {"spec": {
-        **BASE_NODEPOOL["spec"]["template"]["spec"],
-        "requirements": [{"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot", "ondemand"]}]}}}}
+    pool = BASE_NODEPOOL | {
+        "spec": {
+            **BASE_NODEPOOL["spec"],
+            "template": {
+                "spec": {
+                    **BASE_NODEPOOL["spec"]["template"]["spec"],
+                    "requirements": [{"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot", "ondemand"]}],
+                }
+            },
+        }
+    }
     path = tmp_path / "pool.yaml"
     path.write_text(CLASS + "---\n" + yaml.safe_dump(pool))
     code, out, _ = cli("validate", str(path), "--format", "json")
@@ -123,14 +145,17 @@ def test_a_dead_requirement_value_is_a_warning_naming_it(tmp_path, cli):
 def _plan_pool(tmp_path, cli, monkeypatch, catalogue_cache, families: list[str], *argv: str):
     pool = yaml.safe_load(POOL)
     pool["spec"]["template"]["spec"]["requirements"].append(
-        {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": families})
+        {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": families}
+    )
     (tmp_path / "karpenter.yaml").write_text(CLASS + "---\n" + yaml.safe_dump(pool))
     monkeypatch.setenv("NO_COLOR", "1")
     return cli("plan", str(tmp_path), "--kubernetes-version", "1.32", "--cache-dir", str(catalogue_cache), *argv)
 
 
 @pytest.mark.slow
-def test_plan_blocks_a_pool_that_can_launch_nothing_and_prints_the_values(default_aws, catalogue_cache, tmp_path, cli, monkeypatch):
+def test_plan_blocks_a_pool_that_can_launch_nothing_and_prints_the_values(
+    default_aws, catalogue_cache, tmp_path, cli, monkeypatch
+):
     code, out, _ = _plan_pool(tmp_path, cli, monkeypatch, catalogue_cache, ["zz9", "[bold]qq1[/]"])
     assert code == 1
     assert "no instance type satisfies karpenter.k8s.aws/instance-family In [[bold]qq1[/], zz9]" in out

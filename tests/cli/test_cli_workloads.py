@@ -62,7 +62,9 @@ def test_hostile_names_from_stdin_are_printed_as_written_and_escaped_in_the_pict
     assert "karpenter.sh/nodepool In [[red]nowhere[/red]]" in out  # Karpenter's message quotes the selector as written
     assert "read 2 pod(s)" in out and "from -" in out
     assert "passed over 1 object(s) that create no pods: Service × 1" in out
-    assert "left out <stdin>: document 3: Deployment default/broken: spec.template.spec.containers[0].resources.requests.cpu" in out
+    assert (
+        "left out <stdin>: document 3: Deployment default/broken: spec.template.spec.containers[0].resources.requests.cpu" in out
+    )
     svg = picture.read_text()
     assert "&lt;script&gt;x&lt;/script&gt;/Deployment/[bold red]boom[/]" in svg and "<script>" not in svg
 

@@ -25,15 +25,29 @@ WORKLOADS = ("--workloads", "examples/workloads")
 @pytest.mark.slow
 def test_plan_with_workloads_text_and_picture(in_project, capsys, snapshot, catalogue_cache, tmp_path):
     picture = tmp_path / "forecast.svg"
-    text = transcript(capsys, "plan", "--stack", "demo", "--embedded-aws", "--cache-dir", str(catalogue_cache), *WORKLOADS, "--picture", str(picture))
-    forecast = text[text.index("Forecast — "):]
+    text = transcript(
+        capsys,
+        "plan",
+        "--stack",
+        "demo",
+        "--embedded-aws",
+        "--cache-dir",
+        str(catalogue_cache),
+        *WORKLOADS,
+        "--picture",
+        str(picture),
+    )
+    forecast = text[text.index("Forecast — ") :]
     assert masked(forecast, CACHE=catalogue_cache) == snapshot(name="text")
     assert picture.read_text() == snapshot(name="svg")
 
 
 @pytest.mark.slow
 def test_plan_with_workloads_json(in_project, capsys, snapshot, catalogue_cache):
-    assert main(["plan", "--stack", "demo", "--embedded-aws", "--cache-dir", str(catalogue_cache), *WORKLOADS, "--format", "json"]) == 1
+    assert (
+        main(["plan", "--stack", "demo", "--embedded-aws", "--cache-dir", str(catalogue_cache), *WORKLOADS, "--format", "json"])
+        == 1
+    )
     forecast = json.loads(capsys.readouterr().out)["forecast"]
     claims = [claim for pool in forecast["forecast"]["nodePools"] for claim in pool["nodeClaims"]]
     assert claims and all(claim["ami"] and claim["priceSource"] for claim in claims)

@@ -16,16 +16,25 @@ from karpenter_gitops.rules import registry
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
 
 # A GPU pool capped on GPUs only, nodes that never expire, an unencrypted volume: house style, not breakage.
-NODE_CLASS = {**BASE_NODECLASS, "spec": {**BASE_NODECLASS["spec"], "blockDeviceMappings": [
-    {"deviceName": "/dev/xvda", "ebs": {"volumeSize": "100Gi"}}]}}
-GPU_POOL = {**BASE_NODEPOOL, "metadata": {"name": "gpu"}, "spec": {
-    **BASE_NODEPOOL["spec"],
-    "template": {"spec": {**BASE_NODEPOOL["spec"]["template"]["spec"], "expireAfter": "Never"}},
-    "limits": {"nvidia.com/gpu": "16"},
-}}
+NODE_CLASS = {
+    **BASE_NODECLASS,
+    "spec": {**BASE_NODECLASS["spec"], "blockDeviceMappings": [{"deviceName": "/dev/xvda", "ebs": {"volumeSize": "100Gi"}}]},
+}
+GPU_POOL = {
+    **BASE_NODEPOOL,
+    "metadata": {"name": "gpu"},
+    "spec": {
+        **BASE_NODEPOOL["spec"],
+        "template": {"spec": {**BASE_NODEPOOL["spec"]["template"]["spec"], "expireAfter": "Never"}},
+        "limits": {"nvidia.com/gpu": "16"},
+    },
+}
 CPU_ONLY_POOL = {**BASE_NODEPOOL, "metadata": {"name": "batch"}, "spec": {**BASE_NODEPOOL["spec"], "limits": {"cpu": "64"}}}
-UNCAPPED_POOL = {**BASE_NODEPOOL, "metadata": {"name": "uncapped"}, "spec": {
-    key: value for key, value in BASE_NODEPOOL["spec"].items() if key != "limits"}}
+UNCAPPED_POOL = {
+    **BASE_NODEPOOL,
+    "metadata": {"name": "uncapped"},
+    "spec": {key: value for key, value in BASE_NODEPOOL["spec"].items() if key != "limits"},
+}
 RAISED = """\
 maxExpireAfter: 336h
 rules:
@@ -62,7 +71,9 @@ def test_house_style_is_reported_as_warnings_and_blocks_nothing_plain_validate_l
 
 
 def test_a_gpu_cap_or_a_cpu_cap_is_a_limit_and_no_cap_is_a_warning(repository, cli):
-    (repository / "deploy" / "karpenter.yaml").write_text(yaml.safe_dump_all([NODE_CLASS, GPU_POOL, CPU_ONLY_POOL, UNCAPPED_POOL]))
+    (repository / "deploy" / "karpenter.yaml").write_text(
+        yaml.safe_dump_all([NODE_CLASS, GPU_POOL, CPU_ONLY_POOL, UNCAPPED_POOL])
+    )
     code, out, _ = cli("validate", "deploy", "--policy", "--format", "json")
     limits = [f for f in json.loads(out)["findings"] if f["rule"] == "policy/nodepool-limits"]
     assert code == 0 and [(f["name"], f["severity"]) for f in limits] == [("uncapped", "warning")]
@@ -76,11 +87,21 @@ def test_a_policy_file_raises_policies_to_blocking_and_says_where_its_settings_c
     found = findings(out)
     assert code == 1 and found["policy/ebs-encrypted"]["severity"] == "error"
     assert found["policy/expire-after-bounded"]["message"] == (
-        "nodes live up to Never; maxExpireAfter is 336h (set by the policy file policies/karpenter.yaml)")
+        "nodes live up to Never; maxExpireAfter is 336h (set by the policy file policies/karpenter.yaml)"
+    )
     assert found["policy/disruption-budgets"]["severity"] == "warning"  # not raised: still advisory
 
-    code, out, _ = cli("preview", "--manifests", "deploy", "--base", "base", "--kubernetes-version", "1.32",
-                       "--policy-file", "policies/karpenter.yaml")
+    code, out, _ = cli(
+        "preview",
+        "--manifests",
+        "deploy",
+        "--base",
+        "base",
+        "--kubernetes-version",
+        "1.32",
+        "--policy-file",
+        "policies/karpenter.yaml",
+    )
     blocking = out.split("#### Blocking errors")[1].split("<details>")[0]
     assert code == 1 and "policy/ebs-encrypted" in blocking and "policy/disruption-budgets" not in blocking
 
@@ -92,13 +113,25 @@ def test_a_policy_file_raises_policies_to_blocking_and_says_where_its_settings_c
 
 def test_a_stack_block_wins_over_the_policy_file_key_by_key(repository, cli):
     (repository / "policy.yaml").write_text(RAISED)
-    (repository / "Pulumi.prod.yaml").write_text(yaml.safe_dump({"config": {
-        "karpenter-gitops:nodePools": {"gpu": GPU_POOL["spec"]},
-        "karpenter-gitops:policy": {"maxExpireAfter": "168h", "rules": {"policy/expire-after-bounded": {"severity": "info"}}},
-    }}))
+    (repository / "Pulumi.prod.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "config": {
+                    "karpenter-gitops:nodePools": {"gpu": GPU_POOL["spec"]},
+                    "karpenter-gitops:policy": {
+                        "maxExpireAfter": "168h",
+                        "rules": {"policy/expire-after-bounded": {"severity": "info"}},
+                    },
+                }
+            }
+        )
+    )
     code, out, _ = cli("validate", "Pulumi.prod.yaml", "--policy-file", "policy.yaml", "--format", "json")
     expiry = findings(out)["policy/expire-after-bounded"]
-    assert (expiry["severity"], expiry["message"]) == ("info", "nodes live up to Never; maxExpireAfter is 168h (set by the stack in Pulumi.prod.yaml)")
+    assert (expiry["severity"], expiry["message"]) == (
+        "info",
+        "nodes live up to Never; maxExpireAfter is 168h (set by the stack in Pulumi.prod.yaml)",
+    )
 
 
 @pytest.mark.parametrize(

@@ -33,10 +33,21 @@ def test_preview(base, capsys, snapshot, tmp_path, catalogue_cache, fmt):
 def test_preview_with_workloads(base, capsys, snapshot, tmp_path, catalogue_cache):
     """The AMI bump makes arm64 types launchable on the general pool: the comment says what that does to the cost."""
     aws = ("--embedded-aws", "--cache-dir", str(catalogue_cache))
-    text = transcript(capsys, "preview", "--stack", "demo", "--base", str(base), *aws, "--workloads", "examples/workloads",
-               "--full-report", str(tmp_path / "full.md"))
+    text = transcript(
+        capsys,
+        "preview",
+        "--stack",
+        "demo",
+        "--base",
+        str(base),
+        *aws,
+        "--workloads",
+        "examples/workloads",
+        "--full-report",
+        str(tmp_path / "full.md"),
+    )
     summary = next(line for line in text.splitlines() if line.startswith("**Cost**"))
-    section = text[text.index("#### Cost forecast"):text.index("#### Node impact")]
+    section = text[text.index("#### Cost forecast") : text.index("#### Node impact")]
     assert masked(f"{summary}\n\n{section}", TMP=tmp_path, CACHE=catalogue_cache) == snapshot
 
 
@@ -48,8 +59,22 @@ def test_preview_workloads_need_aws(base, capsys):
 @pytest.mark.slow
 def test_preview_draws_the_heads_forecast(base, capsys, tmp_path, catalogue_cache):
     picture = tmp_path / "head.svg"
-    argv = ["preview", "--stack", "demo", "--base", str(base), "--embedded-aws", "--cache-dir", str(catalogue_cache),
-            "--workloads", "examples/workloads", "--format", "json", "--picture", str(picture)]
+    argv = [
+        "preview",
+        "--stack",
+        "demo",
+        "--base",
+        str(base),
+        "--embedded-aws",
+        "--cache-dir",
+        str(catalogue_cache),
+        "--workloads",
+        "examples/workloads",
+        "--format",
+        "json",
+        "--picture",
+        str(picture),
+    ]
     assert main(argv) == 1
     cost = json.loads(capsys.readouterr().out)["cost"]
     assert picture.read_text().count("<title>") >= cost["head"]["forecast"]["nodePools"][0]["pods"] > 0
@@ -64,7 +89,17 @@ def test_preview_forecasts_the_workloads_the_stack_file_names(base, capsys, tmp_
     stack_file["config"]["karpenter-gitops:workloads"] = ["examples/workloads"]
     named = tmp_path / "Pulumi.demo.yaml"
     named.write_text(yaml.safe_dump(stack_file))
-    argv = ["preview", "--manifests", str(named), "--base", str(base), "--embedded-aws", "--cache-dir", str(catalogue_cache),
-            "--format", "json"]
+    argv = [
+        "preview",
+        "--manifests",
+        str(named),
+        "--base",
+        str(base),
+        "--embedded-aws",
+        "--cache-dir",
+        str(catalogue_cache),
+        "--format",
+        "json",
+    ]
     main(argv)
     assert [p["nodePool"] for p in json.loads(capsys.readouterr().out)["cost"]["nodePools"]] == ["general", "gpu", "payments"]

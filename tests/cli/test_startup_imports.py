@@ -37,7 +37,9 @@ def test_help_loads_no_command_no_use_case_and_no_heavy_library():
 
 
 def test_a_command_loads_no_other_command():
-    assert {m for m in loaded("rules", "nodeclass/instance-profile-arn") if m.endswith("_command")} == {"karpenter_gitops.cli.rules_command"}
+    assert {m for m in loaded("rules", "nodeclass/instance-profile-arn") if m.endswith("_command")} == {
+        "karpenter_gitops.cli.rules_command"
+    }
 
 
 @pytest.mark.parametrize("argv", [["validate", "examples/manifests/platform.yaml"], ["rules"]])
@@ -50,7 +52,9 @@ def test_offline_commands_load_no_heavy_library(argv):
 def test_validate_loads_no_simulation():
     """The families describe their nodes for the simulation, but ``validate`` never simulates: the
     scheduler's modules were a sixth of its start-up."""
-    assert not [m for m in loaded("validate", "examples/manifests/platform.yaml") if m.startswith("karpenter_gitops.karpenter.scheduling")]
+    assert not [
+        m for m in loaded("validate", "examples/manifests/platform.yaml") if m.startswith("karpenter_gitops.karpenter.scheduling")
+    ]
 
 
 def test_crd_checks_load_their_engine_only_when_given_crds():

@@ -28,9 +28,11 @@ def _as_synced(manifest: dict) -> dict:
     stored = copy.deepcopy(manifest)
     stored["metadata"]["generation"] = 1
     if stored["kind"] == "EC2NodeClass":
-        stored["status"] = {"conditions": [
-            {"type": kind, "status": "True", "reason": kind, "message": "", "observedGeneration": 1} for kind in CONDITIONS
-        ]}
+        stored["status"] = {
+            "conditions": [
+                {"type": kind, "status": "True", "reason": kind, "message": "", "observedGeneration": 1} for kind in CONDITIONS
+            ]
+        }
     return stored
 
 
@@ -72,30 +74,51 @@ def test_verify_sets_the_launched_nodeclaims_beside_the_forecast(cluster, capsys
     """The fake cluster runs one general NodeClaim, an m5.large spot node in us-west-2a; the demo's workloads
     forecast three general NodeClaims and one gpu: each pool says so in one line, and the exit code is the
     one verify has without workloads (a difference here is information, not a finding)."""
-    from support.fake_kube import FakeKubernetes, NODES
+    from support.fake_kube import NODES, FakeKubernetes
 
     node = copy.deepcopy(NODES)
     node["items"][0]["metadata"]["labels"] |= {"karpenter.sh/capacity-type": "spot", "topology.kubernetes.io/zone": "us-west-2a"}
     monkeypatch.setitem(FakeKubernetes.routes, "/api/v1/nodes", node)
-    base = ["verify", "--stack", "demo", "--kubeconfig", str(cluster), "--wait", "0", "--embedded-aws", "--cache-dir", str(catalogue_cache)]
+    base = [
+        "verify",
+        "--stack",
+        "demo",
+        "--kubeconfig",
+        str(cluster),
+        "--wait",
+        "0",
+        "--embedded-aws",
+        "--cache-dir",
+        str(catalogue_cache),
+    ]
     without = main([*base, "--format", "json"])
     assert "launched" not in json.loads(capsys.readouterr().out)  # no workloads: the JSON keeps its keys
     assert main([*base, "--workloads", "examples/workloads", "--format", "json"]) == without
     pools = {p["nodePool"]: p for p in json.loads(capsys.readouterr().out)["launched"]}
     general = pools["general"]
-    assert general["launched"] == {"nodeClaims": 1, "instanceTypes": {"m5.large": 1}, "capacityTypes": {"spot": 1},
-                                   "zones": {"us-west-2a": 1}}
+    assert general["launched"] == {
+        "nodeClaims": 1,
+        "instanceTypes": {"m5.large": 1},
+        "capacityTypes": {"spot": 1},
+        "zones": {"us-west-2a": 1},
+    }
     assert general["forecast"]["nodeClaims"] == 3 and not general["asForecast"]
     assert pools["gpu"]["launched"]["nodeClaims"] == 0 and pools["gpu"]["forecast"]["nodeClaims"] == 1
     main([*base, "--workloads", "examples/workloads"])
     text = capsys.readouterr().out
     assert "NodeClaims launched beside the forecast for the workloads (information, not a finding):" in text
-    assert "general: forecast 3 NodeClaim(s) (1 × c6g.xlarge, 1 × m7g.2xlarge, 1 × m8g.xlarge), launched 1 (1 × m5.large); 2 fewer; other types" in text
+    assert (
+        "general: forecast 3 NodeClaim(s) (1 × c6g.xlarge, 1 × m7g.2xlarge, 1 × m8g.xlarge), launched 1 (1 × m5.large); 2 fewer; other types"
+        in text
+    )
     assert "gpu: forecast 1 NodeClaim(s) (1 × g5g.16xlarge), launched 0 (none); 1 fewer" in text
 
 
 def test_verify_workloads_need_the_prediction(cluster, capsys):
-    assert main(["verify", "--stack", "demo", "--kubeconfig", str(cluster), "--no-predict", "--workloads", "examples/workloads"]) == 2
+    assert (
+        main(["verify", "--stack", "demo", "--kubeconfig", str(cluster), "--no-predict", "--workloads", "examples/workloads"])
+        == 2
+    )
     assert "needs the prediction" in capsys.readouterr().err
 
 
@@ -107,8 +130,20 @@ def test_verify_reads_the_workloads_the_stack_file_names(cluster, capsys, catalo
     stack_file["config"]["karpenter-gitops:workloads"] = [str(Path("examples/workloads").resolve())]
     named = tmp_path / "Pulumi.demo.yaml"
     named.write_text(yaml.safe_dump(stack_file))
-    argv = ["verify", "--manifests", str(named), "--kubeconfig", str(cluster), "--wait", "0", "--embedded-aws",
-            "--cache-dir", str(catalogue_cache), "--format", "json"]
+    argv = [
+        "verify",
+        "--manifests",
+        str(named),
+        "--kubeconfig",
+        str(cluster),
+        "--wait",
+        "0",
+        "--embedded-aws",
+        "--cache-dir",
+        str(catalogue_cache),
+        "--format",
+        "json",
+    ]
     main(argv)
     assert {p["nodePool"] for p in json.loads(capsys.readouterr().out)["launched"]} == {"general", "gpu", "payments"}
     stack_file["config"]["karpenter-gitops:workloads"] = "examples/workloads"

@@ -5,16 +5,15 @@ from __future__ import annotations
 import json
 import runpy
 
-from support import fake_reconcile
-from support import pulumi_mocks
 import pytest
 import yaml
+from support import fake_reconcile, pulumi_mocks
 from support.pulumi_specs import SPEC, SPOT_POOL
 
-from karpenter_gitops_pulumi.controller import KarpenterController, KarpenterControllerArgs
-from karpenter_gitops_pulumi.fleet import Fleet, FleetArgs
 from karpenter_gitops.app import stack
 from karpenter_gitops.core.errors import InputError
+from karpenter_gitops_pulumi.controller import KarpenterController, KarpenterControllerArgs
+from karpenter_gitops_pulumi.fleet import Fleet, FleetArgs
 
 OIDC = "arn:aws:iam::123456789012:oidc-provider/oidc.eks.us-west-2.amazonaws.com/id/ABCDEF"
 BLOCK = {"nodeRoleName": "KarpenterNodeRole-dev", "helm": {"enabled": True, "version": "1.14.1"}}
@@ -31,18 +30,33 @@ def fake_aws(monkeypatch):
 
 def controller(block=None, node_classes=None, node_pools=None, ip_family="ipv4", preview=False):
     def program():
-        KarpenterController("karpenter", KarpenterControllerArgs(
-            cluster_name="dev", settings=block if block is not None else BLOCK,
-            node_classes=node_classes or {"default": SPEC}, node_pools=node_pools or {},
-        ))
+        KarpenterController(
+            "karpenter",
+            KarpenterControllerArgs(
+                cluster_name="dev",
+                settings=block if block is not None else BLOCK,
+                node_classes=node_classes or {"default": SPEC},
+                node_pools=node_pools or {},
+            ),
+        )
 
-    return pulumi_mocks.run(program, preview=preview, recorder=pulumi_mocks.Recorder(preview=preview, cluster_ip_family=ip_family))
+    return pulumi_mocks.run(
+        program, preview=preview, recorder=pulumi_mocks.Recorder(preview=preview, cluster_ip_family=ip_family)
+    )
 
 
 def fleet(block=None, **args):
     def program():
-        Fleet("dev", FleetArgs(node_classes={"default": SPEC}, node_pools={"general": SPOT_POOL}, cluster={"name": "dev"},
-                               controller=block if block is not None else BLOCK, **args))
+        Fleet(
+            "dev",
+            FleetArgs(
+                node_classes={"default": SPEC},
+                node_pools={"general": SPOT_POOL},
+                cluster={"name": "dev"},
+                controller=block if block is not None else BLOCK,
+                **args,
+            ),
+        )
 
     return pulumi_mocks.run(program)
 
@@ -97,15 +111,20 @@ def test_ipv6_cluster_gets_the_ipv6_cni_policy_inline():
 def test_ipv6_cluster_with_the_ipv4_cni_policy_is_refused_before_anything_is_created():
     recorder = pulumi_mocks.Recorder(preview=True, cluster_ip_family="ipv6")
     with pytest.raises(InputError, match=r"cluster 'dev' is ipv6 but .*ipFamily is ipv4.*\[controller/cni-ip-family\]"):
-        pulumi_mocks.run(lambda: KarpenterController("karpenter", KarpenterControllerArgs(cluster_name="dev", settings=BLOCK)),
-                         preview=True, recorder=recorder)
+        pulumi_mocks.run(
+            lambda: KarpenterController("karpenter", KarpenterControllerArgs(cluster_name="dev", settings=BLOCK)),
+            preview=True,
+            recorder=recorder,
+        )
     assert [r.type for r in recorder.resources.values()] == ["karpenter-gitops:index:KarpenterController"]
 
 
 def test_pass_role_lists_exactly_the_node_roles_the_classes_use():
     classes = {"default": SPEC, "gpu": {**SPEC, "role": "GpuNodeRole"}}
-    block = {**BLOCK, "nodeRoles": {"GpuNodeRole": {"accessEntry": "create"},
-                                    "teams/PaymentsRole": {"instanceProfiles": ["PaymentsProfile"]}}}
+    block = {
+        **BLOCK,
+        "nodeRoles": {"GpuNodeRole": {"accessEntry": "create"}, "teams/PaymentsRole": {"instanceProfiles": ["PaymentsProfile"]}},
+    }
     run = controller(block, node_classes=classes)
     entries = {r.inputs["principalArn"] for r in run.by_type("aws:eks/accessEntry:AccessEntry")}
     assert entries == {run.resources["karpenter-node-role"].outputs["arn"], "arn:aws:iam::123456789012:role/GpuNodeRole"}
@@ -120,8 +139,10 @@ def test_pass_role_lists_exactly_the_node_roles_the_classes_use():
 
 def test_controller_policy_is_split_into_managed_policies_when_too_large():
     classes = {f"c{i}": {**SPEC, "role": f"team-{i:03d}/NodeRole-{i:03d}"} for i in range(60)}
-    run = controller({**BLOCK, "nodeRoles": {f"team-{i:03d}/NodeRole-{i:03d}": {"accessEntry": "existing"} for i in range(60)}},
-                     node_classes=classes)
+    run = controller(
+        {**BLOCK, "nodeRoles": {f"team-{i:03d}/NodeRole-{i:03d}": {"accessEntry": "existing"} for i in range(60)}},
+        node_classes=classes,
+    )
     policies = sorted(run.by_type("aws:iam/policy:Policy"), key=lambda r: r.name)
     assert len(policies) >= 2
     assert [p.inputs["name"] for p in policies] == [f"Karpenter-dev-controller-{i + 1}" for i in range(len(policies))]
@@ -139,20 +160,36 @@ def test_the_controller_policies_carry_the_v1_14_reference_statements_once_each(
     by_sid = {s["Sid"]: s for s in statements}
     assert len(by_sid) == len(statements)
     assert set(by_sid) == {
-        "AllowScopedEC2InstanceAccessActions", "AllowScopedEC2LaunchTemplateAccessActions", "AllowScopedEC2InstanceActionsWithTags",
-        "AllowScopedResourceCreationTagging", "AllowScopedResourceTagging", "AllowScopedDeletion", "AllowRegionalReadActions",
-        "AllowSSMReadActions", "AllowPricingReadActions", "AllowInterruptionQueueActions", "AllowPassingInstanceRole",
-        "AllowScopedInstanceProfileCreationActions", "AllowScopedInstanceProfileTagActions", "AllowScopedInstanceProfileActions",
-        "AllowInstanceProfileReadActions", "AllowUnscopedInstanceProfileListAction", "AllowAPIServerEndpointDiscovery",
+        "AllowScopedEC2InstanceAccessActions",
+        "AllowScopedEC2LaunchTemplateAccessActions",
+        "AllowScopedEC2InstanceActionsWithTags",
+        "AllowScopedResourceCreationTagging",
+        "AllowScopedResourceTagging",
+        "AllowScopedDeletion",
+        "AllowRegionalReadActions",
+        "AllowSSMReadActions",
+        "AllowPricingReadActions",
+        "AllowInterruptionQueueActions",
+        "AllowPassingInstanceRole",
+        "AllowScopedInstanceProfileCreationActions",
+        "AllowScopedInstanceProfileTagActions",
+        "AllowScopedInstanceProfileActions",
+        "AllowInstanceProfileReadActions",
+        "AllowUnscopedInstanceProfileListAction",
+        "AllowAPIServerEndpointDiscovery",
         "AllowZonalShiftStatusReadOnly",
     }
     listing = by_sid["AllowUnscopedInstanceProfileListAction"]
     assert (listing["Action"], listing["Resource"]) == (["iam:ListInstanceProfiles"], "*")
     assert "arn:aws:ec2:us-west-2:*:placement-group/*" in by_sid["AllowScopedEC2InstanceAccessActions"]["Resource"]
     assert by_sid["AllowScopedResourceCreationTagging"]["Condition"]["StringEquals"]["ec2:CreateAction"] == [
-        "RunInstances", "CreateFleet", "CreateLaunchTemplate"]
+        "RunInstances",
+        "CreateFleet",
+        "CreateLaunchTemplate",
+    ]
     assert by_sid["AllowZonalShiftStatusReadOnly"]["Condition"] == {
-        "StringEquals": {"arc-zonal-shift:ResourceIdentifier": "arn:aws:eks:us-west-2:123456789012:cluster/dev"}}
+        "StringEquals": {"arc-zonal-shift:ResourceIdentifier": "arn:aws:eks:us-west-2:123456789012:cluster/dev"}
+    }
     assert by_sid["AllowPassingInstanceRole"]["Resource"] == ["arn:aws:iam::123456789012:role/KarpenterNodeRole-dev"]
 
 
@@ -167,7 +204,9 @@ def test_pod_identity_mode_trusts_the_agent_and_associates_the_service_account()
     assert trust["Statement"][0]["Action"] == ["sts:AssumeRole", "sts:TagSession"]
     association = run.resources["karpenter-pod-identity"]
     assert association.inputs == {
-        "clusterName": "dev", "namespace": "karpenter", "serviceAccount": "controller",
+        "clusterName": "dev",
+        "namespace": "karpenter",
+        "serviceAccount": "controller",
         "roleArn": run.resources["karpenter-controller-role"].outputs["arn"],
     }
     assert "annotations" not in run.resources["karpenter-helm"].inputs["values"]["serviceAccount"]
@@ -202,7 +241,9 @@ def test_interruption_queue_is_encrypted_tls_only_and_keeps_messages_300_seconds
 
 def test_customer_managed_key_replaces_sqs_managed_encryption():
     key = "arn:aws:kms:us-west-2:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
-    queue = controller({**BLOCK, "interruptionQueue": {"enabled": True, "kmsKeyArn": key}}).resources["karpenter-interruption-queue"]
+    queue = controller({**BLOCK, "interruptionQueue": {"enabled": True, "kmsKeyArn": key}}).resources[
+        "karpenter-interruption-queue"
+    ]
     assert queue.inputs["kmsMasterKeyId"] == key and "sqsManagedSseEnabled" not in queue.inputs
 
 
@@ -269,8 +310,14 @@ def test_fleet_wires_a_created_instance_profile_by_object():
     spec.pop("role")
 
     def program():
-        Fleet("dev", FleetArgs(node_classes={"default": spec}, cluster={"name": "dev"},
-                               controller={**BLOCK, "createInstanceProfile": True, "instanceProfileName": "KarpenterNodeProfile"}))
+        Fleet(
+            "dev",
+            FleetArgs(
+                node_classes={"default": spec},
+                cluster={"name": "dev"},
+                controller={**BLOCK, "createInstanceProfile": True, "instanceProfileName": "KarpenterNodeProfile"},
+            ),
+        )
 
     run = pulumi_mocks.run(program)
     (node_class,) = run.by_type(EC2NC)
@@ -290,12 +337,31 @@ def test_fleet_without_a_controller_block_builds_none():
 @pytest.mark.parametrize(
     ("block", "node_classes", "node_pools", "message"),
     [
-        ({**BLOCK, "interruptionQueue": {"enabled": False}}, None, {"general": SPOT_POOL}, r"allows spot .*\[controller/spot-interruption-queue\]"),
-        (BLOCK, {"default": {**SPEC, "role": "SomeoneElsesRole"}}, None, r"'SomeoneElsesRole' has no EKS access entry .*\[controller/access-entry\]"),
-        (BLOCK, {"default": {k: v for k, v in SPEC.items() if k != "role"} | {"instanceProfile": "HandMade"}}, None,
-         r"cannot pass the role inside instance profile 'HandMade'.*\[controller/pass-role\]"),
+        (
+            {**BLOCK, "interruptionQueue": {"enabled": False}},
+            None,
+            {"general": SPOT_POOL},
+            r"allows spot .*\[controller/spot-interruption-queue\]",
+        ),
+        (
+            BLOCK,
+            {"default": {**SPEC, "role": "SomeoneElsesRole"}},
+            None,
+            r"'SomeoneElsesRole' has no EKS access entry .*\[controller/access-entry\]",
+        ),
+        (
+            BLOCK,
+            {"default": {k: v for k, v in SPEC.items() if k != "role"} | {"instanceProfile": "HandMade"}},
+            None,
+            r"cannot pass the role inside instance profile 'HandMade'.*\[controller/pass-role\]",
+        ),
         ({**BLOCK, "runsOnFargate": True}, None, None, r"runs on Fargate.*\[controller/fargate-pod-identity\]"),
-        ({**BLOCK, "namePrefix": "Karpenter-" + "x" * 50}, None, None, r"has \d+ characters; AWS allows 64 \[controller/name-length\]"),
+        (
+            {**BLOCK, "namePrefix": "Karpenter-" + "x" * 50},
+            None,
+            None,
+            r"has \d+ characters; AWS allows 64 \[controller/name-length\]",
+        ),
     ],
     ids=["spot-without-queue", "no-access-entry", "unpassable-profile", "pod-identity-on-fargate", "name-too-long"],
 )
@@ -303,9 +369,17 @@ def test_incoherent_stacks_fail_in_preview_and_create_nothing(block, node_classe
     recorder = pulumi_mocks.Recorder(preview=True)
     with pytest.raises(InputError, match=message):
         pulumi_mocks.run(
-            lambda: KarpenterController("karpenter", KarpenterControllerArgs(
-                cluster_name="dev", settings=block, node_classes=node_classes or {"default": SPEC}, node_pools=node_pools or {})),
-            preview=True, recorder=recorder,
+            lambda: KarpenterController(
+                "karpenter",
+                KarpenterControllerArgs(
+                    cluster_name="dev",
+                    settings=block,
+                    node_classes=node_classes or {"default": SPEC},
+                    node_pools=node_pools or {},
+                ),
+            ),
+            preview=True,
+            recorder=recorder,
         )
     assert [r.type for r in recorder.resources.values()] == ["karpenter-gitops:index:KarpenterController"]
 
@@ -317,7 +391,9 @@ def test_the_dev_stack_program_builds_the_controller_with_the_fleet(project):
     assert run.resources["karpenter"].parent == run.urn("dev")
     assert run.resources["karpenter-interruption-queue"].inputs["name"] == "Karpenter-dev"
     statements = [s for p in run.by_type("aws:iam/policy:Policy") for s in json.loads(p.inputs["policy"])["Statement"]]
-    assert {s["Sid"]: s for s in statements}["AllowSSMReadActions"]["Resource"] == ["arn:aws:ssm:eu-west-1::parameter/aws/service/*"]
+    assert {s["Sid"]: s for s in statements}["AllowSSMReadActions"]["Resource"] == [
+        "arn:aws:ssm:eu-west-1::parameter/aws/service/*"
+    ]
     for cr in run.by_type(EC2NC) + run.by_type(NODEPOOL):
         assert run.urn("karpenter-helm") in cr.dependencies
 
@@ -331,4 +407,3 @@ def test_crds_come_from_their_own_chart_before_the_controller_so_upgrades_upgrad
     assert run.urn("karpenter-crds") in release.dependencies
     for custom_resource in (*run.by_type(EC2NC), *run.by_type(NODEPOOL)):
         assert run.urn("karpenter-helm") in custom_resource.dependencies  # and so after the CRDs
-

@@ -6,19 +6,18 @@ import copy
 import json
 import runpy
 
-from support import fake_reconcile
-from support import pulumi_mocks
 import pulumi
 import pytest
 import yaml
 from pulumi.output import Unknown
+from support import fake_reconcile, pulumi_mocks
 from support.pulumi_specs import SPEC, SPOT_POOL
 
+from karpenter_gitops.app import stack
+from karpenter_gitops.core.errors import InputError
 from karpenter_gitops_pulumi.fleet import Fleet, FleetArgs
 from karpenter_gitops_pulumi.nodeclass import NodeClass, NodeClassArgs
 from karpenter_gitops_pulumi.nodepool import NodePool, NodePoolArgs
-from karpenter_gitops.app import stack
-from karpenter_gitops.core.errors import InputError
 
 EC2NC = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
 NODEPOOL = "kubernetes:karpenter.sh/v1:NodePool"
@@ -210,8 +209,12 @@ def test_program_builds_the_dev_stack(project):
     assert run.resources["dev"].type == "karpenter-gitops:index:Fleet"
     assert {r.name for r in run.by_type(NODEPOOL)} == {"general-nodepool", "batch-nodepool"}
     rec = run.resources["default-reconciliation"]
-    assert rec.inputs["cluster"] == {"name": "dev", "kubernetesVersion": "1.32", "karpenterVersion": "1.15",
-                                     "featureGates": {"NodeOverlay": True}}
+    assert rec.inputs["cluster"] == {
+        "name": "dev",
+        "kubernetesVersion": "1.32",
+        "karpenterVersion": "1.15",
+        "featureGates": {"NodeOverlay": True},
+    }
     (overlay,) = run.by_type("kubernetes:karpenter.sh/v1alpha1:NodeOverlay")
     assert overlay.inputs["metadata"] == {"name": "prefer-graviton"}
     # every class's reconciliation applies the stack's overlays to its pools, as plan does
@@ -283,9 +286,11 @@ def test_under_the_engine_a_component_makes_the_engines_interrupt_end_the_progra
 def test_program_passes_the_stacks_workloads_to_every_class_and_exports_their_forecast(project, tmp_path, monkeypatch):
     monkeypatch.setattr(stack, "forecaster", fake_reconcile.forecaster)
     manifests = tmp_path / "apps.yaml"
-    manifests.write_text("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 2\n  template:\n"
-                         "    spec:\n      containers: [{name: main, resources: {requests: {cpu: '1'}}}]\n"
-                         "---\napiVersion: v1\nkind: Secret\nmetadata: {name: token}\nstringData: {token: hunter2}\n")
+    manifests.write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 2\n  template:\n"
+        "    spec:\n      containers: [{name: main, resources: {requests: {cpu: '1'}}}]\n"
+        "---\napiVersion: v1\nkind: Secret\nmetadata: {name: token}\nstringData: {token: hunter2}\n"
+    )
     config = _stack_config(project, **{"karpenter-gitops:workloads": [str(manifests)]})
     run = pulumi_mocks.run(lambda: runpy.run_path(str(project / "__main__.py")), config=config)
     rec = run.resources["default-reconciliation"]

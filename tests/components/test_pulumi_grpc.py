@@ -189,7 +189,10 @@ def test_real_reconciliation_against_the_embedded_aws(embedded, tmp_path):
         with pytest.raises(grpc.RpcError) as err:
             host.update(id_, outs, news)
         # Karpenter 1.14 (the stack's) leaves ValidationSucceeded Unknown; the first error says why no node joins
-        assert "EC2NodeClass default: spec.instanceProfile: instance profile 'KarpenterNodeProfile' does not exist" in err.value.details()
+        assert (
+            "EC2NodeClass default: spec.instanceProfile: instance profile 'KarpenterNodeProfile' does not exist"
+            in err.value.details()
+        )
     finally:
         stderr = host.close()
     assert "AWS now resolves differently" in stderr and "ValidationSucceeded=Unknown (AwaitingReconciliation)" in stderr

@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import copy
 
-from support import fake_reconcile
 import pytest
 from pulumi.runtime import Settings, configure
 from pulumi.runtime.rpc import UNKNOWN
+from support import fake_reconcile
 from support.pulumi_specs import SPEC, SPOT_POOL
 
+from karpenter_gitops.app import stack
 from karpenter_gitops_pulumi import reconciliation
 from karpenter_gitops_pulumi.reconciliation import (
     ReconciliationError,
     ReconciliationProvider,
     TransientReconciliationError,
 )
-from karpenter_gitops.app import stack
 
 POOL = SPOT_POOL | {"disruption": {"consolidateAfter": "0s"}}
 
@@ -178,10 +178,13 @@ def test_the_stacks_node_overlays_reach_the_reconciliation_as_they_reach_plan(mo
     from karpenter_gitops.rules.examples import BASE_NODEOVERLAY
 
     seen = []
-    monkeypatch.setattr(stack, "reconcile", lambda inputs, **rest: seen.append(inputs) or fake_reconcile.reconcile(inputs, **rest))
+    monkeypatch.setattr(
+        stack, "reconcile", lambda inputs, **rest: seen.append(inputs) or fake_reconcile.reconcile(inputs, **rest)
+    )
     overlay = BASE_NODEOVERLAY["spec"] | {"priceAdjustment": "-10%"}
     with_overlay = props(cluster={"name": "dev", "kubernetesVersion": "1.32", "featureGates": {"NodeOverlay": True}}) | {
-        "nodeOverlaySpecs": {"cheaper": overlay}}
+        "nodeOverlaySpecs": {"cheaper": overlay}
+    }
     provider.create(with_overlay)
     assert [o.name for o in seen[0].node_overlays] == ["cheaper"]
     broken = with_overlay | {"nodeOverlaySpecs": {"cheaper": overlay | {"weight": -1}}}
@@ -189,11 +192,21 @@ def test_the_stacks_node_overlays_reach_the_reconciliation_as_they_reach_plan(mo
     assert provider.diff("default", with_overlay, broken).changes
 
 
-WEB = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "shop"},
-       "spec": {"replicas": 3.0,  # as the engine hands numbers over
-                "template": {"spec": {"containers": [{"name": "main", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}]}}}}
-HUGE = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "huge", "namespace": "shop"},
-        "spec": {"containers": [{"name": "main", "resources": {"requests": {"cpu": "900"}}}]}}
+WEB = {
+    "apiVersion": "apps/v1",
+    "kind": "Deployment",
+    "metadata": {"name": "web", "namespace": "shop"},
+    "spec": {
+        "replicas": 3.0,  # as the engine hands numbers over
+        "template": {"spec": {"containers": [{"name": "main", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}]}},
+    },
+}
+HUGE = {
+    "apiVersion": "v1",
+    "kind": "Pod",
+    "metadata": {"name": "huge", "namespace": "shop"},
+    "spec": {"containers": [{"name": "main", "resources": {"requests": {"cpu": "900"}}}]},
+}
 
 
 @pytest.fixture

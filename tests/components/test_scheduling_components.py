@@ -40,13 +40,19 @@ def fake_aws(monkeypatch):
 def test_an_overlay_is_its_custom_resource_with_karpenters_status_left_alone():
     run = pulumi_mocks.run(lambda: NodeOverlay("gpu-discount", NodeOverlayArgs(spec=OVERLAY, cluster=GATES_ON)))
     (resource,) = run.by_type(OVERLAY_TYPE)
-    assert resource.inputs == {"apiVersion": "karpenter.sh/v1alpha1", "kind": "NodeOverlay",
-                               "metadata": {"name": "gpu-discount"}, "spec": OVERLAY}
+    assert resource.inputs == {
+        "apiVersion": "karpenter.sh/v1alpha1",
+        "kind": "NodeOverlay",
+        "metadata": {"name": "gpu-discount"},
+        "spec": OVERLAY,
+    }
     assert resource.parent == run.urn("gpu-discount") and resource.ignore_changes == ["status"]
     assert run.resources["gpu-discount"].type == "karpenter-gitops:index:NodeOverlay"
 
 
-@pytest.mark.parametrize(("name", "metadata"), [("team-a/spare", {"name": "spare", "namespace": "team-a"}), ("spare", {"name": "spare"})])
+@pytest.mark.parametrize(
+    ("name", "metadata"), [("team-a/spare", {"name": "spare", "namespace": "team-a"}), ("spare", {"name": "spare"})]
+)
 def test_a_buffer_lands_in_the_namespace_its_name_gives(name, metadata):
     run = pulumi_mocks.run(lambda: CapacityBuffer(name, CapacityBufferArgs(spec=BUFFER, cluster=GATES_ON)))
     (resource,) = run.by_type(BUFFER_TYPE)
@@ -54,15 +60,24 @@ def test_a_buffer_lands_in_the_namespace_its_name_gives(name, metadata):
     assert resource.inputs["apiVersion"] == "autoscaling.x-k8s.io/v1beta1"
 
 
-@pytest.mark.parametrize(("build", "said"), [
-    (lambda: NodeOverlay("gpu", NodeOverlayArgs(spec=OVERLAY | {"price": "1.2"}, cluster=GATES_ON)),
-     r"NodeOverlay gpu: spec: cannot set both 'price' and 'priceAdjustment' \[cel/overlay-price-exclusive\]"),
-    (lambda: NodeOverlay("gpu", NodeOverlayArgs(spec=OVERLAY, cluster={"karpenter_version": "1.6"})),
-     r"NodeOverlay gpu: kind: Karpenter 1.6 serves no NodeOverlay"),
-    (lambda: CapacityBuffer("team-a/spare", CapacityBufferArgs(spec={"podTemplateRef": {"name": "spare"}})),
-     r"CapacityBuffer team-a/spare: spec: If podTemplateRef is set, replicas or limits must also be set"),
-    (lambda: CapacityBuffer("a/b/c", CapacityBufferArgs(spec=BUFFER)), r"a CapacityBuffer key is a name or namespace/name"),
-])
+@pytest.mark.parametrize(
+    ("build", "said"),
+    [
+        (
+            lambda: NodeOverlay("gpu", NodeOverlayArgs(spec=OVERLAY | {"price": "1.2"}, cluster=GATES_ON)),
+            r"NodeOverlay gpu: spec: cannot set both 'price' and 'priceAdjustment' \[cel/overlay-price-exclusive\]",
+        ),
+        (
+            lambda: NodeOverlay("gpu", NodeOverlayArgs(spec=OVERLAY, cluster={"karpenter_version": "1.6"})),
+            r"NodeOverlay gpu: kind: Karpenter 1.6 serves no NodeOverlay",
+        ),
+        (
+            lambda: CapacityBuffer("team-a/spare", CapacityBufferArgs(spec={"podTemplateRef": {"name": "spare"}})),
+            r"CapacityBuffer team-a/spare: spec: If podTemplateRef is set, replicas or limits must also be set",
+        ),
+        (lambda: CapacityBuffer("a/b/c", CapacityBufferArgs(spec=BUFFER)), r"a CapacityBuffer key is a name or namespace/name"),
+    ],
+)
 def test_an_error_stops_the_program_in_one_line_before_anything_is_registered(build, said):
     recorder = pulumi_mocks.Recorder()
     with pytest.raises(InputError, match=said) as refused:
@@ -75,8 +90,9 @@ def test_an_error_stops_the_program_in_one_line_before_anything_is_registered(bu
 
 def test_a_spec_holding_outputs_is_judged_once_they_are_known():
     def overlay(adjustment: str):
-        return lambda: NodeOverlay("gpu", NodeOverlayArgs(spec=OVERLAY | {"priceAdjustment": pulumi.Output.from_input(adjustment)},
-                                                          cluster=GATES_ON))
+        return lambda: NodeOverlay(
+            "gpu", NodeOverlayArgs(spec=OVERLAY | {"priceAdjustment": pulumi.Output.from_input(adjustment)}, cluster=GATES_ON)
+        )
 
     (resource,) = pulumi_mocks.run(overlay("-20%")).by_type(OVERLAY_TYPE)
     assert resource.inputs["spec"]["priceAdjustment"] == "-20%" and resource.inputs["metadata"] == {"name": "gpu"}
@@ -105,9 +121,15 @@ def test_a_secret_spec_stays_secret():
 
 def test_the_fleet_builds_them_from_its_args_with_its_cluster_and_policy():
     def program():
-        Fleet("dev", FleetArgs(node_classes={"default": SPEC}, node_overlays={"gpu": OVERLAY},
-                               capacity_buffers={"team-a/spare": BUFFER, "spare": BUFFER},
-                               cluster={"name": "dev", **GATES_ON}))
+        Fleet(
+            "dev",
+            FleetArgs(
+                node_classes={"default": SPEC},
+                node_overlays={"gpu": OVERLAY},
+                capacity_buffers={"team-a/spare": BUFFER, "spare": BUFFER},
+                cluster={"name": "dev", **GATES_ON},
+            ),
+        )
 
     run = pulumi_mocks.run(program)
     assert {r.inputs["metadata"].get("namespace") for r in run.by_type(BUFFER_TYPE)} == {"team-a", None}
@@ -118,7 +140,10 @@ def test_the_fleet_builds_them_from_its_args_with_its_cluster_and_policy():
 
 def test_the_fleet_refuses_a_bad_overlay_naming_its_stack_key():
     def program():
-        Fleet("dev", FleetArgs(node_classes={"default": SPEC}, node_overlays={"gpu": {"requirements": [], "capacity": {"cpu": "8"}}}))
+        Fleet(
+            "dev",
+            FleetArgs(node_classes={"default": SPEC}, node_overlays={"gpu": {"requirements": [], "capacity": {"cpu": "8"}}}),
+        )
 
     with pytest.raises(InputError, match=r"invalid resource restricted \[cel/overlay-capacity-restricted\]") as refused:
         pulumi_mocks.run(program)
@@ -131,10 +156,20 @@ def _dev_config(project, **overrides) -> dict[str, str]:
 
 
 def test_the_program_applies_the_stacks_overlays_and_buffers_after_karpenter(project):
-    cluster = {"name": "dev", "kubernetesVersion": "1.32", "karpenterVersion": "1.14",
-               "featureGates": {"NodeOverlay": True, "CapacityBuffer": True}}
-    config = _dev_config(project, **{"karpenter-gitops:cluster": cluster, "karpenter-gitops:nodeOverlays": {"gpu": OVERLAY},
-                                     "karpenter-gitops:capacityBuffers": {"default/spare": BUFFER}})
+    cluster = {
+        "name": "dev",
+        "kubernetesVersion": "1.32",
+        "karpenterVersion": "1.14",
+        "featureGates": {"NodeOverlay": True, "CapacityBuffer": True},
+    }
+    config = _dev_config(
+        project,
+        **{
+            "karpenter-gitops:cluster": cluster,
+            "karpenter-gitops:nodeOverlays": {"gpu": OVERLAY},
+            "karpenter-gitops:capacityBuffers": {"default/spare": BUFFER},
+        },
+    )
     run = pulumi_mocks.run(lambda: runpy.run_path(str(project / "__main__.py")), config=config)
     (overlay,), (buffer,) = run.by_type(OVERLAY_TYPE), run.by_type(BUFFER_TYPE)
     assert buffer.inputs["metadata"] == {"name": "spare", "namespace": "default"}
@@ -144,9 +179,17 @@ def test_the_program_applies_the_stacks_overlays_and_buffers_after_karpenter(pro
     assert gates == {"nodeOverlay": True, "capacityBuffer": True}  # the release runs with the gates the stack declares
 
 
-SPECS = st.dictionaries(st.sampled_from(["requirements", "price", "priceAdjustment", "capacity", "weight", "extra"]),
-                        st.one_of(st.none(), st.integers(-3, 20000), st.text(max_size=4), st.just([]),
-                                  st.just({"cpu": "1"}), st.just([{"key": "k", "operator": "In", "values": ["v"]}])))
+SPECS = st.dictionaries(
+    st.sampled_from(["requirements", "price", "priceAdjustment", "capacity", "weight", "extra"]),
+    st.one_of(
+        st.none(),
+        st.integers(-3, 20000),
+        st.text(max_size=4),
+        st.just([]),
+        st.just({"cpu": "1"}),
+        st.just([{"key": "k", "operator": "In", "values": ["v"]}]),
+    ),
+)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -155,7 +198,9 @@ def test_any_overlay_spec_is_registered_as_validate_judges_it_or_refused_in_one_
     _, findings = stack.standalone("NodeOverlay", "gpu", copy.deepcopy(spec), {"karpenterVersion": "1.14"})
     recorder = pulumi_mocks.Recorder()
     try:
-        pulumi_mocks.run(lambda: NodeOverlay("gpu", NodeOverlayArgs(spec=spec, cluster={"karpenter_version": "1.14"})), recorder=recorder)
+        pulumi_mocks.run(
+            lambda: NodeOverlay("gpu", NodeOverlayArgs(spec=spec, cluster={"karpenter_version": "1.14"})), recorder=recorder
+        )
     except InputError as refused:
         assert any(f.severity is Severity.ERROR for f in findings) and "\n" not in refused.message
         assert not recorder.by_type(OVERLAY_TYPE)

@@ -114,10 +114,12 @@ def test_irsa_trust_is_scoped_to_the_service_account_and_sts_audience():
     issuer = "oidc.eks.eu-west-1.amazonaws.com/id/ABCDEF"
     assert trust["Principal"] == {"Federated": OIDC}
     assert trust["Action"] == ["sts:AssumeRoleWithWebIdentity"]
-    assert trust["Condition"] == {"StringEquals": {
-        f"{issuer}:sub": "system:serviceaccount:karpenter:karpenter",
-        f"{issuer}:aud": "sts.amazonaws.com",
-    }}
+    assert trust["Condition"] == {
+        "StringEquals": {
+            f"{issuer}:sub": "system:serviceaccount:karpenter:karpenter",
+            f"{issuer}:aud": "sts.amazonaws.com",
+        }
+    }
 
 
 def test_node_policies_follow_ip_family_ecr_choice_and_ssm():
@@ -153,13 +155,17 @@ def test_controller_policy_is_scoped_to_the_cluster_region_and_node_roles():
     assert deletion["Condition"]["StringEquals"] == {"aws:ResourceTag/kubernetes.io/cluster/dev": "owned"}
     ssm = _statement(statements, "AllowSSMReadActions")
     assert ssm["Action"] == ["ssm:GetParameter"] and ssm["Resource"] == ["arn:aws:ssm:eu-west-1::parameter/aws/service/*"]
-    assert _statement(statements, "AllowRegionalReadActions")["Condition"] == {"StringEquals": {"aws:RequestedRegion": "eu-west-1"}}
+    assert _statement(statements, "AllowRegionalReadActions")["Condition"] == {
+        "StringEquals": {"aws:RequestedRegion": "eu-west-1"}
+    }
     profiles = _statement(statements, "AllowScopedInstanceProfileActions")["Resource"]
     assert profiles == [
         "arn:aws:iam::123456789012:instance-profile/dev_*",
         "arn:aws:iam::123456789012:instance-profile/karpenter/eu-west-1/dev/*",
     ]
-    assert _statement(statements, "AllowAPIServerEndpointDiscovery")["Resource"] == ["arn:aws:eks:eu-west-1:123456789012:cluster/dev"]
+    assert _statement(statements, "AllowAPIServerEndpointDiscovery")["Resource"] == [
+        "arn:aws:eks:eu-west-1:123456789012:cluster/dev"
+    ]
     queue = _statement(statements, "AllowInterruptionQueueActions")
     assert queue["Resource"] == ["arn:aws:sqs:eu-west-1:123456789012:Karpenter-dev"]
     assert "pricing:GetProducts" in _statement(statements, "AllowPricingReadActions")["Action"]
@@ -173,41 +179,89 @@ REQUESTED = {"aws:RequestTag/kubernetes.io/cluster/dev": "owned", "aws:RequestTa
 IN_REGION = "eu-west-1"
 UPSTREAM_V1_14 = {
     "AllowScopedEC2InstanceAccessActions": (["ec2:RunInstances", "ec2:CreateFleet"], None),
-    "AllowScopedEC2LaunchTemplateAccessActions": (["ec2:RunInstances", "ec2:CreateFleet"], {
-        "StringEquals": OWNED, "StringLike": {"aws:ResourceTag/karpenter.sh/nodepool": "*"}}),
-    "AllowScopedEC2InstanceActionsWithTags": (["ec2:RunInstances", "ec2:CreateFleet", "ec2:CreateLaunchTemplate"], {
-        "StringEquals": REQUESTED, "StringLike": {"aws:RequestTag/karpenter.sh/nodepool": "*"}}),
-    "AllowScopedResourceCreationTagging": (["ec2:CreateTags"], {
-        "StringEquals": {**REQUESTED, "ec2:CreateAction": ["RunInstances", "CreateFleet", "CreateLaunchTemplate"]},
-        "StringLike": {"aws:RequestTag/karpenter.sh/nodepool": "*"}}),
-    "AllowScopedResourceTagging": (["ec2:CreateTags"], {
-        "StringEquals": OWNED, "StringLike": {"aws:ResourceTag/karpenter.sh/nodepool": "*"},
-        "StringEqualsIfExists": {"aws:RequestTag/eks:eks-cluster-name": "dev"},
-        "ForAllValues:StringEquals": {"aws:TagKeys": ["eks:eks-cluster-name", "karpenter.sh/nodeclaim", "Name"]}}),
-    "AllowScopedDeletion": (["ec2:TerminateInstances", "ec2:DeleteLaunchTemplate"], {
-        "StringEquals": OWNED, "StringLike": {"aws:ResourceTag/karpenter.sh/nodepool": "*"}}),
-    "AllowPassingInstanceRole": (["iam:PassRole"], {
-        "StringEquals": {"iam:PassedToService": ["ec2.amazonaws.com", "ec2.amazonaws.com.cn"]}}),
-    "AllowScopedInstanceProfileCreationActions": (["iam:CreateInstanceProfile"], {
-        "StringEquals": {**REQUESTED, "aws:RequestTag/topology.kubernetes.io/region": IN_REGION},
-        "StringLike": {"aws:RequestTag/karpenter.k8s.aws/ec2nodeclass": "*"}}),
-    "AllowScopedInstanceProfileTagActions": (["iam:TagInstanceProfile"], {
-        "StringEquals": {**OWNED, "aws:ResourceTag/topology.kubernetes.io/region": IN_REGION, **REQUESTED,
-                         "aws:RequestTag/topology.kubernetes.io/region": IN_REGION},
-        "StringLike": {"aws:ResourceTag/karpenter.k8s.aws/ec2nodeclass": "*", "aws:RequestTag/karpenter.k8s.aws/ec2nodeclass": "*"}}),
+    "AllowScopedEC2LaunchTemplateAccessActions": (
+        ["ec2:RunInstances", "ec2:CreateFleet"],
+        {"StringEquals": OWNED, "StringLike": {"aws:ResourceTag/karpenter.sh/nodepool": "*"}},
+    ),
+    "AllowScopedEC2InstanceActionsWithTags": (
+        ["ec2:RunInstances", "ec2:CreateFleet", "ec2:CreateLaunchTemplate"],
+        {"StringEquals": REQUESTED, "StringLike": {"aws:RequestTag/karpenter.sh/nodepool": "*"}},
+    ),
+    "AllowScopedResourceCreationTagging": (
+        ["ec2:CreateTags"],
+        {
+            "StringEquals": {**REQUESTED, "ec2:CreateAction": ["RunInstances", "CreateFleet", "CreateLaunchTemplate"]},
+            "StringLike": {"aws:RequestTag/karpenter.sh/nodepool": "*"},
+        },
+    ),
+    "AllowScopedResourceTagging": (
+        ["ec2:CreateTags"],
+        {
+            "StringEquals": OWNED,
+            "StringLike": {"aws:ResourceTag/karpenter.sh/nodepool": "*"},
+            "StringEqualsIfExists": {"aws:RequestTag/eks:eks-cluster-name": "dev"},
+            "ForAllValues:StringEquals": {"aws:TagKeys": ["eks:eks-cluster-name", "karpenter.sh/nodeclaim", "Name"]},
+        },
+    ),
+    "AllowScopedDeletion": (
+        ["ec2:TerminateInstances", "ec2:DeleteLaunchTemplate"],
+        {"StringEquals": OWNED, "StringLike": {"aws:ResourceTag/karpenter.sh/nodepool": "*"}},
+    ),
+    "AllowPassingInstanceRole": (
+        ["iam:PassRole"],
+        {"StringEquals": {"iam:PassedToService": ["ec2.amazonaws.com", "ec2.amazonaws.com.cn"]}},
+    ),
+    "AllowScopedInstanceProfileCreationActions": (
+        ["iam:CreateInstanceProfile"],
+        {
+            "StringEquals": {**REQUESTED, "aws:RequestTag/topology.kubernetes.io/region": IN_REGION},
+            "StringLike": {"aws:RequestTag/karpenter.k8s.aws/ec2nodeclass": "*"},
+        },
+    ),
+    "AllowScopedInstanceProfileTagActions": (
+        ["iam:TagInstanceProfile"],
+        {
+            "StringEquals": {
+                **OWNED,
+                "aws:ResourceTag/topology.kubernetes.io/region": IN_REGION,
+                **REQUESTED,
+                "aws:RequestTag/topology.kubernetes.io/region": IN_REGION,
+            },
+            "StringLike": {
+                "aws:ResourceTag/karpenter.k8s.aws/ec2nodeclass": "*",
+                "aws:RequestTag/karpenter.k8s.aws/ec2nodeclass": "*",
+            },
+        },
+    ),
     "AllowScopedInstanceProfileActions": (
-        ["iam:AddRoleToInstanceProfile", "iam:RemoveRoleFromInstanceProfile", "iam:DeleteInstanceProfile"], {
+        ["iam:AddRoleToInstanceProfile", "iam:RemoveRoleFromInstanceProfile", "iam:DeleteInstanceProfile"],
+        {
             "StringEquals": {**OWNED, "aws:ResourceTag/topology.kubernetes.io/region": IN_REGION},
-            "StringLike": {"aws:ResourceTag/karpenter.k8s.aws/ec2nodeclass": "*"}}),
+            "StringLike": {"aws:ResourceTag/karpenter.k8s.aws/ec2nodeclass": "*"},
+        },
+    ),
     "AllowAPIServerEndpointDiscovery": (["eks:DescribeCluster"], None),
     "AllowInterruptionQueueActions": (["sqs:DeleteMessage", "sqs:GetQueueUrl", "sqs:ReceiveMessage"], None),
-    "AllowZonalShiftStatusReadOnly": (["arc-zonal-shift:GetManagedResource"], {
-        "StringEquals": {"arc-zonal-shift:ResourceIdentifier": "arn:aws:eks:eu-west-1:123456789012:cluster/dev"}}),
-    "AllowRegionalReadActions": ([
-        "ec2:DescribeCapacityReservations", "ec2:DescribeImages", "ec2:DescribeInstances", "ec2:DescribeInstanceStatus",
-        "ec2:DescribeInstanceTypeOfferings", "ec2:DescribeInstanceTypes", "ec2:DescribeLaunchTemplates",
-        "ec2:DescribePlacementGroups", "ec2:DescribeSecurityGroups", "ec2:DescribeSpotPriceHistory", "ec2:DescribeSubnets",
-    ], {"StringEquals": {"aws:RequestedRegion": IN_REGION}}),
+    "AllowZonalShiftStatusReadOnly": (
+        ["arc-zonal-shift:GetManagedResource"],
+        {"StringEquals": {"arc-zonal-shift:ResourceIdentifier": "arn:aws:eks:eu-west-1:123456789012:cluster/dev"}},
+    ),
+    "AllowRegionalReadActions": (
+        [
+            "ec2:DescribeCapacityReservations",
+            "ec2:DescribeImages",
+            "ec2:DescribeInstances",
+            "ec2:DescribeInstanceStatus",
+            "ec2:DescribeInstanceTypeOfferings",
+            "ec2:DescribeInstanceTypes",
+            "ec2:DescribeLaunchTemplates",
+            "ec2:DescribePlacementGroups",
+            "ec2:DescribeSecurityGroups",
+            "ec2:DescribeSpotPriceHistory",
+            "ec2:DescribeSubnets",
+        ],
+        {"StringEquals": {"aws:RequestedRegion": IN_REGION}},
+    ),
     "AllowSSMReadActions": (["ssm:GetParameter"], None),
     "AllowPricingReadActions": (["pricing:GetProducts"], None),
     "AllowUnscopedInstanceProfileListAction": (["iam:ListInstanceProfiles"], None),
@@ -229,21 +283,35 @@ def test_controller_policy_resources_are_upstreams_or_narrower():
     statements = {s["Sid"]: s for s in iam.controller_statements(settings(), ACCOUNT, ["Karpenter-dev-node"])}
     ec2 = "arn:aws:ec2:eu-west-1:*:"
     assert statements["AllowScopedEC2InstanceAccessActions"]["Resource"] == [
-        "arn:aws:ec2:eu-west-1::image/*", "arn:aws:ec2:eu-west-1::snapshot/*", f"{ec2}security-group/*", f"{ec2}subnet/*",
-        f"{ec2}capacity-reservation/*", f"{ec2}placement-group/*",
+        "arn:aws:ec2:eu-west-1::image/*",
+        "arn:aws:ec2:eu-west-1::snapshot/*",
+        f"{ec2}security-group/*",
+        f"{ec2}subnet/*",
+        f"{ec2}capacity-reservation/*",
+        f"{ec2}placement-group/*",
     ]
     assert statements["AllowScopedEC2LaunchTemplateAccessActions"]["Resource"] == [f"{ec2}launch-template/*"]
-    created = [f"{ec2}{r}/*" for r in ("fleet", "instance", "volume", "network-interface", "launch-template", "spot-instances-request")]
+    created = [
+        f"{ec2}{r}/*" for r in ("fleet", "instance", "volume", "network-interface", "launch-template", "spot-instances-request")
+    ]
     assert statements["AllowScopedEC2InstanceActionsWithTags"]["Resource"] == created
     assert statements["AllowScopedResourceCreationTagging"]["Resource"] == created
     assert statements["AllowScopedResourceTagging"]["Resource"] == [f"{ec2}instance/*"]
     assert statements["AllowScopedDeletion"]["Resource"] == [f"{ec2}instance/*", f"{ec2}launch-template/*"]
     # unscoped where upstream is, and only there
     unscoped = {sid for sid, s in statements.items() if s["Resource"] == "*"}
-    assert unscoped == {"AllowRegionalReadActions", "AllowPricingReadActions", "AllowUnscopedInstanceProfileListAction",
-                        "AllowZonalShiftStatusReadOnly"}
+    assert unscoped == {
+        "AllowRegionalReadActions",
+        "AllowPricingReadActions",
+        "AllowUnscopedInstanceProfileListAction",
+        "AllowZonalShiftStatusReadOnly",
+    }
     # instance profiles: narrower than upstream's instance-profile/*, to the names (v1.0+) and paths (v1.7+) Karpenter uses
-    for sid in ("AllowScopedInstanceProfileCreationActions", "AllowScopedInstanceProfileTagActions", "AllowScopedInstanceProfileActions"):
+    for sid in (
+        "AllowScopedInstanceProfileCreationActions",
+        "AllowScopedInstanceProfileTagActions",
+        "AllowScopedInstanceProfileActions",
+    ):
         assert statements[sid]["Resource"] == [
             "arn:aws:iam::123456789012:instance-profile/dev_*",
             "arn:aws:iam::123456789012:instance-profile/karpenter/eu-west-1/dev/*",
@@ -256,7 +324,9 @@ def test_instance_profile_listing_is_granted_on_star_by_itself():
     # IAM authorizes ListInstanceProfiles outside the instance-profile ARNs the other statements name
     assert iam.allowed_resources(doc, "iam:ListInstanceProfiles") == ["*"]
     assert iam.allowed_resources(doc, "iam:GetInstanceProfile") == ["arn:aws:iam::123456789012:instance-profile/*"]
-    assert "ec2:DescribeAvailabilityZones" not in _statement(doc, "AllowRegionalReadActions")["Action"]  # dropped upstream in v1.1
+    assert (
+        "ec2:DescribeAvailabilityZones" not in _statement(doc, "AllowRegionalReadActions")["Action"]
+    )  # dropped upstream in v1.1
 
 
 def test_partition_and_region_come_from_the_cluster():
@@ -265,7 +335,8 @@ def test_partition_and_region_come_from_the_cluster():
     assert statements["AllowSSMReadActions"]["Resource"] == ["arn:aws-cn:ssm:cn-north-1::parameter/aws/service/*"]
     assert statements["AllowPassingInstanceRole"]["Resource"] == ["arn:aws-cn:iam::123456789012:role/Karpenter-dev-node"]
     assert statements["AllowZonalShiftStatusReadOnly"]["Condition"]["StringEquals"] == {
-        "arc-zonal-shift:ResourceIdentifier": "arn:aws-cn:eks:cn-north-1:123456789012:cluster/dev"}
+        "arc-zonal-shift:ResourceIdentifier": "arn:aws-cn:eks:cn-north-1:123456789012:cluster/dev"
+    }
     assert statements["AllowRegionalReadActions"]["Condition"] == {"StringEquals": {"aws:RequestedRegion": "cn-north-1"}}
 
 
@@ -309,7 +380,9 @@ def test_documents_split_at_the_managed_policy_limit_without_losing_a_statement(
 
 def test_size_is_counted_without_whitespace():
     doc = iam.document([iam.statement("A", ["s3:GetObject"], "*")])
-    assert iam.policy_size(doc) == len('{"Version":"2012-10-17","Statement":[{"Sid":"A","Effect":"Allow","Action":["s3:GetObject"],"Resource":"*"}]}')
+    assert iam.policy_size(doc) == len(
+        '{"Version":"2012-10-17","Statement":[{"Sid":"A","Effect":"Allow","Action":["s3:GetObject"],"Resource":"*"}]}'
+    )
 
 
 def test_a_statement_too_big_for_any_document_is_an_error():
@@ -337,7 +410,6 @@ def test_helm_values_name_the_cluster_queue_and_irsa_role():
     assert "interruptionQueue" not in plain["settings"] and "annotations" not in plain["serviceAccount"]
 
 
-
 def test_helm_values_run_the_release_with_the_gates_the_stack_declares():
     gates = {"NodeOverlay": True, "ReservedCapacity": False, "NodeClassCEL": True, "NotAGate": True}
     values = iam.helm_values(settings(), "https://api", "arn:role", gates)["settings"]
@@ -359,11 +431,13 @@ def test_pass_role_matching_understands_wildcards_and_paths():
 
 
 def test_allowed_resources_reads_allow_statements_only():
-    doc = iam.document([
-        iam.statement("P", ["iam:PassRole"], ["arn:aws:iam::1:role/A"]),
-        iam.statement("D", ["iam:PassRole"], ["arn:aws:iam::1:role/B"], effect="Deny"),
-        iam.statement("W", ["iam:*"], "arn:aws:iam::1:role/C"),
-    ])
+    doc = iam.document(
+        [
+            iam.statement("P", ["iam:PassRole"], ["arn:aws:iam::1:role/A"]),
+            iam.statement("D", ["iam:PassRole"], ["arn:aws:iam::1:role/B"], effect="Deny"),
+            iam.statement("W", ["iam:*"], "arn:aws:iam::1:role/C"),
+        ]
+    )
     assert iam.allowed_resources(doc, "iam:PassRole") == ["arn:aws:iam::1:role/A", "arn:aws:iam::1:role/C"]
 
 
@@ -405,7 +479,14 @@ def test_cni_must_match_the_cluster_ip_family():
 @pytest.mark.parametrize(
     ("statement", "ok"),
     [
-        ({"Effect": "Allow", "Principal": {"Service": "events.amazonaws.com"}, "Action": ["kms:GenerateDataKey", "kms:Decrypt"]}, True),
+        (
+            {
+                "Effect": "Allow",
+                "Principal": {"Service": "events.amazonaws.com"},
+                "Action": ["kms:GenerateDataKey", "kms:Decrypt"],
+            },
+            True,
+        ),
         ({"Effect": "Allow", "Principal": {"Service": ["events.amazonaws.com"]}, "Action": "kms:*"}, True),
         ({"Effect": "Allow", "Principal": {"Service": "events.amazonaws.com"}, "Action": "kms:GenerateDataKey*"}, False),
         ({"Effect": "Allow", "Principal": {"AWS": "arn:aws:iam::1:root"}, "Action": "kms:*"}, False),

@@ -50,9 +50,7 @@ def test_gt_is_normalised_to_gte_plus_one():
 
 
 def test_same_key_entries_intersect_and_keep_the_larger_min_values():
-    merged = Requirements(
-        [(CPU, ValueSet.of("In", ["2", "4", "8", "16"], 2)), (CPU, ValueSet.of("Gte", ["4"], 3))]
-    )
+    merged = Requirements([(CPU, ValueSet.of("In", ["2", "4", "8", "16"], 2)), (CPU, ValueSet.of("Gte", ["4"], 3))])
     assert merged[CPU] == ValueSet(False, frozenset({"4", "8", "16"}), min_values=3)
 
 
@@ -108,13 +106,12 @@ def test_matches_labels_with_does_not_exist_semantics():
 
 def test_min_values_shortfall_counts_distinct_values_of_the_candidates():
     required = Requirements([("karpenter.k8s.aws/instance-family", ValueSet.of("Exists", min_values=3))])
-    candidates = [
-        Requirements.from_labels({"karpenter.k8s.aws/instance-family": family}) for family in ("m5", "m5", "c5")
-    ]
-    assert min_values_shortfalls(required, candidates) == (
-        MinValuesShortfall("karpenter.k8s.aws/instance-family", 3, 2),
+    candidates = [Requirements.from_labels({"karpenter.k8s.aws/instance-family": family}) for family in ("m5", "m5", "c5")]
+    assert min_values_shortfalls(required, candidates) == (MinValuesShortfall("karpenter.k8s.aws/instance-family", 3, 2),)
+    assert (
+        min_values_shortfalls(required, candidates + [Requirements.from_labels({"karpenter.k8s.aws/instance-family": "r5"})])
+        == ()
     )
-    assert min_values_shortfalls(required, candidates + [Requirements.from_labels({"karpenter.k8s.aws/instance-family": "r5"})]) == ()
 
 
 def test_node_pool_requirements_include_min_values_and_template_labels():

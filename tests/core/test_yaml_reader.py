@@ -7,11 +7,17 @@ import math
 
 import pytest
 import yaml
-from support.yaml_strategies import dumped_yaml
 from hypothesis import given, settings
+from support.yaml_strategies import dumped_yaml
 
 from karpenter_gitops.core.yaml_reader import (
-    MAX_ALIAS_NODES, MAX_DEPTH, MappingNode, document, documents, nodes, problem,
+    MAX_ALIAS_NODES,
+    MAX_DEPTH,
+    MappingNode,
+    document,
+    documents,
+    nodes,
+    problem,
 )
 
 

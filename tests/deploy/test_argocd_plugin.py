@@ -43,8 +43,9 @@ def cmp_run(step: str, app_dir: Path, parameters: dict[str, str]) -> subprocess.
         "AWS_ENDPOINT_URL": "http://127.0.0.1:9",  # a port nothing listens on: any AWS call would fail
         **{f"ARGOCD_ENV_{name}": value for name, value in parameters.items()},
     }
-    return subprocess.run([*command["command"], *command.get("args", [])], cwd=app_dir, env=env,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [*command["command"], *command.get("args", [])], cwd=app_dir, env=env, capture_output=True, text=True, timeout=120
+    )
 
 
 def test_the_plugin_is_discovered_by_the_project_file():
@@ -58,7 +59,10 @@ def test_generate_prints_the_stack_as_one_yaml_stream_and_nothing_else(tmp_path)
     assert done.returncode == 0, done.stderr
     documents = list(yaml.safe_load_all(done.stdout))
     assert [(d["kind"], d["metadata"]["name"]) for d in documents] == [
-        ("EC2NodeClass", "default"), ("NodeOverlay", "prefer-graviton"), ("NodePool", "batch"), ("NodePool", "general")
+        ("EC2NodeClass", "default"),
+        ("NodeOverlay", "prefer-graviton"),
+        ("NodePool", "batch"),
+        ("NodePool", "general"),
     ]
     again = cmp_run("generate", repo, {"STACK": "dev"})
     assert again.stdout == done.stdout  # byte-stable: a re-render is no change

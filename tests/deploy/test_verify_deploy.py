@@ -31,16 +31,32 @@ def test_verify_runs_with_exactly_the_deployed_rbac(api_server, tmp_path, capsys
         utils.create_from_yaml(api, str(DEPLOY / "rbac.yaml"))
     except FailToCreateError as exists:  # a rerun against the same server
         assert all(e.status == 409 for e in exists.api_exceptions)
-    token = client.CoreV1Api(api).create_namespaced_service_account_token(
-        "karpenter-gitops-verify", "karpenter-gitops", {"spec": {"audiences": []}}).status.token
+    token = (
+        client.CoreV1Api(api)
+        .create_namespaced_service_account_token("karpenter-gitops-verify", "karpenter-gitops", {"spec": {"audiences": []}})
+        .status.token
+    )
     config = yaml.safe_load(api_server.kubeconfig.read_text())
     config["users"][0]["user"]["token"] = token
     (tmp_path / "kubeconfig").write_text(yaml.safe_dump(config))
     manifests = tmp_path / "k.yaml"
-    manifests.write_text(yaml.safe_dump({"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "rbac-check"},
-                                         "spec": {"template": {"spec": {"nodeClassRef": {
-                                             "group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "x"},
-                                             "requirements": []}}}}))
+    manifests.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "karpenter.sh/v1",
+                "kind": "NodePool",
+                "metadata": {"name": "rbac-check"},
+                "spec": {
+                    "template": {
+                        "spec": {
+                            "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "x"},
+                            "requirements": [],
+                        }
+                    }
+                },
+            }
+        )
+    )
     code = main(["verify", "--manifests", str(manifests), "--no-predict", "--kubeconfig", str(tmp_path / "kubeconfig")])
     out, err = capsys.readouterr()
     assert code == 1 and err == "", err  # the pool is not applied: drift, and every read was allowed

@@ -40,6 +40,11 @@ def test_shown_output_is_what_the_command_prints(args, output):
     env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "120"}
     run = subprocess.run(
         [sys.executable, "-m", "karpenter_gitops", *shlex.split(args)],
-        cwd=PROJECT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60,
+        cwd=PROJECT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=60,
     )
     assert run.stdout == output, f"the docs show other output for `karpenter-gitops {args}`; update the page"

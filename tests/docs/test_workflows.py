@@ -42,20 +42,30 @@ def test_every_workflow_command_parses():
     assert checked >= 5
 
 
-@pytest.mark.parametrize("script, expected", [
-    ('karpenter-gitops verify --stack prod --wait 300 \\\n  --format comment > out/verify.md', [["verify", "--stack", "prod", "--wait", "300", "--format", "comment"]]),
-    ('pulumi up --policy-pack "$(karpenter-gitops policy-pack)"', []),
-    ("pip install karpenter-gitops -r requirements.txt", []),
-])
+@pytest.mark.parametrize(
+    "script, expected",
+    [
+        (
+            "karpenter-gitops verify --stack prod --wait 300 \\\n  --format comment > out/verify.md",
+            [["verify", "--stack", "prod", "--wait", "300", "--format", "comment"]],
+        ),
+        ('pulumi up --policy-pack "$(karpenter-gitops policy-pack)"', []),
+        ("pip install karpenter-gitops -r requirements.txt", []),
+    ],
+)
 def test_commands_are_found_in_shell_steps(script, expected):
     assert commands(script) == expected
 
 
 def test_every_use_of_the_action_gives_inputs_it_declares():
     inputs = set(yaml.safe_load((PROJECT / "action.yml").read_text())["inputs"])
-    uses = [(workflow.name, step.get("with", {})) for workflow in WORKFLOWS
-            for job in yaml.safe_load(workflow.read_text())["jobs"].values() for step in job["steps"]
-            if step.get("uses", "").startswith("YOUR-ORG/karpenter-gitops@")]
+    uses = [
+        (workflow.name, step.get("with", {}))
+        for workflow in WORKFLOWS
+        for job in yaml.safe_load(workflow.read_text())["jobs"].values()
+        for step in job["steps"]
+        if step.get("uses", "").startswith("YOUR-ORG/karpenter-gitops@")
+    ]
     assert len(uses) >= 2
     for name, given in uses:
         assert set(given) <= inputs, f"{name}: {set(given) - inputs} are no inputs of action.yml"

@@ -61,8 +61,10 @@ def _exists(path: str, writer: Path) -> bool:
 
 
 def test_the_scan_finds_paths_and_skips_what_is_not_ours():
-    text = ("see `karpenter_gitops/core/versions.py:12`, ``karpenter/scheduling/``, `pkg/x.go`, `<name>/a.yaml`, `tests/`, "
-            "`../.mirror`")
+    text = (
+        "see `karpenter_gitops/core/versions.py:12`, ``karpenter/scheduling/``, `pkg/x.go`, `<name>/a.yaml`, `tests/`, "
+        "`../.mirror`"
+    )
     assert written_paths(text) == {"karpenter_gitops/core/versions.py", "karpenter/scheduling/", "tests/"}
 
 

@@ -22,12 +22,12 @@ from pathlib import Path
 
 import pytest
 import yaml
-from support.fake_kube import FakeKubernetes, kubeconfig_for
-from support.hostile import run
-from support.markdown_oracle import check
-from support.hostile_aws import RAW_CONTROL, RefusingProxy, endpoint, hostile_worlds, shows, world_text
 from conftest import PROJECT
 from hypothesis import HealthCheck, Phase, given, settings
+from support.fake_kube import FakeKubernetes, kubeconfig_for
+from support.hostile import run
+from support.hostile_aws import RAW_CONTROL, RefusingProxy, endpoint, hostile_worlds, shows, world_text
+from support.markdown_oracle import check
 
 from karpenter_gitops.adapters.aws.embedded import embedded_aws
 from karpenter_gitops.adapters.aws.embedded_world import parse_world
@@ -37,25 +37,59 @@ pytestmark = pytest.mark.slow
 GITHUB_LIMIT = 65_536  # characters GitHub takes in a comment
 
 # No shrinking: a failing example is reported as drawn (shrinking 64 KiB worlds takes many minutes).
-AWS_WORLDS = settings(max_examples=40 if os.environ.get("KARPENTER_GITOPS_FUZZ") == "long" else 3, deadline=None, derandomize=True, phases=(Phase.explicit, Phase.reuse, Phase.generate),
-                      suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
-                                             HealthCheck.data_too_large, HealthCheck.large_base_example])
+AWS_WORLDS = settings(
+    max_examples=40 if os.environ.get("KARPENTER_GITOPS_FUZZ") == "long" else 3,
+    deadline=None,
+    derandomize=True,
+    phases=(Phase.explicit, Phase.reuse, Phase.generate),
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.function_scoped_fixture,
+        HealthCheck.data_too_large,
+        HealthCheck.large_base_example,
+    ],
+)
 
 CLASSES = [
-    {"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": {"name": "golden"},
-     "spec": {"amiFamily": "AL2023", "amiSelectorTerms": [{"tags": {"team": "payments"}}], "role": "KarpenterNodeRole-demo",
-              "subnetSelectorTerms": [{"tags": {"karpenter.sh/discovery": "demo"}}],
-              "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": "demo"}}]}},
-    {"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": {"name": "edge"},
-     "spec": {"amiSelectorTerms": [{"alias": "al2023@latest"}], "instanceProfile": "KarpenterNodeProfile",
-              "subnetSelectorTerms": [{"tags": {"karpenter.sh/discovery": "demo"}}],
-              "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": "demo"}}]}},
+    {
+        "apiVersion": "karpenter.k8s.aws/v1",
+        "kind": "EC2NodeClass",
+        "metadata": {"name": "golden"},
+        "spec": {
+            "amiFamily": "AL2023",
+            "amiSelectorTerms": [{"tags": {"team": "payments"}}],
+            "role": "KarpenterNodeRole-demo",
+            "subnetSelectorTerms": [{"tags": {"karpenter.sh/discovery": "demo"}}],
+            "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": "demo"}}],
+        },
+    },
+    {
+        "apiVersion": "karpenter.k8s.aws/v1",
+        "kind": "EC2NodeClass",
+        "metadata": {"name": "edge"},
+        "spec": {
+            "amiSelectorTerms": [{"alias": "al2023@latest"}],
+            "instanceProfile": "KarpenterNodeProfile",
+            "subnetSelectorTerms": [{"tags": {"karpenter.sh/discovery": "demo"}}],
+            "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": "demo"}}],
+        },
+    },
 ]
 POOLS = [
-    {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": name},
-     "spec": {"template": {"spec": {"nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": name},
-                                    "requirements": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}]}},
-              "limits": {"cpu": "100", "memory": "400Gi"}}}
+    {
+        "apiVersion": "karpenter.sh/v1",
+        "kind": "NodePool",
+        "metadata": {"name": name},
+        "spec": {
+            "template": {
+                "spec": {
+                    "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": name},
+                    "requirements": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}],
+                }
+            },
+            "limits": {"cpu": "100", "memory": "400Gi"},
+        },
+    }
     for name in ("golden", "edge")
 ]
 
@@ -79,9 +113,13 @@ def repository(tmp_path_factory) -> Path:
 def empty_cluster(repository) -> Path:
     """A fake API server holding no Karpenter object: verify compares the prediction with nothing."""
     empty = {"kind": "List", "items": []}
-    routes = {"/apis/karpenter.k8s.aws/v1/ec2nodeclasses": empty, "/apis/karpenter.sh/v1/nodepools": empty,
-              "/apis/karpenter.sh/v1alpha1/nodeoverlays": empty, "/apis/karpenter.sh/v1/nodeclaims": empty,
-              "/api/v1/nodes": empty}
+    routes = {
+        "/apis/karpenter.k8s.aws/v1/ec2nodeclasses": empty,
+        "/apis/karpenter.sh/v1/nodepools": empty,
+        "/apis/karpenter.sh/v1alpha1/nodeoverlays": empty,
+        "/apis/karpenter.sh/v1/nodeclaims": empty,
+        "/api/v1/nodes": empty,
+    }
     handler = type("EmptyKubernetes", (FakeKubernetes,), {"routes": routes})
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -125,8 +163,15 @@ def _against(drawn, refusing, embedded_server, argv_by_format: dict[str, list[st
 @AWS_WORLDS
 @given(drawn=hostile_worlds())
 def test_plan_shows_what_aws_holds(refusing, embedded_server, catalogue_cache, repository, drawn):
-    argv = ["plan", "--manifests", str(repository / "manifests.yaml"), "--kubernetes-version", "1.32",
-            "--cache-dir", str(catalogue_cache)]
+    argv = [
+        "plan",
+        "--manifests",
+        str(repository / "manifests.yaml"),
+        "--kubernetes-version",
+        "1.32",
+        "--cache-dir",
+        str(catalogue_cache),
+    ]
     results = _against(drawn, refusing, embedded_server, {"text": argv, "json": argv})
     (text_code, text, _), (json_code, out, _) = results["text"], results["json"]
     assert text_code == json_code
@@ -135,7 +180,9 @@ def test_plan_shows_what_aws_holds(refusing, embedded_server, catalogue_cache, r
     plan = json.loads(out)
     for node_class in plan["nodeClasses"].values():
         shown = [ami["name"] for ami in node_class["amis"]] + [s["name"] for s in node_class["skippedAmis"]]
-        shown += [c["message"] for c in node_class["conditions"] if c["message"] and c["type"] != "Ready"]  # Ready sums the others
+        shown += [
+            c["message"] for c in node_class["conditions"] if c["message"] and c["type"] != "Ready"
+        ]  # Ready sums the others
         for value in shown:
             assert shows(text, value), value[:200]
 
@@ -143,8 +190,20 @@ def test_plan_shows_what_aws_holds(refusing, embedded_server, catalogue_cache, r
 @AWS_WORLDS
 @given(drawn=hostile_worlds())
 def test_preview(refusing, embedded_server, catalogue_cache, repository, drawn):
-    argv = ["preview", "--manifests", str(repository / "manifests.yaml"), "--base", str(repository / "base"), "--reconcile",
-            "--kubernetes-version", "1.32", "--cache-dir", str(catalogue_cache), "--full-report", str(repository / "full.md")]
+    argv = [
+        "preview",
+        "--manifests",
+        str(repository / "manifests.yaml"),
+        "--base",
+        str(repository / "base"),
+        "--reconcile",
+        "--kubernetes-version",
+        "1.32",
+        "--cache-dir",
+        str(catalogue_cache),
+        "--full-report",
+        str(repository / "full.md"),
+    ]
     _against(drawn, refusing, embedded_server, {"markdown": argv, "json": argv})
 
 
@@ -154,13 +213,29 @@ def test_bump_dry_run(refusing, embedded_server, repository, monkeypatch, drawn)
     monkeypatch.chdir(repository)
     stack = repository / "stacks" / "Pulumi.pinned.yaml"
     before = stack.read_bytes()
-    _against(drawn, refusing, embedded_server, {fmt: ["bump", "--stack", "pinned", "--dry-run", "--pin-latest"] for fmt in ("text", "json")})
+    _against(
+        drawn,
+        refusing,
+        embedded_server,
+        {fmt: ["bump", "--stack", "pinned", "--dry-run", "--pin-latest"] for fmt in ("text", "json")},
+    )
     assert stack.read_bytes() == before
 
 
 @AWS_WORLDS
 @given(drawn=hostile_worlds())
 def test_verify(refusing, embedded_server, catalogue_cache, repository, empty_cluster, drawn):
-    argv = ["verify", "--manifests", str(repository / "manifests.yaml"), "--kubeconfig", str(empty_cluster), "--wait", "0",
-            "--kubernetes-version", "1.32", "--cache-dir", str(catalogue_cache)]
+    argv = [
+        "verify",
+        "--manifests",
+        str(repository / "manifests.yaml"),
+        "--kubeconfig",
+        str(empty_cluster),
+        "--wait",
+        "0",
+        "--kubernetes-version",
+        "1.32",
+        "--cache-dir",
+        str(catalogue_cache),
+    ]
     _against(drawn, refusing, embedded_server, {fmt: argv for fmt in ("text", "json", "comment")})

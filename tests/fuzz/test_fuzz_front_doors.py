@@ -82,11 +82,25 @@ def test_preview_against_a_base(tmp_path_factory, base, data, edit):
 def test_plan_against_aws(default_aws, catalogue_cache, tmp_path_factory, docs, edit):
     """The offline part refuses or judges; what loads is planned against the embedded world (so exit 3 may occur)."""
     path = _write(tmp_path_factory.mktemp("in"), "manifest.yaml", as_text(docs, edit))
-    run(["plan", "--manifests", str(path), "--kubernetes-version", "1.32", "--cache-dir", str(catalogue_cache),
-         "--format", "json"], aws=True)
+    run(
+        [
+            "plan",
+            "--manifests",
+            str(path),
+            "--kubernetes-version",
+            "1.32",
+            "--cache-dir",
+            str(catalogue_cache),
+            "--format",
+            "json",
+        ],
+        aws=True,
+    )
 
 
-WORKLOADS = [doc for path in sorted((PROJECT / "examples" / "workloads").glob("*.yaml")) for doc in yaml.safe_load_all(path.read_text())]
+WORKLOADS = [
+    doc for path in sorted((PROJECT / "examples" / "workloads").glob("*.yaml")) for doc in yaml.safe_load_all(path.read_text())
+]
 
 
 @pytest.mark.slow
@@ -97,8 +111,25 @@ def test_plan_with_hostile_workloads(default_aws, catalogue_cache, tmp_path_fact
     folder = tmp_path_factory.mktemp("in")
     path = _write(folder, "workloads.yaml", as_text(docs, edit))
     picture = folder / "forecast.svg"
-    run(["plan", "--manifests", str(PROJECT / "examples" / "manifests"), "--kubernetes-version", "1.32", "--cache-dir",
-         str(catalogue_cache), "--workloads", str(path), "--picture", str(picture), "--format", "json"], aws=True, writes=picture)
+    run(
+        [
+            "plan",
+            "--manifests",
+            str(PROJECT / "examples" / "manifests"),
+            "--kubernetes-version",
+            "1.32",
+            "--cache-dir",
+            str(catalogue_cache),
+            "--workloads",
+            str(path),
+            "--picture",
+            str(picture),
+            "--format",
+            "json",
+        ],
+        aws=True,
+        writes=picture,
+    )
 
 
 @PROFILE
@@ -114,8 +145,9 @@ def test_bump_dry_run_writes_nothing(default_aws, tmp_path_factory, monkeypatch,
 
 
 @PROFILE
-@given(world=st.sampled_from(sorted((PROJECT / "karpenter_gitops" / "adapters" / "aws" / "worlds").glob("*.yaml"))),
-       data=st.data())
+@given(
+    world=st.sampled_from(sorted((PROJECT / "karpenter_gitops" / "adapters" / "aws" / "worlds").glob("*.yaml"))), data=st.data()
+)
 def test_world_fixtures_load_or_name_the_field(world, data):
     doc = data.draw(mutated(st.just(yaml.safe_load(world.read_text()))))
     try:
@@ -151,17 +183,37 @@ def test_corpus_replays_through_validate_render_and_preview(tmp_path, case):
     run(["preview", "--manifests", str(path), "--base", str(PROJECT / "examples" / "manifests"), "--format", "json"])
 
 
-_KUBELET_KEYS = st.sampled_from(["maxPods", "podsPerCore", "kubeReserved", "systemReserved", "evictionHard", "evictionSoft",
-                                 "evictionSoftGracePeriod", "evictionMinimumReclaim", "imageGCHighThresholdPercent",
-                                 "imageGCLowThresholdPercent", "clusterDNS", "cpuCFSQuota", "registerWithTaints",
-                                 "shutdownGracePeriod", "maxPod"]) | st.text(max_size=8)
-_KUBELET_VALUES = HOSTILE | st.dictionaries(st.sampled_from(["cpu", "memory", "memory.available", "pid", "gpu"]) | st.text(max_size=4),
-                                            st.sampled_from(["10%", "-1Gi", "1m", "vcpus * 10", "150%", "x"]) | HOSTILE, max_size=3)
+_KUBELET_KEYS = st.sampled_from(
+    [
+        "maxPods",
+        "podsPerCore",
+        "kubeReserved",
+        "systemReserved",
+        "evictionHard",
+        "evictionSoft",
+        "evictionSoftGracePeriod",
+        "evictionMinimumReclaim",
+        "imageGCHighThresholdPercent",
+        "imageGCLowThresholdPercent",
+        "clusterDNS",
+        "cpuCFSQuota",
+        "registerWithTaints",
+        "shutdownGracePeriod",
+        "maxPod",
+    ]
+) | st.text(max_size=8)
+_KUBELET_VALUES = HOSTILE | st.dictionaries(
+    st.sampled_from(["cpu", "memory", "memory.available", "pid", "gpu"]) | st.text(max_size=4),
+    st.sampled_from(["10%", "-1Gi", "1m", "vcpus * 10", "150%", "x"]) | HOSTILE,
+    max_size=3,
+)
 
 
 @PROFILE
-@given(kubelet=st.dictionaries(_KUBELET_KEYS, _KUBELET_VALUES, max_size=5) | HOSTILE,
-       alias=st.sampled_from(["al2023@latest", "bottlerocket@latest", "al2@latest", "windows2022@latest"]))
+@given(
+    kubelet=st.dictionaries(_KUBELET_KEYS, _KUBELET_VALUES, max_size=5) | HOSTILE,
+    alias=st.sampled_from(["al2023@latest", "bottlerocket@latest", "al2@latest", "windows2022@latest"]),
+)
 def test_validate_a_hostile_kubelet_block_as_karpenter_115_checks_it(tmp_path_factory, kubelet, alias):
     """From 1.15 the kubelet block is open and Karpenter's own checks (rules/kubelet/) read it raw."""
     doc = merge_patch(BASE_NODECLASS, {"spec": {"amiSelectorTerms": [{"alias": alias}], "kubelet": kubelet}})
@@ -174,8 +226,10 @@ def test_validate_a_hostile_kubelet_block_as_karpenter_115_checks_it(tmp_path_fa
 def test_validate_kubelet_expressions_with_the_gate_on(tmp_path_factory, max_pods, reserved):
     """With NodeClassCEL on, every expression is compiled by our CEL checker: any text gets a finding or none, never a traceback."""
     spec = merge_patch(BASE_NODECLASS, {"spec": {"kubelet": {"maxPods": max_pods, "systemReserved": reserved}}})["spec"]
-    config = {"karpenter-gitops:cluster": {"name": "demo", "karpenterVersion": "1.15", "featureGates": {"NodeClassCEL": True}},
-              "karpenter-gitops:nodeClasses": {"default": spec}}
+    config = {
+        "karpenter-gitops:cluster": {"name": "demo", "karpenterVersion": "1.15", "featureGates": {"NodeClassCEL": True}},
+        "karpenter-gitops:nodeClasses": {"default": spec},
+    }
     path = _write(tmp_path_factory.mktemp("in"), "Pulumi.gated.yaml", yaml.safe_dump({"config": config}))
     run(["validate", str(path), "--format", "json"])
 

@@ -30,8 +30,18 @@ def _write(path: Path, docs: list) -> None:
 def _preview(folder: Path, base: list, head: list, *extra: str, base_name: str = "base") -> str:
     _write(folder / base_name / "karpenter.yaml", base)
     _write(folder / "head" / "karpenter.yaml", head)
-    code, out, _ = run(["preview", "--manifests", str(folder / "head"), "--base", str(folder / base_name),
-                        "--kubernetes-version", "1.32", *extra])
+    code, out, _ = run(
+        [
+            "preview",
+            "--manifests",
+            str(folder / "head"),
+            "--base",
+            str(folder / base_name),
+            "--kubernetes-version",
+            "1.32",
+            *extra,
+        ]
+    )
     assert code in (0, 1), code
     return out
 
@@ -40,7 +50,9 @@ def _code(markdown: str) -> str:
     """Every code span's and fence's content, one after another."""
     parts = []
     for token in _PARSER.parse(markdown):
-        parts += [token.content] if token.type == "fence" else [c.content for c in token.children or () if c.type == "code_inline"]
+        parts += (
+            [token.content] if token.type == "fence" else [c.content for c in token.children or () if c.type == "code_inline"]
+        )
     return "\n".join(parts)
 
 
@@ -50,7 +62,9 @@ def test_the_issue_examples_are_inline_code_in_the_blocking_errors(tmp_path):
     alias = node_class(amiSelectorTerms=[{"alias": "al2023@[x](https://e.vil/p)"}])
     arn = node_class("arn")
     del arn["spec"]["role"]
-    arn["spec"]["instanceProfile"] = "arn:aws:iam::123456789012:instance-profile/KarpenterNodeProfile | :white_check_mark: **approved** |"
+    arn["spec"]["instanceProfile"] = (
+        "arn:aws:iam::123456789012:instance-profile/KarpenterNodeProfile | :white_check_mark: **approved** |"
+    )
     out = _preview(tmp_path, [node_class(), node_pool(family("m5"))], [alias, arn, node_pool(family("m5"))])
     check(out)
     errors = out.split("#### Blocking errors")[1].split("<details>")[0]
@@ -77,8 +91,14 @@ def test_a_name_with_a_slash_is_shown_whole_in_its_diff(tmp_path):
 def _pulumi_preview(values: list[str]) -> dict:
     step, reason, message, severity = values[:4]
     return {
-        "steps": [{"op": step, "urn": f"urn:pulumi:demo::p::kubernetes:karpenter.sh/v1:NodePool::{step}",
-                   "newState": {"type": f"kubernetes:{reason}:NodePool"}, "diffReasons": [reason]}],
+        "steps": [
+            {
+                "op": step,
+                "urn": f"urn:pulumi:demo::p::kubernetes:karpenter.sh/v1:NodePool::{step}",
+                "newState": {"type": f"kubernetes:{reason}:NodePool"},
+                "diffReasons": [reason],
+            }
+        ],
         "diagnostics": [{"message": message, "severity": severity}, {"message": message, "severity": "error"}],
         "changeSummary": {"create": 1},
     }
@@ -87,7 +107,9 @@ def _pulumi_preview(values: list[str]) -> dict:
 def _events(values: list[str]) -> str:
     pack, policy, message, level = values[4:8]
     event = {"policyEvent": {"message": message, "policyName": policy, "policyPackName": pack, "enforcementLevel": level}}
-    blocking = {"policyEvent": {"message": message, "policyName": policy, "policyPackName": pack, "enforcementLevel": "mandatory"}}
+    blocking = {
+        "policyEvent": {"message": message, "policyName": policy, "policyPackName": pack, "enforcementLevel": "mandatory"}
+    }
     return "\n".join(json.dumps(e) for e in (event, blocking, {"summaryEvent": {"resourceChanges": {"update": 1}}})) + "\n"
 
 
@@ -97,8 +119,9 @@ def hostile_pull_requests(draw) -> tuple[list, list, list[str]]:
     carry markup, and the values a hostile Pulumi preview brings."""
     value = lambda: draw(HOSTILE_VALUE)  # noqa: E731 - one draw per field
     name, pool_name = value(), value()
-    head_class = node_class(name, amiSelectorTerms=[{"alias": f"al2023@{value()}"}, {"name": value(), "owner": "self"}],
-                            tags={value(): value()})
+    head_class = node_class(
+        name, amiSelectorTerms=[{"alias": f"al2023@{value()}"}, {"name": value(), "owner": "self"}], tags={value(): value()}
+    )
     if draw(st.booleans()):
         del head_class["spec"]["role"]
         head_class["spec"]["instanceProfile"] = f"arn:aws:iam::123456789012:instance-profile/{value()}"
@@ -128,7 +151,9 @@ def test_a_hostile_pull_request_cannot_speak_through_the_comment(tmp_path_factor
     check(out)
     assert len(out) <= GITHUB_LIMIT
     report = folder / "full.md"
-    shortened = _preview(folder, base, head, *pulumi_args, "--budget", "5000", "--full-report", str(report), base_name=f"base {base_name}")
+    shortened = _preview(
+        folder, base, head, *pulumi_args, "--budget", "5000", "--full-report", str(report), base_name=f"base {base_name}"
+    )
     check(shortened)
     assert len(shortened) <= GITHUB_LIMIT
     if report.exists():
@@ -157,8 +182,21 @@ def test_workloads_from_the_pull_request_are_code_in_the_cost_forecast(monkeypat
     deployments[0]["metadata"]["name"] = "storefront **approved** @octocat"
     deployments[1]["spec"]["template"]["spec"]["nodeSelector"] = {"karpenter.sh/nodepool": "[x](https://evil.example/p)"}
     _write(tmp_path / "workloads [x](https:evil) #1" / "shop :+1:.yaml", docs)
-    code, out, _ = run(["preview", "--stack", "demo", "--base", str(tmp_path / "base"), "--embedded-aws", "--cache-dir",
-                        str(catalogue_cache), "--workloads", str(tmp_path / "workloads [x](https:evil) #1")], aws=True)
+    code, out, _ = run(
+        [
+            "preview",
+            "--stack",
+            "demo",
+            "--base",
+            str(tmp_path / "base"),
+            "--embedded-aws",
+            "--cache-dir",
+            str(catalogue_cache),
+            "--workloads",
+            str(tmp_path / "workloads [x](https:evil) #1"),
+        ],
+        aws=True,
+    )
     assert code == 1 and "#### Cost forecast" in out
     check(out)
     assert "Pods the head cannot schedule" in out and "[x](https://evil.example/p)" in _code(out)

@@ -48,10 +48,26 @@ def test_with_our_rule_switched_off_the_refusal_stays_with_its_own_fix():
 
 
 def test_a_selector_the_class_lacks_is_the_missing_field_not_also_a_selector_that_matches_nothing():
-    missing = Finding("schema/required", Severity.ERROR, "EC2NodeClass", "default", "spec.subnetSelectorTerms", "Required value",
-                      "nc.yaml", "add 'subnetSelectorTerms'")
-    nothing = Finding("live/selector-matches-nothing", Severity.ERROR, "EC2NodeClass", "default", "spec.subnetSelectorTerms",
-                      "the subnet selector matches no subnet", "nc.yaml", RULES["live/selector-matches-nothing"].fix)
+    missing = Finding(
+        "schema/required",
+        Severity.ERROR,
+        "EC2NodeClass",
+        "default",
+        "spec.subnetSelectorTerms",
+        "Required value",
+        "nc.yaml",
+        "add 'subnetSelectorTerms'",
+    )
+    nothing = Finding(
+        "live/selector-matches-nothing",
+        Severity.ERROR,
+        "EC2NodeClass",
+        "default",
+        "spec.subnetSelectorTerms",
+        "the subnet selector matches no subnet",
+        "nc.yaml",
+        RULES["live/selector-matches-nothing"].fix,
+    )
     elsewhere = dataclasses.replace(nothing, name="other")
     assert once([missing, nothing, elsewhere]) == [missing, elsewhere]
     assert once([missing, nothing])[0].hint == "add 'subnetSelectorTerms'"  # the live rule's generic fix says less

@@ -68,7 +68,10 @@ def test_limits_come_from_the_stack():
     assert by_rule(validate(load(stack(hop)), policy=True), "policy/imds-hop-limit")
     assert not by_rule(validate(load(stack(hop, policy={"maxHopLimit": 2})), policy=True), "policy/imds-hop-limit")
     pool = load(stack(policy={"maxExpireAfter": "168h"}))
-    assert "maxExpireAfter is 168h (set by the stack in Pulumi.test.yaml)" in by_rule(validate(pool, policy=True), "policy/expire-after-bounded")[0].message
+    assert (
+        "maxExpireAfter is 168h (set by the stack in Pulumi.test.yaml)"
+        in by_rule(validate(pool, policy=True), "policy/expire-after-bounded")[0].message
+    )
 
 
 @pytest.mark.parametrize(
@@ -109,7 +112,9 @@ HOP = {"metadataOptions": {"httpPutResponseHopLimit": 2}}
 
 
 def waiver(expires=dt.date(2026, 6, 30), **fields) -> Waiver:
-    return Waiver(**{"rule": "policy/imds-hop-limit", "object": "def*", "reason": "CUDA needs IMDS", "expires": expires, **fields})
+    return Waiver(
+        **{"rule": "policy/imds-hop-limit", "object": "def*", "reason": "CUDA needs IMDS", "expires": expires, **fields}
+    )
 
 
 def test_active_waiver_marks_the_finding_and_stops_it_counting():
@@ -150,14 +155,22 @@ def test_stack_config_waivers_apply():
 @pytest.mark.parametrize(
     ("entry", "expected"),
     [
-        ({"rule": "policy/hop-limit", "object": "x", "reason": "r", "expires": "2026-01-01"}, "waivers[0]: unknown rule id 'policy/hop-limit'"),
+        (
+            {"rule": "policy/hop-limit", "object": "x", "reason": "r", "expires": "2026-01-01"},
+            "waivers[0]: unknown rule id 'policy/hop-limit'",
+        ),
         ({"rule": "policy/ami-owner", "object": "x", "expires": "2026-01-01"}, "waivers[0]: missing reason"),
         ({"rule": "policy/ami-owner", "object": "x", "reason": "r", "expires": "next year"}, "not an ISO date"),
-        ({"rule": "policy/ami-owner", "object": "x", "reason": "r", "expires": "2026-01-01", "owner": "me"}, "unknown field 'owner'"),
+        (
+            {"rule": "policy/ami-owner", "object": "x", "reason": "r", "expires": "2026-01-01", "owner": "me"},
+            "unknown field 'owner'",
+        ),
         ({"rule": policy.WAIVER_EXPIRED, "object": "x", "reason": "r", "expires": "2026-01-01"}, "cannot be waived"),
         # a list where a kind belongs (found by tests/fuzz: a traceback before)
-        ({"rule": "policy/ami-owner", "object": "x", "reason": "r", "expires": "2026-01-01", "kind": [None]},
-         "waivers[0]: kind [None] is not one of"),
+        (
+            {"rule": "policy/ami-owner", "object": "x", "reason": "r", "expires": "2026-01-01", "kind": [None]},
+            "waivers[0]: kind [None] is not one of",
+        ),
     ],
 )
 def test_malformed_waivers_are_input_errors_naming_the_entry(tmp_path, entry, expected):

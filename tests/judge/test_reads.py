@@ -19,7 +19,9 @@ def _rules(patch: dict, **kwargs) -> set[str]:
 def test_a_missing_field_no_longer_hides_karpenters_own_verdict_on_the_user_data():
     user_data = "[settings.kubernetes]\nmax-pod = 110\n"  # Karpenter drops a key it does not know
     assert "userdata/bottlerocket-unknown-setting" in _rules({**BOTTLEROCKET, "userData": user_data})
-    assert {"schema/required", "userdata/bottlerocket-unknown-setting"} <= _rules({**NO_GROUPS, **BOTTLEROCKET, "userData": user_data})
+    assert {"schema/required", "userdata/bottlerocket-unknown-setting"} <= _rules(
+        {**NO_GROUPS, **BOTTLEROCKET, "userData": user_data}
+    )
 
 
 def test_a_rule_that_read_a_malformed_field_stays_silent_and_one_that_did_not_speaks():
@@ -35,7 +37,9 @@ def test_the_api_servers_cel_mirrors_stay_silent_on_a_blocked_object():
 
 
 def test_reads_are_the_fields_a_rule_touched_and_stepping_into_an_object_is_none():
-    (obj,) = load_documents([("x.yaml", [node_class({"spec": {"metadataOptions": {"httpPutResponseHopLimit": 2}}})])]).node_classes
+    (obj,) = load_documents(
+        [("x.yaml", [node_class({"spec": {"metadataOptions": {"httpPutResponseHopLimit": 2}}})])]
+    ).node_classes
     reads: set[str] = set()
     copy = watched(obj, reads)
     assert copy.spec.metadata_options.http_put_response_hop_limit == 2 and copy.name == obj.name

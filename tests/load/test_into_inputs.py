@@ -114,7 +114,10 @@ def test_skipped_files_are_counted_and_noted_beside_the_manifests(tmp_path):
     _write(tmp_path, "cfn/role.yaml", CLOUDFORMATION)
     inputs = load([tmp_path])
     assert len(inputs.objects) == 2
-    assert [line.split(":")[0] for line in inputs.skipped] == [str(tmp_path / "cfn/role.yaml"), str(tmp_path / "chart/templates/pool.yaml")]
+    assert [line.split(":")[0] for line in inputs.skipped] == [
+        str(tmp_path / "cfn/role.yaml"),
+        str(tmp_path / "chart/templates/pool.yaml"),
+    ]
     assert sum(note.startswith("skipped ") for note in inputs.notes) == 2
 
 
@@ -161,8 +164,10 @@ def test_a_v1beta1_nodepool_names_the_field_moves():
     assert "removed in Karpenter 1.1" in violation.hint
 
 
-@pytest.mark.parametrize("doc", [{**BASE_NODEPOOL, "apiVersion": "karpenter.sh/v1beta1"},
-                                 {**BASE_NODECLASS, "apiVersion": "karpenter.k8s.aws/v1beta1"}])
+@pytest.mark.parametrize(
+    "doc",
+    [{**BASE_NODEPOOL, "apiVersion": "karpenter.sh/v1beta1"}, {**BASE_NODECLASS, "apiVersion": "karpenter.k8s.aws/v1beta1"}],
+)
 def test_karpenter_1_0_still_serves_v1beta1_and_says_its_content_was_not_checked(doc):
     inputs = load_documents([("in.yaml", [doc])], versions.parse("1.0"))
     ((rule, kind, _, violation),) = [(o.rule, o.kind, o.name, o.violation) for o in inputs.observations]
@@ -177,8 +182,10 @@ def test_karpenters_own_and_other_kinds_are_notes_not_errors():
     config = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "m"}}
     inputs = load_documents([("in.yaml", [claim, config])])
     assert inputs.observations == ()
-    assert inputs.notes == ("in.yaml: ignored document 1 (kind NodeClaim) (Karpenter's own, not judged)",
-                            "in.yaml: ignored document 2 (kind ConfigMap)")
+    assert inputs.notes == (
+        "in.yaml: ignored document 1 (kind NodeClaim) (Karpenter's own, not judged)",
+        "in.yaml: ignored document 2 (kind ConfigMap)",
+    )
 
 
 @pytest.mark.parametrize("text", ["config: [unclosed\n", "encryptionsalt: v1:abc\n"])
@@ -202,7 +209,10 @@ def test_standard_input_over_the_size_limit_is_refused_while_read(monkeypatch):
 def test_the_items_of_a_kubectl_list_are_read_as_objects():
     listed = {"apiVersion": "v1", "kind": "List", "items": [dict(BASE_NODECLASS), dict(BASE_NODEPOOL)], "metadata": {}}
     inputs = load_documents([("dump.yaml", [listed])])
-    assert [(obj.kind, obj.name, obj.source.document) for obj in inputs.objects] == [("EC2NodeClass", "default", 1), ("NodePool", "general", 1)]
+    assert [(obj.kind, obj.name, obj.source.document) for obj in inputs.objects] == [
+        ("EC2NodeClass", "default", 1),
+        ("NodePool", "general", 1),
+    ]
 
 
 def test_a_stacks_feature_gates_are_karpenters_names_or_helm_keys():
@@ -213,8 +223,10 @@ def test_a_stacks_feature_gates_are_karpenters_names_or_helm_keys():
     assert cluster({"nodeOverlay": True, "StaticCapacity": False}).feature_gates == {"NodeOverlay"}
     with pytest.raises(InputError) as raised:
         cluster({"NodeClassCEL": True})
-    assert str(raised.value).startswith("Pulumi.dev.yaml: 'karpenter-gitops:cluster.featureGates': 'NodeClassCEL' is not a "
-                                        "feature gate of Karpenter 1.14 (it arrived in Karpenter 1.15)")
+    assert str(raised.value).startswith(
+        "Pulumi.dev.yaml: 'karpenter-gitops:cluster.featureGates': 'NodeClassCEL' is not a "
+        "feature gate of Karpenter 1.14 (it arrived in Karpenter 1.15)"
+    )
     assert cluster({"NodeClassCEL": True}, (1, 15)).feature_gates == {"NodeClassCEL"}
 
 

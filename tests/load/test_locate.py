@@ -99,10 +99,13 @@ def test_the_rest_of_a_file_numbers_its_documents_and_lines_as_the_whole_file(cu
     """A slice of a large file (``validate``'s stream of parts) finds the whole file's lines for its documents."""
     markers = [index for index, line in enumerate(MANIFESTS.splitlines(keepends=True)) if line.startswith("---")]
     lines = MANIFESTS.splitlines(keepends=True)
-    rest = YamlFile("".join(lines[markers[cut - 1]:]), documents_before=cut, lines_before=markers[cut - 1])
+    rest = YamlFile("".join(lines[markers[cut - 1] :]), documents_before=cut, lines_before=markers[cut - 1])
     whole = YamlFile(MANIFESTS)
-    for document, path in [(2, "spec.kubelet.evictionHard[memory.available]"), (3, "spec.template.spec.nodeClassRef.name"),
-                           (3, "metadata.name")]:
+    for document, path in [
+        (2, "spec.kubelet.evictionHard[memory.available]"),
+        (3, "spec.template.spec.nodeClassRef.name"),
+        (3, "metadata.name"),
+    ]:
         if document > cut:
             assert rest.line(path, document=document) == whole.line(path, document=document)
     assert rest.line("metadata.name", document=cut) is None  # before the slice
@@ -193,7 +196,7 @@ def test_with_lines_composes_each_document_with_findings_once(monkeypatch):
     located = with_lines(findings, {"pools.yaml": MANIFESTS, "clean.yaml": "kind: NodePool\n"})
     assert [f.line for f in located] == [29, 26, None, None]
     # only the NodePool's document, once for its two findings; clean.yaml has none: never composed
-    assert composed == [MANIFESTS[MANIFESTS.rindex("---"):]]
+    assert composed == [MANIFESTS[MANIFESTS.rindex("---") :]]
     assert located == tuple(findings)  # a located finding is the same finding (e.g. for the waived lookup)
     assert located[0].to_json()["line"] == 29 and "line" not in located[2].to_json()
 
@@ -210,12 +213,25 @@ def test_texts_read_a_file_only_when_its_findings_are_located(tmp_path, monkeypa
     assert texts[str(path)] == MANIFESTS and reads == [path]
 
 
-PIECES = st.sampled_from([
-    "---\n", "--- # next\n", "---\n# only a comment\n", "# between\n", "%YAML 1.1\n---\n", "...\n", "\ufeff",
-    "kind: NodePool\nspec: {template: {spec: {requirements: []}}}\n", "a: \"p\\\nq\"\nspec: [1, {b: 2}]\n",
-    "s: |\n  --- not a marker when indented\nspec: x\n", "m: \"x\\u2028y\"\nspec: 1\n", "r: 'p\rq'\nspec: 2\n",
-    "spec: &a {x: 1}\nother: *a\n", "metadata: {name: n}\n", "\n",
-])
+PIECES = st.sampled_from(
+    [
+        "---\n",
+        "--- # next\n",
+        "---\n# only a comment\n",
+        "# between\n",
+        "%YAML 1.1\n---\n",
+        "...\n",
+        "\ufeff",
+        "kind: NodePool\nspec: {template: {spec: {requirements: []}}}\n",
+        'a: "p\\\nq"\nspec: [1, {b: 2}]\n',
+        "s: |\n  --- not a marker when indented\nspec: x\n",
+        'm: "x\\u2028y"\nspec: 1\n',
+        "r: 'p\rq'\nspec: 2\n",
+        "spec: &a {x: 1}\nother: *a\n",
+        "metadata: {name: n}\n",
+        "\n",
+    ]
+)
 PATHS = st.sampled_from(["spec", "spec.template.spec.requirements", "spec[1].b", "metadata.name", "other.x", "kind"])
 
 

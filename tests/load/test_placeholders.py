@@ -39,7 +39,10 @@ def test_a_blueprint_is_reported_once_as_not_rendered_and_nothing_else_is_said_o
     ((rule, path, message, hint),) = [(f.rule, f.path, f.message, f.hint) for f in report.findings]
     assert (rule, path) == (NOT_RENDERED, "spec.role")
     assert message.startswith("not rendered: 'KarpenterNodeRole-${CLUSTER_NAME}'") and "(and 5 more value(s)" in message
-    assert "render with envsubst/terraform/helm first" in message and hint == "e.g. envsubst < nodes.yaml | karpenter-gitops validate -"
+    assert (
+        "render with envsubst/terraform/helm first" in message
+        and hint == "e.g. envsubst < nodes.yaml | karpenter-gitops validate -"
+    )
     assert report.errors == 0
 
 
@@ -50,17 +53,23 @@ def test_userdata_and_annotations_are_the_users_own_text():
 
 
 def test_once_per_file_and_only_where_a_placeholder_is():
-    helm_pool = merge_patch(BASE_NODEPOOL, {"spec": {"template": {"spec": {"nodeClassRef": {"name": "{{ .Values.nodeClass }}"}}}}})
+    helm_pool = merge_patch(
+        BASE_NODEPOOL, {"spec": {"template": {"spec": {"nodeClassRef": {"name": "{{ .Values.nodeClass }}"}}}}}
+    )
     inputs = load_documents([("a.yaml", [BLUEPRINT, helm_pool]), ("b.yaml", [BASE_NODECLASS])])
     noted = [(o.kind, o.source.file) for o in inputs.observations if o.rule == NOT_RENDERED]
     assert noted == [("EC2NodeClass", "a.yaml")]
-    assert [o.violation.hint for o in inputs.observations if o.rule == NOT_RENDERED] == ["e.g. envsubst < a.yaml | karpenter-gitops validate -"]
+    assert [o.violation.hint for o in inputs.observations if o.rule == NOT_RENDERED] == [
+        "e.g. envsubst < a.yaml | karpenter-gitops validate -"
+    ]
     assert _load(helm_pool).observations[0].violation.hint == "e.g. helm template ... | karpenter-gitops validate -"
     assert not _load(BASE_NODECLASS).observations
 
 
 def test_a_mistake_beside_a_placeholder_is_still_found():
-    broken = merge_patch(BLUEPRINT, {"spec": {"instanceProfile": "arn:aws:iam::123456789012:instance-profile/Nodes", "role": None}})
+    broken = merge_patch(
+        BLUEPRINT, {"spec": {"instanceProfile": "arn:aws:iam::123456789012:instance-profile/Nodes", "role": None}}
+    )
     rules = {f.rule for f in validate(_load(broken)).findings}
     assert {"nodeclass/instance-profile-arn", NOT_RENDERED} <= rules
 

@@ -5,8 +5,8 @@ at all is one exit-2 line naming the file, the document and the field (or the st
 from __future__ import annotations
 
 import copy
-import json
 import dataclasses
+import json
 import types
 import typing
 from collections.abc import Mapping
@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 import yaml
-from support.crd_strategies import NODECLASS_SPEC, NODEPOOL_SPEC
-from support.rule_helpers import findings, node_class, node_pool
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.crd_strategies import NODECLASS_SPEC, NODEPOOL_SPEC
+from support.rule_helpers import findings, node_class, node_pool
 
 from karpenter_gitops.cli import main
 from karpenter_gitops.core import typed_schema, versions
@@ -26,8 +26,16 @@ from karpenter_gitops.core.typed_schema import IntOrString, fields_of
 from karpenter_gitops.load.into_inputs import load_documents
 
 WRONG = st.one_of(
-    st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=5),
-    st.just([None]), st.just([[1]]), st.just({"a": [None]}), st.just([{}]), st.just({"secure": "v1:x"}),
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(allow_nan=False),
+    st.text(max_size=5),
+    st.just([None]),
+    st.just([[1]]),
+    st.just({"a": [None]}),
+    st.just([{}]),
+    st.just({"secure": "v1:x"}),
 )
 
 
@@ -143,8 +151,15 @@ def test_a_blocked_object_gets_its_schema_findings_and_our_own_rules_but_no_cel_
     # before evaluating any CEL rule, so no cel/ finding; this project's rule on the well-typed alias
     # still speaks, so the user learns both mistakes in one push. Each finding names its layer.
     neither = {"role": None, "instanceProfile": None}
-    bad = node_class({"spec": {**neither, "metadataOptions": {"httpPutResponseHopLimit": "two"},
-                               "amiSelectorTerms": [{"alias": "al2023@2024"}]}})
+    bad = node_class(
+        {
+            "spec": {
+                **neither,
+                "metadataOptions": {"httpPutResponseHopLimit": "two"},
+                "amiSelectorTerms": [{"alias": "al2023@2024"}],
+            }
+        }
+    )
     layers = {f.rule: f.layer for f in findings(bad)}
     assert layers == {typed_schema.WRONG_TYPE: "api-server", "nodeclass/alias-version-format": "karpenter-gitops"}
     assert {f.rule for f in findings(node_class({"spec": neither}))} - {typed_schema.WRONG_TYPE}, "unblocked: the CEL rule runs"
@@ -162,18 +177,28 @@ def _exit_two(tmp_path, capsys, text: str, name: str = "in.yaml") -> str:
 @pytest.mark.parametrize(
     ("document", "expected"),
     [
-        ("apiVersion: karpenter.k8s.aws/v1\nkind: [EC2NodeClass]\nmetadata: {name: a}\n",
-         "in.yaml: document 1: 'kind' is an array, not a string"),
-        ("apiVersion: {group: karpenter.sh}\nkind: NodePool\nmetadata: {name: a}\n",
-         "in.yaml: document 1: 'apiVersion' is an object, not a string"),
+        (
+            "apiVersion: karpenter.k8s.aws/v1\nkind: [EC2NodeClass]\nmetadata: {name: a}\n",
+            "in.yaml: document 1: 'kind' is an array, not a string",
+        ),
+        (
+            "apiVersion: {group: karpenter.sh}\nkind: NodePool\nmetadata: {name: a}\n",
+            "in.yaml: document 1: 'apiVersion' is an object, not a string",
+        ),
         ("apiVersion: v1\nkind: ConfigMap\n---\n- a\n- b\n", "in.yaml: document 2 is an array, not a Kubernetes object"),
-        ("kind: EC2NodeClass\nspec: &s {role: R, tags: {self: *s}}\n",
-         "in.yaml:2: invalid YAML: a YAML alias refers to a value that contains it"),
-        ("kind: EC2NodeClass\nspec: {tags: " + "[" * 80 + "]" * 80 + "}\n",
-         "in.yaml:2: invalid YAML: nested more than 64 levels deep"),
-        ("kind: EC2NodeClass\na0: &a0 [x, x, x, x, x, x, x, x, x, x]\n"
-         + "".join(f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]\n" for i in range(1, 7)),
-         "invalid YAML: YAML aliases expand to more than 400,000 values"),
+        (
+            "kind: EC2NodeClass\nspec: &s {role: R, tags: {self: *s}}\n",
+            "in.yaml:2: invalid YAML: a YAML alias refers to a value that contains it",
+        ),
+        (
+            "kind: EC2NodeClass\nspec: {tags: " + "[" * 80 + "]" * 80 + "}\n",
+            "in.yaml:2: invalid YAML: nested more than 64 levels deep",
+        ),
+        (
+            "kind: EC2NodeClass\na0: &a0 [x, x, x, x, x, x, x, x, x, x]\n"
+            + "".join(f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]\n" for i in range(1, 7)),
+            "invalid YAML: YAML aliases expand to more than 400,000 values",
+        ),
     ],
 )
 def test_a_document_that_cannot_be_read_is_one_line_naming_file_document_and_field(tmp_path, capsys, document, expected):
@@ -218,9 +243,11 @@ def test_the_loaded_spec_types_cover_both_kinds():
 
 
 def _pool(weight: Any = 10, taints: list | None = None) -> dict:
-    template_spec = {"nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "c"},
-                     "requirements": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}],
-                     **({"taints": taints} if taints else {})}
+    template_spec = {
+        "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "c"},
+        "requirements": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}],
+        **({"taints": taints} if taints else {}),
+    }
     return {"weight": weight, "template": {"spec": template_spec}}
 
 

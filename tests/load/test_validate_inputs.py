@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from support.validate_runs import VALID_NODECLASS as NODECLASS
 from support.upstream import crds
+from support.validate_runs import VALID_NODECLASS as NODECLASS
 
 from karpenter_gitops.cli import main
 
@@ -30,8 +30,13 @@ def run_json(tmp_path, cli, text: str, *args: str) -> tuple[int, list[dict]]:
 
 
 def test_null_required_field_is_reported_missing(tmp_path, cli):
-    code, findings = run_json(tmp_path, cli, NODECLASS + "---\n" + NODEPOOL.replace(
-        "requirements: [{key: kubernetes.io/arch, operator: In, values: [amd64]}]", "requirements: null"))
+    code, findings = run_json(
+        tmp_path,
+        cli,
+        NODECLASS
+        + "---\n"
+        + NODEPOOL.replace("requirements: [{key: kubernetes.io/arch, operator: In, values: [amd64]}]", "requirements: null"),
+    )
     assert code == 1
     assert ("schema/required", "spec.template.spec.requirements") in {(f["rule"], f["path"]) for f in findings}
 
@@ -48,8 +53,11 @@ def test_missing_or_null_spec_is_required_not_a_type_error(tmp_path, cli, spec):
     ("old", "new", "path"),
     [
         ("requirements:", "expireAfter: >\n        720h\n      requirements:", "spec.template.spec.expireAfter"),
-        ("  template:\n", "  template:\n    metadata:\n      labels:\n        team: |\n          platform\n",
-         "spec.template.metadata.labels[team]"),
+        (
+            "  template:\n",
+            "  template:\n    metadata:\n      labels:\n        team: |\n          platform\n",
+            "spec.template.metadata.labels[team]",
+        ),
     ],
 )
 def test_block_scalar_trailing_newline_fails_anchored_patterns(tmp_path, cli, old, new, path):
@@ -99,9 +107,13 @@ config:
 
 
 def test_unquoted_number_in_string_list_gets_one_finding_with_quote_hint(tmp_path, cli):
-    text = NODECLASS + "---\n" + NODEPOOL.replace(
-        "{key: kubernetes.io/arch, operator: In, values: [amd64]}",
-        "{key: karpenter.k8s.aws/instance-generation, operator: Gt, values: [5]}",
+    text = (
+        NODECLASS
+        + "---\n"
+        + NODEPOOL.replace(
+            "{key: kubernetes.io/arch, operator: In, values: [amd64]}",
+            "{key: karpenter.k8s.aws/instance-generation, operator: Gt, values: [5]}",
+        )
     )
     code, findings = run_json(tmp_path, cli, text)
     assert code == 1
@@ -154,11 +166,11 @@ def test_stacks_naming_different_releases_are_refused_not_judged_by_the_first(tm
 def test_a_rule_mirroring_karpenter_cannot_be_waived(tmp_path, capsys):
     """A waived `cel/` error would exit 0 while the API server still rejects the object."""
     manifest = tmp_path / "nc.yaml"
-    manifest.write_text(NODECLASS.replace("role: KarpenterNodeRole-demo", "role: KarpenterNodeRole-demo\n  tags: {karpenter.sh/nodepool: x}"))
-    waivers = tmp_path / "waivers.yaml"
-    waivers.write_text(
-        "waivers:\n  - {rule: cel/tags-restricted, object: default, reason: legacy tag, expires: 2999-12-31}\n"
+    manifest.write_text(
+        NODECLASS.replace("role: KarpenterNodeRole-demo", "role: KarpenterNodeRole-demo\n  tags: {karpenter.sh/nodepool: x}")
     )
+    waivers = tmp_path / "waivers.yaml"
+    waivers.write_text("waivers:\n  - {rule: cel/tags-restricted, object: default, reason: legacy tag, expires: 2999-12-31}\n")
     code = main(["validate", str(manifest), "--policy", "--waivers", str(waivers)])
     err = capsys.readouterr().err
     assert code == 2

@@ -24,8 +24,14 @@ def pod_spec(**spec) -> dict:
 
 
 def doc(kind: str, name: str = "web", **spec) -> dict:
-    api = {"Deployment": "apps/v1", "StatefulSet": "apps/v1", "ReplicaSet": "apps/v1", "DaemonSet": "apps/v1",
-           "Job": "batch/v1", "CronJob": "batch/v1"}[kind]
+    api = {
+        "Deployment": "apps/v1",
+        "StatefulSet": "apps/v1",
+        "ReplicaSet": "apps/v1",
+        "DaemonSet": "apps/v1",
+        "Job": "batch/v1",
+        "CronJob": "batch/v1",
+    }[kind]
     return {"apiVersion": api, "kind": kind, "metadata": {"name": name, "namespace": "shop"}, "spec": spec}
 
 
@@ -45,8 +51,19 @@ def test_each_controller_makes_its_replicas():
         doc("Deployment", "idle", replicas=0, template=pod_spec()),
     ]
     workloads = workloads_from_documents([("all.yaml", docs)])
-    assert names(workloads) == ["shop/web-0", "shop/web-1", "shop/web-2", "shop/db-0", "shop/db-1", "shop/rs-0",
-                                "shop/batch-0", "shop/batch-1", "shop/nightly-0", "shop/nightly-1", "default/debug"]
+    assert names(workloads) == [
+        "shop/web-0",
+        "shop/web-1",
+        "shop/web-2",
+        "shop/db-0",
+        "shop/db-1",
+        "shop/rs-0",
+        "shop/batch-0",
+        "shop/batch-1",
+        "shop/nightly-0",
+        "shop/nightly-1",
+        "default/debug",
+    ]
     assert [d.name for d in workloads.daemon_sets] == ["agent"]
     assert workloads.pods[0].template.workload == "Deployment/web" and workloads.problems == ()
 
@@ -68,15 +85,20 @@ def test_requests_default_to_limits_and_init_containers_count():
     # app: cpu 500m (its request), memory 1Gi (its limit); proxy sidecar: 250m, 128Mi → steady 750m, 1152Mi;
     # migrate runs alone first: 2 cpu → max(750m, 2) = 2
     assert resources.show(workloads.pods[0].template.requests) == '{"cpu":"2","memory":"1152Mi","pods":"1"}'
-    old = read("""
+    old = read(
+        """
         apiVersion: v1
         kind: Pod
         metadata: {name: p}
         spec:
           initContainers: [{name: proxy, restartPolicy: Always, resources: {requests: {cpu: 250m}}}]
           containers: [{name: app, resources: {requests: {cpu: 500m}}}]
-        """, kubernetes=(1, 28))
-    assert resources.show(old.pods[0].template.requests) == '{"cpu":"500m","pods":"1"}'  # no sidecars before 1.29: max(500m, 250m)
+        """,
+        kubernetes=(1, 28),
+    )
+    assert (
+        resources.show(old.pods[0].template.requests) == '{"cpu":"500m","pods":"1"}'
+    )  # no sidecars before 1.29: max(500m, 250m)
 
 
 def test_lists_and_dumps_count_each_pod_once():
@@ -107,20 +129,30 @@ def test_a_malformed_workload_is_a_problem_naming_file_object_and_field():
 
 def ignored(spec: str) -> str | None:
     """Why Karpenter ignores a bare pod with this spec (a YAML flow mapping, containers added)."""
-    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [{"name": "c"}], **yaml.safe_load(spec)}}
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p"},
+        "spec": {"containers": [{"name": "c"}], **yaml.safe_load(spec)},
+    }
     return workloads_from_documents([("pod.yaml", [pod])]).pods[0].template.ignored
 
 
 def test_pods_karpenter_ignores_keep_its_reason():
     required = "{affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [%s]}}}}"
     assert ignored("{nodeSelector: {kubernetes.io/hostname: ip-1}}").startswith(
-        "ignoring pod, using label kubernetes.io/hostname is not allowed")
+        "ignoring pod, using label kubernetes.io/hostname is not allowed"
+    )
     assert ignored(required % "{matchFields: [{key: metadata.name, operator: In, values: [n]}]}") == (
-        "ignoring pod, node selector term with matchFields is not supported")
+        "ignoring pod, node selector term with matchFields is not supported"
+    )
     assert ignored(required % "{matchExpressions: [{key: karpenter.sh/nodepool, operator: DoesNotExist}]}") == (
-        "configured to not run on a Karpenter provisioned node (requirement=karpenter.sh/nodepool DoesNotExist)")
+        "configured to not run on a Karpenter provisioned node (requirement=karpenter.sh/nodepool DoesNotExist)"
+    )
     preferred = "{affinity: {nodeAffinity: {preferredDuringSchedulingIgnoredDuringExecution: [{weight: 1, preference: %s}]}}}"
-    assert ignored(preferred % "{matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [a]}]}") is None  # required only
+    assert (
+        ignored(preferred % "{matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [a]}]}") is None
+    )  # required only
     assert ignored("{schedulingGates: [{name: example.com/quota}]}").startswith("scheduling gates")
 
 
@@ -175,16 +207,25 @@ def test_a_directory_with_other_yaml_beside_the_workloads(tmp_path):
     assert workloads.notes == (f"{tmp_path / 'playbook.yml'}: document 1 is not a Kubernetes object: passed over",)
 
 
-json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=5),
-                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
-                           max_leaves=20)
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=20,
+)
 kinds = st.sampled_from(["Deployment", "StatefulSet", "ReplicaSet", "Job", "CronJob", "DaemonSet", "Pod", "List", "Service"])
 
 
 @pytest.mark.slow
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.one_of(json_values, st.fixed_dictionaries({"kind": kinds, "metadata": json_values, "spec": json_values,
-                                                                "items": json_values})), max_size=4))
+@given(
+    st.lists(
+        st.one_of(
+            json_values,
+            st.fixed_dictionaries({"kind": kinds, "metadata": json_values, "spec": json_values, "items": json_values}),
+        ),
+        max_size=4,
+    )
+)
 def test_hostile_documents_never_raise(docs):
     workloads = workloads_from_documents([("hostile.yaml", docs)])
     for pod in workloads.pods:
@@ -195,8 +236,19 @@ TERM = "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nod
 
 
 def term(*expressions: dict) -> dict:
-    return {"template": {"spec": {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-        "nodeSelectorTerms": [{"matchExpressions": list(expressions)}]}}}}}}
+    return {
+        "template": {
+            "spec": {
+                "affinity": {
+                    "nodeAffinity": {
+                        "requiredDuringSchedulingIgnoredDuringExecution": {
+                            "nodeSelectorTerms": [{"matchExpressions": list(expressions)}]
+                        }
+                    }
+                }
+            }
+        }
+    }
 
 
 @pytest.mark.parametrize("spec", [

@@ -27,16 +27,25 @@ def repository(tmp_path_factory):
 
 
 def _environment(**settings: str) -> dict[str, str]:
-    plain = {key: value for key, value in os.environ.items()
-             if key not in ("NO_COLOR", "FORCE_COLOR", "TERM") and not key.startswith(("AWS_", "KARPENTER_GITOPS_"))}
+    plain = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in ("NO_COLOR", "FORCE_COLOR", "TERM") and not key.startswith(("AWS_", "KARPENTER_GITOPS_"))
+    }
     return plain | {"TERM": "xterm-256color", "COLUMNS": "120"} | settings
 
 
 def on_terminal(cwd, argv: list[str], **settings: str) -> bytes:
     """Standard output of a run whose standard output is a terminal."""
     leader, follower = os.openpty()
-    run = subprocess.Popen([str(SCRIPT), *argv], cwd=cwd, stdout=follower, stderr=subprocess.PIPE,
-                           stdin=subprocess.DEVNULL, env=_environment(**settings))
+    run = subprocess.Popen(
+        [str(SCRIPT), *argv],
+        cwd=cwd,
+        stdout=follower,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        env=_environment(**settings),
+    )
     os.close(follower)
     written = b""
     while True:

@@ -22,7 +22,7 @@ pytestmark = [pytest.mark.packaging, pytest.mark.slow]
 
 
 def _install_block() -> list[str]:
-    section = README[README.index("## Install into your own repository"):README.index("## A 5-minute tour")]
+    section = README[README.index("## Install into your own repository") : README.index("## A 5-minute tour")]
     block = re.search(r"```sh\n(.*?)```", section, re.S).group(1)
     return [line.split("  #")[0].strip() for line in block.splitlines() if line.strip()]
 
@@ -53,8 +53,15 @@ def test_the_readme_installs_with_plain_url_lines_and_upgrades_pip_where_a_form_
 def test_the_first_pip_line_works_with_the_pip_a_fresh_virtualenv_has(clone, tmp_path):
     venv = tmp_path / "venv"
     subprocess.run([sys._base_executable, "-m", "venv", str(venv)], check=True, timeout=300)
-    env = {"PATH": f"{venv / 'bin'}:/usr/bin:/bin", "HOME": str(tmp_path), "LANG": "C.UTF-8", "NO_COLOR": "1",
-           "PYTHONPATH": str(dependency_site(tmp_path / "dependencies")), "PIP_DISABLE_PIP_VERSION_CHECK": "1", "REPO": clone}
+    env = {
+        "PATH": f"{venv / 'bin'}:/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "LANG": "C.UTF-8",
+        "NO_COLOR": "1",
+        "PYTHONPATH": str(dependency_site(tmp_path / "dependencies")),
+        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+        "REPO": clone,
+    }
     bundled = subprocess.run(["pip", "--version"], env=env, capture_output=True, text=True, check=True).stdout
     line = _pip_lines()[0]
     done = subprocess.run(["bash", "-c", line], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=900)
@@ -63,7 +70,13 @@ def test_the_first_pip_line_works_with_the_pip_a_fresh_virtualenv_has(clone, tmp
     repository = tmp_path / "infra"
     (repository / "karpenter").mkdir(parents=True)
     (repository / "karpenter" / "nodes.yaml").write_text(USERS_NODES.replace("IDENTITY", "instanceProfile: KarpenterNodeProfile"))
-    run = subprocess.run([venv / "bin" / "karpenter-gitops", "validate", "karpenter/"], cwd=repository, env=env,
-                         capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [venv / "bin" / "karpenter-gitops", "validate", "karpenter/"],
+        cwd=repository,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 0, run.stdout + run.stderr
     assert run.stdout.splitlines()[-1] == "2 object(s) checked against Karpenter 1.15: 0 error(s), 0 warning(s)"

@@ -52,5 +52,6 @@ def test_quiet_prints_the_findings_and_the_summary_only(repository):
     assert code == 0 and err == ""
     assert "fix:" not in out and "active waivers" not in out
     findings = [line for line in loud.splitlines() if line.startswith("  warning ")]
-    assert out.splitlines() == [line for line in loud.splitlines() if not line.startswith(("  ", "active waivers"))
-                                or line in findings]
+    assert out.splitlines() == [
+        line for line in loud.splitlines() if not line.startswith(("  ", "active waivers")) or line in findings
+    ]

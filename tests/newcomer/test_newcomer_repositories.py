@@ -23,7 +23,9 @@ pytestmark = pytest.mark.packaging
 SCRIPT = Path(sys.executable).with_name("karpenter-gitops")
 CLASS = yaml.safe_dump(dict(BASE_NODECLASS))
 POOL = yaml.safe_dump(dict(BASE_NODEPOOL))
-HELM_TEMPLATE = "{{- if .Values.enabled }}\napiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: {{ .Values.name }}\n{{- end }}\n"
+HELM_TEMPLATE = (
+    "{{- if .Values.enabled }}\napiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: {{ .Values.name }}\n{{- end }}\n"
+)
 DEPLOYMENT = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec: {replicas: 2}\n"
 
 
@@ -113,7 +115,8 @@ def test_a_misspelt_kind_fails_with_a_did_you_mean(repository):
 
 def test_an_old_provisioner_gets_the_migration(repository):
     (repository / "karpenter" / "provisioner.yaml").write_text(
-        "apiVersion: karpenter.sh/v1alpha5\nkind: Provisioner\nmetadata: {name: default}\nspec: {ttlSecondsAfterEmpty: 30}\n")
+        "apiVersion: karpenter.sh/v1alpha5\nkind: Provisioner\nmetadata: {name: default}\nspec: {ttlSecondsAfterEmpty: 30}\n"
+    )
     code, out, _ = karpenter_gitops(repository, "validate", "karpenter")
     assert code == 1 and first_line(out).startswith("NodePool/default")
     assert "ttlSecondsAfterEmpty → disruption.consolidationPolicy: WhenEmpty" in out
@@ -134,7 +137,8 @@ def test_render_to_stdout_from_a_path_argument(repository):
 def test_plan_blocks_a_pool_that_can_launch_nothing(repository):
     pool = yaml.safe_load(POOL)
     pool["spec"]["template"]["spec"]["requirements"].append(
-        {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["zz9", "qq1"]})
+        {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["zz9", "qq1"]}
+    )
     (repository / "karpenter" / "nodepool.yml").write_text(yaml.safe_dump(pool))
     code, out, _ = karpenter_gitops(repository, "plan", "karpenter", "--embedded-aws")
     assert code == 1
@@ -152,25 +156,40 @@ def aws_home(tmp_path) -> Path:
     (home / ".aws" / "sso" / "cache").mkdir(parents=True)
     (home / ".aws" / "config").write_text(
         "[profile team]\nregion = us-west-2\n\n[profile sso-dev]\nsso_start_url = https://example.awsapps.com/start\n"
-        "sso_region = us-east-1\nsso_account_id = 111122223333\nsso_role_name = Admin\nregion = us-west-2\n")
+        "sso_region = us-east-1\nsso_account_id = 111122223333\nsso_role_name = Admin\nregion = us-west-2\n"
+    )
     token = hashlib.sha1(b"https://example.awsapps.com/start").hexdigest()  # botocore's cache key for the start URL
-    (home / ".aws" / "sso" / "cache" / f"{token}.json").write_text(json.dumps(
-        {"startUrl": "https://example.awsapps.com/start", "region": "us-east-1", "accessToken": "expired",
-         "expiresAt": "2020-01-01T00:00:00Z"}))
+    (home / ".aws" / "sso" / "cache" / f"{token}.json").write_text(
+        json.dumps(
+            {
+                "startUrl": "https://example.awsapps.com/start",
+                "region": "us-east-1",
+                "accessToken": "expired",
+                "expiresAt": "2020-01-01T00:00:00Z",
+            }
+        )
+    )
     return home
 
 
-@pytest.mark.parametrize(("setting", "said"), [
-    ({"AWS_PROFILE": "tema"}, "the AWS profile 'tema' is in neither the AWS config nor the credentials file"),
-    ({"AWS_CONFIG_FILE": "broken.ini"}, "the AWS config file broken.ini does not parse"),
-    ({"AWS_SHARED_CREDENTIALS_FILE": "broken.ini", "AWS_REGION": "us-east-1"}, "the AWS config file broken.ini does not parse"),
-    ({"AWS_PROFILE": "sso-dev"}, "The SSO session associated with this profile has expired"),
-    ({"AWS_ACCESS_KEY_ID": "AKIAEXAMPLE", "AWS_SECRET_ACCESS_KEY": "x"}, "no AWS region"),
-])
+@pytest.mark.parametrize(
+    ("setting", "said"),
+    [
+        ({"AWS_PROFILE": "tema"}, "the AWS profile 'tema' is in neither the AWS config nor the credentials file"),
+        ({"AWS_CONFIG_FILE": "broken.ini"}, "the AWS config file broken.ini does not parse"),
+        (
+            {"AWS_SHARED_CREDENTIALS_FILE": "broken.ini", "AWS_REGION": "us-east-1"},
+            "the AWS config file broken.ini does not parse",
+        ),
+        ({"AWS_PROFILE": "sso-dev"}, "The SSO session associated with this profile has expired"),
+        ({"AWS_ACCESS_KEY_ID": "AKIAEXAMPLE", "AWS_SECRET_ACCESS_KEY": "x"}, "no AWS region"),
+    ],
+)
 def test_a_wrong_aws_environment_is_one_line_naming_the_setting(repository, aws_home, setting, said):
     (repository / "broken.ini").write_text("[default\nregion = us-east-1\n")
-    code, out, err = karpenter_gitops(repository, "plan", "--manifests", "karpenter", "--kubernetes-version", "1.32",
-                                      aws={"HOME": str(aws_home), **setting})
+    code, out, err = karpenter_gitops(
+        repository, "plan", "--manifests", "karpenter", "--kubernetes-version", "1.32", aws={"HOME": str(aws_home), **setting}
+    )
     assert (code, out) == (2, "")
     assert err.count("\n") == 1 and err.startswith(f"karpenter-gitops: error: {said}") and "(hint: " in err, err
 
@@ -179,7 +198,9 @@ def test_a_wrong_aws_environment_is_one_line_naming_the_setting(repository, aws_
 
 
 def test_karpenter_1_0_still_serves_v1beta1_so_the_object_is_a_warning_there_and_an_error_from_1_1(repository):
-    (repository / "karpenter" / "nodepool.yml").write_text(POOL.replace("apiVersion: karpenter.sh/v1", "apiVersion: karpenter.sh/v1beta1"))
+    (repository / "karpenter" / "nodepool.yml").write_text(
+        POOL.replace("apiVersion: karpenter.sh/v1", "apiVersion: karpenter.sh/v1beta1")
+    )
     code, out, _ = karpenter_gitops(repository, "validate", "karpenter", "--karpenter-version", "1.0")
     assert code == 0 and "Karpenter 1.0 still serves it beside 'karpenter.sh/v1'" in out and "not checked" in out
     assert "is not served" not in out
@@ -188,28 +209,36 @@ def test_karpenter_1_0_still_serves_v1beta1_so_the_object_is_a_warning_there_and
 
 
 BLUEPRINT = CLASS.replace("role: KarpenterNodeRole-demo", "role: ${KARPENTER_NODE_IAM_ROLE_NAME}").replace(
-    "karpenter.sh/discovery: demo", "karpenter.sh/discovery: ${CLUSTER_NAME}")
+    "karpenter.sh/discovery: demo", "karpenter.sh/discovery: ${CLUSTER_NAME}"
+)
 
 
 def test_an_unrendered_blueprint_is_said_once_and_never_looked_up(repository):
     (repository / "karpenter" / "nodeclass.yaml").write_text(BLUEPRINT)
     code, out, _ = karpenter_gitops(repository, "validate", "karpenter")
     assert code == 0 and out.count("not rendered: '${KARPENTER_NODE_IAM_ROLE_NAME}'") == 1, out
-    assert "render with envsubst/terraform/helm first" in out and "envsubst < karpenter/nodeclass.yaml | karpenter-gitops validate -" in out
+    assert (
+        "render with envsubst/terraform/helm first" in out
+        and "envsubst < karpenter/nodeclass.yaml | karpenter-gitops validate -" in out
+    )
     code, out, err = karpenter_gitops(repository, "plan", "karpenter", "--embedded-aws")
     assert (code, out) == (2, "") and err.count("\n") == 1, err
     assert err.startswith("karpenter-gitops: error: karpenter/nodeclass.yaml: not rendered: EC2NodeClass/default spec.role")
     assert "does not exist" not in err
 
 
-WINDOWS_POOL = POOL.replace("group: karpenter.k8s.aws", "group: karpenter.k8s.aws/v1")  # Karpenter's windows-custom-userdata example
+WINDOWS_POOL = POOL.replace(
+    "group: karpenter.k8s.aws", "group: karpenter.k8s.aws/v1"
+)  # Karpenter's windows-custom-userdata example
 
 
 def test_an_upstream_examples_one_mistake_is_one_finding(repository):
     (repository / "karpenter" / "nodepool.yml").write_text(WINDOWS_POOL)
     code, out, _ = karpenter_gitops(repository, "validate", "karpenter", "--format", "json")
     findings = json.loads(out)["findings"]
-    assert code == 1 and [(f["rule"], f["path"]) for f in findings] == [("schema/pattern", "spec.template.spec.nodeClassRef.group")]
+    assert code == 1 and [(f["rule"], f["path"]) for f in findings] == [
+        ("schema/pattern", "spec.template.spec.nodeClassRef.group")
+    ]
     assert findings[0]["hint"] == "drop the version: group takes no '/v1'"
 
 
@@ -231,4 +260,9 @@ def test_a_missing_field_hides_no_other_mistake_of_the_object(repository):
     code, out, _ = karpenter_gitops(repository, "validate", "karpenter", "--policy", "--format", "json")
     rules = {f["rule"] for f in json.loads(out)["findings"]}
     assert code == 1
-    assert {"schema/required", "policy/imds-hop-limit", "userdata/bottlerocket-release-setting", "userdata/bottlerocket-unknown-setting"} <= rules
+    assert {
+        "schema/required",
+        "policy/imds-hop-limit",
+        "userdata/bottlerocket-release-setting",
+        "userdata/bottlerocket-unknown-setting",
+    } <= rules

@@ -21,25 +21,43 @@ VALUES = st.one_of(HOSTILE_VALUE, ANY_TEXT, st.lists(PAYLOAD, min_size=1, max_si
 
 def _codes(markdown: str) -> list[str]:
     """The content of every code span, as CommonMark reads it."""
-    return [child.content for token in _CODE.parse(markdown) if token.type == "inline" for child in token.children
-            if child.type == "code_inline"]
+    return [
+        child.content
+        for token in _CODE.parse(markdown)
+        if token.type == "inline"
+        for child in token.children
+        if child.type == "code_inline"
+    ]
 
 
 def _comment(quoted: OutsideText, value: str, message: str) -> str:
     """Every place a comment writes outside text, with ``value`` and a sentence of ours quoting ``message``."""
     sentence = f"instance profile '{message}' has no role"
     rows = [[quoted.code(value, cell=True), quoted.prose(value, cell=True), quoted.prose(sentence, cell=True), "ours"]]
-    return "\n".join([
-        "<!-- karpenter-gitops-preview -->", "### Karpenter preview: :x: 1 blocking problem(s)", "",
-        f"**Objects** vs {quoted.code(value)}: 1 added.",
-        f"- {quoted.prose(value) or EMPTY}",
-        f"- {quoted.code('EC2NodeClass/' + value)} {quoted.prose(value)}: {quoted.prose(sentence)} [{quoted.code(value)}]",
-        f"- {quoted.code(value)}: {quoted.prose(value)} ({quoted.prose(message)}) → {quoted.prose(message)}.",
-        "", table(["object", "value", "message", "note"], rows), "",
-        f"> {quoted.prose(value) or EMPTY}", "",
-        f"<details><summary>~ {quoted.html(value)} (changed, +1 −1)</summary>", "", "```diff", "+x", "```", "", "</details>",
-        quoted.cut_details("this comment"),
-    ])
+    return "\n".join(
+        [
+            "<!-- karpenter-gitops-preview -->",
+            "### Karpenter preview: :x: 1 blocking problem(s)",
+            "",
+            f"**Objects** vs {quoted.code(value)}: 1 added.",
+            f"- {quoted.prose(value) or EMPTY}",
+            f"- {quoted.code('EC2NodeClass/' + value)} {quoted.prose(value)}: {quoted.prose(sentence)} [{quoted.code(value)}]",
+            f"- {quoted.code(value)}: {quoted.prose(value)} ({quoted.prose(message)}) → {quoted.prose(message)}.",
+            "",
+            table(["object", "value", "message", "note"], rows),
+            "",
+            f"> {quoted.prose(value) or EMPTY}",
+            "",
+            f"<details><summary>~ {quoted.html(value)} (changed, +1 −1)</summary>",
+            "",
+            "```diff",
+            "+x",
+            "```",
+            "",
+            "</details>",
+            quoted.cut_details("this comment"),
+        ]
+    )
 
 
 @settings(max_examples=150, deadline=None)
@@ -73,16 +91,21 @@ def test_inert_text_reads_as_written(words):
 def test_the_issue_examples_are_code_and_ordinary_messages_unchanged():
     quoted = OutsideText()
     assert quoted.prose("'[x](https://evil.example/p)' is not a al2023 AMI version") == (
-        "`'[x](https://evil.example/p)'` is not a al2023 AMI version")
+        "`'[x](https://evil.example/p)'` is not a al2023 AMI version"
+    )
     assert quoted.prose("no node launches (use 'Profile | :white_check_mark: **approved** |')") == (
-        "no node launches (use `'Profile | :white_check_mark: **approved** |'`)")
-    for ordinary in ("instance profile 'PaymentsNodeProfile-v2' has no role; nodes would get no credentials",
-                     "spec.amiSelectorTerms[0].alias: Too long: may not be more than 30 bytes",
-                     "m5.large at $0.00096/h on-demand"):
+        "no node launches (use `'Profile | :white_check_mark: **approved** |'`)"
+    )
+    for ordinary in (
+        "instance profile 'PaymentsNodeProfile-v2' has no role; nodes would get no credentials",
+        "spec.amiSelectorTerms[0].alias: Too long: may not be more than 30 bytes",
+        "m5.large at $0.00096/h on-demand",
+    ):
         assert quoted.prose(ordinary) == ordinary
     # An underscore makes emphasis only at a word's edge, yet a word holding one reads as a value: code.
     assert quoted.prose("image amazon-eks-node-al2023-x86_64-standard-1.32 and 0_ok_0") == (
-        "image `amazon-eks-node-al2023-x86_64-standard-1.32` and `0_ok_0`")
+        "image `amazon-eks-node-al2023-x86_64-standard-1.32` and `0_ok_0`"
+    )
 
 
 def test_what_github_would_act_on_is_code_even_in_plain_words():

@@ -34,8 +34,11 @@ def _imports(path: Path) -> set[str]:
 
 
 def test_only_the_terminal_module_talks_to_rich():
-    talking = sorted(str(path.relative_to(PROJECT)) for path in PACKAGE.rglob("*.py")
-                     if any(name == "rich" or name.startswith("rich.") for name in _imports(path)))
+    talking = sorted(
+        str(path.relative_to(PROJECT))
+        for path in PACKAGE.rglob("*.py")
+        if any(name == "rich" or name.startswith("rich.") for name in _imports(path))
+    )
     assert talking == ["karpenter_gitops/output/terminal.py"]
 
 
@@ -46,17 +49,40 @@ def _printed(*parts, width: int = 200) -> str:
     return terminal.console.file.getvalue()
 
 
-@pytest.mark.parametrize("value", ["golden [x86] build", "golden [/x86]", "[bold]x[/bold]", "[/]", "[link=https://e.x]y[/link]",
-                                   ":smile:", "\\[x]", "ends with \\", "%s {0}"])
+@pytest.mark.parametrize(
+    "value",
+    [
+        "golden [x86] build",
+        "golden [/x86]",
+        "[bold]x[/bold]",
+        "[/]",
+        "[link=https://e.x]y[/link]",
+        ":smile:",
+        "\\[x]",
+        "ends with \\",
+        "%s {0}",
+    ],
+)
 def test_markup_and_emoji_codes_print_as_they_are(value):
     assert _printed("  name: ", value, (" styled " + value, "bold")) == f"  name: {value} styled {value}\n"
 
 
-@pytest.mark.parametrize("value, shown", [
-    ("\x1b[31mred", "\\x1b[31mred"), ("a\nb", "a\\nb"), ("a\rb", "a\\rb"), ("\u202eevil", "\\u202eevil"),
-    ("bell\x07", "bell\\x07"), ("nul\x00", "nul\\x00"), ("del\x7f", "del\\x7f"), ("nel\x85", "nel\\x85"),
-    ("tab\t", "tab\\t"), ("\udcff", "\\udcff"), ("é ☃ 漢字", "é ☃ 漢字"),
-])
+@pytest.mark.parametrize(
+    "value, shown",
+    [
+        ("\x1b[31mred", "\\x1b[31mred"),
+        ("a\nb", "a\\nb"),
+        ("a\rb", "a\\rb"),
+        ("\u202eevil", "\\u202eevil"),
+        ("bell\x07", "bell\\x07"),
+        ("nul\x00", "nul\\x00"),
+        ("del\x7f", "del\\x7f"),
+        ("nel\x85", "nel\\x85"),
+        ("tab\t", "tab\\t"),
+        ("\udcff", "\\udcff"),
+        ("é ☃ 漢字", "é ☃ 漢字"),
+    ],
+)
 def test_control_characters_show_as_escapes(value, shown):
     assert visible(value) == shown
     assert _printed(value) == shown + "\n"
@@ -103,8 +129,11 @@ spec:
 def test_plan_shows_ami_names_with_brackets_as_aws_holds_them(tmp_path, capsys, catalogue_cache, monkeypatch):
     """The issue's reproduction: AMIs named with brackets, one that looks like a closing tag."""
     world = yaml.safe_load(WORLD.read_text())
-    names = {"ami-0c9a000000000f003": "golden [x86] build", "ami-0c9a000000000f002": "golden [/x86]",
-             "ami-0c9a000000000f005": "golden [bold]pending[/bold] \u202e\x9b"}
+    names = {
+        "ami-0c9a000000000f003": "golden [x86] build",
+        "ami-0c9a000000000f002": "golden [/x86]",
+        "ami-0c9a000000000f005": "golden [bold]pending[/bold] \u202e\x9b",
+    }
     for image in world["images"]:
         image["name"] = names.get(image["id"], image["name"])
         if image["id"] in names:
@@ -113,8 +142,20 @@ def test_plan_shows_ami_names_with_brackets_as_aws_holds_them(tmp_path, capsys, 
     (tmp_path / "golden.yaml").write_text(GOLDEN)
     monkeypatch.setenv("NO_COLOR", "1")
     monkeypatch.setenv("KARPENTER_GITOPS_AWS_DEADLINE", "300")  # a cold catalogue cache takes moto a while on a busy machine
-    code = main(["plan", "--manifests", str(tmp_path / "golden.yaml"), "--embedded-aws", "--aws-fixture", str(tmp_path / "world.yaml"),
-                 "--kubernetes-version", "1.32", "--cache-dir", str(catalogue_cache)])
+    code = main(
+        [
+            "plan",
+            "--manifests",
+            str(tmp_path / "golden.yaml"),
+            "--embedded-aws",
+            "--aws-fixture",
+            str(tmp_path / "world.yaml"),
+            "--kubernetes-version",
+            "1.32",
+            "--cache-dir",
+            str(catalogue_cache),
+        ]
+    )
     out, err = capsys.readouterr()
     assert code in (0, 1), out + err
     assert "golden [x86] build" in out and "golden [/x86]" in out

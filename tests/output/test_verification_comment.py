@@ -18,12 +18,24 @@ COUNTS = st.dictionaries(VALUE, st.integers(0, 9), max_size=3)
 
 @st.composite
 def verifications(draw) -> Verification:
-    differences = draw(st.lists(st.builds(Difference, st.sampled_from(CATEGORIES), VALUE, VALUE,
-                                          st.none() | VALUE | st.integers(), st.none() | VALUE, VALUE), max_size=4))
+    differences = draw(
+        st.lists(
+            st.builds(
+                Difference, st.sampled_from(CATEGORIES), VALUE, VALUE, st.none() | VALUE | st.integers(), st.none() | VALUE, VALUE
+            ),
+            max_size=4,
+        )
+    )
     launched = draw(st.none() | st.lists(st.builds(PoolLaunch, VALUE, COUNTS, COUNTS, COUNTS, COUNTS, COUNTS), max_size=2))
-    return Verification(draw(VALUE), tuple(differences), tuple(draw(st.lists(VALUE, max_size=3))), (),
-                        draw(st.dictionaries(st.sampled_from(["EC2NodeClass", "NodePool"]), st.integers(0, 5))),
-                        tuple(draw(st.lists(VALUE, max_size=3))), None if launched is None else tuple(launched))
+    return Verification(
+        draw(VALUE),
+        tuple(differences),
+        tuple(draw(st.lists(VALUE, max_size=3))),
+        (),
+        draw(st.dictionaries(st.sampled_from(["EC2NodeClass", "NodePool"]), st.integers(0, 5))),
+        tuple(draw(st.lists(VALUE, max_size=3))),
+        None if launched is None else tuple(launched),
+    )
 
 
 @settings(max_examples=60, deadline=None)
@@ -35,8 +47,9 @@ def test_nothing_the_cluster_says_becomes_markup(verification):
 
 
 def test_many_long_differences_fit_with_their_full_text_left_to_the_json():
-    differences = tuple(Difference("drift", f"EC2NodeClass/c{i}", "spec.tags.x", "v" * 5_000, "w" * 5_000, "n" * 5_000)
-                        for i in range(60))
+    differences = tuple(
+        Difference("drift", f"EC2NodeClass/c{i}", "spec.tags.x", "v" * 5_000, "w" * 5_000, "n" * 5_000) for i in range(60)
+    )
     comment = shown.comment(Verification("prod", differences))
     check(comment)
     assert len(comment) <= GITHUB_LIMIT
@@ -46,13 +59,18 @@ def test_many_long_differences_fit_with_their_full_text_left_to_the_json():
 
 def test_the_heading_says_the_verdict_without_the_clusters_name():
     comment = shown.comment(Verification("ctx: **approved** :white_check_mark:", checked={"NodePool": 1}))
-    assert comment.startswith("### Karpenter verify: :white_check_mark: the cluster is as the pull request said (0 drift, 0 prediction, "
-                              "0 node; compared 1 NodePool)\n")
+    assert comment.startswith(
+        "### Karpenter verify: :white_check_mark: the cluster is as the pull request said (0 drift, 0 prediction, "
+        "0 node; compared 1 NodePool)\n"
+    )
 
 
 def test_what_would_not_fit_is_written_again_with_fewer_rows_and_less_room():
-    differences = tuple(Difference(category, f"NodePool/p{i}", "spec.x", "v" * 5_000, "w" * 5_000, "n" * 5_000)
-                        for category in CATEGORIES for i in range(50))
+    differences = tuple(
+        Difference(category, f"NodePool/p{i}", "spec.x", "v" * 5_000, "w" * 5_000, "n" * 5_000)
+        for category in CATEGORIES
+        for i in range(50)
+    )
     comment = shown.comment(Verification("prod", differences))
     check(comment)
     assert len(comment) <= GITHUB_LIMIT

@@ -8,16 +8,16 @@ from dataclasses import replace
 from support.simulation import PRICES, on_demand, pods, pool, tolerate, world
 
 from karpenter_gitops.adapters.aws.pricing import Prices, on_demand_prices
+from karpenter_gitops.app.cost_comparison import CostComparison
+from karpenter_gitops.app.workload_forecast import WorkloadForecast
 from karpenter_gitops.core.requirements import Requirement
 from karpenter_gitops.karpenter.scheduling import simulate
 from karpenter_gitops.karpenter.scheduling.matching import Taint
 from karpenter_gitops.load.workloads import Workloads
-from karpenter_gitops.app.cost_comparison import CostComparison
-from karpenter_gitops.app.workload_forecast import WorkloadForecast
-from karpenter_gitops.output.workload_forecast_text import print_forecast, zones
-from karpenter_gitops.output.terminal import Terminal
 from karpenter_gitops.output.cost_text import limit_row, mermaid, sentence, signed, summary
 from karpenter_gitops.output.forecast_svg import PALETTE, SHOWN_NODES, colours, svg
+from karpenter_gitops.output.terminal import Terminal
+from karpenter_gitops.output.workload_forecast_text import print_forecast, zones
 
 M5 = Requirement("node.kubernetes.io/instance-type", "In", ("m5.large",))
 
@@ -43,7 +43,9 @@ def test_the_text_says_each_pool_its_price_and_source():
 def test_markup_in_names_and_messages_is_printed_as_written():
     stranded = pods(2, name="[bold]x[/bold]", cpu="1", namespace="[red]ns", node_selector={"team": "[blink]a"})
     said = text(forecast_of(stranded, pool("default", *on_demand(M5))))
-    assert "cannot schedule [red]ns/Deployment/[bold]x[/bold] (2 pod(s): [red]ns/[bold]x[/bold]-0, [red]ns/[bold]x[/bold]-1)" in said
+    assert (
+        "cannot schedule [red]ns/Deployment/[bold]x[/bold] (2 pod(s): [red]ns/[bold]x[/bold]-0, [red]ns/[bold]x[/bold]-1)" in said
+    )
 
 
 def test_a_forecast_that_could_not_be_made_says_why_in_text_and_picture():
@@ -76,7 +78,9 @@ def test_zones_of_one_region_are_written_once():
 
 def test_a_change_of_type_is_one_sentence_per_pool_with_its_cost():
     base = forecast_of(pods(4, cpu="1"), pool("default", *on_demand(M5)))
-    head = forecast_of(pods(4, cpu="1"), pool("default", *on_demand(Requirement("node.kubernetes.io/instance-type", "In", ("m5.xlarge",)))))
+    head = forecast_of(
+        pods(4, cpu="1"), pool("default", *on_demand(Requirement("node.kubernetes.io/instance-type", "In", ("m5.xlarge",))))
+    )
     comparison = CostComparison(base, head)
     (row,) = comparison.pools
     assert row.changed
@@ -118,8 +122,10 @@ def test_the_limit_cost_is_compared_when_the_limit_or_the_types_change():
     base = forecast_of(pods(1), pool("default", *on_demand(M5), limits={"cpu": "8"}))
     raised = forecast_of(pods(1), pool("default", *on_demand(M5), limits={"cpu": "16"}))
     (row,) = CostComparison(base, raised).pools
-    assert limit_row(row) == ("(cpu 8): 4 × m5.large on-demand, $0.3840/h ($280.32/month)",
-                               "(cpu 16): 8 × m5.large on-demand, $0.7680/h ($560.64/month)")
+    assert limit_row(row) == (
+        "(cpu 8): 4 × m5.large on-demand, $0.3840/h ($280.32/month)",
+        "(cpu 16): 8 × m5.large on-demand, $0.7680/h ($560.64/month)",
+    )
     (same,) = CostComparison(base, base).pools
     assert limit_row(same) == ("unchanged", "(cpu 8): 4 × m5.large on-demand, $0.3840/h ($280.32/month)")
     unlimited = forecast_of(pods(1), pool("default", *on_demand(M5)))

@@ -49,25 +49,36 @@ OWN = {"nodeRoleName": "KarpenterNodeRole-demo"}
 
 def test_a_coherent_stack_has_no_controller_findings():
     spot_pool = node_pool()["spec"] | {"template": {"spec": {**node_pool()["spec"]["template"]["spec"], "requirements": SPOT}}}
-    classes = {"default": node_class()["spec"],
-               "payments": {**{k: v for k, v in node_class()["spec"].items() if k != "role"}, "instanceProfile": "PayProfile"}}
+    classes = {
+        "default": node_class()["spec"],
+        "payments": {**{k: v for k, v in node_class()["spec"].items() if k != "role"}, "instanceProfile": "PayProfile"},
+    }
     block = {**OWN, "nodeRoles": {"PaymentsRole": {"instanceProfiles": ["PayProfile"], "accessEntry": "existing"}}}
     assert stack(block, classes, {"general": spot_pool}) == []
 
 
 def test_each_incoherence_is_a_finding_on_the_object_or_the_block():
     spot_pool = node_pool()["spec"] | {"template": {"spec": {**node_pool()["spec"]["template"]["spec"], "requirements": SPOT}}}
-    classes = {"default": node_class()["spec"],
-               "payments": {**{k: v for k, v in node_class()["spec"].items() if k != "role"}, "instanceProfile": "PayProfile"},
-               "other": {**node_class()["spec"], "role": "OtherRole"}}
+    classes = {
+        "default": node_class()["spec"],
+        "payments": {**{k: v for k, v in node_class()["spec"].items() if k != "role"}, "instanceProfile": "PayProfile"},
+        "other": {**node_class()["spec"], "role": "OtherRole"},
+    }
     block = {**OWN, "interruptionQueue": {"enabled": False}, "runsOnFargate": True, "namePrefix": "K" * 60}
-    assert sorted(stack(block, classes, {"general": spot_pool})) == sorted([
-        (controller_rules.PASS_ROLE, "EC2NodeClass", "payments", "spec.instanceProfile"),
-        (controller_rules.ACCESS_ENTRY, "EC2NodeClass", "other", "spec.role"),
-        (controller_rules.SPOT_QUEUE, "NodePool", "general", "spec.template.spec.requirements"),
-        (controller_rules.FARGATE_POD_IDENTITY, CONTROLLER_KIND, "controller", "karpenter-gitops:controller.identity"),
-        (controller_rules.NAME_LENGTH, CONTROLLER_KIND, "controller", "karpenter-gitops:controller.namePrefix"),  # the role; no queue
-    ])
+    assert sorted(stack(block, classes, {"general": spot_pool})) == sorted(
+        [
+            (controller_rules.PASS_ROLE, "EC2NodeClass", "payments", "spec.instanceProfile"),
+            (controller_rules.ACCESS_ENTRY, "EC2NodeClass", "other", "spec.role"),
+            (controller_rules.SPOT_QUEUE, "NodePool", "general", "spec.template.spec.requirements"),
+            (controller_rules.FARGATE_POD_IDENTITY, CONTROLLER_KIND, "controller", "karpenter-gitops:controller.identity"),
+            (
+                controller_rules.NAME_LENGTH,
+                CONTROLLER_KIND,
+                "controller",
+                "karpenter-gitops:controller.namePrefix",
+            ),  # the role; no queue
+        ]
+    )
 
 
 def test_the_project_stacks_are_coherent(project):
@@ -98,13 +109,17 @@ def controller_policy(roles=("KarpenterNodeRole-demo",), queue=True):
 
 
 def node_role(name="KarpenterNodeRole-demo"):
-    return resource(pack.ROLE_TYPE, ROLE_URN, {"name": name, "assumeRolePolicy": EC2_TRUST,
-                                               "arn": f"arn:aws:iam::123456789012:role/{name}"})
+    return resource(
+        pack.ROLE_TYPE, ROLE_URN, {"name": name, "assumeRolePolicy": EC2_TRUST, "arn": f"arn:aws:iam::123456789012:role/{name}"}
+    )
 
 
 def access_entry(role="KarpenterNodeRole-demo"):
-    return resource(pack.ACCESS_ENTRY_TYPE, ENTRY_URN, {"clusterName": "demo", "type": "EC2_LINUX",
-                                                        "principalArn": f"arn:aws:iam::123456789012:role/{role}"})
+    return resource(
+        pack.ACCESS_ENTRY_TYPE,
+        ENTRY_URN,
+        {"clusterName": "demo", "type": "EC2_LINUX", "principalArn": f"arn:aws:iam::123456789012:role/{role}"},
+    )
 
 
 def coherence(*resources):
@@ -124,8 +139,11 @@ def test_pack_reports_a_node_class_role_the_controller_cannot_pass():
 
 
 def test_pack_follows_an_instance_profile_in_the_stack_to_its_role():
-    profile = resource(pack.INSTANCE_PROFILE_TYPE, "urn:pulumi:dev::infra::aws:iam/instanceProfile:InstanceProfile::p",
-                       {"name": "GpuProfile", "role": "GpuRole"})
+    profile = resource(
+        pack.INSTANCE_PROFILE_TYPE,
+        "urn:pulumi:dev::infra::aws:iam/instanceProfile:InstanceProfile::p",
+        {"name": "GpuProfile", "role": "GpuRole"},
+    )
     gpu = resource(pack.NODECLASS_TYPE, NC_URN, node_class(role=None, instanceProfile="GpuProfile"))
     ((message, _),) = coherence(controller_policy(), profile, gpu)
     assert "'GpuRole'" in message and "[controller/pass-role]" in message
@@ -140,15 +158,20 @@ def test_pack_wants_an_access_entry_for_a_node_role_the_stack_creates():
 def test_a_value_pending_in_a_preview_silences_only_the_check_that_needs_it():
     """In a preview of a new stack the entry's principal (a role ARN) is unknown: no access-entry verdict
     either way, while the pass-role check, whose grants are known, still runs."""
-    pending_entry = resource(pack.ACCESS_ENTRY_TYPE, ENTRY_URN, {"clusterName": "demo", "type": "EC2_LINUX", "principalArn": UNKNOWN})
+    pending_entry = resource(
+        pack.ACCESS_ENTRY_TYPE, ENTRY_URN, {"clusterName": "demo", "type": "EC2_LINUX", "principalArn": UNKNOWN}
+    )
     assert coherence(controller_policy(), node_role(), pending_entry, resource(pack.NODECLASS_TYPE, NC_URN, node_class())) == []
     other = resource(pack.NODECLASS_TYPE, NC_URN, node_class(role="AdminRole"))
     ((message, urn),) = coherence(controller_policy(), node_role(), pending_entry, other)
     assert urn == NC_URN and "[controller/pass-role]" in message
     pending_grants = resource("aws:iam/policy:Policy", POLICY_URN, {"name": "Karpenter-demo-controller-1", "policy": UNKNOWN})
     assert coherence(pending_grants, controller_policy(), node_role(), access_entry(), other) == []
-    pending_role = resource(pack.INSTANCE_PROFILE_TYPE, "urn:pulumi:dev::infra::aws:iam/instanceProfile:InstanceProfile::p",
-                            {"name": "GpuProfile", "role": UNKNOWN})
+    pending_role = resource(
+        pack.INSTANCE_PROFILE_TYPE,
+        "urn:pulumi:dev::infra::aws:iam/instanceProfile:InstanceProfile::p",
+        {"name": "GpuProfile", "role": UNKNOWN},
+    )
     gpu = resource(pack.NODECLASS_TYPE, NC_URN, node_class(role=None, instanceProfile="GpuProfile"))
     assert coherence(controller_policy(), pending_role, gpu) == []  # not "holds no role"
 
@@ -172,11 +195,24 @@ KEY_ARN = "arn:aws:kms:us-west-2:123456789012:key/1234abcd-12ab-34cd-56ef-123456
 
 @pytest.mark.parametrize("lets_eventbridge_in", [True, False])
 def test_pack_checks_the_queue_key_policy_when_the_key_is_in_the_stack(lets_eventbridge_in):
-    root = {"Sid": "Root", "Effect": "Allow", "Principal": {"AWS": "arn:aws:iam::123456789012:root"}, "Action": "kms:*", "Resource": "*"}
-    events = {"Sid": "EventBridge", "Effect": "Allow", "Principal": {"Service": "events.amazonaws.com"},
-              "Action": ["kms:GenerateDataKey", "kms:Decrypt"], "Resource": "*"}
+    root = {
+        "Sid": "Root",
+        "Effect": "Allow",
+        "Principal": {"AWS": "arn:aws:iam::123456789012:root"},
+        "Action": "kms:*",
+        "Resource": "*",
+    }
+    events = {
+        "Sid": "EventBridge",
+        "Effect": "Allow",
+        "Principal": {"Service": "events.amazonaws.com"},
+        "Action": ["kms:GenerateDataKey", "kms:Decrypt"],
+        "Resource": "*",
+    }
     key_policy = iam.document([root, events] if lets_eventbridge_in else [root])
-    key = resource("aws:kms/key:Key", "urn:pulumi:dev::infra::aws:kms/key:Key::queue", {"arn": KEY_ARN, "policy": json.dumps(key_policy)})
+    key = resource(
+        "aws:kms/key:Key", "urn:pulumi:dev::infra::aws:kms/key:Key::queue", {"arn": KEY_ARN, "policy": json.dumps(key_policy)}
+    )
     queue = resource(pack.QUEUE_TYPE, QUEUE_URN, {"name": "Karpenter-demo", "kmsMasterKeyId": KEY_ARN})
     violations = coherence(key, queue)
     if lets_eventbridge_in:
@@ -195,10 +231,16 @@ ASSOCIATION_URN = "urn:pulumi:dev::infra::aws:eks/podIdentityAssociation:PodIden
 
 @pytest.mark.parametrize(("selected", "violations"), [("kube-system", 1), ("apps", 0)])
 def test_pack_reports_pod_identity_for_pods_a_fargate_profile_takes(selected, violations):
-    association = resource(pack.POD_IDENTITY_TYPE, ASSOCIATION_URN,
-                           {"clusterName": "demo", "namespace": "kube-system", "serviceAccount": "karpenter"})
-    fargate = resource(pack.FARGATE_PROFILE_TYPE, "urn:pulumi:dev::infra::aws:eks/fargateProfile:FargateProfile::system",
-                       {"clusterName": "demo", "fargateProfileName": "system", "selectors": [{"namespace": selected}]})
+    association = resource(
+        pack.POD_IDENTITY_TYPE,
+        ASSOCIATION_URN,
+        {"clusterName": "demo", "namespace": "kube-system", "serviceAccount": "karpenter"},
+    )
+    fargate = resource(
+        pack.FARGATE_PROFILE_TYPE,
+        "urn:pulumi:dev::infra::aws:eks/fargateProfile:FargateProfile::system",
+        {"clusterName": "demo", "fargateProfileName": "system", "selectors": [{"namespace": selected}]},
+    )
     found = coherence(association, fargate)
     assert len(found) == violations
     if found:

@@ -48,7 +48,11 @@ def _documents(files) -> list[dict]:
 
 def _key(doc: dict) -> str:
     metadata = doc["metadata"]
-    return f"{metadata['namespace']}/{metadata['name']}" if doc["kind"] in NAMESPACED and metadata.get("namespace") else metadata["name"]
+    return (
+        f"{metadata['namespace']}/{metadata['name']}"
+        if doc["kind"] in NAMESPACED and metadata.get("namespace")
+        else metadata["name"]
+    )
 
 
 def via_pack(doc: dict) -> set[tuple]:
@@ -79,7 +83,10 @@ def test_every_rule_of_these_kinds_has_an_example_here():
 def test_validate_the_pack_and_the_components_agree(rule, example):
     files, release = example_documents(rule, example)
     expected = _verdicts(validate(load_documents(files, release), release, policy=True).findings)
-    cluster = {"karpenterVersion": versions.show(release), **({"featureGates": example["featureGates"]} if "featureGates" in example else {})}
+    cluster = {
+        "karpenterVersion": versions.show(release),
+        **({"featureGates": example["featureGates"]} if "featureGates" in example else {}),
+    }
     for doc in _documents(files):
         own = {v for v in expected if v[2] == _key(doc)}
         _, standalone = stack.standalone(doc["kind"], _key(doc), doc.get("spec"), cluster)
@@ -90,11 +97,15 @@ def test_validate_the_pack_and_the_components_agree(rule, example):
 
 
 WRONG = st.sampled_from([None, True, -1, "", [], {"a": 1}, "x"])  # a value of the wrong type or shape
-REQUIREMENT = st.fixed_dictionaries({
-    "key": st.sampled_from(["kubernetes.io/arch", "karpenter.k8s.aws/instance-cpu", "kubernetes.io/hostname", "karpenter.sh/x"]),
-    "operator": st.sampled_from(["In", "NotIn", "Gt", "Gte", "Exists", "Near"]),
-    "values": st.lists(st.sampled_from(["4", "arm64", "-1"]), max_size=2),
-})
+REQUIREMENT = st.fixed_dictionaries(
+    {
+        "key": st.sampled_from(
+            ["kubernetes.io/arch", "karpenter.k8s.aws/instance-cpu", "kubernetes.io/hostname", "karpenter.sh/x"]
+        ),
+        "operator": st.sampled_from(["In", "NotIn", "Gt", "Gte", "Exists", "Near"]),
+        "values": st.lists(st.sampled_from(["4", "arm64", "-1"]), max_size=2),
+    }
+)
 FIELDS = {
     NODEOVERLAY: {
         "requirements": st.lists(REQUIREMENT, max_size=2),
@@ -130,4 +141,6 @@ def test_generated_overlays_and_buffers_get_one_verdict(doc):
     expected = _verdicts(validate(load_documents([("m.yaml", [doc])], versions.DEFAULT), versions.DEFAULT, policy=True).findings)
     _, standalone = stack.standalone(doc["kind"], _key(doc), doc["spec"], {"karpenterVersion": versions.show(versions.DEFAULT)})
     assert _verdicts(standalone) == expected
-    assert via_pack(doc) == {(*v[:4], "mandatory" if v[4] == "error" else "advisory") for v in expected if v[0] not in pack.UNSEEN}
+    assert via_pack(doc) == {
+        (*v[:4], "mandatory" if v[4] == "error" else "advisory") for v in expected if v[0] not in pack.UNSEEN
+    }

@@ -36,7 +36,9 @@ def test_every_rule_with_a_kind_is_a_policy_with_severity_based_enforcement():
     house = {name for name, p in POLICIES.items() if name.startswith("policy-")}  # house style: advisory until configured
     assert "policy-nodepool-limits" in house and {POLICIES[name].enforcement_level.value for name in house} == {"advisory"}
     assert "NC-02" in POLICIES["policy-imds-hop-limit"].tags
-    assert {"schema-unknown-field", "cel-tags-restricted", "live-unserved-instance-types", "controller-pass-role"} <= set(POLICIES)
+    assert {"schema-unknown-field", "cel-tags-restricted", "live-unserved-instance-types", "controller-pass-role"} <= set(
+        POLICIES
+    )
     assert not set(pack.UNSEEN) & {name.replace("-", "/", 1) for name in POLICIES}
 
 
@@ -77,20 +79,31 @@ def test_node_class_ref_is_resolved_across_the_stack():
 def test_iam_coherence_wants_a_role_in_every_profile_and_an_ec2_trust():
     profile_urn = "urn:pulumi:dev::infra::aws:iam/instanceProfile:InstanceProfile::nodes"
     role_urn = "urn:pulumi:dev::infra::aws:iam/role:Role::nodes"
-    lambda_trust = json.dumps({"Statement": [{"Effect": "Allow", "Principal": {"Service": "lambda.amazonaws.com"}, "Action": "sts:AssumeRole"}]})
+    lambda_trust = json.dumps(
+        {"Statement": [{"Effect": "Allow", "Principal": {"Service": "lambda.amazonaws.com"}, "Action": "sts:AssumeRole"}]}
+    )
     resources = [
         resource(pack.NODECLASS_TYPE, NC_URN, node_class(role=None, instanceProfile="NodeProfile")),
         resource(pack.INSTANCE_PROFILE_TYPE, profile_urn, {"name": "NodeProfile"}),
         resource(pack.NODECLASS_TYPE, NC_URN + "2", {**node_class(role="NodeRole"), "metadata": {"name": "other"}}),
         resource(pack.ROLE_TYPE, role_urn, {"name": "NodeRole", "assumeRolePolicy": lambda_trust}),
     ]
+
     def violations():
-        return [urn for name in ("live-instance-profile-without-role", "controller-node-role-trust") for _, urn in validate_stack(name, resources)]
+        return [
+            urn
+            for name in ("live-instance-profile-without-role", "controller-node-role-trust")
+            for _, urn in validate_stack(name, resources)
+        ]
 
     assert violations() == [profile_urn, role_urn]
-    resources[3] = resource(pack.ROLE_TYPE, role_urn, {"name": "NodeRole", "assumeRolePolicy": lambda_trust.replace("lambda", "ec2")})
+    resources[3] = resource(
+        pack.ROLE_TYPE, role_urn, {"name": "NodeRole", "assumeRolePolicy": lambda_trust.replace("lambda", "ec2")}
+    )
     assert violations() == [profile_urn]
-    china = lambda_trust.replace("lambda.amazonaws.com", "ec2.amazonaws.com.cn")  # the principal the controller may pass roles to there
+    china = lambda_trust.replace(
+        "lambda.amazonaws.com", "ec2.amazonaws.com.cn"
+    )  # the principal the controller may pass roles to there
     resources[3] = resource(pack.ROLE_TYPE, role_urn, {"name": "NodeRole", "assumeRolePolicy": china})
     assert violations() == [profile_urn]
 
@@ -100,24 +113,65 @@ RECONCILED = {
     "nodeClassName": "payments",
     "conditions": [
         {"type": "AMIsReady", "status": "False", "reason": "AMINotFound", "message": "AMISelector did not match any AMIs"},
-        {"type": "SubnetsReady", "status": "False", "reason": "SubnetsNotFound", "message": "SubnetSelector did not match any Subnets"},
+        {
+            "type": "SubnetsReady",
+            "status": "False",
+            "reason": "SubnetsNotFound",
+            "message": "SubnetSelector did not match any Subnets",
+        },
         {"type": "InstanceProfileReady", "status": "False", "reason": "InstanceProfileHasNoRole", "message": "no role"},
     ],
     "amis": [],
     "skippedAmis": [{"id": "ami-1", "name": "payments-42", "reason": "state pending"}],
-    "nodePools": {"payments": {"nodeClass": "payments", "instanceTypes": {}, "unservedInstanceTypes": [{"type": "g5.xlarge", "reason": "no nvidia AMI"}]}},
+    "nodePools": {
+        "payments": {
+            "nodeClass": "payments",
+            "instanceTypes": {},
+            "unservedInstanceTypes": [{"type": "g5.xlarge", "reason": "no nvidia AMI"}],
+        }
+    },
     # The reconciliation's own judgement (the plan's findings): what the live policies judge again.
     "findings": [
-        {"rule": "live/ami-not-available", "severity": "error", "kind": "EC2NodeClass", "name": "payments",
-         "path": "spec.amiSelectorTerms", "message": "only unusable images match: ami-1 (state pending)"},
-        {"rule": "live/selector-matches-nothing", "severity": "error", "kind": "EC2NodeClass", "name": "payments",
-         "path": "spec.subnetSelectorTerms", "message": "the subnet selector matches no subnet"},
-        {"rule": "live/instance-profile-without-role", "severity": "error", "kind": "EC2NodeClass", "name": "payments",
-         "path": "spec.instanceProfile", "message": "instance profile 'p' has no role"},
-        {"rule": "live/unserved-instance-types", "severity": "warning", "kind": "NodePool", "name": "payments",
-         "path": "spec.template.spec.requirements", "message": "1 allowed instance type(s) have no AMI: g5.xlarge"},
-        {"rule": "policy/no-public-ip", "severity": "error", "kind": "EC2NodeClass", "name": "payments",
-         "path": "spec.associatePublicIPAddress", "message": "not a live rule: the resource policies judge it"},
+        {
+            "rule": "live/ami-not-available",
+            "severity": "error",
+            "kind": "EC2NodeClass",
+            "name": "payments",
+            "path": "spec.amiSelectorTerms",
+            "message": "only unusable images match: ami-1 (state pending)",
+        },
+        {
+            "rule": "live/selector-matches-nothing",
+            "severity": "error",
+            "kind": "EC2NodeClass",
+            "name": "payments",
+            "path": "spec.subnetSelectorTerms",
+            "message": "the subnet selector matches no subnet",
+        },
+        {
+            "rule": "live/instance-profile-without-role",
+            "severity": "error",
+            "kind": "EC2NodeClass",
+            "name": "payments",
+            "path": "spec.instanceProfile",
+            "message": "instance profile 'p' has no role",
+        },
+        {
+            "rule": "live/unserved-instance-types",
+            "severity": "warning",
+            "kind": "NodePool",
+            "name": "payments",
+            "path": "spec.template.spec.requirements",
+            "message": "1 allowed instance type(s) have no AMI: g5.xlarge",
+        },
+        {
+            "rule": "policy/no-public-ip",
+            "severity": "error",
+            "kind": "EC2NodeClass",
+            "name": "payments",
+            "path": "spec.associatePublicIPAddress",
+            "message": "not a live rule: the resource policies judge it",
+        },
     ],
 }
 
@@ -138,7 +192,9 @@ def test_live_rules_read_the_reconciliation_outputs(policy_name, expected):
 
 
 def test_live_rules_skip_a_reconciliation_without_a_plan_yet_and_judge_the_others():
-    pending = resource(pack.RECONCILIATION_TYPE, RECONCILIATION_URN + "-new", {"nodeClassName": "new", "findings": UNKNOWN_STRING_VALUE})
+    pending = resource(
+        pack.RECONCILIATION_TYPE, RECONCILIATION_URN + "-new", {"nodeClassName": "new", "findings": UNKNOWN_STRING_VALUE}
+    )
     inputs_only = resource(pack.RECONCILIATION_TYPE, RECONCILIATION_URN + "-inputs", {"nodeClassName": "x", "spec": {}})
     reconciled = resource(pack.RECONCILIATION_TYPE, RECONCILIATION_URN, RECONCILED)
     violations = validate_stack("live-instance-profile-without-role", [pending, inputs_only, reconciled])
@@ -217,7 +273,9 @@ def test_grpc_analyze_reports_violations_with_their_enforcement(analyzer):
         metadataOptions={"httpTokens": "optional", "httpPutResponseHopLimit": 2},
         blockDeviceMappings=[{"deviceName": "/dev/xvda", "ebs": {"volumeSize": "50Gi"}}],
     )
-    response = analyzer.Analyze(analyzer_pb2.AnalyzeRequest(type=pack.NODECLASS_TYPE, properties=struct(props), urn=NC_URN, name="default"))
+    response = analyzer.Analyze(
+        analyzer_pb2.AnalyzeRequest(type=pack.NODECLASS_TYPE, properties=struct(props), urn=NC_URN, name="default")
+    )
     found = by_policy(response)
     assert found["policy-imdsv2-required"][0].enforcementLevel == ADVISORY
     assert "[policy/imdsv2-required]" in found["policy-imdsv2-required"][0].message
@@ -239,7 +297,9 @@ def test_grpc_configure_changes_enforcement_and_parameters(analyzer):
 
 def test_grpc_unknown_values_give_an_advisory_note_not_a_violation(analyzer):
     props = node_class(userData=UNKNOWN_STRING_VALUE, associatePublicIPAddress=True)
-    response = analyzer.Analyze(analyzer_pb2.AnalyzeRequest(type=pack.NODECLASS_TYPE, properties=struct(props), urn=NC_URN, name="default"))
+    response = analyzer.Analyze(
+        analyzer_pb2.AnalyzeRequest(type=pack.NODECLASS_TYPE, properties=struct(props), urn=NC_URN, name="default")
+    )
     notes = by_policy(response)["policy-no-public-ip"]
     assert [d.enforcementLevel for d in notes] == [ADVISORY] and "can't be known during preview" in notes[0].message
 
@@ -248,7 +308,9 @@ def test_grpc_live_rules_run_on_the_outputs_analyze_stack_gets_not_on_analyze_in
     # The engine's Analyze carries a resource's inputs (a Reconciliation's hold no plan); AnalyzeStack
     # carries every resource's outputs, where the plan is.
     inputs = {"nodeClassName": "payments", "spec": {}, "nodePoolSpecs": {}, "cluster": {}}
-    request = analyzer_pb2.AnalyzeRequest(type=pack.RECONCILIATION_TYPE, properties=struct(inputs), urn=RECONCILIATION_URN, name="r")
+    request = analyzer_pb2.AnalyzeRequest(
+        type=pack.RECONCILIATION_TYPE, properties=struct(inputs), urn=RECONCILIATION_URN, name="r"
+    )
     assert not [d for d in analyzer.Analyze(request).diagnostics if d.policyName.startswith("live-")]
     reconciled = analyzer_pb2.AnalyzerResource(
         type=pack.RECONCILIATION_TYPE, properties=struct({**inputs, **RECONCILED}), urn=RECONCILIATION_URN, name="r"
@@ -261,8 +323,15 @@ def test_grpc_live_rules_run_on_the_outputs_analyze_stack_gets_not_on_analyze_in
 
 def test_grpc_analyze_stack_runs_cross_object_iam_and_waiver_policies(analyzer):
     resources = [
-        analyzer_pb2.AnalyzerResource(type=pack.NODECLASS_TYPE, properties=struct(node_class(role=None, instanceProfile="NodeProfile")), urn=NC_URN, name="default"),
-        analyzer_pb2.AnalyzerResource(type=pack.NODEPOOL_TYPE, properties=struct(node_pool("defualt")), urn=NP_URN, name="general"),
+        analyzer_pb2.AnalyzerResource(
+            type=pack.NODECLASS_TYPE,
+            properties=struct(node_class(role=None, instanceProfile="NodeProfile")),
+            urn=NC_URN,
+            name="default",
+        ),
+        analyzer_pb2.AnalyzerResource(
+            type=pack.NODEPOOL_TYPE, properties=struct(node_pool("defualt")), urn=NP_URN, name="general"
+        ),
         analyzer_pb2.AnalyzerResource(
             type=pack.INSTANCE_PROFILE_TYPE,
             properties=struct({"name": "NodeProfile"}),
@@ -280,7 +349,9 @@ def test_grpc_analyze_stack_runs_cross_object_iam_and_waiver_policies(analyzer):
 
 # --- NodeOverlay and CapacityBuffer ---------------------------------------------------------
 
-OVERLAY_URN = "urn:pulumi:dev::infra::karpenter-gitops:index:NodeOverlay$kubernetes:karpenter.sh/v1alpha1:NodeOverlay::gpu-nodeoverlay"
+OVERLAY_URN = (
+    "urn:pulumi:dev::infra::karpenter-gitops:index:NodeOverlay$kubernetes:karpenter.sh/v1alpha1:NodeOverlay::gpu-nodeoverlay"
+)
 BUFFER_URN = "urn:pulumi:dev::infra::kubernetes:autoscaling.x-k8s.io/v1beta1:CapacityBuffer::spare"
 
 
@@ -298,7 +369,9 @@ def buffer(**spec) -> dict:
 
 
 def test_overlays_are_judged_by_their_crd_rules():
-    (message,) = validate_resource("cel-overlay-price-exclusive", pack.NODEOVERLAY_TYPE, overlay(price="1.2", priceAdjustment="-10%"))
+    (message,) = validate_resource(
+        "cel-overlay-price-exclusive", pack.NODEOVERLAY_TYPE, overlay(price="1.2", priceAdjustment="-10%")
+    )
     assert message.startswith("NodeOverlay gpu-discount: spec: cannot set both 'price' and 'priceAdjustment'")
     assert POLICIES["cel-overlay-price-exclusive"].enforcement_level.value == "mandatory"
     assert validate_resource("cel-overlay-price-exclusive", pack.NODEOVERLAY_TYPE, overlay(priceAdjustment="-10%")) == []
@@ -321,8 +394,10 @@ def test_the_feature_gate_note_is_not_a_policy_the_pack_cannot_know_the_gates():
 
 
 def test_grpc_analyze_judges_overlays_and_buffers(analyzer):
-    cases = [(pack.NODEOVERLAY_TYPE, OVERLAY_URN, overlay(price="1.2", priceAdjustment="-10%"), "cel-overlay-price-exclusive"),
-             (pack.CAPACITYBUFFER_TYPE, BUFFER_URN, buffer(replicas=None), "cel-buffer-template-size")]
+    cases = [
+        (pack.NODEOVERLAY_TYPE, OVERLAY_URN, overlay(price="1.2", priceAdjustment="-10%"), "cel-overlay-price-exclusive"),
+        (pack.CAPACITYBUFFER_TYPE, BUFFER_URN, buffer(replicas=None), "cel-buffer-template-size"),
+    ]
     for resource_type, urn, props, policy in cases:
         request = analyzer_pb2.AnalyzeRequest(type=resource_type, properties=struct(props), urn=urn, name=urn.rsplit("::", 1)[-1])
         found = by_policy(analyzer.Analyze(request))

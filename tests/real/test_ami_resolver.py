@@ -34,10 +34,26 @@ RELEASES = [pytest.param(release, id=versions.show(release)) for release in supp
 
 def _plan(directory: Path, aws, release: versions.Release, cache: Path) -> dict:
     done = subprocess.run(
-        [sys.executable, "-m", "karpenter_gitops", "plan", "--manifests", str(directory), "--format", "json",
-         "--kubernetes-version", str(aws.world.kubernetes), "--karpenter-version", versions.show(release),
-         "--cache-dir", str(cache)],
-        env={**os.environ, **aws.environment}, capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "karpenter_gitops",
+            "plan",
+            "--manifests",
+            str(directory),
+            "--format",
+            "json",
+            "--kubernetes-version",
+            str(aws.world.kubernetes),
+            "--karpenter-version",
+            versions.show(release),
+            "--cache-dir",
+            str(cache),
+        ],
+        env={**os.environ, **aws.environment},
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert done.returncode in (0, 1), done.stderr
     return json.loads(done.stdout)
@@ -76,7 +92,12 @@ def differences(documents: list[dict], world, embedded_server, release, tmp_path
 
 
 def _examples() -> list[dict]:
-    return [d for path in sorted((PROJECT / "examples" / "manifests").glob("*.yaml")) for d in yaml.safe_load_all(path.read_text()) if d]
+    return [
+        d
+        for path in sorted((PROJECT / "examples" / "manifests").glob("*.yaml"))
+        for d in yaml.safe_load_all(path.read_text())
+        if d
+    ]
 
 
 @pytest.mark.parametrize("release", RELEASES)
@@ -97,8 +118,13 @@ def test_generated_worlds_launch_the_images_karpenter_gives_them(seed, release, 
 def test_an_alias_resolves_and_maps_every_variant_by_karpenters_code(release, embedded_server):
     """The whole chain on Karpenter's side (SSM → images → status.amis → instance types): AL2023's five
     variants each launch the instance types of their architecture and accelerator."""
-    variants = {("x86_64", "standard"): "m5.large", ("arm64", "standard"): "m7g.large", ("x86_64", "nvidia"): "g5.xlarge",
-                ("arm64", "nvidia"): "g5g.xlarge", ("x86_64", "neuron"): "inf2.xlarge"}
+    variants = {
+        ("x86_64", "standard"): "m5.large",
+        ("arm64", "standard"): "m7g.large",
+        ("x86_64", "nvidia"): "g5.xlarge",
+        ("arm64", "nvidia"): "g5g.xlarge",
+        ("x86_64", "neuron"): "inf2.xlarge",
+    }
     images, ssm = [], {}
     for index, (arch, variant) in enumerate(variants):
         name = f"amazon-eks-node-al2023-{arch}-{variant}-1.32-v20250201"
@@ -107,8 +133,9 @@ def test_an_alias_resolves_and_maps_every_variant_by_karpenters_code(release, em
     with embedded_aws(load_world(None), server=embedded_server) as aws:
         described = [t for t in json.loads(json.dumps(_described(aws), default=str)) if t["InstanceType"] in variants.values()]
     node_class = {"metadata": {"name": "al2023"}, "spec": {"amiSelectorTerms": [{"alias": "al2023@latest"}]}}
-    answer = support.oracle.oracle(release).image_map(node_class, described, images=images, ssm=ssm, kubernetes="1.32",
-                                               now="2025-06-01T00:00:00Z")
+    answer = support.oracle.oracle(release).image_map(
+        node_class, described, images=images, ssm=ssm, kubernetes="1.32", now="2025-06-01T00:00:00Z"
+    )
     assert [(c["type"], c["status"]) for c in answer["conditions"] if c["type"] == "AMIsReady"] == [("AMIsReady", "True")]
     by_id = {image["id"]: (image["architecture"], image["name"].split("-")[5]) for image in images}
     assert {name: by_id[image] for name, image in answer["instanceTypes"].items()} == {t: v for v, t in variants.items()}

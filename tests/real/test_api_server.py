@@ -7,8 +7,8 @@ import socket
 import subprocess
 import time
 
-import support.api_server
 import pytest
+import support.api_server
 from support.api_server import kube_client, live
 
 pytestmark = pytest.mark.real
@@ -52,9 +52,15 @@ def test_a_server_whose_port_is_taken_starts_again_on_another(tmp_path, monkeypa
         ports = iter([taken.getsockname()[1], support.api_server._port(), support.api_server._port()])
         monkeypatch.setattr(support.api_server, "_port", lambda: next(ports))
         server = support.api_server.start_owned(
-            "etcd", tmp_path,
-            lambda port: [str(etcd), f"--data-dir={tmp_path / 'data'}", f"--listen-client-urls=http://127.0.0.1:{port}",
-                          f"--advertise-client-urls=http://127.0.0.1:{port}", f"--listen-peer-urls=http://127.0.0.1:{peer}"],
+            "etcd",
+            tmp_path,
+            lambda port: [
+                str(etcd),
+                f"--data-dir={tmp_path / 'data'}",
+                f"--listen-client-urls=http://127.0.0.1:{port}",
+                f"--advertise-client-urls=http://127.0.0.1:{port}",
+                f"--listen-peer-urls=http://127.0.0.1:{peer}",
+            ],
             lambda port: support.api_server._answers(f"http://127.0.0.1:{port}/health"),
         )
         try:
@@ -80,9 +86,12 @@ def test_a_foreground_deletion_finishes_as_in_a_cluster(api_server):
     from kubernetes import client
 
     objects = client.CustomObjectsApi(kube_client(api_server))
-    objects.create_cluster_custom_object("karpenter.k8s.aws", "v1", "ec2nodeclasses", {**CLASS, "metadata": {"name": "foreground"}})
-    objects.delete_cluster_custom_object("karpenter.k8s.aws", "v1", "ec2nodeclasses", "foreground",
-                                         body=client.V1DeleteOptions(propagation_policy="Foreground"))
+    objects.create_cluster_custom_object(
+        "karpenter.k8s.aws", "v1", "ec2nodeclasses", {**CLASS, "metadata": {"name": "foreground"}}
+    )
+    objects.delete_cluster_custom_object(
+        "karpenter.k8s.aws", "v1", "ec2nodeclasses", "foreground", body=client.V1DeleteOptions(propagation_policy="Foreground")
+    )
     deadline = time.monotonic() + 60
     while live(api_server, "ec2nodeclasses", "foreground") is not None and time.monotonic() < deadline:
         time.sleep(0.2)
@@ -140,8 +149,9 @@ def test_the_api_server_refuses_exactly_the_capacity_buffers_we_refuse(api_serve
     objects = client.CustomObjectsApi(kube_client(api_server))
     for what, patch, broken in BUFFER_CASES:
         try:
-            objects.create_namespaced_custom_object("autoscaling.x-k8s.io", "v1beta1", "default", "capacitybuffers",
-                                                    buffer(patch), dry_run="All")
+            objects.create_namespaced_custom_object(
+                "autoscaling.x-k8s.io", "v1beta1", "default", "capacitybuffers", buffer(patch), dry_run="All"
+            )
             refused = False
         except ApiException as error:
             assert error.status == 422, (what, error.body)

@@ -46,12 +46,20 @@ def test_an_unreachable_api_server_fails_the_update_in_one_line(project, tmp_pat
         closed.bind(("127.0.0.1", 0))
         port = closed.getsockname()[1]
     kubeconfig = tmp_path / "kubeconfig"
-    kubeconfig.write_text(yaml.safe_dump({
-        "apiVersion": "v1", "kind": "Config", "current-context": "gone",
-        "clusters": [{"name": "gone", "cluster": {"server": f"https://127.0.0.1:{port}", "insecure-skip-tls-verify": True}}],
-        "users": [{"name": "gone", "user": {"token": "t"}}],
-        "contexts": [{"name": "gone", "context": {"cluster": "gone", "user": "gone"}}],
-    }))
+    kubeconfig.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "current-context": "gone",
+                "clusters": [
+                    {"name": "gone", "cluster": {"server": f"https://127.0.0.1:{port}", "insecure-skip-tls-verify": True}}
+                ],
+                "users": [{"name": "gone", "user": {"token": "t"}}],
+                "contexts": [{"name": "gone", "context": {"cluster": "gone", "user": "gone"}}],
+            }
+        )
+    )
     stack = project(stack_text("nowhere"), kubeconfig=kubeconfig)
     failed = stack.up(check=False, timeout=300)
     assert failed.returncode != 0 and no_traceback(failed.stdout + failed.stderr), failed.stdout[-4000:]

@@ -42,8 +42,9 @@ def serving(api_server):
     conformance.serve_release(api_server, versions.DEFAULT)
 
 
-@pytest.mark.parametrize(("release", "kind", "updating"), CASES,
-                         ids=[f"{versions.show(r)}-{k}{'-update' if u else ''}" for r, k, u in CASES])
+@pytest.mark.parametrize(
+    ("release", "kind", "updating"), CASES, ids=[f"{versions.show(r)}-{k}{'-update' if u else ''}" for r, k, u in CASES]
+)
 def test_our_verdicts_are_karpenters(release, kind, updating, serving, api_server):
     """A create: the API server's dry run (plus RuntimeValidate for a NodePool) against ``validate``. An
     update: a stored object updated by dry run (schema, CEL and oldSelf rules) against ``validate`` of
@@ -71,8 +72,8 @@ def test_our_verdicts_are_karpenters(release, kind, updating, serving, api_serve
 
     # the update strategies are small (48 EC2NodeClass pairs): a quarter of the examples covers them
     count = max(examples(release) // 4, 5) if updating else examples(release)
-    check = settings(max_examples=count, deadline=None, derandomize=not LONG, database=None,
-                     suppress_health_check=list(HealthCheck))(given(UPDATES[kind] if updating else OBJECTS[kind])(
-                         updated if updating else created))
+    check = settings(
+        max_examples=count, deadline=None, derandomize=not LONG, database=None, suppress_health_check=list(HealthCheck)
+    )(given(UPDATES[kind] if updating else OBJECTS[kind])(updated if updating else created))
     check()
     assert not undocumented, f"{len(undocumented)} undocumented disagreements; the first:\n{undocumented[0]}"

@@ -130,8 +130,9 @@ def test_deploy_patches_apply_to_the_upstream_objects(upstream_crds, patch_file)
     namespace = patch["metadata"]["namespace"]
     apps.create_namespaced_deployment(namespace, target)
     try:
-        merged = apps.patch_namespaced_deployment(target["metadata"]["name"], namespace, patch, dry_run="All",
-                                                  field_validation="Strict")
+        merged = apps.patch_namespaced_deployment(
+            target["metadata"]["name"], namespace, patch, dry_run="All", field_validation="Strict"
+        )
     finally:
         apps.delete_namespaced_deployment(target["metadata"]["name"], namespace)
     containers = {c.name for c in merged.spec.template.spec.containers}

@@ -22,7 +22,7 @@ from support.pulumi_cli import PulumiProject
 
 pytestmark = pytest.mark.real
 
-PROGRAM = '''
+PROGRAM = """
 import pulumi
 
 import components
@@ -42,7 +42,7 @@ pulumi.export("amiIds", web.ami_ids)
 pulumi.export("fleet", fleet.node_classes)
 pulumi.export("components", components.__file__)
 pulumi.export("karpenterGitops", karpenter_gitops_pulumi.__file__)
-'''
+"""
 
 COMPONENTS = '''
 """The user's own helpers: a package named like the one many Pulumi projects have."""
@@ -85,8 +85,13 @@ def user_project(tmp_path, wheel, api_server, pulumi_cli, kubernetes_provider, d
     (work / "Pulumi.dev.yaml").write_text("config:\n  aws:region: us-west-2\n")
     project = PulumiProject.create(work, "dev", pulumi=pulumi_cli, kubeconfig=api_server.kubeconfig)
     cache = tmp_path / "cache"
-    printed = subprocess.run([venv / "bin" / "python", "-c", "from karpenter_gitops.cli import main; raise SystemExit(main(['policy-pack']))"],
-                             env={"XDG_CACHE_HOME": str(cache), "PATH": "/usr/bin:/bin"}, capture_output=True, text=True, check=True)
+    printed = subprocess.run(
+        [venv / "bin" / "python", "-c", "from karpenter_gitops.cli import main; raise SystemExit(main(['policy-pack']))"],
+        env={"XDG_CACHE_HOME": str(cache), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return project, site, printed.stdout.strip()
 
 
@@ -102,7 +107,12 @@ def test_a_users_project_with_its_own_components_package_previews_with_the_insta
     assert outputs["karpenterGitops"].startswith(str(site))
     assert "ami-0a23000000000c001" in outputs["amiIds"]
     assert outputs["fleet"]["user-batch"]["instanceProfile"] == "KarpenterNodeProfile"
-    for plural, name in (("ec2nodeclasses", "user-web"), ("nodepools", "user-web-pool"), ("ec2nodeclasses", "user-batch"), ("nodepools", "user-batch-pool")):
+    for plural, name in (
+        ("ec2nodeclasses", "user-web"),
+        ("nodepools", "user-web-pool"),
+        ("ec2nodeclasses", "user-batch"),
+        ("nodepools", "user-batch-pool"),
+    ):
         assert live(api_server, plural, name), (plural, name)
     project.run("preview", "--expect-no-changes", "--policy-pack", pack)
 
@@ -110,8 +120,12 @@ def test_a_users_project_with_its_own_components_package_previews_with_the_insta
 def test_a_broken_class_in_a_users_project_is_blocked_by_the_installed_pack(user_project):
     project, _, pack = user_project
     program = project.directory / "__main__.py"
-    program.write_text(program.read_text().replace(
-        'components.node_class()}', 'components.node_class("arn:aws:iam::123456789012:instance-profile/KarpenterNodeProfile")}'))
+    program.write_text(
+        program.read_text().replace(
+            "components.node_class()}",
+            'components.node_class("arn:aws:iam::123456789012:instance-profile/KarpenterNodeProfile")}',
+        )
+    )
     refused = project.run("preview", "--policy-pack", pack, check=False)
     assert refused.returncode != 0
     assert "[nodeclass/instance-profile-arn]" in refused.stdout, refused.stdout[-3000:]

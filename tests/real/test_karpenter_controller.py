@@ -22,14 +22,14 @@ from pathlib import Path
 
 import pytest
 import yaml
-from support.api_server import kube_client
-from support.crd_strategies import NODECLASS_SPEC
-from support.rule_helpers import node_class
-from support.karpenter import SETTLE_WITHIN, running_karpenter
-from support.karpenter_worlds import generated_world
 from conftest import PROJECT
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
+from support.api_server import kube_client
+from support.crd_strategies import NODECLASS_SPEC
+from support.karpenter import SETTLE_WITHIN, running_karpenter
+from support.karpenter_worlds import generated_world
+from support.rule_helpers import node_class
 
 from karpenter_gitops.adapters.aws.embedded_world import load_world, parse_world
 from karpenter_gitops.core import versions
@@ -73,7 +73,7 @@ def _condition(condition: dict) -> tuple:
         message = ", ".join(sorted(message.split(", "))) if message else ""
     cut = UNPREDICTABLE_MESSAGES.get(condition["reason"])
     if cut and cut in message:
-        message = message[:message.index(cut) + len(cut)]
+        message = message[: message.index(cut) + len(cut)]
     return condition["status"], condition["reason"], message
 
 
@@ -92,7 +92,9 @@ def differences(predicted: dict, live: dict) -> dict[str, tuple]:
     if ours != theirs:
         found["amis"] = (ours, theirs)
     for field, keys in (("subnets", ("id", "zone", "zoneID")), ("securityGroups", ("id", "name"))):
-        ours, theirs = ([tuple(entry.get(k) for k in keys) for entry in entries] for entries in (predicted[field], status.get(field, [])))
+        ours, theirs = (
+            [tuple(entry.get(k) for k in keys) for entry in entries] for entries in (predicted[field], status.get(field, []))
+        )
         if ours != theirs:
             found[field] = (ours, theirs)
     # For spec.role Karpenter names the profile it creates; plan predicts a name only for spec.instanceProfile.
@@ -107,10 +109,27 @@ def plan_json(directory: Path, aws, kubernetes_version: str, cache: Path, releas
     machine) decided nothing, and is retried as a user would."""
     for _attempt in range(3):
         done = subprocess.run(
-            [sys.executable, "-m", "karpenter_gitops", "plan", "--manifests", str(directory), "--format", "json",
-             "--kubernetes-version", kubernetes_version, "--karpenter-version", versions.show(release), "--cache-dir", str(cache),
-             *(["--feature-gates", gates] if gates else [])],
-            env={**os.environ, **aws.environment}, capture_output=True, text=True, timeout=300,
+            [
+                sys.executable,
+                "-m",
+                "karpenter_gitops",
+                "plan",
+                "--manifests",
+                str(directory),
+                "--format",
+                "json",
+                "--kubernetes-version",
+                kubernetes_version,
+                "--karpenter-version",
+                versions.show(release),
+                "--cache-dir",
+                str(cache),
+                *(["--feature-gates", gates] if gates else []),
+            ],
+            env={**os.environ, **aws.environment},
+            capture_output=True,
+            text=True,
+            timeout=300,
         )
         if done.returncode != 3:
             break
@@ -118,24 +137,39 @@ def plan_json(directory: Path, aws, kubernetes_version: str, cache: Path, releas
     return json.loads(done.stdout)
 
 
-def compare(world, documents: list[dict], api_server, embedded_server, tmp_path: Path, cache: Path, release: versions.Release,
-            cluster_name: str | None = None, aws_feature_gates: str = "", awaited_error: str | None = None
-            ) -> tuple[dict[str, dict], list[str]]:
+def compare(
+    world,
+    documents: list[dict],
+    api_server,
+    embedded_server,
+    tmp_path: Path,
+    cache: Path,
+    release: versions.Release,
+    cluster_name: str | None = None,
+    aws_feature_gates: str = "",
+    awaited_error: str | None = None,
+) -> tuple[dict[str, dict], list[str]]:
     """The differences per EC2NodeClass (plan first, on the untouched world, then the controller of
     ``release`` with the AWS feature gates given) and the errors the controller logged (once one names
     ``awaited_error``, when given)."""
     manifests = tmp_path / "manifests"
     manifests.mkdir()
-    with running_karpenter(world, release=release, api=api_server, server=embedded_server, name=cluster_name,
-                           aws_feature_gates=aws_feature_gates) as cluster:
+    with running_karpenter(
+        world, release=release, api=api_server, server=embedded_server, name=cluster_name, aws_feature_gates=aws_feature_gates
+    ) as cluster:
         documents = cluster.accepted(documents)
         (manifests / "objects.yaml").write_text(yaml.safe_dump_all(documents))
         predicted = plan_json(manifests, cluster.aws, str(cluster.aws.world.kubernetes), cache, release, aws_feature_gates)
         cluster.apply(documents)
         # Where the release's validation requeues without a word (1.14 on a profile EC2 refuses), the pass that
         # wrote the other conditions is the one to compare.
-        silent = {name for name, node_class in predicted["nodeClasses"].items()
-                  if any(c["type"] == "ValidationSucceeded" and c["reason"] == "AwaitingReconciliation" for c in node_class["conditions"])}
+        silent = {
+            name
+            for name, node_class in predicted["nodeClasses"].items()
+            if any(
+                c["type"] == "ValidationSucceeded" and c["reason"] == "AwaitingReconciliation" for c in node_class["conditions"]
+            )
+        }
         live = cluster.settled_classes([d["metadata"]["name"] for d in documents if d["kind"] == "EC2NodeClass"], silent=silent)
         errors = cluster.await_error(awaited_error) if awaited_error else cluster.errors()
     found = {name: differences(predicted["nodeClasses"][name], live[name]) for name in live}
@@ -146,11 +180,18 @@ def compare(world, documents: list[dict], api_server, embedded_server, tmp_path:
 def _demo(source: str, tmp_path: Path) -> tuple[list[dict], str]:
     """A stack's objects as `render` writes them (and its cluster's name), or an example folder's."""
     if not source.startswith("stack:"):
-        return [d for path in sorted((PROJECT / source).glob("*.yaml")) for d in yaml.safe_load_all(path.read_text()) if d], "demo"
+        return [
+            d for path in sorted((PROJECT / source).glob("*.yaml")) for d in yaml.safe_load_all(path.read_text()) if d
+        ], "demo"
     stack = source.removeprefix("stack:")
     out = tmp_path / "rendered"
-    done = subprocess.run([sys.executable, "-m", "karpenter_gitops", "render", "--stack", stack, "--out", str(out)],
-                          cwd=PROJECT, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "karpenter_gitops", "render", "--stack", stack, "--out", str(out)],
+        cwd=PROJECT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     config = yaml.safe_load((PROJECT / "stacks" / f"Pulumi.{stack}.yaml").read_text())["config"]
     return [yaml.safe_load(path.read_text()) for path in sorted(out.glob("*.yaml"))], config["karpenter-gitops:cluster"]["name"]
@@ -166,8 +207,17 @@ def plan_cache(tmp_path_factory) -> Path:
 def test_the_demo_in_the_default_world(source, release, api_server, embedded_server, tmp_path, plan_cache):
     documents, cluster_name = _demo(source, tmp_path)
     missing_role = "KarpenterNodeRole-dev"
-    found, errors = compare(load_world(None), documents, api_server, embedded_server, tmp_path, plan_cache, release, cluster_name,
-                            awaited_error=missing_role if source == "stack:dev" else None)
+    found, errors = compare(
+        load_world(None),
+        documents,
+        api_server,
+        embedded_server,
+        tmp_path,
+        plan_cache,
+        release,
+        cluster_name,
+        awaited_error=missing_role if source == "stack:dev" else None,
+    )
     assert not any(found.values()), found
     # The controller's only trouble is the dev stack's role, which the default world lacks: every AWS
     # call it made was answered.
@@ -179,14 +229,18 @@ def test_the_demo_in_the_default_world(source, release, api_server, embedded_ser
 @pytest.mark.parametrize("seed", range(1, 7))
 def test_generated_worlds(seed, release, api_server, embedded_server, tmp_path, plan_cache):
     text, documents = generated_world(seed)
-    found, _ = compare(parse_world(text, f"<generated world {seed}>"), documents, api_server, embedded_server, tmp_path, plan_cache, release)
+    found, _ = compare(
+        parse_world(text, f"<generated world {seed}>"), documents, api_server, embedded_server, tmp_path, plan_cache, release
+    )
     assert not any(found.values()), found
 
 
 def _class(name: str, identity: dict | None = None, **spec) -> dict:
     """A class of the default world: its demo role and discovery tags unless ``spec`` says otherwise."""
-    base = {"subnetSelectorTerms": [{"tags": {"karpenter.sh/discovery": "demo"}}],
-            "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": "demo"}}]}
+    base = {
+        "subnetSelectorTerms": [{"tags": {"karpenter.sh/discovery": "demo"}}],
+        "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": "demo"}}],
+    }
     spec = {**base, **(identity or {"role": "KarpenterNodeRole-demo"}), **spec}
     return {"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": {"name": name}, "spec": spec}
 
@@ -201,14 +255,24 @@ EDGES = [
     _class("rolling-out", amiSelectorTerms=[{"alias": "bottlerocket@1.34.0"}]),
     _class("latest", amiSelectorTerms=[{"alias": "al2023@latest"}], securityGroupSelectorTerms=[{"name": "demo-node"}]),
     # the deprecated release and deprecated own build; ids and names as selectors
-    _class("deprecated", amiSelectorTerms=[{"alias": "al2023@v20240807"}],
-           subnetSelectorTerms=[{"id": "subnet-0d1a000000000a001"}, {"id": "subnet-0d1a000000000a002"}]),
-    _class("by-id", amiFamily="AL2023", amiSelectorTerms=[{"id": "ami-0c9a000000000f001"}, {"id": "ami-0c9a000000000f003"}],
-           securityGroupSelectorTerms=[{"id": "sg-0d1a0000000000003"}]),
+    _class(
+        "deprecated",
+        amiSelectorTerms=[{"alias": "al2023@v20240807"}],
+        subnetSelectorTerms=[{"id": "subnet-0d1a000000000a001"}, {"id": "subnet-0d1a000000000a002"}],
+    ),
+    _class(
+        "by-id",
+        amiFamily="AL2023",
+        amiSelectorTerms=[{"id": "ami-0c9a000000000f001"}, {"id": "ami-0c9a000000000f003"}],
+        securityGroupSelectorTerms=[{"id": "sg-0d1a0000000000003"}],
+    ),
     # instance profiles EC2 refuses at launch (an ARN, a path, a name IAM does not have), one without a role,
     # and a role that does not exist: each reported in the release's words, our judgement a finding beside it
-    _class("arn", {"instanceProfile": "arn:aws:iam::123456789012:instance-profile/KarpenterNodeProfile"},
-           amiSelectorTerms=[{"alias": "al2023@v20250201"}]),
+    _class(
+        "arn",
+        {"instanceProfile": "arn:aws:iam::123456789012:instance-profile/KarpenterNodeProfile"},
+        amiSelectorTerms=[{"alias": "al2023@v20250201"}],
+    ),
     _class("path", {"instanceProfile": "teams/payments/PaymentsNodeProfile"}, amiSelectorTerms=[{"alias": "al2023@v20250201"}]),
     _class("missing-profile", {"instanceProfile": "NoSuchProfile"}, amiSelectorTerms=[{"alias": "al2023@v20250201"}]),
     _class("roleless-profile", {"instanceProfile": "PaymentsNodeProfile-v2"}, amiSelectorTerms=[{"alias": "al2023@v20250201"}]),
@@ -218,10 +282,14 @@ EDGES = [
     _class("oversized", amiSelectorTerms=[{"alias": "al2023@v20250201"}], userData="#!/bin/bash\n# " + "x" * 16_000 + "\n"),
     _class("large", amiSelectorTerms=[{"alias": "al2023@v20250201"}], userData="#!/bin/bash\n# " + "x" * 12_000 + "\n"),
     # NVIDIA DRA GPU sharing (1.15): asked for with the DRANVIDIAGPU gate off, and a value Karpenter cannot read
-    {**_class("gpu-sharing", amiSelectorTerms=[{"alias": "al2023@v20250201"}]),
-     "metadata": {"name": "gpu-sharing", "annotations": {"karpenter.k8s.aws/nvidia-consumable-capacity": "memory"}}},
-    {**_class("gpu-shares-typo", amiSelectorTerms=[{"alias": "al2023@v20250201"}]),
-     "metadata": {"name": "gpu-shares-typo", "annotations": {"karpenter.k8s.aws/nvidia-consumable-capacity": "half"}}},
+    {
+        **_class("gpu-sharing", amiSelectorTerms=[{"alias": "al2023@v20250201"}]),
+        "metadata": {"name": "gpu-sharing", "annotations": {"karpenter.k8s.aws/nvidia-consumable-capacity": "memory"}},
+    },
+    {
+        **_class("gpu-shares-typo", amiSelectorTerms=[{"alias": "al2023@v20250201"}]),
+        "metadata": {"name": "gpu-shares-typo", "annotations": {"karpenter.k8s.aws/nvidia-consumable-capacity": "half"}},
+    },
 ]
 
 
@@ -234,9 +302,19 @@ def test_edge_classes_in_the_default_world(release, api_server, embedded_server,
 def _oracle_class(index: int, patch: dict) -> list[dict]:
     """A drawn patch of the CRD parity oracle on the base class, named apart, with a pool of its own."""
     document = node_class({"metadata": {"name": f"oracle-{index}"}, "spec": patch})
-    pool = {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": f"oracle-{index}"}, "spec": {
-        "template": {"spec": {"nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": f"oracle-{index}"},
-                              "requirements": []}}}}
+    pool = {
+        "apiVersion": "karpenter.sh/v1",
+        "kind": "NodePool",
+        "metadata": {"name": f"oracle-{index}"},
+        "spec": {
+            "template": {
+                "spec": {
+                    "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": f"oracle-{index}"},
+                    "requirements": [],
+                }
+            }
+        },
+    }
     return [document, pool]
 
 
@@ -246,8 +324,14 @@ def _every_mapping_has_ebs(patch: dict) -> bool:
 
 # A real controller takes seconds per world: a few fixed draws, no shrinking (a failure prints its
 # classes). Mappings without `ebs` make the 1.14 controller panic: test_a_block_device_without_ebs.
-@settings(max_examples=2, derandomize=True, database=None, deadline=None, phases=[Phase.generate],
-          suppress_health_check=list(HealthCheck))
+@settings(
+    max_examples=2,
+    derandomize=True,
+    database=None,
+    deadline=None,
+    phases=[Phase.generate],
+    suppress_health_check=list(HealthCheck),
+)
 @given(patches=st.lists(NODECLASS_SPEC.filter(bool).filter(_every_mapping_has_ebs), min_size=8, max_size=8))
 @pytest.mark.parametrize("release", RELEASES)
 def test_classes_the_crd_parity_oracle_draws(release, patches, api_server, embedded_server, tmp_path_factory, plan_cache):
@@ -255,12 +339,16 @@ def test_classes_the_crd_parity_oracle_draws(release, patches, api_server, embed
     in the default world: fields beyond the selectors (tags, block devices, kubelet, metadata
     options) reach the controller's launch-template dry run."""
     documents = [d for index, patch in enumerate(patches) for d in _oracle_class(index, patch)]
-    found, _ = compare(load_world(None), documents, api_server, embedded_server, tmp_path_factory.mktemp("oracle"), plan_cache, release)
+    found, _ = compare(
+        load_world(None), documents, api_server, embedded_server, tmp_path_factory.mktemp("oracle"), plan_cache, release
+    )
     assert not any(found.values()), found
 
 
 @pytest.mark.parametrize("release", RELEASES)
-def test_a_block_device_without_ebs_makes_the_controller_panic_and_the_class_never_reconciles(release, api_server, embedded_server):
+def test_a_block_device_without_ebs_makes_the_controller_panic_and_the_class_never_reconciles(
+    release, api_server, embedded_server
+):
     """The README's limit, found by the oracle draws: the CRD accepts a blockDeviceMappings entry
     without `ebs`, and Karpenter 1.14 (v1.14.1 and v1.14.3) dereferences it (building the launch template, sizing the
     root volume): the reconcile panics, the class gets no status and its pools launch nothing,
@@ -317,9 +405,13 @@ KUBELET_BLOCKS = {  # every field class: mapped, passed through on AL2023 only, 
 # Karpenter decodes the whole block strictly into the upstream KubeletConfiguration before any family check
 # (provider v1.15.0 pkg/apis/v1/kubeletconfiguration_validation.go, validateAgainstUpstreamType); our
 # kubelet/invalid-configuration types only the fields Karpenter maps, so plan predicts the family's verdict.
-LISTED = {"pass-through-wrong-type": ("False", "InvalidKubeletConfiguration",
-                                      "spec.kubelet: json: cannot unmarshal string into Go struct field "
-                                      "KubeletConfiguration.registryPullQPS of type int32")}
+LISTED = {
+    "pass-through-wrong-type": (
+        "False",
+        "InvalidKubeletConfiguration",
+        "spec.kubelet: json: cannot unmarshal string into Go struct field KubeletConfiguration.registryPullQPS of type int32",
+    )
+}
 CEL_BLOCKS = {  # kubelet expressions: sound, impossible for some instance types, not compiling, of the wrong type
     "sound": {"maxPods": "min(max_pods, 110)", "kubeReserved": {"cpu": "vcpus * 10"}},
     "fails-somewhere": {"maxPods": "max_pods - 200"},
@@ -336,8 +428,21 @@ def _kubelet_classes(blocks: dict[str, dict]) -> list[dict]:
         for block, kubelet in blocks.items():
             name = f"{family}-{block}"
             documents.append(_class(name, **spec, kubelet=kubelet))
-            documents.append({"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": name}, "spec": {"template": {"spec": {
-                "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": name}, "requirements": []}}}})
+            documents.append(
+                {
+                    "apiVersion": "karpenter.sh/v1",
+                    "kind": "NodePool",
+                    "metadata": {"name": name},
+                    "spec": {
+                        "template": {
+                            "spec": {
+                                "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": name},
+                                "requirements": [],
+                            }
+                        }
+                    },
+                }
+            )
     return documents
 
 
@@ -345,7 +450,9 @@ def test_kubelet_blocks_per_family_at_1_15(api_server, embedded_server, tmp_path
     """From 1.15 the CRD keeps any kubelet field and the controller checks the block: its validation
     reason and message (InvalidKubeletConfiguration, UnsupportedKubeletConfiguration), ahead of the
     dependency check, for every family."""
-    found, _ = compare(load_world(None), _kubelet_classes(KUBELET_BLOCKS), api_server, embedded_server, tmp_path, plan_cache, (1, 15))
+    found, _ = compare(
+        load_world(None), _kubelet_classes(KUBELET_BLOCKS), api_server, embedded_server, tmp_path, plan_cache, (1, 15)
+    )
     for name, differing in found.items():
         listed = LISTED.get(name.split("-", 1)[1])
         if listed:
@@ -359,6 +466,14 @@ def test_kubelet_expressions_per_family_at_1_15(gates, api_server, embedded_serv
     """Kubelet CEL expressions with the gate off (KubeletExpressionsDisabled) and on: compile errors
     (KubeletExpressionInvalid), evaluation failures on some instance types
     (KubeletExpressionEvaluationFailed, compared up to the instance type) and sound expressions."""
-    found, _ = compare(load_world(None), _kubelet_classes(CEL_BLOCKS), api_server, embedded_server, tmp_path, plan_cache, (1, 15),
-                       aws_feature_gates=gates)
+    found, _ = compare(
+        load_world(None),
+        _kubelet_classes(CEL_BLOCKS),
+        api_server,
+        embedded_server,
+        tmp_path,
+        plan_cache,
+        (1, 15),
+        aws_feature_gates=gates,
+    )
     assert not any(found.values()), found

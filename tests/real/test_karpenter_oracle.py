@@ -25,29 +25,46 @@ KEYS = st.one_of(
     st.sampled_from([*LABEL_KEYS, "a/b/c", "/x", "Example.com/team", "example.com/", "example.com/Team_A", "x.-y/z", "-a"]),
     st.from_regex(r"\A([a-zA-Z0-9.-]{1,6}/)?[a-zA-Z0-9 _.-]{1,6}\Z"),
 )
-TAINT = st.fixed_dictionaries({"key": st.sampled_from(["example.com/a", "example.com/b"]),
-                               "effect": st.sampled_from(["NoSchedule", "NoExecute"])},
-                              optional={"value": st.sampled_from(["x", "y"])})
+TAINT = st.fixed_dictionaries(
+    {"key": st.sampled_from(["example.com/a", "example.com/b"]), "effect": st.sampled_from(["NoSchedule", "NoExecute"])},
+    optional={"value": st.sampled_from(["x", "y"])},
+)
 # The modules each oracle must be built from (tools/karpenter-X.Y/go.mod).
-BUILT_FROM = {(1, 15): {"core": "v1.15.0", "provider": "v1.15.0"}, (1, 14): {"core": "v1.14.3", "provider": "v1.14.3"},
-              (1, 9): {"core": "v1.9.0"}}
+BUILT_FROM = {
+    (1, 15): {"core": "v1.15.0", "provider": "v1.15.0"},
+    (1, 14): {"core": "v1.14.3", "provider": "v1.14.3"},
+    (1, 9): {"core": "v1.9.0"},
+}
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
-@given(labels=st.dictionaries(KEYS, st.just("a"), max_size=2), taints=st.lists(TAINT, max_size=2),
-       startup=st.lists(TAINT, max_size=2))
+@given(
+    labels=st.dictionaries(KEYS, st.just("a"), max_size=2),
+    taints=st.lists(TAINT, max_size=2),
+    startup=st.lists(TAINT, max_size=2),
+)
 def test_our_runtime_messages_are_karpenters(karpenter_oracle, labels, taints, startup):
     """RuntimeValidate's label-key and duplicate-taint errors, word for word, are our runtime rules' findings."""
-    doc = node_pool({"spec": {"template": {"metadata": {"labels": labels}, "spec": {"taints": taints, "startupTaints": startup}}}})
-    theirs = sorted(m for m in karpenter_oracle.runtime_errors(doc) if " in labels, \"" in m or m.startswith("duplicate taint"))
-    ours = sorted(f.message for f in findings(doc) if f.rule in RUNTIME and f.severity is Severity.ERROR
-                  and (f.rule == "nodepool/duplicate-taint" or f.path.startswith("spec.template.metadata.labels")))
+    doc = node_pool(
+        {"spec": {"template": {"metadata": {"labels": labels}, "spec": {"taints": taints, "startupTaints": startup}}}}
+    )
+    theirs = sorted(m for m in karpenter_oracle.runtime_errors(doc) if ' in labels, "' in m or m.startswith("duplicate taint"))
+    ours = sorted(
+        f.message
+        for f in findings(doc)
+        if f.rule in RUNTIME
+        and f.severity is Severity.ERROR
+        and (f.rule == "nodepool/duplicate-taint" or f.path.startswith("spec.template.metadata.labels"))
+    )
     assert ours == theirs
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
-@given(key=st.sampled_from(["team", "beta.kubernetes.io/arch", "example.com/x"]), operator=st.sampled_from(["In", "NotIn", "Exists"]),
-       values=st.lists(st.sampled_from(["a", "-1", "", "a b", "x" * 63, "x" * 64, "-" * 64, "on-demand"]), min_size=1, max_size=3))
+@given(
+    key=st.sampled_from(["team", "beta.kubernetes.io/arch", "example.com/x"]),
+    operator=st.sampled_from(["In", "NotIn", "Exists"]),
+    values=st.lists(st.sampled_from(["a", "-1", "", "a b", "x" * 63, "x" * 64, "-" * 64, "on-demand"]), min_size=1, max_size=3),
+)
 def test_requirement_value_messages_are_karpenters(karpenter_oracle, key, operator, values):
     """Each invalid value's message is one of RuntimeValidate's for that requirement, in its words."""
     doc = node_pool({"spec": {"template": {"spec": {"requirements": [{"key": key, "operator": operator, "values": values}]}}}})
@@ -88,16 +105,23 @@ def test_each_oracle_is_built_from_its_release_and_answers_its_questions(release
 
 def _init_registrations(source: str) -> tuple[set[str], set[str]]:
     """The label and resource names pkg/apis/v1/labels.go's init registers, its constants resolved."""
-    constants = {name: value for name, value in re.findall(r'^\s*(\w+)\s+(?:corev1\.ResourceName\s+)?=\s+"([^"]+)"', source, re.M)}
-    constants |= {name: "karpenter.k8s.aws" + suffix for name, suffix in re.findall(r'^\s*(\w+)\s*=\s*apis\.Group \+ "([^"]+)"', source, re.M)}
+    constants = {
+        name: value for name, value in re.findall(r'^\s*(\w+)\s+(?:corev1\.ResourceName\s+)?=\s+"([^"]+)"', source, re.M)
+    }
+    constants |= {
+        name: "karpenter.k8s.aws" + suffix
+        for name, suffix in re.findall(r'^\s*(\w+)\s*=\s*apis\.Group \+ "([^"]+)"', source, re.M)
+    }
     constants["corev1.LabelWindowsBuild"] = "node.kubernetes.io/windows-build"
-    init = source[source.index("func init()"):]
+    init = source[source.index("func init()") :]
     init = init[: init.index("\n}\n")]
     start = init.index("WellKnownLabels.Insert(")
-    labels_block = init[start:init.index(")\n", start)]
-    resources_block = init[init.index("WellKnownResources.Insert("):]
+    labels_block = init[start : init.index(")\n", start)]
+    resources_block = init[init.index("WellKnownResources.Insert(") :]
+
     def names(block: str) -> set[str]:
         return {constants[name] for name in re.findall(r"([\w.]+),", block)}
+
     return names(labels_block), names(resources_block)
 
 
@@ -116,8 +140,11 @@ def test_the_1_9_oracle_registers_what_provider_1_9_registers():
     assert "karpenter.k8s.aws" in answer["restrictedDomains"]
     assert answer["wellKnownValues"]["karpenter.k8s.aws/instance-tenancy"] == ["dedicated", "default"]
     newer = set(support.oracle.oracle((1, 14)).answer({"op": "labels"})["wellKnown"])
-    assert newer - set(answer["wellKnown"]) == {"karpenter.k8s.aws/capacity-reservation-interruptible",
-                                                "karpenter.k8s.aws/placement-group-id", "karpenter.k8s.aws/placement-group-partition"}
+    assert newer - set(answer["wellKnown"]) == {
+        "karpenter.k8s.aws/capacity-reservation-interruptible",
+        "karpenter.k8s.aws/placement-group-id",
+        "karpenter.k8s.aws/placement-group-partition",
+    }
 
 
 def _overlay(name: str, **spec) -> dict:
@@ -130,9 +157,14 @@ def test_nodeoverlay_runtime_validation(release):
     requirement value no label admits, NotIn without values, capacity of a resource Karpenter owns."""
     oracle = support.oracle.oracle(release)
     assert oracle.overlay_errors(BASE_NODEOVERLAY) == []
-    wildcard = _overlay("wildcard", requirements=[{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["g5*"]}])
-    assert [m.startswith("invalid value: invalid value g5* for key karpenter.k8s.aws/instance-family, a valid label must")
-            and m.endswith(" in requirements, restricted") for m in oracle.overlay_errors(wildcard)] == [True]
+    wildcard = _overlay(
+        "wildcard", requirements=[{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["g5*"]}]
+    )
+    assert [
+        m.startswith("invalid value: invalid value g5* for key karpenter.k8s.aws/instance-family, a valid label must")
+        and m.endswith(" in requirements, restricted")
+        for m in oracle.overlay_errors(wildcard)
+    ] == [True]
     empty_not_in = _overlay("empty", requirements=[{"key": "example.com/team", "operator": "NotIn", "values": []}])
     assert oracle.overlay_errors(empty_not_in) == ["key example.com/team with operator NotIn must have a value defined"]
     neuron = _overlay("neuron", capacity={"aws.amazon.com/neuron": "1", "example.com/device": "1"})
@@ -140,10 +172,12 @@ def test_nodeoverlay_runtime_validation(release):
 
 
 def _instance_type(name: str, family: str, price: float) -> dict:
-    requirement = [{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": [name]},
-                   {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": [family]},
-                   {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]},
-                   {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["us-west-2a"]}]
+    requirement = [
+        {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": [name]},
+        {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": [family]},
+        {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]},
+        {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["us-west-2a"]},
+    ]
     offering = {"requirements": requirement[2:], "price": price, "available": True}
     return {"name": name, "requirements": requirement, "capacity": {"cpu": "4"}, "offerings": [offering]}
 
@@ -154,23 +188,35 @@ def test_the_nodeoverlay_controller_reports_conflicts_and_refusals(release):
     instance type differently conflict (the one applied second: names sort descending on a tie), a
     refused overlay is RuntimeValidation, an overlay matching nothing and a heavier one are fine."""
     family = {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["g5"]}
-    overlays = [_overlay("cheap-a", requirements=[family], price="1.0", weight=10),
-                _overlay("cheap-b", requirements=[family], price="2.0", weight=10),
-                _overlay("heavier", requirements=[family], price="3.0", weight=20),
-                _overlay("elsewhere", requirements=[{**family, "values": ["m5"]}], price="1.0", weight=10),
-                _overlay("refused", requirements=[{**family, "values": ["g5*"]}], price="1.0")]
+    overlays = [
+        _overlay("cheap-a", requirements=[family], price="1.0", weight=10),
+        _overlay("cheap-b", requirements=[family], price="2.0", weight=10),
+        _overlay("heavier", requirements=[family], price="3.0", weight=20),
+        _overlay("elsewhere", requirements=[{**family, "values": ["m5"]}], price="1.0", weight=10),
+        _overlay("refused", requirements=[{**family, "values": ["g5*"]}], price="1.0"),
+    ]
     types = [_instance_type("g5.xlarge", "g5", 1.006), _instance_type("c5.large", "c5", 0.085)]
     conditions = support.oracle.oracle(release).overlay_conditions(overlays, [BASE_NODEPOOL], types)
-    verdicts = {name: [(c["status"], c["reason"]) for c in found if c["type"] == "ValidationSucceeded"]
-                for name, found in conditions.items()}
-    assert verdicts == {"cheap-a": [("False", "Conflict")], "cheap-b": [("True", "ValidationSucceeded")],
-                        "heavier": [("True", "ValidationSucceeded")], "elsewhere": [("True", "ValidationSucceeded")],
-                        "refused": [("False", "RuntimeValidation")]}
+    verdicts = {
+        name: [(c["status"], c["reason"]) for c in found if c["type"] == "ValidationSucceeded"]
+        for name, found in conditions.items()
+    }
+    assert verdicts == {
+        "cheap-a": [("False", "Conflict")],
+        "cheap-b": [("True", "ValidationSucceeded")],
+        "heavier": [("True", "ValidationSucceeded")],
+        "elsewhere": [("True", "ValidationSucceeded")],
+        "refused": [("False", "RuntimeValidation")],
+    }
 
 
 def _node_class(family: str, kubelet: dict | None = None, **spec) -> dict:
-    alias = {"AL2": "al2@latest", "AL2023": "al2023@latest", "Bottlerocket": "bottlerocket@latest",
-             "Windows2022": "windows2022@latest"}[family]
+    alias = {
+        "AL2": "al2@latest",
+        "AL2023": "al2023@latest",
+        "Bottlerocket": "bottlerocket@latest",
+        "Windows2022": "windows2022@latest",
+    }[family]
     patch = {"spec": {"amiSelectorTerms": [{"alias": alias}], **spec}}
     document = merge_patch(BASE_NODECLASS, patch)
     document["spec"].pop("amiFamily", None)
@@ -187,22 +233,57 @@ def _validation(release, document, gates: str = "") -> tuple[str, str, str]:
 KUBELET_115 = [
     # (family, kubelet, feature gates, expected (status, reason, message start))
     ("AL2023", {"maxPods": 110, "registryPullQPS": 10}, "", ("True", "ValidationSucceeded", "")),
-    ("AL2", {"registryPullQPS": 10}, "", ("False", "UnsupportedKubeletConfiguration",
-     "spec.kubelet has fields not applied by the AL2 AMI family that would be silently dropped: registryPullQPS")),
-    ("AL2", {"clusterDNS": ["10.0.0.10", "10.0.0.11"]}, "", ("False", "UnsupportedKubeletConfiguration",
-     "spec.kubelet.clusterDNS: the AL2 AMI family doesn't accept multiple entries, only one, but 2 were set")),
-    ("Bottlerocket", {"podsPerCore": 4}, "", ("False", "UnsupportedKubeletConfiguration",
-     "spec.kubelet has fields not applied by the Bottlerocket AMI family that would be silently dropped: podsPerCore")),
-    ("AL2023", {"maxPods": "self.cpu * 8"}, "", ("False", "KubeletExpressionsDisabled",
-     "spec.kubelet contains a CEL expression, but the NodeClassCEL feature gate is disabled")),
+    (
+        "AL2",
+        {"registryPullQPS": 10},
+        "",
+        (
+            "False",
+            "UnsupportedKubeletConfiguration",
+            "spec.kubelet has fields not applied by the AL2 AMI family that would be silently dropped: registryPullQPS",
+        ),
+    ),
+    (
+        "AL2",
+        {"clusterDNS": ["10.0.0.10", "10.0.0.11"]},
+        "",
+        (
+            "False",
+            "UnsupportedKubeletConfiguration",
+            "spec.kubelet.clusterDNS: the AL2 AMI family doesn't accept multiple entries, only one, but 2 were set",
+        ),
+    ),
+    (
+        "Bottlerocket",
+        {"podsPerCore": 4},
+        "",
+        (
+            "False",
+            "UnsupportedKubeletConfiguration",
+            "spec.kubelet has fields not applied by the Bottlerocket AMI family that would be silently dropped: podsPerCore",
+        ),
+    ),
+    (
+        "AL2023",
+        {"maxPods": "self.cpu * 8"},
+        "",
+        (
+            "False",
+            "KubeletExpressionsDisabled",
+            "spec.kubelet contains a CEL expression, but the NodeClassCEL feature gate is disabled",
+        ),
+    ),
     ("AL2023", {"maxPods": "self.cpu *"}, "NodeClassCEL=true", ("False", "KubeletExpressionInvalid", "validating expression")),
     ("AL2023", {"maxPods": "not a number"}, "", ("False", "KubeletExpressionsDisabled", "")),
     ("AL2023", {"maxPods": True}, "", ("False", "InvalidKubeletConfiguration", "")),
 ]
 
 
-@pytest.mark.parametrize(("family", "kubelet", "gates", "expected"), KUBELET_115,
-                         ids=[f"{f}-{'-'.join(k)}-{g or 'nogates'}" for f, k, g, _ in KUBELET_115])
+@pytest.mark.parametrize(
+    ("family", "kubelet", "gates", "expected"),
+    KUBELET_115,
+    ids=[f"{f}-{'-'.join(k)}-{g or 'nogates'}" for f, k, g, _ in KUBELET_115],
+)
 def test_the_1_15_validation_controller_judges_the_open_kubelet_map(family, kubelet, gates, expected):
     """1.15's EC2NodeClass validation step on the schemaless kubelet block (decoded, validated, its CEL
     expressions gated and compiled, the fields each AMI family applies), as its controller runs it."""
@@ -213,7 +294,10 @@ def test_the_1_15_validation_controller_judges_the_open_kubelet_map(family, kube
 
 def test_1_14_validates_tags_before_its_dry_runs_and_has_no_kubelet_step():
     """1.14's validation step before the EC2 dry runs: tags only (the kubelet block is typed in its CRD)."""
-    assert _validation((1, 14), _node_class("AL2", {"clusterDNS": ["10.0.0.10", "10.0.0.11"]}))[:2] == ("True", "ValidationSucceeded")
+    assert _validation((1, 14), _node_class("AL2", {"clusterDNS": ["10.0.0.10", "10.0.0.11"]}))[:2] == (
+        "True",
+        "ValidationSucceeded",
+    )
     status, reason, _ = _validation((1, 14), _node_class("AL2023", tags={"kubernetes.io/cluster/other": "owned"}))
     assert (status, reason) == ("False", "TagValidationFailed")
 

@@ -71,7 +71,9 @@ def test_up_applies_the_objects_and_a_second_up_changes_nothing(project, api_ser
 
 
 def test_a_broken_class_blocks_the_preview_with_its_rule_id(project):
-    stack = project(stack_text("broken", identity="instanceProfile: arn:aws:iam::123456789012:instance-profile/KarpenterNodeProfile"))
+    stack = project(
+        stack_text("broken", identity="instanceProfile: arn:aws:iam::123456789012:instance-profile/KarpenterNodeProfile")
+    )
     refused = stack.run("preview", "--policy-pack", policy_pack(), check=False)
     assert refused.returncode != 0
     assert "instanceProfile must be a name, not an ARN" in refused.stdout and "[nodeclass/instance-profile-arn]" in refused.stdout
@@ -142,7 +144,8 @@ def test_a_deleted_instance_profile_fails_the_update_and_blocks_the_class(projec
         iam.remove_role_from_instance_profile(InstanceProfileName="KarpenterNodeProfile", RoleName=role["RoleName"])
     iam.delete_instance_profile(InstanceProfileName="KarpenterNodeProfile")
     (stack.directory / "stacks" / "Pulumi.e2e.yaml").write_text(
-        stack_text("profiled", identity="instanceProfile: KarpenterNodeProfile", extra="tags: {team: platform}"))
+        stack_text("profiled", identity="instanceProfile: KarpenterNodeProfile", extra="tags: {team: platform}")
+    )
     failed = stack.up(check=False)
     assert failed.returncode != 0 and "KarpenterNodeProfile" in failed.stdout
     assert "tags" not in live(api_server, "ec2nodeclasses", "profiled")["spec"]
@@ -163,7 +166,9 @@ def test_a_secret_in_user_data_is_never_shown(project):
 def test_an_up_killed_midway_converges_after_the_documented_recovery(project, api_server):
     stack = project(stack_text("killed"))
     seen = ""
-    with stack.started("up", "--yes", "--skip-preview") as process:  # killed, with its language host and plugins, as the block ends
+    with stack.started(
+        "up", "--yes", "--skip-preview"
+    ) as process:  # killed, with its language host and plugins, as the block ends
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             line = process.stdout.readline()
@@ -203,7 +208,12 @@ OVERLAY_AND_BUFFER = """
       podTemplateRef: {name: spare}
       replicas: 2
 """
-PLURALS = {"EC2NodeClass": "ec2nodeclasses", "NodePool": "nodepools", "NodeOverlay": "nodeoverlays", "CapacityBuffer": "capacitybuffers"}
+PLURALS = {
+    "EC2NodeClass": "ec2nodeclasses",
+    "NodePool": "nodepools",
+    "NodeOverlay": "nodeoverlays",
+    "CapacityBuffer": "capacitybuffers",
+}
 
 
 def test_the_cluster_stores_what_render_writes_and_destroy_removes_it(project, api_server, tmp_path):
@@ -211,8 +221,12 @@ def test_the_cluster_stores_what_render_writes_and_destroy_removes_it(project, a
     up = stack.up()
     assert "NodeOverlay feature gate is off" in up.stdout + up.stderr  # the note shows, and stops nothing
     out = tmp_path / "rendered-out"
-    subprocess.run([PROJECT / ".venv" / "bin" / "karpenter-gitops", "render", "--stack", "e2e", "--out", out],
-                   cwd=stack.directory, check=True, capture_output=True)
+    subprocess.run(
+        [PROJECT / ".venv" / "bin" / "karpenter-gitops", "render", "--stack", "e2e", "--out", out],
+        cwd=stack.directory,
+        check=True,
+        capture_output=True,
+    )
     kinds = []
     for path in sorted(out.glob("*.yaml")):
         rendered = yaml.safe_load(path.read_text())

@@ -16,9 +16,9 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from support.real_tools import downloaded
 from support.crd_helpers import STRICTER, our_findings
 from support.crd_walk import differences
+from support.real_tools import downloaded
 from support.rule_helpers import node_class, node_pool
 
 from karpenter_gitops.core.findings import Severity

@@ -18,13 +18,36 @@ LONG = "example.com/" + "a" * 64
 _POOL_CASES = [
     ("label key with a space", {"spec": {"template": {"metadata": {"labels": {"team name": "ml"}}}}}, "nodepool/label-syntax"),
     ("label key name part over 63", {"spec": {"template": {"metadata": {"labels": {LONG: "x"}}}}}, "nodepool/label-syntax"),
-    ("taint key name part over 63", {"spec": {"template": {"spec": {"taints": [{"key": LONG, "effect": "NoSchedule"}]}}}},
-     "nodepool/label-syntax"),
-    ("wildcard requirement value", {"spec": {"template": {"spec": {"requirements": [
-        {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["c5*"]}]}}}}, "nodepool/label-syntax"),
-    ("taint repeated as a startup taint", {"spec": {"template": {"spec": {
-        "taints": [{"key": "example.com/gpu", "effect": "NoSchedule"}],
-        "startupTaints": [{"key": "example.com/gpu", "effect": "NoSchedule"}]}}}}, "nodepool/duplicate-taint"),
+    (
+        "taint key name part over 63",
+        {"spec": {"template": {"spec": {"taints": [{"key": LONG, "effect": "NoSchedule"}]}}}},
+        "nodepool/label-syntax",
+    ),
+    (
+        "wildcard requirement value",
+        {
+            "spec": {
+                "template": {
+                    "spec": {"requirements": [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["c5*"]}]}
+                }
+            }
+        },
+        "nodepool/label-syntax",
+    ),
+    (
+        "taint repeated as a startup taint",
+        {
+            "spec": {
+                "template": {
+                    "spec": {
+                        "taints": [{"key": "example.com/gpu", "effect": "NoSchedule"}],
+                        "startupTaints": [{"key": "example.com/gpu", "effect": "NoSchedule"}],
+                    }
+                }
+            }
+        },
+        "nodepool/duplicate-taint",
+    ),
 ]
 
 
@@ -37,8 +60,10 @@ def test_the_api_server_admits_what_only_karpenter_refuses(api_server):
         objects.create_cluster_custom_object("karpenter.sh", "v1", "nodepools", pool, dry_run="All")
         found = [f for f in findings(pool, node_class()) if f.severity.value == "error"]
         assert [(f.rule, f.layer) for f in found] == [(rule, "karpenter")], what
-    overlay = merge_patch(BASE_NODEOVERLAY, {"spec": {"requirements": [
-        {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["g5*"]}]}})
+    overlay = merge_patch(
+        BASE_NODEOVERLAY,
+        {"spec": {"requirements": [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["g5*"]}]}},
+    )
     objects.create_cluster_custom_object("karpenter.sh", "v1alpha1", "nodeoverlays", overlay, dry_run="All")
     found = [f for f in findings(overlay) if f.severity.value == "error"]
     assert [(f.rule, f.layer) for f in found] == [("nodeoverlay/label-syntax", "karpenter")]

@@ -19,10 +19,24 @@ from support.scheduler import instance_type, node_pool, pod, requirement
 pytestmark = pytest.mark.real
 
 ZONES = ("us-east-1a", "us-east-1b", "us-east-1c")
-M5_LARGE = instance_type("m5.large", 2, 7577, 29, on_demand=0.096, kube_reserved={"cpu": "70m", "memory": "574Mi"},
-                         extended={"vpc.amazonaws.com/pod-eni": "9"})
-M5_XLARGE = instance_type("m5.xlarge", 4, 15155, 58, on_demand=0.192, kube_reserved={"cpu": "80m", "memory": "893Mi"},
-                          extended={"vpc.amazonaws.com/pod-eni": "18"})
+M5_LARGE = instance_type(
+    "m5.large",
+    2,
+    7577,
+    29,
+    on_demand=0.096,
+    kube_reserved={"cpu": "70m", "memory": "574Mi"},
+    extended={"vpc.amazonaws.com/pod-eni": "9"},
+)
+M5_XLARGE = instance_type(
+    "m5.xlarge",
+    4,
+    15155,
+    58,
+    on_demand=0.192,
+    kube_reserved={"cpu": "80m", "memory": "893Mi"},
+    extended={"vpc.amazonaws.com/pod-eni": "18"},
+)
 BOTH = requirement("node.kubernetes.io/instance-type", "In", "m5.large", "m5.xlarge")
 
 
@@ -42,8 +56,9 @@ def claims_of(answer):
 def test_three_one_cpu_pods_share_the_largest_type_not_two_small_ones(program):
     """Packing keeps a NodeClaim while any option still fits: the second pod rules out m5.large
     (2 cpu > 1930m), the third still fits m5.xlarge, so one m5.xlarge rather than two m5.large."""
-    answer = ks.schedule(world(node_pool("default", requirements=[BOTH]),
-                               *(pod(f"p{i}", "1", "256Mi") for i in range(3))), program=program)
+    answer = ks.schedule(
+        world(node_pool("default", requirements=[BOTH]), *(pod(f"p{i}", "1", "256Mi") for i in range(3))), program=program
+    )
     assert claims_of(answer) == [("default", ["m5.xlarge"], ["default/p0", "default/p1", "default/p2"])]
     claim = answer["nodeClaims"][0]
     assert claim["requests"] == {"cpu": "3", "memory": "768Mi", "pods": "3"}
@@ -71,8 +86,10 @@ def test_a_pod_that_tolerates_nothing_is_refused_by_a_tainted_pool(program):
     (refused,) = answer["unschedulable"]
     assert refused["pod"] == "default/plain"
     assert refused["error"] == "did not tolerate taint (taint=dedicated=gpu:NoSchedule)"
-    assert any(e["object"] == "Pod/default/plain" and e["reason"] == "FailedScheduling" and refused["error"] in e["message"]
-               for e in answer["events"])
+    assert any(
+        e["object"] == "Pod/default/plain" and e["reason"] == "FailedScheduling" and refused["error"] in e["message"]
+        for e in answer["events"]
+    )
 
 
 def test_a_tolerating_pod_uses_the_tainted_pool(program):
@@ -104,17 +121,27 @@ def test_a_pool_at_its_cpu_limit_launches_no_more(program):
     """The first NodeClaim counts its largest option's capacity (4 cpu) against the limit of 4;
     the next one finds every type over the limit."""
     xlarge = requirement("node.kubernetes.io/instance-type", "In", "m5.xlarge")
-    answer = ks.schedule(world(node_pool("limited", requirements=[xlarge], limits={"cpu": "4"}),
-                               *(pod(f"p{i}", "2") for i in range(3))), program=program)
+    answer = ks.schedule(
+        world(node_pool("limited", requirements=[xlarge], limits={"cpu": "4"}), *(pod(f"p{i}", "2") for i in range(3))),
+        program=program,
+    )
     assert claims_of(answer) == [("limited", ["m5.xlarge"], ["default/p0"])]
     assert [u["pod"] for u in answer["unschedulable"]] == ["default/p1", "default/p2"]
-    assert all("all available instance types exceed limits for nodepool" in u["error"] and "limited" in u["error"]
-               for u in answer["unschedulable"])
+    assert all(
+        "all available instance types exceed limits for nodepool" in u["error"] and "limited" in u["error"]
+        for u in answer["unschedulable"]
+    )
 
 
 def test_zone_spread_puts_one_node_in_each_zone(program):
-    spread = [{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "DoNotSchedule",
-               "labelSelector": {"matchLabels": {"app": "web"}}}]
+    spread = [
+        {
+            "maxSkew": 1,
+            "topologyKey": "topology.kubernetes.io/zone",
+            "whenUnsatisfiable": "DoNotSchedule",
+            "labelSelector": {"matchLabels": {"app": "web"}},
+        }
+    ]
     pods = [pod(f"web{i}", "1", labels={"app": "web"}, topologySpreadConstraints=spread) for i in range(3)]
     answer = ks.schedule(world(node_pool("default", requirements=[BOTH]), *pods), program=program)
     zones = []
@@ -127,8 +154,13 @@ def test_zone_spread_puts_one_node_in_each_zone(program):
 
 
 def test_hostname_anti_affinity_gives_each_pod_its_own_node(program):
-    anti = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-        {"topologyKey": "kubernetes.io/hostname", "labelSelector": {"matchLabels": {"app": "db"}}}]}}
+    anti = {
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {"topologyKey": "kubernetes.io/hostname", "labelSelector": {"matchLabels": {"app": "db"}}}
+            ]
+        }
+    }
     pods = [pod(f"db{i}", "500m", labels={"app": "db"}, affinity=anti) for i in range(3)]
     answer = ks.schedule(world(node_pool("default", requirements=[BOTH]), *pods), program=program)
     assert sorted(c["pods"] for c in answer["nodeClaims"]) == [["default/db0"], ["default/db1"], ["default/db2"]]
@@ -138,10 +170,18 @@ def test_hostname_anti_affinity_gives_each_pod_its_own_node(program):
 def test_daemonset_overhead_counts_on_every_node(program):
     """With a 1-cpu DaemonSet, m5.large (1930m) fits no 1-cpu pod, and m5.xlarge (3920m) two, not
     three: two NodeClaims, each asking for its pods plus the daemon."""
-    answer = ks.schedule(world(node_pool("default", requirements=[BOTH]), ks.daemon_set("agent", "1", "128Mi"),
-                               *(pod(f"p{i}", "1", "256Mi") for i in range(3))), program=program)
-    assert sorted(claims_of(answer)) == [("default", ["m5.xlarge"], ["default/p0", "default/p1"]),
-                                         ("default", ["m5.xlarge"], ["default/p2"])]
+    answer = ks.schedule(
+        world(
+            node_pool("default", requirements=[BOTH]),
+            ks.daemon_set("agent", "1", "128Mi"),
+            *(pod(f"p{i}", "1", "256Mi") for i in range(3)),
+        ),
+        program=program,
+    )
+    assert sorted(claims_of(answer)) == [
+        ("default", ["m5.xlarge"], ["default/p0", "default/p1"]),
+        ("default", ["m5.xlarge"], ["default/p2"]),
+    ]
     requests = sorted(c["requests"]["cpu"] for c in answer["nodeClaims"])
     assert requests == ["2", "3"]
 
@@ -155,11 +195,21 @@ def test_a_pod_too_big_for_every_type_says_so(program):
 
 
 def test_a_pod_that_refuses_karpenter_nodes_is_ignored(program):
-    refusing = pod("outside", affinity={"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-        "nodeSelectorTerms": [{"matchExpressions": [{"key": "karpenter.sh/nodepool", "operator": "DoesNotExist"}]}]}}})
+    refusing = pod(
+        "outside",
+        affinity={
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [{"matchExpressions": [{"key": "karpenter.sh/nodepool", "operator": "DoesNotExist"}]}]
+                }
+            }
+        },
+    )
     answer = ks.schedule(world(node_pool("default", requirements=[BOTH]), refusing), program=program)
     (ignored,) = answer["unschedulable"]
-    assert ignored["ignored"] and ignored["error"].startswith("ignoring pod, configured to not run on a Karpenter provisioned node")
+    assert ignored["ignored"] and ignored["error"].startswith(
+        "ignoring pod, configured to not run on a Karpenter provisioned node"
+    )
 
 
 def test_no_usable_pool_leaves_every_pod_pending_with_karpenters_words(program):
@@ -181,24 +231,58 @@ def test_spot_is_launched_when_allowed_and_cheaper(program):
 
 
 def test_the_same_world_gives_the_same_answer(program):
-    objects = [node_pool("default", requirements=[BOTH]), ks.daemon_set("agent", "200m", "128Mi"),
-               *(pod(f"p{i}", f"{300 + 100 * (i % 4)}m", "512Mi") for i in range(12))]
+    objects = [
+        node_pool("default", requirements=[BOTH]),
+        ks.daemon_set("agent", "200m", "128Mi"),
+        *(pod(f"p{i}", f"{300 + 100 * (i % 4)}m", "512Mi") for i in range(12)),
+    ]
     assert ks.schedule(world(*objects), program=program) == ks.schedule(world(*objects), program=program)
 
 
-@pytest.mark.parametrize(("world_", "says"), [
-    ({"objects": []}, "give exactly one of instanceTypes"),
-    ({"objects": [], "instanceTypes": {}, "extra": 1}, 'unknown field "extra"'),
-    ({"objects": [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containerz": []}}], "instanceTypes": {}},
-     'unknown field "spec.containerz"'),
-    ({"objects": [{"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"}}], "instanceTypes": {}}, "kind Service is not one a world holds"),
-    ({"objects": [], "instanceTypes": {}, "flags": ["--min-values-policy=Sometimes"]}, 'invalid MIN_VALUES_POLICY "Sometimes"'),
-    ({"objects": [], "instanceTypes": {"default": [{"name": "x", "offerings": [{"zone": "a", "capacityType": "cheap"}]}]}},
-     'capacityType "cheap"'),
-    ({"objects": [pod("p", affinity={"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-        "nodeSelectorTerms": [{"matchExpressions": [{"key": "x", "operator": "Gt"}]}]}}})], "instanceTypes": {}},
-     'pod "default/p": a node affinity term the API server would refuse'),
-])
+@pytest.mark.parametrize(
+    ("world_", "says"),
+    [
+        ({"objects": []}, "give exactly one of instanceTypes"),
+        ({"objects": [], "instanceTypes": {}, "extra": 1}, 'unknown field "extra"'),
+        (
+            {
+                "objects": [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containerz": []}}],
+                "instanceTypes": {},
+            },
+            'unknown field "spec.containerz"',
+        ),
+        (
+            {"objects": [{"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"}}], "instanceTypes": {}},
+            "kind Service is not one a world holds",
+        ),
+        (
+            {"objects": [], "instanceTypes": {}, "flags": ["--min-values-policy=Sometimes"]},
+            'invalid MIN_VALUES_POLICY "Sometimes"',
+        ),
+        (
+            {"objects": [], "instanceTypes": {"default": [{"name": "x", "offerings": [{"zone": "a", "capacityType": "cheap"}]}]}},
+            'capacityType "cheap"',
+        ),
+        (
+            {
+                "objects": [
+                    pod(
+                        "p",
+                        affinity={
+                            "nodeAffinity": {
+                                "requiredDuringSchedulingIgnoredDuringExecution": {
+                                    "nodeSelectorTerms": [{"matchExpressions": [{"key": "x", "operator": "Gt"}]}]
+                                }
+                            }
+                        },
+                    )
+                ],
+                "instanceTypes": {},
+            },
+            'pod "default/p": a node affinity term the API server would refuse',
+        ),
+    ],
+)
 def test_an_unusable_world_is_one_line_and_exit_2(program, world_, says):
     with pytest.raises(ks.SchedulerRefused) as refused:
         ks.schedule(world_, program=program)
@@ -211,8 +295,10 @@ def test_a_nodes_limit_binds_only_through_existing_nodes_within_one_pass(program
     Solve a ``nodes: 1`` limit lets three NodeClaims through (the provisioner's Create checks the
     cluster's usage afterwards)."""
     xlarge = requirement("node.kubernetes.io/instance-type", "In", "m5.xlarge")
-    answer = ks.schedule(world(node_pool("one-node", requirements=[xlarge], limits={"nodes": "1"}),
-                               *(pod(f"p{i}", "3") for i in range(3))), program=program)
+    answer = ks.schedule(
+        world(node_pool("one-node", requirements=[xlarge], limits={"nodes": "1"}), *(pod(f"p{i}", "3") for i in range(3))),
+        program=program,
+    )
     assert sorted(c["pods"] for c in answer["nodeClaims"]) == [["default/p0"], ["default/p1"], ["default/p2"]]
     assert answer["unschedulable"] == []
 
@@ -221,8 +307,12 @@ def test_a_pod_joins_the_least_filled_nodeclaim_not_the_first(program):
     """Before each pod the NodeClaims are sorted by pod count: d (400m) would fit beside a and b
     (3900m of 3920m), but the NodeClaim holding only c is tried first."""
     xlarge = requirement("node.kubernetes.io/instance-type", "In", "m5.xlarge")
-    answer = ks.schedule(world(node_pool("default", requirements=[xlarge]), pod("a", "2000m"), pod("b", "1500m"),
-                               pod("c", "1500m"), pod("d", "400m")), program=program)
+    answer = ks.schedule(
+        world(
+            node_pool("default", requirements=[xlarge]), pod("a", "2000m"), pod("b", "1500m"), pod("c", "1500m"), pod("d", "400m")
+        ),
+        program=program,
+    )
     assert sorted(c["pods"] for c in answer["nodeClaims"]) == [["default/a", "default/b"], ["default/c", "default/d"]]
 
 
@@ -232,11 +322,14 @@ def test_min_values_strict_refuses_and_best_effort_relaxes(program):
     strict = ks.schedule(world(*objects), program=program)
     assert strict["nodeClaims"] == []
     assert strict["unschedulable"][0]["error"].startswith(
-        "minValues requirement is not met for label(s) (label(s)=[node.kubernetes.io/instance-type]), requirements=")
+        "minValues requirement is not met for label(s) (label(s)=[node.kubernetes.io/instance-type]), requirements="
+    )
     relaxed = ks.schedule(world(*objects, flags=["--min-values-policy=BestEffort"]), program=program)
     (claim,) = relaxed["nodeClaims"]
     assert claim["annotations"]["karpenter.sh/nodeclaim-min-values-relaxed"] == "true"
-    assert {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["m5.xlarge"], "minValues": 1} in claim["requirements"]
+    assert {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["m5.xlarge"], "minValues": 1} in claim[
+        "requirements"
+    ]
 
 
 def test_a_prefer_no_schedule_taint_is_tolerated_after_relaxation(program):
@@ -248,32 +341,56 @@ def test_a_prefer_no_schedule_taint_is_tolerated_after_relaxation(program):
 def test_an_existing_node_takes_what_fits_and_counts_against_the_limit(program):
     """A running m5.xlarge with 2 of its 3920m used takes one more 1-cpu pod; the next needs a new
     NodeClaim, and the node's 4 cpu leave 2 of the pool's limit of 6: only m5.large fits under it."""
-    labels = {"karpenter.sh/nodepool": "default", "node.kubernetes.io/instance-type": "m5.xlarge",
-              "topology.kubernetes.io/zone": "us-east-1a", "karpenter.sh/capacity-type": "on-demand",
-              "kubernetes.io/hostname": "node-a", "karpenter.sh/registered": "true", "karpenter.sh/initialized": "true",
-              "kubernetes.io/arch": "amd64", "kubernetes.io/os": "linux"}
-    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-a", "labels": labels},
-            "spec": {"providerID": "aws:///us-east-1a/i-0a"},
-            "status": {"capacity": {"cpu": "4", "memory": "15155Mi", "pods": "58"},
-                       "allocatable": {"cpu": "3920m", "memory": "14162Mi", "pods": "58"},
-                       "conditions": [{"type": "Ready", "status": "True"}]}}
+    labels = {
+        "karpenter.sh/nodepool": "default",
+        "node.kubernetes.io/instance-type": "m5.xlarge",
+        "topology.kubernetes.io/zone": "us-east-1a",
+        "karpenter.sh/capacity-type": "on-demand",
+        "kubernetes.io/hostname": "node-a",
+        "karpenter.sh/registered": "true",
+        "karpenter.sh/initialized": "true",
+        "kubernetes.io/arch": "amd64",
+        "kubernetes.io/os": "linux",
+    }
+    node = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "node-a", "labels": labels},
+        "spec": {"providerID": "aws:///us-east-1a/i-0a"},
+        "status": {
+            "capacity": {"cpu": "4", "memory": "15155Mi", "pods": "58"},
+            "allocatable": {"cpu": "3920m", "memory": "14162Mi", "pods": "58"},
+            "conditions": [{"type": "Ready", "status": "True"}],
+        },
+    }
     running = {**pod("running", "2"), "status": {"phase": "Running"}}
     running["spec"]["nodeName"] = "node-a"
-    answer = ks.schedule(world(node_pool("default", requirements=[BOTH], limits={"cpu": "6"}), node, running,
-                               pod("p0", "1"), pod("p1", "1")), program=program)
+    answer = ks.schedule(
+        world(node_pool("default", requirements=[BOTH], limits={"cpu": "6"}), node, running, pod("p0", "1"), pod("p1", "1")),
+        program=program,
+    )
     assert answer["existingNodes"] == [{"name": "node-a", "pods": ["default/p0"]}]
     assert claims_of(answer) == [("default", ["m5.large"], ["default/p1"])]
 
 
 def test_a_price_overlay_reorders_the_options_only_with_its_gate(program):
-    overlay = {"apiVersion": "karpenter.sh/v1alpha1", "kind": "NodeOverlay", "metadata": {"name": "cheap-xlarge"},
-               "spec": {"requirements": [requirement("node.kubernetes.io/instance-type", "In", "m5.xlarge")],
-                        "priceAdjustment": "-90%"}}
+    overlay = {
+        "apiVersion": "karpenter.sh/v1alpha1",
+        "kind": "NodeOverlay",
+        "metadata": {"name": "cheap-xlarge"},
+        "spec": {"requirements": [requirement("node.kubernetes.io/instance-type", "In", "m5.xlarge")], "priceAdjustment": "-90%"},
+    }
     objects = (node_pool("default", requirements=[BOTH]), overlay, pod("p"))
     off = ks.schedule(world(*objects), program=program)
     assert [o["name"] for o in off["nodeClaims"][0]["instanceTypes"]] == ["m5.large", "m5.xlarge"]
-    assert off["nodeOverlays"] == [{"name": "cheap-xlarge", "validationSucceeded": False, "reason": "NotEvaluated",
-                                    "message": "the NodeOverlay feature gate is off"}]
+    assert off["nodeOverlays"] == [
+        {
+            "name": "cheap-xlarge",
+            "validationSucceeded": False,
+            "reason": "NotEvaluated",
+            "message": "the NodeOverlay feature gate is off",
+        }
+    ]
     on = ks.schedule(world(*objects, flags=["--feature-gates=NodeOverlay=true"]), program=program)
     (claim,) = on["nodeClaims"]
     assert [o["name"] for o in claim["instanceTypes"]] == ["m5.xlarge", "m5.large"]
@@ -286,11 +403,26 @@ def test_a_price_overlay_reorders_the_options_only_with_its_gate(program):
 def test_a_full_reservation_defers_the_next_pod_rather_than_falling_back(program):
     """The provisioner schedules with reserved-capacity fallback disabled: once this pass has taken
     the one reserved m5.large, a second pod that could use it is deferred, not sent to on-demand."""
-    reserved = {**M5_LARGE, "offerings": [*M5_LARGE["offerings"], {"zone": "us-east-1a", "capacityType": "reserved",
-                                                                   "price": 0.096 / 10_000_000, "reservationId": "cr-1",
-                                                                   "reservationCapacity": 1}]}
-    anti = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-        {"topologyKey": "kubernetes.io/hostname", "labelSelector": {"matchLabels": {"app": "db"}}}]}}
+    reserved = {
+        **M5_LARGE,
+        "offerings": [
+            *M5_LARGE["offerings"],
+            {
+                "zone": "us-east-1a",
+                "capacityType": "reserved",
+                "price": 0.096 / 10_000_000,
+                "reservationId": "cr-1",
+                "reservationCapacity": 1,
+            },
+        ],
+    }
+    anti = {
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {"topologyKey": "kubernetes.io/hostname", "labelSelector": {"matchLabels": {"app": "db"}}}
+            ]
+        }
+    }
     pods = [pod(f"db{i}", "500m", labels={"app": "db"}, affinity=anti) for i in range(2)]
     answer = ks.schedule(world(node_pool("default"), *pods, types=[reserved]), program=program)
     (claim,) = answer["nodeClaims"]
@@ -298,8 +430,13 @@ def test_a_full_reservation_defers_the_next_pod_rather_than_falling_back(program
     assert {"key": "karpenter.k8s.aws/capacity-reservation-id", "operator": "In", "values": ["cr-1"]} in claim["requirements"]
     assert claim["launch"]["capacityType"] == "reserved"
     assert claim["launch"]["cheapest"]["reservationId"] == "cr-1"
-    assert answer["unschedulable"] == [{"pod": "default/db1", "deferred": True,
-                                        "error": "one or more instance types with compatible reserved offerings are available, but could not be reserved"}]
+    assert answer["unschedulable"] == [
+        {
+            "pod": "default/db1",
+            "deferred": True,
+            "error": "one or more instance types with compatible reserved offerings are available, but could not be reserved",
+        }
+    ]
 
 
 # --- instance types from EC2's answers, through the AWS provider's own code ----------------------------
@@ -309,11 +446,19 @@ SUBNETS = [{"id": f"subnet-{i}", "zone": zone, "zoneID": f"use1-az{i + 1}"} for 
 
 
 def node_class(**spec):
-    return {"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": {"name": "default"},
-            "spec": {"role": "KarpenterNodeRole", "amiSelectorTerms": [{"alias": "al2023@latest"}],
-                     "subnetSelectorTerms": [{"tags": {"karpenter.sh/discovery": "demo"}}],
-                     "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": "demo"}}], **spec},
-            "status": {"subnets": SUBNETS}}
+    return {
+        "apiVersion": "karpenter.k8s.aws/v1",
+        "kind": "EC2NodeClass",
+        "metadata": {"name": "default"},
+        "spec": {
+            "role": "KarpenterNodeRole",
+            "amiSelectorTerms": [{"alias": "al2023@latest"}],
+            "subnetSelectorTerms": [{"tags": {"karpenter.sh/discovery": "demo"}}],
+            "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": "demo"}}],
+            **spec,
+        },
+        "status": {"subnets": SUBNETS},
+    }
 
 
 @pytest.fixture(scope="module")
@@ -328,7 +473,8 @@ def ec2_answers():
             "region": "us-east-1",
             "instanceTypes": ec2.describe_instance_types(InstanceTypes=TYPES)["InstanceTypes"],
             "instanceTypeOfferings": ec2.describe_instance_type_offerings(
-                LocationType="availability-zone", Filters=[{"Name": "instance-type", "Values": TYPES}])["InstanceTypeOfferings"],
+                LocationType="availability-zone", Filters=[{"Name": "instance-type", "Values": TYPES}]
+            )["InstanceTypeOfferings"],
             "spotPriceHistory": ec2.describe_spot_price_history(InstanceTypes=TYPES)["SpotPriceHistory"],
         }
 
@@ -337,8 +483,9 @@ def test_the_aws_provider_computes_the_allocatable_of_the_hand_made_catalogue(pr
     """moto's m5.large and m5.xlarge through Karpenter's NewInstanceType (AL2023, default kubelet):
     the capacity and overhead the catalogue above was written with, zone ids from the subnets, the
     static on-demand price and moto's spot price."""
-    answer = ks.schedule({"objects": [node_class(), node_pool("default")], "ec2": ec2_answers, "reportInstanceTypes": True},
-                         program=program)
+    answer = ks.schedule(
+        {"objects": [node_class(), node_pool("default")], "ec2": ec2_answers, "reportInstanceTypes": True}, program=program
+    )
     (pool,) = answer["nodePools"]
     resolved = {it["name"]: it for it in pool["instanceTypes"]}
     assert sorted(resolved) == TYPES
@@ -351,11 +498,19 @@ def test_the_aws_provider_computes_the_allocatable_of_the_hand_made_catalogue(pr
         assert it["overhead"]["evictionThreshold"] == {"memory": "100Mi", "ephemeral-storage": "2.147483648e+09"}
         assert it["overhead"]["systemReserved"] == {}
     allocatable = {k: v for k, v in resolved["m5.large"]["allocatable"].items() if v != "0"}
-    assert allocatable == {"cpu": "1930m", "memory": "6903Mi", "pods": "29", "ephemeral-storage": "17Gi", "vpc.amazonaws.com/pod-eni": "9"}
+    assert allocatable == {
+        "cpu": "1930m",
+        "memory": "6903Mi",
+        "pods": "29",
+        "ephemeral-storage": "17Gi",
+        "vpc.amazonaws.com/pod-eni": "9",
+    }
     large = resolved["m5.large"]
     available = {(o["zone"], o["zoneId"], o["capacityType"], o["price"]) for o in large["offerings"] if o["available"]}
-    assert available == {*((s["zone"], s["zoneID"], "on-demand", 0.096) for s in SUBNETS),
-                         *((s["zone"], s["zoneID"], "spot", 0.00001) for s in SUBNETS)}
+    assert available == {
+        *((s["zone"], s["zoneID"], "on-demand", 0.096) for s in SUBNETS),
+        *((s["zone"], s["zoneID"], "spot", 0.00001) for s in SUBNETS),
+    }
     # Every zone the type is offered in gets offerings; those without a subnet of the class are unavailable.
     assert {o["zone"] for o in large["offerings"] if not o["available"]} == {"us-east-1d", "us-east-1f"}
     requirements = {r["key"]: r for r in large["requirements"]}
@@ -368,16 +523,19 @@ def test_the_aws_provider_computes_the_allocatable_of_the_hand_made_catalogue(pr
 def test_ec2_answers_and_the_hand_made_catalogue_schedule_alike(program, ec2_answers):
     pods = [pod(f"p{i}", "1", "256Mi") for i in range(3)]
     on_demand = requirement("karpenter.sh/capacity-type", "In", "on-demand")
-    from_ec2 = ks.schedule({"objects": [node_class(), node_pool("default", requirements=[on_demand]), *pods], "ec2": ec2_answers},
-                           program=program)
+    from_ec2 = ks.schedule(
+        {"objects": [node_class(), node_pool("default", requirements=[on_demand]), *pods], "ec2": ec2_answers}, program=program
+    )
     hand_made = ks.schedule(world(node_pool("default", requirements=[on_demand]), *pods), program=program)
     assert claims_of(from_ec2) == claims_of(hand_made) == [("default", ["m5.xlarge"], ["default/p0", "default/p1", "default/p2"])]
 
 
 def test_kubelet_max_pods_and_reservations_reach_the_allocatable(program, ec2_answers):
     kubelet = {"maxPods": 20, "systemReserved": {"cpu": "100m", "memory": "100Mi"}, "evictionHard": {"memory.available": "5%"}}
-    answer = ks.schedule({"objects": [node_class(kubelet=kubelet), node_pool("default")], "ec2": ec2_answers,
-                          "reportInstanceTypes": True}, program=program)
+    answer = ks.schedule(
+        {"objects": [node_class(kubelet=kubelet), node_pool("default")], "ec2": ec2_answers, "reportInstanceTypes": True},
+        program=program,
+    )
     large = next(it for it in answer["nodePools"][0]["instanceTypes"] if it["name"] == "m5.large")
     assert large["capacity"]["pods"] == "20"
     # AL2023 keeps kube-reserved memory on the ENI-limited pod count (29), whatever maxPods says.
@@ -386,20 +544,38 @@ def test_kubelet_max_pods_and_reservations_reach_the_allocatable(program, ec2_an
 
 
 _QUANTITY = st.sampled_from(["0", "1", "100m", "1Gi", "-1", "1e3", "abc", ""])
-_POD_SPEC = st.fixed_dictionaries({}, optional={
-    "nodeSelector": st.dictionaries(st.sampled_from(["kubernetes.io/arch", "karpenter.sh/capacity-type", "team", "karpenter.sh/nodepool"]),
-                                    st.sampled_from(["amd64", "spot", "a", ""]), max_size=2),
-    "tolerations": st.lists(st.fixed_dictionaries({"key": st.sampled_from(["k", ""]), "operator": st.sampled_from(["Exists", "Equal"])}), max_size=2),
-    "topologySpreadConstraints": st.lists(st.fixed_dictionaries({
-        "maxSkew": st.integers(-1, 3), "topologyKey": st.sampled_from(["topology.kubernetes.io/zone", "kubernetes.io/hostname", "x"]),
-        "whenUnsatisfiable": st.sampled_from(["DoNotSchedule", "ScheduleAnyway"])}), max_size=2),
-})
+_POD_SPEC = st.fixed_dictionaries(
+    {},
+    optional={
+        "nodeSelector": st.dictionaries(
+            st.sampled_from(["kubernetes.io/arch", "karpenter.sh/capacity-type", "team", "karpenter.sh/nodepool"]),
+            st.sampled_from(["amd64", "spot", "a", ""]),
+            max_size=2,
+        ),
+        "tolerations": st.lists(
+            st.fixed_dictionaries({"key": st.sampled_from(["k", ""]), "operator": st.sampled_from(["Exists", "Equal"])}),
+            max_size=2,
+        ),
+        "topologySpreadConstraints": st.lists(
+            st.fixed_dictionaries(
+                {
+                    "maxSkew": st.integers(-1, 3),
+                    "topologyKey": st.sampled_from(["topology.kubernetes.io/zone", "kubernetes.io/hostname", "x"]),
+                    "whenUnsatisfiable": st.sampled_from(["DoNotSchedule", "ScheduleAnyway"]),
+                }
+            ),
+            max_size=2,
+        ),
+    },
+)
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
-@given(pods=st.lists(st.tuples(_QUANTITY, _QUANTITY, _POD_SPEC), max_size=4),
-       limits=st.none() | st.dictionaries(st.sampled_from(["cpu", "memory", "nodes"]), _QUANTITY, max_size=2),
-       weight=st.none() | st.integers(-5, 200))
+@given(
+    pods=st.lists(st.tuples(_QUANTITY, _QUANTITY, _POD_SPEC), max_size=4),
+    limits=st.none() | st.dictionaries(st.sampled_from(["cpu", "memory", "nodes"]), _QUANTITY, max_size=2),
+    weight=st.none() | st.integers(-5, 200),
+)
 def test_any_world_is_answered_or_refused_in_one_line(program, pods, limits, weight):
     """Hostile worlds (bad quantities, odd selectors, skews, limits, weights): an answer, or exit 2
     with one line, never a traceback."""

@@ -25,13 +25,30 @@ CLAIMS = ("karpenter.sh", "v1", "nodeclaims")
 def objects(suffix: str) -> list[dict]:
     name = f"verify-{suffix}"
     return [
-        {"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": {"name": name}, "spec": {
-            "amiSelectorTerms": [{"alias": "al2023@v20250201"}], "role": "KarpenterNodeRole-demo",
-            "subnetSelectorTerms": [{"tags": {"karpenter.sh/discovery": "demo"}}],
-            "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": "demo"}}]}},
-        {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": name}, "spec": {"template": {"spec": {
-            "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": name},
-            "requirements": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}]}}}},
+        {
+            "apiVersion": "karpenter.k8s.aws/v1",
+            "kind": "EC2NodeClass",
+            "metadata": {"name": name},
+            "spec": {
+                "amiSelectorTerms": [{"alias": "al2023@v20250201"}],
+                "role": "KarpenterNodeRole-demo",
+                "subnetSelectorTerms": [{"tags": {"karpenter.sh/discovery": "demo"}}],
+                "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": "demo"}}],
+            },
+        },
+        {
+            "apiVersion": "karpenter.sh/v1",
+            "kind": "NodePool",
+            "metadata": {"name": name},
+            "spec": {
+                "template": {
+                    "spec": {
+                        "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": name},
+                        "requirements": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}],
+                    }
+                }
+            },
+        },
     ]
 
 
@@ -54,16 +71,28 @@ def applied(api_server, default_aws, tmp_path, cli):
 def write_status(api, name: str, conditions: list[dict]) -> None:
     stored = api.get_cluster_custom_object(*AWS, name)
     now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    stored["status"] = {"conditions": [
-        {**c, "reason": c["reason"] or c["type"], "message": c["message"], "lastTransitionTime": now,
-         "observedGeneration": stored["metadata"]["generation"]} for c in conditions]}
+    stored["status"] = {
+        "conditions": [
+            {
+                **c,
+                "reason": c["reason"] or c["type"],
+                "message": c["message"],
+                "lastTransitionTime": now,
+                "observedGeneration": stored["metadata"]["generation"],
+            }
+            for c in conditions
+        ]
+    }
     api.replace_cluster_custom_object_status(*AWS, name, stored)
 
 
 def add_claim(api, pool: str, name: str, instance_type: str, image: str) -> None:
-    body = {"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim", "metadata": {"name": name, "labels": {
-        "karpenter.sh/nodepool": pool, "node.kubernetes.io/instance-type": instance_type}},
-        "spec": {"nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": pool}, "requirements": []}}
+    body = {
+        "apiVersion": "karpenter.sh/v1",
+        "kind": "NodeClaim",
+        "metadata": {"name": name, "labels": {"karpenter.sh/nodepool": pool, "node.kubernetes.io/instance-type": instance_type}},
+        "spec": {"nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": pool}, "requirements": []},
+    }
     api.create_cluster_custom_object(*CLAIMS, body)
     stored = api.get_cluster_custom_object(*CLAIMS, name)
     stored["status"] = {"imageID": image}
@@ -71,8 +100,18 @@ def add_claim(api, pool: str, name: str, instance_type: str, image: str) -> None
 
 
 def verify(cli, api_server, manifests, *extra: str) -> tuple[int, str, str]:
-    return cli("verify", "--manifests", str(manifests), "--kubeconfig", str(api_server.kubeconfig), "--wait", "0",
-               "--kubernetes-version", "1.32", *extra)
+    return cli(
+        "verify",
+        "--manifests",
+        str(manifests),
+        "--kubeconfig",
+        str(api_server.kubeconfig),
+        "--wait",
+        "0",
+        "--kubernetes-version",
+        "1.32",
+        *extra,
+    )
 
 
 def as_predicted(api, name: str, planned: dict) -> str:
@@ -88,7 +127,9 @@ def test_a_cluster_that_did_what_the_pull_request_said_verifies(applied, api_ser
     as_predicted(api, name, planned)
     code, out, err = verify(cli, api_server, manifests)
     assert code == 0, out + err
-    assert out.splitlines()[-1].startswith(f"verify {api_server.url}: the cluster is as the pull request said (0 drift, 0 prediction, 0 node")
+    assert out.splitlines()[-1].startswith(
+        f"verify {api_server.url}: the cluster is as the pull request said (0 drift, 0 prediction, 0 node"
+    )
     code, out, _ = verify(cli, api_server, manifests, "--format", "json")
     report = json.loads(out)
     # the API server filled defaults (metadataOptions, kubelet-free defaults, disruption): none of them is drift
@@ -103,21 +144,31 @@ def test_an_out_of_band_edit_is_drift(applied, api_server, cli):
     api.patch_cluster_custom_object(*AWS, name, {"spec": {"tags": {"team": "edited-by-hand"}, "role": "OtherRole"}})
     code, out, _ = verify(cli, api_server, manifests, "--format", "json")
     assert code == 1
-    drift = [(d["path"], d["expected"], d["actual"], d["note"]) for d in json.loads(out)["differences"] if d["category"] == "drift"]
-    assert drift == [("spec.role", "KarpenterNodeRole-demo", "OtherRole", "changed in the cluster"),
-                     ("spec.tags", None, {"team": "edited-by-hand"}, "set in the cluster, not in Git")]
+    drift = [
+        (d["path"], d["expected"], d["actual"], d["note"]) for d in json.loads(out)["differences"] if d["category"] == "drift"
+    ]
+    assert drift == [
+        ("spec.role", "KarpenterNodeRole-demo", "OtherRole", "changed in the cluster"),
+        ("spec.tags", None, {"team": "edited-by-hand"}, "set in the cluster, not in Git"),
+    ]
 
 
 def test_a_condition_other_than_the_prediction_is_reported_in_karpenters_words(applied, api_server, cli):
     name, manifests, planned, api = applied
     conditions = planned["nodeClasses"][name]["conditions"]
-    changed = [{**c, "status": "False", "reason": "AMINotFound", "message": "AMISelector did not match any AMIs"}
-               if c["type"] == "AMIsReady" else c for c in conditions]
+    changed = [
+        {**c, "status": "False", "reason": "AMINotFound", "message": "AMISelector did not match any AMIs"}
+        if c["type"] == "AMIsReady"
+        else c
+        for c in conditions
+    ]
     write_status(api, name, changed)
     code, out, _ = verify(cli, api_server, manifests)
     assert code == 1
-    assert (f"EC2NodeClass/{name} status.conditions[AMIsReady]: predicted True (AMIsReady), cluster False (AMINotFound)"
-            " — Karpenter says: AMISelector did not match any AMIs") in out
+    assert (
+        f"EC2NodeClass/{name} status.conditions[AMIsReady]: predicted True (AMIsReady), cluster False (AMINotFound)"
+        " — Karpenter says: AMISelector did not match any AMIs"
+    ) in out
 
 
 def test_a_node_on_another_image_or_type_is_reported(applied, api_server, cli):
@@ -175,8 +226,14 @@ def test_rbac_that_forbids_a_list_is_one_line_naming_the_grant(api_server, tmp_p
     token = core.create_namespaced_service_account_token(account, "default", {"spec": {"audiences": []}}).status.token
     manifests = tmp_path / "k.yaml"
     manifests.write_text(yaml.safe_dump_all(objects("rbac")))
-    code, out, err = cli("verify", "--manifests", str(manifests), "--no-predict",
-                         "--kubeconfig", str(kubeconfig_with_token(api_server, tmp_path / "kc", token)))
+    code, out, err = cli(
+        "verify",
+        "--manifests",
+        str(manifests),
+        "--no-predict",
+        "--kubeconfig",
+        str(kubeconfig_with_token(api_server, tmp_path / "kc", token)),
+    )
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and "refused to let us list ec2nodeclasses.karpenter.k8s.aws (403 Forbidden)" in err
     assert "grant get and list on ec2nodeclasses.karpenter.k8s.aws" in err and "Traceback" not in err
@@ -185,8 +242,9 @@ def test_rbac_that_forbids_a_list_is_one_line_naming_the_grant(api_server, tmp_p
 def test_a_wrong_context_and_a_cluster_nobody_answers(api_server, tmp_path, cli):
     manifests = tmp_path / "k.yaml"
     manifests.write_text(yaml.safe_dump_all(objects("manners")))
-    code, _, err = cli("verify", "--manifests", str(manifests), "--no-predict",
-                       "--kubeconfig", str(api_server.kubeconfig), "--context", "prod")
+    code, _, err = cli(
+        "verify", "--manifests", str(manifests), "--no-predict", "--kubeconfig", str(api_server.kubeconfig), "--context", "prod"
+    )
     assert code == 2 and "no context 'prod' in the kubeconfig (it has: test)" in err and err.count("\n") <= 2
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -203,25 +261,46 @@ def test_a_nodeoverlay_condition_other_than_predicted_is_reported(applied, api_s
     """A same-weight conflict plan predicts (Conflict), where the cluster says the overlay is fine."""
     name, manifests, planned, api = applied
     as_predicted(api, name, planned)
-    overlays = [{"apiVersion": "karpenter.sh/v1alpha1", "kind": "NodeOverlay", "metadata": {"name": f"{name}-{side}"},
-                 "spec": {"weight": 10, "priceAdjustment": change,
-                          "requirements": [{"key": "karpenter.sh/nodepool", "operator": "In", "values": [name]}]}}
-                for side, change in (("a", "-10%"), ("b", "+5%"))]
+    overlays = [
+        {
+            "apiVersion": "karpenter.sh/v1alpha1",
+            "kind": "NodeOverlay",
+            "metadata": {"name": f"{name}-{side}"},
+            "spec": {
+                "weight": 10,
+                "priceAdjustment": change,
+                "requirements": [{"key": "karpenter.sh/nodepool", "operator": "In", "values": [name]}],
+            },
+        }
+        for side, change in (("a", "-10%"), ("b", "+5%"))
+    ]
     with_overlays = tmp_path / "with-overlays.yaml"
     with_overlays.write_text(manifests.read_text() + "---\n" + yaml.safe_dump_all(overlays))
     now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     for overlay in overlays:
         api.create_cluster_custom_object("karpenter.sh", "v1alpha1", "nodeoverlays", overlay)
         stored = api.get_cluster_custom_object("karpenter.sh", "v1alpha1", "nodeoverlays", overlay["metadata"]["name"])
-        stored["status"] = {"conditions": [{"type": kind, "status": "True", "reason": kind, "message": "",
-                                            "lastTransitionTime": now, "observedGeneration": 1}
-                                           for kind in ("Ready", "ValidationSucceeded")]}
+        stored["status"] = {
+            "conditions": [
+                {
+                    "type": kind,
+                    "status": "True",
+                    "reason": kind,
+                    "message": "",
+                    "lastTransitionTime": now,
+                    "observedGeneration": 1,
+                }
+                for kind in ("Ready", "ValidationSucceeded")
+            ]
+        }
         api.replace_cluster_custom_object_status("karpenter.sh", "v1alpha1", "nodeoverlays", overlay["metadata"]["name"], stored)
     code, out, _ = verify(cli, api_server, with_overlays, "--feature-gates", "NodeOverlay=true", "--format", "json")
     found = {(d["object"], d["path"], d["expected"]) for d in json.loads(out)["differences"]}
     loser = f"NodeOverlay/{name}-a"  # on equal weight the name that sorts later is applied first
-    assert code == 1 and found == {(loser, "status.conditions[ValidationSucceeded]", "False (Conflict)"),
-                                   (loser, "status.conditions[Ready]", "False (UnhealthyDependents)")}
+    assert code == 1 and found == {
+        (loser, "status.conditions[ValidationSucceeded]", "False (Conflict)"),
+        (loser, "status.conditions[Ready]", "False (UnhealthyDependents)"),
+    }
 
 
 def test_verify_agrees_with_karpenters_own_controller_then_sees_an_out_of_band_edit(api_server, embedded_server, cli):
@@ -237,8 +316,19 @@ def test_verify_agrees_with_karpenters_own_controller_then_sees_an_out_of_band_e
         cluster.apply(documents)
         classes = [d["metadata"]["name"] for d in documents if d.get("kind") == "EC2NodeClass"]
         cluster.settled_classes(classes)
-        argv = ("verify", "--manifests", str(manifests), "--kubeconfig", str(cluster.kubeconfig), "--kubernetes-version", "1.32",
-                "--wait", "60", "--format", "json")
+        argv = (
+            "verify",
+            "--manifests",
+            str(manifests),
+            "--kubeconfig",
+            str(cluster.kubeconfig),
+            "--kubernetes-version",
+            "1.32",
+            "--wait",
+            "60",
+            "--format",
+            "json",
+        )
         code, out, err = cli(*argv)
         report = json.loads(out)
         assert (code, report["differences"], report["unreconciled"]) == (0, [], []), err

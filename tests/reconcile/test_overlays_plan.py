@@ -7,16 +7,16 @@ import dataclasses
 import json
 
 import pytest
-from support.plan_objects import node_class, node_pool
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.plan_objects import node_class, node_pool
 
 from karpenter_gitops.core.inputs import Cluster
+from karpenter_gitops.core.versions import Kubernetes
 from karpenter_gitops.load import into_inputs
 from karpenter_gitops.reconcile import reconcile
 from karpenter_gitops.rules import live
 from karpenter_gitops.rules.examples import BASE_NODEOVERLAY
-from karpenter_gitops.core.versions import Kubernetes
 
 GATED = Cluster(feature_gates=frozenset({"NodeOverlay"}))
 M5 = {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m5", "t3"]}
@@ -40,8 +40,9 @@ def base(*overlays: dict) -> list[dict]:
 
 
 def test_a_discount_moves_the_first_choice_and_lists_the_repriced_types(default_aws, catalogue_cache):
-    discount = overlay("m5-discount", [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m5"]}],
-                       priceAdjustment="-99%")
+    discount = overlay(
+        "m5-discount", [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m5"]}], priceAdjustment="-99%"
+    )
     plan = plan_of(default_aws, catalogue_cache, base(discount))
     pool = plan.node_pools["general"].overlays
     assert pool.before.instance_types == ("t3.nano",) and pool.before.price == pytest.approx(0.0052)
@@ -68,7 +69,10 @@ def test_same_weight_overlays_conflict_and_the_rejected_one_is_an_error(default_
     assert (rejected.status, rejected.reason, rejected.message) == ("False", "Conflict", "conflict with another overlay")
     assert plan.node_overlays.conditions["b-cheap"].status == "True"
     assert plan.to_json()["nodeOverlays"]["overlays"]["a-cheap"]["conditions"][0] == {
-        "type": "Ready", "status": "False", "reason": "UnhealthyDependents", "message": "ValidationSucceeded=False"
+        "type": "Ready",
+        "status": "False",
+        "reason": "UnhealthyDependents",
+        "message": "ValidationSucceeded=False",
     }
     conflict = next(f for f in plan.findings if f.rule == live.OVERLAY_CONFLICT)
     assert conflict.name == "a-cheap" and conflict.layer == "karpenter" and "b-cheap" in conflict.hint
@@ -119,7 +123,11 @@ def test_the_text_plan_shows_repricing_first_choice_and_conditions(default_aws, 
     from karpenter_gitops.output.terminal import Terminal
 
     docs = base(
-        overlay("m5-discount", [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m5"]}], priceAdjustment="-99%"),
+        overlay(
+            "m5-discount",
+            [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m5"]}],
+            priceAdjustment="-99%",
+        ),
         overlay("a-clash", [{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["m5.large"]}], price="1"),
     )
     terminal = Terminal(record=True, width=200)
@@ -131,10 +139,18 @@ def test_the_text_plan_shows_repricing_first_choice_and_conditions(default_aws, 
     assert "static table for us-east-1" in text
 
 
-KEYS = st.sampled_from([
-    "karpenter.k8s.aws/instance-family", "karpenter.k8s.aws/instance-cpu", "karpenter.sh/capacity-type",
-    "topology.kubernetes.io/zone", "karpenter.sh/nodepool", "team", "example.com/unset", "kubernetes.io/hostname",
-])
+KEYS = st.sampled_from(
+    [
+        "karpenter.k8s.aws/instance-family",
+        "karpenter.k8s.aws/instance-cpu",
+        "karpenter.sh/capacity-type",
+        "topology.kubernetes.io/zone",
+        "karpenter.sh/nodepool",
+        "team",
+        "example.com/unset",
+        "kubernetes.io/hostname",
+    ]
+)
 OPERATORS = st.sampled_from(["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", "Gte", "Lte", "Near"])
 VALUES = st.lists(st.sampled_from(["m5", "t3", "4", "-1", "x", "spot", "on-demand", "us-west-2a", "general", ""]), max_size=3)
 HOSTILE_OVERLAY = st.fixed_dictionaries(
@@ -143,7 +159,9 @@ HOSTILE_OVERLAY = st.fixed_dictionaries(
         "weight": st.one_of(st.none(), st.integers(-5, 20000), st.just("10")),
         "price": st.sampled_from(["0.5", "0", "1e3", "-1", "abc", 3]),
         "priceAdjustment": st.sampled_from(["-10%", "+0.5", "-100%", "-150%", "+.5", "10%", "-0.01"]),
-        "capacity": st.dictionaries(st.sampled_from(["example.com/a", "cpu", "pods"]), st.sampled_from([1, "2", "3Gi", "x"]), max_size=2),
+        "capacity": st.dictionaries(
+            st.sampled_from(["example.com/a", "cpu", "pods"]), st.sampled_from([1, "2", "3Gi", "x"]), max_size=2
+        ),
     },
 )
 
@@ -172,7 +190,9 @@ def test_from_1_14_an_overlay_naming_an_unpriced_type_gives_it_its_price(default
     """r9g is not in Karpenter's price table: without a price Karpenter never launches it; from 1.14 an overlay
     naming the type alone with an absolute price prices it."""
     r9g = {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["r9g"]}
-    named = overlay("r9g-price", [{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["r9g.2xlarge"]}], price="0.3")
+    named = overlay(
+        "r9g-price", [{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["r9g.2xlarge"]}], price="0.3"
+    )
     arm = node_class(amiSelectorTerms=[{"alias": "al2023@v20250201"}])
     plan = plan_of(default_aws, catalogue_cache, [arm, node_pool([r9g, ON_DEMAND]), named], release=release)
     pool = plan.node_pools["general"]
@@ -199,13 +219,17 @@ def test_capacity_changes_show_the_type_own_value_before(default_aws, catalogue_
     gpus = overlay("g5-slices", [g5], capacity={"nvidia.com/gpu": 4, "example.com/fuse": 1})
     alias = node_class(amiSelectorTerms=[{"alias": "al2023@v20250201"}])
     plan = plan_of(default_aws, catalogue_cache, [alias, node_pool([g5, ON_DEMAND]), gpus])
-    changes = {(c.instance_type, c.resource): (c.before, c.quantity) for c in plan.node_pools["general"].overlays.capacity_changes}
+    changes = {
+        (c.instance_type, c.resource): (c.before, c.quantity) for c in plan.node_pools["general"].overlays.capacity_changes
+    }
     assert changes[("g5.xlarge", "nvidia.com/gpu")] == ("1", "4")
     assert changes[("g5.xlarge", "example.com/fuse")] == (None, "1")
 
 
 @pytest.mark.parametrize("release,cluster,stalls", [((1, 12), GATED, True), ((1, 13), GATED, False), ((1, 12), Cluster(), False)])
-def test_before_1_13_a_pool_without_subnets_stalls_every_pool_with_the_gate_on(default_aws, catalogue_cache, release, cluster, stalls):
+def test_before_1_13_a_pool_without_subnets_stalls_every_pool_with_the_gate_on(
+    default_aws, catalogue_cache, release, cluster, stalls
+):
     broken = node_class(subnetSelectorTerms=[{"tags": {"karpenter.sh/discovery": "nowhere"}}])
     broken["metadata"]["name"] = "broken"
     orphan = node_pool([M5], class_name="broken")

@@ -23,7 +23,13 @@ DEMO = PROJECT / "stacks" / "Pulumi.demo.yaml"
 
 def plan_for(aws_env, docs, cache, k8s="1.32", session=None, release=versions.DEFAULT):
     inputs = into_inputs.load_documents([("test.yaml", docs)], release)
-    return reconcile(inputs, release=release, kubernetes=versions.Kubernetes.parse(k8s) if k8s else None, aws=session or aws_env.session(), cache_dir=cache)
+    return reconcile(
+        inputs,
+        release=release,
+        kubernetes=versions.Kubernetes.parse(k8s) if k8s else None,
+        aws=session or aws_env.session(),
+        cache_dir=cache,
+    )
 
 
 def conditions(plan, name) -> dict:
@@ -112,14 +118,24 @@ _REFUSED_1_15 = ("False", "InstanceProfileNotFound")
 _REFUSED_1_14 = ("Unknown", "AwaitingReconciliation")  # the dry run's refusal requeues without a word
 
 
-@pytest.mark.parametrize(("profile", "found", "v115", "v114"), [
-    ("KarpenterNodeProfile", None, ("True", "ValidationSucceeded"), ("True", "ValidationSucceeded")),
-    ("NoSuchProfile", "live/instance-profile-not-found", _REFUSED_1_15, _REFUSED_1_14),
-    ("EmptyProfile", "live/instance-profile-without-role", ("True", "ValidationSucceeded"), ("True", "ValidationSucceeded")),
-    ("arn:aws:iam::123456789012:instance-profile/KarpenterNodeProfile", "nodeclass/instance-profile-arn", _REFUSED_1_15, _REFUSED_1_14),
-    ("teams/payments/PaymentsNodeProfile", "live/instance-profile-not-found", _REFUSED_1_15, _REFUSED_1_14),
-])
-def test_instance_profile_in_karpenters_words_and_our_judgement_beside_it(default_aws, catalogue_cache, profile, found, v115, v114):
+@pytest.mark.parametrize(
+    ("profile", "found", "v115", "v114"),
+    [
+        ("KarpenterNodeProfile", None, ("True", "ValidationSucceeded"), ("True", "ValidationSucceeded")),
+        ("NoSuchProfile", "live/instance-profile-not-found", _REFUSED_1_15, _REFUSED_1_14),
+        ("EmptyProfile", "live/instance-profile-without-role", ("True", "ValidationSucceeded"), ("True", "ValidationSucceeded")),
+        (
+            "arn:aws:iam::123456789012:instance-profile/KarpenterNodeProfile",
+            "nodeclass/instance-profile-arn",
+            _REFUSED_1_15,
+            _REFUSED_1_14,
+        ),
+        ("teams/payments/PaymentsNodeProfile", "live/instance-profile-not-found", _REFUSED_1_15, _REFUSED_1_14),
+    ],
+)
+def test_instance_profile_in_karpenters_words_and_our_judgement_beside_it(
+    default_aws, catalogue_cache, profile, found, v115, v114
+):
     """Karpenter takes a named profile on trust (InstanceProfileReady=True, the name copied to the status); from
     1.15 its launch dry run names a profile EC2 refuses, before 1.15 it requeues silently. Why no node will join
     is our error finding beside the prediction, never a condition of ours."""
@@ -138,16 +154,20 @@ def test_instance_profile_in_karpenters_words_and_our_judgement_beside_it(defaul
 _OVERSIZED = "#!/bin/bash\n# " + "x" * 16_000 + "\n"  # fits as written, not once Karpenter merges its NodeConfig in
 
 
-@pytest.mark.parametrize(("user_data", "release", "validation", "errors"), [
-    (_OVERSIZED, (1, 15), ("False", "UserDataSizeLimitExceeded"), ["userdata/size-limit"]),
-    (_OVERSIZED, (1, 14), ("False", "UserDataSizeLimitExceeded"), ["userdata/size-limit"]),
-    (_OVERSIZED, (1, 9), ("Unknown", "AwaitingReconciliation"), ["userdata/size-limit"]),  # the error requeues unnamed
-    (_OVERSIZED, (1, 6), ("True", "ValidationSucceeded"), ["userdata/size-limit"]),  # mock launch template
-    ("#" * 17_000, (1, 15), ("False", "UserDataSizeLimitExceeded"), ["userdata/size"]),
-    ("#!/bin/bash\n# " + "x" * 15_500 + "\n", (1, 15), ("True", "ValidationSucceeded"), []),
-])
+@pytest.mark.parametrize(
+    ("user_data", "release", "validation", "errors"),
+    [
+        (_OVERSIZED, (1, 15), ("False", "UserDataSizeLimitExceeded"), ["userdata/size-limit"]),
+        (_OVERSIZED, (1, 14), ("False", "UserDataSizeLimitExceeded"), ["userdata/size-limit"]),
+        (_OVERSIZED, (1, 9), ("Unknown", "AwaitingReconciliation"), ["userdata/size-limit"]),  # the error requeues unnamed
+        (_OVERSIZED, (1, 6), ("True", "ValidationSucceeded"), ["userdata/size-limit"]),  # mock launch template
+        ("#" * 17_000, (1, 15), ("False", "UserDataSizeLimitExceeded"), ["userdata/size"]),
+        ("#!/bin/bash\n# " + "x" * 15_500 + "\n", (1, 15), ("True", "ValidationSucceeded"), []),
+    ],
+)
 def test_oversized_userdata_in_karpenters_words_and_our_finding_beside_it(
-        default_aws, catalogue_cache, user_data, release, validation, errors):
+    default_aws, catalogue_cache, user_data, release, validation, errors
+):
     """ec2:CreateLaunchTemplate refuses the merged userData before the fleet and launch dry runs; 1.14.1 on name it."""
     plan = plan_for(default_aws, [node_class(userData=user_data)], catalogue_cache, release=release)
     assert conditions(plan, "default")["ValidationSucceeded"] == validation
@@ -155,16 +175,22 @@ def test_oversized_userdata_in_karpenters_words_and_our_finding_beside_it(
     if validation[1] == "UserDataSizeLimitExceeded":
         assert plan.node_classes["default"].condition("ValidationSucceeded").message == (
             "ec2:CreateLaunchTemplate rejected the rendered user data as too large: "
-            "Rendered user data exceeds the EC2 user data size limit")
+            "Rendered user data exceeds the EC2 user data size limit"
+        )
 
 
-@pytest.mark.parametrize(("value", "gates", "validation", "errors"), [
-    ("memory", frozenset(), ("False", "DRADisabled"), ["dra/nvidia-gate-off"]),
-    ("memory", frozenset({"DRANVIDIAGPU"}), ("True", "ValidationSucceeded"), []),
-    ("half", frozenset({"DRANVIDIAGPU"}), ("False", "NVIDIAConsumableCapacityInvalid"), ["dra/nvidia-consumable-capacity"]),
-    ("disabled", frozenset(), ("True", "ValidationSucceeded"), []),
-])
-def test_nvidia_gpu_sharing_in_karpenters_words_and_our_finding_beside_it(default_aws, catalogue_cache, value, gates, validation, errors):
+@pytest.mark.parametrize(
+    ("value", "gates", "validation", "errors"),
+    [
+        ("memory", frozenset(), ("False", "DRADisabled"), ["dra/nvidia-gate-off"]),
+        ("memory", frozenset({"DRANVIDIAGPU"}), ("True", "ValidationSucceeded"), []),
+        ("half", frozenset({"DRANVIDIAGPU"}), ("False", "NVIDIAConsumableCapacityInvalid"), ["dra/nvidia-consumable-capacity"]),
+        ("disabled", frozenset(), ("True", "ValidationSucceeded"), []),
+    ],
+)
+def test_nvidia_gpu_sharing_in_karpenters_words_and_our_finding_beside_it(
+    default_aws, catalogue_cache, value, gates, validation, errors
+):
     """1.15's validation reads the consumable-capacity annotation right after the kubelet block, before the resolutions."""
     from dataclasses import replace
 
@@ -178,7 +204,8 @@ def test_nvidia_gpu_sharing_in_karpenters_words_and_our_finding_beside_it(defaul
     assert [f.rule for f in plan.findings if f.severity.value == "error"] == errors
     if validation[1] == "DRADisabled":
         assert plan.node_classes["default"].condition("ValidationSucceeded").message == (
-            "annotation karpenter.k8s.aws/nvidia-consumable-capacity enables GPU sharing, but the DRANVIDIAGPU feature gate is disabled")
+            "annotation karpenter.k8s.aws/nvidia-consumable-capacity enables GPU sharing, but the DRANVIDIAGPU feature gate is disabled"
+        )
 
 
 def test_a_missing_role_leaves_the_profile_unknown_and_is_our_finding(default_aws, catalogue_cache):
@@ -240,7 +267,9 @@ def test_stacks_sharing_a_session_load_and_label_the_catalogue_once(default_aws,
 
     loads, labels = [], []
     real_load, real_label = step.load_catalogue, step.LabelledCatalogue
-    monkeypatch.setattr(step, "load_catalogue", lambda aws, cache_dir=None: loads.append(1) or real_load(aws, cache_dir=cache_dir))
+    monkeypatch.setattr(
+        step, "load_catalogue", lambda aws, cache_dir=None: loads.append(1) or real_load(aws, cache_dir=cache_dir)
+    )
     monkeypatch.setattr(step, "LabelledCatalogue", lambda *args: labels.append(1) or real_label(*args))
     docs = [node_class(), node_pool([{"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}])]
     session = default_aws.session()
@@ -337,8 +366,15 @@ def test_plan_cli_unreachable_aws_is_transient(capsys, monkeypatch, tmp_path):
 
 def _no_aws_environment(monkeypatch, tmp_path):
     """No region, credentials, profile or instance role from the environment (a fresh CI runner)."""
-    for name in ("AWS_REGION", "AWS_DEFAULT_REGION", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
-                 "AWS_PROFILE", "AWS_ENDPOINT_URL"):
+    for name in (
+        "AWS_REGION",
+        "AWS_DEFAULT_REGION",
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "AWS_PROFILE",
+        "AWS_ENDPOINT_URL",
+    ):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
@@ -455,8 +491,11 @@ images:
     ("name", "rule", "hint"),
     [
         ("amazon-eks-node-1.32-*", "live/ami-family-mismatch", "amiFamily: AL2"),
-        ("amazon-eks-node-al2023-x86_64-standard-*", "live/ami-kubernetes-version",
-         "put the version in the name, e.g. amazon-eks-node-al2023-x86_64-standard-1.32-v20250601"),
+        (
+            "amazon-eks-node-al2023-x86_64-standard-*",
+            "live/ami-kubernetes-version",
+            "put the version in the name, e.g. amazon-eks-node-al2023-x86_64-standard-1.32-v20250601",
+        ),
     ],
 )
 def test_plan_warns_about_what_the_selected_images_names_say(world, catalogue_cache, name, rule, hint):
@@ -468,19 +507,42 @@ def test_plan_warns_about_what_the_selected_images_names_say(world, catalogue_ca
     assert [f for f in pinned.findings if f.rule.startswith("live/ami-")] == []
 
 
-@pytest.mark.parametrize(("kubelet", "family", "reason", "message"), [
-    ({"maxPod": 110}, "al2023@latest", "InvalidKubeletConfiguration", 'spec.kubelet: unknown field "maxPod"'),
-    ({"maxPods": "min(max_pods, 110)"}, "al2023@latest", "KubeletExpressionsDisabled",
-     "spec.kubelet contains a CEL expression, but the NodeClassCEL feature gate is disabled"),
-    ({"podsPerCore": 4}, "bottlerocket@latest", "UnsupportedKubeletConfiguration",
-     "spec.kubelet has fields not applied by the Bottlerocket AMI family that would be silently dropped: podsPerCore"),
-])
-def test_from_115_a_kubelet_mistake_is_predicted_as_karpenter_reports_it(default_aws, catalogue_cache, kubelet, family, reason, message):
+@pytest.mark.parametrize(
+    ("kubelet", "family", "reason", "message"),
+    [
+        ({"maxPod": 110}, "al2023@latest", "InvalidKubeletConfiguration", 'spec.kubelet: unknown field "maxPod"'),
+        (
+            {"maxPods": "min(max_pods, 110)"},
+            "al2023@latest",
+            "KubeletExpressionsDisabled",
+            "spec.kubelet contains a CEL expression, but the NodeClassCEL feature gate is disabled",
+        ),
+        (
+            {"podsPerCore": 4},
+            "bottlerocket@latest",
+            "UnsupportedKubeletConfiguration",
+            "spec.kubelet has fields not applied by the Bottlerocket AMI family that would be silently dropped: podsPerCore",
+        ),
+    ],
+)
+def test_from_115_a_kubelet_mistake_is_predicted_as_karpenter_reports_it(
+    default_aws, catalogue_cache, kubelet, family, reason, message
+):
     docs = [node_class(amiSelectorTerms=[{"alias": family}], kubelet=kubelet)]
     inputs = into_inputs.load_documents([("test.yaml", docs)], (1, 15))
-    plan = reconcile(inputs, release=(1, 15), kubernetes=versions.Kubernetes(1, 32), aws=default_aws.session(), cache_dir=catalogue_cache)
+    plan = reconcile(
+        inputs, release=(1, 15), kubernetes=versions.Kubernetes(1, 32), aws=default_aws.session(), cache_dir=catalogue_cache
+    )
     validation = {c.type: c for c in plan.node_classes["default"].conditions}["ValidationSucceeded"]
     assert (validation.status, validation.reason, validation.message) == ("False", reason, message)
-    before = reconcile(into_inputs.load_documents([("test.yaml", docs)], (1, 14)), release=(1, 14), kubernetes=versions.Kubernetes(1, 32),
-                       aws=default_aws.session(), cache_dir=catalogue_cache)
-    assert conditions(before, "default")["ValidationSucceeded"] != ("False", reason)  # before 1.15 the API server refuses it instead
+    before = reconcile(
+        into_inputs.load_documents([("test.yaml", docs)], (1, 14)),
+        release=(1, 14),
+        kubernetes=versions.Kubernetes(1, 32),
+        aws=default_aws.session(),
+        cache_dir=catalogue_cache,
+    )
+    assert conditions(before, "default")["ValidationSucceeded"] != (
+        "False",
+        reason,
+    )  # before 1.15 the API server refuses it instead

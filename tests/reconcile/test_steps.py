@@ -12,13 +12,13 @@ import pytest
 
 from karpenter_gitops.adapters.aws.error_kinds import TransientAWSError
 from karpenter_gitops.core.inputs import Cluster
+from karpenter_gitops.core.versions import Kubernetes
 from karpenter_gitops.load import into_inputs
 from karpenter_gitops.reconcile import catalogue as catalogue_step
 from karpenter_gitops.reconcile.context import Run
 from karpenter_gitops.reconcile.graph import Graph, Scope, Step, StepResult
 from karpenter_gitops.reconcile.steps import STEPS
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
-from karpenter_gitops.core.versions import Kubernetes
 
 
 @dataclass(frozen=True)
@@ -50,20 +50,36 @@ def test_a_step_whose_need_is_not_ready_does_not_run_and_its_own_dependents_wait
 
     graph = Graph(
         Step("source", Scope.RUN, lambda context: Value("down", fine=False, transient=("source down",))),
-        Step("needs_source", Scope.NODE_CLASS, lambda context, subject, *, source: record("needs_source", subject),
-             needs=("source",), awaiting=waiting),
-        Step("needs_that", Scope.NODE_CLASS, lambda context, subject, *, needs_source: record("needs_that", subject),
-             needs=("needs_source",), awaiting=waiting),
-        Step("reads_source", Scope.NODE_CLASS, lambda context, subject, *, source: record(f"reads {source.what}", subject),
-             reads=("source",)),
+        Step(
+            "needs_source",
+            Scope.NODE_CLASS,
+            lambda context, subject, *, source: record("needs_source", subject),
+            needs=("source",),
+            awaiting=waiting,
+        ),
+        Step(
+            "needs_that",
+            Scope.NODE_CLASS,
+            lambda context, subject, *, needs_source: record("needs_that", subject),
+            needs=("needs_source",),
+            awaiting=waiting,
+        ),
+        Step(
+            "reads_source",
+            Scope.NODE_CLASS,
+            lambda context, subject, *, source: record(f"reads {source.what}", subject),
+            reads=("source",),
+        ),
         Step("alone", Scope.NODE_CLASS, lambda context, subject: record("alone", subject)),
     )
     results = graph.run(None, [Named("a"), Named("b")], [], lambda _message: None)
 
     assert called == [("reads down", "a"), ("alone", "a"), ("reads down", "b"), ("alone", "b")]
     assert results.awaited == {
-        ("needs_source", "a"): "source", ("needs_that", "a"): "needs_source",
-        ("needs_source", "b"): "source", ("needs_that", "b"): "needs_source",
+        ("needs_source", "a"): "source",
+        ("needs_that", "a"): "needs_source",
+        ("needs_source", "b"): "source",
+        ("needs_that", "b"): "needs_source",
     }
     assert results.by_step["needs_that"]["a"] == Value("awaiting needs_source", fine=False)
     assert results.transient == ("source down",)
@@ -73,10 +89,19 @@ def test_a_nodepool_step_takes_the_results_of_the_class_its_binding_names():
     graph = Graph(
         Step("resolved", Scope.NODE_CLASS, lambda context, node_class: Value(f"resolved {node_class.name}")),
         Step("bound", Scope.NODE_POOL, lambda context, pool: Bound(pool.name.split("-")[0])),
-        Step("mapped", Scope.NODE_POOL, lambda context, pool, *, bound, resolved: Value(f"{pool.name} on {resolved.what}"),
-             needs=("bound", "resolved"), awaiting=waiting),
-        Step("everything", Scope.RUN, lambda context, *, mapped: Value(", ".join(sorted(m.what for m in mapped.values()))),
-             reads=("mapped",)),
+        Step(
+            "mapped",
+            Scope.NODE_POOL,
+            lambda context, pool, *, bound, resolved: Value(f"{pool.name} on {resolved.what}"),
+            needs=("bound", "resolved"),
+            awaiting=waiting,
+        ),
+        Step(
+            "everything",
+            Scope.RUN,
+            lambda context, *, mapped: Value(", ".join(sorted(m.what for m in mapped.values()))),
+            reads=("mapped",),
+        ),
         binding="bound",
     )
     results = graph.run(None, [Named("x"), Named("y")], [Named("y-pool"), Named("x-pool")], lambda _message: None)
@@ -92,22 +117,41 @@ def _first(context) -> Value:
     return Value("first")
 
 
-@pytest.mark.parametrize(("steps", "why"), [
-    ((Step("second", Scope.RUN, lambda context, *, first: Value("2"), reads=("first",)), Step("first", Scope.RUN, _first)),
-     "step second: takes first, which is not declared before it"),
-    ((Step("first", Scope.RUN, _first), Step("second", Scope.RUN, lambda context, *, other: Value("2"), reads=("first",))),
-     "step second: its function takes ['other'] by keyword, but the step declares ['first']"),
-    ((Step("first", Scope.RUN, _first), Step("second", Scope.RUN, lambda context, *, first: Value("2"), needs=("first",))),
-     "step second: a step that needs another says what it is while awaiting it"),
-    ((Step("per_class", Scope.NODE_CLASS, lambda context, node_class: Value("1")),
-      Step("whole", Scope.RUN, lambda context, *, per_class: Value("2"), needs=("per_class",), awaiting=waiting)),
-     "step whole: needs per_class, which it sees for many subjects; a step can only read those"),
-    ((Step("per_class", Scope.NODE_CLASS, lambda context, node_class: Value("1")),
-      Step("per_pool", Scope.NODE_POOL, lambda context, pool, *, per_class: Value("2"), reads=("per_class",))),
-     "step per_pool: takes per_class of its EC2NodeClass, but no step binds a NodePool to one"),
-    ((Step("first", Scope.RUN, lambda context, extra: Value("1")),),
-     "step first: runs once per run, so its function takes the context by position"),
-])
+@pytest.mark.parametrize(
+    ("steps", "why"),
+    [
+        (
+            (Step("second", Scope.RUN, lambda context, *, first: Value("2"), reads=("first",)), Step("first", Scope.RUN, _first)),
+            "step second: takes first, which is not declared before it",
+        ),
+        (
+            (Step("first", Scope.RUN, _first), Step("second", Scope.RUN, lambda context, *, other: Value("2"), reads=("first",))),
+            "step second: its function takes ['other'] by keyword, but the step declares ['first']",
+        ),
+        (
+            (Step("first", Scope.RUN, _first), Step("second", Scope.RUN, lambda context, *, first: Value("2"), needs=("first",))),
+            "step second: a step that needs another says what it is while awaiting it",
+        ),
+        (
+            (
+                Step("per_class", Scope.NODE_CLASS, lambda context, node_class: Value("1")),
+                Step("whole", Scope.RUN, lambda context, *, per_class: Value("2"), needs=("per_class",), awaiting=waiting),
+            ),
+            "step whole: needs per_class, which it sees for many subjects; a step can only read those",
+        ),
+        (
+            (
+                Step("per_class", Scope.NODE_CLASS, lambda context, node_class: Value("1")),
+                Step("per_pool", Scope.NODE_POOL, lambda context, pool, *, per_class: Value("2"), reads=("per_class",)),
+            ),
+            "step per_pool: takes per_class of its EC2NodeClass, but no step binds a NodePool to one",
+        ),
+        (
+            (Step("first", Scope.RUN, lambda context, extra: Value("1")),),
+            "step first: runs once per run, so its function takes the context by position",
+        ),
+    ],
+)
 def test_a_declaration_that_could_run_a_step_too_early_or_hand_it_what_it_did_not_declare_is_refused(steps, why):
     with pytest.raises(ValueError, match=why.replace("[", r"\[").replace("]", r"\]")):
         Graph(*steps)
@@ -116,8 +160,13 @@ def test_a_declaration_that_could_run_a_step_too_early_or_hand_it_what_it_did_no
 def test_a_step_that_claims_to_be_ready_while_awaiting_is_refused_when_it_runs():
     graph = Graph(
         Step("source", Scope.RUN, lambda context: Value("down", False)),
-        Step("sink", Scope.RUN, lambda context, *, source: Value("never"), needs=("source",),
-             awaiting=lambda context, need, result: Value("pretends")),
+        Step(
+            "sink",
+            Scope.RUN,
+            lambda context, *, source: Value("never"),
+            needs=("source",),
+            awaiting=lambda context, need, result: Value("pretends"),
+        ),
     )
     with pytest.raises(ValueError, match="step sink: its result while awaiting source says it is ready"):
         graph.run(None, [], [], lambda _message: None)
@@ -153,7 +202,10 @@ def test_a_transient_catalogue_leaves_exactly_its_dependents_awaiting(default_aw
 
     results = STEPS.run(run, inputs.node_classes, inputs.node_pools, lambda _message: None)
 
-    assert results.awaited == {("kubelet_expressions", "default"): "catalogue", ("mapping", "general"): "catalogue",
-                               ("mapping", "second"): "catalogue"}
+    assert results.awaited == {
+        ("kubelet_expressions", "default"): "catalogue",
+        ("mapping", "general"): "catalogue",
+        ("mapping", "second"): "catalogue",
+    }
     assert {step for step, _ in results.awaited} == _dependents("catalogue")
     assert results.transient[0].startswith("instance-type catalogue not loaded: transient AWS error in DescribeInstanceTypes")

@@ -46,6 +46,8 @@ def test_a_namespace_that_is_not_a_string_is_a_type_finding():
 
 @pytest.mark.parametrize(("namespace", "problems"), [("Team_A", 1), ("t" * 64, 1), ("-" + "t" * 63, 2), ("team-a", 0)])
 def test_a_namespace_must_be_an_rfc1123_label(namespace, problems):
-    found = [f for f in findings(merge_patch(buffer({}), {"metadata": {"namespace": namespace}})) if f.path == "metadata.namespace"]
+    found = [
+        f for f in findings(merge_patch(buffer({}), {"metadata": {"namespace": namespace}})) if f.path == "metadata.namespace"
+    ]
     assert len(found) == problems and all(f.rule == "schema/pattern" for f in found)
     assert all(f.message.startswith(f'Invalid value: "{namespace}": ') for f in found)

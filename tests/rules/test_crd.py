@@ -116,12 +116,34 @@ def test_yaml_only_values_are_judged_as_the_json_kubectl_sends():
     assert found(doc) == []
 
 
-KEYS = st.one_of(st.sampled_from(["template", "spec", "disruption", "budgets", "nodes", "requirements", "values", "limits",
-                                   "expireAfter", "taints", "timeAdded", "metadata", "labels", "weight", "status"]),
-                 st.text(max_size=3), st.integers(-2, 2), st.booleans())
+KEYS = st.one_of(
+    st.sampled_from(
+        [
+            "template",
+            "spec",
+            "disruption",
+            "budgets",
+            "nodes",
+            "requirements",
+            "values",
+            "limits",
+            "expireAfter",
+            "taints",
+            "timeAdded",
+            "metadata",
+            "labels",
+            "weight",
+            "status",
+        ]
+    ),
+    st.text(max_size=3),
+    st.integers(-2, 2),
+    st.booleans(),
+)
 YAML_VALUES = st.recursive(
-    st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=5),
-              st.dates(), st.datetimes()),
+    st.one_of(
+        st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=5), st.dates(), st.datetimes()
+    ),
     lambda children: st.one_of(st.lists(children, max_size=3), st.dictionaries(KEYS, children, max_size=4)),
     max_leaves=25,
 )
@@ -196,9 +218,7 @@ def test_cel_findings_carry_the_crd_message_at_the_node_with_the_rule():
     ]
 
 
-@pytest.mark.parametrize(
-    ("value", "accepted"), [("4", True), ("-1", False), ("1_0", False), (" 4", False), ("four", False)]
-)
+@pytest.mark.parametrize(("value", "accepted"), [("4", True), ("-1", False), ("1_0", False), (" 4", False), ("four", False)])
 def test_int_parses_strings_as_kubernetes_does(value, accepted):
     requirement = {"key": "karpenter.k8s.aws/instance-cpu", "operator": "Gt", "values": [value]}
     errors = found(node_pool({"spec": {"template": {"spec": {"requirements": [requirement]}}}}))

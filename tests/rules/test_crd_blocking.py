@@ -24,8 +24,14 @@ BLOCKING = [
     node_class({"spec": {**BOTH_IDENTITIES, "subnetSelectorTerms": [{"tags": {"a": str(i)}} for i in range(31)]}}),  # maxItems
     node_class({"spec": {**BOTH_IDENTITIES, "amiSelectorTerms": [{"alias": "al2023@v20240807" + "0" * 20}]}}),  # maxLength
     node_class({"spec": {**BOTH_IDENTITIES, "subnetSelectorTerms": None}}),  # required
-    node_pool({"spec": {"weight": "ten", "template": {"spec": {"requirements": [
-        {"key": "karpenter.sh/capacity-type", "operator": "In", "values": []}]}}}}),  # type, next to a CEL rule
+    node_pool(
+        {
+            "spec": {
+                "weight": "ten",
+                "template": {"spec": {"requirements": [{"key": "karpenter.sh/capacity-type", "operator": "In", "values": []}]}},
+            }
+        }
+    ),  # type, next to a CEL rule
 ]
 
 
@@ -39,7 +45,8 @@ def test_a_blocking_error_stops_cel_there_and_the_mirroring_rules_here(doc):
 
 
 def test_a_non_blocking_error_leaves_the_rules_running_on_both_sides():
-    doc = node_class({"spec": {**BOTH_IDENTITIES, "blockDeviceMappings": [
-        {"deviceName": "/dev/xvda", "ebs": {"volumeSize": "100GiB"}}]}})  # pattern: not blocking
+    doc = node_class(
+        {"spec": {**BOTH_IDENTITIES, "blockDeviceMappings": [{"deviceName": "/dev/xvda", "ebs": {"volumeSize": "100GiB"}}]}}
+    )  # pattern: not blocking
     assert [f for f in crd_errors(doc, RELEASE) if f.rule == crd.CEL]
     assert [f for f in our_findings(doc, VERSION) if not f.rule.startswith("schema/")]

@@ -102,9 +102,7 @@ DELIBERATE = (
             "kind": "NodePool",
             "spec": {
                 "template": {
-                    "spec": {
-                        "requirements": [{"key": "node.kubernetes.io/instance-family", "operator": "In", "values": ["m5"]}]
-                    }
+                    "spec": {"requirements": [{"key": "node.kubernetes.io/instance-family", "operator": "In", "values": ["m5"]}]}
                 }
             },
         },

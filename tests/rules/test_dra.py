@@ -7,9 +7,13 @@ from support.rule_helpers import findings, node_class
 
 from karpenter_gitops.rules import dra
 
-_INVALID = ('annotation karpenter.k8s.aws/nvidia-consumable-capacity, {} is not one of "disabled", "memory", '
-            '"unlimited", or a positive integer share count')
-_DISABLED = "annotation karpenter.k8s.aws/nvidia-consumable-capacity enables GPU sharing, but the DRANVIDIAGPU feature gate is disabled"
+_INVALID = (
+    'annotation karpenter.k8s.aws/nvidia-consumable-capacity, {} is not one of "disabled", "memory", '
+    '"unlimited", or a positive integer share count'
+)
+_DISABLED = (
+    "annotation karpenter.k8s.aws/nvidia-consumable-capacity enables GPU sharing, but the DRANVIDIAGPU feature gate is disabled"
+)
 
 
 def _class(value: str) -> dict:
@@ -32,14 +36,27 @@ def test_a_sharing_mode_without_the_gate_is_drad_disabled(value):
     assert message.startswith(_DISABLED + ": Karpenter reports ValidationSucceeded=False (DRADisabled)")
 
 
-@pytest.mark.parametrize(("value", "quoted"), [
-    ("0", '"0"'), ("-1", '"-1"'), ("half", '"half"'), (" 1", '" 1"'), ("1.5", '"1.5"'), ("Memory", '"Memory"'),
-    (str(2**63), f'"{2**63}"'), ("1_000", '"1_000"'), ('say "x"', '"say \\"x\\""'), ("9" * 5000, '"' + "9" * 5000 + '"'),
-])
+@pytest.mark.parametrize(
+    ("value", "quoted"),
+    [
+        ("0", '"0"'),
+        ("-1", '"-1"'),
+        ("half", '"half"'),
+        (" 1", '" 1"'),
+        ("1.5", '"1.5"'),
+        ("Memory", '"Memory"'),
+        (str(2**63), f'"{2**63}"'),
+        ("1_000", '"1_000"'),
+        ('say "x"', '"say \\"x\\""'),
+        ("9" * 5000, '"' + "9" * 5000 + '"'),
+    ],
+)
 def test_a_value_karpenter_cannot_read_is_invalid_gate_or_not(value, quoted):
     [(rule, _, message)] = _errors(value)
     assert rule == "dra/nvidia-consumable-capacity"
-    assert message.startswith(_INVALID.format(quoted) + ": Karpenter reports ValidationSucceeded=False (NVIDIAConsumableCapacityInvalid)")
+    assert message.startswith(
+        _INVALID.format(quoted) + ": Karpenter reports ValidationSucceeded=False (NVIDIAConsumableCapacityInvalid)"
+    )
 
 
 def test_before_1_15_the_annotation_means_nothing():

@@ -12,6 +12,7 @@ from support.rule_helpers import findings
 
 from karpenter_gitops.cli import main
 
+
 @pytest.mark.parametrize(("what", "patch", "broken"), CASES, ids=[c[0] for c in CASES])
 def test_an_overlay_is_judged_with_its_crds_rules(what, patch, broken):
     errors = {f.rule for f in findings(overlay(patch)) if f.severity.value == "error"}
@@ -40,9 +41,16 @@ def test_render_writes_overlays_beside_classes_and_pools(tmp_path, capsys):
 
 
 def _priced(name: str, weight: int, *requirements: tuple[str, list[str]], operator: str = "In") -> dict:
-    return {"apiVersion": "karpenter.sh/v1alpha1", "kind": "NodeOverlay", "metadata": {"name": name}, "spec": {
-        "weight": weight, "priceAdjustment": "-10%",
-        "requirements": [{"key": key, "operator": operator, "values": values} for key, values in requirements]}}
+    return {
+        "apiVersion": "karpenter.sh/v1alpha1",
+        "kind": "NodeOverlay",
+        "metadata": {"name": name},
+        "spec": {
+            "weight": weight,
+            "priceAdjustment": "-10%",
+            "requirements": [{"key": key, "operator": operator, "values": values} for key, values in requirements],
+        },
+    }
 
 
 TYPE, FAMILY, ARCH = "node.kubernetes.io/instance-type", "karpenter.k8s.aws/instance-family", "kubernetes.io/arch"
@@ -57,13 +65,16 @@ def _conflicts(*docs: dict) -> list:
     return [f for f in validate(inputs, (1, 15)).findings if f.rule == "nodeoverlay/same-weight-price"]
 
 
-@pytest.mark.parametrize(("first", "second", "shared"), [
-    ([(FAMILY, ["m5", "c5"])], [(FAMILY, ["m5"])], "m5"),
-    ([(TYPE, ["m5.large", "t3.micro"])], [(FAMILY, ["m5"])], "m5.large"),  # a type of the other's family
-    ([(FAMILY, ["m5"])], [(TYPE, ["m5.xlarge"])], "m5.xlarge"),
-    ([(TYPE, ["m5.large"])], [(TYPE, ["m5.xlarge"])], None),  # disjoint
-    ([(FAMILY, ["m5"]), (ARCH, ["amd64"])], [(FAMILY, ["m5"])], None),  # another key: the overlap is not certain offline
-])
+@pytest.mark.parametrize(
+    ("first", "second", "shared"),
+    [
+        ([(FAMILY, ["m5", "c5"])], [(FAMILY, ["m5"])], "m5"),
+        ([(TYPE, ["m5.large", "t3.micro"])], [(FAMILY, ["m5"])], "m5.large"),  # a type of the other's family
+        ([(FAMILY, ["m5"])], [(TYPE, ["m5.xlarge"])], "m5.xlarge"),
+        ([(TYPE, ["m5.large"])], [(TYPE, ["m5.xlarge"])], None),  # disjoint
+        ([(FAMILY, ["m5"]), (ARCH, ["amd64"])], [(FAMILY, ["m5"])], None),  # another key: the overlap is not certain offline
+    ],
+)
 def test_same_weight_overlays_pricing_the_same_types_are_found_offline(first, second, shared):
     """Karpenter rejects the overlay whose name sorts first (Conflict); validate says so where the requirements
     make the overlap certain, and leaves every other overlap to plan, which has the catalogue."""

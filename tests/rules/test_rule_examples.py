@@ -32,8 +32,11 @@ def _fired(rule, example) -> list:
     rule's own hint (the judge reports the mistake once, as the refusal)."""
     files, version = example_documents(rule, example)
     inputs = load_documents(files, version)
-    return [f for f in validate(inputs, version, policy=True).findings
-            if f.rule == rule.id or f.rule in rule.restates and f.hint != registry.RULES[f.rule].fix]
+    return [
+        f
+        for f in validate(inputs, version, policy=True).findings
+        if f.rule == rule.id or f.rule in rule.restates and f.hint != registry.RULES[f.rule].fix
+    ]
 
 
 @pytest.mark.parametrize("rule", RULES, ids=lambda r: r.id)

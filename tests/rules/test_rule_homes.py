@@ -121,7 +121,9 @@ def test_a_declared_rule_has_a_producer(rule):
         assert rule.check is not None, f"{rule.id}: a {rule.stage.value} rule runs its own check, and has none"
     else:
         producers = PRODUCERS[rule.stage]
-        assert any(rule.id in observed_by(p) for p in producers), f"{rule.id}: no producer of {rule.stage.value} observes it ({producers})"
+        assert any(rule.id in observed_by(p) for p in producers), (
+            f"{rule.id}: no producer of {rule.stage.value} observes it ({producers})"
+        )
 
 
 def test_every_stage_without_a_check_names_its_producers():

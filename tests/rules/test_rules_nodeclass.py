@@ -34,7 +34,12 @@ _EVERY_CEL_RULE = [
         ]
     ],
     {"spec": {"amiSelectorTerms": [{"name": "my-ami"}]}},
-    {"spec": {"amiFamily": "AL2023", "amiSelectorTerms": [{"owner": "self"}, {"id": "ami-1", "owner": "self"}, _TERM_TAGS_EMPTY]}},
+    {
+        "spec": {
+            "amiFamily": "AL2023",
+            "amiSelectorTerms": [{"owner": "self"}, {"id": "ami-1", "owner": "self"}, _TERM_TAGS_EMPTY],
+        }
+    },
     {"spec": {"amiSelectorTerms": [{"alias": "al2023@latest", "owner": "self"}, {"id": "ami-1"}]}},
     {"spec": {"amiSelectorTerms": [{"alias": "al2023"}]}},
     {"spec": {"amiSelectorTerms": [{"alias": "AL2023@latest"}]}},
@@ -219,9 +224,7 @@ def test_windows2025_alias_is_unknown_before_1_9():
     assert fired(findings(node_class(patch), node_pool(), release=(1, 9)), "cel/ami-alias-family") == []
 
 
-@pytest.mark.parametrize(
-    ("release", "ending"), [((1, 2), "in subnetSelectorTerms"), ((1, 3), "in a subnet selector term")]
-)
+@pytest.mark.parametrize(("release", "ending"), [((1, 2), "in subnetSelectorTerms"), ((1, 3), "in a subnet selector term")])
 def test_subnet_exclusive_wording_changed_in_1_3(release, ending):
     patch = {"spec": {"subnetSelectorTerms": [{"id": "subnet-1", "tags": {"a": "b"}}]}}
     [(_, message)] = fired(findings(node_class(patch), node_pool(), release=release), "cel/subnet-term-id-exclusive")
@@ -290,7 +293,10 @@ def test_ami_terms_are_checked_per_term_upstream():
     patch = {"spec": {"amiFamily": "AL2023", "amiSelectorTerms": [{"id": "ami-1", "name": "x"}, {"name": "y"}]}}
     found = findings(node_class(patch), node_pool())
     assert fired(found, "cel/ami-term-id-exclusive") == [
-        ("spec.amiSelectorTerms[0]", "'id' is mutually exclusive, cannot be set with a combination of other fields in amiSelectorTerms")
+        (
+            "spec.amiSelectorTerms[0]",
+            "'id' is mutually exclusive, cannot be set with a combination of other fields in amiSelectorTerms",
+        )
     ]
     assert fired(found, "nodeclass/selector-term-exclusive") == []
 
@@ -369,15 +375,18 @@ def test_schema_rejected_fields_never_crash_a_rule(spec):
     findings({**node_class(), "spec": spec}, node_pool())
 
 
-@pytest.mark.parametrize(("name", "family"), [
-    ("bottlerocket-aws-k8s-1.32-x86_64-*", "Bottlerocket"),
-    ("amazon-eks-node-al2023-x86_64-standard-1.32-v*", "AL2023"),
-    ("amazon-eks-node-1.32-v*", "AL2"),
-    ("Windows_Server-2022-English-Core-EKS_Optimized-1.32*", "Windows2022"),
-    ("*1.27*", None),  # karpenter-provider-aws#5091: a glob that matches several families names none of them
-    ("my-golden-ami-*", None),
-    ("bottlerocket-*", None),
-])
+@pytest.mark.parametrize(
+    ("name", "family"),
+    [
+        ("bottlerocket-aws-k8s-1.32-x86_64-*", "Bottlerocket"),
+        ("amazon-eks-node-al2023-x86_64-standard-1.32-v*", "AL2023"),
+        ("amazon-eks-node-1.32-v*", "AL2"),
+        ("Windows_Server-2022-English-Core-EKS_Optimized-1.32*", "Windows2022"),
+        ("*1.27*", None),  # karpenter-provider-aws#5091: a glob that matches several families names none of them
+        ("my-golden-ami-*", None),
+        ("bottlerocket-*", None),
+    ],
+)
 def test_a_name_selector_names_a_family_only_when_its_images_can_only_be_that_familys(name, family):
     from karpenter_gitops.rules.nodeclass import named_family
 
@@ -402,8 +411,10 @@ def test_userdata_is_analysed_once_per_class_however_many_rules_read_it(monkeypa
     analyse = amifamily.analyse_userdata
     monkeypatch.setattr(amifamily, "analyse_userdata", lambda text, family: analysed.append(text) or analyse(text, family))
     folded = "#!/bin/bash echo hello > /tmp/x sysctl -w vm.max_map_count=262144\n"
-    docs = [node_class({"metadata": {"name": name}, "spec": {"amiSelectorTerms": [{"alias": "al2@v20240807"}], "userData": text}})
-            for name, text in (("a", folded), ("b", folded + "# b\n"), ("c", "#!/bin/bash\necho hello\n"))]
+    docs = [
+        node_class({"metadata": {"name": name}, "spec": {"amiSelectorTerms": [{"alias": "al2@v20240807"}], "userData": text}})
+        for name, text in (("a", folded), ("b", folded + "# b\n"), ("c", "#!/bin/bash\necho hello\n"))
+    ]
     found = findings(*docs)
     assert len(analysed) == 3
     assert sorted(f.name for f in found if f.rule == "userdata/folded-yaml") == ["a", "b"]

@@ -59,12 +59,7 @@ _EVERY_CEL_RULE = [
 
 @pytest.mark.parametrize("release", RELEASES, ids=RELEASES.get)
 def test_every_crd_cel_message_is_mirrored_verbatim(release):
-    produced = {
-        f.message
-        for patch in _EVERY_CEL_RULE
-        for f in _pool_findings(patch, release)
-        if f.rule.startswith("cel/")
-    }
+    produced = {f.message for patch in _EVERY_CEL_RULE for f in _pool_findings(patch, release) if f.rule.startswith("cel/")}
     assert produced == crd_messages(RELEASES[release], CRD)
 
 
@@ -106,14 +101,24 @@ def test_aws_label_allow_list_matches_the_crd(release):
 )
 def test_karpenters_message(requirement, rule_id, message):
     found = _pool_findings(requirements(requirement))
-    assert fired(found, rule_id) == [("spec.template.spec.requirements[0].key" if "label" in rule_id else "spec.template.spec.requirements[0]", message)]
+    assert fired(found, rule_id) == [
+        ("spec.template.spec.requirements[0].key" if "label" in rule_id else "spec.template.spec.requirements[0]", message)
+    ]
     assert [f.rule for f in found] == [rule_id]
 
 
 @pytest.mark.parametrize(
     ("operator", "values", "ok"),
-    [("Gt", ["4"], True), ("Lt", ["+4"], True), ("Gt", ["-1"], False), ("Gt", ["4.5"], False), ("Lt", [], False),
-     ("Gte", ["0"], True), ("Lte", ["x"], False), ("Gt", [str(2**63)], False)],
+    [
+        ("Gt", ["4"], True),
+        ("Lt", ["+4"], True),
+        ("Gt", ["-1"], False),
+        ("Gt", ["4.5"], False),
+        ("Lt", [], False),
+        ("Gte", ["0"], True),
+        ("Lte", ["x"], False),
+        ("Gt", [str(2**63)], False),
+    ],
 )
 def test_numeric_operator_values(operator, values, ok):
     patch = requirements({"key": "karpenter.k8s.aws/instance-cpu", "operator": operator, "values": values})
@@ -135,7 +140,10 @@ def test_numeric_operator_message_changed_in_1_9():
 
 @pytest.mark.parametrize(
     ("key", "message"),
-    [("kubernetes.io/team", 'label domain "kubernetes.io" is restricted'), ("example.k8s.io/team", 'label domain "k8s.io" is restricted')],
+    [
+        ("kubernetes.io/team", 'label domain "kubernetes.io" is restricted'),
+        ("example.k8s.io/team", 'label domain "k8s.io" is restricted'),
+    ],
 )
 def test_kubernetes_io_domains_were_restricted_until_1_9(key, message):
     patch = {"spec": {"template": {"metadata": {"labels": {key: "a"}}}}}
@@ -144,7 +152,8 @@ def test_kubernetes_io_domains_were_restricted_until_1_9(key, message):
 
 
 @pytest.mark.parametrize(
-    "key", ["node.kubernetes.io/instance-type", "node-restriction.kubernetes.io/team", "kops.k8s.io/instancegroup", "kubernetes.io/os"]
+    "key",
+    ["node.kubernetes.io/instance-type", "node-restriction.kubernetes.io/team", "kops.k8s.io/instancegroup", "kubernetes.io/os"],
 )
 def test_kubernetes_io_allow_list_before_1_9(key):
     assert _messages(requirements({"key": key, "operator": "Exists"}), "cel/label-domain-restricted", (1, 8)) == []
@@ -159,8 +168,17 @@ def test_instance_tenancy_joined_the_allow_list_in_1_9(release, allowed):
 def test_static_nodepool_rules_start_with_1_8():
     patch = {"spec": {"replicas": 2, "weight": 5}}
     assert {f.rule for f in _pool_findings(patch, (1, 7))} == {"schema/version"}
-    assert {f.rule for f in _pool_findings(patch, (1, 8))} == {"cel/static-nodepool-limits", "cel/static-nodepool-weight", "gate/feature-off"}
-    assert _messages({"spec": {"replicas": 2, "limits": {"cpu": None, "memory": None, "nodes": "4"}}}, "cel/static-nodepool-limits", (1, 8)) == []
+    assert {f.rule for f in _pool_findings(patch, (1, 8))} == {
+        "cel/static-nodepool-limits",
+        "cel/static-nodepool-weight",
+        "gate/feature-off",
+    }
+    assert (
+        _messages(
+            {"spec": {"replicas": 2, "limits": {"cpu": None, "memory": None, "nodes": "4"}}}, "cel/static-nodepool-limits", (1, 8)
+        )
+        == []
+    )
 
 
 # --- label keys: upstream message plus a hint, or our warning -------------------------------
@@ -187,7 +205,13 @@ def test_unknown_key_in_a_kubernetes_domain_warns_with_did_you_mean():
 
 
 @pytest.mark.parametrize(
-    "key", ["node.kubernetes.io/exclude-from-external-load-balancers", "example.com/team", "kubernetes.io/os", "topology.k8s.aws/zone-id"]
+    "key",
+    [
+        "node.kubernetes.io/exclude-from-external-load-balancers",
+        "example.com/team",
+        "kubernetes.io/os",
+        "topology.k8s.aws/zone-id",
+    ],
 )
 def test_well_known_and_custom_keys_pass(key):
     assert _pool_findings(requirements({"key": key, "operator": "Exists"})) == []
@@ -205,23 +229,35 @@ def test_node_class_ref_to_a_class_not_among_the_manifests_is_noted_not_an_error
     found = _pool_findings({"spec": {"template": {"spec": {"nodeClassRef": {"name": "defualt"}}}}})
     [finding] = found
     assert (finding.rule, finding.severity.value, finding.path) == (
-        "nodepool/node-class-ref-unresolved", "info", "spec.template.spec.nodeClassRef.name"
+        "nodepool/node-class-ref-unresolved",
+        "info",
+        "spec.template.spec.nodeClassRef.name",
     )
     assert finding.hint == "did you mean 'default'?"
 
 
 def test_node_class_ref_missing_from_a_stack_is_an_error():
     pool = node_pool({"spec": {"template": {"spec": {"nodeClassRef": {"name": "defualt"}}}}})
-    stack = {"config": {"karpenter-gitops:cluster": {"name": "demo"},
-                        "karpenter-gitops:nodeClasses": {"default": node_class()["spec"]},
-                        "karpenter-gitops:nodePools": {"general": pool["spec"]}}}
+    stack = {
+        "config": {
+            "karpenter-gitops:cluster": {"name": "demo"},
+            "karpenter-gitops:nodeClasses": {"default": node_class()["spec"]},
+            "karpenter-gitops:nodePools": {"general": pool["spec"]},
+        }
+    }
     inputs = load_documents([("Pulumi.demo.yaml", [stack])], (1, 14))
     [finding] = [f for f in validate(inputs).findings if f.rule.startswith("nodepool/node-class-ref")]
-    assert (finding.rule, finding.severity.value, finding.hint) == ("nodepool/node-class-ref-missing", "error", "did you mean 'default'?")
+    assert (finding.rule, finding.severity.value, finding.hint) == (
+        "nodepool/node-class-ref-missing",
+        "error",
+        "did you mean 'default'?",
+    )
     assert "the stack Pulumi.demo.yaml" in finding.message
 
 
-@pytest.mark.parametrize(("context", "rule"), [(frozenset({"gpu"}), None), (frozenset({"other"}), "nodepool/node-class-ref-missing")])
+@pytest.mark.parametrize(
+    ("context", "rule"), [(frozenset({"gpu"}), None), (frozenset({"other"}), "nodepool/node-class-ref-missing")]
+)
 def test_context_resolves_a_reference_or_makes_its_absence_an_error(context, rule):
     pool = node_pool({"spec": {"template": {"spec": {"nodeClassRef": {"name": "gpu"}}}}})
     inputs = dataclasses.replace(load_documents([("pool.yaml", [pool])], (1, 14)), context_node_classes=context)
@@ -245,7 +281,9 @@ def test_auto_mode_node_pool_gets_the_node_pool_rules_and_one_note():
 
 
 def test_node_class_ref_with_a_versioned_group_or_wrong_kind():
-    found = _pool_findings({"spec": {"template": {"spec": {"nodeClassRef": {"group": "karpenter.k8s.aws/v1", "kind": "NodeClass"}}}}})
+    found = _pool_findings(
+        {"spec": {"template": {"spec": {"nodeClassRef": {"group": "karpenter.k8s.aws/v1", "kind": "NodeClass"}}}}}
+    )
     # the group is the CRD's pattern refusal, told once with our hint; the kind is ours alone
     assert [(f.rule, f.path) for f in found] == [
         ("schema/pattern", "spec.template.spec.nodeClassRef.group"),
@@ -317,11 +355,15 @@ spec:
     assert findings(doc, node_class()) == []
 
 
-@pytest.mark.parametrize(("key", "values", "expected"), [
-    ("karpenter.sh/capacity-type", ["SPOT", "ondemand"], "on-demand, spot, reserved"),
-    ("karpenter.k8s.aws/instance-tenancy", ["host"], "default, dedicated"),
-])
+@pytest.mark.parametrize(
+    ("key", "values", "expected"),
+    [
+        ("karpenter.sh/capacity-type", ["SPOT", "ondemand"], "on-demand, spot, reserved"),
+        ("karpenter.k8s.aws/instance-tenancy", ["host"], "default, dedicated"),
+    ],
+)
 def test_requirements_whose_only_values_are_invalid_say_it_in_karpenters_words(key, values, expected):
     patch = {"spec": {"template": {"spec": {"requirements": [{"key": key, "operator": "In", "values": values}]}}}}
     assert _messages(patch, "nodepool/requirement-unknown-values", (1, 15)) == [
-        f"no valid values found in [{' '.join(values)}] for {key}, expected one of: {expected}"]
+        f"no valid values found in [{' '.join(values)}] for {key}, expected one of: {expected}"
+    ]

@@ -10,13 +10,13 @@ import pytest
 from support.crd_helpers import release_crds
 from support.rule_helpers import RELEASES
 
+from karpenter_gitops.app import preview_result
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.findings import Severity
 from karpenter_gitops.core.inputs import Inputs, Waiver
 from karpenter_gitops.core.model import NODEPOOL
 from karpenter_gitops.judge import check_transitions, validate
 from karpenter_gitops.load.into_inputs import load_documents
-from karpenter_gitops.app import preview_result
 from karpenter_gitops.rules import registry
 from karpenter_gitops.rules.crd import openapi, validation_rules
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL, merge_patch

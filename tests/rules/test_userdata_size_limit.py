@@ -22,8 +22,9 @@ def _class(user_data: str, alias: str = "al2023@latest") -> dict:
 
 
 @pytest.mark.parametrize(("size", "fires"), [(MAX_BYTES - 1, False), (MAX_BYTES, False), (MAX_BYTES + 1, True)])
-@pytest.mark.parametrize(("family", "alias"), [("AL2023", "al2023@latest"), ("AL2", "al2@latest"),
-                                                ("Windows2022", "windows2022@latest")])
+@pytest.mark.parametrize(
+    ("family", "alias"), [("AL2023", "al2023@latest"), ("AL2", "al2@latest"), ("Windows2022", "windows2022@latest")]
+)
 def test_the_boundary_as_ec2_counts_it(size, fires, family, alias):
     found = fired(findings(_class(_merged_to(size, family), alias), release=(1, 15)), RULE)
     assert len(found) == fires
@@ -48,8 +49,7 @@ def test_over_the_limit_as_written_is_left_to_userdata_size():
 
 
 def test_custom_is_measured_as_written_and_never_twice():
-    custom = {"spec": {"amiFamily": "Custom", "amiSelectorTerms": [{"id": "ami-0123456789abcdef0"}],
-                       "userData": "#" * MAX_BYTES}}
+    custom = {"spec": {"amiFamily": "Custom", "amiSelectorTerms": [{"id": "ami-0123456789abcdef0"}], "userData": "#" * MAX_BYTES}}
     assert not [f for f in findings(node_class(custom), release=(1, 15)) if f.severity.value == "error"]
 
 

@@ -80,8 +80,13 @@ def start_owned(
         port = _port()
         log = directory / f"{name}-{attempt}.log"
         with log.open("wb") as sink:
-            process = subprocess.Popen(command(port), stdout=sink, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent,
-                                       env=None if environment is None else environment(port))
+            process = subprocess.Popen(
+                command(port),
+                stdout=sink,
+                stderr=subprocess.STDOUT,
+                preexec_fn=_die_with_parent,
+                env=None if environment is None else environment(port),
+            )
         server = Server(name, process, port, log)
         deadline = time.monotonic() + READY_WITHIN
         while process.poll() is None and time.monotonic() < deadline:
@@ -116,39 +121,60 @@ class ApiServer:
         etcd, apiserver = tools.binary("etcd"), tools.binary("kube-apiserver")
         data = self.directory / "etcd"
         peer = _port()  # etcd binds a peer port too; a clash there is retried like the client port
-        self.servers.append(start_owned(
-            "etcd", self.directory,
-            lambda port: [str(etcd), f"--data-dir={data}", f"--listen-client-urls=http://127.0.0.1:{port}",
-                          f"--advertise-client-urls=http://127.0.0.1:{port}", f"--listen-peer-urls=http://127.0.0.1:{peer}",
-                          "--unsafe-no-fsync", "--log-level=warn"],
-            lambda port: _answers(f"http://127.0.0.1:{port}/health"),
-        ))
+        self.servers.append(
+            start_owned(
+                "etcd",
+                self.directory,
+                lambda port: [
+                    str(etcd),
+                    f"--data-dir={data}",
+                    f"--listen-client-urls=http://127.0.0.1:{port}",
+                    f"--advertise-client-urls=http://127.0.0.1:{port}",
+                    f"--listen-peer-urls=http://127.0.0.1:{peer}",
+                    "--unsafe-no-fsync",
+                    "--log-level=warn",
+                ],
+                lambda port: _answers(f"http://127.0.0.1:{port}/health"),
+            )
+        )
         etcd_port = self.servers[0].port
         self._write_credentials()
         insecure = ssl.create_default_context()
         insecure.check_hostname, insecure.verify_mode = False, ssl.CERT_NONE
         certs = self.directory / "certs"
-        self.servers.append(start_owned(
-            "kube-apiserver", self.directory,
-            lambda port: [
-                str(apiserver), f"--etcd-servers=http://127.0.0.1:{etcd_port}", f"--cert-dir={certs}",
-                f"--secure-port={port}", "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
-                f"--service-cluster-ip-range={SERVICE_RANGE}", "--authorization-mode=RBAC",
-                "--disable-admission-plugins=ServiceAccount", f"--token-auth-file={self.directory / 'tokens.csv'}",
-                f"--service-account-issuer=https://127.0.0.1:{port}",
-                f"--service-account-key-file={self.directory / 'sa.pub'}",
-                f"--service-account-signing-key-file={self.directory / 'sa.key'}",
-            ],
-            lambda port: _answers(f"https://127.0.0.1:{port}/readyz", insecure, ADMIN_TOKEN),
-        ))
+        self.servers.append(
+            start_owned(
+                "kube-apiserver",
+                self.directory,
+                lambda port: [
+                    str(apiserver),
+                    f"--etcd-servers=http://127.0.0.1:{etcd_port}",
+                    f"--cert-dir={certs}",
+                    f"--secure-port={port}",
+                    "--bind-address=127.0.0.1",
+                    "--advertise-address=127.0.0.1",
+                    f"--service-cluster-ip-range={SERVICE_RANGE}",
+                    "--authorization-mode=RBAC",
+                    "--disable-admission-plugins=ServiceAccount",
+                    f"--token-auth-file={self.directory / 'tokens.csv'}",
+                    f"--service-account-issuer=https://127.0.0.1:{port}",
+                    f"--service-account-key-file={self.directory / 'sa.pub'}",
+                    f"--service-account-signing-key-file={self.directory / 'sa.key'}",
+                ],
+                lambda port: _answers(f"https://127.0.0.1:{port}/readyz", insecure, ADMIN_TOKEN),
+            )
+        )
         self.url = f"https://127.0.0.1:{self.servers[1].port}"
         self.kubeconfig = self._write_kubeconfig(certs / "apiserver.crt")
         controllers = tools.binary("kube-controllers")
-        self.servers.append(start_owned(
-            "kube-controllers", self.directory,
-            lambda port: [str(controllers), f"--kubeconfig={self.kubeconfig}", f"--health-address=127.0.0.1:{port}"],
-            lambda port: _answers(f"http://127.0.0.1:{port}/healthz"),
-        ))
+        self.servers.append(
+            start_owned(
+                "kube-controllers",
+                self.directory,
+                lambda port: [str(controllers), f"--kubeconfig={self.kubeconfig}", f"--health-address=127.0.0.1:{port}"],
+                lambda port: _answers(f"http://127.0.0.1:{port}/healthz"),
+            )
+        )
         return self
 
     def _write_credentials(self) -> None:
@@ -156,20 +182,32 @@ class ApiServer:
         from cryptography.hazmat.primitives.asymmetric import rsa
 
         key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-        (self.directory / "sa.key").write_bytes(key.private_bytes(
-            serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL, serialization.NoEncryption()))
-        (self.directory / "sa.pub").write_bytes(key.public_key().public_bytes(
-            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo))
+        (self.directory / "sa.key").write_bytes(
+            key.private_bytes(
+                serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL, serialization.NoEncryption()
+            )
+        )
+        (self.directory / "sa.pub").write_bytes(
+            key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+        )
         (self.directory / "tokens.csv").write_text(f'{ADMIN_TOKEN},admin,admin,"system:masters"\n')
 
     def _write_kubeconfig(self, serving_certificate: Path) -> Path:
         path = self.directory / "kubeconfig"
-        path.write_text(yaml.safe_dump({
-            "apiVersion": "v1", "kind": "Config", "current-context": "test",
-            "clusters": [{"name": "test", "cluster": {"server": self.url, "certificate-authority": str(serving_certificate)}}],
-            "users": [{"name": "admin", "user": {"token": ADMIN_TOKEN}}],
-            "contexts": [{"name": "test", "context": {"cluster": "test", "user": "admin"}}],
-        }))
+        path.write_text(
+            yaml.safe_dump(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Config",
+                    "current-context": "test",
+                    "clusters": [
+                        {"name": "test", "cluster": {"server": self.url, "certificate-authority": str(serving_certificate)}}
+                    ],
+                    "users": [{"name": "admin", "user": {"token": ADMIN_TOKEN}}],
+                    "contexts": [{"name": "test", "context": {"cluster": "test", "user": "admin"}}],
+                }
+            )
+        )
         return path
 
     def stop(self) -> None:

@@ -15,21 +15,46 @@ INT_VARIABLES = sorted(name for name, t in VARIABLES.items() if str(t) == "int")
 _BOUNDARY = ["0", "1", "2", "10", "110", "-1", "9223372036854775807", "-9223372036854775808", "2147483647", "4294967296"]
 
 ints = st.one_of(st.sampled_from(INT_VARIABLES), st.sampled_from(_BOUNDARY), st.integers(0, 5000).map(str))
-doubles = st.one_of(st.sampled_from(["0.0", "1.5", "0.5", "1e300", "-2.5", "100.0"]), st.floats(0, 1000, allow_nan=False).map(lambda f: f"{f:.3f}"))
-others = st.sampled_from(["instance_type", "instance_type", "'m5'", "'large'", "true", "null", "1u", "foo", "vcpus.x", "[1, 2]",
-                          "{'a': 1}", "b'x'", "'^m[0-9]'"])
+doubles = st.one_of(
+    st.sampled_from(["0.0", "1.5", "0.5", "1e300", "-2.5", "100.0"]),
+    st.floats(0, 1000, allow_nan=False).map(lambda f: f"{f:.3f}"),
+)
+others = st.sampled_from(
+    [
+        "instance_type",
+        "instance_type",
+        "'m5'",
+        "'large'",
+        "true",
+        "null",
+        "1u",
+        "foo",
+        "vcpus.x",
+        "[1, 2]",
+        "{'a': 1}",
+        "b'x'",
+        "'^m[0-9]'",
+    ]
+)
 atoms = st.one_of(ints, ints, ints, doubles, others)
 
 
 def _extend(inner):
-    binary = st.tuples(inner, st.sampled_from(["+", "-", "*", "/", "%", "<", "==", "&&", "||"]), inner).map(lambda t: f"({t[0]} {t[1]} {t[2]})")
-    calls = st.tuples(st.sampled_from(["max", "min"]), st.lists(inner, min_size=1, max_size=3)).map(lambda t: f"{t[0]}({', '.join(t[1])})")
-    convert = st.tuples(st.sampled_from(["int", "double", "uint", "size", "string", "dyn"]), inner).map(lambda t: f"{t[0]}({t[1]})")
+    binary = st.tuples(inner, st.sampled_from(["+", "-", "*", "/", "%", "<", "==", "&&", "||"]), inner).map(
+        lambda t: f"({t[0]} {t[1]} {t[2]})"
+    )
+    calls = st.tuples(st.sampled_from(["max", "min"]), st.lists(inner, min_size=1, max_size=3)).map(
+        lambda t: f"{t[0]}({', '.join(t[1])})"
+    )
+    convert = st.tuples(st.sampled_from(["int", "double", "uint", "size", "string", "dyn"]), inner).map(
+        lambda t: f"{t[0]}({t[1]})"
+    )
     ternary = st.tuples(inner, inner, inner).map(lambda t: f"({t[0]} ? {t[1]} : {t[2]})")
     unary = st.tuples(st.sampled_from(["-", "!"]), inner).map(lambda t: f"{t[0]}{t[1]}")
     index = st.tuples(st.lists(inner, min_size=1, max_size=3), inner).map(lambda t: f"[{', '.join(t[0])}][{t[1]}]")
-    member = st.tuples(inner, st.sampled_from(["contains", "startsWith", "endsWith", "matches", "size", "max"]),
-                       st.lists(inner, max_size=1)).map(lambda t: f"{t[0]}.{t[1]}({', '.join(t[2])})")
+    member = st.tuples(
+        inner, st.sampled_from(["contains", "startsWith", "endsWith", "matches", "size", "max"]), st.lists(inner, max_size=1)
+    ).map(lambda t: f"{t[0]}.{t[1]}({', '.join(t[2])})")
     return st.one_of(binary, binary, binary, calls, convert, ternary, unary, index, member)
 
 

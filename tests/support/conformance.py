@@ -104,6 +104,7 @@ def use_release(server: ApiServer, folder: Path) -> dict[str, Served]:
     kinds = {crd["spec"]["names"]["kind"]: _served(crd) for crd in wanted}
     objects = client.CustomObjectsApi(kube_client(server))
     for served in kinds.values():  # served once discovery has it: a list answers 200
+
         def listed(served=served) -> bool:
             try:
                 objects.list_cluster_custom_object(served.group, served.version, served.plural)
@@ -112,6 +113,7 @@ def use_release(server: ApiServer, folder: Path) -> dict[str, Served]:
                 if error.status != 404:
                     raise
                 return False
+
         _wait(listed)
     return kinds
 
@@ -167,11 +169,13 @@ def dry_run(server: ApiServer, served: Served, doc: Mapping[str, Any]) -> Theirs
     objects = client.CustomObjectsApi(_client(server))
     try:
         if served.namespaced:
-            stored = objects.create_namespaced_custom_object(served.group, served.version, "default", served.plural, doc,
-                                                             dry_run="All", field_validation="Strict")
+            stored = objects.create_namespaced_custom_object(
+                served.group, served.version, "default", served.plural, doc, dry_run="All", field_validation="Strict"
+            )
         else:
-            stored = objects.create_cluster_custom_object(served.group, served.version, served.plural, doc, dry_run="All",
-                                                          field_validation="Strict")
+            stored = objects.create_cluster_custom_object(
+                served.group, served.version, served.plural, doc, dry_run="All", field_validation="Strict"
+            )
     except ApiException as error:
         assert error.status in (400, 422), (error.status, error.body)
         return Theirs(json.loads(error.body).get("message", error.body), validated=error.status == 422)
@@ -264,8 +268,10 @@ class Judgement:
         theirs = self.theirs.refused or "accepted"
         runtime = "\n".join(f"  {m[:300]}" for m in self.theirs.runtime) or "  (none)"
         unworded = "".join(f"\nnot in the API server's words: {f.rule}: {f.message}" for f in self.unworded())
-        return (f"Karpenter {versions.show(self.release)} disagrees with us on\n{yaml.safe_dump(dict(self.doc), sort_keys=False)}"
-                f"ours:\n{ours}\nAPI server: {theirs}\nRuntimeValidate:\n{runtime}{unworded}")
+        return (
+            f"Karpenter {versions.show(self.release)} disagrees with us on\n{yaml.safe_dump(dict(self.doc), sort_keys=False)}"
+            f"ours:\n{ours}\nAPI server: {theirs}\nRuntimeValidate:\n{runtime}{unworded}"
+        )
 
 
 @dataclass
@@ -294,8 +300,10 @@ class Tally:
         rows = sorted({key[:2] for key in self.counts if len(key) == 3})
         lines = [f"{'release':<8} {'kind':<20} {'agree':>7} {'disagree':>9} {'documented':>11}"]
         for release, kind in rows:
-            lines.append(f"{versions.show(release):<8} {kind:<20} {self.counts[(release, kind, AGREE)]:>7} "
-                         f"{self.counts[(release, kind, DISAGREE)]:>9} {self.counts[(release, kind, DOCUMENTED_)]:>11}")
+            lines.append(
+                f"{versions.show(release):<8} {kind:<20} {self.counts[(release, kind, AGREE)]:>7} "
+                f"{self.counts[(release, kind, DISAGREE)]:>9} {self.counts[(release, kind, DOCUMENTED_)]:>11}"
+            )
         for (first, what), count in sorted((k, v) for k, v in self.counts.items() if k[0] in ("entry", "undocumented")):
             lines.append(f"{first} {what}: {count}")
         for entry in DOCUMENTED:  # an entry no object needed may describe a difference that is gone
@@ -315,7 +323,9 @@ TALLY = Tally()
 
 
 def kinds_of(release: versions.Release) -> list[str]:
-    return [kind for kind in ("EC2NodeClass", "NodePool", "NodeOverlay", "CapacityBuffer") if KIND_SINCE.get(kind, (1, 0)) <= release]
+    return [
+        kind for kind in ("EC2NodeClass", "NodePool", "NodeOverlay", "CapacityBuffer") if KIND_SINCE.get(kind, (1, 0)) <= release
+    ]
 
 
 def transition_findings(old: Mapping[str, Any], new: Mapping[str, Any], release: versions.Release) -> tuple[Finding, ...]:
@@ -342,8 +352,9 @@ def update(server: ApiServer, served: Served, old: Mapping[str, Any], new: Mappi
         return None
     try:
         body = {**new, "metadata": {**new["metadata"], "resourceVersion": stored["metadata"]["resourceVersion"]}}
-        objects.replace_cluster_custom_object(served.group, served.version, served.plural, name, body, dry_run="All",
-                                              field_validation="Strict")
+        objects.replace_cluster_custom_object(
+            served.group, served.version, served.plural, name, body, dry_run="All", field_validation="Strict"
+        )
         return Theirs(None)
     except ApiException as error:
         assert error.status in (400, 422), (error.status, error.body)

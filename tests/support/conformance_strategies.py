@@ -14,30 +14,47 @@ from support.crd_strategies import LABEL_KEYS, NODECLASS_SPEC, NODEPOOL_SPEC, fe
 
 OVERLAY_KEYS = [*LABEL_KEYS, "karpenter.k8s.aws/instance-memory", "example.com/team", "x" * 64, "a/" + "b" * 63]
 OVERLAY_REQUIREMENT = st.fixed_dictionaries(
-    {"key": st.sampled_from(OVERLAY_KEYS),
-     "operator": st.sampled_from(["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", "Gte", "Lte", "Near"])},
+    {
+        "key": st.sampled_from(OVERLAY_KEYS),
+        "operator": st.sampled_from(["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", "Gte", "Lte", "Near"]),
+    },
     optional={"values": st.lists(st.sampled_from(["4", "0", "-1", "1.5", "g5", "", "x" * 64]), max_size=2)},
 )
-NODEOVERLAY_SPEC = few_of({
-    "requirements": st.lists(OVERLAY_REQUIREMENT, max_size=2),
-    "priceAdjustment": st.sampled_from(["-10%", "+5%", "10%", "-100%", "-101%", "+0.1", "-.5", "-99.5%", "ten", ""]),
-    "price": st.sampled_from(["1.2", "0", "-1", ".5", "abc"]),
-    "capacity": st.dictionaries(
-        st.sampled_from(["smarter-devices/fuse", "cpu", "memory", "pods", "ephemeral-storage", "nvidia.com/gpu", "hugepages-2Mi"]),
-        st.sampled_from([1, "8", "1Gi", "-1", "abc"]), max_size=2),
-    "weight": st.integers(-1, 10001),
-})
-SCALABLE = st.fixed_dictionaries({}, optional={"apiGroup": st.sampled_from(["apps", ""]),
-                                              "kind": st.sampled_from(["Deployment", ""]), "name": st.sampled_from(["web", ""])})
-CAPACITYBUFFER_SPEC = few_of({
-    "podTemplateRef": st.one_of(st.none(), st.fixed_dictionaries({}, optional={"name": st.sampled_from(["spare", ""])})),
-    "scalableRef": SCALABLE,
-    "replicas": st.integers(-1, 3),
-    "percentage": st.integers(-1, 101),
-    "limits": st.dictionaries(st.sampled_from(["cpu", "memory", "nvidia.com/gpu"]), st.sampled_from(["4", "8Gi", "-1", "abc", 2]),
-                              max_size=2),
-    "provisioningStrategy": st.sampled_from(["buffer.x-k8s.io/active-capacity", "", "other"]),
-})
+NODEOVERLAY_SPEC = few_of(
+    {
+        "requirements": st.lists(OVERLAY_REQUIREMENT, max_size=2),
+        "priceAdjustment": st.sampled_from(["-10%", "+5%", "10%", "-100%", "-101%", "+0.1", "-.5", "-99.5%", "ten", ""]),
+        "price": st.sampled_from(["1.2", "0", "-1", ".5", "abc"]),
+        "capacity": st.dictionaries(
+            st.sampled_from(
+                ["smarter-devices/fuse", "cpu", "memory", "pods", "ephemeral-storage", "nvidia.com/gpu", "hugepages-2Mi"]
+            ),
+            st.sampled_from([1, "8", "1Gi", "-1", "abc"]),
+            max_size=2,
+        ),
+        "weight": st.integers(-1, 10001),
+    }
+)
+SCALABLE = st.fixed_dictionaries(
+    {},
+    optional={
+        "apiGroup": st.sampled_from(["apps", ""]),
+        "kind": st.sampled_from(["Deployment", ""]),
+        "name": st.sampled_from(["web", ""]),
+    },
+)
+CAPACITYBUFFER_SPEC = few_of(
+    {
+        "podTemplateRef": st.one_of(st.none(), st.fixed_dictionaries({}, optional={"name": st.sampled_from(["spare", ""])})),
+        "scalableRef": SCALABLE,
+        "replicas": st.integers(-1, 3),
+        "percentage": st.integers(-1, 101),
+        "limits": st.dictionaries(
+            st.sampled_from(["cpu", "memory", "nvidia.com/gpu"]), st.sampled_from(["4", "8Gi", "-1", "abc", 2]), max_size=2
+        ),
+        "provisioningStrategy": st.sampled_from(["buffer.x-k8s.io/active-capacity", "", "other"]),
+    }
+)
 WRONG_TYPES = st.sampled_from([1, -1, 2**31, 1.5, "x", "", True, [], ["x"], {}, {"k": "v"}])
 
 
@@ -77,25 +94,44 @@ OBJECTS = {
 
 # --- updates: (old, new) pairs around the rules that compare an object with its stored self ---------
 
-IDENTITY = st.sampled_from([{"role": "KarpenterNodeRole-a"}, {"role": "KarpenterNodeRole-b"},
-                            {"role": None, "instanceProfile": "KarpenterProfile-a"},
-                            {"role": None, "instanceProfile": "KarpenterProfile-b"}])
+IDENTITY = st.sampled_from(
+    [
+        {"role": "KarpenterNodeRole-a"},
+        {"role": "KarpenterNodeRole-b"},
+        {"role": None, "instanceProfile": "KarpenterProfile-a"},
+        {"role": None, "instanceProfile": "KarpenterProfile-b"},
+    ]
+)
 CLASS_EXTRA = st.sampled_from([{}, {"tags": {"team": "platform"}}, {"kubelet": {"maxPods": 110}}])
-REFS = st.sampled_from([{"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"},
-                        {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "other"},
-                        {"group": "eks.amazonaws.com", "kind": "NodeClass", "name": "default"},
-                        {"group": "example.com", "kind": "EC2NodeClass", "name": "default"}])
+REFS = st.sampled_from(
+    [
+        {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"},
+        {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "other"},
+        {"group": "eks.amazonaws.com", "kind": "NodeClass", "name": "default"},
+        {"group": "example.com", "kind": "EC2NodeClass", "name": "default"},
+    ]
+)
 MODE = st.sampled_from([{}, {"replicas": 2, "limits": None}, {"replicas": 0, "limits": {"nodes": "5"}}, {"weight": 10}])
 
 
 def _class_update(old_identity, new_identity, extra) -> tuple[dict, dict]:
     old = merge_patch(BASE_NODECLASS, {"metadata": {"name": "updated"}, "spec": old_identity})
-    return old, merge_patch(old, {"spec": {**new_identity, **extra,
-                                           **({"role": None} if "instanceProfile" in new_identity else {"instanceProfile": None})}})
+    return old, merge_patch(
+        old,
+        {
+            "spec": {
+                **new_identity,
+                **extra,
+                **({"role": None} if "instanceProfile" in new_identity else {"instanceProfile": None}),
+            }
+        },
+    )
 
 
 def _pool_update(old_ref, old_mode, new_ref, new_mode) -> tuple[dict, dict]:
-    old = merge_patch(BASE_NODEPOOL, {"metadata": {"name": "updated"}, "spec": {**old_mode, "template": {"spec": {"nodeClassRef": old_ref}}}})
+    old = merge_patch(
+        BASE_NODEPOOL, {"metadata": {"name": "updated"}, "spec": {**old_mode, "template": {"spec": {"nodeClassRef": old_ref}}}}
+    )
     undo = {key: None for key in ("replicas", "weight") if key in old_mode and key not in new_mode}
     return old, merge_patch(old, {"spec": {**undo, **new_mode, "template": {"spec": {"nodeClassRef": new_ref}}}})
 

@@ -37,9 +37,7 @@ def our_findings(doc: Mapping[str, Any], release: Release) -> tuple[Finding, ...
 
 def mirror_errors(doc: Mapping[str, Any], release: Release) -> tuple[Finding, ...]:
     """Our error findings from the rules that mirror the CRD (``schema/...``, ``cel/...``)."""
-    return tuple(
-        f for f in our_findings(doc, release) if f.severity is Severity.ERROR and not f.rule.startswith(STRICTER)
-    )
+    return tuple(f for f in our_findings(doc, release) if f.severity is Severity.ERROR and not f.rule.startswith(STRICTER))
 
 
 def crd_errors(doc: Mapping[str, Any], release: str) -> tuple[Finding, ...]:

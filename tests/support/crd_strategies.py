@@ -48,9 +48,7 @@ AMI_TERM = st.fixed_dictionaries(
         "ssmParameter": st.just("/aws/service/eks/optimized-ami/al2023/x86_64/standard/recommended/image_id"),
     },
 )
-SUBNET_TERM = st.fixed_dictionaries(
-    {}, optional={"tags": SELECTOR_TAGS, "id": st.sampled_from(["subnet-0abc", "bogus"])}
-)
+SUBNET_TERM = st.fixed_dictionaries({}, optional={"tags": SELECTOR_TAGS, "id": st.sampled_from(["subnet-0abc", "bogus"])})
 SECURITY_GROUP_TERM = st.fixed_dictionaries(
     {}, optional={"tags": SELECTOR_TAGS, "id": st.sampled_from(["sg-0abc", "bogus"]), "name": st.just("web")}
 )
@@ -82,9 +80,7 @@ SIGNALS = st.dictionaries(st.sampled_from(EVICTION_SIGNALS), st.sampled_from(["5
 NODECLASS_SPEC = few_of(
     {
         "amiSelectorTerms": st.lists(AMI_TERM, max_size=3),
-        "amiFamily": st.sampled_from(
-            ["AL2", "AL2023", "Bottlerocket", "Custom", "Windows2019", "Windows2025", "Ubuntu"]
-        ),
+        "amiFamily": st.sampled_from(["AL2", "AL2023", "Bottlerocket", "Custom", "Windows2019", "Windows2025", "Ubuntu"]),
         "role": st.sampled_from([None, "", "KarpenterNodeRole-demo"]),  # None deletes the base role
         "instanceProfile": st.sampled_from(["", "KarpenterNodeProfile"]),
         "subnetSelectorTerms": st.lists(SUBNET_TERM, max_size=2),
@@ -95,9 +91,7 @@ NODECLASS_SPEC = few_of(
         "kubelet.imageGCLowThresholdPercent": st.integers(-1, 101),
         "kubelet.evictionHard": SIGNALS,
         "kubelet.evictionSoft": SIGNALS,
-        "kubelet.evictionSoftGracePeriod": st.dictionaries(
-            st.sampled_from(EVICTION_SIGNALS), st.just("1m"), max_size=2
-        ),
+        "kubelet.evictionSoftGracePeriod": st.dictionaries(st.sampled_from(EVICTION_SIGNALS), st.just("1m"), max_size=2),
         "kubelet.kubeReserved": st.dictionaries(
             st.sampled_from(["cpu", "memory", "gpu"]), st.sampled_from(["100m", "-1", "1Gi"]), max_size=2
         ),
@@ -162,10 +156,6 @@ NODEPOOL_SPEC = few_of(
         "disruption.budgets": st.lists(BUDGET, max_size=2),
         "weight": st.integers(-1, 101),
         "replicas": st.integers(-1, 3),
-        "limits": st.dictionaries(
-            st.sampled_from(["cpu", "nodes"]), st.sampled_from(["1000", 10, "1k", "abc"]), max_size=2
-        ),
+        "limits": st.dictionaries(st.sampled_from(["cpu", "nodes"]), st.sampled_from(["1000", 10, "1k", "abc"]), max_size=2),
     }
 )
-
-

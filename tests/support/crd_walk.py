@@ -25,18 +25,29 @@ SPECS = {
     "karpenter.sh_nodeoverlays.yaml": ("NodeOverlay", "v1alpha1", NodeOverlaySpec),
     "autoscaling.x-k8s.io_capacitybuffers.yaml": ("CapacityBuffer", "v1beta1", CapacityBufferSpec),
 }
-_SCALAR = (("minimum", "minimum"), ("maximum", "maximum"), ("maxLength", "max_length"), ("minLength", "min_length"), ("pattern", "pattern"))
+_SCALAR = (
+    ("minimum", "minimum"),
+    ("maximum", "maximum"),
+    ("maxLength", "max_length"),
+    ("minLength", "min_length"),
+    ("pattern", "pattern"),
+)
 _COUNT = (("maxItems", "max_items"), ("minItems", "min_items"), ("maxProperties", "max_properties"))
 
 # (first release, last release, difference): where the model differs from a CRD on purpose.
 DELIBERATE = {
-    ((1, 0), (1, 7), "NodePool.spec.disruption.budgets.reasons: maxItems CRD None, model 50"):
-        "the list is a set of at most four enum values, so no manifest can reach the bound the later CRDs added",
-    ((1, 0), (1, 3), "NodePool.spec.disruption.consolidateAfter: pattern"):
-        "these CRDs' pattern lacks a group around its alternation and accepts any text after a duration; "
-        "the model keeps the corrected pattern of 1.4+",
-    ((1, 0), (1, 3), "NodePool.spec.template.spec.expireAfter: pattern"):
-        "the same ungrouped alternation as consolidateAfter",
+    (
+        (1, 0),
+        (1, 7),
+        "NodePool.spec.disruption.budgets.reasons: maxItems CRD None, model 50",
+    ): "the list is a set of at most four enum values, so no manifest can reach the bound the later CRDs added",
+    (
+        (1, 0),
+        (1, 3),
+        "NodePool.spec.disruption.consolidateAfter: pattern",
+    ): "these CRDs' pattern lacks a group around its alternation and accepts any text after a duration; "
+    "the model keeps the corrected pattern of 1.4+",
+    ((1, 0), (1, 3), "NodePool.spec.template.spec.expireAfter: pattern"): "the same ungrouped alternation as consolidateAfter",
 }
 
 
@@ -82,7 +93,11 @@ def _walk(schema: Mapping[str, Any], cls: type, path: str, release: Release) -> 
         if model_required != crd_required:
             yield f"{where}: required CRD {crd_required}, model {model_required}"
         item = sub.get("items") if field.kind == "list" else sub
-        scalar = item.get("additionalProperties") if field.kind == "map" and isinstance(item.get("additionalProperties"), Mapping) else item
+        scalar = (
+            item.get("additionalProperties")
+            if field.kind == "map" and isinstance(item.get("additionalProperties"), Mapping)
+            else item
+        )
         enum = scalar.get("enum")
         known = {value for value, since in (facts.enum or {}).items() if since is None or release >= since}
         if set(map(str, enum or ())) != known:

@@ -28,8 +28,11 @@ class Documented:
     releases: tuple[versions.Release, versions.Release] = (versions.OLDEST, versions.NEWEST)
 
     def matches(self, judgement: Judgement) -> bool:
-        return (judgement.doc.get("kind") in self.kinds and self.releases[0] <= judgement.release <= self.releases[1]
-                and self.matches_judgement(judgement))
+        return (
+            judgement.doc.get("kind") in self.kinds
+            and self.releases[0] <= judgement.release <= self.releases[1]
+            and self.matches_judgement(judgement)
+        )
 
 
 def _only(judgement: Judgement, accepted: bool, rule: Callable[[str], bool]) -> bool:

@@ -18,12 +18,24 @@ from urllib.parse import urlsplit
 
 # The throttling error each service answers with, as AWS spells it per protocol.
 THROTTLED = {
-    "ec2": (503, b"<Response><Errors><Error><Code>RequestLimitExceeded</Code><Message>Request limit exceeded."
-                 b"</Message></Error></Errors><RequestID>fault</RequestID></Response>", "text/xml"),
-    "iam": (400, b"<ErrorResponse><Error><Type>Sender</Type><Code>Throttling</Code><Message>Rate exceeded</Message>"
-                 b"</Error><RequestId>fault</RequestId></ErrorResponse>", "text/xml"),
-    "sts": (400, b"<ErrorResponse><Error><Type>Sender</Type><Code>Throttling</Code><Message>Rate exceeded</Message>"
-                 b"</Error><RequestId>fault</RequestId></ErrorResponse>", "text/xml"),
+    "ec2": (
+        503,
+        b"<Response><Errors><Error><Code>RequestLimitExceeded</Code><Message>Request limit exceeded."
+        b"</Message></Error></Errors><RequestID>fault</RequestID></Response>",
+        "text/xml",
+    ),
+    "iam": (
+        400,
+        b"<ErrorResponse><Error><Type>Sender</Type><Code>Throttling</Code><Message>Rate exceeded</Message>"
+        b"</Error><RequestId>fault</RequestId></ErrorResponse>",
+        "text/xml",
+    ),
+    "sts": (
+        400,
+        b"<ErrorResponse><Error><Type>Sender</Type><Code>Throttling</Code><Message>Rate exceeded</Message>"
+        b"</Error><RequestId>fault</RequestId></ErrorResponse>",
+        "text/xml",
+    ),
     "ssm": (400, b'{"__type":"ThrottlingException","message":"Rate exceeded"}', "application/x-amz-json-1.1"),
 }
 SERVER_ERRORS = (500, 502, 503)

@@ -29,11 +29,16 @@ from support.upstream import userdata
 
 # `make test` runs a bounded number of examples; `make fuzz` (KARPENTER_GITOPS_FUZZ=long) many more.
 settings.register_profile(
-    "fuzz-ci", max_examples=12, deadline=None, derandomize=True,
+    "fuzz-ci",
+    max_examples=12,
+    deadline=None,
+    derandomize=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.data_too_large],
 )
 settings.register_profile(
-    "fuzz-long", max_examples=400, deadline=None,
+    "fuzz-long",
+    max_examples=400,
+    deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.data_too_large],
 )
 PROFILE = settings.get_profile("fuzz-long" if os.environ.get("KARPENTER_GITOPS_FUZZ") == "long" else "fuzz-ci")
@@ -47,15 +52,20 @@ def _documents(path: Path) -> list[Any]:
 MANIFESTS = [doc for path in sorted((PROJECT / "examples").rglob("*.yaml")) for doc in _documents(path)]
 STACKS = [_documents(path)[0] for path in sorted((PROJECT / "stacks").glob("Pulumi.*.yaml"))]
 USERDATA_TEXTS = [path.read_text(errors="replace") for path in sorted(userdata().glob("*_input.golden"))]
-WAIVERS = [{"rule": "policy/imds-hop-limit", "object": "gpu-*", "kind": "EC2NodeClass", "reason": "PLAT-1",
-            "expires": "2030-01-01"}]
+WAIVERS = [
+    {"rule": "policy/imds-hop-limit", "object": "gpu-*", "kind": "EC2NodeClass", "reason": "PLAT-1", "expires": "2030-01-01"}
+]
 
 
 # --- hostile values -----------------------------------------------------------------------------
 
 SCALARS = st.one_of(
-    st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(allow_nan=True),
-    st.text(max_size=12), st.sampled_from(["", "\n", "ü☃\u202e", "\x00"[:0] + "\u0000x", "${x}", "*", "1.30", "720h\n"]),
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=True),
+    st.text(max_size=12),
+    st.sampled_from(["", "\n", "ü☃\u202e", "\x00"[:0] + "\u0000x", "${x}", "*", "1.30", "720h\n"]),
 )
 HUGE = st.sampled_from(["x" * 70_000, "é" * 20_000, "1" * 5_000])
 
@@ -73,8 +83,9 @@ HOSTILE = st.one_of(
     st.just([None]),
     st.just({"secure": "v1:AAAA"}),
     st.integers(20, 120).map(_deep),
-    st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
-                 max_leaves=8),
+    st.recursive(
+        SCALARS, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3), max_leaves=8
+    ),
 )
 
 
@@ -122,8 +133,11 @@ def _objects() -> st.SearchStrategy[dict]:
 
 
 # CapacityBuffer and NodeOverlay specs to mutate: these kinds have no generator of their own yet.
-BUFFERS = [{"replicas": 3}, {"podTemplateRef": None, "scalableRef": {"apiGroup": "apps", "kind": "Deployment", "name": "web"}, "percentage": 20},
-           {"limits": {"cpu": "4", "memory": "8Gi"}}]
+BUFFERS = [
+    {"replicas": 3},
+    {"podTemplateRef": None, "scalableRef": {"apiGroup": "apps", "kind": "Deployment", "name": "web"}, "percentage": 20},
+    {"limits": {"cpu": "4", "memory": "8Gi"}},
+]
 OVERLAYS = [
     {"priceAdjustment": "-10%", "weight": 10},
     {"price": "0.52"},
@@ -139,6 +153,7 @@ WAIVER_FILE = mutated(st.just({"waivers": WAIVERS}), at_most=2)
 
 
 # --- from documents to text, with what only text can say ------------------------------------------
+
 
 def _dump(docs: list[Any]) -> str:
     return yaml.safe_dump_all(docs, sort_keys=False, allow_unicode=True)
@@ -163,8 +178,16 @@ def as_text(docs: list[Any], edit: str) -> str:
         indent = lines[index][: len(lines[index]) - len(lines[index].lstrip())]
         lines[index:index] = [f"{indent}x-defaults: &d {{detailedMonitoring: true}}\n", f"{indent}<<: *d\n"]
     elif edit == "recursive-alias":
-        lines += ["---\n", "apiVersion: karpenter.k8s.aws/v1\n", "kind: EC2NodeClass\n", "metadata: {name: loop}\n",
-                  "spec: &s\n", "  role: R\n", "  tags: {self: *s}\n", "  amiSelectorTerms: [*s]\n"]
+        lines += [
+            "---\n",
+            "apiVersion: karpenter.k8s.aws/v1\n",
+            "kind: EC2NodeClass\n",
+            "metadata: {name: loop}\n",
+            "spec: &s\n",
+            "  role: R\n",
+            "  tags: {self: *s}\n",
+            "  amiSelectorTerms: [*s]\n",
+        ]
     elif edit == "alias-bomb":
         lines += ["---\n", "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n"]
         lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]\n" for i in range(1, 8)]
@@ -174,6 +197,7 @@ def as_text(docs: list[Any], edit: str) -> str:
 
 
 # --- the invariant --------------------------------------------------------------------------------
+
 
 def run(argv: list[str], *, aws: bool = False, writes: Path | None = None) -> tuple[int, str, str]:
     """Run one command in process and check the contract every front door keeps on any input.

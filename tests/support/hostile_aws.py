@@ -26,16 +26,39 @@ from support.markdown_oracle import MARKUP as MARKDOWN
 
 DEFAULT_WORLD = PROJECT / "karpenter_gitops" / "adapters" / "aws" / "worlds" / "default.yaml"
 
-MARKUP = st.sampled_from([
-    "golden [x86] build", "golden [/x86]", "[bold]loud[/bold]", "[/]", "[/x]", "[link=https://example.com]click[/link]",
-    "[red", "\\[escaped]", "trailing \\", ":smile: :thumbs_up:", "[bold red on white]x", "%s {0} ${x}",
-    *MARKDOWN,  # what a PR comment must show as data: links, emphasis, HTML, mentions, emoji, backticks
-])
+MARKUP = st.sampled_from(
+    [
+        "golden [x86] build",
+        "golden [/x86]",
+        "[bold]loud[/bold]",
+        "[/]",
+        "[/x]",
+        "[link=https://example.com]click[/link]",
+        "[red",
+        "\\[escaped]",
+        "trailing \\",
+        ":smile: :thumbs_up:",
+        "[bold red on white]x",
+        "%s {0} ${x}",
+        *MARKDOWN,  # what a PR comment must show as data: links, emphasis, HTML, mentions, emoji, backticks
+    ]
+)
 UNICODE = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=16)
-CONTROL = st.sampled_from([
-    "\x1b[31mred\x1b[0m", "\x1b]0;retitled\x07", "a\x00b", "line\nbreak", "carriage\rreturn", "\u202eevil.exe",
-    "next\x85line", "del\x7f", "tab\there", "bell\x07", "\u2028separator",
-])
+CONTROL = st.sampled_from(
+    [
+        "\x1b[31mred\x1b[0m",
+        "\x1b]0;retitled\x07",
+        "a\x00b",
+        "line\nbreak",
+        "carriage\rreturn",
+        "\u202eevil.exe",
+        "next\x85line",
+        "del\x7f",
+        "tab\there",
+        "bell\x07",
+        "\u2028separator",
+    ]
+)
 HUGE = st.sampled_from(["[" * 65_536, "x" * 65_536, ("[bold]é\x1b" * 8_192)[:65_536]])
 HOSTILE_TEXT = st.lists(st.one_of(MARKUP, UNICODE, CONTROL), min_size=1, max_size=4).map("".join) | HUGE
 
@@ -77,7 +100,6 @@ def world_text(world: dict) -> str:
 # --- AWS refusing one operation, with a hostile message --------------------------------------------
 
 
-
 def _operation(headers: dict[str, str], body: bytes) -> str:
     target = {k.lower(): v for k, v in headers.items()}.get("x-amz-target", "")
     if target:
@@ -88,15 +110,22 @@ def _operation(headers: dict[str, str], body: bytes) -> str:
 
 def _refusal(operation: str, message: str) -> tuple[int, list, bytes]:
     if operation == "GetParameter":
-        return 400, [("Content-Type", "application/x-amz-json-1.1")], json.dumps(
-            {"__type": "ValidationException", "message": message}).encode()
+        return (
+            400,
+            [("Content-Type", "application/x-amz-json-1.1")],
+            json.dumps({"__type": "ValidationException", "message": message}).encode(),
+        )
     text = xml_escape(_XML_INVALID.sub("?", message))  # XML 1.0 cannot carry the other control characters
     if operation == "GetInstanceProfile":
-        body = f"<ErrorResponse><Error><Type>Sender</Type><Code>ValidationError</Code><Message>{text}</Message></Error>" \
-               f"<RequestId>fuzz</RequestId></ErrorResponse>"
+        body = (
+            f"<ErrorResponse><Error><Type>Sender</Type><Code>ValidationError</Code><Message>{text}</Message></Error>"
+            f"<RequestId>fuzz</RequestId></ErrorResponse>"
+        )
     else:
-        body = f"<Response><Errors><Error><Code>InvalidParameterValue</Code><Message>{text}</Message></Error></Errors>" \
-               f"<RequestID>fuzz</RequestID></Response>"
+        body = (
+            f"<Response><Errors><Error><Code>InvalidParameterValue</Code><Message>{text}</Message></Error></Errors>"
+            f"<RequestID>fuzz</RequestID></Response>"
+        )
     return 400, [("Content-Type", "text/xml")], body.encode()
 
 

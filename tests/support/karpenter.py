@@ -34,8 +34,11 @@ from karpenter_gitops.core import versions
 from support import api_server, conformance
 from support import real_tools as tools
 
-GROUPS = {"EC2NodeClass": ("karpenter.k8s.aws", "v1", "ec2nodeclasses"), "NodePool": ("karpenter.sh", "v1", "nodepools"),
-          "NodeOverlay": ("karpenter.sh", "v1alpha1", "nodeoverlays")}
+GROUPS = {
+    "EC2NodeClass": ("karpenter.k8s.aws", "v1", "ec2nodeclasses"),
+    "NodePool": ("karpenter.sh", "v1", "nodepools"),
+    "NodeOverlay": ("karpenter.sh", "v1alpha1", "nodeoverlays"),
+}
 # Applied in this order (pools first: the class's validation dry-run picks instance types from its
 # pools) and deleted in the reverse one.
 KINDS = ("NodeOverlay", "NodePool", "EC2NodeClass")
@@ -60,8 +63,14 @@ class Controller:
         return f"karpenter-controller-{versions.show(self.release)}"
 
 
-def controller_environment(api: api_server.ApiServer, aws: EmbeddedAWS, cluster_name: str, health: int,
-                           metrics: int, controller: Controller = Controller()) -> dict[str, str]:
+def controller_environment(
+    api: api_server.ApiServer,
+    aws: EmbeddedAWS,
+    cluster_name: str,
+    health: int,
+    metrics: int,
+    controller: Controller = Controller(),
+) -> dict[str, str]:
     """The controller's whole environment: nothing from the test process leaks in."""
     gates = {"FEATURE_GATES": controller.feature_gates, "AWS_FEATURE_GATES": controller.aws_feature_gates}
     return {
@@ -81,15 +90,20 @@ def controller_environment(api: api_server.ApiServer, aws: EmbeddedAWS, cluster_
     }
 
 
-def start_controller(directory: Path, api: api_server.ApiServer, aws: EmbeddedAWS, cluster_name: str,
-                     controller: Controller = Controller()) -> api_server.Server:
+def start_controller(
+    directory: Path, api: api_server.ApiServer, aws: EmbeddedAWS, cluster_name: str, controller: Controller = Controller()
+) -> api_server.Server:
     """The controller process, ready once its health probe answers (it has then listed instance types)."""
     if controller.release not in tools.CONTROLLER_RELEASES:
-        raise ValueError(f"no Karpenter controller {versions.show(controller.release)} is built: "
-                         f"{', '.join(map(versions.show, tools.CONTROLLER_RELEASES))} are")
+        raise ValueError(
+            f"no Karpenter controller {versions.show(controller.release)} is built: "
+            f"{', '.join(map(versions.show, tools.CONTROLLER_RELEASES))} are"
+        )
     binary = tools.binary(controller.binary_name)
     return api_server.start_owned(
-        controller.binary_name, directory, lambda port: [str(binary)],
+        controller.binary_name,
+        directory,
+        lambda port: [str(binary)],
         lambda port: api_server._answers(f"http://127.0.0.1:{port}/readyz"),
         # a metrics port taken meanwhile shows as "address already in use" too: the next attempt draws both anew
         environment=lambda port: controller_environment(api, aws, cluster_name, port, api_server._port(), controller),
@@ -172,15 +186,16 @@ class Cluster:
                 return pending
             if time.monotonic() > deadline:
                 stuck = {n: (seen or {}).get("status") for n, seen in pending.items() if not settled(n)}
-                raise AssertionError(f"the controller did not reconcile within {within:.0f} s: {stuck}\n"
-                                     f"controller log:\n{self.controller.tail()}")
+                raise AssertionError(
+                    f"the controller did not reconcile within {within:.0f} s: {stuck}\ncontroller log:\n{self.controller.tail()}"
+                )
             time.sleep(0.5)
 
     def errors(self) -> list[str]:
         """The errors the controller has logged so far (an AWS call the embedded AWS cannot answer shows here),
         less its own start-up race: a reconciler that lists a class's instance types before the catalogue is
         loaded or the class's subnets are in its status errs and is retried (instancetype.go ``List``)."""
-        lines = self.controller.log.read_text(errors="replace")[self.log_from:].splitlines()
+        lines = self.controller.log.read_text(errors="replace")[self.log_from :].splitlines()
         entries = [json.loads(line) for line in lines if line.startswith("{")]
         logged = [f"{entry.get('message')}: {entry.get('error', '')}" for entry in entries if entry.get("level") == "ERROR"]
         # 1.15 names the pool after the error ("... no subnets found (NodePool=general)"), 1.14 does not
@@ -214,8 +229,11 @@ def _settled(node_class: dict | None, types: tuple[str, ...]) -> bool:
     if node_class is None:
         return False
     generation = node_class["metadata"].get("generation")
-    written = {c["type"] for c in node_class.get("status", {}).get("conditions", [])
-               if c.get("reason") != "AwaitingReconciliation" and c.get("observedGeneration") == generation}
+    written = {
+        c["type"]
+        for c in node_class.get("status", {}).get("conditions", [])
+        if c.get("reason") != "AwaitingReconciliation" and c.get("observedGeneration") == generation
+    }
     return set(types) <= written
 
 

@@ -32,9 +32,17 @@ class _Draw:
         self.region = self.random.choice(["us-west-2", "eu-west-1", "us-east-1"])
         self.kubernetes = self.random.choice(["1.31", "1.32", "1.33"])
         self.world: dict = {
-            "region": self.region, "accountId": ACCOUNT, "kubernetesVersion": self.kubernetes,
-            "instanceTypes": INSTANCE_TYPES, "images": [], "ssmParameters": {}, "roles": [], "instanceProfiles": [],
-            "subnets": [], "securityGroups": [], "clusters": [{"name": f"gen{seed}"}],
+            "region": self.region,
+            "accountId": ACCOUNT,
+            "kubernetesVersion": self.kubernetes,
+            "instanceTypes": INSTANCE_TYPES,
+            "images": [],
+            "ssmParameters": {},
+            "roles": [],
+            "instanceProfiles": [],
+            "subnets": [],
+            "securityGroups": [],
+            "clusters": [{"name": f"gen{seed}"}],
         }
 
     def hexid(self, prefix: str, width: int = 17) -> str:
@@ -42,8 +50,14 @@ class _Draw:
         return f"{prefix}-{self.serial:0{width}x}"
 
     def image(self, name: str, arch: str, owner: str, day: int, **extra) -> str:
-        image = {"id": self.hexid("ami"), "name": name, "architecture": arch, "ownerId": owner,
-                 "creationDate": f"2025-{1 + day // 28:02d}-{1 + day % 28:02d}T04:00:00Z", **extra}
+        image = {
+            "id": self.hexid("ami"),
+            "name": name,
+            "architecture": arch,
+            "ownerId": owner,
+            "creationDate": f"2025-{1 + day // 28:02d}-{1 + day % 28:02d}T04:00:00Z",
+            **extra,
+        }
         self.world["images"].append(image)
         return image["id"]
 
@@ -51,8 +65,12 @@ class _Draw:
 
     def al2023_releases(self) -> list[str]:
         """Two or three releases, the newest possibly half published; "recommended" on one of them."""
-        releases = sorted({f"v2025{month:02d}{day:02d}" for month, day in
-                           ((self.random.randint(1, 6), self.random.randint(10, 28)) for _ in range(3))})
+        releases = sorted(
+            {
+                f"v2025{month:02d}{day:02d}"
+                for month, day in ((self.random.randint(1, 6), self.random.randint(10, 28)) for _ in range(3))
+            }
+        )
         for index, release in enumerate(releases):
             newest = index == len(releases) - 1
             for arch, variant in AL2023_VARIANTS:
@@ -91,8 +109,14 @@ class _Draw:
     def network(self) -> None:
         for zone in self.random.sample(ZONES, self.random.randint(1, 3)):
             tags = {"karpenter.sh/discovery": "gen"} if self.random.random() < 0.8 else {"Name": "public"}
-            self.world["subnets"].append({"id": self.hexid("subnet"), "availabilityZone": f"{self.region}{zone}",
-                                          "availableIpAddressCount": self.random.randint(0, 1000), "tags": tags})
+            self.world["subnets"].append(
+                {
+                    "id": self.hexid("subnet"),
+                    "availabilityZone": f"{self.region}{zone}",
+                    "availableIpAddressCount": self.random.randint(0, 1000),
+                    "tags": tags,
+                }
+            )
         for name in ("nodes", "cluster", "db"):
             tags = {"karpenter.sh/discovery": "gen"} if name != "db" else {"team": "db"}
             self.world["securityGroups"].append({"id": self.hexid("sg"), "name": f"gen-{name}", "tags": tags})
@@ -112,7 +136,10 @@ class _Draw:
             return {"amiSelectorTerms": [{"alias": f"bottlerocket@{self.random.choice([*bottlerocket, 'latest'])}"}]}
         family = {"amiFamily": self.random.choice(["AL2023", "Bottlerocket", "Custom"])}
         if kind == "custom-name":
-            return {**family, "amiSelectorTerms": [{"name": self.random.choice(["payments-node-*", "batch-node-x86_64-*"]), "owner": "self"}]}
+            return {
+                **family,
+                "amiSelectorTerms": [{"name": self.random.choice(["payments-node-*", "batch-node-x86_64-*"]), "owner": "self"}],
+            }
         return {**family, "amiSelectorTerms": [{"tags": {"team": self.random.choice(["payments", "batch", "nobody"])}}]}
 
     def selector(self, section: str) -> list[dict]:
@@ -128,8 +155,11 @@ class _Draw:
 
     def identity(self) -> dict:
         # Mostly sound, so that ValidationSucceeded and Ready are compared too (a judged profile masks them).
-        return self.random.choice([{"role": "GenNodeRole"}] * 4 + [{"instanceProfile": "GenNodeProfile"}] * 2 + [
-            {"role": "MissingRole"}, {"instanceProfile": "GenEmptyProfile"}, {"instanceProfile": "MissingProfile"}])
+        return self.random.choice(
+            [{"role": "GenNodeRole"}] * 4
+            + [{"instanceProfile": "GenNodeProfile"}] * 2
+            + [{"role": "MissingRole"}, {"instanceProfile": "GenEmptyProfile"}, {"instanceProfile": "MissingProfile"}]
+        )
 
 
 def generated_world(seed: int, classes: int = 4) -> tuple[str, list[dict]]:
@@ -143,10 +173,26 @@ def generated_world(seed: int, classes: int = 4) -> tuple[str, list[dict]]:
     documents = []
     for index in range(classes):
         name = f"class-{index}"
-        spec = {**draw.amis(al2023, bottlerocket), **draw.identity(),
-                "subnetSelectorTerms": draw.selector("subnets"), "securityGroupSelectorTerms": draw.selector("securityGroups")}
+        spec = {
+            **draw.amis(al2023, bottlerocket),
+            **draw.identity(),
+            "subnetSelectorTerms": draw.selector("subnets"),
+            "securityGroupSelectorTerms": draw.selector("securityGroups"),
+        }
         documents.append({"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": {"name": name}, "spec": spec})
-        documents.append({"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": f"pool-{index}"}, "spec": {
-            "template": {"spec": {"nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": name},
-                                  "requirements": [{"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]}]}}}})
+        documents.append(
+            {
+                "apiVersion": "karpenter.sh/v1",
+                "kind": "NodePool",
+                "metadata": {"name": f"pool-{index}"},
+                "spec": {
+                    "template": {
+                        "spec": {
+                            "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": name},
+                            "requirements": [{"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]}],
+                        }
+                    }
+                },
+            }
+        )
     return yaml.safe_dump(draw.world, sort_keys=False), documents

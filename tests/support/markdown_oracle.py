@@ -23,17 +23,63 @@ _PARSER = MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrou
 # Markup a hostile manifest, AWS account or cluster might carry, each distinctive enough that finding it
 # in the text of a comment (outside code) means it was shown as something other than data.
 MARKUP = (
-    "[x](https://evil.example/p)", "![i](https://evil.example/i.png)", "<img src=x onerror=alert(1)>", "<a href=//evil>",
-    "**approved**", "__approved__", "*ok*", "_ok_", "~~struck~~", ":white_check_mark:", ":+1:", "@octocat", "@org/team",
-    "#1234", "owner/repo#5", "https://evil.example", "www.evil.example", "admin@evil.example", "<https://evil>",
-    "`tick`", "``", "```", "| :x: **approved** |", "&lt;b&gt;", "&amp;", "$\\textcolor{green}{ok}$", "$$x$$",
-    "[ref]: https://evil.example", "[^1]", "# heading", "> quote", "<!-- x -->", "</details>", "<details open>",
-    "%%{init: {'theme': 'dark'}}%%", '"]; click A "https://evil"',
+    "[x](https://evil.example/p)",
+    "![i](https://evil.example/i.png)",
+    "<img src=x onerror=alert(1)>",
+    "<a href=//evil>",
+    "**approved**",
+    "__approved__",
+    "*ok*",
+    "_ok_",
+    "~~struck~~",
+    ":white_check_mark:",
+    ":+1:",
+    "@octocat",
+    "@org/team",
+    "#1234",
+    "owner/repo#5",
+    "https://evil.example",
+    "www.evil.example",
+    "admin@evil.example",
+    "<https://evil>",
+    "`tick`",
+    "``",
+    "```",
+    "| :x: **approved** |",
+    "&lt;b&gt;",
+    "&amp;",
+    "$\\textcolor{green}{ok}$",
+    "$$x$$",
+    "[ref]: https://evil.example",
+    "[^1]",
+    "# heading",
+    "> quote",
+    "<!-- x -->",
+    "</details>",
+    "<details open>",
+    "%%{init: {'theme': 'dark'}}%%",
+    '"]; click A "https://evil"',
 )
 # Hostile too, but harmless as text where they land mid-line; the structure of the parsed comment says
 # whether they started anything (a list, a task box, a thematic break, an indented block, an emoji), and
 # the text whether GitHub links them (a reference or a hash stands alone, not inside a longer word).
-OTHER = ("\\", "GH-77", "deadbeef1234567", "[ref]", "- [x] done", "[x] done", "1. item", "---", "===", "x:rocket", "    indented", "\u202eevil", "ü☃", "\t", "a\nb")
+OTHER = (
+    "\\",
+    "GH-77",
+    "deadbeef1234567",
+    "[ref]",
+    "- [x] done",
+    "[x] done",
+    "1. item",
+    "---",
+    "===",
+    "x:rocket",
+    "    indented",
+    "\u202eevil",
+    "ü☃",
+    "\t",
+    "a\nb",
+)
 PAYLOAD = st.sampled_from(MARKUP + OTHER)
 # A value as a manifest, AWS or a cluster might hold it: some ordinary text around one or two payloads.
 HOSTILE_VALUE = st.builds(
@@ -47,14 +93,38 @@ HOSTILE_VALUE = st.builds(
 # anywhere else (a value's ``:white_check_mark:`` in a sentence) is not ours.
 _OUR_EMOJI = re.compile(r"^(Karpenter (preview|verify): )(:x:|:white_check_mark:|:hourglass:) |^:scissors: ")
 _OUR_STRONG = {"Objects", "Predicted Ready", "AMIs", "First choice", "Node impact", "Cost", "Pulumi", "Notes"}
-_OUR_HEADINGS = re.compile(r"(Karpenter (preview|verify): |Blocking errors \(\d+\)$|Node impact$|AMI changes$|Cost forecast: \d+ pod|Stack )")
+_OUR_HEADINGS = re.compile(
+    r"(Karpenter (preview|verify): |Blocking errors \(\d+\)$|Node impact$|AMI changes$|Cost forecast: \d+ pod|Stack )"
+)
 _OUR_FENCES = {"diff", "mermaid", "text"}
 _OUR_TAGS = {"details", "summary", "code"}
 _BLOCKS = {
-    "paragraph_open", "paragraph_close", "heading_open", "heading_close", "bullet_list_open", "bullet_list_close",
-    "list_item_open", "list_item_close", "blockquote_open", "blockquote_close", "hr", "fence", "html_block", "inline",
-    "table_open", "table_close", "thead_open", "thead_close", "tbody_open", "tbody_close", "tr_open", "tr_close",
-    "th_open", "th_close", "td_open", "td_close",
+    "paragraph_open",
+    "paragraph_close",
+    "heading_open",
+    "heading_close",
+    "bullet_list_open",
+    "bullet_list_close",
+    "list_item_open",
+    "list_item_close",
+    "blockquote_open",
+    "blockquote_close",
+    "hr",
+    "fence",
+    "html_block",
+    "inline",
+    "table_open",
+    "table_close",
+    "thead_open",
+    "thead_close",
+    "tbody_open",
+    "tbody_close",
+    "tr_open",
+    "tr_close",
+    "th_open",
+    "th_close",
+    "td_open",
+    "td_close",
 }
 _INLINES = {"text", "code_inline", "softbreak", "strong_open", "strong_close", "em_open", "em_close"}
 
@@ -102,7 +172,13 @@ def _github_cells(row: str) -> int:
     body = row.strip()[1:]  # every row we write starts with a pipe
     pipes, last, at = 0, -1, 0
     while at < len(body):
-        if body[at] == "\\" and at + 1 < len(body) and body[at + 1].isascii() and not body[at + 1].isalnum() and not body[at + 1].isspace():
+        if (
+            body[at] == "\\"
+            and at + 1 < len(body)
+            and body[at + 1].isascii()
+            and not body[at + 1].isalnum()
+            and not body[at + 1].isspace()
+        ):
             at += 2
             continue
         if body[at] == "|":

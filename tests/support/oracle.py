@@ -59,8 +59,14 @@ class Oracle:
 
     def _start(self) -> None:
         self.log = tempfile.TemporaryFile(mode="w+")
-        self.process = subprocess.Popen([str(self.binary)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
-                                        text=True, preexec_fn=_die_with_parent)
+        self.process = subprocess.Popen(
+            [str(self.binary)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.log,
+            text=True,
+            preexec_fn=_die_with_parent,
+        )
 
     def _last_words(self) -> str:
         self.log.seek(0)
@@ -72,7 +78,7 @@ class Oracle:
         answers: list[dict[str, Any]] = []
         while len(answers) < len(lines):
             assert self.process.stdin and self.process.stdout
-            waiting = lines[len(answers):]
+            waiting = lines[len(answers) :]
             self.process.stdin.write("".join(line + "\n" for line in waiting))
             self.process.stdin.flush()
             for _ in waiting:
@@ -105,43 +111,81 @@ class Oracle:
         """NodeOverlay RuntimeValidate's messages (its validation controller's reason RuntimeValidation)."""
         return self.answer({"op": "nodeoverlay", "object": overlay})["errors"]
 
-    def overlay_conditions(self, overlays: Sequence[Mapping[str, Any]], node_pools: Sequence[Mapping[str, Any]] = (),
-                           instance_types: Sequence[Mapping[str, Any]] = ()) -> dict[str, list[dict[str, str]]]:
+    def overlay_conditions(
+        self,
+        overlays: Sequence[Mapping[str, Any]],
+        node_pools: Sequence[Mapping[str, Any]] = (),
+        instance_types: Sequence[Mapping[str, Any]] = (),
+    ) -> dict[str, list[dict[str, str]]]:
         """Overlay name → the conditions the NodeOverlay validation controller writes after one pass over
         ``overlays``, ``node_pools`` and ``instance_types`` (``{name, requirements, capacity, offerings:
         [{requirements, price, available}]}``; see :meth:`instance_types` for the provider's requirements)."""
-        return self.answer({"op": "nodeoverlays", "overlays": list(overlays), "nodePools": list(node_pools),
-                            "instanceTypes": list(instance_types)})
+        return self.answer(
+            {
+                "op": "nodeoverlays",
+                "overlays": list(overlays),
+                "nodePools": list(node_pools),
+                "instanceTypes": list(instance_types),
+            }
+        )
 
-    def instance_types(self, node_class: Mapping[str, Any], described: Sequence[Mapping[str, Any]],
-                       zones: Sequence[str] = ()) -> list[dict[str, Any]]:
+    def instance_types(
+        self, node_class: Mapping[str, Any], described: Sequence[Mapping[str, Any]], zones: Sequence[str] = ()
+    ) -> list[dict[str, Any]]:
         """EC2's instance types (DescribeInstanceTypes' ``InstanceTypes``) as the release's resolver builds
         them for ``node_class``: name, requirements, capacity."""
         return self.answer({"op": "instancetypes", "object": node_class, "instanceTypes": list(described), "zones": list(zones)})
 
-    def image_map(self, node_class: Mapping[str, Any], described: Sequence[Mapping[str, Any]], *,
-                  amis: Sequence[Mapping[str, Any]] | None = None, images: Sequence[Mapping[str, Any]] = (),
-                  ssm: Mapping[str, str] | None = None, kubernetes: str = "", now: str = "",
-                  zones: Sequence[str] = ()) -> dict[str, Any]:
+    def image_map(
+        self,
+        node_class: Mapping[str, Any],
+        described: Sequence[Mapping[str, Any]],
+        *,
+        amis: Sequence[Mapping[str, Any]] | None = None,
+        images: Sequence[Mapping[str, Any]] = (),
+        ssm: Mapping[str, str] | None = None,
+        kubernetes: str = "",
+        now: str = "",
+        zones: Sequence[str] = (),
+    ) -> dict[str, Any]:
         """Which image each instance type launches with, by Karpenter's own resolver: ``instanceTypes``
         (name → image id; a type no image fits is absent), ``amis`` (status.amis, newest first) and, unless
         ``amis`` is given, the AMI step's ``conditions`` run over ``images``/``ssm`` (see ``images`` in
         tools/karpenter-oracle/aws/images.go for the image fields)."""
-        request: dict[str, Any] = {"op": "amimap", "object": node_class, "instanceTypes": list(described),
-                                   "zones": list(zones), "kubernetes": kubernetes, "now": now}
+        request: dict[str, Any] = {
+            "op": "amimap",
+            "object": node_class,
+            "instanceTypes": list(described),
+            "zones": list(zones),
+            "kubernetes": kubernetes,
+            "now": now,
+        }
         if amis is not None:
             request["amis"] = list(amis)
         else:
             request.update(images=list(images), ssm=dict(ssm or {}))
         return self.answer(request)
 
-    def node_class_validation(self, node_class: Mapping[str, Any], *, feature_gates: str = "",
-                              described: Sequence[Mapping[str, Any]] = (), cluster_name: str = "") -> dict[str, Any]:
+    def node_class_validation(
+        self,
+        node_class: Mapping[str, Any],
+        *,
+        feature_gates: str = "",
+        described: Sequence[Mapping[str, Any]] = (),
+        cluster_name: str = "",
+    ) -> dict[str, Any]:
         """The EC2NodeClass validation controller's ValidationSucceeded condition (``validationSucceeded``)
         up to its EC2 dry runs; ``feature_gates`` in AWS_FEATURE_GATES' syntax (``NodeClassCEL=true``),
         ``described`` the instance types kubelet expressions are evaluated for."""
-        reply = self.one({"op": "nodeclass", "object": node_class, "featureGates": feature_gates,
-                          "instanceTypes": list(described), "clusterName": cluster_name})
+        reply = self.one(
+            {
+                "op": "nodeclass",
+                "object": node_class,
+                "featureGates": feature_gates,
+                "instanceTypes": list(described),
+                "clusterName": cluster_name,
+            }
+        )
         if "fatal" in reply:  # the controller would exit on this class (and restart, and exit again)
             return {"validationSucceeded": {"status": "False", "reason": "ControllerExits", "message": reply["fatal"]}}
         return self.answer_of(reply, "nodeclass")

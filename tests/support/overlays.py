@@ -13,9 +13,16 @@ CASES = [
     ("cpu capacity", {"capacity": {"cpu": "8"}}, {"cel/overlay-capacity-restricted"}),
     ("a weight too high", {"weight": 20000}, {"schema/range"}),
     ("an adjustment in words", {"priceAdjustment": "ten percent off"}, {"schema/pattern"}),
-    ("NotIn without values", {"requirements": [{"key": "karpenter.k8s.aws/instance-family", "operator": "NotIn", "values": []}]},
-     {"cel/overlay-requirement-values"}),
-    ("the hostname", {"requirements": [{"key": "kubernetes.io/hostname", "operator": "Exists"}]}, {"cel/overlay-hostname-restricted"}),
+    (
+        "NotIn without values",
+        {"requirements": [{"key": "karpenter.k8s.aws/instance-family", "operator": "NotIn", "values": []}]},
+        {"cel/overlay-requirement-values"},
+    ),
+    (
+        "the hostname",
+        {"requirements": [{"key": "kubernetes.io/hostname", "operator": "Exists"}]},
+        {"cel/overlay-hostname-restricted"},
+    ),
     ("no requirements", {"requirements": None}, {"schema/required"}),
 ]
 
@@ -27,10 +34,22 @@ def overlay(patch: dict) -> dict:
 # CapacityBuffer cases, judged the same two ways (the API server's in the "default" namespace).
 BUFFER_CASES = [
     ("a template with replicas", {}, set()),
-    ("a workload share", {"podTemplateRef": None, "replicas": None, "scalableRef": {"apiGroup": "apps", "kind": "Deployment", "name": "web"},
-                          "percentage": 20}, set()),
+    (
+        "a workload share",
+        {
+            "podTemplateRef": None,
+            "replicas": None,
+            "scalableRef": {"apiGroup": "apps", "kind": "Deployment", "name": "web"},
+            "percentage": 20,
+        },
+        set(),
+    ),
     ("a template without a size", {"replicas": None}, {"cel/buffer-template-size"}),
-    ("both refs", {"scalableRef": {"apiGroup": "apps", "kind": "Deployment", "name": "web"}}, {"cel/buffer-template-xor-scalable"}),
+    (
+        "both refs",
+        {"scalableRef": {"apiGroup": "apps", "kind": "Deployment", "name": "web"}},
+        {"cel/buffer-template-xor-scalable"},
+    ),
     ("negative replicas", {"replicas": -1}, {"schema/range"}),
     ("a template without a name", {"podTemplateRef": {"name": ""}}, {"schema/size"}),
 ]

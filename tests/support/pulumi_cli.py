@@ -35,7 +35,9 @@ class PulumiProject:
         state, home = directory / ".state", directory / ".pulumi-home"
         state.mkdir(exist_ok=True)
         home.mkdir(exist_ok=True)
-        path = os.pathsep.join([str(pulumi.parent), str(tools.TOOLS_BIN), str(tools.PROJECT / ".venv" / "bin"), os.environ.get("PATH", "")])
+        path = os.pathsep.join(
+            [str(pulumi.parent), str(tools.TOOLS_BIN), str(tools.PROJECT / ".venv" / "bin"), os.environ.get("PATH", "")]
+        )
         environment = {
             "PATH": path,
             "PULUMI_BACKEND_URL": f"file://{state}",
@@ -53,11 +55,15 @@ class PulumiProject:
         project.run("stack", "init", stack, "--secrets-provider", "passphrase")
         return project
 
-    def run(self, *args: str, check: bool = True, env: dict[str, str] | None = None, timeout: float = 180) -> subprocess.CompletedProcess:
+    def run(
+        self, *args: str, check: bool = True, env: dict[str, str] | None = None, timeout: float = 180
+    ) -> subprocess.CompletedProcess:
         """One CLI command on the selected stack (``stack init`` selected it in this PULUMI_HOME); the
         test's AWS environment (the embedded world) is inherited."""
         environment = {**os.environ, **self.environment, **(env or {})}
-        with self._session(args, environment, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
+        with self._session(
+            args, environment, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        ) as process:
             try:
                 stdout, stderr = process.communicate(timeout=timeout)
             except subprocess.TimeoutExpired:
@@ -65,8 +71,11 @@ class PulumiProject:
         result = subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
         if check and result.returncode != 0:
             errors = [line.strip() for line in result.stdout.splitlines() if "error:" in line or "[mandatory]" in line]
-            raise AssertionError(f"pulumi {' '.join(args)} exited {result.returncode}; its errors:\n" + "\n".join(errors)
-                                 + f"\n--- the end of its output:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
+            raise AssertionError(
+                f"pulumi {' '.join(args)} exited {result.returncode}; its errors:\n"
+                + "\n".join(errors)
+                + f"\n--- the end of its output:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+            )
         return result
 
     def started(self, *args: str) -> contextlib.AbstractContextManager[subprocess.Popen]:
@@ -79,7 +88,9 @@ class PulumiProject:
         """The CLI in a session of its own, ended whole when the block ends. The CLI starts its language host
         and plugins each in a process group of its own; killed (or timed out), it would leave them running
         for minutes, re-parented; they stay in its session."""
-        process = subprocess.Popen(["pulumi", *args], cwd=self.directory, env=environment, text=True, start_new_session=True, **pipes)
+        process = subprocess.Popen(
+            ["pulumi", *args], cwd=self.directory, env=environment, text=True, start_new_session=True, **pipes
+        )
         try:
             yield process
         finally:
@@ -89,7 +100,11 @@ class PulumiProject:
     def preview(self, *args: str, **options) -> dict:
         """``pulumi preview --json``: steps (op, urn, diffs) and diagnostics."""
         result = self.run("preview", "--json", *args, **options)
-        return json.loads(result.stdout) if result.stdout.strip().startswith("{") else {"raw": result.stdout, "stderr": result.stderr, "code": result.returncode}
+        return (
+            json.loads(result.stdout)
+            if result.stdout.strip().startswith("{")
+            else {"raw": result.stdout, "stderr": result.stderr, "code": result.returncode}
+        )
 
     def up(self, *args: str, **options) -> subprocess.CompletedProcess:
         return self.run("up", "--yes", "--skip-preview", *args, **options)

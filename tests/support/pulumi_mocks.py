@@ -88,7 +88,6 @@ class Recorder(pulumi.runtime.Mocks):
             return stand_in_cluster(args.args["name"], pulumi.Config("aws").get("region"), self.cluster_ip_family)
         raise AssertionError(f"unexpected invoke {args.token}")
 
-
     def by_type(self, type_: str) -> list[Registration]:
         return [r for r in self.resources.values() if r.type == type_]
 
@@ -138,4 +137,3 @@ def run(
 
     body()
     return recorder
-

@@ -35,7 +35,9 @@ def _runtime(directory: Path, file: str) -> dict:
     try:
         document = yaml.safe_load((directory / file).read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise RuntimeError(f"{directory}: no {file} here (is it a {'policy pack' if 'Policy' in file else 'Pulumi project'}?)") from None
+        raise RuntimeError(
+            f"{directory}: no {file} here (is it a {'policy pack' if 'Policy' in file else 'Pulumi project'}?)"
+        ) from None
     except yaml.YAMLError as error:
         raise RuntimeError(f"{directory / file}: not valid YAML ({' '.join(str(error).split())})") from None
     if not isinstance(document, dict):
@@ -191,6 +193,9 @@ class AnalyzerHost(_Plugin):
             message.update(value)
             return message
 
-        policies = {name: analyzer_pb2.PolicyConfig(enforcementLevel=level, properties=properties(props)) for name, (level, props) in result.items()}
+        policies = {
+            name: analyzer_pb2.PolicyConfig(enforcementLevel=level, properties=properties(props))
+            for name, (level, props) in result.items()
+        }
         self.stub.Configure(analyzer_pb2.ConfigureAnalyzerRequest(policyConfig=policies))
         return []

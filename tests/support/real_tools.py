@@ -36,10 +36,16 @@ HOW_TO_GET = {
     "etcd": f"{MAKE_TOOLS} or set KUBEBUILDER_ASSETS to envtest's binaries",
     "kube-controllers": f"{MAKE_TOOLS}: it is our own program of Kubernetes' controllers under tools/kube/controllers",
     "kubelet-cel": f"{MAKE_TOOLS}: it is our own cel-go program under tools/cel",
-    **{f"karpenter-controller-{major}.{minor}": f"{MAKE_TOOLS}: it builds Karpenter {major}.{minor}'s cmd/controller under "
-       f"tools/karpenter-{major}.{minor}" for major, minor in CONTROLLER_RELEASES},
-    **{f"karpenter-oracle-{major}.{minor}": f"{MAKE_TOOLS}: it builds our oracle on Karpenter {major}.{minor}'s code under "
-       f"tools/karpenter-{major}.{minor}" for major, minor in ORACLE_RELEASES},
+    **{
+        f"karpenter-controller-{major}.{minor}": f"{MAKE_TOOLS}: it builds Karpenter {major}.{minor}'s cmd/controller under "
+        f"tools/karpenter-{major}.{minor}"
+        for major, minor in CONTROLLER_RELEASES
+    },
+    **{
+        f"karpenter-oracle-{major}.{minor}": f"{MAKE_TOOLS}: it builds our oracle on Karpenter {major}.{minor}'s code under "
+        f"tools/karpenter-{major}.{minor}"
+        for major, minor in ORACLE_RELEASES
+    },
 }
 
 
@@ -83,7 +89,9 @@ def pulumi_cli() -> Path:
     version = pulumi_version(pulumi)
     if version is None or version < MIN_PULUMI:
         shown = ".".join(map(str, version)) if version else "no version"
-        unavailable(f"{pulumi} reports {shown}; karpenter-gitops needs pulumi >= {'.'.join(map(str, MIN_PULUMI))}: {HOW_TO_GET['pulumi']}")
+        unavailable(
+            f"{pulumi} reports {shown}; karpenter-gitops needs pulumi >= {'.'.join(map(str, MIN_PULUMI))}: {HOW_TO_GET['pulumi']}"
+        )
     return pulumi
 
 
@@ -92,8 +100,14 @@ def downloaded(module: str) -> dict:
     against the checksum database): where its zip, go.mod and unpacked files are."""
     if shutil.which("go") is None:
         unavailable("go not found: install Go 1.26 to read Karpenter's and Kubernetes' modules")
-    done = subprocess.run(["go", "mod", "download", "-json", module], capture_output=True, text=True, timeout=600, cwd="/",
-                          env={**os.environ, "GOTOOLCHAIN": NEWER_GO})
+    done = subprocess.run(
+        ["go", "mod", "download", "-json", module],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd="/",
+        env={**os.environ, "GOTOOLCHAIN": NEWER_GO},
+    )
     answer = json.loads(done.stdout)
     assert answer.get("Zip") and answer.get("Sum"), answer
     return answer

@@ -62,8 +62,10 @@ def crd_messages(release: str, crd: str) -> frozenset[str]:
 def stack_with(tmp_path, cluster: str) -> str:
     """A stack file whose class sets a kubelet expression (1.15, behind NodeClassCEL), under the ``cluster`` block given."""
     path = tmp_path / "Pulumi.gated.yaml"
-    path.write_text(f"config:\n  karpenter-gitops:cluster: {cluster}\n  karpenter-gitops:nodeClasses:\n    default:\n"
-                    "      amiSelectorTerms: [{alias: al2023@latest}]\n      role: R\n"
-                    "      subnetSelectorTerms: [{id: subnet-1}]\n      securityGroupSelectorTerms: [{id: sg-1}]\n"
-                    "      kubelet: {maxPods: 'min(max_pods, 110)'}\n")
+    path.write_text(
+        f"config:\n  karpenter-gitops:cluster: {cluster}\n  karpenter-gitops:nodeClasses:\n    default:\n"
+        "      amiSelectorTerms: [{alias: al2023@latest}]\n      role: R\n"
+        "      subnetSelectorTerms: [{id: subnet-1}]\n      securityGroupSelectorTerms: [{id: sg-1}]\n"
+        "      kubelet: {maxPods: 'min(max_pods, 110)'}\n"
+    )
     return str(path)

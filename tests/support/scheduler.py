@@ -49,8 +49,14 @@ def _json(value: Any) -> Any:
 
 def schedule(world: Mapping[str, Any], *, program: Path | None = None, timeout: float = 300) -> dict[str, Any]:
     """Karpenter's answer for ``world``; raises SchedulerRefused when it gives none."""
-    done = subprocess.run([str(program or binary())], input=json.dumps(world, default=_json), capture_output=True,
-                          text=True, timeout=timeout, env={})
+    done = subprocess.run(
+        [str(program or binary())],
+        input=json.dumps(world, default=_json),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={},
+    )
     if done.returncode != 0:
         raise SchedulerRefused(done.returncode, done.stderr.strip())
     return json.loads(done.stdout)
@@ -59,25 +65,47 @@ def schedule(world: Mapping[str, Any], *, program: Path | None = None, timeout: 
 # --- builders ----------------------------------------------------------------------------------------
 
 
-def pod(name: str, cpu: str = "1", memory: str = "1Gi", *, namespace: str = "default",
-        labels: Mapping[str, str] | None = None, **spec: Any) -> dict[str, Any]:
+def pod(
+    name: str,
+    cpu: str = "1",
+    memory: str = "1Gi",
+    *,
+    namespace: str = "default",
+    labels: Mapping[str, str] | None = None,
+    **spec: Any,
+) -> dict[str, Any]:
     """A pending pod with one container requesting ``cpu`` and ``memory``; ``spec`` adds pod-spec fields."""
     return {
-        "apiVersion": "v1", "kind": "Pod",
+        "apiVersion": "v1",
+        "kind": "Pod",
         "metadata": {"name": name, "namespace": namespace, "labels": dict(labels or {})},
-        "spec": {"containers": [{"name": "app", "image": "app", "resources": {"requests": {"cpu": cpu, "memory": memory}}}],
-                 **spec},
+        "spec": {
+            "containers": [{"name": "app", "image": "app", "resources": {"requests": {"cpu": cpu, "memory": memory}}}],
+            **spec,
+        },
     }
 
 
-def node_pool(name: str, *, requirements: Iterable[Mapping[str, Any]] = (), weight: int | None = None,
-              taints: Iterable[Mapping[str, Any]] = (), limits: Mapping[str, str] | None = None,
-              labels: Mapping[str, str] | None = None, node_class: str = "default") -> dict[str, Any]:
-    spec: dict[str, Any] = {"template": {"metadata": {"labels": dict(labels or {})}, "spec": {
-        "nodeClassRef": {**EC2NODECLASS, "name": node_class},
-        "requirements": list(requirements),
-        "taints": list(taints),
-    }}}
+def node_pool(
+    name: str,
+    *,
+    requirements: Iterable[Mapping[str, Any]] = (),
+    weight: int | None = None,
+    taints: Iterable[Mapping[str, Any]] = (),
+    limits: Mapping[str, str] | None = None,
+    labels: Mapping[str, str] | None = None,
+    node_class: str = "default",
+) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "template": {
+            "metadata": {"labels": dict(labels or {})},
+            "spec": {
+                "nodeClassRef": {**EC2NODECLASS, "name": node_class},
+                "requirements": list(requirements),
+                "taints": list(taints),
+            },
+        }
+    }
     if weight is not None:
         spec["weight"] = weight
     if limits is not None:
@@ -88,18 +116,36 @@ def node_pool(name: str, *, requirements: Iterable[Mapping[str, Any]] = (), weig
 def daemon_set(name: str, cpu: str, memory: str, *, namespace: str = "kube-system", **spec: Any) -> dict[str, Any]:
     labels = {"app": name}
     return {
-        "apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": name, "namespace": namespace},
-        "spec": {"selector": {"matchLabels": labels}, "template": {"metadata": {"labels": labels}, "spec": {
-            "containers": [{"name": name, "image": name, "resources": {"requests": {"cpu": cpu, "memory": memory}}}],
-            **spec,
-        }}},
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    "containers": [{"name": name, "image": name, "resources": {"requests": {"cpu": cpu, "memory": memory}}}],
+                    **spec,
+                },
+            },
+        },
     }
 
 
-def instance_type(name: str, cpu: int, memory_mib: int, pods: int, *, zones: Iterable[str] = ("us-east-1a", "us-east-1b", "us-east-1c"),
-                  on_demand: float, spot: float | None = None, arch: str = "amd64",
-                  kube_reserved: Mapping[str, str] | None = None, eviction: Mapping[str, str] | None = None,
-                  extended: Mapping[str, str] | None = None) -> dict[str, Any]:
+def instance_type(
+    name: str,
+    cpu: int,
+    memory_mib: int,
+    pods: int,
+    *,
+    zones: Iterable[str] = ("us-east-1a", "us-east-1b", "us-east-1c"),
+    on_demand: float,
+    spot: float | None = None,
+    arch: str = "amd64",
+    kube_reserved: Mapping[str, str] | None = None,
+    eviction: Mapping[str, str] | None = None,
+    extended: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
     """An instance type as the scheduler sees it: capacity (``extended`` resources besides cpu, memory,
     pods and 20Gi of disk), overhead, and one offering per zone and market."""
     family, size = name.split(".", 1)
@@ -108,12 +154,26 @@ def instance_type(name: str, cpu: int, memory_mib: int, pods: int, *, zones: Ite
         offerings += [{"zone": zone, "capacityType": "spot", "price": spot} for zone in zones]
     return {
         "name": name,
-        "labels": {"kubernetes.io/arch": arch, "kubernetes.io/os": "linux", "karpenter.k8s.aws/instance-family": family,
-                   "karpenter.k8s.aws/instance-size": size, "karpenter.k8s.aws/instance-cpu": str(cpu),
-                   "karpenter.k8s.aws/instance-memory": str(memory_mib)},
-        "capacity": {"cpu": str(cpu), "memory": f"{memory_mib}Mi", "pods": str(pods), "ephemeral-storage": "20Gi", **(extended or {})},
-        "overhead": {"kubeReserved": dict(kube_reserved or {}), "systemReserved": {},
-                     "evictionThreshold": dict(eviction or {"memory": "100Mi"})},
+        "labels": {
+            "kubernetes.io/arch": arch,
+            "kubernetes.io/os": "linux",
+            "karpenter.k8s.aws/instance-family": family,
+            "karpenter.k8s.aws/instance-size": size,
+            "karpenter.k8s.aws/instance-cpu": str(cpu),
+            "karpenter.k8s.aws/instance-memory": str(memory_mib),
+        },
+        "capacity": {
+            "cpu": str(cpu),
+            "memory": f"{memory_mib}Mi",
+            "pods": str(pods),
+            "ephemeral-storage": "20Gi",
+            **(extended or {}),
+        },
+        "overhead": {
+            "kubeReserved": dict(kube_reserved or {}),
+            "systemReserved": {},
+            "evictionThreshold": dict(eviction or {"memory": "100Mi"}),
+        },
         "offerings": offerings,
     }
 

@@ -35,8 +35,10 @@ class Claim:
     def show(self) -> str:
         pods = ", ".join(f"{n}×{w.split('/')[-1]}" for w, n in self.workloads)
         cheapest = f"{self.cheapest[0]} ${self.cheapest[1]}" if self.cheapest else "no launch"
-        return (f"{self.node_pool}: [{pods}] {self.capacity_type} {cheapest} (range {self.price_range[0]}–{self.price_range[1]}), "
-                f"{len(self.options)} options, {len(self.launch_types)} launched")
+        return (
+            f"{self.node_pool}: [{pods}] {self.capacity_type} {cheapest} (range {self.price_range[0]}–{self.price_range[1]}), "
+            f"{len(self.options)} options, {len(self.launch_types)} launched"
+        )
 
 
 @dataclass(frozen=True)
@@ -121,8 +123,10 @@ def _tied_at_cut(mine: Claim, karpenter: Claim) -> str | None:
     only_theirs = set(karpenter.options) - set(mine.options)
     if cut is None or any(karpenter.option_prices.get(name) != cut for name in only_theirs):
         return None
-    return (f"{CUT_TIE} (${cut}): {karpenter.node_pool} [{', '.join(w for w, _ in karpenter.workloads)}], "
-            f"ours also {sorted(set(mine.options) - set(karpenter.options))}, Karpenter's also {sorted(only_theirs)}")
+    return (
+        f"{CUT_TIE} (${cut}): {karpenter.node_pool} [{', '.join(w for w, _ in karpenter.workloads)}], "
+        f"ours also {sorted(set(mine.options) - set(karpenter.options))}, Karpenter's also {sorted(only_theirs)}"
+    )
 
 
 def compare(mine: Outcome, karpenter: Outcome) -> list[str]:
@@ -136,8 +140,10 @@ def compare(mine: Outcome, karpenter: Outcome) -> list[str]:
     if mine.ignored != karpenter.ignored:
         differences.append(f"ignored: ours {sorted(mine.ignored)}, Karpenter's {sorted(karpenter.ignored)}")
     if mine.nodes_by_pool() != karpenter.nodes_by_pool():
-        differences.append(f"NodeClaims per pool: ours {dict(sorted(mine.nodes_by_pool().items()))}, "
-                           f"Karpenter's {dict(sorted(karpenter.nodes_by_pool().items()))}")
+        differences.append(
+            f"NodeClaims per pool: ours {dict(sorted(mine.nodes_by_pool().items()))}, "
+            f"Karpenter's {dict(sorted(karpenter.nodes_by_pool().items()))}"
+        )
     only_mine = Counter(mine.claims) - Counter(karpenter.claims)
     only_theirs = Counter(karpenter.claims) - Counter(mine.claims)
     for claim in sorted(only_mine.elements()):

@@ -49,6 +49,8 @@ ZONE_TIES = Documented(
     _zonal_world,
     varies=True,
 )
+
+
 def _only_karpenters_launch_failed(mine: Outcome, karpenter: Outcome) -> bool:
     """The NodeClaims are the same (pool, pods, options) and each that differs launched in ours and failed at launch in
     Karpenter's (minValues unmet once the larger daemon overhead drops types): the order's other outcome."""
@@ -57,8 +59,12 @@ def _only_karpenters_launch_failed(mine: Outcome, karpenter: Outcome) -> bool:
     only_mine = sorted((Counter(mine.claims) - Counter(karpenter.claims)).elements())
     only_theirs = sorted((Counter(karpenter.claims) - Counter(mine.claims)).elements())
     key = lambda c: (c.node_pool, c.workloads, c.options)  # noqa: E731
-    return (bool(only_mine) and sorted(map(key, only_mine)) == sorted(map(key, only_theirs))
-            and all(c.capacity_type is None for c in only_theirs) and all(c.capacity_type for c in only_mine))
+    return (
+        bool(only_mine)
+        and sorted(map(key, only_mine)) == sorted(map(key, only_theirs))
+        and all(c.capacity_type is None for c in only_theirs)
+        and all(c.capacity_type for c in only_mine)
+    )
 
 
 DAEMON_ORDER = Documented(
@@ -105,8 +111,11 @@ class Verdict:
     def explain(self) -> str:
         claims = "\n".join(f"  ours:        {c.show()}" for c in self.mine.claims)
         claims += "\n" + "\n".join(f"  Karpenter's: {c.show()}" for c in self.karpenter.claims)
-        return (f"{self.name}: {len(self.unexplained)} difference(s) no entry of tests/support/sim_disagreements.py explains:\n  "
-                + "\n  ".join(self.unexplained) + f"\nNodeClaims:\n{claims}")
+        return (
+            f"{self.name}: {len(self.unexplained)} difference(s) no entry of tests/support/sim_disagreements.py explains:\n  "
+            + "\n  ".join(self.unexplained)
+            + f"\nNodeClaims:\n{claims}"
+        )
 
 
 @dataclass
@@ -125,9 +134,11 @@ class Tally:
 
     def table(self) -> list[str]:
         worlds = self.counts["agree"] + self.counts["documented"] + self.counts["differ"]
-        lines = [f"{worlds} worlds, {self.counts['pods']} pods, {self.counts['nodeClaims']} NodeClaims of Karpenter's: "
-                 f"{self.counts['agree']} agree exactly, {self.counts['documented']} differ as documented, "
-                 f"{self.counts['differ']} differ undocumented"]
+        lines = [
+            f"{worlds} worlds, {self.counts['pods']} pods, {self.counts['nodeClaims']} NodeClaims of Karpenter's: "
+            f"{self.counts['agree']} agree exactly, {self.counts['documented']} differ as documented, "
+            f"{self.counts['differ']} differ undocumented"
+        ]
         for entry in DOCUMENTED:
             lines.append(f"  entry {entry.id}: {self.counts[('entry', entry.id)]} world(s)")
         return lines
@@ -136,8 +147,9 @@ class Tally:
 TALLY = Tally()
 
 
-def judge(name: str, world: World, mine: Outcome, karpenter: Outcome, differences: list[str],
-          rerun: Callable[[], Outcome] | None = None) -> Verdict:
+def judge(
+    name: str, world: World, mine: Outcome, karpenter: Outcome, differences: list[str], rerun: Callable[[], Outcome] | None = None
+) -> Verdict:
     """Which entries explain the differences and what is left unexplained. ``rerun`` asks Karpenter again
     (where Karpenter's answer varies from run to run, ours must be one of its answers)."""
     applying = [entry for entry in DOCUMENTED if entry.applies(world)]

@@ -43,10 +43,27 @@ CATALOGUE = (
     "c7g.large", "c7g.xlarge", "m7i.large", "r6i.large", "m5d.large", "i3.large", "g5.xlarge", "g4dn.xlarge", "m5.metal",
 )  # fmt: skip
 STATIC = on_demand_prices(REGION).prices
-TAINTS = (Taint("dedicated", "batch", "NoSchedule"), Taint("spot", "", "PreferNoSchedule"), Taint("gpu", "true", "NoExecute"),
-          Taint("team", "b", "NoSchedule"))
-SHAPES = (("100m", "128Mi"), ("250m", "256Mi"), ("500m", "512Mi"), ("500m", "2Gi"), ("1", "1Gi"), ("1", "4Gi"), ("1500m", "3Gi"),
-          ("2", "2Gi"), ("3", "6Gi"), ("3500m", "12Gi"), ("6", "8Gi"), ("7", "30Gi"), ("40", "8Gi"))
+TAINTS = (
+    Taint("dedicated", "batch", "NoSchedule"),
+    Taint("spot", "", "PreferNoSchedule"),
+    Taint("gpu", "true", "NoExecute"),
+    Taint("team", "b", "NoSchedule"),
+)
+SHAPES = (
+    ("100m", "128Mi"),
+    ("250m", "256Mi"),
+    ("500m", "512Mi"),
+    ("500m", "2Gi"),
+    ("1", "1Gi"),
+    ("1", "4Gi"),
+    ("1500m", "3Gi"),
+    ("2", "2Gi"),
+    ("3", "6Gi"),
+    ("3500m", "12Gi"),
+    ("6", "8Gi"),
+    ("7", "30Gi"),
+    ("40", "8Gi"),
+)
 
 
 @dataclass(frozen=True)
@@ -77,8 +94,13 @@ def _prices(rng: random.Random, names: list[str], zone_uniform: bool) -> PriceTa
 
 
 def _pool(rng: random.Random, index: int, names: list[str]) -> NodePoolSpec:
-    requirements: list = [Requirement(labels.CAPACITY_TYPE, "In", tuple(sorted(rng.choice(
-        [{"on-demand"}, {"spot"}, {"on-demand", "spot"}, {"on-demand", "spot"}]))))]
+    requirements: list = [
+        Requirement(
+            labels.CAPACITY_TYPE,
+            "In",
+            tuple(sorted(rng.choice([{"on-demand"}, {"spot"}, {"on-demand", "spot"}, {"on-demand", "spot"}]))),
+        )
+    ]
     if rng.random() < 0.4:
         requirements.append(Requirement(labels.ARCH, "In", (rng.choice(("amd64", "arm64")),)))
     if rng.random() < 0.35:
@@ -100,14 +122,26 @@ def _pool(rng: random.Random, index: int, names: list[str]) -> NodePoolSpec:
     if rng.random() < 0.3:
         limits = resources.vector(rng.choice(({"cpu": "8"}, {"cpu": "16"}, {"cpu": "40", "memory": "100Gi"}, {"memory": "64Gi"})))
     pairs = [r if isinstance(r, tuple) else (r.key, ValueSet.of(r.operator, r.values)) for r in requirements]
-    return NodePoolSpec(f"pool-{index}", "default", Requirements(pairs), {"team": rng.choice(("a", "b"))}, taints,
-                        weight=rng.choice((0, 0, 10, 50)), limits=limits)
+    return NodePoolSpec(
+        f"pool-{index}",
+        "default",
+        Requirements(pairs),
+        {"team": rng.choice(("a", "b"))},
+        taints,
+        weight=rng.choice((0, 0, 10, 50)),
+        limits=limits,
+    )
 
 
 def _toleration(rng: random.Random) -> Toleration:
     taint = rng.choice(TAINTS)
-    return rng.choice((Toleration(taint.key, "Equal" if taint.value else "Exists", taint.value, taint.effect),
-                       Toleration(taint.key, "Exists"), Toleration(operator="Exists")))
+    return rng.choice(
+        (
+            Toleration(taint.key, "Equal" if taint.value else "Exists", taint.value, taint.effect),
+            Toleration(taint.key, "Exists"),
+            Toleration(operator="Exists"),
+        )
+    )
 
 
 def _term(rng: random.Random) -> tuple[Requirement, ...]:
@@ -135,12 +169,21 @@ def _template(rng: random.Random, index: int) -> PodTemplate:
     if rng.random() < 0.15:
         containers.append(Container("side", {"cpu": "100m", "memory": "64Mi"}))
     if rng.random() < 0.15:
-        init = (Container("init", {"cpu": rng.choice(("2", "200m")), "memory": "1Gi"}),
-                *((Container("proxy", {"cpu": "50m", "memory": "64Mi"}, sidecar=True),) if rng.random() < 0.5 else ()))
+        init = (
+            Container("init", {"cpu": rng.choice(("2", "200m")), "memory": "1Gi"}),
+            *((Container("proxy", {"cpu": "50m", "memory": "64Mi"}, sidecar=True),) if rng.random() < 0.5 else ()),
+        )
     fields: dict = {}
     if rng.random() < 0.25:
-        fields["node_selector"] = rng.choice(({labels.ARCH: "amd64"}, {labels.ARCH: "arm64"}, {"team": "a"},
-                                              {labels.CAPACITY_TYPE: "spot"}, {labels.ZONE: ZONES[0]}))
+        fields["node_selector"] = rng.choice(
+            (
+                {labels.ARCH: "amd64"},
+                {labels.ARCH: "arm64"},
+                {"team": "a"},
+                {labels.CAPACITY_TYPE: "spot"},
+                {labels.ZONE: ZONES[0]},
+            )
+        )
     if rng.random() < 0.2:
         fields["required_terms"] = tuple(_term(rng) for _ in range(rng.randint(1, 2)))
     if rng.random() < 0.2:
@@ -149,8 +192,15 @@ def _template(rng: random.Random, index: int) -> PodTemplate:
         fields["tolerations"] = tuple(_toleration(rng) for _ in range(rng.randint(1, 2)))
     spreads = []
     if rng.random() < 0.3:
-        spreads.append(Spread(labels.ZONE, rng.choice((1, 1, 2)), rng.choice(("DoNotSchedule", "ScheduleAnyway")), selector,
-                              min_domains=rng.choice((None, None, 3))))
+        spreads.append(
+            Spread(
+                labels.ZONE,
+                rng.choice((1, 1, 2)),
+                rng.choice(("DoNotSchedule", "ScheduleAnyway")),
+                selector,
+                min_domains=rng.choice((None, None, 3)),
+            )
+        )
     if rng.random() < 0.2:
         spreads.append(Spread(HOSTNAME, rng.choice((1, 2, 3)), rng.choice(("DoNotSchedule", "ScheduleAnyway")), selector))
     fields["spreads"] = tuple(spreads)
@@ -175,14 +225,27 @@ def _daemon_set(rng: random.Random, index: int) -> DaemonSet:
         fields["node_selector"] = {labels.ARCH: rng.choice(("amd64", "arm64"))}
     cpu, memory = rng.choice((("50m", "64Mi"), ("200m", "256Mi"), ("500m", "512Mi")))
     ports = (HostPort(9100),) if rng.random() < 0.3 else ()
-    return DaemonSet(name, PodTemplate("kube-system", f"DaemonSet/{name}", SOURCE, {"app": name},
-                                       (Container("main", {"cpu": cpu, "memory": memory}, host_ports=ports),), **fields))
+    return DaemonSet(
+        name,
+        PodTemplate(
+            "kube-system",
+            f"DaemonSet/{name}",
+            SOURCE,
+            {"app": name},
+            (Container("main", {"cpu": cpu, "memory": memory}, host_ports=ports),),
+            **fields,
+        ),
+    )
 
 
 def zonal(template: PodTemplate) -> bool:
     """The template spreads or (anti-)affines across zones: where Karpenter breaks ties at random."""
-    terms = (*template.affinity, *template.anti_affinity, *(t for _, t in template.preferred_affinity),
-             *(t for _, t in template.preferred_anti_affinity))
+    terms = (
+        *template.affinity,
+        *template.anti_affinity,
+        *(t for _, t in template.preferred_affinity),
+        *(t for _, t in template.preferred_anti_affinity),
+    )
     return any(s.topology_key == labels.ZONE for s in template.spreads) or any(t.topology_key == labels.ZONE for t in terms)
 
 
@@ -211,10 +274,19 @@ def _deployment(name: str, replicas_: int, cpu: str, memory: str, namespace: str
     if gpu:
         resources_["limits"] = {"nvidia.com/gpu": gpu}
         resources_["requests"]["nvidia.com/gpu"] = gpu
-    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": namespace},
-            "spec": {"replicas": replicas_, "selector": {"matchLabels": {"app": name}},
-                     "template": {"metadata": {"labels": {"app": name}},
-                                  "spec": {"containers": [{"name": name, "image": name, "resources": resources_}], **spec}}}}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "replicas": replicas_,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {"containers": [{"name": name, "image": name, "resources": resources_}], **spec},
+            },
+        },
+    }
 
 
 def _spread(name: str, key: str, skew: int = 1, when: str = "DoNotSchedule") -> dict:
@@ -248,10 +320,26 @@ def demo(seed: int, spot_known: bool = True) -> Case:
     catalogue = LabelledCatalogue(INSTANCE_TYPES.values(), {name: DEMO_ZONES for name in INSTANCE_TYPES}, DEMO_REGION)
     table = on_demand_prices(DEMO_REGION)
     # one spot price a type for every zone: web and ledger spread across zones, where Karpenter breaks ties at random
-    spot = {(name, zone): shared for name, price in table.prices.items() if rng.random() < 0.9
-            for shared in (round(price * rng.uniform(0.25, 0.9), 5),) for zone in DEMO_ZONES} if spot_known else None
+    spot = (
+        {
+            (name, zone): shared
+            for name, price in table.prices.items()
+            if rng.random() < 0.9
+            for shared in (round(price * rng.uniform(0.25, 0.9), 5),)
+            for zone in DEMO_ZONES
+        }
+        if spot_known
+        else None
+    )
     workloads = workloads_from_documents([("workloads.yaml", list(DEMO_WORKLOADS))])
     traits = {c.name: amifamily.family_of(c).node_traits for c in inputs.node_classes}
-    world = build_world(inputs.node_pools, inputs.node_classes, catalogue, PriceTable(dict(table.prices), table.note, spot),
-                        workloads.pods, workloads.daemon_sets, traits=traits)
+    world = build_world(
+        inputs.node_pools,
+        inputs.node_classes,
+        catalogue,
+        PriceTable(dict(table.prices), table.note, spot),
+        workloads.pods,
+        workloads.daemon_sets,
+        traits=traits,
+    )
     return Case(seed, world)

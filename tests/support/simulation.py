@@ -34,17 +34,41 @@ def info(name: str) -> dict:
     return INSTANCE_TYPES[name]
 
 
-def types(names: Iterable[str] = tuple(PRICES), settings: NodeClassSettings | None = None, prices: Mapping[str, float] = PRICES,
-          zones: Iterable[str] = ZONES, spot: Mapping[tuple[str, str], float] | None = None) -> tuple[InstanceType, ...]:
+def types(
+    names: Iterable[str] = tuple(PRICES),
+    settings: NodeClassSettings | None = None,
+    prices: Mapping[str, float] = PRICES,
+    zones: Iterable[str] = ZONES,
+    spot: Mapping[tuple[str, str], float] | None = None,
+) -> tuple[InstanceType, ...]:
     names = tuple(names)
-    return instance_types([info(n) for n in names], {n: tuple(zones) for n in names}, REGION,
-                          settings or NodeClassSettings("default"), PriceTable(dict(prices), "test prices", spot))
+    return instance_types(
+        [info(n) for n in names],
+        {n: tuple(zones) for n in names},
+        REGION,
+        settings or NodeClassSettings("default"),
+        PriceTable(dict(prices), "test prices", spot),
+    )
 
 
-def pool(name: str = "default", *requirements: Requirement, weight: int = 0, taints: Iterable[Taint] = (),
-         limits: Mapping[str, str] | None = None, labels_: Mapping[str, str] | None = None, node_class: str = "default") -> NodePoolSpec:
-    return NodePoolSpec(name, node_class, Requirements.of(requirements), dict(labels_ or {}), tuple(taints), weight,
-                        resources.vector(limits) if limits is not None else None)
+def pool(
+    name: str = "default",
+    *requirements: Requirement,
+    weight: int = 0,
+    taints: Iterable[Taint] = (),
+    limits: Mapping[str, str] | None = None,
+    labels_: Mapping[str, str] | None = None,
+    node_class: str = "default",
+) -> NodePoolSpec:
+    return NodePoolSpec(
+        name,
+        node_class,
+        Requirements.of(requirements),
+        dict(labels_ or {}),
+        tuple(taints),
+        weight,
+        resources.vector(limits) if limits is not None else None,
+    )
 
 
 def on_demand(*extra: Requirement) -> tuple[Requirement, ...]:
@@ -53,14 +77,18 @@ def on_demand(*extra: Requirement) -> tuple[Requirement, ...]:
 
 def template(name: str = "web", cpu: str = "1", memory: str = "1Gi", namespace: str = "default", **fields) -> PodTemplate:
     fields.setdefault("labels", {"app": name})
-    return PodTemplate(namespace, f"Deployment/{name}", SOURCE, containers=(Container("main", {"cpu": cpu, "memory": memory}),), **fields)
+    return PodTemplate(
+        namespace, f"Deployment/{name}", SOURCE, containers=(Container("main", {"cpu": cpu, "memory": memory}),), **fields
+    )
 
 
 def pods(count: int, name: str = "web", cpu: str = "1", memory: str = "1Gi", **fields) -> tuple[Pod, ...]:
     return replicas(template(name, cpu, memory, **fields), count)
 
 
-def world(pods_: Iterable[Pod], *pools: NodePoolSpec, instance_types_: Iterable[InstanceType] | None = None, daemon_sets=()) -> World:
+def world(
+    pods_: Iterable[Pod], *pools: NodePoolSpec, instance_types_: Iterable[InstanceType] | None = None, daemon_sets=()
+) -> World:
     pools = pools or (pool("default", *on_demand()),)
     classes = {p.node_class for p in pools}
     its = tuple(instance_types_) if instance_types_ is not None else types()

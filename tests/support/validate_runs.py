@@ -41,9 +41,16 @@ def node_pool(name: str, node_class_name: str, **spec) -> dict:
 
 
 def overlay(name: str, price: str, weight: int = 10) -> dict:
-    return {"apiVersion": "karpenter.sh/v1alpha1", "kind": "NodeOverlay", "metadata": {"name": name},
-            "spec": {"weight": weight, "price": price,
-                     "requirements": [{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["m5.large"]}]}}
+    return {
+        "apiVersion": "karpenter.sh/v1alpha1",
+        "kind": "NodeOverlay",
+        "metadata": {"name": name},
+        "spec": {
+            "weight": weight,
+            "price": price,
+            "requirements": [{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["m5.large"]}],
+        },
+    }
 
 
 def stack(**config) -> dict:
@@ -72,23 +79,25 @@ class Recorder:
         monkeypatch.setattr(validate_strategies, strategy, recorded)
 
 
-STREAM = "\n".join([
-    "# rendered by helm template",
-    yaml.safe_dump(node_class("one")),
-    "---",
-    yaml.safe_dump({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"}}),
-    "---",
-    "---",  # an empty document still counts in the numbers
-    yaml.safe_dump(node_class("two", amiSelectorTerms=[{"alias": "al2023@latest", "id": "ami-0123456789abcdef0"}])),
-    "--- # the middle is near here",
-    yaml.safe_dump(node_pool("general", "one")),
-    "---",
-    "# a comment-only document",
-    "---",
-    yaml.safe_dump(node_pool("lost", "missing", weight=5000)),
-    "---",
-    yaml.safe_dump(node_class("three", role="arn:aws:iam::111122223333:role/x")),
-])
+STREAM = "\n".join(
+    [
+        "# rendered by helm template",
+        yaml.safe_dump(node_class("one")),
+        "---",
+        yaml.safe_dump({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"}}),
+        "---",
+        "---",  # an empty document still counts in the numbers
+        yaml.safe_dump(node_class("two", amiSelectorTerms=[{"alias": "al2023@latest", "id": "ami-0123456789abcdef0"}])),
+        "--- # the middle is near here",
+        yaml.safe_dump(node_pool("general", "one")),
+        "---",
+        "# a comment-only document",
+        "---",
+        yaml.safe_dump(node_pool("lost", "missing", weight=5000)),
+        "---",
+        yaml.safe_dump(node_class("three", role="arn:aws:iam::111122223333:role/x")),
+    ]
+)
 
 
 NAMES = st.sampled_from(["one", "two", "three"])
@@ -100,11 +109,15 @@ DOCUMENTS = st.one_of(
     st.builds(overlay, st.sampled_from(["cheap", "dear"]), st.sampled_from(["0.01", "+10%", "nope"])),
     st.just({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}),
 )
-FILES = st.lists(st.one_of(
-    st.lists(DOCUMENTS, min_size=1, max_size=4),
-    st.just([stack(cluster={"name": "dev", "featureGates": {"NodeOverlay": True}})]),
-    st.just("not: [yaml\n"),
-), min_size=2, max_size=5)
+FILES = st.lists(
+    st.one_of(
+        st.lists(DOCUMENTS, min_size=1, max_size=4),
+        st.just([stack(cluster={"name": "dev", "featureGates": {"NodeOverlay": True}})]),
+        st.just("not: [yaml\n"),
+    ),
+    min_size=2,
+    max_size=5,
+)
 
 
 SEPARATORS = st.sampled_from(["---\n", "---\n---\n", "--- # next\n", "# between\n---\n", "---\n# only a comment\n---\n"])

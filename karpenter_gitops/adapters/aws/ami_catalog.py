@@ -33,9 +33,7 @@ class AwsAmiCatalog:
         return {parameter["Name"]: parameter["Value"] for parameter in found}
 
     def resolve(self, terms: Sequence[AMISelectorTerm]) -> AMIResolution:
-        resolution = resolve_amis(
-            self.aws, terms, self.kubernetes, release=self.release
-        )
+        resolution = resolve_amis(self.aws, terms, self.kubernetes, release=self.release)
         if resolution.outcome is AMIOutcome.TRANSIENT_ERROR:
             raise AwsUnavailable(resolution.message)
         return resolution

@@ -12,14 +12,14 @@ from __future__ import annotations
 import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, UTC
+from datetime import UTC, datetime
 
-from karpenter_gitops.karpenter import amifamily
 from karpenter_gitops.adapters.aws.client import AwsSession, tag_filters
 from karpenter_gitops.adapters.aws.error_kinds import PersistentAWSError, TransientAWSError
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.model import AMISelectorTerm
 from karpenter_gitops.core.resolved import AMI, SkippedAMI
+from karpenter_gitops.karpenter import amifamily
 from karpenter_gitops.karpenter.amifamily import protocol
 
 DEFAULT_OWNERS_FOR_NAME = ("self", "amazon")  # a name alone must not pick up look-alike public AMIs

@@ -41,8 +41,17 @@ _MODEL_LOADER = create_loader()
 # endpoint is named within seconds instead of after the run's retries (minutes).
 PROBE_TIMEOUT = 5.0
 # What AWS answers when the credentials themselves are refused: reachable, but nothing will work.
-_REFUSED_CREDENTIALS = frozenset({"AuthFailure", "InvalidClientTokenId", "UnrecognizedClientException",
-                                  "SignatureDoesNotMatch", "ExpiredToken", "RequestExpired", "InvalidAccessKeyId"})
+_REFUSED_CREDENTIALS = frozenset(
+    {
+        "AuthFailure",
+        "InvalidClientTokenId",
+        "UnrecognizedClientException",
+        "SignatureDoesNotMatch",
+        "ExpiredToken",
+        "RequestExpired",
+        "InvalidAccessKeyId",
+    }
+)
 
 # Host suffixes of AWS's own endpoints, every partition; anything else is an emulator or a proxy.
 _AWS_DOMAINS = (".amazonaws.com", ".amazonaws.com.cn", ".api.aws", ".c2s.ic.gov", ".sc2s.sgov.gov")
@@ -77,13 +86,17 @@ class AwsSettings:
                 try:
                     return json.loads(raw)
                 except ValueError:
-                    raise InputError(f"aws:{key} is not valid JSON", "stack config", hint="see pulumi-aws's configuration docs") from None
+                    raise InputError(
+                        f"aws:{key} is not valid JSON", "stack config", hint="see pulumi-aws's configuration docs"
+                    ) from None
             return raw
 
         def checked(key: str, found: Any) -> str | None:
             if found is None or isinstance(found, str):
                 return found or None
-            raise InputError(f"aws:{key} is {type(found).__name__}, not text", "stack config", hint="see pulumi-aws's configuration docs")
+            raise InputError(
+                f"aws:{key} is {type(found).__name__}, not text", "stack config", hint="see pulumi-aws's configuration docs"
+            )
 
         def text(key: str) -> str | None:
             return checked(key, value(key))
@@ -131,8 +144,10 @@ class AwsSession:
         settings = settings or AwsSettings()
         self._botocore = botocore.session.Session(profile=settings.profile)
         self._botocore.register_component("data_loader", _MODEL_LOADER)
-        for variable, value in (("config_file", settings.shared_config_file),
-                                ("credentials_file", settings.shared_credentials_file)):
+        for variable, value in (
+            ("config_file", settings.shared_config_file),
+            ("credentials_file", settings.shared_credentials_file),
+        ):
             if value:
                 self._botocore.set_config_variable(variable, value)
         if settings.access_key and settings.secret_key:
@@ -153,8 +168,12 @@ class AwsSession:
         try:
             validate_region_name(self.region)
         except BotoCoreError:
-            raise PersistentAWSError("configuration", "InvalidRegion", f"the AWS region {self.region!r} is not a region name "
-                                     "(AWS_REGION, AWS_DEFAULT_REGION, a profile's region or the stack's aws:region sets it)") from None
+            raise PersistentAWSError(
+                "configuration",
+                "InvalidRegion",
+                f"the AWS region {self.region!r} is not a region name "
+                "(AWS_REGION, AWS_DEFAULT_REGION, a profile's region or the stack's aws:region sets it)",
+            ) from None
         self._endpoint_url = endpoint_url
         self._endpoints = dict(settings.endpoints)
         self._role = settings if settings.role_arn else None
@@ -237,8 +256,9 @@ class AwsSession:
         connection, unknown host, a silent endpoint) raises AwsUnreachable naming the endpoint
         and the region. The probe is not counted among the run's calls.
         """
-        config = self._config.merge(Config(connect_timeout=timeout, read_timeout=timeout,
-                                           retries={"mode": "standard", "total_max_attempts": 1}))
+        config = self._config.merge(
+            Config(connect_timeout=timeout, read_timeout=timeout, retries={"mode": "standard", "total_max_attempts": 1})
+        )
         ec2 = self._botocore.create_client("ec2", config=config, endpoint_url=self._endpoints.get("ec2", self._endpoint_url))
         try:
             ec2.describe_availability_zones()
@@ -286,9 +306,7 @@ class AwsSession:
             credentials = sts.assume_role(**params)["Credentials"]
         except (BotoCoreError, ClientError) as error:
             raise classify(error, "AssumeRole") from None
-        self._botocore.set_credentials(
-            credentials["AccessKeyId"], credentials["SecretAccessKey"], credentials["SessionToken"]
-        )
+        self._botocore.set_credentials(credentials["AccessKeyId"], credentials["SecretAccessKey"], credentials["SessionToken"])
 
     def register(self, event: str, handler: Callable[..., Any]) -> None:
         """Register a botocore event handler (e.g. ``before-send.ec2``) on every client of this run."""
@@ -310,17 +328,21 @@ class AwsSession:
 
     def call(self, service: str, operation: str, **params: Any) -> dict:
         """``operation`` (e.g. ``"GetParameter"``) with ``params``; failures raise Transient/PersistentAWSError."""
+
         def run() -> dict:
             response = getattr(self.client(service), xform_name(operation))(**params)
             response.pop("ResponseMetadata", None)
             return response
+
         return self._once((service, operation, "call", _canonical(params)), f"{service}:{operation}", run)
 
     def paginate(self, service: str, operation: str, result_key: str, *, region: str | None = None, **params: Any) -> list:
         """Every item under ``result_key`` across all pages of a paginated ``operation`` (``region``: as for ``client``)."""
+
         def run() -> list:
             pages = self.client(service, region).get_paginator(xform_name(operation)).paginate(**params)
             return [item for page in pages for item in page.get(result_key, [])]
+
         return self._once((service, region, operation, result_key, _canonical(params)), f"{service}:{operation}", run)
 
     def remember(self, key: Hashable, compute: Callable[[], Any]) -> Any:
@@ -353,11 +375,15 @@ class AwsSession:
 def _setup_problem(error: BotoCoreError) -> str:
     """What is wrong with the AWS set-up, naming the setting it comes from (botocore's words do not)."""
     if isinstance(error, ProfileNotFound):
-        return (f"the AWS profile {error.kwargs.get('profile')!r} is in neither the AWS config nor the credentials file "
-                "(AWS_PROFILE or the stack's aws:profile names it)")
+        return (
+            f"the AWS profile {error.kwargs.get('profile')!r} is in neither the AWS config nor the credentials file "
+            "(AWS_PROFILE or the stack's aws:profile names it)"
+        )
     if isinstance(error, ConfigParseError):
-        return (f"the AWS config file {error.kwargs.get('path')} does not parse (AWS_CONFIG_FILE, AWS_SHARED_CREDENTIALS_FILE "
-                "or the stack's aws:sharedConfigFiles names it; by default ~/.aws/config and ~/.aws/credentials)")
+        return (
+            f"the AWS config file {error.kwargs.get('path')} does not parse (AWS_CONFIG_FILE, AWS_SHARED_CREDENTIALS_FILE "
+            "or the stack's aws:sharedConfigFiles names it; by default ~/.aws/config and ~/.aws/credentials)"
+        )
     return str(error)
 
 

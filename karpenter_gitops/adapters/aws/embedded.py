@@ -153,8 +153,10 @@ def _user_data_bytes(form: dict[str, list[str]]) -> int:
 
 
 def _refuse(start_response: Any, code: str, message: str) -> list[bytes]:
-    reply = (f"<Response><Errors><Error><Code>{code}</Code><Message>{html.escape(message)}</Message></Error></Errors>"
-             "<RequestID>embedded</RequestID></Response>").encode()
+    reply = (
+        f"<Response><Errors><Error><Code>{code}</Code><Message>{html.escape(message)}</Message></Error></Errors>"
+        "<RequestID>embedded</RequestID></Response>"
+    ).encode()
     start_response("400 Bad Request", [("Content-Type", "text/xml"), ("Content-Length", str(len(reply)))])
     return [reply]
 
@@ -241,4 +243,6 @@ def run_against(command: list[str], fixture: str | Path | None = None) -> int:
         try:
             return subprocess.run(command, check=False).returncode
         except OSError as failure:  # not found, not executable
-            raise InputError(f"cannot run {command[0]!r}: {failure.strerror}", hint="give a command on PATH, e.g. `-- pulumi preview`") from None
+            raise InputError(
+                f"cannot run {command[0]!r}: {failure.strerror}", hint="give a command on PATH, e.g. `-- pulumi preview`"
+            ) from None

@@ -53,7 +53,9 @@ class PriceService:
         target = environ.get("HTTP_X_AMZ_TARGET", "")
         if target.startswith("AWSPriceListService."):
             return self._pricing(target.split(".", 1)[1], self._body(environ), start_response)
-        if environ.get("REQUEST_METHOD") == "POST" and environ.get("CONTENT_TYPE", "").startswith("application/x-www-form-urlencoded"):
+        if environ.get("REQUEST_METHOD") == "POST" and environ.get("CONTENT_TYPE", "").startswith(
+            "application/x-www-form-urlencoded"
+        ):
             body = self._body(environ)
             from urllib.parse import parse_qs
 
@@ -86,23 +88,42 @@ class PriceService:
             start = int(request.get("NextToken") or 0)
             size = max(1, min(int(request.get("MaxResults") or _PAGE), _PAGE))
         except (ValueError, TypeError, KeyError, AttributeError):
-            return self._reply(start_response, "400 Bad Request", b'{"__type":"InvalidParameterException","Message":"malformed request"}',
-                               content_type)
+            return self._reply(
+                start_response,
+                "400 Bad Request",
+                b'{"__type":"InvalidParameterException","Message":"malformed request"}',
+                content_type,
+            )
         if operation != "GetProducts":
-            message = json.dumps({"__type": "InvalidParameterException", "Message": f"{operation} is not served by the embedded AWS"})
+            message = json.dumps(
+                {"__type": "InvalidParameterException", "Message": f"{operation} is not served by the embedded AWS"}
+            )
             return self._reply(start_response, "400 Bad Request", message.encode(), content_type)
         region = filters.get("regionCode")
-        wanted = {"serviceCode": "AmazonEC2", "preInstalledSw": "NA", "operatingSystem": "Linux", "capacitystatus": "Used",
-                  "marketoption": "OnDemand"}
+        wanted = {
+            "serviceCode": "AmazonEC2",
+            "preInstalledSw": "NA",
+            "operatingSystem": "Linux",
+            "capacitystatus": "Used",
+            "marketoption": "OnDemand",
+        }
         items: list[str] = []
-        if isinstance(region, str) and region and all(filters.get(k, v) == v for k, v in wanted.items()) and request.get("ServiceCode") == "AmazonEC2":
+        if (
+            isinstance(region, str)
+            and region
+            and all(filters.get(k, v) == v for k, v in wanted.items())
+            and request.get("ServiceCode") == "AmazonEC2"
+        ):
             metal = filters.get("productFamily") == "Compute Instance (bare metal)"
             tenancy = filters.get("tenancy")
             if tenancy is None or tenancy == ("Dedicated" if metal else "Shared"):
                 table = on_demand_prices(region).prices
-                items = [_price_item(name, region, price, metal) for name, price in sorted(table.items())
-                         if "productFamily" not in filters or name.partition(".")[2].startswith("metal") == metal]
-        page = items[start:start + size]
+                items = [
+                    _price_item(name, region, price, metal)
+                    for name, price in sorted(table.items())
+                    if "productFamily" not in filters or name.partition(".")[2].startswith("metal") == metal
+                ]
+        page = items[start : start + size]
         reply: dict[str, Any] = {"FormatVersion": "aws_v1", "PriceList": page}
         if start + size < len(items):
             reply["NextToken"] = str(start + size)
@@ -131,11 +152,15 @@ class PriceService:
             for offering in ec2.describe_instance_type_offerings("availability-zone"):
                 name, zone = offering["InstanceType"], offering["Location"]
                 if name in table and (not types or name in types) and (not zones or zone in zones):
-                    rows.append(f"<item><instanceType>{escape(name)}</instanceType><productDescription>{escape(product)}</productDescription>"
-                                f"<spotPrice>{spot_price(name, zone, table[name]):.5f}</spotPrice><timestamp>{_SPOT_STAMP}</timestamp>"
-                                f"<availabilityZone>{escape(zone)}</availabilityZone></item>")
-        body = (f'<DescribeSpotPriceHistoryResponse xmlns="{_EC2_NAMESPACE}"><requestId>embedded-spot-prices</requestId>'
-                f"<spotPriceHistorySet>{''.join(rows)}</spotPriceHistorySet><nextToken></nextToken></DescribeSpotPriceHistoryResponse>")
+                    rows.append(
+                        f"<item><instanceType>{escape(name)}</instanceType><productDescription>{escape(product)}</productDescription>"
+                        f"<spotPrice>{spot_price(name, zone, table[name]):.5f}</spotPrice><timestamp>{_SPOT_STAMP}</timestamp>"
+                        f"<availabilityZone>{escape(zone)}</availabilityZone></item>"
+                    )
+        body = (
+            f'<DescribeSpotPriceHistoryResponse xmlns="{_EC2_NAMESPACE}"><requestId>embedded-spot-prices</requestId>'
+            f"<spotPriceHistorySet>{''.join(rows)}</spotPriceHistorySet><nextToken></nextToken></DescribeSpotPriceHistoryResponse>"
+        )
         return self._reply(start_response, "200 OK", body.encode(), "text/xml")
 
 

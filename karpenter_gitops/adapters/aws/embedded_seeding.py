@@ -14,12 +14,13 @@ import functools
 import hashlib
 import ipaddress
 import json
-from datetime import datetime, UTC
+from datetime import UTC, datetime
 from typing import Any
 
 from karpenter_gitops.adapters.aws.client import AwsSession
 from karpenter_gitops.adapters.aws.embedded_world import World
 from karpenter_gitops.core.errors import InputError
+
 
 def seed(world: World, endpoint_url: str) -> None:
     """Reset moto to a clean account and put ``world`` in it (IAM through the server at ``endpoint_url``)."""
@@ -101,10 +102,20 @@ def put_parameter(ssm: Any, account_id: str, name: str, value: str) -> None:
     from moto.ssm.models import Parameter
 
     versions = ssm._parameters[name]
-    versions.append(Parameter(
-        account_id=account_id, name=name, value=value, parameter_type="String", description=None,
-        allowed_pattern=None, keyid=None, last_modified_date=utcnow(), version=len(versions) + 1, data_type="aws:ec2:image",
-    ))
+    versions.append(
+        Parameter(
+            account_id=account_id,
+            name=name,
+            value=value,
+            parameter_type="String",
+            description=None,
+            allowed_pattern=None,
+            keyid=None,
+            last_modified_date=utcnow(),
+            version=len(versions) + 1,
+            data_type="aws:ec2:image",
+        )
+    )
 
 
 def _seed_network(ec2: Any, world: World) -> None:
@@ -154,8 +165,12 @@ def _narrow_instance_types(ec2: Any, selection: str | tuple[str, ...]) -> None:
 def _seed_iam(world: World, endpoint_url: str) -> None:
     """Roles and profiles through IAM's API, which moto implements fully for these calls."""
     iam = AwsSession(world.region, endpoint_url=endpoint_url, max_attempts=1).client("iam")
-    trust = json.dumps({"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "sts:AssumeRole",
-                                                                "Principal": {"Service": "ec2.amazonaws.com"}}]})
+    trust = json.dumps(
+        {
+            "Version": "2012-10-17",
+            "Statement": [{"Effect": "Allow", "Action": "sts:AssumeRole", "Principal": {"Service": "ec2.amazonaws.com"}}],
+        }
+    )
     for role in world.section("roles"):
         iam.create_role(RoleName=role["name"], Path=role.get("path", "/"), AssumeRolePolicyDocument=trust)
     for profile in world.section("instanceProfiles"):

@@ -10,7 +10,7 @@ moto code that seeds it (``embedded_seeding``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, datetime, UTC
+from datetime import UTC, date, datetime
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -95,7 +95,10 @@ WORLD_SCHEMA = {
             ["name"],
         ),
         "instanceTypes": {
-            "oneOf": [{"const": "all"}, {"type": "array", "minItems": 1, "items": {"type": "string", "pattern": r"^[a-z0-9-]+\.[a-z0-9-]+$"}}]
+            "oneOf": [
+                {"const": "all"},
+                {"type": "array", "minItems": 1, "items": {"type": "string", "pattern": r"^[a-z0-9-]+\.[a-z0-9-]+$"}},
+            ]
         },
     },
 }
@@ -176,8 +179,13 @@ def _plain(value: Any) -> Any:
 
 def _check_references(world: World) -> None:
     """Ids are unique and every profile's role is declared."""
-    for section, key in (("images", "id"), ("subnets", "id"), ("securityGroups", "id"), ("roles", "name"),
-                         ("instanceProfiles", "name")):
+    for section, key in (
+        ("images", "id"),
+        ("subnets", "id"),
+        ("securityGroups", "id"),
+        ("roles", "name"),
+        ("instanceProfiles", "name"),
+    ):
         seen: set[str] = set()
         for index, entry in enumerate(world.section(section)):
             if entry[key] in seen:
@@ -187,5 +195,7 @@ def _check_references(world: World) -> None:
     for index, profile in enumerate(world.section("instanceProfiles")):
         for position, role in enumerate(profile.get("roles", [])):
             if role not in roles:
-                raise InputError(f"world field instanceProfiles[{index}].roles[{position}]: role {role!r} is not "
-                                 f"declared under roles", file=world.source)
+                raise InputError(
+                    f"world field instanceProfiles[{index}].roles[{position}]: role {role!r} is not declared under roles",
+                    file=world.source,
+                )

@@ -20,29 +20,33 @@ from botocore.parsers import ResponseParserError
 
 from karpenter_gitops.core.errors import Unreachable
 
-THROTTLING_CODES = frozenset({
-    "Throttling",
-    "ThrottlingException",
-    "ThrottledException",
-    "RequestThrottledException",
-    "RequestThrottled",
-    "RequestLimitExceeded",
-    "TooManyRequestsException",
-    "SlowDown",
-    "PriorRequestNotComplete",
-    "BandwidthLimitExceeded",
-    "EC2ThrottledException",
-})
-SERVER_SIDE_CODES = frozenset({
-    "InternalError",
-    "InternalFailure",
-    "InternalServerError",
-    "ServiceUnavailable",
-    "ServiceUnavailableException",
-    "Unavailable",
-    "RequestTimeout",
-    "RequestTimeoutException",
-})
+THROTTLING_CODES = frozenset(
+    {
+        "Throttling",
+        "ThrottlingException",
+        "ThrottledException",
+        "RequestThrottledException",
+        "RequestThrottled",
+        "RequestLimitExceeded",
+        "TooManyRequestsException",
+        "SlowDown",
+        "PriorRequestNotComplete",
+        "BandwidthLimitExceeded",
+        "EC2ThrottledException",
+    }
+)
+SERVER_SIDE_CODES = frozenset(
+    {
+        "InternalError",
+        "InternalFailure",
+        "InternalServerError",
+        "ServiceUnavailable",
+        "ServiceUnavailableException",
+        "Unavailable",
+        "RequestTimeout",
+        "RequestTimeoutException",
+    }
+)
 NOT_FOUND_CODES = frozenset({"NoSuchEntity", "ParameterNotFound", "ParameterVersionNotFound", "InvalidInstanceType"})
 
 
@@ -88,7 +92,9 @@ def classify(error: Exception, operation: str) -> AWSError:
         code = str(info.get("Code") or "Unknown")
         status = int(error.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0)
         detail = info.get("Message") or str(error)
-        transient = code in THROTTLING_CODES or code in SERVER_SIDE_CODES or status >= 500 or (code.isdigit() and int(code) >= 500)
+        transient = (
+            code in THROTTLING_CODES or code in SERVER_SIDE_CODES or status >= 500 or (code.isdigit() and int(code) >= 500)
+        )
         return (TransientAWSError if transient else PersistentAWSError)(operation, code, detail)
     if isinstance(error, (BotoConnectionError, HTTPClientError)):
         return TransientAWSError(operation, type(error).__name__, str(error))
@@ -109,5 +115,7 @@ class AwsUnreachable(Unreachable):
         super().__init__(str(self))
 
     def __str__(self) -> str:
-        return (f"AWS unreachable: no answer from {self.endpoint} (region {self.region}) within {self.timeout:g} s: "
-                f"{self.cause}; check the network, a proxy (HTTPS_PROXY) or AWS_ENDPOINT_URL, or try --embedded-aws")
+        return (
+            f"AWS unreachable: no answer from {self.endpoint} (region {self.region}) within {self.timeout:g} s: "
+            f"{self.cause}; check the network, a proxy (HTTPS_PROXY) or AWS_ENDPOINT_URL, or try --embedded-aws"
+        )

@@ -69,8 +69,13 @@ def load_catalogue(
         fresh = _fetch(aws, clock())
     except TransientAWSError as error:
         if cached:
-            return Catalogue(cached.region, cached.instance_types, cached.offerings, cached.fetched_at,
-                             f"using the cache from {time.ctime(cached.fetched_at)}: refresh failed: {error}")
+            return Catalogue(
+                cached.region,
+                cached.instance_types,
+                cached.offerings,
+                cached.fetched_at,
+                f"using the cache from {time.ctime(cached.fetched_at)}: refresh failed: {error}",
+            )
         return Catalogue(aws.region, message=str(error))
     if fresh.hydrated:
         try:

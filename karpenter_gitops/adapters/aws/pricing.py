@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, UTC
+from datetime import UTC, datetime
 from functools import cache
 from importlib import resources
 from types import MappingProxyType
@@ -33,10 +33,17 @@ from karpenter_gitops.karpenter.scheduling.nodes import SPOT, PriceTable
 _DATA = "on_demand_prices.json"
 PRICING_API, STATIC_TABLE, SPOT_HISTORY = "Pricing API", "static table", "spot history"
 #: The filters Karpenter's ``fetchOnDemandPricing`` sends with every query, and the two it adds per query.
-BASE_FILTERS = (("serviceCode", "AmazonEC2"), ("preInstalledSw", "NA"), ("operatingSystem", "Linux"),
-                ("capacitystatus", "Used"), ("marketoption", "OnDemand"))
-QUERIES = ((("tenancy", "Shared"), ("productFamily", "Compute Instance")),
-           (("tenancy", "Dedicated"), ("productFamily", "Compute Instance (bare metal)")))
+BASE_FILTERS = (
+    ("serviceCode", "AmazonEC2"),
+    ("preInstalledSw", "NA"),
+    ("operatingSystem", "Linux"),
+    ("capacitystatus", "Used"),
+    ("marketoption", "OnDemand"),
+)
+QUERIES = (
+    (("tenancy", "Shared"), ("productFamily", "Compute Instance")),
+    (("tenancy", "Dedicated"), ("productFamily", "Compute Instance (bare metal)")),
+)
 SPOT_PRODUCTS = ("Linux/UNIX", "Linux/UNIX (Amazon VPC)")
 
 
@@ -52,7 +59,9 @@ class OnDemandPrices:
 
     @property
     def note(self) -> str:
-        borrowed = "" if self.table_region == self.region else f", used for {self.region} as Karpenter does without a table for it"
+        borrowed = (
+            "" if self.table_region == self.region else f", used for {self.region} as Karpenter does without a table for it"
+        )
         return (
             f"on-demand prices from Karpenter {self.release}'s static table for {self.table_region} "
             f"(generated {self.generated_at[:10]}{borrowed}); spot prices are not known offline"
@@ -141,21 +150,34 @@ class Prices:
         table = f"Karpenter {self.table.release}'s static table for {self.table.table_region}"
         if api:
             on_demand = f"on-demand from the Pricing API ({api} types" + (
-                f", {len(self.on_demand) - api} more from {table})" if len(self.on_demand) > api else ")")
+                f", {len(self.on_demand) - api} more from {table})" if len(self.on_demand) > api else ")"
+            )
         else:
             on_demand = f"on-demand from {table}"
-        spot = "spot from DescribeSpotPriceHistory per zone" if self.spot is not None else \
-            "spot priced at on-demand (no spot price history), as Karpenter does until its first spot update"
+        spot = (
+            "spot from DescribeSpotPriceHistory per zone"
+            if self.spot is not None
+            else "spot priced at on-demand (no spot price history), as Karpenter does until its first spot update"
+        )
         return f"{on_demand}; {spot}"
 
     def price_table(self) -> PriceTable:
         return PriceTable(self.on_demand, self.summary, self.spot)
 
     def to_json(self) -> dict:
-        return {"summary": self.summary, "region": self.region, "onDemandFromPricingApi": len(self.from_api),
-                "onDemandFromStaticTable": len(self.on_demand) - len(self.from_api),
-                "staticTable": {"release": self.table.release, "region": self.table.table_region, "generated": self.table.generated_at[:10]},
-                "spotPrices": None if self.spot is None else len(self.spot), "notes": list(self.notes)}
+        return {
+            "summary": self.summary,
+            "region": self.region,
+            "onDemandFromPricingApi": len(self.from_api),
+            "onDemandFromStaticTable": len(self.on_demand) - len(self.from_api),
+            "staticTable": {
+                "release": self.table.release,
+                "region": self.table.table_region,
+                "generated": self.table.generated_at[:10],
+            },
+            "spotPrices": None if self.spot is None else len(self.spot),
+            "notes": list(self.notes),
+        }
 
 
 def load_prices(aws: AwsSession, now: datetime | None = None) -> Prices:
@@ -166,13 +188,26 @@ def load_prices(aws: AwsSession, now: datetime | None = None) -> Prices:
     notes = []
     from_api: dict[str, float] = {}
     if region.startswith("us-gov"):
-        notes.append("on-demand: the Pricing API is not available in GovCloud regions; Karpenter keeps its static table there too")
+        notes.append(
+            "on-demand: the Pricing API is not available in GovCloud regions; Karpenter keeps its static table there too"
+        )
     else:
         try:
-            pages = [on_demand_page(aws.paginate("pricing", "GetProducts", "PriceList", region=pricing_region(region),
-                                                 ServiceCode="AmazonEC2", Filters=product_filters(region, query), MaxResults=100),
-                                    region)
-                     for query in QUERIES]
+            pages = [
+                on_demand_page(
+                    aws.paginate(
+                        "pricing",
+                        "GetProducts",
+                        "PriceList",
+                        region=pricing_region(region),
+                        ServiceCode="AmazonEC2",
+                        Filters=product_filters(region, query),
+                        MaxResults=100,
+                    ),
+                    region,
+                )
+                for query in QUERIES
+            ]
             if all(pages):
                 from_api = {name: price for page in pages for name, price in page.items()}
             else:
@@ -181,8 +216,14 @@ def load_prices(aws: AwsSession, now: datetime | None = None) -> Prices:
             notes.append(f"on-demand: the Pricing API did not answer ({error}); the static table stays, as in Karpenter")
     spot: dict[tuple[str, str], float] | None = None
     try:
-        history = aws.paginate("ec2", "DescribeSpotPriceHistory", "SpotPriceHistory", ProductDescriptions=list(SPOT_PRODUCTS),
-                               StartTime=now or datetime.now(UTC), MaxResults=2000)
+        history = aws.paginate(
+            "ec2",
+            "DescribeSpotPriceHistory",
+            "SpotPriceHistory",
+            ProductDescriptions=list(SPOT_PRODUCTS),
+            StartTime=now or datetime.now(UTC),
+            MaxResults=2000,
+        )
         spot = _spot(history)
         if not spot:
             notes.append("spot: DescribeSpotPriceHistory returned no prices; spot offerings cost the on-demand price")

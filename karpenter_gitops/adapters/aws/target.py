@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator, Mapping
-from typing import Any
 from dataclasses import dataclass
+from typing import Any
 
 from karpenter_gitops.adapters.aws.client import AwsSession, AwsSettings
 from karpenter_gitops.adapters.aws.error_kinds import PersistentAWSError
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.errors import InputError
-
 
 _EMBEDDED_HINT = "or try it without an account: --embedded-aws"
 _SETUP_HINTS = {  # by what was wrong; refused or expired credentials (AWS's and botocore's own codes) get the last one
@@ -32,8 +31,10 @@ _SETUP_HINTS = {  # by what was wrong; refused or expired credentials (AWS's and
     "ProfileNotFound": "`aws configure list-profiles` lists the profiles; fix the name or unset AWS_PROFILE, " + _EMBEDDED_HINT,
     "ConfigParseError": "fix its INI syntax ([profile NAME] sections of `key = value` lines), " + _EMBEDDED_HINT,
 }
-_REFUSED_HINT = ("renew or reconfigure the credentials (`aws sso login`, `aws configure`, AWS_PROFILE, or "
-                 "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY), " + _EMBEDDED_HINT)
+_REFUSED_HINT = (
+    "renew or reconfigure the credentials (`aws sso login`, `aws configure`, AWS_PROFILE, or "
+    "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY), " + _EMBEDDED_HINT
+)
 
 
 @dataclass(frozen=True)

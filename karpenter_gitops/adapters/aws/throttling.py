@@ -14,10 +14,18 @@ from typing import Any
 from karpenter_gitops.adapters.aws.client import AwsSession
 
 _THROTTLE_REPLIES = {
-    "ec2": (503, b"<Response><Errors><Error><Code>RequestLimitExceeded</Code><Message>Request limit exceeded."
-                 b"</Message></Error></Errors><RequestID>injected</RequestID></Response>", "text/xml"),
-    "iam": (400, b"<ErrorResponse><Error><Type>Sender</Type><Code>Throttling</Code><Message>Rate exceeded</Message>"
-                 b"</Error><RequestId>injected</RequestId></ErrorResponse>", "text/xml"),
+    "ec2": (
+        503,
+        b"<Response><Errors><Error><Code>RequestLimitExceeded</Code><Message>Request limit exceeded."
+        b"</Message></Error></Errors><RequestID>injected</RequestID></Response>",
+        "text/xml",
+    ),
+    "iam": (
+        400,
+        b"<ErrorResponse><Error><Type>Sender</Type><Code>Throttling</Code><Message>Rate exceeded</Message>"
+        b"</Error><RequestId>injected</RequestId></ErrorResponse>",
+        "text/xml",
+    ),
     "ssm": (400, b'{"__type":"ThrottlingException","message":"Rate exceeded"}', "application/x-amz-json-1.1"),
 }
 

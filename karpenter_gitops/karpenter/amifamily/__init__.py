@@ -11,6 +11,7 @@ functions of :mod:`.dispatch`, whose names this package hands on. Adding a famil
 
 Layer: imports core only; pure, no I/O.
 """
+
 from karpenter_gitops.karpenter.amifamily.dispatch import (
     FAMILIES,
     Oversized,
@@ -27,7 +28,14 @@ from karpenter_gitops.karpenter.amifamily.dispatch import (
     size_limit,
     userdata_family,
 )
-from karpenter_gitops.karpenter.amifamily.protocol import Alias, AliasError, AliasParameter, Family, UnsupportedAlias, stops_controller
+from karpenter_gitops.karpenter.amifamily.protocol import (
+    Alias,
+    AliasError,
+    AliasParameter,
+    Family,
+    UnsupportedAlias,
+    stops_controller,
+)
 
 __all__ = [
     "FAMILIES",

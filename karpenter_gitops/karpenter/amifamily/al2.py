@@ -26,13 +26,15 @@ def check(text: str) -> list[Problem]:
         calls = list(bootstrap.invocations(part.body))
         problems.extend(bootstrap.review(calls, managed=True))
         if any(call.via_bootstrap for call in calls):
-            problems.append(Problem(
-                OWN_BOOTSTRAP,
-                "this userData runs /etc/eks/bootstrap.sh itself, and Karpenter appends its own bootstrap.sh call "
-                "after it, so the node bootstraps twice with different arguments",
-                "remove the bootstrap.sh call: set kubelet settings in spec.kubelet and labels and taints in the "
-                "NodePool; or bootstrap yourself with amiFamily: Custom",
-            ))
+            problems.append(
+                Problem(
+                    OWN_BOOTSTRAP,
+                    "this userData runs /etc/eks/bootstrap.sh itself, and Karpenter appends its own bootstrap.sh call "
+                    "after it, so the node bootstraps twice with different arguments",
+                    "remove the bootstrap.sh call: set kubelet settings in spec.kubelet and labels and taints in the "
+                    "NodePool; or bootstrap yourself with amiFamily: Custom",
+                )
+            )
     return problems
 
 

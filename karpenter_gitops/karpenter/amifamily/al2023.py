@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from karpenter_gitops.core import versions
+from karpenter_gitops.core import versions, yaml_reader
 from karpenter_gitops.karpenter.amifamily.protocol import (
     LATEST,
     VARIANTS,
@@ -17,7 +17,6 @@ from karpenter_gitops.karpenter.amifamily.protocol import (
     AliasParameter,
     Family,
 )
-from karpenter_gitops.core import yaml_reader
 from karpenter_gitops.karpenter.amifamily.userdata import bootstrap, common, go_multipart, mime, nodeconfig, rendered, taints
 from karpenter_gitops.karpenter.amifamily.userdata.problems import AL2023_BOOTSTRAP, OWN_BOOTSTRAP, Problem
 
@@ -33,13 +32,15 @@ def check(text: str) -> list[Problem]:
         if configs is None:
             problems.extend(_legacy_bootstrap(part.body))
             if _NODEADM_INIT.search(part.body):
-                problems.append(Problem(
-                    OWN_BOOTSTRAP,
-                    "this userData runs nodeadm init itself, and nodeadm runs again with the NodeConfig Karpenter "
-                    "appends, so the node is initialised twice with different settings",
-                    "remove the nodeadm call and give settings as a NodeConfig part; or bootstrap yourself with "
-                    "amiFamily: Custom",
-                ))
+                problems.append(
+                    Problem(
+                        OWN_BOOTSTRAP,
+                        "this userData runs nodeadm init itself, and nodeadm runs again with the NodeConfig Karpenter "
+                        "appends, so the node is initialised twice with different settings",
+                        "remove the nodeadm call and give settings as a NodeConfig part; or bootstrap yourself with "
+                        "amiFamily: Custom",
+                    )
+                )
         else:
             problems.extend(nodeconfig.review(configs, managed=True))
     return problems
@@ -55,12 +56,14 @@ def _legacy_bootstrap(script: str) -> list[Problem]:
         flags = taints.with_taints(call.kubelet_args, ())
         config = nodeconfig.snippet(tuple(t.repaired() for t in call.taints), tuple(flags))
         hint = f"replace the bootstrap.sh call with a NodeConfig part (Content-Type: {mime.NODECONFIG}):\n{config}"
-    return [Problem(
-        AL2023_BOOTSTRAP,
-        "AL2023 nodes boot with nodeadm: there is no /etc/eks/bootstrap.sh and --kubelet-extra-args is not read, "
-        "so the kubelet flags (and taints) in this script never reach the kubelet",
-        hint,
-    )]
+    return [
+        Problem(
+            AL2023_BOOTSTRAP,
+            "AL2023 nodes boot with nodeadm: there is no /etc/eks/bootstrap.sh and --kubelet-extra-args is not read, "
+            "so the kubelet flags (and taints) in this script never reach the kubelet",
+            hint,
+        )
+    ]
 
 
 def render(text: str, release: versions.Release) -> str | None:

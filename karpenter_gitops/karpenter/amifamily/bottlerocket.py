@@ -18,6 +18,7 @@ import yaml
 
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.text import closest
+from karpenter_gitops.karpenter.amifamily import bottlerocket_releases as releases
 from karpenter_gitops.karpenter.amifamily.protocol import (
     NEURON,
     NVIDIA,
@@ -26,7 +27,6 @@ from karpenter_gitops.karpenter.amifamily.protocol import (
     AliasParameter,
     Family,
 )
-from karpenter_gitops.karpenter.amifamily import bottlerocket_releases as releases
 from karpenter_gitops.karpenter.amifamily.userdata import mime, rendered, taints, toml_settings
 from karpenter_gitops.karpenter.amifamily.userdata.problems import (
     BOTTLEROCKET_LATEST_SETTING,
@@ -42,20 +42,56 @@ from karpenter_gitops.karpenter.amifamily.userdata.problems import (
 )
 
 # The settings.kubernetes keys of Karpenter's BottlerocketKubernetes struct (bottlerocketsettings.go).
-KUBERNETES_SETTINGS = frozenset({
-    "api-server", "cloud-provider", "cluster-certificate", "cluster-name", "cluster-dns-ip",
-    "credential-providers", "node-labels", "node-taints", "max-pods", "static-pods", "eviction-hard",
-    "eviction-soft", "eviction-soft-grace-period", "eviction-max-pod-grace-period", "kube-reserved",
-    "system-reserved", "allowed-unsafe-sysctls", "server-tls-bootstrap", "registry-qps", "registry-burst",
-    "event-qps", "event-burst", "kube-api-qps", "kube-api-burst", "container-log-max-size",
-    "container-log-max-files", "cpu-manager-policy", "cpu-manager-policy-options",
-    "cpu-manager-reconcile-period", "topology-manager-scope", "topology-manager-policy",
-    "image-gc-high-threshold-percent", "image-gc-low-threshold-percent", "ids-per-pod",
-    "cpu-cfs-quota-enforced", "shutdown-grace-period", "shutdown-grace-period-for-critical-pods",
-    "cluster-domain", "seccomp-default", "pod-pids-limit", "device-ownership-from-security-context",
-    "single-process-oom-kill", "container-log-max-workers", "container-log-monitor-interval",
-    "hostname-override-source", "log-level",
-})
+KUBERNETES_SETTINGS = frozenset(
+    {
+        "api-server",
+        "cloud-provider",
+        "cluster-certificate",
+        "cluster-name",
+        "cluster-dns-ip",
+        "credential-providers",
+        "node-labels",
+        "node-taints",
+        "max-pods",
+        "static-pods",
+        "eviction-hard",
+        "eviction-soft",
+        "eviction-soft-grace-period",
+        "eviction-max-pod-grace-period",
+        "kube-reserved",
+        "system-reserved",
+        "allowed-unsafe-sysctls",
+        "server-tls-bootstrap",
+        "registry-qps",
+        "registry-burst",
+        "event-qps",
+        "event-burst",
+        "kube-api-qps",
+        "kube-api-burst",
+        "container-log-max-size",
+        "container-log-max-files",
+        "cpu-manager-policy",
+        "cpu-manager-policy-options",
+        "cpu-manager-reconcile-period",
+        "topology-manager-scope",
+        "topology-manager-policy",
+        "image-gc-high-threshold-percent",
+        "image-gc-low-threshold-percent",
+        "ids-per-pod",
+        "cpu-cfs-quota-enforced",
+        "shutdown-grace-period",
+        "shutdown-grace-period-for-critical-pods",
+        "cluster-domain",
+        "seccomp-default",
+        "pod-pids-limit",
+        "device-ownership-from-security-context",
+        "single-process-oom-kill",
+        "container-log-max-workers",
+        "container-log-monitor-interval",
+        "hostname-override-source",
+        "log-level",
+    }
+)
 # settings.kubernetes keys Karpenter always sets from the cluster, the NodePool and the EC2NodeClass.
 OVERRIDDEN = {
     "cluster-name": "remove it: Karpenter sets the cluster's name",
@@ -67,7 +103,12 @@ OVERRIDDEN = {
 _INTEGERS = ("max-pods", "eviction-max-pod-grace-period")
 # settings.kubernetes maps whose keys are names that often contain dots.
 _STRING_MAPS = (
-    "node-labels", "eviction-hard", "eviction-soft", "eviction-soft-grace-period", "kube-reserved", "system-reserved",
+    "node-labels",
+    "eviction-hard",
+    "eviction-soft",
+    "eviction-soft-grace-period",
+    "kube-reserved",
+    "system-reserved",
 )
 _EXAMPLE = '[settings.kubernetes]\nmax-pods = 110\n\n[settings.kubernetes.eviction-hard]\n"memory.available" = "10%"'
 
@@ -107,11 +148,13 @@ def check(text: str) -> list[Problem]:
     if "node-taints" in kubernetes:
         listed = ", ".join(str(t) for t in found) or "none"
         moved = [t.repaired().as_dict() for t in found if t.key != taints.REGISTRATION_KEY]
-        problems.append(Problem(
-            BOTTLEROCKET_NODE_TAINTS,
-            f"Karpenter replaces settings.kubernetes.node-taints with the NodePool's taints; these are lost: {listed}",
-            "move them to the NodePool's spec.template.spec.taints:\n" + yaml.safe_dump(moved, sort_keys=False).rstrip(),
-        ))
+        problems.append(
+            Problem(
+                BOTTLEROCKET_NODE_TAINTS,
+                f"Karpenter replaces settings.kubernetes.node-taints with the NodePool's taints; these are lost: {listed}",
+                "move them to the NodePool's spec.template.spec.taints:\n" + yaml.safe_dump(moved, sort_keys=False).rstrip(),
+            )
+        )
     return problems
 
 
@@ -207,8 +250,9 @@ def render(text: str, release: versions.Release) -> str | None:
     if document is None:
         return None
     settings = dict(toml_settings.table(document, "settings"))
-    kubernetes = {k: v for k, v in toml_settings.table(settings, "kubernetes").items()
-                  if k in KUBERNETES_SETTINGS and k not in _REPLACED}
+    kubernetes = {
+        k: v for k, v in toml_settings.table(settings, "kubernetes").items() if k in KUBERNETES_SETTINGS and k not in _REPLACED
+    }
     user_labels = kubernetes.pop("node-labels", None)
     labels = {**(user_labels if isinstance(user_labels, dict) else {}), **rendered.validation_labels(release)}
     key, effect = rendered.REGISTRATION_TAINT
@@ -267,8 +311,10 @@ def release_problems(text: str, alias_version: str) -> list[Problem]:
         rule, where = BOTTLEROCKET_RELEASE_SETTING, f"Bottlerocket {releases.show(recorded)}"
     else:
         rule = BOTTLEROCKET_LATEST_SETTING
-        where = (f"any Bottlerocket release up to {releases.show(releases.NEWEST)}, the newest karpenter-gitops knows "
-                 f"(bottlerocket@{alias_version} was judged as that release)")
+        where = (
+            f"any Bottlerocket release up to {releases.show(releases.NEWEST)}, the newest karpenter-gitops knows "
+            f"(bottlerocket@{alias_version} was judged as that release)"
+        )
     refused = "Bottlerocket refuses the whole userData, so the node keeps none of its settings and never joins"
     problems = []
     for key in settings:
@@ -287,12 +333,14 @@ def release_problems(text: str, alias_version: str) -> list[Problem]:
         if since and since > pinned:
             problems.append(_too_new(f"settings.kubernetes.{key}", since, pinned, refused))
         elif since is None and pinned <= releases.KUBERNETES_UNTIL:  # every key up to that release is recorded
-            problems.append(Problem(
-                BOTTLEROCKET_RELEASE_SETTING,
-                f"settings.kubernetes.{key} is not a setting of Bottlerocket {releases.show(pinned)} (a later release "
-                f"brought it): {refused}",
-                f"pin a Bottlerocket release after {releases.show(releases.KUBERNETES_UNTIL)} that has it, or remove settings.kubernetes.{key}",
-            ))
+            problems.append(
+                Problem(
+                    BOTTLEROCKET_RELEASE_SETTING,
+                    f"settings.kubernetes.{key} is not a setting of Bottlerocket {releases.show(pinned)} (a later release "
+                    f"brought it): {refused}",
+                    f"pin a Bottlerocket release after {releases.show(releases.KUBERNETES_UNTIL)} that has it, or remove settings.kubernetes.{key}",
+                )
+            )
     return problems
 
 

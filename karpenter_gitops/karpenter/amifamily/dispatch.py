@@ -5,7 +5,6 @@ family judges a class's userData, and that judgement.
 Layer: over the family modules, which never import it or each other.
 """
 
-
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -97,7 +96,10 @@ def alias_parameters(
 
 def family_of(node_class: EC2NodeClass) -> Family:
     """The family Karpenter uses for a class: ``spec.amiFamily``, else the alias's family, else Custom."""
-    return by_name(userdata_family(node_class.spec.ami_family, (t.alias for t in node_class.spec.ami_selector_terms or ()))) or custom.FAMILY
+    return (
+        by_name(userdata_family(node_class.spec.ami_family, (t.alias for t in node_class.spec.ami_selector_terms or ())))
+        or custom.FAMILY
+    )
 
 
 def userdata_family(ami_family: str | None, aliases: Iterable[str | None] = ()) -> str | None:
@@ -164,17 +166,22 @@ def size_limit(node_class: EC2NodeClass, release: versions.Release) -> list[Prob
     found = oversized_userdata(node_class, release)
     if found is None or found.written > MAX_BYTES:
         return []
-    condition = ("; Karpenter reports ValidationSucceeded=False, reason UserDataSizeLimitExceeded"
-                 if release >= USERDATA_REFUSED_AT_LAUNCH_SINCE else "")
-    return [Problem(
-        SIZE_LIMIT,
-        f"the userData Karpenter sends EC2 for this {found.family} class is at least {found.rendered:,} bytes "
-        f"(these {found.written:,} bytes merged with Karpenter's own bootstrap, before the cluster's CA bundle and "
-        f"endpoint are added); EC2 accepts at most {MAX_BYTES:,}, so ec2:CreateLaunchTemplate refuses it and no "
-        f"node launches{condition}",
-        f"cut at least {found.rendered - MAX_BYTES:,} bytes, more to leave room for the CA bundle: fetch bulky "
-        "content (scripts, certificates) from S3 or SSM at boot",
-    )]
+    condition = (
+        "; Karpenter reports ValidationSucceeded=False, reason UserDataSizeLimitExceeded"
+        if release >= USERDATA_REFUSED_AT_LAUNCH_SINCE
+        else ""
+    )
+    return [
+        Problem(
+            SIZE_LIMIT,
+            f"the userData Karpenter sends EC2 for this {found.family} class is at least {found.rendered:,} bytes "
+            f"(these {found.written:,} bytes merged with Karpenter's own bootstrap, before the cluster's CA bundle and "
+            f"endpoint are added); EC2 accepts at most {MAX_BYTES:,}, so ec2:CreateLaunchTemplate refuses it and no "
+            f"node launches{condition}",
+            f"cut at least {found.rendered - MAX_BYTES:,} bytes, more to leave room for the CA bundle: fetch bulky "
+            "content (scripts, certificates) from S3 or SSM at boot",
+        )
+    ]
 
 
 @lru_cache(maxsize=256)

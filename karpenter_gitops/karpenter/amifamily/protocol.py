@@ -143,5 +143,11 @@ class Family:
     @property
     def node_traits(self) -> FamilyTraits:
         """What the family changes about its nodes' capacity and overhead, for the provisioning simulation."""
-        return FamilyTraits(self.eni_limited_pods, self.eni_limited_memory_overhead, self.pods_per_core,
-                            self.ephemeral_device, self.ephemeral_size, self.windows_build)
+        return FamilyTraits(
+            self.eni_limited_pods,
+            self.eni_limited_memory_overhead,
+            self.pods_per_core,
+            self.ephemeral_device,
+            self.ephemeral_size,
+            self.windows_build,
+        )

@@ -51,9 +51,7 @@ class LabelledCatalogue:
         if windows_build not in self._requirements:
             self._requirements[windows_build] = MappingProxyType(
                 {
-                    name: labels.instance_type_requirements(
-                        info, self.zones[name], self.region, windows_build=windows_build
-                    )
+                    name: labels.instance_type_requirements(info, self.zones[name], self.region, windows_build=windows_build)
                     for name, info in self.infos.items()
                 }
             )
@@ -172,8 +170,10 @@ def unserved_reason(instance_type: Requirements, amis: Sequence[AMI]) -> str:
         )
     if has_accelerator and not any(_carries(ami, labels.ACCELERATOR_COUNT) for ami in same_arch):
         return f"no {arch} AMI for accelerator (neuron) variant"
-    if not has_gpu and not has_accelerator and all(
-        _carries(ami, labels.GPU_COUNT) or _carries(ami, labels.ACCELERATOR_COUNT) for ami in same_arch
+    if (
+        not has_gpu
+        and not has_accelerator
+        and all(_carries(ami, labels.GPU_COUNT) or _carries(ami, labels.ACCELERATOR_COUNT) for ami in same_arch)
     ):
         return f"no {arch} AMI for the standard variant (only GPU/accelerator AMIs selected)"
     return "no compatible AMI: " + "; ".join(
@@ -214,9 +214,7 @@ class Mapper:
         by_ami = self._ami_assignment(target)
         instance_types = MappingProxyType({name: by_ami[name] for name in allowed if name in by_ami})
         unserved = tuple(
-            UnservedInstanceType(name, unserved_reason(offered[name], target.amis))
-            for name in allowed
-            if name not in by_ami
+            UnservedInstanceType(name, unserved_reason(offered[name], target.amis)) for name in allowed if name not in by_ami
         )
         shortfalls = min_values_shortfalls(required, (offered[name] for name in allowed))
         empty_reason = None if allowed else self._why_nothing_allowed(target, required)
@@ -227,9 +225,7 @@ class Mapper:
         if key not in self._launchable:
             self._launchable[key] = tuple(
                 sorted(
-                    name
-                    for name, info in self.catalogue.infos.items()
-                    if self.catalogue.zones[name] and target.launchable(info)
+                    name for name, info in self.catalogue.infos.items() if self.catalogue.zones[name] and target.launchable(info)
                 )
             )
         return self._launchable[key]
@@ -238,9 +234,7 @@ class Mapper:
         key = ((target.ami_family, target.nested_virtualization, target.connection_tracking), required)
         if key not in self._allowed:
             offered = self.catalogue.requirements(target.windows_build)
-            self._allowed[key] = tuple(
-                name for name in self._launchable_types(target) if offered[name].intersects(required)
-            )
+            self._allowed[key] = tuple(name for name in self._launchable_types(target) if offered[name].intersects(required))
         return self._allowed[key]
 
     def _ami_assignment(self, target: NodeClassTarget) -> dict[str, str]:

@@ -25,20 +25,24 @@ _BOOTSTRAP = re.compile(r"^[^#\n]*Start-EKSBootstrap\.ps1", re.MULTILINE | re.IG
 def check(text: str) -> list[Problem]:
     problems = common.bottlerocket_settings_elsewhere(text, "Windows")
     if _TAG.search(text):
-        problems.append(Problem(
-            POWERSHELL_TAGS,
-            "userData has <powershell> tags, but Karpenter adds its own around userData and its bootstrap "
-            "command; the inner </powershell> ends the script before Karpenter's bootstrap runs",
-            "remove the <powershell> and </powershell> lines and keep only the PowerShell commands",
-        ))
+        problems.append(
+            Problem(
+                POWERSHELL_TAGS,
+                "userData has <powershell> tags, but Karpenter adds its own around userData and its bootstrap "
+                "command; the inner </powershell> ends the script before Karpenter's bootstrap runs",
+                "remove the <powershell> and </powershell> lines and keep only the PowerShell commands",
+            )
+        )
     if _BOOTSTRAP.search(text):
-        problems.append(Problem(
-            OWN_BOOTSTRAP,
-            "this userData runs Start-EKSBootstrap.ps1 itself, and Karpenter appends its own call after it, so "
-            "the node bootstraps twice with different arguments",
-            "remove the bootstrap call: set kubelet settings in spec.kubelet and labels and taints in the NodePool; "
-            "or bootstrap yourself with amiFamily: Custom",
-        ))
+        problems.append(
+            Problem(
+                OWN_BOOTSTRAP,
+                "this userData runs Start-EKSBootstrap.ps1 itself, and Karpenter appends its own call after it, so "
+                "the node bootstraps twice with different arguments",
+                "remove the bootstrap call: set kubelet settings in spec.kubelet and labels and taints in the NodePool; "
+                "or bootstrap yourself with amiFamily: Custom",
+            )
+        )
     return problems
 
 
@@ -46,7 +50,8 @@ def render(text: str, release: versions.Release) -> str:
     """Karpenter's merge (``Windows.Script``): the user's PowerShell, then its Start-EKSBootstrap.ps1 call,
     inside one <powershell> block."""
     return (
-        "<powershell>\n" + (text + "\n" if text else "")
+        "<powershell>\n"
+        + (text + "\n" if text else "")
         + '[string]$EKSBootstrapScriptFile = "$env:ProgramFiles\\Amazon\\EKS\\Start-EKSBootstrap.ps1"\n'
         + "& $EKSBootstrapScriptFile -EKSClusterName '' -APIServerEndpoint ''"
         + f" -KubeletExtraArgs '{rendered.kubelet_extra_args(release)}'\n</powershell>"
@@ -54,6 +59,7 @@ def render(text: str, release: versions.Release) -> str:
 
 
 # --- the families ---------------------------------------------------------------------------------
+
 
 def _parameters(build: str) -> Parameters:
     def parameters(alias: Alias, k: str, _: versions.Release) -> tuple[AliasParameter, ...]:
@@ -73,10 +79,17 @@ def _needs_kubernetes_1_35(kubernetes: versions.Kubernetes, _release: versions.R
 
 def _windows(year: str, build: str, **facts: Any) -> Family:
     return Family(
-        f"Windows{year}", alias=f"windows{year}", parameters=_parameters(build), check_userdata=check, windows_build=build,
+        f"Windows{year}",
+        alias=f"windows{year}",
+        parameters=_parameters(build),
+        check_userdata=check,
+        windows_build=build,
         render_userdata=render,
         image_name=re.compile(rf"^Windows_Server-{year}-English-(?:Core|Full)-EKS_Optimized-(?P<k8s>\d+\.\d+)"),
-        eni_limited_pods=False, eni_limited_memory_overhead=False, ephemeral_device="/dev/sda1", ephemeral_size="50Gi",
+        eni_limited_pods=False,
+        eni_limited_memory_overhead=False,
+        ephemeral_device="/dev/sda1",
+        ephemeral_size="50Gi",
         **facts,  # Windows nodes default to 110 pods, on a 50Gi root volume
     )
 

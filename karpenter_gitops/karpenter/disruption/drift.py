@@ -29,10 +29,10 @@ from typing import Any
 from karpenter_gitops.core.cluster import FleetNode
 from karpenter_gitops.core.inputs import Inputs
 from karpenter_gitops.core.model import EC2NodeClass, NodePool
-from karpenter_gitops.karpenter.status.prediction import Plan
 from karpenter_gitops.core.requirements import Requirements
-from karpenter_gitops.karpenter.disruption.budgets import DriftBudget, waves
 from karpenter_gitops.karpenter.amifamily import family_of
+from karpenter_gitops.karpenter.disruption.budgets import DriftBudget, waves
+from karpenter_gitops.karpenter.status.prediction import Plan
 
 NODEPOOL_DRIFT, REQUIREMENTS_DRIFT = "NodePoolDrifted", "RequirementsDrifted"
 NODECLASS_DRIFT, AMI_DRIFT, SECURITY_GROUP_DRIFT = "NodeClassDrift", "AMIDrift", "SecurityGroupDrift"
@@ -273,9 +273,7 @@ def _set_change(before: set[str], after: set[str]) -> str:
     return " ".join(parts)
 
 
-def _count(
-    nodes: Sequence[FleetNode], reasons: tuple[str, ...], pool: NodePool, head_plan: Plan | None
-) -> dict[str, int]:
+def _count(nodes: Sequence[FleetNode], reasons: tuple[str, ...], pool: NodePool, head_plan: Plan | None) -> dict[str, int]:
     """Drifted nodes by the first reason that applies, in Karpenter's order."""
     kinds = {reason.partition(":")[0] for reason in reasons}
     required = Requirements.from_node_pool(pool)

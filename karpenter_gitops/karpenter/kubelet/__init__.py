@@ -27,6 +27,20 @@ from karpenter_gitops.karpenter.kubelet.karpenter_words import (
 )
 
 __all__ = [
-    "INT32_MAX", "INT64_MAX", "INT64_MIN", "VARIABLES", "Checked", "EvalError", "Result", "Unsupported", "Vars", "check",
-    "compile_failure", "evaluate", "max_pods_failure", "reserved_failure", "reserved_quantity", "result",
+    "INT32_MAX",
+    "INT64_MAX",
+    "INT64_MIN",
+    "VARIABLES",
+    "Checked",
+    "EvalError",
+    "Result",
+    "Unsupported",
+    "Vars",
+    "check",
+    "compile_failure",
+    "evaluate",
+    "max_pods_failure",
+    "reserved_failure",
+    "reserved_quantity",
+    "result",
 ]

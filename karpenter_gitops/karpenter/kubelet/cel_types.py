@@ -40,7 +40,12 @@ def map_of(key: T, value: T) -> T:
 
 
 VARIABLES: Mapping[str, T] = {
-    "vcpus": INT, "memory_mib": INT, "default_enis": INT, "ips_per_eni": INT, "max_pods": INT, "instance_type": STRING,
+    "vcpus": INT,
+    "memory_mib": INT,
+    "default_enis": INT,
+    "ips_per_eni": INT,
+    "max_pods": INT,
+    "instance_type": STRING,
 }
 # Names cel-go resolves to type values (``int`` alone is ``type(int)``): not modelled, no verdict.
 TYPE_NAMES = frozenset({"int", "uint", "double", "bool", "string", "bytes", "null_type", "dyn", "list", "map", "type"})
@@ -52,10 +57,19 @@ COMPARABLE = (BOOL, INT, UINT, DOUBLE, STRING, BYTES, TIMESTAMP, DURATION)
 # Karpenter's own: max/min of two ints is an int, any double makes a double.
 MAX_MIN = (((INT, INT), INT), ((DOUBLE, DOUBLE), DOUBLE), ((INT, DOUBLE), DOUBLE), ((DOUBLE, INT), DOUBLE))
 OVERLOADS: Mapping[str, tuple[Sig, ...]] = {
-    "_+_": (*(((t, t), t) for t in (INT, UINT, DOUBLE, STRING, BYTES)), ((list_of(PARAM_A), list_of(PARAM_A)), list_of(PARAM_A)),
-            ((TIMESTAMP, DURATION), TIMESTAMP), ((DURATION, TIMESTAMP), TIMESTAMP), ((DURATION, DURATION), DURATION)),
-    "_-_": (*(((t, t), t) for t in NUMBERS),
-            ((TIMESTAMP, TIMESTAMP), DURATION), ((TIMESTAMP, DURATION), TIMESTAMP), ((DURATION, DURATION), DURATION)),
+    "_+_": (
+        *(((t, t), t) for t in (INT, UINT, DOUBLE, STRING, BYTES)),
+        ((list_of(PARAM_A), list_of(PARAM_A)), list_of(PARAM_A)),
+        ((TIMESTAMP, DURATION), TIMESTAMP),
+        ((DURATION, TIMESTAMP), TIMESTAMP),
+        ((DURATION, DURATION), DURATION),
+    ),
+    "_-_": (
+        *(((t, t), t) for t in NUMBERS),
+        ((TIMESTAMP, TIMESTAMP), DURATION),
+        ((TIMESTAMP, DURATION), TIMESTAMP),
+        ((DURATION, DURATION), DURATION),
+    ),
     "_*_": tuple(((t, t), t) for t in NUMBERS),
     "_/_": tuple(((t, t), t) for t in NUMBERS),
     "_%_": tuple(((t, t), t) for t in (INT, UINT)),
@@ -87,11 +101,29 @@ MEMBER_OVERLOADS: Mapping[str, tuple[Sig, ...]] = {
     **{name: (((STRING, STRING), BOOL),) for name in ("contains", "startsWith", "endsWith", "matches")},
 }
 # Declared by cel-go's standard library or its macros but not modelled here: no verdict on them.
-UNMODELLED = frozenset({
-    "has", "all", "exists", "exists_one", "map", "filter", "timestamp", "duration", "type",
-    "getDate", "getDayOfMonth", "getDayOfWeek", "getDayOfYear", "getFullYear", "getHours",
-    "getMilliseconds", "getMinutes", "getMonth", "getSeconds",
-})
+UNMODELLED = frozenset(
+    {
+        "has",
+        "all",
+        "exists",
+        "exists_one",
+        "map",
+        "filter",
+        "timestamp",
+        "duration",
+        "type",
+        "getDate",
+        "getDayOfMonth",
+        "getDayOfWeek",
+        "getDayOfYear",
+        "getFullYear",
+        "getHours",
+        "getMilliseconds",
+        "getMinutes",
+        "getMonth",
+        "getSeconds",
+    }
+)
 
 
 def match_overload(sig: Sig, args: list[T]) -> T | None:
@@ -129,8 +161,11 @@ def assignable(a: T, b: T) -> bool:
     """cel-go's assignability: dyn, error and free parameters fit anything."""
     if a in (DYN, ERROR, FREE) or b in (DYN, ERROR, FREE):
         return True
-    return a.name == b.name and len(a.params) == len(b.params) and all(
-        assignable(x, y) for x, y in zip(a.params, b.params, strict=True))
+    return (
+        a.name == b.name
+        and len(a.params) == len(b.params)
+        and all(assignable(x, y) for x, y in zip(a.params, b.params, strict=True))
+    )
 
 
 def less_specific(a: T, b: T) -> bool:

@@ -19,7 +19,6 @@ from typing import Any
 
 from karpenter_gitops.karpenter.kubelet import parsed_expr
 from karpenter_gitops.karpenter.kubelet.cel_types import (
-    assignable,
     BOOL,
     BYTES,
     DOUBLE,
@@ -27,21 +26,21 @@ from karpenter_gitops.karpenter.kubelet.cel_types import (
     ERROR,
     FREE,
     INT,
-    joined,
-    list_of,
-    map_of,
-    match_overload,
     MEMBER_OVERLOADS,
     NULL,
     OVERLOADS,
     STRING,
-    T,
     TYPE_NAMES,
     UINT,
     UNMODELLED,
     VARIABLES,
+    T,
+    assignable,
+    joined,
+    list_of,
+    map_of,
+    match_overload,
 )
-
 
 # --- checking ---------------------------------------------------------------------------------
 
@@ -234,8 +233,15 @@ class _Checker:
 
 
 _LOGICAL = frozenset({"_&&_", "_||_"})
-_CONSTANT_TYPES = {"null_value": NULL, "bool_value": BOOL, "int64_value": INT, "uint64_value": UINT,
-                   "double_value": DOUBLE, "string_value": STRING, "bytes_value": BYTES}
+_CONSTANT_TYPES = {
+    "null_value": NULL,
+    "bool_value": BOOL,
+    "int64_value": INT,
+    "uint64_value": UINT,
+    "double_value": DOUBLE,
+    "string_value": STRING,
+    "bytes_value": BYTES,
+}
 
 
 def _shown(t: T) -> str:

@@ -67,10 +67,12 @@ def _evaluated(expression: str, binding: tuple[tuple[str, Any], ...]) -> Any:
 def _pick(better: Callable[[Any, Any], bool]) -> Callable[[Any, Any], Any]:
     """Karpenter's max/min: the left argument when strictly better, else the right (a NaN on the left loses);
     with a double on either side both are doubles."""
+
     def choose(left: Any, right: Any) -> Any:
         if isinstance(left, float) or isinstance(right, float):
             left, right = float(left), float(right)
         return left if better(left, right) else right
+
     return choose
 
 
@@ -83,13 +85,20 @@ def _environment() -> Any:
     from cel_expr_python import cel
 
     types = {INT: cel.Type.INT, DOUBLE: cel.Type.DOUBLE, STRING: cel.Type.STRING}
-    signatures = ((types[INT], types[INT], types[INT]), (types[DOUBLE], types[DOUBLE], types[DOUBLE]),
-                  (types[INT], types[DOUBLE], types[DOUBLE]), (types[DOUBLE], types[INT], types[DOUBLE]))
+    signatures = (
+        (types[INT], types[INT], types[INT]),
+        (types[DOUBLE], types[DOUBLE], types[DOUBLE]),
+        (types[INT], types[DOUBLE], types[DOUBLE]),
+        (types[DOUBLE], types[INT], types[DOUBLE]),
+    )
     karpenters = [
-        cel.FunctionDecl(name, [
-            cel.Overload(f"{name}_{left.name().lower()}_{right.name().lower()}", result, [left, right], impl=_pick(better))
-            for left, right, result in signatures
-        ])
+        cel.FunctionDecl(
+            name,
+            [
+                cel.Overload(f"{name}_{left.name().lower()}_{right.name().lower()}", result, [left, right], impl=_pick(better))
+                for left, right, result in signatures
+            ],
+        )
         for name, better in (("max", lambda a, b: a > b), ("min", lambda a, b: a < b))
     ]
     return cel.NewEnv(

@@ -74,7 +74,9 @@ def max_pods_failure(checked: Checked, variables: Vars, outcome: Result) -> str 
     if outcome.error is not None:
         return _wrap(f"evaluating maxPods expression, {outcome.error}", **where)
     if outcome.value is not None and not 0 <= outcome.value <= INT32_MAX:
-        return _wrap(f"maxPods expression evaluated to a value outside the valid range [0, {INT32_MAX}]", **where, result=outcome.value)
+        return _wrap(
+            f"maxPods expression evaluated to a value outside the valid range [0, {INT32_MAX}]", **where, result=outcome.value
+        )
     return None
 
 

@@ -18,44 +18,68 @@ from typing import Any
 # (message, [(field, number, type, message type or None, repeated, oneof)]) of cel/expr/syntax.proto; protobuf
 # loads with the first expression, so commands that meet none never pay for it
 _SYNTAX = (
-    ("ParsedExpr", [("expr", 2, "message", "Expr", False, None),
-                    ("source_info", 3, "message", "SourceInfo", False, None)]),
-    ("Expr", [("id", 2, "int64", None, False, None),
-              ("const_expr", 3, "message", "Constant", False, "expr_kind"),
-              ("ident_expr", 4, "message", "Expr.Ident", False, "expr_kind"),
-              ("select_expr", 5, "message", "Expr.Select", False, "expr_kind"),
-              ("call_expr", 6, "message", "Expr.Call", False, "expr_kind"),
-              ("list_expr", 7, "message", "Expr.CreateList", False, "expr_kind"),
-              ("struct_expr", 8, "message", "Expr.CreateStruct", False, "expr_kind"),
-              ("comprehension_expr", 9, "message", "Expr.Comprehension", False, "expr_kind")]),
+    ("ParsedExpr", [("expr", 2, "message", "Expr", False, None), ("source_info", 3, "message", "SourceInfo", False, None)]),
+    (
+        "Expr",
+        [
+            ("id", 2, "int64", None, False, None),
+            ("const_expr", 3, "message", "Constant", False, "expr_kind"),
+            ("ident_expr", 4, "message", "Expr.Ident", False, "expr_kind"),
+            ("select_expr", 5, "message", "Expr.Select", False, "expr_kind"),
+            ("call_expr", 6, "message", "Expr.Call", False, "expr_kind"),
+            ("list_expr", 7, "message", "Expr.CreateList", False, "expr_kind"),
+            ("struct_expr", 8, "message", "Expr.CreateStruct", False, "expr_kind"),
+            ("comprehension_expr", 9, "message", "Expr.Comprehension", False, "expr_kind"),
+        ],
+    ),
     ("Expr.Ident", [("name", 1, "string", None, False, None)]),
-    ("Expr.Select", [("operand", 1, "message", "Expr", False, None),
-                     ("field", 2, "string", None, False, None),
-                     ("test_only", 3, "bool", None, False, None)]),
-    ("Expr.Call", [("target", 1, "message", "Expr", False, None),
-                   ("function", 2, "string", None, False, None),
-                   ("args", 3, "message", "Expr", True, None)]),
-    ("Expr.CreateList", [("elements", 1, "message", "Expr", True, None),
-                         ("optional_indices", 2, "int32", None, True, None)]),
-    ("Expr.CreateStruct", [("message_name", 1, "string", None, False, None),
-                           ("entries", 2, "message", "Expr.CreateStruct.Entry", True, None)]),
-    ("Expr.CreateStruct.Entry", [("id", 1, "int64", None, False, None),
-                                 ("field_key", 2, "string", None, False, "key_kind"),
-                                 ("map_key", 3, "message", "Expr", False, "key_kind"),
-                                 ("value", 4, "message", "Expr", False, None),
-                                 ("optional_entry", 5, "bool", None, False, None)]),
+    (
+        "Expr.Select",
+        [
+            ("operand", 1, "message", "Expr", False, None),
+            ("field", 2, "string", None, False, None),
+            ("test_only", 3, "bool", None, False, None),
+        ],
+    ),
+    (
+        "Expr.Call",
+        [
+            ("target", 1, "message", "Expr", False, None),
+            ("function", 2, "string", None, False, None),
+            ("args", 3, "message", "Expr", True, None),
+        ],
+    ),
+    ("Expr.CreateList", [("elements", 1, "message", "Expr", True, None), ("optional_indices", 2, "int32", None, True, None)]),
+    (
+        "Expr.CreateStruct",
+        [("message_name", 1, "string", None, False, None), ("entries", 2, "message", "Expr.CreateStruct.Entry", True, None)],
+    ),
+    (
+        "Expr.CreateStruct.Entry",
+        [
+            ("id", 1, "int64", None, False, None),
+            ("field_key", 2, "string", None, False, "key_kind"),
+            ("map_key", 3, "message", "Expr", False, "key_kind"),
+            ("value", 4, "message", "Expr", False, None),
+            ("optional_entry", 5, "bool", None, False, None),
+        ],
+    ),
     # a macro (all, exists, map, filter) expanded; what it holds is never read here
     ("Expr.Comprehension", [("iter_var", 1, "string", None, False, None)]),
-    ("Constant", [("null_value", 1, "int32", None, False, "constant_kind"),
-                  ("bool_value", 2, "bool", None, False, "constant_kind"),
-                  ("int64_value", 3, "int64", None, False, "constant_kind"),
-                  ("uint64_value", 4, "uint64", None, False, "constant_kind"),
-                  ("double_value", 5, "double", None, False, "constant_kind"),
-                  ("string_value", 6, "string", None, False, "constant_kind"),
-                  ("bytes_value", 7, "bytes", None, False, "constant_kind")]),
+    (
+        "Constant",
+        [
+            ("null_value", 1, "int32", None, False, "constant_kind"),
+            ("bool_value", 2, "bool", None, False, "constant_kind"),
+            ("int64_value", 3, "int64", None, False, "constant_kind"),
+            ("uint64_value", 4, "uint64", None, False, "constant_kind"),
+            ("double_value", 5, "double", None, False, "constant_kind"),
+            ("string_value", 6, "string", None, False, "constant_kind"),
+            ("bytes_value", 7, "bytes", None, False, "constant_kind"),
+        ],
+    ),
     ("SourceInfo", [("positions", 4, "message", "SourceInfo.PositionsEntry", True, None)]),
-    ("SourceInfo.PositionsEntry", [("key", 1, "int64", None, False, None),
-                                   ("value", 2, "int32", None, False, None)]),
+    ("SourceInfo.PositionsEntry", [("key", 1, "int64", None, False, None), ("value", 2, "int32", None, False, None)]),
 )
 _PACKAGE = "karpenter_gitops.cel.expr"  # a package of our own: the wire format is what must match
 _UNREAD_NODE = frozenset({"invalid constant literal expression", "<<nil>> parsetree"})
@@ -83,8 +107,12 @@ def _parsed_expr_class() -> Any:
             message.options.map_entry = True
         oneofs: list[str] = []
         for field, number, kind, type_name, repeated, oneof in fields:
-            spec = message.field.add(name=field, number=number, type=getattr(field_type, f"TYPE_{kind.upper()}"),
-                                     label=field_type.LABEL_REPEATED if repeated else field_type.LABEL_OPTIONAL)
+            spec = message.field.add(
+                name=field,
+                number=number,
+                type=getattr(field_type, f"TYPE_{kind.upper()}"),
+                label=field_type.LABEL_REPEATED if repeated else field_type.LABEL_OPTIONAL,
+            )
             if type_name:
                 spec.type_name = f".{_PACKAGE}.{type_name}"
             if oneof:
@@ -130,8 +158,10 @@ def parse(expression: str) -> tuple[Any, dict[int, int]]:
     try:
         compiled = _parser().compile(expression, disable_check=True)
     except RuntimeError as error:
-        issues = [SyntaxIssue(int(line), int(column) - 1, _cel_go_words(message))
-                  for line, column, message in _ERROR.findall(str(error).removesuffix(" [INVALID_ARGUMENT]"))]
+        issues = [
+            SyntaxIssue(int(line), int(column) - 1, _cel_go_words(message))
+            for line, column, message in _ERROR.findall(str(error).removesuffix(" [INVALID_ARGUMENT]"))
+        ]
         if any(issue.message.startswith("Syntax error") for issue in issues):
             # cel-cpp also visits the node ANTLR could not read (``!-x``, ``--!x``) and says so; cel-go stops at the
             # syntax error

@@ -303,8 +303,14 @@ class _Store:
             held = record.prices.get(offering.key)
             if held is not None and held.weight == overlay.weight:
                 what = f"the price of {offering.capacity_type} in {offering.zone}"
-                return Conflict(overlay.name, held.last, pool, instance_type, what,
-                                "spec.price" if overlay.price is not None else "spec.priceAdjustment")
+                return Conflict(
+                    overlay.name,
+                    held.last,
+                    pool,
+                    instance_type,
+                    what,
+                    "spec.price" if overlay.price is not None else "spec.priceAdjustment",
+                )
         return None
 
     def capacity_conflict(self, pool: str, instance_type: str, overlay: Overlay) -> Conflict | None:
@@ -335,7 +341,11 @@ class _Store:
                     capacity.values.setdefault(resource, (quantity, overlay.name))
                 else:
                     capacity.values[resource] = (quantity, overlay.name)
-            capacity.last_resources, capacity.last_weight, capacity.last = frozenset(overlay.capacity), overlay.weight, overlay.name
+            capacity.last_resources, capacity.last_weight, capacity.last = (
+                frozenset(overlay.capacity),
+                overlay.weight,
+                overlay.name,
+            )
 
 
 def _matching_offerings(pool: PoolTypes, instance_type: InstanceType, overlay: Overlay) -> tuple[Offering, ...]:
@@ -364,8 +374,10 @@ def apply(overlays: Iterable[Overlay], pools: Sequence[PoolTypes], *, heaviest_c
             (
                 found
                 for pool, it, offerings in matches
-                if (found := store.price_conflict(pool.name, it.name, offerings, overlay)
-                    or store.capacity_conflict(pool.name, it.name, overlay))
+                if (
+                    found := store.price_conflict(pool.name, it.name, offerings, overlay)
+                    or store.capacity_conflict(pool.name, it.name, overlay)
+                )
             ),
             None,
         )
@@ -380,7 +392,10 @@ def apply(overlays: Iterable[Overlay], pools: Sequence[PoolTypes], *, heaviest_c
 
 
 def _outcome(
-    store: _Store, pools: Sequence[PoolTypes], conditions: Mapping[str, Condition], conflicts: Mapping[str, Conflict],
+    store: _Store,
+    pools: Sequence[PoolTypes],
+    conditions: Mapping[str, Condition],
+    conflicts: Mapping[str, Conflict],
     matched: Mapping[str, frozenset[tuple[str, str]]],
 ) -> Outcome:
     applied: dict[str, dict[str, InstanceType]] = {}

@@ -11,16 +11,18 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from karpenter_gitops.karpenter.amifamily.resolver import LabelledCatalogue
 from karpenter_gitops.core.model import EC2NodeClass, NodePool
-from karpenter_gitops.karpenter.scheduling import resources
 from karpenter_gitops.karpenter.amifamily.protocol import FamilyTraits
+from karpenter_gitops.karpenter.amifamily.resolver import LabelledCatalogue
+from karpenter_gitops.karpenter.scheduling import resources
 from karpenter_gitops.karpenter.scheduling.nodes import NodeClassSettings, PriceTable, instance_types
 from karpenter_gitops.karpenter.scheduling.pods import DaemonSet, Pod
 from karpenter_gitops.karpenter.scheduling.world import NodePoolSpec, World
 
 EMPTY_CLUSTER = "the cluster is taken as empty: existing nodes, their pods and in-flight NodeClaims are not counted"
-SPOT_UNKNOWN = "spot prices are not known: spot offerings are priced at on-demand, as Karpenter does before its first spot price update"
+SPOT_UNKNOWN = (
+    "spot prices are not known: spot offerings are priced at on-demand, as Karpenter does before its first spot price update"
+)
 
 
 def build_world(
@@ -49,13 +51,24 @@ def build_world(
         spec: Mapping[str, Any] = raw_spec if isinstance(raw_spec, Mapping) else {}
         zones = (subnet_zones or {}).get(node_class.name)
         class_settings = NodeClassSettings.from_manifest(
-            node_class.name, spec, (traits or {}).get(node_class.name, FamilyTraits()),
-            zones=frozenset(zones) if zones is not None else None, **settings)
+            node_class.name,
+            spec,
+            (traits or {}).get(node_class.name, FamilyTraits()),
+            zones=frozenset(zones) if zones is not None else None,
+            **settings,
+        )
         if spec.get("capacityReservationSelectorTerms"):
             notes.append(f"EC2NodeClass {node_class.name}: capacity reservations are not modelled (no reserved offerings)")
         names = (served or {}).get(node_class.name)
-        types[node_class.name] = instance_types(catalogue.infos.values(), catalogue.zones, catalogue.region, class_settings, prices, names,
-                                                catalogue.requirements(class_settings.traits.windows_build))
+        types[node_class.name] = instance_types(
+            catalogue.infos.values(),
+            catalogue.zones,
+            catalogue.region,
+            class_settings,
+            prices,
+            names,
+            catalogue.requirements(class_settings.traits.windows_build),
+        )
     specs = []
     for pool in node_pools:
         try:

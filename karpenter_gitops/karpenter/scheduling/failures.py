@@ -12,6 +12,7 @@ from karpenter_gitops.core.requirements import Requirements
 from karpenter_gitops.karpenter.scheduling import resources
 from karpenter_gitops.karpenter.scheduling.matching import describe_all
 
+
 class Failure:
     """Why a pod did not fit one place; ``kind`` groups the reasons, ``str()`` is Karpenter's message
     (built when read: a callable ``message`` is called then)."""

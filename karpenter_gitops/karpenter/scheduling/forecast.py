@@ -18,12 +18,12 @@ from typing import Any
 
 from karpenter_gitops.core import labels, versions
 from karpenter_gitops.karpenter.scheduling import resources
+from karpenter_gitops.karpenter.scheduling.failures import message
 from karpenter_gitops.karpenter.scheduling.launch import Launch, launch, utilisation
 from karpenter_gitops.karpenter.scheduling.limits import LimitCost, limit_cost
+from karpenter_gitops.karpenter.scheduling.node_claims import NodeClaim
 from karpenter_gitops.karpenter.scheduling.nodes import HOURS_PER_MONTH
 from karpenter_gitops.karpenter.scheduling.pods import UNMODELLED, Pod
-from karpenter_gitops.karpenter.scheduling.failures import message
-from karpenter_gitops.karpenter.scheduling.node_claims import NodeClaim
 from karpenter_gitops.karpenter.scheduling.scheduler import STRICT, Options, Scheduler
 from karpenter_gitops.karpenter.scheduling.world import World
 
@@ -94,8 +94,12 @@ class Unschedulable:
     reasons: tuple[Reason, ...]
 
     def to_json(self) -> dict[str, Any]:
-        return {"workload": self.workload, "pods": list(self.pods), "message": self.message,
-                "reasons": [r.to_json() for r in self.reasons]}
+        return {
+            "workload": self.workload,
+            "pods": list(self.pods),
+            "message": self.message,
+            "reasons": [r.to_json() for r in self.reasons],
+        }
 
 
 @dataclass(frozen=True)
@@ -127,10 +131,15 @@ class PoolForecast:
 
     def to_json(self) -> dict[str, Any]:
         low, high = self.hourly
-        return {"nodePool": self.node_pool, "nodeClaims": [n.to_json() for n in self.nodes], "pods": self.pods,
-                "pricePerHour": {"low": _money(low), "high": _money(high)},
-                "pricePerMonth": {"low": _money(low * HOURS_PER_MONTH), "high": _money(high * HOURS_PER_MONTH)},
-                "unusable": self.unusable, "limitCost": self.limit_cost.to_json() if self.limit_cost else None}
+        return {
+            "nodePool": self.node_pool,
+            "nodeClaims": [n.to_json() for n in self.nodes],
+            "pods": self.pods,
+            "pricePerHour": {"low": _money(low), "high": _money(high)},
+            "pricePerMonth": {"low": _money(low * HOURS_PER_MONTH), "high": _money(high * HOURS_PER_MONTH)},
+            "unusable": self.unusable,
+            "limitCost": self.limit_cost.to_json() if self.limit_cost else None,
+        }
 
 
 @dataclass(frozen=True)
@@ -178,8 +187,10 @@ def _grouped(pods: Iterable[Pod], describe: Mapping[str, tuple[str, tuple[Reason
         message, reasons = describe[pod.uid]
         entry = groups.setdefault((_workload(pod), message), ([], reasons))
         entry[0].append(pod.uid)
-    return tuple(Unschedulable(workload, tuple(names), message, reasons)
-                 for (workload, message), (names, reasons) in sorted(groups.items()))
+    return tuple(
+        Unschedulable(workload, tuple(names), message, reasons)
+        for (workload, message), (names, reasons) in sorted(groups.items())
+    )
 
 
 def _planned(claim: NodeClaim, options: Options) -> PlannedNode:
@@ -191,8 +202,16 @@ def _planned(claim: NodeClaim, options: Options) -> PlannedNode:
     allocatable = catalogue.types[catalogue.position[cheapest.instance_type]].allocatable if cheapest else {}
     zone = claim.requirements.get(labels.ZONE)
     zones = sorted({c.zone for c in outcome.candidates if zone is None or zone.has(c.zone)})
-    return PlannedNode(claim.template.pool.name, tuple(p.uid for p in claim.pods), pods_only, claim.daemon_overhead,
-                       tuple(zones), outcome, allocatable, tuple(catalogue.types[i].name for i in ordered))
+    return PlannedNode(
+        claim.template.pool.name,
+        tuple(p.uid for p in claim.pods),
+        pods_only,
+        claim.daemon_overhead,
+        tuple(zones),
+        outcome,
+        allocatable,
+        tuple(catalogue.types[i].name for i in ordered),
+    )
 
 
 def simulate(world: World, options: Options = Options()) -> Forecast:
@@ -200,24 +219,34 @@ def simulate(world: World, options: Options = Options()) -> Forecast:
     scheduler = Scheduler(world, options)
     solution = scheduler.solve(world.pods)
     planned = [_planned(claim, options) for claim in solution.node_claims]
-    at_limits = {t.pool.name: cost for t in scheduler.templates
-                 if (cost := limit_cost(t.pool.name, t.pool.limits, t.catalogue, t.requirements, t.options))}
+    at_limits = {
+        t.pool.name: cost
+        for t in scheduler.templates
+        if (cost := limit_cost(t.pool.name, t.pool.limits, t.catalogue, t.requirements, t.options))
+    }
     pools = []
     for pool in sorted(world.node_pools, key=lambda p: p.name):
         nodes = tuple(n for n in planned if n.node_pool == pool.name)
         pools.append(PoolForecast(pool.name, nodes, solution.unusable_pools.get(pool.name), at_limits.get(pool.name)))
-    failed = {uid: (message(failures), tuple(Reason(pool, f.kind, str(f)) for pool, f in failures))
-              for uid, failures in solution.errors.items()}
+    failed = {
+        uid: (message(failures), tuple(Reason(pool, f.kind, str(f)) for pool, f in failures))
+        for uid, failures in solution.errors.items()
+    }
     by_uid = {pod.uid: pod for pod in world.pods}
-    ignored = {pod.uid: (pod.template.ignored, (Reason(None, "ignored", pod.template.ignored),))
-               for pod in world.pods if pod.template.ignored}
+    ignored = {
+        pod.uid: (pod.template.ignored, (Reason(None, "ignored", pod.template.ignored),))
+        for pod in world.pods
+        if pod.template.ignored
+    }
     approximated: dict[str, tuple[int, tuple[str, ...]]] = {}
     for pod in world.pods:
         if pod.template.approximations:
             count, _ = approximated.get(_workload(pod), (0, ()))
             approximated[_workload(pod)] = (count + 1, tuple(UNMODELLED[a] for a in pod.template.approximations))
     return Forecast(
-        options.release, world.price_source, tuple(pools),
+        options.release,
+        world.price_source,
+        tuple(pools),
         _grouped((by_uid[uid] for uid in sorted(failed)), failed),
         _grouped((by_uid[uid] for uid in sorted(ignored)), ignored),
         tuple(Approximated(w, n, r) for w, (n, r) in sorted(approximated.items())),

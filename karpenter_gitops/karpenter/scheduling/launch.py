@@ -18,8 +18,8 @@ from typing import Any
 from karpenter_gitops.core import labels
 from karpenter_gitops.core.requirements import Requirements, ValueSet
 from karpenter_gitops.karpenter.scheduling import resources
-from karpenter_gitops.karpenter.scheduling.type_index import Catalogue
 from karpenter_gitops.karpenter.scheduling.nodes import ON_DEMAND, SPOT
+from karpenter_gitops.karpenter.scheduling.type_index import Catalogue
 
 LAUNCH_MAX_INSTANCE_TYPES = 60  # the AWS provider's maxInstanceTypes
 ICE = "all requested instance types were unavailable during launch"
@@ -63,13 +63,20 @@ def _pinned(requirements: Requirements, key: str, values: Sequence[str], min_val
     return requirements & Requirements([(key, ValueSet(False, frozenset(values), min_values=min_values))])
 
 
-def launch(catalogue: Catalogue, ordered: Sequence[int], requirements: Requirements, requests: Mapping[str, int],
-           min_values_strict: bool = True) -> Launch:
+def launch(
+    catalogue: Catalogue,
+    ordered: Sequence[int],
+    requirements: Requirements,
+    requests: Mapping[str, int],
+    min_values_strict: bool = True,
+) -> Launch:
     """The launch of a NodeClaim whose options are ``ordered`` (cheapest first, already cut to 600)."""
     names = [catalogue.types[i].name for i in ordered]
     current = requirements.get(labels.INSTANCE_TYPE)
     node = _pinned(requirements, labels.INSTANCE_TYPE, names, current.min_values if current is not None else None)
-    capacity_types = sorted({o.capacity_type for i in ordered for o in catalogue.offerings_within(i, catalogue.allowed_offerings(node))})
+    capacity_types = sorted(
+        {o.capacity_type for i in ordered for o in catalogue.offerings_within(i, catalogue.allowed_offerings(node))}
+    )
     if capacity_types:
         node = _pinned(node, labels.CAPACITY_TYPE, capacity_types)
     has_min_values = any(v.min_values is not None for v in node.values())
@@ -90,23 +97,34 @@ def launch(catalogue: Catalogue, ordered: Sequence[int], requirements: Requireme
             if on_demand and any(o.capacity_type == SPOT for i in kept for o in offerings[i]):
                 ceiling = min(on_demand)
                 offerings = {i: [o for o in offerings[i] if o.capacity_type != SPOT or o.price <= ceiling] for i in kept}
-                kept = [i for i in kept if any(o.capacity_type != SPOT or o.price <= ceiling for o in catalogue.types[i].offerings)]
+                kept = [
+                    i for i in kept if any(o.capacity_type != SPOT or o.price <= ceiling for o in catalogue.types[i].offerings)
+                ]
     kept = sorted(kept, key=lambda i: (min((o.price for o in offerings[i]), default=float("inf")), catalogue.types[i].name))
     kept = kept[:LAUNCH_MAX_INSTANCE_TYPES]
     if has_min_values and min_values_strict:
         short, _ = catalogue.min_values_shortfall(node, sum(1 << i for i in kept))
         if short:
-            return Launch(None, error=f"truncating instance types based on the passed-in requirements, validating minValues, {short}")
+            return Launch(
+                None, error=f"truncating instance types based on the passed-in requirements, validating minValues, {short}"
+            )
     allowed_types = node.get(labels.CAPACITY_TYPE)
     capacity_type = ON_DEMAND
     if (allowed_types is None or allowed_types.has(SPOT)) and any(o.capacity_type == SPOT for i in kept for o in offerings[i]):
         capacity_type = SPOT
-    candidates = sorted(Candidate(o.price, catalogue.types[i].name, o.zone)
-                        for i in kept for o in offerings[i] if o.capacity_type == capacity_type)
+    candidates = sorted(
+        Candidate(o.price, catalogue.types[i].name, o.zone)
+        for i in kept
+        for o in offerings[i]
+        if o.capacity_type == capacity_type
+    )
     return Launch(capacity_type, tuple(catalogue.types[i].name for i in kept), tuple(candidates))
 
 
 def utilisation(requests: Mapping[str, int], allocatable: Mapping[str, int]) -> dict[str, float]:
     """Requested share of the allocatable cpu and memory (daemons included when ``requests`` has them)."""
-    return {name: requests.get(name, 0) / allocatable[name] for name in (resources.CPU, resources.MEMORY)
-            if allocatable.get(name, 0) > 0}
+    return {
+        name: requests.get(name, 0) / allocatable[name]
+        for name in (resources.CPU, resources.MEMORY)
+        if allocatable.get(name, 0) > 0
+    }

@@ -52,7 +52,9 @@ class PoolLaunch:
         planned, running = sum(self.forecast.values()), sum(self.launched.values())
         if self.as_forecast:
             return f"{self.node_pool}: as forecast, {planned} NodeClaim(s) ({mix(self.forecast)})"
-        parts = [f"{self.node_pool}: forecast {planned} NodeClaim(s) ({mix(self.forecast)}), launched {running} ({mix(self.launched)})"]
+        parts = [
+            f"{self.node_pool}: forecast {planned} NodeClaim(s) ({mix(self.forecast)}), launched {running} ({mix(self.launched)})"
+        ]
         if running != planned:
             parts.append(f"{abs(running - planned)} {'more' if running > planned else 'fewer'}")
         others = sorted(set(self.launched) - set(self.forecast))

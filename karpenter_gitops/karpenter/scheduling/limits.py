@@ -25,9 +25,9 @@ from typing import Any
 
 from karpenter_gitops.core.requirements import Requirements
 from karpenter_gitops.karpenter.scheduling import resources
-from karpenter_gitops.karpenter.scheduling.type_index import Catalogue, bits
 from karpenter_gitops.karpenter.scheduling.nodes import HOURS_PER_MONTH, ON_DEMAND, SPOT, Offering
 from karpenter_gitops.karpenter.scheduling.scheduler import NODES
+from karpenter_gitops.karpenter.scheduling.type_index import Catalogue, bits
 
 _PRICED = (resources.CPU, resources.MEMORY)  # a pool gets a limit cost when it limits one of these
 
@@ -46,9 +46,14 @@ class Fill:
         return self.nodes * self.price
 
     def to_json(self) -> dict[str, Any]:
-        return {"instanceType": self.instance_type, "capacityType": self.capacity_type, "nodes": self.nodes,
-                "pricePerNode": round(self.price, 6), "pricePerHour": round(self.hourly, 6),
-                "pricePerMonth": round(self.hourly * HOURS_PER_MONTH, 6)}
+        return {
+            "instanceType": self.instance_type,
+            "capacityType": self.capacity_type,
+            "nodes": self.nodes,
+            "pricePerNode": round(self.price, 6),
+            "pricePerHour": round(self.hourly, 6),
+            "pricePerMonth": round(self.hourly * HOURS_PER_MONTH, 6),
+        }
 
 
 @dataclass(frozen=True)
@@ -63,9 +68,13 @@ class LimitCost:
     too_large: int  # compatible types whose capacity alone exceeds a limit
 
     def to_json(self) -> dict[str, Any]:
-        return {"limits": resources.as_quantities(self.limits), "instanceTypes": self.types, "exceedingLimits": self.too_large,
-                "cheapest": self.cheapest.to_json() if self.cheapest else None,
-                "dearest": self.dearest.to_json() if self.dearest else None}
+        return {
+            "limits": resources.as_quantities(self.limits),
+            "instanceTypes": self.types,
+            "exceedingLimits": self.too_large,
+            "cheapest": self.cheapest.to_json() if self.cheapest else None,
+            "dearest": self.dearest.to_json() if self.dearest else None,
+        }
 
 
 def nodes_within(limits: Mapping[str, int], capacity: Mapping[str, int]) -> float:
@@ -88,8 +97,9 @@ def priced(offerings: Iterable[Offering]) -> tuple[str, float, float] | None:
     return None
 
 
-def limit_cost(node_pool: str, limits: Mapping[str, int] | None, catalogue: Catalogue, requirements: Requirements,
-               options: int) -> LimitCost | None:
+def limit_cost(
+    node_pool: str, limits: Mapping[str, int] | None, catalogue: Catalogue, requirements: Requirements, options: int
+) -> LimitCost | None:
     """The cost at ``limits`` of a pool whose template keeps the types ``options`` of ``catalogue``;
     None when the pool limits neither cpu nor memory."""
     if limits is None or not any(name in limits for name in _PRICED):
@@ -116,4 +126,3 @@ def limit_cost(node_pool: str, limits: Mapping[str, int] | None, catalogue: Cata
         max(high, key=lambda pair: (pair[0], pair[1].instance_type), default=(0.0, None))[1],
         len(low), too_large,
     )  # fmt: skip
-

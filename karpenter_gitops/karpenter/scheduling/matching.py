@@ -8,9 +8,9 @@ can quote what its events would say; where Go iterates a map, keys are taken in 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-import re
 from typing import Any
 
 from karpenter_gitops.core import labels
@@ -88,7 +88,9 @@ def compatible(existing: Requirements, incoming: Requirements, allow_undefined: 
     return True
 
 
-def compatibility_error(existing: Requirements, incoming: Requirements, allow_undefined: frozenset[str] = WELL_KNOWN) -> str | None:
+def compatibility_error(
+    existing: Requirements, incoming: Requirements, allow_undefined: frozenset[str] = WELL_KNOWN
+) -> str | None:
     """Karpenter's ``Compatible``: a custom label the incoming side requires must be defined on the existing side."""
     for key in sorted(incoming):
         if key in allow_undefined or key in existing or incoming[key].tolerates_absence:
@@ -113,9 +115,11 @@ def restricted_label_error(key: str) -> str | None:
     restricted = any(domain == d or domain.endswith("." + d) for d in RESTRICTED_DOMAINS) or key in RESTRICTED_LABELS
     if not restricted:
         return None
-    return (f"using label {key} is not allowed as it might interfere with the internal provisioning logic; "
-            f"specify a well known label: [{' '.join(sorted(WELL_KNOWN))}], or a custom label that does not use a "
-            f"restricted domain: [{' '.join(sorted(RESTRICTED_DOMAINS))}]")
+    return (
+        f"using label {key} is not allowed as it might interfere with the internal provisioning logic; "
+        f"specify a well known label: [{' '.join(sorted(WELL_KNOWN))}], or a custom label that does not use a "
+        f"restricted domain: [{' '.join(sorted(RESTRICTED_DOMAINS))}]"
+    )
 
 
 # --- taints and tolerations -------------------------------------------------------------------
@@ -173,8 +177,11 @@ PREFER_NO_SCHEDULE = Toleration(operator="Exists", effect="PreferNoSchedule")
 def untolerated(taints: Iterable[Taint], tolerations: Iterable[Toleration]) -> str | None:
     """Karpenter's ``Taints.Tolerates``: every taint, of any effect, must be tolerated; the error or None."""
     tolerations = tuple(tolerations)
-    problems = [f"did not tolerate taint (taint={taint})" for taint in taints
-                if not any(toleration.tolerates(taint) for toleration in tolerations)]
+    problems = [
+        f"did not tolerate taint (taint={taint})"
+        for taint in taints
+        if not any(toleration.tolerates(taint) for toleration in tolerations)
+    ]
     return "; ".join(problems) or None
 
 
@@ -214,6 +221,7 @@ class LabelSelector:
         if self.match_labels:
             out["matchLabels"] = dict(self.match_labels)
         if self.match_expressions:
-            out["matchExpressions"] = [{"key": k, "operator": o, **({"values": list(v)} if v else {})}
-                                       for k, o, v in self.match_expressions]
+            out["matchExpressions"] = [
+                {"key": k, "operator": o, **({"values": list(v)} if v else {})} for k, o, v in self.match_expressions
+            ]
         return out

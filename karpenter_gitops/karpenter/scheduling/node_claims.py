@@ -11,11 +11,12 @@ from dataclasses import dataclass, field
 
 from karpenter_gitops.core.requirements import Requirements, ValueSet
 from karpenter_gitops.karpenter.scheduling import resources
-from karpenter_gitops.karpenter.scheduling.type_index import Catalogue
 from karpenter_gitops.karpenter.scheduling.matching import HOSTNAME, Taint
 from karpenter_gitops.karpenter.scheduling.pods import HostPort, Pod
 from karpenter_gitops.karpenter.scheduling.preferences import PodData
+from karpenter_gitops.karpenter.scheduling.type_index import Catalogue
 from karpenter_gitops.karpenter.scheduling.world import NodePoolSpec
+
 
 @dataclass(frozen=True)
 class DaemonGroup:
@@ -44,7 +45,18 @@ class Template:
 class NodeClaim:
     """A node this Solve will ask for: its pods, narrowed requirements and the instance types left."""
 
-    __slots__ = ("template", "hostname", "requirements", "options", "requests", "pods", "data", "ports", "rejected", "daemon_overhead")
+    __slots__ = (
+        "template",
+        "hostname",
+        "requirements",
+        "options",
+        "requests",
+        "pods",
+        "data",
+        "ports",
+        "rejected",
+        "daemon_overhead",
+    )
 
     def __init__(self, template: Template, hostname: str, options: int):
         self.template, self.hostname, self.options = template, hostname, options

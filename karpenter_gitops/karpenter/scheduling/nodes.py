@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from karpenter_gitops.core import labels
+from karpenter_gitops.core.requirements import Requirements
 from karpenter_gitops.karpenter import kubelet as kubelet_cel
 from karpenter_gitops.karpenter.amifamily.protocol import FamilyTraits
-from karpenter_gitops.core.requirements import Requirements
 from karpenter_gitops.karpenter.scheduling import resources
 from karpenter_gitops.karpenter.scheduling.resources import CPU, MEMORY, PODS, STORAGE
 
@@ -79,7 +79,8 @@ class NodeClassSettings:
         kubelet: Mapping[str, Any] = kubelet_block if isinstance(kubelet_block, Mapping) else {}
         devices = tuple(
             BlockDevice(d.get("deviceName"), (d.get("ebs") or {}).get("volumeSize"), bool(d.get("rootVolume")))
-            for d in spec.get("blockDeviceMappings") or () if isinstance(d, Mapping)
+            for d in spec.get("blockDeviceMappings") or ()
+            if isinstance(d, Mapping)
         )
         interfaces = spec.get("networkInterfaces")
         return cls(
@@ -105,9 +106,11 @@ class Overhead:
         return resources.merge(self.kube_reserved, self.system_reserved, self.eviction_threshold)
 
     def to_json(self) -> dict[str, Any]:
-        return {"kubeReserved": resources.as_quantities(self.kube_reserved),
-                "systemReserved": resources.as_quantities(self.system_reserved),
-                "evictionThreshold": resources.as_quantities(self.eviction_threshold)}
+        return {
+            "kubeReserved": resources.as_quantities(self.kube_reserved),
+            "systemReserved": resources.as_quantities(self.system_reserved),
+            "evictionThreshold": resources.as_quantities(self.eviction_threshold),
+        }
 
 
 @dataclass(frozen=True)
@@ -156,9 +159,16 @@ class InstanceType:
         requirements = []
         for key in sorted(self.requirements):
             allowed = self.requirements[key]
-            requirements.append({"key": key, "operator": allowed.operator, **({"values": sorted(allowed.values)} if allowed.values else {})})
-        return {"name": self.name, "requirements": requirements, "capacity": resources.as_quantities(self.capacity),
-                "overhead": self.overhead.to_json(), "offerings": [o.to_json() for o in self.offerings]}
+            requirements.append(
+                {"key": key, "operator": allowed.operator, **({"values": sorted(allowed.values)} if allowed.values else {})}
+            )
+        return {
+            "name": self.name,
+            "requirements": requirements,
+            "capacity": resources.as_quantities(self.capacity),
+            "overhead": self.overhead.to_json(),
+            "offerings": [o.to_json() for o in self.offerings],
+        }
 
 
 @dataclass(frozen=True)
@@ -237,7 +247,9 @@ def pods(info: Mapping[str, Any], settings: NodeClassSettings) -> int:
         else:
             value = _expression(max_pods, info, _default_pods(info, settings))
             if not 0 <= value <= kubelet_cel.INT32_MAX:
-                raise NodeClassError(f"maxPods expression evaluated to a value outside the valid range (instance-type={info['InstanceType']})")
+                raise NodeClassError(
+                    f"maxPods expression evaluated to a value outside the valid range (instance-type={info['InstanceType']})"
+                )
             max_pods = value
     if max_pods is None:
         return _default_pods(info, settings)
@@ -286,8 +298,15 @@ def _accelerators(info: Mapping[str, Any], settings: NodeClassSettings) -> resou
         efa = sum(1 for _, kind in settings.network_interfaces if kind == "efa-only")
     else:
         efa = int(((info.get("NetworkInfo") or {}).get("EfaInfo") or {}).get("MaximumEfaInterfaces", 0))
-    counts = {NVIDIA_GPU: by("NVIDIA"), AMD_GPU: by("AMD"), NEURON: sum(int(d.get("Count", 0)) for d in devices),
-              NEURON_CORE: neuron_cores, GAUDI: by("Habana"), EFA: efa, POD_ENI: 0}
+    counts = {
+        NVIDIA_GPU: by("NVIDIA"),
+        AMD_GPU: by("AMD"),
+        NEURON: sum(int(d.get("Count", 0)) for d in devices),
+        NEURON_CORE: neuron_cores,
+        GAUDI: by("Habana"),
+        EFA: efa,
+        POD_ENI: 0,
+    }
     return {name: count * resources.MILLI for name, count in counts.items()}
 
 
@@ -347,8 +366,10 @@ def overhead(info: Mapping[str, Any], settings: NodeClassSettings, node_capacity
     }
     kube.update(_reserved(settings.kube_reserved, info, settings, pods_count))
     system = _reserved(settings.system_reserved, info, settings, pods_count)
-    eviction = {MEMORY: resources.milli("100Mi"),
-                STORAGE: math.ceil(node_capacity[STORAGE] / resources.MILLI / 100 * 10) * resources.MILLI}
+    eviction = {
+        MEMORY: resources.milli("100Mi"),
+        STORAGE: math.ceil(node_capacity[STORAGE] / resources.MILLI / 100 * 10) * resources.MILLI,
+    }
     if MEMORY_AVAILABLE in settings.eviction_hard:
         eviction[MEMORY] = _eviction_signal(node_capacity[MEMORY], settings.eviction_hard[MEMORY_AVAILABLE])
     if NODEFS_AVAILABLE in settings.eviction_hard:
@@ -360,7 +381,11 @@ def overhead(info: Mapping[str, Any], settings: NodeClassSettings, node_capacity
 
 
 def instance_type(
-    info: Mapping[str, Any], zones: Iterable[str], region: str, settings: NodeClassSettings, prices: PriceTable,
+    info: Mapping[str, Any],
+    zones: Iterable[str],
+    region: str,
+    settings: NodeClassSettings,
+    prices: PriceTable,
     known: Requirements | None = None,
 ) -> InstanceType:
     """One DescribeInstanceTypes entry for this class: requirements, capacity, overhead, offerings.
@@ -380,8 +405,9 @@ def instance_type(
     for zone in sorted(offered):
         for capacity_type in capacity_types:
             price = prices.price(name, zone, capacity_type)
-            offerings.append(Offering(zone, capacity_type, price if price is not None else 0.0, price is not None,
-                                      settings.zone_ids.get(zone)))
+            offerings.append(
+                Offering(zone, capacity_type, price if price is not None else 0.0, price is not None, settings.zone_ids.get(zone))
+            )
     return InstanceType(name, requirements, node_capacity, overhead(info, settings, node_capacity), tuple(offerings))
 
 
@@ -398,7 +424,9 @@ def instance_types(
     ``known`` gives requirements already computed (``LabelledCatalogue.requirements(windows_build)``)."""
     wanted = None if names is None else set(names)
     return tuple(
-        instance_type(info, zones.get(info["InstanceType"], ()), region, settings, prices, (known or {}).get(info["InstanceType"]))
+        instance_type(
+            info, zones.get(info["InstanceType"], ()), region, settings, prices, (known or {}).get(info["InstanceType"])
+        )
         for info in sorted(infos, key=lambda i: i["InstanceType"])
         if wanted is None or info["InstanceType"] in wanted
     )

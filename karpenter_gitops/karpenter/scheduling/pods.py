@@ -73,8 +73,12 @@ class HostPort:
         return self.port == other.port and self.protocol == other.protocol and same_ip
 
     def to_json(self) -> dict[str, Any]:
-        return {"containerPort": self.port, "hostPort": self.port, "protocol": self.protocol,
-                **({"hostIP": self.ip} if self.ip != "0.0.0.0" else {})}
+        return {
+            "containerPort": self.port,
+            "hostPort": self.port,
+            "protocol": self.protocol,
+            **({"hostIP": self.ip} if self.ip != "0.0.0.0" else {}),
+        }
 
 
 @dataclass(frozen=True)
@@ -95,8 +99,13 @@ class Spread:
         return self.when_unsatisfiable != "ScheduleAnyway"
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"topologyKey": self.topology_key, "maxSkew": self.max_skew, "whenUnsatisfiable": self.when_unsatisfiable,
-                     "nodeTaintsPolicy": self.node_taints_policy, "nodeAffinityPolicy": self.node_affinity_policy}
+        out: dict[str, Any] = {
+            "topologyKey": self.topology_key,
+            "maxSkew": self.max_skew,
+            "whenUnsatisfiable": self.when_unsatisfiable,
+            "nodeTaintsPolicy": self.node_taints_policy,
+            "nodeAffinityPolicy": self.node_affinity_policy,
+        }
         if self.selector is not None:
             out["labelSelector"] = self.selector.to_json()
         if self.min_domains is not None:
@@ -198,24 +207,34 @@ class PodTemplate:
 
     def _affinity_json(self) -> dict[str, Any]:
         def term(requirements: NodeTerm) -> dict[str, Any]:
-            return {"matchExpressions": [{"key": r.key, "operator": r.operator, **({"values": list(r.values)} if r.values else {})}
-                                         for r in requirements]}
+            return {
+                "matchExpressions": [
+                    {"key": r.key, "operator": r.operator, **({"values": list(r.values)} if r.values else {})}
+                    for r in requirements
+                ]
+            }
 
         out: dict[str, Any] = {}
         node: dict[str, Any] = {}
         if self.required_terms:
             node["requiredDuringSchedulingIgnoredDuringExecution"] = {"nodeSelectorTerms": [term(t) for t in self.required_terms]}
         if self.preferred_terms:
-            node["preferredDuringSchedulingIgnoredDuringExecution"] = [{"weight": w, "preference": term(t)} for w, t in self.preferred_terms]
+            node["preferredDuringSchedulingIgnoredDuringExecution"] = [
+                {"weight": w, "preference": term(t)} for w, t in self.preferred_terms
+            ]
         if node:
             out["nodeAffinity"] = node
-        for key, required, preferred in (("podAffinity", self.affinity, self.preferred_affinity),
-                                         ("podAntiAffinity", self.anti_affinity, self.preferred_anti_affinity)):
+        for key, required, preferred in (
+            ("podAffinity", self.affinity, self.preferred_affinity),
+            ("podAntiAffinity", self.anti_affinity, self.preferred_anti_affinity),
+        ):
             block: dict[str, Any] = {}
             if required:
                 block["requiredDuringSchedulingIgnoredDuringExecution"] = [t.to_json() for t in required]
             if preferred:
-                block["preferredDuringSchedulingIgnoredDuringExecution"] = [{"weight": w, "podAffinityTerm": t.to_json()} for w, t in preferred]
+                block["preferredDuringSchedulingIgnoredDuringExecution"] = [
+                    {"weight": w, "podAffinityTerm": t.to_json()} for w, t in preferred
+                ]
             if block:
                 out[key] = block
         return out
@@ -250,11 +269,15 @@ class DaemonSet:
 
     def to_json(self) -> dict[str, Any]:
         pod = self.template.to_json(self.name)
-        return {"apiVersion": "apps/v1", "kind": "DaemonSet",
-                "metadata": {"name": self.name, "namespace": self.template.namespace},
-                "spec": {"selector": {"matchLabels": dict(self.template.labels) or {"app": self.name}},
-                         "template": {"metadata": {"labels": dict(self.template.labels) or {"app": self.name}},
-                                      "spec": pod["spec"]}}}
+        return {
+            "apiVersion": "apps/v1",
+            "kind": "DaemonSet",
+            "metadata": {"name": self.name, "namespace": self.template.namespace},
+            "spec": {
+                "selector": {"matchLabels": dict(self.template.labels) or {"app": self.name}},
+                "template": {"metadata": {"labels": dict(self.template.labels) or {"app": self.name}}, "spec": pod["spec"]},
+            },
+        }
 
 
 def _add(total: resources.Vector, more: Mapping[str, int]) -> None:

@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.requirements import Requirements
 from karpenter_gitops.karpenter.scheduling import gosort, resources
-from karpenter_gitops.karpenter.scheduling.type_index import Catalogue
+from karpenter_gitops.karpenter.scheduling.failures import Failure, Failures, FilterFailure
 from karpenter_gitops.karpenter.scheduling.matching import (
     HOSTNAME,
     INITIALIZED,
@@ -41,11 +41,11 @@ from karpenter_gitops.karpenter.scheduling.matching import (
     compatible,
     untolerated,
 )
-from karpenter_gitops.karpenter.scheduling.failures import Failure, Failures, FilterFailure
 from karpenter_gitops.karpenter.scheduling.node_claims import DaemonGroup, NodeClaim, Template, one_value
 from karpenter_gitops.karpenter.scheduling.pods import DaemonSet, Pod, PodTemplate
 from karpenter_gitops.karpenter.scheduling.preferences import RESPECT, PodData, PodState
 from karpenter_gitops.karpenter.scheduling.topology import Topology, TopologyError, domain_values
+from karpenter_gitops.karpenter.scheduling.type_index import Catalogue
 from karpenter_gitops.karpenter.scheduling.world import NodePoolSpec, World
 
 STRICT, BEST_EFFORT = "Strict", "BestEffort"  # --min-values-policy
@@ -82,8 +82,11 @@ class Scheduler:
         self._counter = 0
         catalogues = {name: Catalogue(types) for name, types in world.instance_types.items()}
         pools = sorted((p for p in world.node_pools if not p.static), key=lambda p: (p.weight, p.name), reverse=True)
-        self.unusable: dict[str, str] = {p.name: "static NodePool (spec.replicas): Karpenter does not schedule pending pods to it"
-                                         for p in world.node_pools if p.static}
+        self.unusable: dict[str, str] = {
+            p.name: "static NodePool (spec.replicas): Karpenter does not schedule pending pods to it"
+            for p in world.node_pools
+            if p.static
+        }
         self.templates: list[Template] = []
         for pool in pools:
             template = self._template(pool, catalogues.get(pool.node_class))
@@ -98,8 +101,10 @@ class Scheduler:
         self._lasting_failures: dict[tuple[int, int], Failure] = {}
         self._rejecting: dict[int, int] = {}  # pod state → how many open claims never take it
         self._smallest: resources.Vector = {resources.PODS: resources.ONE_POD}
-        domain_pools = {p.name: (p.node_requirements, p.taints, [t.requirements for t in world.instance_types.get(p.node_class, ())])
-                        for p in pools}
+        domain_pools = {
+            p.name: (p.node_requirements, p.taints, [t.requirements for t in world.instance_types.get(p.node_class, ())])
+            for p in pools
+        }
         self.topology = Topology(lambda key: domain_values(key, domain_pools.values()))
 
     # --- templates ------------------------------------------------------------------------------
@@ -108,16 +113,22 @@ class Scheduler:
         if catalogue is None or not len(catalogue):
             self.unusable[pool.name] = f"no instance types for EC2NodeClass {pool.node_class!r}"
             return None
-        requirements = pool.node_requirements & Requirements([
-            (NODEPOOL, one_value(pool.name)), (NODECLASS, one_value(pool.node_class)),
-            (REGISTERED, one_value("true")), (INITIALIZED, one_value("true")),
-        ])
+        requirements = pool.node_requirements & Requirements(
+            [
+                (NODEPOOL, one_value(pool.name)),
+                (NODECLASS, one_value(pool.node_class)),
+                (REGISTERED, one_value("true")),
+                (INITIALIZED, one_value("true")),
+            ]
+        )
         options = catalogue.matching(requirements) & catalogue.with_offering(requirements) & catalogue.non_negative
         short, _ = catalogue.min_values_shortfall(requirements, options)
         if short and self.options.min_values_policy == STRICT:
             options = 0
         if not options:
-            self.unusable[pool.name] = "skipping, nodepool requirements filtered out all instance types" + (f" ({short})" if short else "")
+            self.unusable[pool.name] = "skipping, nodepool requirements filtered out all instance types" + (
+                f" ({short})" if short else ""
+            )
             return None
         template = Template(pool, catalogue, requirements, options)
         template.groups = self._daemon_groups(template, self.world.daemon_sets)
@@ -173,7 +184,9 @@ class Scheduler:
         queued = [pod for pod in pods if not pod.template.ignored]
         for name in (resources.CPU, resources.MEMORY):
             self._smallest[name] = min((pod.template.requests.get(name, 0) for pod in queued), default=0)
-        original = {pod.uid: self.pod_data(pod.template, PodState.initial(pod.template, self.options.preference_policy)) for pod in queued}
+        original = {
+            pod.uid: self.pod_data(pod.template, PodState.initial(pod.template, self.options.preference_policy)) for pod in queued
+        }
         for pod in queued:
             self.topology.update(pod, original[pod.uid])
 
@@ -201,10 +214,16 @@ class Scheduler:
         for claim in self.claims:
             self._finalize(claim)
             has_min_values = any(v.min_values is not None for v in claim.requirements.values())
-            short, _ = claim.template.catalogue.min_values_shortfall(claim.requirements, self._truncated(claim)) if has_min_values else (None, {})
+            short, _ = (
+                claim.template.catalogue.min_values_shortfall(claim.requirements, self._truncated(claim))
+                if has_min_values
+                else (None, {})
+            )
             if short and self.options.min_values_policy == STRICT:
-                message = (f"pod didn’t schedule because NodePool couldn’t meet minValues requirements, validating minValues, {short} "
-                           f"(NodePool={claim.template.pool.name})")
+                message = (
+                    f"pod didn’t schedule because NodePool couldn’t meet minValues requirements, validating minValues, {short} "
+                    f"(NodePool={claim.template.pool.name})"
+                )
                 for pod in claim.pods:
                     errors[pod.uid] = ((claim.template.pool.name, Failure(message, "minValues")),)
                 continue
@@ -300,7 +319,9 @@ class Scheduler:
         if untolerated(taints, data.tolerations) is not None:
             return Failure(lambda: untolerated(taints, data.tolerations), "taints")
         if not compatible(requirements, data.requirements):
-            return Failure(lambda: f"incompatible requirements, {compatibility_error(requirements, data.requirements)}", "requirements")
+            return Failure(
+                lambda: f"incompatible requirements, {compatibility_error(requirements, data.requirements)}", "requirements"
+            )
         return None
 
     def _can_add(self, claim: NodeClaim, pod: Pod, data: PodData) -> tuple[Requirements, int] | None:
@@ -308,8 +329,10 @@ class Scheduler:
         first); what can never change marks the claim as rejecting this pod state."""
         template, catalogue = claim.template, claim.template.catalogue
         total = resources.merge(claim.requests, data.requests)
-        if not any(catalogue.fitting(total, g.overhead) & g.mask & claim.options for g in template.groups) or \
-                self._static_failure(template.taints, claim.requirements, data) is not None:
+        if (
+            not any(catalogue.fitting(total, g.overhead) & g.mask & claim.options for g in template.groups)
+            or self._static_failure(template.taints, claim.requirements, data) is not None
+        ):
             self._reject(claim, data)
             return None
         outcome = self._place(claim, pod, data, relax=False, total=total)
@@ -324,8 +347,9 @@ class Scheduler:
         claim.rejected.add(id(data))
         self._rejecting[id(data)] = self._rejecting.get(id(data), 0) + 1
 
-    def _place(self, claim: NodeClaim, pod: Pod, data: PodData, relax: bool, total: resources.Vector | None = None
-               ) -> tuple[Requirements, int] | Failure:
+    def _place(
+        self, claim: NodeClaim, pod: Pod, data: PodData, relax: bool, total: resources.Vector | None = None
+    ) -> tuple[Requirements, int] | Failure:
         """The rest of ``CanAdd`` once taints and requirements pass: topology, then the instance types."""
         base = claim.requirements & data.requirements
         narrowed = self.topology.add_requirements(pod, data, claim.template.taints, base)
@@ -343,8 +367,9 @@ class Scheduler:
             for key in claim.rejected:
                 self._rejecting[key] -= 1
 
-    def _filter(self, claim: NodeClaim, pod: Pod, data: PodData, requirements: Requirements, total: resources.Vector,
-                relax: bool) -> tuple[Requirements, int] | Failure:
+    def _filter(
+        self, claim: NodeClaim, pod: Pod, data: PodData, requirements: Requirements, total: resources.Vector, relax: bool
+    ) -> tuple[Requirements, int] | Failure:
         """``filterInstanceTypesByRequirements``: the claim's types that meet the requirements, fit
         (with their group's daemon overhead) and have an offering; then minValues."""
         catalogue = claim.template.catalogue
@@ -375,7 +400,9 @@ class Scheduler:
                 failure.min_values = short
                 remaining = 0
             else:  # BestEffort: lower each short minValues to what the types can give
-                requirements = Requirements([(k, replace(v, min_values=counts[k]) if k in counts else v) for k, v in requirements.items()])
+                requirements = Requirements(
+                    [(k, replace(v, min_values=counts[k]) if k in counts else v) for k, v in requirements.items()]
+                )
         if not remaining:
             return failure
         return requirements, remaining
@@ -407,4 +434,3 @@ class Scheduler:
         """The claim's cheapest ``max_instance_types`` options (``Truncate``), as a mask."""
         ordered = claim.template.catalogue.by_price(claim.options, claim.requirements)
         return sum(1 << i for i in ordered[: self.options.max_instance_types])
-

@@ -17,7 +17,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from karpenter_gitops.core.requirements import IN, Requirements, ValueSet
-from karpenter_gitops.karpenter.scheduling.matching import HOSTNAME, LabelSelector, Taint, Toleration, compatibility_error, describe, untolerated
+from karpenter_gitops.karpenter.scheduling.matching import (
+    HOSTNAME,
+    LabelSelector,
+    Taint,
+    Toleration,
+    compatibility_error,
+    describe,
+    untolerated,
+)
 from karpenter_gitops.karpenter.scheduling.pods import AffinityTerm, Pod, PodTemplate
 from karpenter_gitops.karpenter.scheduling.preferences import PodData
 
@@ -53,8 +61,17 @@ def _single(domain: str) -> ValueSet:
 class TopologyGroup:
     """Pods matching one selector, counted per domain of one key."""
 
-    def __init__(self, kind: str, key: str, namespaces: frozenset[str], selector: LabelSelector | None, max_skew: int,
-                 min_domains: int | None, node_filter: NodeFilter | None, domains: Iterable[str]):
+    def __init__(
+        self,
+        kind: str,
+        key: str,
+        namespaces: frozenset[str],
+        selector: LabelSelector | None,
+        max_skew: int,
+        min_domains: int | None,
+        node_filter: NodeFilter | None,
+        domains: Iterable[str],
+    ):
         self.kind, self.key, self.namespaces, self.selector = kind, key, namespaces, selector
         self.max_skew, self.min_domains, self.node_filter = max_skew, min_domains, node_filter
         self.domains: dict[str, int] = dict.fromkeys(domains, 0)
@@ -66,7 +83,8 @@ class TopologyGroup:
         known = self._selects.get(id(template))
         if known is None:
             known = self._selects[id(template)] = (
-                template.namespace in self.namespaces and self.selector is not None and self.selector.matches(template.labels))
+                template.namespace in self.namespaces and self.selector is not None and self.selector.matches(template.labels)
+            )
         return known
 
     def counts(self, template: PodTemplate, taints: Iterable[Taint], requirements: Requirements) -> bool:
@@ -137,7 +155,8 @@ class TopologyGroup:
     def _bootstrap(self, pod_domains: ValueSet) -> bool:
         """No pod yet, or none in a domain the pod may take: a self-selecting pod starts the group."""
         return len(self.domains) == len(self.empty) or not any(
-            count > 0 and pod_domains.has(d) for d, count in self.domains.items())
+            count > 0 and pod_domains.has(d) for d, count in self.domains.items()
+        )
 
     def _anti_affinity(self, pod_domains: ValueSet, node_domains: ValueSet) -> ValueSet:
         if self.key == HOSTNAME and len(node_domains.values) == 1:
@@ -165,8 +184,10 @@ class TopologyError:
 
     def __str__(self) -> str:
         g = self.group
-        return (f"unsatisfiable topology constraint for {g.kind}, key={g.key} (counts = {g.counts_text()}, "
-                f"podDomains = {describe(g.key, self.pod_domains)}, nodeDomains = {describe(g.key, self.node_domains)}")
+        return (
+            f"unsatisfiable topology constraint for {g.kind}, key={g.key} (counts = {g.counts_text()}, "
+            f"podDomains = {describe(g.key, self.pod_domains)}, nodeDomains = {describe(g.key, self.node_domains)}"
+        )
 
 
 # What makes a topology group one group, as Karpenter hashes it: kind, key, namespaces, max skew, node filter, selector.
@@ -203,8 +224,12 @@ class Topology:
     # --- groups ---------------------------------------------------------------------------------
 
     def _group(
-        self, table: dict[GroupIdentity, TopologyGroup], identity: GroupIdentity, min_domains: int | None = None,
-        tolerations: tuple[Toleration, ...] = (), honor_taints: bool = False,
+        self,
+        table: dict[GroupIdentity, TopologyGroup],
+        identity: GroupIdentity,
+        min_domains: int | None = None,
+        tolerations: tuple[Toleration, ...] = (),
+        honor_taints: bool = False,
     ) -> TopologyGroup:
         """The group of ``identity``, made on first use with its domains (only the tolerated ones when
         ``honor_taints``)."""
@@ -239,10 +264,14 @@ class Topology:
             node_filter = NodeFilter(
                 tuple(template.node_selector_requirements & Requirements.of(term) for term in state.required_terms)
                 or (template.node_selector_requirements,),
-                spread.node_taints_policy, spread.node_affinity_policy, state.tolerations)
+                spread.node_taints_policy,
+                spread.node_affinity_policy,
+                state.tolerations,
+            )
             identity = (SPREAD, spread.topology_key, frozenset((template.namespace,)), spread.max_skew, node_filter, selector)
-            owned.append(self._group(
-                self.groups, identity, spread.min_domains, state.tolerations, spread.node_taints_policy == HONOR))
+            owned.append(
+                self._group(self.groups, identity, spread.min_domains, state.tolerations, spread.node_taints_policy == HONOR)
+            )
         for kind, terms in ((AFFINITY, data.affinity), (ANTI_AFFINITY, data.anti_affinity)):
             for term in terms:
                 owned.append(self._term_group(kind, term, template))
@@ -254,7 +283,9 @@ class Topology:
         namespaces = frozenset(term.namespaces or (template.namespace,))
         return self._group(self.groups, (kind, term.topology_key, namespaces, MAX_INT32, None, term.selector))
 
-    def _selecting_groups(self, template: PodTemplate, table: dict[GroupIdentity, TopologyGroup], index: dict[int, list[TopologyGroup]]) -> list[TopologyGroup]:
+    def _selecting_groups(
+        self, template: PodTemplate, table: dict[GroupIdentity, TopologyGroup], index: dict[int, list[TopologyGroup]]
+    ) -> list[TopologyGroup]:
         found = index.get(id(template))
         if found is None:
             found = index[id(template)] = [g for g in table.values() if g.selects(template)]
@@ -264,13 +295,20 @@ class Topology:
 
     def governs(self, pod: Pod, data: PodData) -> bool:
         """Whether any topology group applies to the pod (one it owns, or an anti-affinity it is kept from)."""
-        return bool(self._owned.get(pod.uid)) or bool(self._selecting_groups(data.template, self.inverse, self._inverse_selecting))
+        return bool(self._owned.get(pod.uid)) or bool(
+            self._selecting_groups(data.template, self.inverse, self._inverse_selecting)
+        )
 
-    def add_requirements(self, pod: Pod, data: PodData, taints: tuple[Taint, ...], node: Requirements) -> Requirements | TopologyError:
+    def add_requirements(
+        self, pod: Pod, data: PodData, taints: tuple[Taint, ...], node: Requirements
+    ) -> Requirements | TopologyError:
         """Karpenter's ``AddRequirements``: the node's requirements narrowed by every topology that governs the pod."""
         matching = list(self._owned.get(pod.uid, ()))
-        matching += [g for g in self._selecting_groups(data.template, self.inverse, self._inverse_selecting)
-                     if g.counts(data.template, taints, node)]
+        matching += [
+            g
+            for g in self._selecting_groups(data.template, self.inverse, self._inverse_selecting)
+            if g.counts(data.template, taints, node)
+        ]
         if not matching:
             return node
         narrowed = []
@@ -331,5 +369,3 @@ def domain_values(key: str, pools: Iterable[tuple[Requirements, tuple[Taint, ...
             for domain in sorted(own.values):
                 insert(domain, taints)
     return domains
-
-

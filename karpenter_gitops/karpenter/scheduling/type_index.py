@@ -26,8 +26,14 @@ from karpenter_gitops.karpenter.scheduling.nodes import InstanceType, Offering
 
 #: The keys an offering's requirements carry (Karpenter's base offerings: zone, capacity type, zone id,
 #: and DoesNotExist for the reservation labels).
-OFFERING_KEYS = (labels.ZONE, labels.CAPACITY_TYPE, labels.ZONE_ID, labels.CAPACITY_RESERVATION_ID,
-                 labels.CAPACITY_RESERVATION_TYPE, labels.CAPACITY_RESERVATION_INTERRUPTIBLE)
+OFFERING_KEYS = (
+    labels.ZONE,
+    labels.CAPACITY_TYPE,
+    labels.ZONE_ID,
+    labels.CAPACITY_RESERVATION_ID,
+    labels.CAPACITY_RESERVATION_TYPE,
+    labels.CAPACITY_RESERVATION_INTERRUPTIBLE,
+)
 _ABSENT = ValueSet(False)
 
 
@@ -40,10 +46,13 @@ def bits(mask: int) -> Iterator[int]:
 
 
 def offering_requirements(offering: Offering) -> Requirements:
-    pairs = [(labels.ZONE, ValueSet(False, frozenset((offering.zone,)))),
-             (labels.CAPACITY_TYPE, ValueSet(False, frozenset((offering.capacity_type,)))),
-             (labels.CAPACITY_RESERVATION_ID, _ABSENT), (labels.CAPACITY_RESERVATION_TYPE, _ABSENT),
-             (labels.CAPACITY_RESERVATION_INTERRUPTIBLE, _ABSENT)]
+    pairs = [
+        (labels.ZONE, ValueSet(False, frozenset((offering.zone,)))),
+        (labels.CAPACITY_TYPE, ValueSet(False, frozenset((offering.capacity_type,)))),
+        (labels.CAPACITY_RESERVATION_ID, _ABSENT),
+        (labels.CAPACITY_RESERVATION_TYPE, _ABSENT),
+        (labels.CAPACITY_RESERVATION_INTERRUPTIBLE, _ABSENT),
+    ]
     if offering.zone_id:
         pairs.append((labels.ZONE_ID, ValueSet(False, frozenset((offering.zone_id,)))))
     return Requirements(pairs)
@@ -190,7 +199,8 @@ class Catalogue:
         allowed = self._allowed.get(requirements)
         if allowed is None:
             allowed = self._allowed[requirements] = frozenset(
-                place for offering, place in self._places.items() if offering_compatible(requirements, offering))
+                place for offering, place in self._places.items() if offering_compatible(requirements, offering)
+            )
         return allowed
 
     def offerings_within(self, index: int, allowed: frozenset[tuple[str, str, str | None]]) -> list[Offering]:

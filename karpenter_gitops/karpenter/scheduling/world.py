@@ -50,8 +50,14 @@ class NodePoolSpec:
         taints = tuple(Taint(t.key or "", t.value or "", t.effect or "") for t in (template_spec and template_spec.taints) or ())
         limits = resources.vector({k: str(v) for k, v in spec.limits.items()}) if spec.limits is not None else None
         return cls(
-            pool.name, (reference.name if reference else None) or "", Requirements.from_node_pool(pool),
-            dict((metadata and metadata.labels) or {}), taints, spec.weight or 0, limits, spec.replicas is not None,
+            pool.name,
+            (reference.name if reference else None) or "",
+            Requirements.from_node_pool(pool),
+            dict((metadata and metadata.labels) or {}),
+            taints,
+            spec.weight or 0,
+            limits,
+            spec.replicas is not None,
             pool.raw,
         )
 
@@ -73,8 +79,14 @@ class NodePoolSpec:
             if allowed.min_values is not None:
                 entry["minValues"] = allowed.min_values
             requirements.append(entry)
-        spec: dict[str, Any] = {"template": {"spec": {"nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": self.node_class},
-                                            "requirements": requirements}}}
+        spec: dict[str, Any] = {
+            "template": {
+                "spec": {
+                    "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": self.node_class},
+                    "requirements": requirements,
+                }
+            }
+        }
         if self.labels:
             spec["template"]["metadata"] = {"labels": dict(self.labels)}
         if self.taints:
@@ -101,5 +113,7 @@ class World:
         objects = [pool.to_json() for pool in self.node_pools]
         objects += [daemon_set.to_json() for daemon_set in self.daemon_sets]
         objects += [pod.to_json() for pod in self.pods]
-        return {"objects": objects,
-                "instanceTypes": {name: [t.to_json() for t in types] for name, types in sorted(self.instance_types.items())}}
+        return {
+            "objects": objects,
+            "instanceTypes": {name: [t.to_json() for t in types] for name, types in sorted(self.instance_types.items())},
+        }

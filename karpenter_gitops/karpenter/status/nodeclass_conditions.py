@@ -45,7 +45,10 @@ PROFILE_REFUSED_AT_LAUNCH_SINCE = Release((1, 15))
 # 1.14.0 lacks), before that it returned the error and left the condition as it was.
 REAL_LAUNCH_TEMPLATE_SINCE = Release((1, 7))
 _DEPENDENCIES_NOT_READY = "DependenciesNotReady"
-_AWAITING_MESSAGE, _AWAITING_REASON = "object is awaiting reconciliation", "AwaitingReconciliation"  # operatorpkg's initial condition
+_AWAITING_MESSAGE, _AWAITING_REASON = (
+    "object is awaiting reconciliation",
+    "AwaitingReconciliation",
+)  # operatorpkg's initial condition
 _DEPENDENCIES_MESSAGE = "Awaiting AMI, Instance Profile, Security Group, and Subnet resolution"
 
 
@@ -96,8 +99,9 @@ class StepOutcome:
         return Condition(type_, UNKNOWN, self.reason or _AWAITING_REASON, self.message)
 
 
-def _validation(dependencies: list[Condition], validation: StepOutcome, spec: StepOutcome | None,
-                expressions: StepOutcome | None) -> Condition:
+def _validation(
+    dependencies: list[Condition], validation: StepOutcome, spec: StepOutcome | None, expressions: StepOutcome | None
+) -> Condition:
     """ValidationSucceeded judges the spec first (from 1.15, its kubelet block), then waits for the four
     resolutions, then evaluates the kubelet expressions per instance type, then the authorization."""
     if spec is not None and spec.resolution is not Resolution.READY:
@@ -147,7 +151,9 @@ def roll_up(dependents: list[Condition]) -> Condition:
     unhealthy = [c for c in dependents if c.status != TRUE]
     if not unhealthy:
         return Condition(READY, TRUE, READY)
-    status, reason = (FALSE, "UnhealthyDependents") if any(c.status == FALSE for c in unhealthy) else (UNKNOWN, "ReconcilingDependents")
+    status, reason = (
+        (FALSE, "UnhealthyDependents") if any(c.status == FALSE for c in unhealthy) else (UNKNOWN, "ReconcilingDependents")
+    )
     return Condition(READY, status, reason, ", ".join(f"{c.type}={c.status}" for c in unhealthy))
 
 

@@ -10,11 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from karpenter_gitops.karpenter.status.nodeclass_conditions import roll_up
 from karpenter_gitops.core.findings import Finding, Severity
 from karpenter_gitops.core.outcome import Outcome
-from karpenter_gitops.karpenter.amifamily.resolver import NodePoolMapping
-from karpenter_gitops.karpenter.nodeoverlay.applied import CapacityChange, Conflict, FirstChoice, PriceChange
 from karpenter_gitops.core.resolved import (
     AMI,
     Condition,
@@ -22,6 +19,9 @@ from karpenter_gitops.core.resolved import (
     SkippedAMI,
     Subnet,
 )
+from karpenter_gitops.karpenter.amifamily.resolver import NodePoolMapping
+from karpenter_gitops.karpenter.nodeoverlay.applied import CapacityChange, Conflict, FirstChoice, PriceChange
+from karpenter_gitops.karpenter.status.nodeclass_conditions import roll_up
 
 
 @dataclass(frozen=True)
@@ -119,7 +119,13 @@ class PoolOverlays:
         return {
             "priceChanges": [row.to_json() for row in self.price_rows],
             "capacityChanges": [
-                {"instanceType": c.instance_type, "resource": c.resource, "before": c.before, "after": c.quantity, "overlay": c.overlay}
+                {
+                    "instanceType": c.instance_type,
+                    "resource": c.resource,
+                    "before": c.before,
+                    "after": c.quantity,
+                    "overlay": c.overlay,
+                }
                 for c in self.capacity_changes
             ],
             "firstChoice": {
@@ -154,7 +160,10 @@ class OverlayPlan:
         for name in sorted(self.conditions):
             conflict = self.conflicts.get(name)
             predicted = self.predicted(name)
-            overlays[name] = {"conditions": [c.to_json() for c in predicted], **({"conflict": conflict.to_json()} if conflict else {})}
+            overlays[name] = {
+                "conditions": [c.to_json() for c in predicted],
+                **({"conflict": conflict.to_json()} if conflict else {}),
+            }
         return {
             "notApplied": self.not_applied,
             "refused": list(self.refused),

@@ -20,9 +20,9 @@ from typing import Any
 
 from karpenter_gitops.core.cluster import FleetNode
 from karpenter_gitops.core.outcome import Outcome
-from karpenter_gitops.karpenter.status.prediction import NodePoolPlan
 from karpenter_gitops.core.resolved import Condition
 from karpenter_gitops.karpenter.scheduling.launched import PoolLaunch
+from karpenter_gitops.karpenter.status.prediction import NodePoolPlan
 
 DRIFT, PREDICTION, NODE = "drift", "prediction", "node"
 CATEGORIES = (DRIFT, PREDICTION, NODE)
@@ -42,8 +42,14 @@ class Difference:
     note: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        return {"category": self.category, "object": self.object, "path": self.path,
-                "expected": self.expected, "actual": self.actual, "note": self.note}
+        return {
+            "category": self.category,
+            "object": self.object,
+            "path": self.path,
+            "expected": self.expected,
+            "actual": self.actual,
+            "note": self.note,
+        }
 
 
 @dataclass(frozen=True)
@@ -122,16 +128,29 @@ def drift(kind: str, name: str, rendered: Mapping[str, Any], stored: Mapping[str
     found = []
     for part in ("spec",):
         for path, want, have in value_differences(rendered.get(part, {}), stored.get(part, {}), part):
-            note = ("set in the cluster, not in Git" if want is None else
-                    "in Git, not in the cluster" if have is None else "changed in the cluster")
+            note = (
+                "set in the cluster, not in Git"
+                if want is None
+                else "in Git, not in the cluster"
+                if have is None
+                else "changed in the cluster"
+            )
             found.append(Difference(DRIFT, obj, path, want, have, note))
     metadata, live_metadata = _mapping(rendered.get("metadata")), _mapping(stored.get("metadata"))
     for part in ("labels", "annotations"):  # only the keys Git sets: controllers add their own
         for key, want in _mapping(metadata.get(part)).items():
             have = _mapping(live_metadata.get(part)).get(key)
             if have != want:
-                found.append(Difference(DRIFT, obj, _child(f"metadata.{part}", key), want, have,
-                                        "in Git, not in the cluster" if have is None else "changed in the cluster"))
+                found.append(
+                    Difference(
+                        DRIFT,
+                        obj,
+                        _child(f"metadata.{part}", key),
+                        want,
+                        have,
+                        "in Git, not in the cluster" if have is None else "changed in the cluster",
+                    )
+                )
     return found
 
 
@@ -144,8 +163,11 @@ def conditions(obj: str, predicted: Iterable[Condition], stored: Mapping[str, An
         have = live.get(condition.type)
         want = f"{condition.status} ({condition.reason})" if condition.reason else condition.status
         if have is None:
-            found.append(Difference(PREDICTION, obj, f"status.conditions[{condition.type}]", want, None,
-                                    "Karpenter reports no such condition"))
+            found.append(
+                Difference(
+                    PREDICTION, obj, f"status.conditions[{condition.type}]", want, None, "Karpenter reports no such condition"
+                )
+            )
             continue
         reason = have.get("reason") or ""
         same_reason = not condition.reason or reason == condition.reason
@@ -165,7 +187,11 @@ def has_conditions(stored: Mapping[str, Any]) -> bool:
 def unreconciled(stored: Mapping[str, Any]) -> bool:
     """Karpenter has not reported on this generation of the EC2NodeClass yet."""
     metadata, listed = _mapping(stored.get("metadata")), _mapping(stored.get("status")).get("conditions")
-    ready = next((c for c in listed if isinstance(c, Mapping) and c.get("type") == "Ready"), None) if isinstance(listed, list) else None
+    ready = (
+        next((c for c in listed if isinstance(c, Mapping) and c.get("type") == "Ready"), None)
+        if isinstance(listed, list)
+        else None
+    )
     if ready is None:
         return True
     observed, generation = ready.get("observedGeneration"), metadata.get("generation")
@@ -183,9 +209,25 @@ def nodes(pools: Mapping[str, NodePoolPlan], fleet: Iterable[FleetNode]) -> list
         if node.instance_type is None:
             continue  # not launched yet: nothing to compare
         if node.instance_type not in mapped:
-            found.append(Difference(NODE, obj, "instance type", f"one of NodePool {node.node_pool}'s {len(mapped)} mapped types",
-                                    node.instance_type, "the pool's requirements or its class's images no longer admit it"))
+            found.append(
+                Difference(
+                    NODE,
+                    obj,
+                    "instance type",
+                    f"one of NodePool {node.node_pool}'s {len(mapped)} mapped types",
+                    node.instance_type,
+                    "the pool's requirements or its class's images no longer admit it",
+                )
+            )
         elif node.image_id and node.image_id != mapped[node.instance_type]:
-            found.append(Difference(NODE, obj, "image", mapped[node.instance_type], node.image_id,
-                                    f"{node.instance_type} now maps to another image: Karpenter marks the node Drifted and replaces it"))
+            found.append(
+                Difference(
+                    NODE,
+                    obj,
+                    "image",
+                    mapped[node.instance_type],
+                    node.image_id,
+                    f"{node.instance_type} now maps to another image: Karpenter marks the node Drifted and replaces it",
+                )
+            )
     return found

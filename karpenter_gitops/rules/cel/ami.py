@@ -9,9 +9,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from karpenter_gitops.karpenter import amifamily
 from karpenter_gitops.core.findings import Severity, Violation
 from karpenter_gitops.core.model import EC2NODECLASS
+from karpenter_gitops.karpenter import amifamily
 from karpenter_gitops.rules.registry import rule
 
 KINDS = (EC2NODECLASS,)
@@ -81,8 +81,7 @@ def alias_family(obj, ctx):
         if alias.split("@", 1)[0] not in known:
             yield Violation(
                 alias_path(index),
-                "family is not supported, must be one of the following: "
-                + ", ".join(f"'{family}'" for family in known),
+                "family is not supported, must be one of the following: " + ", ".join(f"'{family}'" for family in known),
             )
 
 

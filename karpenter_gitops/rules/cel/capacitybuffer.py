@@ -42,7 +42,11 @@ def template_size(obj, ctx):
     "CEL: a buffer is sized from a PodTemplate or from a workload (scalableRef), not both.",
     "Keep podTemplateRef (with replicas or limits) or scalableRef (with percentage or replicas).",
     since=CAPACITYBUFFER_SINCE,
-    good=(_buffer({"podTemplateRef": None, "scalableRef": {"apiGroup": "apps", "kind": "Deployment", "name": "web"}, "percentage": 20}),),
+    good=(
+        _buffer(
+            {"podTemplateRef": None, "scalableRef": {"apiGroup": "apps", "kind": "Deployment", "name": "web"}, "percentage": 20}
+        ),
+    ),
     bad=(_buffer({"scalableRef": {"apiGroup": "apps", "kind": "Deployment", "name": "web"}}),),
 )
 def template_xor_scalable(obj, ctx):

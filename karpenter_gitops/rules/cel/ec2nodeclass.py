@@ -134,8 +134,24 @@ def ebs_size_or_snapshot(obj, ctx):
     "CEL: volumeInitializationRate only applies to volumes restored from a snapshot.",
     "Set snapshotID, or drop volumeInitializationRate.",
     since=Release((1, 5)),
-    good=({"spec": {"blockDeviceMappings": [{"deviceName": "/dev/xvda", "ebs": {"snapshotID": "snap-1", "volumeInitializationRate": 200}}]}},),
-    bad=({"spec": {"blockDeviceMappings": [{"deviceName": "/dev/xvda", "ebs": {"volumeSize": "20Gi", "volumeInitializationRate": 200}}]}},),
+    good=(
+        {
+            "spec": {
+                "blockDeviceMappings": [
+                    {"deviceName": "/dev/xvda", "ebs": {"snapshotID": "snap-1", "volumeInitializationRate": 200}}
+                ]
+            }
+        },
+    ),
+    bad=(
+        {
+            "spec": {
+                "blockDeviceMappings": [
+                    {"deviceName": "/dev/xvda", "ebs": {"volumeSize": "20Gi", "volumeInitializationRate": 200}}
+                ]
+            }
+        },
+    ),
 )
 def ebs_initialization_rate(obj, ctx):
     for path, ebs in _ebs(obj.spec):
@@ -173,7 +189,9 @@ def network_interfaces_primary(obj, ctx):
     "CEL: each (networkCardIndex, deviceIndex) pair appears once, with at most one EFA device per card.",
     "Remove the duplicate interface or move it to a free card/device index.",
     since=Release((1, 11)),
-    good=({"spec": {"networkInterfaces": [_PRIMARY_NIC, {"networkCardIndex": 1, "deviceIndex": 0, "interfaceType": "efa-only"}]}},),
+    good=(
+        {"spec": {"networkInterfaces": [_PRIMARY_NIC, {"networkCardIndex": 1, "deviceIndex": 0, "interfaceType": "efa-only"}]}},
+    ),
     bad=({"spec": {"networkInterfaces": [_PRIMARY_NIC, _PRIMARY_NIC]}},),
 )
 def network_interfaces_unique(obj, ctx):

@@ -16,7 +16,12 @@ ERROR = Severity.ERROR
 
 _RESERVED_KEYS = ("cpu", "memory", "ephemeral-storage", "pid")
 _EVICTION_SIGNALS = (
-    "memory.available", "nodefs.available", "nodefs.inodesFree", "imagefs.available", "imagefs.inodesFree", "pid.available"
+    "memory.available",
+    "nodefs.available",
+    "nodefs.inodesFree",
+    "imagefs.available",
+    "imagefs.inodesFree",
+    "pid.available",
 )
 _KUBELET_MAPS = {
     "kubeReserved": _RESERVED_KEYS,
@@ -25,7 +30,9 @@ _KUBELET_MAPS = {
     "evictionSoft": _EVICTION_SIGNALS,
     "evictionSoftGracePeriod": _EVICTION_SIGNALS,
 }
-_KUBELET_ATTR = {wire: f.attr for wire, f in typed_schema.fields_of(typed_schema.fields_of(EC2NodeClassSpec)["kubelet"].item).items()}
+_KUBELET_ATTR = {
+    wire: f.attr for wire, f in typed_schema.fields_of(typed_schema.fields_of(EC2NodeClassSpec)["kubelet"].item).items()
+}
 
 
 def _compact_list(names) -> str:
@@ -83,7 +90,9 @@ def kubelet_reserved_not_negative(obj, ctx):
     "Raise imageGCHighThresholdPercent above imageGCLowThresholdPercent.",
     until=KubeletConfiguration.OPEN_SINCE,  # from then the CRD keeps the block open: see rules/kubelet/
     good=({"spec": {"kubelet": {"imageGCHighThresholdPercent": 85, "imageGCLowThresholdPercent": 80}}},),
-    bad=({"karpenterVersion": "1.14", "spec": {"kubelet": {"imageGCHighThresholdPercent": 80, "imageGCLowThresholdPercent": 85}}},),
+    bad=(
+        {"karpenterVersion": "1.14", "spec": {"kubelet": {"imageGCHighThresholdPercent": 80, "imageGCLowThresholdPercent": 85}}},
+    ),
 )
 def kubelet_image_gc_thresholds(obj, ctx):
     kubelet = obj.spec.kubelet
@@ -101,7 +110,13 @@ def kubelet_image_gc_thresholds(obj, ctx):
     "CEL: evictionSoft and evictionSoftGracePeriod must name the same signals.",
     "Give each soft eviction signal a grace period, and each grace period a soft threshold.",
     until=KubeletConfiguration.OPEN_SINCE,  # from then the CRD keeps the block open: see rules/kubelet/
-    good=({"spec": {"kubelet": {"evictionSoft": {"memory.available": "10%"}, "evictionSoftGracePeriod": {"memory.available": "1m"}}}},),
+    good=(
+        {
+            "spec": {
+                "kubelet": {"evictionSoft": {"memory.available": "10%"}, "evictionSoftGracePeriod": {"memory.available": "1m"}}
+            }
+        },
+    ),
     bad=({"karpenterVersion": "1.14", "spec": {"kubelet": {"evictionSoft": {"memory.available": "10%"}}}},),
 )
 def kubelet_eviction_soft_grace_period(obj, ctx):

@@ -73,7 +73,13 @@ def node_class_ref(obj):
     "(nor, before 1.9, the kubernetes.io and k8s.io domains beyond an allow-list).",
     "Use a well-known Karpenter label or a label in a domain of your own.",
     good=(
-        {"spec": {"template": {"spec": {"requirements": [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m5"]}]}}}},
+        {
+            "spec": {
+                "template": {
+                    "spec": {"requirements": [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m5"]}]}
+                }
+            }
+        },
         {"spec": {"template": {"metadata": {"labels": {"example.com/team": "a"}}}}},
     ),
     bad=(
@@ -94,8 +100,12 @@ def label_domain_restricted(obj, ctx):
     KINDS,
     "CEL: karpenter.sh/nodepool and kubernetes.io/hostname are set per node and may not be required or templated.",
     "Remove the key; Karpenter sets karpenter.sh/nodepool, and the hostname is unique per node.",
-    good=({"spec": {"template": {"spec": {"requirements": [{"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]}]}}}},),
-    bad=({"spec": {"template": {"spec": {"requirements": [{"key": "karpenter.sh/nodepool", "operator": "In", "values": ["a"]}]}}}},),
+    good=(
+        {"spec": {"template": {"spec": {"requirements": [{"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]}]}}}},
+    ),
+    bad=(
+        {"spec": {"template": {"spec": {"requirements": [{"key": "karpenter.sh/nodepool", "operator": "In", "values": ["a"]}]}}}},
+    ),
 )
 def label_restricted(obj, ctx):
     for path, key in label_keys(obj):
@@ -112,7 +122,13 @@ def label_restricted(obj, ctx):
     KINDS,
     "CEL: an 'In' requirement lists at least one value.",
     "Add values, or use Exists to accept any value.",
-    good=({"spec": {"template": {"spec": {"requirements": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["arm64"]}]}}}},),
+    good=(
+        {
+            "spec": {
+                "template": {"spec": {"requirements": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["arm64"]}]}}
+            }
+        },
+    ),
     bad=({"spec": {"template": {"spec": {"requirements": [{"key": "kubernetes.io/arch", "operator": "In", "values": []}]}}}},),
 )
 def requirement_in_values(obj, ctx):
@@ -131,7 +147,12 @@ def is_non_negative_int64(value) -> bool:
 @cache
 def numeric_operators(release: Release) -> tuple[tuple[str, ...], str]:
     if release >= (1, 9):
-        return ("Gt", "Lt", "Gte", "Lte"), "requirements operator 'Gt', 'Lt', 'Gte', or 'Lte' must have a single positive integer value"
+        return (
+            "Gt",
+            "Lt",
+            "Gte",
+            "Lte",
+        ), "requirements operator 'Gt', 'Lt', 'Gte', or 'Lte' must have a single positive integer value"
     return ("Gt", "Lt"), "requirements operator 'Gt' or 'Lt' must have a single positive integer value"
 
 
@@ -141,8 +162,24 @@ def numeric_operators(release: Release) -> tuple[tuple[str, ...], str]:
     KINDS,
     "CEL: Gt/Lt (and Gte/Lte since 1.9) compare with exactly one non-negative integer.",
     "Give exactly one integer value, e.g. values: ['4'].",
-    good=({"spec": {"template": {"spec": {"requirements": [{"key": "karpenter.k8s.aws/instance-cpu", "operator": "Gt", "values": ["4"]}]}}}},),
-    bad=({"spec": {"template": {"spec": {"requirements": [{"key": "karpenter.k8s.aws/instance-cpu", "operator": "Gt", "values": ["4", "8"]}]}}}},),
+    good=(
+        {
+            "spec": {
+                "template": {
+                    "spec": {"requirements": [{"key": "karpenter.k8s.aws/instance-cpu", "operator": "Gt", "values": ["4"]}]}
+                }
+            }
+        },
+    ),
+    bad=(
+        {
+            "spec": {
+                "template": {
+                    "spec": {"requirements": [{"key": "karpenter.k8s.aws/instance-cpu", "operator": "Gt", "values": ["4", "8"]}]}
+                }
+            }
+        },
+    ),
 )
 def requirement_numeric_operator(obj, ctx):
     operators, message = numeric_operators(ctx.release)
@@ -161,14 +198,46 @@ def requirement_numeric_operator(obj, ctx):
     KINDS,
     "CEL: an 'In' requirement with minValues lists at least that many values.",
     "List more values or lower minValues.",
-    good=({"spec": {"template": {"spec": {"requirements": [{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["m5.large", "m6i.large"], "minValues": 2}]}}}},),
-    bad=({"spec": {"template": {"spec": {"requirements": [{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["m5.large"], "minValues": 2}]}}}},),
+    good=(
+        {
+            "spec": {
+                "template": {
+                    "spec": {
+                        "requirements": [
+                            {
+                                "key": "node.kubernetes.io/instance-type",
+                                "operator": "In",
+                                "values": ["m5.large", "m6i.large"],
+                                "minValues": 2,
+                            }
+                        ]
+                    }
+                }
+            }
+        },
+    ),
+    bad=(
+        {
+            "spec": {
+                "template": {
+                    "spec": {
+                        "requirements": [
+                            {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["m5.large"], "minValues": 2}
+                        ]
+                    }
+                }
+            }
+        },
+    ),
 )
 def requirement_min_values(obj, ctx):
     for index, requirement in requirements(obj):
         wanted = requirement.min_values
         if requirement.operator == "In" and wanted is not None and len(values_of(requirement)) < wanted:
-            yield Violation(requirement_path(index), "requirements with 'minValues' must have at least that many values specified in the 'values' field")
+            yield Violation(
+                requirement_path(index),
+                "requirements with 'minValues' must have at least that many values specified in the 'values' field",
+            )
 
 
 # --- disruption, static capacity ------------------------------------------------------------
@@ -241,4 +310,3 @@ def node_class_ref_not_empty(obj, ctx):
     for field, value in (("group", ref.group), ("kind", ref.kind), ("name", ref.name)):
         if value == "":
             yield Violation(f"{REF}.{field}", f"{field} may not be empty")
-

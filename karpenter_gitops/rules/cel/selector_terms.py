@@ -124,25 +124,39 @@ def term_lists(release: Release) -> dict[str, Terms]:
     sg_where = "a security group selector term" if new_wording else "securityGroupSelectorTerms"
     return {
         "subnet": Terms(
-            "subnetSelectorTerms", "subnet selector term", ("tags", "id"),
-            (_exclusive("id", ("tags",), subnet_where),), every_term=True, not_empty=True,
+            "subnetSelectorTerms",
+            "subnet selector term",
+            ("tags", "id"),
+            (_exclusive("id", ("tags",), subnet_where),),
+            every_term=True,
+            not_empty=True,
         ),
         "security-group": Terms(
-            "securityGroupSelectorTerms", "security group selector term", ("tags", "id", "name"),
+            "securityGroupSelectorTerms",
+            "security group selector term",
+            ("tags", "id", "name"),
             (_exclusive("id", ("tags", "name"), sg_where), _exclusive("name", ("tags", "id"), sg_where)),
-            every_term=True, not_empty=True,
+            every_term=True,
+            not_empty=True,
         ),
         "capacity-reservation": Terms(
-            "capacityReservationSelectorTerms", "capacity reservation selector term", cr_required, (cr_id,),
-            every_term=True, not_empty=False,
+            "capacityReservationSelectorTerms",
+            "capacity reservation selector term",
+            cr_required,
+            (cr_id,),
+            every_term=True,
+            not_empty=False,
         ),
         "ami": Terms(
-            "amiSelectorTerms", "AMI selector term", ami_required,
+            "amiSelectorTerms",
+            "AMI selector term",
+            ami_required,
             (
                 _exclusive("id", ("alias", "tags", "name", "owner"), "amiSelectorTerms"),
                 _exclusive("alias", ("id", "tags", "name", "owner"), "amiSelectorTerms"),
             ),
-            every_term=False, not_empty=False,
+            every_term=False,
+            not_empty=False,
         ),
     }
 
@@ -184,33 +198,39 @@ def _register_exclusive(key: str, field: str, good: dict, bad: dict, since: Rele
 
 
 _register_exclusive(
-    "subnet", "id",
+    "subnet",
+    "id",
     good={"spec": {"subnetSelectorTerms": [{"id": "subnet-1", "tags": {"a": "b"}}, {"tags": {"x": "y"}}]}},
     bad={"spec": {"subnetSelectorTerms": [{"id": "subnet-1", "tags": {"a": "b"}}]}},
 )
 _register_exclusive(
-    "security-group", "id",
+    "security-group",
+    "id",
     good={"spec": {"securityGroupSelectorTerms": [{"id": "sg-1"}, {"name": "web"}]}},
     bad={"spec": {"securityGroupSelectorTerms": [{"id": "sg-1", "name": "web"}]}},
 )
 _register_exclusive(
-    "security-group", "name",
+    "security-group",
+    "name",
     good={"spec": {"securityGroupSelectorTerms": [{"name": "web", "tags": {"a": "b"}}, {"id": "sg-1"}]}},
     bad={"spec": {"securityGroupSelectorTerms": [{"name": "web", "tags": {"a": "b"}}]}},
 )
 _register_exclusive(
-    "capacity-reservation", "id",
+    "capacity-reservation",
+    "id",
     good={"spec": {"capacityReservationSelectorTerms": [{"id": "cr-1"}, {"tags": {"a": "b"}, "ownerID": "123456789012"}]}},
     bad={"spec": {"capacityReservationSelectorTerms": [{"id": "cr-1", "ownerID": "123456789012"}]}},
     since=Release((1, 3)),
 )
 _register_exclusive(
-    "ami", "id",
+    "ami",
+    "id",
     good={"spec": {"amiFamily": "AL2023", "amiSelectorTerms": [{"id": "ami-1"}, {"name": "my-ami", "owner": "self"}]}},
     bad={"spec": {"amiFamily": "AL2023", "amiSelectorTerms": [{"id": "ami-1", "owner": "self"}, {"name": "my-ami"}]}},
 )
 _register_exclusive(
-    "ami", "alias",
+    "ami",
+    "alias",
     good={"spec": {"amiSelectorTerms": [{"alias": "al2023@v20240807"}]}},
     bad={"spec": {"amiSelectorTerms": [{"alias": "al2023@v20240807", "owner": "self"}]}},
 )

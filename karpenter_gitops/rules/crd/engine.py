@@ -37,8 +37,8 @@ from karpenter_gitops.core.model import (
 )
 from karpenter_gitops.core.name_validation import SUBDOMAIN_FORMAT
 from karpenter_gitops.rules.crd.declared import SCHEMA
-from karpenter_gitops.rules.crd.validation_rules import bound, evaluate, rule_tree
 from karpenter_gitops.rules.crd.openapi import SchemaValidator, dotted, prepare, to_json_schema
+from karpenter_gitops.rules.crd.validation_rules import bound, evaluate, rule_tree
 
 SERVED_VERSION = "v1"
 API_OF_KIND = {EC2NODECLASS: EC2NODECLASS_API, NODEPOOL: NODEPOOL_API}
@@ -198,8 +198,11 @@ class CrdCheck:
     object_notes: Mapping[str, tuple[str, ...]]
 
     def joined(self, later: CrdCheck) -> CrdCheck:
-        notes = {kind: tuple(dict.fromkeys((*self.object_notes.get(kind, ()), *later.object_notes.get(kind, ()))))
-                 for kind in _KINDS_IN_ORDER if kind in self.object_notes or kind in later.object_notes}
+        notes = {
+            kind: tuple(dict.fromkeys((*self.object_notes.get(kind, ()), *later.object_notes.get(kind, ()))))
+            for kind in _KINDS_IN_ORDER
+            if kind in self.object_notes or kind in later.object_notes
+        }
         return CrdCheck(self.observations + later.observations, self.unchecked | later.unchecked, notes)
 
     @property

@@ -12,7 +12,6 @@ words, as the API server reports them.
 
 from __future__ import annotations
 
-
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass

@@ -8,11 +8,11 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from karpenter_gitops.karpenter import amifamily
 from karpenter_gitops.core.findings import Severity, Violation
 from karpenter_gitops.core.kubelet_fields import KUBELET_CONFIGURATION_FIELDS
 from karpenter_gitops.core.model import EC2NODECLASS, QUANTITY, KubeletConfiguration
 from karpenter_gitops.core.typed_schema import crd_regex, fields_of
+from karpenter_gitops.karpenter import amifamily
 from karpenter_gitops.rules.registry import rule
 
 KINDS = (EC2NODECLASS,)
@@ -21,14 +21,30 @@ V115 = {"karpenterVersion": "1.15"}  # examples are judged as 1.15, the first re
 
 #: The twelve fields Karpenter reads itself and maps for every family (its ParsedKubeletConfig).
 MANAGED = frozenset(fields_of(KubeletConfiguration))
-EVICTION_SIGNALS = ("memory.available", "nodefs.available", "nodefs.inodesFree", "imagefs.available", "imagefs.inodesFree", "pid.available")
+EVICTION_SIGNALS = (
+    "memory.available",
+    "nodefs.available",
+    "nodefs.inodesFree",
+    "imagefs.available",
+    "imagefs.inodesFree",
+    "pid.available",
+)
 RESERVABLE = ("cpu", "memory", "ephemeral-storage", "pid")
-_OWNED = {"registerWithTaints": "Karpenter sets it from the NodeClaim's taints so the node registers unschedulable until it's ready"}
+_OWNED = {
+    "registerWithTaints": "Karpenter sets it from the NodeClaim's taints so the node registers unschedulable until it's ready"
+}
 # The Go type the upstream KubeletConfiguration gives each managed field, for the decoder's message.
 _GO_TYPES = {
-    "clusterDNS": "[]string", "cpuCFSQuota": "bool", "maxPods": "int32", "podsPerCore": "int32",
-    "evictionMaxPodGracePeriod": "int32", "imageGCHighThresholdPercent": "int32", "imageGCLowThresholdPercent": "int32",
-    **dict.fromkeys(("kubeReserved", "systemReserved", "evictionHard", "evictionSoft", "evictionSoftGracePeriod"), "map[string]string"),
+    "clusterDNS": "[]string",
+    "cpuCFSQuota": "bool",
+    "maxPods": "int32",
+    "podsPerCore": "int32",
+    "evictionMaxPodGracePeriod": "int32",
+    "imageGCHighThresholdPercent": "int32",
+    "imageGCLowThresholdPercent": "int32",
+    **dict.fromkeys(
+        ("kubeReserved", "systemReserved", "evictionHard", "evictionSoft", "evictionSoftGracePeriod"), "map[string]string"
+    ),
 }
 _DURATION = re.compile(r"^[-+]?((\d+(\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h))+\Z|^[-+]?0\Z")
 
@@ -98,7 +114,9 @@ def _threshold_problem(field: str, key: str, value: str) -> str | None:
             percent = float(value[:-1])
         except ValueError:
             percent = -1.0
-        return None if 0 <= percent <= 100 else f'spec.kubelet.{field}[{key}]: "{value}" must be a percentage or a resource quantity'
+        return (
+            None if 0 <= percent <= 100 else f'spec.kubelet.{field}[{key}]: "{value}" must be a percentage or a resource quantity'
+        )
     if not is_quantity(value):
         return f'spec.kubelet.{field}[{key}]: "{value}" must be a percentage or a resource quantity'
     return f'spec.kubelet.{field}[{key}]: "{value}" can\'t be a negative resource quantity' if value.startswith("-") else None
@@ -122,8 +140,13 @@ def _grace_problem(field: str, key: str, value: str) -> str | None:
     "Fix the field the message names; field names are those of the upstream KubeletConfiguration.",
     since=OPEN,
     good=(
-        {**V115, "spec": {"amiSelectorTerms": [{"alias": "al2023@latest"}],
-                           "kubelet": {"maxPods": 110, "shutdownGracePeriod": "30s", "kubeReserved": {"cpu": "100m"}}}},
+        {
+            **V115,
+            "spec": {
+                "amiSelectorTerms": [{"alias": "al2023@latest"}],
+                "kubelet": {"maxPods": 110, "shutdownGracePeriod": "30s", "kubeReserved": {"cpu": "100m"}},
+            },
+        },
     ),
     bad=(
         {**V115, "spec": {"kubelet": {"maxPod": 110}}},
@@ -149,9 +172,13 @@ def _upstream_type(kubelet: Mapping[str, Any]) -> Iterator[Said]:
             continue
         if not _fits(go_type, value):
             shown = "string" if go_type == "map[string]string" and isinstance(value, Mapping) else go_type
-            kind = _json_kind(next((v for v in value.values() if not isinstance(v, str)), value) if isinstance(value, Mapping) else value)
-            yield said(f"spec.kubelet: json: cannot unmarshal {kind} into Go struct field "
-                        f"KubeletConfiguration.{field} of type {shown}", f"spec.kubelet.{field}")
+            kind = _json_kind(
+                next((v for v in value.values() if not isinstance(v, str)), value) if isinstance(value, Mapping) else value
+            )
+            yield said(
+                f"spec.kubelet: json: cannot unmarshal {kind} into Go struct field KubeletConfiguration.{field} of type {shown}",
+                f"spec.kubelet.{field}",
+            )
             return
     for field in kubelet:
         if field not in KUBELET_CONFIGURATION_FIELDS:
@@ -166,7 +193,9 @@ def _semantics(kubelet: Mapping[str, Any]) -> Iterator[Said]:
         signals = string_map(kubelet, field)
         for key in sorted(signals):
             if key not in EVICTION_SIGNALS:
-                yield said(f'spec.kubelet.{field}: "{key}" isn\'t a valid eviction signal, must be one of {", ".join(EVICTION_SIGNALS)}')
+                yield said(
+                    f'spec.kubelet.{field}: "{key}" isn\'t a valid eviction signal, must be one of {", ".join(EVICTION_SIGNALS)}'
+                )
             check = _grace_problem if field == "evictionSoftGracePeriod" else _threshold_problem
             if (problem := check(field, key, signals[key])) is not None:
                 yield said(problem)
@@ -206,8 +235,14 @@ def _semantics(kubelet: Mapping[str, Any]) -> Iterator[Said]:
     good=({**V115, "spec": {"amiSelectorTerms": [{"alias": "bottlerocket@latest"}], "kubelet": {"maxPods": 110}}},),
     bad=(
         {**V115, "spec": {"amiSelectorTerms": [{"alias": "bottlerocket@latest"}], "kubelet": {"podsPerCore": 10}}},
-        {**V115, "spec": {"amiFamily": "AL2", "amiSelectorTerms": [{"id": "ami-0123abcd"}],
-                           "kubelet": {"shutdownGracePeriod": "30s", "clusterDNS": ["10.0.0.10", "10.0.0.11"]}}},
+        {
+            **V115,
+            "spec": {
+                "amiFamily": "AL2",
+                "amiSelectorTerms": [{"id": "ami-0123abcd"}],
+                "kubelet": {"shutdownGracePeriod": "30s", "clusterDNS": ["10.0.0.10", "10.0.0.11"]},
+            },
+        },
     ),
 )
 def unsupported_for_family(obj, ctx) -> Iterator[Violation]:
@@ -221,9 +256,13 @@ def unsupported(obj) -> Iterator[Said]:
         return
     dropped = sorted(set(kubelet) - MANAGED | ({"podsPerCore"} & set(kubelet) if not family.pods_per_core else set()))
     if dropped:
-        yield said(f"spec.kubelet has fields not applied by the {family.name} AMI family that would be silently "
-                    f"dropped: {', '.join(dropped)}")
+        yield said(
+            f"spec.kubelet has fields not applied by the {family.name} AMI family that would be silently "
+            f"dropped: {', '.join(dropped)}"
+        )
     dns = kubelet.get("clusterDNS")
     if isinstance(dns, list) and len(dns) > 1:
-        yield said(f"spec.kubelet.clusterDNS: the {family.name} AMI family doesn't accept multiple entries, only one, "
-                    f"but {len(dns)} were set")
+        yield said(
+            f"spec.kubelet.clusterDNS: the {family.name} AMI family doesn't accept multiple entries, only one, "
+            f"but {len(dns)} were set"
+        )

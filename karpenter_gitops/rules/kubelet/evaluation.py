@@ -15,9 +15,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from karpenter_gitops.core.inputs import Cluster
 from karpenter_gitops.karpenter import amifamily
 from karpenter_gitops.karpenter import kubelet as kubelet_cel
-from karpenter_gitops.core.inputs import Cluster
 from karpenter_gitops.rules.kubelet.configuration import integer_field, kubelet_block
 from karpenter_gitops.rules.kubelet.expressions import CEL_GATE, expression_texts
 from karpenter_gitops.rules.kubelet.validation import validation_failure
@@ -52,8 +52,9 @@ def _eni_limits(info: Mapping[str, Any]) -> tuple[int, int]:
     return enis, network.get("Ipv4AddressesPerInterface", 0)
 
 
-def cel_variables(info: Mapping[str, Any], family: amifamily.Family, max_pods: int | None, pods_per_core: int | None,
-                  efa_only: int = 0) -> kubelet_cel.Vars:
+def cel_variables(
+    info: Mapping[str, Any], family: amifamily.Family, max_pods: int | None, pods_per_core: int | None, efa_only: int = 0
+) -> kubelet_cel.Vars:
     """Karpenter's buildCELVars: the instance type's facts, and max_pods as its pods() works it out."""
     vcpus = (info.get("VCpuInfo") or {}).get("DefaultVCpus", 0)
     if max_pods is None:
@@ -80,7 +81,9 @@ def evaluate_expressions(node_class, instance_types: Iterable[Mapping[str, Any]]
     family = amifamily.family_of(node_class)
     pods_per_core = integer_field(kubelet, "podsPerCore")
     static_max_pods = integer_field(kubelet, "maxPods")
-    efa_only = sum(1 for n in node_class.spec.network_interfaces or () if n.network_card_index == 0 and n.interface_type == "efa-only")
+    efa_only = sum(
+        1 for n in node_class.spec.network_interfaces or () if n.network_card_index == 0 and n.interface_type == "efa-only"
+    )
     found = []
     for info in sorted(instance_types, key=lambda i: i["InstanceType"]):
         max_pods = static_max_pods
@@ -89,7 +92,9 @@ def evaluate_expressions(node_class, instance_types: Iterable[Mapping[str, Any]]
             variables = cel_variables(info, family, None, pods_per_core, efa_only)  # max_pods can't be its own input
             outcome = kubelet_cel.result(checked, variables)
             failure = kubelet_cel.max_pods_failure(checked, variables, outcome)
-            found.append(Evaluated(variables.instance_type, "spec.kubelet.maxPods", None if failure else outcome.value, failure, variables))
+            found.append(
+                Evaluated(variables.instance_type, "spec.kubelet.maxPods", None if failure else outcome.value, failure, variables)
+            )
             if failure:
                 continue
             max_pods = outcome.value

@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from karpenter_gitops.karpenter import kubelet as kubelet_cel
 from karpenter_gitops.core.findings import Severity, Violation
 from karpenter_gitops.core.inputs import Cluster
+from karpenter_gitops.karpenter import kubelet as kubelet_cel
 from karpenter_gitops.rules.kubelet.configuration import (
     KINDS,
     OPEN,
@@ -24,6 +24,7 @@ from karpenter_gitops.rules.kubelet.configuration import (
 from karpenter_gitops.rules.registry import rule
 
 CEL_GATE = "NodeClassCEL"  # Karpenter's AWS feature gate for expressions in spec.kubelet, off by default
+
 
 def expressions(kubelet: Mapping[str, Any]) -> list[str]:
     """The paths of CEL expressions in the block: a string maxPods, a reserved value that is no quantity."""
@@ -45,7 +46,7 @@ def expression_texts(kubelet: Mapping[str, Any]) -> dict[str, str]:
     Severity.ERROR,
     KINDS,
     "A CEL expression in spec.kubelet (maxPods as a string, or a kubeReserved/systemReserved value such "
-    "as \"vcpus * 10\") needs Karpenter's NodeClassCEL feature gate, which is off by default; without it "
+    'as "vcpus * 10") needs Karpenter\'s NodeClassCEL feature gate, which is off by default; without it '
     "the class is ValidationSucceeded=False (KubeletExpressionsDisabled).",
     "Write plain numbers and quantities, or run Karpenter with the gate (--aws-feature-gates NodeClassCEL=true) "
     "and say so in the stack: karpenter-gitops:cluster.featureGates: {NodeClassCEL: true}.",
@@ -79,8 +80,13 @@ _VARIABLE_NAMES = ", ".join(kubelet_cel.VARIABLES)
     "vcpus > 8 ? 110 : 58).",
     since=OPEN,
     good=(
-        {**V115, "featureGates": {CEL_GATE: True},
-         "spec": {"kubelet": {"maxPods": "min(max_pods, 110)", "kubeReserved": {"cpu": "max(70, vcpus * 10)", "memory": "1Gi"}}}},
+        {
+            **V115,
+            "featureGates": {CEL_GATE: True},
+            "spec": {
+                "kubelet": {"maxPods": "min(max_pods, 110)", "kubeReserved": {"cpu": "max(70, vcpus * 10)", "memory": "1Gi"}}
+            },
+        },
     ),
     bad=(
         {**V115, "featureGates": {CEL_GATE: True}, "spec": {"kubelet": {"maxPods": "max_pods * 0.9"}}},

@@ -15,7 +15,10 @@ _REASONS: tuple[tuple[str, Callable[[Any, Cluster], Iterator[Said]]], ...] = (
     ("InvalidKubeletConfiguration", lambda obj, _cluster: configuration.invalid(obj)),
     ("KubeletExpressionsDisabled", expressions.disabled),
     # Karpenter stops at the first expression that does not compile, and shows cel-go's caret lines.
-    ("KubeletExpressionInvalid", lambda obj, cluster: (said for said, _ in expressions.not_compiling(obj, cluster, snippets=True))),
+    (
+        "KubeletExpressionInvalid",
+        lambda obj, cluster: (said for said, _ in expressions.not_compiling(obj, cluster, snippets=True)),
+    ),
     ("UnsupportedKubeletConfiguration", lambda obj, _cluster: configuration.unsupported(obj)),
 )
 

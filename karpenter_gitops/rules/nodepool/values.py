@@ -41,8 +41,26 @@ def well_known_values(release: Release) -> dict[str, tuple[str, ...]]:
     "Karpenter knows (on-demand, spot, reserved; default, dedicated): Karpenter rejects the NodePool.",
     "Use the values Karpenter knows, in lower case: on-demand, spot or reserved.",
     origin="karpenter",
-    good=({"spec": {"template": {"spec": {"requirements": [{"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot", "on-demand"]}]}}}},),
-    bad=({"spec": {"template": {"spec": {"requirements": [{"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["SPOT"]}]}}}},),
+    good=(
+        {
+            "spec": {
+                "template": {
+                    "spec": {
+                        "requirements": [{"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot", "on-demand"]}]
+                    }
+                }
+            }
+        },
+    ),
+    bad=(
+        {
+            "spec": {
+                "template": {
+                    "spec": {"requirements": [{"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["SPOT"]}]}
+                }
+            }
+        },
+    ),
 )
 def requirement_unknown_values(obj, ctx):
     known_values = well_known_values(ctx.release)
@@ -96,15 +114,65 @@ def _hint(key: str, value: str, known: Collection[str]) -> str | None:
     "Fix the value's spelling (the hint names the closest known value) or drop it.",
     origin="ours",
     good=(
-        {"spec": {"template": {"spec": {"requirements": [{"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot", "on-demand"]}]}}}},
-        {"spec": {"template": {"spec": {"requirements": [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m7i", "c7g"]}]}}}},
-        {"spec": {"template": {"spec": {"requirements": [{"key": "kubernetes.io/arch", "operator": "NotIn", "values": ["x86_64"]}]}}}},
+        {
+            "spec": {
+                "template": {
+                    "spec": {
+                        "requirements": [{"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot", "on-demand"]}]
+                    }
+                }
+            }
+        },
+        {
+            "spec": {
+                "template": {
+                    "spec": {
+                        "requirements": [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m7i", "c7g"]}]
+                    }
+                }
+            }
+        },
+        {
+            "spec": {
+                "template": {"spec": {"requirements": [{"key": "kubernetes.io/arch", "operator": "NotIn", "values": ["x86_64"]}]}}
+            }
+        },
     ),
     bad=(
-        {"spec": {"template": {"spec": {"requirements": [{"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot", "ondemand"]}]}}}},
-        {"spec": {"template": {"spec": {"requirements": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["x86_64"]}]}}}},
-        {"spec": {"template": {"spec": {"requirements": [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m7i", "m7x"]}]}}}},
-        {"spec": {"template": {"spec": {"requirements": [{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["m5.large", "m5.lrage"]}]}}}},
+        {
+            "spec": {
+                "template": {
+                    "spec": {
+                        "requirements": [{"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot", "ondemand"]}]
+                    }
+                }
+            }
+        },
+        {
+            "spec": {
+                "template": {"spec": {"requirements": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["x86_64"]}]}}
+            }
+        },
+        {
+            "spec": {
+                "template": {
+                    "spec": {
+                        "requirements": [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m7i", "m7x"]}]
+                    }
+                }
+            }
+        },
+        {
+            "spec": {
+                "template": {
+                    "spec": {
+                        "requirements": [
+                            {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["m5.large", "m5.lrage"]}
+                        ]
+                    }
+                }
+            }
+        },
     ),
 )
 def requirement_dead_value(obj, ctx):

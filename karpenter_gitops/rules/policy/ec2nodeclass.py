@@ -141,8 +141,7 @@ _SECRETS = (
     NC,
     "userData carries no credentials (AWS keys, private keys, tokens, passwords): it is stored in launch "
     "templates and served by IMDS to anything on the node. [NC-11; tfsec no-secrets-in-user-data]",
-    "Fetch secrets at boot from Secrets Manager or SSM Parameter Store with the node role, and rotate the "
-    "leaked one.",
+    "Fetch secrets at boot from Secrets Manager or SSM Parameter Store with the node role, and rotate the leaked one.",
     origin="ours",
     hygiene=True,
     good=({"spec": {"userData": "#!/bin/bash\nTOKEN=$(aws ssm get-parameter --name /app/token --with-decryption)\n"}},),

@@ -76,16 +76,46 @@ def _metal_excluded(requirement) -> bool:
     origin="ours",
     hygiene=True,
     good=(
-        {"kind": "NodePool", "spec": {"template": {"spec": {"requirements": [
-            {"key": "karpenter.k8s.aws/instance-cpu", "operator": "Lt", "values": ["33"]}]}}}},
-        {"kind": "NodePool", "spec": {"template": {"spec": {"requirements": [
-            {"key": "karpenter.k8s.aws/instance-size", "operator": "NotIn", "values": ["metal", "metal-24xl"]}]}}}},
+        {
+            "kind": "NodePool",
+            "spec": {
+                "template": {
+                    "spec": {"requirements": [{"key": "karpenter.k8s.aws/instance-cpu", "operator": "Lt", "values": ["33"]}]}
+                }
+            },
+        },
+        {
+            "kind": "NodePool",
+            "spec": {
+                "template": {
+                    "spec": {
+                        "requirements": [
+                            {"key": "karpenter.k8s.aws/instance-size", "operator": "NotIn", "values": ["metal", "metal-24xl"]}
+                        ]
+                    }
+                }
+            },
+        },
     ),
     bad=(
-        {"kind": "NodePool", "spec": {"template": {"spec": {"requirements": [
-            {"key": "karpenter.k8s.aws/instance-category", "operator": "In", "values": ["c", "m"]}]}}}},
-        {"kind": "NodePool", "spec": {"template": {"spec": {"requirements": [
-            {"key": "karpenter.k8s.aws/instance-cpu", "operator": "Lte", "values": ["192"]}]}}}},
+        {
+            "kind": "NodePool",
+            "spec": {
+                "template": {
+                    "spec": {
+                        "requirements": [{"key": "karpenter.k8s.aws/instance-category", "operator": "In", "values": ["c", "m"]}]
+                    }
+                }
+            },
+        },
+        {
+            "kind": "NodePool",
+            "spec": {
+                "template": {
+                    "spec": {"requirements": [{"key": "karpenter.k8s.aws/instance-cpu", "operator": "Lte", "values": ["192"]}]}
+                }
+            },
+        },
     ),
     params=(Param("maxInstanceCpu", 96, _POSITIVE, "a positive integer"),),
 )
@@ -195,12 +225,36 @@ def _allows_spot(requirements) -> bool:
     "Allow more instance families or categories, or add minValues to the family requirement.",
     origin="ours",
     hygiene=True,
-    good=({"kind": "NodePool", "spec": {"template": {"spec": {"requirements": [
-        {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot"]},
-        {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m5", "m6i", "m7i"]}]}}}},),
-    bad=({"kind": "NodePool", "spec": {"template": {"spec": {"requirements": [
-        {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot"]},
-        {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["m5.large", "m5.xlarge"]}]}}}},),
+    good=(
+        {
+            "kind": "NodePool",
+            "spec": {
+                "template": {
+                    "spec": {
+                        "requirements": [
+                            {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot"]},
+                            {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m5", "m6i", "m7i"]},
+                        ]
+                    }
+                }
+            },
+        },
+    ),
+    bad=(
+        {
+            "kind": "NodePool",
+            "spec": {
+                "template": {
+                    "spec": {
+                        "requirements": [
+                            {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot"]},
+                            {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["m5.large", "m5.xlarge"]},
+                        ]
+                    }
+                }
+            },
+        },
+    ),
     params=(Param("minSpotFamilies", 3, _POSITIVE, "a positive integer"),),
 )
 def spot_flexibility(obj, ctx):

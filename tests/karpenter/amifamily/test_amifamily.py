@@ -4,6 +4,7 @@ github.com/aws/karpenter-provider-aws resolve them."""
 import pytest
 
 from karpenter_gitops.core.requirements import IN, Requirement
+from karpenter_gitops.core.versions import Kubernetes
 from karpenter_gitops.karpenter.amifamily import alias_parameters, parse_alias
 from karpenter_gitops.karpenter.amifamily.protocol import (
     ARCH,
@@ -14,7 +15,6 @@ from karpenter_gitops.karpenter.amifamily.protocol import (
     UnsupportedAlias,
     image_requirements,
 )
-from karpenter_gitops.core.versions import Kubernetes
 
 EKS = "/aws/service/eks/optimized-ami/1.30"
 
@@ -68,8 +68,9 @@ def test_bottlerocket_before_karpenter_1_3_sent_neuron_to_the_nvidia_image_and_k
 def test_windows_reads_the_latest_parameter_and_requires_os_and_build():
     [(path, sets)] = paths("windows2022@latest").items()
     assert path == "/aws/service/ami-windows-latest/Windows_Server-2022-English-Core-EKS_Optimized-1.30/image_id"
-    assert sets == ((Requirement("kubernetes.io/os", IN, ("windows",)),
-                     Requirement("node.kubernetes.io/windows-build", IN, ("10.0.20348",))),)
+    assert sets == (
+        (Requirement("kubernetes.io/os", IN, ("windows",)), Requirement("node.kubernetes.io/windows-build", IN, ("10.0.20348",))),
+    )
 
 
 @pytest.mark.parametrize("alias, k8s", [("al2@latest", "1.33"), ("al2@v20240807", "1.34"), ("windows2025@latest", "1.34")])

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from karpenter_gitops.karpenter import amifamily
 from karpenter_gitops.core.model import AMI_FAMILIES
 from karpenter_gitops.core.versions import Kubernetes
+from karpenter_gitops.karpenter import amifamily
 
 
 def test_the_registry_is_the_crds_amifamily_enum_in_its_order():
@@ -38,8 +38,13 @@ def test_alias_families_follow_the_release_that_added_them():
 
 @pytest.mark.parametrize(
     ("alias", "kubernetes", "karpenter", "refused"),
-    [("al2@latest", "1.33", (1, 6), True), ("al2@latest", "1.33", (1, 5), False), ("al2@latest", "1.32", (1, 14), False),
-     ("windows2025@latest", "1.34", (1, 14), True), ("windows2025@latest", "1.35", (1, 14), False)],
+    [
+        ("al2@latest", "1.33", (1, 6), True),
+        ("al2@latest", "1.33", (1, 5), False),
+        ("al2@latest", "1.32", (1, 14), False),
+        ("windows2025@latest", "1.34", (1, 14), True),
+        ("windows2025@latest", "1.35", (1, 14), False),
+    ],
 )
 def test_version_gates_are_the_familys_own(alias, kubernetes, karpenter, refused):
     parsed = amifamily.parse_alias(alias)

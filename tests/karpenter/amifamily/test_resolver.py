@@ -6,20 +6,20 @@ from __future__ import annotations
 import pytest
 from moto.ec2.models.instance_types import INSTANCE_TYPES
 
-from karpenter_gitops.karpenter import amifamily
 from karpenter_gitops.core import labels
-from karpenter_gitops.karpenter.amifamily.resolver import (
-    LabelledCatalogue,
-    Mapper,
-    NodeClassTarget,
-    map_instance_types,
-)
 from karpenter_gitops.core.requirements import (
     MinValuesShortfall,
     Requirement,
     Requirements,
 )
 from karpenter_gitops.core.resolved import AMI
+from karpenter_gitops.karpenter import amifamily
+from karpenter_gitops.karpenter.amifamily.resolver import (
+    LabelledCatalogue,
+    Mapper,
+    NodeClassTarget,
+    map_instance_types,
+)
 from karpenter_gitops.load.into_inputs import load_documents
 
 ZONES = ("us-west-2a", "us-west-2b", "us-west-2c")
@@ -116,8 +116,11 @@ def test_each_type_of_a_node_pool_gets_its_own_variant(mapper):
         "nodePool": "default",
         "nodeClass": "default",
         "instanceTypes": {
-            "g5.xlarge": "ami-x86gpu", "g5g.xlarge": "ami-armgpu", "inf2.xlarge": "ami-x86std",
-            "m5.large": "ami-x86std", "m7g.large": "ami-armstd",
+            "g5.xlarge": "ami-x86gpu",
+            "g5g.xlarge": "ami-armgpu",
+            "inf2.xlarge": "ami-x86std",
+            "m5.large": "ami-x86std",
+            "m7g.large": "ami-armstd",
         },  # fmt: skip
         "unservedInstanceTypes": [],
         "minValuesShortfalls": [],
@@ -162,9 +165,7 @@ def test_unserved_reasons(mapper):
     ]
     no_neuron = [a for a in AL2023 if a.id != "ami-x86neuron"]
     result = mapper.map_node_pool(target(no_neuron, "AL2023"), MIXED_POOL)
-    assert [(u.type, u.reason) for u in result.unserved] == [
-        ("inf2.xlarge", "no amd64 AMI for accelerator (neuron) variant")
-    ]
+    assert [(u.type, u.reason) for u in result.unserved] == [("inf2.xlarge", "no amd64 AMI for accelerator (neuron) variant")]
     gpu_only = [ami("ami-x86nvidia", "amd64", NVIDIA)]
     result = mapper.map_node_pool(target(gpu_only, "AL2023"), node_pool(req(labels.INSTANCE_TYPE, "In", "m5.large")))
     assert result.unserved[0].reason.startswith("no amd64 AMI for the standard variant")

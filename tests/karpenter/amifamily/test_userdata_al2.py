@@ -31,7 +31,9 @@ def test_a_managed_al2_script_calling_bootstrap_sh_bootstraps_twice():
 
 
 def test_nested_quotes_are_removed_in_two_rounds_like_shell_then_systemd():
-    call = _call("""/etc/eks/bootstrap.sh demo --kubelet-extra-args '--node-labels="a=b,c=d" --register-with-taints="k=v:NoSchedule"'""")
+    call = _call(
+        """/etc/eks/bootstrap.sh demo --kubelet-extra-args '--node-labels="a=b,c=d" --register-with-taints="k=v:NoSchedule"'"""
+    )
     assert call.kubelet_args == ("--node-labels=a=b,c=d", "--register-with-taints=k=v:NoSchedule")
     assert call.taints == (Taint("k", "v", "NoSchedule"),)
     assert call.problems == ()
@@ -92,7 +94,10 @@ def test_kubelet_extra_args_given_twice_keeps_only_the_last():
 
 @pytest.mark.parametrize(
     "script",
-    ["/etc/eks/bootstrap.sh demo --kubelet-extra-args '--max-pods=3\n", "/etc/eks/bootstrap.sh demo --kubelet-extra-args \"'--v=2\"\n"],
+    [
+        "/etc/eks/bootstrap.sh demo --kubelet-extra-args '--max-pods=3\n",
+        '/etc/eks/bootstrap.sh demo --kubelet-extra-args "\'--v=2"\n',
+    ],
     ids=["shell-quote", "inner-quote"],
 )
 def test_unclosed_quotes_are_reported(script):

@@ -38,7 +38,9 @@ def test_invalid_registered_taint_hint_is_the_corrected_nodeconfig():
     (problem,) = amifamily.analyse_userdata(_with_taints("{key: dedicated, value: gpu, effect: noschedule}"), "AL2023")
     assert problem.rule == problems.TAINT
     hint = yaml.safe_load(problem.hint)
-    assert hint["spec"]["kubelet"]["config"]["registerWithTaints"] == [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]
+    assert hint["spec"]["kubelet"]["config"]["registerWithTaints"] == [
+        {"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}
+    ]
 
 
 def test_taints_in_nodeconfig_kubelet_flags_are_checked_too():
@@ -71,10 +73,14 @@ def test_bootstrap_sh_is_an_error_and_the_hint_is_the_nodeconfig_equivalent():
     (problem,) = amifamily.analyse_userdata(script, "AL2023")
     assert problem.rule == problems.AL2023_BOOTSTRAP
     kubelet = yaml.safe_load(problem.hint.partition("\n")[2])["spec"]["kubelet"]
-    assert kubelet == {"config": {"registerWithTaints": [{"key": "gpu", "effect": "NoSchedule"}]}, "flags": ["--node-labels=team=ml"]}
+    assert kubelet == {
+        "config": {"registerWithTaints": [{"key": "gpu", "effect": "NoSchedule"}]},
+        "flags": ["--node-labels=team=ml"],
+    }
 
 
 def test_kubelet_extra_args_in_a_script_part_is_an_error_but_a_comment_is_not():
-    assert _rules(_mime(("text/x-shellscript", "#!/bin/bash\nKUBELET_EXTRA_ARGS=1 --kubelet-extra-args x\n"))) == [problems.AL2023_BOOTSTRAP]
+    assert _rules(_mime(("text/x-shellscript", "#!/bin/bash\nKUBELET_EXTRA_ARGS=1 --kubelet-extra-args x\n"))) == [
+        problems.AL2023_BOOTSTRAP
+    ]
     assert _rules("#!/bin/bash\n# we used to call /etc/eks/bootstrap.sh here\n") == []
-

@@ -22,9 +22,18 @@ def _found(text: str) -> tuple[problems.Problem, ...]:
 @pytest.mark.parametrize(
     ("text", "quoted_hint"),
     [
-        ('[settings.kubernetes.eviction-hard]\nmemory.available = "12%"\n', '[settings.kubernetes.eviction-hard]\n"memory.available" = "12%"'),
-        ('[settings.kubernetes.eviction-hard.memory]\navailable = "12%"\n', '[settings.kubernetes.eviction-hard]\n"memory.available" = "12%"'),
-        ('[settings.kernel.sysctl]\nfs.inotify.max_user_instances = "8192"\n', '[settings.kernel.sysctl]\n"fs.inotify.max_user_instances" = "8192"'),
+        (
+            '[settings.kubernetes.eviction-hard]\nmemory.available = "12%"\n',
+            '[settings.kubernetes.eviction-hard]\n"memory.available" = "12%"',
+        ),
+        (
+            '[settings.kubernetes.eviction-hard.memory]\navailable = "12%"\n',
+            '[settings.kubernetes.eviction-hard]\n"memory.available" = "12%"',
+        ),
+        (
+            '[settings.kernel.sysctl]\nfs.inotify.max_user_instances = "8192"\n',
+            '[settings.kernel.sysctl]\n"fs.inotify.max_user_instances" = "8192"',
+        ),
         ('[settings.kubernetes]\nnode-labels.team.name = "ml"\n', '[settings.kubernetes.node-labels]\n"team.name" = "ml"'),
     ],
     ids=["tv5-eviction", "header-form", "tv5-sysctl", "inline-dotted"],
@@ -53,7 +62,9 @@ def test_invalid_toml_and_mime_are_errors():
 
 
 def test_node_taints_are_discarded_and_the_hint_is_the_nodepool_form():
-    (problem,) = _found("[settings.kubernetes.node-taints]\ndedicated = ['gpu:NoSchedule']\n'karpenter.sh/unregistered' = [':NoExecute']\n")
+    (problem,) = _found(
+        "[settings.kubernetes.node-taints]\ndedicated = ['gpu:NoSchedule']\n'karpenter.sh/unregistered' = [':NoExecute']\n"
+    )
     assert problem.rule == problems.BOTTLEROCKET_NODE_TAINTS
     assert problem.hint.endswith("- key: dedicated\n  value: gpu\n  effect: NoSchedule")
 
@@ -98,7 +109,9 @@ def test_a_real_121_userdata_uses_only_settings_121_has():
 def test_a_setting_from_a_later_release_names_that_release():
     (problem,) = bottlerocket.release_problems(BOOTSTRAP_COMMANDS, "v1.21.0")
     assert problem.rule == problems.BOTTLEROCKET_RELEASE_SETTING
-    assert problem.message.startswith("settings.bootstrap-commands first appears in Bottlerocket v1.22.0, but the alias pins v1.21.0")
+    assert problem.message.startswith(
+        "settings.bootstrap-commands first appears in Bottlerocket v1.22.0, but the alias pins v1.21.0"
+    )
     assert "never joins" in problem.message
     assert problem.hint == "pin bottlerocket@v1.22.0 or later, or remove settings.bootstrap-commands"
     assert bottlerocket.release_problems(BOOTSTRAP_COMMANDS, "v1.22.0") == []
@@ -115,7 +128,9 @@ def test_a_kubernetes_key_of_a_later_release_is_refused_by_a_release_whose_keys_
     text = "[settings.kubernetes]\nsingle-process-oom-kill = true\n"  # Karpenter passes it on; no release to v1.20.5 has it
     (problem,) = bottlerocket.release_problems(text, "v1.19.0")
     assert (problem.rule, problem.message.split(":")[0]) == (
-        problems.BOTTLEROCKET_RELEASE_SETTING, "settings.kubernetes.single-process-oom-kill is not a setting of Bottlerocket v1.19.0 (a later release brought it)")
+        problems.BOTTLEROCKET_RELEASE_SETTING,
+        "settings.kubernetes.single-process-oom-kill is not a setting of Bottlerocket v1.19.0 (a later release brought it)",
+    )
     assert bottlerocket.release_problems(text, "v1.22.0") == []  # which later release brought it is not recorded: not judged
     override = "[settings.kubernetes]\nhostname-override-source = 'private-dns-name'\n"
     assert "first appears in Bottlerocket v1.21.0" in bottlerocket.release_problems(override, "v1.20.5")[0].message
@@ -146,7 +161,10 @@ def test_the_data_knows_every_setting_karpenter_types_or_documents():
     assert later == {"hostname-override-source"}  # documented on its own in the data's docstring
 
 
-@given(st.text(alphabet='[]."=\nsetingkubr-a1 ', max_size=120), st.sampled_from(["latest", "v1.0.0", "v1.21.0", "v9.9.9", "1.2", "x"]))
+@given(
+    st.text(alphabet='[]."=\nsetingkubr-a1 ', max_size=120),
+    st.sampled_from(["latest", "v1.0.0", "v1.21.0", "v9.9.9", "1.2", "x"]),
+)
 def test_any_userdata_and_alias_version_get_an_answer(text, version):
     for problem in bottlerocket.release_problems(text, version):
         assert problem.rule in (problems.BOTTLEROCKET_RELEASE_SETTING, problems.BOTTLEROCKET_LATEST_SETTING)
@@ -155,8 +173,15 @@ def test_any_userdata_and_alias_version_get_an_answer(text, version):
 def test_validate_judges_the_release_of_the_alias_and_nothing_without_one():
     pinned = node_class({"spec": {"amiSelectorTerms": [{"alias": "bottlerocket@v1.21.0"}], "userData": BOOTSTRAP_COMMANDS}})
     assert [p for p, _ in fired(findings(pinned), problems.BOTTLEROCKET_RELEASE_SETTING)] == ["spec.userData"]
-    by_id = node_class({"spec": {"amiFamily": "Bottlerocket", "amiSelectorTerms": [{"id": "ami-0123456789abcdef0"}],
-                                 "userData": BOOTSTRAP_COMMANDS}})
+    by_id = node_class(
+        {
+            "spec": {
+                "amiFamily": "Bottlerocket",
+                "amiSelectorTerms": [{"id": "ami-0123456789abcdef0"}],
+                "userData": BOOTSTRAP_COMMANDS,
+            }
+        }
+    )
     assert fired(findings(by_id), problems.BOTTLEROCKET_RELEASE_SETTING) == []
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 import yaml
 
+from karpenter_gitops.judge import validate
 from karpenter_gitops.karpenter import amifamily
 from karpenter_gitops.karpenter.amifamily.userdata import common, problems
-from karpenter_gitops.judge import validate
 from karpenter_gitops.load.into_inputs import load_documents
 from karpenter_gitops.rules.examples import BASE_NODECLASS, merge_patch
 
@@ -68,7 +68,9 @@ def test_folded_scalar_is_detected_and_hides_the_family_noise(family, text):
     assert [p.rule for p in amifamily.analyse_userdata(_folded(text), family)] == [problems.FOLDED_YAML]
 
 
-@pytest.mark.parametrize("first_line", ["#!/bin/bash -xe", "#!/bin/bash -x -e", "#!/usr/bin/env bash", "#!/usr/bin/env -S bash -e"])
+@pytest.mark.parametrize(
+    "first_line", ["#!/bin/bash -xe", "#!/bin/bash -x -e", "#!/usr/bin/env bash", "#!/usr/bin/env -S bash -e"]
+)
 def test_shebangs_with_options_are_not_mistaken_for_folding(first_line):
     assert amifamily.analyse_userdata(f"{first_line}\necho hi\n", "AL2") == ()
 
@@ -79,9 +81,7 @@ def _findings(spec: dict) -> list:
 
 
 def test_manifest_with_folded_userdata_is_reported_on_spec_userdata():
-    manifest = yaml.safe_load(
-        "spec:\n  userData: >\n    #!/bin/bash\n    /etc/eks/bootstrap.sh demo\n"
-    )
+    manifest = yaml.safe_load("spec:\n  userData: >\n    #!/bin/bash\n    /etc/eks/bootstrap.sh demo\n")
     (finding,) = _findings({"amiSelectorTerms": [{"alias": "al2@v20240807"}], **manifest["spec"]})
     assert (finding.rule, finding.path) == (problems.FOLDED_YAML, "spec.userData")
     assert "userData: |" in finding.hint

@@ -24,7 +24,8 @@ def _custom(text: str) -> tuple[problems.Problem, ...]:
         NODECONFIG.format(taint="{key: karpenter.sh/unregistered, effect: NoExecute}"),
         "[settings.kubernetes.node-taints]\n'karpenter.sh/unregistered' = [':NoExecute']\n",
         'MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary="B"\n\n--B\nContent-Type: application/node.eks.aws\n\n'
-        + NODECONFIG.format(taint="{key: karpenter.sh/unregistered, effect: NoExecute}") + "--B--\n",
+        + NODECONFIG.format(taint="{key: karpenter.sh/unregistered, effect: NoExecute}")
+        + "--B--\n",
         "& $Bootstrap -KubeletExtraArgs '--register-with-taints=karpenter.sh/unregistered:NoExecute'\n",
     ],
     ids=["bootstrap.sh", "kubelet", "nodeconfig", "bottlerocket", "mime", "powershell"],
@@ -58,7 +59,12 @@ def test_uninitialized_lookalike_says_which_taint_is_meant_and_the_hint_replaces
 
 
 def test_custom_scripts_get_the_bootstrap_checks_too():
-    rules = [p.rule for p in _custom("/etc/eks/bootstrap.sh demo --kubelet-extra-args='--register-with-taints=karpenter.sh/unregistered:NoExecute'\n")]
+    rules = [
+        p.rule
+        for p in _custom(
+            "/etc/eks/bootstrap.sh demo --kubelet-extra-args='--register-with-taints=karpenter.sh/unregistered:NoExecute'\n"
+        )
+    ]
     assert rules == [problems.BOOTSTRAP_ARGS]
 
 

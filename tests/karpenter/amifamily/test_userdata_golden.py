@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from support.upstream import userdata
 
-from karpenter_gitops.karpenter import amifamily
 from karpenter_gitops.core.findings import Severity
+from karpenter_gitops.karpenter import amifamily
 from karpenter_gitops.karpenter.amifamily.userdata import bootstrap, mime, nodeconfig, problems, taints, toml_settings
 from karpenter_gitops.rules import registry
 

@@ -44,7 +44,16 @@ def test_well_formed_archives_have_one_shell_part(text):
         (GOOD.replace("\n--BOUNDARY\n", "\n-- BOUNDARY\n"), "no line --BOUNDARY starts a part"),
         ("MIME-Version: 1.0\nContent-Type: text/x-shellscript\n\n#!/bin/bash\n", "only reads multipart"),
     ],
-    ids=["no-blank-line", "quoted-delimiter", "no-closing", "no-version", "part-blank-line", "no-boundary", "no-start", "single-part"],
+    ids=[
+        "no-blank-line",
+        "quoted-delimiter",
+        "no-closing",
+        "no-version",
+        "part-blank-line",
+        "no-boundary",
+        "no-start",
+        "single-part",
+    ],
 )
 def test_broken_archives_are_explained(text, expected):
     assert expected in _messages(text)
@@ -75,29 +84,57 @@ EKS_AMI_2318 = (  # awslabs/amazon-eks-ami#2318: a part's header runs straight i
 @pytest.mark.parametrize(
     ("text", "al2", "al2023"),
     [
-        (ISSUE_2098, "parsing custom user data input unreadable user data malformed header line: --BOUNDARY",
-         "parsing custom UserData, malformed header line: --BOUNDARY"),
-        (EKS_AMI_2318, 'parsing custom user data input malformed MIME header: missing colon: "#!/bin/bash"',
-         'parsing custom UserData, parsing content, malformed MIME header: missing colon: "#!/bin/bash"'),
-        (GOOD.replace("--BOUNDARY--\n", ""), "parsing custom user data input unexpected EOF",
-         "parsing custom UserData, parsing content, #!/bin/bash…, unexpected EOF"),  # the quoted content shortened
-        (GOOD.replace('Content-Type: multipart/mixed; boundary="BOUNDARY"\n', ""),
-         "parsing custom user data input user data does not define a content-type header mime: no media type",
-         "parsing custom UserData, archive doesn't have Content-Type header, mime: no media type"),
-        (GOOD.replace('multipart/mixed; boundary="BOUNDARY"', "text/x-shellscript"),
-         "parsing custom user data input user data is not in multipart MIME format",
-         "parsing custom UserData, archive is not in multipart format, %!w(<nil>)"),
-        (GOOD.replace('; boundary="BOUNDARY"', ""), "parsing custom user data input multipart: boundary is empty",
-         "parsing custom UserData, parsing content, multipart: boundary is empty"),
-        (GOOD.replace("multipart/mixed;", "multipart/mixed"),
-         "parsing custom user data input user data does not define a content-type header mime: unexpected content after media subtype",
-         "parsing custom UserData, archive doesn't have Content-Type header, mime: unexpected content after media subtype"),
-        (GOOD.replace("\nContent-Type: text/x", "\n Content-Type: text/x"),
-         'parsing custom user data input malformed MIME header initial line: " Content-Type: text/x-shellscript; charset=\\"us-ascii\\""',
-         'parsing custom UserData, parsing content, malformed MIME header initial line: " Content-Type: text/x-shellscript; charset=\\"us-ascii\\""'),
+        (
+            ISSUE_2098,
+            "parsing custom user data input unreadable user data malformed header line: --BOUNDARY",
+            "parsing custom UserData, malformed header line: --BOUNDARY",
+        ),
+        (
+            EKS_AMI_2318,
+            'parsing custom user data input malformed MIME header: missing colon: "#!/bin/bash"',
+            'parsing custom UserData, parsing content, malformed MIME header: missing colon: "#!/bin/bash"',
+        ),
+        (
+            GOOD.replace("--BOUNDARY--\n", ""),
+            "parsing custom user data input unexpected EOF",
+            "parsing custom UserData, parsing content, #!/bin/bash…, unexpected EOF",
+        ),  # the quoted content shortened
+        (
+            GOOD.replace('Content-Type: multipart/mixed; boundary="BOUNDARY"\n', ""),
+            "parsing custom user data input user data does not define a content-type header mime: no media type",
+            "parsing custom UserData, archive doesn't have Content-Type header, mime: no media type",
+        ),
+        (
+            GOOD.replace('multipart/mixed; boundary="BOUNDARY"', "text/x-shellscript"),
+            "parsing custom user data input user data is not in multipart MIME format",
+            "parsing custom UserData, archive is not in multipart format, %!w(<nil>)",
+        ),
+        (
+            GOOD.replace('; boundary="BOUNDARY"', ""),
+            "parsing custom user data input multipart: boundary is empty",
+            "parsing custom UserData, parsing content, multipart: boundary is empty",
+        ),
+        (
+            GOOD.replace("multipart/mixed;", "multipart/mixed"),
+            "parsing custom user data input user data does not define a content-type header mime: unexpected content after media subtype",
+            "parsing custom UserData, archive doesn't have Content-Type header, mime: unexpected content after media subtype",
+        ),
+        (
+            GOOD.replace("\nContent-Type: text/x", "\n Content-Type: text/x"),
+            'parsing custom user data input malformed MIME header initial line: " Content-Type: text/x-shellscript; charset=\\"us-ascii\\""',
+            'parsing custom UserData, parsing content, malformed MIME header initial line: " Content-Type: text/x-shellscript; charset=\\"us-ascii\\""',
+        ),
     ],
-    ids=["issue-2098-no-blank-line", "eks-ami-2318-part-blank-line", "no-closing", "no-content-type", "single-part",
-         "no-boundary", "bad-media-type", "indented-part-header"],
+    ids=[
+        "issue-2098-no-blank-line",
+        "eks-ami-2318-part-blank-line",
+        "no-closing",
+        "no-content-type",
+        "single-part",
+        "no-boundary",
+        "bad-media-type",
+        "indented-part-header",
+    ],
 )
 def test_refusals_carry_karpenters_words_per_family(text, al2, al2023):
     for family, words in (("AL2", al2), ("AL2023", al2023)):
@@ -114,8 +151,11 @@ def test_archives_karpenter_reads_are_not_refused():
 
 @pytest.mark.parametrize(
     ("name", "family"),
-    [("al2023_mime_userdata_input.golden", "AL2023"), ("al2_userdata_input.golden", "AL2"),
-     ("al2_userdata_content_type_first_input.golden", "AL2")],
+    [
+        ("al2023_mime_userdata_input.golden", "AL2023"),
+        ("al2_userdata_input.golden", "AL2"),
+        ("al2_userdata_content_type_first_input.golden", "AL2"),
+    ],
 )
 def test_karpenters_own_fixtures_are_read_whole(name, family):
     text = (userdata() / name).read_text()
@@ -138,8 +178,7 @@ def test_quoted_delimiters_lose_every_part_without_a_refusal():
         ("text/x-shellscript", "text/x-shell-script", "AL2023", "did you mean text/x-shellscript?"),
         ('Content-Type: text/x-shellscript; charset="us-ascii"\n', "", "AL2", None),  # '#!' runs untyped
         ('text/x-shellscript; charset="us-ascii"', "application/node.eks.aws", "AL2", "use one of"),
-        ("#!/bin/bash\necho hi", "apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig", "AL2023",
-         "application/node.eks.aws"),
+        ("#!/bin/bash\necho hi", "apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig", "AL2023", "application/node.eks.aws"),
     ],
     ids=["typo", "untyped-script", "nodeconfig-on-al2", "mistyped-nodeconfig"],
 )
@@ -154,7 +193,7 @@ def test_parts_nothing_on_the_node_reads(old, new, family, expected):
         assert [p.rule for p in found] == [MIME_IGNORED] and expected in found[0].hint
 
 
-@given(st.text(alphabet="MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"B\"\r\t-#!é", max_size=300))
+@given(st.text(alphabet='MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary="B"\r\t-#!é', max_size=300))
 def test_any_text_gets_an_answer_and_never_an_exception(text):
     for family in ("AL2", "AL2023"):
         for problem in mime.karpenter_problems(text, family):

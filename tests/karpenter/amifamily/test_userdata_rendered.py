@@ -10,13 +10,13 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from support.upstream import userdata
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.upstream import userdata
 
-from karpenter_gitops.karpenter import amifamily
 from karpenter_gitops.core.model import EC2NodeClass
 from karpenter_gitops.core.typed_schema import SecretValue
+from karpenter_gitops.karpenter import amifamily
 from karpenter_gitops.karpenter.amifamily.userdata.common import MAX_BYTES
 from karpenter_gitops.load.into_inputs import load_documents
 from karpenter_gitops.rules.examples import BASE_NODECLASS, merge_patch
@@ -75,15 +75,17 @@ def test_bottlerocket_re_emits_the_settings_without_comments_or_dropped_keys():
     text = '# a comment\n[settings.kubernetes]\nmax-pod = 1\ncluster-name = "mine"\n[settings.kernel.sysctl]\n"vm.a" = "1"\n'
     assert _render("Bottlerocket", text) == (
         "[settings]\n[settings.kubernetes]\napi-server = ''\ncluster-name = ''\n\n"
-        "[settings.kubernetes.node-labels]\n\"karpenter.sh/do-not-sync-taints\" = \"true\"\n\n"
+        '[settings.kubernetes.node-labels]\n"karpenter.sh/do-not-sync-taints" = "true"\n\n'
         "[settings.kubernetes.node-taints]\n'karpenter.sh/unregistered' = [':NoExecute']\n"
         '[settings.kernel.sysctl]\n"vm.a" = "1"\n'
     )
 
 
 def test_mime_archives_are_re_written_without_carriage_returns_preamble_or_epilogue():
-    crlf = 'MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary="B"\r\n\r\npreamble\r\n--B\r\n' \
-        'Content-Type: text/x-shellscript\r\n\r\n#!/bin/bash\r\necho hi\r\n--B--\r\nepilogue\r\n'
+    crlf = (
+        'MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary="B"\r\n\r\npreamble\r\n--B\r\n'
+        "Content-Type: text/x-shellscript\r\n\r\n#!/bin/bash\r\necho hi\r\n--B--\r\nepilogue\r\n"
+    )
     assert _render("AL2", crlf) == HEAD + "--//\nContent-Type: text/x-shellscript\n\n#!/bin/bash\necho hi\n" + AL2_BOOTSTRAP
 
 
@@ -92,11 +94,14 @@ def test_before_1_5_no_do_not_sync_taints_label():
     assert LABEL in _render("Windows2022", SCRIPT, (1, 5))
 
 
-@pytest.mark.parametrize(("family", "text"), [
-    ("AL2", 'MIME-Version: 1.0\nContent-Type: text/plain\n\nhi\n'),
-    ("AL2023", 'Content-Type: multipart/mixed\n\n--B\n\nhi\n--B--\n'),
-    ("Bottlerocket", "[settings.kubernetes\n"),
-])
+@pytest.mark.parametrize(
+    ("family", "text"),
+    [
+        ("AL2", "MIME-Version: 1.0\nContent-Type: text/plain\n\nhi\n"),
+        ("AL2023", "Content-Type: multipart/mixed\n\n--B\n\nhi\n--B--\n"),
+        ("Bottlerocket", "[settings.kubernetes\n"),
+    ],
+)
 def test_text_karpenter_cannot_merge_has_no_rendering(family, text):
     assert _render(family, text) is None
 
@@ -113,8 +118,10 @@ def test_the_rendering_never_exceeds_karpenters_own_merged_fixture(name):
 def _node_class(user_data, alias="al2023@latest") -> EC2NodeClass:
     secret = isinstance(user_data, SecretValue)
     spec = {"amiSelectorTerms": [{"alias": alias}], "userData": "#" * 17_000 if secret else user_data}
-    node_class, = load_documents([("nc.yaml", [merge_patch(BASE_NODECLASS, {"spec": spec})])], NOW).node_classes
-    return dataclasses.replace(node_class, spec=dataclasses.replace(node_class.spec, user_data=user_data)) if secret else node_class
+    (node_class,) = load_documents([("nc.yaml", [merge_patch(BASE_NODECLASS, {"spec": spec})])], NOW).node_classes
+    return (
+        dataclasses.replace(node_class, spec=dataclasses.replace(node_class.spec, user_data=user_data)) if secret else node_class
+    )
 
 
 def _script_rendering_to(size: int) -> str:
@@ -146,8 +153,13 @@ def test_no_userdata_or_a_secret_is_not_measured(user_data):
 _TEXTS = st.one_of(
     st.text(max_size=300),
     st.text(alphabet="ab:\n -#[]=\"{}\r\t*&!|>'", max_size=200),
-    st.builds(lambda boundary, body: f'MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary="{boundary}"\n\n'
-              f"--{boundary}\n{body}\n--{boundary}--\n", st.text(max_size=5), st.text(max_size=80)),
+    st.builds(
+        lambda boundary, body: (
+            f'MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary="{boundary}"\n\n--{boundary}\n{body}\n--{boundary}--\n'
+        ),
+        st.text(max_size=5),
+        st.text(max_size=80),
+    ),
 )
 
 

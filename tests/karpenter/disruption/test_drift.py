@@ -11,9 +11,9 @@ from karpenter_gitops.adapters import kube
 from karpenter_gitops.core.cluster import FleetNode
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.karpenter.amifamily.resolver import NodePoolMapping
+from karpenter_gitops.karpenter.disruption import drift
 from karpenter_gitops.karpenter.status.prediction import NodePoolPlan, Plan
 from karpenter_gitops.load import into_inputs
-from karpenter_gitops.karpenter.disruption import drift
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
 
 
@@ -31,9 +31,16 @@ def plan_with(instance_types: dict[str, str]) -> Plan:
 
 def node(name: str, instance_type: str, image: str, **labels) -> FleetNode:
     return FleetNode(
-        name, "general", instance_type, image,
-        {"karpenter.sh/nodepool": "general", "node.kubernetes.io/instance-type": instance_type,
-         "karpenter.sh/capacity-type": "on-demand", **labels},
+        name,
+        "general",
+        instance_type,
+        image,
+        {
+            "karpenter.sh/nodepool": "general",
+            "node.kubernetes.io/instance-type": instance_type,
+            "karpenter.sh/capacity-type": "on-demand",
+            **labels,
+        },
     )
 
 
@@ -64,9 +71,7 @@ def test_nodepool_requirements_are_not_in_the_template_hash():
     assert drift.node_pool_template_changes(base, inputs(nodepool_spec=wider).node_pools[0]) == ()
     tainted = copy.deepcopy(dict(base.raw["spec"]))
     tainted["template"]["spec"]["taints"] = [{"key": "dedicated", "effect": "NoSchedule"}]
-    assert drift.node_pool_template_changes(base, inputs(nodepool_spec=tainted).node_pools[0]) == (
-        "spec.template.spec.taints",
-    )
+    assert drift.node_pool_template_changes(base, inputs(nodepool_spec=tainted).node_pools[0]) == ("spec.template.spec.taints",)
 
 
 # --- the forecast ----------------------------------------------------------------------------
@@ -108,6 +113,7 @@ def test_unchanged_pools_are_not_in_the_forecast():
 
 # --- the Kubernetes adapter ------------------------------------------------------------------
 
+
 def test_read_fleet_joins_nodeclaims_with_node_labels(fake_cluster):
     (fleet_node,) = kube.read_fleet(fake_cluster)
     assert fleet_node.name == "general-abc12" and fleet_node.node_pool == "general"
@@ -147,7 +153,11 @@ def test_a_cluster_without_the_nodeoverlay_crd_is_read_without_overlays(fake_clu
     from support.fake_kube import FakeKubernetes
 
     empty = {"kind": "List", "items": []}
-    routes = {**FakeKubernetes.routes, "/apis/karpenter.k8s.aws/v1/ec2nodeclasses": empty, "/apis/karpenter.sh/v1/nodepools": empty}
+    routes = {
+        **FakeKubernetes.routes,
+        "/apis/karpenter.k8s.aws/v1/ec2nodeclasses": empty,
+        "/apis/karpenter.sh/v1/nodepools": empty,
+    }
     monkeypatch.setattr(FakeKubernetes, "routes", routes)
     live = kube.read_cluster(fake_cluster)
     assert live.objects == {} and live.schemas == {} and [node.name for node in live.fleet] == ["general-abc12"]

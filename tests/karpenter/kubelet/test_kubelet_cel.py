@@ -27,42 +27,73 @@ def value(expression: str, variables: cel.Vars = M5_LARGE) -> cel.Result:
     return cel.result(cel.check(expression), variables)
 
 
-@pytest.mark.parametrize(("expression", "variables", "expected"), [
-    ("((default_enis - 1) * (ips_per_eni - 1)) + 2", M5_LARGE, 20),  # the ENI formula
-    ("min(250, ((default_enis - 1) * (ips_per_eni - 1)) * 16 + 2)", M5_LARGE, 250),  # prefix delegation
-    ("max(60, vcpus * 30)", cel.Vars(16, 65536, 8, 30, 234, "m5.4xlarge"), 480),
-    ("11 * max_pods + 255", C5_XLARGE, 11 * 58 + 255),
-    ("max(vcpus, 60.5)", C5_XLARGE, 60),  # mixed int/double: a double, truncated toward zero
-    ("min(110.5, max_pods)", C5_XLARGE, 58),
-    ('instance_type == "m5.large" ? vcpus * 2 : vcpus', M5_LARGE, 4),
-    ('instance_type == "m5.large" ? vcpus * 2 : vcpus', C5_XLARGE, 4),
-    ("vcpus - 100", M5_LARGE, -98),  # negative results are the caller's to refuse
-    ("max(3.9, 7.9)", M5_LARGE, 7), ("min(7.9, 3)", M5_LARGE, 3),
-    ("-7 / 2", M5_LARGE, -3), ("-7 % 3", M5_LARGE, -1),  # Go truncates toward zero
-    ("max(9223372036854775807, 9223372036854775806)", M5_LARGE, 9223372036854775807),  # ints compare as ints
-])
+@pytest.mark.parametrize(
+    ("expression", "variables", "expected"),
+    [
+        ("((default_enis - 1) * (ips_per_eni - 1)) + 2", M5_LARGE, 20),  # the ENI formula
+        ("min(250, ((default_enis - 1) * (ips_per_eni - 1)) * 16 + 2)", M5_LARGE, 250),  # prefix delegation
+        ("max(60, vcpus * 30)", cel.Vars(16, 65536, 8, 30, 234, "m5.4xlarge"), 480),
+        ("11 * max_pods + 255", C5_XLARGE, 11 * 58 + 255),
+        ("max(vcpus, 60.5)", C5_XLARGE, 60),  # mixed int/double: a double, truncated toward zero
+        ("min(110.5, max_pods)", C5_XLARGE, 58),
+        ('instance_type == "m5.large" ? vcpus * 2 : vcpus', M5_LARGE, 4),
+        ('instance_type == "m5.large" ? vcpus * 2 : vcpus', C5_XLARGE, 4),
+        ("vcpus - 100", M5_LARGE, -98),  # negative results are the caller's to refuse
+        ("max(3.9, 7.9)", M5_LARGE, 7),
+        ("min(7.9, 3)", M5_LARGE, 3),
+        ("-7 / 2", M5_LARGE, -3),
+        ("-7 % 3", M5_LARGE, -1),  # Go truncates toward zero
+        ("max(9223372036854775807, 9223372036854775806)", M5_LARGE, 9223372036854775807),  # ints compare as ints
+    ],
+)
 def test_karpenters_formulas_evaluate_as_cel_go_does(expression, variables, expected):
     assert value(expression, variables) == cel.Result(expected)
 
 
-@pytest.mark.parametrize(("expression", "error"), [
-    ("100 / (vcpus - vcpus)", "evaluating expression, division by zero (expression=100 / (vcpus - vcpus), instance-type=m5.large)"),
-    ("100 % (vcpus - vcpus)", "evaluating expression, modulus by zero (expression=100 % (vcpus - vcpus), instance-type=m5.large)"),
-    ("100.0 / 0.0", "expression returned a non-finite value (expression=100.0 / 0.0, instance-type=m5.large, value=+Inf)"),
-    ("0.0 / 0.0", "expression returned a non-finite value (expression=0.0 / 0.0, instance-type=m5.large, value=NaN)"),
-    ("9223372036854775807 + vcpus", "evaluating expression, integer overflow (expression=9223372036854775807 + vcpus, instance-type=m5.large)"),
-    ("int(1e300)", "evaluating expression, integer overflow (expression=int(1e300), instance-type=m5.large)"),
-    ("[1, 2][vcpus]", "evaluating expression, index out of bounds: 2 (expression=[1, 2][vcpus], instance-type=m5.large)"),
-    ("int('x')", "evaluating expression, type conversion error from 'string' to 'int' (expression=int('x'), instance-type=m5.large)"),
-])
+@pytest.mark.parametrize(
+    ("expression", "error"),
+    [
+        (
+            "100 / (vcpus - vcpus)",
+            "evaluating expression, division by zero (expression=100 / (vcpus - vcpus), instance-type=m5.large)",
+        ),
+        (
+            "100 % (vcpus - vcpus)",
+            "evaluating expression, modulus by zero (expression=100 % (vcpus - vcpus), instance-type=m5.large)",
+        ),
+        ("100.0 / 0.0", "expression returned a non-finite value (expression=100.0 / 0.0, instance-type=m5.large, value=+Inf)"),
+        ("0.0 / 0.0", "expression returned a non-finite value (expression=0.0 / 0.0, instance-type=m5.large, value=NaN)"),
+        (
+            "9223372036854775807 + vcpus",
+            "evaluating expression, integer overflow (expression=9223372036854775807 + vcpus, instance-type=m5.large)",
+        ),
+        ("int(1e300)", "evaluating expression, integer overflow (expression=int(1e300), instance-type=m5.large)"),
+        ("[1, 2][vcpus]", "evaluating expression, index out of bounds: 2 (expression=[1, 2][vcpus], instance-type=m5.large)"),
+        (
+            "int('x')",
+            "evaluating expression, type conversion error from 'string' to 'int' (expression=int('x'), instance-type=m5.large)",
+        ),
+    ],
+)
 def test_what_cel_go_refuses_at_evaluation_is_an_error_in_karpenters_words(expression, error):
     assert value(expression) == cel.Result(error=error)
 
 
-@pytest.mark.parametrize(("text", "number"), [
-    ("1.5", 1.5), ("1_000", 1000.0), ("0x1.8p1", 3.0), (".5", 0.5), ("5.", 5.0), ("-Infinity", -math.inf),
-    ("0x10", None), ("1__0", None), (" 1", None), ("1e400", None),
-])
+@pytest.mark.parametrize(
+    ("text", "number"),
+    [
+        ("1.5", 1.5),
+        ("1_000", 1000.0),
+        ("0x1.8p1", 3.0),
+        (".5", 0.5),
+        ("5.", 5.0),
+        ("-Infinity", -math.inf),
+        ("0x10", None),
+        ("1__0", None),
+        (" 1", None),
+        ("1e400", None),
+    ],
+)
 def test_strings_convert_to_double_as_gos_parse_float_reads_them(text, number):
     outcome = value(f"double('{text}') == double('{text}') ? 1 : 0")
     if number is None:
@@ -81,37 +112,71 @@ def test_memory_formulas_stay_in_range_on_the_largest_instance():
     assert value("max_pods * 11", largest) == cel.Result(8107)
 
 
-@pytest.mark.parametrize(("expression", "message"), [
-    ("undefined_var + 1", "ERROR: <input>:1:1: undeclared reference to 'undefined_var' (in container '')\n | undefined_var + 1\n | ^"),
-    ("max_pods * 0.9", "ERROR: <input>:1:10: found no matching overload for '_*_' applied to '(int, double)'\n | max_pods * 0.9\n | .........^"),
-    ("vcpus + foo + bar", "ERROR: <input>:1:9: undeclared reference to 'foo' (in container '')\n | vcpus + foo + bar\n | ........^\n"
-                          "ERROR: <input>:1:15: undeclared reference to 'bar' (in container '')\n | vcpus + foo + bar\n | ..............^"),
-    ("min(1)", "ERROR: <input>:1:4: found no matching overload for 'min' applied to '(int)'\n | min(1)\n | ...^"),
-    ("vcpus.size()", "ERROR: <input>:1:11: found no matching overload for 'size' applied to 'int.()'\n | vcpus.size()\n | ..........^"),
-    ("vcpus.x", "ERROR: <input>:1:6: type 'int' does not support field selection\n | vcpus.x\n | .....^"),
-    ("true ? 1 : 2.0", "ERROR: <input>:1:6: found no matching overload for '_?_:_' applied to '(bool, int, double)'\n | true ? 1 : 2.0\n | .....^"),
-    ("(1 + 2.0) * foo", "ERROR: <input>:1:4: found no matching overload for '_+_' applied to '(int, double)'\n | (1 + 2.0) * foo\n | ...^\n"
-                        "ERROR: <input>:1:13: undeclared reference to 'foo' (in container '')\n | (1 + 2.0) * foo\n | ............^"),
-    ("(10 || 382)", "ERROR: <input>:1:2: expected type 'bool' but found 'int'\n | (10 || 382)\n | .^\n"
-                    "ERROR: <input>:1:8: expected type 'bool' but found 'int'\n | (10 || 382)\n | .......^"),
-    ("9223372036854775808", "ERROR: <input>:1:1: invalid int literal\n | 9223372036854775808\n | ^"),
-    ("!!!vcpus", "ERROR: <input>:1:1: found no matching overload for '!_' applied to '(int)'\n | !!!vcpus\n | ^"),
-])
+@pytest.mark.parametrize(
+    ("expression", "message"),
+    [
+        (
+            "undefined_var + 1",
+            "ERROR: <input>:1:1: undeclared reference to 'undefined_var' (in container '')\n | undefined_var + 1\n | ^",
+        ),
+        (
+            "max_pods * 0.9",
+            "ERROR: <input>:1:10: found no matching overload for '_*_' applied to '(int, double)'\n | max_pods * 0.9\n | .........^",
+        ),
+        (
+            "vcpus + foo + bar",
+            "ERROR: <input>:1:9: undeclared reference to 'foo' (in container '')\n | vcpus + foo + bar\n | ........^\n"
+            "ERROR: <input>:1:15: undeclared reference to 'bar' (in container '')\n | vcpus + foo + bar\n | ..............^",
+        ),
+        ("min(1)", "ERROR: <input>:1:4: found no matching overload for 'min' applied to '(int)'\n | min(1)\n | ...^"),
+        (
+            "vcpus.size()",
+            "ERROR: <input>:1:11: found no matching overload for 'size' applied to 'int.()'\n | vcpus.size()\n | ..........^",
+        ),
+        ("vcpus.x", "ERROR: <input>:1:6: type 'int' does not support field selection\n | vcpus.x\n | .....^"),
+        (
+            "true ? 1 : 2.0",
+            "ERROR: <input>:1:6: found no matching overload for '_?_:_' applied to '(bool, int, double)'\n | true ? 1 : 2.0\n | .....^",
+        ),
+        (
+            "(1 + 2.0) * foo",
+            "ERROR: <input>:1:4: found no matching overload for '_+_' applied to '(int, double)'\n | (1 + 2.0) * foo\n | ...^\n"
+            "ERROR: <input>:1:13: undeclared reference to 'foo' (in container '')\n | (1 + 2.0) * foo\n | ............^",
+        ),
+        (
+            "(10 || 382)",
+            "ERROR: <input>:1:2: expected type 'bool' but found 'int'\n | (10 || 382)\n | .^\n"
+            "ERROR: <input>:1:8: expected type 'bool' but found 'int'\n | (10 || 382)\n | .......^",
+        ),
+        ("9223372036854775808", "ERROR: <input>:1:1: invalid int literal\n | 9223372036854775808\n | ^"),
+        ("!!!vcpus", "ERROR: <input>:1:1: found no matching overload for '!_' applied to '(int)'\n | !!!vcpus\n | ^"),
+    ],
+)
 def test_compile_errors_are_cel_gos_lines(expression, message):
     checked = cel.check(expression)
     assert not checked.compiles and checked.errors() == message
 
 
-@pytest.mark.parametrize(("expression", "output"), [
-    ("vcpus > 4", "bool"), ("instance_type", "string"), ("[1, 'a']", "list(dyn)"), ("{}", "map(dyn, dyn)"),
-    ("null", "null_type"), ("max(dyn(1), 2)", "dyn"), ("1u", "uint"),
-])
+@pytest.mark.parametrize(
+    ("expression", "output"),
+    [
+        ("vcpus > 4", "bool"),
+        ("instance_type", "string"),
+        ("[1, 'a']", "list(dyn)"),
+        ("{}", "map(dyn, dyn)"),
+        ("null", "null_type"),
+        ("max(dyn(1), 2)", "dyn"),
+        ("1u", "uint"),
+    ],
+)
 def test_an_expression_of_another_type_compiles_but_is_no_number(expression, output):
     checked = cel.check(expression)
     assert checked.compiles and str(checked.output) == output and not checked.numeric
     message = cel.compile_failure("spec.kubelet.maxPods", checked)
-    assert message == (f"validating expression, expression must return int or double (expression={expression}, "
-                       f"output-type={output}) (field=spec.kubelet.maxPods)")
+    assert message == (
+        f"validating expression, expression must return int or double (expression={expression}, "
+        f"output-type={output}) (field=spec.kubelet.maxPods)"
+    )
 
 
 @pytest.mark.parametrize("expression", ["((default_enis -", "", "   ", "1 +", "vcpus $ 2"])
@@ -120,16 +185,19 @@ def test_what_does_not_parse_does_not_compile(expression):
     assert not checked.compiles and checked.errors().startswith("ERROR: <input>:") and "Syntax error" in checked.errors()
 
 
-@pytest.mark.parametrize(("expression", "first_line"), [
-    # cel-go's words where cel-cpp's ANTLR runtime words the same mistake otherwise (found by the differential below)
-    ("!-true", "ERROR: <input>:1:3: Syntax error: mismatched input 'true' expecting IDENTIFIER"),
-    ("x + !-null", "ERROR: <input>:1:7: Syntax error: mismatched input 'null' expecting IDENTIFIER"),
-    ("!- true", "ERROR: <input>:1:4: Syntax error: no viable alternative at input '- true'"),
-    ("!-truex", "ERROR: <input>:1:3: Syntax error: no viable alternative at input '-truex'"),
-    ("--!x", "ERROR: <input>:1:3: Syntax error: no viable alternative at input '-!'"),
-    ("vcpus.true", "ERROR: <input>:1:7: Syntax error: mismatched input 'true' expecting IDENTIFIER"),
-    ("!-[", "ERROR: <input>:1:3: Syntax error: no viable alternative at input '-['"),
-])
+@pytest.mark.parametrize(
+    ("expression", "first_line"),
+    [
+        # cel-go's words where cel-cpp's ANTLR runtime words the same mistake otherwise (found by the differential below)
+        ("!-true", "ERROR: <input>:1:3: Syntax error: mismatched input 'true' expecting IDENTIFIER"),
+        ("x + !-null", "ERROR: <input>:1:7: Syntax error: mismatched input 'null' expecting IDENTIFIER"),
+        ("!- true", "ERROR: <input>:1:4: Syntax error: no viable alternative at input '- true'"),
+        ("!-truex", "ERROR: <input>:1:3: Syntax error: no viable alternative at input '-truex'"),
+        ("--!x", "ERROR: <input>:1:3: Syntax error: no viable alternative at input '-!'"),
+        ("vcpus.true", "ERROR: <input>:1:7: Syntax error: mismatched input 'true' expecting IDENTIFIER"),
+        ("!-[", "ERROR: <input>:1:3: Syntax error: no viable alternative at input '-['"),
+    ],
+)
 def test_syntax_errors_read_as_cel_gos(expression, first_line):
     errors = cel.check(expression).errors()
     assert errors.splitlines()[0] == first_line
@@ -145,14 +213,24 @@ def test_cel_we_do_not_model_gets_no_verdict(expression):
 def test_karpenters_wrap_names_the_field_after_cel_gos_lines():
     assert cel.compile_failure("spec.kubelet.kubeReserved[cpu]", cel.check("foo")) == (
         "validating expression, compiling expression, ERROR: <input>:1:1: undeclared reference to 'foo' (in container '')\n"
-        " | foo\n | ^ (expression=foo) (field=spec.kubelet.kubeReserved[cpu])")
+        " | foo\n | ^ (expression=foo) (field=spec.kubelet.kubeReserved[cpu])"
+    )
     assert cel.compile_failure("spec.kubelet.maxPods", cel.check("foo + bar"), snippets=False).count("\n") == 0
 
 
-@pytest.mark.parametrize(("key", "result", "quantity"), [
-    ("cpu", 61, "70m"), ("cpu", 60, "60m"), ("cpu", 0, "0m"), ("memory", 17, "32Mi"), ("memory", 96, "96Mi"),
-    ("ephemeral-storage", 3, "3Gi"), ("pid", 71, "71"), ("cpu", cel.INT64_MAX - 3, f"{cel.INT64_MAX - 3}m"),
-])
+@pytest.mark.parametrize(
+    ("key", "result", "quantity"),
+    [
+        ("cpu", 61, "70m"),
+        ("cpu", 60, "60m"),
+        ("cpu", 0, "0m"),
+        ("memory", 17, "32Mi"),
+        ("memory", 96, "96Mi"),
+        ("ephemeral-storage", 3, "3Gi"),
+        ("pid", 71, "71"),
+        ("cpu", cel.INT64_MAX - 3, f"{cel.INT64_MAX - 3}m"),
+    ],
+)
 def test_reserved_results_are_written_as_karpenter_rounds_them(key, result, quantity):
     assert cel.reserved_quantity(key, result) == quantity
 

@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from karpenter_gitops.core import labels
+from karpenter_gitops.core.requirements import Requirements, ValueSet
 from karpenter_gitops.karpenter.nodeoverlay.applied import (
     CONFLICT_MESSAGE,
     CONFLICT_REASON,
@@ -27,7 +28,6 @@ from karpenter_gitops.karpenter.nodeoverlay.applied import (
     first_choice,
     ordered,
 )
-from karpenter_gitops.core.requirements import Requirements, ValueSet
 
 
 def reqs(*entries: tuple) -> Requirements:
@@ -77,7 +77,10 @@ def price_of(outcome, pool, type_name, capacity_type="on-demand", zone="zone-a")
 
 
 def test_order_is_weight_first_then_the_later_name():
-    names = [o.name for o in ordered([overlay("b", weight=10), overlay("a", weight=10), overlay("z", weight=1), overlay("c", weight=50)])]
+    names = [
+        o.name
+        for o in ordered([overlay("b", weight=10), overlay("a", weight=10), overlay("z", weight=1), overlay("c", weight=50)])
+    ]
     assert names == ["c", "b", "a", "z"]
 
 
@@ -133,7 +136,9 @@ def test_arch_and_capacity_type_overlays_conflict_on_the_offerings_both_touch():
 
 def test_offerings_decide_zone_and_capacity_type_conflicts():
     offerings = (
-        Offering("spot", "zone-1", 1.02), Offering("on-demand", "zone-2", 2.02), Offering("spot", "zone-3", 3.02),
+        Offering("spot", "zone-1", 1.02),
+        Offering("on-demand", "zone-2", 2.02),
+        Offering("spot", "zone-3", 3.02),
     )
     pool = PoolTypes("general", (instance_type("default", offerings=offerings),))
     zones = overlay("overlay-a", (labels.ZONE, "In", "zone-1", "zone-4"), price="1.03")
@@ -186,10 +191,15 @@ def test_an_empty_capacity_map_still_becomes_the_last_capacity_overlay():
 
 def test_capacity_merges_per_key_with_the_heavier_overlay_winning_a_key():
     heavy = overlay("heavy", (labels.INSTANCE_TYPE, "In", "default"), weight=20, capacity={"example.com/a": "1"})
-    light = overlay("light", (labels.INSTANCE_TYPE, "In", "default"), weight=10, capacity={"example.com/a": "5", "example.com/b": "2"})
+    light = overlay(
+        "light", (labels.INSTANCE_TYPE, "In", "default"), weight=10, capacity={"example.com/a": "5", "example.com/b": "2"}
+    )
     outcome = apply([light, heavy], [POOL])
     assert outcome.pools["general"]["default"].capacity == {"example.com/a": "1", "example.com/b": "2"}
-    assert {(c.resource, c.overlay) for c in outcome.capacity_changes["general"]} == {("example.com/a", "heavy"), ("example.com/b", "light")}
+    assert {(c.resource, c.overlay) for c in outcome.capacity_changes["general"]} == {
+        ("example.com/a", "heavy"),
+        ("example.com/b", "light"),
+    }
 
 
 def test_before_1_9_the_lighter_overlay_overwrote_a_capacity_key():
@@ -240,9 +250,17 @@ def test_a_price_overlay_changes_only_the_offerings_it_selects():
 @pytest.mark.parametrize(
     "change,base,expected",
     [
-        ("-10%", 10.0, 9.0), ("+10%", 10.0, 11.0), ("-50%", 10.0, 5.0), ("+100%", 10.0, 20.0),
-        ("-100%", 10.0, 0.0), ("-200%", 10.0, 0.0), ("-25%", 1.5, 1.125),
-        ("80.0", 82781.0, 80.0), ("", 82781.0, 82781.0), ("+1000", 1.02, 1001.02), ("-0.5", 0.25, 0.0),
+        ("-10%", 10.0, 9.0),
+        ("+10%", 10.0, 11.0),
+        ("-50%", 10.0, 5.0),
+        ("+100%", 10.0, 20.0),
+        ("-100%", 10.0, 0.0),
+        ("-200%", 10.0, 0.0),
+        ("-25%", 1.5, 1.125),
+        ("80.0", 82781.0, 80.0),
+        ("", 82781.0, 82781.0),
+        ("+1000", 1.02, 1001.02),
+        ("-0.5", 0.25, 0.0),
     ],
 )
 def test_adjusted_price(change, base, expected):
@@ -259,7 +277,9 @@ def test_an_unknown_price_stays_unknown_unless_replaced():
 
 def test_first_choice_is_the_cheapest_available_offering_the_pool_admits():
     cheap_spot = instance_type("a", offerings=(Offering("on-demand", "zone-a", 1.0), Offering("spot", "zone-a", 0.1)))
-    cheap_od = instance_type("b", offerings=(Offering("on-demand", "zone-a", 0.5), Offering("spot", "zone-b", 0.05, available=False)))
+    cheap_od = instance_type(
+        "b", offerings=(Offering("on-demand", "zone-a", 0.5), Offering("spot", "zone-b", 0.05, available=False))
+    )
     assert first_choice([cheap_spot, cheap_od], Requirements()).instance_types == ("a",)
     on_demand = reqs((labels.CAPACITY_TYPE, "In", "on-demand"))
     choice = first_choice([cheap_spot, cheap_od], on_demand)
@@ -303,8 +323,12 @@ def overlay_sets(draw):
         absolute = change is not None and change[0] not in "+-"
         found.append(
             overlay(
-                name, draw(REQUIREMENTS), weight=draw(st.sampled_from([0, 1, 10])),
-                price=change if absolute else None, adjust=None if absolute else change, capacity=capacity,
+                name,
+                draw(REQUIREMENTS),
+                weight=draw(st.sampled_from([0, 1, 10])),
+                price=change if absolute else None,
+                adjust=None if absolute else change,
+                capacity=capacity,
             )
         )
     return found
@@ -339,18 +363,29 @@ def test_only_an_accepted_overlay_naming_types_alone_with_a_price_prices_unprice
     from karpenter_gitops.load.into_inputs import load_documents
 
     def doc(name, requirements, **spec):
-        return {"apiVersion": "karpenter.sh/v1alpha1", "kind": "NodeOverlay", "metadata": {"name": name},
-                "spec": {"requirements": requirements, **spec}}
+        return {
+            "apiVersion": "karpenter.sh/v1alpha1",
+            "kind": "NodeOverlay",
+            "metadata": {"name": name},
+            "spec": {"requirements": requirements, **spec},
+        }
 
     by_name = [{"key": labels.INSTANCE_TYPE, "operator": "In", "values": ["r9g.large", "r9g.xlarge"]}]
-    found = load_documents([("o.yaml", [
-        doc("a", by_name, price="0.2"),
-        doc("b", [{"key": labels.INSTANCE_TYPE, "operator": "In", "values": ["r9g.large"]}], price="0.1"),
-        doc("adjusts", by_name, priceAdjustment="-10%"),
-        doc("two-requirements", [*by_name, {"key": labels.ARCH, "operator": "In", "values": ["arm64"]}], price="9"),
-        doc("not-in", [{"key": labels.INSTANCE_TYPE, "operator": "NotIn", "values": ["r9g.medium"]}], price="9"),
-        doc("rejected", [{"key": labels.INSTANCE_TYPE, "operator": "In", "values": ["r9g.medium"]}], price="9"),
-    ])]).node_overlays
+    found = load_documents(
+        [
+            (
+                "o.yaml",
+                [
+                    doc("a", by_name, price="0.2"),
+                    doc("b", [{"key": labels.INSTANCE_TYPE, "operator": "In", "values": ["r9g.large"]}], price="0.1"),
+                    doc("adjusts", by_name, priceAdjustment="-10%"),
+                    doc("two-requirements", [*by_name, {"key": labels.ARCH, "operator": "In", "values": ["arm64"]}], price="9"),
+                    doc("not-in", [{"key": labels.INSTANCE_TYPE, "operator": "NotIn", "values": ["r9g.medium"]}], price="9"),
+                    doc("rejected", [{"key": labels.INSTANCE_TYPE, "operator": "In", "values": ["r9g.medium"]}], price="9"),
+                ],
+            )
+        ]
+    ).node_overlays
     accepted = {"a", "b", "adjusts", "two-requirements", "not-in"}
     assert base_prices(found, accepted) == {"r9g.large": 0.1, "r9g.xlarge": 0.2}  # b sorts after a
 

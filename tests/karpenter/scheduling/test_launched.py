@@ -12,8 +12,13 @@ M5 = types(("m5.large", "m5.xlarge"))
 
 
 def node(name, pool_, instance_type, capacity="on-demand", zone="us-west-2a"):
-    return FleetNode(name, pool_, instance_type, "ami-1",
-                     {"karpenter.sh/capacity-type": capacity, "topology.kubernetes.io/zone": zone, "karpenter.sh/nodepool": pool_})
+    return FleetNode(
+        name,
+        pool_,
+        instance_type,
+        "ami-1",
+        {"karpenter.sh/capacity-type": capacity, "topology.kubernetes.io/zone": zone, "karpenter.sh/nodepool": pool_},
+    )
 
 
 def forecast():
@@ -28,13 +33,22 @@ def test_a_pool_as_forecast_says_so():
 
 
 def test_a_difference_is_one_line_with_counts_types_and_the_candidates():
-    fleet = [node("a", "default", "m5.xlarge", "spot", "us-west-2b"), node("b", "default", "m5.xlarge", "spot", "us-west-2c"),
-             node("c", "other", "c5.large")]  # another pool's (not in Git): left alone
+    fleet = [
+        node("a", "default", "m5.xlarge", "spot", "us-west-2b"),
+        node("b", "default", "m5.xlarge", "spot", "us-west-2c"),
+        node("c", "other", "c5.large"),
+    ]  # another pool's (not in Git): left alone
     default, _ = launched(forecast(), fleet)
-    assert default.sentence() == ("default: forecast 1 NodeClaim(s) (1 × m5.large), launched 2 (2 × m5.xlarge); 1 more; "
-                                  "other types, m5.xlarge among the forecast's candidates")
-    assert default.to_json()["launched"] == {"nodeClaims": 2, "instanceTypes": {"m5.xlarge": 2}, "capacityTypes": {"spot": 2},
-                                             "zones": {"us-west-2b": 1, "us-west-2c": 1}}
+    assert default.sentence() == (
+        "default: forecast 1 NodeClaim(s) (1 × m5.large), launched 2 (2 × m5.xlarge); 1 more; "
+        "other types, m5.xlarge among the forecast's candidates"
+    )
+    assert default.to_json()["launched"] == {
+        "nodeClaims": 2,
+        "instanceTypes": {"m5.xlarge": 2},
+        "capacityTypes": {"spot": 2},
+        "zones": {"us-west-2b": 1, "us-west-2c": 1},
+    }
     assert default.to_json()["forecast"]["capacityTypes"] == {"on-demand": 1}
 
 

@@ -40,14 +40,17 @@ def test_a_cpu_limit_filled_with_the_cheapest_and_the_dearest_type():
 
 def test_the_binding_limit_decides_which_type_is_cheap():
     # memory binds: r5.large reaches 16Gi with 1.08 nodes ($0.136 per limit), c5.large needs 4.3 ($0.37)
-    cost = at_limits(pool("default", *on_demand(), limits={"cpu": "100", "memory": "16Gi"}), instance_types_=types(LARGE))["default"]
+    cost = at_limits(pool("default", *on_demand(), limits={"cpu": "100", "memory": "16Gi"}), instance_types_=types(LARGE))[
+        "default"
+    ]
     assert fill(cost.cheapest) == ("r5.large", "on-demand", 1, 0.126)
     assert fill(cost.dearest) == ("c5.large", "on-demand", 4, 0.34)
 
 
 def test_a_type_larger_than_the_limit_never_launches():
-    cost = at_limits(pool("default", *on_demand(), limits={"cpu": "3"}),
-                     instance_types_=types(("m5.large", "m5.xlarge", "m5.2xlarge")))["default"]
+    cost = at_limits(
+        pool("default", *on_demand(), limits={"cpu": "3"}), instance_types_=types(("m5.large", "m5.xlarge", "m5.2xlarge"))
+    )["default"]
     assert fill(cost.cheapest) == fill(cost.dearest) == ("m5.large", "on-demand", 1, 0.096)
     assert (cost.types, cost.too_large) == (1, 2)
 
@@ -69,7 +72,9 @@ def test_only_pools_limiting_cpu_or_memory_get_a_cost(limits):
 
 
 def test_the_pools_requirements_narrow_the_types():
-    memory_optimised = pool("default", *on_demand(Requirement("karpenter.k8s.aws/instance-category", "In", ("r",))), limits={"cpu": "8"})
+    memory_optimised = pool(
+        "default", *on_demand(Requirement("karpenter.k8s.aws/instance-category", "In", ("r",))), limits={"cpu": "8"}
+    )
     cost = at_limits(memory_optimised, instance_types_=types(LARGE))["default"]
     assert cost.types == 1 and cost.cheapest.instance_type == cost.dearest.instance_type == "r5.large"
 

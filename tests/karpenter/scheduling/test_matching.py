@@ -39,7 +39,10 @@ def test_tolerations(toleration, taint, tolerated):
 def test_every_untolerated_taint_is_named_as_karpenter_names_it():
     taints = (Taint("a", "1", "NoSchedule"), Taint("b", "", "PreferNoSchedule"))
     assert untolerated(taints, [Toleration("a", "Equal", "1")]) == "did not tolerate taint (taint=b:PreferNoSchedule)"
-    assert untolerated(taints, []) == "did not tolerate taint (taint=a=1:NoSchedule); did not tolerate taint (taint=b:PreferNoSchedule)"
+    assert (
+        untolerated(taints, [])
+        == "did not tolerate taint (taint=a=1:NoSchedule); did not tolerate taint (taint=b:PreferNoSchedule)"
+    )
 
 
 def test_requirement_strings_are_karpenters():
@@ -57,9 +60,15 @@ def test_compatible_allows_undefined_well_known_labels_only():
     absent = Requirements([("team", ValueSet.of("DoesNotExist"))])
     assert compatible(node, absent)  # NotIn/DoesNotExist on an undefined key is fine
     arm = Requirements([("kubernetes.io/arch", ValueSet.of("In", ["arm64"]))])
-    assert compatibility_error(node, arm) == "key kubernetes.io/arch, kubernetes.io/arch In [arm64] not in kubernetes.io/arch In [amd64]"
+    assert (
+        compatibility_error(node, arm)
+        == "key kubernetes.io/arch, kubernetes.io/arch In [arm64] not in kubernetes.io/arch In [amd64]"
+    )
     typo = Requirements([("instance-type", ValueSet.of("In", ["m5.large"]))])
-    assert compatibility_error(node, typo) == 'label "instance-type" does not have known values (typo of "node.kubernetes.io/instance-type"?)'
+    assert (
+        compatibility_error(node, typo)
+        == 'label "instance-type" does not have known values (typo of "node.kubernetes.io/instance-type"?)'
+    )
 
 
 def test_restricted_labels():

@@ -37,10 +37,23 @@ def test_m5_large_on_al2023_is_worked_by_hand():
     #   cpu 2000m − (6 % of 1000m = 60m + 1 % of 1000m = 10m) = 1930m
     #   ephemeral-storage 20Gi − 1Gi kube-reserved − 2Gi (10 %) eviction = 17Gi
     m5 = node("m5.large")
-    assert shown(m5.capacity, CPU, MEMORY, PODS, STORAGE) == {"cpu": "2", "memory": "7577Mi", "pods": "29", "ephemeral-storage": "20Gi"}
-    assert m5.overhead.to_json() == {"kubeReserved": {"cpu": "70m", "ephemeral-storage": "1Gi", "memory": "574Mi"},
-                                     "systemReserved": {}, "evictionThreshold": {"ephemeral-storage": "2Gi", "memory": "100Mi"}}
-    assert shown(m5.allocatable, CPU, MEMORY, PODS, STORAGE) == {"cpu": "1930m", "memory": "6903Mi", "pods": "29", "ephemeral-storage": "17Gi"}
+    assert shown(m5.capacity, CPU, MEMORY, PODS, STORAGE) == {
+        "cpu": "2",
+        "memory": "7577Mi",
+        "pods": "29",
+        "ephemeral-storage": "20Gi",
+    }
+    assert m5.overhead.to_json() == {
+        "kubeReserved": {"cpu": "70m", "ephemeral-storage": "1Gi", "memory": "574Mi"},
+        "systemReserved": {},
+        "evictionThreshold": {"ephemeral-storage": "2Gi", "memory": "100Mi"},
+    }
+    assert shown(m5.allocatable, CPU, MEMORY, PODS, STORAGE) == {
+        "cpu": "1930m",
+        "memory": "6903Mi",
+        "pods": "29",
+        "ephemeral-storage": "17Gi",
+    }
 
 
 def test_graviton_loses_64mi_of_cma_before_the_vm_overhead():
@@ -81,7 +94,9 @@ def test_pods_per_core_caps_pods_except_on_bottlerocket():
 
 
 def test_windows_defaults_to_110_pods_and_a_50gi_volume():
-    windows = FamilyTraits(eni_limited_pods=False, eni_limited_memory_overhead=False, ephemeral_device="/dev/sda1", ephemeral_size="50Gi")
+    windows = FamilyTraits(
+        eni_limited_pods=False, eni_limited_memory_overhead=False, ephemeral_device="/dev/sda1", ephemeral_size="50Gi"
+    )
     m5 = node("m5.large", traits=windows)
     # 11 × 110 + 255 = 1465Mi; storage 50Gi − 1Gi − 5Gi = 44Gi
     assert shown(m5.allocatable, PODS, MEMORY, STORAGE) == {"pods": "110", "memory": "6012Mi", "ephemeral-storage": "44Gi"}
@@ -107,13 +122,19 @@ def test_ephemeral_storage_from_raid0_and_block_devices():
     # RAID0 on m5d.large: 75G (decimal) − 1Gi − 10 % (7.5G) = 75e9 − 1073741824 − 7.5e9 bytes
     assert node("m5d.large", raid0=True).allocatable[STORAGE] == (75 * 10**9 - GI - 75 * 10**8) * resources.MILLI
     # a root volume wins; else the family's device; Custom takes the last mapping
-    assert shown(node("m5.large", block_devices=(BlockDevice("/dev/xvda", "100Gi", True),)).allocatable, STORAGE) == {"ephemeral-storage": "89Gi"}
+    assert shown(node("m5.large", block_devices=(BlockDevice("/dev/xvda", "100Gi", True),)).allocatable, STORAGE) == {
+        "ephemeral-storage": "89Gi"
+    }
     assert node("m5.large", block_devices=(BlockDevice("/dev/xvda", "50Gi"),)).capacity[STORAGE] == 50 * GI * resources.MILLI
     bottlerocket = (BlockDevice("/dev/xvda", "4Gi"), BlockDevice("/dev/xvdb", "60Gi"))
     assert node("m5.large", traits=BOTTLEROCKET, block_devices=bottlerocket).capacity[STORAGE] == 60 * GI * resources.MILLI
     custom = FamilyTraits(ephemeral_device=None)
-    assert node("m5.large", traits=custom, block_devices=(BlockDevice("/dev/xvda", "30Gi"), BlockDevice("/dev/xvdb", "80Gi"))
-                ).capacity[STORAGE] == 80 * GI * resources.MILLI
+    assert (
+        node(
+            "m5.large", traits=custom, block_devices=(BlockDevice("/dev/xvda", "30Gi"), BlockDevice("/dev/xvdb", "80Gi"))
+        ).capacity[STORAGE]
+        == 80 * GI * resources.MILLI
+    )
 
 
 def test_accelerators_become_capacity():
@@ -133,18 +154,30 @@ def test_offerings_follow_the_subnets_and_need_a_price():
     settings = NodeClassSettings("default", zones=frozenset({"us-west-2a"}))
     m5 = instance_type(info("m5.large"), ("us-west-2a", "us-west-2b"), "us-west-2", settings, PriceTable({}, "none"))
     assert [(o.zone, o.capacity_type, o.available) for o in m5.offerings] == [
-        ("us-west-2a", "on-demand", False), ("us-west-2a", "spot", False)]  # no price: unavailable, as Karpenter has it
+        ("us-west-2a", "on-demand", False),
+        ("us-west-2a", "spot", False),
+    ]  # no price: unavailable, as Karpenter has it
     priced = PriceTable({"m5.large": 0.096}, "static", {("m5.large", "us-west-2a"): 0.03})
     m5 = instance_type(info("m5.large"), ("us-west-2a",), "us-west-2", settings, priced)
     assert {(o.capacity_type, o.price) for o in m5.offerings} == {("on-demand", 0.096), ("spot", 0.03)}
     unknown_spot = PriceTable({"m5.large": 0.096}, "static")
-    assert {o.price for o in instance_type(info("m5.large"), ("us-west-2a",), "us-west-2", settings, unknown_spot).offerings} == {0.096}
+    assert {o.price for o in instance_type(info("m5.large"), ("us-west-2a",), "us-west-2", settings, unknown_spot).offerings} == {
+        0.096
+    }
 
 
 def test_from_manifest_reads_the_open_kubelet_block():
-    spec = {"kubelet": {"maxPods": 50, "kubeReserved": {"cpu": "1"}}, "blockDeviceMappings": [{"deviceName": "/dev/xvda", "rootVolume": True,
-                                                                                               "ebs": {"volumeSize": "40Gi"}}],
-            "instanceStorePolicy": "RAID0", "networkInterfaces": [{"networkCardIndex": 0, "deviceIndex": 1, "interfaceType": "efa-only"}]}
+    spec = {
+        "kubelet": {"maxPods": 50, "kubeReserved": {"cpu": "1"}},
+        "blockDeviceMappings": [{"deviceName": "/dev/xvda", "rootVolume": True, "ebs": {"volumeSize": "40Gi"}}],
+        "instanceStorePolicy": "RAID0",
+        "networkInterfaces": [{"networkCardIndex": 0, "deviceIndex": 1, "interfaceType": "efa-only"}],
+    }
     settings = NodeClassSettings.from_manifest("gpu", spec, AL2023)
-    assert (settings.max_pods, settings.kube_reserved, settings.raid0, settings.network_interfaces) == (50, {"cpu": "1"}, True, ((0, "efa-only"),))
+    assert (settings.max_pods, settings.kube_reserved, settings.raid0, settings.network_interfaces) == (
+        50,
+        {"cpu": "1"},
+        True,
+        ((0, "efa-only"),),
+    )
     assert settings.block_devices == (BlockDevice("/dev/xvda", "40Gi", True),)

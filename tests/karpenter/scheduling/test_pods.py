@@ -48,8 +48,13 @@ cpus = st.integers(0, 8000).map(lambda m: f"{m}m")
 
 @given(st.lists(cpus, min_size=1, max_size=4), st.lists(st.tuples(cpus, st.booleans()), max_size=4))
 def test_requests_cover_every_container_and_the_steady_state(containers, init):
-    pod = PodTemplate("default", "Pod/p", SOURCE, containers=tuple(c(x) for x in containers),
-                      init_containers=tuple(c(x, sidecar=s, name=f"i{i}") for i, (x, s) in enumerate(init)))
+    pod = PodTemplate(
+        "default",
+        "Pod/p",
+        SOURCE,
+        containers=tuple(c(x) for x in containers),
+        init_containers=tuple(c(x, sidecar=s, name=f"i{i}") for i, (x, s) in enumerate(init)),
+    )
     total = pod.requests["cpu"]
     steady = sum(resources.milli(x) for x in containers) + sum(resources.milli(x) for x, s in init if s)
     assert total >= steady and all(total >= resources.milli(x) for x, _ in init)

@@ -23,16 +23,40 @@ def walk(state: PodState, tolerate: bool = True) -> list[PodState]:
 
 
 def test_the_order_of_relaxation():
-    pod = template(required_terms=(A, B), preferred_terms=((1, A), (9, B)), preferred_affinity=((5, AffinityTerm("z")),),
-                   preferred_anti_affinity=((5, AffinityTerm("h")),),
-                   spreads=(Spread("z", 1, "ScheduleAnyway"), Spread("h", 1), Spread("k", 1, "ScheduleAnyway")))
+    pod = template(
+        required_terms=(A, B),
+        preferred_terms=((1, A), (9, B)),
+        preferred_affinity=((5, AffinityTerm("z")),),
+        preferred_anti_affinity=((5, AffinityTerm("h")),),
+        spreads=(Spread("z", 1, "ScheduleAnyway"), Spread("h", 1), Spread("k", 1, "ScheduleAnyway")),
+    )
     steps = walk(PodState.initial(pod))
     removed = []
     for before, after in itertools.pairwise(steps):
-        removed.append(next(name for name in ("required_terms", "preferred_affinity", "preferred_anti_affinity", "preferred_terms",
-                                              "spreads", "tolerations") if getattr(before, name) != getattr(after, name)))
-    assert removed == ["required_terms", "preferred_affinity", "preferred_anti_affinity", "preferred_terms", "preferred_terms",
-                       "spreads", "spreads", "tolerations"]
+        removed.append(
+            next(
+                name
+                for name in (
+                    "required_terms",
+                    "preferred_affinity",
+                    "preferred_anti_affinity",
+                    "preferred_terms",
+                    "spreads",
+                    "tolerations",
+                )
+                if getattr(before, name) != getattr(after, name)
+            )
+        )
+    assert removed == [
+        "required_terms",
+        "preferred_affinity",
+        "preferred_anti_affinity",
+        "preferred_terms",
+        "preferred_terms",
+        "spreads",
+        "spreads",
+        "tolerations",
+    ]
     assert steps[-1].spreads == (Spread("h", 1),) and steps[-1].tolerations == (PREFER_NO_SCHEDULE,)
     assert steps[-1].required_terms == (B,)  # the last required term is never dropped
     assert len(walk(PodState.initial(pod), tolerate=False)) == len(steps) - 1

@@ -40,7 +40,9 @@ def test_fits_merge_and_the_karpenter_list_operations():
     assert resources.subtract({"cpu": 5}, {"cpu": 2, "memory": 1}) == {"cpu": 3}  # the left side's keys only
     assert resources.minimum([{"cpu": 2, "memory": 1}, {"cpu": 1}]) == {"cpu": 1}  # keys in every list only
     assert resources.maximum([{"cpu": 2}, {"cpu": 1, "memory": 1}]) == {"cpu": 2, "memory": 1}
-    assert resources.show({"pods": 1000, "cpu": 500, "memory": 512 * 1024**2 * 1000}) == '{"cpu":"500m","memory":"512Mi","pods":"1"}'
+    assert (
+        resources.show({"pods": 1000, "cpu": 500, "memory": 512 * 1024**2 * 1000}) == '{"cpu":"500m","memory":"512Mi","pods":"1"}'
+    )
 
 
 @given(st.integers(0, 10**15), st.sampled_from(["cpu", "memory", "pods", "nvidia.com/gpu"]))

@@ -25,13 +25,17 @@ from karpenter_gitops.karpenter.scheduling.world import NodePoolSpec
 
 M5 = ("m5.large", "m5.xlarge", "m5.2xlarge", "m5.4xlarge")
 APP = LabelSelector((("app", "web"),))
-NODE_CLAIM_REQUIREMENTS = ("karpenter.k8s.aws/ec2nodeclass In [default], karpenter.sh/capacity-type In [on-demand], "
-                           "karpenter.sh/initialized In [true], karpenter.sh/nodepool In [default], karpenter.sh/registered In [true]")
+NODE_CLAIM_REQUIREMENTS = (
+    "karpenter.k8s.aws/ec2nodeclass In [default], karpenter.sh/capacity-type In [on-demand], "
+    "karpenter.sh/initialized In [true], karpenter.sh/nodepool In [default], karpenter.sh/registered In [true]"
+)
 
 
 def nodes(forecast):
     """(NodePool, instance type, capacity type, zones, pod count) per NodeClaim, sorted."""
-    return sorted((n.node_pool, n.instance_type, n.launch.capacity_type, n.zones, len(n.pods)) for p in forecast.pools for n in p.nodes)
+    return sorted(
+        (n.node_pool, n.instance_type, n.launch.capacity_type, n.zones, len(n.pods)) for p in forecast.pools for n in p.nodes
+    )
 
 
 def unschedulable(forecast):
@@ -80,7 +84,8 @@ def test_requirements_that_no_nodepool_allows():
     amd64 = pool("default", *on_demand(Requirement(labels.ARCH, "In", ("amd64",))))
     forecast = simulate(world(pods(1, node_selector={labels.ARCH: "arm64"}), amd64))
     assert unschedulable(forecast)["default/web-0"] == (
-        "incompatible requirements, key kubernetes.io/arch, kubernetes.io/arch In [arm64] not in kubernetes.io/arch In [amd64]")
+        "incompatible requirements, key kubernetes.io/arch, kubernetes.io/arch In [arm64] not in kubernetes.io/arch In [amd64]"
+    )
     custom = simulate(world(pods(1, node_selector={"team": "a"})))
     assert unschedulable(custom)["default/web-0"] == 'incompatible requirements, label "team" does not have known values'
 
@@ -88,7 +93,8 @@ def test_requirements_that_no_nodepool_allows():
 def test_a_pod_too_big_for_every_type():
     forecast = simulate(world(pods(1, cpu="100")))
     assert unschedulable(forecast)["default/web-0"] == (
-        f'no instance type has enough resources, requirements={NODE_CLAIM_REQUIREMENTS}, resources={{"cpu":"100","memory":"1Gi","pods":"1"}}')
+        f'no instance type has enough resources, requirements={NODE_CLAIM_REQUIREMENTS}, resources={{"cpu":"100","memory":"1Gi","pods":"1"}}'
+    )
     assert forecast.unschedulable[0].reasons[0].kind == "resources"
 
 
@@ -121,8 +127,16 @@ def test_a_hostname_spread_caps_pods_per_node():
 
 def test_daemonset_overhead_counts_on_every_node():
     # a 1-cpu daemon on every node: 1000m + 1000m > c6g.large's 1930m; the cheapest with 2000m is m6g.xlarge
-    daemon = DaemonSet("agent", PodTemplate("kube-system", "DaemonSet/agent", template().source, {"app": "agent"},
-                                            (Container("agent", {"cpu": "1", "memory": "512Mi"}),)))
+    daemon = DaemonSet(
+        "agent",
+        PodTemplate(
+            "kube-system",
+            "DaemonSet/agent",
+            template().source,
+            {"app": "agent"},
+            (Container("agent", {"cpu": "1", "memory": "512Mi"}),),
+        ),
+    )
     forecast = simulate(world(pods(1), daemon_sets=[daemon]))
     assert nodes(forecast) == [("default", "m6g.xlarge", "on-demand", ZONES, 1)]
     assert resources.show(forecast.pools[0].nodes[0].daemon_overhead) == '{"cpu":"1","memory":"512Mi","pods":"1"}'
@@ -133,8 +147,10 @@ def test_min_values_the_types_cannot_meet_leave_the_pool_unusable():
     families = ValueSet(False, frozenset({"m5", "c5"}), min_values=3)
     pool_ = NodePoolSpec("default", "default", Requirements.of(on_demand()) & Requirements([(labels.FAMILY, families)]))
     forecast = simulate(world(pods(1), pool_))
-    assert forecast.pools[0].unusable == ("skipping, nodepool requirements filtered out all instance types "
-                                          "(minValues requirement is not met for label(s) (label(s)=[karpenter.k8s.aws/instance-family]))")
+    assert forecast.pools[0].unusable == (
+        "skipping, nodepool requirements filtered out all instance types "
+        "(minValues requirement is not met for label(s) (label(s)=[karpenter.k8s.aws/instance-family]))"
+    )
     assert unschedulable(forecast)["default/web-0"] == "nodepool requirements filtered out all available instance types"
     # BestEffort lowers minValues to what the types give (2 families) instead
     assert len(nodes(simulate(world(pods(1), pool_), Options(min_values_policy=BEST_EFFORT)))) == 1
@@ -162,7 +178,10 @@ def test_spot_is_chosen_whenever_a_spot_offering_survives():
     forecast = simulate(world(pods(1), both, instance_types_=types(spot=spot)))
     node = forecast.pools[0].nodes[0]
     assert (node.launch.capacity_type, node.hourly) == ("spot", (0.02, 0.05))
-    assert [(c.instance_type, c.zone) for c in node.launch.candidates] == [("c6g.large", "us-west-2a"), ("m5.large", "us-west-2b")]
+    assert [(c.instance_type, c.zone) for c in node.launch.candidates] == [
+        ("c6g.large", "us-west-2a"),
+        ("m5.large", "us-west-2b"),
+    ]
 
 
 def test_the_least_filled_nodeclaim_takes_the_next_pod():
@@ -177,8 +196,13 @@ def test_the_least_filled_nodeclaim_takes_the_next_pod():
 
 
 def test_host_ports_keep_pods_apart():
-    ported = PodTemplate("default", "Deployment/edge", template().source, {"app": "edge"},
-                         (Container("edge", {"cpu": "100m"}, host_ports=(HostPort(80),)),))
+    ported = PodTemplate(
+        "default",
+        "Deployment/edge",
+        template().source,
+        {"app": "edge"},
+        (Container("edge", {"cpu": "100m"}, host_ports=(HostPort(80),)),),
+    )
     forecast = simulate(world(replicas(ported, 2)))
     assert [len(n.pods) for p in forecast.pools for n in p.nodes] == [1, 1]
 
@@ -186,7 +210,9 @@ def test_host_ports_keep_pods_apart():
 def test_required_pod_affinity_follows_the_first_pod_into_its_zone():
     together = (AffinityTerm(labels.ZONE, APP),)
     forecast = simulate(world(pods(4, cpu="1", affinity=together)))
-    assert {n.zones for p in forecast.pools for n in p.nodes} == {("us-west-2a",)}  # bootstrapped in the first zone, then followed
+    assert {n.zones for p in forecast.pools for n in p.nodes} == {
+        ("us-west-2a",)
+    }  # bootstrapped in the first zone, then followed
 
 
 def test_a_spot_only_pool_cannot_take_an_on_demand_pod():
@@ -194,4 +220,5 @@ def test_a_spot_only_pool_cannot_take_an_on_demand_pod():
     forecast = simulate(world(pods(1, node_selector={labels.CAPACITY_TYPE: "on-demand"}), spot_only))
     assert unschedulable(forecast)["default/web-0"] == (
         "incompatible requirements, key karpenter.sh/capacity-type, karpenter.sh/capacity-type In [on-demand] not in "
-        "karpenter.sh/capacity-type In [spot]")
+        "karpenter.sh/capacity-type In [spot]"
+    )

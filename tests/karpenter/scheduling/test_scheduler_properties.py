@@ -6,17 +6,17 @@ import random
 from contextlib import contextmanager
 from unittest import mock
 
-from support.simulation import PRICES, ZONES, pool, template, tolerate, types, world
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from support.simulation import PRICES, ZONES, pool, template, tolerate, types, world
 
 from karpenter_gitops.core import labels
 from karpenter_gitops.core.requirements import Requirement
 from karpenter_gitops.karpenter.scheduling import resources
 from karpenter_gitops.karpenter.scheduling.forecast import simulate
 from karpenter_gitops.karpenter.scheduling.matching import PREFER_NO_SCHEDULE, LabelSelector, Taint, untolerated
-from karpenter_gitops.karpenter.scheduling.scheduler import Scheduler
 from karpenter_gitops.karpenter.scheduling.pods import AffinityTerm, Container, DaemonSet, PodTemplate, Spread, replicas
+from karpenter_gitops.karpenter.scheduling.scheduler import Scheduler
 
 TYPES = types()
 BY_NAME = {t.name: t for t in TYPES}
@@ -29,15 +29,25 @@ def pools(draw):
     count = draw(st.integers(1, 3))
     out = []
     for index in range(count):
-        requirements = [Requirement(labels.CAPACITY_TYPE, "In", tuple(draw(st.sets(st.sampled_from(["on-demand", "spot"]), min_size=1))))]
+        requirements = [
+            Requirement(labels.CAPACITY_TYPE, "In", tuple(draw(st.sets(st.sampled_from(["on-demand", "spot"]), min_size=1))))
+        ]
         if draw(st.booleans()):
             requirements.append(Requirement(labels.ARCH, "In", (draw(st.sampled_from(["amd64", "arm64"])),)))
         if draw(st.booleans()):
             requirements.append(Requirement(labels.CATEGORY, "In", tuple(draw(st.sets(st.sampled_from("cmrg"), min_size=1)))))
         taints = draw(st.lists(st.sampled_from(TAINTS), max_size=1))
         limits = draw(st.one_of(st.none(), st.sampled_from([{"cpu": "8"}, {"cpu": "40", "memory": "100Gi"}])))
-        out.append(pool(f"pool-{index}", *requirements, weight=draw(st.integers(0, 3)) * 10, taints=taints, limits=limits,
-                        labels_={"team": f"t{index}"}))
+        out.append(
+            pool(
+                f"pool-{index}",
+                *requirements,
+                weight=draw(st.integers(0, 3)) * 10,
+                taints=taints,
+                limits=limits,
+                labels_={"team": f"t{index}"},
+            )
+        )
     return out
 
 
@@ -56,7 +66,9 @@ def workloads(draw):
             fields["node_selector"] = draw(st.sampled_from([{labels.ARCH: "amd64"}, {labels.ARCH: "arm64"}, {"team": "t0"}]))
         if draw(st.booleans()):
             key = draw(st.sampled_from([labels.ZONE, HOSTNAME]))
-            fields["spreads"] = (Spread(key, draw(st.integers(1, 2)), draw(st.sampled_from(["DoNotSchedule", "ScheduleAnyway"])), selector),)
+            fields["spreads"] = (
+                Spread(key, draw(st.integers(1, 2)), draw(st.sampled_from(["DoNotSchedule", "ScheduleAnyway"])), selector),
+            )
         if draw(st.booleans()):
             fields["anti_affinity"] = (AffinityTerm(HOSTNAME, selector),)
         cpu = draw(st.sampled_from(["100m", "250m", "500m", "1", "1500m", "3"]))
@@ -69,9 +81,19 @@ def workloads(draw):
 def daemon_sets(draw):
     if not draw(st.booleans()):
         return []
-    return [DaemonSet("agent", PodTemplate("kube-system", "DaemonSet/agent", template().source, {"app": "agent"},
-                                           (Container("agent", {"cpu": draw(st.sampled_from(["50m", "200m"])), "memory": "128Mi"}),),
-                                           tolerations=(tolerate("dedicated", "batch"),)))]
+    return [
+        DaemonSet(
+            "agent",
+            PodTemplate(
+                "kube-system",
+                "DaemonSet/agent",
+                template().source,
+                {"app": "agent"},
+                (Container("agent", {"cpu": draw(st.sampled_from(["50m", "200m"])), "memory": "128Mi"}),),
+                tolerations=(tolerate("dedicated", "batch"),),
+            ),
+        )
+    ]
 
 
 WORLDS = st.builds(lambda p, w, d: (p, w, d), pools(), workloads(), daemon_sets())
@@ -133,9 +155,27 @@ def test_pods_tolerate_their_nodes_taints_and_select_their_labels(case):
 
 
 HOSTNAME_SPREAD_RELAXED = (  # the hostname world of the docstring below, as hypothesis drew it
-    [pool("pool-0", Requirement(labels.CAPACITY_TYPE, "In", ("on-demand",)), weight=0, taints=[TAINTS[1]], limits=None, labels_={"team": "t0"}),
-     pool("pool-1", Requirement(labels.CAPACITY_TYPE, "In", ("on-demand",)), weight=0, taints=[], limits={"cpu": "8"}, labels_={"team": "t1"})],
-    replicas(template("app-0", "100m", "64Mi", spreads=(Spread(HOSTNAME, 1, "DoNotSchedule", LabelSelector((("app", "app-0"),))),)), 2),
+    [
+        pool(
+            "pool-0",
+            Requirement(labels.CAPACITY_TYPE, "In", ("on-demand",)),
+            weight=0,
+            taints=[TAINTS[1]],
+            limits=None,
+            labels_={"team": "t0"},
+        ),
+        pool(
+            "pool-1",
+            Requirement(labels.CAPACITY_TYPE, "In", ("on-demand",)),
+            weight=0,
+            taints=[],
+            limits={"cpu": "8"},
+            labels_={"team": "t1"},
+        ),
+    ],
+    replicas(
+        template("app-0", "100m", "64Mi", spreads=(Spread(HOSTNAME, 1, "DoNotSchedule", LabelSelector((("app", "app-0"),))),)), 2
+    ),
     [],
 )
 

@@ -19,8 +19,15 @@ from karpenter_gitops.rules.examples import BASE_NODEPOOL, merge_patch
 def test_the_world_serialises_to_the_harness_shape():
     spread = (Spread(labels.ZONE, 1, selector=LabelSelector((("app", "web"),))),)
     tainted = pool("batch", *on_demand(), taints=[Taint("dedicated", "batch", "NoSchedule")], limits={"cpu": "100"}, weight=10)
-    data = json.loads(json.dumps(world(pods(2, spreads=spread, anti_affinity=(AffinityTerm("kubernetes.io/hostname"),)), tainted,
-                                       instance_types_=types(["m5.large"])).to_json()))
+    data = json.loads(
+        json.dumps(
+            world(
+                pods(2, spreads=spread, anti_affinity=(AffinityTerm("kubernetes.io/hostname"),)),
+                tainted,
+                instance_types_=types(["m5.large"]),
+            ).to_json()
+        )
+    )
     kinds = [o["kind"] for o in data["objects"]]
     assert kinds == ["NodePool", "Pod", "Pod"]
     pool_json, pod_json = data["objects"][0], data["objects"][1]
@@ -30,7 +37,8 @@ def test_the_world_serialises_to_the_harness_shape():
     assert pod_json["spec"]["containers"] == [{"name": "main", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}]
     assert pod_json["spec"]["topologySpreadConstraints"][0]["labelSelector"] == {"matchLabels": {"app": "web"}}
     assert pod_json["spec"]["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] == [
-        {"topologyKey": "kubernetes.io/hostname"}]
+        {"topologyKey": "kubernetes.io/hostname"}
+    ]
     (m5,) = data["instanceTypes"]["default"]
     assert m5["name"] == "m5.large" and m5["capacity"]["memory"] == "7577Mi"
     assert m5["overhead"]["kubeReserved"] == {"cpu": "70m", "ephemeral-storage": "1Gi", "memory": "574Mi"}
@@ -40,11 +48,22 @@ def test_the_world_serialises_to_the_harness_shape():
 
 
 def test_a_loaded_nodepool_keeps_its_requirements_labels_taints_and_limits():
-    manifest = merge_patch(BASE_NODEPOOL, {"spec": {
-        "weight": 30, "limits": {"cpu": "1000", "memory": "1000Gi"},
-        "template": {"metadata": {"labels": {"team": "a"}},
-                     "spec": {"taints": [{"key": "team", "value": "a", "effect": "NoSchedule"}],
-                              "requirements": [{"key": labels.FAMILY, "operator": "In", "values": ["m5", "c5"], "minValues": 2}]}}}})
+    manifest = merge_patch(
+        BASE_NODEPOOL,
+        {
+            "spec": {
+                "weight": 30,
+                "limits": {"cpu": "1000", "memory": "1000Gi"},
+                "template": {
+                    "metadata": {"labels": {"team": "a"}},
+                    "spec": {
+                        "taints": [{"key": "team", "value": "a", "effect": "NoSchedule"}],
+                        "requirements": [{"key": labels.FAMILY, "operator": "In", "values": ["m5", "c5"], "minValues": 2}],
+                    },
+                },
+            }
+        },
+    )
     (loaded,) = load_documents([("pool.yaml", [manifest])]).node_pools
     spec = NodePoolSpec.from_node_pool(loaded)
     assert (spec.weight, spec.taints, spec.labels) == (30, (Taint("team", "a", "NoSchedule"),), {"team": "a"})
@@ -55,6 +74,10 @@ def test_a_loaded_nodepool_keeps_its_requirements_labels_taints_and_limits():
 
 
 def test_a_nodepool_without_a_manifest_writes_its_requirements():
-    spec = NodePoolSpec("p", "c", Requirements([(labels.GENERATION, ValueSet.of("Gt", ("4",))), (labels.CPU, ValueSet.of("Lt", ("17",)))]))
+    spec = NodePoolSpec(
+        "p", "c", Requirements([(labels.GENERATION, ValueSet.of("Gt", ("4",))), (labels.CPU, ValueSet.of("Lt", ("17",)))])
+    )
     assert spec.to_json()["spec"]["template"]["spec"]["requirements"] == [
-        {"key": labels.CPU, "operator": "Lt", "values": ["17"]}, {"key": labels.GENERATION, "operator": "Gt", "values": ["4"]}]
+        {"key": labels.CPU, "operator": "Lt", "values": ["17"]},
+        {"key": labels.GENERATION, "operator": "Gt", "values": ["4"]},
+    ]

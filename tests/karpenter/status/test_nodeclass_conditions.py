@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from karpenter_gitops.karpenter.status.nodeclass_conditions import StepOutcome, predict_conditions
 from karpenter_gitops.core.resolved import Condition
+from karpenter_gitops.karpenter.status.nodeclass_conditions import StepOutcome, predict_conditions
 
 READY = StepOutcome.ready()
 
@@ -21,9 +21,7 @@ def test_everything_resolves():
 
 
 def test_subnet_selector_matches_nothing():
-    got = by_type(
-        predict_conditions(amis=READY, subnets=StepOutcome.not_found(), security_groups=READY, instance_profile=READY)
-    )
+    got = by_type(predict_conditions(amis=READY, subnets=StepOutcome.not_found(), security_groups=READY, instance_profile=READY))
     assert got["SubnetsReady"] == ("False", "SubnetsNotFound", "SubnetSelector did not match any Subnets")
     assert got["ValidationSucceeded"] == (
         "False", "DependenciesNotReady", "Awaiting AMI, Instance Profile, Security Group, and Subnet resolution",
@@ -57,7 +55,5 @@ def test_false_beats_unknown_and_awaiting_is_never_a_false_not_found():
 
 def test_validation_failure_when_dependencies_are_ready():
     denied = StepOutcome.not_found("Controller isn't authorized to call ec2:RunInstances", reason="RunInstancesAuthCheckFailed")
-    conditions = predict_conditions(
-        amis=READY, subnets=READY, security_groups=READY, instance_profile=READY, validation=denied
-    )
+    conditions = predict_conditions(amis=READY, subnets=READY, security_groups=READY, instance_profile=READY, validation=denied)
     assert Condition("ValidationSucceeded", "False", "RunInstancesAuthCheckFailed", denied.message) in conditions

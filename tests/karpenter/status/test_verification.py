@@ -5,11 +5,11 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from karpenter_gitops.karpenter.status import verification
 from karpenter_gitops.core.cluster import FleetNode
-from karpenter_gitops.karpenter.amifamily.resolver import NodePoolMapping
-from karpenter_gitops.karpenter.status.prediction import NodeClassPlan, NodePoolPlan
 from karpenter_gitops.core.resolved import Condition
+from karpenter_gitops.karpenter.amifamily.resolver import NodePoolMapping
+from karpenter_gitops.karpenter.status import verification
+from karpenter_gitops.karpenter.status.prediction import NodeClassPlan, NodePoolPlan
 from karpenter_gitops.output import verification_text as shown
 
 json_values = st.recursive(
@@ -43,9 +43,17 @@ def _json_equal(a, b) -> bool:
 
 
 def test_paths_name_the_field_map_key_and_list_item():
-    rendered = {"spec": {"tags": {"karpenter.sh/discovery": "demo"}, "amiSelectorTerms": [{"alias": "al2023@latest"}], "role": "R"}}
-    stored = {"spec": {"tags": {"karpenter.sh/discovery": "prod"}, "amiSelectorTerms": [{"alias": "al2023@v1"}], "role": "R",
-                       "userData": "x"}}
+    rendered = {
+        "spec": {"tags": {"karpenter.sh/discovery": "demo"}, "amiSelectorTerms": [{"alias": "al2023@latest"}], "role": "R"}
+    }
+    stored = {
+        "spec": {
+            "tags": {"karpenter.sh/discovery": "prod"},
+            "amiSelectorTerms": [{"alias": "al2023@v1"}],
+            "role": "R",
+            "userData": "x",
+        }
+    }
     found = verification.drift("EC2NodeClass", "default", rendered, stored)
     assert [(d.path, d.expected, d.actual, d.note) for d in found] == [
         ("spec.tags[karpenter.sh/discovery]", "demo", "prod", "changed in the cluster"),
@@ -66,10 +74,20 @@ PLAN = NodeClassPlan(conditions=(Condition("AMIsReady", "True", "AMIsReady"), Co
 
 
 def test_conditions_compare_status_and_reason_not_message():
-    stored = {"status": {"conditions": [{"type": "AMIsReady", "status": "True", "reason": "AMIsReady", "message": "other words"},
-                                        {"type": "Ready", "status": "False", "reason": "UnhealthyDependents", "message": "AMIsReady=False"}]}}
+    stored = {
+        "status": {
+            "conditions": [
+                {"type": "AMIsReady", "status": "True", "reason": "AMIsReady", "message": "other words"},
+                {"type": "Ready", "status": "False", "reason": "UnhealthyDependents", "message": "AMIsReady=False"},
+            ]
+        }
+    }
     (found,) = verification.conditions("EC2NodeClass/c", PLAN.conditions, stored)
-    assert (found.path, found.expected, found.actual) == ("status.conditions[Ready]", "True (Ready)", "False (UnhealthyDependents)")
+    assert (found.path, found.expected, found.actual) == (
+        "status.conditions[Ready]",
+        "True (Ready)",
+        "False (UnhealthyDependents)",
+    )
 
 
 def test_an_ec2nodeclass_is_unreconciled_until_ready_reports_on_its_generation():
@@ -83,10 +101,17 @@ POOLS = {"general": NodePoolPlan("c", mapping=NodePoolMapping("general", "c", {"
 
 
 def test_nodes_on_an_unmapped_type_or_another_image_differ_and_unlaunched_ones_do_not():
-    fleet = [FleetNode("a", "general", "m5.large", "ami-new"), FleetNode("b", "general", "m5.large", "ami-old"),
-             FleetNode("c", "general", "m7g.large", "ami-new"), FleetNode("d", "general", None, None),
-             FleetNode("e", "elsewhere", "x1.large", "ami-x")]
-    assert [(d.object, d.path) for d in verification.nodes(POOLS, fleet)] == [("NodeClaim/b", "image"), ("NodeClaim/c", "instance type")]
+    fleet = [
+        FleetNode("a", "general", "m5.large", "ami-new"),
+        FleetNode("b", "general", "m5.large", "ami-old"),
+        FleetNode("c", "general", "m7g.large", "ami-new"),
+        FleetNode("d", "general", None, None),
+        FleetNode("e", "elsewhere", "x1.large", "ami-x"),
+    ]
+    assert [(d.object, d.path) for d in verification.nodes(POOLS, fleet)] == [
+        ("NodeClaim/b", "image"),
+        ("NodeClaim/c", "instance type"),
+    ]
 
 
 @given(st.dictionaries(st.text(max_size=8), json_values, max_size=4), st.lists(json_values, max_size=3))
@@ -108,6 +133,8 @@ def test_the_exit_code_says_differs_then_retry_then_ok():
 
 
 def test_the_comment_escapes_table_cells():
-    difference = verification.Difference(verification.DRIFT, "EC2NodeClass/x", "spec.userData", "a|b", None, "in Git, not in the cluster")
+    difference = verification.Difference(
+        verification.DRIFT, "EC2NodeClass/x", "spec.userData", "a|b", None, "in Git, not in the cluster"
+    )
     comment = shown.comment(verification.Verification("https://k", (difference,), checked={"EC2NodeClass": 1}))
     assert "| `EC2NodeClass/x` | `spec.userData` | `a\\|b` | `(absent)` | in Git, not in the cluster |" in comment

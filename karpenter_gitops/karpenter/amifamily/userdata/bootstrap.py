@@ -17,8 +17,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from karpenter_gitops.karpenter.amifamily.userdata import taints
-from karpenter_gitops.karpenter.amifamily.userdata.taints import Taint
 from karpenter_gitops.karpenter.amifamily.userdata.problems import BOOTSTRAP_ARGS, Problem
+from karpenter_gitops.karpenter.amifamily.userdata.taints import Taint
 
 EXTRA_ARGS = "--kubelet-extra-args"
 _PROGRAMS = ("bootstrap.sh", "kubelet")

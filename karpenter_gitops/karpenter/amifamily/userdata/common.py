@@ -27,7 +27,6 @@ _RUN_TOGETHER = (
 )
 
 
-
 def size(text: str) -> list[Problem]:
     size = len(text.encode("utf-8"))
     if size < NEAR_LIMIT_BYTES:
@@ -44,8 +43,10 @@ def size(text: str) -> list[Problem]:
 
 def folded(text: str) -> Problem | None:
     first = text.lstrip().partition("\n")[0]
-    joined = "a shebang and the commands after it" if _shebang_runs_on(first) else next(
-        (what for pattern, what in _RUN_TOGETHER if pattern.search(text)), None
+    joined = (
+        "a shebang and the commands after it"
+        if _shebang_runs_on(first)
+        else next((what for pattern, what in _RUN_TOGETHER if pattern.search(text)), None)
     )
     if joined is None:
         return None
@@ -78,9 +79,11 @@ def bottlerocket_settings_elsewhere(text: str, family: str) -> list[Problem]:
         return []
     if "settings" not in document:
         return []
-    return [Problem(
-        FORMAT_MISMATCH,
-        f"this userData is Bottlerocket TOML settings, but {family} images run userData as a shell script, "
-        "so the settings are never applied and the script fails at its first line",
-        "select a Bottlerocket image (alias bottlerocket@...) for these settings, or write this family's format",
-    )]
+    return [
+        Problem(
+            FORMAT_MISMATCH,
+            f"this userData is Bottlerocket TOML settings, but {family} images run userData as a shell script, "
+            "so the settings are never applied and the script fails at its first line",
+            "select a Bottlerocket image (alias bottlerocket@...) for these settings, or write this family's format",
+        )
+    ]

@@ -73,7 +73,7 @@ def read(text: str) -> Archive:
     quoted = re.search(rf'^--"{re.escape(boundary)}"(--)?[ \t]*\r?$', text, re.MULTILINE)
     if quoted:
         problems.append(
-            f"delimiter lines are written as --\"{boundary}\"; the quotes belong only in the boundary "
+            f'delimiter lines are written as --"{boundary}"; the quotes belong only in the boundary '
             f"parameter, so no part is found and the content is lost (write --{boundary} and --{boundary}--)"
         )
     elif _has(message, defects.StartBoundaryNotFoundDefect):
@@ -123,7 +123,7 @@ _WORDS = {
 }
 _WHY = {
     "mail": "the archive's own headers must be 'Name: value' lines followed by one empty line",
-    "content-type": "the archive needs a Content-Type header Go can parse, e.g. multipart/mixed; boundary=\"BOUNDARY\"",
+    "content-type": 'the archive needs a Content-Type header Go can parse, e.g. multipart/mixed; boundary="BOUNDARY"',
     "not-multipart": "Karpenter merges only multipart MIME archives (a single-part script needs no MIME headers at all)",
     "parts": "a part's headers must be 'Name: value' lines followed by an empty line, and the archive must end "
     "with the closing delimiter line",
@@ -154,7 +154,6 @@ def karpenter_refusal(text: str, family: str) -> Problem | None:
     return Problem(MIME, message, hint + _LAYOUT)
 
 
-
 # Part types the node acts on (cloud-init's user-data formats, and nodeadm's NodeConfig on AL2023); for
 # text/plain or no type at all cloud-init goes by the first line, as for single-part userData; a nested
 # multipart part is walked into.
@@ -182,12 +181,14 @@ def ignored_parts(text: str, family: str) -> list[Problem]:
     problems = []
     for number, part in enumerate(parts, 1):
         if family == "AL2023" and (unparsable := _nodeadm_refusal(part.content_type)):
-            problems.append(Problem(
-                MIME,
-                f"part {number}'s Content-Type {part.content_type!r} does not parse, and nodeadm reads the type of every "
-                f"part: nodeadm init stops with \"{unparsable}\" and the node never joins",
-                "write the type as type/subtype, then '; name=value' parameters (e.g. text/x-shellscript; charset=\"us-ascii\")",
-            ))
+            problems.append(
+                Problem(
+                    MIME,
+                    f"part {number}'s Content-Type {part.content_type!r} does not parse, and nodeadm reads the type of every "
+                    f'part: nodeadm init stops with "{unparsable}" and the node never joins',
+                    "write the type as type/subtype, then '; name=value' parameters (e.g. text/x-shellscript; charset=\"us-ascii\")",
+                )
+            )
             continue
         media = part.content_type.split(";", 1)[0].strip().lower()
         body = part.body.lstrip()
@@ -226,7 +227,8 @@ def _no_parts(text: str) -> Problem:
     quoted = re.search(rf'^--"{re.escape(name)}"', text, re.MULTILINE)
     why = (
         f'delimiter lines are written as --"{name}"; the quotes belong only in the boundary parameter'
-        if quoted else f"no line is exactly --{name}"
+        if quoted
+        else f"no line is exactly --{name}"
     )
     return Problem(
         MIME_IGNORED,

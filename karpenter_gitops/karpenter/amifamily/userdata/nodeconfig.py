@@ -58,25 +58,28 @@ def review(configs: NodeConfigs, *, managed: bool) -> list[Problem]:
             problems.append(Problem(NODECONFIG, "a NodeConfig part holds a YAML document that is no mapping", header))
             continue
         if document.get("apiVersion") != API_VERSION or document.get("kind") != KIND:
-            problems.append(Problem(
-                NODECONFIG,
-                f"a NodeConfig part declares apiVersion {document.get('apiVersion')!r} and kind "
-                f"{document.get('kind')!r}; nodeadm reads apiVersion {API_VERSION}, kind {KIND}",
-                header,
-            ))
+            problems.append(
+                Problem(
+                    NODECONFIG,
+                    f"a NodeConfig part declares apiVersion {document.get('apiVersion')!r} and kind "
+                    f"{document.get('kind')!r}; nodeadm reads apiVersion {API_VERSION}, kind {KIND}",
+                    header,
+                )
+            )
         if managed and _register_flag(document):
-            problems.append(Problem(
-                REGISTER_TAINTS_FLAG,
-                "spec.kubelet.flags sets --register-with-taints, which overrides the registerWithTaints Karpenter "
-                "writes into the kubelet config: the node registers without the NodePool's taints and without "
-                "karpenter.sh/unregistered:NoExecute",
-                "remove --register-with-taints from the flags and declare the taints in the NodePool's "
-                "spec.template.spec.taints (or startupTaints)",
-            ))
+            problems.append(
+                Problem(
+                    REGISTER_TAINTS_FLAG,
+                    "spec.kubelet.flags sets --register-with-taints, which overrides the registerWithTaints Karpenter "
+                    "writes into the kubelet config: the node registers without the NodePool's taints and without "
+                    "karpenter.sh/unregistered:NoExecute",
+                    "remove --register-with-taints from the flags and declare the taints in the NodePool's "
+                    "spec.template.spec.taints (or startupTaints)",
+                )
+            )
         found, malformed = taints_of(document)
         problems.extend(
-            Problem(NODECONFIG, f"registerWithTaints entry {entry!r} is not a mapping with a key", _ENTRY)
-            for entry in malformed
+            Problem(NODECONFIG, f"registerWithTaints entry {entry!r} is not a mapping with a key", _ENTRY) for entry in malformed
         )
         problems.extend(taints.review(found, managed=managed, hint=snippet(tuple(t.repaired() for t in found))))
     return problems

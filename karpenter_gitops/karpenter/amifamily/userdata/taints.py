@@ -13,8 +13,8 @@ from typing import Any
 
 from karpenter_gitops.core.model import LABEL_VALUE
 from karpenter_gitops.core.name_validation import qualified_name_errors
-from karpenter_gitops.core.versions import NEWEST
 from karpenter_gitops.core.text import closest
+from karpenter_gitops.core.versions import NEWEST
 from karpenter_gitops.karpenter.amifamily.userdata.problems import (
     MANAGED_REGISTRATION_TAINT,
     TAINT,
@@ -159,27 +159,33 @@ def review(taints: Iterable[Taint], *, managed: bool, hint: str | None) -> list[
     problems = []
     for taint in taints:
         if taint.quoted:
-            problems.append(Problem(
-                TAINT_QUOTES,
-                f"taint {taint} keeps literal quote characters after the shell and kubelet have "
-                "unquoted it, so its key, value or effect is invalid and the node does not get the taint",
-                hint,
-            ))
+            problems.append(
+                Problem(
+                    TAINT_QUOTES,
+                    f"taint {taint} keeps literal quote characters after the shell and kubelet have "
+                    "unquoted it, so its key, value or effect is invalid and the node does not get the taint",
+                    hint,
+                )
+            )
         plain = taint.unquoted()
         for reason in plain.errors():
             problems.append(Problem(TAINT, f"taint {plain}: {reason}", hint))
         if plain.key == REGISTRATION_KEY and managed:
-            problems.append(Problem(
-                MANAGED_REGISTRATION_TAINT,
-                f"userData registers {REGISTRATION_KEY} itself; for this AMI family Karpenter adds "
-                "it to the bootstrap it generates and removes it once the node registers",
-                f"remove {plain} from userData (keep it only with amiFamily: Custom)",
-            ))
+            problems.append(
+                Problem(
+                    MANAGED_REGISTRATION_TAINT,
+                    f"userData registers {REGISTRATION_KEY} itself; for this AMI family Karpenter adds "
+                    "it to the bootstrap it generates and removes it once the node registers",
+                    f"remove {plain} from userData (keep it only with amiFamily: Custom)",
+                )
+            )
         elif plain.key.startswith("karpenter.sh/") and plain.key not in KARPENTER_TAINT_KEYS:
             meant = _MEANT.get(plain.key) or f"Karpenter's taints are {', '.join(sorted(KARPENTER_TAINT_KEYS))}"
-            problems.append(Problem(
-                UNKNOWN_KARPENTER_TAINT,
-                f"{plain.key} is not a Karpenter taint, so nothing removes it from the node; {meant}",
-                f"use {REGISTRATION}" if plain.key == LOOKALIKE else None,
-            ))
+            problems.append(
+                Problem(
+                    UNKNOWN_KARPENTER_TAINT,
+                    f"{plain.key} is not a Karpenter taint, so nothing removes it from the node; {meant}",
+                    f"use {REGISTRATION}" if plain.key == LOOKALIKE else None,
+                )
+            )
     return problems
