@@ -3,7 +3,6 @@ on runs of their own, and the remedy it asks for: ending a process tree by its s
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
@@ -11,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from support.processes import kill_session, session_members
+from support.run_of_its_own import run_of_its_own
 
 TESTS = """
 import subprocess
@@ -26,32 +26,8 @@ def test_a_child_waited_for():
 """
 
 
-def _run(tmp_path: Path, *options: str) -> subprocess.CompletedProcess:
-    (tmp_path / "test_leaving.py").write_text(TESTS)
-    environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")])}
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-p",
-            "support.leftover_processes",
-            "-p",
-            "no:cacheprovider",
-            "-q",
-            *options,
-            "--rootdir",
-            str(tmp_path),
-            "-c",
-            os.devnull,
-            str(tmp_path),
-        ],
-        cwd=tmp_path,
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+def _run(tmp_path: Path, *options: str) -> subprocess.CompletedProcess[str]:
+    return run_of_its_own(tmp_path, TESTS, "support.leftover_processes", *options)
 
 
 @pytest.mark.slow

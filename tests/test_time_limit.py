@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
+from support.run_of_its_own import run_of_its_own
 
 pytestmark = pytest.mark.slow
 
@@ -29,37 +25,9 @@ def test_the_next_test_still_runs():
 
 
 def test_a_hanging_test_fails_with_its_stack_and_the_run_goes_on(tmp_path):
-    (tmp_path / "test_hanging.py").write_text(HANGING)
-    environment = {
-        **os.environ,
-        "KARPENTER_GITOPS_TEST_TIME_LIMIT": "2",
-        "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")]),
-    }
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-p",
-            "support.time_limit",
-            "-p",
-            "no:cacheprovider",
-            "-q",
-            "-rA",
-            "--rootdir",
-            str(tmp_path),
-            "-c",
-            os.devnull,
-            str(tmp_path),
-        ],
-        cwd=tmp_path,
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = run_of_its_own(tmp_path, HANGING, "support.time_limit", "-rA", environment={"KARPENTER_GITOPS_TEST_TIME_LIMIT": "2"})
     assert done.returncode == 1, done.stdout[-3000:]
     for name in ("test_a_property_whose_every_example_hangs", "test_a_child_that_never_exits"):
-        assert f"support.time_limit.Overran: test_hanging.py::{name} ran past 2 s" in done.stdout
-    assert 'test_hanging.py", line 11 in test_a_child_that_never_exits' in done.stdout  # the stack, where it hung
-    assert "PASSED test_hanging.py::test_the_next_test_still_runs" in done.stdout
+        assert f"support.time_limit.Overran: test_of_its_own.py::{name} ran past 2 s" in done.stdout
+    assert 'test_of_its_own.py", line 11 in test_a_child_that_never_exits' in done.stdout  # the stack, where it hung
+    assert "PASSED test_of_its_own.py::test_the_next_test_still_runs" in done.stdout
