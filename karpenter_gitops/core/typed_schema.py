@@ -465,10 +465,7 @@ class Loader:
     def _enum(self, raw: Any, path: str, enum: Mapping[str, Release | None]) -> None:
         known = _ALLOWED.get((id(enum), self.release))
         if known is None:  # kept with the enum itself, so that its id cannot be reused while it is a key
-            known = _ALLOWED[id(enum), self.release] = (
-                enum,
-                [v for v, since in enum.items() if since is None or self.release >= since],
-            )
+            known = _ALLOWED[id(enum), self.release] = (enum, [v for v, since in enum.items() if since is None or self.release >= since])
         allowed = known[1]
         if raw in allowed:
             return

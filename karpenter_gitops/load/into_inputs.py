@@ -106,17 +106,11 @@ class _Collector:
         previous = self._seen.get((source.scope, kind, name))
         if previous is not None:
             message = f"{kind} {name!r} is defined twice (also in {previous.file})"
-            self.observe(
-                typed_schema.DUPLICATE, kind, name, Violation("metadata.name", message, "give each object a unique name"), source
-            )
+            self.observe(typed_schema.DUPLICATE, kind, name, Violation("metadata.name", message, "give each object a unique name"), source)
             return
         self._seen[(source.scope, kind, name)] = source
-        target = {
-            EC2NODECLASS: self.node_classes,
-            NODEPOOL: self.node_pools,
-            NODEOVERLAY: self.node_overlays,
-            CAPACITYBUFFER: self.capacity_buffers,
-        }[kind]
+        target = {EC2NODECLASS: self.node_classes, NODEPOOL: self.node_pools, NODEOVERLAY: self.node_overlays,
+                  CAPACITYBUFFER: self.capacity_buffers}[kind]
         target.append(obj_cls(name=name, spec=model, document=document, source=source, blocked=blocked, unrendered=unrendered))
 
     def observe(self, rule_id: str, kind: str, name: str, violation: Violation, source: Source) -> None:
@@ -194,9 +188,7 @@ def objects_in(documents: Iterable[tuple[int, Any]]) -> Iterator[tuple[int, Any,
     """(document index, object, whether it is the whole document) of each document; the items of a
     ``kubectl get -o yaml`` List (``apiVersion: v1``, ``kind: List``) each stand in its place."""
     for index, doc in documents:
-        items = (
-            doc.get("items") if isinstance(doc, Mapping) and (doc.get("apiVersion"), doc.get("kind")) == ("v1", "List") else None
-        )
+        items = doc.get("items") if isinstance(doc, Mapping) and (doc.get("apiVersion"), doc.get("kind")) == ("v1", "List") else None
         if isinstance(items, list):
             yield from ((index, item, False) for item in items)
         else:
@@ -220,17 +212,13 @@ def _other_kind(doc: Mapping[str, Any], index: int, name: str, out: _Collector) 
     migration = kinds.MIGRATIONS.get((api, kind))
     if migration is not None:
         meant = migration.kind
-        violation = Violation(
-            "apiVersion", f"{api} {kind} is a pre-v1 API; Karpenter {release} serves no {kind}", migration.hint()
-        )
+        violation = Violation("apiVersion", f"{api} {kind} is a pre-v1 API; Karpenter {release} serves no {kind}",
+                              migration.hint())
     else:
         every = {k: v for g in kinds.KARPENTER_GROUPS for k, v in kinds.served(g, out.release).items()}
         meant = {k.lower(): k for k in every}.get(kind.lower()) or closest(kind, every)
-        hint = (
-            f"did you mean {meant!r}? ({every[meant]})"
-            if meant
-            else f"Karpenter {release} serves {', '.join(f'{k} ({v})' for k, v in served.items())} in {group}"
-        )
+        hint = (f"did you mean {meant!r}? ({every[meant]})" if meant else
+                f"Karpenter {release} serves {', '.join(f'{k} ({v})' for k, v in served.items())} in {group}")
         violation = Violation("kind", f"Karpenter {release} serves no kind {kind!r} in {group}", hint)
         meant = meant if meant in _KINDS else next(k for k in served if k in _KINDS)  # the finding's heading
     out.observe(typed_schema.UNSERVED_KIND, meant, obj_name, violation, Source(file=name, document=index + 1))
@@ -259,9 +247,7 @@ def _object_name(doc: Mapping[str, Any], index: int, kind: str, source: Source, 
             out.observe(typed_schema.PATTERN, kind, obj_name, problem, source)
         return obj_name
     if obj_name is None or obj_name == "":
-        out.observe(
-            typed_schema.REQUIRED, kind, stand_in, Violation("metadata.name", "Required value", "name the object"), source
-        )
+        out.observe(typed_schema.REQUIRED, kind, stand_in, Violation("metadata.name", "Required value", "name the object"), source)
         return stand_in
     if isinstance(obj_name, (int, float)) and not isinstance(obj_name, bool):
         # `name: 5` is a YAML number, which the API server refuses as a name
@@ -286,7 +272,9 @@ def _read_stack(doc: Mapping[str, Any], name: str, out: _Collector) -> None:
                 raise InputError(f"unknown stack setting {key!r}", name, hint=hint)
             ours[short] = value
         elif not short and key in STACK_KEYS:
-            raise InputError(f"stack setting {key!r} has no namespace", name, hint=f"write it as '{NAMESPACE}:{key}'")
+            raise InputError(
+                f"stack setting {key!r} has no namespace", name, hint=f"write it as '{NAMESPACE}:{key}'"
+            )
     if not ours:
         raise InputError(
             f"no '{NAMESPACE}:' settings under config",
@@ -298,9 +286,8 @@ def _read_stack(doc: Mapping[str, Any], name: str, out: _Collector) -> None:
         if out.release_from_stack and out.cluster.release is not None:
             out.release, _ = versions.known(out.cluster.release)  # a newer release: as the newest known, like the CLI
         # the gates by Karpenter's names (a Helm values key names one too); a name the release has no gate for is refused
-        named = feature_gates.canonical(
-            ours["cluster"].get("featureGates") or {}, out.release, f"{name}: '{NAMESPACE}:cluster.featureGates'"
-        )
+        named = feature_gates.canonical(ours["cluster"].get("featureGates") or {}, out.release,
+                                        f"{name}: '{NAMESPACE}:cluster.featureGates'")
         out.cluster = replace(out.cluster, feature_gates=frozenset(gate for gate, on in named.items() if on))
     if "controller" in ours:
         out.controller = controller_settings.parse(ours["controller"], name, out.cluster.name)
@@ -318,9 +305,7 @@ def _read_stack(doc: Mapping[str, Any], name: str, out: _Collector) -> None:
             continue
         if not isinstance(objects, Mapping):
             keyed = "namespace/name" if kind in NAMESPACED else "names"
-            raise InputError(
-                f"'{NAMESPACE}:{key}' must map {keyed} to specs", name, hint=f"e.g. {key}: {{{_STACK_EXAMPLE[kind]}: {{...}}}}"
-            )
+            raise InputError(f"'{NAMESPACE}:{key}' must map {keyed} to specs", name, hint=f"e.g. {key}: {{{_STACK_EXAMPLE[kind]}: {{...}}}}")
         api, _, _ = _KINDS[kind]
         for obj_name, spec in objects.items():
             source = Source(file=name, stack_key=f"{NAMESPACE}:{key}.{obj_name}")
@@ -351,11 +336,14 @@ def _stack_metadata(kind: str, key: str, block: str, file: str) -> dict[str, str
         return {"name": key}
     namespace, slash, short = key.rpartition("/")
     if slash and not (namespace and short and "/" not in namespace):
-        raise InputError(f"'{block}.{key}': a {kind} key is a name or namespace/name", file, hint=f"e.g. {_STACK_EXAMPLE[kind]}")
+        raise InputError(f"'{block}.{key}': a {kind} key is a name or namespace/name", file,
+                         hint=f"e.g. {_STACK_EXAMPLE[kind]}")
     return {"name": short, "namespace": namespace} if slash else {"name": short}
 
 
-def _ami_sources(value: Any, classes: Any, name: str, release: versions.Release) -> dict[str, tuple[AMISelectorTerm, ...]]:
+def _ami_sources(
+    value: Any, classes: Any, name: str, release: versions.Release
+) -> dict[str, tuple[AMISelectorTerm, ...]]:
     """Parse ``amiSources``: each entry names a class of this stack that pins custom AMIs by ``id``.
 
     Strict, because ``bump`` rewrites a class's terms from its entry: a typo must not silently
@@ -376,14 +364,10 @@ def _ami_sources(value: Any, classes: Any, name: str, release: versions.Release)
         class_spec = classes[class_name]  # loading the class reports a spec of the wrong shape
         class_terms = class_spec.get("amiSelectorTerms") if isinstance(class_spec, Mapping) else None
         if isinstance(class_terms, list) and any(isinstance(term, Mapping) and "alias" in term for term in class_terms):
-            raise InputError(
-                f"'{entry}': the class selects by alias; alias pins are versions, not sources",
-                name,
-                hint="drop the entry; `bump` moves the alias version",
-            )
-        sources[str(class_name)] = tuple(
-            _source_term(term, f"{entry}[{index}]", name, release) for index, term in enumerate(terms)
-        )
+            raise InputError(f"'{entry}': the class selects by alias; alias pins are versions, not sources", name,
+                             hint="drop the entry; `bump` moves the alias version")
+        sources[str(class_name)] = tuple(_source_term(term, f"{entry}[{index}]", name, release)
+                                         for index, term in enumerate(terms))
     return sources
 
 
@@ -395,11 +379,8 @@ def _source_term(term: Any, entry: str, name: str, release: versions.Release) ->
         raise InputError(f"'{violation.path}': {violation.message}", name, hint=violation.hint)
     if model.alias or model.id:
         field_name = "alias" if model.alias else "id"
-        raise InputError(
-            f"'{entry}': a source cannot select by {field_name}; use name, tags or ssmParameter",
-            name,
-            hint="put id terms in the class's amiSelectorTerms; `bump` writes them",
-        )
+        raise InputError(f"'{entry}': a source cannot select by {field_name}; use name, tags or ssmParameter", name,
+                         hint="put id terms in the class's amiSelectorTerms; `bump` writes them")
     if not (model.name or model.tags or model.ssm_parameter):
         raise InputError(f"'{entry}': expected one of name, tags or ssmParameter", name)
     return model
@@ -454,11 +435,8 @@ def joined(first: Inputs, second: Inputs, stack: Inputs) -> Inputs:
     stack files' of one side only, since a stack's controller block reads the cluster an earlier stack
     file named), and no object of ``second`` repeats one of ``first`` (one run names it a duplicate)."""
     skipped, passed_over = first.skipped + second.skipped, first.passed_over + second.passed_over
-    notes = (
-        _skipped_notes(skipped + passed_over)
-        + first.notes[len(first.skipped) + len(first.passed_over) :]
-        + second.notes[len(second.skipped) + len(second.passed_over) :]
-    )
+    notes = (_skipped_notes(skipped + passed_over) + first.notes[len(first.skipped) + len(first.passed_over):]
+             + second.notes[len(second.skipped) + len(second.passed_over):])
     return replace(
         stack,
         node_classes=first.node_classes + second.node_classes,
@@ -485,7 +463,9 @@ def loaded(files: Iterable[ReadFile], release: versions.Release = versions.DEFAU
     return loading
 
 
-def load_documents(files: Iterable[tuple[str, list[Any]]], release: versions.Release = versions.DEFAULT) -> Inputs:
+def load_documents(
+    files: Iterable[tuple[str, list[Any]]], release: versions.Release = versions.DEFAULT
+) -> Inputs:
     """Load already-parsed YAML documents, given as ``(file name, documents)`` pairs."""
     out = _Collector(release)
     for name, docs in files:

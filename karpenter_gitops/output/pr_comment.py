@@ -95,10 +95,8 @@ def _summary(preview: Preview, quoted: OutsideText, listed: int | None) -> str:
         lines.append(f"**Predicted Ready**: {total - len(not_ready)}/{total} EC2NodeClass(es).")
         outlook = preview.outlook
         shown = _cap(outlook, listed)
-        lines.extend(
-            f"- {quoted.code(name)}: Karpenter will show {quoted.prose(will_show)}" + _failure(failing, quoted)
-            for name, will_show, failing in shown
-        )
+        lines.extend(f"- {quoted.code(name)}: Karpenter will show {quoted.prose(will_show)}" + _failure(failing, quoted)
+                     for name, will_show, failing in shown)
         lines.extend(_more(len(outlook), len(shown)))
     moves = [m for m in preview.moves if m.old and m.new]
     if moves:
@@ -118,9 +116,7 @@ def _summary(preview: Preview, quoted: OutsideText, listed: int | None) -> str:
     lines.extend(_more(len(choices), len(_cap(choices, listed))))
     lines.append(f"**Node impact**: {_impact_line(preview, quoted, listed)}")
     if preview.cost:
-        lines.append(
-            f"**Cost** of the workloads ({preview.cost.head.pods} pod(s)): {quoted.prose(cost_text.summary(preview.cost))}."
-        )
+        lines.append(f"**Cost** of the workloads ({preview.cost.head.pods} pod(s)): {quoted.prose(cost_text.summary(preview.cost))}.")
     if preview.pulumi:
         counts = preview.pulumi.counts
         lines.append("**Pulumi**: " + ", ".join(f"{n} to {op}" for op, n in counts.items()) + ".")
@@ -157,15 +153,11 @@ def _impact_line(preview: Preview, quoted: OutsideText, listed: int | None) -> s
 
 
 def _errors(preview: Preview, quoted: OutsideText, listed: int | None) -> str:
-    errors = [
-        f"{quoted.code(f'{f.kind}/{f.name}')} {quoted.prose(f.path)}: {quoted.prose(f.message)} [{quoted.code(f.rule)}]"
-        for f in _cap(preview.errors, listed)
-    ]
+    errors = [f"{quoted.code(f'{f.kind}/{f.name}')} {quoted.prose(f.path)}: {quoted.prose(f.message)} [{quoted.code(f.rule)}]"
+              for f in _cap(preview.errors, listed)]
     errors += [quoted.prose(line) for line in _cap(preview.blocking_pulumi, listed)]
-    errors += [
-        f"{len(pods)} pod(s) of {quoted.code(workload)} can no longer be scheduled: {quoted.prose(message)}"
-        for workload, message, pods in _cap(preview.cost.newly_unschedulable if preview.cost else (), listed)
-    ]
+    errors += [f"{len(pods)} pod(s) of {quoted.code(workload)} can no longer be scheduled: {quoted.prose(message)}"
+               for workload, message, pods in _cap(preview.cost.newly_unschedulable if preview.cost else (), listed)]
     total = len(preview.errors) + len(preview.blocking_pulumi) + (len(preview.cost.newly_unschedulable) if preview.cost else 0)
     if not total:
         return ""
@@ -190,42 +182,28 @@ def _impact_section(preview: Preview, full: bool, quoted: OutsideText) -> str:
         return ""
     lines = ["", "#### Node impact"]
     if forecast.with_cluster:
-        lines += _table(
-            ["NodePool", "nodes", "drifted", "by reason", "budget (Drifted)", "waves"],
-            forecast.pools,
-            full,
-            lambda p: [
-                quoted.code(p.node_pool, cell=True) + (" (removed)" if p.removed else ""),
-                str(p.nodes),
-                str(p.drifted_total),
-                ", ".join(f"{quoted.prose(reason, cell=True)} {n}" for reason, n in sorted(p.drifted.items())) or "—",
-                quoted.prose(p.budget.describe(), cell=True),
-                "blocked (budget 0)" if p.waves is None else f"~{p.waves}",
-            ],
-        )
+        lines += _table(["NodePool", "nodes", "drifted", "by reason", "budget (Drifted)", "waves"], forecast.pools, full, lambda p: [
+            quoted.code(p.node_pool, cell=True) + (" (removed)" if p.removed else ""),
+            str(p.nodes),
+            str(p.drifted_total),
+            ", ".join(f"{quoted.prose(reason, cell=True)} {n}" for reason, n in sorted(p.drifted.items())) or "—",
+            quoted.prose(p.budget.describe(), cell=True),
+            "blocked (budget 0)" if p.waves is None else f"~{p.waves}",
+        ])
     else:
-        lines += _table(
-            ["NodePool", "drifts", "budget (Drifted)", "waves if every node drifts"],
-            forecast.pools,
-            full,
-            lambda p: [
-                quoted.code(p.node_pool, cell=True),
-                "removed: its nodes are deleted"
-                if p.removed
-                else ("every node" if p.whole_pool else "nodes of the moving instance types"),
-                quoted.prose(p.budget.describe(), cell=True),
-                "—" if p.waves is None else f"~{p.waves}",
-            ],
-        )
+        lines += _table(["NodePool", "drifts", "budget (Drifted)", "waves if every node drifts"], forecast.pools, full, lambda p: [
+            quoted.code(p.node_pool, cell=True),
+            "removed: its nodes are deleted" if p.removed else ("every node" if p.whole_pool else "nodes of the moving instance types"),
+            quoted.prose(p.budget.describe(), cell=True),
+            "—" if p.waves is None else f"~{p.waves}",
+        ])
     names = preview.ami_names()
 
     def why(pool: str, reason: str | AMIMove) -> str:
         if isinstance(reason, str):
             return f"- {quoted.code(pool)}: {quoted.prose(reason)}"
-        return (
-            f"- {quoted.code(pool)}: {_types(reason.instance_types, full, quoted)} would move from "
-            f"{_ami(reason.old, names, quoted)} to {_ami(reason.new, names, quoted)} (AMIDrift)"
-        )
+        return (f"- {quoted.code(pool)}: {_types(reason.instance_types, full, quoted)} would move from "
+                f"{_ami(reason.old, names, quoted)} to {_ami(reason.new, names, quoted)} (AMIDrift)")
 
     reasons = [(pool.node_pool, reason) for pool in forecast.pools for reason in (*pool.whole_pool, *pool.moves)]
     shown = _cap(reasons, None if full else TABLE_ROWS)
@@ -245,46 +223,23 @@ def _cost_section(preview: Preview, full: bool, quoted: OutsideText) -> str:
         return "\n".join([*lines, f"No forecast: {quoted.prose(why)}."]) + "\n"
     changed = [p for p in cost.pools if p.changed]
     if changed:
-        lines += _table(
-            ["NodePool", "base", "head", "change"],
-            changed,
-            full,
-            lambda p: [
-                quoted.code(p.node_pool, cell=True),
-                *(
-                    quoted.prose(text, cell=True)
-                    for text in (cost_text.describe(p.base), cost_text.describe(p.head), cost_text.delta_text(p))
-                ),
-            ],
-        )
+        lines += _table(["NodePool", "base", "head", "change"], changed, full, lambda p: [
+            quoted.code(p.node_pool, cell=True),
+            *(quoted.prose(text, cell=True) for text in (cost_text.describe(p.base), cost_text.describe(p.head), cost_text.delta_text(p)))])
     else:
         lines.append("The change moves no pod: every NodePool launches the same NodeClaims.")
     limits = [(p.node_pool, row) for p in cost.pools if (row := cost_text.limit_row(p))]
     if limits:
         lines += ["", "What each limited NodePool costs at its limits, on its cheapest and its dearest compatible type:", ""]
-        lines += _table(
-            ["NodePool", "base", "head"],
-            limits,
-            full,
-            lambda limit: [
-                quoted.code(limit[0], cell=True),
-                quoted.prose(limit[1][0], cell=True),
-                quoted.prose(limit[1][1], cell=True),
-            ],
-        )
+        lines += _table(["NodePool", "base", "head"], limits, full, lambda limit: [
+            quoted.code(limit[0], cell=True), quoted.prose(limit[1][0], cell=True), quoted.prose(limit[1][1], cell=True)])
     lines += ["", cost_text.mermaid(cost), ""]
     if head.prices:
         lines.append(f"Prices: {quoted.prose(head.prices.summary)}.")
     approximated = head.forecast.approximated
     if approximated:
-        lines.append(
-            "Approximated: "
-            + "; ".join(
-                f"{quoted.code(a.workload)} ({quoted.prose(', '.join(a.reasons))})"
-                for a in _cap(approximated, None if full else TABLE_ROWS)
-            )
-            + "."
-        )
+        lines.append("Approximated: " + "; ".join(f"{quoted.code(a.workload)} ({quoted.prose(', '.join(a.reasons))})"
+                                                  for a in _cap(approximated, None if full else TABLE_ROWS)) + ".")
     unschedulable = head.forecast.unschedulable
     if unschedulable:
         lines += ["", f"Pods the head cannot schedule ({sum(len(u.pods) for u in unschedulable)}):"]
@@ -309,24 +264,16 @@ def _ami_section(preview: Preview, full: bool, quoted: OutsideText) -> str:
         types = _types(move.instance_types, full, quoted)
         pool = quoted.code(move.node_pool)
         if move.old is None:
-            lines.append(
-                f"- {pool}: {len(move.instance_types)} instance type(s) become launchable on {_ami(move.new, names, quoted)}: {types}"
-            )
+            lines.append(f"- {pool}: {len(move.instance_types)} instance type(s) become launchable on {_ami(move.new, names, quoted)}: {types}")
         elif move.new is None:
-            lines.append(
-                f"- {pool}: {len(move.instance_types)} instance type(s) no longer launchable (were on {quoted.code(move.old)}): {types}"
-            )
+            lines.append(f"- {pool}: {len(move.instance_types)} instance type(s) no longer launchable (were on {quoted.code(move.old)}): {types}")
         else:
             lines.append(f"- {pool}: {types}: {_ami(move.old, names, quoted)} → {_ami(move.new, names, quoted)}")
     for node_class, ami_id, name, reason in preview.new_skipped_amis():
-        lines.append(
-            f"- EC2NodeClass {quoted.code(node_class)} now matches {quoted.code(ami_id)} ({quoted.prose(name)}) "
-            f"but skips it: {quoted.prose(reason)}"
-        )
+        lines.append(f"- EC2NodeClass {quoted.code(node_class)} now matches {quoted.code(ami_id)} ({quoted.prose(name)}) "
+                     f"but skips it: {quoted.prose(reason)}")
     for pool, reasons in _new_unserved(preview):
-        lines.append(
-            f"- {quoted.code(pool)}: allowed but without an AMI: " + "; ".join(f"{n} × {quoted.prose(r)}" for r, n in reasons)
-        )
+        lines.append(f"- {quoted.code(pool)}: allowed but without an AMI: " + "; ".join(f"{n} × {quoted.prose(r)}" for r, n in reasons))
     if not lines:
         return ""
     shown = _cap(lines, None if full else TABLE_ROWS)
@@ -352,23 +299,13 @@ def _pulumi_section(preview: Preview, full: bool, quoted: OutsideText) -> str:
     counts = ", ".join(f"{n} {op}" for op, n in pulumi.counts.items())
     lines = ["", f"<details><summary>Pulumi preview: {counts}</summary>", ""]
     if pulumi.steps:
-        lines += _table(
-            ["op", "type", "name", "changed"],
-            pulumi.steps,
-            full,
-            lambda s: [
-                quoted.prose(s.op, cell=True),
-                quoted.code(s.type, cell=True),
-                quoted.code(s.name, cell=True),
-                quoted.prose(", ".join(s.reasons), cell=True) or "—",
-            ],
-        )
+        lines += _table(["op", "type", "name", "changed"], pulumi.steps, full, lambda s: [
+            quoted.prose(s.op, cell=True), quoted.code(s.type, cell=True), quoted.code(s.name, cell=True),
+            quoted.prose(", ".join(s.reasons), cell=True) or "—"])
     if pulumi.policy_events:
         lines += ["", "Policy events:"]
-        lines += [
-            f"- {quoted.prose(p.level)} {quoted.code(f'{p.pack}/{p.policy}')}: {quoted.prose(p.message)}"
-            for p in _cap(pulumi.policy_events, None if full else TABLE_ROWS)
-        ]
+        lines += [f"- {quoted.prose(p.level)} {quoted.code(f'{p.pack}/{p.policy}')}: {quoted.prose(p.message)}"
+                  for p in _cap(pulumi.policy_events, None if full else TABLE_ROWS)]
     other = [d for d in pulumi.diagnostics if d.severity != "error"]
     if other:
         lines += ["", "Diagnostics:"]
@@ -379,40 +316,22 @@ def _pulumi_section(preview: Preview, full: bool, quoted: OutsideText) -> str:
 def _policy_section(preview: Preview, full: bool, quoted: OutsideText, *, show_info: bool) -> str:
     """Warnings, waived findings and active waivers; ``info`` findings (house-style notes, many on any
     repository) only with ``show_info``, so the warnings are not lost among them."""
-    others = [
-        f
-        for f in preview.findings
-        if (f.severity is not Severity.ERROR or preview.waived(f)) and (show_info or f.severity is not Severity.INFO)
-    ]
+    others = [f for f in preview.findings if (f.severity is not Severity.ERROR or preview.waived(f))
+              and (show_info or f.severity is not Severity.INFO)]
     waivers = preview.validation.waivers
     if not others and not waivers:
         return ""
     warnings = sum(1 for f in others if f.severity is Severity.WARNING and not preview.waived(f))
     waived = sum(1 for f in others if preview.waived(f))
-    lines = [
-        "",
-        f"<details><summary>Policy results: {warnings} warning(s), {waived} waived, {len(waivers)} active waiver(s)</summary>",
-        "",
-    ]
+    lines = ["", f"<details><summary>Policy results: {warnings} warning(s), {waived} waived, {len(waivers)} active waiver(s)</summary>", ""]
     if others:
-        lines += _table(
-            ["severity", "object", "path", "message", "rule"],
-            others,
-            full,
-            lambda f: [
-                "waived" if preview.waived(f) else f.severity.value,
-                quoted.code(f"{f.kind}/{f.name}", cell=True),
-                quoted.prose(f.path, cell=True),
-                quoted.prose(f.message, cell=True),
-                quoted.code(f.rule, cell=True),
-            ],
-        )
+        lines += _table(["severity", "object", "path", "message", "rule"], others, full, lambda f: [
+            "waived" if preview.waived(f) else f.severity.value, quoted.code(f"{f.kind}/{f.name}", cell=True),
+            quoted.prose(f.path, cell=True), quoted.prose(f.message, cell=True), quoted.code(f.rule, cell=True)])
     if waivers:
         lines += ["", "Active waivers:"]
-        lines += [
-            f"- {quoted.code(w.rule)} on {quoted.code(w.object)} until {w.expires.isoformat()}: {quoted.prose(w.reason)}"
-            for w in _cap(waivers, None if full else TABLE_ROWS)
-        ]
+        lines += [f"- {quoted.code(w.rule)} on {quoted.code(w.object)} until {w.expires.isoformat()}: {quoted.prose(w.reason)}"
+                  for w in _cap(waivers, None if full else TABLE_ROWS)]
     return "\n".join(lines + ["", "</details>"]) + "\n"
 
 
@@ -484,9 +403,8 @@ def _section(render: Callable[[Preview, bool, OutsideText], str], preview: Previ
     return [_Block(text, label), _Block(quoted.cut_details(f"the {label}"), f"values cut in the {label}")]
 
 
-def markdown(
-    preview: Preview, budget: int | None = DEFAULT_BUDGET, full_report: str | None = None, *, show_info: bool = False
-) -> tuple[str, bool]:
+def markdown(preview: Preview, budget: int | None = DEFAULT_BUDGET, full_report: str | None = None, *,
+             show_info: bool = False) -> tuple[str, bool]:
     """The comment and whether anything was cut; ``budget=None`` gives the full report. ``info`` findings
     are listed only with ``show_info``."""
     full = budget is None
@@ -542,13 +460,9 @@ def _footer(budget: int, shortened: Sequence[str], omitted: Sequence[str], full_
         what.append(f"{len(shortened)} diff(s) cut")
     if omitted:
         quoted = OutsideText(cut=False)
-        shown = [
-            quoted.prose(label if len(label) <= _FOOTER_LABEL else label[: _FOOTER_LABEL - 1] + "…") for label in omitted[:5]
-        ]
+        shown = [quoted.prose(label if len(label) <= _FOOTER_LABEL else label[: _FOOTER_LABEL - 1] + "…") for label in omitted[:5]]
         names = ", ".join(shown) + (f", … {len(omitted) - 5} more" if len(omitted) > 5 else "")
         what.append(f"{len(omitted)} section(s) left out ({names})")
     reason = "; ".join(what) or "long lists shortened"
-    where = (
-        f"The full report is in {_report_path(full_report)}." if full_report else "Run with --full-report FILE for everything."
-    )
+    where = f"The full report is in {_report_path(full_report)}." if full_report else "Run with --full-report FILE for everything."
     return f"\n---\n:scissors: Shortened to fit {budget:,} characters: {reason}. {where}\n"

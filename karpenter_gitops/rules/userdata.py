@@ -115,20 +115,14 @@ _userdata_rule(
     bad=(_on(_AL2023, "#!/bin/bash\n# " + "x" * 15_000 + "\n"),),
     origin="karpenter",
 )
-
-
-@rule(
-    ids.SIZE_LIMIT,
-    Severity.ERROR,
-    [EC2NODECLASS],
-    "userData within 16,384 bytes as written, over once Karpenter merges its bootstrap in for the family: EC2 counts "
-    "the decoded userData (RequestLaunchTemplateData.UserData, 'limited to 16 KB', raw before base64), refuses "
-    "ec2:CreateLaunchTemplate and no node launches (1.14.1 on: ValidationSucceeded=False, UserDataSizeLimitExceeded). "
-    "Measured on the smallest merge possible, so a finding is certain.",
-    "Cut the excess the message names: fetch bulky content (scripts, certificates) from S3 or SSM at boot.",
-    good=(_on(_AL2023, _SCRIPT), _on(_CUSTOM, "#" * 16_383 + "\n")),
-    bad=(_on(_AL2023, "#!/bin/bash\n# " + "x" * 16_000 + "\n"), _on(_WINDOWS, "# " + "x" * 16_100 + "\n")),
-)
+@rule(ids.SIZE_LIMIT, Severity.ERROR, [EC2NODECLASS],
+      "userData within 16,384 bytes as written, over once Karpenter merges its bootstrap in for the family: EC2 counts "
+      "the decoded userData (RequestLaunchTemplateData.UserData, 'limited to 16 KB', raw before base64), refuses "
+      "ec2:CreateLaunchTemplate and no node launches (1.14.1 on: ValidationSucceeded=False, UserDataSizeLimitExceeded). "
+      "Measured on the smallest merge possible, so a finding is certain.",
+      "Cut the excess the message names: fetch bulky content (scripts, certificates) from S3 or SSM at boot.",
+      good=(_on(_AL2023, _SCRIPT), _on(_CUSTOM, "#" * 16_383 + "\n")),
+      bad=(_on(_AL2023, "#!/bin/bash\n# " + "x" * 16_000 + "\n"), _on(_WINDOWS, "# " + "x" * 16_100 + "\n")))
 def size_limit(obj: EC2NodeClass, ctx: Context) -> Iterable[Violation]:
     return [Violation(PATH, p.message, p.hint) for p in amifamily.size_limit(obj, ctx.release)]
 
@@ -141,7 +135,7 @@ _userdata_rule(
     good=(_on(_AL2, _SCRIPT),),
     bad=(
         _on(_AL2, "#!/bin/bash echo hello > /tmp/x sysctl -w vm.max_map_count=262144\n"),
-        _on(_BOTTLEROCKET, "[settings.kubernetes] max-pods = 110\n"),
+        _on(_BOTTLEROCKET, '[settings.kubernetes] max-pods = 110\n'),
     ),
 )
 _userdata_rule(
@@ -176,12 +170,8 @@ _userdata_rule(
     bad=(
         _on(_AL2, _MIME.replace("\n--BOUNDARY", '\n--"BOUNDARY"')),
         _on(_AL2023, _MIME.replace("text/x-shellscript", "text/x-shell-script")),
-        _on(
-            _AL2023,
-            _MIME.replace('text/x-shellscript; charset="us-ascii"', "text/plain").replace(
-                "#!/bin/bash\necho hello", _node_config("example.com/gpu:NoSchedule").rstrip("\n")
-            ),
-        ),
+        _on(_AL2023, _MIME.replace('text/x-shellscript; charset="us-ascii"', "text/plain").replace(
+            "#!/bin/bash\necho hello", _node_config("example.com/gpu:NoSchedule").rstrip("\n"))),
     ),
 )
 _userdata_rule(
@@ -209,7 +199,7 @@ _userdata_rule(
     "Nested quoting leaves literal quote characters in a taint, so kubelet rejects it and the node lacks the taint.",
     "Quote the --kubelet-extra-args value once: --kubelet-extra-args '--register-with-taints=key=value:NoSchedule'.",
     good=(_on(_AL2, _bootstrap("'--register-with-taints=\"dedicated=gpu:NoSchedule\"'")),),
-    bad=(_on(_AL2, _bootstrap('"\'--register-with-taints=\\"dedicated=gpu:NoSchedule\\"\'"')),),
+    bad=(_on(_AL2, _bootstrap("\"'--register-with-taints=\\\"dedicated=gpu:NoSchedule\\\"'\"")),),
 )
 _userdata_rule(
     ids.AL2023_BOOTSTRAP,
@@ -227,12 +217,8 @@ _userdata_rule(
     good=(_on(_AL2023, _node_config("{key: dedicated, effect: NoSchedule}")),),
     bad=(
         _on(_AL2023, _node_config("{key: a, effect: NoSchedule}").replace("kind: NodeConfig", "kind: NodeConfiguration")),
-        _on(
-            _AL2023,
-            _MIME.replace('text/x-shellscript; charset="us-ascii"', "application/node.eks.aws").replace(
-                "#!/bin/bash\necho hello", "spec: [unclosed"
-            ),
-        ),
+        _on(_AL2023, _MIME.replace("text/x-shellscript; charset=\"us-ascii\"", "application/node.eks.aws")
+            .replace("#!/bin/bash\necho hello", "spec: [unclosed")),
     ),
 )
 _userdata_rule(
@@ -274,10 +260,8 @@ _userdata_rule(
 )
 _BOTTLEROCKET_AT = {"amiSelectorTerms": [{"alias": "bottlerocket@v1.21.0"}]}
 _COMMANDS = '[settings.bootstrap-commands.k8s-ephemeral-storage]\ncommands = [["apiclient", "ephemeral-storage", "init"]]\nmode = "always"\n'
-_RELEASE_FIX = (
-    "Remove the setting, fix its name (the hint names the closest), or pin a Bottlerocket release that "
-    "has it (the hint names the first)."
-)
+_RELEASE_FIX = ("Remove the setting, fix its name (the hint names the closest), or pin a Bottlerocket release that "
+                "has it (the hint names the first).")
 _userdata_rule(
     ids.BOTTLEROCKET_RELEASE_SETTING,
     Severity.ERROR,
@@ -299,11 +283,7 @@ _userdata_rule(
     _RELEASE_FIX,
     source=_release_problems,
     good=(_on({"amiSelectorTerms": [{"alias": "bottlerocket@latest"}]}, _COMMANDS),),
-    bad=(
-        _on(
-            {"amiSelectorTerms": [{"alias": "bottlerocket@latest"}]}, '[settings.kernal.sysctl]\n"vm.max_map_count" = "262144"\n'
-        ),
-    ),
+    bad=(_on({"amiSelectorTerms": [{"alias": "bottlerocket@latest"}]}, '[settings.kernal.sysctl]\n"vm.max_map_count" = "262144"\n'),),
 )
 _userdata_rule(
     ids.POWERSHELL_TAGS,
@@ -381,13 +361,8 @@ _userdata_rule(
     "registerWithTaints Karpenter writes, so the NodePool's taints and karpenter.sh/unregistered are lost.",
     "Drop the flag and declare taints in the NodePool (spec.template.spec.taints or startupTaints).",
     good=(_on(_AL2023, _node_config("{key: example.com/dedicated, effect: NoSchedule}")),),
-    bad=(
-        _on(
-            _AL2023,
-            "apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec:\n  kubelet:\n    flags:\n"
-            "      - --register-with-taints=dedicated=gpu:NoSchedule\n",
-        ),
-    ),
+    bad=(_on(_AL2023, "apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec:\n  kubelet:\n    flags:\n"
+                      "      - --register-with-taints=dedicated=gpu:NoSchedule\n"),),
 )
 _userdata_rule(
     ids.FORMAT_MISMATCH,
@@ -414,7 +389,7 @@ _userdata_rule(
     Severity.ERROR,
     "A Bottlerocket setting of the wrong type for Karpenter's typed settings (a list where a string is expected, "
     "a string for max-pods): merging the userData fails, so no launch template is made.",
-    'Write map settings as tables of strings, e.g. [settings.kubernetes.node-labels] team = "ml".',
+    "Write map settings as tables of strings, e.g. [settings.kubernetes.node-labels] team = \"ml\".",
     good=(_on(_BOTTLEROCKET, '[settings.kubernetes.node-labels]\nteam = "ml"\n'),),
     bad=(
         _on(_BOTTLEROCKET, '[settings.kubernetes.node-labels]\nteam = ["ml", "data"]\n'),
@@ -422,3 +397,4 @@ _userdata_rule(
     ),
     origin="karpenter",
 )
+

@@ -45,11 +45,7 @@ ERROR, WARNING, INFO = Severity.ERROR, Severity.WARNING, Severity.INFO
 
 _OWN_DOMAINS = ("karpenter.sh", AWS_GROUP, "topology.k8s.aws")
 _KUBERNETES_DOMAINS = (
-    "kubernetes.io",
-    "node.kubernetes.io",
-    "topology.kubernetes.io",
-    "beta.kubernetes.io",
-    "failure-domain.beta.kubernetes.io",
+    "kubernetes.io", "node.kubernetes.io", "topology.kubernetes.io", "beta.kubernetes.io", "failure-domain.beta.kubernetes.io"
 )
 
 
@@ -62,25 +58,9 @@ _KUBERNETES_DOMAINS = (
     "nodes. Keys the CEL label rules reject are left to them; in Kubernetes domains only likely typos are flagged.",
     "Use the well-known label you meant, or a label in a domain of your own.",
     origin="ours",
-    good=(
-        {
-            "spec": {
-                "template": {
-                    "spec": {
-                        "requirements": [{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["m5.large"]}]
-                    }
-                }
-            }
-        },
-    ),
+    good=({"spec": {"template": {"spec": {"requirements": [{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["m5.large"]}]}}}},),
     bad=(
-        {
-            "spec": {
-                "template": {
-                    "spec": {"requirements": [{"key": "node.kubernetes.io/instance-family", "operator": "In", "values": ["m5"]}]}
-                }
-            }
-        },
+        {"spec": {"template": {"spec": {"requirements": [{"key": "node.kubernetes.io/instance-family", "operator": "In", "values": ["m5"]}]}}}},
         {"spec": {"template": {"spec": {"requirements": [{"key": "topology.k8s.aws/zone", "operator": "Exists"}]}}}},
     ),
 )
@@ -117,35 +97,15 @@ _NODE_GROUP_KEYS = {
     "land on nodes that merely claim it.",
     "Use the Karpenter key: karpenter.sh/capacity-type for the capacity type, karpenter.sh/nodepool for the pool.",
     origin="ours",
-    good=(
-        {
-            "spec": {
-                "template": {
-                    "spec": {"requirements": [{"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot"]}]}
-                }
-            }
-        },
-    ),
-    bad=(
-        {
-            "spec": {
-                "template": {
-                    "spec": {"requirements": [{"key": "eks.amazonaws.com/capacityType", "operator": "In", "values": ["SPOT"]}]}
-                }
-            }
-        },
-    ),
+    good=({"spec": {"template": {"spec": {"requirements": [{"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot"]}]}}}},),
+    bad=({"spec": {"template": {"spec": {"requirements": [{"key": "eks.amazonaws.com/capacityType", "operator": "In", "values": ["SPOT"]}]}}}},),
 )
 def managed_node_group_key(obj, ctx):
     for path, key in label_keys(obj):
         instead = _NODE_GROUP_KEYS.get(key)
         if instead:
-            yield Violation(
-                path,
-                f"{key!r} belongs to EKS managed node groups; Karpenter's nodes carry it only as "
-                "a copied label, never as a fact of the instance",
-                f"use {instead}",
-            )
+            yield Violation(path, f"{key!r} belongs to EKS managed node groups; Karpenter's nodes carry it only as "
+                                  "a copied label, never as a fact of the instance", f"use {instead}")
 
 
 @rule(
@@ -167,18 +127,9 @@ def managed_node_group_key(obj, ctx):
     bad=(
         {"spec": {"template": {"metadata": {"labels": {"example.com/" + "a" * 64: "x"}}}}},
         {"spec": {"template": {"metadata": {"labels": {"team name": "ml"}}}}},
-        {
-            "karpenterVersion": "1.0",
-            "spec": {"template": {"spec": {"startupTaints": [{"key": "example.com/" + "a" * 64, "effect": "NoSchedule"}]}}},
-        },
+        {"karpenterVersion": "1.0", "spec": {"template": {"spec": {"startupTaints": [{"key": "example.com/" + "a" * 64, "effect": "NoSchedule"}]}}}},
         {"spec": {"template": {"spec": {"requirements": [{"key": "example.com/" + "a" * 64, "operator": "Exists"}]}}}},
-        {
-            "spec": {
-                "template": {
-                    "spec": {"requirements": [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["c5*"]}]}
-                }
-            }
-        },
+        {"spec": {"template": {"spec": {"requirements": [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["c5*"]}]}}}},
     ),
 )
 def label_syntax(obj, ctx):
@@ -276,14 +227,7 @@ def node_class_ref_kind(obj, ctx):
 )
 def other_node_class(obj, ctx):
     ref = node_class_ref(obj)
-    if (
-        ref is None
-        or not ref.group
-        or not ref.kind
-        or ref.is_ec2_node_class
-        or AWS_GROUP in ref.group
-        or ref.kind == EC2NODECLASS
-    ):
+    if ref is None or not ref.group or not ref.kind or ref.is_ec2_node_class or AWS_GROUP in ref.group or ref.kind == EC2NODECLASS:
         return  # mix-ups of the AWS provider's own names are node-class-ref-kind's
     what = "EKS Auto Mode's NodeClass" if ref.is_auto_mode else f"a {ref.kind} of {ref.group}"
     yield Violation(REF, f"the NodePool uses {what}: only the NodePool rules were applied")
@@ -338,9 +282,7 @@ def node_class_ref_unresolved(obj, ctx):
     name = _unresolved(obj, ctx)
     if name is None or obj.source.scope or ctx.inputs.context_node_classes is not None:
         return
-    yield Violation(
-        f"{REF}.name", f"no EC2NodeClass named {name!r} among the files given", did_you_mean(name, _visible_names(obj, ctx))
-    )
+    yield Violation(f"{REF}.name", f"no EC2NodeClass named {name!r} among the files given", did_you_mean(name, _visible_names(obj, ctx)))
 
 
 # --- taints -------------------------------------------------------------------------------
@@ -389,15 +331,7 @@ def reserved_taint(obj, ctx):
     "Drop it: Karpenter's registration taint is karpenter.sh/unregistered:NoExecute (set by Karpenter itself); "
     "the cloud provider's is node.cloudprovider.kubernetes.io/uninitialized.",
     origin="ours",
-    good=(
-        {
-            "spec": {
-                "template": {
-                    "spec": {"startupTaints": [{"key": "node.cilium.io/agent-not-ready", "value": "true", "effect": "NoExecute"}]}
-                }
-            }
-        },
-    ),
+    good=({"spec": {"template": {"spec": {"startupTaints": [{"key": "node.cilium.io/agent-not-ready", "value": "true", "effect": "NoExecute"}]}}}},),
     bad=({"spec": {"template": {"spec": {"startupTaints": [{"key": "karpenter.sh/uninitialized", "effect": "NoSchedule"}]}}}},),
 )
 def uninitialized_taint(obj, ctx):
@@ -419,27 +353,11 @@ def uninitialized_taint(obj, ctx):
     "or one listed twice): the API server admits it, Karpenter's runtime validation sets ValidationSucceeded=False "
     "(NodePoolValidationFailed) and the pool launches nothing.",
     "Keep one of them: a taint that must go away once the node is ready belongs only in startupTaints.",
-    good=(
-        {
-            "spec": {
-                "template": {
-                    "spec": {"startupTaints": [{"key": "node.cilium.io/agent-not-ready", "value": "true", "effect": "NoExecute"}]}
-                }
-            }
-        },
-    ),
-    bad=(
-        {
-            "spec": {
-                "template": {
-                    "spec": {
-                        "taints": [{"key": "node.cilium.io/agent-not-ready", "value": "true", "effect": "NoExecute"}],
-                        "startupTaints": [{"key": "node.cilium.io/agent-not-ready", "value": "true", "effect": "NoExecute"}],
-                    }
-                }
-            }
-        },
-    ),
+    good=({"spec": {"template": {"spec": {"startupTaints": [{"key": "node.cilium.io/agent-not-ready", "value": "true", "effect": "NoExecute"}]}}}},),
+    bad=({"spec": {"template": {"spec": {
+        "taints": [{"key": "node.cilium.io/agent-not-ready", "value": "true", "effect": "NoExecute"}],
+        "startupTaints": [{"key": "node.cilium.io/agent-not-ready", "value": "true", "effect": "NoExecute"}],
+    }}}},),
 )
 def duplicate_taint(obj, ctx):
     seen = set()
