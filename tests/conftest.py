@@ -281,3 +281,12 @@ def pytest_terminal_summary(terminalreporter) -> None:
         terminalreporter.section(title)
         for line in tally.table():
             terminalreporter.write_line(line)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish() -> None:
+    """The processes a session keeps for all its tests (Karpenter's oracles) end with it, before the check
+    on processes left behind looks (support.leftover_processes)."""
+    oracle = sys.modules.get("support.oracle")
+    if oracle is not None:
+        oracle.stop_all()

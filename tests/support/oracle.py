@@ -19,7 +19,6 @@ tools/karpenter-oracle/{core,aws}/*.go document each question's fields.
 
 from __future__ import annotations
 
-import atexit
 import ctypes
 import json
 import signal
@@ -224,14 +223,16 @@ _RUNNING: dict[versions.Release, Oracle] = {}
 
 
 def oracle(release: versions.Release | None = None) -> Oracle:
-    """The session's oracle judging ``release``, started on first use and stopped when the session ends."""
+    """The session's oracle judging ``release``, started on first use and stopped when the session ends
+    (:func:`stop_all`, from tests/conftest.py)."""
     chosen = judge_of(release or versions.DEFAULT)
     if chosen not in _RUNNING or _RUNNING[chosen].process.poll() is not None:
         _RUNNING[chosen] = start(chosen)
     return _RUNNING[chosen]
 
 
-@atexit.register
-def _stop_all() -> None:
+def stop_all() -> None:
+    """End the session's oracles: the test session does, before it checks that no test left a process behind."""
     for running in _RUNNING.values():
         running.stop()
+    _RUNNING.clear()
