@@ -77,6 +77,12 @@ _SCALAR_TAGS = frozenset(
 _SHARED_LENGTH = 256  # scalars up to this length are resolved once and shared; longer ones are mostly unique
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _CHUNK = 1 << 16  # what a file is read in, as PyYAML's parsers read it
+# A byte order mark that begins a line after the first: YAML 1.2 lets one open any document of a stream (files
+# joined by `cat`, a template saved by an editor that writes it), and kubectl reads them. libyaml skips it but
+# counts it as a column, so the document's first key sits deeper than the next and the document breaks.
+# Nowhere else may one stand at a line's start (no YAML content holds a BOM), so each is dropped there.
+_INNER_BOM = re.compile("(?<=\n)\ufeff")
+_INNER_BOM_BYTES = re.compile(b"(?<=\n)\xef\xbb\xbf")
 
 
 class _Merge:
@@ -159,9 +165,8 @@ def documents(stream: Any, *, unique_keys: bool = True) -> Iterator[Any]:
     come through PyYAML, one document at a time.
     """
     scalars = _Scalars()
+    stream = _inner_byte_order_marks_dropped(_whole(stream) if hasattr(stream, "read") else stream)
     if _yaml_values is not None:
-        if hasattr(stream, "read"):
-            stream = _whole(stream)
         found = _yaml_values.documents(
             stream, scalars.plain, scalars.quoted, scalars.resolved, MERGE, MAX_DEPTH, _SHARED_LENGTH, unique_keys
         )
@@ -183,6 +188,13 @@ def _whole(stream: Any) -> str | bytes:
     return "".join(chunks) if chunks and isinstance(chunks[0], str) else b"".join(chunks)
 
 
+def _inner_byte_order_marks_dropped(data: str | bytes) -> str | bytes:
+    """``data`` without the byte order marks that open its later lines (the first one libyaml reads itself)."""
+    if isinstance(data, str):
+        return _INNER_BOM.sub("", data) if "\ufeff" in data else data
+    return _INNER_BOM_BYTES.sub(b"", data) if b"\xef\xbb\xbf" in data else data
+
+
 def document(text: str, *, unique_keys: bool = True) -> Any:
     """The one document of ``text`` (None when it has none); a second document is refused, as by PyYAML's ``safe_load``."""
     found = list(documents(text, unique_keys=unique_keys))
@@ -193,7 +205,7 @@ def document(text: str, *, unique_keys: bool = True) -> Any:
 
 def nodes(text: str) -> list[Node]:
     """The node tree of each document of ``text``: every node carries its start and end marks (0-based line and column)."""
-    return list(yaml.compose_all(text, Loader=_Loader))
+    return list(yaml.compose_all(_inner_byte_order_marks_dropped(text), Loader=_Loader))
 
 
 def problem(error: YAMLError) -> tuple[str, int | None]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import io
 import math
 
 import pytest
@@ -10,6 +11,7 @@ import yaml
 from hypothesis import given, settings
 from support.yaml_strategies import dumped_yaml
 
+from karpenter_gitops.core import yaml_reader
 from karpenter_gitops.core.yaml_reader import (
     MAX_ALIAS_NODES,
     MAX_DEPTH,
@@ -192,3 +194,37 @@ def test_nodes_carry_the_line_of_every_value():
 )
 def test_a_problem_is_its_message_and_its_line(error, expected):
     assert problem(error) == expected
+
+
+BOM = "\ufeff"
+
+
+@pytest.mark.parametrize("native", [True, False], ids=["C reader", "PyYAML's events"])
+@pytest.mark.parametrize(
+    "form",
+    [str, lambda text: text.encode(), lambda text: io.BytesIO(text.encode())],
+    ids=["text", "bytes", "a file read in chunks"],
+)
+@pytest.mark.parametrize(
+    "stream",
+    [
+        "a: 1\nb: 2\n---\n{BOM}c: 3\nd: 4\n",  # a BOM after the start marker, as `kubectl` accepts
+        "a: 1\n---\n{BOM}---\nc: 3\nd: 4\n",  # a file that starts with a BOM, joined to another
+        "{BOM}a: 1\r\nb: 2\r\n---\r\n{BOM}# Source: chart/templates/pool.yaml\r\nc: 3\r\nd: 4\r\n",  # CRLF, a comment
+    ],
+)
+def test_a_byte_order_mark_may_open_any_document_of_a_stream(stream, form, native, monkeypatch):
+    if not native:
+        monkeypatch.setattr(yaml_reader, "_yaml_values", None)
+    read = list(documents(form(stream.format(BOM=BOM))))
+    assert read == list(documents(stream.format(BOM="")))
+    assert read[-1] == {"c": 3, "d": 4}
+
+
+def test_a_byte_order_mark_inside_a_line_is_still_the_parsers_to_judge():
+    assert ours("a: x\ufeffy\n") == pyyaml("a: x\ufeffy\n")
+
+
+def test_nodes_behind_a_byte_order_mark_keep_their_lines():
+    *_, last = nodes("a: 1\n---\n\ufeffc: 3\nd: 4\n")
+    assert [(key.start_mark.line, key.start_mark.column) for key, _ in last.value] == [(2, 0), (3, 0)]

@@ -266,3 +266,12 @@ def test_a_missing_field_hides_no_other_mistake_of_the_object(repository):
         "userdata/bottlerocket-release-setting",
         "userdata/bottlerocket-unknown-setting",
     } <= rules
+
+
+def test_a_byte_order_mark_opening_a_later_document_reads_as_kubectl_reads_it(repository):
+    """Files joined by ``cat``, one saved by an editor that writes a BOM: the stream is read, from a file and stdin."""
+    stream = f"{CLASS}---\n\ufeff{POOL.replace('operator: In', 'operator: Inn')}"
+    (repository / "karpenter" / "joined.yaml").write_text(stream, encoding="utf-8")
+    for argv, stdin in ((("validate", "karpenter/joined.yaml"), None), (("validate", "-"), stream)):
+        code, out, err = karpenter_gitops(repository, *argv, stdin=stdin)
+        assert code == 1 and "Inn" in out and "2 object(s) checked" in out, err
