@@ -27,8 +27,9 @@ os.environ["KARPENTER_GITOPS_VERDICT_CACHE"] = "off"
 
 # A test that hangs fails after a time limit, with every thread's stack, and the run goes on; a run whose
 # tests leave a process behind fails, naming it; support.fake_kube's fixture serves a fake Kubernetes API
-# to the tests that name fake_cluster.
-pytest_plugins = ("support.time_limit", "support.leftover_processes", "support.fake_kube")
+# to the tests that name fake_cluster; support.github_actions's `runner` runs the GitHub Action and the example
+# workflows.
+pytest_plugins = ("support.time_limit", "support.leftover_processes", "support.fake_kube", "support.github_actions")
 
 PROJECT = Path(__file__).resolve().parent.parent
 

@@ -1,14 +1,6 @@
-"""The GitHub Action at the repository root (action.yml), its steps run as the runner runs them.
-
-Each `run:` step of the composite action is run with `bash --noprofile --norc -eo pipefail` in a
-user's repository in a temporary directory (a clone of a bare `origin`, the pull request's branch
-checked out), with the runner's environment: GITHUB_OUTPUT (a new file per step, read back into
-`steps.<id>.outputs`), GITHUB_PATH (prepended to PATH for the steps after), GITHUB_STEP_SUMMARY,
-GITHUB_WORKSPACE as the working directory, GITHUB_ACTION_PATH (a copy of this project: the
-action's own checkout) and RUNNER_TEMP; `${{ }}` expressions in `env:`, `if:` and the outputs are
-evaluated from the inputs (with action.yml's defaults), the event and the steps' outputs, and a
-step that fails stops the rest. A fake `gh` on PATH records every call and answers as GitHub's API
-would (`--jq` through the real jq).
+"""The GitHub Action at the repository root (action.yml), its steps run as the runner runs them
+(tests/support/github_actions.py), in a user's repository in a temporary directory: a clone of a bare
+`origin`, the pull request's branch checked out.
 
 The install step runs once for the module: it builds the action's checkout with pip into a
 virtualenv of its own, offline (PIP_NO_INDEX) but for the build back-end, as the wheel fixture
@@ -19,293 +11,27 @@ editable install), as a runner's index would serve them.
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
-import subprocess
-import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-import yaml
-from conftest import LEFT_OUT, PROJECT, USERS_NODES, dependency_site
+from conftest import USERS_NODES
+from support.github_actions import ACTION, REPOSITORY, evaluate, git, user_repository
+from support.github_actions import ACTION_STEPS as STEPS
 
 pytestmark = pytest.mark.packaging
 
-ACTION = yaml.safe_load((PROJECT / "action.yml").read_text(encoding="utf-8"))
-STEPS = ACTION["runs"]["steps"]
-REPOSITORY = "acme/infra"
 MARKER = "<!-- karpenter-gitops-preview -->"
 
 SOUND = USERS_NODES.replace("IDENTITY", "role: KarpenterNodeRole-prod")
 ARN = USERS_NODES.replace("IDENTITY", "instanceProfile: arn:aws:iam::123456789012:instance-profile/KarpenterNodeProfile")
-
-FAKE_GH = """\
-#!{python}
-\"\"\"A stand-in for the GitHub CLI's `gh api`: records each call, answers as the API would.\"\"\"
-import json, os, subprocess, sys
-args = sys.argv[1:]
-method = args[args.index("-X") + 1] if "-X" in args else "GET"
-endpoint = next(a for a in args[1:] if a.startswith("repos/"))
-body = None
-if "-F" in args:
-    field = args[args.index("-F") + 1]
-    body = open(field.split("=@", 1)[1], encoding="utf-8").read()
-with open(os.environ["FAKE_GH_LOG"], "a", encoding="utf-8") as log:
-    log.write(json.dumps({{"method": method, "endpoint": endpoint, "body": body,
-                          "token": os.environ.get("GH_TOKEN")}}) + "\\n")
-if method == "GET":
-    answer = json.loads(os.environ.get("FAKE_GH_COMMENTS", "[]"))
-else:
-    answer = {{"id": 4242 if method == "POST" else int(endpoint.rsplit("/", 1)[1]), "body": body}}
-text = json.dumps(answer)
-if "--jq" in args:
-    text = subprocess.run(["jq", "-r", args[args.index("--jq") + 1]], input=text, capture_output=True,
-                          text=True, check=True).stdout
-print(text)
-"""
-
-
-# --- the expressions of action.yml ------------------------------------------------------------
-
-
-_TOKEN = re.compile(r"\s*(\|\||&&|==|!=|!|\(|\)|'[^']*'|always\(\)|[A-Za-z_][\w.-]*)")
-
-
-def evaluate(expression: str, context: dict) -> object:
-    """The part of GitHub's expression language action.yml uses: `||` and `&&` (which return an
-    operand, as GitHub's do), `==`, `!=`, `!`, parentheses, 'strings', context paths, always()."""
-    tokens, position = [], 0
-    while position < len(expression.rstrip()):
-        match = _TOKEN.match(expression, position)
-        assert match, f"cannot read {expression[position:]!r}"
-        tokens.append(match.group(1))
-        position = match.end()
-
-    def take(*wanted: str) -> str | None:
-        if tokens and tokens[0] in wanted:
-            return tokens.pop(0)
-        return None
-
-    def joined(operator: str, operand) -> object:
-        value = operand()
-        while take(operator):
-            right = operand()
-            value = (value or right) if operator == "||" else (value and right)
-        return value
-
-    def either() -> object:
-        return joined("||", both)
-
-    def both() -> object:
-        return joined("&&", compare)
-
-    def compare() -> object:
-        value = unary()
-        operator = take("==", "!=")
-        if operator:
-            return (str(value) == str(unary())) == (operator == "==")
-        return value
-
-    def unary() -> object:
-        if take("!"):
-            return not unary()
-        if take("("):
-            value = either()
-            assert take(")")
-            return value
-        token = tokens.pop(0)
-        if token == "always()":
-            return True
-        if token.startswith("'"):
-            return token[1:-1]
-        value: object = context
-        for name in token.split("."):
-            value = value.get(name, "") if isinstance(value, dict) else ""
-        return "" if value is None else value
-
-    result = either()
-    assert not tokens, f"unread: {tokens}"
-    return result
-
-
-def substitute(text: str, context: dict) -> str:
-    return re.sub(r"\$\{\{(.*?)\}\}", lambda m: str(evaluate(m.group(1), context)), str(text))
-
-
-# --- the runner -------------------------------------------------------------------------------
-
-
-@dataclass
-class Run:
-    exit_code: int
-    outputs: dict[str, str]
-    steps_run: list[str]
-    log: str
-    summary: str
-    gh_calls: list[dict] = field(default_factory=list)
-
-
-@dataclass
-class Runner:
-    workspace: Path
-    action_path: Path
-    temp: Path
-    fake_bin: Path
-    env: dict[str, str]
-    path: list[str] = field(default_factory=list)  # what GITHUB_PATH added, newest first
-
-    def run(
-        self,
-        event_name: str,
-        event: dict,
-        inputs: dict[str, str],
-        steps: list[dict] | None = None,
-        base_ref: str = "",
-        gh_comments: list | None = None,
-    ) -> Run:
-        defaults = {name: spec.get("default", "") for name, spec in ACTION["inputs"].items()}
-        github = {
-            "event_name": event_name,
-            "event": event,
-            "base_ref": base_ref,
-            "repository": REPOSITORY,
-            "token": "ghs_test",
-            "action_path": str(self.action_path),
-            "workspace": str(self.workspace),
-        }
-        context: dict = {"github": github, "steps": {}}
-        context["inputs"] = {name: substitute(value, context) for name, value in {**defaults, **inputs}.items()}
-        summary = self.temp / "summary.md"
-        summary.write_text("")
-        gh_log = self.temp / "gh.log"
-        gh_log.write_text("")
-        event_file = self.temp / "event.json"
-        event_file.write_text(json.dumps(event))
-        log, ran, exit_code = [], [], 0
-        for index, step in enumerate(STEPS[2:] if steps is None else steps):  # Python and install ran for the module
-            if "if" in step and not evaluate(step["if"], context):
-                continue
-            if "uses" in step:  # actions/setup-python: the runner's Python (fake-bin/python3) stands in for it
-                assert step["uses"].startswith("actions/setup-python@"), step
-                ran.append(step["name"])
-                continue
-            output_file = self.temp / f"output-{index}"
-            path_file = self.temp / f"path-{index}"
-            output_file.write_text("")
-            path_file.write_text("")
-            env = {
-                **self.env,
-                **{name: substitute(value, context) for name, value in step.get("env", {}).items()},
-                "PATH": os.pathsep.join([*self.path, str(self.fake_bin), self.env["PATH"]]),
-                "GITHUB_OUTPUT": str(output_file),
-                "GITHUB_PATH": str(path_file),
-                "GITHUB_STEP_SUMMARY": str(summary),
-                "GITHUB_WORKSPACE": str(self.workspace),
-                "GITHUB_ACTION_PATH": str(self.action_path),
-                "GITHUB_REPOSITORY": REPOSITORY,
-                "GITHUB_EVENT_NAME": event_name,
-                "GITHUB_EVENT_PATH": str(event_file),
-                "GITHUB_BASE_REF": base_ref,
-                "RUNNER_TEMP": str(self.temp),
-                "FAKE_GH_LOG": str(gh_log),
-                "FAKE_GH_COMMENTS": json.dumps(gh_comments or []),
-                "CI": "true",
-                "GITHUB_ACTIONS": "true",
-            }
-            assert step["shell"] == "bash"
-            script = self.temp / f"step-{index}.sh"
-            script.write_text(substitute(step["run"], context))
-            done = subprocess.run(
-                ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
-                cwd=self.workspace,
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=900,
-            )
-            ran.append(step["name"])
-            log.append(done.stdout + done.stderr)
-            outputs = dict(line.split("=", 1) for line in output_file.read_text().splitlines() if "=" in line)
-            if "id" in step:
-                context["steps"][step["id"]] = {"outputs": outputs}
-            self.path = [line for line in reversed(path_file.read_text().splitlines())] + self.path
-            if done.returncode != 0:
-                exit_code = done.returncode
-                break
-        action_outputs = {name: substitute(spec["value"], context) for name, spec in ACTION["outputs"].items()}
-        calls = [json.loads(line) for line in gh_log.read_text().splitlines()]
-        return Run(exit_code, action_outputs, ran, "".join(log), summary.read_text(), calls)
-
-
-@pytest.fixture(scope="module")
-def runner(tmp_path_factory) -> Runner:
-    root = tmp_path_factory.mktemp("action")
-    action_path = root / "karpenter-gitops-action"
-    shutil.copytree(PROJECT, action_path, ignore=shutil.ignore_patterns(*LEFT_OUT))
-    fake_bin = root / "fake-bin"
-    fake_bin.mkdir()
-    (fake_bin / "gh").write_text(FAKE_GH.format(python=sys.executable))
-    (fake_bin / "gh").chmod(0o755)
-    (fake_bin / "python3").symlink_to(sys._base_executable)  # the runner's Python, not the test virtualenv's
-    temp = root / "runner-temp"
-    temp.mkdir()
-    env = {
-        "PATH": "/usr/local/bin:/usr/bin:/bin",
-        "HOME": str(root),
-        "LANG": "C.UTF-8",
-        "NO_COLOR": "1",
-        "PYTHONPATH": str(dependency_site(root / "dependencies")),
-        "PIP_NO_INDEX": "1",
-        "GIT_CONFIG_GLOBAL": str(root / "gitconfig"),
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "KARPENTER_GITOPS_AWS_DEADLINE": os.environ["KARPENTER_GITOPS_AWS_DEADLINE"],
-    }
-    (root / "gitconfig").write_text("[user]\n\tname = ci\n\temail = ci@example.com\n[init]\n\tdefaultBranch = main\n")
-    env_for_build = {
-        k: v for k, v in env.items() if k != "PIP_NO_INDEX"
-    }  # setuptools, the build back-end, comes from the index as for `make dist`
-    runner = Runner(root / "none", action_path, temp, fake_bin, env_for_build)
-    root.joinpath("none").mkdir()
-    installed = runner.run("pull_request", {}, {}, steps=STEPS[:2])
-    assert installed.exit_code == 0, installed.log[-3000:]
-    imported = subprocess.run(
-        [Path(runner.path[0]) / "python", "-c", "import karpenter_gitops; print(karpenter_gitops.__file__)"],
-        env=env,
-        cwd=temp,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    assert imported.startswith(str(temp / "karpenter-gitops" / "lib")), imported  # the installed copy, not this checkout
-    runner.env = env
-    return runner
-
-
-def _git(cwd: Path, *args: str, env: dict) -> None:
-    subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True)
 
 
 @pytest.fixture
 def repository(runner, tmp_path) -> Path:
     """A user's repository: `origin` holds main with a sound class; the pull request's branch is
     checked out in the workspace, shallow, as actions/checkout leaves it."""
-    env = {**runner.env}
-    seed = tmp_path / "seed"
-    (seed / "karpenter").mkdir(parents=True)
-    (seed / "karpenter" / "nodes.yaml").write_text(SOUND)
-    (seed / "README.md").write_text("infra\n")
-    _git(seed, "init", "-q", env=env)
-    _git(seed, "add", ".", env=env)
-    _git(seed, "commit", "-qm", "nodes", env=env)
-    _git(tmp_path, "clone", "-q", "--bare", str(seed), "origin.git", env=env)
-    workspace = tmp_path / "workspace"
-    _git(tmp_path, "clone", "-q", "--depth=1", f"file://{tmp_path / 'origin.git'}", str(workspace), env=env)
-    _git(workspace, "update-ref", "-d", "refs/remotes/origin/main", env=env)  # as a PR checkout: the base is not fetched
-    _git(workspace, "checkout", "-qb", "change", env=env)
-    runner.workspace = workspace
-    return workspace
+    return user_repository(runner, tmp_path, {"karpenter/nodes.yaml": SOUND, "README.md": "infra\n"})
 
 
 def _pull_request(head_repo: str = REPOSITORY) -> dict:
@@ -314,7 +40,7 @@ def _pull_request(head_repo: str = REPOSITORY) -> dict:
 
 def _change(workspace: Path, text: str, env: dict) -> None:
     (workspace / "karpenter" / "nodes.yaml").write_text(text)
-    _git(workspace, "commit", "-qam", "change the class", env=env)
+    git(workspace, "commit", "-qam", "change the class", env=env)
 
 
 def test_a_broken_change_is_annotated_previewed_commented_and_fails(runner, repository):
@@ -333,8 +59,14 @@ def test_a_broken_change_is_annotated_previewed_commented_and_fails(runner, repo
     assert comment.startswith(MARKER + "\n### Karpenter preview: :x:")
     assert "Traceback" not in run.log
     assert run.gh_calls == [
-        {"method": "GET", "endpoint": f"repos/{REPOSITORY}/issues/7/comments", "body": None, "token": "ghs_test"},
-        {"method": "POST", "endpoint": f"repos/{REPOSITORY}/issues/7/comments", "body": comment, "token": "ghs_test"},
+        {"method": "GET", "endpoint": f"repos/{REPOSITORY}/issues/7/comments", "body": None, "fields": {}, "token": "ghs_test"},
+        {
+            "method": "POST",
+            "endpoint": f"repos/{REPOSITORY}/issues/7/comments",
+            "body": comment,
+            "fields": {},
+            "token": "ghs_test",
+        },
     ]
     assert run.outputs["comment-id"] == "4242"
     assert comment in run.summary
@@ -381,50 +113,108 @@ def test_the_job_summary_holds_only_the_comment_preview_rendered(runner, reposit
     assert "evil.example" not in run.summary and run.gh_calls == []
 
 
-def test_a_workflow_run_job_posts_the_comment_a_forks_run_made(runner, tmp_path):
-    """The fork-safe pair: the pull_request run uploads comment-dir, a workflow_run job downloads it
-    and posts it with a write token, installing and running nothing of the pull request's."""
-    runner.workspace = tmp_path
-    made = tmp_path / "preview"
+HEAD_SHA = "9f" * 20
+
+
+def _artifact(directory: Path, comment: str, number: str = "7") -> Path:
+    made = directory / "preview"
     made.mkdir()
-    (made / "comment.md").write_text(f"{MARKER}\n### Karpenter preview: :x: 1 blocking problem(s)\n")
-    (made / "pull-request").write_text("7\n")
-    event = {"workflow_run": {"head_repository": {"full_name": "someone/infra"}}}
-    run = runner.run("workflow_run", event, {"comment-from": "preview"}, steps=STEPS)
+    (made / "comment.md").write_text(comment)
+    (made / "pull-request").write_text(number + "\n")
+    return made
+
+
+def _workflow_run(pull_requests: list, head_owner: str = "someone") -> dict:
+    return {
+        "workflow_run": {
+            "event": "pull_request",
+            "head_sha": HEAD_SHA,
+            "head_branch": "fix-pools",
+            "head_repository": {"full_name": f"{head_owner}/infra", "owner": {"login": head_owner}},
+            "pull_requests": pull_requests,
+        }
+    }
+
+
+def _pull(number: int, sha: str = HEAD_SHA, label: str = "someone:fix-pools") -> dict:
+    return {"number": number, "head": {"sha": sha, "label": label}}
+
+
+def test_a_workflow_run_job_posts_a_forks_comment_on_the_pull_request_of_the_runs_head_commit(runner, tmp_path):
+    """The fork-safe pair: the pull_request run uploads comment-dir, a workflow_run job downloads it and
+    posts it with a write token, installing and running nothing of the pull request's. GitHub lists no
+    pull request on a fork's run: the open ones from its branch are asked, and the one at the run's head
+    commit gets the comment, whatever number the artifact (the fork's to write) names."""
+    runner.workspace = tmp_path
+    made = _artifact(tmp_path, f"{MARKER}\n### Karpenter preview: :x: 1 blocking problem(s)\n", number="8")
+    pulls = [_pull(6, sha="1" * 40), _pull(7)]
+    run = runner.run("workflow_run", _workflow_run([]), {"comment-from": "preview"}, steps=STEPS, gh_pulls=pulls)
 
     assert run.exit_code == 0, run.log
     assert run.steps_run == [
         "Post or update the pull request comment",
         "Fail on findings (validate) or blocking problems (preview)",
     ]
-    assert [(c["method"], c["endpoint"], c["body"]) for c in run.gh_calls][1] == (
+    lookup, _, post = run.gh_calls
+    assert (lookup["endpoint"], lookup["fields"]) == (f"repos/{REPOSITORY}/pulls", {"state": "open", "head": "someone:fix-pools"})
+    assert (post["method"], post["endpoint"], post["body"]) == (
         "POST",
         f"repos/{REPOSITORY}/issues/7/comments",
         (made / "comment.md").read_text(),
     )
 
 
-@pytest.mark.parametrize(
-    ("comment", "number", "refusal"),
-    [
-        (f"{MARKER}\nhi\n", "7/../../pulls", "holds no pull request number"),
-        (
-            "LGTM\n(a maintainer's comment starts so: a fork's artifact must not pick what is edited)\n",
-            "7",
-            "is no karpenter-gitops preview",
-        ),
-    ],
-)
-def test_an_artifact_that_is_no_preview_is_refused(runner, tmp_path, comment, number, refusal):
+def test_a_same_repository_run_names_its_pull_request_in_the_event(runner, tmp_path):
     runner.workspace = tmp_path
-    made = tmp_path / "preview"
-    made.mkdir()
-    (made / "comment.md").write_text(comment)
-    (made / "pull-request").write_text(number + "\n")
-    run = runner.run("workflow_run", {}, {"comment-from": "preview"}, steps=STEPS, gh_comments=[{"id": 11, "body": "LGTM"}])
+    _artifact(tmp_path, f"{MARKER}\nhi\n", number="7/../../pulls")
+    event = _workflow_run([{"number": 12, "head": {"sha": HEAD_SHA}}], head_owner="acme")
+    run = runner.run("workflow_run", event, {"comment-from": "preview"}, steps=STEPS)
+
+    assert run.exit_code == 0, run.log
+    assert [(c["method"], c["endpoint"]) for c in run.gh_calls] == [
+        ("GET", f"repos/{REPOSITORY}/issues/12/comments"),
+        ("POST", f"repos/{REPOSITORY}/issues/12/comments"),
+    ]
+
+
+def test_no_open_pull_request_at_the_runs_head_commit_posts_nothing(runner, tmp_path):
+    """The branch moved on (or the pull request closed) since the run: its comment belongs nowhere now."""
+    runner.workspace = tmp_path
+    _artifact(tmp_path, f"{MARKER}\nhi\n")
+    run = runner.run(
+        "workflow_run", _workflow_run([]), {"comment-from": "preview"}, steps=STEPS, gh_pulls=[_pull(7, sha="2" * 40)]
+    )
+
+    assert run.exit_code == 0, run.log
+    assert f"no open pull request has the run's head commit {HEAD_SHA}" in run.log
+    assert [c["method"] for c in run.gh_calls] == ["GET"]
+
+
+def test_comment_from_outside_a_workflow_run_job_is_refused(runner, tmp_path):
+    runner.workspace = tmp_path
+    _artifact(tmp_path, f"{MARKER}\nhi\n")
+    run = runner.run("push", {}, {"comment-from": "preview"}, steps=STEPS)
 
     assert run.exit_code == 2
-    assert refusal in run.log and run.gh_calls == []
+    assert "comment-from runs in a workflow_run job" in run.log and run.gh_calls == []
+
+
+def test_an_artifact_that_is_no_preview_is_refused(runner, tmp_path):
+    """A maintainer's comment starts so too: a fork's artifact must not pick what is edited."""
+    runner.workspace = tmp_path
+    _artifact(tmp_path, "LGTM\n")
+    run = runner.run(
+        "workflow_run",
+        _workflow_run([]),
+        {"comment-from": "preview"},
+        steps=STEPS,
+        gh_comments=[{"id": 11, "body": "LGTM"}],
+        gh_pulls=[_pull(7)],
+    )
+
+    assert run.exit_code == 2
+    assert "is no karpenter-gitops preview" in run.log
+    assert [c["method"] for c in run.gh_calls] == ["GET"]  # the pull request looked up; nothing edited
 
 
 @pytest.mark.parametrize(
@@ -466,3 +256,5 @@ def test_the_action_asks_for_no_more_than_it_needs():
     for step in STEPS:
         assert "${{" not in step.get("run", ""), step["name"]
     assert ACTION["runs"]["using"] == "composite"
+    for step in STEPS:  # a tag can be moved to other code; a commit cannot
+        assert re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40}", step.get("uses", "a/b@" + "0" * 40)), step["name"]
