@@ -14,6 +14,7 @@ import pulumi_kubernetes as k8s
 from karpenter_gitops.core.model import EC2NODECLASS, EC2NODECLASS_API
 from karpenter_gitops_pulumi import manifests
 from karpenter_gitops_pulumi.errors import one_line_errors
+from karpenter_gitops_pulumi.identity import with_the_other_forms_alias
 from karpenter_gitops_pulumi.reconciliation import Reconciliation
 
 # Written by the Karpenter controller, never by us (``pkg/controllers/nodeclass/`` of
@@ -117,7 +118,7 @@ class NodeClass(pulumi.ComponentResource):
 
     @one_line_errors
     def __init__(self, name: str, args: NodeClassArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__("karpenter-gitops:index:NodeClass", name, None, opts)
+        super().__init__("karpenter-gitops:index:NodeClass", name, None, with_the_other_forms_alias(opts))
         child = pulumi.ResourceOptions(parent=self)
         profile = self._node_role(name, child) if args.get("create_node_role") else None
         spec = manifests.node_class_spec(args["spec"], profile.name if profile else None)

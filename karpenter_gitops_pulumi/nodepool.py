@@ -8,6 +8,7 @@ import pulumi_kubernetes as k8s
 from karpenter_gitops.core.model import NODEPOOL, NODEPOOL_API
 from karpenter_gitops_pulumi import manifests
 from karpenter_gitops_pulumi.errors import one_line_errors
+from karpenter_gitops_pulumi.identity import with_the_other_forms_alias
 from karpenter_gitops_pulumi.nodeclass import NodeClass, kept_secret
 
 # Written by Karpenter's core controller; never diffed (see nodeclass.CONTROLLER_OWNED).
@@ -41,7 +42,7 @@ class NodePool(pulumi.ComponentResource):
 
     @one_line_errors
     def __init__(self, name: str, args: NodePoolArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__("karpenter-gitops:index:NodePool", name, None, opts)
+        super().__init__("karpenter-gitops:index:NodePool", name, None, with_the_other_forms_alias(opts))
         node_class = args["node_class"]
         k8s.apiextensions.CustomResource(
             f"{name}-nodepool",

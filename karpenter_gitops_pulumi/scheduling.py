@@ -19,6 +19,7 @@ import pulumi_kubernetes as k8s
 from karpenter_gitops.app import stack
 from karpenter_gitops.core.model import CAPACITYBUFFER, CAPACITYBUFFER_API, NODEOVERLAY, NODEOVERLAY_API, STACK_KEY
 from karpenter_gitops_pulumi.errors import one_line, one_line_errors, refuse_errors
+from karpenter_gitops_pulumi.identity import with_the_other_forms_alias
 from karpenter_gitops_pulumi.nodeclass import ClusterArgs, cluster_block, kept_secret
 
 # Written by Karpenter (the overlay's validation condition, the buffer's computed replicas), never by us.
@@ -104,7 +105,7 @@ class NodeOverlay(pulumi.ComponentResource):
 
     @one_line_errors
     def __init__(self, name: str, args: NodeOverlayArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__("karpenter-gitops:index:NodeOverlay", name, None, opts)
+        super().__init__("karpenter-gitops:index:NodeOverlay", name, None, with_the_other_forms_alias(opts))
         _apply(self, NODEOVERLAY, NODEOVERLAY_API, name, args)
         self.node_overlay_name = pulumi.Output.from_input(name)
         self.register_outputs({"nodeOverlayName": self.node_overlay_name})
@@ -120,7 +121,7 @@ class CapacityBuffer(pulumi.ComponentResource):
 
     @one_line_errors
     def __init__(self, name: str, args: CapacityBufferArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__("karpenter-gitops:index:CapacityBuffer", name, None, opts)
+        super().__init__("karpenter-gitops:index:CapacityBuffer", name, None, with_the_other_forms_alias(opts))
         metadata = _apply(self, CAPACITYBUFFER, CAPACITYBUFFER_API, name, args)
         self.capacity_buffer_name = pulumi.Output.from_input(metadata["name"])
         self.namespace = pulumi.Output.from_input(metadata.get("namespace"))

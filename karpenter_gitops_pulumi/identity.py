@@ -1,0 +1,35 @@
+"""One identity per Kubernetes object, whichever way a program declares it.
+
+A Pulumi resource is known by its URN, which holds the types of its parents: a class declared in code
+at the top of a program (``NodeClass("gpu", …)``) and the same class from the stack file (a child of
+``Fleet``) are two resources to the engine. Moving a class from one form to the other would then create
+the "new" one, which takes over the live object, and delete the "old" one, which deletes it: the live
+EC2NodeClass and NodePool vanish, and Karpenter drains their nodes. Each component therefore names the
+other form's URN as an alias; the engine carries the alias to the component's children, so the move is
+a no-op for the EC2NodeClass, the NodePool and the reconciliation alike.
+
+A component nested in a program's own component has a URN of that component's type too; the program
+names the alias itself (``aliases=[pulumi.Alias(parent=pulumi.ROOT_STACK_RESOURCE)]`` when it moved the
+component in from the top, as docs/guides/pulumi.md shows).
+"""
+
+from __future__ import annotations
+
+import pulumi
+
+FLEET_TYPE = "karpenter-gitops:index:Fleet"
+
+
+def with_the_other_forms_alias(opts: pulumi.ResourceOptions | None) -> pulumi.ResourceOptions:
+    """``opts`` with the alias of the other form: under a Fleet, the top of the program; at the top, a
+    Fleet's child (a URN holds its parents' types, not their names, so any Fleet's will do)."""
+    opts = opts or pulumi.ResourceOptions()
+    parent = opts.parent
+    if parent is not None and parent.pulumi_resource_type != FLEET_TYPE:
+        return opts  # nested in the program's own component: its alias is the program's to give
+    if parent is None:
+        fleet = f"urn:pulumi:{pulumi.get_stack()}::{pulumi.get_project()}::{FLEET_TYPE}::{pulumi.get_stack()}"
+        alias = pulumi.Alias(parent=fleet)
+    else:
+        alias = pulumi.Alias(parent=pulumi.ROOT_STACK_RESOURCE)
+    return pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(aliases=[alias]))
