@@ -91,9 +91,11 @@ def preview_sources(
         except (kube.ClusterUnavailable, kube.Forbidden) as error:  # the comment still helps without its node counts
             impact_note = f"cluster not read: {error}"
     base_plan, head_plan = (plan(base), plan(head.inputs)) if plan else (None, None)
-    cost = None
+    cost = cost_note = None
     if forecast and base_plan and head_plan:
         cost = CostComparison(forecast(base, base_plan), forecast(head.inputs, head_plan))
+    elif head.workload_paths and plan is None:
+        cost_note = "an offline preview reads no prices; add --embedded-aws or --reconcile to forecast the stack's workloads"
     return Preview.build(
         base_ref,
         base,
@@ -106,4 +108,5 @@ def preview_sources(
         pulumi=pulumi,
         notes=(*head.inputs.notes, *(cluster_state.notes if cluster_state else ())),
         cost=cost,
+        cost_note=cost_note,
     )
