@@ -6,6 +6,7 @@ credentials: the node counts come from a snapshot file."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 
@@ -74,8 +75,6 @@ def test_json_carries_the_same_change(repository):
     code, out, _ = karpenter_gitops(
         repository, "preview", "karpenter", "--base", "HEAD~1", "--embedded-aws", "--workloads", "apps", "--format", "json"
     )
-    import json
-
     cost = json.loads(out)["cost"]
     assert cost["unknown"] is None and cost["monthlyChange"]["low"] > 0 and cost["monthlyChange"]["percentLow"] > 0
     assert [p["nodePool"] for p in cost["nodePools"] if p["changed"]] == ["general"]

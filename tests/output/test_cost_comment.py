@@ -19,6 +19,7 @@ from karpenter_gitops.core.requirements import Requirement
 from karpenter_gitops.judge import validate
 from karpenter_gitops.karpenter.scheduling import simulate
 from karpenter_gitops.karpenter.scheduling.launch import Launch
+from karpenter_gitops.load.workloads import Workloads
 from karpenter_gitops.output import pr_comment
 
 
@@ -34,13 +35,7 @@ BATCH_POOL = pool("batch", *on_demand(only("m5.large")))
 
 def forecast_of(*pools, workloads=WEB) -> WorkloadForecast:
     prices = Prices("us-west-2", PRICES, frozenset(PRICES), on_demand_prices("us-west-2"))
-    return WorkloadForecast(_workloads(workloads), simulate(world(workloads, *pools)), prices, sources=("workloads/",))
-
-
-def _workloads(pods_):
-    from karpenter_gitops.load.workloads import Workloads
-
-    return Workloads(tuple(pods_))
+    return WorkloadForecast(Workloads(tuple(workloads)), simulate(world(workloads, *pools)), prices, sources=("workloads/",))
 
 
 def cost_part(comparison: CostComparison) -> str:
