@@ -22,7 +22,7 @@ from kubernetes import config as kube_config
 from kubernetes.client.exceptions import ApiException
 
 from karpenter_gitops.core import yaml_reader
-from karpenter_gitops.core.cluster import FleetNode, fleet_from
+from karpenter_gitops.core.cluster import ClusterState
 from karpenter_gitops.core.errors import InputError
 
 TIMEOUT_SECONDS = 10
@@ -173,12 +173,12 @@ def _not_served(api: client.ApiClient, resource: tuple[str, str, str]) -> bool:
 
 @dataclass(frozen=True)
 class LiveCluster:
-    """What verify compares: Karpenter's objects as stored, their CRDs' schemas, and the fleet."""
+    """What verify compares: Karpenter's objects as stored, their CRDs' schemas, and the NodeClaims and Nodes."""
 
     host: str
     objects: Mapping[tuple[str, str], Mapping[str, Any]]  # (kind, name) → the stored object
     schemas: Mapping[str, Mapping[str, Any]]  # kind → the served version's openAPIV3Schema, when readable
-    fleet: tuple[FleetNode, ...]
+    state: ClusterState
 
 
 _KINDS = {EC2NODECLASSES: "EC2NodeClass", NODEPOOLS: "NodePool", NODEOVERLAYS: "NodeOverlay"}
@@ -192,7 +192,7 @@ def read_cluster(kubeconfig: Path | None, context: str | None = None) -> LiveClu
             for item in _pages(api, resource, missing_ok=resource is NODEOVERLAYS):
                 metadata = item.get("metadata") if isinstance(item.get("metadata"), Mapping) else {}
                 objects[(kind, str(metadata.get("name", "")))] = item
-        return LiveCluster(api.configuration.host, objects, _schemas(api), _fleet(api))
+        return LiveCluster(api.configuration.host, objects, _schemas(api), _state(api))
 
 
 def _read_crd(api: client.ApiClient, name: str) -> Any:
@@ -220,27 +220,12 @@ def _schemas(api: client.ApiClient) -> dict[str, Mapping[str, Any]]:
     return found
 
 
-def _fleet(api: client.ApiClient) -> tuple[FleetNode, ...]:
-    """NodeClaims joined with their Nodes' labels; only the fields compared are kept from each page."""
-    claims = [_claim_summary(item) for item in _pages(api, NODECLAIMS)]
-    wanted = {(claim.get("status") or {}).get("nodeName") for claim in claims} - {None, ""}
-    node_labels = {}
-    for node in _pages(api, NODES):
-        metadata = node.get("metadata") if isinstance(node.get("metadata"), Mapping) else {}
-        if metadata.get("name") in wanted:
-            node_labels[metadata["name"]] = metadata.get("labels") or {}
-    return fleet_from(claims, node_labels)
+def _state(api: client.ApiClient) -> ClusterState:
+    """The NodeClaims and the Nodes they became, a page at a time: only the fields counted are kept."""
+    return ClusterState.of(_pages(api, NODECLAIMS), _pages(api, NODES))
 
 
-def _claim_summary(claim: Mapping[str, Any]) -> dict[str, Any]:
-    metadata, status = (value if isinstance(value, Mapping) else {} for value in (claim.get("metadata"), claim.get("status")))
-    return {
-        "metadata": {"name": metadata.get("name"), "labels": metadata.get("labels") or {}},
-        "status": {"nodeName": status.get("nodeName"), "imageID": status.get("imageID")},
-    }
-
-
-def read_fleet(kubeconfig: Path, context: str | None = None) -> tuple[FleetNode, ...]:
-    """Every NodeClaim of the cluster with its Node's labels."""
+def read_state(kubeconfig: Path, context: str | None = None) -> ClusterState:
+    """Every NodeClaim of the cluster and the Node it became."""
     with api_client(kubeconfig, context) as api:
-        return _fleet(api)
+        return _state(api)

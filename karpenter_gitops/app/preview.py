@@ -18,6 +18,7 @@ from karpenter_gitops.app.sources import Sources
 from karpenter_gitops.app.validate import waivers_for
 from karpenter_gitops.app.workload_forecast import WorkloadForecast
 from karpenter_gitops.core import versions
+from karpenter_gitops.core.cluster import ClusterState
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.inputs import Inputs
 from karpenter_gitops.judge import validate
@@ -73,24 +74,28 @@ def preview_sources(
     *,
     plan: Callable[[Inputs], Plan] | None = None,
     kubeconfig: Path | None = None,
+    cluster_state: ClusterState | None = None,
     pulumi: pulumi_events.PulumiPreview | None = None,
     forecast: Callable[[Inputs, Plan], WorkloadForecast] | None = None,
 ) -> Preview:
-    """Compare ``head`` with ``base_ref``; ``plan`` reconciles both sides, ``kubeconfig`` counts drifting nodes,
-    ``forecast`` (with ``plan``) forecasts the same workloads on both sides and compares their cost."""
+    """Compare ``head`` with ``base_ref``; ``plan`` reconciles both sides, the cluster read with ``kubeconfig`` (or
+    its snapshot, ``cluster_state``) counts drifting nodes, ``forecast`` (with ``plan``) forecasts the same
+    workloads on both sides and compares their cost."""
     base = load_base(base_ref, head_paths, head.release).with_gates(head.feature_gates)
-    fleet, impact_note = None, None
+    fleet, impact_note = cluster_state.fleet if cluster_state else None, None
     if kubeconfig:
         from karpenter_gitops.adapters import kube
 
         try:
-            fleet = kube.read_fleet(kubeconfig)
+            fleet = kube.read_state(kubeconfig).fleet
         except (kube.ClusterUnavailable, kube.Forbidden) as error:  # the comment still helps without its node counts
             impact_note = f"cluster not read: {error}"
     base_plan, head_plan = (plan(base), plan(head.inputs)) if plan else (None, None)
-    cost = None
+    cost = cost_note = None
     if forecast and base_plan and head_plan:
         cost = CostComparison(forecast(base, base_plan), forecast(head.inputs, head_plan))
+    elif head.workload_paths and plan is None:
+        cost_note = "an offline preview reads no prices; add --embedded-aws or --reconcile to forecast the stack's workloads"
     return Preview.build(
         base_ref,
         base,
@@ -101,6 +106,7 @@ def preview_sources(
         base_plan=base_plan,
         impact_note=impact_note,
         pulumi=pulumi,
-        notes=head.inputs.notes,
+        notes=(*head.inputs.notes, *(cluster_state.notes if cluster_state else ())),
         cost=cost,
+        cost_note=cost_note,
     )

@@ -157,6 +157,7 @@ class Preview:
     notes: tuple[str, ...] = ()
     changes: tuple[ObjectChange, ...] = field(default=())
     cost: CostComparison | None = None  # the workloads' forecast on both sides (``--workloads``)
+    cost_note: str | None = None  # why there is no cost although workloads were named (an offline preview)
 
     @classmethod
     def build(cls, base_label: str, base: Inputs, head: Inputs, validation: Report, forecast: Forecast | None, **rest) -> Preview:
@@ -281,4 +282,5 @@ class Preview:
             "transient": list(self.transient),
             "notes": list(self.notes),
             **({"cost": self.cost.to_json()} if self.cost else {}),
+            **({"costNote": self.cost_note} if self.cost_note else {}),
         }

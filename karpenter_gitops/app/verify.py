@@ -13,16 +13,17 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from karpenter_gitops.adapters import kube
+from karpenter_gitops.adapters import atomic, kube
 from karpenter_gitops.app.sources import Sources
 from karpenter_gitops.app.workload_forecast import WorkloadForecast
-from karpenter_gitops.core.cluster import FleetNode
+from karpenter_gitops.core.cluster import ClusterState, FleetNode
+from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.inputs import Inputs
 from karpenter_gitops.core.model import EC2NODECLASS, NAMESPACED, NODEOVERLAY
 from karpenter_gitops.karpenter.scheduling.launched import PoolLaunch, launched
 from karpenter_gitops.karpenter.status import verification as compare
 from karpenter_gitops.karpenter.status.prediction import Plan
-from karpenter_gitops.output.manifests import manifest
+from karpenter_gitops.output.manifests import manifest, to_yaml
 from karpenter_gitops.rules.crd.openapi import as_stored
 
 POLL_SECONDS = 2.0
@@ -37,9 +38,12 @@ def verify_sources(
     wait_seconds: float = 60.0,
     progress: Callable[[str], None] | None = None,
     forecast: Callable[[Inputs, Plan], WorkloadForecast] | None = None,
+    write_cluster_state: Path | None = None,
 ) -> compare.Verification:
     """Compare the cluster with ``sources`` (drift) and, with ``plan``, with its prediction (conditions, nodes);
-    with ``forecast`` (the workloads'), list the NodeClaims launched beside the forecast per NodePool."""
+    with ``forecast`` (the workloads'), list the NodeClaims launched beside the forecast per NodePool. With
+    ``write_cluster_state``, the NodeClaims and Nodes read are saved there as a snapshot ``preview
+    --cluster-state`` reads, for a later job that has no cluster credentials."""
     say = progress or (lambda _message: None)
     inputs = sources.inputs
     planned = None
@@ -64,6 +68,8 @@ def verify_sources(
             break
         say(f"waiting for Karpenter to reconcile {', '.join(waiting)}")
         time.sleep(POLL_SECONDS)
+    if write_cluster_state is not None:
+        _save(live.state, write_cluster_state)
 
     differences: list[compare.Difference] = []
     checked: dict[str, int] = {}
@@ -89,9 +95,9 @@ def verify_sources(
             stored = live.objects.get((NODEOVERLAY, name))
             if stored is not None and compare.has_conditions(stored):  # none yet: Karpenter has not reconciled it
                 differences += compare.conditions(f"{NODEOVERLAY}/{name}", overlays.predicted(name), stored)
-        differences += compare.nodes(planned.node_pools, live.fleet)
-        checked["NodeClaim"] = len(live.fleet)
-    launches = _launches(inputs, planned, forecast, live.fleet, notes, say) if forecast is not None else None
+        differences += compare.nodes(planned.node_pools, live.state.fleet)
+        checked["NodeClaim"] = len(live.state.fleet)
+    launches = _launches(inputs, planned, forecast, live.state.fleet, notes, say) if forecast is not None else None
     ours = {(obj.kind, obj.name) for obj in inputs.objects}
     return compare.Verification(
         cluster=live.host,
@@ -102,6 +108,13 @@ def verify_sources(
         notes=tuple(notes),
         launched=launches,
     )
+
+
+def _save(state: ClusterState, path: Path) -> None:
+    try:
+        atomic.write_file(path, to_yaml(state.to_list()))
+    except OSError as error:
+        raise InputError(f"cannot write the cluster state: {error.strerror or error}", str(path)) from None
 
 
 def _launches(

@@ -17,6 +17,7 @@ from karpenter_gitops.app.sources import read_policy_file
 from karpenter_gitops.cli import options
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.outcome import Outcome
+from karpenter_gitops.load import cluster_state as cluster_state_file
 from karpenter_gitops.load.stacks import stack_file
 from karpenter_gitops.output import DEFAULT_BUDGET, pr_comment
 from karpenter_gitops.output.escape import visible
@@ -44,6 +45,13 @@ from karpenter_gitops.output.terminal import waiting
 )
 @click.option(
     "--kubeconfig", type=click.Path(path_type=Path), metavar="FILE", help="Read NodeClaims and Nodes to count drifting nodes."
+)
+@click.option(
+    "--cluster-state",
+    type=click.Path(path_type=Path),
+    metavar="FILE",
+    help="Count drifting nodes from a snapshot instead of the cluster: `kubectl get nodeclaims,nodes -o yaml` "
+    "output, or what `verify --write-cluster-state` wrote.",
 )
 @click.option("--pulumi-json", type=click.Path(path_type=Path), metavar="FILE", help="Fold in `pulumi preview --json` output.")
 @click.option(
@@ -80,6 +88,7 @@ def preview_command(
     budget,
     full_report,
     kubeconfig,
+    cluster_state,
     pulumi_json,
     pulumi_events,
     workload_paths,
@@ -103,6 +112,8 @@ def preview_command(
     standard input, as for validate; a head holding no Karpenter object is refused (exit 2) unless
     --allow-empty (a change that removes every object).
     """
+    if kubeconfig and cluster_state:
+        raise click.UsageError("--kubeconfig reads the cluster, --cluster-state a snapshot of it: give one")
     if picture and not (workload_paths or stacks):
         raise click.UsageError("--picture draws the forecast: give --workloads too")
     if picture and options.is_fleet(stacks, all_stacks):
@@ -110,6 +121,7 @@ def preview_command(
     if workload_paths and not (reconcile_ or embedded_aws):
         raise click.UsageError("--workloads forecasts against AWS's catalogue and prices: add --reconcile or --embedded-aws")
     pulumi = pulumi_preview(pulumi_json, pulumi_events)
+    snapshot = cluster_state_file.read(cluster_state) if cluster_state else None
     house = read_policy_file(policy_file) if policy_file else None
     asks_aws = reconcile_ or embedded_aws
     stdin = functools.cache(lambda: sys.stdin.read())  # read once, whichever stack asks first
@@ -128,7 +140,9 @@ def preview_command(
                 if forecast_paths:
                     workloads = read_workloads(forecast_paths, kube or target.world_kubernetes, stdin)
                     forecast = forecaster(target, head.release, workloads, forecast_paths, cache_dir=cache_dir)
-            return preview_sources(head, base_ref, paths, plan=plan, kubeconfig=kubeconfig, pulumi=pulumi, forecast=forecast)
+            return preview_sources(
+                head, base_ref, paths, plan=plan, kubeconfig=kubeconfig, cluster_state=snapshot, pulumi=pulumi, forecast=forecast
+            )
 
         if options.is_fleet(stacks, all_stacks):
             return _fleet(

@@ -54,6 +54,13 @@ from karpenter_gitops.output.terminal import waiting
     help="List the NodeClaims Karpenter launched beside the forecast for these workloads (files, directories, - for "
     "stdin; default: the stack's karpenter-gitops:workloads).",
 )
+@click.option(
+    "--write-cluster-state",
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="FILE",
+    help="Also save the NodeClaims and Nodes read, as `kubectl get nodeclaims,nodes -o yaml` would: a later job "
+    "without cluster credentials passes it to `preview --cluster-state`.",
+)
 @options.aws
 @options.cache_dir
 @options.karpenter
@@ -66,6 +73,7 @@ def verify_command(
     wait_seconds,
     predict,
     workload_paths,
+    write_cluster_state,
     embedded_aws,
     aws_fixture,
     kubernetes,
@@ -105,7 +113,14 @@ def verify_command(
                 if workloads is not None:
                     forecast = forecaster(target, sources.release, workloads, workload_paths, cache_dir=cache_dir)
             verification = verify_sources(
-                sources, kubeconfig, context, plan=plan, wait_seconds=wait_seconds, progress=progress, forecast=forecast
+                sources,
+                kubeconfig,
+                context,
+                plan=plan,
+                wait_seconds=wait_seconds,
+                progress=progress,
+                forecast=forecast,
+                write_cluster_state=write_cluster_state,
             )
     except (kube.ClusterUnavailable, TransientAWSError) as error:
         click.echo(f"karpenter-gitops: cannot verify now: {visible(error)}", err=True)

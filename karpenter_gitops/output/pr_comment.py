@@ -116,7 +116,9 @@ def _summary(preview: Preview, quoted: OutsideText, listed: int | None) -> str:
     lines.extend(_more(len(choices), len(_cap(choices, listed))))
     lines.append(f"**Node impact**: {_impact_line(preview, quoted, listed)}")
     if preview.cost:
-        lines.append(f"**Cost** of the workloads ({preview.cost.head.pods} pod(s)): {quoted.prose(cost_text.summary(preview.cost))}.")
+        lines.append(f"**Monthly cost** of the workloads ({preview.cost.head.pods} pod(s)): {quoted.prose(cost_text.total(preview.cost))}.")
+    elif preview.cost_note:
+        lines.append(f"**Monthly cost**: not known: {quoted.prose(preview.cost_note)}.")
     if preview.pulumi:
         counts = preview.pulumi.counts
         lines.append("**Pulumi**: " + ", ".join(f"{n} to {op}" for op, n in counts.items()) + ".")
@@ -212,34 +214,27 @@ def _impact_section(preview: Preview, full: bool, quoted: OutsideText) -> str:
 
 
 def _cost_section(preview: Preview, full: bool, quoted: OutsideText) -> str:
-    """Per NodePool whose NodeClaims change: base and head, the change per hour and month; the chart; where prices come from."""
+    """The total monthly change first; then per NodePool that changes, its monthly cost on each side and the
+    change, and the chart; how every figure is made, folded; the pods the head cannot schedule."""
     cost = preview.cost
     if cost is None:
         return ""
     head = cost.head
-    lines = ["", f"#### Cost forecast: {head.pods} pod(s) from {quoted.prose(', '.join(head.sources))}"]
+    lines = ["", f"#### Cost forecast: {head.pods} pod(s) from {quoted.prose(', '.join(head.sources))}", ""]
+    lines.append(f"**Monthly cost**: {quoted.prose(cost_text.total(cost))}.")
     if head.forecast is None or cost.base.forecast is None:
-        why = head.unavailable or cost.base.unavailable or "nothing to simulate"
-        return "\n".join([*lines, f"No forecast: {quoted.prose(why)}."]) + "\n"
-    changed = [p for p in cost.pools if p.changed]
+        return "\n".join(lines) + "\n"
+    changed = cost.changed
     if changed:
-        lines += _table(["NodePool", "base", "head", "change"], changed, full, lambda p: [
+        lines += ["", *_table(["NodePool", "base, monthly", "head, monthly", "change"], changed, full, lambda p: [
             quoted.code(p.node_pool, cell=True),
-            *(quoted.prose(text, cell=True) for text in (cost_text.describe(p.base), cost_text.describe(p.head), cost_text.delta_text(p)))])
-    else:
-        lines.append("The change moves no pod: every NodePool launches the same NodeClaims.")
-    limits = [(p.node_pool, row) for p in cost.pools if (row := cost_text.limit_row(p))]
-    if limits:
-        lines += ["", "What each limited NodePool costs at its limits, on its cheapest and its dearest compatible type:", ""]
-        lines += _table(["NodePool", "base", "head"], limits, full, lambda limit: [
-            quoted.code(limit[0], cell=True), quoted.prose(limit[1][0], cell=True), quoted.prose(limit[1][1], cell=True)])
-    lines += ["", cost_text.mermaid(cost), ""]
-    if head.prices:
-        lines.append(f"Prices: {quoted.prose(head.prices.summary)}.")
-    approximated = head.forecast.approximated
-    if approximated:
-        lines.append("Approximated: " + "; ".join(f"{quoted.code(a.workload)} ({quoted.prose(', '.join(a.reasons))})"
-                                                  for a in _cap(approximated, None if full else TABLE_ROWS)) + ".")
+            *(quoted.prose(text, cell=True) for text in (cost_text.side_cell(p, p.base), cost_text.side_cell(p, p.head),
+                                                          cost_text.change_cell(p)))])]
+        if cost.monthly is not None:  # a bar for a NodeClaim without a price would draw it as free
+            lines += ["", cost_text.mermaid(cost)]
+    limits = [(p.node_pool, row) for p in cost.pools if (row := cost_text.limit_row(p)) and row[0] != "unchanged"]
+    if changed or limits:
+        lines += _cost_details(preview, changed, limits, full, quoted)
     unschedulable = head.forecast.unschedulable
     if unschedulable:
         lines += ["", f"Pods the head cannot schedule ({sum(len(u.pods) for u in unschedulable)}):"]
@@ -247,6 +242,31 @@ def _cost_section(preview: Preview, full: bool, quoted: OutsideText) -> str:
         lines += [f"- {quoted.code(u.workload)} × {len(u.pods)}: {quoted.prose(u.message)}" for u in shown]
         lines += _more(len(unschedulable), len(shown))
     return "\n".join(lines) + "\n"
+
+
+def _cost_details(preview: Preview, changed: Sequence, limits: Sequence, full: bool, quoted: OutsideText) -> list[str]:
+    """How the figures are made, folded: each changed NodePool's NodeClaims (types, counts, capacity types,
+    price sources), where prices come from, what on-demand and spot are taken to cost, what is approximated,
+    and what each NodePool whose limits changed costs at them."""
+    cost = preview.cost
+    base, head = cost.base, cost.head
+    rows = None if full else TABLE_ROWS
+    lines = ["", "<details><summary>How these figures are made</summary>", ""]
+    lines += [f"- {quoted.code(p.node_pool)}: base {quoted.prose(cost_text.claims(p.base, base))}; "
+              f"head {quoted.prose(cost_text.claims(p.head, head))}" for p in _cap(changed, rows)]
+    lines += _more(len(changed), len(_cap(changed, rows)))
+    if head.prices:
+        lines.append(f"- Prices: {quoted.prose(head.prices.summary)}.")
+    lines.append(f"- {cost_text.ASSUMPTIONS}")
+    approximated = head.forecast.approximated
+    if approximated:
+        lines.append("- Approximated: " + "; ".join(f"{quoted.code(a.workload)} ({quoted.prose(', '.join(a.reasons))})"
+                                                    for a in _cap(approximated, rows)) + ".")
+    if limits:
+        lines += ["", "What each NodePool whose limits changed costs at them, on its cheapest and its dearest compatible type:", ""]
+        lines += _table(["NodePool", "base", "head"], limits, full, lambda limit: [
+            quoted.code(limit[0], cell=True), quoted.prose(limit[1][0], cell=True), quoted.prose(limit[1][1], cell=True)])
+    return [*lines, "", "</details>"]
 
 
 def _ami(ami_id: str | None, names: Mapping[str, str], quoted: OutsideText) -> str:

@@ -46,7 +46,7 @@ def test_preview_with_workloads(base, capsys, snapshot, tmp_path, catalogue_cach
         "--full-report",
         str(tmp_path / "full.md"),
     )
-    summary = next(line for line in text.splitlines() if line.startswith("**Cost**"))
+    summary = next(line for line in text.splitlines() if line.startswith("**Monthly cost**"))
     section = text[text.index("#### Cost forecast") : text.index("#### Node impact")]
     assert masked(f"{summary}\n\n{section}", TMP=tmp_path, CACHE=catalogue_cache) == snapshot
 
@@ -103,3 +103,22 @@ def test_preview_forecasts_the_workloads_the_stack_file_names(base, capsys, tmp_
     ]
     main(argv)
     assert [p["nodePool"] for p in json.loads(capsys.readouterr().out)["cost"]["nodePools"]] == ["general", "gpu", "payments"]
+
+
+def test_an_offline_preview_of_a_stack_with_workloads_says_its_cost_is_not_known(base, capsys, tmp_path):
+    """No AWS, no prices: the comment says the cost is not known and how to get it, never a $0 forecast."""
+    import yaml
+
+    stack_file = yaml.safe_load(open("stacks/Pulumi.demo.yaml").read())
+    stack_file["config"]["karpenter-gitops:workloads"] = ["examples/workloads"]
+    named = tmp_path / "Pulumi.demo.yaml"
+    named.write_text(yaml.safe_dump(stack_file))
+    main(["preview", "--manifests", str(named), "--base", str(base)])
+    out = capsys.readouterr().out
+    assert (
+        "**Monthly cost**: not known: an offline preview reads no prices; add --embedded-aws or --reconcile to forecast "
+        "the stack's workloads." in out
+    )
+    assert "#### Cost forecast" not in out and "$0" not in out
+    main(["preview", "--manifests", str(named), "--base", str(base), "--format", "json"])
+    assert json.loads(capsys.readouterr().out)["costNote"].startswith("an offline preview reads no prices")

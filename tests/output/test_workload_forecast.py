@@ -14,7 +14,7 @@ from karpenter_gitops.core.requirements import Requirement
 from karpenter_gitops.karpenter.scheduling import simulate
 from karpenter_gitops.karpenter.scheduling.matching import Taint
 from karpenter_gitops.load.workloads import Workloads
-from karpenter_gitops.output.cost_text import limit_row, mermaid, sentence, signed, summary
+from karpenter_gitops.output.cost_text import change, change_cell, describe, limit_row, mermaid, per_month, total
 from karpenter_gitops.output.forecast_svg import PALETTE, SHOWN_NODES, colours, svg
 from karpenter_gitops.output.terminal import Terminal
 from karpenter_gitops.output.workload_forecast_text import print_forecast, zones
@@ -76,7 +76,7 @@ def test_zones_of_one_region_are_written_once():
 # --- base against head -----------------------------------------------------------------------------
 
 
-def test_a_change_of_type_is_one_sentence_per_pool_with_its_cost():
+def test_a_change_of_type_says_each_side_and_its_cost():
     base = forecast_of(pods(4, cpu="1"), pool("default", *on_demand(M5)))
     head = forecast_of(
         pods(4, cpu="1"), pool("default", *on_demand(Requirement("node.kubernetes.io/instance-type", "In", ("m5.xlarge",))))
@@ -84,12 +84,17 @@ def test_a_change_of_type_is_one_sentence_per_pool_with_its_cost():
     comparison = CostComparison(base, head)
     (row,) = comparison.pools
     assert row.changed
-    assert sentence(row) == "4 pod(s): 4 × m5.large ($0.3840/h) → 2 × m5.xlarge ($0.3840/h): +$0.0000/h, +$0.0000/month"
+    assert (describe(row.base), describe(row.head)) == ("4 × m5.large ($0.3840/h)", "2 × m5.xlarge ($0.3840/h)")
+    assert change_cell(row) == "$0 (0%)" and total(comparison) == "$0 (0%) — $280 → $280"
     assert comparison.newly_unschedulable == ()
 
 
-def test_signs_and_rounding_read_like_money():
-    assert signed(0.051, "h") == "+$0.0510/h" and signed(-37.23, "month") == "−$37/month" and signed(2.5, "h") == "+$2.50/h"
+def test_signs_rounding_and_shares_read_like_money():
+    assert change((10_300.0, 10_300.0), (11_534.0, 11_534.0)) == "+$1,234 (+12%)"
+    assert change((100.0, 100.0), (96.5, 96.5)) == "−$3.50 (−3.5%)"
+    assert change((0.0, 0.0), (730.0, 730.0)) == "+$730 (new)"
+    assert change((100.0, 200.0), (105.0, 260.0)) == "+$5.00 to +$60 (+5.0% to +30%)"
+    assert per_month((10_300.2, 10_300.4)) == "$10,300" and per_month((1.5, 2.25)) == "$1.50–$2.25"
 
 
 def test_pods_the_head_strands_are_the_blocking_part():
@@ -98,7 +103,7 @@ def test_pods_the_head_strands_are_the_blocking_part():
     comparison = CostComparison(base, head)
     ((workload, message, stranded),) = comparison.newly_unschedulable
     assert workload == "default/Deployment/web" and stranded == ("default/web-0", "default/web-1") and "taint" in message
-    assert summary(comparison) == "$0.1920/h → $0.0000/h: −$0.1920/h, −$140/month"
+    assert total(comparison) == "−$140 (−100%) — $140 → $0.00"
     tolerated = forecast_of(pods(2, cpu="1", tolerations=(tolerate("dedicated", "x"),)), pool("default", *on_demand(M5)))
     assert CostComparison(head, tolerated).newly_unschedulable == ()
 

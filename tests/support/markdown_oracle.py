@@ -92,7 +92,7 @@ HOSTILE_VALUE = st.builds(
 # Our own emphasis and emoji: bold labels of the summary, the verdict's icon, the scissors of a cut; an emoji
 # anywhere else (a value's ``:white_check_mark:`` in a sentence) is not ours.
 _OUR_EMOJI = re.compile(r"^(Karpenter (preview|verify): )(:x:|:white_check_mark:|:hourglass:) |^:scissors: ")
-_OUR_STRONG = {"Objects", "Predicted Ready", "AMIs", "First choice", "Node impact", "Cost", "Pulumi", "Notes"}
+_OUR_STRONG = {"Objects", "Predicted Ready", "AMIs", "First choice", "Node impact", "Monthly cost", "Pulumi", "Notes"}
 _OUR_HEADINGS = re.compile(
     r"(Karpenter (preview|verify): |Blocking errors \(\d+\)$|Node impact$|AMI changes$|Cost forecast: \d+ pod|Stack )"
 )

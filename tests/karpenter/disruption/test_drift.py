@@ -114,8 +114,8 @@ def test_unchanged_pools_are_not_in_the_forecast():
 # --- the Kubernetes adapter ------------------------------------------------------------------
 
 
-def test_read_fleet_joins_nodeclaims_with_node_labels(fake_cluster):
-    (fleet_node,) = kube.read_fleet(fake_cluster)
+def test_read_state_joins_nodeclaims_with_node_labels(fake_cluster):
+    (fleet_node,) = kube.read_state(fake_cluster).fleet
     assert fleet_node.name == "general-abc12" and fleet_node.node_pool == "general"
     assert fleet_node.instance_type == "m5.large" and fleet_node.image_id == "ami-0a23000000000a001"
     assert fleet_node.labels["kubernetes.io/arch"] == "amd64"
@@ -128,16 +128,16 @@ def test_unreachable_cluster_is_reported_not_raised_as_input_error(tmp_path):
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
         with pytest.raises(kube.ClusterUnavailable, match="cannot reach"):
-            kube.read_fleet(kubeconfig_for(tmp_path / "kubeconfig", f"http://127.0.0.1:{port}"))
+            kube.read_state(kubeconfig_for(tmp_path / "kubeconfig", f"http://127.0.0.1:{port}"))
 
 
 def test_unusable_kubeconfig_is_an_input_error(tmp_path):
     broken = tmp_path / "kubeconfig"
     broken.write_text("apiVersion: v1\nkind: Config\nclusters: []\n")
     with pytest.raises(InputError, match="unusable kubeconfig"):
-        kube.read_fleet(broken)
+        kube.read_state(broken)
     with pytest.raises(InputError, match="no such kubeconfig"):
-        kube.read_fleet(tmp_path / "missing")
+        kube.read_state(tmp_path / "missing")
 
 
 @pytest.mark.parametrize("text", ["just a line of text\n", "- a\n- list\n", ""])
@@ -145,7 +145,7 @@ def test_a_file_that_is_no_kubeconfig_says_so(tmp_path, text):
     path = tmp_path / "kubeconfig"
     path.write_text(text)
     with pytest.raises(InputError, match="not a kubeconfig: the file is not a YAML mapping"):
-        kube.read_fleet(path)
+        kube.read_state(path)
 
 
 def test_a_cluster_without_the_nodeoverlay_crd_is_read_without_overlays(fake_cluster, monkeypatch):
@@ -160,7 +160,7 @@ def test_a_cluster_without_the_nodeoverlay_crd_is_read_without_overlays(fake_clu
     }
     monkeypatch.setattr(FakeKubernetes, "routes", routes)
     live = kube.read_cluster(fake_cluster)
-    assert live.objects == {} and live.schemas == {} and [node.name for node in live.fleet] == ["general-abc12"]
+    assert live.objects == {} and live.schemas == {} and [node.name for node in live.state.fleet] == ["general-abc12"]
 
 
 def test_a_server_whose_pages_never_end_is_said_not_read_forever(fake_cluster, monkeypatch):
@@ -169,4 +169,4 @@ def test_a_server_whose_pages_never_end_is_said_not_read_forever(fake_cluster, m
     endless = {**NODECLAIMS, "metadata": {"continue": "the-same-page"}}
     monkeypatch.setattr(FakeKubernetes, "routes", {**FakeKubernetes.routes, "/apis/karpenter.sh/v1/nodeclaims": endless})
     with pytest.raises(kube.ClusterUnavailable, match="same continue token twice while listing nodeclaims: its pages never end"):
-        kube.read_fleet(fake_cluster)
+        kube.read_state(fake_cluster)
