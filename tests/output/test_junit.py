@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import PROJECT
+from support.ci_reports import assert_junit_counts_add_up
 
 from karpenter_gitops.core.findings import Finding, Severity
 from karpenter_gitops.judge.report import Report, Subject
@@ -34,19 +35,8 @@ def repository(tmp_path, monkeypatch) -> Path:
 def _junit(cli, *argv: str, stdin: str | None = None) -> tuple[int, ET.Element]:
     code, out, _ = cli("validate", *argv, "--format", "junit", stdin=stdin)
     root = ET.fromstring(out)
-    assert_counts_add_up(root)
+    assert_junit_counts_add_up(root)
     return code, root
-
-
-def assert_counts_add_up(root: ET.Element) -> None:
-    """Each suite's tests and failures are its cases and their failures; the root's, the sums of the suites'."""
-    assert root.tag == "testsuites"
-    for suite in root.iter("testsuite"):
-        cases = suite.findall("testcase")
-        assert int(suite.get("tests")) == len(cases)
-        assert int(suite.get("failures")) == sum(1 for case in cases if case.find("failure") is not None)
-    for count in ("tests", "failures"):
-        assert int(root.get(count)) == sum(int(suite.get(count)) for suite in root.iter("testsuite"))
 
 
 def _cases(root: ET.Element) -> dict[tuple[str, str], ET.Element]:
@@ -113,7 +103,7 @@ def test_findings_on_no_loaded_object_get_a_case_of_their_own():
     expired = Finding("policy/waiver-expired", Severity.ERROR, "Waiver", "gpu-*", "waivers[0]", "expired", file="w.yaml")
     report = Report((expired,), 1, subjects=(Subject("NodePool", "general", "p.yaml"),))
     root = junit_xml({None: ((1, 15), report)})
-    assert_counts_add_up(root)
+    assert_junit_counts_add_up(root)
     assert set(_cases(root)) == {("p.yaml", "NodePool/general"), ("w.yaml", "Waiver/gpu-*")}
 
 

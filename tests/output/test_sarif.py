@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import PROJECT
-from support import sarif_schema
+from support.ci_reports import sarif_errors
 
 from karpenter_gitops.core.findings import Finding, Severity
 from karpenter_gitops.judge.report import Report
@@ -38,7 +38,7 @@ def repository(tmp_path, monkeypatch) -> Path:
 def _sarif(cli, *argv: str, stdin: str | None = None) -> tuple[int, dict]:
     code, out, _ = cli("validate", *argv, "--format", "sarif", stdin=stdin)
     log = json.loads(out)
-    assert sarif_schema.errors(log) == []
+    assert sarif_errors(log) == []
     return code, log
 
 
@@ -153,7 +153,7 @@ def test_the_project_urls_point_at_the_repository_and_its_docs_folder():
 def test_the_rules_carry_their_docs_level_and_help_page(repository):
     finding = Finding("policy/nodepool-limits", Severity.WARNING, "NodePool", "default", "spec.limits", "no limits")
     log = sarif_log({None: ((1, 15), Report((finding,), 1))}, root=repository, urls=URLS)
-    assert sarif_schema.errors(log) == []
+    assert sarif_errors(log) == []
     driver = log["runs"][0]["tool"]["driver"]
     (rule,) = driver["rules"]
     declared = registry.RULES["policy/nodepool-limits"]

