@@ -30,6 +30,7 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import LEFT_OUT, PROJECT, USERS_NODES, dependency_site
+from support.ci_reports import sarif_errors
 
 pytestmark = pytest.mark.packaging
 
@@ -145,6 +146,7 @@ class Run:
     log: str
     summary: str
     gh_calls: list[dict] = field(default_factory=list)
+    uploads: list[dict] = field(default_factory=list)  # what upload-sarif was given: its inputs and the log read
 
 
 @dataclass
@@ -164,7 +166,10 @@ class Runner:
         steps: list[dict] | None = None,
         base_ref: str = "",
         gh_comments: list | None = None,
+        code_scanning: bool = True,
     ) -> Run:
+        """The action's steps after the install for ``event_name``; ``code_scanning`` False: upload-sarif is
+        refused, as with no `security-events: write` (the real action fails with HTTP 403)."""
         defaults = {name: spec.get("default", "") for name, spec in ACTION["inputs"].items()}
         github = {
             "event_name": event_name,
@@ -183,13 +188,24 @@ class Runner:
         gh_log.write_text("")
         event_file = self.temp / "event.json"
         event_file.write_text(json.dumps(event))
-        log, ran, exit_code = [], [], 0
+        log, ran, exit_code, uploads = [], [], 0, []
         for index, step in enumerate(STEPS[2:] if steps is None else steps):  # Python and install ran for the module
             if "if" in step and not evaluate(step["if"], context):
                 continue
-            if "uses" in step:  # actions/setup-python: the runner's Python (fake-bin/python3) stands in for it
-                assert step["uses"].startswith("actions/setup-python@"), step
+            if step.get("uses", "").startswith("actions/setup-python@"):  # the runner's Python (fake-bin/python3) stands in
                 ran.append(step["name"])
+                continue
+            if "uses" in step:  # upload-sarif: what it is given is kept, and it fails as GitHub refuses it
+                assert step["uses"].startswith("github/codeql-action/upload-sarif@"), step
+                given = {name: substitute(value, context) for name, value in step["with"].items()}
+                uploads.append({**given, "log": json.loads(Path(given["sarif_file"]).read_text())})
+                ran.append(step["name"])
+                context["steps"][step["id"]] = {"outputs": {}, "outcome": "success" if code_scanning else "failure"}
+                if not code_scanning:
+                    log.append("Error: Resource not accessible by integration (HTTP 403)\n")
+                    if substitute(step.get("continue-on-error", "false"), context).lower() != "true":
+                        exit_code = 1
+                        break
                 continue
             output_file = self.temp / f"output-{index}"
             path_file = self.temp / f"path-{index}"
@@ -229,14 +245,14 @@ class Runner:
             log.append(done.stdout + done.stderr)
             outputs = dict(line.split("=", 1) for line in output_file.read_text().splitlines() if "=" in line)
             if "id" in step:
-                context["steps"][step["id"]] = {"outputs": outputs}
+                context["steps"][step["id"]] = {"outputs": outputs, "outcome": "failure" if done.returncode else "success"}
             self.path = [line for line in reversed(path_file.read_text().splitlines())] + self.path
             if done.returncode != 0:
                 exit_code = done.returncode
                 break
         action_outputs = {name: substitute(spec["value"], context) for name, spec in ACTION["outputs"].items()}
         calls = [json.loads(line) for line in gh_log.read_text().splitlines()]
-        return Run(exit_code, action_outputs, ran, "".join(log), summary.read_text(), calls)
+        return Run(exit_code, action_outputs, ran, "".join(log), summary.read_text(), calls, uploads)
 
 
 @pytest.fixture(scope="module")
@@ -459,6 +475,52 @@ def test_pull_request_target_is_refused_before_anything_is_installed(runner, rep
     assert run.steps_run == ["Install karpenter-gitops from the action's checkout"]
     assert "::error title=karpenter-gitops::refusing to run under pull_request_target" in run.log
     assert run.gh_calls == []
+
+
+def test_the_findings_go_to_code_scanning_as_a_valid_sarif_log_on_their_lines(runner, repository):
+    _change(repository, ARN, runner.env)
+    run = runner.run("push", {}, {"paths": "karpenter/", "release": "1.14"})
+
+    assert run.exit_code == 1 and run.outputs["validate-exit"] == "1"  # the findings still fail the job
+    (upload,) = run.uploads
+    assert upload["category"] == "karpenter-gitops" and sarif_errors(upload["log"]) == []
+    (result,) = [r for r in upload["log"]["runs"][0]["results"] if r["ruleId"] == "nodeclass/instance-profile-arn"]
+    physical = result["locations"][0]["physicalLocation"]
+    assert physical["artifactLocation"]["uri"] == "karpenter/nodes.yaml" and physical["region"]["startLine"] == 7
+    assert "::error file=karpenter/nodes.yaml,line=7," in run.log  # the annotations as before
+    assert run.steps_run[-1].startswith("Fail on findings")
+
+
+@pytest.mark.parametrize("upload", ["auto", "true"])
+def test_a_refused_upload_warns_with_auto_and_fails_with_true(runner, repository, upload):
+    """No `security-events: write`: code scanning answers 403. The action cannot see the permissions
+    beforehand, so auto goes on and says what to grant; true fails the job there."""
+    run = runner.run("push", {}, {"paths": "karpenter/", "upload-sarif": upload}, code_scanning=False)
+
+    assert len(run.uploads) == 1
+    if upload == "auto":
+        assert run.exit_code == 0 and run.steps_run[-1].startswith("Fail on findings")
+        assert "::warning title=karpenter-gitops::code scanning refused the SARIF upload" in run.log
+        assert "security-events: write" in run.log
+    else:
+        assert run.exit_code == 1 and run.steps_run[-1] == "Upload the findings to code scanning"
+
+
+def test_nothing_is_uploaded_when_switched_off_or_from_a_forks_pull_request(runner, repository):
+    off = runner.run("push", {}, {"paths": "karpenter/", "upload-sarif": "false"})
+    fork = runner.run(
+        "pull_request", _pull_request(head_repo="someone/infra"), {"paths": "karpenter/", "preview": "false"}, base_ref="main"
+    )
+
+    assert off.exit_code == 0 and fork.exit_code == 0
+    assert off.uploads == [] and fork.uploads == []
+    assert not any(name.startswith("Say why") for name in off.steps_run + fork.steps_run)
+
+
+def test_actions_from_elsewhere_that_see_the_token_are_pinned_to_a_commit():
+    """upload-sarif gets the job's token: a moved tag must not change what runs with it."""
+    (upload,) = [step["uses"] for step in STEPS if "upload-sarif" in step.get("uses", "")]
+    assert re.fullmatch(r"github/codeql-action/upload-sarif@[0-9a-f]{40}", upload)
 
 
 def test_the_action_asks_for_no_more_than_it_needs():
