@@ -11,7 +11,8 @@ findings themselves:
   object and field path (not its line, which moves as lines above it change), with a count for findings
   that share all of those;
 * a waived finding (``--policy`` with a waiver) is a result with an external suppression whose
-  justification is the waiver's reason: code scanning shows it closed, not gone;
+  justification is the waiver's reason; in a ``--policy`` run every other result has an empty list of
+  suppressions, as SARIF wants all or none of a run's results to say;
 * ``info`` findings are left out unless ``--show-info``, as the text format leaves them out;
 * a fleet (``--all-stacks``) is still one run, as code scanning wants one run per tool and category; each
   result names its stack.
@@ -39,6 +40,7 @@ import click
 import karpenter_gitops
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.findings import Finding, Severity
+from karpenter_gitops.core.inputs import Waiver
 from karpenter_gitops.judge.report import Report
 from karpenter_gitops.load.files import STDIN_NAME
 from karpenter_gitops.rules.registry import RULES, Rule
@@ -107,16 +109,20 @@ def sarif_log(judged: Judged, *, root: Path, show_info: bool = False, urls: Mapp
     run: dict[str, Any] = {
         "tool": {"driver": driver},
         "originalUriBaseIds": {ROOT_ID: {"uri": _directory_uri(root)}},
-        "invocations": [
-            {
-                "executionSuccessful": True,
-                "toolExecutionNotifications": [{"message": {"text": note}, "level": "note"} for note in notes],
-            }
-        ],
+        "invocations": [_invocation(notes)],
         "results": results,
         "properties": {"karpenterRelease": releases[None]} if None in releases else {"karpenterReleases": releases},
     }
     return {"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}
+
+
+def _invocation(notes: list[str]) -> dict[str, Any]:
+    """The run itself: it judged what it read; the report's notes (files passed over, what the user's CRDs
+    left unchecked) as the tool's notifications."""
+    invocation: dict[str, Any] = {"executionSuccessful": True}
+    if notes:
+        invocation["toolExecutionNotifications"] = [{"message": {"text": note}, "level": "note"} for note in notes]
+    return invocation
 
 
 def _rule(rule_id: str, documentation: str | None) -> dict[str, Any]:
@@ -173,17 +179,19 @@ def _result(finding: Finding, report: Report, root: Path, rule_index: int) -> di
         "partialFingerprints": {FINGERPRINT: hashlib.sha256(identity.encode("utf-8", "surrogateescape")).hexdigest()},
         "properties": {"layer": finding.layer},
     }
-    waiver = report.waived.get(finding)
-    if waiver is not None:
-        result["suppressions"] = [
-            {
-                "kind": "external",
-                "status": "accepted",
-                "justification": waiver.reason,
-                "properties": {"expires": waiver.expires.isoformat(), "waiver": waiver.entry},
-            }
-        ]
+    if report.policy:  # waivers were applied: every result says whether one covers it (SARIF §3.27.23)
+        waiver = report.waived.get(finding)
+        result["suppressions"] = [] if waiver is None else [_suppression(waiver)]
     return result
+
+
+def _suppression(waiver: Waiver) -> dict[str, Any]:
+    return {
+        "kind": "external",
+        "status": "accepted",
+        "justification": waiver.reason,
+        "properties": {"expires": waiver.expires.isoformat(), "waiver": waiver.entry},
+    }
 
 
 def plain_text(text: str) -> str:

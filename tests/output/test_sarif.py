@@ -105,8 +105,13 @@ def test_a_waived_finding_is_a_suppressed_result_with_the_waivers_reason(cli, re
     (suppression,) = results["policy/disruption-budgets"]["suppressions"]
     assert suppression["kind"] == "external" and suppression["justification"] == "PLAT-7: drained by hand in the change window"
     assert suppression["properties"]["expires"] == "2099-01-01"
-    assert "suppressions" not in results["nodeclass/alias-version-format"]
+    assert results["nodeclass/alias-version-format"]["suppressions"] == []  # judged for waivers, none covers it
     assert code == 1
+
+
+def test_a_run_without_waivers_says_nothing_of_suppressions(cli, repository):
+    _, log = _sarif(cli, "karpenter")
+    assert all("suppressions" not in result for result in log["runs"][0]["results"])
 
 
 def test_info_findings_follow_show_info(cli, repository):
