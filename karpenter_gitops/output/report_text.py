@@ -129,7 +129,8 @@ def print_fleet(results: Mapping[str, tuple[versions.Release, Report]], fmt: str
     """Each stack's report under its name, then the fleet's summary line; in JSON, one object holding every
     stack's report and the fleet's totals; in SARIF and JUnit, one log or test report with every stack's."""
     if fmt in CI_REPORTS:
-        print_ci_report(fmt, dict(results), show_info=show_info)
+        stacks: dict[str | None, tuple[versions.Release, Report]] = {stack: judged for stack, judged in results.items()}
+        print_ci_report(fmt, stacks, show_info=show_info)
         return
     if fmt == "json":
         by_stack = {stack: report.to_json() for stack, (_, report) in results.items()}
