@@ -27,7 +27,7 @@ from karpenter_gitops.core.inputs import Waiver
 from karpenter_gitops.judge.report import Report, Subject
 
 if TYPE_CHECKING:
-    from karpenter_gitops.output.sarif import Judged
+    from karpenter_gitops.output.report_text import Judged
 
 SUITE = "karpenter-gitops validate"
 NO_FILE = "(no file)"  # the classname of a test case on something no file holds

@@ -22,6 +22,9 @@ COLOURS = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.INFO: "cy
 _GITHUB_COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 CI_REPORTS = ("sarif", "junit")  # the formats printed as one document for a CI system: see print_ci_report
 
+#: Reports by stack (``None``: a run that is no fleet), each with the release it was judged against.
+Judged = Mapping[str | None, tuple[versions.Release, Report]]
+
 
 def summary(report: Report, release: versions.Release) -> str:
     skipped = f"; {report.skipped} file(s) skipped (not Kubernetes YAML)" if report.skipped else ""
@@ -112,7 +115,7 @@ def github_property(text: str) -> str:
     return github_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def print_ci_report(fmt: str, judged: Mapping[str | None, tuple[versions.Release, Report]], *, show_info: bool) -> None:
+def print_ci_report(fmt: str, judged: Judged, *, show_info: bool) -> None:
     """The reports in a format a CI system reads whole: a SARIF log or a JUnit XML test report (their modules
     imported only for them: SARIF's reads every rule's description)."""
     if fmt == "sarif":

@@ -32,7 +32,7 @@ from collections import Counter
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path, PurePath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import click
@@ -45,14 +45,14 @@ from karpenter_gitops.judge.report import Report
 from karpenter_gitops.load.files import STDIN_NAME
 from karpenter_gitops.rules.registry import RULES, Rule
 
+if TYPE_CHECKING:
+    from karpenter_gitops.output.report_text import Judged
+
 SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 ROOT_ID = "%SRCROOT%"  # the base id code scanning's own tools use for the checkout
 FINGERPRINT = "karpenterGitopsFinding/v1"
 LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 DISTRIBUTION = "karpenter-gitops"
-
-#: Reports by stack (``None``: a run that is no fleet), each with the release it was judged against.
-Judged = Mapping[str | None, tuple[versions.Release, Report]]
 
 
 @cache
