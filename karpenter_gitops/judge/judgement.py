@@ -224,7 +224,8 @@ def conclude(
     part): with hygiene on, after ``waivers`` (``today`` decides which have expired), their expiry judged too
     unless ``expiry`` is off (a run reported in parts judges it once, in its last)."""
     count = len(inputs.objects) if objects is None else objects
-    judged = Subject.each_of(inputs.objects) if subjects is None else tuple(subjects)
+    listed = Subject.each_of(inputs.objects) if subjects is None else subjects
+    judged = tuple(sorted(listed, key=lambda s: s.sort_key))  # as the findings: the same whichever parts judged them
     if not judge.hygiene:
         findings.sort(key=lambda f: f.sort_key)
         return Report(tuple(findings), count, inputs.notes, release=judge.release, skipped=len(inputs.skipped), subjects=judged)

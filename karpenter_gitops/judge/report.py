@@ -21,6 +21,10 @@ class Subject:
     name: str
     file: str | None = None
 
+    @property
+    def sort_key(self) -> tuple[str, str, str]:
+        return (self.file or "", self.kind, self.name)
+
     @classmethod
     def each_of(cls, objects: Iterable[Any]) -> tuple[Subject, ...]:
         """The subjects of loaded objects (an EC2NodeClass, NodePool, NodeOverlay or CapacityBuffer)."""
