@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from conftest import USERS_NODES
+from support.ci_reports import sarif_errors
 from support.github_actions import ACTION, REPOSITORY, evaluate, git, user_repository
 from support.github_actions import ACTION_STEPS as STEPS
 
@@ -251,10 +252,56 @@ def test_pull_request_target_is_refused_before_anything_is_installed(runner, rep
     assert run.gh_calls == []
 
 
+def test_the_findings_go_to_code_scanning_as_a_valid_sarif_log_on_their_lines(runner, repository):
+    _change(repository, ARN, runner.env)
+    run = runner.run("push", {}, {"paths": "karpenter/", "release": "1.14"})
+
+    assert run.exit_code == 1 and run.outputs["validate-exit"] == "1"  # the findings still fail the job
+    (upload,) = run.uploads
+    assert upload["category"] == "karpenter-gitops" and sarif_errors(upload["log"]) == []
+    (result,) = [r for r in upload["log"]["runs"][0]["results"] if r["ruleId"] == "nodeclass/instance-profile-arn"]
+    physical = result["locations"][0]["physicalLocation"]
+    assert physical["artifactLocation"]["uri"] == "karpenter/nodes.yaml" and physical["region"]["startLine"] == 7
+    assert "::error file=karpenter/nodes.yaml,line=7," in run.log  # the annotations as before
+    assert run.steps_run[-1].startswith("Fail on findings")
+
+
+@pytest.mark.parametrize("upload", ["auto", "true"])
+def test_a_refused_upload_is_a_notice_with_auto_and_fails_with_true(runner, repository, upload):
+    """No `security-events: write`: code scanning answers 403. The action cannot see the permissions
+    beforehand, so auto goes on with a notice of what to grant; true fails the job there."""
+    run = runner.run("push", {}, {"paths": "karpenter/", "upload-sarif": upload}, code_scanning=False)
+
+    assert len(run.uploads) == 1
+    if upload == "auto":
+        assert run.exit_code == 0 and run.steps_run[-1].startswith("Fail on findings")
+        assert "::notice title=karpenter-gitops::code scanning refused the SARIF upload" in run.log
+        assert "security-events: write" in run.log
+    else:
+        assert run.exit_code == 1 and run.steps_run[-1] == "Upload the findings to code scanning"
+
+
+def test_nothing_is_uploaded_when_switched_off_or_from_a_forks_pull_request(runner, repository):
+    off = runner.run("push", {}, {"paths": "karpenter/", "upload-sarif": "false"})
+    fork = runner.run(
+        "pull_request", _pull_request(head_repo="someone/infra"), {"paths": "karpenter/", "preview": "false"}, base_ref="main"
+    )
+
+    assert off.exit_code == 0 and fork.exit_code == 0
+    assert off.uploads == [] and fork.uploads == []
+    assert not any(name.startswith("Say why") for name in off.steps_run + fork.steps_run)
+
+
+def test_actions_from_elsewhere_that_see_the_token_are_pinned_to_a_commit():
+    """upload-sarif gets the job's token: a moved tag must not change what runs with it."""
+    (upload,) = [step["uses"] for step in STEPS if "upload-sarif" in step.get("uses", "")]
+    assert re.fullmatch(r"github/codeql-action/upload-sarif@[0-9a-f]{40}", upload)
+
+
 def test_the_action_asks_for_no_more_than_it_needs():
     """Inputs reach the scripts through env: only (a path or ref spliced into a script could run as code)."""
     for step in STEPS:
         assert "${{" not in step.get("run", ""), step["name"]
     assert ACTION["runs"]["using"] == "composite"
     for step in STEPS:  # a tag can be moved to other code; a commit cannot
-        assert re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40}", step.get("uses", "a/b@" + "0" * 40)), step["name"]
+        assert re.fullmatch(r"[\w.-]+(/[\w.-]+)+@[0-9a-f]{40}", step.get("uses", "a/b@" + "0" * 40)), step["name"]

@@ -163,12 +163,16 @@ def test_the_policy_workflow_annotates_and_keeps_the_report(runner, tmp_path, te
 
 # --- what every example asks for ----------------------------------------------------------------
 
-_PINNED = re.compile(r"[\w.-]+/[\w.-]+@[0-9a-f]{40}")
+_PINNED = re.compile(r"[\w.-]+(/[\w.-]+)+@[0-9a-f]{40}")
 # What each permission is for, by what a step does: a workflow asks for one only when a step needs it.
 _NEEDS = {
     "pull-requests": lambda text: "issues/$PR/comments" in text or "/pulls" in text or "uses: YOUR-ORG/karpenter-gitops@" in text,
     "actions": lambda text: "run-id:" in text,
     "id-token": lambda text: "role-to-assume" in text,
+    # the action uploads its findings to code scanning unless it only posts a comment or is told not to
+    "security-events": lambda text: (
+        "uses: YOUR-ORG/karpenter-gitops@" in text and "comment-from" not in text and "upload-sarif: 'false'" not in text
+    ),
 }
 
 

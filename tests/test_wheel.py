@@ -4,14 +4,16 @@
 from __future__ import annotations
 
 import fnmatch
+import json
 import os
 import re
 import subprocess
+import tomllib
 import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import PROJECT, install_wheel
+from conftest import PROJECT, USERS_NODES, install_wheel
 from support.pulumi_plugins import AnalyzerHost
 
 pytestmark = pytest.mark.packaging
@@ -80,3 +82,25 @@ def test_installed_in_another_virtualenv_the_printed_pack_serves_from_that_virtu
         assert host.info().name == "karpenter-gitops"
     finally:
         host.close()
+
+
+def test_installed_the_sarif_log_names_each_rules_page_under_the_projects_documentation_url(wheel, tmp_path):
+    """The rules' helpUri and the tool's informationUri come from pyproject.toml's [project.urls], through the
+    installed distribution's metadata (a clone kept elsewhere names its own address there)."""
+    venv, _ = install_wheel(wheel, tmp_path / "app-venv")
+    (tmp_path / "nodes.yaml").write_text(
+        USERS_NODES.replace("IDENTITY", "instanceProfile: arn:aws:iam::123456789012:instance-profile/P")
+    )
+    command = "from karpenter_gitops.cli import main; raise SystemExit(main(['validate', 'nodes.yaml', '--format', 'sarif']))"
+    env = {**os.environ, "KARPENTER_GITOPS_VERDICT_CACHE": "off"}
+    done = subprocess.run(
+        [venv / "bin" / "python", "-c", command], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 1, done.stderr
+
+    urls = tomllib.loads((PROJECT / "pyproject.toml").read_text())["project"]["urls"]
+    driver = json.loads(done.stdout)["runs"][0]["tool"]["driver"]
+    assert driver["informationUri"] == urls["Repository"]
+    assert driver["rules"] and all(
+        rule["helpUri"] == f"{urls['Documentation']}/reference/rules/{rule['id']}.md" for rule in driver["rules"]
+    )

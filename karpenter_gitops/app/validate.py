@@ -46,7 +46,7 @@ class Request:
     waiver_file: str | None = None
     allow_empty: bool = False
     fmt: str = "text"
-    show_info: bool = False  # text: the info findings too
+    show_info: bool = False  # text, sarif and junit: the info findings too
     quiet: bool = False  # text: the findings and the summary line only
     cache: bool = True
 
@@ -128,7 +128,7 @@ def _fleet(request: Request, judging: Judging) -> Outcome:
         return (verdict.release, verdict.report), verdict.report.exit_code
 
     fleet = run_fleet(request.fleet, one)
-    print_fleet(fleet.results, request.fmt)
+    print_fleet(fleet.results, request.fmt, show_info=request.show_info)
     return fleet.exit_code
 
 

@@ -45,6 +45,7 @@ from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.findings import Finding
 from karpenter_gitops.core.inputs import Inputs, PolicySettings, Waiver
 from karpenter_gitops.judge import Judge
+from karpenter_gitops.judge.report import Subject
 from karpenter_gitops.load import locate
 from karpenter_gitops.load.context_files import node_class_names
 from karpenter_gitops.load.files import ReadFile, Texts, is_stack_file, read_part
@@ -125,11 +126,12 @@ class Settled:
 @dataclass(frozen=True)
 class PartVerdict:
     """One part judged: its findings on their lines, what the user's CRDs left unchecked, and what its
-    loading counted and noted (a report of the part alone needs them)."""
+    loading counted, listed and noted (a report of the part alone needs them)."""
 
     findings: list[Finding]
     checked: CrdCheck | None
     objects: int
+    subjects: tuple[Subject, ...]
     notes: tuple[str, ...]
     skipped: tuple[str, ...]
 
@@ -213,7 +215,7 @@ class PartWork:
             checked = dataclasses.replace(checked, observations=())
         offsets = {piece.name: (piece.documents_before, piece.lines_before) for piece in self.part.pieces if not piece.whole}
         findings = list(locate.with_lines(findings, Texts(files), offsets=offsets))
-        return PartVerdict(findings, checked, len(own.objects), own.notes, own.skipped)
+        return PartVerdict(findings, checked, len(own.objects), Subject.each_of(own.objects), own.notes, own.skipped)
 
     def _loaded(self, release: versions.Release) -> tuple[tuple[ReadFile, ...], Loading | None]:
         """The part's files and their loading for ``release``: read now, unless held from an earlier step (a

@@ -170,7 +170,8 @@ def _concluded(judging: Judging, loaded: Loaded, settled: Settled, verdicts: Seq
     settings = settled.settings
     judge = Judge(settled.release, settings.policy, hygiene=settled.hygiene)
     findings = [finding for verdict in verdicts for finding in verdict.findings]
-    report = conclude(judge, findings, settings, (*settings.waivers, *judging.waivers), objects=loaded.objects)
+    subjects = [subject for verdict in verdicts for subject in verdict.subjects]
+    report = conclude(judge, findings, settings, (*settings.waivers, *judging.waivers), objects=loaded.objects, subjects=subjects)
     checked = None
     for verdict in verdicts:
         if verdict.checked is not None:
@@ -187,6 +188,8 @@ def _reports(pipeline: Pipeline, judging: Judging, settled: Settled) -> Iterator
     with contextlib.closing(pipeline.judge(settled)) as verdicts:
         for verdict in verdicts:
             own = Inputs(notes=verdict.notes, skipped=verdict.skipped)
-            yield conclude(judge, verdict.findings, own, waivers, today, objects=verdict.objects, expiry=False)
+            yield conclude(
+                judge, verdict.findings, own, waivers, today, objects=verdict.objects, subjects=verdict.subjects, expiry=False
+            )
     if settled.hygiene:
         yield conclude(judge, [], Inputs(), waivers, today, objects=0)

@@ -33,7 +33,7 @@ from karpenter_gitops.core import yaml_reader
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.load.files import expand
 
-FORMAT = b"verdicts/1"  # bump when the stored value changes shape
+FORMAT = b"verdicts/2"  # bump when the stored value changes shape
 ENTRIES_KEPT = 64  # the oldest entries beyond this many are removed when one is written
 LOCATION = "KARPENTER_GITOPS_VERDICT_CACHE"  # a directory to keep verdicts in instead, or "off"
 # The distributions whose behaviour a verdict depends on: PyYAML reads every file; jsonschema checks a policy's rule

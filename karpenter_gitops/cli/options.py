@@ -225,8 +225,8 @@ def show_info(func):
     return click.option(
         "--show-info",
         is_flag=True,
-        help="Also list info findings (house-style notes), which the text and the PR comment leave out; "
-        "--format json and jsonl always hold them.",
+        help="Also list info findings (house-style notes), which the text, the PR comment and validate's sarif and "
+        "junit formats leave out; --format json and jsonl always hold them.",
     )(func)
 
 

@@ -54,9 +54,12 @@ from karpenter_gitops.core.outcome import Outcome
     "json",
     "jsonl",
     "github",
+    "sarif",
+    "junit",
     help="Output format; jsonl prints one JSON object per finding, then one with the summary (from 100 MB of input, "
     "the run is judged in parts, each part's findings printed as it is judged, in memory that does not grow with "
-    "the input); github prints GitHub Actions annotations (::error file=…,line=…::…).",
+    "the input); github prints GitHub Actions annotations (::error file=…,line=…::…); sarif a SARIF 2.1.0 log "
+    "for GitHub code scanning; junit a JUnit XML report, one test case per object, for GitLab, Jenkins or Azure DevOps.",
 )
 def validate_command(
     paths,

@@ -28,14 +28,14 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from karpenter_gitops.core import typed_schema, versions
 from karpenter_gitops.core.findings import Finding, Observation, Severity, Violation
 from karpenter_gitops.core.inputs import Inputs, PolicySettings, Waiver
 from karpenter_gitops.judge.reads import watched, well_formed
-from karpenter_gitops.judge.report import Report
+from karpenter_gitops.judge.report import Report, Subject
 from karpenter_gitops.judge.waiving import apply as apply_waivers
 from karpenter_gitops.rules import registry
 from karpenter_gitops.rules.manifest import NOT_RENDERED
@@ -217,20 +217,25 @@ def conclude(
     today: dt.date | None = None,
     *,
     objects: int | None = None,
+    subjects: Sequence[Subject] | None = None,
     expiry: bool = True,
 ) -> Report:
-    """The report on ``findings`` about ``inputs`` (``objects`` of them when the judge saw only part): with
-    hygiene on, after ``waivers`` (``today`` decides which have expired), their expiry judged too unless
-    ``expiry`` is off (a run reported in parts judges it once, in its last)."""
+    """The report on ``findings`` about ``inputs`` (``objects`` of them, ``subjects``, when the judge saw only
+    part): with hygiene on, after ``waivers`` (``today`` decides which have expired), their expiry judged too
+    unless ``expiry`` is off (a run reported in parts judges it once, in its last)."""
     count = len(inputs.objects) if objects is None else objects
+    listed = Subject.each_of(inputs.objects) if subjects is None else subjects
+    judged = tuple(sorted(listed, key=lambda s: s.sort_key))  # as the findings: the same whichever parts judged them
     if not judge.hygiene:
         findings.sort(key=lambda f: f.sort_key)
-        return Report(tuple(findings), count, inputs.notes, release=judge.release, skipped=len(inputs.skipped))
+        return Report(tuple(findings), count, inputs.notes, release=judge.release, skipped=len(inputs.skipped), subjects=judged)
     outcome = apply_waivers(findings, waivers, today or dt.date.today())
     if expiry:
         findings.extend(judge.findings(outcome.expired))
     findings.sort(key=lambda f: f.sort_key)
-    return Report(tuple(findings), count, inputs.notes, True, outcome.active, outcome.waived, judge.release, len(inputs.skipped))
+    return Report(
+        tuple(findings), count, inputs.notes, True, outcome.active, outcome.waived, judge.release, len(inputs.skipped), judged
+    )
 
 
 def check_transitions(base: Inputs, head: Inputs, release: versions.Release) -> tuple[Finding, ...]:

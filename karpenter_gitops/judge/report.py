@@ -2,13 +2,33 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.findings import Finding, Severity
 from karpenter_gitops.core.inputs import Waiver
 from karpenter_gitops.core.outcome import Outcome
+
+
+@dataclass(frozen=True)
+class Subject:
+    """An object a run judged, by kind, name and file: what a report in JUnit XML has one test case for,
+    whether or not it has findings."""
+
+    kind: str
+    name: str
+    file: str | None = None
+
+    @property
+    def sort_key(self) -> tuple[str, str, str]:
+        return (self.file or "", self.kind, self.name)
+
+    @classmethod
+    def each_of(cls, objects: Iterable[Any]) -> tuple[Subject, ...]:
+        """The subjects of loaded objects (an EC2NodeClass, NodePool, NodeOverlay or CapacityBuffer)."""
+        return tuple(cls(obj.kind, obj.name, obj.source.file) for obj in objects)
 
 
 @dataclass(frozen=True)
@@ -23,6 +43,7 @@ class Report:
     waived: Mapping[Finding, Waiver] = field(default_factory=dict)
     release: versions.Release = versions.DEFAULT  # the release the findings were judged against
     skipped: int = 0  # files passed over as no Kubernetes YAML (Inputs.skipped)
+    subjects: tuple[Subject, ...] = ()  # the objects judged (as many as ``objects``), findings or not
 
     def count(self, severity: Severity) -> int:
         return sum(1 for f in self.findings if f.severity is severity and f not in self.waived)

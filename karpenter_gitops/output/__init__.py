@@ -1,4 +1,4 @@
-"""What people and machines read: report text and GitHub annotations, the plan's text, rendered
+"""What people and machines read: report text, GitHub annotations, SARIF and JUnit XML, the plan's text, rendered
 manifests (written atomically) and the PR preview (markdown within a budget, or JSON).
 
 Layer: imports reconcile and below.

@@ -1,4 +1,5 @@
-"""A validation report for people (grouped text) and for GitHub Actions (workflow-command annotations).
+"""A validation report for people (grouped text) and for GitHub Actions (workflow-command annotations); SARIF
+and JUnit XML through :mod:`.sarif` and :mod:`.junit`.
 
 File names, object names and messages quote the user's files: the text shows their control
 characters escaped (:func:`~karpenter_gitops.output.escape.visible`), never raw on the terminal.
@@ -19,6 +20,10 @@ from karpenter_gitops.output.escape import visible
 
 COLOURS = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 _GITHUB_COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
+CI_REPORTS = ("sarif", "junit")  # the formats printed as one document for a CI system: see print_ci_report
+
+#: Reports by stack (``None``: a run that is no fleet), each with the release it was judged against.
+Judged = Mapping[str | None, tuple[versions.Release, Report]]
 
 
 def summary(report: Report, release: versions.Release) -> str:
@@ -30,9 +35,11 @@ def summary(report: Report, release: versions.Release) -> str:
 
 
 def print_report(report: Report, release: versions.Release, fmt: str, *, show_info: bool = False, quiet: bool = False) -> None:
-    """A report in the format asked for: text (see :func:`print_text` for ``show_info`` and ``quiet``), json, jsonl
-    or github."""
-    if fmt == "json":
+    """A report in the format asked for: text (see :func:`print_text` for ``show_info`` and ``quiet``), json, jsonl,
+    github, sarif or junit."""
+    if fmt in CI_REPORTS:
+        print_ci_report(fmt, {None: (release, report)}, show_info=show_info)
+    elif fmt == "json":
         click.echo(json.dumps(report.to_json(), indent=2))
     elif fmt == "jsonl":
         _print_jsonl(report)
@@ -108,9 +115,26 @@ def github_property(text: str) -> str:
     return github_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def print_fleet(results: Mapping[str, tuple[versions.Release, Report]], fmt: str) -> None:
+def print_ci_report(fmt: str, judged: Judged, *, show_info: bool) -> None:
+    """The reports in a format a CI system reads whole: a SARIF log or a JUnit XML test report (their modules
+    imported only for them: SARIF's reads every rule's description)."""
+    if fmt == "sarif":
+        from karpenter_gitops.output.sarif import print_sarif
+
+        print_sarif(judged, show_info=show_info)
+    else:
+        from karpenter_gitops.output.junit import print_junit
+
+        print_junit(judged, show_info=show_info)
+
+
+def print_fleet(results: Mapping[str, tuple[versions.Release, Report]], fmt: str, *, show_info: bool = False) -> None:
     """Each stack's report under its name, then the fleet's summary line; in JSON, one object holding every
-    stack's report and the fleet's totals."""
+    stack's report and the fleet's totals; in SARIF and JUnit, one log or test report with every stack's."""
+    if fmt in CI_REPORTS:
+        stacks: dict[str | None, tuple[versions.Release, Report]] = {stack: judged for stack, judged in results.items()}
+        print_ci_report(fmt, stacks, show_info=show_info)
+        return
     if fmt == "json":
         by_stack = {stack: report.to_json() for stack, (_, report) in results.items()}
         totals = {key: sum(r["summary"][key] for r in by_stack.values()) for key in ("errors", "warnings", "objects")}

@@ -143,7 +143,7 @@ def test_context_and_skipped_files_read_as_in_one_process(tmp_path, monkeypatch,
     assert (out + err).count("note: skipped") == 2 and "'missing'" in out and "'shared'" not in out
 
 
-@pytest.mark.parametrize("fmt", ["text", "json", "github"])
+@pytest.mark.parametrize("fmt", ["text", "json", "github", "sarif", "junit"])
 def test_one_large_file_is_read_in_two_parts_with_its_documents_numbered_as_one(tmp_path, monkeypatch, cli, fmt):
     path = tmp_path / "rendered.yaml"
     path.write_text(STREAM)

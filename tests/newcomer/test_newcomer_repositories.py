@@ -93,7 +93,7 @@ def test_a_broken_manifest_on_stdin_names_stdin(repository):
     assert first_line(err).startswith("karpenter-gitops: error: <stdin>:")
 
 
-@pytest.mark.parametrize("fmt", ["text", "json", "github"])
+@pytest.mark.parametrize("fmt", ["text", "json", "github", "sarif", "junit"])
 def test_the_wrong_folder_fails_loudly_in_every_format(repository, fmt):
     code, out, err = karpenter_gitops(repository, "validate", "apps", "--format", fmt)
     assert (code, out) == (2, "")

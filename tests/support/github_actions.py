@@ -211,6 +211,7 @@ class Run:
     gh_calls: list[dict] = field(default_factory=list)
     pulumi_calls: list[list[str]] = field(default_factory=list)
     pip_calls: list[str] = field(default_factory=list)
+    uploads: list[dict] = field(default_factory=list)  # what upload-sarif was given: its inputs and the log read
 
 
 @dataclass
@@ -233,9 +234,12 @@ class Runner:
         base_ref: str = "",
         gh_comments: list | None = None,
         gh_pulls: list | None = None,
+        code_scanning: bool = True,
     ) -> Run:
-        """The action's steps (but its Python and install, which ran for the module) for ``event``."""
+        """The action's steps (but its Python and install, which ran for the module) for ``event``;
+        ``code_scanning`` False: upload-sarif is refused, as without `security-events: write` (HTTP 403)."""
         job = _Job(self, event_name, event, base_ref, gh_comments, gh_pulls, secrets={}, variables={})
+        job.code_scanning = code_scanning
         outputs = job.composite(ACTION_STEPS[2:] if steps is None else steps, inputs)
         return job.finish(outputs)
 
@@ -293,6 +297,8 @@ class _Job:
         self.ran: list[str] = []
         self.exit_code = 0
         self.extra_path: list[str] = []  # a workflow's stand-ins (pip, pulumi) before the runner's PATH
+        self.code_scanning = True
+        self.uploads: list[dict] = []
         self.counter = 0
 
     def composite(self, steps: list[dict], inputs: dict[str, str]) -> dict[str, str]:
@@ -307,11 +313,12 @@ class _Job:
             for step in steps:
                 if not runs_now(step, inner):
                     continue
-                if "uses" in step:  # actions/setup-python: the runner's Python stands in for it
-                    assert step["uses"].startswith("actions/setup-python@"), step
+                if step.get("uses", "").startswith("actions/setup-python@"):  # the runner's Python stands in for it
                     self.ran.append(step["name"])
-                    continue
-                self._shell(step)
+                elif "uses" in step:
+                    self._upload_sarif(step)
+                else:
+                    self._shell(step)
             return {name: substitute(spec["value"], inner) for name, spec in ACTION["outputs"].items()}
         finally:
             outer["failed"] = inner["failed"]
@@ -352,6 +359,17 @@ class _Job:
         else:
             assert name in ("actions/checkout", "actions/setup-python", "aws-actions/configure-aws-credentials"), name
         self._ended(step, outcome)
+
+    def _upload_sarif(self, step: dict) -> None:
+        """github/codeql-action/upload-sarif: what it is given is kept, and it fails as code scanning refuses it."""
+        assert step["uses"].startswith("github/codeql-action/upload-sarif@"), step
+        given = {name: substitute(value, self.context) for name, value in step["with"].items()}
+        self.uploads.append({**given, "log": json.loads(Path(given["sarif_file"]).read_text())})
+        self.ran.append(step["name"])
+        if not self.code_scanning:
+            self.log.append("Error: Resource not accessible by integration (HTTP 403)\n")
+        self.context["steps"][step["id"]] = {"outputs": {}, "outcome": "success" if self.code_scanning else "failure"}
+        self._ended(step, 0 if self.code_scanning else 1)
 
     def _upload(self, given: dict) -> int:
         source = self.runner.workspace / given["path"]
@@ -415,12 +433,12 @@ class _Job:
         self.log.append(done.stdout + done.stderr)
         outputs = dict(line.split("=", 1) for line in output_file.read_text().splitlines() if "=" in line)
         if "id" in step:
-            self.context["steps"][step["id"]] = {"outputs": outputs}
+            self.context["steps"][step["id"]] = {"outputs": outputs, "outcome": "failure" if done.returncode else "success"}
         self.runner.path = list(reversed(path_file.read_text().splitlines())) + self.runner.path
         self._ended(step, done.returncode)
 
     def _ended(self, step: dict, code: int) -> None:
-        if code and not step.get("continue-on-error"):
+        if code and substitute(step.get("continue-on-error", False), self.context).lower() != "true":
             self.context["failed"] = True
             self.exit_code = self.exit_code or code
 
@@ -435,6 +453,7 @@ class _Job:
             [json.loads(line) for line in read["gh"]],
             [json.loads(line) for line in read["pulumi"]],
             read["pip"],
+            self.uploads,
         )
 
 
