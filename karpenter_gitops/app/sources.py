@@ -72,15 +72,17 @@ def nothing_found(files: Sequence[ReadFile], inputs: Inputs) -> str | None:
     if inputs.objects or inputs.observations or any(is_stack_file(file.documents) for file in files):
         return None
     # What the files hold instead tells a wrong folder at a glance; the first file passed over says
-    # why: a file named on purpose that is a template or broken YAML is the likeliest reason.
+    # why: a file named on purpose that is a template or broken YAML is the likeliest reason, or a
+    # kustomization's patch files, which hold no whole object.
     found = _other_kinds(files)
-    skipped = ""
-    if len(inputs.skipped) == 1:
-        skipped = f"; skipped {inputs.skipped[0]}"
-    elif inputs.skipped:
-        skipped = f"; {len(inputs.skipped)} skipped, the first {inputs.skipped[0]}"
+    skipped, passed_over = "", inputs.skipped + inputs.passed_over
+    if len(passed_over) == 1:
+        skipped = f"; skipped {passed_over[0]}"
+    elif passed_over:
+        skipped = f"; {len(passed_over)} skipped, the first {passed_over[0]}"
+    read = sum(1 for file in files if file.passed_over is None)
     return (
-        f"no Karpenter object found in {len(files)} file(s), so nothing was checked{found}{skipped} "
+        f"no Karpenter object found in {read} file(s), so nothing was checked{found}{skipped} "
         "(hint: name the files or folder holding your EC2NodeClass and NodePool manifests, or pass --allow-empty)"
     )
 

@@ -28,6 +28,7 @@ from typing import IO, Any, BinaryIO, NamedTuple
 from karpenter_gitops.core import yaml_reader
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.model import pack
+from karpenter_gitops.load import kustomizations
 from karpenter_gitops.load.partition import Part, Piece
 
 # Big enough for a rendered fleet, small enough that a stray dump cannot exhaust memory.
@@ -137,6 +138,9 @@ def expand(paths: Iterable[str | Path], passed_over: list[tuple[Path, str]] | No
     Symlinked folders are walked as folders are (a repository may link a shared one in), each
     folder once however many links reach it, so a link back up the tree ends. A folder that
     cannot be read, or one already walked, is added to ``passed_over`` with the reason, for a note.
+    Kustomizations and the patch files they list hold no whole object: they are left out, each
+    kustomization that left out a file (or could not be read) in ``passed_over`` with a note
+    (see :mod:`karpenter_gitops.load.kustomizations`).
     """
     files: list[Path] = []
     for raw in paths:
@@ -158,6 +162,10 @@ def expand(paths: Iterable[str | Path], passed_over: list[tuple[Path, str]] | No
             files.append(path)
         else:
             raise InputError("no such file or directory", display(path), hint="check the path")
+    layouts = kustomizations.Layouts()
+    files = [file for file in files if file == STDIN or not layouts.takes(file)]
+    if passed_over is not None:
+        passed_over.extend(layouts.notes())
     return files
 
 
