@@ -212,7 +212,8 @@ class PartWork:
             findings += judge.findings(checked.observations)
             checked = dataclasses.replace(checked, observations=())
         offsets = {piece.name: (piece.documents_before, piece.lines_before) for piece in self.part.pieces if not piece.whole}
-        findings = list(locate.with_lines(findings, Texts(files), offsets=offsets))
+        located = [file for file, piece in zip(files, self.part.pieces, strict=True) if not piece.rendered]
+        findings = list(locate.with_lines(findings, Texts(located), offsets=offsets))
         return PartVerdict(findings, checked, len(own.objects), own.notes, own.skipped)
 
     def _loaded(self, release: versions.Release) -> tuple[tuple[ReadFile, ...], Loading | None]:

@@ -146,6 +146,18 @@ def manifest_paths(func):
     return click.argument("paths", nargs=-1, type=click.Path(allow_dash=True))(func)
 
 
+def kustomize(func):
+    """``--kustomize DIR``: judge what kustomize renders from a kustomization folder instead of files."""
+    return click.option(
+        "--kustomize",
+        "kustomize_dir",
+        type=click.Path(path_type=Path),
+        metavar="DIR",
+        help="Judge what `kustomize build DIR` (or `kubectl kustomize DIR`; $KARPENTER_GITOPS_KUSTOMIZE names "
+        "another binary) renders, patches merged, instead of PATHS; findings name the folder, without lines.",
+    )(func)
+
+
 def allow_empty(func):
     return click.option(
         "--allow-empty",

@@ -311,12 +311,17 @@ def read_files(paths: Iterable[str | Path], stdin: BinaryIO | None = None, *, li
         yield ReadFile(display(path), Documents(()), path, passed_over=reason)
 
 
-def pieces(files: Iterable[Path], stdin: Path | None = None, passed_over: Iterable[tuple[Path, str]] = ()) -> list[Piece]:
+def pieces(
+    files: Iterable[Path], stdin: Path | None = None, passed_over: Iterable[tuple[Path, str]] = (), rendered: str | None = None
+) -> list[Piece]:
     """Each of ``files`` (as :func:`expand` gives them) as a whole piece of a run (see
-    :mod:`karpenter_gitops.load.partition`), standard input read from ``stdin``, the file it was spooled to; then
-    the folders :func:`expand` passed over, as :func:`read_files` gives them."""
+    :mod:`karpenter_gitops.load.partition`), standard input read from ``stdin``, the file it was spooled to, and
+    named ``rendered`` when it is a rendering (kustomize's), whose lines are no file's; then the folders
+    :func:`expand` passed over, as :func:`read_files` gives them."""
     read = [
-        Piece(stdin, STDIN_NAME, stdin=True) if path == STDIN and stdin is not None else Piece(path, display(path))
+        Piece(stdin, rendered or STDIN_NAME, stdin=True, rendered=rendered is not None)
+        if path == STDIN and stdin is not None
+        else Piece(path, display(path))
         for path in files
     ]
     return read + [Piece(path, display(path), passed_over=reason) for path, reason in passed_over]
@@ -333,7 +338,7 @@ def read_part(part: Part, *, live: bool = False) -> Iterator[ReadFile]:
             yield _read_slice(piece, live)
         elif piece.stdin:
             with piece.path.open("rb") as spooled:  # refused as too large as it is read, as standard input is
-                yield _read_stdin(spooled, live)
+                yield _read_stdin(spooled, live, piece.name)
         else:
             yield _read_file(piece.path, live)
 
@@ -366,8 +371,8 @@ def _read_file(path: Path, live: bool = False) -> ReadFile:
     return _classified(name, path, documents, live)
 
 
-def _read_stdin(stream: BinaryIO, live: bool = False) -> ReadFile:
-    return from_text(STDIN_NAME, read_stream(stream, STDIN_NAME), STDIN, live=live)
+def _read_stdin(stream: BinaryIO, live: bool = False, name: str = STDIN_NAME) -> ReadFile:
+    return from_text(name, read_stream(stream, name), STDIN, live=live)
 
 
 def read_stream(stream: BinaryIO, name: str, first_byte: int = 0) -> str:

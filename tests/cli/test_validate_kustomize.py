@@ -1,0 +1,86 @@
+"""``validate --kustomize DIR``: what kustomize renders is judged as a stream is, its findings naming the folder
+(a stand-in kustomize prints a rendering here; the real one renders in tests/newcomer/test_kustomize.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from support.validate_runs import VALID_NODECLASS
+
+from karpenter_gitops.adapters import kustomize
+
+RENDERED = (
+    VALID_NODECLASS
+    + """\
+---
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: default}
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+      requirements: [{key: kubernetes.io/arch, operator: In, values: [amd64]}]
+      taints: [{key: dedicated, value: prod, effect: NoSchedul}]
+"""
+)
+
+
+@pytest.fixture
+def overlay(tmp_path, monkeypatch) -> Path:
+    """overlays/prod, and a kustomize first on PATH that prints RENDERED for it (and fails for any other folder)."""
+    folder = tmp_path / "overlays" / "prod"
+    folder.mkdir(parents=True)
+    (folder / "kustomization.yaml").write_text("resources: [../../base]\n")
+    (tmp_path / "rendered.yaml").write_text(RENDERED)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    program = bin_dir / "kustomize"
+    program.write_text(
+        f'#!/bin/sh\n[ "$2" = overlays/prod ] && exec cat {tmp_path / "rendered.yaml"}\n'
+        "echo \"Error: unable to find one of 'kustomization.yaml' in directory '$2'\" >&2; exit 1\n"
+    )
+    program.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.delenv(kustomize.BINARY, raising=False)
+    monkeypatch.chdir(tmp_path)
+    return folder
+
+
+def test_the_rendering_is_judged_and_its_findings_name_the_folder_without_lines(cli, overlay):
+    code, out, _ = cli("validate", "--kustomize", "overlays/prod", "--format", "json")
+    assert code == 1
+    [finding] = json.loads(out)["findings"]
+    assert (finding["rule"], finding["name"], finding["path"]) == (
+        "schema/enum",
+        "default",
+        "spec.template.spec.taints[0].effect",
+    )
+    assert finding["file"] == "rendered by kustomize from overlays/prod"
+    assert "line" not in finding
+    assert json.loads(out)["summary"]["objects"] == 2
+
+
+def test_text_names_the_folder_the_objects_were_rendered_from(cli, overlay):
+    code, out, _ = cli("validate", "--kustomize", "overlays/prod")
+    assert code == 1
+    assert "NodePool/default  (rendered by kustomize from overlays/prod)" in out
+
+
+def test_a_failed_build_is_one_line_naming_the_folder(cli, overlay):
+    (overlay.parent / "dev").mkdir()
+    code, out, err = cli("validate", "--kustomize", "overlays/dev")
+    assert (code, out) == (2, "")
+    assert err == (
+        "karpenter-gitops: error: overlays/dev: kustomize build failed: "
+        "unable to find one of 'kustomization.yaml' in directory 'overlays/dev'\n"
+    )
+
+
+def test_kustomize_is_given_instead_of_paths(cli, overlay):
+    code, _, err = cli("validate", "--kustomize", "overlays/prod", "overlays/prod")
+    assert code == 2
+    assert "--kustomize DIR is what the run judges: give it without PATHS or --stack" in err
