@@ -37,14 +37,19 @@ def command() -> list[str]:
     raise InputError("kustomize not found: neither kustomize nor kubectl is on PATH", hint=INSTALL)
 
 
-def render(directory: Path) -> bytes:
-    """The YAML stream kustomize builds from ``directory``."""
-    name = str(directory)
+def source_name(directory: Path | str) -> str:
+    """What findings on a rendering name as their file: the objects have no lines in any file."""
+    return f"rendered by kustomize from {directory}"
+
+
+def render(directory: Path, name: str | None = None) -> bytes:
+    """The YAML stream kustomize builds from ``directory`` (named ``name`` in errors; by default, as given)."""
+    name = name or str(directory)
     if not directory.is_dir():
         raise InputError("no such directory", name, hint="give --kustomize the folder that holds the kustomization.yaml")
     run = command()
     try:
-        done = subprocess.run([*run, name], capture_output=True, timeout=TIMEOUT, check=False, stdin=subprocess.DEVNULL)
+        done = subprocess.run([*run, str(directory)], capture_output=True, timeout=TIMEOUT, check=False, stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
         raise InputError(f"{Path(run[0]).name} {run[1]} did not finish in {TIMEOUT} s", name) from None
     except OSError as err:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import gc
+import io
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ from karpenter_gitops.core import versions
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.inputs import Inputs, PolicySettings
 from karpenter_gitops.load import policy_settings
-from karpenter_gitops.load.files import ReadFile, Texts, display, is_stack_file, parse_yaml, read_files, read_text
+from karpenter_gitops.load.files import STDIN_NAME, ReadFile, Texts, display, is_stack_file, parse_yaml, read_files, read_text
 from karpenter_gitops.load.into_inputs import Loading, load_files, objects_in
 from karpenter_gitops.load.stacks import stack_aws_config, stack_release, stack_workloads
 
@@ -111,14 +112,19 @@ def _other_kinds(files: Iterable[ReadFile]) -> str:
 
 
 def read_sources(
-    paths: Sequence[Path], release: versions.Release | None = None, feature_gates: Mapping[str, bool] | None = None
+    paths: Sequence[Path],
+    release: versions.Release | None = None,
+    feature_gates: Mapping[str, bool] | None = None,
+    rendered: tuple[str, bytes] | None = None,
 ) -> Sources:
     """Read ``paths`` and load them for ``version`` (default: the stacks' release, else the newest), on a
-    cluster with ``feature_gates`` set as given over what the stack declares."""
+    cluster with ``feature_gates`` set as given over what the stack declares. ``rendered`` stands in for
+    standard input: (its name, the stream), kustomize's rendering of an overlay."""
     # When the stack files name another release, or loading stopped at an error, everything is loaded
     # again once all is read, exactly as it always was (the same release, the same first error).
+    name, stream = (rendered[0], io.BytesIO(rendered[1])) if rendered else (STDIN_NAME, None)
     with collector_paused():
-        files, loading = read_loading(read_files(paths, live=True), release)
+        files, loading = read_loading(read_files(paths, stream, live=True, stdin_name=name), release)
         documents = [(file.name, file.documents) for file in files]
         chosen, note = release_to_judge(release, documents)
         gates = feature_gates_of_release.canonical(feature_gates or {}, chosen, "--feature-gates")

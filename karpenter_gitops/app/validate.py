@@ -158,7 +158,7 @@ def _read_in(request: Request, limit: int) -> Iterator[tuple[Sequence[Path], Pat
             yield request.paths, stdin, None
         return
     with spool(io.BytesIO(kustomize.render(request.kustomize)), limit) as spooled:
-        yield (STDIN,), Path(spooled.name), f"rendered by kustomize from {request.kustomize}"
+        yield (STDIN,), Path(spooled.name), kustomize.source_name(request.kustomize)
 
 
 def waivers_for(policy: bool, waiver_file: str | None) -> tuple[Waiver, ...]:

@@ -301,12 +301,15 @@ class Texts(Mapping[str, str]):
         return len(self._files)
 
 
-def read_files(paths: Iterable[str | Path], stdin: BinaryIO | None = None, *, live: bool = False) -> Iterator[ReadFile]:
-    """Read and parse every file under ``paths``, one at a time; ``-`` reads ``stdin`` (default: the process's).
-    With ``live``, each file's documents stay as parsed until the caller compacts them (:class:`Documents`)."""
+def read_files(
+    paths: Iterable[str | Path], stdin: BinaryIO | None = None, *, live: bool = False, stdin_name: str = STDIN_NAME
+) -> Iterator[ReadFile]:
+    """Read and parse every file under ``paths``, one at a time; ``-`` reads ``stdin`` (default: the process's),
+    named ``stdin_name``. With ``live``, each file's documents stay as parsed until the caller compacts them
+    (:class:`Documents`)."""
     passed_over: list[tuple[Path, str]] = []
     for path in expand(paths, passed_over):
-        yield _read_stdin(stdin or sys.stdin.buffer, live) if path == STDIN else _read_file(path, live)
+        yield _read_stdin(stdin or sys.stdin.buffer, live, stdin_name) if path == STDIN else _read_file(path, live)
     for path, reason in passed_over:
         yield ReadFile(display(path), Documents(()), path, passed_over=reason)
 

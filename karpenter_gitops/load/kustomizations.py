@@ -44,11 +44,12 @@ class Kustomization:
     problem: str | None = None
 
 
-def read(path: Path) -> Kustomization | None:
-    """The kustomization in the file ``path``; None when the file is another tool's object that only shares the name."""
+def read(path: Path, data: bytes | None = None) -> Kustomization | None:
+    """The kustomization in the file ``path`` (its bytes ``data`` when it is not on disk: a Git ref's); None when
+    the file is another tool's object that only shares the name."""
     path = Path(os.path.abspath(path))
     try:
-        settings = _settings(path)
+        settings = _settings(path, data)
     except _Unreadable as unreadable:
         return Kustomization(path, problem=str(unreadable))
     if not _is_kustomize(settings):
@@ -57,19 +58,20 @@ def read(path: Path) -> Kustomization | None:
         listed = list(_patch_files(settings))
     except _Unreadable as unreadable:
         return Kustomization(path, problem=str(unreadable))
-    return Kustomization(path, frozenset(os.path.realpath(path.parent / entry) for entry in listed))
+    real = os.path.realpath if data is None else os.path.normpath  # a tree not on disk has no links to follow
+    return Kustomization(path, frozenset(real(path.parent / entry) for entry in listed))
 
 
 class _Unreadable(Exception):
     """Why a kustomization file cannot be read as one."""
 
 
-def _settings(path: Path) -> Any:
-    """The one document of a kustomization file."""
+def _settings(path: Path, data: bytes | None) -> Any:
+    """The one document of a kustomization file (of ``data``, when given)."""
     try:
-        if path.stat().st_size > _MAX_BYTES:
+        if (path.stat().st_size if data is None else len(data)) > _MAX_BYTES:
             raise _Unreadable(f"over {_MAX_BYTES >> 20} MiB")
-        text = path.read_bytes().decode("utf-8")
+        text = (path.read_bytes() if data is None else data).decode("utf-8")
         documents = [doc for doc in yaml_reader.documents(text) if doc is not None]
     except OSError as err:
         raise _Unreadable(f"cannot be read ({err.strerror or err})") from None
@@ -105,9 +107,12 @@ def _patch_files(settings: Mapping[str, Any]) -> Iterator[str]:
 
 
 class Layouts:
-    """The kustomizations a run's files meet, each read once: which files they set aside, and the notes on them."""
+    """The kustomizations a run's files meet, each read once: which files they set aside, and the notes on them.
+    The files are on disk, or in ``tree``: a Git ref's kustomization files, by the absolute path each would have
+    checked out in the repository (whose root holds ``.git`` on disk), for files of that ref at such paths."""
 
-    def __init__(self) -> None:
+    def __init__(self, tree: Mapping[Path, bytes] | None = None) -> None:
+        self._tree = tree
         self._by_folder: dict[Path, Kustomization | None] = {}
         self._shown: dict[Path, Path] = {}  # a kustomization's path → as the user's paths reach it
         self._aside: dict[Path, list[Path]] = {}  # a kustomization's path → the patch files it set aside
@@ -123,7 +128,7 @@ class Layouts:
                 self._met(kustomization, file)
                 return True
             return False
-        real = os.path.realpath(absolute)
+        real = os.path.realpath(absolute) if self._tree is None else os.path.normpath(absolute)
         for folder in _up_from(absolute.parent):
             kustomization = self._in(folder)
             if kustomization is None:
@@ -152,8 +157,8 @@ class Layouts:
             notes.append(
                 (
                     self._shown[path],
-                    f"{count} (kustomize merges them): {shown}; render with "
-                    f"--kustomize {folder} or `kustomize build {folder} | karpenter-gitops validate -`",
+                    f"{count} (kustomize merges them): {shown}; judge them merged with "
+                    f"validate --kustomize {folder}, or kustomize build {folder} | karpenter-gitops validate -",
                 )
             )
         return notes
@@ -161,14 +166,22 @@ class Layouts:
     def _in(self, folder: Path) -> Kustomization | None:
         """The kustomization of ``folder``, if it has one: the first of kustomize's file names it holds."""
         if folder not in self._by_folder:
-            name = next((name for name in NAMES if (folder / name).is_file()), None)
-            self._by_folder[folder] = read(folder / name) if name else None
+            name = next((name for name in NAMES if self._holds(folder / name)), None)
+            self._by_folder[folder] = self._read(folder / name) if name else None
         return self._by_folder[folder]
+
+    def _holds(self, path: Path) -> bool:
+        return path.is_file() if self._tree is None else path in self._tree
+
+    def _read(self, path: Path) -> Kustomization | None:
+        return read(path, None if self._tree is None else self._tree[path])
 
     def _kustomization(self, folder: Path, name: str) -> Kustomization | None:
         """The kustomization file ``name`` of ``folder`` (the folder's own when it is the one kustomize reads there)."""
         found = self._in(folder)
-        return found if found is not None and found.path.name == name else read(folder / name)
+        if found is not None and found.path.name == name:
+            return found
+        return self._read(folder / name) if self._holds(folder / name) else None
 
     def _met(self, kustomization: Kustomization, reached_from: Path) -> None:
         """Keep how the user's paths reach ``kustomization`` (relative when ``reached_from`` is), and why it was not read."""

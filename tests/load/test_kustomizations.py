@@ -73,7 +73,7 @@ def test_the_patch_files_of_an_overlay_are_left_out_with_one_note(tmp_path, name
         (
             prod / name,
             "3 patch files not judged as whole objects (kustomize merges them): limits.yaml, taints.yaml, weight.yaml; "
-            f"render with --kustomize {prod} or `kustomize build {prod} | karpenter-gitops validate -`",
+            f"judge them merged with validate --kustomize {prod}, or kustomize build {prod} | karpenter-gitops validate -",
         )
     ]
 
@@ -89,7 +89,7 @@ def test_a_patch_file_named_alone_is_left_out_by_the_kustomization_up_the_tree(t
         (
             Path("overlays/prod/kustomization.yaml"),
             "1 patch file not judged as a whole object (kustomize merges them): taints.yaml; "
-            "render with --kustomize overlays/prod or `kustomize build overlays/prod | karpenter-gitops validate -`",
+            "judge them merged with validate --kustomize overlays/prod, or kustomize build overlays/prod | karpenter-gitops validate -",
         )
     ]
 
@@ -163,5 +163,5 @@ def test_an_overlay_loads_without_its_patches_judged_as_objects(tmp_path):
     assert inputs.skipped == ()
     assert [note for note in inputs.notes if "patch files" in note] == [
         f"skipped {prod / 'kustomization.yaml'}: 3 patch files not judged as whole objects (kustomize merges them): "
-        f"limits.yaml, taints.yaml, weight.yaml; render with --kustomize {prod} or `kustomize build {prod} | karpenter-gitops validate -`"
+        f"limits.yaml, taints.yaml, weight.yaml; judge them merged with validate --kustomize {prod}, or kustomize build {prod} | karpenter-gitops validate -"
     ]

@@ -40,7 +40,7 @@ spec:
 """
 NOTE = (
     "note: skipped overlays/prod/kustomization.yaml: 1 patch file not judged as a whole object (kustomize merges them): "
-    "nodepool-taints.yaml; render with --kustomize overlays/prod or `kustomize build overlays/prod | karpenter-gitops validate -`"
+    "nodepool-taints.yaml; judge them merged with validate --kustomize overlays/prod, or kustomize build overlays/prod | karpenter-gitops validate -"
 )
 
 
@@ -117,3 +117,36 @@ def test_a_broken_overlay_is_one_line_with_kustomizes_reason(repository):
     [line] = err.splitlines()
     assert line.startswith("karpenter-gitops: error: overlays/prod: kustomize build failed: ")
     assert "missing" in line
+
+
+def test_preview_of_the_overlay_at_a_ref_leaves_the_patch_out_on_both_sides(repository):
+    """The base, read at the Git ref, is sorted by the ref's kustomizations as the head is by the working tree's."""
+    (repository / "overlays" / "prod" / "nodepool-taints.yaml").write_text(TAINTS.format(effect="NoExecute"))
+    code, out, err = karpenter_gitops(repository, "preview", "overlays/prod", "--base", "HEAD", "--allow-empty")
+    assert code == 0, out + err
+    assert "**Objects** vs `HEAD`: 0 added, 0 changed, 0 removed." in out
+
+
+@pytest.mark.real
+def test_preview_kustomize_renders_the_overlay_at_the_base_ref_too(repository):
+    kustomize = real_tools.binary("kustomize")
+    (repository / "overlays" / "prod" / "nodepool-taints.yaml").write_text(TAINTS.format(effect="NoExecute"))
+    code, out, err = karpenter_gitops(
+        repository, "preview", "--kustomize", "overlays/prod", "--base", "HEAD", path=kustomize.parent
+    )
+    assert code == 0, out + err
+    assert "**Objects** vs `HEAD`: 0 added, 1 changed, 0 removed." in out
+    assert "-        - effect: NoSchedule\n+        - effect: NoExecute" in out
+    assert "`general`: NodePoolDrifted: spec.template.spec.taints" in out
+
+
+@pytest.mark.real
+def test_preview_kustomize_of_an_overlay_the_change_adds_finds_everything_new(repository):
+    kustomize = real_tools.binary("kustomize")
+    (repository / "overlays" / "dev").mkdir()
+    (repository / "overlays" / "dev" / "kustomization.yaml").write_text("resources: [../../base]\n")
+    code, out, err = karpenter_gitops(
+        repository, "preview", "--kustomize", "overlays/dev", "--base", "HEAD", path=kustomize.parent
+    )
+    assert code == 0, out + err
+    assert "**Objects** vs `HEAD`: 2 added, 0 changed, 0 removed." in out

@@ -1,5 +1,6 @@
-"""``validate --kustomize DIR``: what kustomize renders is judged as a stream is, its findings naming the folder
-(a stand-in kustomize prints a rendering here; the real one renders in tests/newcomer/test_kustomize.py)."""
+"""``validate --kustomize DIR`` and ``preview --kustomize DIR``: what kustomize renders is judged as a stream is,
+its findings naming the folder (a stand-in kustomize prints a rendering here; the real one renders in
+tests/newcomer/test_kustomize.py)."""
 
 from __future__ import annotations
 
@@ -84,3 +85,22 @@ def test_kustomize_is_given_instead_of_paths(cli, overlay):
     code, _, err = cli("validate", "--kustomize", "overlays/prod", "overlays/prod")
     assert code == 2
     assert "--kustomize DIR is what the run judges: give it without PATHS or --stack" in err
+
+
+def test_preview_compares_the_rendering_with_a_base_folder(cli, overlay, tmp_path):
+    base = tmp_path / "rendered-base"
+    base.mkdir()
+    (base / "all.yaml").write_text(RENDERED.replace("NoSchedul", "NoSchedule"))
+    code, out, _ = cli("preview", "--kustomize", "overlays/prod", "--base", base, "--format", "json")
+    assert code == 1  # the misspelt effect blocks, as validate says
+    report = json.loads(out)
+    assert [(change["kind"], change["name"], change["status"]) for change in report["objects"]] == [
+        ("NodePool", "default", "changed")
+    ]
+    assert {finding["file"] for finding in report["findings"]} == {"rendered by kustomize from overlays/prod"}
+
+
+def test_preview_takes_kustomize_instead_of_paths(cli, overlay):
+    code, _, err = cli("preview", "--kustomize", "overlays/prod", "overlays/prod", "--base", "main")
+    assert code == 2
+    assert "--kustomize DIR is the head: give it without PATHS, --manifests or --stack" in err
