@@ -25,7 +25,7 @@ INSTALL = (
 )
 
 
-def command() -> list[str]:
+def _command() -> list[str]:
     """The command that renders a kustomization folder given after it."""
     chosen = os.environ.get(BINARY)
     if chosen:
@@ -37,17 +37,12 @@ def command() -> list[str]:
     raise InputError("kustomize not found: neither kustomize nor kubectl is on PATH", hint=INSTALL)
 
 
-def source_name(directory: Path | str) -> str:
-    """What findings on a rendering name as their file: the objects have no lines in any file."""
-    return f"rendered by kustomize from {directory}"
-
-
 def render(directory: Path, name: str | None = None) -> bytes:
     """The YAML stream kustomize builds from ``directory`` (named ``name`` in errors; by default, as given)."""
     name = name or str(directory)
     if not directory.is_dir():
         raise InputError("no such directory", name, hint="give --kustomize the folder that holds the kustomization.yaml")
-    run = command()
+    run = _command()
     try:
         done = subprocess.run([*run, str(directory)], capture_output=True, timeout=TIMEOUT, check=False, stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
@@ -55,13 +50,13 @@ def render(directory: Path, name: str | None = None) -> bytes:
     except OSError as err:
         raise InputError(f"cannot run {run[0]}: {err.strerror or err}", name, hint=INSTALL) from None
     if done.returncode:
-        raise InputError(f"{Path(run[0]).name} {run[1]} failed: {first_error(done.stderr)}", name)
+        raise InputError(f"{Path(run[0]).name} {run[1]} failed: {_first_error(done.stderr)}", name)
     if len(done.stdout) > MAX_FILE_BYTES:
         raise InputError(f"kustomize rendered over {MAX_FILE_BYTES // 1_048_576} MiB; refused", name)
     return done.stdout
 
 
-def first_error(stderr: bytes) -> str:
+def _first_error(stderr: bytes) -> str:
     """Kustomize's first line saying what went wrong (``Error: `` left off), or that it said nothing."""
     for line in stderr.decode("utf-8", errors="replace").splitlines():
         if line.strip():

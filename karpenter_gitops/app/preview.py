@@ -24,7 +24,7 @@ from karpenter_gitops.core.inputs import Inputs
 from karpenter_gitops.judge import validate
 from karpenter_gitops.karpenter.disruption import drift
 from karpenter_gitops.karpenter.status.prediction import Plan
-from karpenter_gitops.load import files, into_inputs, pulumi_events
+from karpenter_gitops.load import files, into_inputs, kustomizations, pulumi_events
 
 
 def load_base(base: str, head_paths: Sequence[Path], release: versions.Release, kustomized: Path | None = None) -> Inputs:
@@ -47,7 +47,7 @@ def load_base(base: str, head_paths: Sequence[Path], release: versions.Release, 
 
 def rendered_head(folder: Path) -> tuple[str, bytes]:
     """kustomize's rendering of ``folder`` in the working tree, and the name its findings go by."""
-    return kustomize.source_name(folder), kustomize.render(folder)
+    return kustomizations.rendered_name(folder), kustomize.render(folder)
 
 
 def _rendered_at_ref(ref: str, folder: Path, release: versions.Release) -> Inputs:
@@ -58,7 +58,7 @@ def _rendered_at_ref(ref: str, folder: Path, release: versions.Release) -> Input
         if not copy.is_dir():
             return Inputs()
         text = files.read_stream(io.BytesIO(kustomize.render(copy, name)), name)
-    return into_inputs.load_files([files.from_text(kustomize.source_name(name), text)], release)
+    return into_inputs.load_files([files.from_text(kustomizations.rendered_name(name), text)], release)
 
 
 def _from_directory(path: Path, release: versions.Release) -> Inputs:

@@ -104,7 +104,7 @@ def judged(run: Run, judging: Judging, *, allow_empty: bool = False) -> Verdict:
     return strategies.split(run, judging, print_note) or strategies.whole(run, judging, print_note, allow_empty=allow_empty)
 
 
-def _streamed(paths: Sequence[Path], stdin: Path | None, judging: Judging, rendered: str | None) -> strategies.Stream | None:
+def _streamed(paths: Sequence[Path], stdin: Path | None, judging: Judging, rendered: Path | None) -> strategies.Stream | None:
     """The run judged part by part when it is large enough; None when it is judged whole (a path that cannot
     be read too: the whole run reports it)."""
     try:
@@ -114,8 +114,8 @@ def _streamed(paths: Sequence[Path], stdin: Path | None, judging: Judging, rende
     return strategies.streamed(run, judging, print_note)
 
 
-def _run(paths: Sequence[Path], stdin: Path | None, rendered: str | None = None) -> Run:
-    """What ``paths`` name, standard input read from ``stdin`` (and named ``rendered`` when it is kustomize's rendering)."""
+def _run(paths: Sequence[Path], stdin: Path | None, rendered: Path | None = None) -> Run:
+    """What ``paths`` name, standard input read from ``stdin`` (kustomize's rendering of the folder ``rendered``, if given)."""
     passed_over: list[tuple[Path, str]] = []
     files = expand(paths, passed_over)
     return Run(tuple(files), stdin, tuple(passed_over), rendered)
@@ -149,16 +149,16 @@ def _spooled_stdin(paths: Sequence[Path], limit: int) -> Iterator[Path | None]:
 
 
 @contextlib.contextmanager
-def _read_in(request: Request, limit: int) -> Iterator[tuple[Sequence[Path], Path | None, str | None]]:
-    """The run's paths, the file standard input was spooled to (see :func:`_spooled_stdin`) and the name it goes
-    by when it is kustomize's rendering of ``--kustomize DIR``, which stands in for standard input (its path is
-    ``-``, so the verdict is never cached: the folder's files are not all it depends on)."""
+def _read_in(request: Request, limit: int) -> Iterator[tuple[Sequence[Path], Path | None, Path | None]]:
+    """The run's paths, the file standard input was spooled to (see :func:`_spooled_stdin`) and, when it is
+    kustomize's rendering of ``--kustomize DIR`` standing in for standard input, that folder (the run's path is
+    then ``-``, so the verdict is never cached: the folder's files are not all it depends on)."""
     if request.kustomize is None:
         with _spooled_stdin(request.paths, limit) as stdin:
             yield request.paths, stdin, None
         return
     with spool(io.BytesIO(kustomize.render(request.kustomize)), limit) as spooled:
-        yield (STDIN,), Path(spooled.name), kustomize.source_name(request.kustomize)
+        yield (STDIN,), Path(spooled.name), request.kustomize
 
 
 def waivers_for(policy: bool, waiver_file: str | None) -> tuple[Waiver, ...]:

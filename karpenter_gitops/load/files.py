@@ -315,14 +315,19 @@ def read_files(
 
 
 def pieces(
-    files: Iterable[Path], stdin: Path | None = None, passed_over: Iterable[tuple[Path, str]] = (), rendered: str | None = None
+    files: Iterable[Path], stdin: Path | None = None, passed_over: Iterable[tuple[Path, str]] = (), rendered: Path | None = None
 ) -> list[Piece]:
     """Each of ``files`` (as :func:`expand` gives them) as a whole piece of a run (see
     :mod:`karpenter_gitops.load.partition`), standard input read from ``stdin``, the file it was spooled to, and
-    named ``rendered`` when it is a rendering (kustomize's), whose lines are no file's; then the folders
-    :func:`expand` passed over, as :func:`read_files` gives them."""
+    named after the folder it was ``rendered`` from when it is kustomize's rendering, whose lines are no file's;
+    then the folders :func:`expand` passed over, as :func:`read_files` gives them."""
     read = [
-        Piece(stdin, rendered or STDIN_NAME, stdin=True, rendered=rendered is not None)
+        Piece(
+            stdin,
+            STDIN_NAME if rendered is None else kustomizations.rendered_name(rendered),
+            stdin=True,
+            rendered=None if rendered is None else str(rendered),
+        )
         if path == STDIN and stdin is not None
         else Piece(path, display(path))
         for path in files

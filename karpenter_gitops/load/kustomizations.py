@@ -9,7 +9,10 @@ which is kustomize's settings and no Kubernetes object, quietly. A component's f
 the same rule: its ``kind: Component`` kustomization lists its own patches. A file named directly (a
 pre-commit hook passes only the files a commit changed) is set aside when the nearest kustomization up
 the tree that lists it does; the search ends at the repository's root, the folder holding ``.git``.
-What kustomize makes of them is judged by ``validate --kustomize DIR``, which renders the layout.
+What kustomize makes of them is judged by ``validate --kustomize DIR``, which renders the layout: its
+findings name the folder (:func:`rendered_name`) and, when the kustomization asks kustomize to annotate
+each object with the file it came from (``buildMetadata: [originAnnotations]``), that file
+(:func:`with_origins`).
 
 A kustomization that cannot be read is one note, and the files beside it are judged as they are; a file
 named like one that is another tool's object (a Flux ``Kustomization`` of ``kustomize.toolkit.fluxcd.io``)
@@ -18,13 +21,15 @@ is an ordinary manifest.
 
 from __future__ import annotations
 
+import dataclasses
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from karpenter_gitops.core import yaml_reader
+from karpenter_gitops.core.findings import Finding
 
 #: The file names kustomize reads a folder's kustomization from, in the order it tries them.
 NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
@@ -32,6 +37,7 @@ _API_GROUP = "kustomize.config.k8s.io/"
 _KINDS = ("Kustomization", "Component")
 _MAX_BYTES = 1 << 20  # a kustomization is a page of settings; a larger file is not read as one
 _SHOWN = 5  # patch files named in a note; the rest are counted
+_ORIGIN = "config.kubernetes.io/origin"  # the annotation kustomize writes with buildMetadata: [originAnnotations]
 
 
 @dataclass(frozen=True)
@@ -101,7 +107,10 @@ def _patch_files(settings: Mapping[str, Any]) -> Iterator[str]:
         if not isinstance(entries, list):
             raise _Unreadable(f"'{key}' is not a list")
         for entry in entries:
-            path = entry.get("path") if isinstance(entry, Mapping) else entry if key == "patchesStrategicMerge" else None
+            if isinstance(entry, Mapping):
+                path = entry.get("path")
+            else:  # patchesStrategicMerge lists a file's path, or a patch itself
+                path = entry if key == "patchesStrategicMerge" else None
             if isinstance(path, str) and path.strip() and "\n" not in path.strip():
                 yield path.strip()
 
@@ -190,6 +199,43 @@ class Layouts:
             self._shown[path] = path if reached_from.is_absolute() else Path(os.path.relpath(path))
         if kustomization.problem is not None:
             self._unread.setdefault(path, kustomization.problem)
+
+
+def rendered_name(folder: Path | str) -> str:
+    """What findings on kustomize's rendering of ``folder`` name as their file: its objects have no lines in any file."""
+    return f"rendered by kustomize from {folder}"
+
+
+def with_origins(findings: Iterable[Finding], documents: Sequence[Any], folder: str) -> list[Finding]:
+    """``findings``, those on the objects of kustomize's rendering of ``folder`` (its ``documents``) naming the file
+    each object came from as well, where kustomize annotated it: its path beside ``folder`` as the user named that
+    (``base/nodepool.yaml`` for ``overlays/prod``'s ``../../base/nodepool.yaml``), a remote base's with its repository."""
+    rendering = rendered_name(folder)
+    origins: dict[int, str | None] = {}
+    located = []
+    for finding in findings:
+        document = finding.source.document if finding.source is not None and finding.file == rendering else None
+        if document is not None and document not in origins:
+            origins[document] = _origin(documents[document - 1], folder) if 0 < document <= len(documents) else None
+        origin = origins.get(document) if document is not None else None
+        located.append(dataclasses.replace(finding, file=f"{rendering}, from {origin}") if origin else finding)
+    return located
+
+
+def _origin(document: Any, folder: str) -> str | None:
+    """The file kustomize says ``document`` came from (``path``, relative to the kustomization, and ``repo`` for a
+    remote base), or None."""
+    metadata = document.get("metadata") if isinstance(document, Mapping) else None
+    annotations = metadata.get("annotations") if isinstance(metadata, Mapping) else None
+    said = annotations.get(_ORIGIN) if isinstance(annotations, Mapping) else None
+    try:
+        origin = yaml_reader.document(said) if isinstance(said, str) else None
+    except yaml_reader.YAMLError:
+        return None
+    if not isinstance(origin, Mapping) or not isinstance(origin.get("path"), str) or not origin["path"]:
+        return None
+    path, repo = origin["path"], origin.get("repo")
+    return f"{path} of {repo}" if isinstance(repo, str) and repo else os.path.normpath(os.path.join(folder, path))
 
 
 def _up_from(folder: Path) -> Iterator[Path]:

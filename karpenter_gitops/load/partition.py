@@ -104,7 +104,8 @@ class Piece:
     it, read from ``path`` (standard input, ``stdin``, from the file it was spooled to). A slice comes after
     ``lines_before`` lines and ``documents_before`` documents of its file and holds ``documents`` documents by
     its markers (the parser must agree). A folder below a named one that was not read at all holds nothing
-    but why (``passed_over``), for a note. A ``rendered`` stream (kustomize's) has no lines of a file to point at."""
+    but why (``passed_over``), for a note. Standard input ``rendered`` from a folder (kustomize's rendering of it)
+    has no lines of a file to point at."""
 
     path: Path
     name: str
@@ -115,7 +116,7 @@ class Piece:
     documents_before: int = 0
     documents: int = 0
     passed_over: str | None = None
-    rendered: bool = False
+    rendered: str | None = None
 
     @property
     def whole(self) -> bool:

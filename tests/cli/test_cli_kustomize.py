@@ -65,6 +65,31 @@ def test_the_rendering_is_judged_and_its_findings_name_the_folder_without_lines(
     assert json.loads(out)["summary"]["objects"] == 2
 
 
+@pytest.mark.parametrize(
+    ("annotation", "file"),
+    [
+        ("'path: ../../base/nodepool.yaml'", "rendered by kustomize from overlays/prod, from base/nodepool.yaml"),
+        (
+            '"path: pools/default.yaml\\nrepo: https://git.example.com/platform/pools\\nref: v1\\n"',
+            "rendered by kustomize from overlays/prod, from pools/default.yaml of https://git.example.com/platform/pools",
+        ),
+        ("'path: ['", "rendered by kustomize from overlays/prod"),  # not YAML: no origin said
+        ("{path: x}", "rendered by kustomize from overlays/prod"),  # not kustomize's text
+    ],
+)
+def test_an_origin_annotation_names_the_file_the_object_came_from(cli, overlay, tmp_path, annotation, file):
+    """As kustomize writes them with buildMetadata: [originAnnotations] in the kustomization."""
+    annotated = RENDERED.replace(
+        "metadata: {name: default}\nspec:\n  template",
+        f"metadata:\n  name: default\n  annotations: {{config.kubernetes.io/origin: {annotation}}}\nspec:\n  template",
+    )
+    assert annotated != RENDERED
+    (tmp_path / "rendered.yaml").write_text(annotated)
+    code, out, _ = cli("validate", "--kustomize", "overlays/prod", "--format", "json")
+    assert code == 1
+    assert [finding["file"] for finding in json.loads(out)["findings"]] == [file]
+
+
 def test_text_names_the_folder_the_objects_were_rendered_from(cli, overlay):
     code, out, _ = cli("validate", "--kustomize", "overlays/prod")
     assert code == 1

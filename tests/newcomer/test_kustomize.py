@@ -109,6 +109,16 @@ def test_validate_kustomize_judges_the_merged_objects_and_names_the_overlay(repo
 
 
 @pytest.mark.real
+def test_with_origin_annotations_findings_name_the_base_file_too(repository):
+    kustomize = real_tools.binary("kustomize")
+    (repository / "overlays" / "prod" / "kustomization.yaml").write_text(KUSTOMIZATION + "buildMetadata: [originAnnotations]\n")
+    (repository / "overlays" / "prod" / "nodepool-taints.yaml").write_text(TAINTS.format(effect="NoSchedul"))
+    code, out, err = karpenter_gitops(repository, "validate", "--kustomize", "overlays/prod", path=kustomize.parent)
+    assert code == 1, out + err
+    assert "NodePool/general  (rendered by kustomize from overlays/prod, from base/nodepool.yaml)" in out
+
+
+@pytest.mark.real
 def test_a_broken_overlay_is_one_line_with_kustomizes_reason(repository):
     kustomize = real_tools.binary("kustomize")
     (repository / "overlays" / "prod" / "kustomization.yaml").write_text(KUSTOMIZATION.replace("../../base", "../../missing"))
