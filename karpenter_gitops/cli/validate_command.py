@@ -84,7 +84,8 @@ def validate_command(
     house-style policies are reported too (as warnings: they fail the run only where a policy file
     or the stack raises them to errors) and waivers apply (waived findings are listed but do not
     fail the run). In a kustomize layout the patch files a kustomization lists are passed over with a
-    note; --kustomize DIR judges what kustomize renders from DIR instead. --policy-file implies --policy; a team that enforces encryption keeps
+    note; --kustomize DIR judges what kustomize renders from DIR instead. --policy-file implies
+    --policy; a team that enforces encryption keeps
     `rules: {policy/ebs-encrypted: {severity: error}}` in e.g. policies/karpenter.yaml and runs
     `karpenter-gitops validate deploy/ --policy-file policies/karpenter.yaml`. A run that finds no
     Karpenter object exits 2 unless --allow-empty.
