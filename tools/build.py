@@ -1,4 +1,4 @@
-"""Build the real Pulumi, Kubernetes, etcd, cel-go, Karpenter-oracle and Karpenter controller binaries from our Go modules (``make tools``).
+"""Build the real Pulumi, Kubernetes, etcd, cel-go, kustomize, Karpenter-oracle and Karpenter controller binaries from our Go modules (``make tools``).
 
 Each folder beside this file is one Go module of ours for one tool family, so their requirements
 never meet (minimal version selection would upgrade one family's dependencies for another's sake).
@@ -104,6 +104,7 @@ PULUMI_SDK = "github.com/pulumi/pulumi/sdk/v3"
 K8S_PROVIDER = "github.com/pulumi/pulumi-kubernetes/provider/v4"
 KARPENTER_AWS = "github.com/aws/karpenter-provider-aws"
 KARPENTER_CORE = "sigs.k8s.io/karpenter"
+KUSTOMIZE = "sigs.k8s.io/kustomize/kustomize/v5"
 # The provider module has no tags of its own; the one commit the module proxy serves is tag v4.25.0.
 K8S_PROVIDER_RELEASE = "4.25.0"
 
@@ -161,6 +162,12 @@ def families() -> list[Family]:
             (Binary("karpenter-scheduler", "."),),
             versions={"karpenter-scheduler": _module_version(TOOLS / "karpenter-scheduler", KARPENTER_AWS, NEWER_GO)},
             toolchain=NEWER_GO,
+        ),
+        # The kustomize CLI, for the tests of `validate --kustomize` (a user's pipeline renders with it or kubectl).
+        Family(
+            "kustomize",
+            (Binary("kustomize", KUSTOMIZE),),
+            versions={"kustomize": _module_version(TOOLS / "kustomize", KUSTOMIZE)},
         ),
     ]
 

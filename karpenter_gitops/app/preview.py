@@ -8,10 +8,11 @@ same AWS, the cluster's NodeClaims are read and Pulumi's own preview is folded i
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from karpenter_gitops.adapters import git
+from karpenter_gitops.adapters import git, kustomize
 from karpenter_gitops.app.cost_comparison import CostComparison
 from karpenter_gitops.app.preview_result import Preview
 from karpenter_gitops.app.sources import Sources
@@ -24,14 +25,17 @@ from karpenter_gitops.core.inputs import Inputs
 from karpenter_gitops.judge import validate
 from karpenter_gitops.karpenter.disruption import drift
 from karpenter_gitops.karpenter.status.prediction import Plan
-from karpenter_gitops.load import files, into_inputs, pulumi_events
+from karpenter_gitops.load import files, into_inputs, kustomizations, pulumi_events
 
 
-def load_base(base: str, head_paths: Sequence[Path], release: versions.Release) -> Inputs:
-    """The base inputs: ``base`` as a directory when one exists, else as a Git ref."""
+def load_base(base: str, head_paths: Sequence[Path], release: versions.Release, kustomized: Path | None = None) -> Inputs:
+    """The base inputs: ``base`` as a directory when one exists, else as a Git ref; there, with ``kustomized``,
+    what kustomize renders from that folder as the ref has it."""
     path = Path(base)
     if path.is_dir():
         return _from_directory(path, release)
+    if kustomized is not None:
+        return _rendered_at_ref(base, kustomized, release)
     if files.STDIN in head_paths:
         raise InputError(
             f"--base {base!r}: standard input has no version at a Git ref",
@@ -40,6 +44,22 @@ def load_base(base: str, head_paths: Sequence[Path], release: versions.Release) 
         )
     texts = git.files_at_ref(base, head_paths)
     return into_inputs.load_files([files.from_text(name, text) for name, text in texts], release)
+
+
+def rendered_head(folder: Path) -> tuple[str, bytes]:
+    """kustomize's rendering of ``folder`` in the working tree, and the name its findings go by."""
+    return kustomizations.rendered_name(folder), kustomize.render(folder)
+
+
+def _rendered_at_ref(ref: str, folder: Path, release: versions.Release) -> Inputs:
+    """What kustomize renders from ``folder`` as ``ref`` has it (rendered from a copy of the ref's tree); nothing
+    when the ref has no such folder (an overlay the change adds: everything in it is new)."""
+    name = f"{ref}:{folder}"
+    with git.tree_at_ref(ref, folder) as copy:
+        if not copy.is_dir():
+            return Inputs()
+        text = files.read_stream(io.BytesIO(kustomize.render(copy, name)), name)
+    return into_inputs.load_files([files.from_text(kustomizations.rendered_name(name), text)], release)
 
 
 def _from_directory(path: Path, release: versions.Release) -> Inputs:
@@ -77,11 +97,13 @@ def preview_sources(
     cluster_state: ClusterState | None = None,
     pulumi: pulumi_events.PulumiPreview | None = None,
     forecast: Callable[[Inputs, Plan], WorkloadForecast] | None = None,
+    kustomized: Path | None = None,
 ) -> Preview:
     """Compare ``head`` with ``base_ref``; ``plan`` reconciles both sides, the cluster read with ``kubeconfig`` (or
     its snapshot, ``cluster_state``) counts drifting nodes, ``forecast`` (with ``plan``) forecasts the same
-    workloads on both sides and compares their cost."""
-    base = load_base(base_ref, head_paths, head.release).with_gates(head.feature_gates)
+    workloads on both sides and compares their cost; ``kustomized``: the head is kustomize's rendering of that
+    folder, and so is the base at a Git ref."""
+    base = load_base(base_ref, head_paths, head.release, kustomized).with_gates(head.feature_gates)
     fleet, impact_note = cluster_state.fleet if cluster_state else None, None
     if kubeconfig:
         from karpenter_gitops.adapters import kube

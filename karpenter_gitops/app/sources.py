@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import gc
+import io
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ from karpenter_gitops.core import versions
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.inputs import Inputs, PolicySettings
 from karpenter_gitops.load import policy_settings
-from karpenter_gitops.load.files import ReadFile, Texts, display, is_stack_file, parse_yaml, read_files, read_text
+from karpenter_gitops.load.files import STDIN_NAME, ReadFile, Texts, display, is_stack_file, parse_yaml, read_files, read_text
 from karpenter_gitops.load.into_inputs import Loading, load_files, objects_in
 from karpenter_gitops.load.stacks import stack_aws_config, stack_release, stack_workloads
 
@@ -72,15 +73,17 @@ def nothing_found(files: Sequence[ReadFile], inputs: Inputs) -> str | None:
     if inputs.objects or inputs.observations or any(is_stack_file(file.documents) for file in files):
         return None
     # What the files hold instead tells a wrong folder at a glance; the first file passed over says
-    # why: a file named on purpose that is a template or broken YAML is the likeliest reason.
+    # why: a file named on purpose that is a template or broken YAML is the likeliest reason, or a
+    # kustomization's patch files, which hold no whole object.
     found = _other_kinds(files)
-    skipped = ""
-    if len(inputs.skipped) == 1:
-        skipped = f"; skipped {inputs.skipped[0]}"
-    elif inputs.skipped:
-        skipped = f"; {len(inputs.skipped)} skipped, the first {inputs.skipped[0]}"
+    skipped, passed_over = "", inputs.skipped + inputs.passed_over
+    if len(passed_over) == 1:
+        skipped = f"; skipped {passed_over[0]}"
+    elif passed_over:
+        skipped = f"; {len(passed_over)} skipped, the first {passed_over[0]}"
+    read = sum(1 for file in files if file.passed_over is None)
     return (
-        f"no Karpenter object found in {len(files)} file(s), so nothing was checked{found}{skipped} "
+        f"no Karpenter object found in {read} file(s), so nothing was checked{found}{skipped} "
         "(hint: name the files or folder holding your EC2NodeClass and NodePool manifests, or pass --allow-empty)"
     )
 
@@ -109,14 +112,19 @@ def _other_kinds(files: Iterable[ReadFile]) -> str:
 
 
 def read_sources(
-    paths: Sequence[Path], release: versions.Release | None = None, feature_gates: Mapping[str, bool] | None = None
+    paths: Sequence[Path],
+    release: versions.Release | None = None,
+    feature_gates: Mapping[str, bool] | None = None,
+    rendered: tuple[str, bytes] | None = None,
 ) -> Sources:
     """Read ``paths`` and load them for ``version`` (default: the stacks' release, else the newest), on a
-    cluster with ``feature_gates`` set as given over what the stack declares."""
+    cluster with ``feature_gates`` set as given over what the stack declares. ``rendered`` stands in for
+    standard input: (its name, the stream), kustomize's rendering of an overlay."""
     # When the stack files name another release, or loading stopped at an error, everything is loaded
     # again once all is read, exactly as it always was (the same release, the same first error).
+    name, stream = (rendered[0], io.BytesIO(rendered[1])) if rendered else (STDIN_NAME, None)
     with collector_paused():
-        files, loading = read_loading(read_files(paths, live=True), release)
+        files, loading = read_loading(read_files(paths, stream, live=True, stdin_name=name), release)
         documents = [(file.name, file.documents) for file in files]
         chosen, note = release_to_judge(release, documents)
         gates = feature_gates_of_release.canonical(feature_gates or {}, chosen, "--feature-gates")

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import io
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from karpenter_gitops.adapters import kustomize
 from karpenter_gitops.app import validate_strategies as strategies
 from karpenter_gitops.app.sources import read_policy_file
 from karpenter_gitops.app.validate_pipeline import Judging
@@ -32,10 +34,11 @@ from karpenter_gitops.output.report_text import print_fleet, print_jsonl_parts, 
 
 @dataclass(frozen=True)
 class Request:
-    """A ``validate`` command: the run's paths, or the stacks of a fleet (each judged as its own cluster), what
-    they are judged with, and how the verdict is printed."""
+    """A ``validate`` command: the run's paths, or the stacks of a fleet (each judged as its own cluster), or a
+    kustomization folder whose rendering is judged, what they are judged with, and how the verdict is printed."""
 
     paths: tuple[Path, ...] = ()
+    kustomize: Path | None = None
     fleet: tuple[str, ...] = ()
     release: versions.Release | None = None
     feature_gates: Mapping[str, bool] | None = None
@@ -66,13 +69,13 @@ def validate(request: Request) -> Outcome:
     if request.fleet:
         return _fleet(request, judging)
     streaming = request.fmt == "jsonl"
-    with _spooled_stdin(request.paths, strategies.MAX_STREAM_BYTES if streaming else MAX_FILE_BYTES) as stdin:
-        stream = _streamed(request.paths, stdin, judging) if streaming else None
+    with _read_in(request, strategies.MAX_STREAM_BYTES if streaming else MAX_FILE_BYTES) as (paths, stdin, rendered):
+        stream = _streamed(paths, stdin, judging, rendered) if streaming else None
         if stream is not None:
             return print_jsonl_parts(stream.reports).exit_code
         verdict, cached = validate_once(
-            request.paths,
-            lambda paths: judged(_run(paths, stdin), judging, allow_empty=request.allow_empty),
+            paths,
+            lambda paths: judged(_run(paths, stdin, rendered), judging, allow_empty=request.allow_empty),
             options={
                 "release": repr(request.release),
                 "policy": request.policy,
@@ -101,21 +104,21 @@ def judged(run: Run, judging: Judging, *, allow_empty: bool = False) -> Verdict:
     return strategies.split(run, judging, print_note) or strategies.whole(run, judging, print_note, allow_empty=allow_empty)
 
 
-def _streamed(paths: Sequence[Path], stdin: Path | None, judging: Judging) -> strategies.Stream | None:
+def _streamed(paths: Sequence[Path], stdin: Path | None, judging: Judging, rendered: Path | None) -> strategies.Stream | None:
     """The run judged part by part when it is large enough; None when it is judged whole (a path that cannot
     be read too: the whole run reports it)."""
     try:
-        run = _run(paths, stdin)
+        run = _run(paths, stdin, rendered)
     except InputError:
         return None
     return strategies.streamed(run, judging, print_note)
 
 
-def _run(paths: Sequence[Path], stdin: Path | None) -> Run:
-    """What ``paths`` name, standard input read from ``stdin``."""
+def _run(paths: Sequence[Path], stdin: Path | None, rendered: Path | None = None) -> Run:
+    """What ``paths`` name, standard input read from ``stdin`` (kustomize's rendering of the folder ``rendered``, if given)."""
     passed_over: list[tuple[Path, str]] = []
     files = expand(paths, passed_over)
-    return Run(tuple(files), stdin, tuple(passed_over))
+    return Run(tuple(files), stdin, tuple(passed_over), rendered)
 
 
 def _fleet(request: Request, judging: Judging) -> Outcome:
@@ -143,6 +146,19 @@ def _spooled_stdin(paths: Sequence[Path], limit: int) -> Iterator[Path | None]:
         return
     with spool(sys.stdin.buffer, limit) as spooled:
         yield Path(spooled.name)
+
+
+@contextlib.contextmanager
+def _read_in(request: Request, limit: int) -> Iterator[tuple[Sequence[Path], Path | None, Path | None]]:
+    """The run's paths, the file standard input was spooled to (see :func:`_spooled_stdin`) and, when it is
+    kustomize's rendering of ``--kustomize DIR`` standing in for standard input, that folder (the run's path is
+    then ``-``, so the verdict is never cached: the folder's files are not all it depends on)."""
+    if request.kustomize is None:
+        with _spooled_stdin(request.paths, limit) as stdin:
+            yield request.paths, stdin, None
+        return
+    with spool(io.BytesIO(kustomize.render(request.kustomize)), limit) as spooled:
+        yield (STDIN,), Path(spooled.name), request.kustomize
 
 
 def waivers_for(policy: bool, waiver_file: str | None) -> tuple[Waiver, ...]:

@@ -46,7 +46,7 @@ from karpenter_gitops.core.findings import Finding
 from karpenter_gitops.core.inputs import Inputs, PolicySettings, Waiver
 from karpenter_gitops.judge import Judge
 from karpenter_gitops.judge.report import Subject
-from karpenter_gitops.load import locate
+from karpenter_gitops.load import kustomizations, locate
 from karpenter_gitops.load.context_files import node_class_names
 from karpenter_gitops.load.files import ReadFile, Texts, is_stack_file, read_part
 from karpenter_gitops.load.into_inputs import Loading, joined, loaded
@@ -214,7 +214,11 @@ class PartWork:
             findings += judge.findings(checked.observations)
             checked = dataclasses.replace(checked, observations=())
         offsets = {piece.name: (piece.documents_before, piece.lines_before) for piece in self.part.pieces if not piece.whole}
-        findings = list(locate.with_lines(findings, Texts(files), offsets=offsets))
+        located = [file for file, piece in zip(files, self.part.pieces, strict=True) if piece.rendered is None]
+        findings = list(locate.with_lines(findings, Texts(located), offsets=offsets))
+        for file, piece in zip(files, self.part.pieces, strict=True):
+            if piece.rendered is not None:
+                findings = kustomizations.with_origins(findings, file.documents, piece.rendered)
         return PartVerdict(findings, checked, len(own.objects), Subject.each_of(own.objects), own.notes, own.skipped)
 
     def _loaded(self, release: versions.Release) -> tuple[tuple[ReadFile, ...], Loading | None]:

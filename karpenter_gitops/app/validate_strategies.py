@@ -53,14 +53,16 @@ Say = Callable[[str], None]  # a line on stderr: the note on a release newer tha
 @dataclass(frozen=True)
 class Run:
     """What a run reads: its files (expanded; ``-`` for standard input), the file standard input was spooled
-    to, if it is read, and the folders below the named ones not read at all, and why."""
+    to, if it is read, the folders below the named ones not read at all, and why, and the folder standard input
+    was rendered from when it is kustomize's rendering (``validate --kustomize``: its findings have no lines)."""
 
     files: tuple[Path, ...]
     stdin: Path | None = None
     passed_over: tuple[tuple[Path, str], ...] = ()
+    rendered: Path | None = None
 
     def pieces(self) -> list[partition.Piece]:
-        return pieces(self.files, self.stdin, self.passed_over)
+        return pieces(self.files, self.stdin, self.passed_over, self.rendered)
 
     def sizes(self) -> list[int]:
         """Each file's bytes."""

@@ -108,9 +108,11 @@ def key(paths: Sequence[str | Path], options: dict[str, Any], extra: Iterable[st
     try:
         for group in (paths, tuple(extra)):
             digest.update(b"\0group")
-            for path in expand(group):
+            passed_over: list[tuple[Path, str]] = []  # and why: a kustomization's note names the patch files it left out
+            for path in expand(group, passed_over):
                 digest.update(f"\0{path}\0".encode())
                 digest.update(hashlib.sha256(path.read_bytes()).digest())
+            digest.update(repr(passed_over).encode())
     except (OSError, InputError):
         return None  # the run itself will say what is wrong with the input
     return digest.hexdigest()

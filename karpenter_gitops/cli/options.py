@@ -146,6 +146,18 @@ def manifest_paths(func):
     return click.argument("paths", nargs=-1, type=click.Path(allow_dash=True))(func)
 
 
+def kustomize(func):
+    """``--kustomize DIR``: judge what kustomize renders from a kustomization folder instead of files."""
+    return click.option(
+        "--kustomize",
+        "kustomize_dir",
+        type=click.Path(path_type=Path),
+        metavar="DIR",
+        help="Judge what `kustomize build DIR` (or `kubectl kustomize DIR`; $KARPENTER_GITOPS_KUSTOMIZE names "
+        "another binary) renders, patches merged, instead of PATHS; findings name the folder, without lines.",
+    )(func)
+
+
 def allow_empty(func):
     return click.option(
         "--allow-empty",
@@ -189,13 +201,14 @@ def fleet_stacks(paths: Sequence[str], stacks: Sequence[str], all_stacks: bool) 
     return chosen_stacks(stacks, all_stacks)
 
 
-def sources(paths: Sequence[Path], release: versions.Release | None):
+def sources(paths: Sequence[Path], release: versions.Release | None, rendered: tuple[str, bytes] | None = None):
     """What a command reads (app.sources.Sources), saying on stderr when the release asked for is newer
-    than the project knows. Imported here, not at the top: the command tree loads before any rule."""
+    than the project knows; ``rendered`` (name, stream) stands in for standard input. Imported here, not at
+    the top: the command tree loads before any rule."""
     from karpenter_gitops.app.sources import read_sources
     from karpenter_gitops.output.report_text import print_note
 
-    read = read_sources(paths, release, given_feature_gates())
+    read = read_sources(paths, release, given_feature_gates(), rendered)
     if read.note:
         print_note(read.note)
     return read

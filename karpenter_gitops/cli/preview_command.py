@@ -12,12 +12,13 @@ import click
 
 from karpenter_gitops.app.fleet import SharedTargets, run_fleet
 from karpenter_gitops.app.plan import forecaster, planner, read_workloads, write_picture
-from karpenter_gitops.app.preview import preview_sources, pulumi_preview
+from karpenter_gitops.app.preview import preview_sources, pulumi_preview, rendered_head
 from karpenter_gitops.app.sources import read_policy_file
 from karpenter_gitops.cli import options
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.outcome import Outcome
 from karpenter_gitops.load import cluster_state as cluster_state_file
+from karpenter_gitops.load.files import STDIN
 from karpenter_gitops.load.stacks import stack_file
 from karpenter_gitops.output import DEFAULT_BUDGET, pr_comment
 from karpenter_gitops.output.escape import visible
@@ -71,6 +72,7 @@ from karpenter_gitops.output.terminal import waiting
     metavar="FILE.svg",
     help="With --workloads: write an SVG of the head's NodePools, their nodes and the pods packed on them.",
 )
+@options.kustomize
 @options.aws
 @options.reconcile
 @options.policy_file
@@ -93,6 +95,7 @@ def preview_command(
     pulumi_events,
     workload_paths,
     picture,
+    kustomize_dir,
     embedded_aws,
     aws_fixture,
     kubernetes,
@@ -110,7 +113,8 @@ def preview_command(
     them to errors. Exit codes as for plan: 0 clean, 1 blocking problems, 3 transient AWS trouble,
     2 usage or unreadable input. PATHS (or --manifests) are manifest files, directories or - for
     standard input, as for validate; a head holding no Karpenter object is refused (exit 2) unless
-    --allow-empty (a change that removes every object).
+    --allow-empty (a change that removes every object). With --kustomize DIR the head is what kustomize
+    renders from DIR, and a Git ref --base what it renders from DIR as the ref has it.
     """
     if kubeconfig and cluster_state:
         raise click.UsageError("--kubeconfig reads the cluster, --cluster-state a snapshot of it: give one")
@@ -120,6 +124,9 @@ def preview_command(
         raise click.UsageError("--picture draws one stack's forecast: give one --stack")
     if workload_paths and not (reconcile_ or embedded_aws):
         raise click.UsageError("--workloads forecasts against AWS's catalogue and prices: add --reconcile or --embedded-aws")
+    if kustomize_dir is not None and (paths or manifests or stacks or all_stacks):
+        raise click.UsageError("--kustomize DIR is the head: give it without PATHS, --manifests or --stack")
+    rendered = rendered_head(kustomize_dir) if kustomize_dir is not None else None
     pulumi = pulumi_preview(pulumi_json, pulumi_events)
     snapshot = cluster_state_file.read(cluster_state) if cluster_state else None
     house = read_policy_file(policy_file) if policy_file else None
@@ -128,7 +135,7 @@ def preview_command(
     with waiting("asking AWS…", shown=asks_aws) as progress, SharedTargets(embedded_aws, aws_fixture) as targets:
 
         def previewed(paths):
-            head = options.sources(paths, release).with_policy(house)
+            head = options.sources(paths, release, rendered).with_policy(house)
             options.require_objects(head, allow_empty)
             plan = forecast = None
             if asks_aws:
@@ -141,14 +148,23 @@ def preview_command(
                     workloads = read_workloads(forecast_paths, kube or target.world_kubernetes, stdin)
                     forecast = forecaster(target, head.release, workloads, forecast_paths, cache_dir=cache_dir)
             return preview_sources(
-                head, base_ref, paths, plan=plan, kubeconfig=kubeconfig, cluster_state=snapshot, pulumi=pulumi, forecast=forecast
+                head,
+                base_ref,
+                paths,
+                plan=plan,
+                kubeconfig=kubeconfig,
+                cluster_state=snapshot,
+                pulumi=pulumi,
+                forecast=forecast,
+                kustomized=kustomize_dir,
             )
 
         if options.is_fleet(stacks, all_stacks):
             return _fleet(
                 options.fleet_stacks((*paths, *manifests), stacks, all_stacks), previewed, fmt, budget, full_report, show_info
             )
-        report = previewed(options.stack_or_manifests(stacks[0] if stacks else None, (*paths, *manifests)))
+        head_paths = [STDIN] if rendered else options.stack_or_manifests(stacks[0] if stacks else None, (*paths, *manifests))
+        report = previewed(head_paths)
     if picture:
         if not report.cost:
             raise click.UsageError(

@@ -44,6 +44,7 @@ from karpenter_gitops.core.outcome import Outcome
     metavar="FILE",
     help=f"Waiver file for --policy (default: {DEFAULT_WAIVERS} when it exists).",
 )
+@options.kustomize
 @options.policy_file
 @options.karpenter
 @options.allow_empty
@@ -70,6 +71,7 @@ def validate_command(
     policy,
     no_cache,
     waiver_file,
+    kustomize_dir,
     policy_file,
     release,
     allow_empty,
@@ -84,7 +86,9 @@ def validate_command(
     YAML that is not Kubernetes (templates, CloudFormation) is skipped with a note. With --policy the
     house-style policies are reported too (as warnings: they fail the run only where a policy file
     or the stack raises them to errors) and waivers apply (waived findings are listed but do not
-    fail the run). --policy-file implies --policy; a team that enforces encryption keeps
+    fail the run). In a kustomize layout the patch files a kustomization lists are passed over with a
+    note; --kustomize DIR judges what kustomize renders from DIR instead. --policy-file implies
+    --policy; a team that enforces encryption keeps
     `rules: {policy/ebs-encrypted: {severity: error}}` in e.g. policies/karpenter.yaml and runs
     `karpenter-gitops validate deploy/ --policy-file policies/karpenter.yaml`. A run that finds no
     Karpenter object exits 2 unless --allow-empty.
@@ -92,11 +96,14 @@ def validate_command(
     policy = policy or policy_file is not None
     if waiver_file and not policy:
         raise click.UsageError("--waivers only applies with --policy")
+    if kustomize_dir is not None and (paths or stacks or all_stacks):
+        raise click.UsageError("--kustomize DIR is what the run judges: give it without PATHS or --stack")
     fleet = options.fleet_stacks(paths, stacks, all_stacks) if options.is_fleet(stacks, all_stacks) else []
-    run_paths = [] if fleet else options.input_paths(paths, stacks[0] if stacks else None)
+    run_paths = [] if fleet or kustomize_dir else options.input_paths(paths, stacks[0] if stacks else None)
     return validate(
         Request(
             paths=tuple(run_paths),
+            kustomize=kustomize_dir,
             fleet=tuple(fleet),
             release=release,
             feature_gates=options.given_feature_gates(),

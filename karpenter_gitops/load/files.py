@@ -28,6 +28,7 @@ from typing import IO, Any, BinaryIO, NamedTuple
 from karpenter_gitops.core import yaml_reader
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.model import pack
+from karpenter_gitops.load import kustomizations
 from karpenter_gitops.load.partition import Part, Piece
 
 # Big enough for a rendered fleet, small enough that a stray dump cannot exhaust memory.
@@ -137,6 +138,9 @@ def expand(paths: Iterable[str | Path], passed_over: list[tuple[Path, str]] | No
     Symlinked folders are walked as folders are (a repository may link a shared one in), each
     folder once however many links reach it, so a link back up the tree ends. A folder that
     cannot be read, or one already walked, is added to ``passed_over`` with the reason, for a note.
+    Kustomizations and the patch files they list hold no whole object: they are left out, each
+    kustomization that left out a file (or could not be read) in ``passed_over`` with a note
+    (see :mod:`karpenter_gitops.load.kustomizations`).
     """
     files: list[Path] = []
     for raw in paths:
@@ -158,6 +162,10 @@ def expand(paths: Iterable[str | Path], passed_over: list[tuple[Path, str]] | No
             files.append(path)
         else:
             raise InputError("no such file or directory", display(path), hint="check the path")
+    layouts = kustomizations.Layouts()
+    files = [file for file in files if file == STDIN or not layouts.takes(file)]
+    if passed_over is not None:
+        passed_over.extend(layouts.notes())
     return files
 
 
@@ -293,22 +301,35 @@ class Texts(Mapping[str, str]):
         return len(self._files)
 
 
-def read_files(paths: Iterable[str | Path], stdin: BinaryIO | None = None, *, live: bool = False) -> Iterator[ReadFile]:
-    """Read and parse every file under ``paths``, one at a time; ``-`` reads ``stdin`` (default: the process's).
-    With ``live``, each file's documents stay as parsed until the caller compacts them (:class:`Documents`)."""
+def read_files(
+    paths: Iterable[str | Path], stdin: BinaryIO | None = None, *, live: bool = False, stdin_name: str = STDIN_NAME
+) -> Iterator[ReadFile]:
+    """Read and parse every file under ``paths``, one at a time; ``-`` reads ``stdin`` (default: the process's),
+    named ``stdin_name``. With ``live``, each file's documents stay as parsed until the caller compacts them
+    (:class:`Documents`)."""
     passed_over: list[tuple[Path, str]] = []
     for path in expand(paths, passed_over):
-        yield _read_stdin(stdin or sys.stdin.buffer, live) if path == STDIN else _read_file(path, live)
+        yield _read_stdin(stdin or sys.stdin.buffer, live, stdin_name) if path == STDIN else _read_file(path, live)
     for path, reason in passed_over:
         yield ReadFile(display(path), Documents(()), path, passed_over=reason)
 
 
-def pieces(files: Iterable[Path], stdin: Path | None = None, passed_over: Iterable[tuple[Path, str]] = ()) -> list[Piece]:
+def pieces(
+    files: Iterable[Path], stdin: Path | None = None, passed_over: Iterable[tuple[Path, str]] = (), rendered: Path | None = None
+) -> list[Piece]:
     """Each of ``files`` (as :func:`expand` gives them) as a whole piece of a run (see
-    :mod:`karpenter_gitops.load.partition`), standard input read from ``stdin``, the file it was spooled to; then
-    the folders :func:`expand` passed over, as :func:`read_files` gives them."""
+    :mod:`karpenter_gitops.load.partition`), standard input read from ``stdin``, the file it was spooled to, and
+    named after the folder it was ``rendered`` from when it is kustomize's rendering, whose lines are no file's;
+    then the folders :func:`expand` passed over, as :func:`read_files` gives them."""
     read = [
-        Piece(stdin, STDIN_NAME, stdin=True) if path == STDIN and stdin is not None else Piece(path, display(path))
+        Piece(
+            stdin,
+            STDIN_NAME if rendered is None else kustomizations.rendered_name(rendered),
+            stdin=True,
+            rendered=None if rendered is None else str(rendered),
+        )
+        if path == STDIN and stdin is not None
+        else Piece(path, display(path))
         for path in files
     ]
     return read + [Piece(path, display(path), passed_over=reason) for path, reason in passed_over]
@@ -325,7 +346,7 @@ def read_part(part: Part, *, live: bool = False) -> Iterator[ReadFile]:
             yield _read_slice(piece, live)
         elif piece.stdin:
             with piece.path.open("rb") as spooled:  # refused as too large as it is read, as standard input is
-                yield _read_stdin(spooled, live)
+                yield _read_stdin(spooled, live, piece.name)
         else:
             yield _read_file(piece.path, live)
 
@@ -358,8 +379,8 @@ def _read_file(path: Path, live: bool = False) -> ReadFile:
     return _classified(name, path, documents, live)
 
 
-def _read_stdin(stream: BinaryIO, live: bool = False) -> ReadFile:
-    return from_text(STDIN_NAME, read_stream(stream, STDIN_NAME), STDIN, live=live)
+def _read_stdin(stream: BinaryIO, live: bool = False, name: str = STDIN_NAME) -> ReadFile:
+    return from_text(name, read_stream(stream, name), STDIN, live=live)
 
 
 def read_stream(stream: BinaryIO, name: str, first_byte: int = 0) -> str:

@@ -15,6 +15,7 @@ one document has the whole file composed instead).
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import re
 from collections.abc import Iterator, Sequence
@@ -103,7 +104,8 @@ class Piece:
     it, read from ``path`` (standard input, ``stdin``, from the file it was spooled to). A slice comes after
     ``lines_before`` lines and ``documents_before`` documents of its file and holds ``documents`` documents by
     its markers (the parser must agree). A folder below a named one that was not read at all holds nothing
-    but why (``passed_over``), for a note."""
+    but why (``passed_over``), for a note. Standard input ``rendered`` from a folder (kustomize's rendering of it)
+    has no lines of a file to point at."""
 
     path: Path
     name: str
@@ -114,6 +116,7 @@ class Piece:
     documents_before: int = 0
     documents: int = 0
     passed_over: str | None = None
+    rendered: str | None = None
 
     @property
     def whole(self) -> bool:
@@ -204,7 +207,9 @@ def _slices(file: Piece, every: int, most: int | None = None) -> Iterator[Piece]
         counted = document_count(bytes(memoryview(pending)[:end]))
         if counted is None:
             raise Uncuttable("it has document end markers ('...')")
-        return Piece(file.path, file.name, file.stdin, start, start + end, lines, documents, counted)
+        return dataclasses.replace(
+            file, start=start, end=start + end, lines_before=lines, documents_before=documents, documents=counted
+        )
 
     try:
         with file.path.open("rb") as read:

@@ -29,10 +29,15 @@ HELM_TEMPLATE = (
 DEPLOYMENT = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec: {replicas: 2}\n"
 
 
-def karpenter_gitops(cwd: Path, *argv: str, stdin: str | None = None, aws: dict[str, str] | None = None) -> tuple[int, str, str]:
-    """The console script run in ``cwd`` with a user's plain environment (no colour, no AWS settings but ``aws``)."""
+def karpenter_gitops(
+    cwd: Path, *argv: str, stdin: str | None = None, aws: dict[str, str] | None = None, path: Path | None = None
+) -> tuple[int, str, str]:
+    """The console script run in ``cwd`` with a user's plain environment (no colour, no AWS settings but ``aws``;
+    ``path``, a folder of their programs, first on PATH)."""
     env = {key: value for key, value in os.environ.items() if not key.startswith(("AWS_", "KARPENTER_GITOPS_"))}
     env |= {"NO_COLOR": "1", "COLUMNS": "120"} | (aws or {})
+    if path is not None:
+        env["PATH"] = f"{path}{os.pathsep}{env.get('PATH', '')}"
     done = subprocess.run([str(SCRIPT), *argv], cwd=cwd, input=stdin, capture_output=True, text=True, env=env, timeout=300)
     assert "Traceback" not in done.stderr + done.stdout, done.stderr
     return done.returncode, done.stdout, done.stderr

@@ -36,6 +36,7 @@ HOW_TO_GET = {
     "etcd": f"{MAKE_TOOLS} or set KUBEBUILDER_ASSETS to envtest's binaries",
     "kube-controllers": f"{MAKE_TOOLS}: it is our own program of Kubernetes' controllers under tools/kube/controllers",
     "kubelet-cel": f"{MAKE_TOOLS}: it is our own cel-go program under tools/cel",
+    "kustomize": f"{MAKE_TOOLS} or put kustomize on PATH",
     **{
         f"karpenter-controller-{major}.{minor}": f"{MAKE_TOOLS}: it builds Karpenter {major}.{minor}'s cmd/controller under "
         f"tools/karpenter-{major}.{minor}"
