@@ -3,8 +3,8 @@ real CLI: the real engine, the YAML language host ``make tools`` builds, our exe
 serving the components, the dynamic-provider host running the reconciliation, and the real Kubernetes
 provider applying the objects to the real API server, with the embedded AWS.
 
-The program names the package as a user's does (``packages:`` in its Pulumi.yaml, pointing at the plugin
-the wheel installs), and what the API server stores is held against what the same inputs store through
+The program names the package as a user's does: ``packages:`` in its Pulumi.yaml pointing at the folder
+of the plugin the wheel installs, or ``pulumi package add`` of that plugin found on PATH. What the API server stores is held against what the same inputs store through
 a Python program. The objects are cluster-scoped and the API server is shared, so each program names its
 objects with a prefix of its own.
 """
@@ -12,6 +12,7 @@ objects with a prefix of its own.
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 import pytest
@@ -60,7 +61,7 @@ OVERLAY = {
 }
 
 
-def yaml_program(prefix: str, plugin, class_spec: dict) -> str:
+def yaml_program(prefix: str, class_spec: dict, packages: dict) -> str:
     """A user's Pulumi YAML program: one class, its two pools, an overlay (JSON values are YAML too)."""
     resources = {
         f"{prefix}class": {
@@ -86,7 +87,7 @@ def yaml_program(prefix: str, plugin, class_spec: dict) -> str:
     project = {
         "name": "yaml-fleet",
         "runtime": "yaml",
-        "packages": {"karpenter-gitops": str(plugin.parent)},
+        **({"packages": packages} if packages else {}),
         "resources": resources,
         "outputs": {
             "amiIds": f"${{{prefix}class.amiIds}}",
@@ -133,11 +134,21 @@ def yaml_host():
 
 @pytest.fixture
 def yaml_project(tmp_path, api_server, pulumi_cli, kubernetes_provider, yaml_host, default_aws, plugin):
-    def make(prefix: str, class_spec: dict) -> PulumiProject:
+    """A YAML project naming the package in its ``packages:`` (the plugin's folder), or, ``added``, through
+    ``pulumi package add`` of the plugin on PATH (which records the name and version the plugin reports)."""
+
+    def make(prefix: str, class_spec: dict, added: bool = False) -> PulumiProject:
         directory = tmp_path / prefix
         directory.mkdir()
-        (directory / "Pulumi.yaml").write_text(yaml_program(prefix, plugin, class_spec))
+        packages = {} if added else {"karpenter-gitops": str(plugin.parent)}
+        (directory / "Pulumi.yaml").write_text(yaml_program(prefix, class_spec, packages))
         stack = PulumiProject.create(directory, "dev", pulumi=pulumi_cli, kubeconfig=api_server.kubeconfig)
+        if added:
+            stack.environment["PATH"] = os.pathsep.join([str(plugin.parent), stack.environment["PATH"]])
+            stack.run("package", "add", str(plugin))
+            assert yaml.safe_load((directory / "Pulumi.yaml").read_text())["packages"] == {
+                "karpenter-gitops": "karpenter-gitops@0.1.0"
+            }
         stack.run("config", "set", "aws:region", "us-west-2")
         return stack
 
@@ -198,7 +209,7 @@ def test_a_broken_class_fails_the_yaml_preview_with_its_rule_id_and_field_path(y
     profile = "arn:aws:iam::123456789012:instance-profile/KarpenterNodeProfile"
     broken = node_class_spec(instanceProfile=profile)
     del broken["role"]
-    stack = yaml_project("broken-yaml-", broken)
+    stack = yaml_project("broken-yaml-", broken, added=True)
     refused = stack.run("preview", check=False)
     output = refused.stdout + refused.stderr
     assert refused.returncode != 0
