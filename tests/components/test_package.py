@@ -4,13 +4,16 @@ and a refusal handed back as the one line the Python program shows, without the 
 
 from __future__ import annotations
 
+import tomllib
+
 import pytest
+from conftest import PROJECT
 from pulumi.errors import InputPropertyError
 from support import fake_reconcile, pulumi_mocks
 from support.pulumi_specs import SPEC
 
 from karpenter_gitops.app import stack
-from karpenter_gitops_pulumi.package import NODE_CLASS_TYPE, BuiltNodeClasses, Provider
+from karpenter_gitops_pulumi.package import NODE_CLASS_TYPE, PACKAGE, BuiltNodeClasses, Provider
 
 POOL = {"template": {"spec": {"requirements": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}]}}}
 NODEPOOL_TYPE = "kubernetes:karpenter.sh/v1:NodePool"
@@ -67,3 +70,9 @@ def test_a_refusal_is_the_python_programs_one_line_on_the_field_it_names():
     assert refused.value.property_path == "spec"
     assert refused.value.reason.startswith("karpenter-gitops:nodeOverlays.gpu: NodeOverlay gpu: spec: cannot set both")
     assert "[cel/overlay-price-exclusive]" in refused.value.reason and "\n" not in refused.value.reason
+
+
+def test_the_wheel_installs_the_plugin_under_the_name_the_engine_looks_for():
+    """The engine starts a package's provider as ``pulumi-resource-<package>``, from PATH or a named folder."""
+    scripts = tomllib.loads((PROJECT / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts[f"pulumi-resource-{PACKAGE}"] == "karpenter_gitops_pulumi.package:main"

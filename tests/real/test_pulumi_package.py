@@ -217,3 +217,24 @@ def test_a_broken_class_fails_the_yaml_preview_with_its_rule_id_and_field_path(y
     assert "spec.instanceProfile" in output
     assert "Traceback" not in output and 'File "' not in output, output[-3000:]
     assert live(api_server, "ec2nodeclasses", "broken-yaml-class") is None
+
+
+def test_the_guides_yaml_program_previews_as_written(
+    tmp_path, api_server, pulumi_cli, kubernetes_provider, yaml_host, default_aws, plugin
+):
+    """The Pulumi YAML program docs/guides/pulumi-languages.md shows, run as a reader would copy it
+    (only ``packages:`` points at this plugin's folder); a preview applies nothing to the shared API server."""
+    guide = (PROJECT / "docs" / "guides" / "pulumi-languages.md").read_text()
+    program = yaml.safe_load(guide.split("## Pulumi YAML", 1)[1].split("```yaml\n", 1)[1].split("```", 1)[0])
+    assert program["packages"] == {"karpenter-gitops": "karpenter-gitops@0.1.0"}
+    program["packages"] = {"karpenter-gitops": str(plugin.parent)}
+    directory = tmp_path / "guide"
+    directory.mkdir()
+    (directory / "Pulumi.yaml").write_text(yaml.safe_dump(program, sort_keys=False))
+    stack = PulumiProject.create(directory, "dev", pulumi=pulumi_cli, kubeconfig=api_server.kubeconfig)
+    stack.run("config", "set", "aws:region", "us-west-2")
+    preview = stack.preview()
+    created = {step["urn"].split("::")[2].rsplit("$", 1)[-1] for step in preview["steps"] if step["op"] == "create"}
+    kinds = ("NodeClass", "NodePool", "NodeOverlay")
+    assert {f"karpenter-gitops:index:{kind}" for kind in kinds} <= created, created
+    assert {"kubernetes:karpenter.sh/v1:NodePool", "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"} <= created, created
