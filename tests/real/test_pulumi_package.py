@@ -238,3 +238,28 @@ def test_the_guides_yaml_program_previews_as_written(
     kinds = ("NodeClass", "NodePool", "NodeOverlay")
     assert {f"karpenter-gitops:index:{kind}" for kind in kinds} <= created, created
     assert {"kubernetes:karpenter.sh/v1:NodePool", "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"} <= created, created
+
+
+def test_a_component_refused_when_built_is_the_python_line_on_its_field(
+    tmp_path, api_server, pulumi_cli, kubernetes_provider, yaml_host, default_aws, plugin
+):
+    """A refusal raised while the provider builds a component (here a NodeOverlay judged alone) reaches the
+    CLI as an error of the input it names, with the Python program's line as its reason, without a trace."""
+    broken = {"requirements": [], "price": "1.2", "priceAdjustment": "-10%"}
+    program = {
+        "name": "refused",
+        "runtime": "yaml",
+        "packages": {"karpenter-gitops": str(plugin.parent)},
+        "resources": {
+            "refused-overlay": {"type": "karpenter-gitops:index:NodeOverlay", "properties": {"spec": broken, "cluster": CLUSTER}}
+        },
+    }
+    (tmp_path / "Pulumi.yaml").write_text(yaml.safe_dump(program))
+    stack = PulumiProject.create(tmp_path, "dev", pulumi=pulumi_cli, kubeconfig=api_server.kubeconfig)
+    refused = stack.run("preview", check=False)
+    output = refused.stdout + refused.stderr
+    assert refused.returncode != 0
+    assert "property spec with value" in output and (
+        "NodeOverlay refused-overlay: spec: cannot set both 'price' and 'priceAdjustment' [cel/overlay-price-exclusive]" in output
+    ), output[-3000:]
+    assert "Traceback" not in output and 'File "' not in output, output[-3000:]
