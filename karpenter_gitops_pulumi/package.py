@@ -66,8 +66,9 @@ class BuiltNodeClasses(pulumi.runtime.ResourceModule):
 NODE_CLASS_HINT = "pass a karpenter-gitops NodeClass declared in the same program (the resource, not its name)"
 
 
-class NodePoolArgs(TypedDict):
-    """One NodePool; the component's resource name is its ``metadata.name``."""
+class PackageNodePoolArgs(TypedDict):
+    """One NodePool; the component's resource name is its ``metadata.name``. Its class is a reference to a
+    component (the Python ``NodePoolArgs`` holds the object itself)."""
 
     spec: dict[str, Any]
     """The NodePool spec, spelled as the CRD; ``template.spec.nodeClassRef`` is set from ``nodeClass``."""
@@ -78,9 +79,10 @@ class NodePoolArgs(TypedDict):
 
 
 class NodePool(nodepool.NodePool):
-    """A NodePool applied after its class (and therefore after the class's reconciliation)."""
+    """A NodePool applied after its class (and therefore after the class's reconciliation), a NodeClass of
+    the same program."""
 
-    def __init__(self, name: str, args: NodePoolArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(self, name: str, args: PackageNodePoolArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         node_class = args["node_class"]
         if not isinstance(node_class, nodeclass.NodeClass):
             raise InputPropertyError("nodeClass", f"must be a NodeClass: {NODE_CLASS_HINT}")
@@ -112,11 +114,9 @@ class Provider(ComponentProvider):
             "description": pool["inputProperties"]["nodeClass"]["description"],
         }
         # The analyzer reads an output's description from the class that declares it: NodePool's are its base's.
+        analyzer, python_names = Analyzer(PACKAGE), self._component_defs["NodePool"].outputs_mapping
         for key, output in pool["properties"].items():
-            output.setdefault(
-                "description",
-                Analyzer(PACKAGE).get_docstring(nodepool.NodePool, self._component_defs["NodePool"].outputs_mapping[key]),
-            )
+            output.setdefault("description", analyzer.get_docstring(nodepool.NodePool, python_names[key]))
         self.schema = json.dumps(schema)
 
     def construct(
@@ -128,7 +128,7 @@ class Provider(ComponentProvider):
             if isinstance(failure.inner, InputPropertyError):
                 raise failure.inner from None
             if isinstance(failure.inner, StackInputError):
-                raise InputPropertyError(_property(failure.inner.message), _line(failure.inner)) from None
+                raise InputPropertyError(_property(failure.inner.message), str(failure.inner)) from None
             raise
 
 
@@ -136,11 +136,6 @@ def _property(message: str) -> str:
     """The input a refusal is about: the first field path its line names (``EC2NodeClass x: spec.role: ...``)."""
     parts = message.split(": ")
     return parts[1] if len(parts) > 2 and parts[1].split(".")[0].isidentifier() else ""
-
-
-def _line(refusal: StackInputError) -> str:
-    """The refusal's one line as the Python program shows it (message, then the fix as hint)."""
-    return str(refusal)
 
 
 def version() -> str:
