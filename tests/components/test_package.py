@@ -8,8 +8,11 @@ import tomllib
 
 import pytest
 from conftest import PROJECT
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from pulumi.errors import InputPropertyError
 from support import fake_reconcile, pulumi_mocks
+from support.hostile import mutated
 from support.pulumi_specs import SPEC
 
 from karpenter_gitops.app import stack
@@ -76,3 +79,25 @@ def test_the_wheel_installs_the_plugin_under_the_name_the_engine_looks_for():
     """The engine starts a package's provider as ``pulumi-resource-<package>``, from PATH or a named folder."""
     scripts = tomllib.loads((PROJECT / "pyproject.toml").read_text())["project"]["scripts"]
     assert scripts[f"pulumi-resource-{PACKAGE}"] == "karpenter_gitops_pulumi.package:main"
+
+
+OVERLAY_INPUTS = {"spec": {"requirements": [], "priceAdjustment": "-10%"}, "cluster": {"karpenterVersion": "1.14"}}
+BUFFER_INPUTS = {"spec": {"podTemplateRef": {"name": "spare"}, "replicas": 2}, "cluster": {"karpenterVersion": "1.14"}}
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(
+    kind_and_inputs=st.one_of(
+        mutated(st.just(OVERLAY_INPUTS)).map(lambda inputs: ("NodeOverlay", inputs)),
+        mutated(st.just(BUFFER_INPUTS)).map(lambda inputs: ("CapacityBuffer", inputs)),
+    )
+)
+def test_any_inputs_a_program_sends_are_built_or_refused_as_an_input_error_in_one_line(kind_and_inputs):
+    """What a YAML or TypeScript program sends is data: the provider builds the component or answers with an
+    input error (one line, no trace), never with another exception the SDK would print a stack trace for."""
+    kind, inputs = kind_and_inputs
+    provider = Provider("0.1.0", BuiltNodeClasses())
+    try:
+        pulumi_mocks.run(lambda: construct(provider, kind, "team-a/spare" if kind == "CapacityBuffer" else "gpu", inputs))
+    except InputPropertyError as refused:
+        assert refused.reason and "\n" not in refused.reason and "Traceback" not in refused.reason
