@@ -1,23 +1,26 @@
 """The components as the Pulumi package ``karpenter-gitops``, driven from a Pulumi YAML program through the
-real CLI: the real engine, the YAML language host ``make tools`` builds, our executable resource plugin
-serving the components, the dynamic-provider host running the reconciliation, and the real Kubernetes
-provider applying the objects to the real API server, with the embedded AWS.
+real CLI: the real engine, the YAML language host ``make tools`` builds, the plugin of the wheel ``make dist``
+builds serving the components, the dynamic-provider host running the reconciliation with the user's
+virtualenv, and the real Kubernetes provider applying the objects to the real API server, with the
+embedded AWS.
 
-The program names the package as a user's does: ``packages:`` in its Pulumi.yaml pointing at the folder
-of the plugin the wheel installs, or ``pulumi package add`` of that plugin found on PATH. What the API server stores is held against what the same inputs store through
-a Python program. The objects are cluster-scoped and the API server is shared, so each program names its
-objects with a prefix of its own.
+The program is a user's in a temporary directory, set up as docs/guides/pulumi-languages.md says: the
+wheel in a virtualenv whose bin/ comes first on PATH, the package named by ``packages:`` (the plugin's
+folder) or by ``pulumi package add``. What the API server stores is held against what the same inputs
+store through a Python program. The objects are cluster-scoped and the API server is shared, so each
+program names its objects with a prefix of its own.
 """
 
 from __future__ import annotations
 
+import configparser
 import json
 import os
-import sys
+from pathlib import Path
 
 import pytest
 import yaml
-from conftest import PROJECT
+from conftest import PROJECT, install_wheel
 from support import real_tools
 from support.api_server import live
 from support.pulumi_cli import PulumiProject
@@ -115,16 +118,34 @@ NodeOverlay(f"{prefix}overlay", NodeOverlayArgs(spec=overlay, cluster=cluster))
 """
 
 
+@pytest.fixture(scope="module")
+def user_venv(wheel, tmp_path_factory) -> Path:
+    """A user's virtualenv with the wheel ``make dist`` builds, and the console scripts its metadata declares
+    written into its bin/ as pip writes them (the test installs by unpacking, offline)."""
+    venv, site = install_wheel(wheel, tmp_path_factory.mktemp("user") / "venv")
+    (metadata,) = site.glob("karpenter_gitops-*.dist-info")
+    entry_points = configparser.ConfigParser()
+    entry_points.read(metadata / "entry_points.txt")
+    for name, target in entry_points["console_scripts"].items():
+        module, function = target.split(":")
+        script = venv / "bin" / name
+        script.write_text(f"#!{venv / 'bin' / 'python'}\nimport sys\nfrom {module} import {function}\nsys.exit({function}())\n")
+        script.chmod(0o755)
+    return venv
+
+
 @pytest.fixture
-def plugin(tmp_path_factory):
-    """``pulumi-resource-karpenter-gitops`` as pip installs the console script pyproject.toml declares."""
-    scripts = tmp_path_factory.mktemp("installed-scripts")
-    path = scripts / "pulumi-resource-karpenter-gitops"
-    path.write_text(
-        f"#!{sys.executable}\nimport sys\nfrom karpenter_gitops_pulumi.package import main\nif __name__ == '__main__':\n    sys.exit(main())\n"
-    )
-    path.chmod(0o755)
-    return path
+def plugin(user_venv) -> Path:
+    """``pulumi-resource-karpenter-gitops`` as the wheel installs it."""
+    return user_venv / "bin" / "pulumi-resource-karpenter-gitops"
+
+
+def as_a_user(stack: PulumiProject, venv: Path) -> PulumiProject:
+    """The user's virtualenv first on PATH, as the guide says (its ``python3`` runs the reconciliation), and
+    none of this checkout on the Python path: the plugin and the reconciliation run the wheel's code."""
+    stack.environment["PATH"] = os.pathsep.join([str(venv / "bin"), stack.environment["PATH"]])
+    stack.environment["PYTHONPATH"] = ""
+    return stack
 
 
 @pytest.fixture
@@ -133,7 +154,7 @@ def yaml_host():
 
 
 @pytest.fixture
-def yaml_project(tmp_path, api_server, pulumi_cli, kubernetes_provider, yaml_host, default_aws, plugin):
+def yaml_project(tmp_path, api_server, pulumi_cli, kubernetes_provider, yaml_host, default_aws, plugin, user_venv):
     """A YAML project naming the package in its ``packages:`` (the plugin's folder), or, ``added``, through
     ``pulumi package add`` of the plugin on PATH (which records the name and version the plugin reports)."""
 
@@ -142,9 +163,8 @@ def yaml_project(tmp_path, api_server, pulumi_cli, kubernetes_provider, yaml_hos
         directory.mkdir()
         packages = {} if added else {"karpenter-gitops": str(plugin.parent)}
         (directory / "Pulumi.yaml").write_text(yaml_program(prefix, class_spec, packages))
-        stack = PulumiProject.create(directory, "dev", pulumi=pulumi_cli, kubeconfig=api_server.kubeconfig)
+        stack = as_a_user(PulumiProject.create(directory, "dev", pulumi=pulumi_cli, kubeconfig=api_server.kubeconfig), user_venv)
         if added:
-            stack.environment["PATH"] = os.pathsep.join([str(plugin.parent), stack.environment["PATH"]])
             stack.run("package", "add", str(plugin))
             assert yaml.safe_load((directory / "Pulumi.yaml").read_text())["packages"] == {
                 "karpenter-gitops": "karpenter-gitops@0.1.0"
@@ -220,7 +240,7 @@ def test_a_broken_class_fails_the_yaml_preview_with_its_rule_id_and_field_path(y
 
 
 def test_the_guides_yaml_program_previews_as_written(
-    tmp_path, api_server, pulumi_cli, kubernetes_provider, yaml_host, default_aws, plugin
+    tmp_path, api_server, pulumi_cli, kubernetes_provider, yaml_host, default_aws, plugin, user_venv
 ):
     """The Pulumi YAML program docs/guides/pulumi-languages.md shows, run as a reader would copy it
     (only ``packages:`` points at this plugin's folder); a preview applies nothing to the shared API server."""
@@ -231,7 +251,7 @@ def test_the_guides_yaml_program_previews_as_written(
     directory = tmp_path / "guide"
     directory.mkdir()
     (directory / "Pulumi.yaml").write_text(yaml.safe_dump(program, sort_keys=False))
-    stack = PulumiProject.create(directory, "dev", pulumi=pulumi_cli, kubeconfig=api_server.kubeconfig)
+    stack = as_a_user(PulumiProject.create(directory, "dev", pulumi=pulumi_cli, kubeconfig=api_server.kubeconfig), user_venv)
     stack.run("config", "set", "aws:region", "us-west-2")
     preview = stack.preview()
     created = {step["urn"].split("::")[2].rsplit("$", 1)[-1] for step in preview["steps"] if step["op"] == "create"}
@@ -241,7 +261,7 @@ def test_the_guides_yaml_program_previews_as_written(
 
 
 def test_a_component_refused_when_built_is_the_python_line_on_its_field(
-    tmp_path, api_server, pulumi_cli, kubernetes_provider, yaml_host, default_aws, plugin
+    tmp_path, api_server, pulumi_cli, kubernetes_provider, yaml_host, default_aws, plugin, user_venv
 ):
     """A refusal raised while the provider builds a component (here a NodeOverlay judged alone) reaches the
     CLI as an error of the input it names, with the Python program's line as its reason, without a trace."""
@@ -255,7 +275,7 @@ def test_a_component_refused_when_built_is_the_python_line_on_its_field(
         },
     }
     (tmp_path / "Pulumi.yaml").write_text(yaml.safe_dump(program))
-    stack = PulumiProject.create(tmp_path, "dev", pulumi=pulumi_cli, kubeconfig=api_server.kubeconfig)
+    stack = as_a_user(PulumiProject.create(tmp_path, "dev", pulumi=pulumi_cli, kubeconfig=api_server.kubeconfig), user_venv)
     refused = stack.run("preview", check=False)
     output = refused.stdout + refused.stderr
     assert refused.returncode != 0
