@@ -64,6 +64,7 @@ from karpenter_gitops.core.model import (
     NODEPOOL,
     NODEPOOL_API,
 )
+from karpenter_gitops.core.text import did_you_mean
 from karpenter_gitops.rules import controller as controller_rules
 from karpenter_gitops.rules import gate, policy, registry
 from karpenter_gitops.rules.registry import Rule, Stage
@@ -155,8 +156,18 @@ def _typed(urn: str, doc: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 def settings(rule: Rule, policy_config: Mapping[str, Any]) -> PolicySettings:
-    """The pack's config of one policy as policy settings: the parameters the rule declares."""
-    return analyze.settings(rule, policy_config, f"policy config of {policy_name(rule.id)}")
+    """The pack's config of one policy as policy settings: the parameters the rule declares. An option it does
+    not declare is refused in one line (the engine checks the options' values against :func:`config_schema`,
+    but lets any other name through, where a misspelt ``maxHopLimt`` would silently change nothing)."""
+    where = f"policy config of {policy_name(rule.id)}"
+    declared = [p.name for p in rule.params]
+    for option in policy_config:
+        if option not in declared:
+            options = f"its options: {', '.join(declared)}" if declared else "it takes no option but enforcementLevel"
+            raise InputError(
+                f"{where}: unknown option {option!r}", "--policy-pack-config", hint=did_you_mean(str(option), declared) or options
+            )
+    return analyze.settings(rule, policy_config, where)
 
 
 def waiver_file() -> Path:
@@ -193,13 +204,22 @@ def _urn(finding: Finding) -> str | None:
 # --- policies -----------------------------------------------------------------------------
 
 
+def config_schema(rule: Rule) -> PolicyConfigSchema:
+    """The options a policy takes in ``--policy-pack-config``, as Pulumi's config schemas declare them: each
+    parameter the rule declares (the schema the stack's policy block validates it with, described with its
+    default); the engine adds ``enforcementLevel`` to every policy's own. A default stays out of the schema:
+    the engine would hand it to the policy as if the config had set it."""
+    return PolicyConfigSchema(
+        {p.name: {**p.schema, "description": f"{p.expected}; {p.default!r} when not set"} for p in rule.params}
+    )
+
+
 def _options(rule: Rule) -> dict:
     refs = [ref for ref, ids in policy.CATALOGUE.items() if rule.id in ids]
-    schema = {p.name: dict(p.schema) for p in rule.params}
     return {
         "enforcement_level": enforcement(rule.severity),
         "severity": _POLICY_SEVERITY[rule.severity],
-        "config_schema": PolicyConfigSchema(schema) if schema else None,
+        "config_schema": config_schema(rule),
         "remediation_steps": rule.fix,
         "tags": [rule.origin, *refs],
     }

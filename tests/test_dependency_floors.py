@@ -65,7 +65,7 @@ def test_the_floors_install_import_and_serve_the_pack(tmp_path):
     versions = subprocess.run([python, "-m", "pip", "list", "--format", "json"], capture_output=True, text=True, check=True)
     installed = {p["name"].lower().replace("_", "-"): p["version"] for p in json.loads(versions.stdout)}
     assert {name: _release(installed[name]) for name in FLOORED} == {name: _release(v) for name, v in floors().items()}
-    imports = "import karpenter_gitops_pulumi.fleet, karpenter_gitops_pulumi.controller, karpenter_gitops_pulumi.reconciliation, karpenter_gitops_policies.pack"
+    imports = "import karpenter_gitops_pulumi.fleet, karpenter_gitops_pulumi.controller, karpenter_gitops_pulumi.reconciliation, karpenter_gitops_pulumi.package, karpenter_gitops_policies.pack"
     assert subprocess.run([python, "-c", imports], cwd=tmp_path, capture_output=True, text=True).returncode == 0
     serve = subprocess.Popen(
         [python, "-u", "-m", "pulumi.policy", "127.0.0.1:1", "."],

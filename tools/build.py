@@ -1,4 +1,4 @@
-"""Build the real Pulumi, Kubernetes, etcd, cel-go, kustomize, Karpenter-oracle and Karpenter controller binaries from our Go modules (``make tools``).
+"""Build the real Pulumi (CLI, Python and YAML hosts), Kubernetes, etcd, cel-go, kustomize, Karpenter-oracle and Karpenter controller binaries from our Go modules (``make tools``).
 
 Each folder beside this file is one Go module of ours for one tool family, so their requirements
 never meet (minimal version selection would upgrade one family's dependencies for another's sake).
@@ -102,6 +102,7 @@ def _go(folder: Path, *args: str, toolchain: str = MACHINE_GO) -> str:
 PULUMI_PKG = "github.com/pulumi/pulumi/pkg/v3"
 PULUMI_SDK = "github.com/pulumi/pulumi/sdk/v3"
 K8S_PROVIDER = "github.com/pulumi/pulumi-kubernetes/provider/v4"
+PULUMI_YAML = "github.com/pulumi/pulumi-yaml"
 KARPENTER_AWS = "github.com/aws/karpenter-provider-aws"
 KARPENTER_CORE = "sigs.k8s.io/karpenter"
 KUSTOMIZE = "sigs.k8s.io/kustomize/kustomize/v5"
@@ -114,6 +115,7 @@ def families() -> list[Family]:
     pulumi, kube, cel = TOOLS / "pulumi", TOOLS / "kube", TOOLS / "cel"
     cli = _module_version(pulumi, PULUMI_PKG)
     pulumi_version = (f"-X {PULUMI_SDK}/go/common/version.Version={cli}",)
+    yaml_host = _module_version(TOOLS / "pulumi-yaml", PULUMI_YAML)
     k8s = _module_version(kube, "k8s.io/kubernetes")
     major, minor = k8s.lstrip("v").split(".")[:2]
     k8s_flags = tuple(
@@ -133,6 +135,16 @@ def families() -> list[Family]:
                 (PULUMI_SDK, "python/dist/pulumi-resource-pulumi-python"),
             ),
             versions={"pulumi": cli},
+        ),
+        # Pulumi YAML's language host: what runs a YAML program's `pulumi preview` and `up` (the package's
+        # real-tier test). Its own module: the release requires an older pkg/v3 than the CLI's, and a
+        # shared module would build the host against the CLI's newer pkg, which its release was never
+        # built with (docs/project/real-tools.md). The machine's Go builds it, as it builds the CLI.
+        Family(
+            "pulumi-yaml",
+            (Binary("pulumi-language-yaml", f"{PULUMI_YAML}/cmd/pulumi-language-yaml"),),
+            version_flags=(f"-X {PULUMI_YAML}/pkg/version.Version={yaml_host}",),
+            versions={"pulumi-language-yaml": yaml_host},
         ),
         Family(
             "pulumi-kubernetes",

@@ -1,7 +1,9 @@
-"""The component schema other languages see, inferred by Pulumi's ComponentProvider.
+"""The schema other languages see: the package provider's (``pulumi-resource-karpenter-gitops``), inferred by
+Pulumi's ComponentProvider from the components' ``args`` annotations, with NodePool's class as a resource
+reference.
 
 The schema is compared with ``tests/pulumi_schema.json`` so every change to it is deliberate;
-after an intended change, regenerate with ``UPDATE_PULUMI_SCHEMA=1 pytest tests/test_pulumi_schema.py``.
+after an intended change, regenerate with ``UPDATE_PULUMI_SCHEMA=1 pytest tests/components/test_pulumi_schema.py``.
 """
 
 from __future__ import annotations
@@ -10,46 +12,50 @@ import json
 import os
 from pathlib import Path
 
-import pytest
-from pulumi.provider.experimental.component import ComponentProvider
-
-from karpenter_gitops_pulumi.fleet import Fleet
-from karpenter_gitops_pulumi.nodeclass import NodeClass
-from karpenter_gitops_pulumi.nodepool import NodePool
-from karpenter_gitops_pulumi.scheduling import CapacityBuffer, NodeOverlay
+from karpenter_gitops_pulumi.package import BuiltNodeClasses, Provider
 
 GOLDEN = Path(__file__).resolve().parent.parent / "pulumi_schema.json"
 
 
-def _schema(*components) -> dict:
-    return json.loads(ComponentProvider(list(components), "karpenter-gitops", version="0.1.0").schema)
-
-
-COMPONENTS = (NodeClass, Fleet, NodeOverlay, CapacityBuffer)
+def _schema() -> dict:
+    return json.loads(Provider("0.1.0", BuiltNodeClasses()).schema)
 
 
 def test_schema_matches_the_committed_one():
-    schema = _schema(*COMPONENTS)
+    schema = _schema()
     if os.environ.get("UPDATE_PULUMI_SCHEMA"):
         GOLDEN.write_text(json.dumps(schema, indent=2, sort_keys=True) + "\n")
     assert schema == json.loads(GOLDEN.read_text())
 
 
 def test_schema_essentials():
-    resources = _schema(*COMPONENTS)["resources"]
+    schema = _schema()
+    assert schema["name"] == "karpenter-gitops" and schema["version"] == "0.1.0"
+    resources = schema["resources"]
+    kinds = ("NodeClass", "NodePool", "NodeOverlay", "CapacityBuffer", "Fleet", "KarpenterController")
+    assert sorted(resources) == sorted(f"karpenter-gitops:index:{kind}" for kind in kinds)
+    assert all(resource["isComponent"] is True and resource["description"] for resource in resources.values())
     node_class = resources["karpenter-gitops:index:NodeClass"]
-    assert node_class["isComponent"] is True
     assert node_class["requiredInputs"] == ["spec"]
-    assert {"pinAmis", "createNodeRole", "nodePools", "cluster"} <= node_class["inputProperties"].keys()
-    assert {"amiIds", "instanceProfile", "conditions"} <= node_class["properties"].keys()
+    assert {"pinAmis", "createNodeRole", "nodePools", "nodeOverlays", "workloads", "cluster"} <= node_class[
+        "inputProperties"
+    ].keys()
+    assert {"amiIds", "amis", "instanceProfile", "conditions", "nodePools", "forecast"} <= node_class["properties"].keys()
     assert resources["karpenter-gitops:index:Fleet"]["requiredInputs"] == ["nodeClasses"]
     assert {"nodeOverlays", "capacityBuffers"} <= resources["karpenter-gitops:index:Fleet"]["inputProperties"].keys()
     for kind in ("NodeOverlay", "CapacityBuffer"):
         component = resources[f"karpenter-gitops:index:{kind}"]
         assert component["requiredInputs"] == ["spec"] and {"cluster", "policy", "secret"} <= component["inputProperties"].keys()
+    assert resources["karpenter-gitops:index:KarpenterController"]["requiredInputs"] == ["clusterName"]
 
 
-def test_node_pool_stays_python_only():
-    """Its NodeClass argument is a reference to a local component, which a schema cannot express."""
-    with pytest.raises(Exception, match=r"NodeClass\.pulumi_type"):
-        _schema(NodePool)
+def test_a_node_pool_takes_its_class_as_a_reference_to_the_packages_node_class():
+    pool = _schema()["resources"]["karpenter-gitops:index:NodePool"]
+    assert pool["inputProperties"]["nodeClass"]["$ref"] == "#/resources/karpenter-gitops:index:NodeClass"
+    assert sorted(pool["requiredInputs"]) == ["nodeClass", "spec"]
+    # its outputs are the Python component's, described as there
+    assert {name: bool(output.get("description")) for name, output in pool["properties"].items()} == {
+        "nodePoolName": True,
+        "instanceTypes": True,
+        "unservedInstanceTypes": True,
+    }

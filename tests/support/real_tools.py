@@ -32,6 +32,7 @@ ORACLE_RELEASES = ((1, 15), (1, 14), (1, 9))
 HOW_TO_GET = {
     "pulumi": f"{MAKE_TOOLS} or put a pulumi CLI on PATH",
     "pulumi-resource-kubernetes": f"{MAKE_TOOLS} or `pulumi plugin install resource kubernetes`",
+    "pulumi-language-yaml": f"{MAKE_TOOLS} or put Pulumi YAML's language host on PATH",
     "kube-apiserver": f"{MAKE_TOOLS} or set KUBEBUILDER_ASSETS to envtest's binaries",
     "etcd": f"{MAKE_TOOLS} or set KUBEBUILDER_ASSETS to envtest's binaries",
     "kube-controllers": f"{MAKE_TOOLS}: it is our own program of Kubernetes' controllers under tools/kube/controllers",
