@@ -281,6 +281,7 @@ def enforced(verdicts: set[Verdict]) -> set[Verdict]:
 @pytest.fixture(scope="module")
 def hosts(tmp_path_factory):
     workdir = tmp_path_factory.mktemp("hosts")
+    (workdir / "no-waivers.yaml").write_text("waivers: []\n")
     analyzer = AnalyzerHost({pack.WAIVER_FILE_ENV: str(workdir / "no-waivers.yaml")})
     provider = ProviderHost(cwd=workdir)
     provider.configure({})

@@ -60,7 +60,9 @@ def severities(report: dict, rule: str) -> list[str]:
 
 @pytest.fixture(scope="module")
 def analyzer(tmp_path_factory):
-    host = AnalyzerHost({pack.WAIVER_FILE_ENV: str(tmp_path_factory.mktemp("pack") / "none.yaml")})
+    none = tmp_path_factory.mktemp("pack") / "none.yaml"
+    none.write_text("waivers: []\n")
+    host = AnalyzerHost({pack.WAIVER_FILE_ENV: str(none)})
     yield host
     host.close()
 
