@@ -45,6 +45,25 @@ def parse(value: Any, file: str, key: str = "waivers") -> tuple[Waiver, ...]:
     return tuple(_entry(item, f"{key}[{index}]", file) for index, item in enumerate(value))
 
 
+def from_stack(value: Any, stack_file: str) -> tuple[Waiver, ...]:
+    """The stack's ``karpenter-gitops:waivers``: its entries, or the path of a waiver file, relative to the Pulumi
+    project the stack file belongs to (the nearest directory above it holding ``Pulumi.yaml``), as the policy pack
+    reads it. A file named but missing is an InputError."""
+    if not isinstance(value, str):
+        return parse(value, stack_file, STACK_KEY)
+    path = Path(value).expanduser()
+    if not path.is_absolute():
+        above = Path(stack_file).resolve().parent
+        path = next((d for d in (above, *above.parents) if (d / "Pulumi.yaml").is_file()), above) / path
+    if not path.is_file():
+        raise InputError(
+            f"{STACK_KEY}: the waiver file {str(path)!r} does not exist",
+            stack_file,
+            hint="fix the path, or list the waivers here",
+        )
+    return read_file(path)
+
+
 def parse_file(docs: list[Any], file: str) -> tuple[Waiver, ...]:
     """Waivers from a parsed waiver file: one document ``{waivers: [...]}``."""
     real = [d for d in docs if d is not None]
