@@ -12,6 +12,7 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
+from karpenter_gitops.app import stack
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.inputs import NAMESPACE
 from karpenter_gitops.core.model import EC2NODECLASS, EC2NODECLASS_API
@@ -61,12 +62,15 @@ CLUSTER_KEY = f"{NAMESPACE}:cluster"
 
 def cluster_of(given: Any, where: str) -> ClusterArgs:
     """The cluster a component is for: the fields its args give, the others from the stack's
-    ``karpenter-gitops:cluster`` (read as the stack file spells it), so a program need not repeat the stack."""
+    ``karpenter-gitops:cluster``, so a program need not repeat the stack. The stack's block is read as
+    ``validate --stack`` reads it, so a mistake in it gets the same line."""
     try:
-        stack = pulumi.Config(NAMESPACE).get_object("cluster")
+        block = pulumi.Config(NAMESPACE).get_object("cluster")
     except pulumi.ConfigTypeError:
         raise InputError("is not a JSON object", CLUSTER_KEY, hint='e.g. {"name": "demo", "kubernetesVersion": "1.32"}') from None
-    defaults = arguments.read(stack, ClusterArgs, CLUSTER_KEY) if stack is not None else {}
+    if block is not None:
+        stack.load_inputs(block, {}, {})
+    defaults = arguments.read(block, ClusterArgs, CLUSTER_KEY) if block is not None else {}
     own = arguments.read(given, ClusterArgs, where) if given is not None else {}
     return ClusterArgs(**{**defaults, **{field: value for field, value in own.items() if value is not None}})  # type: ignore[typeddict-item]
 

@@ -95,7 +95,7 @@ def _judged_with_class(name: str, spec: Any, with_class: PoolJudging) -> Any:
         applied = manifests.node_pool_spec(pool_spec, with_class.name)
         inputs, release = stack.load_inputs(with_class.cluster, {with_class.name: class_spec}, {name: applied}, with_class.policy)
         found = [f for f in stack.check(inputs, release) if f.kind == NODEPOOL and f.name == name]
-        refuse_errors(found, f"NodePool {name!r}")
+        refuse_errors(found, None)  # each line names the pool, the field and the rule
 
     if not holds_outputs(spec) and not holds_outputs(with_class.spec):
         judge(spec, with_class.spec)

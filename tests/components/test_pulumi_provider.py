@@ -65,6 +65,14 @@ def test_check_points_into_the_pool_that_is_wrong():
     assert "[schema/range]" in failures[0].reason
 
 
+def test_check_never_quotes_a_value_of_specs_from_secret_stack_config():
+    pool = copy.deepcopy(POOL) | {"weight": 101}
+    shown = provider.check({}, props(pools={"general": pool})).failures[0].reason
+    hidden = provider.check({}, props(pools={"general": pool}) | {reconciliation.SECRET_SPECS: True}).failures[0].reason
+    assert shown.startswith('nodePoolSpecs["general"].weight is 101: ')
+    assert hidden.startswith('nodePoolSpecs["general"].weight: Invalid value')  # the rule's own message, as before
+
+
 def test_check_does_not_judge_values_unknown_during_preview():
     unknown_profile = SPEC | {"instanceProfile": UNKNOWN}
     del unknown_profile["role"]
