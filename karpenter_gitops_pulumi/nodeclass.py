@@ -115,13 +115,21 @@ class NodeClassArgs(TypedDict):
 @dataclass(frozen=True)
 class PoolJudging:
     """What a ``NodePool`` built on a class is judged with: the class's name and applied spec, its cluster and
-    policy, and the pools its reconciliation judges already (those given in ``NodeClassArgs.node_pools``)."""
+    policy, and the pool specs its reconciliation judges already (``NodeClassArgs.node_pools``, by name)."""
 
     name: str
     spec: Any
     cluster: dict[str, Any]
     policy: dict[str, Any] | None
-    judged: frozenset[str]
+    judged: dict[str, Any]
+
+    def judges(self, pool: str, spec: Any) -> bool:
+        """Whether the class's reconciliation judges this very spec of ``pool`` (the same object, or equal
+        plain values), so the pool need not be judged again."""
+        given = self.judged.get(pool)
+        if given is spec:
+            return True
+        return not holds_outputs(spec) and not holds_outputs(given) and given == spec
 
 
 def holds_outputs(value: Any) -> bool:
@@ -193,7 +201,7 @@ class NodeClass(pulumi.ComponentResource):
             },
             workloads=given.get("workloads"),
         )
-        self.pool_judging = PoolJudging(name, spec, cluster_block(cluster), given.get("policy"), frozenset(node_pools))
+        self.pool_judging = PoolJudging(name, spec, cluster_block(cluster), given.get("policy"), dict(node_pools))
         self.ami_ids = reconciliation.amis.apply(lambda amis: list(dict.fromkeys(a["id"] for a in amis)))
         applied = (
             pulumi.Output.all(pulumi.Output.from_input(spec), self.ami_ids).apply(lambda a: manifests.pinned(a[0], a[1]))

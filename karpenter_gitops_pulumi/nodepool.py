@@ -1,7 +1,7 @@
 """The ``NodePool`` component: a NodePool bound to a ``NodeClass`` component, defaults explicit.
 
 A pool is judged with its class, as ``validate`` judges them together: by the class's reconciliation
-when the class was given its spec (``NodeClassArgs.node_pools``, as the ``Fleet`` does), else here,
+when the class was given this spec (``NodeClassArgs.node_pools``, as the ``Fleet`` does), else here,
 when the component is built (a spec holding other resources' outputs: once they are known), so a
 pool written only as ``NodePool(name, NodePoolArgs(spec=..., node_class=...))`` is never applied unjudged.
 """
@@ -58,7 +58,7 @@ class NodePool(pulumi.ComponentResource):
                 hint="pass the NodeClass object the pool launches with, not its name",
             )
         spec = given["spec"]
-        if name not in node_class.pool_judging.judged:
+        if not node_class.pool_judging.judges(name, spec):
             spec = _judged_with_class(name, spec, node_class.pool_judging)
         applied = (
             spec.apply(lambda known: manifests.node_pool_spec(known, node_class.pool_judging.name))

@@ -14,15 +14,7 @@ import os
 import subprocess
 from pathlib import Path
 
-PROJECT_FILES = ("Pulumi.yaml", "Pulumi.yml")
-
-
-def enclosing_project(start: Path) -> Path | None:
-    """The nearest directory at or above ``start`` that holds a Pulumi project file."""
-    for directory in (start, *start.parents):
-        if any((directory / name).is_file() for name in PROJECT_FILES):
-            return directory
-    return None
+from karpenter_gitops.load.files import enclosing_project
 
 
 def parent_working_directory() -> Path | None:

@@ -113,39 +113,40 @@ def engine_project() -> Path | None:
 
 
 def stack_waivers(named: str | None, stack_value: str | None, project: Path | None) -> tuple[Waiver, ...]:
-    """The waivers a Pulumi stack runs under, as its policy pack reads them.
+    """The waivers a Pulumi stack runs under, as its policy pack reads them: as ``validate --stack --policy``
+    reads them in the project, with ``named`` (the file ``$KARPENTER_GITOPS_WAIVERS`` names) for ``--waivers``.
 
-    ``named`` is the file ``$KARPENTER_GITOPS_WAIVERS`` names; ``stack_value`` the stack's
-    ``karpenter-gitops:waivers`` as the engine passes config (its entries as JSON, or the path of a waiver
-    file). Without a file named either way, the project's default waiver file is read when it has one. A
-    relative path is the project's (``project``: where ``Pulumi.yaml`` is), as it is for ``validate`` run
-    there; a file that was named but is missing is an InputError, never an empty list of waivers."""
-    entries: tuple[Waiver, ...] = ()
-    paths = [(named, f"${WAIVER_FILE_ENV}")] if named else []
+    ``stack_value`` is the stack's ``karpenter-gitops:waivers`` as the engine passes config: its entries as
+    JSON, or the path of a waiver file. Beside them, the ``named`` file, else the project's default waiver
+    file when it has one. A relative path is the project's (``project``: where ``Pulumi.yaml`` is); a file
+    that was named but is missing is an InputError, never an empty list of waivers."""
+    own: tuple[Waiver, ...] = ()
     if stack_value:
-        listed = _listed(stack_value)
-        if listed is None:
-            paths.append((stack_value, waiver_files.STACK_KEY))
-        else:
-            entries = _stack_entries(listed)
-    if not paths:
-        default = project / DEFAULT_WAIVERS if project is not None else None
-        return entries + (read_waivers(default) if default is not None else ())
-    return entries + tuple(waiver for given, source in paths for waiver in read_waivers(_named_file(given, source, project)))
+        entries = _entries(stack_value)
+        own = (
+            read_waivers(_named_file(stack_value, waiver_files.STACK_KEY, project))
+            if entries is None
+            else _stack_entries(entries)
+        )
+    if named:
+        return own + read_waivers(_named_file(named, f"${WAIVER_FILE_ENV}", project))
+    return own + (read_waivers(project / DEFAULT_WAIVERS) if project is not None else ())
 
 
-def _listed(stack_value: str) -> str | None:
-    """The stack value as a JSON list of waivers, or None when it is a path (config holds plain strings as they are)."""
+def _entries(stack_value: str) -> str | None:
+    """The stack value when it holds the entries (JSON other than a string), None when it is a file's path
+    (the engine passes a plain string as it is)."""
     try:
         parsed = json.loads(stack_value)
     except ValueError:
         return None
-    return stack_value if isinstance(parsed, list) else None
+    return None if isinstance(parsed, str) else stack_value
 
 
 @functools.lru_cache(maxsize=8)
-def _stack_entries(listed: str) -> tuple[Waiver, ...]:
-    return waiver_files.parse(json.loads(listed), waiver_files.STACK_KEY, waiver_files.STACK_KEY)
+def _stack_entries(entries: str) -> tuple[Waiver, ...]:
+    """The waivers a stack lists (its own mistakes: an InputError naming the entry), parsed once per value."""
+    return waiver_files.parse(json.loads(entries), waiver_files.STACK_KEY, waiver_files.STACK_KEY)
 
 
 def _named_file(given: str, source: str, project: Path | None) -> Path:

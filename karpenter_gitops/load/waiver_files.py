@@ -29,7 +29,7 @@ from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.inputs import NAMESPACE, Waiver
 from karpenter_gitops.core.model import STACK_KEY as KINDS  # its keys: every kind an object can have
 from karpenter_gitops.core.text import did_you_mean
-from karpenter_gitops.load.files import display, parse_yaml, read_text
+from karpenter_gitops.load.files import display, enclosing_project, parse_yaml, read_text
 from karpenter_gitops.load.keys import WAIVER_KEYS
 from karpenter_gitops.load.policy_settings import known_rule
 from karpenter_gitops.rules.policy import WAIVER_EXPIRED as EXPIRED
@@ -53,8 +53,8 @@ def from_stack(value: Any, stack_file: str) -> tuple[Waiver, ...]:
         return parse(value, stack_file, STACK_KEY)
     path = Path(value).expanduser()
     if not path.is_absolute():
-        above = Path(stack_file).resolve().parent
-        path = next((d for d in (above, *above.parents) if (d / "Pulumi.yaml").is_file()), above) / path
+        above = Path(stack_file).parent
+        path = (enclosing_project(above) or above) / path
     if not path.is_file():
         raise InputError(
             f"{STACK_KEY}: the waiver file {str(path)!r} does not exist",

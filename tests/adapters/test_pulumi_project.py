@@ -6,17 +6,6 @@ import os
 import subprocess
 import sys
 
-from karpenter_gitops.adapters import pulumi_project
-
-
-def test_the_project_is_the_nearest_directory_holding_pulumi_yaml(tmp_path):
-    project = tmp_path / "team-infra"
-    (project / "stacks").mkdir(parents=True)
-    (project / "Pulumi.yaml").write_text("name: team-infra\n")
-    assert pulumi_project.enclosing_project(project / "stacks") == project
-    assert pulumi_project.enclosing_project(project) == project
-    assert pulumi_project.enclosing_project(tmp_path) is None
-
 
 def test_a_child_finds_the_project_its_parent_works_in(tmp_path):
     """As a pack started in its own directory by a language host working in the project."""

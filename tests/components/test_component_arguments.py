@@ -180,3 +180,24 @@ def test_whatever_a_program_passes_the_arguments_are_read_or_refused_in_one_line
         assert "\n" not in str(err)  # one line: a key is quoted with its newlines escaped
         return
     assert set(fields) <= set(NodeClassArgs.__annotations__) and "spec" in fields
+
+
+def test_a_pool_the_class_judged_under_another_spec_is_judged_again_as_it_is_applied():
+    def program():
+        node_class = NodeClass("default", NodeClassArgs(spec=SPEC, node_pools={"gpu": SPOT_POOL}))
+        NodePool("gpu", NodePoolArgs(spec=MISTYPED_TAINT, node_class=node_class))
+
+    message, _ = refused(program, preview=True)
+    assert message.startswith("NodePool gpu: spec.template.spec.taints[0].effect: Unsupported value")
+
+
+def test_a_pool_the_class_judged_as_it_is_is_not_judged_twice(monkeypatch):
+    judged = []
+    monkeypatch.setattr(stack, "check", lambda *args, **kwargs: judged.append(args) or [])
+
+    def program():
+        node_class = NodeClass("default", NodeClassArgs(spec=SPEC, node_pools={"general": SPOT_POOL}))
+        NodePool("general", NodePoolArgs(spec=copy.deepcopy(SPOT_POOL), node_class=node_class))
+
+    pulumi_mocks.run(program, preview=True)
+    assert len(judged) == 1  # the reconciliation's check alone

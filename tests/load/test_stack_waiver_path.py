@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from karpenter_gitops.core.errors import InputError
-from karpenter_gitops.load import waiver_files
+from karpenter_gitops.load import files, waiver_files
 
 WAIVER = "waivers: [{rule: policy/no-public-ip, object: bastion, reason: jump host, expires: 2999-01-01}]\n"
 
@@ -25,3 +25,12 @@ def test_a_named_file_that_is_missing_is_refused_and_entries_are_read_as_before(
         waiver_files.from_stack("policies/waivers.yml", str(tmp_path / "Pulumi.dev.yaml"))
     entries = [{"rule": "policy/no-public-ip", "object": "x", "reason": "r", "expires": "2999-01-01"}]
     assert [w.object for w in waiver_files.from_stack(entries, str(tmp_path / "Pulumi.dev.yaml"))] == ["x"]
+
+
+def test_the_project_is_the_nearest_directory_holding_pulumi_yaml(tmp_path):
+    project = tmp_path / "team-infra"
+    (project / "stacks").mkdir(parents=True)
+    (project / "Pulumi.yaml").write_text("name: team-infra\n")
+    assert files.enclosing_project(project / "stacks") == project
+    assert files.enclosing_project(project) == project
+    assert files.enclosing_project(tmp_path) is None

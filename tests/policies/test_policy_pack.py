@@ -459,3 +459,21 @@ def test_a_named_waiver_file_that_is_missing_is_a_violation_not_an_empty_list(pu
         "(hint: fix the path, or unset it)"
     )
     assert public_ip_findings() != []
+
+
+def test_the_stacks_waivers_join_the_projects_default_file_as_validate_reads_them(pulumi_project, monkeypatch):
+    monitoring = validate_resource("policy-detailed-monitoring", pack.NODECLASS_TYPE, node_class())
+    assert monitoring != []
+    default = pulumi_project / "karpenter_gitops_policies" / "waivers.yaml"
+    default.parent.mkdir()
+    default.write_text(WAIVED_PUBLIC_IP)
+    entries = [{"rule": "policy/detailed-monitoring", "object": "default", "reason": "agent metrics", "expires": "2999-01-01"}]
+    monkeypatch.setenv("PULUMI_CONFIG", json.dumps({"karpenter-gitops:waivers": json.dumps(entries)}))
+    assert public_ip_findings() == []
+    assert validate_resource("policy-detailed-monitoring", pack.NODECLASS_TYPE, node_class()) == []
+
+
+def test_stack_waivers_that_are_no_list_are_named_as_the_stack_key(pulumi_project, monkeypatch):
+    monkeypatch.setenv("PULUMI_CONFIG", json.dumps({"karpenter-gitops:waivers": json.dumps({"rule": "policy/no-public-ip"})}))
+    ((message, _),) = validate_stack("policy-waiver-expired", [])
+    assert "karpenter-gitops:waivers: 'karpenter-gitops:waivers' must be a list of waivers" in message
