@@ -21,11 +21,11 @@ from the same judge as the CLI and the dynamic provider (:mod:`karpenter_gitops.
   :mod:`karpenter_gitops.app.pack_coherence` with the controller's own IAM decisions.
 * ``policy-waiver-expired`` (stack): expired or malformed waivers.
 
-What the pack cannot see is listed in :data:`UNSEEN` with the reason. Waivers come from the file
-``$KARPENTER_GITOPS_WAIVERS`` names and the stack's ``karpenter-gitops:waivers`` (entries, or a waiver
-file's path), else the project's default waiver file (:func:`karpenter_gitops.app.analyze.stack_waivers`);
-relative paths are the Pulumi project's, found through the engine (:func:`project_directory`). A waived
-finding is not reported. A value unknown during preview raises ``UnknownValueError``, which
+What the pack cannot see is listed in :data:`UNSEEN` with the reason. Waivers are the stack's
+``karpenter-gitops:waivers`` (entries, or a waiver file's path) beside the file ``$KARPENTER_GITOPS_WAIVERS``
+names, else the project's default waiver file, as ``validate --stack --policy`` reads them
+(:func:`karpenter_gitops.app.analyze.stack_waivers`); relative paths are the Pulumi project's, found
+through the engine (:func:`project_directory`). A waived finding is not reported. A value unknown during preview raises ``UnknownValueError``, which
 CrossGuard turns into an advisory note instead of a violation; the coherence rules read the
 values an IAM or SQS resource gets only once created (ARNs, generated names) with :func:`_known`,
 so one such value silences only the check that needs it, not the whole policy.
