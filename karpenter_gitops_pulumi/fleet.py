@@ -54,7 +54,7 @@ class Fleet(pulumi.ComponentResource):
 
     @one_line_errors
     def __init__(self, name: str, args: FleetArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        args = arguments.read(args, FleetArgs, f"Fleet {name!r}")  # type: ignore[assignment]
+        args = arguments.read(args, FleetArgs, f"Fleet {name!r}", typed=False)  # type: ignore[assignment]
         args["cluster"] = cluster_of(args.get("cluster"), f"Fleet {name!r}")
         super().__init__("karpenter-gitops:index:Fleet", name, None, opts)
         pool_specs = args.get("node_pools") or {}

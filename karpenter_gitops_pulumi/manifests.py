@@ -36,7 +36,9 @@ NODE_CLASS_GROUP = EC2NODECLASS_API.split("/")[0]
 def node_class_spec(spec: Mapping[str, Any], instance_profile: Any = None) -> dict[str, Any]:
     """The EC2NodeClass spec to apply; ``instance_profile`` (a profile *name*) replaces ``role``."""
     result = copy.deepcopy(dict(spec))
-    result["metadataOptions"] = {**METADATA_OPTIONS_DEFAULTS, **(spec.get("metadataOptions") or {})}
+    given = spec.get("metadataOptions")
+    if given is None or isinstance(given, Mapping):  # anything else stays as written: the check refuses it
+        result["metadataOptions"] = {**METADATA_OPTIONS_DEFAULTS, **(given or {})}
     if instance_profile is not None:
         result.pop("role", None)
         result["instanceProfile"] = instance_profile
@@ -89,12 +91,15 @@ def node_pool_spec(spec: Mapping[str, Any], node_class_name: Any) -> dict[str, A
     """The NodePool spec to apply: defaults made explicit, ``nodeClassRef`` pointing at the class."""
     result = copy.deepcopy(dict(spec))
     template = result.setdefault("template", {})
-    template_spec = template.setdefault("spec", {})
-    template_spec["nodeClassRef"] = {"group": NODE_CLASS_GROUP, "kind": EC2NODECLASS, "name": node_class_name}
-    template_spec.setdefault("expireAfter", EXPIRE_AFTER_DEFAULT)
+    template_spec = template.setdefault("spec", {}) if isinstance(template, dict) else None
+    if isinstance(template_spec, dict):  # anything else stays as written: the check refuses it
+        template_spec["nodeClassRef"] = {"group": NODE_CLASS_GROUP, "kind": EC2NODECLASS, "name": node_class_name}
+        template_spec.setdefault("expireAfter", EXPIRE_AFTER_DEFAULT)
     # The CRD defaults the whole block when it is absent; a given block gets its fields' own defaults,
     # but not consolidateAfter, which has none: leaving it out stays an error the check reports.
     given = result.get("disruption")
+    if given is not None and not isinstance(given, Mapping):
+        return result
     defaults = DISRUPTION_DEFAULTS if given is None else {k: v for k, v in DISRUPTION_DEFAULTS.items() if k != "consolidateAfter"}
     disruption = {**copy.deepcopy(defaults), **(given or {})}
     if isinstance(disruption.get("budgets"), list):  # each item's ``nodes`` has a CRD default of its own

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from support import fake_reconcile, pulumi_mocks
-from support.hostile import HOSTILE, PROFILE
+from support.hostile import HOSTILE, PROFILE, mutated
 from support.pulumi_specs import SPEC, SPOT_POOL
 
 from karpenter_gitops.app import stack
@@ -84,6 +84,22 @@ def test_the_spellings_come_from_the_declared_fields():
             "NodePool 'general': NodePoolArgs.node_class is str, not the NodeClass component",
         ),
         (lambda: NodePool("general", {"spec": SPOT_POOL}), "NodePool 'general': NodePoolArgs needs 'node_class'"),
+        (
+            lambda: NodePool("general", {"spec": None, "nodeClass": None}),
+            "NodePool 'general': NodePoolArgs.spec must be a mapping, not NoneType",
+        ),
+        (
+            lambda: NodeClass("default", {"spec": SPEC, "nodePools": {"gpu": "spot"}}),
+            "NodeClass 'default': NodeClassArgs.node_pools['gpu'] must be a mapping, not str",
+        ),
+        (
+            lambda: NodeClass("default", {"spec": SPEC, "pinAmis": "yes"}),
+            "NodeClass 'default': NodeClassArgs.pin_amis must be true or false, not str",
+        ),
+        (
+            lambda: NodeClass("default", {"spec": SPEC, "cluster": {"featureGates": {"NodeOverlay": "on"}}}),
+            "NodeClass 'default', cluster: ClusterArgs.feature_gates['NodeOverlay'] must be true or false, not str",
+        ),
         (
             lambda: Fleet("dev", {"nodeClasses": {}, "pinAmi": True}),
             "Fleet 'dev': FleetArgs has no argument 'pinAmi' (hint: did you mean 'pinAmis'?)",
@@ -179,7 +195,7 @@ def test_whatever_a_program_passes_the_arguments_are_read_or_refused_in_one_line
     except InputError as err:
         assert "\n" not in str(err)  # one line: a key is quoted with its newlines escaped
         return
-    assert set(fields) <= set(NodeClassArgs.__annotations__) and "spec" in fields
+    assert set(fields) <= set(NodeClassArgs.__annotations__) and isinstance(fields["spec"], dict)
 
 
 def test_a_pool_the_class_judged_under_another_spec_is_judged_again_as_it_is_applied():
@@ -201,3 +217,23 @@ def test_a_pool_the_class_judged_as_it_is_is_not_judged_twice(monkeypatch):
 
     pulumi_mocks.run(program, preview=True)
     assert len(judged) == 1  # the reconciliation's check alone
+
+
+@PROFILE
+@given(class_spec=mutated(st.just(SPEC)), pool_spec=mutated(st.just(SPOT_POOL)), preview=st.booleans())
+def test_whatever_specs_a_program_passes_a_class_and_its_standalone_pool_are_applied_or_refused_in_one_line(
+    class_spec, pool_spec, preview
+):
+    """A refusal is the components' one line (StackInputError) or the check's failure (the mocks raise it as a
+    RuntimeError naming the property); anything else would reach the user as a traceback."""
+
+    def program():
+        node_class = NodeClass("default", {"spec": class_spec})
+        NodePool("gpu", {"spec": pool_spec, "nodeClass": node_class})
+
+    try:
+        pulumi_mocks.run(program, preview=preview)
+    except StackInputError as err:
+        assert "\n" not in str(err)
+    except RuntimeError as err:
+        assert " [" in str(err)  # a check failure: where, and the rule in brackets

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import logging
+import re
 from dataclasses import dataclass, field
 
 import dill
@@ -35,10 +36,16 @@ def stand_in_cluster(name: str, region: str | None, ip_family: str = "ipv4") -> 
     }
 
 
+# A check failure's reason: the property path (which may hold spaces: ``labels[team name]``), the value it
+# holds when short (JSON), then the finding.
+_FAILURE = re.compile(r'^(.*?)(?: is (?:"(?:[^"\\]|\\.)*"|true|false|-?[0-9][0-9.eE+-]*))?: ')
+
+
 def failure_path(reason: str) -> str:
     """The property path a check failure's reason begins with (``spec.role: ...``, ``spec.role is "x": ...``):
     the failure names no engine property, whose look-up would print "value {<nil>}"."""
-    return reason.split(" ", 1)[0].removesuffix(":")
+    found = _FAILURE.match(reason)
+    return found.group(1) if found else reason
 
 
 @dataclass
