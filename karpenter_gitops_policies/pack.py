@@ -21,9 +21,11 @@ from the same judge as the CLI and the dynamic provider (:mod:`karpenter_gitops.
   :mod:`karpenter_gitops.app.pack_coherence` with the controller's own IAM decisions.
 * ``policy-waiver-expired`` (stack): expired or malformed waivers.
 
-What the pack cannot see is listed in :data:`UNSEEN` with the reason. Waivers come from
-``waivers.yaml`` beside this module, or the file ``$KARPENTER_GITOPS_WAIVERS`` names; a waived
-finding is not reported. A value unknown during preview raises ``UnknownValueError``, which
+What the pack cannot see is listed in :data:`UNSEEN` with the reason. Waivers are the stack's
+``karpenter-gitops:waivers`` (entries, or a waiver file's path) beside the file ``$KARPENTER_GITOPS_WAIVERS``
+names, else the project's default waiver file, as ``validate --stack --policy`` reads them
+(:func:`karpenter_gitops.app.analyze.stack_waivers`); relative paths are the Pulumi project's, found
+through the engine (:func:`project_directory`). A waived finding is not reported. A value unknown during preview raises ``UnknownValueError``, which
 CrossGuard turns into an advisory note instead of a violation; the coherence rules read the
 values an IAM or SQS resource gets only once created (ARNs, generated names) with :func:`_known`,
 so one such value silences only the check that needs it, not the whole policy.
@@ -31,11 +33,13 @@ so one such value silences only the check that needs it, not the whole policy.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pulumi.runtime import get_config_env
 from pulumi_policy import (
     EnforcementLevel,
     PolicyConfigSchema,
@@ -53,7 +57,7 @@ from karpenter_gitops.app.analyze import policy_name
 from karpenter_gitops.app.pack_coherence import PENDING
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.findings import Finding, Observation, Severity
-from karpenter_gitops.core.inputs import Inputs, PolicySettings, Waiver
+from karpenter_gitops.core.inputs import NAMESPACE, Inputs, PolicySettings, Waiver
 from karpenter_gitops.core.model import (
     CAPACITYBUFFER,
     CAPACITYBUFFER_API,
@@ -89,8 +93,8 @@ KIND_OF_TYPE = {
     NODEOVERLAY_TYPE: NODEOVERLAY,
     CAPACITYBUFFER_TYPE: CAPACITYBUFFER,
 }
-WAIVER_FILE = Path(__file__).with_name("waivers.yaml")
-WAIVER_FILE_ENV = "KARPENTER_GITOPS_WAIVERS"
+WAIVER_FILE_ENV = analyze.WAIVER_FILE_ENV
+WAIVERS_KEY = f"{NAMESPACE}:waivers"
 
 # Rules judged on the resources the stack creates rather than on a controller block (which the pack never sees).
 COHERENCE = frozenset(
@@ -170,13 +174,16 @@ def settings(rule: Rule, policy_config: Mapping[str, Any]) -> PolicySettings:
     return analyze.settings(rule, policy_config, where)
 
 
-def waiver_file() -> Path:
-    return Path(os.environ.get(WAIVER_FILE_ENV) or WAIVER_FILE)
+@functools.cache
+def project_directory() -> Path | None:
+    """The Pulumi project the engine runs this pack for (the engine starts it in the pack's directory)."""
+    return analyze.engine_project()
 
 
 def current_waivers() -> tuple[Waiver, ...]:
-    """The pack's waivers (none without a file); a malformed one raises InputError."""
-    return analyze.read_waivers(waiver_file())
+    """The stack's waivers; a malformed one, or a waiver file named but missing, raises InputError."""
+    stack_value = get_config_env().get(WAIVERS_KEY)  # the stack's config, as the engine hands it to the pack
+    return analyze.stack_waivers(os.environ.get(WAIVER_FILE_ENV), stack_value, project_directory())
 
 
 def unwaived(findings: list[Finding]) -> list[Finding]:
@@ -342,7 +349,7 @@ def waiver_policy(args: StackValidationArgs, report_violation: ReportViolation) 
     try:
         loaded = current_waivers()
     except InputError as err:
-        report_violation(f"the waiver file is invalid, so nothing is waived: {err}", None)
+        report_violation(f"the waivers are unusable, so nothing is waived: {err}", None)
         return
     for finding in analyze.expired(loaded):
         report_violation(describe(finding), None)

@@ -32,6 +32,7 @@ from karpenter_gitops.core.inputs import (
 )
 from karpenter_gitops.core.model import CAPACITYBUFFER_API
 from karpenter_gitops.rules import controller as controller_rules
+from karpenter_gitops_pulumi import arguments
 from karpenter_gitops_pulumi.errors import one_line_errors, refuse_errors
 
 _BLOCK = Source(stack.SOURCE, stack_key=CONTROLLER_KEY)
@@ -77,6 +78,7 @@ class KarpenterController(pulumi.ComponentResource):
 
     @one_line_errors
     def __init__(self, name: str, args: KarpenterControllerArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        args = arguments.read(args, KarpenterControllerArgs, f"KarpenterController {name!r}")  # type: ignore[assignment]
         super().__init__("karpenter-gitops:index:KarpenterController", name, None, opts)
         inputs, release = _judged(args)
         settings = inputs.controller

@@ -71,9 +71,10 @@ def one_line_errors(init: Init) -> Init:
     return wrapped  # type: ignore[return-value]
 
 
-def refuse_errors(findings: Iterable[Finding], where: str) -> None:
+def refuse_errors(findings: Iterable[Finding], where: str | None) -> None:
     """Stop before anything is created when a finding is an error (one line naming each, the first one's fix
-    as hint); show the others in the preview, warnings as warnings and notes as info."""
+    as hint; ``where``, a stack key, leads it when the objects came from one); show the others in the
+    preview, warnings as warnings and notes as info."""
     found = list(findings)
     errors = [f for f in found if f.severity is Severity.ERROR]
     if errors:

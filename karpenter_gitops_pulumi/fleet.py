@@ -7,9 +7,10 @@ import pulumi
 
 from karpenter_gitops.app import stack
 from karpenter_gitops.core.errors import InputError
+from karpenter_gitops_pulumi import arguments
 from karpenter_gitops_pulumi.controller import KarpenterController, KarpenterControllerArgs
 from karpenter_gitops_pulumi.errors import one_line_errors
-from karpenter_gitops_pulumi.nodeclass import ClusterArgs, NodeClass, NodeClassArgs, cluster_block
+from karpenter_gitops_pulumi.nodeclass import ClusterArgs, NodeClass, NodeClassArgs, cluster_block, cluster_of
 from karpenter_gitops_pulumi.nodepool import NodePool, NodePoolArgs
 from karpenter_gitops_pulumi.scheduling import CapacityBuffer, CapacityBufferArgs, NodeOverlay, NodeOverlayArgs
 
@@ -53,9 +54,11 @@ class Fleet(pulumi.ComponentResource):
 
     @one_line_errors
     def __init__(self, name: str, args: FleetArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        args = arguments.read(args, FleetArgs, f"Fleet {name!r}", typed=False)  # type: ignore[assignment]
+        args["cluster"] = cluster_of(args.get("cluster"), f"Fleet {name!r}")
         super().__init__("karpenter-gitops:index:Fleet", name, None, opts)
         pool_specs = args.get("node_pools") or {}
-        pools_by_class = _pools_by_class(args["node_classes"], pool_specs, cluster_block(args.get("cluster")))
+        pools_by_class = _pools_by_class(args["node_classes"], pool_specs, cluster_block(args["cluster"]))
         workloads = stack.workload_objects(args["workload_paths"]) if "workload_paths" in args else None
         child = pulumi.ResourceOptions(parent=self)
         if args.get("controller") is not None:

@@ -12,6 +12,7 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.model import EC2NODECLASS, EC2NODECLASS_API
 
 # CRD defaults, Karpenter v1: ``pkg/apis/crds/`` of github.com/aws/karpenter-provider-aws (EC2NodeClass)
@@ -35,28 +36,41 @@ NODE_CLASS_GROUP = EC2NODECLASS_API.split("/")[0]
 def node_class_spec(spec: Mapping[str, Any], instance_profile: Any = None) -> dict[str, Any]:
     """The EC2NodeClass spec to apply; ``instance_profile`` (a profile *name*) replaces ``role``."""
     result = copy.deepcopy(dict(spec))
-    result["metadataOptions"] = {**METADATA_OPTIONS_DEFAULTS, **(spec.get("metadataOptions") or {})}
+    given = spec.get("metadataOptions")
+    if given is None or isinstance(given, Mapping):  # anything else stays as written: the check refuses it
+        result["metadataOptions"] = {**METADATA_OPTIONS_DEFAULTS, **(given or {})}
     if instance_profile is not None:
         result.pop("role", None)
         result["instanceProfile"] = instance_profile
     return result
 
 
-def pins_by_version(spec: Mapping[str, Any]) -> bool:
+def aliases(spec: Any) -> list[str]:
+    """The aliases ``spec`` selects its AMIs through (none while its terms are not known yet)."""
+    terms = spec.get("amiSelectorTerms") if isinstance(spec, Mapping) else None
+    if not isinstance(terms, Sequence) or isinstance(terms, str):
+        return []
+    return [t["alias"] for t in terms if isinstance(t, Mapping) and isinstance(t.get("alias"), str) and t["alias"]]
+
+
+def pins_by_version(spec: Mapping[str, Any], where: str) -> bool:
     """Whether ``spec`` selects through an alias, which a version already pins.
 
     Alias classes must keep the alias: Karpenter gives ``id``-selected images only an arch
     requirement, so replacing an alias by its images' ids would make the GPU, neuron and standard
     images of one architecture interchangeable (the multi-AMI mapping bug). A versioned alias is a
-    pin already; ``karpenter-gitops bump`` moves it by review. ``@latest`` cannot be pinned here.
+    pin already; ``karpenter-gitops bump`` moves it by review. ``@latest`` cannot be pinned here:
+    an InputError at ``where``.
     """
-    aliases = [t["alias"] for t in spec.get("amiSelectorTerms") or () if isinstance(t, Mapping) and t.get("alias")]
-    if any(alias.endswith("@latest") and not alias.startswith("windows") for alias in aliases):
-        raise ValueError(
-            f"cannot pin {aliases[0]!r}: pin the alias to a version (e.g. 'karpenter-gitops bump --pin-latest'); "
-            "id terms would lose the per-variant AMI mapping"
+    found = aliases(spec)
+    latest = [alias for alias in found if alias.endswith("@latest") and not alias.startswith("windows")]
+    if latest:
+        raise InputError(
+            f"pin_amis cannot pin alias {latest[0]!r}: id terms would lose the per-variant AMI mapping",
+            where,
+            hint="pin the alias to a version (karpenter-gitops bump --pin-latest), or leave pin_amis off",
         )
-    return bool(aliases)
+    return bool(found)
 
 
 def pinned(spec: Mapping[str, Any], ami_ids: Sequence[str]) -> dict[str, Any]:
@@ -77,12 +91,15 @@ def node_pool_spec(spec: Mapping[str, Any], node_class_name: Any) -> dict[str, A
     """The NodePool spec to apply: defaults made explicit, ``nodeClassRef`` pointing at the class."""
     result = copy.deepcopy(dict(spec))
     template = result.setdefault("template", {})
-    template_spec = template.setdefault("spec", {})
-    template_spec["nodeClassRef"] = {"group": NODE_CLASS_GROUP, "kind": EC2NODECLASS, "name": node_class_name}
-    template_spec.setdefault("expireAfter", EXPIRE_AFTER_DEFAULT)
+    template_spec = template.setdefault("spec", {}) if isinstance(template, dict) else None
+    if isinstance(template_spec, dict):  # anything else stays as written: the check refuses it
+        template_spec["nodeClassRef"] = {"group": NODE_CLASS_GROUP, "kind": EC2NODECLASS, "name": node_class_name}
+        template_spec.setdefault("expireAfter", EXPIRE_AFTER_DEFAULT)
     # The CRD defaults the whole block when it is absent; a given block gets its fields' own defaults,
     # but not consolidateAfter, which has none: leaving it out stays an error the check reports.
     given = result.get("disruption")
+    if given is not None and not isinstance(given, Mapping):
+        return result
     defaults = DISRUPTION_DEFAULTS if given is None else {k: v for k, v in DISRUPTION_DEFAULTS.items() if k != "consolidateAfter"}
     disruption = {**copy.deepcopy(defaults), **(given or {})}
     if isinstance(disruption.get("budgets"), list):  # each item's ``nodes`` has a CRD default of its own

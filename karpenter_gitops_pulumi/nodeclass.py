@@ -5,14 +5,18 @@ reads the ``args`` annotations at run time to infer the schema.
 """
 
 import json
+from dataclasses import dataclass
 from typing import Any, NotRequired, TypedDict
 
 import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
+from karpenter_gitops.app import stack
+from karpenter_gitops.core.errors import InputError
+from karpenter_gitops.core.inputs import NAMESPACE
 from karpenter_gitops.core.model import EC2NODECLASS, EC2NODECLASS_API
-from karpenter_gitops_pulumi import manifests
+from karpenter_gitops_pulumi import arguments, manifests
 from karpenter_gitops_pulumi.errors import one_line_errors
 from karpenter_gitops_pulumi.identity import with_the_other_forms_alias
 from karpenter_gitops_pulumi.reconciliation import Reconciliation
@@ -54,15 +58,27 @@ class ClusterArgs(TypedDict):
     """The feature gates that Karpenter runs with, e.g. {"NodeClassCEL": True}; a gate not named is off."""
 
 
+CLUSTER_KEY = f"{NAMESPACE}:cluster"
+
+
+def cluster_of(given: Any, where: str) -> ClusterArgs:
+    """The cluster a component is for: the fields its args give, the others from the stack's
+    ``karpenter-gitops:cluster``, so a program need not repeat the stack. The stack's block is read as
+    ``validate --stack`` reads it, so a mistake in it gets the same line."""
+    try:
+        block = pulumi.Config(NAMESPACE).get_object("cluster")
+    except pulumi.ConfigTypeError:
+        raise InputError("is not a JSON object", CLUSTER_KEY, hint='e.g. {"name": "demo", "kubernetesVersion": "1.32"}') from None
+    if block is not None:
+        stack.load_inputs(block, {}, {})
+    defaults = arguments.read(block, ClusterArgs, CLUSTER_KEY) if block is not None else {}
+    own = arguments.read(given, ClusterArgs, where) if given is not None else {}
+    return ClusterArgs(**{**defaults, **{field: value for field, value in own.items() if value is not None}})  # type: ignore[typeddict-item]
+
+
 def cluster_block(cluster: ClusterArgs | None) -> dict[str, Any]:
     """``ClusterArgs`` spelled as the stack file spells the cluster block."""
-    spelling = {
-        "name": "name",
-        "kubernetes_version": "kubernetesVersion",
-        "karpenter_version": "karpenterVersion",
-        "feature_gates": "featureGates",
-    }
-    return {spelling[key]: value for key, value in (cluster or {}).items() if value is not None}
+    return {arguments.camel(key): value for key, value in (cluster or {}).items() if value is not None}
 
 
 def kept_secret(value: Any, secret: bool) -> Any:
@@ -97,6 +113,48 @@ class NodeClassArgs(TypedDict):
     launch for them over this class's NodePools and what it costs (the ``forecast`` output)."""
 
 
+@dataclass(frozen=True)
+class PoolJudging:
+    """What a ``NodePool`` built on a class is judged with: the class's name and applied spec, its cluster and
+    policy, and the pool specs its reconciliation judges already (``NodeClassArgs.node_pools``, by name)."""
+
+    name: str
+    spec: Any
+    cluster: dict[str, Any]
+    policy: dict[str, Any] | None
+    judged: dict[str, Any]
+
+    def judges(self, pool: str, spec: Any) -> bool:
+        """Whether the class's reconciliation judges this very spec of ``pool`` (the same object, or equal
+        plain values), so the pool need not be judged again."""
+        given = self.judged.get(pool)
+        if given is spec:
+            return True
+        return not holds_outputs(spec) and not holds_outputs(given) and given == spec
+
+
+def holds_outputs(value: Any) -> bool:
+    """Whether ``value`` holds an Output anywhere: it can be judged only once the Outputs are known."""
+    if isinstance(value, pulumi.Output):
+        return True
+    if isinstance(value, dict):
+        return any(holds_outputs(item) for item in value.values())
+    return isinstance(value, (list, tuple)) and any(holds_outputs(item) for item in value)
+
+
+def _needs_kubernetes_version(name: str, spec: Any, cluster: ClusterArgs) -> None:
+    """Refuse an alias class whose cluster has no Kubernetes version: the AMI look-up needs it, and a
+    preview would pass only for ``up`` to fail."""
+    aliases = manifests.aliases(spec)
+    if aliases and not cluster.get("kubernetes_version"):
+        raise InputError(
+            f"alias {aliases[0]!r} needs the cluster's Kubernetes version to find its AMIs",
+            f"NodeClass {name!r}",
+            hint=f"pulumi config set --path {CLUSTER_KEY}.kubernetesVersion 1.32, or pass "
+            'NodeClassArgs(cluster=ClusterArgs(kubernetes_version="1.32"))',
+        )
+
+
 class NodeClass(pulumi.ComponentResource):
     """An EC2NodeClass applied only after the reconciliation accepted and resolved it."""
 
@@ -118,30 +176,34 @@ class NodeClass(pulumi.ComponentResource):
 
     @one_line_errors
     def __init__(self, name: str, args: NodeClassArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        given = arguments.read(args, NodeClassArgs, f"NodeClass {name!r}")
+        cluster = cluster_of(given.get("cluster"), f"NodeClass {name!r}")
+        _needs_kubernetes_version(name, given["spec"], cluster)
+        pin = given.get("pin_amis") and not manifests.pins_by_version(given["spec"], f"NodeClass {name!r}")
         super().__init__("karpenter-gitops:index:NodeClass", name, None, with_the_other_forms_alias(opts))
         child = pulumi.ResourceOptions(parent=self)
-        profile = self._node_role(name, child) if args.get("create_node_role") else None
-        spec = manifests.node_class_spec(args["spec"], profile.name if profile else None)
-        secret = bool(args.get("secret"))
+        profile = self._node_role(name, child) if given.get("create_node_role") else None
+        spec = manifests.node_class_spec(given["spec"], profile.name if profile else None)
+        secret = bool(given.get("secret"))
+        node_pools = given.get("node_pools") or {}
         reconciliation = Reconciliation(
             f"{name}-reconciliation",
             node_class_name=name,
             spec=kept_secret(spec, secret),
             node_pool_specs={
-                pool: kept_secret(manifests.node_pool_spec(pool_spec, name), secret)
-                for pool, pool_spec in (args.get("node_pools") or {}).items()
+                pool: kept_secret(manifests.node_pool_spec(pool_spec, name), secret) for pool, pool_spec in node_pools.items()
             },
-            cluster=cluster_block(args.get("cluster")),
-            policy=args.get("policy"),
+            cluster=cluster_block(cluster),
+            policy=given.get("policy"),
             opts=child,
             secret=secret,
             node_overlay_specs={
-                overlay: kept_secret(overlay_spec, secret) for overlay, overlay_spec in (args.get("node_overlays") or {}).items()
+                overlay: kept_secret(overlay_spec, secret) for overlay, overlay_spec in (given.get("node_overlays") or {}).items()
             },
-            workloads=args.get("workloads"),
+            workloads=given.get("workloads"),
         )
+        self.pool_judging = PoolJudging(name, spec, cluster_block(cluster), given.get("policy"), dict(node_pools))
         self.ami_ids = reconciliation.amis.apply(lambda amis: list(dict.fromkeys(a["id"] for a in amis)))
-        pin = args.get("pin_amis") and not manifests.pins_by_version(args["spec"])
         applied = (
             pulumi.Output.all(pulumi.Output.from_input(spec), self.ami_ids).apply(lambda a: manifests.pinned(a[0], a[1]))
             if pin
@@ -160,7 +222,7 @@ class NodeClass(pulumi.ComponentResource):
         self.instance_profile = reconciliation.instanceProfile
         self.conditions = reconciliation.conditions
         self.node_pools = reconciliation.nodePools
-        self.forecast = reconciliation.forecast if args.get("workloads") is not None else None
+        self.forecast = reconciliation.forecast if given.get("workloads") is not None else None
         self.register_outputs(
             {
                 "nodeClassName": self.node_class_name,

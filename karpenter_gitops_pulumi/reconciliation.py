@@ -18,6 +18,7 @@ reach inputs or state.
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -49,6 +50,8 @@ INPUT_KEYS = ("nodeClassName", "spec", "nodePoolSpecs", "nodeOverlaySpecs", "clu
 OUTPUT_KEYS = ("conditions", "amis", "skippedAmis", "subnets", "securityGroups", "instanceProfile", "nodePools", "findings")
 SECRET_OUTPUTS = ("spec", "nodePoolSpecs", "findings")  # what can hold a secret spec's values
 FORECAST = "forecast"  # the output, present only with workloads
+SECRET_SPECS = "secretSpecs"  # an input present (true) only when the specs came from secret stack config
+SHOWN_VALUE_CHARS = 80  # a check failure quotes the value it is about up to this length
 
 
 class TransientReconciliationError(Exception):
@@ -113,6 +116,21 @@ def _related(path: str, other: str) -> bool:
 def _reason(finding: Finding) -> str:
     fix = f" (fix: {finding.hint})" if finding.hint else ""
     return f"{finding.message} [{finding.rule}]{fix}"
+
+
+def _failure(finding: Finding, props: Mapping[str, Any]) -> CheckFailure:
+    """A check failure that names the property and its value in its reason.
+
+    The engine prints a failure's property with ``inputs[property]``, a top-level look-up that a path such
+    as ``spec.amiSelectorTerms[0].alias`` never matches (it printed "value {<nil>} has a problem"), so the
+    failure names no property and its reason says where and what: a short scalar value as JSON, never one
+    of a spec that came from secret stack config."""
+    path = property_path(finding)
+    spec = props.get("spec") if finding.kind == EC2NODECLASS else (props.get("nodePoolSpecs") or {}).get(finding.name)
+    value = None if props.get(SECRET_SPECS) else stack.value_at({"spec": spec}, finding.path)
+    shown = json.dumps(value) if isinstance(value, (str, int, float, bool)) else ""
+    named = f"{path} is {shown}" if shown and len(shown) <= SHOWN_VALUE_CHARS and "\\n" not in shown else path
+    return CheckFailure("", f"{named}: {_reason(finding)}")
 
 
 def _why_not_ready(name: str, plan: Plan) -> str:
@@ -242,7 +260,7 @@ class ReconciliationProvider(ResourceProvider):
             if any(_related(path, u) for u in unknown):
                 continue
             if finding.severity is Severity.ERROR:
-                failures.append(CheckFailure(path, _reason(finding)))
+                failures.append(_failure(finding, news))
             else:  # the engine shows these in the preview: as warnings, or as info
                 log = pulumi.log.warn if finding.severity is Severity.WARNING else pulumi.log.info
                 log(f"{finding.kind} {finding.name}: {path}: {_reason(finding)}")
@@ -350,6 +368,7 @@ class Reconciliation(pulumi.dynamic.Resource, module="karpenter-gitops", name="R
             "nodeOverlaySpecs": dict(node_overlay_specs or {}),
             "cluster": dict(cluster or {}),
             "policy": dict(policy or {}),
+            **({SECRET_SPECS: True} if secret else {}),
             **{key: None for key in OUTPUT_KEYS},
             **({"workloads": workloads, FORECAST: None} if workloads is not None else {}),
         }

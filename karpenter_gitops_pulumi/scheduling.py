@@ -18,9 +18,10 @@ import pulumi_kubernetes as k8s
 
 from karpenter_gitops.app import stack
 from karpenter_gitops.core.model import CAPACITYBUFFER, CAPACITYBUFFER_API, NODEOVERLAY, NODEOVERLAY_API, STACK_KEY
+from karpenter_gitops_pulumi import arguments
 from karpenter_gitops_pulumi.errors import one_line, one_line_errors, refuse_errors
 from karpenter_gitops_pulumi.identity import with_the_other_forms_alias
-from karpenter_gitops_pulumi.nodeclass import ClusterArgs, cluster_block, kept_secret
+from karpenter_gitops_pulumi.nodeclass import ClusterArgs, cluster_block, cluster_of, holds_outputs, kept_secret
 
 # Written by Karpenter (the overlay's validation condition, the buffer's computed replicas), never by us.
 CONTROLLER_OWNED = ["status"]
@@ -60,7 +61,8 @@ def _apply(component: pulumi.ComponentResource, kind: str, api_version: str, nam
 
     A spec holding outputs of other resources (a PodTemplate's name) is judged once they are known: in
     ``up``, or in a preview that knows them; the custom resource waits for that judgement."""
-    cluster, policy, where = cluster_block(args.get("cluster")), args.get("policy"), f"karpenter-gitops:{STACK_KEY[kind]}.{name}"
+    where = f"karpenter-gitops:{STACK_KEY[kind]}.{name}"
+    cluster, policy = cluster_block(cluster_of(args.get("cluster"), f"{kind} {name!r}")), args.get("policy")
 
     def judged(spec: Any) -> dict[str, str]:
         metadata, findings = stack.standalone(kind, name, spec, cluster, policy)
@@ -73,7 +75,7 @@ def _apply(component: pulumi.ComponentResource, kind: str, api_version: str, nam
         return spec
 
     spec = args["spec"]
-    if _holds_outputs(spec):
+    if holds_outputs(spec):
         metadata, _ = stack.standalone(kind, name, None, cluster, policy)  # the key alone names it (or is refused)
         spec = pulumi.Output.from_input(spec).apply(judged_when_known)
     else:
@@ -89,14 +91,6 @@ def _apply(component: pulumi.ComponentResource, kind: str, api_version: str, nam
     return dict(metadata)
 
 
-def _holds_outputs(value: Any) -> bool:
-    if isinstance(value, pulumi.Output):
-        return True
-    if isinstance(value, dict):
-        return any(_holds_outputs(item) for item in value.values())
-    return isinstance(value, (list, tuple)) and any(_holds_outputs(item) for item in value)
-
-
 class NodeOverlay(pulumi.ComponentResource):
     """A NodeOverlay applied after ``validate``'s rules found no error in it."""
 
@@ -105,8 +99,9 @@ class NodeOverlay(pulumi.ComponentResource):
 
     @one_line_errors
     def __init__(self, name: str, args: NodeOverlayArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        given = arguments.read(args, NodeOverlayArgs, f"NodeOverlay {name!r}")
         super().__init__("karpenter-gitops:index:NodeOverlay", name, None, with_the_other_forms_alias(opts))
-        _apply(self, NODEOVERLAY, NODEOVERLAY_API, name, args)
+        _apply(self, NODEOVERLAY, NODEOVERLAY_API, name, given)
         self.node_overlay_name = pulumi.Output.from_input(name)
         self.register_outputs({"nodeOverlayName": self.node_overlay_name})
 
@@ -121,8 +116,9 @@ class CapacityBuffer(pulumi.ComponentResource):
 
     @one_line_errors
     def __init__(self, name: str, args: CapacityBufferArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        given = arguments.read(args, CapacityBufferArgs, f"CapacityBuffer {name!r}")
         super().__init__("karpenter-gitops:index:CapacityBuffer", name, None, with_the_other_forms_alias(opts))
-        metadata = _apply(self, CAPACITYBUFFER, CAPACITYBUFFER_API, name, args)
+        metadata = _apply(self, CAPACITYBUFFER, CAPACITYBUFFER_API, name, given)
         self.capacity_buffer_name = pulumi.Output.from_input(metadata["name"])
         self.namespace = pulumi.Output.from_input(metadata.get("namespace"))
         self.register_outputs({"capacityBufferName": self.capacity_buffer_name, "namespace": self.namespace})

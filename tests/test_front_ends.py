@@ -32,6 +32,7 @@ from conftest import PROJECT
 from hypothesis import HealthCheck, given, settings
 from support.crd_strategies import NODECLASS_SPEC, NODEPOOL_SPEC
 from support.pulumi_grpc import AnalyzerHost, ProviderHost, provider_inputs
+from support.pulumi_mocks import failure_path
 
 from karpenter_gitops.app import analyze
 from karpenter_gitops.cli import main
@@ -223,7 +224,7 @@ def via_check(case: Case, host: ProviderHost, provider) -> set[Verdict]:
         _, failures = host.check({}, provider_inputs(provider, **props, **{k: None for k in OUTPUT_KEYS}))
         for prop, reason in failures:
             rule = _rule(reason, " (fix: ")
-            pool, path = _finding_path(prop)
+            pool, path = _finding_path(prop or failure_path(reason))  # a finding's path leads its reason
             found.add((rule, "NodePool" if pool else "EC2NodeClass", pool or name, path, "error"))
     _SYNC += 1
     marker = f"sync-{_SYNC}"
@@ -281,6 +282,7 @@ def enforced(verdicts: set[Verdict]) -> set[Verdict]:
 @pytest.fixture(scope="module")
 def hosts(tmp_path_factory):
     workdir = tmp_path_factory.mktemp("hosts")
+    (workdir / "no-waivers.yaml").write_text("waivers: []\n")
     analyzer = AnalyzerHost({pack.WAIVER_FILE_ENV: str(workdir / "no-waivers.yaml")})
     provider = ProviderHost(cwd=workdir)
     provider.configure({})

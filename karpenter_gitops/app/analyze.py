@@ -16,7 +16,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from karpenter_gitops.adapters import pulumi_project
 from karpenter_gitops.core import versions
+from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.findings import (
     Finding,
     Observation,
@@ -24,7 +26,7 @@ from karpenter_gitops.core.findings import (
     Source,
     Violation,
 )
-from karpenter_gitops.core.inputs import Inputs, PolicySettings, Waiver
+from karpenter_gitops.core.inputs import DEFAULT_WAIVERS, Inputs, PolicySettings, Waiver
 from karpenter_gitops.judge import Judge
 from karpenter_gitops.judge import waiving as judged_waivers
 from karpenter_gitops.load import engine_values, policy_settings, waiver_files
@@ -33,6 +35,7 @@ from karpenter_gitops.rules import registry
 from karpenter_gitops.rules.registry import Rule, Stage
 
 VERSION = versions.DEFAULT  # the pack judges for the newest release: it never sees the stack's cluster block
+WAIVER_FILE_ENV = "KARPENTER_GITOPS_WAIVERS"  # the waiver file a Pulumi stack's policy pack reads
 
 
 @functools.lru_cache(maxsize=512)
@@ -102,6 +105,64 @@ def _read_waivers(path: str, _mtime: int) -> tuple[Waiver, ...]:
 def read_waivers(path: Path) -> tuple[Waiver, ...]:
     """The waivers in ``path`` (none without a file), read once per change of the file."""
     return _read_waivers(str(path), path.stat().st_mtime_ns) if path.is_file() else ()
+
+
+def engine_project() -> Path | None:
+    """The directory of the Pulumi project whose engine runs this process (a policy pack), if it can be told."""
+    return pulumi_project.engine_project()
+
+
+def stack_waivers(named: str | None, stack_value: str | None, project: Path | None) -> tuple[Waiver, ...]:
+    """The waivers a Pulumi stack runs under, as its policy pack reads them: as ``validate --stack --policy``
+    reads them in the project, with ``named`` (the file ``$KARPENTER_GITOPS_WAIVERS`` names) for ``--waivers``.
+
+    ``stack_value`` is the stack's ``karpenter-gitops:waivers`` as the engine passes config: its entries as
+    JSON, or the path of a waiver file. Beside them, the ``named`` file, else the project's default waiver
+    file when it has one. A relative path is the project's (``project``: where ``Pulumi.yaml`` is); a file
+    that was named but is missing is an InputError, never an empty list of waivers."""
+    own: tuple[Waiver, ...] = ()
+    if stack_value:
+        entries = _entries(stack_value)
+        own = (
+            read_waivers(_named_file(stack_value, waiver_files.STACK_KEY, project))
+            if entries is None
+            else _stack_entries(entries)
+        )
+    if named:
+        return own + read_waivers(_named_file(named, f"${WAIVER_FILE_ENV}", project))
+    return own + (read_waivers(project / DEFAULT_WAIVERS) if project is not None else ())
+
+
+def _entries(stack_value: str) -> str | None:
+    """The stack value when it holds the entries (JSON other than a string), None when it is a file's path
+    (the engine passes a plain string as it is)."""
+    try:
+        parsed = json.loads(stack_value)
+    except ValueError:
+        return None
+    return None if isinstance(parsed, str) else stack_value
+
+
+@functools.lru_cache(maxsize=8)
+def _stack_entries(entries: str) -> tuple[Waiver, ...]:
+    """The waivers a stack lists (its own mistakes: an InputError naming the entry), parsed once per value."""
+    return waiver_files.parse(json.loads(entries), waiver_files.STACK_KEY, waiver_files.STACK_KEY)
+
+
+def _named_file(given: str, source: str, project: Path | None) -> Path:
+    """The waiver file ``source`` names, relative to the project; it must exist."""
+    path = Path(given).expanduser()
+    if not path.is_absolute():
+        if project is None:
+            raise InputError(
+                f"the waiver file {given!r} is relative and the Pulumi project directory is unknown",
+                source,
+                hint="give an absolute path",
+            )
+        path = project / path
+    if not path.is_file():
+        raise InputError(f"the waiver file {str(path)!r} does not exist", source, hint="fix the path, or unset it")
+    return path
 
 
 def unwaived(findings: list[Finding], active: Iterable[Waiver], today: dt.date | None = None) -> list[Finding]:

@@ -24,6 +24,7 @@ from karpenter_gitops.judge import Judge
 from karpenter_gitops.karpenter.status.prediction import Plan
 from karpenter_gitops.load import engine_values, files
 from karpenter_gitops.load.into_inputs import load_engine_stack
+from karpenter_gitops.load.locate import path_segments
 from karpenter_gitops.load.stacks import workload_paths
 from karpenter_gitops.load.workloads import WORKLOAD_KINDS, workloads_from_documents
 from karpenter_gitops.output.workload_forecast_text import outline, price_range
@@ -106,6 +107,19 @@ def check(inputs: Inputs, release: versions.Release, stored: Inputs | None = Non
     if stored is not None:
         found += judge.transitions(stored, inputs)
     return found
+
+
+def value_at(document: Any, path: str) -> Any:
+    """The value at a finding's ``path`` (``spec.taints[0].effect``) in ``document``; None where it holds none."""
+    value = document
+    for segment in path_segments(path):
+        if isinstance(value, Mapping):
+            value = value.get(segment)
+        elif isinstance(value, list) and segment.isdigit() and int(segment) < len(value):
+            value = value[int(segment)]
+        else:
+            return None
+    return value
 
 
 def judged(inputs: Inputs, release: versions.Release, observed: Iterable[Observation]) -> list[Finding]:

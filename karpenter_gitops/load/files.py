@@ -223,6 +223,19 @@ def _is_manifest_document(doc: Any) -> bool:
     return isinstance(doc, Mapping) and ("apiVersion" in doc or "kind" in doc)
 
 
+PULUMI_PROJECT_FILES = ("Pulumi.yaml", "Pulumi.yml")
+
+
+def enclosing_project(start: Path) -> Path | None:
+    """The Pulumi project ``start`` lies in: the nearest directory at or above it holding ``Pulumi.yaml``, as the
+    Pulumi CLI finds its project."""
+    start = start.absolute()
+    for directory in (start, *start.parents):
+        if any((directory / name).is_file() for name in PULUMI_PROJECT_FILES):
+            return directory
+    return None
+
+
 def is_stack_document(doc: Any) -> bool:
     return isinstance(doc, Mapping) and "config" in doc and "kind" not in doc and "apiVersion" not in doc
 

@@ -297,7 +297,7 @@ def _read_stack(doc: Mapping[str, Any], name: str, out: _Collector) -> None:
     if "policy" in ours:
         out.policy = policy_settings.parse(ours["policy"], name)
     if "waivers" in ours:
-        out.waivers += waiver_files.parse(ours["waivers"], name, waiver_files.STACK_KEY)
+        out.waivers += waiver_files.from_stack(ours["waivers"], name)
     unrendered: list[tuple[str, str, Source, str, str]] = []  # kind, name, source, path and text of each placeholder
     for kind, key in STACK_KEY.items():
         objects = ours.get(key)

@@ -62,7 +62,11 @@ STACK_KEYS = _table(
         "`verify` sets the NodeClaims Karpenter launched beside that forecast when `--workloads` is not given.",
     ),
     Key("policy", "Hygiene policy settings: production, rule parameters, per-rule severity or switch-off."),
-    Key("waivers", "Reasoned, expiring exceptions to hygiene rules for named objects."),
+    Key(
+        "waivers",
+        "Reasoned, expiring exceptions to hygiene rules for named objects: the entries, or the path of a waiver file "
+        "(relative to the project, where `Pulumi.yaml` is), which the policy pack reads too.",
+    ),
     Key("controller", "Karpenter's AWS side for the stack's EKS cluster: IAM, access entry, interruption queue, Helm release."),
 )
 

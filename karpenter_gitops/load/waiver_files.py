@@ -29,7 +29,7 @@ from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.inputs import NAMESPACE, Waiver
 from karpenter_gitops.core.model import STACK_KEY as KINDS  # its keys: every kind an object can have
 from karpenter_gitops.core.text import did_you_mean
-from karpenter_gitops.load.files import display, parse_yaml, read_text
+from karpenter_gitops.load.files import display, enclosing_project, parse_yaml, read_text
 from karpenter_gitops.load.keys import WAIVER_KEYS
 from karpenter_gitops.load.policy_settings import known_rule
 from karpenter_gitops.rules.policy import WAIVER_EXPIRED as EXPIRED
@@ -43,6 +43,25 @@ def parse(value: Any, file: str, key: str = "waivers") -> tuple[Waiver, ...]:
     if not isinstance(value, list):
         raise InputError(f"'{key}' must be a list of waivers", file, hint="each entry has rule, object, reason, expires")
     return tuple(_entry(item, f"{key}[{index}]", file) for index, item in enumerate(value))
+
+
+def from_stack(value: Any, stack_file: str) -> tuple[Waiver, ...]:
+    """The stack's ``karpenter-gitops:waivers``: its entries, or the path of a waiver file, relative to the Pulumi
+    project the stack file belongs to (the nearest directory above it holding ``Pulumi.yaml``), as the policy pack
+    reads it. A file named but missing is an InputError."""
+    if not isinstance(value, str):
+        return parse(value, stack_file, STACK_KEY)
+    path = Path(value).expanduser()
+    if not path.is_absolute():
+        above = Path(stack_file).parent
+        path = (enclosing_project(above) or above) / path
+    if not path.is_file():
+        raise InputError(
+            f"{STACK_KEY}: the waiver file {str(path)!r} does not exist",
+            stack_file,
+            hint="fix the path, or list the waivers here",
+        )
+    return read_file(path)
 
 
 def parse_file(docs: list[Any], file: str) -> tuple[Waiver, ...]:

@@ -15,6 +15,7 @@ from support.pulumi_specs import SPEC, SPOT_POOL
 
 from karpenter_gitops.app import stack
 from karpenter_gitops.core.errors import InputError
+from karpenter_gitops_pulumi.errors import StackInputError
 from karpenter_gitops_pulumi.fleet import Fleet, FleetArgs
 from karpenter_gitops_pulumi.nodeclass import NodeClass, NodeClassArgs
 from karpenter_gitops_pulumi.nodepool import NodePool, NodePoolArgs
@@ -126,10 +127,14 @@ def test_pin_amis_keeps_a_versioned_alias_so_variants_stay_mapped():
     assert cr.inputs["spec"]["amiSelectorTerms"] == [{"alias": "al2023@v20240807"}]
 
 
-def test_pin_amis_refuses_latest_aliases():
+def test_pin_amis_refuses_latest_aliases_in_one_line_before_anything_is_registered():
     latest = copy.deepcopy(SPEC) | {"amiSelectorTerms": [{"alias": "al2023@latest"}]}
-    with pytest.raises(ValueError, match="per-variant AMI mapping"):
-        pulumi_mocks.run(lambda: NodeClass("default", NodeClassArgs(spec=latest, pin_amis=True)))
+    run = pulumi_mocks.Recorder()
+    with pytest.raises(
+        StackInputError, match=r"^NodeClass 'default': pin_amis cannot pin alias 'al2023@latest'.*bump --pin-latest"
+    ):
+        pulumi_mocks.run(lambda: NodeClass("default", NodeClassArgs(spec=latest, pin_amis=True)), recorder=run)
+    assert run.resources == {}
 
 
 def test_pinned_spec_is_unknown_in_preview_but_the_check_still_runs():
@@ -161,7 +166,7 @@ def test_invalid_spec_fails_the_check_and_applies_nothing():
     def program():
         NodeClass("default", NodeClassArgs(spec=bad))
 
-    with pytest.raises(Exception, match=r"spec\.amiSelectorTerms\[0\]\.alias: .*\[schema/size\]"):
+    with pytest.raises(Exception, match=r"spec\.amiSelectorTerms\[0\]\.alias is \"al2023@v{40}\": .*\[schema/size\]"):
         pulumi_mocks.run(program)
 
 

@@ -8,6 +8,7 @@ import pytest
 from pulumi.runtime import Settings, configure
 from pulumi.runtime.rpc import UNKNOWN
 from support import fake_reconcile
+from support.pulumi_mocks import failure_path
 from support.pulumi_specs import SPEC, SPOT_POOL
 
 from karpenter_gitops.app import stack
@@ -50,7 +51,7 @@ def test_check_reports_property_path_and_rule_id():
     bad = props(spec=SPEC | {"amiSelectorTerms": [{"alias": "x" * 31}]})
     failures = provider.check({}, bad).failures
     assert ("spec.amiSelectorTerms[0].alias", "schema/size") in [
-        (f.property, f.reason.split(" [")[1].split("]")[0]) for f in failures
+        (failure_path(f.reason), f.reason.split(" [")[1].split("]")[0]) for f in failures
     ]
 
 
@@ -58,8 +59,18 @@ def test_check_points_into_the_pool_that_is_wrong():
     pool = copy.deepcopy(POOL)
     pool["weight"] = 101
     failures = provider.check({}, props(pools={"general": pool})).failures
-    assert [f.property for f in failures] == ['nodePoolSpecs["general"].weight']
+    assert [failure_path(f.reason) for f in failures] == ['nodePoolSpecs["general"].weight']
+    assert failures[0].reason.startswith('nodePoolSpecs["general"].weight is 101: ')  # the value, named
+    assert [f.property for f in failures] == [""]  # the engine's look-up of a path would print "value {<nil>}"
     assert "[schema/range]" in failures[0].reason
+
+
+def test_check_never_quotes_a_value_of_specs_from_secret_stack_config():
+    pool = copy.deepcopy(POOL) | {"weight": 101}
+    shown = provider.check({}, props(pools={"general": pool})).failures[0].reason
+    hidden = provider.check({}, props(pools={"general": pool}) | {reconciliation.SECRET_SPECS: True}).failures[0].reason
+    assert shown.startswith('nodePoolSpecs["general"].weight is 101: ')
+    assert hidden.startswith('nodePoolSpecs["general"].weight: Invalid value')  # the rule's own message, as before
 
 
 def test_check_does_not_judge_values_unknown_during_preview():
@@ -70,7 +81,7 @@ def test_check_does_not_judge_values_unknown_during_preview():
     assert provider.check({}, props(cluster=UNKNOWN)).failures == []
     # a known error next to an unknown value is still reported
     mixed = unknown_profile | {"amiSelectorTerms": [{"alias": "x" * 31}]}
-    assert {f.property for f in provider.check({}, props(spec=mixed)).failures} == {"spec.amiSelectorTerms[0].alias"}
+    assert {failure_path(f.reason) for f in provider.check({}, props(spec=mixed)).failures} == {"spec.amiSelectorTerms[0].alias"}
 
 
 def test_check_reports_a_bad_cluster_block():
@@ -166,7 +177,7 @@ def test_check_blocks_an_update_the_api_server_would_refuse():
     olds = props(cluster=cluster)
     news = props(spec=SPEC | {"role": "KarpenterNodeRole-other"}, cluster=cluster)
     result = ReconciliationProvider().check(olds, news)
-    assert [(f.property, "transition/role-immutable" in f.reason) for f in result.failures] == [("spec.role", True)]
+    assert [(failure_path(f.reason), "transition/role-immutable" in f.reason) for f in result.failures] == [("spec.role", True)]
     assert ReconciliationProvider().check({}, news).failures == []  # a create has nothing to compare with
     on_17 = {**cluster, "karpenterVersion": "1.7"}
     assert ReconciliationProvider().check(props(cluster=on_17), props(spec=news["spec"], cluster=on_17)).failures == []

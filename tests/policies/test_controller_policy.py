@@ -26,7 +26,8 @@ SPOT = [{"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot
 
 @pytest.fixture(autouse=True)
 def no_waivers(tmp_path, monkeypatch):
-    monkeypatch.setenv(pack.WAIVER_FILE_ENV, str(tmp_path / "absent.yaml"))
+    (tmp_path / "no-waivers.yaml").write_text("waivers: []\n")
+    monkeypatch.setenv(pack.WAIVER_FILE_ENV, str(tmp_path / "no-waivers.yaml"))
 
 
 # --- offline: a stack file ------------------------------------------------------------------

@@ -70,7 +70,8 @@ def via_pack(doc: dict) -> set[tuple]:
 
 @pytest.fixture(autouse=True)
 def no_waivers(tmp_path, monkeypatch):
-    monkeypatch.setenv(pack.WAIVER_FILE_ENV, str(tmp_path / "absent.yaml"))
+    (tmp_path / "no-waivers.yaml").write_text("waivers: []\n")
+    monkeypatch.setenv(pack.WAIVER_FILE_ENV, str(tmp_path / "no-waivers.yaml"))
 
 
 def test_every_rule_of_these_kinds_has_an_example_here():

@@ -24,7 +24,8 @@ from karpenter_gitops_policies import pack
 
 @pytest.fixture(autouse=True)
 def no_waivers(tmp_path, monkeypatch):
-    monkeypatch.setenv(pack.WAIVER_FILE_ENV, str(tmp_path / "absent.yaml"))
+    (tmp_path / "no-waivers.yaml").write_text("waivers: []\n")
+    monkeypatch.setenv(pack.WAIVER_FILE_ENV, str(tmp_path / "no-waivers.yaml"))
 
 
 # --- direct -------------------------------------------------------------------------------
@@ -403,3 +404,76 @@ def test_grpc_analyze_judges_overlays_and_buffers(analyzer):
         found = by_policy(analyzer.Analyze(request))
         assert set(found) == {policy}, found
         assert found[policy][0].enforcementLevel == MANDATORY
+
+
+# --- waivers of a Pulumi-only project -------------------------------------------------------------
+
+WAIVED_PUBLIC_IP = "waivers: [{rule: policy/no-public-ip, object: default, reason: bastion pool, expires: 2999-01-01}]\n"
+
+
+@pytest.fixture
+def pulumi_project(tmp_path, monkeypatch):
+    """A Pulumi project directory the pack was started for, its waiver env var unset."""
+    project = tmp_path / "team-infra"
+    (project / "policies").mkdir(parents=True)
+    (project / "Pulumi.yaml").write_text("name: team-infra\nruntime: python\n")
+    monkeypatch.delenv(pack.WAIVER_FILE_ENV)
+    monkeypatch.setattr(pack, "project_directory", lambda: project)
+    return project
+
+
+def public_ip_findings() -> list:
+    return validate_resource("policy-no-public-ip", pack.NODECLASS_TYPE, node_class(associatePublicIPAddress=True))
+
+
+def test_a_relative_waiver_path_in_the_env_var_is_the_projects(pulumi_project, monkeypatch):
+    (pulumi_project / "policies" / "waivers.yaml").write_text(WAIVED_PUBLIC_IP)
+    monkeypatch.setenv(pack.WAIVER_FILE_ENV, "policies/waivers.yaml")
+    assert public_ip_findings() == []
+
+
+def test_the_stack_key_names_a_waiver_file_of_the_project_or_holds_the_entries(pulumi_project, monkeypatch):
+    (pulumi_project / "policies" / "waivers.yaml").write_text(WAIVED_PUBLIC_IP)
+    monkeypatch.setenv("PULUMI_CONFIG", json.dumps({"karpenter-gitops:waivers": "policies/waivers.yaml"}))
+    assert public_ip_findings() == []
+    entries = [{"rule": "policy/no-public-ip", "object": "default", "reason": "bastion pool", "expires": "2999-01-01"}]
+    (pulumi_project / "policies" / "waivers.yaml").unlink()
+    monkeypatch.setenv("PULUMI_CONFIG", json.dumps({"karpenter-gitops:waivers": json.dumps(entries)}))
+    assert public_ip_findings() == []
+
+
+def test_the_projects_default_waiver_file_is_read_without_a_named_one(pulumi_project):
+    assert public_ip_findings() != []  # no default file: nothing waived
+    default = pulumi_project / "karpenter_gitops_policies" / "waivers.yaml"
+    default.parent.mkdir()
+    default.write_text(WAIVED_PUBLIC_IP)
+    assert public_ip_findings() == []
+
+
+def test_a_named_waiver_file_that_is_missing_is_a_violation_not_an_empty_list(pulumi_project, monkeypatch):
+    monkeypatch.setenv("PULUMI_CONFIG", json.dumps({"karpenter-gitops:waivers": "policies/waivers.yml"}))
+    ((message, _),) = validate_stack("policy-waiver-expired", [])
+    missing = pulumi_project / "policies" / "waivers.yml"
+    assert message == (
+        f"the waivers are unusable, so nothing is waived: karpenter-gitops:waivers: the waiver file '{missing}' does not exist "
+        "(hint: fix the path, or unset it)"
+    )
+    assert public_ip_findings() != []
+
+
+def test_the_stacks_waivers_join_the_projects_default_file_as_validate_reads_them(pulumi_project, monkeypatch):
+    monitoring = validate_resource("policy-detailed-monitoring", pack.NODECLASS_TYPE, node_class())
+    assert monitoring != []
+    default = pulumi_project / "karpenter_gitops_policies" / "waivers.yaml"
+    default.parent.mkdir()
+    default.write_text(WAIVED_PUBLIC_IP)
+    entries = [{"rule": "policy/detailed-monitoring", "object": "default", "reason": "agent metrics", "expires": "2999-01-01"}]
+    monkeypatch.setenv("PULUMI_CONFIG", json.dumps({"karpenter-gitops:waivers": json.dumps(entries)}))
+    assert public_ip_findings() == []
+    assert validate_resource("policy-detailed-monitoring", pack.NODECLASS_TYPE, node_class()) == []
+
+
+def test_stack_waivers_that_are_no_list_are_named_as_the_stack_key(pulumi_project, monkeypatch):
+    monkeypatch.setenv("PULUMI_CONFIG", json.dumps({"karpenter-gitops:waivers": json.dumps({"rule": "policy/no-public-ip"})}))
+    ((message, _),) = validate_stack("policy-waiver-expired", [])
+    assert "karpenter-gitops:waivers: 'karpenter-gitops:waivers' must be a list of waivers" in message

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import logging
+import re
 from dataclasses import dataclass, field
 
 import dill
@@ -19,6 +20,9 @@ from pulumi.runtime.mocks import MockMonitor
 
 RECONCILIATION = "pulumi-python:dynamic/karpenter-gitops:Reconciliation"
 GET_CLUSTER = "aws:eks/getCluster:getCluster"  # the one invoke answered: KarpenterController looks its cluster up
+# The stack every program runs in unless a test gives its own config: a cluster whose Kubernetes version alias
+# classes need (the components read it from the stack as a default).
+STACK_CONFIG = {"karpenter-gitops:cluster": '{"name": "dev", "kubernetesVersion": "1.32"}'}
 
 
 def stand_in_cluster(name: str, region: str | None, ip_family: str = "ipv4") -> dict:
@@ -30,6 +34,18 @@ def stand_in_cluster(name: str, region: str | None, ip_family: str = "ipv4") -> 
         "endpoint": f"https://{name.upper()}.gr7.{region}.eks.amazonaws.com",
         "kubernetesNetworkConfigs": [{"ipFamily": ip_family}],
     }
+
+
+# A check failure's reason: the property path (which may hold spaces: ``labels[team name]``), the value it
+# holds when short (JSON), then the finding.
+_FAILURE = re.compile(r'^(.*?)(?: is (?:"(?:[^"\\]|\\.)*"|true|false|-?[0-9][0-9.eE+-]*))?: ')
+
+
+def failure_path(reason: str) -> str:
+    """The property path a check failure's reason begins with (``spec.role: ...``, ``spec.role is "x": ...``):
+    the failure names no engine property, whose look-up would print "value {<nil>}"."""
+    found = _FAILURE.match(reason)
+    return found.group(1) if found else reason
 
 
 @dataclass
@@ -78,7 +94,7 @@ class Recorder(pulumi.runtime.Mocks):
         provider = dill.loads(base64.b64decode(args.inputs["__provider"]))
         checked = provider.check({}, args.inputs)
         if checked.failures:
-            raise RuntimeError("; ".join(f"{f.property}: {f.reason}" for f in checked.failures))
+            raise RuntimeError("; ".join(f"{f.property}: {f.reason}" if f.property else f.reason for f in checked.failures))
         if self.preview:
             return {k: v for k, v in args.inputs.items() if v is not None}
         return provider.create(args.inputs).outs
@@ -114,14 +130,15 @@ def run(
 ) -> Recorder:
     """Run ``program()`` to completion under mocks; exceptions from registrations propagate.
 
-    ``secret_keys`` are the config keys the engine says are secret (``pulumi config set --secret``)."""
+    ``config`` is the stack's config (default: :data:`STACK_CONFIG`); ``secret_keys`` are the config keys the
+    engine says are secret (``pulumi config set --secret``)."""
     loop = asyncio.new_event_loop()  # the SDK wants a current loop; asyncio.run() leaves none
     # Outputs of a registration that failed on purpose are never awaited; say so in the log, not on stderr.
     loop.set_exception_handler(lambda _loop, context: logging.getLogger(__name__).debug(context["message"]))
     asyncio.set_event_loop(loop)
     recorder = recorder or Recorder(preview=preview)
     recorder.monitor = _RecordingMonitor(recorder)
-    pulumi.runtime.set_all_config(config or {}, secret_keys or [])
+    pulumi.runtime.set_all_config(STACK_CONFIG if config is None else config, secret_keys or [])
     pulumi.runtime.set_mocks(
         recorder,
         project="karpenter-gitops",
