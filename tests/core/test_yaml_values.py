@@ -24,10 +24,11 @@ def test_the_native_reader_is_built():
 
 
 def native(text: str | bytes, unique_keys: bool = True) -> list | None:
-    """What the native reader alone gives: the documents, or None where it leaves them to the builder."""
+    """What the native reader alone gives: the documents, or None where it leaves them to the builder (of the
+    stream both are handed: without the byte order marks that open a later line)."""
     scalars = yaml_reader._Scalars()
     return yaml_reader._yaml_values.documents(
-        text,
+        yaml_reader._inner_byte_order_marks_dropped(text),
         scalars.plain,
         scalars.quoted,
         scalars.resolved,
