@@ -437,3 +437,16 @@ def test_with_aws_the_ami_drift_is_resolved_per_instance_type(tmp_path, monkeypa
     assert "unknown offline" not in out
     assert "RequirementsDrifted | nodes with karpenter.sh/capacity-type=on-demand" in out
     assert "would move from `ami-" in out and "(AMIDrift)" in out
+
+
+@pytest.mark.parametrize(("release", "reasons"), [("1.15", "(NodeClassDrift)"), ("1.0", None)])
+def test_the_release_decides_what_its_hash_sees(tmp_path, monkeypatch, cli, release, reasons):
+    """Karpenter 1.0 left kubelet out of the EC2NodeClass hash: the same change drifts nothing there."""
+    base, head = [node_class(), node_pool()], [node_class(kubelet={"maxPods": 110}), node_pool()]
+    code, out = run_preview(tmp_path, monkeypatch, cli, base, head, "--karpenter-version", release)
+    line = next(line for line in out.splitlines() if line.startswith("**Node impact**"))
+    assert (
+        (reasons in line)
+        if reasons
+        else line == "**Node impact**: no existing node drifts; AMI drift not evaluated (not reconciled)."
+    )
