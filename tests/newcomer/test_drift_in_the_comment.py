@@ -74,5 +74,7 @@ def test_the_comment_names_the_drifting_pool_and_why(repository):
 def test_the_json_report_carries_the_same_reasons(repository):
     root, base = repository
     _, out, _ = karpenter_gitops(root, "preview", "--manifests", ".", "--base", base, "--format", "json")
-    (pool,) = json.loads(out)["impact"]["nodePools"]
+    impact = json.loads(out)["impact"]
+    assert impact["hashVersions"] == {"nodePool": "v3", "ec2NodeClass": "v6"}  # Karpenter 1.15's
+    (pool,) = impact["nodePools"]
     assert [(d["reason"], d["unknown"]) for d in pool["drifts"]] == [("RequirementsDrifted", False), ("AMIDrift", True)]

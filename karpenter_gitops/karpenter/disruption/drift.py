@@ -35,8 +35,14 @@ from karpenter_gitops.core.cluster import FleetNode
 from karpenter_gitops.core.inputs import Inputs
 from karpenter_gitops.core.model import EC2NodeClass, NodePool
 from karpenter_gitops.karpenter.disruption.budgets import DriftBudget, waves
-from karpenter_gitops.karpenter.disruption.hashing import node_class_hash_changes, node_pool_template_changes
-from karpenter_gitops.karpenter.disruption.requirement_drift import LabelDrift, label_drifts, requirements_drift
+from karpenter_gitops.karpenter.disruption.hashing import (
+    EC2NODECLASS_HASH_VERSIONS,
+    NODEPOOL_HASH_VERSIONS,
+    hash_version,
+    node_class_hash_changes,
+    node_pool_template_changes,
+)
+from karpenter_gitops.karpenter.disruption.requirement_drift import label_drifts, requirements_drift
 from karpenter_gitops.karpenter.status.prediction import Plan
 
 NODEPOOL_DRIFT, REQUIREMENTS_DRIFT = "NodePoolDrifted", "RequirementsDrifted"
@@ -56,7 +62,6 @@ class Drift:
     nodes: str  # which nodes: "every node", "nodes with karpenter.sh/capacity-type=on-demand"
     every_node: bool = False
     unknown: bool = False  # which nodes only AWS (or a reconciled run) can tell
-    label: LabelDrift | None = None  # RequirementsDrifted: the key, so a cluster's nodes can be judged
 
     def describe(self) -> str:
         return f"{self.reason}: {self.nodes} ({self.change})"
@@ -175,9 +180,19 @@ class Forecast:
     pools: tuple[PoolForecast, ...]
     with_cluster: bool
     reconciled: bool
+    release: versions.Release = versions.DEFAULT
 
     def to_json(self) -> dict[str, Any]:
-        return {"withCluster": self.with_cluster, "reconciled": self.reconciled, "nodePools": [p.to_json() for p in self.pools]}
+        """With the hash versions of the release: a NodeClaim stamped with another is not compared statically."""
+        return {
+            "withCluster": self.with_cluster,
+            "reconciled": self.reconciled,
+            "hashVersions": {
+                "nodePool": hash_version(NODEPOOL_HASH_VERSIONS, self.release),
+                "ec2NodeClass": hash_version(EC2NODECLASS_HASH_VERSIONS, self.release),
+            },
+            "nodePools": [p.to_json() for p in self.pools],
+        }
 
 
 def forecast(
@@ -223,7 +238,7 @@ def forecast(
                 undecided=undecided,
             )
         )
-    return Forecast(tuple(pools), fleet is not None, plans is not None)
+    return Forecast(tuple(pools), fleet is not None, plans is not None, release)
 
 
 def pool_drifts(
@@ -235,9 +250,7 @@ def pool_drifts(
     if template:
         drifts.append(Drift(NODEPOOL_DRIFT, f"NodePool {', '.join(template)}", EVERY_NODE, every_node=True))
     for label in label_drifts(old, new):
-        drifts.append(
-            Drift(REQUIREMENTS_DRIFT, f"requirement {label.key} now {label.head}", label.nodes(), label.every_node, label=label)
-        )
+        drifts.append(Drift(REQUIREMENTS_DRIFT, f"requirement {label.key} now {label.head}", label.nodes(), label.every_node))
     old_class, new_class = base.node_class(_class_name(old)), head.node_class(_class_name(new))
     if old_class and new_class:
         drifts += _node_class_drifts(old_class, new_class, release, plans)
