@@ -204,7 +204,8 @@ def _impact_section(preview: Preview, full: bool, quoted: OutsideText) -> str:
             "blocked (budget 0)" if p.waves is None else f"~{p.waves}",
         ])
     else:
-        rows = [(p, d) for p in forecast.pools for d in (p.drifts or (None,))]
+        # one row per reason, and one for the instance types whose AMI moves (a removed pool: that row alone)
+        rows = [(p, d) for p in forecast.pools for d in (*p.drifts, *((None,) if p.moves or not p.drifts else ()))]
         lines += _table(["NodePool", "reason", "which nodes", "budget (Drifted)", "waves"], rows, full, lambda row: [
             quoted.code(row[0].node_pool, cell=True),
             "removed" if row[0].removed else (row[1].reason if row[1] else AMI_DRIFT),

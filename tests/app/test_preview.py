@@ -436,6 +436,7 @@ def test_with_aws_the_ami_drift_is_resolved_per_instance_type(tmp_path, monkeypa
     code, out = run_preview(tmp_path, monkeypatch, cli, ISSUE_BASE, ISSUE_HEAD, *reconciled(catalogue_cache))
     assert "unknown offline" not in out
     assert "RequirementsDrifted | nodes with karpenter.sh/capacity-type=on-demand" in out
+    assert "| `general` | AMIDrift | nodes of the moving instance types (below) |" in out
     assert "would move from `ami-" in out and "(AMIDrift)" in out
 
 

@@ -17,7 +17,7 @@ hash walks, written out:
 
 The EC2NodeClass's selector terms, ``amiFamily`` (the *resolved* family is hashed instead) and
 ``ipPrefixCount`` are never hashed; ``kubelet`` was not in 1.0, is a struct from 1.1 and its JSON text
-from 1.15 (order and zero values count there). tests/real/test_conformance.py compares these views
+from 1.15 (order and zero values count there). tests/real/test_drift_conformance.py compares these views
 with the hashes of Karpenter's own code.
 """
 
@@ -87,6 +87,7 @@ _DURATION_MAPS = frozenset({"evictionSoftGracePeriod"})
 
 
 def hash_version(versions_table: tuple[tuple[versions.Release, str], ...], release: versions.Release) -> str:
+    """The version ``release`` stamps its hashes with."""
     return [version for since, version in versions_table if release >= since][-1]
 
 
@@ -115,7 +116,7 @@ def node_class_view(node_class: EC2NodeClass, release: versions.Release) -> dict
     if release >= KUBELET_AS_TEXT_SINCE:
         view["kubelet"] = _json_text(kubelet) if isinstance(kubelet, Mapping) and kubelet else None
     elif release >= KUBELET_HASHED_SINCE:
-        view["kubelet"] = _struct("KubeletConfiguration", _mapping(kubelet)) if kubelet is not None else None
+        view["kubelet"] = _value("KubeletConfiguration", kubelet) if isinstance(kubelet, Mapping) else None
     return view
 
 
