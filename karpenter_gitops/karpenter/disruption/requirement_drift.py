@@ -75,17 +75,18 @@ class LabelDrift:
         if self.dropped:
             parts.append(f"nodes with {self.key}={', '.join(self.dropped)}")
         if self.outside:
-            parts.append(f"nodes with {self.key} outside {_allowed(self.head)}")
+            parts.append(f"nodes with {_outside(self.key, self.head)}")
         if self.without_label:
             parts.append(f"nodes without {self.key}")
         return "; ".join(parts)
 
 
-def _allowed(values: ValueSet) -> str:
-    if values.operator == "Exists" and values.gte is None and values.lte is None:
-        return "any value"
-    text = str(values)
-    return text.replace("In [", "[", 1) if values.operator == "In" else text
+def _outside(key: str, allowed: ValueSet) -> str:
+    """The values ``allowed`` leaves out, of a label the base's nodes carry any value of: ``k outside [c, m]``, ``k < 4``."""
+    if not allowed.complement:
+        return f"{key} outside [{', '.join(sorted(allowed.values))}]"
+    bounds = ([f"< {allowed.gte}"] if allowed.gte is not None else []) + ([f"> {allowed.lte}"] if allowed.lte is not None else [])
+    return f"{key} {' or '.join(bounds)}"
 
 
 def label_drifts(base: NodePool, head: NodePool) -> tuple[LabelDrift, ...]:
@@ -103,8 +104,11 @@ def label_drifts(base: NodePool, head: NodePool) -> tuple[LabelDrift, ...]:
             continue
         dropped: tuple[str, ...] = ()
         outside = False
-        if launched.complement:
-            outside = not _contains(allowed, launched)
+        if launched.complement and allowed.complement:  # both exclude some values: name those the head adds
+            dropped = tuple(sorted(v for v in allowed.values if launched.has(v)))
+            outside = not _bounds_contain(allowed, launched)
+        elif launched.complement:
+            outside = True  # a finite set never holds all of an infinite one
         else:
             dropped = tuple(sorted(v for v in launched.values if not allowed.has(v)))
         without = launched.tolerates_absence and not allowed.tolerates_absence and key not in WELL_KNOWN
@@ -129,12 +133,8 @@ def _launched_values(key: str, required: ValueSet | None, template_value: str | 
     return ValueSet(True) if key in WELL_KNOWN else None
 
 
-def _contains(outer: ValueSet, inner: ValueSet) -> bool:
-    """Whether every value of the unbounded-or-bounded complement ``inner`` is in ``outer``."""
-    if not outer.complement:
-        return False  # a finite set never holds all of an infinite one
-    if any(inner.has(value) for value in outer.values):
-        return False
+def _bounds_contain(outer: ValueSet, inner: ValueSet) -> bool:
+    """Whether ``outer``'s integer bounds hold every value within ``inner``'s."""
     if outer.gte is not None and (inner.gte is None or inner.gte < outer.gte):
         return False
     return not (outer.lte is not None and (inner.lte is None or inner.lte > outer.lte))

@@ -61,8 +61,9 @@ def test_template_labels_are_not_requirements_here():
             ["nodes with karpenter.k8s.aws/instance-category=m"],
         ),
         ([], [req(CATEGORY, "In", "c", "m")], ["nodes with karpenter.k8s.aws/instance-category outside [c, m]"]),
-        ([], [req(CPU, "Gt", "3")], ["nodes with karpenter.k8s.aws/instance-cpu outside Exists >=4"]),
+        ([], [req(CPU, "Gt", "3")], ["nodes with karpenter.k8s.aws/instance-cpu < 4"]),
         ([req(CPU, "Gt", "7")], [req(CPU, "Gt", "3")], []),  # the head only widens
+        ([req(CPU, "Gt", "1")], [req(CPU, "NotIn", "4", "1")], ["nodes with karpenter.k8s.aws/instance-cpu=4"]),
         (
             [],
             [req("example.com/team", "In", "a")],
