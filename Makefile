@@ -94,7 +94,7 @@ conformance: $(STAMP) tools upstream
 	KARPENTER_GITOPS_CONFORMANCE=long KARPENTER_GITOPS_CONFORMANCE_EXAMPLES=$(CONFORMANCE_EXAMPLES) \
 	KARPENTER_GITOPS_CONFORMANCE_REPORT=$(CURDIR)/conformance-report.txt KARPENTER_GITOPS_REQUIRE_REAL=1 \
 	KARPENTER_GITOPS_SIMULATION_SEEDS=$(SEED)-$$(($(SEED) + 199)) \
-	$(PY) -m pytest -q -p no:warnings -p no:cacheprovider --hypothesis-seed=$(SEED) tests/real/test_conformance.py \
+	$(PY) -m pytest -q -p no:warnings -p no:cacheprovider --hypothesis-seed=$(SEED) tests/real/test_conformance.py tests/real/test_drift_conformance.py \
 	tests/real/test_simulation_differential.py; \
 	status=$$?; echo "make conformance: seed $(SEED) (make conformance SEED=$(SEED) repeats this run)"; exit $$status
 

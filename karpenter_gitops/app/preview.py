@@ -123,7 +123,7 @@ def preview_sources(
         base,
         head.inputs,
         validate(head.inputs, head.release, policy=True, waivers=waivers_for(True, None), base=base),
-        None if impact_note else drift.forecast(base, head.inputs, base_plan, head_plan, fleet),
+        None if impact_note else drift.forecast(base, head.inputs, base_plan, head_plan, fleet, head.release),
         head_plan=head_plan,
         base_plan=base_plan,
         impact_note=impact_note,

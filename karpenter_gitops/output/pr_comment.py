@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from karpenter_gitops.core.findings import Finding, Severity
 from karpenter_gitops.core.outcome import Outcome
-from karpenter_gitops.karpenter.disruption.drift import AMIMove, summarise_types
+from karpenter_gitops.karpenter.disruption.drift import AMI_DRIFT, AMIMove, Drift, PoolForecast, summarise_types
 from karpenter_gitops.output import DEFAULT_BUDGET, cost_text
 from karpenter_gitops.output.escape import visible
 from karpenter_gitops.output.markdown import EMPTY, OutsideText, code_span, table
@@ -150,8 +150,19 @@ def _impact_line(preview: Preview, quoted: OutsideText, listed: int | None) -> s
             text += f"; blocked by a zero budget: {', '.join(quoted.code(b) for b in _cap(blocked, listed))}"
             text += " …" if len(blocked) > len(_cap(blocked, listed)) else ""
         return text + "."
-    affected = ", ".join(quoted.code(p.node_pool) for p in _cap(forecast.pools, listed or LISTED))
-    return f"{len(forecast.pools)} NodePool(s) drift: {affected} (no --kubeconfig: no node counts)."
+    shown = _cap(forecast.pools, listed or LISTED)
+    affected = ", ".join(f"{quoted.code(p.node_pool)} ({_reasons(p)})" for p in shown)
+    more = " …" if len(forecast.pools) > len(shown) else ""
+    return f"{len(forecast.pools)} NodePool(s) drift: {affected}{more} (no --kubeconfig: no node counts)."
+
+
+def _reasons(pool: PoolForecast) -> str:
+    """A pool's reasons in Karpenter's order, each once: ``RequirementsDrifted, AMIDrift unknown offline``."""
+    if pool.removed:
+        return "removed"
+    named = [d.reason + (" unknown offline" if d.unknown else "") for d in pool.drifts]
+    named += [AMI_DRIFT] * bool(pool.moves)
+    return ", ".join(dict.fromkeys(named))
 
 
 def _errors(preview: Preview, quoted: OutsideText, listed: int | None) -> str:
@@ -179,6 +190,7 @@ def _table(header: Sequence[str], items: Sequence, full: bool, row: Callable[[An
 
 
 def _impact_section(preview: Preview, full: bool, quoted: OutsideText) -> str:
+    """Per NodePool, each reason Karpenter would give, which nodes, the budget that paces them and the waves."""
     forecast = preview.forecast
     if forecast is None or not forecast.pools:
         return ""
@@ -188,26 +200,32 @@ def _impact_section(preview: Preview, full: bool, quoted: OutsideText) -> str:
             quoted.code(p.node_pool, cell=True) + (" (removed)" if p.removed else ""),
             str(p.nodes),
             str(p.drifted_total),
-            ", ".join(f"{quoted.prose(reason, cell=True)} {n}" for reason, n in sorted(p.drifted.items())) or "—",
+            ", ".join([f"{quoted.prose(reason, cell=True)} {n}" for reason, n in sorted(p.drifted.items())]
+                      + ([f"{p.undecided} only AWS can judge"] if p.undecided else [])) or "—",
             quoted.prose(p.budget.describe(), cell=True),
             "blocked (budget 0)" if p.waves is None else f"~{p.waves}",
         ])
     else:
-        lines += _table(["NodePool", "drifts", "budget (Drifted)", "waves if every node drifts"], forecast.pools, full, lambda p: [
-            quoted.code(p.node_pool, cell=True),
-            "removed: its nodes are deleted" if p.removed else ("every node" if p.whole_pool else "nodes of the moving instance types"),
-            quoted.prose(p.budget.describe(), cell=True),
-            "—" if p.waves is None else f"~{p.waves}",
+        # one row per reason, and one for the instance types whose AMI moves (a removed pool: that row alone)
+        rows = [(p, d) for p in forecast.pools for d in (*p.drifts, *((None,) if p.moves or not p.drifts else ()))]
+        lines += _table(["NodePool", "reason", "which nodes", "budget (Drifted)", "waves"], rows, full, lambda row: [
+            quoted.code(row[0].node_pool, cell=True),
+            "removed" if row[0].removed else (row[1].reason if row[1] else AMI_DRIFT),
+            "its nodes are deleted" if row[0].removed else (quoted.prose(row[1].nodes, cell=True) if row[1]
+                                                             else "nodes of the moving instance types (below)"),
+            quoted.prose(row[0].budget.describe(), cell=True),
+            "—" if row[0].removed else ("" if row[1] and row[1].every_node else "up to ") + row[0].budget.pace(),  # ours: numbers
         ])
     names = preview.ami_names()
 
-    def why(pool: str, reason: str | AMIMove) -> str:
-        if isinstance(reason, str):
-            return f"- {quoted.code(pool)}: {quoted.prose(reason)}"
+    def why(pool: str, reason: Drift | AMIMove) -> str:
+        if isinstance(reason, Drift):
+            return f"- {quoted.code(pool)}: {reason.reason} ({quoted.prose(reason.change)})" + (
+                f": {quoted.prose(reason.nodes)}" if forecast.with_cluster else "")
         return (f"- {quoted.code(pool)}: {_types(reason.instance_types, full, quoted)} would move from "
                 f"{_ami(reason.old, names, quoted)} to {_ami(reason.new, names, quoted)} (AMIDrift)")
 
-    reasons = [(pool.node_pool, reason) for pool in forecast.pools for reason in (*pool.whole_pool, *pool.moves)]
+    reasons = [(pool.node_pool, reason) for pool in forecast.pools for reason in (*pool.drifts, *pool.moves)]
     shown = _cap(reasons, None if full else TABLE_ROWS)
     lines += ["", *(why(*reason) for reason in shown), *_more(len(reasons), len(shown))]
     return "\n".join(lines) + "\n"

@@ -405,3 +405,49 @@ def test_a_long_table_is_cut_in_the_comment_and_whole_in_the_full_report():
     cut = "\n".join(pr_comment._table(["NodePool", "nodes"], rows, full=False))
     assert "`pool-49`" in cut and "`pool-50`" not in cut and cut.endswith("\n… and 3 more row(s) (see the full report)")
     assert "\n".join(pr_comment._table(["NodePool", "nodes"], rows, full=True)).endswith("| `pool-52` | 52 |")
+
+
+def spot_pool() -> dict:
+    doc = node_pool()
+    doc["spec"]["template"]["spec"]["requirements"] = [
+        {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot"]}
+    ]
+    return doc
+
+
+ISSUE_BASE = [node_class(amiSelectorTerms=[{"alias": "al2023@latest"}]), node_pool()]
+ISSUE_HEAD = [node_class(amiSelectorTerms=[{"alias": "al2023@v20240807"}]), spot_pool()]
+
+
+def test_offline_drift_names_the_pool_each_reason_and_its_nodes(tmp_path, monkeypatch, cli, snapshot):
+    """Issue 45: on-demand → spot and a pinned alias, offline: never "no existing node drifts"."""
+    code, out = run_preview(tmp_path, monkeypatch, cli, ISSUE_BASE, ISSUE_HEAD)
+    assert "no existing node drifts" not in out
+    assert "**Node impact**: 1 NodePool(s) drift: `general` (RequirementsDrifted, AMIDrift unknown offline)" in out
+    assert (
+        "| `general` | RequirementsDrifted | nodes with karpenter.sh/capacity-type=on-demand | 20% | up to ~5 waves of 20% |"
+        in out
+    )
+    assert out == snapshot
+
+
+@pytest.mark.slow
+def test_with_aws_the_ami_drift_is_resolved_per_instance_type(tmp_path, monkeypatch, cli, catalogue_cache):
+    code, out = run_preview(tmp_path, monkeypatch, cli, ISSUE_BASE, ISSUE_HEAD, *reconciled(catalogue_cache))
+    assert "unknown offline" not in out
+    assert "RequirementsDrifted | nodes with karpenter.sh/capacity-type=on-demand" in out
+    assert "| `general` | AMIDrift | nodes of the moving instance types (below) |" in out
+    assert "would move from `ami-" in out and "(AMIDrift)" in out
+
+
+@pytest.mark.parametrize(("release", "reasons"), [("1.15", "(NodeClassDrift)"), ("1.0", None)])
+def test_the_release_decides_what_its_hash_sees(tmp_path, monkeypatch, cli, release, reasons):
+    """Karpenter 1.0 left kubelet out of the EC2NodeClass hash: the same change drifts nothing there."""
+    base, head = [node_class(), node_pool()], [node_class(kubelet={"maxPods": 110}), node_pool()]
+    code, out = run_preview(tmp_path, monkeypatch, cli, base, head, "--karpenter-version", release)
+    line = next(line for line in out.splitlines() if line.startswith("**Node impact**"))
+    assert (
+        (reasons in line)
+        if reasons
+        else line == "**Node impact**: no existing node drifts; AMI drift not evaluated (not reconciled)."
+    )

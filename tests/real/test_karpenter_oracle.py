@@ -96,8 +96,8 @@ def test_each_oracle_is_built_from_its_release_and_answers_its_questions(release
     built = oracle.answer({"op": "release"})
     assert {part: built.get(part) for part in BUILT_FROM[release]} == BUILT_FROM[release]
     questions = set(oracle.answer({"op": "questions"}))
-    provider = {"images", "amimap", "instancetypes", "nodeclass"}
-    assert {"nodepool", "nodeoverlay", "nodeoverlays", "labels"} <= questions
+    provider = {"images", "amimap", "instancetypes", "nodeclass", "nodeclasshash"}
+    assert {"nodepool", "nodeoverlay", "nodeoverlays", "labels", "nodepooldrift"} <= questions
     assert (provider <= questions) == (release in support.oracle.PROVIDER_RELEASES), questions
     assert "panic" not in oracle.one({"op": "nodepool", "object": {"spec": None}})  # decodes, judges
     assert oracle.one({"op": "no-such-question"}) == {"error": 'unknown op "no-such-question"'}

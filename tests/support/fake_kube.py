@@ -37,6 +37,7 @@ NODES = {
                     "karpenter.sh/nodepool": "general",
                     "node.kubernetes.io/instance-type": "m5.large",
                     "kubernetes.io/arch": "amd64",
+                    "karpenter.sh/capacity-type": "on-demand",
                 },
             }
         }

@@ -7,12 +7,14 @@ tools/karpenter-oracle (our Go source, shared by every release).
 release answers JSON requests line by line (:func:`oracle` starts it once per test session):
 
 - every release: NodePool and NodeOverlay ``RuntimeValidate``, the NodeOverlay validation controller
-  over overlays, pools and instance types (the conditions it writes), the label sets;
+  over overlays, pools and instance types (the conditions it writes), the label sets, the NodePool's
+  static drift hash and which NodeClaim label sets its requirements drift;
 - 1.15 and 1.14: how an EC2NodeClass's amiSelectorTerms become image queries and kept images, which
   image each instance type launches with (the AMI step plus amifamily's ``MapToInstanceTypes``), the
   instance types as the provider's resolver builds them, and the EC2NodeClass validation
   controller's verdict up to its EC2 dry runs (1.15: the open kubelet map, its CEL expressions and
-  feature gate, the fields each AMI family applies, the NVIDIA annotation, tags).
+  feature gate, the fields each AMI family applies, the NVIDIA annotation, tags), the EC2NodeClass's
+  static drift hash.
 
 tools/karpenter-oracle/{core,aws}/*.go document each question's fields.
 """
@@ -188,6 +190,15 @@ class Oracle:
         if "fatal" in reply:  # the controller would exit on this class (and restart, and exit again)
             return {"validationSucceeded": {"status": "False", "reason": "ControllerExits", "message": reply["fatal"]}}
         return self.answer_of(reply, "nodeclass")
+
+    def node_pool_drift(self, node_pool: Mapping[str, Any], labels: Sequence[Mapping[str, str]] = ()) -> dict[str, Any]:
+        """What the NodeClaim drift controller reads off a NodePool: its static ``hash`` and ``hashVersion``,
+        and per label set (a NodeClaim's labels) whether ``RequirementsDrifted`` fires (``requirementsDrifted``)."""
+        return self.answer({"op": "nodepooldrift", "object": node_pool, "labels": [dict(each) for each in labels]})
+
+    def node_class_hash(self, node_class: Mapping[str, Any]) -> dict[str, Any]:
+        """The EC2NodeClass's static drift ``hash`` and ``hashVersion`` (1.15 and 1.14: the provider's code)."""
+        return self.answer({"op": "nodeclasshash", "object": node_class})
 
     def stop(self) -> None:
         if self.process.poll() is None:

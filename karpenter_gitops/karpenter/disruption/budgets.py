@@ -40,6 +40,20 @@ class DriftBudget:
         limits = [_scaled(nodes, total) for nodes in self.always if _BUDGET_NODES.search(nodes)]
         return min(limits) if limits else None
 
+    def pace(self) -> str:
+        """How the budget paces a drift of every node when the node count is unknown."""
+        limits = [nodes for nodes in self.always if _BUDGET_NODES.search(nodes)]
+        if not limits:
+            return "1 wave (no limit)"
+        counts = [int(nodes) for nodes in limits if not nodes.endswith("%")]
+        percents = [int(nodes[:-1]) for nodes in limits if nodes.endswith("%")]
+        if 0 in counts or 0 in percents:
+            return "blocked (budget 0)"
+        parts = [f"{min(counts)} node(s) per wave"] if counts else []
+        if percents:
+            parts.append(f"~{math.ceil(100 / min(percents))} waves of {min(percents)}%")
+        return " or ".join(parts) + ", whichever is slower" if len(parts) > 1 else parts[0]
+
     def describe(self) -> str:
         shown = " and ".join(self.always) if self.always else "no limit"
         return shown + (f"; scheduled: {', '.join(self.scheduled)}" if self.scheduled else "")

@@ -1,21 +1,25 @@
-"""Node-impact forecast: which existing nodes a change drifts, and how many waves that takes.
+"""Node-impact forecast: which existing nodes a change drifts, why, and how many waves that takes.
 
-Pure: it compares the base and head objects (and their plans, when reconciled) and, given the
-cluster's NodeClaims, counts per NodePool the nodes Karpenter would mark drifted. The rules
-follow Karpenter v1: ``pkg/controllers/nodeclaim/disruption/drift.go`` of sigs.k8s.io/karpenter, and
-for the EC2NodeClass ``pkg/cloudprovider/drift.go`` of github.com/aws/karpenter-provider-aws:
+Pure: it compares the base and head objects (and their plans, when reconciled) per NodePool and
+names each drift reason Karpenter would compute, in Karpenter's order (``isDrifted`` of
+pkg/controllers/nodeclaim/disruption/drift.go in sigs.k8s.io/karpenter, then ``isNodeClassDrifted`` of
+pkg/cloudprovider/drift.go in github.com/aws/karpenter-provider-aws), with the nodes it concerns:
 
-* ``NodePoolDrifted``: the NodePool template changed outside ``requirements`` (the core hash
-  ignores requirements and resources);
-* ``RequirementsDrifted``: a node's labels no longer satisfy the NodePool requirements;
-* ``NodeClassDrift``: a hashed EC2NodeClass field changed (every spec field except the selector
-  terms, the literal ``amiFamily`` and ``ipPrefixCount``; the *resolved* family counts), compared
-  like the hash does: lists as sets, zero values ignored;
-* ``AMIDrift``: a node's image is not what the head mapping gives its instance type;
-* ``SecurityGroupDrift``: the resolved security-group set changed.
+* ``NodePoolDrifted``: the NodePool template's static hash moves (:mod:`.hashing`): every node;
+* ``RequirementsDrifted``: the head no longer allows label values the base did
+  (:mod:`.requirement_drift`): "nodes with karpenter.sh/capacity-type=on-demand";
+* ``NodeClassDrift``: the EC2NodeClass's static hash of the release moves: every node;
+* ``AMIDrift``: offline, the AMI selection changed and only AWS can tell which nodes are not on the
+  image it gives their instance type; reconciled, the instance types whose image moves;
+* ``SecurityGroupDrift`` / ``SubnetDrift``: offline, the selector changed (unknown offline);
+  reconciled, the resolved sets differ: every node, or the nodes in the subnets dropped;
+* ``CapacityReservationDrift`` (1.3 and later): the reservation selection changed; which nodes sit in
+  a reservation it drops is unknown here. ``placementGroupSelector`` is hashed, so it drifts as
+  ``NodeClassDrift`` first.
 
-A node counts once, under the first reason in Karpenter's order. Disruption budgets (the most
-restrictive one that applies to ``Drifted``; percentages round up) turn counts into waves.
+Given the cluster's NodeClaims, a node counts once, under the first reason in that order; nodes only
+AWS can judge are counted apart. Disruption budgets (the most restrictive one that applies to
+``Drifted``; percentages round up) turn counts into waves.
 """
 
 from __future__ import annotations
@@ -26,29 +30,50 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from karpenter_gitops.core import versions
 from karpenter_gitops.core.cluster import FleetNode
 from karpenter_gitops.core.inputs import Inputs
 from karpenter_gitops.core.model import EC2NodeClass, NodePool
-from karpenter_gitops.core.requirements import Requirements
-from karpenter_gitops.karpenter.amifamily import family_of
 from karpenter_gitops.karpenter.disruption.budgets import DriftBudget, waves
+from karpenter_gitops.karpenter.disruption.hashing import (
+    EC2NODECLASS_HASH_VERSIONS,
+    NODEPOOL_HASH_VERSIONS,
+    hash_version,
+    node_class_hash_changes,
+    node_pool_template_changes,
+)
+from karpenter_gitops.karpenter.disruption.requirement_drift import label_drifts, requirements_drift
 from karpenter_gitops.karpenter.status.prediction import Plan
 
 NODEPOOL_DRIFT, REQUIREMENTS_DRIFT = "NodePoolDrifted", "RequirementsDrifted"
 NODECLASS_DRIFT, AMI_DRIFT, SECURITY_GROUP_DRIFT = "NodeClassDrift", "AMIDrift", "SecurityGroupDrift"
-UNHASHED_NODECLASS_FIELDS = frozenset(
-    {
-        "subnetSelectorTerms",
-        "securityGroupSelectorTerms",
-        "capacityReservationSelectorTerms",
-        "amiSelectorTerms",
-        "amiFamily",
-        "ipPrefixCount",
-    }
-)
+SUBNET_DRIFT, CAPACITY_RESERVATION_DRIFT = "SubnetDrift", "CapacityReservationDrift"
+CAPACITY_RESERVATION_DRIFT_SINCE = versions.Release((1, 3))
+EVERY_NODE = "every node"
+UNKNOWN_OFFLINE = "unknown offline"
 
 
-# --- the cluster's side ------------------------------------------------------------------
+@dataclass(frozen=True)
+class Drift:
+    """One reason Karpenter would give, the change behind it and the nodes it concerns."""
+
+    reason: str  # Karpenter's DriftReason
+    change: str  # what moved: "EC2NodeClass default spec.userData"
+    nodes: str  # which nodes: "every node", "nodes with karpenter.sh/capacity-type=on-demand"
+    every_node: bool = False
+    unknown: bool = False  # which nodes only AWS (or a reconciled run) can tell
+
+    def describe(self) -> str:
+        return f"{self.reason}: {self.nodes} ({self.change})"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "reason": self.reason,
+            "change": self.change,
+            "nodes": self.nodes,
+            "everyNode": self.every_node,
+            "unknown": self.unknown,
+        }
 
 
 # --- what moves between base and head ----------------------------------------------------
@@ -102,66 +127,23 @@ def summarise_types(instance_types: Sequence[str], limit: int | None = 8) -> str
     return ", ".join(groups)
 
 
-def _canonical(value: Any) -> Any:
-    """A value as Karpenter's hash sees it: zero values dropped, lists compared as sets."""
-    if isinstance(value, Mapping):
-        kept = {str(k): _canonical(v) for k, v in value.items()}
-        return {k: v for k, v in sorted(kept.items()) if v not in (None, "", 0, False, {}, [])}
-    if isinstance(value, (list, tuple)):
-        return sorted((_canonical(item) for item in value), key=lambda item: json.dumps(item, sort_keys=True, default=str))
-    return value
-
-
-def _mapping(value: Any) -> Mapping[str, Any]:
-    """``value`` when it is a mapping; loading reported it otherwise, and the hash sees nothing there."""
-    return value if isinstance(value, Mapping) else {}
-
-
-def _spec(obj: EC2NodeClass | NodePool) -> Mapping[str, Any]:
-    return _mapping(obj.raw.get("spec"))
-
-
-def node_class_hash_changes(base: EC2NodeClass, head: EC2NodeClass) -> tuple[str, ...]:
-    """The hashed EC2NodeClass fields that differ (``spec.<field>``), plus the resolved family."""
-    old, new = _canonical(_spec(base)), _canonical(_spec(head))
-    changed = [
-        f"spec.{key}" for key in sorted((old.keys() | new.keys()) - UNHASHED_NODECLASS_FIELDS) if old.get(key) != new.get(key)
-    ]
-    if family_of(base) != family_of(head):
-        changed.append(f"AMI family {family_of(base).name} → {family_of(head).name}")
-    return tuple(changed)
-
-
-def node_pool_template_changes(base: NodePool, head: NodePool) -> tuple[str, ...]:
-    """Template fields in the NodePool hash that differ (``requirements`` and ``resources`` are not hashed)."""
-
-    def hashed(pool: NodePool) -> dict[str, Any]:
-        template = dict(_mapping(_spec(pool).get("template")))
-        template["spec"] = {k: v for k, v in _mapping(template.get("spec")).items() if k not in ("requirements", "resources")}
-        return template
-
-    old, new = hashed(base), hashed(head)
-    paths: list[str] = []
-    for part in ("metadata", "spec"):
-        before, after = _canonical(_mapping(old.get(part))), _canonical(_mapping(new.get(part)))
-        paths.extend(
-            f"spec.template.{part}.{key}" for key in sorted(before.keys() | after.keys()) if before.get(key) != after.get(key)
-        )
-    return tuple(paths)
-
-
 # --- the forecast ------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class PoolForecast:
     node_pool: str
-    whole_pool: tuple[str, ...]  # reasons that drift every node of the pool, e.g. "NodeClassDrift: spec.userData"
+    drifts: tuple[Drift, ...]  # Karpenter's reasons for this pool's nodes, in its order
     moves: tuple[AMIMove, ...]  # instance types changing AMI (when reconciled)
     budget: DriftBudget
     removed: bool = False
     nodes: int | None = None  # None without a cluster
     drifted: Mapping[str, int] = field(default_factory=dict)  # reason → nodes (cluster only)
+    undecided: int = 0  # nodes (cluster only) that only AWS can judge: a reason fires whose nodes are unknown
+
+    @property
+    def every_node(self) -> bool:
+        return any(d.every_node for d in self.drifts)
 
     @property
     def drifted_total(self) -> int:
@@ -169,24 +151,26 @@ class PoolForecast:
 
     @property
     def waves(self) -> int | None:
-        """Waves with a cluster; without one, what the budget implies when every node drifts."""
+        """Waves with a cluster; without one, what a percentage budget implies when every node drifts."""
         if self.removed:
             return 0
         if self.nodes is not None:
             return waves(self.drifted_total, self.budget.allowed(self.nodes))
-        if not self.whole_pool:
-            return None  # only some instance types move; how many nodes is unknown
+        if not self.every_node:
+            return None  # only some nodes drift; how many is unknown
         return waves(100, self.budget.allowed(100))
 
     def to_json(self) -> dict[str, Any]:
         return {
             "nodePool": self.node_pool,
             "removed": self.removed,
-            "wholePool": list(self.whole_pool),
+            "drifts": [d.to_json() for d in self.drifts],
             "amiMoves": [m.to_json() for m in self.moves],
             "budget": self.budget.describe(),
+            "pace": self.budget.pace(),
             "nodes": self.nodes,
             "drifted": dict(sorted(self.drifted.items())),
+            "undecided": self.undecided,
             "waves": self.waves,
         }
 
@@ -196,9 +180,19 @@ class Forecast:
     pools: tuple[PoolForecast, ...]
     with_cluster: bool
     reconciled: bool
+    release: versions.Release = versions.DEFAULT
 
     def to_json(self) -> dict[str, Any]:
-        return {"withCluster": self.with_cluster, "reconciled": self.reconciled, "nodePools": [p.to_json() for p in self.pools]}
+        """With the hash versions of the release: a NodeClaim stamped with another is not compared statically."""
+        return {
+            "withCluster": self.with_cluster,
+            "reconciled": self.reconciled,
+            "hashVersions": {
+                "nodePool": hash_version(NODEPOOL_HASH_VERSIONS, self.release),
+                "ec2NodeClass": hash_version(EC2NODECLASS_HASH_VERSIONS, self.release),
+            },
+            "nodePools": [p.to_json() for p in self.pools],
+        }
 
 
 def forecast(
@@ -207,11 +201,12 @@ def forecast(
     base_plan: Plan | None = None,
     head_plan: Plan | None = None,
     fleet: Sequence[FleetNode] | None = None,
+    release: versions.Release = versions.DEFAULT,
 ) -> Forecast:
-    """Per NodePool of the base, what the head change drifts; with ``fleet``, how many nodes."""
-    moves = ami_moves(base_plan, head_plan) if base_plan and head_plan else ()
+    """Per NodePool of the base, what the head change drifts under ``release``; with ``fleet``, how many nodes."""
+    plans = (base_plan, head_plan) if base_plan is not None and head_plan is not None else None
     moves_by_pool: dict[str, list[AMIMove]] = defaultdict(list)
-    for move in moves:
+    for move in ami_moves(*plans) if plans else ():
         moves_by_pool[move.node_pool].append(move)
     by_pool: dict[str, list[FleetNode]] = defaultdict(list)
     for node in fleet or ():
@@ -220,47 +215,126 @@ def forecast(
     pools = []
     for old in sorted(base.node_pools, key=lambda p: p.name):
         new = head_pools.get(old.name)
-        reasons = _whole_pool_reasons(old, new, base, head, base_plan, head_plan) if new else ()
         pool_moves = tuple(m for m in moves_by_pool[old.name] if m.old is not None)
+        drifts = pool_drifts(old, new, base, head, release, plans) if new else ()
         nodes = by_pool.get(old.name, []) if fleet is not None else None
-        drifted = _count(nodes, reasons, new, head_plan) if nodes is not None and new else {}
-        if nodes is not None and new is None:
-            drifted = {"NodePool removed": len(nodes)} if nodes else {}
-        if not (reasons or pool_moves or drifted or new is None):
+        drifted: dict[str, int] = {}
+        undecided = 0
+        if nodes is not None and new is not None:
+            drifted, undecided = _count(nodes, drifts, new, head_plan)
+        elif nodes:
+            drifted = {"NodePool removed": len(nodes)}
+        if not (drifts or pool_moves or drifted or new is None):
             continue
         pools.append(
             PoolForecast(
                 node_pool=old.name,
-                whole_pool=reasons,
+                drifts=drifts,
                 moves=pool_moves,
                 budget=DriftBudget.of(new or old),
                 removed=new is None,
                 nodes=None if nodes is None else len(nodes),
                 drifted=drifted,
+                undecided=undecided,
             )
         )
-    return Forecast(tuple(pools), fleet is not None, head_plan is not None)
+    return Forecast(tuple(pools), fleet is not None, plans is not None, release)
 
 
-def _whole_pool_reasons(
-    old: NodePool, new: NodePool, base: Inputs, head: Inputs, base_plan: Plan | None, head_plan: Plan | None
-) -> tuple[str, ...]:
-    reasons = []
+def pool_drifts(
+    old: NodePool, new: NodePool, base: Inputs, head: Inputs, release: versions.Release, plans: tuple[Plan, Plan] | None
+) -> tuple[Drift, ...]:
+    """Every reason Karpenter would give for the nodes of ``old`` once it is ``new``, in Karpenter's order."""
+    drifts = []
     template = node_pool_template_changes(old, new)
     if template:
-        reasons.append(f"{NODEPOOL_DRIFT}: {', '.join(template)}")
-    class_name = _class_name(new)
-    old_class, new_class = base.node_class(_class_name(old)), head.node_class(class_name)
+        drifts.append(Drift(NODEPOOL_DRIFT, f"NodePool {', '.join(template)}", EVERY_NODE, every_node=True))
+    for label in label_drifts(old, new):
+        drifts.append(Drift(REQUIREMENTS_DRIFT, f"requirement {label.key} now {label.head}", label.nodes(), label.every_node))
+    old_class, new_class = base.node_class(_class_name(old)), head.node_class(_class_name(new))
     if old_class and new_class:
-        hashed = node_class_hash_changes(old_class, new_class)
-        if hashed:
-            reasons.append(f"{NODECLASS_DRIFT}: EC2NodeClass {class_name} {', '.join(hashed)}")
-    if base_plan and head_plan and class_name in base_plan.node_classes and class_name in head_plan.node_classes:
-        before = {g.id for g in base_plan.node_classes[class_name].security_groups}
-        after = {g.id for g in head_plan.node_classes[class_name].security_groups}
-        if before and after and before != after:
-            reasons.append(f"{SECURITY_GROUP_DRIFT}: EC2NodeClass {class_name} security groups {_set_change(before, after)}")
-    return tuple(reasons)
+        drifts += _node_class_drifts(old_class, new_class, release, plans)
+    return tuple(drifts)
+
+
+def _node_class_drifts(
+    old: EC2NodeClass, new: EC2NodeClass, release: versions.Release, plans: tuple[Plan, Plan] | None
+) -> list[Drift]:
+    name = f"EC2NodeClass {new.name}"
+    drifts = []
+    hashed = node_class_hash_changes(old, new, release)
+    if hashed:
+        drifts.append(Drift(NODECLASS_DRIFT, f"{name} {', '.join(hashed)}", EVERY_NODE, every_node=True))
+    if plans is None and _terms(old, new, "amiSelectorTerms"):
+        drifts.append(
+            Drift(
+                AMI_DRIFT,
+                f"{name} spec.amiSelectorTerms",
+                f"nodes not on the image the new selection gives their instance type: {UNKNOWN_OFFLINE}",
+                unknown=True,
+            )
+        )  # reconciled, the AMI moves say which instance types move
+    resolved = _resolved(old.name, new.name, plans)
+    if resolved is not None:
+        (old_groups, new_groups), (old_subnets, new_subnets) = resolved
+        if old_groups and new_groups and old_groups != new_groups:
+            drifts.append(
+                Drift(
+                    SECURITY_GROUP_DRIFT,
+                    f"{name} security groups {_set_change(old_groups, new_groups)}",
+                    EVERY_NODE,
+                    every_node=True,
+                )
+            )
+        dropped = sorted(old_subnets - new_subnets)
+        if new_subnets and dropped:
+            drifts.append(
+                Drift(SUBNET_DRIFT, f"{name} subnets {_set_change(old_subnets, new_subnets)}", f"nodes in {', '.join(dropped)}")
+            )
+    else:
+        for field_name, reason, nodes in (
+            ("securityGroupSelectorTerms", SECURITY_GROUP_DRIFT, "every node if the selected groups differ"),
+            ("subnetSelectorTerms", SUBNET_DRIFT, "nodes in subnets the new selection leaves out"),
+        ):
+            if _terms(old, new, field_name):
+                drifts.append(Drift(reason, f"{name} spec.{field_name}", f"{nodes}: {UNKNOWN_OFFLINE}", unknown=True))
+    if release >= CAPACITY_RESERVATION_DRIFT_SINCE and _terms(old, new, "capacityReservationSelectorTerms"):
+        drifts.append(
+            Drift(
+                CAPACITY_RESERVATION_DRIFT,
+                f"{name} spec.capacityReservationSelectorTerms",
+                "nodes in capacity reservations the new selection leaves out: unknown (AWS resolves "
+                "reservations; the plan does not)",
+                unknown=True,
+            )
+        )
+    return drifts
+
+
+def _terms(old: EC2NodeClass, new: EC2NodeClass, field_name: str) -> bool:
+    """Whether a selector changed, its terms compared as a set (their order selects nothing)."""
+
+    def terms(node_class: EC2NodeClass) -> frozenset[str]:
+        spec = node_class.raw.get("spec")
+        written = spec.get(field_name) if isinstance(spec, Mapping) else None
+        return (
+            frozenset(json.dumps(t, sort_keys=True, default=str) for t in written) if isinstance(written, list) else frozenset()
+        )
+
+    return terms(old) != terms(new)
+
+
+def _resolved(
+    old: str, new: str, plans: tuple[Plan, Plan] | None
+) -> tuple[tuple[set[str], set[str]], tuple[set[str], set[str]]] | None:
+    """(security groups, subnets) each as (base, head) ids, when both plans resolved the class."""
+    if plans is None or old not in plans[0].node_classes or new not in plans[1].node_classes:
+        return None
+    before, after = plans[0].node_classes[old], plans[1].node_classes[new]
+    return (
+        ({g.id for g in before.security_groups}, {g.id for g in after.security_groups}),
+        ({s.id for s in before.subnets}, {s.id for s in after.subnets}),
+    )
 
 
 def _class_name(pool: NodePool) -> str:
@@ -273,16 +347,19 @@ def _set_change(before: set[str], after: set[str]) -> str:
     return " ".join(parts)
 
 
-def _count(nodes: Sequence[FleetNode], reasons: tuple[str, ...], pool: NodePool, head_plan: Plan | None) -> dict[str, int]:
-    """Drifted nodes by the first reason that applies, in Karpenter's order."""
-    kinds = {reason.partition(":")[0] for reason in reasons}
-    required = Requirements.from_node_pool(pool)
+def _count(
+    nodes: Sequence[FleetNode], drifts: tuple[Drift, ...], pool: NodePool, head_plan: Plan | None
+) -> tuple[dict[str, int], int]:
+    """Drifted nodes by the first reason that applies, in Karpenter's order, and the nodes only AWS can judge."""
+    kinds = {d.reason for d in drifts if d.every_node}
+    unknown = any(d.unknown or d.reason == SUBNET_DRIFT for d in drifts)
     mapping = head_plan.node_pools[pool.name].mapping if head_plan and pool.name in head_plan.node_pools else None
     counts: Counter[str] = Counter()
+    undecided = 0
     for node in nodes:
         if NODEPOOL_DRIFT in kinds:
             counts[NODEPOOL_DRIFT] += 1
-        elif required.conflict(Requirements.from_labels(node.labels)) is not None:
+        elif requirements_drift(pool, node.labels) is not None:
             counts[REQUIREMENTS_DRIFT] += 1
         elif NODECLASS_DRIFT in kinds:
             counts[NODECLASS_DRIFT] += 1
@@ -290,4 +367,6 @@ def _count(nodes: Sequence[FleetNode], reasons: tuple[str, ...], pool: NodePool,
             counts[AMI_DRIFT] += 1
         elif SECURITY_GROUP_DRIFT in kinds:
             counts[SECURITY_GROUP_DRIFT] += 1
-    return dict(counts)
+        elif unknown:
+            undecided += 1
+    return dict(counts), undecided

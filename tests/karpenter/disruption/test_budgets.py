@@ -34,3 +34,17 @@ def test_waves():
     assert budgets.waves(0, 5) == 0
     assert budgets.waves(7, None) == 1
     assert budgets.waves(7, 0) is None  # blocked
+
+
+@pytest.mark.parametrize(
+    ("written", "pace"),
+    [
+        (None, "~10 waves of 10%"),
+        ([{"nodes": "20%"}, {"nodes": "3"}], "3 node(s) per wave or ~5 waves of 20%, whichever is slower"),
+        ([{"nodes": "0"}], "blocked (budget 0)"),
+        ([{"nodes": "0", "reasons": ["Underutilized"]}], "1 wave (no limit)"),
+    ],
+)
+def test_pace_without_a_node_count(written, pace):
+    disruption = {"consolidateAfter": "1m"} | ({"budgets": written} if written is not None else {})
+    assert budgets.DriftBudget.of(pool_with(disruption)).pace() == pace

@@ -8,6 +8,7 @@ import pytest
 from support.fake_kube import kubeconfig_for
 
 from karpenter_gitops.adapters import kube
+from karpenter_gitops.core import versions
 from karpenter_gitops.core.cluster import FleetNode
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.karpenter.amifamily.resolver import NodePoolMapping
@@ -44,36 +45,6 @@ def node(name: str, instance_type: str, image: str, **labels) -> FleetNode:
     )
 
 
-# --- hashing rules ---------------------------------------------------------------------------
-
-
-def test_selector_terms_are_not_hashed_but_user_data_and_resolved_family_are():
-    base = inputs().node_classes[0]
-    selectors = inputs({"subnetSelectorTerms": [{"id": "subnet-1"}], "ipPrefixCount": 2}).node_classes[0]
-    assert drift.node_class_hash_changes(base, selectors) == ()
-    user_data = inputs({"userData": "echo hi"}).node_classes[0]
-    assert drift.node_class_hash_changes(base, user_data) == ("spec.userData",)
-    bottlerocket = inputs({"amiSelectorTerms": [{"alias": "bottlerocket@1.32.0"}]}).node_classes[0]
-    assert drift.node_class_hash_changes(base, bottlerocket) == ("AMI family AL2023 → Bottlerocket",)
-
-
-def test_hash_compares_lists_as_sets_and_ignores_zero_values():
-    devices = [{"deviceName": "/dev/xvda", "ebs": {"volumeSize": "50Gi"}}, {"deviceName": "/dev/xvdb"}]
-    base = inputs({"blockDeviceMappings": devices, "detailedMonitoring": False}).node_classes[0]
-    head = inputs({"blockDeviceMappings": devices[::-1]}).node_classes[0]
-    assert drift.node_class_hash_changes(base, head) == ()
-
-
-def test_nodepool_requirements_are_not_in_the_template_hash():
-    base = inputs().node_pools[0]
-    wider = copy.deepcopy(dict(base.raw["spec"]))
-    wider["template"]["spec"]["requirements"] = [{"key": "kubernetes.io/arch", "operator": "In", "values": ["arm64"]}]
-    assert drift.node_pool_template_changes(base, inputs(nodepool_spec=wider).node_pools[0]) == ()
-    tainted = copy.deepcopy(dict(base.raw["spec"]))
-    tainted["template"]["spec"]["taints"] = [{"key": "dedicated", "effect": "NoSchedule"}]
-    assert drift.node_pool_template_changes(base, inputs(nodepool_spec=tainted).node_pools[0]) == ("spec.template.spec.taints",)
-
-
 # --- the forecast ----------------------------------------------------------------------------
 
 
@@ -103,8 +74,56 @@ def test_with_a_fleet_each_node_counts_once_under_the_first_reason():
 def test_without_a_fleet_whole_pool_drift_is_expressed_as_budget_waves():
     result = drift.forecast(inputs(), inputs({"userData": "echo hi"}))
     (pool,) = result.pools
-    assert pool.whole_pool == ("NodeClassDrift: EC2NodeClass default spec.userData",)
+    assert [d.describe() for d in pool.drifts] == ["NodeClassDrift: every node (EC2NodeClass default spec.userData)"]
     assert pool.nodes is None and pool.waves == 10  # every node at 10% per wave
+    assert pool.budget.pace() == "~10 waves of 10%"
+
+
+def requirements(*entries: tuple[str, str, list[str]]) -> dict:
+    base = copy.deepcopy(BASE_NODEPOOL["spec"])
+    base["template"]["spec"]["requirements"] = [{"key": k, "operator": op, "values": v} for k, op, v in entries]
+    return base
+
+
+def test_offline_the_issue_change_names_the_pool_the_nodes_and_the_unknown_ami_drift():
+    """The issue's change: on-demand → spot and al2023@latest → a pinned alias, no cluster, no AWS."""
+    base = inputs(
+        {"amiSelectorTerms": [{"alias": "al2023@latest"}]}, requirements(("karpenter.sh/capacity-type", "In", ["on-demand"]))
+    )
+    head = inputs(
+        {"amiSelectorTerms": [{"alias": "al2023@v20240807"}]}, requirements(("karpenter.sh/capacity-type", "In", ["spot"]))
+    )
+    (pool,) = drift.forecast(base, head).pools
+    assert [(d.reason, d.nodes, d.unknown) for d in pool.drifts] == [
+        ("RequirementsDrifted", "nodes with karpenter.sh/capacity-type=on-demand", False),
+        ("AMIDrift", "nodes not on the image the new selection gives their instance type: unknown offline", True),
+    ]
+    assert pool.waves is None  # not every node drifts for sure: no wave count without a node count
+
+
+def test_selector_changes_are_unknown_offline_and_resolved_with_aws():
+    head = inputs(
+        {
+            "subnetSelectorTerms": [{"id": "subnet-1"}],
+            "securityGroupSelectorTerms": [{"id": "sg-1"}],
+            "capacityReservationSelectorTerms": [{"id": "cr-1"}],
+        }
+    )
+    reasons = {d.reason: d for d in drift.forecast(inputs(), head).pools[0].drifts}
+    assert set(reasons) == {"SecurityGroupDrift", "SubnetDrift", "CapacityReservationDrift"}
+    assert all(d.unknown for d in reasons.values())
+    older = drift.forecast(inputs(), head, release=versions.Release((1, 2))).pools[0].drifts
+    assert "CapacityReservationDrift" not in {d.reason for d in older}  # Karpenter 1.2 has no such reason
+
+
+def test_a_fleet_is_judged_by_karpenters_requirement_check_not_only_intersection():
+    """A head requirement on a custom key its nodes lack drifts them (Compatible allows no undefined key)."""
+    head = inputs(
+        nodepool_spec=requirements(("karpenter.sh/capacity-type", "In", ["on-demand"]), ("example.com/team", "Exists", []))
+    )
+    (pool,) = drift.forecast(inputs(), head, fleet=[node("a", "m5.large", "ami-1")]).pools
+    assert pool.drifted == {"RequirementsDrifted": 1}
+    assert pool.drifts[0].nodes.startswith("every node (its nodes do not carry example.com/team")
 
 
 def test_unchanged_pools_are_not_in_the_forecast():

@@ -70,6 +70,7 @@ func Questions(release Release) map[string]core.Question {
 		"amimap":        amiMap(release),
 		"instancetypes": instanceTypes(release),
 		"nodeclass":     nodeClass(release),
+		"nodeclasshash": nodeClassHash,
 	}
 }
 

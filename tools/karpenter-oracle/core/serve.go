@@ -91,11 +91,12 @@ func answer(ops map[string]Question, line []byte) (reply any) {
 // Questions are the ones every release answers from the core module alone.
 func Questions() map[string]Question {
 	return map[string]Question{
-		"release":     release,
-		"nodepool":    nodePool,
-		"labels":      labels,
-		"label":       label,
-		"nodeoverlay": nodeOverlay,
+		"release":       release,
+		"nodepool":      nodePool,
+		"labels":        labels,
+		"label":         label,
+		"nodeoverlay":   nodeOverlay,
+		"nodepooldrift": nodePoolDrift,
 	}
 }
 
