@@ -15,6 +15,7 @@ from karpenter_gitops.load.stacks import stack_file
 
 
 @click.command("pack-config")
+@options.repository_config
 @click.option("--stack", metavar="NAME", help="Read the policy block of stacks/Pulumi.NAME.yaml.")
 @options.policy_file
 def pack_config_command(stack, policy_file) -> Outcome:

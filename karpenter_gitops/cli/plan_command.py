@@ -20,6 +20,7 @@ from karpenter_gitops.output.workload_forecast_text import print_forecast
 
 
 @click.command("plan")
+@options.repository_config
 @options.manifest_paths
 @options.stacks("Plan stacks/Pulumi.NAME.yaml; several (or --all-stacks) plan each stack as its own cluster.")
 @options.aws

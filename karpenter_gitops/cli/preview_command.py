@@ -25,6 +25,7 @@ from karpenter_gitops.output.terminal import waiting
 
 
 @click.command("preview")
+@options.repository_config
 @options.manifest_paths
 @options.stacks(
     "Preview stacks/Pulumi.NAME.yaml; several (or --all-stacks) give one section per stack, within --budget together."

@@ -19,6 +19,7 @@ from karpenter_gitops.output.report_text import print_text
 
 
 @click.command("render")
+@options.repository_config
 @options.manifest_paths
 @options.stacks("Render stacks/Pulumi.NAME.yaml; several (or --all-stacks) render each into DIR/NAME.")
 @click.option(

@@ -11,6 +11,7 @@ from karpenter_gitops.core.outcome import Outcome
 
 
 @click.command("validate")
+@options.repository_config
 @click.argument("paths", nargs=-1, type=click.Path(allow_dash=True))
 @options.stacks("Also read stacks/Pulumi.NAME.yaml; several (or --all-stacks) judge each stack as its own cluster.")
 @click.option(
@@ -30,7 +31,12 @@ from karpenter_gitops.core.outcome import Outcome
     help="The rest of the repository (e.g. --context .): its EC2NodeClasses resolve NodePool references; "
     "nothing there is judged. Repeatable.",
 )
-@click.option("--policy", is_flag=True, help="Also report the house-style policies (advisory unless raised) and apply waivers.")
+@click.option(
+    "--policy/--no-policy",
+    default=False,
+    help="Also report the house-style policies (advisory unless raised) and apply waivers (--no-policy: not, whatever "
+    "the configuration file says).",
+)
 @click.option(
     "--no-cache",
     is_flag=True,

@@ -22,6 +22,7 @@ from karpenter_gitops.output.terminal import waiting
 
 
 @click.command("verify")
+@options.repository_config
 @click.option("--stack", metavar="NAME", help="Verify what stacks/Pulumi.NAME.yaml renders.")
 @click.option("--manifests", "manifests", metavar="PATH", multiple=True, help="Verify manifest files or directories.")
 @click.option(
