@@ -254,20 +254,23 @@ def repository_config(func):
     defaults of the command's flags: the flags given win, then ``$KARPENTER_GITOPS_*`` variables where a flag
     reads one, then the file. Both options are eager, so the file is read, and its defaults set (click's
     ``default_map``), before any other option is; the command then runs with PATHS from the file when it
-    was given none (nor a stack), and says on stderr which file it used unless ``--quiet``."""
+    was given none (nor a stack), and says on stderr which file it used and what it set, unless ``--quiet``."""
 
     @functools.wraps(func)
     def configured(*args, **kwargs):
         context = click.get_current_context()
         config = context.meta.get(_CONFIG)
-        if config is not None:
-            kwargs = _with_config(context, config, kwargs)
-            if not kwargs.get("quiet"):
-                from karpenter_gitops.output.escape import visible
-                from karpenter_gitops.output.report_text import print_note
+        if config is None:
+            return func(*args, **kwargs)
+        kwargs = _with_config(context, config, kwargs)
+        outcome = func(*args, **kwargs)
+        if not kwargs.get("quiet"):  # once the run is through: a run refused says its one line, nothing else
+            from karpenter_gitops.output.escape import visible
+            from karpenter_gitops.output.report_text import print_note
 
-                print_note(visible(f"using {config.file} ({', '.join(config.keys) or 'no settings'})"))
-        return func(*args, **kwargs)
+            used = ", ".join(config.keys) or "nothing"
+            print_note(visible(f"settings from {config.file}: {used} (flags given win; --no-config ignores it)"))
+        return outcome
 
     configured = click.option(
         "--no-config",
