@@ -15,9 +15,9 @@ from karpenter_gitops.load.stacks import stack_file
 
 
 @click.command("pack-config")
-@options.repository_config
 @click.option("--stack", metavar="NAME", help="Read the policy block of stacks/Pulumi.NAME.yaml.")
 @options.policy_file
+@options.repository_config
 def pack_config_command(stack, policy_file) -> Outcome:
     """Print the pack config (JSON) that makes the policy pack judge as a policy file or a stack's policy
     block says (both: the stack's block wins key by key).

@@ -20,7 +20,6 @@ from karpenter_gitops.output.workload_forecast_text import print_forecast
 
 
 @click.command("plan")
-@options.repository_config
 @options.manifest_paths
 @options.stacks("Plan stacks/Pulumi.NAME.yaml; several (or --all-stacks) plan each stack as its own cluster.")
 @options.aws
@@ -42,6 +41,7 @@ from karpenter_gitops.output.workload_forecast_text import print_forecast
     metavar="FILE.svg",
     help="With --workloads: write an SVG of each NodePool's nodes and the pods packed on them.",
 )
+@options.repository_config
 def plan_command(
     paths,
     manifests,

@@ -25,7 +25,6 @@ from karpenter_gitops.output.terminal import waiting
 
 
 @click.command("preview")
-@options.repository_config
 @options.manifest_paths
 @options.stacks(
     "Preview stacks/Pulumi.NAME.yaml; several (or --all-stacks) give one section per stack, within --budget together."
@@ -70,6 +69,7 @@ from karpenter_gitops.output.terminal import waiting
 @options.karpenter
 @options.allow_empty
 @options.show_info
+@options.repository_config
 def preview_command(
     paths,
     manifests,

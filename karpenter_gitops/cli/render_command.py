@@ -19,7 +19,6 @@ from karpenter_gitops.output.report_text import print_text
 
 
 @click.command("render")
-@options.repository_config
 @options.manifest_paths
 @options.stacks("Render stacks/Pulumi.NAME.yaml; several (or --all-stacks) render each into DIR/NAME.")
 @click.option(
@@ -33,6 +32,7 @@ from karpenter_gitops.output.report_text import print_text
 @options.karpenter
 @options.allow_empty
 @options.show_info
+@options.repository_config
 def render_command(
     paths,
     manifests,

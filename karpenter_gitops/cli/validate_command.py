@@ -11,7 +11,6 @@ from karpenter_gitops.core.outcome import Outcome
 
 
 @click.command("validate")
-@options.repository_config
 @click.argument("paths", nargs=-1, type=click.Path(allow_dash=True))
 @options.stacks("Also read stacks/Pulumi.NAME.yaml; several (or --all-stacks) judge each stack as its own cluster.")
 @click.option(
@@ -64,6 +63,7 @@ from karpenter_gitops.core.outcome import Outcome
     "the run is judged in parts, each part's findings printed as it is judged, in memory that does not grow with "
     "the input); github prints GitHub Actions annotations (::error file=…,line=…::…).",
 )
+@options.repository_config
 def validate_command(
     paths,
     stacks,

@@ -22,7 +22,6 @@ from karpenter_gitops.output.terminal import waiting
 
 
 @click.command("verify")
-@options.repository_config
 @click.option("--stack", metavar="NAME", help="Verify what stacks/Pulumi.NAME.yaml renders.")
 @click.option("--manifests", "manifests", metavar="PATH", multiple=True, help="Verify manifest files or directories.")
 @click.option(
@@ -59,6 +58,7 @@ from karpenter_gitops.output.terminal import waiting
 @options.cache_dir
 @options.karpenter
 @options.output_format("text", "json", "comment")
+@options.repository_config
 def verify_command(
     stack,
     manifests,

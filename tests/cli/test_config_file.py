@@ -4,6 +4,7 @@ and the same for every command that takes those flags."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 
@@ -127,3 +128,9 @@ def test_preview_and_plan_take_it_too(repository, cli, command):
     _config(repository, 'karpenter-version: "1.6"\npaths: [deploy/overlays]\n')
     assert cli(*command).code == 1
     assert cli(*command, "--karpenter-version", "1.15").code == 0
+
+
+def test_the_pre_commit_hook_does_not_judge_the_file_itself(project):
+    (hook,) = yaml.safe_load((project / ".pre-commit-hooks.yaml").read_text())
+    assert re.search(hook["exclude"], ".karpenter-gitops.yaml") and re.search(hook["exclude"], "infra/.karpenter-gitops.yaml")
+    assert not re.search(hook["exclude"], "deploy/karpenter-gitops.yaml")

@@ -17,7 +17,7 @@ from karpenter_gitops.load.repository_config import FILE_NAME, RepositoryConfig,
 FULL = {
     "karpenter-version": "1.12",
     "feature-gates": {"NodeOverlay": True, "nodeRepair": False},
-    "paths": ["deploy/karpenter", "../shared/nodepools"],
+    "paths": ["deploy/karpenter", "../common/nodepools"],
     "policy": True,
     "policy-file": "policies/karpenter.yaml",
     "waivers": "policies/waivers.yaml",
@@ -48,7 +48,7 @@ def test_every_key_read_with_paths_relative_to_the_files_folder(tmp_path, monkey
         "NodeOverlay": True,
         "NodeRepair": False,
     }  # the chart's spelling, as Karpenter's flag names it
-    assert config.paths == (Path("infra/deploy/karpenter"), Path("shared/nodepools"))
+    assert config.paths == (Path("infra/deploy/karpenter"), Path("common/nodepools"))
     assert (config.policy, config.policy_file, config.waivers) == (
         True,
         Path("infra/policies/karpenter.yaml"),
