@@ -68,6 +68,5 @@ def test_the_pr_comment(manifests, cli):
     assert code == 0 and ":white_check_mark: no blocking problems" in out
     assert "| waived | `EC2NodeClass/scratch` |" in out
     assert (
-        f"- `{RULE}` on `scratch` inline ({IGNORE_ANNOTATION}): instance-store volume, formatted by our userData [PLAT-7]"
-        in out
+        f"- `{RULE}` on `scratch` inline ({IGNORE_ANNOTATION}): instance-store volume, formatted by our userData [PLAT-7]" in out
     )
