@@ -335,9 +335,22 @@ def _with_config(context: click.Context, config, kwargs: dict[str, Any]) -> dict
         kwargs["paths"] = tuple(str(path) for path in config.paths)
     if context.get_parameter_source("policy") is ParameterSource.COMMANDLINE and not kwargs["policy"]:
         kwargs.update({name: None for name in ("policy_file", "waiver_file") if _from_file(context, name)})
-    if _from_file(context, "waiver_file") and not (kwargs.get("policy") or kwargs.get("policy_file")):
+    if _from_file(context, "waiver_file") and not (kwargs.get("policy") or kwargs.get("policy_file") or configured_rules()):
         kwargs["waiver_file"] = None
     return kwargs
+
+
+def configured_rules():
+    """The configuration file's ``rules`` (load.repository_config), unless the command was given ``--policy-file``
+    (a flag wins over the file) or ``--no-policy``; None when there are none to apply."""
+    context = click.get_current_context(silent=True)
+    config = context.meta.get(_CONFIG) if context else None
+    if config is None or config.rules is None:
+        return None
+    given = {name: context.get_parameter_source(name) is ParameterSource.COMMANDLINE for name in ("policy_file", "policy")}
+    if given["policy_file"] or (given["policy"] and not context.params.get("policy")):
+        return None
+    return config.rules
 
 
 def _from_file(context: click.Context, name: str) -> bool:

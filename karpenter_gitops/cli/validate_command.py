@@ -92,7 +92,8 @@ def validate_command(
     `karpenter-gitops validate deploy/ --policy-file policies/karpenter.yaml`. A run that finds no
     Karpenter object exits 2 unless --allow-empty.
     """
-    policy = policy or policy_file is not None
+    rules = options.configured_rules()
+    policy = policy or policy_file is not None or rules is not None
     if waiver_file and not policy:
         raise click.UsageError("--waivers only applies with --policy")
     fleet = options.fleet_stacks(paths, stacks, all_stacks) if options.is_fleet(stacks, all_stacks) else []
@@ -107,6 +108,7 @@ def validate_command(
             context=context_paths,
             policy=policy,
             policy_file=policy_file,
+            policy_rules=rules,
             waiver_file=waiver_file,
             allow_empty=allow_empty,
             fmt=fmt,

@@ -105,5 +105,10 @@ CONFIG_KEYS = _table(
     Key("paths", "The files or folders to read when a command is given no PATHS and no `--stack`."),
     Key("policy", "`true`: `validate` runs as with `--policy` (house-style policies reported, waivers applied)."),
     Key("policy-file", "A policy file (`rules: {ID: {severity: error}}`, ...), as `--policy-file` names one."),
+    Key(
+        "rules",
+        "Per rule id, `{enabled, severity}`, as a policy file's `rules`, laid over the policy file's rule by rule; "
+        "`--policy-file` given replaces both.",
+    ),
     Key("waivers", "The waiver file of `--policy` runs, as `validate --waivers` names one."),
 )

@@ -8,6 +8,8 @@ otherwise repeat on every run, read strictly.
     paths: [deploy/karpenter]
     policy: true
     policy-file: policies/karpenter.yaml
+    rules:
+      policy/ebs-encrypted: {severity: error}
     waivers: policies/waivers.yaml
 
 :func:`find` looks for it from the working directory up to the repository's root (the folder holding
@@ -28,7 +30,9 @@ from typing import Any
 
 from karpenter_gitops.core import feature_gates, versions
 from karpenter_gitops.core.errors import InputError
+from karpenter_gitops.core.inputs import PolicySettings
 from karpenter_gitops.core.text import did_you_mean
+from karpenter_gitops.load import policy_settings
 from karpenter_gitops.load.files import display, parse_yaml, read_text
 from karpenter_gitops.load.keys import CONFIG_KEYS
 
@@ -39,6 +43,7 @@ _EXAMPLE = {
     "paths": "paths: [deploy/karpenter]",
     "policy": "policy: true",
     "policy-file": "policy-file: policies/karpenter.yaml",
+    "rules": "rules: {policy/ebs-encrypted: {severity: error}}",
     "waivers": "waivers: policies/waivers.yaml",
 }
 
@@ -53,6 +58,7 @@ class RepositoryConfig:
     paths: tuple[Path, ...] = ()
     policy: bool | None = None
     policy_file: Path | None = None
+    rules: PolicySettings | None = None  # laid over the policy file's, rule by rule
     waivers: Path | None = None
     keys: tuple[str, ...] = ()  # the keys it sets, in its order
 
@@ -92,6 +98,7 @@ def parse(settings: Mapping[Any, Any], file: Path) -> RepositoryConfig:
         paths=values.get("paths", ()),
         policy=values.get("policy"),
         policy_file=values.get("policy-file"),
+        rules=values.get("rules"),
         waivers=values.get("waivers"),
         keys=tuple(values),
     )
@@ -129,6 +136,12 @@ def _flag(value: Any, key: str, name: str, _folder: Path) -> bool:
     return value
 
 
+def _rules(value: Any, key: str, name: str, _folder: Path) -> PolicySettings:
+    """Per rule id, ``{enabled, severity}``, read as a policy file's ``rules`` (an unknown rule id is refused with a
+    did-you-mean, and what mirrors Karpenter cannot be changed)."""
+    return policy_settings.parse({key: value}, name, key="", origin=f"set by the configuration file {name}")
+
+
 def _file(value: Any, key: str, name: str, folder: Path) -> Path:
     if not isinstance(value, str) or not value:
         raise _wrong(key, name, "a path")
@@ -146,5 +159,6 @@ _READERS = {
     "paths": _paths,
     "policy": _flag,
     "policy-file": _file,
+    "rules": _rules,
     "waivers": _file,
 }

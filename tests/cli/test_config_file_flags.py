@@ -4,6 +4,7 @@ and the same for every command that takes those flags."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 from pathlib import Path
@@ -134,3 +135,23 @@ def test_the_pre_commit_hook_does_not_judge_the_file_itself(project):
     (hook,) = yaml.safe_load((project / ".pre-commit-hooks.yaml").read_text())
     assert re.search(hook["exclude"], ".karpenter-gitops.yaml") and re.search(hook["exclude"], "infra/.karpenter-gitops.yaml")
     assert not re.search(hook["exclude"], "deploy/karpenter-gitops.yaml")
+
+
+def test_its_rules_raise_a_policy_and_a_policy_file_given_replaces_them(repository, cli, tmp_path):
+    _config(repository, "paths: [deploy/karpenter]\nrules:\n  policy/imds-hop-limit: {severity: error}\n")
+    code, out, _ = cli("validate", "--no-cache")  # rules imply --policy, as a policy file does
+    assert code == 1 and "error   spec.metadataOptions.httpPutResponseHopLimit" in out
+    lenient = tmp_path / "lenient.yaml"
+    lenient.write_text("rules:\n  policy/detailed-monitoring: {enabled: false}\n")
+    code, out, _ = cli("validate", "--no-cache", "--policy-file", lenient)
+    assert code == 0 and "warning spec.metadataOptions.httpPutResponseHopLimit" in out
+    assert json.loads(cli("pack-config").out) == {"policy-imds-hop-limit": {"enforcementLevel": "mandatory"}}
+
+
+def test_its_rules_over_its_policy_file_rule_by_rule(repository, cli):
+    _config(
+        repository,
+        "paths: [deploy/karpenter]\npolicy-file: policies/karpenter.yaml\nrules:\n  policy/imds-hop-limit: {severity: info}\n",
+    )
+    _, out, _ = cli("validate", "--no-cache", "--show-info")
+    assert "info    spec.metadataOptions.httpPutResponseHopLimit" in out

@@ -14,6 +14,7 @@ CONFIG = {
     "paths": ["deploy"],
     "policy": True,
     "policy-file": "policies/karpenter.yaml",
+    "rules": {"policy/ebs-encrypted": {"severity": "error"}},
     "waivers": "policies/waivers.yaml",
 }
 

@@ -12,6 +12,8 @@ from support.hostile import PROFILE, TEXT_EDITS, as_text, mutated
 
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.errors import InputError
+from karpenter_gitops.core.findings import Severity
+from karpenter_gitops.core.inputs import RuleSetting
 from karpenter_gitops.load.repository_config import FILE_NAME, RepositoryConfig, find, read
 
 FULL = {
@@ -20,6 +22,7 @@ FULL = {
     "paths": ["deploy/karpenter", "../common/nodepools"],
     "policy": True,
     "policy-file": "policies/karpenter.yaml",
+    "rules": {"policy/ebs-encrypted": {"severity": "error"}, "policy/detailed-monitoring": {"enabled": False}},
     "waivers": "policies/waivers.yaml",
 }
 
@@ -54,6 +57,10 @@ def test_every_key_read_with_paths_relative_to_the_files_folder(tmp_path, monkey
         Path("infra/policies/karpenter.yaml"),
         Path("infra/policies/waivers.yaml"),
     )
+    assert config.rules is not None and config.rules.rules == {
+        "policy/ebs-encrypted": RuleSetting(severity=Severity.ERROR),
+        "policy/detailed-monitoring": RuleSetting(enabled=False),
+    }
     assert config.keys == tuple(FULL)
 
 
@@ -67,7 +74,13 @@ def test_an_empty_file_sets_nothing(tmp_path):
     [
         ('karpenter-verison: "1.12"\n', "unknown key 'karpenter-verison' (hint: did you mean 'karpenter-version'?)"),
         ("policy_file: p.yaml\n", "unknown key 'policy_file' (hint: did you mean 'policy-file'?)"),
-        ("rules: {}\n", "unknown key 'rules' (hint: known keys: karpenter-version, feature-gates"),
+        ("severities: {}\n", "unknown key 'severities' (hint: known keys: karpenter-version, feature-gates"),
+        ("rules: {policy/ebs-encrypted: error}\n", "'rules.policy/ebs-encrypted' must be a mapping with 'enabled'"),
+        (
+            "rules: {policy/imds-hop-limt: {severity: error}}\n",
+            "rules: unknown rule id 'policy/imds-hop-limt' (hint: did you mean 'policy/imds-hop-limit'?)",
+        ),
+        ("rules: {cel/ami-alias-format: {enabled: false}}\n", "mirrors Karpenter's own validation, so it cannot be disabled"),
         ("karpenter-version: 1.10\n", "'karpenter-version' must be a quoted version"),  # the YAML number 1.1
         ('karpenter-version: "0.37"\n', "'karpenter-version': Karpenter 0.37 predates the v1 API"),
         ("feature-gates: NodeOverlay=true\n", "'feature-gates' must be a mapping of gate names to true or false"),
