@@ -30,6 +30,7 @@ from karpenter_gitops.load.policy_settings import unwaivable
 from karpenter_gitops.rules import registry
 
 PATH = f"metadata.annotations[{IGNORE_ANNOTATION}]"
+SAID = 10  # entries that waive nothing said one by one (each with its did-you-mean); the rest counted in one more
 
 
 def read(metadata: Any, kind: str, name: str, file: str) -> tuple[tuple[InlineWaiver, ...], list[Violation]]:
@@ -41,14 +42,16 @@ def read(metadata: Any, kind: str, name: str, file: str) -> tuple[tuple[InlineWa
         return (), []
     if not isinstance(value, str):
         return (), [Violation(PATH, "the annotation is not text, so it waives nothing", 'quote it: "RULE-ID: REASON"')]
-    waivers, misread = [], []
+    waivers, misread, unsaid = [], [], 0
     for number, line in enumerate(value.splitlines(), 1):
         if not line.strip():
             continue
         rule_id, _, reason = (part.strip() for part in line.partition(":"))
         where = f"line {number}" if "\n" in value.strip() else "the annotation"
         rule = registry.RULES.get(rule_id)
-        if rule is None:
+        if len(misread) == SAID and (rule is None or not reason or unwaivable(rule)):
+            unsaid += 1
+        elif rule is None:
             hint = did_you_mean(rule_id, registry.RULES) or "`karpenter-gitops rules` lists the rule ids"
             misread.append(Violation(PATH, f"{where}: unknown rule id {rule_id!r}, so it waives nothing", hint))
         elif (refused := unwaivable(rule)) is not None:
@@ -63,4 +66,6 @@ def read(metadata: Any, kind: str, name: str, file: str) -> tuple[tuple[InlineWa
                     rule.id, name, reason, kind=kind, file=file, entry=PATH if where == "the annotation" else f"{PATH}, {where}"
                 )
             )
+    if unsaid:
+        misread.append(Violation(PATH, f"{unsaid} more entries waive nothing", "fix the entries above first, then run again"))
     return tuple(waivers), misread

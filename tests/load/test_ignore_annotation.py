@@ -90,3 +90,11 @@ def test_an_annotation_that_is_not_text_waives_nothing(value):
 @pytest.mark.parametrize("metadata", [None, "gpu", {"name": "gpu"}, {"annotations": None}, {"annotations": ["x"]}])
 def test_no_annotation_no_waiver(metadata):
     assert read(metadata, "EC2NodeClass", "gpu", "f.yaml") == ((), [])
+
+
+def test_a_flood_of_bad_entries_is_said_ten_times_then_counted():
+    """Each entry said costs a did-you-mean over every rule id: thousands of lines must not take minutes."""
+    lines = "".join(f"policy/imds-hop-{n}: r\n" for n in range(5000))
+    waivers, misread = _read(lines + "policy/imds-hop-limit: PLAT-1\n")
+    assert [w.rule for w in waivers] == ["policy/imds-hop-limit"]
+    assert len(misread) == 11 and misread[-1].message == "4990 more entries waive nothing"
