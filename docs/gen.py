@@ -47,7 +47,7 @@ from karpenter_gitops.core.model import (
 )
 from karpenter_gitops.core.typed_schema import fields_of
 from karpenter_gitops.load import controller_settings as controller_keys
-from karpenter_gitops.load import keys
+from karpenter_gitops.load import keys, repository_config
 from karpenter_gitops.reconcile.graph import Scope
 from karpenter_gitops.reconcile.steps import STEPS
 from karpenter_gitops.rules import examples, registry
@@ -329,6 +329,22 @@ def stack_keys_page() -> str:
     return "\n".join(lines)
 
 
+def config_keys_page() -> str:
+    """The keys of the repository's configuration file, from the loader's table."""
+    return "\n".join(
+        [
+            "# Configuration file keys",
+            "",
+            f"`{repository_config.FILE_NAME}`, found from the working directory up to the repository's root, "
+            "gives the defaults of the flags; a flag given wins. An unknown key is an error with a did-you-mean "
+            "hint; paths are relative to the file's folder. The [guide](../guides/configuration.md) has a full "
+            "example and inline waivers.",
+            "",
+            *_key_table(keys.CONFIG_KEYS),
+        ]
+    )
+
+
 # --- releases ---------------------------------------------------------------------------------
 
 
@@ -590,6 +606,7 @@ def pages() -> dict[Path, str]:
     generated = {
         Path("commands.md"): commands_page(),
         Path("stack-keys.md"): stack_keys_page(),
+        Path("config-keys.md"): config_keys_page(),
         Path("releases.md"): releases_page(),
         Path("rules/index.md"): rules_index(),
     }

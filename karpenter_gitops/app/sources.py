@@ -174,6 +174,15 @@ def read_loading(read: Iterable[ReadFile], release: versions.Release | None) -> 
     return files, loading
 
 
+def house_policy(policy_file: Path | None, rules: PolicySettings | None = None) -> PolicySettings | None:
+    """The repository's house rules: a policy file's settings, with ``rules`` (the configuration file's) laid
+    over them rule by rule; None when there are neither."""
+    settings = read_policy_file(policy_file) if policy_file else None
+    if rules is None:
+        return settings
+    return rules if settings is None else rules.over(settings)
+
+
 def read_policy_file(path: Path) -> PolicySettings:
     """A policy file's settings: one YAML mapping with the keys of a stack's ``karpenter-gitops:policy`` block."""
     name = display(path)

@@ -19,12 +19,12 @@ from typing import Any
 
 from karpenter_gitops.adapters import kustomize
 from karpenter_gitops.app import validate_strategies as strategies
-from karpenter_gitops.app.sources import read_policy_file
+from karpenter_gitops.app.sources import house_policy
 from karpenter_gitops.app.validate_pipeline import Judging
 from karpenter_gitops.app.validate_strategies import Run, Verdict
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.errors import InputError
-from karpenter_gitops.core.inputs import DEFAULT_WAIVERS, Waiver
+from karpenter_gitops.core.inputs import DEFAULT_WAIVERS, PolicySettings, Waiver
 from karpenter_gitops.core.outcome import Outcome
 from karpenter_gitops.judge.report import Report
 from karpenter_gitops.load import waiver_files
@@ -46,6 +46,7 @@ class Request:
     context: tuple[str, ...] = ()
     policy: bool = False
     policy_file: Path | None = None
+    policy_rules: PolicySettings | None = None  # the configuration file's rules, over the policy file's
     waiver_file: str | None = None
     allow_empty: bool = False
     fmt: str = "text"
@@ -56,7 +57,7 @@ class Request:
 
 def validate(request: Request) -> Outcome:
     """Run the command: the verdict printed, and what it came to."""
-    house = read_policy_file(request.policy_file) if request.policy_file else None
+    house = house_policy(request.policy_file, request.policy_rules)
     judging = Judging(
         release=request.release,
         feature_gates=request.feature_gates,
@@ -81,6 +82,7 @@ def validate(request: Request) -> Outcome:
                 "policy": request.policy,
                 "allow_empty": request.allow_empty,
                 "feature_gates": repr(sorted((request.feature_gates or {}).items())),
+                "policy_rules": repr(request.policy_rules),
                 "today": dt.date.today().isoformat() if request.policy else None,  # a waiver may expire overnight
             },
             extra=[

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import click
+from click.core import ParameterSource
 
 from karpenter_gitops.core import versions
 
@@ -251,3 +254,117 @@ def quiet(func):
         is_flag=True,
         help="Print the findings and the summary line only: no notes, fixes or waivers (text format).",
     )(func)
+
+
+CONFIG_ENV = "KARPENTER_GITOPS_CONFIG"  # names the configuration file, as --config does
+_CONFIG_FLAGS = "karpenter-gitops.config-flags"  # --config and --no-config as given, until both are known
+_CONFIG = "karpenter-gitops.config"  # the configuration read (load.repository_config.RepositoryConfig)
+
+
+def repository_config(func):
+    """``--config FILE`` and ``--no-config``: the repository's ``.karpenter-gitops.yaml`` (found from the working
+    directory up to the repository's root, :func:`karpenter_gitops.load.repository_config.find`) gives the
+    defaults of the command's flags: the flags given win, then ``$KARPENTER_GITOPS_*`` variables where a flag
+    reads one, then the file. Both options are eager, so the file is read, and its defaults set (click's
+    ``default_map``), before any other option is; the command then runs with PATHS from the file when it
+    was given none (nor a stack), and says on stderr which file it used and what it set, unless ``--quiet``."""
+
+    @functools.wraps(func)
+    def configured(*args, **kwargs):
+        context = click.get_current_context()
+        config = context.meta.get(_CONFIG)
+        if config is None:
+            return func(*args, **kwargs)
+        kwargs = _with_config(context, config, kwargs)
+        outcome = func(*args, **kwargs)
+        if not kwargs.get("quiet"):  # once the run is through: a run refused says its one line, nothing else
+            from karpenter_gitops.output.escape import visible
+            from karpenter_gitops.output.report_text import print_note
+
+            used = ", ".join(config.keys) or "nothing"
+            print_note(visible(f"settings from {config.file}: {used} (flags given win; --no-config ignores it)"))
+        return outcome
+
+    configured = click.option(
+        "--no-config",
+        is_flag=True,
+        is_eager=True,
+        expose_value=False,
+        callback=_config_flag,
+        help="Ignore .karpenter-gitops.yaml.",
+    )(configured)
+    return click.option(
+        "--config",
+        metavar="FILE",
+        type=click.Path(dir_okay=False, path_type=Path),
+        envvar=CONFIG_ENV,
+        is_eager=True,
+        expose_value=False,
+        callback=_config_flag,
+        help="The configuration file whose settings are the defaults of these flags (default: .karpenter-gitops.yaml, "
+        f"the nearest from here up to the repository's root; also ${CONFIG_ENV}).",
+    )(configured)
+
+
+def _config_flag(ctx: click.Context, param: click.Parameter, value: Any) -> None:
+    """Note ``--config`` or ``--no-config``; once both are known (click runs eager options first, in the order
+    given), read the configuration file and make its settings the defaults of the options still to come."""
+    flags = ctx.meta.setdefault(_CONFIG_FLAGS, {})
+    flags[param.name] = value
+    if len(flags) < 2:
+        return
+    if flags["no_config"]:
+        if flags["config"] is not None:
+            raise click.UsageError("give --config FILE or --no-config, not both")
+        return
+    from karpenter_gitops.load import repository_config
+
+    path = flags["config"] or repository_config.find(Path.cwd())
+    if path is None:
+        return
+    config = ctx.meta[_CONFIG] = repository_config.read(path)
+    ctx.default_map = {**_defaults(config), **(ctx.default_map or {})}
+
+
+def _defaults(config) -> dict[str, Any]:
+    """The configuration's settings as the defaults of the options they stand for, spelled as the flags take them."""
+    defaults: dict[str, Any] = {
+        "release": config.release and versions.show(config.release),
+        "feature_gates": ",".join(f"{gate}={str(on).lower()}" for gate, on in config.feature_gates.items()) or None,
+        "policy": config.policy,
+        "policy_file": config.policy_file,
+        "waiver_file": config.waivers and str(config.waivers),
+    }
+    return {name: value for name, value in defaults.items() if value is not None}
+
+
+def _with_config(context: click.Context, config, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The command's arguments with what the configuration sets beyond its options' defaults: its paths when
+    the command reads paths and was given none (no PATHS, --manifests or stack); no waiver file of its own on a
+    run without --policy (waivers apply only there), and neither of its policy and waiver files on a run told
+    --no-policy."""
+    kwargs = dict(kwargs)
+    if "paths" in kwargs and config.paths and not any(kwargs.get(k) for k in ("paths", "manifests", "stacks", "all_stacks")):
+        kwargs["paths"] = tuple(str(path) for path in config.paths)
+    if context.get_parameter_source("policy") is ParameterSource.COMMANDLINE and not kwargs["policy"]:
+        kwargs.update({name: None for name in ("policy_file", "waiver_file") if _from_file(context, name)})
+    if _from_file(context, "waiver_file") and not (kwargs.get("policy") or kwargs.get("policy_file") or configured_rules()):
+        kwargs["waiver_file"] = None
+    return kwargs
+
+
+def configured_rules():
+    """The configuration file's ``rules`` (load.repository_config), unless the command was given ``--policy-file``
+    (a flag wins over the file) or ``--no-policy``; None when there are none to apply."""
+    context = click.get_current_context(silent=True)
+    config = context.meta.get(_CONFIG) if context else None
+    if config is None or config.rules is None:
+        return None
+    given = {name: context.get_parameter_source(name) is ParameterSource.COMMANDLINE for name in ("policy_file", "policy")}
+    if given["policy_file"] or (given["policy"] and not context.params.get("policy")):
+        return None
+    return config.rules
+
+
+def _from_file(context: click.Context, name: str) -> bool:
+    return context.get_parameter_source(name) is ParameterSource.DEFAULT_MAP

@@ -41,6 +41,7 @@ from karpenter_gitops.output.workload_forecast_text import print_forecast
     metavar="FILE.svg",
     help="With --workloads: write an SVG of each NodePool's nodes and the pods packed on them.",
 )
+@options.repository_config
 def plan_command(
     paths,
     manifests,

@@ -13,7 +13,7 @@ import click
 from karpenter_gitops.app.fleet import SharedTargets, run_fleet
 from karpenter_gitops.app.plan import forecaster, planner, read_workloads, write_picture
 from karpenter_gitops.app.preview import preview_sources, pulumi_preview, rendered_head
-from karpenter_gitops.app.sources import read_policy_file
+from karpenter_gitops.app.sources import house_policy
 from karpenter_gitops.cli import options
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.outcome import Outcome
@@ -79,6 +79,7 @@ from karpenter_gitops.output.terminal import waiting
 @options.karpenter
 @options.allow_empty
 @options.show_info
+@options.repository_config
 def preview_command(
     paths,
     manifests,
@@ -129,7 +130,7 @@ def preview_command(
     rendered = rendered_head(kustomize_dir) if kustomize_dir is not None else None
     pulumi = pulumi_preview(pulumi_json, pulumi_events)
     snapshot = cluster_state_file.read(cluster_state) if cluster_state else None
-    house = read_policy_file(policy_file) if policy_file else None
+    house = house_policy(policy_file, options.configured_rules())
     asks_aws = reconcile_ or embedded_aws
     stdin = functools.cache(lambda: sys.stdin.read())  # read once, whichever stack asks first
     with waiting("asking AWS…", shown=asks_aws) as progress, SharedTargets(embedded_aws, aws_fixture) as targets:

@@ -32,6 +32,7 @@ from karpenter_gitops.output.report_text import print_text
 @options.karpenter
 @options.allow_empty
 @options.show_info
+@options.repository_config
 def render_command(
     paths,
     manifests,

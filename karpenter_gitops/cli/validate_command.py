@@ -30,7 +30,12 @@ from karpenter_gitops.core.outcome import Outcome
     help="The rest of the repository (e.g. --context .): its EC2NodeClasses resolve NodePool references; "
     "nothing there is judged. Repeatable.",
 )
-@click.option("--policy", is_flag=True, help="Also report the house-style policies (advisory unless raised) and apply waivers.")
+@click.option(
+    "--policy/--no-policy",
+    default=False,
+    help="Also report the house-style policies (advisory unless raised) and apply waivers (--no-policy: not, whatever "
+    "the configuration file says).",
+)
 @click.option(
     "--no-cache",
     is_flag=True,
@@ -62,6 +67,7 @@ from karpenter_gitops.core.outcome import Outcome
     "the input); github prints GitHub Actions annotations (::error file=…,line=…::…); sarif a SARIF 2.1.0 log "
     "for GitHub code scanning; junit a JUnit XML report, one test case per object, for GitLab, Jenkins or Azure DevOps.",
 )
+@options.repository_config
 def validate_command(
     paths,
     stacks,
@@ -93,7 +99,8 @@ def validate_command(
     `karpenter-gitops validate deploy/ --policy-file policies/karpenter.yaml`. A run that finds no
     Karpenter object exits 2 unless --allow-empty.
     """
-    policy = policy or policy_file is not None
+    rules = options.configured_rules()
+    policy = policy or policy_file is not None or rules is not None
     if waiver_file and not policy:
         raise click.UsageError("--waivers only applies with --policy")
     if kustomize_dir is not None and (paths or stacks or all_stacks):
@@ -111,6 +118,7 @@ def validate_command(
             context=context_paths,
             policy=policy,
             policy_file=policy_file,
+            policy_rules=rules,
             waiver_file=waiver_file,
             allow_empty=allow_empty,
             fmt=fmt,

@@ -65,6 +65,7 @@ from karpenter_gitops.output.terminal import waiting
 @options.cache_dir
 @options.karpenter
 @options.output_format("text", "json", "comment")
+@options.repository_config
 def verify_command(
     stack,
     manifests,

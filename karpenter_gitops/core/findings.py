@@ -8,8 +8,10 @@ the reconciliation and the CRD engine all do); the judge alone turns an observat
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass, field
 from enum import StrEnum
+from fnmatch import fnmatchcase
 from typing import Any
 
 
@@ -78,6 +80,9 @@ class Finding:
     #: Who refuses what was found: "api-server" (the CRD's schema and CEL), "karpenter" (its controller)
     #: or "karpenter-gitops" (this project's stricter rules and policies).
     layer: str = field(default="karpenter-gitops", compare=False)
+    #: The waiver the finding's own object carries for it (its ``karpenter-gitops.io/ignore`` annotation), set
+    #: by the judge where the finding is made, so it travels with the finding through every way a run is judged.
+    inline_waiver: InlineWaiver | None = field(default=None, compare=False, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -100,3 +105,60 @@ class Finding:
     @property
     def sort_key(self) -> tuple[str, str, str, str, str, str]:
         return (self.file or "", self.kind, self.name, self.path, self.rule, self.message)
+
+
+#: The annotation that waives a rule on the object that carries it: one ``RULE-ID: REASON`` per line.
+IGNORE_ANNOTATION = "karpenter-gitops.io/ignore"
+
+
+@dataclass(frozen=True)
+class Waiver:
+    """A reasoned, expiring exception to one rule for named objects (or a glob like ``gpu-*``)."""
+
+    rule: str
+    object: str
+    reason: str
+    expires: dt.date
+    kind: str | None = None
+    file: str | None = None
+    entry: str = ""  # where in the file, e.g. "waivers[2]"
+
+    def covers(self, finding: Finding) -> bool:
+        return (
+            finding.rule == self.rule
+            and (self.kind is None or finding.kind == self.kind)
+            and fnmatchcase(finding.name, self.object)
+        )
+
+    def expired(self, today: dt.date) -> bool:
+        return today > self.expires
+
+    @property
+    def term(self) -> str:
+        """How long it holds, as a report says it."""
+        return f"until {self.expires.isoformat()}"
+
+    def to_json(self) -> dict[str, Any]:
+        data = {"rule": self.rule, "object": self.object, "reason": self.reason, "expires": self.expires.isoformat()}
+        if self.kind:
+            data["kind"] = self.kind
+        if self.file:
+            data["file"] = self.file
+        data["entry"] = self.entry
+        return data
+
+
+@dataclass(frozen=True)
+class InlineWaiver(Waiver):
+    """A waiver written on the object itself, in its :data:`IGNORE_ANNOTATION`: it covers that one object (the
+    findings the judge made on it carry it, see :attr:`Finding.inline_waiver`) and needs no expiry date, as it
+    is reviewed with the object and goes when the annotation does. ``file`` is the object's own file."""
+
+    expires: dt.date = dt.date.max
+
+    @property
+    def term(self) -> str:
+        return f"inline ({IGNORE_ANNOTATION})"
+
+    def to_json(self) -> dict[str, Any]:
+        return {**super().to_json(), "expires": None, "inline": True}

@@ -7,19 +7,18 @@ applies the policy settings and waivers.
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from fnmatch import fnmatchcase
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from karpenter_gitops.core import versions
+from karpenter_gitops.core.findings import Waiver as Waiver  # declared beside Finding, which carries inline ones
 
 if TYPE_CHECKING:  # annotations only: the CLI reads this module's constants before it needs the models
-    from karpenter_gitops.core.findings import Finding, Observation, Severity
+    from karpenter_gitops.core.findings import Observation, Severity
     from karpenter_gitops.core.model import AMISelectorTerm, CapacityBuffer, EC2NodeClass, NodeOverlay, NodePool
 
 NAMESPACE = "karpenter-gitops"
@@ -78,38 +77,6 @@ class PolicySettings:
 
 
 DEFAULT_WAIVERS = Path("karpenter_gitops_policies/waivers.yaml")  # the waiver file a --policy run reads when there is one
-
-
-@dataclass(frozen=True)
-class Waiver:
-    """A reasoned, expiring exception to one rule for named objects (or a glob like ``gpu-*``)."""
-
-    rule: str
-    object: str
-    reason: str
-    expires: dt.date
-    kind: str | None = None
-    file: str | None = None
-    entry: str = ""  # where in the file, e.g. "waivers[2]"
-
-    def covers(self, finding: Finding) -> bool:
-        return (
-            finding.rule == self.rule
-            and (self.kind is None or finding.kind == self.kind)
-            and fnmatchcase(finding.name, self.object)
-        )
-
-    def expired(self, today: dt.date) -> bool:
-        return today > self.expires
-
-    def to_json(self) -> dict[str, Any]:
-        data = {"rule": self.rule, "object": self.object, "reason": self.reason, "expires": self.expires.isoformat()}
-        if self.kind:
-            data["kind"] = self.kind
-        if self.file:
-            data["file"] = self.file
-        data["entry"] = self.entry
-        return data
 
 
 # --- controller block -----------------------------------------------------------------------

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, ClassVar
 
-from karpenter_gitops.core.findings import Source
+from karpenter_gitops.core.findings import InlineWaiver, Source
 from karpenter_gitops.core.typed_schema import IntOrString, prop
 from karpenter_gitops.core.versions import Release
 
@@ -365,6 +365,7 @@ class _Document:
         False  # loading found a blocking schema error: no CEL rule runs on it, the others where well-formed (see judge)
     )
     unrendered: tuple[str, ...] = ()  # paths whose value holds a template placeholder: left unjudged (see judge)
+    waivers: tuple[InlineWaiver, ...] = ()  # what its karpenter-gitops.io/ignore annotation waives on it (see judge)
 
     @cached_property
     def raw(self) -> Mapping[str, Any]:

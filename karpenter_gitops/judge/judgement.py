@@ -6,7 +6,9 @@ the violations of object and transition rules, what the reconciliation saw in AW
 user's CRDs rejected, and expired waivers. The judge applies the same decisions to all of them:
 whether the rule applies to the Karpenter release, whether hygiene policies are on, whether the
 stack switched the rule off, and its severity (the stack's override, else the rule's production
-severity in a production stack, else its own). Waivers are applied afterwards by :func:`validate`.
+severity in a production stack, else its own). Waivers are applied afterwards by :func:`validate`, but for
+those an object carries in its annotation, which its findings carry from where they are made
+(:func:`.waiving.carried`).
 
 An object whose loading observed a blocking schema error (a wrong type, a missing required field,
 a value outside an enum, too long or too many: ``obj.blocked``) gets its schema findings and none of
@@ -37,6 +39,7 @@ from karpenter_gitops.core.inputs import Inputs, PolicySettings, Waiver
 from karpenter_gitops.judge.reads import watched, well_formed
 from karpenter_gitops.judge.report import Report, Subject
 from karpenter_gitops.judge.waiving import apply as apply_waivers
+from karpenter_gitops.judge.waiving import carried
 from karpenter_gitops.rules import registry
 from karpenter_gitops.rules.manifest import NOT_RENDERED
 from karpenter_gitops.rules.registry import RULES, Context, Rule, Stage
@@ -107,7 +110,7 @@ class Judge:
                 violations = _where_well_formed(rule, obj, context, broken) if obj.blocked else rule.check(obj, context)
                 for violation in violations:
                     observed.append(Observation(rule.id, obj.kind, obj.name, violation, obj.source))
-        return once(self.findings(rendered(observed, inputs.objects)))
+        return carried(once(self.findings(rendered(observed, inputs.objects))), inputs.objects)
 
     def transitions(self, base: Inputs, head: Inputs) -> list[Finding]:
         """The transition rules on each object present in both ``base`` (stored) and ``head`` (its update)."""
@@ -221,14 +224,26 @@ def conclude(
     expiry: bool = True,
 ) -> Report:
     """The report on ``findings`` about ``inputs`` (``objects`` of them, ``subjects``, when the judge saw only
-    part): with hygiene on, after ``waivers`` (``today`` decides which have expired), their expiry judged too
-    unless ``expiry`` is off (a run reported in parts judges it once, in its last)."""
+    part), the waivers their objects carry applied: with hygiene on, after ``waivers`` too (``today`` decides which
+    have expired), their expiry judged unless ``expiry`` is off (a run reported in parts judges it once, in its
+    last)."""
     count = len(inputs.objects) if objects is None else objects
     listed = Subject.each_of(inputs.objects) if subjects is None else subjects
     judged = tuple(sorted(listed, key=lambda s: s.sort_key))  # as the findings: the same whichever parts judged them
-    if not judge.hygiene:
+    if not judge.hygiene:  # the objects' own (inline) waivers alone
         findings.sort(key=lambda f: f.sort_key)
-        return Report(tuple(findings), count, inputs.notes, release=judge.release, skipped=len(inputs.skipped), subjects=judged)
+        inline = apply_waivers(findings, (), dt.date.min)
+        return Report(
+            tuple(findings),
+            count,
+            inputs.notes,
+            False,
+            inline.active,
+            inline.waived,
+            judge.release,
+            len(inputs.skipped),
+            judged,
+        )
     outcome = apply_waivers(findings, waivers, today or dt.date.today())
     if expiry:
         findings.extend(judge.findings(outcome.expired))

@@ -7,8 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from karpenter_gitops.core import versions
-from karpenter_gitops.core.findings import Finding, Severity
-from karpenter_gitops.core.inputs import Waiver
+from karpenter_gitops.core.findings import Finding, Severity, Waiver
 from karpenter_gitops.core.outcome import Outcome
 
 
@@ -38,12 +37,18 @@ class Report:
     findings: tuple[Finding, ...]
     objects: int
     notes: tuple[str, ...] = ()
-    policy: bool = False  # a `--policy` run: findings carry waiver fields, active waivers are listed
-    waivers: tuple[Waiver, ...] = ()  # the active waivers
+    policy: bool = False  # a `--policy` run: waiver files applied
+    waivers: tuple[Waiver, ...] = ()  # the active waivers (the inline ones that waive a finding among them)
     waived: Mapping[Finding, Waiver] = field(default_factory=dict)
     release: versions.Release = versions.DEFAULT  # the release the findings were judged against
     skipped: int = 0  # files passed over as no Kubernetes YAML (Inputs.skipped)
     subjects: tuple[Subject, ...] = ()  # the objects judged (as many as ``objects``), findings or not
+
+    @property
+    def waiving(self) -> bool:
+        """Whether waivers apply to this run's findings (``--policy``, or an object's inline waiver): its findings
+        then carry waiver fields, and its active waivers are listed."""
+        return self.policy or bool(self.waivers)
 
     def count(self, severity: Severity) -> int:
         return sum(1 for f in self.findings if f.severity is severity and f not in self.waived)
@@ -61,15 +66,15 @@ class Report:
         return self.tally().exit_code
 
     def tally(self) -> Tally:
-        waived = len([f for f in self.findings if f in self.waived]) if self.policy else 0
-        return Tally(self.errors, self.warnings, self.objects, self.skipped, self.policy, self.waivers, waived)
+        waived = len([f for f in self.findings if f in self.waived])
+        return Tally(self.errors, self.warnings, self.objects, self.skipped, self.waiving, self.waivers, waived)
 
     def to_json(self) -> dict:
         return {"findings": [self.finding_json(f) for f in self.findings], **self.tally().to_json()}
 
     def finding_json(self, finding: Finding) -> dict:
-        """One finding as the JSON contract has it: with its waiver, in a ``--policy`` run."""
-        if not self.policy:
+        """One finding as the JSON contract has it: with its waiver, where waivers apply (:attr:`waiving`)."""
+        if not self.waiving:
             return finding.to_json()
         waiver = self.waived.get(finding)
         return {**finding.to_json(), "waived": waiver is not None, "waiver": waiver and waiver.to_json()}
@@ -77,14 +82,14 @@ class Report:
 
 @dataclass(frozen=True)
 class Tally:
-    """A report's counts, and its active waivers in a ``--policy`` run: its JSON summary. A run whose findings
+    """A report's counts, and its active waivers where waivers apply: its JSON summary. A run whose findings
     are printed as they are judged (``validate``'s stream) adds up the tallies of its parts."""
 
     errors: int = 0
     warnings: int = 0
     objects: int = 0
     skipped: int = 0
-    policy: bool = False
+    policy: bool = False  # waivers apply (Report.waiving): the summary lists them and counts what they waived
     waivers: tuple[Waiver, ...] = ()
     waived: int = 0
 
@@ -100,7 +105,7 @@ class Tally:
             self.objects + other.objects,
             self.skipped + other.skipped,
             self.policy or other.policy,
-            self.waivers or other.waivers,
+            tuple(dict.fromkeys(self.waivers + other.waivers)),  # the files' waivers are every part's; inline ones, each its own
             self.waived + other.waived,
         )
 

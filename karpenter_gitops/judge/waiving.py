@@ -1,17 +1,20 @@
 """Waivers applied to findings: an active waiver marks what it covers; an expired one is itself a finding.
 
 An expired waiver stops waiving and is observed under ``policy/waiver-expired``, so an exception
-cannot outlive its reason silently.
+cannot outlive its reason silently. A waiver an object carries in its annotation (:func:`carried`) is
+set on the findings made on that object, where they are made, and applies in every run, ``--policy``
+or not: it is a decision written on the object itself.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
-from karpenter_gitops.core.findings import Finding, Observation, Source, Violation
-from karpenter_gitops.core.inputs import Waiver
+from karpenter_gitops.core.findings import Finding, InlineWaiver, Observation, Source, Violation, Waiver
 from karpenter_gitops.rules.policy import WAIVER_EXPIRED
 
 
@@ -41,11 +44,28 @@ def expiry(waiver: Waiver) -> Observation:
 
 
 def apply(findings: Iterable[Finding], waivers: Iterable[Waiver], today: dt.date) -> Outcome:
+    """What ``waivers`` (``today`` deciding which have expired) and the findings' own inline waivers cover; the
+    inline waivers that cover a finding are listed as active with the others."""
     waivers = tuple(waivers)
     active = tuple(w for w in waivers if not w.expired(today))
-    waived = {}
+    waived: dict[Finding, Waiver] = {}
     for finding in findings:
-        waiver = next((w for w in active if w.covers(finding)), None)
+        waiver = finding.inline_waiver or next((w for w in active if w.covers(finding)), None)
         if waiver is not None:
             waived[finding] = waiver
-    return Outcome(active, waived, tuple(expiry(w) for w in waivers if w.expired(today)))
+    inline = tuple(dict.fromkeys(w for w in waived.values() if isinstance(w, InlineWaiver)))
+    return Outcome(active + inline, waived, tuple(expiry(w) for w in waivers if w.expired(today)))
+
+
+def carried(findings: list[Finding], objects: Iterable[Any]) -> list[Finding]:
+    """``findings`` each with the inline waiver its own object (of ``objects``: same place, kind and name)
+    carries for its rule, if any."""
+    by_object = {(obj.source, obj.kind, obj.name): obj.waivers for obj in objects if obj.waivers}
+    if not by_object:
+        return findings
+    return [_carrying(finding, by_object.get((finding.source, finding.kind, finding.name), ())) for finding in findings]
+
+
+def _carrying(finding: Finding, waivers: tuple[InlineWaiver, ...]) -> Finding:
+    waiver = next((w for w in waivers if w.rule == finding.rule), None)
+    return finding if waiver is None else dataclasses.replace(finding, inline_waiver=waiver)

@@ -19,7 +19,7 @@ from typing import Any
 
 from karpenter_gitops.core import feature_gates, kinds, name_validation, typed_schema, versions
 from karpenter_gitops.core.errors import InputError
-from karpenter_gitops.core.findings import Observation, Source, Violation
+from karpenter_gitops.core.findings import InlineWaiver, Observation, Source, Violation
 from karpenter_gitops.core.inputs import (
     CONTROLLER_KEY,
     CONTROLLER_KIND,
@@ -53,14 +53,14 @@ from karpenter_gitops.core.model import (
     pack,
 )
 from karpenter_gitops.core.text import article, closest, did_you_mean
-from karpenter_gitops.load import controller_settings, engine_values, policy_settings, waiver_files
+from karpenter_gitops.load import controller_settings, engine_values, inline_waivers, policy_settings, waiver_files
 from karpenter_gitops.load.files import Documents, ReadFile, is_stack_file, read_files
 from karpenter_gitops.load.keys import STACK_KEYS
 from karpenter_gitops.load.placeholders import found, maybe_in, not_rendered
 from karpenter_gitops.load.served import unserved
 from karpenter_gitops.load.stacks import cluster_block
 from karpenter_gitops.rules.controller import block_violations
-from karpenter_gitops.rules.manifest import NOT_RENDERED
+from karpenter_gitops.rules.manifest import NOT_RENDERED, UNUSABLE_IGNORE
 
 _KINDS = {
     EC2NODECLASS: (EC2NODECLASS_API, EC2NodeClassSpec, EC2NodeClass),
@@ -92,7 +92,8 @@ class _Collector:
         self.controller: ControllerSettings | None = None
         self._seen: dict[tuple[str, str, str], Source] = {}
 
-    def add(self, kind: str, name: str, spec: Any, document: bytes, source: Source, unrendered: tuple[str, ...] = ()) -> None:
+    def add(self, kind: str, name: str, spec: Any, document: bytes, source: Source, unrendered: tuple[str, ...] = (),
+            waivers: tuple[InlineWaiver, ...] = ()) -> None:
         _, spec_cls, obj_cls = _KINDS[kind]
         if spec is None:  # both CRDs require spec; the API server drops a null one, then finds it missing
             missing = Violation("spec", "Required value", "add the object's spec")
@@ -111,7 +112,8 @@ class _Collector:
         self._seen[(source.scope, kind, name)] = source
         target = {EC2NODECLASS: self.node_classes, NODEPOOL: self.node_pools, NODEOVERLAY: self.node_overlays,
                   CAPACITYBUFFER: self.capacity_buffers}[kind]
-        target.append(obj_cls(name=name, spec=model, document=document, source=source, blocked=blocked, unrendered=unrendered))
+        target.append(obj_cls(name=name, spec=model, document=document, source=source, blocked=blocked, unrendered=unrendered,
+                              waivers=waivers))
 
     def observe(self, rule_id: str, kind: str, name: str, violation: Violation, source: Source) -> None:
         self.observations.append(Observation(rule_id, kind, name, violation, source))
@@ -173,7 +175,10 @@ def _read_manifest(docs: list[Any], name: str, out: _Collector) -> None:
         packed = docs.packed(index) if whole and isinstance(docs, Documents) else pack(doc)
         placeholders = tuple(found(doc, _KINDS[kind][1])) if maybe_in(packed) else ()
         unrendered.extend((kind, obj_name, source, path, text) for path, text in placeholders)
-        out.add(kind, obj_name, doc.get("spec"), packed, source, tuple(path for path, _ in placeholders))
+        waivers, misread = inline_waivers.read(doc.get("metadata"), kind, obj_name, name)
+        for violation in misread:
+            out.observe(UNUSABLE_IGNORE, kind, obj_name, violation, source)
+        out.add(kind, obj_name, doc.get("spec"), packed, source, tuple(path for path, _ in placeholders), waivers)
     _say_unrendered(name, unrendered, out)
 
 

@@ -101,3 +101,18 @@ WAIVER_KEYS = _table(
     Key("expires", "An ISO date; the waiver holds through that day, then is itself an error.", True),
     Key("kind", "`EC2NodeClass`, `NodePool`, `NodeOverlay` or `CapacityBuffer`: waive only objects of this kind."),
 )
+
+# The repository configuration file's keys (.karpenter-gitops.yaml), each the default of the flag of the same name.
+CONFIG_KEYS = _table(
+    Key("karpenter-version", 'The Karpenter release to judge against, quoted (`"1.12"`), as `--karpenter-version` takes it.'),
+    Key("feature-gates", "Karpenter's feature gates by name (`{NodeOverlay: true}`), as `--feature-gates` sets them."),
+    Key("paths", "The files or folders to read when a command is given no PATHS and no `--stack`."),
+    Key("policy", "`true`: `validate` runs as with `--policy` (house-style policies reported, waivers applied)."),
+    Key("policy-file", "A policy file (`rules: {ID: {severity: error}}`, ...), as `--policy-file` names one."),
+    Key(
+        "rules",
+        "Per rule id, `{enabled, severity}`, as a policy file's `rules`, laid over the policy file's rule by rule; "
+        "`--policy-file` given replaces both.",
+    ),
+    Key("waivers", "The waiver file of `--policy` runs, as `validate --waivers` names one."),
+)

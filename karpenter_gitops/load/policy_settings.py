@@ -37,6 +37,8 @@ from karpenter_gitops.core.inputs import NAMESPACE, PolicySettings, RuleSetting
 from karpenter_gitops.core.text import did_you_mean
 from karpenter_gitops.load.keys import POLICY_KEYS, RULE_SETTING_KEYS
 from karpenter_gitops.rules import registry
+from karpenter_gitops.rules.manifest import UNUSABLE_IGNORE
+from karpenter_gitops.rules.policy import WAIVER_EXPIRED
 
 KEY = f"{NAMESPACE}:policy"
 
@@ -48,6 +50,19 @@ def known_rule(rule_id: Any, where: str, file: str) -> registry.Rule:
         hint = did_you_mean(str(rule_id), registry.RULES) or "`karpenter-gitops rules` lists the rule ids"
         raise InputError(f"{where}: unknown rule id {rule_id!r}", file, hint=hint)
     return rule
+
+
+def unwaivable(rule: registry.Rule) -> tuple[str, str] | None:
+    """Why ``rule``'s findings cannot be waived (by a waiver file or an object's annotation), and what to do
+    instead; None when they can. Rules that mirror Karpenter refuse the object in the API server or the
+    controller whatever a report says; a waiver's own findings would waive themselves."""
+    if rule.origin == "karpenter":
+        return f"{rule.id} mirrors Karpenter's own validation, so it cannot be waived", "fix the object instead"
+    if rule.id == WAIVER_EXPIRED:
+        return f"{rule.id} cannot be waived", "renew or delete the expired waiver"
+    if rule.id == UNUSABLE_IGNORE:
+        return f"{rule.id} cannot be waived", "fix the annotation"
+    return None
 
 
 def parse(value: Any, file: str, key: str = KEY, origin: str | None = None) -> PolicySettings:

@@ -31,8 +31,7 @@ from karpenter_gitops.core.model import STACK_KEY as KINDS  # its keys: every ki
 from karpenter_gitops.core.text import did_you_mean
 from karpenter_gitops.load.files import display, enclosing_project, parse_yaml, read_text
 from karpenter_gitops.load.keys import WAIVER_KEYS
-from karpenter_gitops.load.policy_settings import known_rule
-from karpenter_gitops.rules.policy import WAIVER_EXPIRED as EXPIRED
+from karpenter_gitops.load.policy_settings import known_rule, unwaivable
 
 STACK_KEY = f"{NAMESPACE}:waivers"
 _REQUIRED = tuple(name for name, key in WAIVER_KEYS.items() if key.required)
@@ -90,14 +89,10 @@ def _entry(item: Any, where: str, file: str) -> Waiver:
             hint="every waiver needs a rule, an object, a reason and an expiry date",
         )
     rule = known_rule(item["rule"], where, file)
-    if rule.id == EXPIRED:
-        raise InputError(f"{where}: {EXPIRED} cannot be waived", file, hint="renew or delete the expired waiver")
-    if rule.origin == "karpenter":  # as in the policy settings: the API server or controller rejects it anyway
-        raise InputError(
-            f"{where}: {rule.id} mirrors Karpenter's own validation, so it cannot be waived",
-            file,
-            hint="fix the object instead",
-        )
+    refused = unwaivable(rule)
+    if refused is not None:
+        why, hint = refused
+        raise InputError(f"{where}: {why}", file, hint=hint)
     kind = item.get("kind")
     if kind is not None and (not isinstance(kind, str) or kind not in KINDS):  # a list or mapping cannot be looked up
         raise InputError(

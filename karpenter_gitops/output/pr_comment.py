@@ -368,7 +368,7 @@ def _policy_section(preview: Preview, full: bool, quoted: OutsideText, *, show_i
             quoted.prose(f.path, cell=True), quoted.prose(f.message, cell=True), quoted.code(f.rule, cell=True)])
     if waivers:
         lines += ["", "Active waivers:"]
-        lines += [f"- {quoted.code(w.rule)} on {quoted.code(w.object)} until {w.expires.isoformat()}: {quoted.prose(w.reason)}"
+        lines += [f"- {quoted.code(w.rule)} on {quoted.code(w.object)} {quoted.prose(w.term)}: {quoted.prose(w.reason)}"
                   for w in _cap(waivers, None if full else TABLE_ROWS)]
     return "\n".join(lines + ["", "</details>"]) + "\n"
 

@@ -77,11 +77,11 @@ def print_text(report: Report, release: versions.Release, *, show_info: bool = F
             if finding.hint and not quiet:  # multi-line hints (TOML, MIME) stay indented
                 hint = ("\n" + " " * 15).join(visible(line) for line in finding.hint.split("\n"))
                 click.echo(click.style(f"          fix: {hint}", dim=True))
-    if report.policy and not quiet:
+    if report.waiving and not quiet:
         click.echo(click.style(f"active waivers: {len(report.waivers)}", bold=True))
         for waiver in report.waivers:
             kind = f"{waiver.kind}/" if waiver.kind else ""
-            click.echo(visible(f"  {waiver.rule} on {kind}{waiver.object} until {waiver.expires.isoformat()}: {waiver.reason}"))
+            click.echo(visible(f"  {waiver.rule} on {kind}{waiver.object} {waiver.term}: {waiver.reason}"))
     colour = "red" if report.errors else ("yellow" if report.warnings else "green")
     click.echo(click.style(summary(report, release), fg=colour, bold=True))
 
@@ -98,7 +98,7 @@ def print_github(report: Report, release: versions.Release) -> None:
         listed = ",".join(f"{key}={github_property(str(value))}" for key, value in properties.items() if value)
         message = f"{finding.kind}/{finding.name} {finding.path}: {finding.message}"
         if waiver:
-            message += f" (waived until {waiver.expires.isoformat()}: {waiver.reason})"
+            message += f" (waived {waiver.term}: {waiver.reason})"
         if finding.hint:
             message += f"\nfix: {finding.hint}"
         click.echo(f"::{command} {listed}::{github_data(message)}")
