@@ -153,7 +153,7 @@ def _impact_line(preview: Preview, quoted: OutsideText, listed: int | None) -> s
     shown = _cap(forecast.pools, listed or LISTED)
     affected = ", ".join(f"{quoted.code(p.node_pool)} ({_reasons(p)})" for p in shown)
     more = " …" if len(forecast.pools) > len(shown) else ""
-    return f"{len(forecast.pools)} NodePool(s) drift: {affected}{more} (no --kubeconfig: no node counts)."
+    return f"{len(forecast.pools)} NodePool(s) drift: {affected}{more} (no node counts: give --kubeconfig or a --cluster-state snapshot)."
 
 
 def _reasons(pool: PoolForecast) -> str:
