@@ -340,11 +340,12 @@ def _defaults(config) -> dict[str, Any]:
 
 def _with_config(context: click.Context, config, kwargs: dict[str, Any]) -> dict[str, Any]:
     """The command's arguments with what the configuration sets beyond its options' defaults: its paths when
-    the command reads paths and was given none (no PATHS, --manifests or stack); no waiver file of its own on a
+    the command reads paths and was given none (no PATHS, --manifests, stack or --kustomize); no waiver file of its own on a
     run without --policy (waivers apply only there), and neither of its policy and waiver files on a run told
     --no-policy."""
     kwargs = dict(kwargs)
-    if "paths" in kwargs and config.paths and not any(kwargs.get(k) for k in ("paths", "manifests", "stacks", "all_stacks")):
+    given = ("paths", "manifests", "stacks", "all_stacks", "kustomize_dir")
+    if "paths" in kwargs and config.paths and not any(kwargs.get(k) for k in given):
         kwargs["paths"] = tuple(str(path) for path in config.paths)
     if context.get_parameter_source("policy") is ParameterSource.COMMANDLINE and not kwargs["policy"]:
         kwargs.update({name: None for name in ("policy_file", "waiver_file") if _from_file(context, name)})

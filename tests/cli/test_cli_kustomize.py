@@ -129,3 +129,12 @@ def test_preview_takes_kustomize_instead_of_paths(cli, overlay):
     code, _, err = cli("preview", "--kustomize", "overlays/prod", "overlays/prod", "--base", "main")
     assert code == 2
     assert "--kustomize DIR is the head: give it without PATHS, --manifests or --stack" in err
+
+
+def test_a_configured_paths_list_gives_way_to_kustomize(cli, overlay, tmp_path):
+    """The repository's file names the folders to judge by default; --kustomize names what this run judges."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".karpenter-gitops.yaml").write_text("paths: [base]\n")
+    code, out, err = cli("validate", "--kustomize", "overlays/prod", "--format", "json")
+    assert code == 1, err
+    assert [f["rule"] for f in json.loads(out)["findings"]] == ["schema/enum"]
