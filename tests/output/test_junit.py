@@ -9,27 +9,17 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-import yaml
 from conftest import PROJECT
-from support.ci_reports import assert_junit_counts_add_up
+from support.ci_reports import POOL, assert_junit_counts_add_up, broken_repository
 
 from karpenter_gitops.core.findings import Finding, Severity
 from karpenter_gitops.judge.report import Report, Subject
 from karpenter_gitops.output.junit import junit_xml, xml_text
-from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
-
-BROKEN_CLASS = yaml.safe_dump(dict(BASE_NODECLASS)).replace("al2023@v20240807", "al2023@bogus")
-POOL = yaml.safe_dump(dict(BASE_NODEPOOL))
 
 
 @pytest.fixture
 def repository(tmp_path, monkeypatch) -> Path:
-    (tmp_path / "karpenter").mkdir()
-    (tmp_path / "karpenter" / "nodeclass.yaml").write_text(BROKEN_CLASS)
-    (tmp_path / "karpenter" / "nodepool.yaml").write_text(POOL)
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("KARPENTER_GITOPS_VERDICT_CACHE", "off")
-    return tmp_path
+    return broken_repository(tmp_path, monkeypatch)
 
 
 def _junit(cli, *argv: str, stdin: str | None = None) -> tuple[int, ET.Element]:

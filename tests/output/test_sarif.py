@@ -12,27 +12,20 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import PROJECT
-from support.ci_reports import sarif_errors
+from support.ci_reports import BROKEN_CLASS, broken_repository, sarif_errors
 
 from karpenter_gitops.core.findings import Finding, Severity
 from karpenter_gitops.judge.report import Report
 from karpenter_gitops.output.sarif import FINGERPRINT, ROOT_ID, artifact_location, help_uri, plain_text, sarif_log
 from karpenter_gitops.rules import registry
-from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
+from karpenter_gitops.rules.examples import BASE_NODECLASS
 
-BROKEN_CLASS = yaml.safe_dump(dict(BASE_NODECLASS)).replace("al2023@v20240807", "al2023@bogus")
-POOL = yaml.safe_dump(dict(BASE_NODEPOOL))
 URLS = {"Repository": "https://example.com/acme/karpenter-gitops", "Documentation": "https://example.com/acme/docs"}
 
 
 @pytest.fixture
 def repository(tmp_path, monkeypatch) -> Path:
-    (tmp_path / "karpenter").mkdir()
-    (tmp_path / "karpenter" / "nodeclass.yaml").write_text(BROKEN_CLASS)
-    (tmp_path / "karpenter" / "nodepool.yaml").write_text(POOL)
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("KARPENTER_GITOPS_VERDICT_CACHE", "off")
-    return tmp_path
+    return broken_repository(tmp_path, monkeypatch)
 
 
 def _sarif(cli, *argv: str, stdin: str | None = None) -> tuple[int, dict]:

@@ -17,9 +17,28 @@ import json
 import re
 import xml.etree.ElementTree as ET
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import jsonschema
+import yaml
+
+from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
+
+#: A class whose alias names no release (an error on its line) and a sound pool: a run with one finding to report.
+BROKEN_CLASS = yaml.safe_dump(dict(BASE_NODECLASS)).replace("al2023@v20240807", "al2023@bogus")
+POOL = yaml.safe_dump(dict(BASE_NODEPOOL))
+
+
+def broken_repository(directory: Path, monkeypatch) -> Path:
+    """A user's repository in ``directory``, the working directory: karpenter/ holds BROKEN_CLASS and POOL."""
+    (directory / "karpenter").mkdir()
+    (directory / "karpenter" / "nodeclass.yaml").write_text(BROKEN_CLASS)
+    (directory / "karpenter" / "nodepool.yaml").write_text(POOL)
+    monkeypatch.chdir(directory)
+    monkeypatch.setenv("KARPENTER_GITOPS_VERDICT_CACHE", "off")
+    return directory
+
 
 #: sha256 of sarif-schema-2.1.0.json of SARIF 2.1.0 errata 01 (docs.oasis-open.org, and github.com/oasis-tcs/sarif-spec).
 OFFICIAL_SHA256 = "c3b4bb2d6093897483348925aaa73af03b3e3f4bd4ca38cef26dcb4212a2682e"
