@@ -25,8 +25,10 @@ def with_the_other_forms_alias(opts: pulumi.ResourceOptions | None) -> pulumi.Re
     Fleet's child (a URN holds its parents' types, not their names, so any Fleet's will do)."""
     opts = opts or pulumi.ResourceOptions()
     parent = opts.parent
-    if parent is not None and parent.pulumi_resource_type != FLEET_TYPE:
-        return opts  # nested in the program's own component: its alias is the program's to give
+    if parent is not None and getattr(parent, "_type", None) != FLEET_TYPE:
+        # nested in the program's own component (its alias is the program's to give), or served by the package's
+        # provider to a program in another language (the parent is then a URN alone, of that program's choosing)
+        return opts
     if parent is None:
         fleet = f"urn:pulumi:{pulumi.get_stack()}::{pulumi.get_project()}::{FLEET_TYPE}::{pulumi.get_stack()}"
         alias = pulumi.Alias(parent=fleet)

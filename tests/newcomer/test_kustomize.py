@@ -147,7 +147,8 @@ def test_preview_kustomize_renders_the_overlay_at_the_base_ref_too(repository):
     assert code == 0, out + err
     assert "**Objects** vs `HEAD`: 0 added, 1 changed, 0 removed." in out
     assert "-        - effect: NoSchedule\n+        - effect: NoExecute" in out
-    assert "`general`: NodePoolDrifted: spec.template.spec.taints" in out
+    assert "| `general` | NodePoolDrifted | every node |" in out
+    assert "- `general`: NodePoolDrifted (NodePool spec.template.spec.taints)" in out
 
 
 @pytest.mark.real

@@ -14,6 +14,7 @@ from support.preview_objects import node_class, node_pool
 pytestmark = pytest.mark.real
 
 CLAIMS = ("karpenter.sh", "v1", "nodeclaims")
+ON_DEMAND = {"karpenter.sh/capacity-type": "on-demand"}  # as Karpenter labels them: the pool's requirement holds
 
 
 def launched(api_server, pool: str, count: int) -> None:
@@ -27,7 +28,7 @@ def launched(api_server, pool: str, count: int) -> None:
         body = {
             "apiVersion": "karpenter.sh/v1",
             "kind": "NodeClaim",
-            "metadata": {"name": name, "labels": {} if registered else {"karpenter.sh/nodepool": pool}},
+            "metadata": {"name": name, "labels": {} if registered else {"karpenter.sh/nodepool": pool, **ON_DEMAND}},
             "spec": {
                 "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"},
                 "requirements": [],
@@ -38,7 +39,7 @@ def launched(api_server, pool: str, count: int) -> None:
         stored["status"] = {"imageID": "ami-0a23000000000a001", **({"nodeName": f"node-{name}"} if registered else {})}
         custom.replace_cluster_custom_object_status(*CLAIMS, name, stored)
         if registered:
-            labels = {"karpenter.sh/nodepool": pool, "node.kubernetes.io/instance-type": "m5.large"}
+            labels = {"karpenter.sh/nodepool": pool, **ON_DEMAND, "node.kubernetes.io/instance-type": "m5.large"}
             core.create_node({"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"node-{name}", "labels": labels}})
 
 
