@@ -89,9 +89,10 @@ def theirs(answer: Mapping[str, Any], world: World) -> Outcome:
     return Outcome(tuple(sorted(claims)), pending, ignored)
 
 
-def ours(world: World, options: Options = Options()) -> Outcome:
+def ours(world: World, options: Options = Options(), max_rounds: int = 1) -> Outcome:
+    """Our forecast of ``world``: one Solve and its launches unless ``max_rounds`` says more."""
     by_uid = {pod.uid: pod for pod in world.pods}
-    forecast = simulate(world, options)
+    forecast = simulate(world, options, max_rounds)
     claims = []
     for pool in forecast.pools:
         for node in pool.nodes:
