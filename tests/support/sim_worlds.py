@@ -349,7 +349,7 @@ def demo(seed: int, spot_known: bool = True) -> Case:
 
 _OD_SPOT_CLASS = {
     "apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": {"name": "default"},
-    "spec": {"amiSelectorTerms": [{"alias": "al2023@latest"}], "role": "KarpenterNodeRole",
+    "spec": {"amiSelectorTerms": [{"alias": "al2023@latest"}], "role": "KarpenterNodeRole-demo",  # the embedded AWS world's
              "subnetSelectorTerms": [{"tags": {"karpenter.sh/discovery": "demo"}}],
              "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": "demo"}}]},
 }  # fmt: skip
