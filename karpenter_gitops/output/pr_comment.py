@@ -30,6 +30,7 @@ from karpenter_gitops.karpenter.disruption.drift import AMIMove, summarise_types
 from karpenter_gitops.output import DEFAULT_BUDGET, cost_text
 from karpenter_gitops.output.escape import visible
 from karpenter_gitops.output.markdown import EMPTY, OutsideText, code_span, table
+from karpenter_gitops.output.workload_forecast_text import rounds_text
 
 if TYPE_CHECKING:
     from karpenter_gitops.app.preview_result import ObjectChange, Preview
@@ -234,6 +235,8 @@ def _cost_section(preview: Preview, full: bool, quoted: OutsideText) -> str:
         lines += _table(["NodePool", "base", "head"], limits, full, lambda limit: [
             quoted.code(limit[0], cell=True), quoted.prose(limit[1][0], cell=True), quoted.prose(limit[1][1], cell=True)])
     lines += ["", cost_text.mermaid(cost), ""]
+    if rounds := rounds_text(head.forecast):
+        lines.append(f"Head: {rounds}.")
     if head.prices:
         lines.append(f"Prices: {quoted.prose(head.prices.summary)}.")
     approximated = head.forecast.approximated
