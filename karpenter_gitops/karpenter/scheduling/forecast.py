@@ -2,8 +2,8 @@
 
 :func:`simulate` runs Karpenter's provisioning rounds to the fixpoint (:mod:`.rounds`: Solve, the
 launch of each NodeClaim (:mod:`.launch`), Solve again with the launched ones in flight) and sums
-the prices of every NodeClaim launched, each with the pods the last Solve put on it: an on-demand NodeClaim costs its cheapest override; a spot NodeClaim costs
-somewhere in its candidates' range (EC2's allocation strategy picks), so every total is a
+the prices of every NodeClaim launched, each with the pods the last Solve put on it. An on-demand
+NodeClaim costs its cheapest override; a spot NodeClaim costs somewhere in its candidates' range (EC2's allocation strategy picks), so every total is a
 (low, high) pair, equal for on-demand. A month is 730 hours. Pods that cannot be scheduled carry
 Karpenter's message and, per NodePool, the reason in a word (taints, requirements, topology,
 resources, limits, minValues, ...); pods of workloads using what the simulation does not model

@@ -202,6 +202,8 @@ class Scheduler:
         }
         for pod in queued:
             self.topology.update(pod, original[pod.uid])
+        for existing in self.existing:  # NewExistingNode registers its hostname with the groups made so far
+            self.topology.register(HOSTNAME, existing.node.name)
 
         def order(pod: Pod) -> tuple[int, int, str]:
             requests = pod.template.requests
