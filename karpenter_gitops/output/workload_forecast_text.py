@@ -112,8 +112,8 @@ def limit_text(cost: LimitCost | None, lead: str = "at its limits ") -> str:
 
 
 def rounds_text(forecast: Forecast) -> str | None:
-    """``took 3 rounds: round 1 made 4 NodeClaim(s) and left 6 pod(s) pending; round 2 made 3, left 2; ...``;
-    None when one round made every NodeClaim (the next, which finds nothing left to do, is not worth a line)."""
+    """``Karpenter's provisioning takes 3 rounds (...): round 1 made 4 NodeClaim(s) and left 6 pod(s) pending; round 2
+    made 3, left 2; ...``; None when one round made every NodeClaim (the next, finding nothing left to do, is no news)."""
     making = [r for r in forecast.rounds if r.node_claims]
     if len(making) <= 1 and forecast.settled:
         return None
@@ -122,11 +122,12 @@ def rounds_text(forecast: Forecast) -> str | None:
         + (f" and left {r.pending} pod(s) pending" if i == 0 else f", left {r.pending}")
         for i, r in enumerate(making)
     ]  # fmt: skip
-    ending = "" if forecast.settled else f"; stopped after {len(forecast.rounds)} rounds with NodeClaims still being made"
-    return (
-        f"Karpenter's provisioning takes {len(making)} rounds (limits hold back each NodeClaim's largest option "
-        f"until it launches): {'; '.join(steps)}{ending}"
+    lead = (
+        f"Karpenter's provisioning takes {len(making)} rounds"
+        if forecast.settled
+        else f"the forecast stops at its bound of {len(forecast.rounds)} round(s) with NodeClaims still being made"
     )
+    return f"{lead} (the NodeClaims launch between rounds; the pods still pending are placed again): {'; '.join(steps)}"
 
 
 def _percent(node: PlannedNode, name: str) -> str:

@@ -143,8 +143,10 @@ def test_the_text_lists_the_rounds_only_when_more_than_one_made_nodeclaims():
     result = WorkloadForecast(Workloads(pods_), simulate(world(pods_, limited, instance_types_=types(m5))), sources=("w/",))
     said = text(result)
     assert (
-        "Karpenter's provisioning takes 2 rounds (limits hold back each NodeClaim's largest option until it launches): "
-        "round 1 made 2 NodeClaim(s) and left 1 pod(s) pending; round 2 made 1, left 0" in said
+        "Karpenter's provisioning takes 2 rounds (the NodeClaims launch between rounds; the pods still pending are placed "
+        "again): round 1 made 2 NodeClaim(s) and left 1 pod(s) pending; round 2 made 1, left 0" in said
     )
     assert "price from round" in said and "cannot schedule" not in said
+    bounded = WorkloadForecast(Workloads(pods_), simulate(world(pods_, limited, instance_types_=types(m5)), max_rounds=1))
+    assert "the forecast stops at its bound of 1 round(s) with NodeClaims still being made" in text(bounded)
     assert "provisioning takes" not in text(forecast_of(pods(3), pool("default", *on_demand(M5))))
