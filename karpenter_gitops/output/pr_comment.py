@@ -30,6 +30,7 @@ from karpenter_gitops.karpenter.disruption.drift import AMI_DRIFT, AMIMove, Drif
 from karpenter_gitops.output import DEFAULT_BUDGET, cost_text
 from karpenter_gitops.output.escape import visible
 from karpenter_gitops.output.markdown import EMPTY, OutsideText, code_span, table
+from karpenter_gitops.output.workload_forecast_text import rounds_text
 
 if TYPE_CHECKING:
     from karpenter_gitops.app.preview_result import ObjectChange, Preview
@@ -273,6 +274,8 @@ def _cost_details(preview: Preview, changed: Sequence, limits: Sequence, full: b
     lines += [f"- {quoted.code(p.node_pool)}: base {quoted.prose(cost_text.claims(p.base, base))}; "
               f"head {quoted.prose(cost_text.claims(p.head, head))}" for p in _cap(changed, rows)]
     lines += _more(len(changed), len(_cap(changed, rows)))
+    if rounds := rounds_text(head.forecast):
+        lines.append(f"- Head: {rounds}.")
     if head.prices:
         lines.append(f"- Prices: {quoted.prose(head.prices.summary)}.")
     lines.append(f"- {cost_text.ASSUMPTIONS}")

@@ -111,6 +111,25 @@ def limit_text(cost: LimitCost | None, lead: str = "at its limits ") -> str:
     return f"{limits}: cheapest {_fill(cost.cheapest)}; dearest {_fill(cost.dearest)}"
 
 
+def rounds_text(forecast: Forecast) -> str | None:
+    """``Karpenter's provisioning takes 3 rounds (...): round 1 made 4 NodeClaim(s) and left 6 pod(s) pending; round 2
+    made 3, left 2; ...``; None when one round made every NodeClaim (the next, finding nothing left to do, is no news)."""
+    making = [r for r in forecast.rounds if r.node_claims]
+    if len(making) <= 1 and forecast.settled:
+        return None
+    steps = [
+        f"round {r.number} made {sum(r.node_claims.values())}" + (" NodeClaim(s)" if i == 0 else "")
+        + (f" and left {r.pending} pod(s) pending" if i == 0 else f", left {r.pending}")
+        for i, r in enumerate(making)
+    ]  # fmt: skip
+    lead = (
+        f"Karpenter's provisioning takes {len(making)} rounds"
+        if forecast.settled
+        else f"the forecast stops at its bound of {len(forecast.rounds)} round(s) with NodeClaims still being made"
+    )
+    return f"{lead} (the NodeClaims launch between rounds; the pods still pending are placed again): {'; '.join(steps)}"
+
+
 def _percent(node: PlannedNode, name: str) -> str:
     share = node.utilisation.get(name)
     return "—" if share is None else f"{share:.0%}"
@@ -143,8 +162,11 @@ def print_forecast(result: WorkloadForecast, console: Terminal) -> None:
     )
     for note in result.prices.notes if result.prices else ():
         console.print((f"  prices: {note}", "yellow"))
+    rounds = rounds_text(forecast)
+    if rounds:
+        console.print(f"  {rounds}")
     for pool in forecast.pools:
-        _pool(console, result, pool)
+        _pool(console, result, pool, by_round=rounds is not None)
     _unschedulable(console, forecast)
     for approximated in forecast.approximated:
         console.print(
@@ -165,7 +187,7 @@ def print_forecast(result: WorkloadForecast, console: Terminal) -> None:
     console.blank()
 
 
-def _pool(console: Terminal, result: WorkloadForecast, pool: PoolForecast) -> None:
+def _pool(console: Terminal, result: WorkloadForecast, pool: PoolForecast, by_round: bool = False) -> None:
     low, high = pool.hourly
     if not pool.nodes:
         why = f": {pool.unusable}" if pool.unusable else ""
@@ -192,10 +214,23 @@ def _pool(console: Terminal, result: WorkloadForecast, pool: PoolForecast) -> No
                 _percent(node, "memory"),
                 price_range(*node.hourly),
                 result.price_source(node) or "—",
+                *([str(node.round)] if by_round else []),
             ]
         )
     console.table(
-        ("instance type (+others)", "capacity", "zones", "pods", "cpu", "memory", "$/hour", "price from"), rows, indent=4
+        (
+            "instance type (+others)",
+            "capacity",
+            "zones",
+            "pods",
+            "cpu",
+            "memory",
+            "$/hour",
+            "price from",
+            *(("round",) if by_round else ()),
+        ),
+        rows,
+        indent=4,
     )
     amis = sorted({ami for node in pool.nodes if (ami := result.ami(node))})
     if amis:

@@ -102,13 +102,13 @@ def test_verify_sets_the_launched_nodeclaims_beside_the_forecast(cluster, capsys
         "capacityTypes": {"spot": 1},
         "zones": {"us-west-2a": 1},
     }
-    assert general["forecast"]["nodeClaims"] == 3 and not general["asForecast"]
+    assert general["forecast"]["nodeClaims"] == 4 and not general["asForecast"]
     assert pools["gpu"]["launched"]["nodeClaims"] == 0 and pools["gpu"]["forecast"]["nodeClaims"] == 1
     main([*base, "--workloads", "examples/workloads"])
     text = capsys.readouterr().out
     assert "NodeClaims launched beside the forecast for the workloads (information, not a finding):" in text
     assert (
-        "general: forecast 3 NodeClaim(s) (1 × c6g.xlarge, 1 × m7g.2xlarge, 1 × m8g.xlarge), launched 1 (1 × m5.large); 2 fewer; other types"
+        "general: forecast 4 NodeClaim(s) (2 × c6g.xlarge, 1 × m7g.2xlarge, 1 × m8g.xlarge), launched 1 (1 × m5.large); 3 fewer; other types"
         in text
     )
     assert "gpu: forecast 1 NodeClaim(s) (1 × g5g.16xlarge), launched 0 (none); 1 fewer" in text

@@ -5,14 +5,15 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from support.simulation import PRICES, on_demand, pods, pool, tolerate, world
+from support.simulation import PRICES, on_demand, pods, pool, tolerate, types, world
 
 from karpenter_gitops.adapters.aws.pricing import Prices, on_demand_prices
 from karpenter_gitops.app.cost_comparison import CostComparison
 from karpenter_gitops.app.workload_forecast import WorkloadForecast
 from karpenter_gitops.core.requirements import Requirement
 from karpenter_gitops.karpenter.scheduling import simulate
-from karpenter_gitops.karpenter.scheduling.matching import Taint
+from karpenter_gitops.karpenter.scheduling.matching import HOSTNAME, LabelSelector, Taint
+from karpenter_gitops.karpenter.scheduling.pods import AffinityTerm
 from karpenter_gitops.load.workloads import Workloads
 from karpenter_gitops.output.cost_text import change, change_cell, describe, limit_row, mermaid, per_month, total
 from karpenter_gitops.output.forecast_svg import PALETTE, SHOWN_NODES, colours, svg
@@ -137,3 +138,20 @@ def test_the_limit_cost_is_compared_when_the_limit_or_the_types_change():
     (dropped,) = CostComparison(base, unlimited).pools
     assert limit_row(dropped)[1] == "no cpu/memory limit"
     assert limit_row(CostComparison(unlimited, unlimited).pools[0]) is None
+
+
+def test_the_text_lists_the_rounds_only_when_more_than_one_made_nodeclaims():
+    apart = (AffinityTerm(HOSTNAME, LabelSelector((("app", "web"),))),)
+    limited = pool("default", *on_demand(), limits={"cpu": "20"})
+    m5 = ("m5.large", "m5.xlarge", "m5.2xlarge", "m5.4xlarge")
+    pods_ = pods(3, anti_affinity=apart)
+    result = WorkloadForecast(Workloads(pods_), simulate(world(pods_, limited, instance_types_=types(m5))), sources=("w/",))
+    said = text(result)
+    assert (
+        "Karpenter's provisioning takes 2 rounds (the NodeClaims launch between rounds; the pods still pending are placed "
+        "again): round 1 made 2 NodeClaim(s) and left 1 pod(s) pending; round 2 made 1, left 0" in said
+    )
+    assert "price from round" in said and "cannot schedule" not in said
+    bounded = WorkloadForecast(Workloads(pods_), simulate(world(pods_, limited, instance_types_=types(m5)), max_rounds=1))
+    assert "the forecast stops at its bound of 1 round(s) with NodeClaims still being made" in text(bounded)
+    assert "provisioning takes" not in text(forecast_of(pods(3), pool("default", *on_demand(M5))))

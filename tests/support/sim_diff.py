@@ -17,6 +17,7 @@ from typing import Any
 
 from karpenter_gitops.karpenter.scheduling import Options, World, simulate
 from karpenter_gitops.karpenter.scheduling.pods import Pod
+from karpenter_gitops.karpenter.scheduling.rounds import MAX_ROUNDS
 
 PRICE_DIGITS = 6
 
@@ -89,9 +90,10 @@ def theirs(answer: Mapping[str, Any], world: World) -> Outcome:
     return Outcome(tuple(sorted(claims)), pending, ignored)
 
 
-def ours(world: World, options: Options = Options()) -> Outcome:
+def ours(world: World, options: Options = Options(), max_rounds: int = 1) -> Outcome:
+    """Our forecast of ``world``: one Solve and its launches unless ``max_rounds`` says more."""
     by_uid = {pod.uid: pod for pod in world.pods}
-    forecast = simulate(world, options)
+    forecast = simulate(world, options, max_rounds)
     claims = []
     for pool in forecast.pools:
         for node in pool.nodes:
@@ -106,6 +108,23 @@ def ours(world: World, options: Options = Options()) -> Outcome:
     pending = frozenset(uid for u in forecast.unschedulable for uid in u.pods)
     ignored = frozenset(uid for u in forecast.ignored for uid in u.pods)
     return Outcome(tuple(sorted(claims)), pending, ignored)
+
+
+def _final(outcome: Outcome) -> Outcome:
+    """What ends up running, per NodePool: each NodeClaim by the type and capacity type it launched as (and its
+    price), without the pods on it (Karpenter re-packs them each round; the kube-scheduler binds them in the end)."""
+    claims = (Claim(c.node_pool, (), (), c.capacity_type, (), c.cheapest, c.price_range) for c in outcome.claims)
+    return replace(outcome, claims=tuple(sorted(claims)))
+
+
+def final_theirs(answer: Mapping[str, Any], world: World) -> Outcome:
+    """Karpenter's rounds (a world sent with ``rounds``): every NodeClaim an earlier pass launched, and the last pass's."""
+    launched = [c for r in answer.get("rounds") or () for c in r["nodeClaims"] if (c.get("launch") or {}).get("cheapest")]
+    return _final(theirs({**answer, "nodeClaims": [*launched, *answer["nodeClaims"]]}, world))
+
+
+def final_ours(world: World, options: Options = Options()) -> Outcome:
+    return _final(ours(world, options, MAX_ROUNDS))
 
 
 MAX_INSTANCE_TYPES = 600  # what a NodeClaim carries (Karpenter's MaxInstanceTypes)

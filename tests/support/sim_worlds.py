@@ -29,7 +29,7 @@ from karpenter_gitops.karpenter.scheduling.matching import LabelSelector, Taint,
 from karpenter_gitops.karpenter.scheduling.nodes import NodeClassSettings, PriceTable, instance_types
 from karpenter_gitops.karpenter.scheduling.pods import AffinityTerm, Container, DaemonSet, HostPort, PodTemplate, Spread, replicas
 from karpenter_gitops.karpenter.scheduling.world import NodePoolSpec, World
-from karpenter_gitops.load.into_inputs import load
+from karpenter_gitops.load.into_inputs import load, load_documents
 from karpenter_gitops.load.workloads import workloads_from_documents
 from support.simulation import SOURCE, info
 
@@ -341,5 +341,70 @@ def demo(seed: int, spot_known: bool = True) -> Case:
         workloads.pods,
         workloads.daemon_sets,
         traits=traits,
+    )
+    return Case(seed, world)
+
+
+# --- aws-samples/karpenter-blueprints' od-spot-split: one workload split over an on-demand and a spot pool ----
+
+_OD_SPOT_CLASS = {
+    "apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": {"name": "default"},
+    "spec": {"amiSelectorTerms": [{"alias": "al2023@latest"}], "role": "KarpenterNodeRole-demo",  # the embedded AWS world's
+             "subnetSelectorTerms": [{"tags": {"karpenter.sh/discovery": "demo"}}],
+             "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": "demo"}}]},
+}  # fmt: skip
+
+
+def _split_pool(name: str, capacity_type: str, domains: list[str]) -> dict:
+    """One of the blueprint's two NodePools (its v1beta1 manifests as v1): 1000 cpu / 500Gi, a share of the
+    ``capacity-spread`` domains, c/m/r of generation > 2 on amd64 Linux, tainted for the workload."""
+    requirements = [
+        {"key": "capacity-spread", "operator": "In", "values": domains},
+        {"key": labels.ARCH, "operator": "In", "values": ["amd64"]},
+        {"key": labels.CAPACITY_TYPE, "operator": "In", "values": [capacity_type]},
+        {"key": labels.OS, "operator": "In", "values": ["linux"]},
+        {"key": labels.CATEGORY, "operator": "In", "values": ["c", "m", "r"]},
+        {"key": labels.GENERATION, "operator": "Gt", "values": ["2"]},
+    ]
+    return {
+        "apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": name},
+        "spec": {"limits": {"cpu": "1k", "memory": "500Gi"},
+                 "template": {"metadata": {"labels": {"intent": "apps"}},
+                              "spec": {"nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"},
+                                       "requirements": requirements,
+                                       "taints": [{"key": "intent", "value": "workload-split", "effect": "NoSchedule"}]}}},
+    }  # fmt: skip
+
+
+OD_SPOT_SPLIT = (
+    _OD_SPOT_CLASS,
+    _split_pool("node-od", "on-demand", ["1"]),
+    _split_pool("node-spot", "spot", ["2", "3", "4", "5"]),
+)
+OD_SPOT_WORKLOAD = _deployment(
+    "workload-split", 10, "512m", "512Mi", namespace="default", nodeSelector={"intent": "apps"},
+    tolerations=[{"key": "intent", "operator": "Equal", "value": "workload-split", "effect": "NoSchedule"}],
+    topologySpreadConstraints=[_spread("workload-split", "capacity-spread")],
+)  # fmt: skip
+
+
+def od_spot_split(seed: int, replicas_: int = 10) -> Case:
+    """The blueprint over moto's full catalogue in us-west-2, Karpenter's static on-demand prices and seeded spot
+    prices (one per type for every zone, as in :func:`demo`). One Solve turns 6 of its 10 pods away: each new
+    NodeClaim holds its largest option against the 500Gi; the later rounds place them."""
+    rng = random.Random(seed)
+    inputs = load_documents([("od-spot.yaml", list(OD_SPOT_SPLIT))])
+    catalogue = LabelledCatalogue(INSTANCE_TYPES.values(), {name: DEMO_ZONES for name in INSTANCE_TYPES}, DEMO_REGION)
+    table = on_demand_prices(DEMO_REGION)
+    spot = {
+        (name, zone): shared
+        for name, price in table.prices.items()
+        for shared in (round(price * rng.uniform(0.25, 0.9), 5),)
+        for zone in DEMO_ZONES
+    }
+    workload = {**OD_SPOT_WORKLOAD, "spec": {**OD_SPOT_WORKLOAD["spec"], "replicas": replicas_}}
+    workloads = workloads_from_documents([("workload.yaml", [workload])])
+    world = build_world(
+        inputs.node_pools, inputs.node_classes, catalogue, PriceTable(dict(table.prices), table.note, spot), workloads.pods
     )
     return Case(seed, world)

@@ -66,6 +66,11 @@
 //	                                    --scheduler-config); parsed by Karpenter with its defaults. The process
 //	                                    environment is not read.
 //	  "reportInstanceTypes": false      true: list each NodePool's instance types as Karpenter resolved them
+//	  "rounds": 1                       up to this many provisioning passes: after each, its NodeClaims launch (the
+//	                                    cheapest override of the launch below), join cluster state in flight with the
+//	                                    launched type's labels, capacity and allocatable (named r<round>-<pool>-<n>,
+//	                                    n by pool and first pod), and the next pass schedules every pending pod again;
+//	                                    it stops early at a pass that makes no NodeClaim or launches none
 //	}
 //
 // # Output
@@ -97,6 +102,8 @@
 //	      "cheapest": {...},            what on-demand lowest-price launches (for spot: the lower bound)
 //	      "error": "..."                instead, when the filters leave nothing
 //	  }}],                              by nodePool, then first pod
+//	  "rounds": [{"nodeClaims": [...]}],   the passes before the last that launched NodeClaims (each with "name"); the
+//	                                    keys above ("nodeClaims", "existingNodes", "unschedulable") are the last pass's
 //	  "existingNodes": [{"name", "pods"}],   existing nodes (and NodeClaims) the pass placed pods on, by name
 //	  "unschedulable": [{"pod", "error", "deferred": bool, "ignored": bool}],   by pod: Karpenter's error text;
 //	                                    deferred = a reserved-offering deferral; ignored = the provisioner's

@@ -27,6 +27,7 @@ type report struct {
 	Release       map[string]string    `json:"release"`
 	NodePools     []nodePoolReport     `json:"nodePools"`
 	NodeClaims    []nodeClaimReport    `json:"nodeClaims"`
+	Rounds        []roundReport        `json:"rounds,omitempty"`
 	ExistingNodes []existingNodeReport `json:"existingNodes"`
 	Unschedulable []podErrorReport     `json:"unschedulable"`
 	NodeOverlays  []overlayReport      `json:"nodeOverlays"`
@@ -71,6 +72,7 @@ type requirementReport struct {
 }
 
 type nodeClaimReport struct {
+	Name          string              `json:"name,omitempty"`
 	NodePool      string              `json:"nodePool"`
 	Pods          []string            `json:"pods"`
 	Requests      map[string]string   `json:"requests"`
@@ -142,6 +144,7 @@ func buildReport(ctx context.Context, w *world, objs *objects, sim *simulation) 
 		NodeOverlays:  []overlayReport{},
 		Events:        []eventReport{},
 		Pricing:       sim.pricing,
+		Rounds:        sim.rounds,
 	}
 	poolTypes := map[string][]*cloudprovider.InstanceType{}
 	nodePools := append([]*karpv1.NodePool(nil), objs.nodePools...)
@@ -155,7 +158,8 @@ func buildReport(ctx context.Context, w *world, objs *objects, sim *simulation) 
 		out.NodePools = []nodePoolReport{}
 	}
 	for _, nc := range sim.results.NewNodeClaims {
-		out.NodeClaims = append(out.NodeClaims, nodeClaimSummary(ctx, nc, poolTypes[nc.NodePoolName]))
+		summary, _ := nodeClaimSummary(ctx, nc, poolTypes[nc.NodePoolName])
+		out.NodeClaims = append(out.NodeClaims, summary)
 	}
 	// Karpenter keeps its NodeClaims in an order re-sorted by pod count with an unstable sort: report them by pool and
 	// by the first pod each took, which is what identifies a NodeClaim across runs.
@@ -254,8 +258,8 @@ func instanceTypeSummary(it *cloudprovider.InstanceType) instanceTypeReport {
 }
 
 // nodeClaimSummary reads a NodeClaim of the Solve as the provisioner turns it into a NodeClaim object (ToNodeClaim),
-// then as the AWS provider would launch it.
-func nodeClaimSummary(ctx context.Context, nc *scheduler.NodeClaim, poolTypes []*cloudprovider.InstanceType) nodeClaimReport {
+// then as the AWS provider would launch it; the NodeClaim object too.
+func nodeClaimSummary(ctx context.Context, nc *scheduler.NodeClaim, poolTypes []*cloudprovider.InstanceType) (nodeClaimReport, *karpv1.NodeClaim) {
 	// Prices first: ToNodeClaim narrows the requirements the prices were ordered with.
 	options := []optionReport{}
 	for _, it := range nc.InstanceTypeOptions {
@@ -290,7 +294,7 @@ func nodeClaimSummary(ctx context.Context, nc *scheduler.NodeClaim, poolTypes []
 		}
 	}
 	summary.Launch = launch(ctx, requirements, claim.Spec.Resources.Requests, poolTypes)
-	return summary
+	return summary, claim
 }
 
 // launch follows the AWS provider's Create (cloudprovider.go, providers/instance/instance.go) up to the CreateFleet

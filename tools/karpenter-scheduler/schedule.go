@@ -166,10 +166,12 @@ type simulation struct {
 	recorder         *capturingRecorder
 	invalidNodePools map[string]string
 	pricing          *pricingReport
+	rounds           []roundReport // the rounds that launched NodeClaims, when the world asks for more than one
 }
 
-// simulate runs one provisioning pass of Karpenter's provisioner over the world: Schedule, which lists the pending
-// pods, orders the NodePools by weight, builds the topology and the daemonset overhead, solves and truncates.
+// simulate runs provisioning passes of Karpenter's provisioner over the world (one unless the world asks for rounds):
+// Schedule, which lists the pending pods, orders the NodePools by weight, builds the topology and the daemonset
+// overhead, solves and truncates; between rounds, the NodeClaims launch and join cluster state in flight.
 func simulate(ctx context.Context, w *world, objs *objects) (*simulation, error) {
 	ctx = injection.WithControllerName(ctx, "provisioner")
 	clk := clock.RealClock{}
@@ -203,9 +205,9 @@ func simulate(ctx context.Context, w *world, objs *objects) (*simulation, error)
 	}
 	sim.provisioner = provisioning.NewProvisioner(sim.kubeClient, sim.recorder, sim.provider, cluster, clk, nil,
 		virtualpods.NewVirtualPodCache(sim.kubeClient))
-	results, err := sim.provisioner.Schedule(ctx)
+	results, err := provisionRounds(ctx, sim, cluster, objs.nodePools, max(w.Rounds, 1))
 	if err != nil {
-		return nil, fmt.Errorf("karpenter's provisioner: %w", err)
+		return nil, err
 	}
 	sim.results = results
 	return sim, nil

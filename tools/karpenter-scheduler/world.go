@@ -24,6 +24,7 @@ type world struct {
 	EC2                 *ec2Answers                    `json:"ec2"`
 	Flags               []string                       `json:"flags"`
 	ReportInstanceTypes bool                           `json:"reportInstanceTypes"`
+	Rounds              int                            `json:"rounds"`
 }
 
 // instanceTypeInput is one cloudprovider.InstanceType as Karpenter's scheduler sees it.

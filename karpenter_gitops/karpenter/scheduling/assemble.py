@@ -19,7 +19,7 @@ from karpenter_gitops.karpenter.scheduling.nodes import NodeClassSettings, Price
 from karpenter_gitops.karpenter.scheduling.pods import DaemonSet, Pod
 from karpenter_gitops.karpenter.scheduling.world import NodePoolSpec, World
 
-EMPTY_CLUSTER = "the cluster is taken as empty: existing nodes, their pods and in-flight NodeClaims are not counted"
+EMPTY_CLUSTER = "the cluster is taken as empty: nodes it already runs, and their pods, are not counted"
 SPOT_UNKNOWN = (
     "spot prices are not known: spot offerings are priced at on-demand, as Karpenter does before its first spot price update"
 )

@@ -1,8 +1,9 @@
 """The forecast: per NodePool, the NodeClaims Karpenter would create, their pods, utilisation and price.
 
-:func:`simulate` runs one Solve (:mod:`.scheduler`), the launch of each NodeClaim (:mod:`.launch`)
-and sums the prices: an on-demand NodeClaim costs its cheapest override; a spot NodeClaim costs
-somewhere in its candidates' range (EC2's allocation strategy picks), so every total is a
+:func:`simulate` runs Karpenter's provisioning rounds to the fixpoint (:mod:`.rounds`: Solve, the
+launch of each NodeClaim (:mod:`.launch`), Solve again with the launched ones in flight) and sums
+the prices of every NodeClaim launched, each with the pods the last Solve put on it. An on-demand
+NodeClaim costs its cheapest override; a spot NodeClaim costs somewhere in its candidates' range (EC2's allocation strategy picks), so every total is a
 (low, high) pair, equal for on-demand. A month is 730 hours. Pods that cannot be scheduled carry
 Karpenter's message and, per NodePool, the reason in a word (taints, requirements, topology,
 resources, limits, minValues, ...); pods of workloads using what the simulation does not model
@@ -12,19 +13,19 @@ carries what it would cost at that limit (:mod:`.limits`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from karpenter_gitops.core import labels, versions
 from karpenter_gitops.karpenter.scheduling import resources
 from karpenter_gitops.karpenter.scheduling.failures import message
-from karpenter_gitops.karpenter.scheduling.launch import Launch, launch, utilisation
+from karpenter_gitops.karpenter.scheduling.launch import Launch, utilisation
 from karpenter_gitops.karpenter.scheduling.limits import LimitCost, limit_cost
-from karpenter_gitops.karpenter.scheduling.node_claims import NodeClaim
 from karpenter_gitops.karpenter.scheduling.nodes import HOURS_PER_MONTH
 from karpenter_gitops.karpenter.scheduling.pods import UNMODELLED, Pod
-from karpenter_gitops.karpenter.scheduling.scheduler import STRICT, Options, Scheduler
+from karpenter_gitops.karpenter.scheduling.rounds import MAX_ROUNDS, Launched, Provisioning, provision
+from karpenter_gitops.karpenter.scheduling.scheduler import Options
 from karpenter_gitops.karpenter.scheduling.world import World
 
 
@@ -44,6 +45,8 @@ class PlannedNode:
     launch: Launch
     allocatable: Mapping[str, int]  # of the cheapest candidate type
     options: tuple[str, ...] = ()  # the instance types the NodeClaim carries (at most 600), cheapest first
+    round: int = 1  # the provisioning round whose Solve made it
+    name: str = ""  # r<round>-<pool>-<n>, as the later rounds know it in flight
 
     @property
     def instance_type(self) -> str | None:
@@ -62,7 +65,7 @@ class PlannedNode:
     def to_json(self) -> dict[str, Any]:
         low, high = self.hourly
         return {
-            "nodePool": self.node_pool, "instanceType": self.instance_type, "capacityType": self.launch.capacity_type,
+            "name": self.name, "round": self.round, "nodePool": self.node_pool, "instanceType": self.instance_type, "capacityType": self.launch.capacity_type,
             "zones": list(self.zones), "pods": list(self.pods),
             "requests": resources.as_quantities(self.requests), "daemonOverhead": resources.as_quantities(self.daemon_overhead),
             "utilisation": {k: round(v, 4) for k, v in self.utilisation.items()},
@@ -143,6 +146,18 @@ class PoolForecast:
 
 
 @dataclass(frozen=True)
+class Round:
+    """One provisioning round: the NodeClaims its Solve made, per NodePool, and the pods it left pending."""
+
+    number: int
+    node_claims: Mapping[str, int]  # NodePool → NodeClaims made (launched or not)
+    pending: int  # pods its Solve could place nowhere
+
+    def to_json(self) -> dict[str, Any]:
+        return {"round": self.number, "nodeClaims": dict(self.node_claims), "podsPending": self.pending}
+
+
+@dataclass(frozen=True)
 class Forecast:
     """What Karpenter would launch for a world, and what it would cost."""
 
@@ -153,6 +168,8 @@ class Forecast:
     ignored: tuple[Unschedulable, ...]  # pods Karpenter would not provision for (their own choice or invalid)
     approximated: tuple[Approximated, ...]
     notes: tuple[str, ...]
+    rounds: tuple[Round, ...] = ()
+    settled: bool = True  # False: the loop stopped at its bound with NodeClaims still being made
 
     @property
     def hourly(self) -> tuple[float, float]:
@@ -174,6 +191,7 @@ class Forecast:
             "ignored": [u.to_json() for u in self.ignored],
             "approximated": [a.to_json() for a in self.approximated],
             "notes": list(self.notes),
+            "rounds": [r.to_json() for r in self.rounds], "settled": self.settled,
         }  # fmt: skip
 
 
@@ -193,32 +211,40 @@ def _grouped(pods: Iterable[Pod], describe: Mapping[str, tuple[str, tuple[Reason
     )
 
 
-def _planned(claim: NodeClaim, options: Options) -> PlannedNode:
+def _planned(item: Launched, pods: Sequence[Pod], requests: Mapping[str, int]) -> PlannedNode:
+    """A launched NodeClaim with the pods the last Solve put on it."""
+    claim, outcome = item.claim, item.launch
     catalogue = claim.template.catalogue
-    ordered = catalogue.by_price(claim.options, claim.requirements)[: options.max_instance_types]
-    pods_only = resources.merge(*(data.requests for data in claim.data))
-    outcome = launch(catalogue, ordered, claim.requirements, claim.requests, options.min_values_policy == STRICT)
     cheapest = outcome.cheapest
     allocatable = catalogue.types[catalogue.position[cheapest.instance_type]].allocatable if cheapest else {}
     zone = claim.requirements.get(labels.ZONE)
     zones = sorted({c.zone for c in outcome.candidates if zone is None or zone.has(c.zone)})
     return PlannedNode(
         claim.template.pool.name,
-        tuple(p.uid for p in claim.pods),
-        pods_only,
+        tuple(p.uid for p in pods),
+        dict(requests),
         claim.daemon_overhead,
         tuple(zones),
         outcome,
         allocatable,
-        tuple(catalogue.types[i].name for i in ordered),
+        tuple(catalogue.types[i].name for i in item.options),
+        item.round,
+        item.name,
     )
 
 
-def simulate(world: World, options: Options = Options()) -> Forecast:
-    """One provisioning Solve over ``world`` and the launch of every NodeClaim it creates."""
-    scheduler = Scheduler(world, options)
-    solution = scheduler.solve(world.pods)
-    planned = [_planned(claim, options) for claim in solution.node_claims]
+def simulate(world: World, options: Options = Options(), max_rounds: int = MAX_ROUNDS) -> Forecast:
+    """Karpenter's provisioning rounds over ``world`` (``max_rounds=1``: one Solve and its launches)."""
+    run = provision(world, options, max_rounds)
+    solution, scheduler = run.last, run.first
+    on_nodes = {existing.node.name: existing for existing in solution.existing}
+    planned = []
+    for item in run.launched:  # one made earlier that never launched is left out: later rounds placed its pods again
+        existing = on_nodes.get(item.name)
+        if existing is not None:
+            planned.append(_planned(item, existing.pods, existing.requests))
+        elif item.round == run.rounds:  # made by the last Solve (a failed launch, or the bound): its pods are its own
+            planned.append(_planned(item, item.claim.pods, resources.merge(*(d.requests for d in item.claim.data))))
     at_limits = {
         t.pool.name: cost
         for t in scheduler.templates
@@ -251,4 +277,17 @@ def simulate(world: World, options: Options = Options()) -> Forecast:
         _grouped((by_uid[uid] for uid in sorted(ignored)), ignored),
         tuple(Approximated(w, n, r) for w, (n, r) in sorted(approximated.items())),
         world.notes,
+        _rounds(run),
+        run.settled,
     )
+
+
+def _rounds(run: Provisioning) -> tuple[Round, ...]:
+    out = []
+    for number, pending in enumerate(run.pending, start=1):
+        made: dict[str, int] = {}
+        for item in run.launched:
+            if item.round == number:
+                made[item.claim.template.pool.name] = made.get(item.claim.template.pool.name, 0) + 1
+        out.append(Round(number, dict(sorted(made.items())), pending))
+    return tuple(out)

@@ -1,6 +1,7 @@
-"""Karpenter's provisioning scheduler (``pkg/controllers/provisioning/scheduling``, v1.15.0), for an empty cluster.
+"""Karpenter's provisioning scheduler (``pkg/controllers/provisioning/scheduling``, v1.15.0).
 
-One :meth:`Scheduler.solve` is one of Karpenter's Solves:
+One :meth:`Scheduler.solve` is one of Karpenter's Solves, over a cluster that holds only the
+in-flight nodes of earlier rounds (:mod:`.existing`; none in the first):
 
 * NodePools become NodeClaim templates, by weight (then name, both descending); a template keeps the
   instance types its requirements, an available offering and a non-negative allocatable allow
@@ -10,12 +11,14 @@ One :meth:`Scheduler.solve` is one of Karpenter's Solves:
   makes no progress. Each pod goes to the first NodeClaim of this Solve that can take it — in order
   of pod count, fewest first — else to a new NodeClaim from the first template that can take it
   (NodePool limits filter the types by capacity, and each new NodeClaim subtracts its largest
-  option's capacity). When nothing takes it, one preference is relaxed and it is tried again.
+  option's capacity). Before either, the first in-flight node (by name) that takes it. In-flight
+  nodes count against their NodePool's limits at their real capacity (and one node each). When
+  nothing takes it, one preference is relaxed and it is tried again.
 * A NodeClaim keeps every instance type that still fits all its pods (each type with its own
   daemon overhead) and has an offering within its narrowed requirements: it packs until *no* type
   fits, so packing follows the largest type left; price plays no part here.
 
-Not modelled: existing nodes and pods (the cluster is empty), capacity reservations, volumes, DRA.
+Not modelled: nodes and pods the cluster already runs, capacity reservations, volumes, DRA.
 NodeClaims of equal pod count are ordered as Go's unstable ``sort.Slice`` leaves them (:mod:`.gosort`).
 """
 
@@ -28,6 +31,7 @@ from dataclasses import dataclass, replace
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.requirements import Requirements
 from karpenter_gitops.karpenter.scheduling import gosort, resources
+from karpenter_gitops.karpenter.scheduling.existing import NO_UNDEFINED, ExistingNode, InFlightNode
 from karpenter_gitops.karpenter.scheduling.failures import Failure, Failures, FilterFailure
 from karpenter_gitops.karpenter.scheduling.matching import (
     HOSTNAME,
@@ -71,12 +75,13 @@ class Solution:
     node_claims: tuple[NodeClaim, ...]
     errors: Mapping[str, Failures]
     unusable_pools: Mapping[str, str]  # NodePool → why no NodeClaim can come from it
+    existing: tuple[ExistingNode, ...] = ()  # the in-flight nodes, with the pods this Solve put on them
 
 
 class Scheduler:
     """One Solve over a :class:`World`."""
 
-    def __init__(self, world: World, options: Options = Options()):
+    def __init__(self, world: World, options: Options = Options(), in_flight: Sequence[InFlightNode] = ()):
         self.world, self.options = world, options
         self._data: dict[tuple[int, PodState], PodData] = {}
         self._counter = 0
@@ -106,6 +111,14 @@ class Scheduler:
             for p in pools
         }
         self.topology = Topology(lambda key: domain_values(key, domain_pools.values()))
+        self.existing = [ExistingNode(node, world.daemon_sets) for node in sorted(in_flight, key=lambda n: n.name)]
+        self.existing_open = list(self.existing)  # in-flight nodes some pod may still fit
+        self._existing_rejecting: dict[int, int] = {}  # pod state → how many open in-flight nodes never take it
+        for existing in self.existing:
+            remaining = self.remaining.get(existing.node.node_pool)
+            if remaining is not None:  # updateRemainingResources: the node's capacity, and one node
+                used = {**existing.node.capacity, NODES: resources.MILLI}
+                self.remaining[existing.node.node_pool] = {k: v - used.get(k, 0) for k, v in remaining.items()}
 
     # --- templates ------------------------------------------------------------------------------
 
@@ -189,6 +202,8 @@ class Scheduler:
         }
         for pod in queued:
             self.topology.update(pod, original[pod.uid])
+        for existing in self.existing:  # NewExistingNode registers its hostname with the groups made so far
+            self.topology.register(HOSTNAME, existing.node.name)
 
         def order(pod: Pod) -> tuple[int, int, str]:
             requests = pod.template.requests
@@ -228,7 +243,7 @@ class Scheduler:
                     errors[pod.uid] = ((claim.template.pool.name, Failure(message, "minValues")),)
                 continue
             claims.append(claim)
-        return Solution(tuple(claims), errors, dict(self.unusable))
+        return Solution(tuple(claims), errors, dict(self.unusable), tuple(self.existing))
 
     def _try(self, pod: Pod, data: PodData) -> Failures | None:
         """``trySchedule``: place the pod, relaxing one preference after each failure; the last failure or None."""
@@ -248,6 +263,8 @@ class Scheduler:
         if "resource-claims" in pod.template.approximations:
             return ((None, Failure(DRA_ERROR, "dra")),)
         key = id(data)
+        if self.existing_open and self._add_to_existing(pod, data):
+            return None
         if not self._sorted:  # sort.Slice(newNodeClaims, by pod count) before every pod, unstable as Go's is
             gosort.sort_slice(self.order, [len(c.pods) for c in self.order])
             self._sorted = True
@@ -284,6 +301,31 @@ class Scheduler:
             self._close_if_full(claim)
             return None
         return tuple(failures)
+
+    def _add_to_existing(self, pod: Pod, data: PodData) -> bool:
+        """``addToExistingNode``: the first in-flight node, in name order, that takes the pod."""
+        key = id(data)
+        if self._existing_rejecting.get(key, 0) >= len(self.existing_open):
+            return False
+        for node in self.existing_open:
+            if key in node.rejected:
+                continue
+            if node.never_takes(pod, data):
+                node.rejected.add(key)
+                self._existing_rejecting[key] = self._existing_rejecting.get(key, 0) + 1
+                continue
+            base = node.requirements & data.requirements
+            narrowed = self.topology.add_requirements(pod, data, node.node.taints, base)
+            if isinstance(narrowed, TopologyError) or (narrowed is not base and not compatible(base, narrowed, NO_UNDEFINED)):
+                continue
+            node.add(pod, data, narrowed)
+            self.topology.record(pod, data, node.node.taints, node.requirements)
+            if not resources.fits(self._smallest, node.remaining):
+                self.existing_open.remove(node)
+                for rejected in node.rejected:
+                    self._existing_rejecting[rejected] -= 1
+            return True
+        return False
 
     def _new_claim(self, template: Template, pod: Pod, data: PodData) -> tuple[NodeClaim, Requirements, int] | Failure:
         """``addToNewNodeClaim`` for one template: limits, then ``CanAdd`` on a fresh NodeClaim."""

@@ -13,10 +13,12 @@ from support.simulation import PRICES, ZONES, pool, template, tolerate, types, w
 from karpenter_gitops.core import labels
 from karpenter_gitops.core.requirements import Requirement
 from karpenter_gitops.karpenter.scheduling import resources
+from karpenter_gitops.karpenter.scheduling.existing import daemon_requests
 from karpenter_gitops.karpenter.scheduling.forecast import simulate
 from karpenter_gitops.karpenter.scheduling.matching import PREFER_NO_SCHEDULE, LabelSelector, Taint, untolerated
 from karpenter_gitops.karpenter.scheduling.pods import AffinityTerm, Container, DaemonSet, PodTemplate, Spread, replicas
-from karpenter_gitops.karpenter.scheduling.scheduler import Scheduler
+from karpenter_gitops.karpenter.scheduling.rounds import provision
+from karpenter_gitops.karpenter.scheduling.scheduler import NODES, Scheduler
 
 TYPES = types()
 BY_NAME = {t.name: t for t in TYPES}
@@ -198,7 +200,8 @@ def test_topology_holds_on_the_nodes(case):
     taint or without the limit: two NodeClaims, as the spread asks)."""
     pools_, pods_, daemons = case
     with relaxed_onto_prefer_no_schedule() as relaxed:
-        forecast = simulate(world(pods_, *pools_, instance_types_=TYPES, daemon_sets=daemons))
+        # one Solve: later rounds re-pack the pods onto launched nodes, each in the one zone it launched in
+        forecast = simulate(world(pods_, *pools_, instance_types_=TYPES, daemon_sets=daemons), max_rounds=1)
     templates = {pod.uid: pod.template for pod in pods_}
     zone_counts: dict[int, dict[str, int]] = {}
     for _, node in placed(forecast):
@@ -221,6 +224,28 @@ def test_topology_holds_on_the_nodes(case):
     for template_id, counts in zone_counts.items():
         spread = next(s for t in templates.values() if id(t) == template_id for s in t.spreads if s.topology_key == labels.ZONE)
         assert template_id in relaxed or max(counts.values()) - min(counts.values()) <= spread.max_skew
+
+
+@SETTINGS
+@given(WORLDS)
+def test_the_rounds_place_each_pod_once_on_a_node_that_holds_it(case):
+    """After the rounds every pod is on one node (in flight, or a NodeClaim of the last Solve) or pending; the
+    pods and daemons on an in-flight node fit the type it launched as; a pool's launched NodeClaims, at their
+    real capacity, stay within its limits (each was admitted while its largest option fitted what was left)."""
+    pools_, pods_, daemons = case
+    run = provision(world(pods_, *pools_, instance_types_=TYPES, daemon_sets=daemons))
+    on_nodes = [pod.uid for node in run.last.existing for pod in node.pods]
+    on_claims = [pod.uid for claim in run.last.node_claims for pod in claim.pods]
+    pending = list(run.last.errors)
+    ignored = [pod.uid for pod in pods_ if pod.template.ignored]
+    assert sorted(on_nodes + on_claims + pending + ignored) == sorted(pod.uid for pod in pods_)
+    for node in run.last.existing:
+        wanted = resources.merge(node.requests, daemon_requests(node.node, daemons))
+        assert resources.fits(wanted, node.node.allocatable), (node.node.name, resources.show(wanted))
+    for spec in pools_:
+        launched_ = [n.node for n in run.last.existing if n.node.node_pool == spec.name]
+        for name, limit in (spec.limits or {}).items():
+            assert sum(resources.MILLI if name == NODES else n.capacity.get(name, 0) for n in launched_) <= limit
 
 
 @SETTINGS
