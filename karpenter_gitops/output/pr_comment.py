@@ -19,26 +19,32 @@ from __future__ import annotations
 
 import functools
 import re
-from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from karpenter_gitops.core.findings import Finding, Severity
+from karpenter_gitops.core.findings import Finding
 from karpenter_gitops.core.outcome import Outcome
-from karpenter_gitops.karpenter.disruption.drift import AMI_DRIFT, AMIMove, Drift, PoolForecast, summarise_types
+from karpenter_gitops.karpenter.disruption.drift import AMI_DRIFT, PoolForecast
 from karpenter_gitops.output import DEFAULT_BUDGET, cost_text
+from karpenter_gitops.output.comment_sections import (
+    LISTED,
+    ami_section,
+    and_more,
+    cost_section,
+    first_of,
+    impact_section,
+    policy_section,
+    pulumi_section,
+)
 from karpenter_gitops.output.escape import visible
-from karpenter_gitops.output.markdown import EMPTY, OutsideText, code_span, table
-from karpenter_gitops.output.workload_forecast_text import rounds_text
+from karpenter_gitops.output.markdown import EMPTY, OutsideText, code_span
 
 if TYPE_CHECKING:
     from karpenter_gitops.app.preview_result import ObjectChange, Preview
 
 MARKER = "<!-- karpenter-gitops-preview -->"
-LISTED = 20  # names or errors listed in the always-kept part before "… and N more"
 LISTED_TIGHT = 5  # when the always-kept part would not fit its budget with LISTED
-TABLE_ROWS = 50  # rows of a section table in the comment (the full report has all)
 _FOOTER_RESERVE = 600
 _FOOTER_LABEL = 60  # five labels of at most this length keep the footer inside its reserve
 _MIN_CUT_DIFF = 400
@@ -50,24 +56,6 @@ def _failure(findings: tuple[Finding, ...], quoted: OutsideText) -> str:
         return ""
     more = f" (+{len(findings) - 1} more)" if len(findings) > 1 else ""
     return f"; it will fail: {quoted.prose(findings[0].message)} [{quoted.code(findings[0].rule)}]{more}"
-
-
-def _more(total: int, shown: int) -> list[str]:
-    return [f"- … and {total - shown} more (see the full report)"] if total > shown else []
-
-
-def _cap(items: Sequence, limit: int | None) -> Sequence:
-    return items if limit is None else items[:limit]
-
-
-# Instance type names as AWS writes them: the wildcard summarise_types puts after a family (``c5.*``)
-# cannot open emphasis after one of these, so the summary is shown as written.
-_INSTANCE_TYPE = re.compile(r"[a-z0-9-]+\.[a-z0-9-]+")
-
-
-def _types(instance_types: Sequence[str], full: bool, quoted: OutsideText) -> str:
-    text = summarise_types(instance_types, None if full else 8)
-    return text if all(_INSTANCE_TYPE.fullmatch(name) for name in instance_types) else quoted.prose(text)
 
 
 def _verdict(preview: Preview) -> str:
@@ -95,29 +83,33 @@ def _summary(preview: Preview, quoted: OutsideText, listed: int | None) -> str:
         not_ready = preview.not_ready
         lines.append(f"**Predicted Ready**: {total - len(not_ready)}/{total} EC2NodeClass(es).")
         outlook = preview.outlook
-        shown = _cap(outlook, listed)
-        lines.extend(f"- {quoted.code(name)}: Karpenter will show {quoted.prose(will_show)}" + _failure(failing, quoted)
-                     for name, will_show, failing in shown)
-        lines.extend(_more(len(outlook), len(shown)))
+        shown = first_of(outlook, listed)
+        lines.extend(
+            f"- {quoted.code(name)}: Karpenter will show {quoted.prose(will_show)}" + _failure(failing, quoted)
+            for name, will_show, failing in shown
+        )
+        lines.extend(and_more(len(outlook), len(shown)))
     moves = [m for m in preview.moves if m.old and m.new]
     if moves:
         pools = sorted({m.node_pool for m in moves})
         lines.append(
             f"**AMIs**: {sum(len(m.instance_types) for m in moves)} instance type(s) move to another AMI "
-            f"in {len(pools)} NodePool(s): {', '.join(quoted.code(p) for p in _cap(pools, listed))}"
-            + (" …" if len(pools) > len(_cap(pools, listed)) else "")
+            f"in {len(pools)} NodePool(s): {', '.join(quoted.code(p) for p in first_of(pools, listed))}"
+            + (" …" if len(pools) > len(first_of(pools, listed)) else "")
             + "."
         )
     choices = preview.first_choice_moves
     lines.extend(
         f"**First choice**: {quoted.code(m.node_pool)} would launch {quoted.prose(m.after.describe())} first, "
         f"instead of {quoted.prose(m.before.describe())} (NodeOverlay change)."
-        for m in _cap(choices, listed)
+        for m in first_of(choices, listed)
     )
-    lines.extend(_more(len(choices), len(_cap(choices, listed))))
+    lines.extend(and_more(len(choices), len(first_of(choices, listed))))
     lines.append(f"**Node impact**: {_impact_line(preview, quoted, listed)}")
     if preview.cost:
-        lines.append(f"**Monthly cost** of the workloads ({preview.cost.head.pods} pod(s)): {quoted.prose(cost_text.total(preview.cost))}.")
+        lines.append(
+            f"**Monthly cost** of the workloads ({preview.cost.head.pods} pod(s)): {quoted.prose(cost_text.total(preview.cost))}."
+        )
     elif preview.cost_note:
         lines.append(f"**Monthly cost**: not known: {quoted.prose(preview.cost_note)}.")
     if preview.pulumi:
@@ -126,9 +118,9 @@ def _summary(preview: Preview, quoted: OutsideText, listed: int | None) -> str:
     notes = [f"transient: {t}" for t in preview.transient] + list(preview.notes)
     if notes:
         lines.append("**Notes**:")
-        shown = _cap(notes, listed)
+        shown = first_of(notes, listed)
         lines.extend(f"- {quoted.prose(note) or EMPTY}" for note in shown)
-        lines.extend(_more(len(notes), len(shown)))
+        lines.extend(and_more(len(notes), len(shown)))
     return "\n".join(lines) + "\n"
 
 
@@ -148,10 +140,10 @@ def _impact_line(preview: Preview, quoted: OutsideText, listed: int | None) -> s
         if slowest:
             text += f"; the slowest NodePool needs ~{max(slowest)} wave(s)"
         if blocked:
-            text += f"; blocked by a zero budget: {', '.join(quoted.code(b) for b in _cap(blocked, listed))}"
-            text += " …" if len(blocked) > len(_cap(blocked, listed)) else ""
+            text += f"; blocked by a zero budget: {', '.join(quoted.code(b) for b in first_of(blocked, listed))}"
+            text += " …" if len(blocked) > len(first_of(blocked, listed)) else ""
         return text + "."
-    shown = _cap(forecast.pools, listed or LISTED)
+    shown = first_of(forecast.pools, listed or LISTED)
     affected = ", ".join(f"{quoted.code(p.node_pool)} ({_reasons(p)})" for p in shown)
     more = " …" if len(forecast.pools) > len(shown) else ""
     return f"{len(forecast.pools)} NodePool(s) drift: {affected}{more} (no node counts: give --kubeconfig or a --cluster-state snapshot)."
@@ -167,213 +159,21 @@ def _reasons(pool: PoolForecast) -> str:
 
 
 def _errors(preview: Preview, quoted: OutsideText, listed: int | None) -> str:
-    errors = [f"{quoted.code(f'{f.kind}/{f.name}')} {quoted.prose(f.path)}: {quoted.prose(f.message)} [{quoted.code(f.rule)}]"
-              for f in _cap(preview.errors, listed)]
-    errors += [quoted.prose(line) for line in _cap(preview.blocking_pulumi, listed)]
-    errors += [f"{len(pods)} pod(s) of {quoted.code(workload)} can no longer be scheduled: {quoted.prose(message)}"
-               for workload, message, pods in _cap(preview.cost.newly_unschedulable if preview.cost else (), listed)]
+    errors = [
+        f"{quoted.code(f'{f.kind}/{f.name}')} {quoted.prose(f.path)}: {quoted.prose(f.message)} [{quoted.code(f.rule)}]"
+        for f in first_of(preview.errors, listed)
+    ]
+    errors += [quoted.prose(line) for line in first_of(preview.blocking_pulumi, listed)]
+    errors += [
+        f"{len(pods)} pod(s) of {quoted.code(workload)} can no longer be scheduled: {quoted.prose(message)}"
+        for workload, message, pods in first_of(preview.cost.newly_unschedulable if preview.cost else (), listed)
+    ]
     total = len(preview.errors) + len(preview.blocking_pulumi) + (len(preview.cost.newly_unschedulable) if preview.cost else 0)
     if not total:
         return ""
-    shown = _cap(errors, listed)
-    lines = [f"#### Blocking errors ({total})", *(f"- {e}" for e in shown), *_more(total, len(shown))]
+    shown = first_of(errors, listed)
+    lines = [f"#### Blocking errors ({total})", *(f"- {e}" for e in shown), *and_more(total, len(shown))]
     return "\n" + "\n".join(lines) + "\n"
-
-
-def _table(header: Sequence[str], items: Sequence, full: bool, row: Callable[[Any], Sequence[str]] = list) -> list[str]:
-    """A table of one ``row`` per item, the first TABLE_ROWS of them unless ``full`` (rows never shown are
-    never written, so nothing is cut for them)."""
-    shown = _cap(items, None if full else TABLE_ROWS)
-    lines = [table(header, [row(item) for item in shown])]
-    if len(items) > len(shown):
-        lines.append(f"\n… and {len(items) - len(shown)} more row(s) (see the full report)")
-    return lines
-
-
-def _impact_section(preview: Preview, full: bool, quoted: OutsideText) -> str:
-    """Per NodePool, each reason Karpenter would give, which nodes, the budget that paces them and the waves."""
-    forecast = preview.forecast
-    if forecast is None or not forecast.pools:
-        return ""
-    lines = ["", "#### Node impact"]
-    if forecast.with_cluster:
-        lines += _table(["NodePool", "nodes", "drifted", "by reason", "budget (Drifted)", "waves"], forecast.pools, full, lambda p: [
-            quoted.code(p.node_pool, cell=True) + (" (removed)" if p.removed else ""),
-            str(p.nodes),
-            str(p.drifted_total),
-            ", ".join([f"{quoted.prose(reason, cell=True)} {n}" for reason, n in sorted(p.drifted.items())]
-                      + ([f"{p.undecided} only AWS can judge"] if p.undecided else [])) or "—",
-            quoted.prose(p.budget.describe(), cell=True),
-            "blocked (budget 0)" if p.waves is None else f"~{p.waves}",
-        ])
-    else:
-        # one row per reason, and one for the instance types whose AMI moves (a removed pool: that row alone)
-        rows = [(p, d) for p in forecast.pools for d in (*p.drifts, *((None,) if p.moves or not p.drifts else ()))]
-        lines += _table(["NodePool", "reason", "which nodes", "budget (Drifted)", "waves"], rows, full, lambda row: [
-            quoted.code(row[0].node_pool, cell=True),
-            "removed" if row[0].removed else (row[1].reason if row[1] else AMI_DRIFT),
-            "its nodes are deleted" if row[0].removed else (quoted.prose(row[1].nodes, cell=True) if row[1]
-                                                             else "nodes of the moving instance types (below)"),
-            quoted.prose(row[0].budget.describe(), cell=True),
-            "—" if row[0].removed else ("" if row[1] and row[1].every_node else "up to ") + row[0].budget.pace(),  # ours: numbers
-        ])
-    names = preview.ami_names()
-
-    def why(pool: str, reason: Drift | AMIMove) -> str:
-        if isinstance(reason, Drift):
-            return f"- {quoted.code(pool)}: {reason.reason} ({quoted.prose(reason.change)})" + (
-                f": {quoted.prose(reason.nodes)}" if forecast.with_cluster else "")
-        return (f"- {quoted.code(pool)}: {_types(reason.instance_types, full, quoted)} would move from "
-                f"{_ami(reason.old, names, quoted)} to {_ami(reason.new, names, quoted)} (AMIDrift)")
-
-    reasons = [(pool.node_pool, reason) for pool in forecast.pools for reason in (*pool.drifts, *pool.moves)]
-    shown = _cap(reasons, None if full else TABLE_ROWS)
-    lines += ["", *(why(*reason) for reason in shown), *_more(len(reasons), len(shown))]
-    return "\n".join(lines) + "\n"
-
-
-def _cost_section(preview: Preview, full: bool, quoted: OutsideText) -> str:
-    """The total monthly change first; then per NodePool that changes, its monthly cost on each side and the
-    change, and the chart; how every figure is made, folded; the pods the head cannot schedule."""
-    cost = preview.cost
-    if cost is None:
-        return ""
-    head = cost.head
-    lines = ["", f"#### Cost forecast: {head.pods} pod(s) from {quoted.prose(', '.join(head.sources))}", ""]
-    lines.append(f"**Monthly cost**: {quoted.prose(cost_text.total(cost))}.")
-    if head.forecast is None or cost.base.forecast is None:
-        return "\n".join(lines) + "\n"
-    changed = cost.changed
-    if changed:
-        lines += ["", *_table(["NodePool", "base, monthly", "head, monthly", "change"], changed, full, lambda p: [
-            quoted.code(p.node_pool, cell=True),
-            *(quoted.prose(text, cell=True) for text in (cost_text.side_cell(p, p.base), cost_text.side_cell(p, p.head),
-                                                          cost_text.change_cell(p)))])]
-        if cost.monthly is not None:  # a bar for a NodeClaim without a price would draw it as free
-            lines += ["", cost_text.mermaid(cost)]
-    limits = [(p.node_pool, row) for p in cost.pools if (row := cost_text.limit_row(p)) and row[0] != "unchanged"]
-    if changed or limits:
-        lines += _cost_details(preview, changed, limits, full, quoted)
-    unschedulable = head.forecast.unschedulable
-    if unschedulable:
-        lines += ["", f"Pods the head cannot schedule ({sum(len(u.pods) for u in unschedulable)}):"]
-        shown = _cap(unschedulable, None if full else LISTED)
-        lines += [f"- {quoted.code(u.workload)} × {len(u.pods)}: {quoted.prose(u.message)}" for u in shown]
-        lines += _more(len(unschedulable), len(shown))
-    return "\n".join(lines) + "\n"
-
-
-def _cost_details(preview: Preview, changed: Sequence, limits: Sequence, full: bool, quoted: OutsideText) -> list[str]:
-    """How the figures are made, folded: each changed NodePool's NodeClaims (types, counts, capacity types,
-    price sources), where prices come from, what on-demand and spot are taken to cost, what is approximated,
-    and what each NodePool whose limits changed costs at them."""
-    cost = preview.cost
-    base, head = cost.base, cost.head
-    rows = None if full else TABLE_ROWS
-    lines = ["", "<details><summary>How these figures are made</summary>", ""]
-    lines += [f"- {quoted.code(p.node_pool)}: base {quoted.prose(cost_text.claims(p.base, base))}; "
-              f"head {quoted.prose(cost_text.claims(p.head, head))}" for p in _cap(changed, rows)]
-    lines += _more(len(changed), len(_cap(changed, rows)))
-    if rounds := rounds_text(head.forecast):
-        lines.append(f"- Head: {rounds}.")
-    if head.prices:
-        lines.append(f"- Prices: {quoted.prose(head.prices.summary)}.")
-    lines.append(f"- {cost_text.ASSUMPTIONS}")
-    approximated = head.forecast.approximated
-    if approximated:
-        lines.append("- Approximated: " + "; ".join(f"{quoted.code(a.workload)} ({quoted.prose(', '.join(a.reasons))})"
-                                                    for a in _cap(approximated, rows)) + ".")
-    if limits:
-        lines += ["", "What each NodePool whose limits changed costs at them, on its cheapest and its dearest compatible type:", ""]
-        lines += _table(["NodePool", "base", "head"], limits, full, lambda limit: [
-            quoted.code(limit[0], cell=True), quoted.prose(limit[1][0], cell=True), quoted.prose(limit[1][1], cell=True)])
-    return [*lines, "", "</details>"]
-
-
-def _ami(ami_id: str | None, names: Mapping[str, str], quoted: OutsideText) -> str:
-    if ami_id is None:
-        return "no AMI (not launchable)"
-    return quoted.code(ami_id) + (f" ({quoted.prose(names[ami_id])})" if ami_id in names else "")
-
-
-def _ami_section(preview: Preview, full: bool, quoted: OutsideText) -> str:
-    if preview.head_plan is None:
-        return ""
-    names = preview.ami_names()
-    lines = []
-    for move in preview.moves:
-        types = _types(move.instance_types, full, quoted)
-        pool = quoted.code(move.node_pool)
-        if move.old is None:
-            lines.append(f"- {pool}: {len(move.instance_types)} instance type(s) become launchable on {_ami(move.new, names, quoted)}: {types}")
-        elif move.new is None:
-            lines.append(f"- {pool}: {len(move.instance_types)} instance type(s) no longer launchable (were on {quoted.code(move.old)}): {types}")
-        else:
-            lines.append(f"- {pool}: {types}: {_ami(move.old, names, quoted)} → {_ami(move.new, names, quoted)}")
-    for node_class, ami_id, name, reason in preview.new_skipped_amis():
-        lines.append(f"- EC2NodeClass {quoted.code(node_class)} now matches {quoted.code(ami_id)} ({quoted.prose(name)}) "
-                     f"but skips it: {quoted.prose(reason)}")
-    for pool, reasons in _new_unserved(preview):
-        lines.append(f"- {quoted.code(pool)}: allowed but without an AMI: " + "; ".join(f"{n} × {quoted.prose(r)}" for r, n in reasons))
-    if not lines:
-        return ""
-    shown = _cap(lines, None if full else TABLE_ROWS)
-    return "\n" + "\n".join(["#### AMI changes", *shown, *_more(len(lines), len(shown))]) + "\n"
-
-
-def _new_unserved(preview: Preview) -> list[tuple[str, list[tuple[str, int]]]]:
-    """Per NodePool whose unserved instance types changed, the head's unserved counts by reason."""
-    out = []
-    for name, plan in sorted(preview.head_plan.node_pools.items()):
-        before = preview.base_plan.node_pools.get(name) if preview.base_plan else None
-        now = plan.mapping.unserved if plan.mapping else ()
-        was = before.mapping.unserved if before and before.mapping else ()
-        if now and {u.type for u in now} != {u.type for u in was}:
-            out.append((name, sorted(Counter(u.reason for u in now).items())))
-    return out
-
-
-def _pulumi_section(preview: Preview, full: bool, quoted: OutsideText) -> str:
-    pulumi = preview.pulumi
-    if not pulumi or not (pulumi.steps or pulumi.policy_events or pulumi.diagnostics):
-        return ""
-    counts = ", ".join(f"{n} {op}" for op, n in pulumi.counts.items())
-    lines = ["", f"<details><summary>Pulumi preview: {counts}</summary>", ""]
-    if pulumi.steps:
-        lines += _table(["op", "type", "name", "changed"], pulumi.steps, full, lambda s: [
-            quoted.prose(s.op, cell=True), quoted.code(s.type, cell=True), quoted.code(s.name, cell=True),
-            quoted.prose(", ".join(s.reasons), cell=True) or "—"])
-    if pulumi.policy_events:
-        lines += ["", "Policy events:"]
-        lines += [f"- {quoted.prose(p.level)} {quoted.code(f'{p.pack}/{p.policy}')}: {quoted.prose(p.message)}"
-                  for p in _cap(pulumi.policy_events, None if full else TABLE_ROWS)]
-    other = [d for d in pulumi.diagnostics if d.severity != "error"]
-    if other:
-        lines += ["", "Diagnostics:"]
-        lines += [f"- {quoted.prose(d.severity)}: {quoted.prose(d.message)}" for d in _cap(other, None if full else TABLE_ROWS)]
-    return "\n".join(lines + ["", "</details>"]) + "\n"
-
-
-def _policy_section(preview: Preview, full: bool, quoted: OutsideText, *, show_info: bool) -> str:
-    """Warnings, waived findings and active waivers; ``info`` findings (house-style notes, many on any
-    repository) only with ``show_info``, so the warnings are not lost among them."""
-    others = [f for f in preview.findings if (f.severity is not Severity.ERROR or preview.waived(f))
-              and (show_info or f.severity is not Severity.INFO)]
-    waivers = preview.validation.waivers
-    if not others and not waivers:
-        return ""
-    warnings = sum(1 for f in others if f.severity is Severity.WARNING and not preview.waived(f))
-    waived = sum(1 for f in others if preview.waived(f))
-    lines = ["", f"<details><summary>Policy results: {warnings} warning(s), {waived} waived, {len(waivers)} active waiver(s)</summary>", ""]
-    if others:
-        lines += _table(["severity", "object", "path", "message", "rule"], others, full, lambda f: [
-            "waived" if preview.waived(f) else f.severity.value, quoted.code(f"{f.kind}/{f.name}", cell=True),
-            quoted.prose(f.path, cell=True), quoted.prose(f.message, cell=True), quoted.code(f.rule, cell=True)])
-    if waivers:
-        lines += ["", "Active waivers:"]
-        lines += [f"- {quoted.code(w.rule)} on {quoted.code(w.object)} {quoted.prose(w.term)}: {quoted.prose(w.reason)}"
-                  for w in _cap(waivers, None if full else TABLE_ROWS)]
-    return "\n".join(lines + ["", "</details>"]) + "\n"
 
 
 def _fence(lines: Sequence[str]) -> str:
@@ -444,8 +244,9 @@ def _section(render: Callable[[Preview, bool, OutsideText], str], preview: Previ
     return [_Block(text, label), _Block(quoted.cut_details(f"the {label}"), f"values cut in the {label}")]
 
 
-def markdown(preview: Preview, budget: int | None = DEFAULT_BUDGET, full_report: str | None = None, *,
-             show_info: bool = False) -> tuple[str, bool]:
+def markdown(
+    preview: Preview, budget: int | None = DEFAULT_BUDGET, full_report: str | None = None, *, show_info: bool = False
+) -> tuple[str, bool]:
     """The comment and whether anything was cut; ``budget=None`` gives the full report. ``info`` findings
     are listed only with ``show_info``."""
     full = budget is None
@@ -455,11 +256,11 @@ def markdown(preview: Preview, budget: int | None = DEFAULT_BUDGET, full_report:
         kept = _kept(preview, full, tight=True)
     blocks = [
         *kept,
-        *_section(_cost_section, preview, full, "cost forecast"),
-        *_section(_impact_section, preview, full, "node impact"),
-        *_section(_ami_section, preview, full, "AMI changes"),
-        *_section(_pulumi_section, preview, full, "Pulumi preview"),
-        *_section(functools.partial(_policy_section, show_info=show_info), preview, full, "policy results"),
+        *_section(cost_section, preview, full, "cost forecast"),
+        *_section(impact_section, preview, full, "node impact"),
+        *_section(ami_section, preview, full, "AMI changes"),
+        *_section(pulumi_section, preview, full, "Pulumi preview"),
+        *_section(functools.partial(policy_section, show_info=show_info), preview, full, "policy results"),
     ]
     blocks += [
         _Block(_diff_block(c), c.label, shrink=lambda room, c=c: _diff_block(c, room, full_report)) for c in preview.changes
@@ -501,9 +302,13 @@ def _footer(budget: int, shortened: Sequence[str], omitted: Sequence[str], full_
         what.append(f"{len(shortened)} diff(s) cut")
     if omitted:
         quoted = OutsideText(cut=False)
-        shown = [quoted.prose(label if len(label) <= _FOOTER_LABEL else label[: _FOOTER_LABEL - 1] + "…") for label in omitted[:5]]
+        shown = [
+            quoted.prose(label if len(label) <= _FOOTER_LABEL else label[: _FOOTER_LABEL - 1] + "…") for label in omitted[:5]
+        ]
         names = ", ".join(shown) + (f", … {len(omitted) - 5} more" if len(omitted) > 5 else "")
         what.append(f"{len(omitted)} section(s) left out ({names})")
     reason = "; ".join(what) or "long lists shortened"
-    where = f"The full report is in {_report_path(full_report)}." if full_report else "Run with --full-report FILE for everything."
+    where = (
+        f"The full report is in {_report_path(full_report)}." if full_report else "Run with --full-report FILE for everything."
+    )
     return f"\n---\n:scissors: Shortened to fit {budget:,} characters: {reason}. {where}\n"

@@ -20,7 +20,7 @@ from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.judge import validate
 from karpenter_gitops.karpenter.disruption.drift import forecast
 from karpenter_gitops.load import into_inputs, pulumi_events
-from karpenter_gitops.output import pr_comment
+from karpenter_gitops.output import comment_sections, pr_comment
 from karpenter_gitops.rules.examples import BASE_NODECLASS
 
 PULUMI = Path(__file__).resolve().parent.parent / "data" / "pulumi"
@@ -397,14 +397,14 @@ def test_a_table_is_one_markdown_line_per_row_with_every_cell_as_given(header, d
     row = st.tuples(*(lead if column < 2 else cell for column in range(len(header)))).map(list)
     rows = data.draw(st.lists(row, max_size=4))
     expected = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header), *("| " + " | ".join(row) + " |" for row in rows)]
-    assert "\n".join(pr_comment._table(header, rows, full=True)) == "\n".join(expected)
+    assert "\n".join(comment_sections.section_table(header, rows, full=True)) == "\n".join(expected)
 
 
 def test_a_long_table_is_cut_in_the_comment_and_whole_in_the_full_report():
-    rows = [[f"`pool-{i}`", str(i)] for i in range(pr_comment.TABLE_ROWS + 3)]
-    cut = "\n".join(pr_comment._table(["NodePool", "nodes"], rows, full=False))
+    rows = [[f"`pool-{i}`", str(i)] for i in range(comment_sections.TABLE_ROWS + 3)]
+    cut = "\n".join(comment_sections.section_table(["NodePool", "nodes"], rows, full=False))
     assert "`pool-49`" in cut and "`pool-50`" not in cut and cut.endswith("\n… and 3 more row(s) (see the full report)")
-    assert "\n".join(pr_comment._table(["NodePool", "nodes"], rows, full=True)).endswith("| `pool-52` | 52 |")
+    assert "\n".join(comment_sections.section_table(["NodePool", "nodes"], rows, full=True)).endswith("| `pool-52` | 52 |")
 
 
 def spot_pool() -> dict:
