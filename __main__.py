@@ -39,11 +39,7 @@ fleet = Fleet(
             feature_gates=cluster.get("featureGates"),
         ),
         pin_amis=settings.get_bool("pinAmis") or False,
-        # `pulumi config set --secret --path` on any part marks the whole key secret: keep its specs secret.
-        secret=any(
-            pulumi.runtime.is_config_secret(settings.full_key(key))
-            for key in ("nodeClasses", "nodePools", "nodeOverlays", "capacityBuffers")
-        ),
+        # A spec key set with `pulumi config set --secret` keeps every spec secret: the components see to it.
         **({"policy": policy} if (policy := settings.get_object("policy")) else {}),
         **({"workload_paths": paths} if (paths := settings.get_object("workloads")) is not None else {}),
         **({"controller": controller} if controller is not None else {}),

@@ -56,6 +56,7 @@ class Fleet(pulumi.ComponentResource):
     def __init__(self, name: str, args: FleetArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         args = arguments.read(args, FleetArgs, f"Fleet {name!r}", typed=False)  # type: ignore[assignment]
         args["cluster"] = cluster_of(args.get("cluster"), f"Fleet {name!r}")
+        _names_known(args, f"Fleet {name!r}")
         super().__init__("karpenter-gitops:index:Fleet", name, None, opts)
         pool_specs = args.get("node_pools") or {}
         pools_by_class = _pools_by_class(args["node_classes"], pool_specs, cluster_block(args["cluster"]))
@@ -129,10 +130,40 @@ def _controller(args: FleetArgs, pool_specs: dict[str, Any], opts: pulumi.Resour
     )
 
 
+def _names_known(args: FleetArgs, where: str) -> None:
+    """Refuse a mapping, or a pool spec, that is one Output as a whole (``config.require_secret_object``): the
+    Fleet must know its objects' names and each pool's class while the program runs, to register them."""
+    for field in ("node_classes", "node_pools", "node_overlays", "capacity_buffers"):
+        value = args.get(field)
+        if isinstance(value, pulumi.Output):
+            raise InputError(
+                f"FleetArgs.{field} is an Output: the Fleet needs the names in it while the program runs",
+                where,
+                hint="read the key with config.require_object (a secret stack key stays secret), or pass "
+                "{name: Output} per object; NodeClass and NodePool take a spec that is one Output",
+            )
+    for pool, spec in (args.get("node_pools") or {}).items():
+        if isinstance(spec, pulumi.Output):
+            raise InputError(
+                f"FleetArgs.node_pools[{pool!r}] is an Output: the Fleet needs its nodeClassRef while the program runs",
+                where,
+                hint="keep the pool's spec a mapping (Outputs may sit inside it), or build it with NodePool",
+            )
+
+
+def _without_outputs(value: Any) -> Any:
+    """``value`` with every Output inside it left out, for reading what is known while the program runs."""
+    if isinstance(value, dict):
+        return {key: _without_outputs(item) for key, item in value.items() if not isinstance(item, pulumi.Output)}
+    if isinstance(value, list):
+        return [_without_outputs(item) for item in value if not isinstance(item, pulumi.Output)]
+    return value
+
+
 def _pools_by_class(node_classes: dict[str, Any], node_pools: dict[str, Any], cluster: dict[str, str]) -> dict[str, list[str]]:
     """Pool names per class, read as the CLI reads them; a pool naming no class of the stack is refused
     before anything is registered (its class's reconciliation would never see it)."""
-    inputs, _ = stack.load_inputs(cluster, node_classes, node_pools)
+    inputs, _ = stack.load_inputs(cluster, _without_outputs(node_classes), _without_outputs(node_pools))
     by_class: dict[str, list[str]] = {name: [] for name in node_classes}
     for pool in inputs.node_pools:
         template = pool.spec.template

@@ -197,6 +197,71 @@ def test_fleet_refuses_a_pool_naming_no_class_before_registering_anything():
     assert isinstance(refused.value, pulumi.RunError)  # the language host prints it as one line, no traceback
 
 
+USER_DATA = "#!/bin/bash\necho hunter2-secret"
+
+
+def _class_with(spec) -> None:
+    node_class = NodeClass("default", NodeClassArgs(spec=spec, node_pools={"general": POOL}))
+    NodePool("general", NodePoolArgs(spec=POOL, node_class=node_class))
+
+
+SECRET_FORMS = {
+    "a secret Output inside the spec": lambda: _class_with(SPEC | {"userData": pulumi.Output.secret(USER_DATA)}),
+    "a spec that is one secret Output (require_secret_object)": lambda: _class_with(
+        pulumi.Output.secret(SPEC | {"userData": USER_DATA})
+    ),
+    "a secret Output inside a Fleet's spec": lambda: Fleet(
+        "dev",
+        FleetArgs(node_classes={"default": SPEC | {"userData": pulumi.Output.secret(USER_DATA)}}, node_pools={"general": POOL}),
+    ),
+}
+
+
+@pytest.mark.parametrize("program", SECRET_FORMS.values(), ids=SECRET_FORMS.keys())
+def test_every_registration_holding_a_secret_keeps_it_secret_without_the_flag(program):
+    run = pulumi_mocks.run(program)
+    holding = [r for r in run.resources.values() if "hunter2-secret" in json.dumps(pulumi_mocks.revealed(r.inputs))]
+    assert {r.type for r in holding} == {pulumi_mocks.RECONCILIATION, EC2NC}
+    assert all(pulumi_mocks.holds_secret(r.inputs) for r in holding)
+    (class_,) = run.by_type(EC2NC)
+    assert pulumi_mocks.revealed(class_.inputs["spec"])["userData"] == USER_DATA  # applied as given
+
+
+def test_secret_stack_config_read_with_require_object_keeps_every_spec_secret():
+    secret_key = "karpenter-gitops:nodeClasses"
+    config = pulumi_mocks.STACK_CONFIG | {secret_key: json.dumps({"default": SPEC | {"userData": USER_DATA}})}
+
+    def program():
+        classes = pulumi.Config("karpenter-gitops").require_object("nodeClasses")  # plain data, secret or not
+        Fleet("dev", FleetArgs(node_classes=classes, node_pools={"general": POOL}))
+
+    run = pulumi_mocks.run(program, config=config, secret_keys=[secret_key])
+    specs = [r for r in run.resources.values() if "spec" in r.inputs]
+    assert {r.type for r in specs} == {pulumi_mocks.RECONCILIATION, EC2NC, NODEPOOL}
+    assert all(pulumi_mocks.holds_secret(r.inputs["spec"]) for r in specs)
+    plain = pulumi_mocks.run(program, config=config)  # the same key, not secret: nothing is encrypted
+    assert not any(pulumi_mocks.holds_secret(r.inputs) for r in plain.resources.values())
+
+
+def test_an_output_of_another_resource_in_a_spec_is_judged_once_known_and_applied_in_the_clear():
+    alias = pulumi.Output.from_input("al2023@v20240807")
+    run = pulumi_mocks.run(lambda: _class_with(SPEC | {"amiSelectorTerms": [{"alias": alias}]}))
+    (class_,) = run.by_type(EC2NC)
+    assert class_.inputs["spec"]["amiSelectorTerms"] == [{"alias": "al2023@v20240807"}]  # not secret: it is not one
+    bad_alias = pulumi.Output.from_input("al2023@" + "v" * 40)
+    with pytest.raises(Exception, match=r"spec\.amiSelectorTerms\[0\]\.alias: .*\[schema/size\]"):
+        pulumi_mocks.run(lambda: _class_with(SPEC | {"amiSelectorTerms": [{"alias": bad_alias}]}))
+
+
+@pytest.mark.parametrize("field", ["node_classes", "node_pools"])
+def test_a_fleet_given_one_output_for_its_names_refuses_in_one_line(field):
+    given = {"node_classes": {"default": SPEC}, "node_pools": {"general": POOL}}
+    given[field] = pulumi.Output.secret(given[field])
+    with pytest.raises(InputError, match=f"FleetArgs.{field} is an Output: the Fleet needs the names") as refused:
+        pulumi_mocks.run(lambda: Fleet("dev", FleetArgs(**given)))
+    assert "require_object" in refused.value.hint and "\n" not in str(refused.value)
+
+
 def _pool_for(class_name: str) -> dict:
     pool = copy.deepcopy(POOL)
     pool["template"]["spec"]["nodeClassRef"]["name"] = class_name
