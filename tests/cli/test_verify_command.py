@@ -150,3 +150,30 @@ def test_verify_reads_the_workloads_the_stack_file_names(cluster, capsys, catalo
     named.write_text(yaml.safe_dump(stack_file))
     assert main(argv) == 2
     assert "karpenter-gitops:workloads must be a list of file or directory paths" in capsys.readouterr().err
+
+
+def _closed_port() -> int:
+    """A loopback port nothing listens on (bound, then released)."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.mark.parametrize(
+    ("server", "where", "why"),
+    [
+        ("http://127.0.0.1:{port}", "127.0.0.1:{port}", "Connection refused"),
+        ("https://no-such-host.invalid", "no-such-host.invalid:443", ""),  # the resolver's words vary by libc
+    ],
+    ids=["refused", "unknown host"],
+)
+def test_an_unreachable_cluster_is_one_line_with_host_port_and_the_reason(in_project, capsys, tmp_path, server, where, why):
+    port = _closed_port()
+    kubeconfig = kubeconfig_for(tmp_path / "kubeconfig", server.format(port=port))
+    code = main(["verify", "--stack", "demo", "--kubeconfig", str(kubeconfig), "--embedded-aws"])
+    err = capsys.readouterr().err.strip()
+    assert code == 3
+    assert err.startswith(f"karpenter-gitops: cannot verify now: cannot reach the API server at {where.format(port=port)}: ")
+    assert why in err and "MaxRetryError" not in err and "Error" not in err.split(": ", 3)[-1] and "\n" not in err
