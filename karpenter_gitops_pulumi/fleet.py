@@ -39,6 +39,9 @@ class FleetArgs(TypedDict):
     workload_paths: NotRequired[list[str]]
     """Workload manifest files or directories (``karpenter-gitops:workloads``): each class forecasts the
     workloads in them over its NodePools (the objects are read here; other kinds stay out of state)."""
+    full_outputs: NotRequired[bool]
+    """Export each pool's whole instance-type to AMI map (``karpenter-gitops:fullOutputs``); by default the
+    ``nodePools`` output is a summary per pool: how many types, how many per AMI, how many unserved."""
     controller: NotRequired[dict[str, Any]]
     """The controller block (``karpenter-gitops:controller``): when given, a ``KarpenterController`` is built
     for the cluster, and the classes and pools take its node role, instance profile and Helm release by object."""
@@ -50,7 +53,8 @@ class Fleet(pulumi.ComponentResource):
     node_classes: pulumi.Output[dict[str, Any]]
     """Per EC2NodeClass: AMI ids, instance profile and predicted conditions."""
     node_pools: pulumi.Output[dict[str, Any]]
-    """Per NodePool: predicted AMI id per instance type."""
+    """Per NodePool: how many instance types it can launch, how many of them per AMI id, how many no AMI serves
+    (with ``full_outputs``: the AMI id per instance type and the unserved types with their reasons)."""
 
     @one_line_errors
     def __init__(self, name: str, args: FleetArgs, opts: pulumi.ResourceOptions | None = None) -> None:
@@ -108,8 +112,27 @@ class Fleet(pulumi.ComponentResource):
                 for n, c in classes.items()
             }
         )
-        self.node_pools = pulumi.Output.from_input({n: p.instance_types for n, p in pools.items()})
+        full = bool(args.get("full_outputs"))
+        self.node_pools = pulumi.Output.from_input(
+            {
+                n: pulumi.Output.all(p.instance_types, p.unserved_instance_types).apply(
+                    lambda known: _pool_outputs(known[0], known[1], full)
+                )
+                for n, p in pools.items()
+            }
+        )
         self.register_outputs({"nodeClasses": self.node_classes, "nodePools": self.node_pools})
+
+
+def _pool_outputs(instance_types: dict[str, str], unserved: list[dict[str, str]], full: bool) -> dict[str, Any]:
+    """A pool's stack output: a summary a reviewer reads (the whole map is a line per instance type, about a
+    thousand for a broad pool), or everything with ``full``. The class's ``nodePools`` output keeps the map."""
+    if full:
+        return {"instanceTypes": instance_types, "unservedInstanceTypes": unserved}
+    per_ami: dict[str, int] = {}
+    for ami in instance_types.values():
+        per_ami[ami] = per_ami.get(ami, 0) + 1
+    return {"instanceTypes": len(instance_types), "amis": dict(sorted(per_ami.items())), "unservedInstanceTypes": len(unserved)}
 
 
 def _controller(args: FleetArgs, pool_specs: dict[str, Any], opts: pulumi.ResourceOptions) -> KarpenterController:

@@ -379,3 +379,20 @@ def test_without_workloads_the_reconciliation_has_no_forecast(project):
     run = pulumi_mocks.run(lambda: runpy.run_path(str(project / "__main__.py")), config=_stack_config(project))
     rec = run.resources["default-reconciliation"]
     assert "workloads" not in rec.inputs and "forecast" not in rec.outputs
+
+
+@pytest.mark.parametrize("full", [False, True], ids=["summary", "fullOutputs"])
+def test_the_fleets_node_pools_output_is_a_summary_unless_the_full_map_is_asked_for(full, monkeypatch):
+    mapping = {f"m5.{size}": "ami-0aaa" for size in ("large", "xlarge", "2xlarge")} | {"m6g.large": "ami-0bbb"}
+    made = fake_reconcile.NodePoolMapping
+    monkeypatch.setattr(fake_reconcile, "NodePoolMapping", lambda pool, node_class, _types: made(pool, node_class, mapping))
+
+    def program():
+        fleet = Fleet("dev", FleetArgs(node_classes={"default": SPEC}, node_pools={"general": POOL}, fullOutputs=full))
+        pulumi.CustomResource("test:index:Probe", "probe", {"seen": fleet.node_pools})  # the mocks record it resolved
+
+    output = pulumi_mocks.run(program).resources["probe"].inputs["seen"]
+    if full:
+        assert output == {"general": {"instanceTypes": mapping, "unservedInstanceTypes": []}}
+    else:
+        assert output == {"general": {"instanceTypes": 4, "amis": {"ami-0aaa": 3, "ami-0bbb": 1}, "unservedInstanceTypes": 0}}
