@@ -19,7 +19,7 @@ from karpenter_gitops.core.inputs import NAMESPACE
 from karpenter_gitops.core.model import EC2NODECLASS, EC2NODECLASS_API
 from karpenter_gitops_pulumi import arguments, manifests
 from karpenter_gitops_pulumi.errors import one_line_errors
-from karpenter_gitops_pulumi.identity import with_the_other_forms_alias
+from karpenter_gitops_pulumi.identity import taken_import, with_the_other_forms_alias
 from karpenter_gitops_pulumi.reconciliation import Reconciliation
 
 # Written by the Karpenter controller, never by us (``pkg/controllers/nodeclass/`` of
@@ -210,6 +210,7 @@ class NodeClass(pulumi.ComponentResource):
         cluster = cluster_of(given.get("cluster"), f"NodeClass {name!r}")
         _needs_kubernetes_version(name, given["spec"], cluster)
         pin = given.get("pin_amis") and not manifests.pins_by_version(given["spec"], f"NodeClass {name!r}")
+        opts, imported = taken_import(opts, name, EC2NODECLASS, f"NodeClass {name!r}")
         super().__init__("karpenter-gitops:index:NodeClass", name, None, with_the_other_forms_alias(opts))
         child = pulumi.ResourceOptions(parent=self)
         profile = self._node_role(name, child) if given.get("create_node_role") else None
@@ -248,7 +249,9 @@ class NodeClass(pulumi.ComponentResource):
             kind=EC2NODECLASS,
             metadata={"name": name},
             spec=kept_secret(applied, secret),
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[reconciliation], ignore_changes=CONTROLLER_OWNED),
+            opts=pulumi.ResourceOptions(
+                parent=self, depends_on=[reconciliation], ignore_changes=CONTROLLER_OWNED, import_=imported
+            ),
         )
         self.node_class_name = pulumi.Output.from_input(name)
         self.amis = reconciliation.amis

@@ -396,3 +396,24 @@ def test_the_fleets_node_pools_output_is_a_summary_unless_the_full_map_is_asked_
         assert output == {"general": {"instanceTypes": mapping, "unservedInstanceTypes": []}}
     else:
         assert output == {"general": {"instanceTypes": 4, "amis": {"ami-0aaa": 3, "ami-0bbb": 1}, "unservedInstanceTypes": 0}}
+
+
+def test_import_adopts_the_live_objects_through_the_custom_resources_not_the_components():
+    def program():
+        adopt = pulumi.ResourceOptions(import_="default")
+        node_class = NodeClass("default", NodeClassArgs(spec=SPEC, node_pools={"general": POOL}), opts=adopt)
+        NodePool("general", NodePoolArgs(spec=POOL, node_class=node_class), opts=pulumi.ResourceOptions(import_="general"))
+
+    run = pulumi_mocks.run(program)
+    imports = {name: request.importId for (_type, name), (request, _urn) in run.requests.items()}
+    assert imports["default-ec2nodeclass"] == "default" and imports["general-nodepool"] == "general"
+    assert imports["default"] == imports["general"] == imports["default-reconciliation"] == ""
+
+
+def test_import_of_an_object_of_another_name_is_refused_in_one_line():
+    def program():
+        NodeClass("default", NodeClassArgs(spec=SPEC), opts=pulumi.ResourceOptions(import_="hand-made"))
+
+    with pytest.raises(InputError, match="import_ 'hand-made' is not this EC2NodeClass's name") as refused:
+        pulumi_mocks.run(program)
+    assert "import_='default' adopts the live EC2NodeClass 'default'" in refused.value.hint
