@@ -20,6 +20,12 @@ from dataclasses import dataclass, field
 
 from karpenter_gitops.core.errors import InputError
 
+# The children the Pulumi components (karpenter_gitops_pulumi) make per object: type, name suffix, Karpenter kind.
+KARPENTER_CHILDREN = (
+    ("kubernetes:karpenter.k8s.aws/v1:EC2NodeClass", "-ec2nodeclass", "EC2NodeClass"),
+    ("kubernetes:karpenter.sh/v1:NodePool", "-nodepool", "NodePool"),
+    ("pulumi-python:dynamic/karpenter-gitops:Reconciliation", "-reconciliation", "EC2NodeClass"),
+)
 HIDDEN_OPS = frozenset({"same", "read", "refresh", "discard", "discard-replaced", "remove-pending-replace"})
 COUNTED_OPS = ("create", "update", "replace", "delete")
 _COLOUR = re.compile(r"\x1b\[[0-9;]*m|<\{%[^%]*%\}>")  # ANSI codes and Pulumi's <{%fg 1%}> directives
@@ -39,6 +45,16 @@ class PulumiStep:
     @property
     def name(self) -> str:
         return self.urn.rpartition("::")[2]
+
+    @property
+    def karpenter_object(self) -> tuple[str, str] | None:
+        """(kind, name) of the Karpenter object this step changes, from the child names the Pulumi components
+        give (``<name>-ec2nodeclass``, ``<name>-nodepool``, and ``<name>-reconciliation``, whose update is the
+        class's images resolving anew); None for any other resource."""
+        for resource_type, suffix, kind in KARPENTER_CHILDREN:
+            if self.type == resource_type and self.name.endswith(suffix) and len(self.name) > len(suffix):
+                return kind, self.name[: -len(suffix)]
+        return None
 
     def to_json(self) -> dict:
         return {"op": self.op, "urn": self.urn, "type": self.type, "name": self.name, "reasons": list(self.reasons)}
@@ -86,7 +102,7 @@ class PulumiPreview:
     @property
     def counts(self) -> dict[str, int]:
         """create/update/replace/delete counts: the engine's summary when there is one, else the steps'."""
-        source = self.summary or Counter(_counted_op(step.op) for step in self.steps)
+        source = self.summary or Counter(counted_op(step.op) for step in self.steps)
         return {op: int(source.get(op, 0)) for op in COUNTED_OPS}
 
     @property
@@ -102,7 +118,7 @@ class PulumiPreview:
         }
 
 
-def _counted_op(op: str) -> str:
+def counted_op(op: str) -> str:
     return "replace" if op in ("create-replacement", "delete-replaced") else op
 
 
