@@ -7,7 +7,9 @@ preview digest in ``pkg/backend/display/json.go``, the engine events in ``sdk/go
   ``replaceReasons``, ``detailedDiff``) and ``diagnostics``; policy events are not in it;
 * ``pulumi preview --event-log FILE``: newline-delimited engine events, of which
   ``resourcePreEvent`` (and ``resOutputsEvent``), ``policyEvent``, ``diagnosticEvent`` and
-  ``summaryEvent`` are used.
+  ``summaryEvent`` are used;
+* ``pulumi stack export``: the stack's state (``deployment.resources``, each with ``type``, ``id`` and
+  ``outputs``), for the Karpenter objects a program declares, in code or not.
 """
 
 from __future__ import annotations
@@ -228,3 +230,27 @@ def merge(previews: Iterable[PulumiPreview]) -> PulumiPreview | None:
         tuple(dict.fromkeys(d for preview in previews for d in preview.diagnostics)),
         next((preview.summary for preview in previews if preview.summary), {}),
     )
+
+
+KARPENTER_GROUPS = ("kubernetes:karpenter.k8s.aws/", "kubernetes:karpenter.sh/")
+
+
+def parse_stack_export(text: str, source: str) -> frozenset[tuple[str, str]]:
+    """(kind, name) of every Karpenter object the stack's state holds (``pulumi stack export``): the ones its
+    program declares, from the stack file or in code. Cluster-scoped, so a custom resource's id is its name;
+    nothing else of the state is read (its secrets stay ciphertext)."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise InputError(f"not the JSON of `pulumi stack export`: {err.msg} (line {err.lineno})", source) from None
+    deployment = data.get("deployment") if isinstance(data, Mapping) else None
+    resources = deployment.get("resources") if isinstance(deployment, Mapping) else ()
+    resources = [] if resources is None else resources  # a stack that was never updated has none
+    if not isinstance(resources, list):
+        raise InputError("not the JSON of `pulumi stack export` (no 'deployment' with a 'resources' list)", source)
+    found = set()
+    for resource in resources:
+        type_ = resource.get("type", "") if isinstance(resource, Mapping) else ""
+        if isinstance(type_, str) and type_.startswith(KARPENTER_GROUPS) and isinstance(resource.get("id"), str):
+            found.add((type_.rpartition(":")[2], resource["id"]))
+    return frozenset(found)
