@@ -239,7 +239,10 @@ class NodeClass(pulumi.ComponentResource):
         self.pool_judging = PoolJudging(name, spec, cluster_block(cluster), given.get("policy"), dict(node_pools))
         self.ami_ids = reconciliation.amis.apply(lambda amis: list(dict.fromkeys(a["id"] for a in amis)))
         applied = (
-            pulumi.Output.all(pulumi.Output.from_input(spec), self.ami_ids).apply(lambda a: manifests.pinned(a[0], a[1]))
+            # a spec that is one Output is known only here: an alias class stays pinned by its version
+            pulumi.Output.all(pulumi.Output.from_input(spec), self.ami_ids).apply(
+                lambda a: a[0] if manifests.aliases(a[0]) else manifests.pinned(a[0], a[1])
+            )
             if pin
             else spec
         )

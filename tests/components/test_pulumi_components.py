@@ -417,3 +417,9 @@ def test_import_of_an_object_of_another_name_is_refused_in_one_line():
     with pytest.raises(InputError, match="import_ 'hand-made' is not this EC2NodeClass's name") as refused:
         pulumi_mocks.run(program)
     assert "import_='default' adopts the live EC2NodeClass 'default'" in refused.value.hint
+
+
+def test_pin_amis_on_a_spec_that_is_one_output_keeps_an_alias_class_pinned_by_its_version():
+    run = pulumi_mocks.run(lambda: NodeClass("default", NodeClassArgs(spec=pulumi.Output.secret(SPEC), pin_amis=True)))
+    (class_,) = run.by_type(EC2NC)
+    assert pulumi_mocks.revealed(class_.inputs["spec"])["amiSelectorTerms"] == [{"alias": "al2023@v20240807"}]
