@@ -2,7 +2,7 @@
 
 Settings (namespace ``karpenter-gitops``): ``cluster``, ``nodeClasses``, ``nodePools``,
 ``nodeOverlays``, ``capacityBuffers`` (specs spelled as the CRDs), ``workloads`` (manifest paths to
-forecast), ``pinAmis``, ``controller``
+forecast), ``pinAmis``, ``fullOutputs`` (each pool's whole instance-type map as a stack output), ``controller``
 (Karpenter's AWS side: IAM, access entry, interruption queue, Helm release) and
 ``renderYamlToDirectory`` (write manifests for Argo CD / Flux instead of applying them to a cluster).
 """
@@ -39,11 +39,8 @@ fleet = Fleet(
             feature_gates=cluster.get("featureGates"),
         ),
         pin_amis=settings.get_bool("pinAmis") or False,
-        # `pulumi config set --secret --path` on any part marks the whole key secret: keep its specs secret.
-        secret=any(
-            pulumi.runtime.is_config_secret(settings.full_key(key))
-            for key in ("nodeClasses", "nodePools", "nodeOverlays", "capacityBuffers")
-        ),
+        full_outputs=settings.get_bool("fullOutputs") or False,
+        # A spec key set with `pulumi config set --secret` keeps every spec secret: the components see to it.
         **({"policy": policy} if (policy := settings.get_object("policy")) else {}),
         **({"workload_paths": paths} if (paths := settings.get_object("workloads")) is not None else {}),
         **({"controller": controller} if controller is not None else {}),

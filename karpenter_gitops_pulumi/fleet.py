@@ -39,6 +39,9 @@ class FleetArgs(TypedDict):
     workload_paths: NotRequired[list[str]]
     """Workload manifest files or directories (``karpenter-gitops:workloads``): each class forecasts the
     workloads in them over its NodePools (the objects are read here; other kinds stay out of state)."""
+    full_outputs: NotRequired[bool]
+    """Export each pool's whole instance-type to AMI map (``karpenter-gitops:fullOutputs``); by default the
+    ``nodePools`` output is a summary per pool: how many types, how many per AMI, how many unserved."""
     controller: NotRequired[dict[str, Any]]
     """The controller block (``karpenter-gitops:controller``): when given, a ``KarpenterController`` is built
     for the cluster, and the classes and pools take its node role, instance profile and Helm release by object."""
@@ -50,12 +53,14 @@ class Fleet(pulumi.ComponentResource):
     node_classes: pulumi.Output[dict[str, Any]]
     """Per EC2NodeClass: AMI ids, instance profile and predicted conditions."""
     node_pools: pulumi.Output[dict[str, Any]]
-    """Per NodePool: predicted AMI id per instance type."""
+    """Per NodePool: how many instance types it can launch, how many of them per AMI id, how many no AMI serves
+    (with ``full_outputs``: the AMI id per instance type and the unserved types with their reasons)."""
 
     @one_line_errors
     def __init__(self, name: str, args: FleetArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         args = arguments.read(args, FleetArgs, f"Fleet {name!r}", typed=False)  # type: ignore[assignment]
         args["cluster"] = cluster_of(args.get("cluster"), f"Fleet {name!r}")
+        _names_known(args, f"Fleet {name!r}")
         super().__init__("karpenter-gitops:index:Fleet", name, None, opts)
         pool_specs = args.get("node_pools") or {}
         pools_by_class = _pools_by_class(args["node_classes"], pool_specs, cluster_block(args["cluster"]))
@@ -107,8 +112,27 @@ class Fleet(pulumi.ComponentResource):
                 for n, c in classes.items()
             }
         )
-        self.node_pools = pulumi.Output.from_input({n: p.instance_types for n, p in pools.items()})
+        full = bool(args.get("full_outputs"))
+        self.node_pools = pulumi.Output.from_input(
+            {
+                n: pulumi.Output.all(p.instance_types, p.unserved_instance_types).apply(
+                    lambda known: _pool_outputs(known[0], known[1], full)
+                )
+                for n, p in pools.items()
+            }
+        )
         self.register_outputs({"nodeClasses": self.node_classes, "nodePools": self.node_pools})
+
+
+def _pool_outputs(instance_types: dict[str, str], unserved: list[dict[str, str]], full: bool) -> dict[str, Any]:
+    """A pool's stack output: a summary a reviewer reads (the whole map is a line per instance type, about a
+    thousand for a broad pool), or everything with ``full``. The class's ``nodePools`` output keeps the map."""
+    if full:
+        return {"instanceTypes": instance_types, "unservedInstanceTypes": unserved}
+    per_ami: dict[str, int] = {}
+    for ami in instance_types.values():
+        per_ami[ami] = per_ami.get(ami, 0) + 1
+    return {"instanceTypes": len(instance_types), "amis": dict(sorted(per_ami.items())), "unservedInstanceTypes": len(unserved)}
 
 
 def _controller(args: FleetArgs, pool_specs: dict[str, Any], opts: pulumi.ResourceOptions) -> KarpenterController:
@@ -129,10 +153,40 @@ def _controller(args: FleetArgs, pool_specs: dict[str, Any], opts: pulumi.Resour
     )
 
 
+def _names_known(args: FleetArgs, where: str) -> None:
+    """Refuse a mapping, or a pool spec, that is one Output as a whole (``config.require_secret_object``): the
+    Fleet must know its objects' names and each pool's class while the program runs, to register them."""
+    for field in ("node_classes", "node_pools", "node_overlays", "capacity_buffers"):
+        value = args.get(field)
+        if isinstance(value, pulumi.Output):
+            raise InputError(
+                f"FleetArgs.{field} is an Output: the Fleet needs the names in it while the program runs",
+                where,
+                hint="read the key with config.require_object (a secret stack key stays secret), or pass "
+                "{name: Output} per object; NodeClass and NodePool take a spec that is one Output",
+            )
+    for pool, spec in (args.get("node_pools") or {}).items():
+        if isinstance(spec, pulumi.Output):
+            raise InputError(
+                f"FleetArgs.node_pools[{pool!r}] is an Output: the Fleet needs its nodeClassRef while the program runs",
+                where,
+                hint="keep the pool's spec a mapping (Outputs may sit inside it), or build it with NodePool",
+            )
+
+
+def _without_outputs(value: Any) -> Any:
+    """``value`` with every Output inside it left out, for reading what is known while the program runs."""
+    if isinstance(value, dict):
+        return {key: _without_outputs(item) for key, item in value.items() if not isinstance(item, pulumi.Output)}
+    if isinstance(value, list):
+        return [_without_outputs(item) for item in value if not isinstance(item, pulumi.Output)]
+    return value
+
+
 def _pools_by_class(node_classes: dict[str, Any], node_pools: dict[str, Any], cluster: dict[str, str]) -> dict[str, list[str]]:
     """Pool names per class, read as the CLI reads them; a pool naming no class of the stack is refused
     before anything is registered (its class's reconciliation would never see it)."""
-    inputs, _ = stack.load_inputs(cluster, node_classes, node_pools)
+    inputs, _ = stack.load_inputs(cluster, _without_outputs(node_classes), _without_outputs(node_pools))
     by_class: dict[str, list[str]] = {name: [] for name in node_classes}
     for pool in inputs.node_pools:
         template = pool.spec.template

@@ -15,7 +15,11 @@ component in from the top, as docs/guides/pulumi.md shows).
 
 from __future__ import annotations
 
+import copy
+
 import pulumi
+
+from karpenter_gitops.core.errors import InputError
 
 FLEET_TYPE = "karpenter-gitops:index:Fleet"
 
@@ -35,3 +39,25 @@ def with_the_other_forms_alias(opts: pulumi.ResourceOptions | None) -> pulumi.Re
     else:
         alias = pulumi.Alias(parent=pulumi.ROOT_STACK_RESOURCE)
     return pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(aliases=[alias]))
+
+
+def taken_import(
+    opts: pulumi.ResourceOptions | None, name: str, kind: str, where: str
+) -> tuple[pulumi.ResourceOptions | None, str | None]:
+    """``opts`` without ``import_``, and the id to import the component's custom resource with.
+
+    A component is no cloud object: the engine has nothing to import for it. ``import_`` on ``NodeClass`` or
+    ``NodePool`` means "adopt the live EC2NodeClass / NodePool of this name", so it goes to the custom resource
+    (whose id is the object's name: both kinds are cluster-scoped); a different name would adopt another
+    object under this one's URN and is refused in one line."""
+    if opts is None or not opts.import_:
+        return opts, None
+    if opts.import_ != name:
+        raise InputError(
+            f"import_ {opts.import_!r} is not this {kind}'s name",
+            where,
+            hint=f"import_={name!r} adopts the live {kind} {name!r}; the object to adopt must have the component's name",
+        )
+    rest = copy.copy(opts)
+    rest.import_ = None
+    return rest, name

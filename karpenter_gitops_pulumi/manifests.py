@@ -3,12 +3,13 @@
 Karpenter's CRDs default some fields on the API server (EC2NodeClass ``metadataOptions``, NodePool
 ``disruption``, each budget's ``nodes`` and ``expireAfter``). Left unset, the live object differs
 from what Pulumi sent and every refresh shows a diff, so the components write the defaults
-themselves. Pure functions of plain data: the reconciliation validates exactly what gets applied.
+themselves. Pure functions of the user's data: the reconciliation validates exactly what gets applied.
+Values inside a spec may be Pulumi Outputs (a secret, a ``StackReference`` value); they are kept as they
+are, never copied (an Output refuses to be deep-copied).
 """
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -33,9 +34,19 @@ EXPIRE_AFTER_DEFAULT = "720h"
 NODE_CLASS_GROUP = EC2NODECLASS_API.split("/")[0]
 
 
+def copied(value: Any) -> Any:
+    """``value`` with its mappings and lists copied, so defaults written into the copy never reach the user's
+    data; any other value (a scalar, an Output) is shared."""
+    if isinstance(value, Mapping):
+        return {key: copied(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [copied(item) for item in value]
+    return value
+
+
 def node_class_spec(spec: Mapping[str, Any], instance_profile: Any = None) -> dict[str, Any]:
     """The EC2NodeClass spec to apply; ``instance_profile`` (a profile *name*) replaces ``role``."""
-    result = copy.deepcopy(dict(spec))
+    result = copied(spec)
     given = spec.get("metadataOptions")
     if given is None or isinstance(given, Mapping):  # anything else stays as written: the check refuses it
         result["metadataOptions"] = {**METADATA_OPTIONS_DEFAULTS, **(given or {})}
@@ -82,14 +93,14 @@ def pinned(spec: Mapping[str, Any], ami_ids: Sequence[str]) -> dict[str, Any]:
     """
     if not ami_ids:
         raise ValueError("refusing to pin an empty AMI list")
-    result = copy.deepcopy(dict(spec))
+    result = copied(spec)
     result["amiSelectorTerms"] = [{"id": ami_id} for ami_id in dict.fromkeys(ami_ids)]
     return result
 
 
 def node_pool_spec(spec: Mapping[str, Any], node_class_name: Any) -> dict[str, Any]:
     """The NodePool spec to apply: defaults made explicit, ``nodeClassRef`` pointing at the class."""
-    result = copy.deepcopy(dict(spec))
+    result = copied(spec)
     template = result.setdefault("template", {})
     template_spec = template.setdefault("spec", {}) if isinstance(template, dict) else None
     if isinstance(template_spec, dict):  # anything else stays as written: the check refuses it
@@ -101,7 +112,7 @@ def node_pool_spec(spec: Mapping[str, Any], node_class_name: Any) -> dict[str, A
     if given is not None and not isinstance(given, Mapping):
         return result
     defaults = DISRUPTION_DEFAULTS if given is None else {k: v for k, v in DISRUPTION_DEFAULTS.items() if k != "consolidateAfter"}
-    disruption = {**copy.deepcopy(defaults), **(given or {})}
+    disruption = {**copied(defaults), **(given or {})}
     if isinstance(disruption.get("budgets"), list):  # each item's ``nodes`` has a CRD default of its own
         disruption["budgets"] = [
             {"nodes": BUDGET_NODES_DEFAULT, **budget} if isinstance(budget, Mapping) else budget

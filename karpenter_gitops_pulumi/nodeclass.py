@@ -5,6 +5,7 @@ reads the ``args`` annotations at run time to infer the schema.
 """
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NotRequired, TypedDict
 
@@ -18,7 +19,7 @@ from karpenter_gitops.core.inputs import NAMESPACE
 from karpenter_gitops.core.model import EC2NODECLASS, EC2NODECLASS_API
 from karpenter_gitops_pulumi import arguments, manifests
 from karpenter_gitops_pulumi.errors import one_line_errors
-from karpenter_gitops_pulumi.identity import with_the_other_forms_alias
+from karpenter_gitops_pulumi.identity import taken_import, with_the_other_forms_alias
 from karpenter_gitops_pulumi.reconciliation import Reconciliation
 
 # Written by the Karpenter controller, never by us (``pkg/controllers/nodeclass/`` of
@@ -81,9 +82,36 @@ def cluster_block(cluster: ClusterArgs | None) -> dict[str, Any]:
     return {arguments.camel(key): value for key, value in (cluster or {}).items() if value is not None}
 
 
+# The stack keys that hold specs: ``pulumi config set --secret --path`` on any part marks the whole key secret.
+SPEC_KEYS = ("nodeClasses", "nodePools", "nodeOverlays", "capacityBuffers")
+
+
+def stack_specs_are_secret() -> bool:
+    """Whether any of the stack's ``karpenter-gitops`` spec keys is secret config.
+
+    ``config.require_object`` of a secret key hands the program plain data, so a component cannot tell which
+    value came from it: when any spec key of the stack is secret, every spec a component is given is kept
+    secret (what it costs is only that the echoes of non-secret specs are encrypted in state too)."""
+    return any(pulumi.runtime.is_config_secret(f"{NAMESPACE}:{key}") for key in SPEC_KEYS)
+
+
+def specs_are_secret(flag: Any) -> bool:
+    """Whether the specs must be kept secret as a whole: the ``secret`` flag, or secret stack config."""
+    return bool(flag) or stack_specs_are_secret()
+
+
+def when_known(spec: Any, shape: Callable[[Any], Any]) -> Any:
+    """``shape(spec)``; for a spec that is an Output as a whole (``require_secret_object``), once it is known."""
+    return spec.apply(shape) if isinstance(spec, pulumi.Output) else shape(spec)
+
+
 def kept_secret(value: Any, secret: bool) -> Any:
-    """``value`` as a secret Output when it came from secret stack config, else as it is."""
-    return pulumi.Output.secret(value) if secret else value
+    """``value`` as a secret Output when it must stay secret (:func:`specs_are_secret`); a value holding Outputs
+    as one Output, secret exactly when one of them is, so the whole registered spec is encrypted, not only the
+    secret field (a provider that accepts no secrets marks an echoed input secret only by its top-level key)."""
+    if secret:
+        return pulumi.Output.secret(value)
+    return pulumi.Output.from_input(value) if holds_outputs(value) else value
 
 
 class NodeClassArgs(TypedDict):
@@ -102,7 +130,9 @@ class NodeClassArgs(TypedDict):
     """The stack's policy block (``karpenter-gitops:policy``): severities, switched-off rules and rule
     parameters, applied by the check as ``validate`` applies them."""
     secret: NotRequired[bool]
-    """The specs come from secret stack config: every registration and output holding them stays secret."""
+    """Keep the specs secret in every registration, output and state entry. Rarely needed: specs holding
+    Outputs (``require_secret_object``) and specs read while a ``karpenter-gitops`` spec key is secret stack
+    config are kept secret without it."""
     create_node_role: NotRequired[bool]
     """Create the node IAM role and instance profile; the spec then names the profile (by name, never ARN)."""
     node_overlays: NotRequired[dict[str, dict[str, Any]]]
@@ -180,23 +210,27 @@ class NodeClass(pulumi.ComponentResource):
         cluster = cluster_of(given.get("cluster"), f"NodeClass {name!r}")
         _needs_kubernetes_version(name, given["spec"], cluster)
         pin = given.get("pin_amis") and not manifests.pins_by_version(given["spec"], f"NodeClass {name!r}")
+        opts, imported = taken_import(opts, name, EC2NODECLASS, f"NodeClass {name!r}")
         super().__init__("karpenter-gitops:index:NodeClass", name, None, with_the_other_forms_alias(opts))
         child = pulumi.ResourceOptions(parent=self)
         profile = self._node_role(name, child) if given.get("create_node_role") else None
-        spec = manifests.node_class_spec(given["spec"], profile.name if profile else None)
-        secret = bool(given.get("secret"))
+        spec = when_known(given["spec"], lambda known: manifests.node_class_spec(known, profile.name if profile else None))
         node_pools = given.get("node_pools") or {}
+        secret = specs_are_secret(given.get("secret"))
         reconciliation = Reconciliation(
             f"{name}-reconciliation",
             node_class_name=name,
             spec=kept_secret(spec, secret),
             node_pool_specs={
-                pool: kept_secret(manifests.node_pool_spec(pool_spec, name), secret) for pool, pool_spec in node_pools.items()
+                pool: kept_secret(when_known(pool_spec, lambda known: manifests.node_pool_spec(known, name)), secret)
+                for pool, pool_spec in node_pools.items()
             },
             cluster=cluster_block(cluster),
             policy=given.get("policy"),
             opts=child,
-            secret=secret,
+            # Whether an Output is secret is known only once it resolves, after the registration must say which
+            # outputs to encrypt: the echoes of a spec holding any Output are encrypted.
+            secret=secret or holds_outputs([given["spec"], node_pools, given.get("node_overlays")]),
             node_overlay_specs={
                 overlay: kept_secret(overlay_spec, secret) for overlay, overlay_spec in (given.get("node_overlays") or {}).items()
             },
@@ -205,7 +239,10 @@ class NodeClass(pulumi.ComponentResource):
         self.pool_judging = PoolJudging(name, spec, cluster_block(cluster), given.get("policy"), dict(node_pools))
         self.ami_ids = reconciliation.amis.apply(lambda amis: list(dict.fromkeys(a["id"] for a in amis)))
         applied = (
-            pulumi.Output.all(pulumi.Output.from_input(spec), self.ami_ids).apply(lambda a: manifests.pinned(a[0], a[1]))
+            # a spec that is one Output is known only here: an alias class stays pinned by its version
+            pulumi.Output.all(pulumi.Output.from_input(spec), self.ami_ids).apply(
+                lambda a: a[0] if manifests.aliases(a[0]) else manifests.pinned(a[0], a[1])
+            )
             if pin
             else spec
         )
@@ -215,7 +252,9 @@ class NodeClass(pulumi.ComponentResource):
             kind=EC2NODECLASS,
             metadata={"name": name},
             spec=kept_secret(applied, secret),
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[reconciliation], ignore_changes=CONTROLLER_OWNED),
+            opts=pulumi.ResourceOptions(
+                parent=self, depends_on=[reconciliation], ignore_changes=CONTROLLER_OWNED, import_=imported
+            ),
         )
         self.node_class_name = pulumi.Output.from_input(name)
         self.amis = reconciliation.amis

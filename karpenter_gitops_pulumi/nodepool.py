@@ -16,8 +16,8 @@ from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.model import NODEPOOL, NODEPOOL_API
 from karpenter_gitops_pulumi import arguments, manifests
 from karpenter_gitops_pulumi.errors import one_line, one_line_errors, refuse_errors
-from karpenter_gitops_pulumi.identity import with_the_other_forms_alias
-from karpenter_gitops_pulumi.nodeclass import NodeClass, PoolJudging, holds_outputs, kept_secret
+from karpenter_gitops_pulumi.identity import taken_import, with_the_other_forms_alias
+from karpenter_gitops_pulumi.nodeclass import NodeClass, PoolJudging, holds_outputs, kept_secret, specs_are_secret
 
 # Written by Karpenter's core controller; never diffed (see nodeclass.CONTROLLER_OWNED).
 CONTROLLER_OWNED = [
@@ -35,7 +35,8 @@ class NodePoolArgs(TypedDict):
     node_class: NodeClass
     """The class the pool launches with (an object, not a name, so a typo cannot reach the cluster)."""
     secret: NotRequired[bool]
-    """The spec comes from secret stack config: the NodePool's spec stays secret."""
+    """Keep the spec secret; without it, a spec holding Outputs or read while a spec key is secret stack
+    config is kept secret too."""
 
 
 class NodePool(pulumi.ComponentResource):
@@ -66,14 +67,16 @@ class NodePool(pulumi.ComponentResource):
             if isinstance(spec, pulumi.Output)
             else manifests.node_pool_spec(spec, node_class.node_class_name)
         )
+        secret = specs_are_secret(given.get("secret"))
+        opts, imported = taken_import(opts, name, NODEPOOL, f"NodePool {name!r}")
         super().__init__("karpenter-gitops:index:NodePool", name, None, with_the_other_forms_alias(opts))
         k8s.apiextensions.CustomResource(
             f"{name}-nodepool",
             api_version=NODEPOOL_API,
             kind=NODEPOOL,
             metadata={"name": name},
-            spec=kept_secret(applied, bool(given.get("secret"))),
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[node_class], ignore_changes=CONTROLLER_OWNED),
+            spec=kept_secret(applied, secret),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[node_class], ignore_changes=CONTROLLER_OWNED, import_=imported),
         )
         prediction = node_class.node_pools.apply(lambda pools: (pools or {}).get(name) or {})
         self.node_pool_name = pulumi.Output.from_input(name)

@@ -62,13 +62,17 @@ class ReconciliationError(Exception):
     """A persistent problem (the class would not become Ready, or the plan has errors)."""
 
 
+class SetupError(ReconciliationError):
+    """The reconciliation could not start (no AWS credentials, an unusable cluster block): nothing was judged."""
+
+
 def _plan(props: Mapping[str, Any], settings: Any) -> tuple[Plan, dict[str, Any] | None]:
     """The plan for these inputs, and the forecast when they carry workloads; an AWS outage becomes a plan
     that decided nothing."""
     try:
         return stack.reconciled(**_stack_settings(props), workloads=props.get("workloads"), settings=settings)
     except InputError as err:  # no credentials, or an alias without the cluster's Kubernetes version
-        raise ReconciliationError(f"EC2NodeClass {props['nodeClassName']}: {err}") from None
+        raise SetupError(f"EC2NodeClass {props['nodeClassName']}: {err}") from None
 
 
 def _stack_settings(props: Mapping[str, Any]) -> dict[str, Any]:
@@ -281,6 +285,7 @@ class ReconciliationProvider(ResourceProvider):
         """A change when the inputs differ or when AWS now resolves differently (reason logged)."""
         changed = [key for key in INPUT_KEYS if olds.get(key) != news.get(key)]
         if changed:
+            self._refuse_what_update_would(news)
             return DiffResult(changes=True, replaces=["nodeClassName"] if "nodeClassName" in changed else [])
         name = news["nodeClassName"]
         try:
@@ -296,6 +301,18 @@ class ReconciliationProvider(ResourceProvider):
         if reasons:
             pulumi.log.info(f"EC2NodeClass {name}: AWS now resolves differently: " + "; ".join(reasons))
         return DiffResult(changes=bool(reasons))
+
+    def _refuse_what_update_would(self, news: dict) -> None:
+        """Changed inputs: reconcile them read-only now, so a preview of an update fails with the very line
+        ``up`` would (images all pending or failed, a pool that can launch nothing). The engine calls ``diff``,
+        never ``update``, in a preview. Values not known yet, an AWS outage or missing credentials decide
+        nothing here: the update judges them."""
+        if any(_unknown_paths({k: news.get(k) for k in INPUT_KEYS}, "")):
+            return
+        try:
+            self._reconciled(news, self._settings)
+        except (TransientReconciliationError, SetupError) as err:
+            pulumi.log.warn(f"could not reconcile the change now, the update will: {err}")
 
     def create(self, props: dict) -> CreateResult:
         return CreateResult(props["nodeClassName"], self._reconciled(props, self._settings))

@@ -21,7 +21,7 @@ from karpenter_gitops.core.model import CAPACITYBUFFER, CAPACITYBUFFER_API, NODE
 from karpenter_gitops_pulumi import arguments
 from karpenter_gitops_pulumi.errors import one_line, one_line_errors, refuse_errors
 from karpenter_gitops_pulumi.identity import with_the_other_forms_alias
-from karpenter_gitops_pulumi.nodeclass import ClusterArgs, cluster_block, cluster_of, holds_outputs, kept_secret
+from karpenter_gitops_pulumi.nodeclass import ClusterArgs, cluster_block, cluster_of, holds_outputs, kept_secret, specs_are_secret
 
 # Written by Karpenter (the overlay's validation condition, the buffer's computed replicas), never by us.
 CONTROLLER_OWNED = ["status"]
@@ -38,7 +38,8 @@ class NodeOverlayArgs(TypedDict):
     policy: NotRequired[dict[str, Any]]
     """The stack's policy block (``karpenter-gitops:policy``), applied as ``validate`` applies it."""
     secret: NotRequired[bool]
-    """The spec comes from secret stack config: it stays secret."""
+    """Keep the spec secret; without it, a spec holding Outputs or read while a spec key is secret stack
+    config is kept secret too."""
 
 
 class CapacityBufferArgs(TypedDict):
@@ -53,7 +54,8 @@ class CapacityBufferArgs(TypedDict):
     policy: NotRequired[dict[str, Any]]
     """The stack's policy block (``karpenter-gitops:policy``), applied as ``validate`` applies it."""
     secret: NotRequired[bool]
-    """The spec comes from secret stack config: it stays secret."""
+    """Keep the spec secret; without it, a spec holding Outputs or read while a spec key is secret stack
+    config is kept secret too."""
 
 
 def _apply(component: pulumi.ComponentResource, kind: str, api_version: str, name: str, args: Any) -> dict[str, str]:
@@ -75,6 +77,7 @@ def _apply(component: pulumi.ComponentResource, kind: str, api_version: str, nam
         return spec
 
     spec = args["spec"]
+    secret = specs_are_secret(args.get("secret"))
     if holds_outputs(spec):
         metadata, _ = stack.standalone(kind, name, None, cluster, policy)  # the key alone names it (or is refused)
         spec = pulumi.Output.from_input(spec).apply(judged_when_known)
@@ -85,7 +88,7 @@ def _apply(component: pulumi.ComponentResource, kind: str, api_version: str, nam
         api_version=api_version,
         kind=kind,
         metadata=dict(metadata),
-        spec=kept_secret(spec, bool(args.get("secret"))),
+        spec=kept_secret(spec, secret),
         opts=pulumi.ResourceOptions(parent=component, ignore_changes=CONTROLLER_OWNED),
     )
     return dict(metadata)

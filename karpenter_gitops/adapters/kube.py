@@ -110,9 +110,35 @@ def _call(api: client.ApiClient, resource: tuple[str, str, str], read: Callable[
             ) from None
         raise ClusterUnavailable(f"the API server answered {err.status} {err.reason} to a list of {what}") from None
     except (urllib3.exceptions.HTTPError, OSError) as err:
-        raise ClusterUnavailable(f"cannot reach the API server at {api.configuration.host}: {type(err).__name__}") from None
+        raise ClusterUnavailable(f"cannot reach the API server at {_host_and_port(api)}: {_why_unreachable(err)}") from None
     except (ValueError, AttributeError) as err:
         raise ClusterUnavailable(f"the API server sent something that is not a list of {what}: {err}") from None
+
+
+def _host_and_port(api: client.ApiClient) -> str:
+    """``host:port`` of the API server, the port made explicit (what a firewall rule or a tunnel needs)."""
+    url = urllib3.util.parse_url(api.configuration.host)
+    port = url.port or (443 if url.scheme == "https" else 80)
+    return f"{url.host}:{port}"
+
+
+def _why_unreachable(err: BaseException) -> str:
+    """The operating system's reason behind a failed request (``Connection refused``, ``Name or service not
+    known``, ``timed out``), not urllib3's wrapper (``MaxRetryError``): the innermost error of the chain that
+    says something, without its urllib3 prefix."""
+    chain: list[BaseException] = []
+    current: BaseException | None = err
+    while current is not None and current not in chain:
+        chain.append(current)
+        reason = getattr(current, "reason", None)
+        current = reason if isinstance(reason, BaseException) else current.__cause__ or current.__context__
+    for cause in reversed(chain):
+        if isinstance(cause, OSError) and cause.strerror:
+            return cause.strerror
+        if isinstance(cause, TimeoutError | urllib3.exceptions.TimeoutError):
+            return "timed out"
+    text = str(chain[-1]).splitlines()[0] if str(chain[-1]) else type(chain[-1]).__name__
+    return text.split(": ", 1)[-1] if text.startswith("<") else text
 
 
 def _pages(api: client.ApiClient, resource: tuple[str, str, str], missing_ok: bool = False) -> Iterator[Mapping[str, Any]]:

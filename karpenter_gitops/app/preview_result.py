@@ -28,7 +28,7 @@ from karpenter_gitops.judge.report import Report
 from karpenter_gitops.karpenter.disruption.drift import AMIMove, Forecast, ami_moves
 from karpenter_gitops.karpenter.nodeoverlay.applied import FirstChoice
 from karpenter_gitops.karpenter.status.prediction import Plan
-from karpenter_gitops.load.pulumi_events import PulumiPreview
+from karpenter_gitops.load.pulumi_events import PulumiPreview, counted_op
 from karpenter_gitops.output.manifests import manifest, to_yaml
 
 # --- redaction ---------------------------------------------------------------------------
@@ -230,8 +230,28 @@ class Preview:
             return Outcome.FINDINGS
         return Outcome.OK
 
+    @property
+    def code_changes(self) -> tuple[tuple[str, str, str], ...]:
+        """(status, kind, name) of the Karpenter objects Pulumi's preview changes that no file of either side
+        holds: declared in the program's code. Git cannot show their diff, but they count as much."""
+        if not self.pulumi:
+            return ()
+        in_files = {(o.kind, o.name) for o in (*self.base.objects, *self.head.objects)}
+        status_of = {"create": "added", "delete": "removed", "update": "changed", "replace": "changed"}
+        found: dict[tuple[str, str], str] = {}
+        for step in self.pulumi.steps:
+            target, status = step.karpenter_object, status_of.get(counted_op(step.op))
+            if target is None or status is None or target in in_files:
+                continue
+            # a class whose custom resource is created is added, whatever its reconciliation does
+            if found.get(target) in (None, "changed"):
+                found[target] = status
+        return tuple((status, kind, name) for (kind, name), status in sorted(found.items()))
+
     def counts(self) -> dict[str, int]:
+        """Objects added, changed and removed: in the files (``changes``) and in code (``code_changes``)."""
         tally = Counter(change.status for change in self.changes)
+        tally.update(status for status, _kind, _name in self.code_changes)
         return {status: tally.get(status, 0) for status in ("added", "changed", "removed")}
 
     def new_skipped_amis(self) -> tuple[tuple[str, str, str, str], ...]:

@@ -23,10 +23,16 @@ from karpenter_gitops.core.model import EC2NODECLASS, NAMESPACED, NODEOVERLAY
 from karpenter_gitops.karpenter.scheduling.launched import PoolLaunch, launched
 from karpenter_gitops.karpenter.status import verification as compare
 from karpenter_gitops.karpenter.status.prediction import Plan
+from karpenter_gitops.load import files, pulumi_events
 from karpenter_gitops.output.manifests import manifest, to_yaml
 from karpenter_gitops.rules.crd.openapi import as_stored
 
 POLL_SECONDS = 2.0
+
+
+def objects_in_pulumi_state(path: Path) -> frozenset[tuple[str, str]]:
+    """(kind, name) of the Karpenter objects in a ``pulumi stack export`` file: those the stack's program declares."""
+    return pulumi_events.parse_stack_export(files.read_text(path), str(path))
 
 
 def verify_sources(
@@ -39,11 +45,14 @@ def verify_sources(
     progress: Callable[[str], None] | None = None,
     forecast: Callable[[Inputs, Plan], WorkloadForecast] | None = None,
     write_cluster_state: Path | None = None,
+    in_pulumi_state: frozenset[tuple[str, str]] = frozenset(),
 ) -> compare.Verification:
     """Compare the cluster with ``sources`` (drift) and, with ``plan``, with its prediction (conditions, nodes);
     with ``forecast`` (the workloads'), list the NodeClaims launched beside the forecast per NodePool. With
     ``write_cluster_state``, the NodeClaims and Nodes read are saved there as a snapshot ``preview
-    --cluster-state`` reads, for a later job that has no cluster credentials."""
+    --cluster-state`` reads, for a later job that has no cluster credentials. ``in_pulumi_state``: (kind, name)
+    of the objects the Pulumi stack's state holds; those no file holds are declared in its program's code,
+    so they are said to be, not listed as unknown to Git."""
     say = progress or (lambda _message: None)
     inputs = sources.inputs
     planned = None
@@ -99,6 +108,13 @@ def verify_sources(
         checked["NodeClaim"] = len(live.state.fleet)
     launches = _launches(inputs, planned, forecast, live.state.fleet, notes, say) if forecast is not None else None
     ours = {(obj.kind, obj.name) for obj in inputs.objects}
+    in_code = sorted(key for key in live.objects if key in in_pulumi_state and key not in ours)
+    if in_code:
+        notes.append(
+            "declared in the Pulumi program's code (the stack's state holds them), not compared: "
+            + ", ".join(f"{kind}/{name}" for kind, name in in_code)
+        )
+    ours |= set(in_code)
     return compare.Verification(
         cluster=live.host,
         differences=tuple(differences),

@@ -13,7 +13,7 @@ from karpenter_gitops.adapters import kube
 from karpenter_gitops.adapters.aws.error_kinds import TransientAWSError
 from karpenter_gitops.adapters.aws.target import aws_target
 from karpenter_gitops.app.plan import forecaster, planner, read_workloads
-from karpenter_gitops.app.verify import verify_sources
+from karpenter_gitops.app.verify import objects_in_pulumi_state, verify_sources
 from karpenter_gitops.cli import options
 from karpenter_gitops.core.outcome import Outcome
 from karpenter_gitops.output import verification_text as shown
@@ -61,6 +61,12 @@ from karpenter_gitops.output.terminal import waiting
     help="Also save the NodeClaims and Nodes read, as `kubectl get nodeclaims,nodes -o yaml` would: a later job "
     "without cluster credentials passes it to `preview --cluster-state`.",
 )
+@click.option(
+    "--pulumi-state",
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="FILE",
+    help="The stack's `pulumi stack export`: objects its program declares in code are known, not listed as 'not in Git'.",
+)
 @options.aws
 @options.cache_dir
 @options.karpenter
@@ -75,6 +81,7 @@ def verify_command(
     predict,
     workload_paths,
     write_cluster_state,
+    pulumi_state,
     embedded_aws,
     aws_fixture,
     kubernetes,
@@ -97,6 +104,7 @@ def verify_command(
             "--workloads sets the launched NodeClaims beside the forecast, which needs the prediction: drop --no-predict"
         )
     sources = options.sources(options.stack_or_manifests(stack, manifests), release)
+    in_pulumi_state = objects_in_pulumi_state(pulumi_state) if pulumi_state else frozenset()
     workload_paths = workload_paths or (sources.workload_paths if predict else ())  # the stack's own, unless given
     # read before the cluster or AWS is: unreadable workloads end the run with nothing asked
     workloads = (
@@ -122,6 +130,7 @@ def verify_command(
                 progress=progress,
                 forecast=forecast,
                 write_cluster_state=write_cluster_state,
+                in_pulumi_state=in_pulumi_state,
             )
     except (kube.ClusterUnavailable, TransientAWSError) as error:
         click.echo(f"karpenter-gitops: cannot verify now: {visible(error)}", err=True)

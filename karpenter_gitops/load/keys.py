@@ -47,6 +47,11 @@ STACK_KEYS = _table(
         "build reaches the cluster only through a reviewed `pulumi up` (alias classes stay aliases; `@latest` is refused).",
     ),
     Key(
+        "fullOutputs",
+        "`true`: the Pulumi program's `nodePools` stack output holds each pool's whole instance-type to AMI map and "
+        "unserved types; by default it is a summary per pool (how many types, how many per AMI, how many unserved).",
+    ),
+    Key(
         "amiSources",
         "Per class pinned by `id`, the AMI selector terms (name, tags, ssmParameter, owner) `bump` resolves the pins from.",
     ),

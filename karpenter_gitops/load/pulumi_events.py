@@ -7,7 +7,9 @@ preview digest in ``pkg/backend/display/json.go``, the engine events in ``sdk/go
   ``replaceReasons``, ``detailedDiff``) and ``diagnostics``; policy events are not in it;
 * ``pulumi preview --event-log FILE``: newline-delimited engine events, of which
   ``resourcePreEvent`` (and ``resOutputsEvent``), ``policyEvent``, ``diagnosticEvent`` and
-  ``summaryEvent`` are used.
+  ``summaryEvent`` are used;
+* ``pulumi stack export``: the stack's state (``deployment.resources``, each with ``type``, ``id`` and
+  ``outputs``), for the Karpenter objects a program declares, in code or not.
 """
 
 from __future__ import annotations
@@ -20,6 +22,12 @@ from dataclasses import dataclass, field
 
 from karpenter_gitops.core.errors import InputError
 
+# The children the Pulumi components (karpenter_gitops_pulumi) make per object: type, name suffix, Karpenter kind.
+KARPENTER_CHILDREN = (
+    ("kubernetes:karpenter.k8s.aws/v1:EC2NodeClass", "-ec2nodeclass", "EC2NodeClass"),
+    ("kubernetes:karpenter.sh/v1:NodePool", "-nodepool", "NodePool"),
+    ("pulumi-python:dynamic/karpenter-gitops:Reconciliation", "-reconciliation", "EC2NodeClass"),
+)
 HIDDEN_OPS = frozenset({"same", "read", "refresh", "discard", "discard-replaced", "remove-pending-replace"})
 COUNTED_OPS = ("create", "update", "replace", "delete")
 _COLOUR = re.compile(r"\x1b\[[0-9;]*m|<\{%[^%]*%\}>")  # ANSI codes and Pulumi's <{%fg 1%}> directives
@@ -39,6 +47,16 @@ class PulumiStep:
     @property
     def name(self) -> str:
         return self.urn.rpartition("::")[2]
+
+    @property
+    def karpenter_object(self) -> tuple[str, str] | None:
+        """(kind, name) of the Karpenter object this step changes, from the child names the Pulumi components
+        give (``<name>-ec2nodeclass``, ``<name>-nodepool``, and ``<name>-reconciliation``, whose update is the
+        class's images resolving anew); None for any other resource."""
+        for resource_type, suffix, kind in KARPENTER_CHILDREN:
+            if self.type == resource_type and self.name.endswith(suffix) and len(self.name) > len(suffix):
+                return kind, self.name[: -len(suffix)]
+        return None
 
     def to_json(self) -> dict:
         return {"op": self.op, "urn": self.urn, "type": self.type, "name": self.name, "reasons": list(self.reasons)}
@@ -86,7 +104,7 @@ class PulumiPreview:
     @property
     def counts(self) -> dict[str, int]:
         """create/update/replace/delete counts: the engine's summary when there is one, else the steps'."""
-        source = self.summary or Counter(_counted_op(step.op) for step in self.steps)
+        source = self.summary or Counter(counted_op(step.op) for step in self.steps)
         return {op: int(source.get(op, 0)) for op in COUNTED_OPS}
 
     @property
@@ -102,7 +120,7 @@ class PulumiPreview:
         }
 
 
-def _counted_op(op: str) -> str:
+def counted_op(op: str) -> str:
     return "replace" if op in ("create-replacement", "delete-replaced") else op
 
 
@@ -212,3 +230,27 @@ def merge(previews: Iterable[PulumiPreview]) -> PulumiPreview | None:
         tuple(dict.fromkeys(d for preview in previews for d in preview.diagnostics)),
         next((preview.summary for preview in previews if preview.summary), {}),
     )
+
+
+KARPENTER_GROUPS = ("kubernetes:karpenter.k8s.aws/", "kubernetes:karpenter.sh/")
+
+
+def parse_stack_export(text: str, source: str) -> frozenset[tuple[str, str]]:
+    """(kind, name) of every Karpenter object the stack's state holds (``pulumi stack export``): the ones its
+    program declares, from the stack file or in code. Cluster-scoped, so a custom resource's id is its name;
+    nothing else of the state is read (its secrets stay ciphertext)."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise InputError(f"not the JSON of `pulumi stack export`: {err.msg} (line {err.lineno})", source) from None
+    deployment = data.get("deployment") if isinstance(data, Mapping) else None
+    resources = deployment.get("resources") if isinstance(deployment, Mapping) else ()
+    resources = [] if resources is None else resources  # a stack that was never updated has none
+    if not isinstance(resources, list):
+        raise InputError("not the JSON of `pulumi stack export` (no 'deployment' with a 'resources' list)", source)
+    found = set()
+    for resource in resources:
+        type_ = resource.get("type", "") if isinstance(resource, Mapping) else ""
+        if isinstance(type_, str) and type_.startswith(KARPENTER_GROUPS) and isinstance(resource.get("id"), str):
+            found.add((type_.rpartition(":")[2], resource["id"]))
+    return frozenset(found)

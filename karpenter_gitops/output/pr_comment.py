@@ -69,12 +69,23 @@ def _verdict(preview: Preview) -> str:
     return ":white_check_mark: no blocking problems"
 
 
+def _in_code(preview: Preview, quoted: OutsideText, listed: int | None) -> str:
+    """The counted objects declared in the Pulumi program's code, which only Pulumi's preview shows."""
+    code = preview.code_changes
+    if not code:
+        return ""
+    shown = _cap(code, listed)
+    named = ", ".join(f"{quoted.code(f'{kind}/{name}')} {status}" for status, kind, name in shown)
+    more = f" and {len(code) - len(shown)} more" if len(code) > len(shown) else ""
+    return f" Of them, declared in code (from Pulumi's preview): {named}{more}."
+
+
 def _summary(preview: Preview, quoted: OutsideText, listed: int | None) -> str:
     counts = preview.counts()
     lines = [MARKER, f"### Karpenter preview: {_verdict(preview)}", ""]
     lines.append(
         f"**Objects** vs {quoted.code(preview.base_label)}: {counts['added']} added, {counts['changed']} changed, "
-        f"{counts['removed']} removed."
+        f"{counts['removed']} removed." + _in_code(preview, quoted, listed)
     )
     if preview.head_plan is None:
         lines.append("**Predicted Ready**: not reconciled (offline preview: no AWS look-ups).")

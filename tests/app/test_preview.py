@@ -277,6 +277,44 @@ def test_pulumi_preview_json_and_event_log_fold_into_the_comment(tmp_path, monke
     assert code == 1  # a mandatory policy violation blocks
 
 
+def _step(op: str, parents: str, type_: str, name: str) -> dict:
+    return {"op": op, "urn": f"urn:pulumi:e2e::team-infra::{parents}${type_}::{name}"}
+
+
+CODE_CLASS = "karpenter-gitops:index:NodeClass"
+RECONCILIATION = "pulumi-python:dynamic/karpenter-gitops:Reconciliation"
+
+
+def test_the_comment_counts_the_objects_declared_in_code_beside_those_in_the_files(tmp_path, monkeypatch, cli):
+    steps = [
+        # the stack file's pool changed: Git shows it already, it is not counted twice
+        _step(
+            "update",
+            "karpenter-gitops:index:Fleet$karpenter-gitops:index:NodePool",
+            "kubernetes:karpenter.sh/v1:NodePool",
+            "general-nodepool",
+        ),
+        # the code-defined GPU class: AWS resolves its images anew (its reconciliation), its custom resource is the same
+        _step("update", CODE_CLASS, RECONCILIATION, "gpu-reconciliation"),
+        _step("same", CODE_CLASS, "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass", "gpu-ec2nodeclass"),
+        # a code-defined pool created and another deleted
+        _step("create", "karpenter-gitops:index:NodePool", "kubernetes:karpenter.sh/v1:NodePool", "gpu-spot-nodepool"),
+        _step("delete", "karpenter-gitops:index:NodePool", "kubernetes:karpenter.sh/v1:NodePool", "old-gpu-nodepool"),
+        _step("update", "karpenter-gitops:index:NodePool", "kubernetes:core/v1:ConfigMap", "unrelated-nodepool"),
+    ]
+    preview_json = tmp_path / "pulumi-preview.json"
+    preview_json.write_text(json.dumps({"steps": steps}))
+    pool = node_pool(family("m5"))
+    edited = node_pool(family("m5", "c5"))
+    code, out = run_preview(
+        tmp_path, monkeypatch, cli, [node_class(), pool], [node_class(), edited], "--pulumi-json", str(preview_json)
+    )
+    assert (
+        "1 added, 2 changed, 1 removed. Of them, declared in code (from Pulumi's preview): `EC2NodeClass/gpu` changed, "
+        "`NodePool/gpu-spot` added, `NodePool/old-gpu` removed."
+    ) in out
+
+
 def test_event_log_alone_counts_from_the_summary_event():
     events = pulumi_events.parse_event_log((PULUMI / "events.jsonl").read_text(), "events.jsonl")
     assert events.counts == {"create": 1, "update": 1, "replace": 0, "delete": 0}

@@ -150,3 +150,77 @@ def test_verify_reads_the_workloads_the_stack_file_names(cluster, capsys, catalo
     named.write_text(yaml.safe_dump(stack_file))
     assert main(argv) == 2
     assert "karpenter-gitops:workloads must be a list of file or directory paths" in capsys.readouterr().err
+
+
+def _closed_port() -> int:
+    """A loopback port nothing listens on (bound, then released)."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.mark.parametrize(
+    ("server", "where", "why"),
+    [
+        ("http://127.0.0.1:{port}", "127.0.0.1:{port}", "Connection refused"),
+        ("https://no-such-host.invalid", "no-such-host.invalid:443", ""),  # the resolver's words vary by libc
+    ],
+    ids=["refused", "unknown host"],
+)
+def test_an_unreachable_cluster_is_one_line_with_host_port_and_the_reason(in_project, capsys, tmp_path, server, where, why):
+    port = _closed_port()
+    kubeconfig = kubeconfig_for(tmp_path / "kubeconfig", server.format(port=port))
+    code = main(["verify", "--stack", "demo", "--kubeconfig", str(kubeconfig), "--embedded-aws"])
+    err = capsys.readouterr().err.strip()
+    assert code == 3
+    assert err.startswith(f"karpenter-gitops: cannot verify now: cannot reach the API server at {where.format(port=port)}: ")
+    assert why in err and "MaxRetryError" not in err and "Error" not in err.split(": ", 3)[-1] and "\n" not in err
+
+
+def _stack_export(*resources: tuple[str, str]) -> dict:
+    """A ``pulumi stack export`` holding these custom resources (type, id), with a secret and the stack."""
+    return {
+        "version": 3,
+        "deployment": {
+            "resources": [
+                {"urn": "urn:pulumi:prod::infra::pulumi:pulumi:Stack::infra-prod", "type": "pulumi:pulumi:Stack"},
+                *(
+                    {
+                        "urn": f"urn:pulumi:prod::infra::{type_}::{id_}-x",
+                        "type": type_,
+                        "id": id_,
+                        "outputs": {"spec": {"ciphertext": "v1:abc"}},
+                    }
+                    for type_, id_ in resources
+                ),
+            ]
+        },
+    }
+
+
+def test_objects_the_pulumi_program_declares_in_code_are_known_not_listed_as_missing_from_git(cluster, capsys, tmp_path):
+    arguments = ["verify", "--stack", "demo", "--kubeconfig", str(cluster), "--no-predict", "--format", "json"]
+    assert main(arguments) == 1
+    assert "NodePool/legacy" in json.loads(capsys.readouterr().out)["unmanaged"]  # made by hand, as far as Git knows
+
+    state = tmp_path / "state.json"
+    state.write_text(
+        json.dumps(_stack_export(("kubernetes:karpenter.sh/v1:NodePool", "legacy"), ("kubernetes:core/v1:ConfigMap", "x")))
+    )
+    main([*arguments, "--pulumi-state", str(state)])
+    report = json.loads(capsys.readouterr().out)
+    assert "NodePool/legacy" not in report["unmanaged"]
+    assert (
+        "declared in the Pulumi program's code (the stack's state holds them), not compared: NodePool/legacy" in report["notes"]
+    )
+
+
+@pytest.mark.parametrize("text", ["{not json", '{"deployment": {"resources": {}}}', "[]"])
+def test_a_file_that_is_no_stack_export_is_one_line_and_exit_two(text, in_project, capsys, tmp_path):
+    state = tmp_path / "state.json"
+    state.write_text(text)
+    assert main(["verify", "--stack", "demo", "--pulumi-state", str(state), "--kubeconfig", "missing", "--no-predict"]) == 2
+    err = capsys.readouterr().err
+    assert "not the JSON of `pulumi stack export`" in err and str(state) in err and "Traceback" not in err

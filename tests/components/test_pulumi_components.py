@@ -197,6 +197,71 @@ def test_fleet_refuses_a_pool_naming_no_class_before_registering_anything():
     assert isinstance(refused.value, pulumi.RunError)  # the language host prints it as one line, no traceback
 
 
+USER_DATA = "#!/bin/bash\necho hunter2-secret"
+
+
+def _class_with(spec) -> None:
+    node_class = NodeClass("default", NodeClassArgs(spec=spec, node_pools={"general": POOL}))
+    NodePool("general", NodePoolArgs(spec=POOL, node_class=node_class))
+
+
+SECRET_FORMS = {
+    "a secret Output inside the spec": lambda: _class_with(SPEC | {"userData": pulumi.Output.secret(USER_DATA)}),
+    "a spec that is one secret Output (require_secret_object)": lambda: _class_with(
+        pulumi.Output.secret(SPEC | {"userData": USER_DATA})
+    ),
+    "a secret Output inside a Fleet's spec": lambda: Fleet(
+        "dev",
+        FleetArgs(node_classes={"default": SPEC | {"userData": pulumi.Output.secret(USER_DATA)}}, node_pools={"general": POOL}),
+    ),
+}
+
+
+@pytest.mark.parametrize("program", SECRET_FORMS.values(), ids=SECRET_FORMS.keys())
+def test_every_registration_holding_a_secret_keeps_it_secret_without_the_flag(program):
+    run = pulumi_mocks.run(program)
+    holding = [r for r in run.resources.values() if "hunter2-secret" in json.dumps(pulumi_mocks.revealed(r.inputs))]
+    assert {r.type for r in holding} == {pulumi_mocks.RECONCILIATION, EC2NC}
+    assert all(pulumi_mocks.holds_secret(r.inputs) for r in holding)
+    (class_,) = run.by_type(EC2NC)
+    assert pulumi_mocks.revealed(class_.inputs["spec"])["userData"] == USER_DATA  # applied as given
+
+
+def test_secret_stack_config_read_with_require_object_keeps_every_spec_secret():
+    secret_key = "karpenter-gitops:nodeClasses"
+    config = pulumi_mocks.STACK_CONFIG | {secret_key: json.dumps({"default": SPEC | {"userData": USER_DATA}})}
+
+    def program():
+        classes = pulumi.Config("karpenter-gitops").require_object("nodeClasses")  # plain data, secret or not
+        Fleet("dev", FleetArgs(node_classes=classes, node_pools={"general": POOL}))
+
+    run = pulumi_mocks.run(program, config=config, secret_keys=[secret_key])
+    specs = [r for r in run.resources.values() if "spec" in r.inputs]
+    assert {r.type for r in specs} == {pulumi_mocks.RECONCILIATION, EC2NC, NODEPOOL}
+    assert all(pulumi_mocks.holds_secret(r.inputs["spec"]) for r in specs)
+    plain = pulumi_mocks.run(program, config=config)  # the same key, not secret: nothing is encrypted
+    assert not any(pulumi_mocks.holds_secret(r.inputs) for r in plain.resources.values())
+
+
+def test_an_output_of_another_resource_in_a_spec_is_judged_once_known_and_applied_in_the_clear():
+    alias = pulumi.Output.from_input("al2023@v20240807")
+    run = pulumi_mocks.run(lambda: _class_with(SPEC | {"amiSelectorTerms": [{"alias": alias}]}))
+    (class_,) = run.by_type(EC2NC)
+    assert class_.inputs["spec"]["amiSelectorTerms"] == [{"alias": "al2023@v20240807"}]  # not secret: it is not one
+    bad_alias = pulumi.Output.from_input("al2023@" + "v" * 40)
+    with pytest.raises(Exception, match=r"spec\.amiSelectorTerms\[0\]\.alias: .*\[schema/size\]"):
+        pulumi_mocks.run(lambda: _class_with(SPEC | {"amiSelectorTerms": [{"alias": bad_alias}]}))
+
+
+@pytest.mark.parametrize("field", ["node_classes", "node_pools"])
+def test_a_fleet_given_one_output_for_its_names_refuses_in_one_line(field):
+    given = {"node_classes": {"default": SPEC}, "node_pools": {"general": POOL}}
+    given[field] = pulumi.Output.secret(given[field])
+    with pytest.raises(InputError, match=f"FleetArgs.{field} is an Output: the Fleet needs the names") as refused:
+        pulumi_mocks.run(lambda: Fleet("dev", FleetArgs(**given)))
+    assert "require_object" in refused.value.hint and "\n" not in str(refused.value)
+
+
 def _pool_for(class_name: str) -> dict:
     pool = copy.deepcopy(POOL)
     pool["template"]["spec"]["nodeClassRef"]["name"] = class_name
@@ -314,3 +379,47 @@ def test_without_workloads_the_reconciliation_has_no_forecast(project):
     run = pulumi_mocks.run(lambda: runpy.run_path(str(project / "__main__.py")), config=_stack_config(project))
     rec = run.resources["default-reconciliation"]
     assert "workloads" not in rec.inputs and "forecast" not in rec.outputs
+
+
+@pytest.mark.parametrize("full", [False, True], ids=["summary", "fullOutputs"])
+def test_the_fleets_node_pools_output_is_a_summary_unless_the_full_map_is_asked_for(full, monkeypatch):
+    mapping = {f"m5.{size}": "ami-0aaa" for size in ("large", "xlarge", "2xlarge")} | {"m6g.large": "ami-0bbb"}
+    made = fake_reconcile.NodePoolMapping
+    monkeypatch.setattr(fake_reconcile, "NodePoolMapping", lambda pool, node_class, _types: made(pool, node_class, mapping))
+
+    def program():
+        fleet = Fleet("dev", FleetArgs(node_classes={"default": SPEC}, node_pools={"general": POOL}, fullOutputs=full))
+        pulumi.CustomResource("test:index:Probe", "probe", {"seen": fleet.node_pools})  # the mocks record it resolved
+
+    output = pulumi_mocks.run(program).resources["probe"].inputs["seen"]
+    if full:
+        assert output == {"general": {"instanceTypes": mapping, "unservedInstanceTypes": []}}
+    else:
+        assert output == {"general": {"instanceTypes": 4, "amis": {"ami-0aaa": 3, "ami-0bbb": 1}, "unservedInstanceTypes": 0}}
+
+
+def test_import_adopts_the_live_objects_through_the_custom_resources_not_the_components():
+    def program():
+        adopt = pulumi.ResourceOptions(import_="default")
+        node_class = NodeClass("default", NodeClassArgs(spec=SPEC, node_pools={"general": POOL}), opts=adopt)
+        NodePool("general", NodePoolArgs(spec=POOL, node_class=node_class), opts=pulumi.ResourceOptions(import_="general"))
+
+    run = pulumi_mocks.run(program)
+    imports = {name: request.importId for (_type, name), (request, _urn) in run.requests.items()}
+    assert imports["default-ec2nodeclass"] == "default" and imports["general-nodepool"] == "general"
+    assert imports["default"] == imports["general"] == imports["default-reconciliation"] == ""
+
+
+def test_import_of_an_object_of_another_name_is_refused_in_one_line():
+    def program():
+        NodeClass("default", NodeClassArgs(spec=SPEC), opts=pulumi.ResourceOptions(import_="hand-made"))
+
+    with pytest.raises(InputError, match="import_ 'hand-made' is not this EC2NodeClass's name") as refused:
+        pulumi_mocks.run(program)
+    assert "import_='default' adopts the live EC2NodeClass 'default'" in refused.value.hint
+
+
+def test_pin_amis_on_a_spec_that_is_one_output_keeps_an_alias_class_pinned_by_its_version():
+    run = pulumi_mocks.run(lambda: NodeClass("default", NodeClassArgs(spec=pulumi.Output.secret(SPEC), pin_amis=True)))
+    (class_,) = run.by_type(EC2NC)
+    assert pulumi_mocks.revealed(class_.inputs["spec"])["amiSelectorTerms"] == [{"alias": "al2023@v20240807"}]

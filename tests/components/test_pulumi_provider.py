@@ -119,13 +119,39 @@ def test_diff_reports_a_profile_that_disappeared(capsys):
     assert "InstanceProfileReady=False (InstanceProfileNotFound)" in capsys.readouterr().err
 
 
-def test_diff_on_changed_inputs_needs_no_aws_and_renames_replace():
+def test_diff_on_changed_inputs_survives_an_aws_outage_and_renames_replace():
     olds = provider.create(props())
     fake_reconcile.WORLD["transient"] = True
     changed = props(spec=SPEC | {"tags": {"team": "a"}})
     assert provider.diff("default", olds.outs, changed).changes is True
     renamed = props() | {"nodeClassName": "other"}
     assert provider.diff("default", olds.outs, renamed).replaces == ["nodeClassName"]
+
+
+def test_a_change_that_up_would_refuse_fails_the_preview_with_the_same_line():
+    olds = provider.create(props()).outs
+    fake_reconcile.WORLD["profile_exists"] = False  # the new spec names a profile AWS does not have
+    changed = props(spec=SPEC | {"tags": {"team": "a"}})
+    with pytest.raises(ReconciliationError) as at_update:
+        provider.update("default", olds, changed)
+    with pytest.raises(ReconciliationError) as at_preview:  # the engine calls diff, not update, in a preview
+        provider.diff("default", olds, changed)
+    assert str(at_preview.value) == str(at_update.value)
+    assert str(at_preview.value).startswith("EC2NodeClass default would not become Ready: InstanceProfileReady=False")
+
+
+@pytest.mark.parametrize("world", [{"credentials": False}, {"transient": True}], ids=["no credentials", "aws outage"])
+def test_a_change_that_cannot_be_reconciled_now_is_left_to_the_update(world, capsys):
+    olds = provider.create(props()).outs
+    fake_reconcile.WORLD.update(world)
+    assert provider.diff("default", olds, props(spec=SPEC | {"tags": {"team": "a"}})).changes is True
+    assert "could not reconcile the change now, the update will" in capsys.readouterr().err
+
+
+def test_a_change_with_values_not_known_yet_is_judged_by_the_update():
+    olds = provider.create(props()).outs
+    fake_reconcile.WORLD["profile_exists"] = False
+    assert provider.diff("default", olds, props(spec=SPEC | {"role": UNKNOWN})).changes is True
 
 
 def test_diff_during_an_aws_outage_assumes_no_change(capsys):

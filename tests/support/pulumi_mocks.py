@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import dill
 import pulumi
+from pulumi.runtime import rpc
 from pulumi.runtime.mocks import MockMonitor
 
 RECONCILIATION = "pulumi-python:dynamic/karpenter-gitops:Reconciliation"
@@ -46,6 +47,25 @@ def failure_path(reason: str) -> str:
     the failure names no engine property, whose look-up would print "value {<nil>}"."""
     found = _FAILURE.match(reason)
     return found.group(1) if found else reason
+
+
+def revealed(value):
+    """``value`` with every secret unwrapped, as the engine sends inputs to a provider that accepts no secrets."""
+    value = rpc.unwrap_rpc_secret(value)
+    if isinstance(value, dict):
+        return {key: revealed(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [revealed(item) for item in value]
+    return value
+
+
+def holds_secret(value) -> bool:
+    """Whether a registered input holds a secret anywhere (the engine then keeps it encrypted in state)."""
+    if rpc.is_rpc_secret(value):
+        return True
+    if isinstance(value, dict):
+        return any(holds_secret(item) for item in value.values())
+    return isinstance(value, list) and any(holds_secret(item) for item in value)
 
 
 @dataclass
@@ -92,12 +112,13 @@ class Recorder(pulumi.runtime.Mocks):
 
     def _reconcile(self, args: pulumi.runtime.MockResourceArgs) -> dict:
         provider = dill.loads(base64.b64decode(args.inputs["__provider"]))
-        checked = provider.check({}, args.inputs)
+        inputs = revealed(args.inputs)  # the dynamic provider accepts no secrets: the engine hands them over plain
+        checked = provider.check({}, inputs)
         if checked.failures:
             raise RuntimeError("; ".join(f"{f.property}: {f.reason}" if f.property else f.reason for f in checked.failures))
         if self.preview:
             return {k: v for k, v in args.inputs.items() if v is not None}
-        return provider.create(args.inputs).outs
+        return provider.create(inputs).outs
 
     def call(self, args: pulumi.runtime.MockCallArgs):
         if args.token == GET_CLUSTER:
