@@ -74,7 +74,7 @@ def _in_code(preview: Preview, quoted: OutsideText, listed: int | None) -> str:
     code = preview.code_changes
     if not code:
         return ""
-    shown = _cap(code, listed)
+    shown = first_of(code, listed)
     named = ", ".join(f"{quoted.code(f'{kind}/{name}')} {status}" for status, kind, name in shown)
     more = f" and {len(code) - len(shown)} more" if len(code) > len(shown) else ""
     return f" Of them, declared in code (from Pulumi's preview): {named}{more}."
