@@ -4,16 +4,19 @@ No ``from __future__ import annotations`` in the component modules: the componen
 reads the ``args`` annotations at run time to infer the schema.
 """
 
+import functools
 import json
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, NotRequired, TypedDict
 
 import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from karpenter_gitops.app import stack
+from karpenter_gitops.app import analyze, stack
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.inputs import NAMESPACE
 from karpenter_gitops.core.model import EC2NODECLASS, EC2NODECLASS_API
@@ -65,7 +68,8 @@ CLUSTER_KEY = f"{NAMESPACE}:cluster"
 def cluster_of(given: Any, where: str) -> ClusterArgs:
     """The cluster a component is for: the fields its args give, the others from the stack's
     ``karpenter-gitops:cluster``, so a program need not repeat the stack. The stack's block is read as
-    ``validate --stack`` reads it, so a mistake in it gets the same line."""
+    ``validate --stack`` reads it, so a mistake in it gets the same line; so are the waivers the stack names."""
+    waivers_named_by_the_stack()
     try:
         block = pulumi.Config(NAMESPACE).get_object("cluster")
     except pulumi.ConfigTypeError:
@@ -75,6 +79,20 @@ def cluster_of(given: Any, where: str) -> ClusterArgs:
     defaults = arguments.read(block, ClusterArgs, CLUSTER_KEY) if block is not None else {}
     own = arguments.read(given, ClusterArgs, where) if given is not None else {}
     return ClusterArgs(**{**defaults, **{field: value for field, value in own.items() if value is not None}})  # type: ignore[typeddict-item]
+
+
+def waivers_named_by_the_stack() -> None:
+    """The waivers the policy pack will read for this stack (``karpenter-gitops:waivers``, the file
+    ``$KARPENTER_GITOPS_WAIVERS`` names, the project's default file), read when the program runs: a file
+    named but missing or malformed stops the preview in one line, as ``validate --stack --policy`` exits 2 on
+    it, where the pack alone could only warn that nothing is waived. Relative paths are the project's, the
+    program's working directory."""
+    _readable(os.environ.get(analyze.WAIVER_FILE_ENV), pulumi.Config(NAMESPACE).get("waivers"), Path.cwd())
+
+
+@functools.lru_cache(maxsize=4)
+def _readable(named: str | None, stack_value: str | None, project: Path) -> None:
+    analyze.stack_waivers(named, stack_value, project)  # each component asks; the files are read once
 
 
 def cluster_block(cluster: ClusterArgs | None) -> dict[str, Any]:

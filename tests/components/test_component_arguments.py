@@ -237,3 +237,16 @@ def test_whatever_specs_a_program_passes_a_class_and_its_standalone_pool_are_app
         assert "\n" not in str(err)
     except RuntimeError as err:
         assert " [" in str(err)  # a check failure: where, and the rule in brackets
+
+
+def test_a_waiver_file_the_stack_names_but_lacks_stops_the_preview_in_one_line(tmp_path, monkeypatch):
+    """The pack alone could only warn that nothing is waived; the program says it as validate --stack does."""
+    monkeypatch.chdir(tmp_path)  # the project's directory: Pulumi runs the program there
+    config = {**pulumi_mocks.STACK_CONFIG, "karpenter-gitops:waivers": "policies/waivers.yaml"}
+    message, recorder = refused(lambda: NodeClass("default", NodeClassArgs(spec=SPEC)), config=config, preview=True)
+    assert "policies/waivers.yaml" in message and "\n" not in message
+    assert recorder.resources == {}
+
+    (tmp_path / "policies").mkdir()
+    (tmp_path / "policies" / "waivers.yaml").write_text("waivers: []\n")
+    assert pulumi_mocks.run(lambda: NodeClass("default", NodeClassArgs(spec=SPEC)), config=config, preview=True).by_type(EC2NC)
