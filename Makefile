@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
-# The SDK wheels at the versions `make tools` builds the CLI and language host for.
+# The SDK wheels the dev environment pins (tools/wheels.txt says how they stand to the CLI `make tools` builds).
 WHEELS := tools/wheels.txt
 HAVE_GO := $(shell command -v go 2>/dev/null)
 

@@ -114,8 +114,7 @@ def families() -> list[Family]:
     """The tool families, with versions read from their go.mod files."""
     pulumi, kube, cel = TOOLS / "pulumi", TOOLS / "kube", TOOLS / "cel"
     cli = _module_version(pulumi, PULUMI_PKG)
-    pulumi_version = (f"-X {PULUMI_SDK}/go/common/version.Version={cli}",)
-    yaml_host = _module_version(TOOLS / "pulumi-yaml", PULUMI_YAML)
+    yaml_host = _module_version(pulumi, PULUMI_YAML)
     k8s = _module_version(kube, "k8s.io/kubernetes")
     major, minor = k8s.lstrip("v").split(".")[:2]
     k8s_flags = tuple(
@@ -123,28 +122,25 @@ def families() -> list[Family]:
         for name, value in (("gitVersion", k8s), ("gitMajor", major), ("gitMinor", minor), ("gitTreeState", "clean"))
     )
     return [
+        # The CLI and the Python and YAML language hosts in one module: the YAML host's release builds
+        # with the CLI's pkg/v3 (docs/project/real-tools.md), so the hosts reuse the packages the CLI
+        # compiles instead of a second Pulumi at another version.
         Family(
             "pulumi",
             (
                 Binary("pulumi", f"{PULUMI_PKG}/cmd/pulumi"),
                 Binary("pulumi-language-python", "./cmd/pulumi-language-python"),
+                Binary("pulumi-language-yaml", f"{PULUMI_YAML}/cmd/pulumi-language-yaml"),
             ),
-            version_flags=pulumi_version,
+            version_flags=(
+                f"-X {PULUMI_SDK}/go/common/version.Version={cli}",
+                f"-X {PULUMI_YAML}/pkg/version.Version={yaml_host}",
+            ),
             module_files=(
                 (PULUMI_SDK, "python/cmd/pulumi-language-python-exec"),
                 (PULUMI_SDK, "python/dist/pulumi-resource-pulumi-python"),
             ),
-            versions={"pulumi": cli},
-        ),
-        # Pulumi YAML's language host: what runs a YAML program's `pulumi preview` and `up` (the package's
-        # real-tier test). Its own module: the release requires an older pkg/v3 than the CLI's, and a
-        # shared module would build the host against the CLI's newer pkg, which its release was never
-        # built with (docs/project/real-tools.md). The machine's Go builds it, as it builds the CLI.
-        Family(
-            "pulumi-yaml",
-            (Binary("pulumi-language-yaml", f"{PULUMI_YAML}/cmd/pulumi-language-yaml"),),
-            version_flags=(f"-X {PULUMI_YAML}/pkg/version.Version={yaml_host}",),
-            versions={"pulumi-language-yaml": yaml_host},
+            versions={"pulumi": cli, "pulumi-language-yaml": yaml_host},
         ),
         Family(
             "pulumi-kubernetes",

@@ -20,7 +20,7 @@ from karpenter_gitops.load import policy_settings
 from karpenter_gitops.rules import registry
 from karpenter_gitops_policies import pack
 
-# What the engine adds to every policy's schema (pkg/resource/analyzer and sdk/go/common/resource/plugin, v3.260.0).
+# What the engine adds to every policy's schema (pkg/resource/analyzer and sdk/go/common/resource/plugin; the same in v3.260.0 and v3.276.0).
 ENFORCEMENT_LEVEL = {"type": "string", "enum": ["advisory", "mandatory", "remediate", "disabled"]}
 
 
