@@ -124,17 +124,20 @@ def _run(paths: Sequence[Path], stdin: Path | None, rendered: Path | None = None
 
 
 def _fleet(request: Request, judging: Judging) -> Outcome:
-    """Each stack judged on its own, in one part; one report grouped by stack, a fleet summary, the worst exit code."""
-    from karpenter_gitops.app.fleet import run_fleet
+    """Each stack judged on its own, in one part, and printed before the next is read; one report grouped by
+    stack, a fleet summary, the worst exit code."""
     from karpenter_gitops.load.stacks import stack_file
 
-    def one(stack: str) -> tuple[tuple[versions.Release, Report], Outcome]:
-        verdict = strategies.whole(Run((stack_file(stack),)), judging, print_note, allow_empty=request.allow_empty)
-        return (verdict.release, verdict.report), verdict.report.exit_code
+    codes: dict[str, Outcome] = {}
 
-    fleet = run_fleet(request.fleet, one)
-    print_fleet(fleet.results, request.fmt, show_info=request.show_info)
-    return fleet.exit_code
+    def each_judged() -> Iterator[tuple[str, versions.Release, Report]]:
+        for stack in request.fleet:
+            verdict = strategies.whole(Run((stack_file(stack),)), judging, print_note, allow_empty=request.allow_empty)
+            codes[stack] = verdict.report.exit_code
+            yield stack, verdict.release, verdict.report
+
+    print_fleet(each_judged(), request.fmt, show_info=request.show_info)
+    return Outcome.worst(codes.values())
 
 
 @contextlib.contextmanager

@@ -98,3 +98,55 @@ def test_an_unreadable_stack_ends_a_fleet_plan_before_anything_is_printed(projec
     (project / "stacks" / "Pulumi.torn.yaml").write_text("config: [unclosed\n")
     code, out, err = cli("plan", "--all-stacks", "--embedded-aws", "--format", "json")
     assert (code, out) == (2, "") and "Pulumi.torn.yaml" in err
+
+
+def _released_one_after_another(monkeypatch, module, name: str, tracked) -> list[bool]:
+    """Wraps ``module.name`` so that each call first checks, after a collection, whether what the calls before
+    the last one handled (``tracked(args, result)``) is gone: the last stack's may still be held where it was printed,
+    none before it; the list of those checks, one per call from the third."""
+    import gc
+    import weakref
+
+    made: list[weakref.ref] = []
+    gone: list[bool] = []
+    original = getattr(module, name)
+
+    def watched(*args, **kwargs):
+        if len(made) >= 2:
+            gc.collect()
+            gone.append(all(ref() is None for ref in made[:-1]))
+        result = original(*args, **kwargs)
+        made.append(weakref.ref(tracked(args, result)))
+        return result
+
+    monkeypatch.setattr(module, name, watched)
+    return gone
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_a_fleet_validate_lets_each_stack_go_before_it_judges_the_next(project, cli, fmt, monkeypatch):
+    """Memory bounded by one stack: of a judged stack only its counts (and, in JSON, its printed text) stay."""
+    from karpenter_gitops.app import validate_strategies
+
+    for twin in ("dev2", "dev3"):
+        (project / "stacks" / f"Pulumi.{twin}.yaml").write_text((project / "stacks" / "Pulumi.dev.yaml").read_text())
+    gone = _released_one_after_another(monkeypatch, validate_strategies, "whole", lambda _, verdict: verdict.report)
+    code, out, _ = cli("validate", "--all-stacks", "--format", fmt)
+    assert code == 1 and gone == [True, True, True]
+    if fmt == "json":
+        body = json.loads(out)
+        assert list(body["stacks"]) == ["broken", "demo", "dev", "dev2", "dev3"] and body["summary"]["stacks"] == 5
+        assert body["summary"]["errors"] == sum(stack["summary"]["errors"] for stack in body["stacks"].values()) > 0
+
+
+@pytest.mark.slow
+def test_a_fleet_plan_lets_each_plan_go_before_it_plans_the_next(project, cli, monkeypatch):
+    """Each stack's plan is printed (JSON too) when it is made and let go: none is held for the end."""
+    from karpenter_gitops.cli import plan_command
+
+    gone = _released_one_after_another(monkeypatch, plan_command, "print_plan", lambda args, _: args[0])
+    (project / "stacks" / "Pulumi.broken.yaml").unlink()
+    for twin in ("dev2", "dev3"):
+        (project / "stacks" / f"Pulumi.{twin}.yaml").write_text((project / "stacks" / "Pulumi.dev.yaml").read_text())
+    _, out, _ = cli("plan", "--all-stacks", "--embedded-aws")
+    assert gone == [True, True] and "fleet: 4 stack(s)" in out
