@@ -154,7 +154,7 @@ def print_fleet(judged: Iterable[tuple[str, versions.Release, Report]], fmt: str
         if report.errors:
             failing.append(stack)
     if fmt == "json":
-        summary = json.dumps({"stacks": stacks, **totals})
+        summary = json.dumps({"stacks": stacks, **totals}, indent=2).replace("\n", "\n  ")
         click.echo('{\n  "stacks": {\n' + ",\n".join(bodies) + f'\n  }},\n  "summary": {summary}\n}}')
         return
     _print_fleet_summary(stacks, totals, failing)
