@@ -7,8 +7,9 @@ characters escaped (:func:`~karpenter_gitops.output.escape.visible`), never raw 
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from itertools import groupby
 
 import click
@@ -175,13 +176,18 @@ def _print_jsonl(report: Report) -> None:
     _print_jsonl_summary(report.tally())
 
 
-def print_jsonl_parts(reports: Iterable[Report]) -> Tally:
-    """A run judged part by part: each part's findings as soon as it is judged, the summary of all of them last."""
+def print_jsonl_parts(
+    reports: Iterable[Report], aside: Callable[[], contextlib.AbstractContextManager[object]] = contextlib.nullcontext
+) -> Tally:
+    """A run judged part by part: each part's findings as soon as it is judged, the summary of all of them last;
+    each printed inside ``aside()`` (a progress line on the terminal steps aside for them)."""
     tally = Tally()
     for report in reports:
-        _print_jsonl_findings(report)
+        with aside():
+            _print_jsonl_findings(report)
         tally += report.tally()
-    _print_jsonl_summary(tally)
+    with aside():
+        _print_jsonl_summary(tally)
     return tally
 
 
