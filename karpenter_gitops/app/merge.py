@@ -1,7 +1,7 @@
 """The ``merge`` use case: a fleet run split over CI jobs (shards by stack), put back together.
 
 A fleet that outgrows one runner is run as shards, each job judging some of the stacks with
-``validate --stack ... --format json`` or ``plan --stack ... --format json``. Each stack is judged on its
+``validate --all-stacks --shard I/N --format json`` or ``plan``'s (or several ``--stack NAME``). Each stack is judged on its
 own in either case, so the shards' JSON holds everything one run would print: :func:`merged` gives the
 document one run over every stack prints (stacks in the order ``--all-stacks`` takes them, by name, the
 fleet's totals) and its exit code. A plan's AWS call counts (each stack's and the fleet's, the shards' sum)

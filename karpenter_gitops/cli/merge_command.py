@@ -16,8 +16,8 @@ from karpenter_gitops.core.outcome import Outcome
 def merge_command(shards: tuple[Path, ...]) -> Outcome:
     """Merge the JSON outputs of a fleet run split over CI jobs into the report (and exit code) of one run.
 
-    Each SHARD is what ``validate --stack ... --format json`` or ``plan --stack ... --format json`` printed
-    for some of the fleet's stacks; every stack in one shard only. The merged report lists the stacks by
+    Each SHARD is what ``validate --all-stacks --shard I/N --format json`` (or ``plan``'s, or either with
+    several ``--stack NAME``) printed for some of the fleet's stacks; every stack in one shard only. The merged report lists the stacks by
     name, as ``--all-stacks`` does, with the fleet's totals; a plan's AWS calls are the shards' sum."""
     result = merged([read_shard(shard) for shard in shards])
     click.echo(json.dumps(result.document, indent=2))
