@@ -20,6 +20,9 @@ peak RSS that process's own (``harness/measure.py``):
 * ``validate --policy``: the hygiene catalogue too.
 * ``schema`` and ``schema+cel``: floors in Python, PyYAML's C loader and a jsonschema validator built
   once from the CRDs' ``openAPIV3Schema``; then the same CRDs through ``validate --crd``'s engine alone.
+* ``libyaml``: the floor under every Python tool, a process that only parses the same bytes with libyaml
+  (``yaml.load_all`` with ``yaml.CSafeLoader``); the run prints ``validate``'s time ÷ this one's, the cost
+  of everything ``validate`` does above parsing (target ≤ 2.5×).
 
 Every side must judge every object and find nothing (the objects are valid): a side that does not
 is reported and the run exits 1, since its figure would not compare. Targets:
@@ -54,8 +57,10 @@ SIDES = (
     "validate --policy",
     "schema",
     "schema+cel",
+    "libyaml",
 )
 TARGETS = {"validate": 1.0, "validate --crd": 0.5}  # × kubeconform with its default workers
+FLOOR_TARGET = 2.5  # `validate` at most this many times libyaml's parse of the same bytes
 LABELS = {"kubeconform": "× kubeconform", "kubeconform -n 1": "× kc -n 1"}
 CONSOLE_SCRIPT = console_script()
 
@@ -108,7 +113,15 @@ def run_schema_cel(directory: Path, crds: Path) -> tuple[int, int]:
     return objects, errors
 
 
-FLOORS = {"schema": run_schema, "schema+cel": run_schema_cel}
+def run_libyaml(directory: Path, _crds: Path) -> tuple[int, int]:
+    """Parse only: what libyaml alone takes to read the objects into Python, nothing judged."""
+    objects = 0
+    for path in sorted(directory.glob("*.yaml")):
+        objects += sum(1 for _ in yaml.load_all(path.read_bytes(), Loader=yaml.CSafeLoader))
+    return objects, 0
+
+
+FLOORS = {"schema": run_schema, "schema+cel": run_schema_cel, "libyaml": run_libyaml}
 
 
 # --- the sides as whole processes -----------------------------------------------------------
@@ -198,6 +211,13 @@ def report(size: int, figures: list[Figure]) -> bool:
                 ratio = by_side["kubeconform"].seconds / by_side[side].seconds
                 verdict = "met" if ratio >= target else "NOT met"
                 print(f"  target: {side} ≥ {target}× kubeconform (default workers): {ratio:.2f}×, {verdict}")
+    if "validate" in by_side and "libyaml" in by_side:
+        floor, ours = by_side["libyaml"], by_side["validate"]
+        ratio, cpu_ratio = ours.seconds / floor.seconds, ours.cpu_seconds / floor.cpu_seconds
+        verdict = "met" if ratio <= FLOOR_TARGET else "NOT met"
+        print(
+            f"  target: validate ≤ {FLOOR_TARGET}× libyaml's parse of the same bytes: {ratio:.2f}× ({cpu_ratio:.2f}× in CPU s), {verdict}"
+        )
     return sound
 
 

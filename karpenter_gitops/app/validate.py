@@ -29,6 +29,7 @@ from karpenter_gitops.core.outcome import Outcome
 from karpenter_gitops.judge.report import Report
 from karpenter_gitops.load import waiver_files
 from karpenter_gitops.load.files import MAX_FILE_BYTES, STDIN, expand, spool
+from karpenter_gitops.output.progress import progress_line
 from karpenter_gitops.output.report_text import print_fleet, print_jsonl_parts, print_note, print_report
 
 
@@ -71,9 +72,11 @@ def validate(request: Request) -> Outcome:
         return _fleet(request, judging)
     streaming = request.fmt == "jsonl"
     with _read_in(request, strategies.MAX_STREAM_BYTES if streaming else MAX_FILE_BYTES) as (paths, stdin, rendered):
-        stream = _streamed(paths, stdin, judging, rendered) if streaming else None
-        if stream is not None:
-            return print_jsonl_parts(stream.reports).exit_code
+        if streaming:
+            with progress_line() as progress:
+                stream = _streamed(paths, stdin, judging, rendered, progress.say)
+                if stream is not None:
+                    return print_jsonl_parts(stream.reports, progress.aside).exit_code
         verdict, cached = validate_once(
             paths,
             lambda paths: judged(_run(paths, stdin, rendered), judging, allow_empty=request.allow_empty),
@@ -106,14 +109,16 @@ def judged(run: Run, judging: Judging, *, allow_empty: bool = False) -> Verdict:
     return strategies.split(run, judging, print_note) or strategies.whole(run, judging, print_note, allow_empty=allow_empty)
 
 
-def _streamed(paths: Sequence[Path], stdin: Path | None, judging: Judging, rendered: Path | None) -> strategies.Stream | None:
-    """The run judged part by part when it is large enough; None when it is judged whole (a path that cannot
-    be read too: the whole run reports it)."""
+def _streamed(
+    paths: Sequence[Path], stdin: Path | None, judging: Judging, rendered: Path | None, progress: Callable[[str], None]
+) -> strategies.Stream | None:
+    """The run judged part by part when it is large enough, ``progress`` told of each part read and judged; None
+    when it is judged whole (a path that cannot be read too: the whole run reports it)."""
     try:
         run = _run(paths, stdin, rendered)
     except InputError:
         return None
-    return strategies.streamed(run, judging, print_note)
+    return strategies.streamed(run, judging, print_note, progress)
 
 
 def _run(paths: Sequence[Path], stdin: Path | None, rendered: Path | None = None) -> Run:
@@ -124,17 +129,20 @@ def _run(paths: Sequence[Path], stdin: Path | None, rendered: Path | None = None
 
 
 def _fleet(request: Request, judging: Judging) -> Outcome:
-    """Each stack judged on its own, in one part; one report grouped by stack, a fleet summary, the worst exit code."""
-    from karpenter_gitops.app.fleet import run_fleet
+    """Each stack judged on its own, in one part, and printed before the next is read; one report grouped by
+    stack, a fleet summary, the worst exit code."""
     from karpenter_gitops.load.stacks import stack_file
 
-    def one(stack: str) -> tuple[tuple[versions.Release, Report], Outcome]:
-        verdict = strategies.whole(Run((stack_file(stack),)), judging, print_note, allow_empty=request.allow_empty)
-        return (verdict.release, verdict.report), verdict.report.exit_code
+    codes: dict[str, Outcome] = {}
 
-    fleet = run_fleet(request.fleet, one)
-    print_fleet(fleet.results, request.fmt, show_info=request.show_info)
-    return fleet.exit_code
+    def each_judged() -> Iterator[tuple[str, versions.Release, Report]]:
+        for stack in request.fleet:
+            verdict = strategies.whole(Run((stack_file(stack),)), judging, print_note, allow_empty=request.allow_empty)
+            codes[stack] = verdict.report.exit_code
+            yield stack, verdict.release, verdict.report
+
+    print_fleet(each_judged(), request.fmt, show_info=request.show_info)
+    return Outcome.worst(codes.values())
 
 
 @contextlib.contextmanager

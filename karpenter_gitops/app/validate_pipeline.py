@@ -260,8 +260,11 @@ class Pipeline:
     collector paused meanwhile (see :func:`~karpenter_gitops.app.sources.collector_paused`); parts read again
     have an executor for each step."""
 
-    def __init__(self, parts: Sequence[Part], judging: Judging, *, held: bool) -> None:
+    def __init__(
+        self, parts: Sequence[Part], judging: Judging, *, held: bool, progress: Callable[[str], None] | None = None
+    ) -> None:
         self.judging, self.held = judging, held
+        self.progress = progress or (lambda _message: None)  # told of each part summed up (a streamed run's progress line)
         spread = executor.ordered_map if len(parts) == 1 else None  # one part: the CRD check may take the second core
         self.works = [PartWork(part, held=held, crds=judging.crds, spread=spread) for part in parts]
         self._scope = contextlib.ExitStack()
@@ -320,7 +323,10 @@ class Pipeline:
         that cannot be judged as a part of the run)."""
         summaries: list[Summary] = []
         seen: set[int] = set()
+        objects = 0
         for summary in self._each(PartWork.summary, release):
+            objects += summary.objects
+            self.progress(f"read {len(summaries) + 1:,} of {len(self.works):,} parts ({objects:,} objects)")
             if len(self.works) > 1:
                 if summary.shared is None:
                     raise Unsplittable("loading stopped at an error")

@@ -130,9 +130,9 @@ def split(run: Run, judging: Judging, say: Say) -> Verdict | None:
         return Verdict(_concluded(judging, loaded, settled, list(pipeline.judge(settled))), settled.release, loaded.note)
 
 
-def streamed(run: Run, judging: Judging, say: Say) -> Stream | None:
+def streamed(run: Run, judging: Judging, say: Say, progress: Say | None = None) -> Stream | None:
     """The run judged part by part, or None when it is smaller than :data:`STREAM_BYTES` or one process
-    must judge it (see above)."""
+    must judge it (see above); ``progress`` told of each part read, then of each judged."""
     try:
         sizes = run.sizes()
     except OSError:
@@ -148,7 +148,7 @@ def streamed(run: Run, judging: Judging, say: Say) -> Stream | None:
         parts = partition.in_parts(run.pieces(), sizes, PART_BYTES)
         if len(parts) < 2 and sizes[0] <= MAX_FILE_BYTES:
             return None  # one document (a `kubectl get -o yaml` List): reading it twice would save nothing
-        pipeline = Pipeline(parts, judging, held=False)
+        pipeline = Pipeline(parts, judging, held=False, progress=progress)
         loaded = pipeline.load()
         settled = pipeline.settle(loaded)
     except (partition.Uncuttable, Unsplittable, InputError) as reason:
@@ -188,7 +188,8 @@ def _reports(pipeline: Pipeline, judging: Judging, settled: Settled) -> Iterator
     waivers = (*settled.settings.waivers, *judging.waivers)
     today = dt.date.today()
     with contextlib.closing(pipeline.judge(settled)) as verdicts:
-        for verdict in verdicts:
+        for judged, verdict in enumerate(verdicts, 1):
+            pipeline.progress(f"judged {judged:,} of {len(pipeline.works):,} parts")
             own = Inputs(notes=verdict.notes, skipped=verdict.skipped)
             yield conclude(
                 judge, verdict.findings, own, waivers, today, objects=verdict.objects, subjects=verdict.subjects, expiry=False

@@ -26,6 +26,10 @@ COMMANDS: Mapping[str, tuple[str, str]] = {
         "karpenter_gitops.cli.embedded_aws_command:embedded_aws_command",
         "Run COMMAND with AWS pointing at moto on 127.0.0.1, seeded from a world fixture.",
     ),
+    "merge": (
+        "karpenter_gitops.cli.merge_command:merge_command",
+        "Merge the JSON outputs of a fleet run split over CI jobs into the report (and exit code) of one run.",
+    ),
     "pack-config": (
         "karpenter_gitops.cli.pack_config_command:pack_config_command",
         "Print the pack config (JSON) that makes the policy pack judge as a policy file or a stack's policy "

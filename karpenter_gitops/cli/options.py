@@ -180,13 +180,32 @@ def require_objects(read, allowed: bool) -> None:
 
 
 def stacks(help: str):
-    """``--stack NAME`` (repeatable) and ``--all-stacks``: one stack, or a fleet of them."""
+    """``--stack NAME`` (repeatable) and ``--all-stacks``: one stack, or a fleet of them; ``--shard I/N``: a
+    CI job's share of ``--all-stacks`` (kept in the context, read by :func:`fleet_stacks`)."""
 
     def decorate(func):
+        func = click.option(
+            "--shard",
+            metavar="I/N",
+            callback=_shard,
+            expose_value=False,
+            help="With --all-stacks: only the I-th of N shards of the stacks (every N-th by name, from the I-th), "
+            "for a CI matrix; `karpenter-gitops merge` joins the shards' JSON outputs into one run's report.",
+        )(func)
         func = click.option("--all-stacks", is_flag=True, help="Every stacks/Pulumi.*.yaml, each as its own cluster.")(func)
         return click.option("--stack", "stacks", metavar="NAME", multiple=True, help=help)(func)
 
     return decorate
+
+
+def _shard(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    """``I/N`` parsed into the context (1 ≤ I ≤ N); a usage error otherwise."""
+    if value is None:
+        return
+    index, _, count = value.partition("/")
+    if not (index.isdigit() and count.isdigit() and 1 <= int(index) <= int(count)):
+        raise click.BadParameter(f"{value!r} is not I/N with 1 ≤ I ≤ N (e.g. 2/4)", ctx, param)
+    ctx.meta["karpenter_gitops.shard"] = (int(index), int(count))
 
 
 def is_fleet(stacks: Sequence[str], all_stacks: bool) -> bool:
@@ -201,7 +220,16 @@ def fleet_stacks(paths: Sequence[str], stacks: Sequence[str], all_stacks: bool) 
         raise click.UsageError("PATHS cannot be combined with several stacks; run the manifests on their own")
     if all_stacks and stacks:
         raise click.UsageError("give --stack NAME... or --all-stacks, not both")
-    return chosen_stacks(stacks, all_stacks)
+    shard = click.get_current_context().meta.get("karpenter_gitops.shard")
+    if shard is None:
+        return chosen_stacks(stacks, all_stacks)
+    if not all_stacks:
+        raise click.UsageError("--shard takes a share of --all-stacks; give --all-stacks")
+    index, count = shard
+    every = chosen_stacks(stacks, all_stacks)
+    if index > len(every):
+        raise click.UsageError(f"--shard {index}/{count}: the project has only {len(every)} stack(s); give fewer shards")
+    return every[index - 1 :: count]
 
 
 def sources(paths: Sequence[Path], release: versions.Release | None, rendered: tuple[str, bytes] | None = None):

@@ -7,8 +7,9 @@ characters escaped (:func:`~karpenter_gitops.output.escape.visible`), never raw 
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from itertools import groupby
 
 import click
@@ -128,31 +129,42 @@ def print_ci_report(fmt: str, judged: Judged, *, show_info: bool) -> None:
         print_junit(judged, show_info=show_info)
 
 
-def print_fleet(results: Mapping[str, tuple[versions.Release, Report]], fmt: str, *, show_info: bool = False) -> None:
-    """Each stack's report under its name, then the fleet's summary line; in JSON, one object holding every
-    stack's report and the fleet's totals; in SARIF and JUnit, one log or test report with every stack's."""
+def print_fleet(judged: Iterable[tuple[str, versions.Release, Report]], fmt: str, *, show_info: bool = False) -> None:
+    """Each stack's report under its name as soon as the stack is judged, then the fleet's summary line; in
+    JSON, one object holding every stack's report and the fleet's totals, printed whole at the end (a stack
+    that cannot be read leaves no half document), each stack's kept as its text meanwhile; in SARIF and JUnit,
+    one log or test report with every stack's (documents built whole: those reports are held to the end).
+    Of the reports themselves only their counts are kept, so a fleet's memory grows with what it prints, not
+    with its models and findings."""
     if fmt in CI_REPORTS:
-        stacks: dict[str | None, tuple[versions.Release, Report]] = {stack: judged for stack, judged in results.items()}
-        print_ci_report(fmt, stacks, show_info=show_info)
+        print_ci_report(fmt, {stack: (release, report) for stack, release, report in judged}, show_info=show_info)
         return
+    totals = {"errors": 0, "warnings": 0, "objects": 0}
+    failing: list[str] = []
+    bodies: list[str] = []  # JSON: each stack's entry
+    stacks = 0
+    for stack, release, report in judged:
+        stacks += 1
+        if fmt == "json":
+            bodies.append(f"    {json.dumps(stack)}: {json.dumps(report.to_json(), indent=2)}".replace("\n", "\n    "))
+        else:
+            click.echo(click.style(f"== stack {stack}", bold=True))
+            (print_github if fmt == "github" else print_text)(report, release)
+        for key in totals:
+            totals[key] += getattr(report, key)
+        if report.errors:
+            failing.append(stack)
     if fmt == "json":
-        by_stack = {stack: report.to_json() for stack, (_, report) in results.items()}
-        totals = {key: sum(r["summary"][key] for r in by_stack.values()) for key in ("errors", "warnings", "objects")}
-        click.echo(json.dumps({"stacks": by_stack, "summary": {"stacks": len(by_stack), **totals}}, indent=2))
+        summary = json.dumps({"stacks": stacks, **totals}, indent=2).replace("\n", "\n  ")
+        click.echo('{\n  "stacks": {\n' + ",\n".join(bodies) + f'\n  }},\n  "summary": {summary}\n}}')
         return
-    for stack, (release, report) in results.items():
-        click.echo(click.style(f"== stack {stack}", bold=True))
-        (print_github if fmt == "github" else print_text)(report, release)
-    _print_fleet_summary({stack: report for stack, (_, report) in results.items()})
+    _print_fleet_summary(stacks, totals, failing)
 
 
-def _print_fleet_summary(reports: Mapping[str, Report]) -> None:
+def _print_fleet_summary(stacks: int, totals: Mapping[str, int], failing: list[str]) -> None:
     """One line for a fleet: stacks, objects, errors and warnings, and which stacks have errors."""
-    failing = [stack for stack, report in reports.items() if report.errors]
-    errors = sum(r.errors for r in reports.values())
-    warnings = sum(r.warnings for r in reports.values())
-    objects = sum(r.objects for r in reports.values())
-    line = f"fleet: {len(reports)} stack(s), {objects} object(s): {errors} error(s), {warnings} warning(s)"
+    errors, warnings = totals["errors"], totals["warnings"]
+    line = f"fleet: {stacks} stack(s), {totals['objects']} object(s): {errors} error(s), {warnings} warning(s)"
     if failing:
         line += f"; stacks with errors: {', '.join(failing)}"
     click.echo(click.style(line, fg="red" if errors else ("yellow" if warnings else "green"), bold=True))
@@ -164,13 +176,18 @@ def _print_jsonl(report: Report) -> None:
     _print_jsonl_summary(report.tally())
 
 
-def print_jsonl_parts(reports: Iterable[Report]) -> Tally:
-    """A run judged part by part: each part's findings as soon as it is judged, the summary of all of them last."""
+def print_jsonl_parts(
+    reports: Iterable[Report], aside: Callable[[], contextlib.AbstractContextManager[object]] = contextlib.nullcontext
+) -> Tally:
+    """A run judged part by part: each part's findings as soon as it is judged, the summary of all of them last;
+    each printed inside ``aside()`` (a progress line on the terminal steps aside for them)."""
     tally = Tally()
     for report in reports:
-        _print_jsonl_findings(report)
+        with aside():
+            _print_jsonl_findings(report)
         tally += report.tally()
-    _print_jsonl_summary(tally)
+    with aside():
+        _print_jsonl_summary(tally)
     return tally
 
 

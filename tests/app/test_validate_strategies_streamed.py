@@ -255,3 +255,64 @@ def test_a_folder_passed_over_leaves_the_findings_as_one_process_gives_them(tmp_
     (folder / "nested" / "up").symlink_to(folder, target_is_directory=True)
     seen, streamed = both_ways(monkeypatch, cli, [str(folder)])
     assert streamed and [f["name"] for f in findings(seen)] == ["lost"]
+
+
+def _many_files(tmp_path, count: int):
+    """``count`` files of one EC2NodeClass and a NodePool referencing a class nowhere defined (a finding each)."""
+    return write(tmp_path / "many", {f"f{i:02}.yaml": [node_class(f"c{i}"), node_pool(f"p{i}", "missing")] for i in range(count)})
+
+
+def test_a_run_over_many_files_prints_findings_before_it_judges_the_last_file(tmp_path, monkeypatch, cli):
+    """The first part's findings are on stdout while later parts are still to be read again and judged; each
+    part is let go once judged, so what the run holds stays one part's whatever the number of files."""
+    import gc
+
+    from karpenter_gitops.app import executor
+    from karpenter_gitops.load.files import ReadFile
+    from karpenter_gitops.output import report_text
+
+    folder = _many_files(tmp_path, 12)
+    monkeypatch.setattr(executor, "_forking", lambda: False)  # every part judged here, in order, where we watch
+    monkeypatch.setattr(validate_strategies, "STREAM_BYTES", 0)
+    monkeypatch.setattr(validate_strategies, "PART_BYTES", (folder / "f00.yaml").stat().st_size)  # a part per file
+    events: list[tuple[str, str]] = []
+    held: list[int] = []
+    judge, print_findings = validate_pipeline.PartWork.verdict, report_text._print_jsonl_findings
+
+    def verdict(work, settled):
+        gc.collect()
+        held.append(sum(1 for thing in gc.get_objects() if isinstance(thing, ReadFile)))
+        events.append(("judged", work.part.pieces[0].name))
+        return judge(work, settled)
+
+    def printed(report):
+        events.append(("printed", str(len(report.findings))))
+        print_findings(report)
+
+    monkeypatch.setattr(validate_pipeline.PartWork, "verdict", verdict)
+    monkeypatch.setattr(report_text, "_print_jsonl_findings", printed)
+    code, out, _ = cli("validate", "--no-cache", "--format", "jsonl", str(folder))
+    assert code == 0 and len(out.splitlines()) == 12 + 1  # a finding (info) per file, the summary
+    first_printed = events.index(("printed", "1"))
+    last_judged = next(i for i, (what, name) in enumerate(events) if what == "judged" and name.endswith("f11.yaml"))
+    assert first_printed < last_judged
+    assert len(held) == 12 and max(held) == 0  # no part's files outlive its judging: none held when the next is read
+
+
+def test_a_streamed_run_says_how_far_it_is(tmp_path, monkeypatch):
+    from karpenter_gitops.app.validate_pipeline import Judging
+    from karpenter_gitops.app.validate_strategies import Run
+    from karpenter_gitops.load.files import expand
+
+    folder = _many_files(tmp_path, 3)
+    monkeypatch.setattr(validate_strategies, "STREAM_BYTES", 0)
+    monkeypatch.setattr(validate_strategies, "PART_BYTES", (folder / "f00.yaml").stat().st_size)
+    said: list[str] = []
+    stream = validate_strategies.streamed(Run(tuple(expand([folder], []))), Judging(), print, said.append)
+    assert stream is not None and said == [
+        "read 1 of 3 parts (2 objects)",
+        "read 2 of 3 parts (4 objects)",
+        "read 3 of 3 parts (6 objects)",
+    ]
+    assert sum(len(report.findings) for report in stream.reports) == 3
+    assert said[3:] == ["judged 1 of 3 parts", "judged 2 of 3 parts", "judged 3 of 3 parts"]
