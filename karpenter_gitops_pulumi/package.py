@@ -31,6 +31,7 @@ from pulumi.provider.experimental.component import ComponentProvider
 from pulumi.provider.provider import ConstructResult
 from pulumi.provider.server import ComponentInitError
 
+from karpenter_gitops.core.text import visible
 from karpenter_gitops_pulumi import controller, fleet, nodeclass, nodepool, scheduling
 from karpenter_gitops_pulumi.errors import StackInputError
 
@@ -127,8 +128,8 @@ class Provider(ComponentProvider):
         except ComponentInitError as failure:
             if isinstance(failure.inner, InputPropertyError):
                 raise failure.inner from None
-            if isinstance(failure.inner, StackInputError):
-                raise InputPropertyError(_property(failure.inner.message), str(failure.inner)) from None
+            if isinstance(failure.inner, StackInputError):  # one line (str of an InputError shows a newline as \n)
+                raise InputPropertyError(_property(visible(failure.inner.message)), str(failure.inner)) from None
             raise
 
 

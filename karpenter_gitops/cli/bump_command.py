@@ -12,8 +12,8 @@ from karpenter_gitops.adapters.aws.target import aws_target
 from karpenter_gitops.app.bump import bump_stack, describe_terms, read_stack
 from karpenter_gitops.cli import options
 from karpenter_gitops.core.outcome import Outcome
+from karpenter_gitops.core.text import visible
 from karpenter_gitops.load.stacks import stack_file
-from karpenter_gitops.output.escape import visible
 from karpenter_gitops.output.terminal import Terminal, waiting
 
 

@@ -11,7 +11,7 @@ import click
 from karpenter_gitops.cli.group import cli
 from karpenter_gitops.core.errors import InputError, Unreachable
 from karpenter_gitops.core.outcome import Outcome
-from karpenter_gitops.output.escape import visible
+from karpenter_gitops.core.text import visible
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -306,7 +306,7 @@ def repository_config(func):
         kwargs = _with_config(context, config, kwargs)
         outcome = func(*args, **kwargs)
         if not kwargs.get("quiet"):  # once the run is through: a run refused says its one line, nothing else
-            from karpenter_gitops.output.escape import visible
+            from karpenter_gitops.core.text import visible
             from karpenter_gitops.output.report_text import print_note
 
             used = ", ".join(config.keys) or "nothing"

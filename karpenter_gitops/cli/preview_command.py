@@ -17,11 +17,11 @@ from karpenter_gitops.app.sources import house_policy
 from karpenter_gitops.cli import options
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.outcome import Outcome
+from karpenter_gitops.core.text import visible
 from karpenter_gitops.load import cluster_state as cluster_state_file
 from karpenter_gitops.load.files import STDIN
 from karpenter_gitops.load.stacks import stack_file
 from karpenter_gitops.output import DEFAULT_BUDGET, pr_comment
-from karpenter_gitops.output.escape import visible
 from karpenter_gitops.output.markdown import code_span
 from karpenter_gitops.output.terminal import waiting
 

@@ -13,8 +13,8 @@ from karpenter_gitops.app.plan import planner
 from karpenter_gitops.app.render import render_sources
 from karpenter_gitops.cli import options
 from karpenter_gitops.core.outcome import Outcome
+from karpenter_gitops.core.text import visible
 from karpenter_gitops.load.stacks import stack_file
-from karpenter_gitops.output.escape import visible
 from karpenter_gitops.output.report_text import print_text
 
 

@@ -16,8 +16,8 @@ from karpenter_gitops.app.plan import forecaster, planner, read_workloads
 from karpenter_gitops.app.verify import objects_in_pulumi_state, verify_sources
 from karpenter_gitops.cli import options
 from karpenter_gitops.core.outcome import Outcome
+from karpenter_gitops.core.text import visible
 from karpenter_gitops.output import verification_text as shown
-from karpenter_gitops.output.escape import visible
 from karpenter_gitops.output.terminal import waiting
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from karpenter_gitops.core.text import visible
+
 
 class InputError(Exception):
     """Input the tool cannot read or use; the CLI prints ``str(err)`` and exits 2."""
@@ -22,7 +24,7 @@ class InputError(Exception):
         if self.file:
             where = f"{self.file}:{self.line}: " if self.line else f"{self.file}: "
         hint = f" (hint: {self.hint})" if self.hint else ""
-        return f"{where}{self.message}{hint}"
+        return visible(f"{where}{self.message}{hint}")  # one line: a key or value with a newline shows it as \n
 
 
 class Unreachable(Exception):

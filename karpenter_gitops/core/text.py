@@ -1,4 +1,4 @@
-"""Small text helpers every layer shares: suggestions, articles, Karpenter durations."""
+"""Small text helpers every layer shares: suggestions, articles, Karpenter durations, outside text shown as it is."""
 
 from __future__ import annotations
 
@@ -33,3 +33,21 @@ def duration_seconds(value: str) -> int | None:
     if not _DURATION.match(value):
         return None
     return sum(int(n) * _UNIT_SECONDS[unit] for n, unit in _DURATION_PART.findall(value))
+
+
+# Outside text made safe to show as it is. Control characters would reach the terminal itself (``ESC``
+# starts an escape sequence that can move the cursor, recolour or retitle the window; ``U+202E`` reverses
+# the rest of a line; a newline would start a line the tool did not write), and a lone surrogate (an
+# undecodable file name) cannot be encoded at all: C0 and C1 controls and DEL, the bidirectional controls,
+# the Unicode line and paragraph separators, and lone surrogates are written as their Python escapes.
+_INVISIBLE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    return match.group().encode("unicode_escape", "backslashreplace").decode("ascii")
+
+
+def visible(value: object) -> str:
+    """``value`` as text that shows as it is, on its line (``\\x1b``, ``\\n``, ``\\u202e``, ``\\udcff``):
+    printable text, unicode included, is left alone."""
+    return _INVISIBLE.sub(_escaped, str(value))

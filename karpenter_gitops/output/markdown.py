@@ -29,7 +29,7 @@ from itertools import count
 
 from tabulate import DataRow, TableFormat, tabulate
 
-from karpenter_gitops.output.escape import visible
+from karpenter_gitops.core.text import visible
 
 VALUE_LIMIT, PROSE_LIMIT = 256, 600  # characters shown of one value (a name, a tag) and of one message
 # When the always-kept part of a comment would not fit its budget, values and messages get less room.

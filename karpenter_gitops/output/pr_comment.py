@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from karpenter_gitops.core.findings import Finding
 from karpenter_gitops.core.outcome import Outcome
+from karpenter_gitops.core.text import visible
 from karpenter_gitops.karpenter.disruption.drift import AMI_DRIFT, PoolForecast
 from karpenter_gitops.output import DEFAULT_BUDGET, cost_text
 from karpenter_gitops.output.comment_sections import (
@@ -37,7 +38,6 @@ from karpenter_gitops.output.comment_sections import (
     policy_section,
     pulumi_section,
 )
-from karpenter_gitops.output.escape import visible
 from karpenter_gitops.output.markdown import EMPTY, OutsideText, code_span
 
 if TYPE_CHECKING:

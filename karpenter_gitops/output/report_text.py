@@ -2,7 +2,7 @@
 and JUnit XML through :mod:`.sarif` and :mod:`.junit`.
 
 File names, object names and messages quote the user's files: the text shows their control
-characters escaped (:func:`~karpenter_gitops.output.escape.visible`), never raw on the terminal.
+characters escaped (:func:`~karpenter_gitops.core.text.visible`), never raw on the terminal.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import click
 
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.findings import Severity
+from karpenter_gitops.core.text import visible
 from karpenter_gitops.judge.report import Report, Tally
-from karpenter_gitops.output.escape import visible
 
 COLOURS = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 _GITHUB_COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}

@@ -6,7 +6,7 @@ reads ``[bold]`` as a style and ``[/x86]`` as a closing tag that does not match 
 traceback); ``:name:`` would become an emoji. So every console made here reads neither: a string is
 shown as it is, and our own styles come only from the ``(text, style)`` pairs of :func:`line`.
 
-Control characters are made visible (:func:`~karpenter_gitops.output.escape.visible`): every part
+Control characters are made visible (:func:`~karpenter_gitops.core.text.visible`): every part
 of a :func:`line` passes through it.
 """
 
@@ -21,8 +21,8 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
+from karpenter_gitops.core.text import visible
 from karpenter_gitops.output import colour
-from karpenter_gitops.output.escape import visible
 
 Part = str | tuple[str, str]  # text as it is, or (text, style)
 

@@ -9,10 +9,10 @@ from typing import Any
 
 from tabulate import tabulate
 
+from karpenter_gitops.core.text import visible
 from karpenter_gitops.karpenter.scheduling.launched import PoolLaunch, mix
 from karpenter_gitops.karpenter.status.verification import CATEGORIES, Difference, Verification
 from karpenter_gitops.output import DEFAULT_BUDGET
-from karpenter_gitops.output.escape import visible
 from karpenter_gitops.output.markdown import EMPTY, OutsideText, table
 
 _TITLES = {

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 from support.markdown_oracle import HOSTILE_VALUE, PAYLOAD, check
 
-from karpenter_gitops.output.escape import visible
+from karpenter_gitops.core.text import visible
 from karpenter_gitops.output.markdown import EMPTY, PROSE_LIMIT, VALUE_LIMIT, OutsideText, code_span, inert, table
 
 _CODE = MarkdownIt("commonmark").enable("table")

@@ -17,7 +17,7 @@ import yaml
 from conftest import PROJECT
 
 from karpenter_gitops.cli import main
-from karpenter_gitops.output.escape import visible
+from karpenter_gitops.core.text import visible
 from karpenter_gitops.output.terminal import Terminal, line
 
 PACKAGE = PROJECT / "karpenter_gitops"

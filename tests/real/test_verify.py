@@ -254,7 +254,7 @@ def test_a_wrong_context_and_a_cluster_nobody_answers(api_server, tmp_path, cli)
     (tmp_path / "kc").write_text(yaml.safe_dump(config))
     code, out, err = cli("verify", "--manifests", str(manifests), "--no-predict", "--kubeconfig", str(tmp_path / "kc"))
     assert code == 3 and out == ""
-    assert err == f"karpenter-gitops: cannot verify now: cannot reach the API server at https://127.0.0.1:{port}: MaxRetryError\n"
+    assert err == f"karpenter-gitops: cannot verify now: cannot reach the API server at 127.0.0.1:{port}: Connection refused\n"
 
 
 def test_a_nodeoverlay_condition_other_than_predicted_is_reported(applied, api_server, cli, tmp_path):

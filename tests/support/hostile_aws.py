@@ -20,7 +20,7 @@ import yaml
 from conftest import PROJECT
 from hypothesis import strategies as st
 
-from karpenter_gitops.output.escape import visible
+from karpenter_gitops.core.text import visible
 from support.fault_proxy import FaultProxy
 from support.markdown_oracle import MARKUP as MARKDOWN
 
