@@ -14,7 +14,7 @@ carries what it would cost at that limit (:mod:`.limits`).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from karpenter_gitops.core import labels, versions
@@ -213,9 +213,8 @@ def _grouped(pods: Iterable[Pod], describe: Mapping[str, tuple[str, tuple[Reason
 
 def _planned(item: Launched, pods: Sequence[Pod], requests: Mapping[str, int]) -> PlannedNode:
     """A launched NodeClaim with the pods the last Solve put on it."""
-    claim = item.claim
+    claim, outcome = item.claim, item.launch
     catalogue = claim.template.catalogue
-    outcome = _holding(item.launch, catalogue, resources.merge(requests, claim.daemon_overhead))
     cheapest = outcome.cheapest
     allocatable = catalogue.types[catalogue.position[cheapest.instance_type]].allocatable if cheapest else {}
     zone = claim.requirements.get(labels.ZONE)
@@ -231,21 +230,6 @@ def _planned(item: Launched, pods: Sequence[Pod], requests: Mapping[str, int]) -
         tuple(catalogue.types[i].name for i in item.options),
         item.round,
         item.name,
-    )
-
-
-def _holding(outcome: Launch, catalogue: Any, wanted: Mapping[str, int]) -> Launch:
-    """The launch's types that hold ``wanted``: a later round may put other pods on an in-flight node, which
-    then holds them as the type it launched as (its cheapest), not as every type it might have been."""
-    fit = {
-        name for name in outcome.instance_types if resources.fits(wanted, catalogue.types[catalogue.position[name]].allocatable)
-    }
-    if len(fit) == len(outcome.instance_types):
-        return outcome
-    return replace(
-        outcome,
-        instance_types=tuple(name for name in outcome.instance_types if name in fit),
-        candidates=tuple(c for c in outcome.candidates if c.instance_type in fit),
     )
 
 
