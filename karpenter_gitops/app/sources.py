@@ -156,12 +156,15 @@ def release_to_judge(asked: versions.Release | None, files: Iterable[tuple[str, 
     return versions.known(asked or stack_release(files) or versions.DEFAULT)
 
 
-def read_loading(read: Iterable[ReadFile], release: versions.Release | None) -> tuple[list[ReadFile], Loading | None]:
+def read_loading(
+    read: Iterable[ReadFile], release: versions.Release | None, *, specs: bool = True
+) -> tuple[list[ReadFile], Loading | None]:
     """The files ``read`` (read with ``live``, as they are asked for), each loaded as it is read, for ``release``
     (else the default), before its documents are packed: unpacking every document again to load it cost
     about as much as parsing it. The loading is None when it stopped at an error (it is then done again,
-    to report the first)."""
-    loading: Loading | None = Loading(versions.known(release or versions.DEFAULT)[0])
+    to report the first). Without ``specs`` (a first pass that lets the files go), the objects are only
+    named (see :class:`~karpenter_gitops.load.into_inputs.Loading`) and the documents stay unpacked."""
+    loading: Loading | None = Loading(versions.known(release or versions.DEFAULT)[0], specs=specs)
     files = []
     for file in read:
         if loading is not None:
@@ -169,7 +172,8 @@ def read_loading(read: Iterable[ReadFile], release: versions.Release | None) -> 
                 loading.add(file)
             except InputError:
                 loading = None
-        file.documents.compact()
+        if specs:
+            file.documents.compact()
         files.append(file)
     return files, loading
 

@@ -161,8 +161,9 @@ class PartWork:
 
     @_collector_paused
     def summary(self, release: versions.Release) -> Summary:
-        """The part read (unless held) and loaded for ``release``, summed up for the other parts."""
-        files, loading = self._loaded(release)
+        """The part read (unless held) and loaded for ``release``, summed up for the other parts. A part read
+        again to be judged is only named here: the specs of its objects stay in it (see :class:`Summary`)."""
+        files, loading = self._loaded(release, specs=self.held)
         self._let_go()
         stacks = tuple((file.name, file.documents) for file in files if is_stack_file(file.documents))
         if loading is None:
@@ -221,11 +222,12 @@ class PartWork:
                 findings = kustomizations.with_origins(findings, file.documents, piece.rendered)
         return PartVerdict(findings, checked, len(own.objects), Subject.each_of(own.objects), own.notes, own.skipped)
 
-    def _loaded(self, release: versions.Release) -> tuple[tuple[ReadFile, ...], Loading | None]:
+    def _loaded(self, release: versions.Release, *, specs: bool = True) -> tuple[tuple[ReadFile, ...], Loading | None]:
         """The part's files and their loading for ``release``: read now, unless held from an earlier step (a
-        part whose copy went away is read here, the first time it is asked for)."""
+        part whose copy went away is read here, the first time it is asked for); without ``specs``, its
+        objects only named, for a summary."""
         if self.files is None:
-            files, self.loading = read_loading(read_part(self.part, live=True), release)
+            files, self.loading = read_loading(read_part(self.part, live=True), release, specs=specs)
             self.files, self.loaded_for = tuple(files), release
         elif self.loaded_for != release:
             self.loaded_for = release

@@ -74,10 +74,13 @@ class _Collector:
     """What the documents of one run hold, gathered as they are read.
 
     ``release_from_stack``: the objects are judged by the release the stack's cluster block names (read
-    before them), else by ``release``."""
+    before them), else by ``release``. Without ``specs`` only the NodeOverlays' specs are read: the other
+    objects are counted and named, which is all a streamed run's first pass keeps of them (their specs,
+    the most of loading, are read in the pass that judges them)."""
 
-    def __init__(self, release: versions.Release, *, release_from_stack: bool = False) -> None:
+    def __init__(self, release: versions.Release, *, release_from_stack: bool = False, specs: bool = True) -> None:
         self.release = release
+        self.specs = specs
         self.release_from_stack = release_from_stack
         self.node_classes: list[EC2NodeClass] = []
         self.node_pools: list[NodePool] = []
@@ -102,8 +105,16 @@ class _Collector:
             model, violations, blocked = typed_schema.load(spec_cls, spec, "spec", self.release)
         for rule_id, violation in violations:
             self.observe(rule_id, kind, name, violation, source)
-        if model is None:
-            model = spec_cls()
+        self._keep(kind, name, model or spec_cls(), document, source, blocked, unrendered, waivers)
+
+    def named(self, kind: str, name: str, source: Source) -> None:
+        """An object counted and named, its spec left unread (see ``specs``)."""
+        self._keep(kind, name, _KINDS[kind][1](), b"", source, False, (), ())
+
+    def _keep(self, kind: str, name: str, model: Any, document: bytes, source: Source, blocked: bool,
+              unrendered: tuple[str, ...], waivers: tuple[InlineWaiver, ...]) -> None:
+        """The object kept, or named a duplicate of the first of its scope, kind and name."""
+        _, _, obj_cls = _KINDS[kind]
         previous = self._seen.get((source.scope, kind, name))
         if previous is not None:
             message = f"{kind} {name!r} is defined twice (also in {previous.file})"
@@ -171,6 +182,9 @@ def _read_manifest(docs: list[Any], name: str, out: _Collector) -> None:
             continue
         if (refusal := unserved(kind, doc.get("apiVersion"), out.release)) is not None:
             out.observe(refusal.rule, kind, obj_name, refusal.violation, source)
+            continue
+        if not out.specs and kind != NODEOVERLAY:
+            out.named(kind, obj_name, source)
             continue
         packed = docs.packed(index) if whole and isinstance(docs, Documents) else pack(doc)
         placeholders = tuple(found(doc, _KINDS[kind][1])) if maybe_in(packed) else ()
@@ -401,9 +415,9 @@ class Loading:
     :func:`load_files` gives, but a file can be loaded as soon as it is read, while its documents are
     still as parsed."""
 
-    def __init__(self, release: versions.Release = versions.DEFAULT) -> None:
+    def __init__(self, release: versions.Release = versions.DEFAULT, *, specs: bool = True) -> None:
         self.release = release
-        self._out = _Collector(release)
+        self._out = _Collector(release, specs=specs)
         self._skipped: list[str] = []
         self._passed_over: list[str] = []
 

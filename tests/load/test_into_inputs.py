@@ -4,6 +4,7 @@ YAML a repository holds beside its manifests (passed over with a reason, never f
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import pytest
 import yaml
@@ -11,7 +12,7 @@ import yaml
 from karpenter_gitops.core import typed_schema, versions
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.load import files
-from karpenter_gitops.load.into_inputs import load, load_documents, load_engine_stack
+from karpenter_gitops.load.into_inputs import Loading, load, load_documents, load_engine_stack
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
 from karpenter_gitops.rules.schema import CONVERTED_API_VERSION
 
@@ -248,3 +249,32 @@ def test_engine_doubles_of_whole_numbers_are_read_as_the_integers_kubernetes_rea
     spec = inputs.node_pools[0].raw["spec"]
     assert type(spec["limits"]["cpu"]) is int and type(spec["weight"]) is int
     assert not inputs.observations  # a double where the CRD wants an integer would be refused
+
+
+def test_loading_without_specs_names_what_a_full_loading_keeps_and_reads_only_the_overlays():
+    """A streamed run's first pass: the same objects, names, keys and duplicates as a full loading, and the
+    NodeOverlays' specs (judged against each other across parts); no spec of another kind is read."""
+    overlay = {
+        "apiVersion": "karpenter.sh/v1alpha1",
+        "kind": "NodeOverlay",
+        "metadata": {"name": "cheaper"},
+        "spec": {"priceAdjustment": "-10%", "requirements": []},
+    }
+    broken_pool = {**dict(BASE_NODEPOOL), "metadata": {"name": "broken"}, "spec": {"template": "not a mapping"}}
+    documents = [dict(BASE_NODECLASS), dict(BASE_NODEPOOL), overlay, dict(BASE_NODECLASS), broken_pool]
+    read = files.ReadFile("all.yaml", files.Documents(documents), Path("all.yaml"))
+
+    def loading(specs: bool) -> Loading:
+        out = Loading(versions.DEFAULT, specs=specs)
+        out.add(read)
+        return out
+
+    full, named = loading(True), loading(False)
+    assert named.keys == full.keys
+    assert [(o.kind, o.name) for o in named.inputs().objects] == [(o.kind, o.name) for o in full.inputs().objects]
+    assert named.inputs().node_class_names_by_scope == full.inputs().node_class_names_by_scope
+    assert named.inputs().node_overlays == full.inputs().node_overlays
+    duplicates = [o.rule for o in named.inputs().observations]
+    assert duplicates == [typed_schema.DUPLICATE]  # the second class; the broken pool's spec is not read
+    assert typed_schema.WRONG_TYPE in [o.rule for o in full.inputs().observations]
+    assert all(pool.document == b"" for pool in named.inputs().node_pools)
