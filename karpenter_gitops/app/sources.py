@@ -99,7 +99,7 @@ def _other_kinds(files: Iterable[ReadFile]) -> str:
     kinds = dict.fromkeys(
         found["kind"]
         for file in files
-        for _, found, _ in objects_in(enumerate(file.documents))
+        for _, found, _ in objects_in(file.documents.numbered())
         if isinstance(found, Mapping) and isinstance(found.get("kind"), str)
     )
     if not kinds:

@@ -253,10 +253,16 @@ class Documents(Sequence[Any]):
     file's single document stays as it is, since it is read at once. ``live=True`` keeps them as
     parsed until :meth:`compact` (reads give the parsed document itself, not a copy), so that a
     reader can load the file before they are packed, without unpickling each again.
+
+    ``after``: the documents are the rest of a file whose first part held that many, which read as empty
+    ones (None) so that each document keeps its number; they are counted, never stored, and
+    :meth:`numbered` passes them by: a large file read in many slices would otherwise hold, and walk,
+    more empty documents the further its slice lies in the file.
     """
 
-    def __init__(self, documents: Iterable[Any], *, live: bool = False) -> None:
+    def __init__(self, documents: Iterable[Any], *, live: bool = False, after: int = 0) -> None:
         self._items = list(documents)
+        self._after = after
         if not live:
             self.compact()
 
@@ -265,21 +271,39 @@ class Documents(Sequence[Any]):
         self._items = [doc if type(doc) is bytes or is_stack_document(doc) else pack(doc) for doc in self._items]
 
     def __len__(self) -> int:
-        return len(self._items)
+        return self._after + len(self._items)
 
     def __getitem__(self, index: int) -> Any:  # type: ignore[override]  # no slices: nothing needs them
-        item = self._items[index]
+        own = self._own(index)
+        if own < 0:
+            return None
+        item = self._items[own]
         return pickle.loads(item) if type(item) is bytes else item
+
+    def numbered(self) -> Iterator[tuple[int, Any]]:
+        """(index, document) of each document this part of its file holds, as ``enumerate`` gives them, the
+        documents of the parts before it passed by."""
+        for own in range(len(self._items)):
+            yield self._after + own, self[self._after + own]
 
     def packed(self, index: int) -> bytes:
         """The document pickled; a live one stays packed from then on, so that its object and the file share the bytes."""
-        item = self._items[index]
+        own = self._own(index)
+        item = self._items[own]
         if type(item) is bytes:
             return item
         packed = pack(item)
         if not is_stack_document(item):
-            self._items[index] = packed
+            self._items[own] = packed
         return packed
+
+    def _own(self, index: int) -> int:
+        """The place in ``_items`` of the document at ``index`` of the file: negative for one of an earlier part."""
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        return index - self._after
 
 
 class ReadFile(NamedTuple):
@@ -425,7 +449,7 @@ def from_text(name: str, text: str, path: Path | None = None, *, live: bool = Fa
         documents = parse_yaml(text, name)
     except InputError as err:
         return _foreign(name, path or Path(name), text, err)._replace(text=text)
-    return _classified(name, path or Path(name), [None] * after + documents, live)._replace(text=text)
+    return _classified(name, path or Path(name), documents, live, after)._replace(text=text)
 
 
 def _foreign(name: str, path: Path, text: str, err: InputError) -> ReadFile:
@@ -436,10 +460,11 @@ def _foreign(name: str, path: Path, text: str, err: InputError) -> ReadFile:
     return ReadFile(name, Documents(()), path, reason)
 
 
-def _classified(name: str, path: Path, documents: list[Any], live: bool = False) -> ReadFile:
-    """A file that parses: its documents, or passed over when none is a manifest or a stack file."""
+def _classified(name: str, path: Path, documents: list[Any], live: bool = False, after: int = 0) -> ReadFile:
+    """A file that parses: its documents (after ``after`` of an earlier part, see :class:`Documents`), or passed
+    over when none is a manifest or a stack file."""
     if _STACK_FILE.match(path.name) or any(_is_manifest_document(doc) or is_stack_document(doc) for doc in documents):
-        return ReadFile(name, Documents(documents, live=live), path)
+        return ReadFile(name, Documents(documents, live=live, after=after), path)
     if all(doc is None for doc in documents):
         return ReadFile(name, Documents(()), path, "empty: no YAML document")
     return ReadFile(name, Documents(()), path, "YAML that is not a Kubernetes manifest (no document has apiVersion or kind)")

@@ -146,7 +146,7 @@ class _Collector:
 
 
 def _read_manifest(docs: list[Any], name: str, out: _Collector) -> None:
-    real = [(i, d) for i, d in enumerate(docs) if d is not None]
+    real = [(i, d) for i, d in (docs.numbered() if isinstance(docs, Documents) else enumerate(docs)) if d is not None]
     if not real:
         raise InputError("file is empty", name, hint="add an EC2NodeClass or NodePool manifest")
     unrendered: list[tuple[str, str, Source, str, str]] = []  # kind, name, source, path and text of each placeholder
