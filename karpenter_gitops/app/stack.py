@@ -23,8 +23,8 @@ from karpenter_gitops.core.model import CAPACITYBUFFER, NODEOVERLAY
 from karpenter_gitops.judge import Judge
 from karpenter_gitops.karpenter.status.prediction import Plan
 from karpenter_gitops.load import engine_values, files
-from karpenter_gitops.load.into_inputs import load_engine_stack
 from karpenter_gitops.load.locate import path_segments
+from karpenter_gitops.load.stack_file import load_engine_stack
 from karpenter_gitops.load.stacks import workload_paths
 from karpenter_gitops.load.workloads import WORKLOAD_KINDS, workloads_from_documents
 from karpenter_gitops.output.workload_forecast_text import outline, price_range

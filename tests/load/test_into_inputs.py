@@ -12,7 +12,7 @@ import yaml
 from karpenter_gitops.core import typed_schema, versions
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.load import files
-from karpenter_gitops.load.into_inputs import Loading, load, load_documents, load_engine_stack
+from karpenter_gitops.load.into_inputs import Loading, load, load_documents
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL
 from karpenter_gitops.rules.schema import CONVERTED_API_VERSION
 
@@ -229,26 +229,6 @@ def test_a_stacks_feature_gates_are_karpenters_names_or_helm_keys():
         "feature gate of Karpenter 1.14 (it arrived in Karpenter 1.15)"
     )
     assert cluster({"NodeClassCEL": True}, (1, 15)).feature_gates == {"NodeClassCEL"}
-
-
-def test_engine_values_are_judged_by_the_release_their_cluster_block_names():
-    def stack(cluster: dict):
-        return load_engine_stack({"karpenter-gitops:cluster": cluster, "karpenter-gitops:nodePools": {}}, "stack config")
-
-    assert stack({"name": "demo"})[1] == versions.DEFAULT
-    assert stack({"karpenterVersion": "1.99"})[1] == versions.NEWEST  # a newer release: as the newest known, like the CLI
-    inputs, release = stack({"karpenterVersion": "1.14", "featureGates": {"nodeOverlay": True}})
-    assert release == (1, 14) and inputs.cluster.release == (1, 14) and inputs.cluster.feature_gates == {"NodeOverlay"}
-    with pytest.raises(InputError, match=r"'NodeClassCEL' is not a feature gate of Karpenter 1\.14"):
-        stack({"karpenterVersion": "1.14", "featureGates": {"NodeClassCEL": True}})
-
-
-def test_engine_doubles_of_whole_numbers_are_read_as_the_integers_kubernetes_reads():
-    pool = {**BASE_NODEPOOL["spec"], "limits": {"cpu": 100.0}, "weight": 10.0}
-    inputs, _ = load_engine_stack({"karpenter-gitops:nodePools": {"general": pool}}, "stack config")
-    spec = inputs.node_pools[0].raw["spec"]
-    assert type(spec["limits"]["cpu"]) is int and type(spec["weight"]) is int
-    assert not inputs.observations  # a double where the CRD wants an integer would be refused
 
 
 def test_loading_without_specs_names_what_a_full_loading_keeps_and_reads_only_the_overlays():
