@@ -45,7 +45,7 @@ from karpenter_gitops.core.model import (
     NodeOverlaySpec,
     NodePoolSpec,
 )
-from karpenter_gitops.core.typed_schema import fields_of
+from karpenter_gitops.core.schema_fields import fields_of
 from karpenter_gitops.load import controller_settings as controller_keys
 from karpenter_gitops.load import keys, repository_config
 from karpenter_gitops.reconcile.graph import Scope

@@ -1,6 +1,6 @@
 """Immutable models of Karpenter v1 ``EC2NodeClass`` and ``NodePool``.
 
-Field names are snake_case; :func:`karpenter_gitops.core.typed_schema.prop` records the CRD's camelCase
+Field names are snake_case; :func:`karpenter_gitops.core.schema_fields.prop` records the CRD's camelCase
 wire name and constraints (v1.14.1, with the release that added each newer field, and v1.15.0's
 changes: enclaveOptions, the Unhealthy budget reason, consolidateAfter optional, a schemaless
 kubelet block). Objects keep
@@ -16,7 +16,7 @@ from functools import cached_property
 from typing import Any, ClassVar
 
 from karpenter_gitops.core.findings import InlineWaiver, Source
-from karpenter_gitops.core.typed_schema import IntOrString, prop
+from karpenter_gitops.core.schema_fields import IntOrString, prop
 from karpenter_gitops.core.versions import Release
 
 EC2NODECLASS_API = "karpenter.k8s.aws/v1"

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from functools import cache
 from typing import Any
 
-from karpenter_gitops.core.typed_schema import fields_of
+from karpenter_gitops.core.schema_fields import fields_of
 
 _WHOLE = ""  # the path of a read of the whole object (its manifest)
 _MANIFEST = frozenset({"raw", "document"})

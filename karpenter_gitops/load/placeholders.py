@@ -17,7 +17,7 @@ from typing import Any
 
 from karpenter_gitops.core.findings import Violation
 from karpenter_gitops.core.name_validation import has_placeholder
-from karpenter_gitops.core.typed_schema import fields_of
+from karpenter_gitops.core.schema_fields import fields_of
 
 # Quick evidence in a document's packed bytes: a document without any of them holds no placeholder.
 _MARKS = (b"${", b"{{", b"<<")

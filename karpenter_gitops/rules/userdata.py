@@ -11,7 +11,7 @@ from typing import Any
 
 from karpenter_gitops.core.findings import Severity, Violation
 from karpenter_gitops.core.model import EC2NODECLASS, EC2NodeClass
-from karpenter_gitops.core.typed_schema import SecretValue
+from karpenter_gitops.core.schema_fields import SecretValue
 from karpenter_gitops.core.versions import Release
 from karpenter_gitops.karpenter import amifamily
 from karpenter_gitops.karpenter.amifamily.userdata import problems as ids

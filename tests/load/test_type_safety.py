@@ -22,7 +22,7 @@ from support.rule_helpers import findings, node_class, node_pool
 from karpenter_gitops.cli import main
 from karpenter_gitops.core import typed_schema, versions
 from karpenter_gitops.core.model import EC2NodeClassSpec, NodePoolSpec
-from karpenter_gitops.core.typed_schema import IntOrString, fields_of
+from karpenter_gitops.core.schema_fields import IntOrString, fields_of
 from karpenter_gitops.load.into_inputs import load_documents
 
 WRONG = st.one_of(

@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 from karpenter_gitops.core.model import KIND_SINCE, CapacityBufferSpec, EC2NodeClassSpec, NodeOverlaySpec, NodePoolSpec
-from karpenter_gitops.core.typed_schema import fields_of
+from karpenter_gitops.core.schema_fields import fields_of
 from karpenter_gitops.core.versions import Release
 
 # CRD file -> (kind, served version, our spec model); a release without the file does not serve the kind.

@@ -13,7 +13,7 @@ from functools import cache, lru_cache
 
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.model import EC2NodeClass
-from karpenter_gitops.core.typed_schema import SecretValue
+from karpenter_gitops.core.schema_fields import SecretValue
 from karpenter_gitops.karpenter.amifamily import al2, al2023, bottlerocket, custom, windows
 from karpenter_gitops.karpenter.amifamily.protocol import (
     ALIAS,

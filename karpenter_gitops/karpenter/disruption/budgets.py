@@ -9,7 +9,7 @@ import math
 from dataclasses import dataclass
 
 from karpenter_gitops.core.model import Budget, NodePool
-from karpenter_gitops.core.typed_schema import crd_regex, fields_of
+from karpenter_gitops.core.schema_fields import crd_regex, fields_of
 
 DEFAULT_BUDGET = "10%"  # the budget a NodePool without budgets gets
 

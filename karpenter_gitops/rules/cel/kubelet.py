@@ -6,7 +6,7 @@ of :mod:`karpenter_gitops.rules.kubelet` take over there.
 
 from __future__ import annotations
 
-from karpenter_gitops.core import typed_schema
+from karpenter_gitops.core import schema_fields
 from karpenter_gitops.core.findings import Severity, Violation
 from karpenter_gitops.core.model import EC2NODECLASS, EC2NodeClassSpec, KubeletConfiguration
 from karpenter_gitops.rules.registry import rule
@@ -31,7 +31,7 @@ _KUBELET_MAPS = {
     "evictionSoftGracePeriod": _EVICTION_SIGNALS,
 }
 _KUBELET_ATTR = {
-    wire: f.attr for wire, f in typed_schema.fields_of(typed_schema.fields_of(EC2NodeClassSpec)["kubelet"].item).items()
+    wire: f.attr for wire, f in schema_fields.fields_of(schema_fields.fields_of(EC2NodeClassSpec)["kubelet"].item).items()
 }
 
 

@@ -15,7 +15,7 @@ from dataclasses import field as dc_field
 from functools import cache
 from operator import attrgetter
 
-from karpenter_gitops.core import typed_schema
+from karpenter_gitops.core import schema_fields
 from karpenter_gitops.core.findings import Severity, Violation
 from karpenter_gitops.core.model import (
     EC2NODECLASS,
@@ -33,7 +33,7 @@ ERROR = Severity.ERROR
 
 _TERM_CLASSES = (SubnetSelectorTerm, SecurityGroupSelectorTerm, CapacityReservationSelectorTerm, AMISelectorTerm)
 #: The model attribute of each wire field of the selector terms and the spec (the other EC2NodeClass rules read it too).
-ATTR = {wire: f.attr for cls in (*_TERM_CLASSES, EC2NodeClassSpec) for wire, f in typed_schema.fields_of(cls).items()}
+ATTR = {wire: f.attr for cls in (*_TERM_CLASSES, EC2NodeClassSpec) for wire, f in schema_fields.fields_of(cls).items()}
 
 
 def has_field(term, wire: str) -> bool:

@@ -11,7 +11,7 @@ from typing import Any
 from karpenter_gitops.core.findings import Severity, Violation
 from karpenter_gitops.core.kubelet_fields import KUBELET_CONFIGURATION_FIELDS
 from karpenter_gitops.core.model import EC2NODECLASS, QUANTITY, KubeletConfiguration
-from karpenter_gitops.core.typed_schema import crd_regex, fields_of
+from karpenter_gitops.core.schema_fields import crd_regex, fields_of
 from karpenter_gitops.karpenter import amifamily
 from karpenter_gitops.rules.registry import rule
 

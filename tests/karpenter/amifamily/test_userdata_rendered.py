@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from support.upstream import userdata
 
 from karpenter_gitops.core.model import EC2NodeClass
-from karpenter_gitops.core.typed_schema import SecretValue
+from karpenter_gitops.core.schema_fields import SecretValue
 from karpenter_gitops.karpenter import amifamily
 from karpenter_gitops.karpenter.amifamily.userdata.common import MAX_BYTES
 from karpenter_gitops.load.into_inputs import load_documents
