@@ -14,6 +14,10 @@ missing required field, a value outside the enum, too long, too many items or pr
 API server then runs no CEL rule on that object, and the judge runs the other rules only where
 the fields they read are well-formed.
 
+Loading is most of a large run's work, and a repository's objects repeat their small parts (a fleet's
+NodePools share requirements and budgets, its classes selectors and devices): plain values that passed
+their checks (``_TAKEN``) and small models loaded without a violation (``_REUSED``) are taken again for an
+equal value, never for one that differs, even by its type alone.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import json
+import pickle
 import sys
 import types
 from collections.abc import Mapping
@@ -32,6 +37,7 @@ from karpenter_gitops.core.schema_fields import PLAIN_TYPES, Field, IntOrString,
 from karpenter_gitops.core.versions import Release, show
 
 _SHARED_LENGTH = 256
+_PICKLE_PROTOCOL = pickle.HIGHEST_PROTOCOL
 
 # Rule ids of the schema layer (registered with their docs in rules/schema.py).
 UNKNOWN_FIELD = "schema/unknown-field"
@@ -61,6 +67,7 @@ class _Shape(NamedTuple):
     required: tuple[Field, ...]
     open_since: Release | None  # the release from which its CRD keeps any field (OPEN_SINCE)
     sparse: bool  # every field has a plain default, read from the class: an instance needs only the fields given
+    reused: bool  # a small model (see _height): one loaded without a violation serves every equal value after it
 
 
 @cache
@@ -70,7 +77,25 @@ def _shape(cls: type) -> _Shape:
     sparse = not hasattr(cls, "__post_init__") and all(
         field.init and field.default is not dataclasses.MISSING for field in dataclasses.fields(cls)
     )
-    return _Shape(table, required, getattr(cls, "OPEN_SINCE", None), sparse)
+    opened = getattr(cls, "OPEN_SINCE", None)
+    return _Shape(table, required, opened, sparse, opened is None and _height(cls) <= _REUSED_HEIGHT)
+
+
+#: The models of at most this many levels are reused by value: a requirement, a taint, a budget, a selector term,
+#: a block device with its volume. The objects of a repository repeat them (a fleet's NodePools share their
+#: requirements and budgets, its classes their selectors and devices); an object's whole spec seldom repeats, and
+#: its key (the value pickled) would cost as much as all its levels below.
+_REUSED_HEIGHT = 1
+#: (class, release, the value pickled) -> the model a value loaded into without a violation; bounded, like _TAKEN.
+_REUSED: dict[tuple[type, Release, bytes], Any] = {}
+_REUSED_KEPT = 50_000
+
+
+@cache
+def _height(cls: type) -> int:
+    """0 for a model of scalars, lists and maps of scalars; one more than its tallest model field's otherwise."""
+    nested = [field.item for field in fields_of(cls).values() if field.kind == "model" or field.models]
+    return 1 + max(map(_height, nested)) if nested else 0
 
 
 def _make(shape: _Shape, cls: type, values: dict[str, Any]) -> Any:
@@ -154,6 +179,25 @@ class Loader:
         opened = shape.open_since
         if opened is not None and self.open_models and self.release >= opened:
             return self._checked_by_karpenter(cls, data, path)
+        if not shape.reused:
+            return self._built(shape, cls, data, path)
+        try:
+            key = (cls, self.release, pickle.dumps(data, _PICKLE_PROTOCOL))
+        except (pickle.PicklingError, TypeError, AttributeError, RecursionError):  # nothing YAML or JSON reads
+            return self._built(shape, cls, data, path)
+        known = _REUSED.get(key)
+        if known is not None:
+            return known
+        reported = len(self.violations)
+        made = self._built(shape, cls, data, path)
+        if len(self.violations) == reported:
+            if len(_REUSED) >= _REUSED_KEPT:
+                _REUSED.clear()
+            _REUSED[key] = made
+        return made
+
+    def _built(self, shape: _Shape, cls: type, data: Mapping[str, Any], path: str) -> Any:
+        """A model of ``cls`` built from ``data``, field by field, each violation reported."""
         table = shape.fields
         values: dict[str, Any] = {}
         for key, raw in data.items():

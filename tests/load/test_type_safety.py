@@ -267,3 +267,52 @@ def test_a_value_taken_once_is_judged_again_under_other_facts(first, second, pat
     assert typed_schema.load(NodePoolSpec, first, "spec", versions.DEFAULT).violations == []
     violations = typed_schema.load(NodePoolSpec, second, "spec", versions.DEFAULT).violations
     assert path in [violation.path for _, violation in violations]
+
+
+@pytest.mark.parametrize(
+    "first, second, path",
+    [
+        # a requirement loaded clean, then the same keys with a value of another type (True equals 1)
+        (
+            {"key": "k", "operator": "Gt", "values": ["1"], "minValues": 1},
+            {"key": "k", "operator": "Gt", "values": ["1"], "minValues": True},
+            "spec.template.spec.requirements[0].minValues",
+        ),
+        # the same requirement, clean once, then with one more (unknown) field
+        (
+            {"key": "k", "operator": "In", "values": ["a"]},
+            {"key": "k", "operator": "In", "values": ["a"], "value": "a"},
+            "spec.template.spec.requirements[0].value",
+        ),
+    ],
+)
+def test_a_small_model_reused_by_value_is_never_reused_for_another_value(first, second, path):
+    """Loading reuses a small model (a requirement, a taint, a budget) for an equal value loaded after it
+    (typed_schema._REUSED); a value that differs, even by its type alone, is loaded and judged on its own."""
+    pool = lambda requirement: _pool() | {"template": {"spec": {**_pool()["template"]["spec"], "requirements": [requirement]}}}  # noqa: E731
+    assert typed_schema.load(NodePoolSpec, pool(first), "spec", versions.DEFAULT).violations == []
+    violations = typed_schema.load(NodePoolSpec, pool(second), "spec", versions.DEFAULT).violations
+    assert path in [violation.path for _, violation in violations]
+
+
+def test_a_small_model_loaded_with_a_violation_is_judged_again_at_each_place():
+    """Only a model loaded without a violation is reused: each object with the same broken requirement gets
+    its own finding, at its own path."""
+    broken = {"key": "k", "operator": "Sometimes", "values": ["a"]}
+    spec = _pool() | {"template": {"spec": {**_pool()["template"]["spec"], "requirements": [broken, broken]}}}
+    for _ in range(2):
+        violations = typed_schema.load(NodePoolSpec, spec, "spec", versions.DEFAULT).violations
+        paths = [violation.path for _, violation in violations]
+        assert "spec.template.spec.requirements[0].operator" in paths
+        assert "spec.template.spec.requirements[1].operator" in paths
+
+
+def test_equal_small_values_share_one_model_and_load_as_they_would_alone():
+    requirement = {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot"]}
+    spec = _pool() | {"template": {"spec": {**_pool()["template"]["spec"], "requirements": [requirement, dict(requirement)]}}}
+    model = typed_schema.load(NodePoolSpec, spec, "spec", versions.DEFAULT).model
+    first, second = model.template.spec.requirements
+    assert first is second
+    typed_schema._REUSED.clear()
+    alone = typed_schema.load(NodePoolSpec, spec, "spec", versions.DEFAULT).model
+    assert alone == model
