@@ -125,13 +125,13 @@ def analyse_userdata(text: str, ami_family: str | None) -> tuple[Problem, ...]:
     return tuple(problems)
 
 
-def release_userdata_problems(text: str, ami_family: str | None, aliases: Iterable[str]) -> tuple[Problem, ...]:
+def release_userdata_problems(text: str, ami_family: str | None, aliases: Iterable[str | None]) -> tuple[Problem, ...]:
     """Bottlerocket settings in ``text`` that the Bottlerocket release a class's alias pins does not have
     (none when the class is not Bottlerocket, or picks its AMI by id or name: the release is not known offline)."""
-    aliases = [alias for alias in aliases if alias]
-    if userdata_family(ami_family, aliases) != "Bottlerocket":
+    given = [alias for alias in aliases if alias]
+    if userdata_family(ami_family, given) != "Bottlerocket":
         return ()
-    for alias in aliases:
+    for alias in given:
         family, _, version = alias.partition("@")
         if family.lower() == "bottlerocket":
             return tuple(bottlerocket.release_problems(text, version.lower()))
