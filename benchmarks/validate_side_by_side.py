@@ -231,8 +231,9 @@ def report(size: int, figures: list[Figure]) -> bool:
     for (side, peer), target in TARGETS.items():
         if side in by_side and peer in by_side:
             ratio = by_side[peer].seconds / by_side[side].seconds
+            cpu_ratio = by_side[peer].cpu_seconds / by_side[side].cpu_seconds
             verdict = "met" if ratio >= target else "NOT met"
-            print(f"  target: {side} ≥ {target:g}× {PEER_NAMES[peer]}: {ratio:.2f}×, {verdict}")
+            print(f"  target: {side} ≥ {target:g}× {PEER_NAMES[peer]}: {ratio:.2f}× ({cpu_ratio:.2f}× in CPU s), {verdict}")
     if "validate" in by_side and "libyaml" in by_side:
         floor, ours = by_side["libyaml"], by_side["validate"]
         ratio, cpu_ratio = ours.seconds / floor.seconds, ours.cpu_seconds / floor.cpu_seconds
