@@ -52,7 +52,8 @@ def test_benchmark_runs(argv):
 
 @pytest.mark.real
 def test_side_by_side_checks_kubectl_validate_refuses_what_validate_crd_does_before_timing_them():
-    """The kubectl-validate table, where the benchmark has built kubectl-validate before (it is no tool make tools builds)."""
+    """The kubectl-validate table, where the benchmark has built kubectl-validate before. It is no tool make tools
+    builds, so a machine without it skips this even where the real tier is required."""
     if not (TOOLS_BIN / "kubectl-validate").is_file():
         pytest.skip(
             "kubectl-validate is not built: `python3 tools/build.py kubectl-validate` (the benchmark builds it on first use)"
