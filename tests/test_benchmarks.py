@@ -5,22 +5,36 @@ Their timings are not asserted here; ``make bench`` prints them.
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 
 import pytest
 import yaml
 from conftest import PROJECT
+from support.real_tools import TOOLS_BIN
 
 from karpenter_gitops.rules.examples import BASE_NODECLASS, BASE_NODEPOOL, merge_patch
 
 pytestmark = pytest.mark.packaging
+SIDE_BY_SIDE = PROJECT / "benchmarks" / "validate_side_by_side.py"
+
+
+def side_by_side_sides() -> list[str]:
+    """The script's sides (its SIDES literal, read without importing the script)."""
+    tree = ast.parse(SIDE_BY_SIDE.read_text())
+    assigned = (node for node in tree.body if isinstance(node, ast.Assign))
+    return list(next(ast.literal_eval(node.value) for node in assigned if ast.unparse(node.targets[0]) == "SIDES"))
+
+
+# kubectl-validate takes minutes to build and make tools leaves it out: its side has a test of its own below.
+BUILT_SIDES = [side for side in side_by_side_sides() if side != "kubectl-validate"]
 
 
 @pytest.mark.parametrize(
     "argv",
     [
-        ["benchmarks/validate_side_by_side.py", "--sizes", "20", "--rounds", "1"],
+        ["benchmarks/validate_side_by_side.py", "--sizes", "20", "--rounds", "1", "--sides", *BUILT_SIDES],
         ["benchmarks/validate_scale.py", "--sizes", "20", "40"],
         ["benchmarks/startup.py", "--runs", "1", "--files", "2"],
         ["benchmarks/plan_scale.py", "--sizes", "1"],
@@ -28,12 +42,28 @@ pytestmark = pytest.mark.packaging
         ["benchmarks/plan_faults.py", "--runs", "1", "--deadline", "60", "--down-deadline", "1"],
         ["benchmarks/simulation_scale.py", "--pods", "200", "--pools", "3"],
     ],
-    ids=lambda argv: " ".join(argv[0:1] + argv[2:]),
+    ids=lambda argv: " ".join(argv[0 : min(len(argv), 5)]),
 )
 def test_benchmark_runs(argv):
     result = subprocess.run([sys.executable, *argv], cwd=PROJECT, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.strip()
+
+
+@pytest.mark.real
+def test_side_by_side_checks_kubectl_validate_refuses_what_validate_crd_does_before_timing_them():
+    """The kubectl-validate table, where the benchmark has built kubectl-validate before. It is no tool make tools
+    builds, so a machine without it skips this even where the real tier is required."""
+    if not (TOOLS_BIN / "kubectl-validate").is_file():
+        pytest.skip(
+            "kubectl-validate is not built: `python3 tools/build.py kubectl-validate` (the benchmark builds it on first use)"
+        )
+    argv = [sys.executable, str(SIDE_BY_SIDE), "--sides", "kubectl-validate", "--peer-size", "20", "--rounds", "1"]
+    result = subprocess.run(argv, cwd=PROJECT, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    for side in ("validate --crd", "kubectl-validate"):
+        assert f"  {side}: refuses those 10, passes the other 20" in result.stdout
+    assert "target: validate --crd ≥ 20× kubectl-validate: " in result.stdout
 
 
 def test_corpus_script_reads_a_mirror_and_tells_a_false_alarm_from_an_expected_error(tmp_path):

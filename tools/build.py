@@ -14,6 +14,10 @@ another, and with the same one it reuses up to 137 packages it has at the same m
 1.14 and 1.15. The other families build with the machine's own Go, so the caches of a machine that
 built them stay valid (they share no module version with Karpenter's: one toolchain for all would
 only rebuild them).
+
+A family a benchmark alone needs (kubectl-validate, the peer ``validate --crd`` is timed against) is
+built on demand: ``make tools`` leaves it out, keeping the link of a build already cached, and
+``tools/build.py kubectl-validate`` (what the benchmark runs) builds that family alone.
 """
 
 from __future__ import annotations
@@ -42,6 +46,9 @@ BIN = TOOLS.parent / ".tools" / "bin"
 # sixth of a generated package's compile (little elsewhere) and part of every link; panics still
 # print file and line.
 BUILD_FLAGS = ("-trimpath", "-tags", "osusergo,grpcnotrace", "-gcflags=all=-l -dwarf=false")
+# A peer a benchmark times is built with inlining, as its release is: without it kubectl-validate
+# takes 1.75 times the CPU to judge the same objects.
+PEER_BUILD_FLAGS = ("-trimpath", "-tags", "osusergo,grpcnotrace", "-gcflags=all=-dwarf=false")
 LINK_FLAGS = ("-w",)
 # The approved newer toolchain the module proxy serves (a family that needs it says so).
 NEWER_GO = "go1.27.3"
@@ -73,6 +80,12 @@ class Family:
     toolchain: str = MACHINE_GO  # GOTOOLCHAIN for every go command run in the family's folder
     # Folders of ours whose Go source the family's module replaces a requirement with (part of its key).
     shares: tuple[str, ...] = ()
+    # A benchmark's peer: built only when named (module docstring), and with PEER_BUILD_FLAGS.
+    on_demand: bool = False
+
+    @property
+    def build_flags(self) -> tuple[str, ...]:
+        return PEER_BUILD_FLAGS if self.on_demand else BUILD_FLAGS
 
     @property
     def packages(self) -> list[str]:
@@ -106,6 +119,7 @@ PULUMI_YAML = "github.com/pulumi/pulumi-yaml"
 KARPENTER_AWS = "github.com/aws/karpenter-provider-aws"
 KARPENTER_CORE = "sigs.k8s.io/karpenter"
 KUSTOMIZE = "sigs.k8s.io/kustomize/kustomize/v5"
+KUBECTL_VALIDATE = "sigs.k8s.io/kubectl-validate"
 # The provider module has no tags of its own; the one commit the module proxy serves is tag v4.25.0.
 K8S_PROVIDER_RELEASE = "4.25.0"
 
@@ -176,6 +190,14 @@ def families() -> list[Family]:
             "kustomize",
             (Binary("kustomize", KUSTOMIZE),),
             versions={"kustomize": _module_version(TOOLS / "kustomize", KUSTOMIZE)},
+        ),
+        # kubectl-validate, the offline validator on the API server's code and local CRDs, for
+        # benchmarks/validate_side_by_side.py only (minutes of build no test needs).
+        Family(
+            "kubectl-validate",
+            (Binary("kubectl-validate", KUBECTL_VALIDATE),),
+            versions={"kubectl-validate": _module_version(TOOLS / "kubectl-validate", KUBECTL_VALIDATE)},
+            on_demand=True,
         ),
     ]
 
@@ -257,7 +279,7 @@ def cache_key(family: Family) -> str:
         for path in sources:
             digest.update(str(path.relative_to(base)).encode() + b"\0" + path.read_bytes() + b"\0")
     digest.update(_go(folder, "env", "GOVERSION", "GOOS", "GOARCH", toolchain=family.toolchain).encode())
-    digest.update(repr((BUILD_FLAGS, LINK_FLAGS, family.binaries, family.version_flags, family.module_files)).encode())
+    digest.update(repr((family.build_flags, LINK_FLAGS, family.binaries, family.version_flags, family.module_files)).encode())
     version = "-".join(v.lstrip("v") for v in family.versions.values())
     return f"{family.folder}-{version}-{digest.hexdigest()[:12]}"
 
@@ -306,7 +328,7 @@ def build(family: Family, target: Path, log) -> Path:
             [
                 "go",
                 "build",
-                *BUILD_FLAGS,
+                *family.build_flags,
                 "-ldflags",
                 " ".join((*LINK_FLAGS, *family.version_flags)),
                 "-o",
@@ -344,9 +366,9 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def link(folders: list[Path]) -> None:
-    """Point .tools/bin at the cached binaries (links, so the cache stays the one copy); links into
-    the cache that no family makes any more (a binary renamed or dropped) go."""
+def link(folders: list[Path], prune: bool = True) -> None:
+    """Point .tools/bin at the cached binaries (links, so the cache stays the one copy); with ``prune``,
+    links into the cache that no family makes any more (a binary renamed or dropped) go."""
     BIN.mkdir(parents=True, exist_ok=True)
     made = set()
     for folder in folders:
@@ -356,7 +378,7 @@ def link(folders: list[Path]) -> None:
                 entry.unlink()
             entry.symlink_to(source)
             made.add(entry.name)
-    for entry in BIN.iterdir():
+    for entry in BIN.iterdir() if prune else ():
         if entry.is_symlink() and entry.name not in made and Path(os.readlink(entry)).is_relative_to(cache_root()):
             entry.unlink()
 
@@ -364,20 +386,31 @@ def link(folders: list[Path]) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--versions", action="store_true", help="print the versions the binaries report, as JSON")
+    parser.add_argument(
+        "only", nargs="*", metavar="FAMILY", help="build only these families (folders under tools/), on-demand ones included"
+    )
     args = parser.parse_args(argv)
     started, cpu = time.monotonic(), _children_cpu()
     if shutil.which("go") is None:
         print("make tools: Go is not installed (the real binaries are built from Go modules); install Go 1.26", file=sys.stderr)
         return 2
-    chosen = families()
+    every = families()
+    unknown = set(args.only) - {family.folder for family in every}
+    if unknown:
+        print(f"make tools: no family {', '.join(sorted(unknown))} under {TOOLS}", file=sys.stderr)
+        return 2
+    chosen = [f for f in every if f.folder in args.only or not (args.only or f.on_demand)]
     if args.versions:
         print(json.dumps({name: v for f in chosen for name, v in f.versions.items()}, indent=2))
         return 0
     targets = [(family, cached_folder(family)) for family in chosen]
+    # make tools keeps the links of on-demand families built before, so its pruning leaves them
+    kept = [] if args.only else [folder for f in every if f.on_demand and (folder := cached_folder(f)).is_dir()]
     downloads = threading.Thread(target=_download, args=([family for family, target in targets if not target.is_dir()],))
     downloads.start()
     try:
-        link([build(family, target, lambda line: print(line, file=sys.stderr)) for family, target in targets])
+        built = [build(family, target, lambda line: print(line, file=sys.stderr)) for family, target in targets]
+        link(built + kept, prune=not args.only)
     except subprocess.CalledProcessError as failure:
         print(
             f"make tools: {' '.join(map(str, failure.cmd[:3]))} failed (exit {failure.returncode}); see the output above",

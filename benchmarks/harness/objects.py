@@ -3,6 +3,8 @@
 Half EC2NodeClasses (AL2023 alias, block device, metadata options, tags, a MIME userData part with a
 NodeConfig), half NodePools (requirements, a taint, disruption budgets, limits), each NodePool
 referring to its own class, so the whole set is clean: every checker should pass every object.
+Apart from them, a small file of the same objects with one mistake each among clean ones, for
+checking that two checkers refuse the same objects before their times are compared.
 """
 
 from __future__ import annotations
@@ -108,6 +110,38 @@ def write_objects(directory: Path, count: int, per_file: int = PER_FILE) -> list
                 out.write(_pair(index))
         written.append(path)
     return written
+
+
+# One object per kind of mistake a checker of Karpenter's CRDs must refuse: the structural schema (an
+# unknown field, an enum, a pattern, a type, the object's name) and the CEL rules of both kinds.
+MISTAKES = {
+    "pool-unknown-field": lambda o: o["spec"]["disruption"].update(consolidateAftr="1m"),
+    "pool-enum": lambda o: o["spec"]["disruption"].update(consolidationPolicy="WhenIdle"),
+    "pool-pattern": lambda o: o["spec"]["template"]["spec"].update(expireAfter="30d"),
+    "pool-type": lambda o: o["spec"]["limits"].update(cpu=["1"]),
+    "Pool_Name": lambda o: None,  # not an RFC 1123 subdomain
+    "pool-cel-budget": lambda o: o["spec"]["disruption"]["budgets"][1].pop("duration"),
+    "pool-cel-restricted-label": lambda o: o["spec"]["template"]["spec"]["requirements"].append(
+        {"key": "karpenter.sh/nodepool", "operator": "In", "values": ["other"]}
+    ),
+    "class-cel-role-and-profile": lambda o: o["spec"].update(instanceProfile="KarpenterNodeInstanceProfile"),
+    "class-cel-alias-and-id": lambda o: o["spec"]["amiSelectorTerms"][0].update(id="ami-0123456789abcdef0"),
+    "class-enum": lambda o: o["spec"]["metadataOptions"].update(httpTokens="sometimes"),
+}
+
+
+def write_mistakes(path: Path) -> dict[tuple[str, str], bool]:
+    """Clean pairs with each mistake of :data:`MISTAKES` among them, in one file; each object's (kind, name)
+    and whether a checker must refuse it, in the file's order."""
+    objects = []
+    for index, (name, mistake) in enumerate(MISTAKES.items()):
+        objects += [node_class(f"clean-{index}", index), node_pool(f"clean-{index}", index)]
+        base = node_class(name, index) if name.startswith("class-") else node_pool(name, index)
+        mistake(base)
+        base["metadata"]["name"] = name
+        objects.append(base)
+    path.write_text(yaml.dump_all(objects, Dumper=yaml.CSafeDumper, sort_keys=False))
+    return {(o["kind"], o["metadata"]["name"]): o["metadata"]["name"] in MISTAKES for o in objects}
 
 
 def object_count(text: str) -> int:
