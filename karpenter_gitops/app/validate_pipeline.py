@@ -212,7 +212,7 @@ class PartWork:
         checked = None
         if self.crds is not None:
             checked = self.crds.check_inputs(own, self.spread) if self.spread else self.crds.check_inputs(own)
-            findings += judge.findings(checked.observations)
+            findings = judge.with_crd_findings(findings, checked.observations)
             checked = dataclasses.replace(checked, observations=())
         offsets = {piece.name: (piece.documents_before, piece.lines_before) for piece in self.part.pieces if not piece.whole}
         located = [file for file, piece in zip(files, self.part.pieces, strict=True) if piece.rendered is None]

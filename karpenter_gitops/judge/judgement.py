@@ -90,6 +90,22 @@ class Judge:
     def findings(self, observations: Iterable[Observation]) -> list[Finding]:
         return [finding for finding in map(self.finding, observations) if finding is not None]
 
+    def with_crd_findings(self, own: list[Finding], observations: Iterable[Observation]) -> list[Finding]:
+        """``own`` findings and those the user's CRDs make (``--crd``), less each CRD finding that one of ``own``
+        already says in the same words at its place or at a place inside it (the API server names a CEL rule's
+        field, ours the item; ours carries the fix): one mistake, one finding."""
+        said: dict[tuple[str | None, str, str, str], list[str]] = {}
+        for finding in own:
+            said.setdefault((finding.file, finding.kind, finding.name, finding.message), []).append(finding.path)
+        return own + [
+            finding
+            for finding in self.findings(observations)
+            if not any(
+                _at_or_inside(path, finding.path)
+                for path in said.get((finding.file, finding.kind, finding.name, finding.message), ())
+            )
+        ]
+
     def objects(self, inputs: Inputs, only: Rule | None = None, judged: Iterable[Any] | None = None) -> list[Finding]:
         """What loading observed, plus every enabled object rule on every object (or ``only`` one rule);
         with ``judged``, on those objects alone, the others of ``inputs`` being judged elsewhere."""
@@ -161,7 +177,12 @@ def rendered(observations: Iterable[Observation], objects: Iterable[Any]) -> lis
 
 
 def _below_any(path: str, placeholders: tuple[str, ...]) -> bool:
-    return any(path == p or path.startswith((f"{p}.", f"{p}[")) for p in placeholders)
+    return any(_at_or_inside(path, p) for p in placeholders)
+
+
+def _at_or_inside(path: str, outer: str) -> bool:
+    """Whether the field at ``path`` is the one at ``outer`` or one inside it."""
+    return path == outer or path.startswith((f"{outer}.", f"{outer}["))
 
 
 def once(findings: Iterable[Finding]) -> list[Finding]:

@@ -154,9 +154,9 @@ def test_validate_crd_of_a_run_in_one_part_reports_the_same_on_two_cores_as_on_o
         node_class["metadata"] = {"name": f"class-{index}"}
         node_pool["metadata"] = {"name": f"pool-{index}"}
         node_pool["spec"]["template"]["spec"]["nodeClassRef"]["name"] = f"class-{index}"
-        if index % 97 == 0:
-            node_class["spec"]["amiSelectorTerms"] = [{"alias": "al2023@latest", "id": "ami-0123456789abcdef0"}]
-            node_pool["spec"]["template"]["spec"]["requirements"] = [{"key": "karpenter.sh/capacity-type", "operator": "Gt"}]
+        if index % 97 == 0:  # mistakes the 1.14.1 CRDs find that our rules for 1.15 do not: fields 1.15 brought
+            node_class["spec"]["enclaveOptions"] = {"enabled": True}
+            node_pool["spec"]["disruption"] = {"budgets": [{"nodes": "10%", "reasons": ["Unhealthy"]}]}
         documents += [node_class, node_pool]
     path = tmp_path / "many.yaml"
     path.write_text(yaml.safe_dump_all(documents))

@@ -275,8 +275,10 @@ def test_github_escaping_follows_the_actions_toolkit():
 def test_crd_findings_name_their_line_too(tmp_path, cli):
     from support.upstream import crds
 
-    path = tmp_path / "nc.yaml"
-    path.write_text(TYPO)
+    path = tmp_path / "nc.yaml"  # a field 1.15 brought, which the 1.14.1 CRD prunes: the CRD's finding alone
+    path.write_text(
+        GOOD.replace("role: KarpenterNodeRole-demo", "role: KarpenterNodeRole-demo\n  enclaveOptions: {enabled: true}")
+    )
     code, out, _ = cli("validate", str(path), "--crd", str(crds("v1.14.1")), "--format", "json")
     (finding,) = [f for f in json.loads(out)["findings"] if f["rule"] == "crd/schema"]
     assert code == 1 and finding["line"] == 7

@@ -309,13 +309,33 @@ def test_validate_with_crd_adds_crd_findings_to_the_json_contract(tmp_path, cli)
     assert {"rule", "severity", "kind", "name", "path", "message"} <= finding.keys()
 
 
-def test_validate_with_crd_checks_stack_objects_as_full_manifests(tmp_path, cli):
-    spec = dict(node_class()["spec"], tags={"karpenter.sh/nodeclaim": "x"})
-    stack = tmp_path / "Pulumi.dev.yaml"
-    stack.write_text(yaml.safe_dump({"config": {"karpenter-gitops:nodeClasses": {"default": spec}}}))
-    code, out, _ = cli("validate", stack, "--format", "json", "--crd", crds(LATEST))
+def test_a_mistake_our_rules_and_the_crds_both_find_is_one_finding_with_our_fix(tmp_path, cli):
+    """The same words at the same field (an unknown field), or at an item of the field whose CEL rule the CRD
+    holds (a selector term's exclusive fields): one finding, ours, which names the item and carries a fix. A
+    mistake only the given CRD finds (an older release's enum) stays the CRD's."""
+    path = tmp_path / "both.yaml"
+    pool = node_pool({"spec": {"template": {"spec": {"bogus": 1}}}})
+    terms = node_class({"spec": {"amiSelectorTerms": [{"alias": "al2023@latest", "id": "ami-0123456789abcdef0"}]}})
+    path.write_text(yaml.safe_dump_all([terms, pool]))
+    code, out, _ = cli("validate", path, "--format", "json", "--crd", crds(LATEST))
+    found = sorted((f["rule"], f["path"]) for f in json.loads(out)["findings"])
     assert code == 1
-    assert ("crd/cel", "spec.tags") in {(f["rule"], f["path"]) for f in json.loads(out)["findings"]}
+    assert found == [
+        ("cel/ami-term-alias-exclusive", "spec.amiSelectorTerms[0]"),
+        ("cel/ami-term-id-exclusive", "spec.amiSelectorTerms[0]"),
+        ("schema/unknown-field", "spec.template.spec.bogus"),
+    ]
+
+
+def test_validate_with_crd_checks_stack_objects_as_full_manifests(tmp_path, cli):
+    """A stack entry is checked as the manifest it stands for: the older release's CRD refuses its enum value."""
+    spec = dict(node_pool()["spec"], disruption={"consolidationPolicy": "Balanced"})
+    stack = tmp_path / "Pulumi.dev.yaml"
+    stack.write_text(yaml.safe_dump({"config": {"karpenter-gitops:nodePools": {"general": spec}}}))
+    code, out, _ = cli("validate", stack, "--format", "json", "--crd", crds("v1.8.8"))
+    assert code == 1
+    found = {(f["rule"], f["path"]) for f in json.loads(out)["findings"]}
+    assert ("crd/schema", "spec.disruption.consolidationPolicy") in found
 
 
 def test_validate_with_an_unusable_crd_path_exits_two(tmp_path, cli):
