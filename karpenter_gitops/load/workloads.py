@@ -353,6 +353,27 @@ def _pod_template(
     return _validated(pod, found.invalid)
 
 
+class PodSpecError(ValueError):
+    """A pod field that is not what the API server would store: ``path`` names it, ``hint`` how to fix it."""
+
+    def __init__(self, path: str, message: str, hint: str | None = None):
+        super().__init__(f"{path}: {message}")
+        self.path, self.message, self.hint = path, message, hint
+
+
+def pod_template(
+    pod: Mapping[str, Any], namespace: str, workload: str, source: Source, kubernetes: versions.Kubernetes | None = None
+) -> PodTemplate:
+    """A Pod object's template as the scheduler reads it (the cluster's pods share the workloads' reading);
+    raises :class:`PodSpecError` on a malformed field."""
+    try:
+        return _pod_template(
+            {"metadata": pod.get("metadata"), "spec": pod.get("spec")}, "", namespace, workload, source, kubernetes
+        )
+    except _Bad as bad:
+        raise PodSpecError(bad.path, bad.message, bad.hint) from None
+
+
 def _validated(pod: PodTemplate, invalid: list[str]) -> PodTemplate:
     """Karpenter's ``Provisioner.Validate``: a pod it ignores carries the reason, in its words."""
     wanted = pod.node_selector_requirements

@@ -1,4 +1,4 @@
-"""A fake Kubernetes API server on 127.0.0.1 serving NodeClaims and Nodes, and a kubeconfig for it."""
+"""A fake Kubernetes API server on 127.0.0.1 serving NodeClaims, Nodes and Pods, and a kubeconfig for it."""
 
 from __future__ import annotations
 
@@ -45,8 +45,36 @@ NODES = {
 }
 
 
+PODS = {
+    "apiVersion": "v1",
+    "kind": "PodList",
+    "items": [
+        {
+            "metadata": {
+                "name": "web-7d4b9c-abcde",
+                "namespace": "shop",
+                "labels": {"app": "web", "pod-template-hash": "7d4b9c"},
+                "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-7d4b9c", "controller": True}],
+            },
+            "spec": {
+                "nodeName": "ip-10-0-1-1.ec2.internal",
+                "containers": [
+                    {"name": "web", "image": "shop/web:1", "env": [{"name": "TOKEN", "value": "s3cret"}],
+                     "resources": {"requests": {"cpu": "500m", "memory": "512Mi"}}}
+                ],
+            },
+            "status": {"phase": "Running"},
+        }
+    ],
+}  # fmt: skip
+
+
 class FakeKubernetes(BaseHTTPRequestHandler):
-    routes: ClassVar[dict[str, dict[str, Any]]] = {"/apis/karpenter.sh/v1/nodeclaims": NODECLAIMS, "/api/v1/nodes": NODES}
+    routes: ClassVar[dict[str, dict[str, Any]]] = {
+        "/apis/karpenter.sh/v1/nodeclaims": NODECLAIMS,
+        "/api/v1/nodes": NODES,
+        "/api/v1/pods": PODS,
+    }
 
     def do_GET(self):  # http.server's naming
         body = self.routes.get(self.path.split("?")[0])
