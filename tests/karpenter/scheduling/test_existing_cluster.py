@@ -7,29 +7,16 @@ m5.xlarge: 4 cpu capacity, 3920m allocatable (tests/karpenter/scheduling/test_sc
 from __future__ import annotations
 
 from support.simulation import on_demand, pods, pool, types, world
+from support.simulation import state_node as node
 
-from karpenter_gitops.core import labels
-from karpenter_gitops.karpenter.scheduling.existing import ExistingNode, StateNode
+from karpenter_gitops.karpenter.scheduling.existing import ExistingNode
 from karpenter_gitops.karpenter.scheduling.forecast import simulate
-from karpenter_gitops.karpenter.scheduling.matching import HOSTNAME, INITIALIZED, NODEPOOL, LabelSelector
+from karpenter_gitops.karpenter.scheduling.matching import HOSTNAME, LabelSelector
 from karpenter_gitops.karpenter.scheduling.pods import AffinityTerm, DaemonSet
 from karpenter_gitops.karpenter.scheduling.rounds import provision
 
 M5 = ("m5.large", "m5.xlarge", "m5.2xlarge", "m5.4xlarge")
 (XLARGE,) = types(["m5.xlarge"])
-
-
-def node(name: str, *, bound=(), daemon_pods=(), pool_name: str = "default", initialized: bool = True) -> StateNode:
-    """A registered m5.xlarge of ``pool_name`` in us-west-2a with ``bound`` pods on it."""
-    node_labels = {
-        labels.INSTANCE_TYPE: XLARGE.name, labels.ZONE: "us-west-2a", labels.CAPACITY_TYPE: "on-demand",
-        "kubernetes.io/arch": "amd64", "kubernetes.io/os": "linux", NODEPOOL: pool_name, HOSTNAME: name,
-        **({INITIALIZED: "true"} if initialized else {}),
-    }  # fmt: skip
-    return StateNode(
-        name, pool_name, node_labels, (), dict(XLARGE.capacity), dict(XLARGE.allocatable), tuple(bound), (), tuple(daemon_pods),
-        initialized,
-    )  # fmt: skip
 
 
 def new_claims(forecast) -> int:
