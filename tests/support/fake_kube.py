@@ -76,8 +76,17 @@ class FakeKubernetes(BaseHTTPRequestHandler):
         "/api/v1/pods": PODS,
     }
 
+    forbidden: ClassVar[set[str]] = set()  # paths answered 403, as RBAC without the grant does
+
     def do_GET(self):  # http.server's naming
-        body = self.routes.get(self.path.split("?")[0])
+        path = self.path.split("?")[0]
+        if path in self.forbidden:
+            self.send_response(403)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(json.dumps({"kind": "Status", "code": 403, "reason": "Forbidden"}).encode())
+            return
+        body = self.routes.get(path)
         self.send_response(200 if body else 404)
         self.send_header("Content-Type", "application/json")
         self.end_headers()
