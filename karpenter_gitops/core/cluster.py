@@ -116,7 +116,10 @@ def _pod(item: Mapping[str, Any]) -> dict[str, Any]:
     for key in ("containers", "initContainers", "volumes"):
         if isinstance(spec.get(key), list):
             kept_spec[key] = [(_volume if key == "volumes" else _container)(c) for c in spec[key]]
-    kept_metadata = {"name": _text(metadata.get("name")) or "", "namespace": _text(metadata.get("namespace")) or "default"}
+    kept_metadata: dict[str, Any] = {
+        "name": _text(metadata.get("name")) or "",
+        "namespace": _text(metadata.get("namespace")) or "default",
+    }
     kept_metadata |= {"labels": _labels(metadata)} if metadata.get("labels") else {}
     kept_metadata |= {"annotations": annotations} if annotations else {}
     kept_metadata |= {"ownerReferences": owners} if owners else {}
