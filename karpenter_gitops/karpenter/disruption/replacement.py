@@ -5,7 +5,8 @@ Before Karpenter disrupts a drifted node it simulates the move: the candidate is
 cluster, its reschedulable pods (not DaemonSet-owned, not mirror pods, not terminal) join the pending
 pods, and one Solve places them on the remaining nodes and on new NodeClaims of the NodePools as they
 now are (the head's configuration). A replacement NodeClaim is launched first; the node is drained
-once it is ready. Pods that fit nowhere keep the node from being disrupted (the Solve's error says why).
+once it is ready. Pods that fit nowhere keep the node from being disrupted (the Solve's error says why),
+and so do pods the Solve puts on a node that has not initialized yet (Karpenter will not count on it).
 
 Karpenter takes the candidates one at a time, within the disruption budget; this forecast takes all of a
 pool's drifted nodes out together, so it shows where the pods are once every one has been replaced (a
@@ -88,9 +89,12 @@ def replacement(world: World, cluster: Cluster, drifted: frozenset[str], options
     simulated = replace(world, pods=(*cluster.pending, *(pod for pod, _ in moving)), daemon_sets=cluster.daemon_sets)
     solution = Scheduler(simulated, options, remaining.nodes).solve(simulated.pods)
     where: dict[str, tuple[str, bool]] = {}
+    uninitialized: dict[str, str] = {}
     for existing in solution.existing:
         for pod in existing.pods:
             where[pod.uid] = (existing.node.name, False)
+            if not existing.node.initialized:  # UninitializedNodeError
+                uninitialized[pod.uid] = f"would schedule against uninitialized node/{existing.node.name}"
     claims = []
     counts: dict[str, int] = {}
     for claim in sorted(solution.node_claims, key=lambda c: (c.template.pool.name, c.pods[0].uid)):
@@ -104,8 +108,10 @@ def replacement(world: World, cluster: Cluster, drifted: frozenset[str], options
     moves = []
     for pod, node in moving:
         to, new = where.get(pod.uid, (None, False))
-        reason = None
-        if to is None:
+        reason = uninitialized.get(pod.uid)
+        if reason is not None:
+            to = None
+        elif to is None:
             reason = message(solution.errors[pod.uid]) if pod.uid in solution.errors else pod.template.ignored
         moves.append(Move(pod.uid, node, to, new, reason))
     return Replacement(tuple(sorted(n.name for n in leaving)), tuple(moves), tuple(claims))

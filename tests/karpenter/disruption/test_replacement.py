@@ -52,3 +52,12 @@ def test_a_pod_that_fits_nowhere_in_the_head_says_karpenters_reason():
     (move,) = result.moves
     assert move.to is None and result.stuck == (move,) and result.node_claims == ()
     assert move.reason is not None and move.reason.startswith("no instance type met all requirements")
+
+
+def test_a_pod_that_would_land_on_an_uninitialized_node_keeps_the_node_from_being_replaced():
+    starting = node("ip-new", initialized=False)
+    result = replacement(
+        world((), instance_types_=types(M5)), cluster(node("ip-old", bound=pods(1, "a")), starting), frozenset({"ip-old"})
+    )
+    (move,) = result.moves
+    assert move.to is None and move.reason == "would schedule against uninitialized node/ip-new"
