@@ -170,6 +170,13 @@ def cost_section(preview: Preview, full: bool, quoted: OutsideText) -> str:
     lines.append(f"**Monthly cost**: {quoted.prose(cost_text.total(cost))}.")
     if head.forecast is None or cost.base.forecast is None:
         return "\n".join(lines) + "\n"
+    existing = head.forecast.existing
+    if existing is not None:
+        placed = sum(len(node.pods) for node in existing)
+        lines.append(
+            f"\nThe head's forecast starts from the cluster's nodes: {placed} pod(s) fit the room left on "
+            f"{len(existing)} of them, at no new cost; only the rest make NodeClaims."
+        )
     changed = cost.changed
     if changed:
         lines += [

@@ -99,4 +99,5 @@ def test_the_forecast_starts_from_the_running_nodes_and_the_drifted_pods_move_to
     code, out, err = karpenter_gitops(repository, *argv, "--cluster-state", "cluster-state.yaml")
     assert code in (0, 1), err
     assert "<details><summary>Where the pods go when general's 2 drifted node(s) are replaced: 4 pod(s)" in out
+    assert "The head's forecast starts from the cluster's nodes: 2 pod(s) fit the room left on 2 of them" in out
     assert "| `shop/web-5f7c9-0` | `ip-10-0-0-0` | new NodeClaim `replacement-general-1`: `r5." in out
