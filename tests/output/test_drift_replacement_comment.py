@@ -22,7 +22,8 @@ M5 = ("m5.large", "m5.xlarge", "m5.2xlarge", "m5.4xlarge")
 REASON = drift.Drift(drift.NODEPOOL_DRIFT, "NodePool spec.template.spec.expireAfter", drift.EVERY_NODE, every_node=True)
 
 
-def impact_section(moved: Replacement, pool_name: str = "general") -> str:
+def comment(moved: Replacement, pool_name: str = "general") -> str:
+    """The whole comment on a preview whose one drifted pool's pods move as ``moved`` says."""
     pool_forecast = drift.PoolForecast(
         pool_name, (REASON,), (), DriftBudget(("10%",), ()), nodes=2, drifted={drift.NODEPOOL_DRIFT: 1}, replacement=moved
     )
@@ -30,7 +31,11 @@ def impact_section(moved: Replacement, pool_name: str = "general") -> str:
     preview = preview_result.Preview.build(
         "main", empty, empty, validate(empty, policy=True, base=empty), drift.Forecast((pool_forecast,), True, False)
     )
-    text = pr_comment.markdown(preview, budget=None)[0]
+    return pr_comment.markdown(preview, budget=None)[0]
+
+
+def impact_section(moved: Replacement, pool_name: str = "general") -> str:
+    text = comment(moved, pool_name)
     check(text)  # every name and reason inert: nothing GitHub would link, mention or typeset
     section = text[text.index("#### Node impact") :]
     return section[: section.index("\n####", 1)] if "\n####" in section[1:] else section
@@ -45,6 +50,11 @@ def simulated() -> Replacement:
 
 def test_the_pods_of_replaced_nodes_and_where_they_go(snapshot):
     assert impact_section(simulated()) == snapshot
+
+
+def test_the_summary_says_how_many_pods_fit_nowhere():
+    summary = next(line for line in comment(simulated()).splitlines() if line.startswith("**Node impact**"))
+    assert summary.endswith("; 1 of their pod(s) fit nowhere, which keeps their nodes from being replaced (see below).")
 
 
 def test_drifted_nodes_without_pods_to_move_are_one_line():
