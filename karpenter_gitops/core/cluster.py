@@ -52,12 +52,17 @@ def _labels(metadata: Mapping[str, Any]) -> dict[str, str]:
 
 def _claim(item: Mapping[str, Any]) -> dict[str, Any]:
     metadata, status = _mapping(item.get("metadata")), _mapping(item.get("status"))
+    spec = _picked(item.get("spec"), ("taints", "startupTaints"))  # what an in-flight NodeClaim is scheduled by
     return {
         "apiVersion": NODECLAIM_API[0],
         "kind": NODECLAIM_API[1],
         "metadata": {"name": _text(metadata.get("name")) or "", "labels": _labels(metadata)},
-        "status": {"nodeName": _text(status.get("nodeName")), "imageID": _text(status.get("imageID"))},
-    }
+        **({"spec": spec} if spec else {}),
+        "status": {
+            "nodeName": _text(status.get("nodeName")), "imageID": _text(status.get("imageID")),
+            **_picked(status, ("capacity", "allocatable")),
+        },
+    }  # fmt: skip
 
 
 def _picked(source: Any, keys: Iterable[str]) -> dict[str, Any]:

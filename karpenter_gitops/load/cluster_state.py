@@ -100,7 +100,7 @@ def _checked(item: Mapping[str, Any], where: str, name: str) -> Mapping[str, Any
         value = (status or {}).get(field)
         if value is not None and not isinstance(value, str):
             raise InputError(f"{what}: status.{field} is not a string", name, hint=_HINT)
-    if kind == NODE_API[1]:
+    if kind in (NODE_API[1], NODECLAIM_API[1]):
         _check_node(item, what, name)
     elif kind == POD_API[1]:
         _check_pod(item, metadata, what, name)
@@ -108,16 +108,19 @@ def _checked(item: Mapping[str, Any], where: str, name: str) -> Mapping[str, Any
 
 
 def _check_node(item: Mapping[str, Any], what: str, name: str) -> None:
-    """A Node's taints and resources, which an existing node is scheduled by."""
+    """A Node's (or an in-flight NodeClaim's) taints and resources, which an existing node is scheduled by."""
     spec = item.get("spec")
     if spec is not None and not isinstance(spec, Mapping):
         raise InputError(f"{what}: spec is not a map", name, hint=_HINT)
-    taints = (spec or {}).get("taints")
-    if taints is not None and not (
-        isinstance(taints, list)
-        and all(isinstance(t, Mapping) and all(isinstance(t.get(f, ""), str) for f in ("key", "value", "effect")) for t in taints)
-    ):
-        raise InputError(f"{what}: spec.taints is not a list of taints (key, value, effect strings)", name, hint=_HINT)
+    for field in ("taints", "startupTaints"):
+        taints = (spec or {}).get(field)
+        if taints is not None and not (
+            isinstance(taints, list)
+            and all(
+                isinstance(t, Mapping) and all(isinstance(t.get(f, ""), str) for f in ("key", "value", "effect")) for t in taints
+            )
+        ):
+            raise InputError(f"{what}: spec.{field} is not a list of taints (key, value, effect strings)", name, hint=_HINT)
     for field in ("capacity", "allocatable"):
         value = (item.get("status") or {}).get(field)
         if value is None:

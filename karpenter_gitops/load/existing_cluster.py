@@ -5,7 +5,9 @@ Karpenter's cluster state holds every Node (a NodePool's or not) with the pods b
 DaemonSet owns counts as daemon overhead there, and its DaemonSet's pod lands on every new node as
 well; a mirror pod or a pod a Node owns stays with its node; a pod bound nowhere is pending.
 Terminal pods (``Succeeded``, ``Failed``) take no room and are left out, as cluster state leaves them.
-A Node being deleted is left out (Karpenter schedules onto active nodes only).
+A Node being deleted is left out (Karpenter schedules onto active nodes only). A NodeClaim that has
+launched (it reports its capacity) but has no Node yet (no ``status.nodeName``) is a node in flight: its labels,
+its taints but the startup ones, its capacity and allocatable, no pods, not initialized.
 
 Pods of the forecast's workloads that the cluster already runs (or holds pending) are counted once:
 :func:`not_yet_running` drops as many of a workload's pods as the cluster has of it.
@@ -91,6 +93,9 @@ def cluster(state: ClusterState, kubernetes: versions.Kubernetes | None = None) 
         if node["metadata"].get("deletionTimestamp"):
             continue
         nodes.append(_state_node(node, bound.pop(name, {})))
+    for claim in state.node_claims:
+        if claim["status"]["nodeName"] is None and claim["status"].get("capacity"):
+            nodes.append(_in_flight(claim))
     for name, kinds in sorted(bound.items()):
         notes.append(
             f"{sum(len(p) for p in kinds.values())} pod(s) bound to node {name}, which the state does not hold: left out"
@@ -119,6 +124,22 @@ def _state_node(node: Mapping[str, Any], pods: Mapping[str, list[Pod]]) -> State
         node["metadata"]["name"], pool, dict(labels), taints, capacity, allocatable,
         tuple(pods.get("pods", ())), tuple(pods.get("static", ())), tuple(pods.get("daemon", ())), initialized,
     )  # fmt: skip
+
+
+def _in_flight(claim: Mapping[str, Any]) -> StateNode:
+    """A launched NodeClaim before its Node registers, as cluster state holds it (``StateNode.Taints``: the
+    NodeClaim's, less its startup taints and the ephemeral ones, while it is not initialized)."""
+    spec, status = claim.get("spec") or {}, claim["status"]
+    startup = {(t.get("key"), t.get("effect")) for t in spec.get("startupTaints") or ()}
+    taints = tuple(
+        Taint(str(t.get("key", "")), str(t.get("value", "")), str(t.get("effect", "")))
+        for t in spec.get("taints") or ()
+        if (t.get("key"), t.get("effect")) not in startup and t.get("key") not in EPHEMERAL_TAINTS
+    )
+    capacity = resources.vector(status["capacity"])
+    allocatable = resources.vector(status["allocatable"]) if status.get("allocatable") else dict(capacity)
+    labels = claim["metadata"]["labels"]
+    return StateNode(claim["metadata"]["name"], labels.get(NODEPOOL_LABEL, ""), dict(labels), taints, capacity, allocatable)
 
 
 def not_yet_running(workload_pods: Iterable[Pod], known: Cluster) -> tuple[Pod, ...]:

@@ -23,7 +23,13 @@ NODE_WITH_ROOM = {
     "spec": {"taints": [{"key": "dedicated", "value": "web", "effect": "NoSchedule"}]},
     "status": {"capacity": {"cpu": "4", "memory": "16Gi", "pods": "58"}, "allocatable": {"cpu": "3920m", "memory": "15Gi"}},
 }  # fmt: skip
-ITEMS += [{"apiVersion": "v1", "kind": "Node", **i} for i in NODES["items"]] + [NODE_WITH_ROOM]
+IN_FLIGHT = {
+    "apiVersion": "karpenter.sh/v1", "kind": "NodeClaim",
+    "metadata": {"name": "general-x1", "labels": {"karpenter.sh/nodepool": "general"}},
+    "spec": {"taints": [{"key": "a", "effect": "NoSchedule"}], "startupTaints": [{"key": "a", "effect": "NoSchedule"}]},
+    "status": {"capacity": {"cpu": "2", "memory": "8Gi"}, "allocatable": {"cpu": "1930m"}},
+}  # fmt: skip
+ITEMS += [{"apiVersion": "v1", "kind": "Node", **i} for i in NODES["items"]] + [NODE_WITH_ROOM, IN_FLIGHT]
 POD_ITEMS = [{"apiVersion": "v1", "kind": "Pod", **i} for i in PODS["items"]]
 POD_ITEMS += [
     {
@@ -59,7 +65,7 @@ def read_or_refuse(path) -> ClusterState | None:
         return None
     assert all(node.name is not None and node.node_pool for node in state.fleet)
     known = existing_cluster.cluster(state)  # what the scheduler starts from: every pod read again, never a traceback
-    assert len(known.nodes) <= len(state.nodes) and len(known.pending) <= len(state.pods)
+    assert len(known.nodes) <= len(state.nodes) + len(state.node_claims) and len(known.pending) <= len(state.pods)
     return state
 
 

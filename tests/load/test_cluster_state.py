@@ -129,6 +129,14 @@ def test_items_of_other_kinds_are_passed_over_with_a_note(tmp_path):
             "kind: Node\napiVersion: v1\nmetadata: {name: n}\nstatus: {allocatable: {cpu: lots}}\n",
             "(Node 'n'): status.allocatable.cpu: 'lots' is not a quantity",
         ),
+        (
+            "kind: NodeClaim\napiVersion: karpenter.sh/v1\nmetadata: {name: c}\nstatus: {capacity: {cpu: lots}}\n",
+            "(NodeClaim 'c'): status.capacity.cpu: 'lots' is not a quantity",
+        ),
+        (
+            "kind: NodeClaim\napiVersion: karpenter.sh/v1\nmetadata: {name: c}\nspec: {startupTaints: 3}\n",
+            "(NodeClaim 'c'): spec.startupTaints is not a list of taints",
+        ),
         ("kind: Pod\napiVersion: v1\nmetadata: {name: p, namespace: [a]}\n", "(Pod 'p'): metadata.namespace is not a string"),
         ("kind: Pod\napiVersion: v1\nmetadata: {name: p}\nspec: {nodeName: 3}\n", "(Pod 'p'): spec.nodeName is not a string"),
         ("kind: Pod\napiVersion: v1\nmetadata: {name: p}\nstatus: {phase: [x]}\n", "(Pod 'p'): status.phase is not a string"),

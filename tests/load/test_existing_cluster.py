@@ -82,3 +82,20 @@ def test_the_workloads_pods_the_cluster_already_runs_are_not_added_again():
     assert not_yet_running(deployment, cluster(state)) == deployment
     stateful = replicas(replace(deployment[0].template, workload="StatefulSet/web"), 3)
     assert not_yet_running(stateful, cluster(state)) == stateful[2:]  # 3 wanted, 2 running: one more
+
+
+def test_a_launched_nodeclaim_without_its_node_is_a_node_in_flight():
+    claim = {
+        "apiVersion": "karpenter.sh/v1", "kind": "NodeClaim",
+        "metadata": {"name": "general-x1", "labels": {"karpenter.sh/nodepool": "general", "node.kubernetes.io/instance-type": "m5.large"}},
+        "spec": {"taints": [{"key": "dedicated", "value": "web", "effect": "NoSchedule"}, {"key": "cni-not-ready", "effect": "NoSchedule"}],
+                 "startupTaints": [{"key": "cni-not-ready", "effect": "NoSchedule"}]},
+        "status": {"capacity": {"cpu": "2", "memory": "8Gi", "pods": "29"}},
+    }  # fmt: skip
+    not_launched = {**claim, "metadata": {"name": "general-x2", "labels": {}}, "status": {}}
+    registered = {**claim, "metadata": {"name": "general-x3", "labels": {}}, "status": {**claim["status"], "nodeName": "ip-1"}}
+    (node_, flying) = cluster(ClusterState.of([claim, not_launched, registered], [NODE])).nodes
+    assert node_.name == "ip-1"  # the NodeClaim that became it is not counted twice
+    assert flying.name == "general-x1" and flying.node_pool == "general" and not flying.initialized
+    assert flying.taints == (Taint("dedicated", "web", "NoSchedule"),)  # its startup taint is looked past
+    assert flying.capacity["cpu"] == flying.allocatable["cpu"] == 2000 and flying.pods == ()
