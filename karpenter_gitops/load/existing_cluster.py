@@ -122,7 +122,7 @@ def _state_node(node: Mapping[str, Any], pods: Mapping[str, list[Pod]]) -> State
     allocatable = resources.vector(status["allocatable"]) if status.get("allocatable") else dict(capacity)
     return StateNode(
         node["metadata"]["name"], pool, dict(labels), taints, capacity, allocatable,
-        tuple(pods.get("pods", ())), tuple(pods.get("static", ())), tuple(pods.get("daemon", ())), initialized,
+        tuple(pods.get("pods", ())), tuple(pods.get("static", ())), tuple(pods.get("daemon", ())), initialized, registered=True,
     )  # fmt: skip
 
 

@@ -14,10 +14,12 @@ import pytest
 from support import scheduler as ks
 from support.simulation import on_demand, pods, pool, tolerate, types, world
 
+from karpenter_gitops.core import labels
 from karpenter_gitops.core.cluster import ClusterState
+from karpenter_gitops.core.requirements import Requirement
 from karpenter_gitops.karpenter.scheduling import simulate
 from karpenter_gitops.karpenter.scheduling.matching import HOSTNAME, LabelSelector, Taint
-from karpenter_gitops.karpenter.scheduling.pods import AffinityTerm, DaemonSet
+from karpenter_gitops.karpenter.scheduling.pods import AffinityTerm, DaemonSet, Spread
 from karpenter_gitops.load.existing_cluster import cluster
 
 pytestmark = pytest.mark.real
@@ -29,17 +31,19 @@ def program():
     return ks.binary()
 
 
-def node(name: str, type_name: str = "m5.xlarge", pool_name: str = "default", taints=()) -> dict[str, Any]:
+def node(
+    name: str, type_name: str = "m5.xlarge", pool_name: str = "default", taints=(), zone: str = "us-west-2a"
+) -> dict[str, Any]:
     (kind,) = types([type_name])
     return {
         "apiVersion": "v1", "kind": "Node",
         "metadata": {"name": name, "labels": {
             "karpenter.sh/nodepool": pool_name, "karpenter.sh/initialized": "true", "karpenter.sh/registered": "true",
             "karpenter.sh/capacity-type": "on-demand", "node.kubernetes.io/instance-type": type_name,
-            "kubernetes.io/arch": "amd64", "kubernetes.io/os": "linux", "topology.kubernetes.io/zone": "us-west-2a",
+            "kubernetes.io/arch": "amd64", "kubernetes.io/os": "linux", "topology.kubernetes.io/zone": zone,
             HOSTNAME: name,
         }},
-        "spec": {"providerID": f"aws:///us-west-2a/i-{name}", "taints": [t.to_json() for t in taints]},
+        "spec": {"providerID": f"aws:///{zone}/i-{name}", "taints": [t.to_json() for t in taints]},
         "status": {"capacity": {k: f"{v}m" for k, v in kind.capacity.items() if v},
                    "allocatable": {k: f"{v}m" for k, v in kind.allocatable.items() if v}},
     }  # fmt: skip
@@ -120,3 +124,14 @@ def test_daemon_pods_still_to_come_take_their_room_first(program):
     ours, theirs = placements(world_, [node("ip-a"), node("ip-b")], document_daemon, program)
     assert ours == theirs
     assert ours["existing"]["ip-b"] == (("Deployment/web", 2),)  # 1 cpu kept for the agent still to come: not 3
+
+
+def test_a_nodes_zone_is_a_spread_domain_though_no_pool_offers_it(program):
+    # the pool launches in us-west-2b only; a tainted node in us-west-2a makes 2a a domain with no pods that
+    # none of them can take, so a zone spread of skew 1 admits one pod in 2b and leaves the rest pending
+    zone_b = pool("default", *on_demand(Requirement(labels.ZONE, "In", ("us-west-2b",))))
+    spread = (Spread(labels.ZONE, 1, "DoNotSchedule", LabelSelector((("app", "web"),))),)
+    world_ = world(pods(3, "web", cpu="500m", spreads=spread), zone_b, instance_types_=types(M5))
+    ours, theirs = placements(world_, [node("ip-a", taints=(Taint("dedicated", "x", "NoSchedule"),))], [], program)
+    assert ours == theirs
+    assert len(ours["pending"]) == 2

@@ -112,5 +112,5 @@ def state_node(
     }  # fmt: skip
     return StateNode(
         name, pool_name, node_labels, (), dict(kind.capacity), dict(kind.allocatable), tuple(bound), (), tuple(daemon_pods),
-        initialized,
+        initialized, registered=True,
     )  # fmt: skip

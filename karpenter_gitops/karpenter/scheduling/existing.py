@@ -42,6 +42,7 @@ class StateNode:
     static_pods: tuple[Pod, ...] = ()  # bound to it and staying with it (mirror pods, pods a Node owns)
     daemon_pods: tuple[Pod, ...] = ()  # bound to it and owned by a DaemonSet
     initialized: bool = False  # registered and initialized (a node no NodePool launched always is)
+    registered: bool = False  # a Node: its labels add topology domains (an in-flight NodeClaim's do not)
 
     @property
     def bound(self) -> tuple[Pod, ...]:

@@ -206,8 +206,8 @@ class Scheduler:
             self.topology.update(pod, original[pod.uid])
         for existing in self.existing:  # NewExistingNode registers its hostname with the groups made so far
             self.topology.register(HOSTNAME, existing.node.name)
-            for key, value in existing.node.labels.items():  # its domains (a zone no NodePool offers any more)
-                self.topology.register(key, value)
+            if existing.node.registered:  # countDomains: a Node's domains (a zone no NodePool offers any more)
+                self.topology.register_node(existing.node.labels, existing.node.taints)
         self._count_bound_pods()
 
         def order(pod: Pod) -> tuple[int, int, str]:

@@ -6,13 +6,17 @@ m5.xlarge: 4 cpu capacity, 3920m allocatable (tests/karpenter/scheduling/test_sc
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from support.simulation import on_demand, pods, pool, types, world
 from support.simulation import state_node as node
 
+from karpenter_gitops.core import labels
+from karpenter_gitops.core.requirements import Requirement
 from karpenter_gitops.karpenter.scheduling.existing import ExistingNode
 from karpenter_gitops.karpenter.scheduling.forecast import simulate
-from karpenter_gitops.karpenter.scheduling.matching import HOSTNAME, LabelSelector
-from karpenter_gitops.karpenter.scheduling.pods import AffinityTerm, DaemonSet
+from karpenter_gitops.karpenter.scheduling.matching import HOSTNAME, LabelSelector, Taint
+from karpenter_gitops.karpenter.scheduling.pods import AffinityTerm, DaemonSet, Spread
 from karpenter_gitops.karpenter.scheduling.rounds import provision
 
 M5 = ("m5.large", "m5.xlarge", "m5.2xlarge", "m5.4xlarge")
@@ -73,3 +77,15 @@ def test_the_pods_on_a_node_keep_an_anti_affine_pod_away():
 def test_initialized_nodes_are_tried_before_the_others_whatever_their_names():
     run = provision(world(pods(1, "new"), instance_types_=types(M5)), cluster_nodes=[node("a", initialized=False), node("b")])
     assert [(n.node.name, [p.uid for p in n.pods]) for n in run.last.existing] == [("b", ["default/new-0"]), ("a", [])]
+
+
+def test_a_nodes_zone_is_a_spread_domain_though_no_pool_offers_it():
+    # countDomains: the tainted node in us-west-2a makes 2a a domain none of the pods can take, so a zone
+    # spread of skew 1 admits one pod in 2b (the only zone the pool launches in) and leaves two pending
+    zone_b = pool("default", *on_demand(Requirement(labels.ZONE, "In", ("us-west-2b",))))
+    spread = (Spread(labels.ZONE, 1, "DoNotSchedule", LabelSelector((("app", "web"),))),)
+    tainted = replace(node("ip-a"), taints=(Taint("dedicated", "x", "NoSchedule"),))
+    world_ = world(pods(3, "web", cpu="500m", spreads=spread), zone_b, instance_types_=types(M5))
+    assert sum(len(u.pods) for u in simulate(world_, max_rounds=1, cluster_nodes=[tainted]).unschedulable) == 2
+    in_flight = replace(tainted, registered=False)  # a NodeClaim not yet a Node adds no domain
+    assert simulate(world_, max_rounds=1, cluster_nodes=[in_flight]).unschedulable == ()
