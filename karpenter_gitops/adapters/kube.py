@@ -34,6 +34,7 @@ NODEPOOLS = ("nodepools", "karpenter.sh", "v1")
 NODECLAIMS = ("nodeclaims", "karpenter.sh", "v1")
 NODEOVERLAYS = ("nodeoverlays", "karpenter.sh", "v1alpha1")
 NODES = ("nodes", "", "v1")
+PODS = ("pods", "", "v1")  # of every namespace: the forecast from the existing nodes reads their load
 CRDS = ("customresourcedefinitions", "apiextensions.k8s.io", "v1")
 
 
@@ -156,6 +157,8 @@ def _pages(api: client.ApiClient, resource: tuple[str, str, str], missing_ok: bo
                 kwargs["_continue"] = token
             if group:
                 answer = client.CustomObjectsApi(api).list_cluster_custom_object(group, version, plural, **kwargs)
+            elif plural == PODS[0]:
+                answer = client.CoreV1Api(api).list_pod_for_all_namespaces(**kwargs)
             else:
                 answer = client.CoreV1Api(api).list_node(**kwargs)
             return json.loads(answer.data)
@@ -247,8 +250,13 @@ def _schemas(api: client.ApiClient) -> dict[str, Mapping[str, Any]]:
 
 
 def _state(api: client.ApiClient) -> ClusterState:
-    """The NodeClaims and the Nodes they became, a page at a time: only the fields counted are kept."""
-    return ClusterState.of(_pages(api, NODECLAIMS), _pages(api, NODES))
+    """The NodeClaims, Nodes and Pods, a page at a time: only the fields counted are kept. Pods the
+    identity may not list are said in a note (the node counts need none of them)."""
+    claims, nodes = list(_pages(api, NODECLAIMS)), list(_pages(api, NODES))
+    try:
+        return ClusterState.of(claims, nodes, (), _pages(api, PODS))
+    except Forbidden as error:
+        return ClusterState.of(claims, nodes, (f"pods not read, the forecast starts from nodes without their pods: {error}",))
 
 
 def read_state(kubeconfig: Path, context: str | None = None) -> ClusterState:

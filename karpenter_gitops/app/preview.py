@@ -24,8 +24,9 @@ from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.inputs import Inputs
 from karpenter_gitops.judge import validate
 from karpenter_gitops.karpenter.disruption import drift
+from karpenter_gitops.karpenter.scheduling.existing import Cluster
 from karpenter_gitops.karpenter.status.prediction import Plan
-from karpenter_gitops.load import files, into_inputs, kustomizations, pulumi_events
+from karpenter_gitops.load import existing_cluster, files, into_inputs, kustomizations, pulumi_events
 
 
 def load_base(base: str, head_paths: Sequence[Path], release: versions.Release, kustomized: Path | None = None) -> Inputs:
@@ -96,39 +97,52 @@ def preview_sources(
     kubeconfig: Path | None = None,
     cluster_state: ClusterState | None = None,
     pulumi: pulumi_events.PulumiPreview | None = None,
-    forecast: Callable[[Inputs, Plan], WorkloadForecast] | None = None,
+    forecast: Callable[..., WorkloadForecast] | None = None,
+    replacer: Callable[[Inputs, Plan, Cluster, drift.Forecast], drift.Forecast] | None = None,
     kustomized: Path | None = None,
 ) -> Preview:
     """Compare ``head`` with ``base_ref``; ``plan`` reconciles both sides, the cluster read with ``kubeconfig`` (or
     its snapshot, ``cluster_state``) counts drifting nodes, ``forecast`` (with ``plan``) forecasts the same
     workloads on both sides and compares their cost; ``kustomized``: the head is kustomize's rendering of that
-    folder, and so is the base at a Git ref."""
+    folder, and so is the base at a Git ref. A cluster read with its pods is where the forecast starts, and
+    ``replacer`` (with ``plan``) says where the drifted nodes' pods go."""
     base = load_base(base_ref, head_paths, head.release, kustomized).with_gates(head.feature_gates)
-    fleet, impact_note = cluster_state.fleet if cluster_state else None, None
+    state, impact_note = cluster_state, None
     if kubeconfig:
         from karpenter_gitops.adapters import kube
 
         try:
-            fleet = kube.read_state(kubeconfig).fleet
+            state = kube.read_state(kubeconfig)
         except (kube.ClusterUnavailable, kube.Forbidden) as error:  # the comment still helps without its node counts
             impact_note = f"cluster not read: {error}"
+    existing = existing_cluster.cluster(state, head.inputs.cluster.kubernetes) if state is not None and state.pods else None
+    notes = [*head.inputs.notes, *(state.notes if state else ())]
+    if state is not None and existing is None and plan is not None:
+        notes.append(
+            "the cluster state holds no pods: the forecast starts from an empty cluster (read them with kubectl get pods -A)"
+        )
     base_plan, head_plan = (plan(base), plan(head.inputs)) if plan else (None, None)
     cost = cost_note = None
     if forecast and base_plan and head_plan:
-        cost = CostComparison(forecast(base, base_plan), forecast(head.inputs, head_plan))
+        cost = CostComparison(forecast(base, base_plan, existing), forecast(head.inputs, head_plan, existing))
     elif head.workload_paths and plan is None:
         cost_note = "an offline preview reads no prices; add --embedded-aws or --reconcile to forecast the stack's workloads"
+    impact = None
+    if not impact_note:
+        impact = drift.forecast(base, head.inputs, base_plan, head_plan, state.fleet if state else None, head.release)
+        if replacer is not None and existing is not None and head_plan is not None:
+            impact = replacer(head.inputs, head_plan, existing, impact)
     return Preview.build(
         base_ref,
         base,
         head.inputs,
         validate(head.inputs, head.release, policy=True, waivers=waivers_for(True, None), base=base),
-        None if impact_note else drift.forecast(base, head.inputs, base_plan, head_plan, fleet, head.release),
+        impact,
         head_plan=head_plan,
         base_plan=base_plan,
         impact_note=impact_note,
         pulumi=pulumi,
-        notes=(*head.inputs.notes, *(cluster_state.notes if cluster_state else ())),
+        notes=tuple(notes),
         cost=cost,
         cost_note=cost_note,
     )

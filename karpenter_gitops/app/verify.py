@@ -49,7 +49,7 @@ def verify_sources(
 ) -> compare.Verification:
     """Compare the cluster with ``sources`` (drift) and, with ``plan``, with its prediction (conditions, nodes);
     with ``forecast`` (the workloads'), list the NodeClaims launched beside the forecast per NodePool. With
-    ``write_cluster_state``, the NodeClaims and Nodes read are saved there as a snapshot ``preview
+    ``write_cluster_state``, the NodeClaims, Nodes and Pods read are saved there as a snapshot ``preview
     --cluster-state`` reads, for a later job that has no cluster credentials. ``in_pulumi_state``: (kind, name)
     of the objects the Pulumi stack's state holds; those no file holds are declared in its program's code,
     so they are said to be, not listed as unknown to Git."""
@@ -77,6 +77,7 @@ def verify_sources(
             break
         say(f"waiting for Karpenter to reconcile {', '.join(waiting)}")
         time.sleep(POLL_SECONDS)
+    notes.extend(live.state.notes)  # pods the identity may not list
     if write_cluster_state is not None:
         _save(live.state, write_cluster_state)
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from karpenter_gitops.app.fleet import SharedTargets, run_fleet
-from karpenter_gitops.app.plan import forecaster, planner, read_workloads, write_picture
+from karpenter_gitops.app.plan import drift_replacer, forecaster, planner, read_workloads, write_picture
 from karpenter_gitops.app.preview import preview_sources, pulumi_preview, rendered_head
 from karpenter_gitops.app.sources import house_policy
 from karpenter_gitops.cli import options
@@ -45,14 +45,17 @@ from karpenter_gitops.output.terminal import waiting
     help="Where the full report goes when the comment is shortened.",
 )
 @click.option(
-    "--kubeconfig", type=click.Path(path_type=Path), metavar="FILE", help="Read NodeClaims and Nodes to count drifting nodes."
+    "--kubeconfig",
+    type=click.Path(path_type=Path),
+    metavar="FILE",
+    help="Read NodeClaims, Nodes and Pods to count drifting nodes, say where their pods go, and start the forecast from them.",
 )
 @click.option(
     "--cluster-state",
     type=click.Path(path_type=Path),
     metavar="FILE",
-    help="Count drifting nodes from a snapshot instead of the cluster: `kubectl get nodeclaims,nodes -o yaml` "
-    "output, or what `verify --write-cluster-state` wrote.",
+    help="The cluster from a snapshot instead: `kubectl get nodeclaims,nodes,pods -A -o yaml` output, or what "
+    "`verify --write-cluster-state` wrote (without pods it counts drifting nodes only).",
 )
 @click.option("--pulumi-json", type=click.Path(path_type=Path), metavar="FILE", help="Fold in `pulumi preview --json` output.")
 @click.option(
@@ -138,12 +141,13 @@ def preview_command(
         def previewed(paths):
             head = options.sources(paths, release, rendered).with_policy(house)
             options.require_objects(head, allow_empty)
-            plan = forecast = None
+            plan = forecast = replacer = None
             if asks_aws:
                 options.check_fixture(embedded_aws, aws_fixture)
                 kube = kubernetes or head.inputs.cluster.kubernetes  # both sides run on the head's cluster
                 target = targets.for_stack(head.aws_config)
                 plan = planner(target, head.release, kubernetes=kube, cache_dir=cache_dir, progress=progress)
+                replacer = drift_replacer(target, head.release, cache_dir=cache_dir)
                 forecast_paths = workload_paths or head.workload_paths  # the stack's karpenter-gitops:workloads, unless given
                 if forecast_paths:
                     workloads = read_workloads(forecast_paths, kube or target.world_kubernetes, stdin)
@@ -157,6 +161,7 @@ def preview_command(
                 cluster_state=snapshot,
                 pulumi=pulumi,
                 forecast=forecast,
+                replacer=replacer,
                 kustomized=kustomize_dir,
             )
 

@@ -58,8 +58,8 @@ from karpenter_gitops.output.terminal import waiting
     "--write-cluster-state",
     type=click.Path(dir_okay=False, path_type=Path),
     metavar="FILE",
-    help="Also save the NodeClaims and Nodes read, as `kubectl get nodeclaims,nodes -o yaml` would: a later job "
-    "without cluster credentials passes it to `preview --cluster-state`.",
+    help="Also save the NodeClaims, Nodes and Pods read, as `kubectl get nodeclaims,nodes,pods -A -o yaml` would: a "
+    "later job without cluster credentials passes it to `preview --cluster-state`.",
 )
 @click.option(
     "--pulumi-state",

@@ -77,9 +77,11 @@ class Workloads:
     notes: tuple[str, ...] = ()
 
 
-class _Bad(Exception):
+class PodSpecError(ValueError):
+    """A pod field that is not what the API server would store: ``path`` names it, ``hint`` how to fix it."""
+
     def __init__(self, path: str, message: str, hint: str | None = None):
-        super().__init__(message)
+        super().__init__(f"{path}: {message}")
         self.path, self.message, self.hint = path, message, hint
 
 
@@ -90,7 +92,7 @@ def _mapping(value: Any, path: str) -> Mapping[str, Any]:
     if value is None:
         return {}
     if not isinstance(value, Mapping):
-        raise _Bad(path, f"expected a mapping, got {type(value).__name__}")
+        raise PodSpecError(path, f"expected a mapping, got {type(value).__name__}")
     return value
 
 
@@ -98,7 +100,7 @@ def _list(value: Any, path: str) -> list:
     if value is None:
         return []
     if not isinstance(value, list):
-        raise _Bad(path, f"expected a list, got {type(value).__name__}")
+        raise PodSpecError(path, f"expected a list, got {type(value).__name__}")
     return value
 
 
@@ -106,7 +108,7 @@ def _text(value: Any, path: str, default: str = "") -> str:
     if value is None:
         return default
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-        raise _Bad(path, f"expected a string, got {type(value).__name__}")
+        raise PodSpecError(path, f"expected a string, got {type(value).__name__}")
     return str(value)
 
 
@@ -114,7 +116,7 @@ def _count(value: Any, path: str, default: int) -> int:
     if value is None:
         return default
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise _Bad(path, f"expected a non-negative integer, got {value!r}", "write a whole number, e.g. 3")
+        raise PodSpecError(path, f"expected a non-negative integer, got {value!r}", "write a whole number, e.g. 3")
     return value
 
 
@@ -127,9 +129,9 @@ def _quantities(value: Any, path: str) -> dict[str, str]:
     for name, quantity in _mapping(value, path).items():
         try:
             if resources.milli(quantity) < 0:
-                raise _Bad(f"{path}.{name}", f"{quantity!r} is negative", "requests and limits are never negative")
+                raise PodSpecError(f"{path}.{name}", f"{quantity!r} is negative", "requests and limits are never negative")
         except resources.QuantityError as error:
-            raise _Bad(f"{path}.{name}", str(error), "write a quantity such as 500m, 2, 512Mi or 1.5Gi") from None
+            raise PodSpecError(f"{path}.{name}", str(error), "write a quantity such as 500m, 2, 512Mi or 1.5Gi") from None
         out[str(name)] = str(quantity)
     return out
 
@@ -181,11 +183,13 @@ def _requirement(raw: Any, path: str, found: _Read | None) -> Requirement:
     values = tuple(_text(v, f"{path}.values[{i}]") for i, v in enumerate(_list(spec.get("values"), f"{path}.values")))
     # what the API server refuses in a pod's node selector terms, before Karpenter ever sees the pod
     if operator not in _OPERATORS:
-        raise _Bad(f"{path}.operator", f"{operator!r} is not a node selector operator", f"use one of {', '.join(_OPERATORS)}")
+        raise PodSpecError(
+            f"{path}.operator", f"{operator!r} is not a node selector operator", f"use one of {', '.join(_OPERATORS)}"
+        )
     if (operator in (IN, NOT_IN)) != bool(values) or (
         operator in (GT, LT) and not (len(values) == 1 and _INTEGER.match(values[0]))
     ):
-        raise _Bad(
+        raise PodSpecError(
             f"{path}.values",
             f"{list(values)} do not suit operator {operator}",
             "In/NotIn take values, Exists/DoesNotExist none, Gt/Lt one non-negative integer",
@@ -268,7 +272,7 @@ def _toleration(raw: Any, path: str) -> Toleration:
 def _pod_template(
     raw: Any, path: str, namespace: str, workload: str, source: Source, kubernetes: versions.Kubernetes | None = None
 ) -> PodTemplate:
-    """A pod template (``{metadata, spec}``) as the scheduler reads its pods; raises ``_Bad`` on a malformed field."""
+    """A pod template (``{metadata, spec}``) as the scheduler reads its pods; raises ``PodSpecError`` on a malformed field."""
     template = _mapping(raw, path)
     at = f"{path}.spec" if path else "spec"
     spec = _mapping(template.get("spec"), at)
@@ -353,6 +357,19 @@ def _pod_template(
     return _validated(pod, found.invalid)
 
 
+def pod_template(
+    pod: Mapping[str, Any], namespace: str, workload: str, source: Source, kubernetes: versions.Kubernetes | None = None
+) -> PodTemplate:
+    """A Pod object's template as the scheduler reads it (the cluster's pods share the workloads' reading);
+    raises :class:`PodSpecError` on a malformed field."""
+    try:
+        return _pod_template(
+            {"metadata": pod.get("metadata"), "spec": pod.get("spec")}, "", namespace, workload, source, kubernetes
+        )
+    except PodSpecError as bad:
+        raise PodSpecError(bad.path, bad.message, bad.hint) from None
+
+
 def _validated(pod: PodTemplate, invalid: list[str]) -> PodTemplate:
     """Karpenter's ``Provisioner.Validate``: a pod it ignores carries the reason, in its words."""
     wanted = pod.node_selector_requirements
@@ -408,7 +425,7 @@ class _Reader:
             return
         try:
             self._object(kind, name, namespace, doc, source)
-        except _Bad as bad:
+        except PodSpecError as bad:
             self.problems.append(WorkloadProblem(source, kind, f"{namespace}/{name}", bad.path, bad.message, bad.hint))
 
     def _object(self, kind: str, name: str, namespace: str, doc: Mapping[str, Any], source: Source) -> None:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from karpenter_gitops.core.findings import Severity
 from karpenter_gitops.karpenter.disruption.drift import AMI_DRIFT, AMIMove, Drift, summarise_types
+from karpenter_gitops.karpenter.disruption.replacement import Move, Replacement
 from karpenter_gitops.output import cost_text
 from karpenter_gitops.output.markdown import OutsideText, table
 from karpenter_gitops.output.workload_forecast_text import rounds_text
@@ -114,7 +115,48 @@ def impact_section(preview: Preview, full: bool, quoted: OutsideText) -> str:
     reasons = [(pool.node_pool, reason) for pool in forecast.pools for reason in (*pool.drifts, *pool.moves)]
     shown = first_of(reasons, None if full else TABLE_ROWS)
     lines += ["", *(why(*reason) for reason in shown), *and_more(len(reasons), len(shown))]
+    for pool in forecast.pools:
+        if pool.replacement is not None:
+            lines += _replacement(pool.node_pool, pool.replacement, full, quoted)
     return "\n".join(lines) + "\n"
+
+
+SHOWN_TYPES = 3  # a new NodeClaim's cheapest instance types named in its cell
+
+
+def _replacement(node_pool: str, replacement: Replacement, full: bool, quoted: OutsideText) -> list[str]:
+    """Folded: each pod of the pool's drifted nodes, and where it goes when they are replaced."""
+    if not replacement.moves:
+        return ["", f"- {quoted.code(node_pool)}: its drifted nodes run no pods that move"]
+    claims = {claim.name: claim for claim in replacement.node_claims}
+    stuck = len(replacement.stuck)
+    summary = (
+        f"Where the pods go when {quoted.html(node_pool)}'s {len(replacement.nodes)} drifted node(s) are replaced: "
+        f"{len(replacement.moves)} pod(s), {len(claims)} new NodeClaim(s)" + (f", {stuck} fit nowhere" if stuck else "")
+    )
+
+    def to(move: Move) -> str:
+        if move.to is None:
+            return "fits nowhere: " + quoted.prose(move.reason or "no reason given", cell=True)
+        if not move.new:
+            return "existing node " + quoted.code(move.to, cell=True)
+        claim = claims[move.to]
+        named = ", ".join(quoted.code(t, cell=True) for t in claim.instance_types[:SHOWN_TYPES])
+        more = f" and {len(claim.instance_types) - SHOWN_TYPES} more" if len(claim.instance_types) > SHOWN_TYPES else ""
+        launch = (
+            quoted.code(claim.capacity_type, cell=True)
+            if claim.capacity_type
+            else "no launch: " + quoted.prose(claim.launch_error or "", cell=True)
+        )
+        return f"new NodeClaim {quoted.code(move.to, cell=True)}: {named}{more} ({launch})"
+
+    rows = section_table(
+        ["pod", "from", "goes to"],
+        replacement.moves,
+        full,
+        lambda move: [quoted.code(move.pod, cell=True), quoted.code(move.node, cell=True), to(move)],
+    )
+    return ["", f"<details><summary>{summary}</summary>", "", *rows, "", "</details>"]
 
 
 def cost_section(preview: Preview, full: bool, quoted: OutsideText) -> str:
@@ -128,6 +170,13 @@ def cost_section(preview: Preview, full: bool, quoted: OutsideText) -> str:
     lines.append(f"**Monthly cost**: {quoted.prose(cost_text.total(cost))}.")
     if head.forecast is None or cost.base.forecast is None:
         return "\n".join(lines) + "\n"
+    existing = head.forecast.existing
+    if existing is not None:
+        placed = sum(len(node.pods) for node in existing)
+        lines.append(
+            f"\nThe head's forecast starts from the cluster's nodes: {placed} pod(s) fit the room left on "
+            f"{len(existing)} of them, at no new cost; only the rest make NodeClaims."
+        )
     changed = cost.changed
     if changed:
         lines += [

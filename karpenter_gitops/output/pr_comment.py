@@ -153,6 +153,9 @@ def _impact_line(preview: Preview, quoted: OutsideText, listed: int | None) -> s
         if blocked:
             text += f"; blocked by a zero budget: {', '.join(quoted.code(b) for b in first_of(blocked, listed))}"
             text += " …" if len(blocked) > len(first_of(blocked, listed)) else ""
+        stuck = sum(len(p.replacement.stuck) for p in forecast.pools if p.replacement)
+        if stuck:
+            text += f"; {stuck} of their pod(s) fit nowhere, which keeps their nodes from being replaced (see below)"
         return text + "."
     shown = first_of(forecast.pools, listed or LISTED)
     affected = ", ".join(f"{quoted.code(p.node_pool)} ({_reasons(p)})" for p in shown)

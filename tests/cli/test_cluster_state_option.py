@@ -1,4 +1,4 @@
-"""``verify --write-cluster-state`` saves the NodeClaims and Nodes it read; ``preview --cluster-state`` counts
+"""``verify --write-cluster-state`` saves the NodeClaims, Nodes and Pods it read; ``preview --cluster-state`` counts
 from that file what ``--kubeconfig`` counts from the cluster, so a CI job without credentials can comment."""
 
 from __future__ import annotations
@@ -43,8 +43,11 @@ def test_a_snapshot_verify_wrote_counts_what_the_cluster_counts(tmp_path, monkey
         ("NodeClaim", "general-abc12"),
         ("NodeClaim", "static-1"),
         ("Node", "ip-10-0-1-1.ec2.internal"),
+        ("Pod", "web-7d4b9c-abcde"),
     ]
     assert "spec" not in written["items"][0]  # only what is counted is kept
+    (container,) = written["items"][3]["spec"]["containers"]
+    assert "env" not in container and "image" not in container  # a pod's environment never reaches the file
     _, live, _ = previews(tmp_path, monkeypatch, cli, "--kubeconfig", synced)
     code, offline, err = previews(tmp_path, monkeypatch, cli, "--cluster-state", snapshot)
     assert code == 0, err
@@ -76,16 +79,16 @@ def test_a_file_that_is_no_snapshot_is_one_line_and_exit_two(tmp_path, monkeypat
     wrong.write_text(yaml.safe_dump(node_pool()))
     code, out, err = previews(tmp_path, monkeypatch, cli, "--cluster-state", wrong)
     assert code == 2 and out == ""
-    assert err.strip().count("\n") == 0 and "nodepool.yaml: holds no NodeClaim or Node (only NodePool)" in err
+    assert err.strip().count("\n") == 0 and "nodepool.yaml: holds no NodeClaim, Node or Pod (only NodePool)" in err
 
 
 def test_other_kinds_are_noted_in_the_comment(tmp_path, monkeypatch, cli):
     snapshot = tmp_path / "cluster.yaml"
     snapshot.write_text(
-        "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Pod, metadata: {name: web}}\n- {apiVersion: v1, kind: Node, metadata: {name: n}}\n"
+        "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Service, metadata: {name: web}}\n- {apiVersion: v1, kind: Node, metadata: {name: n}}\n"
     )
     code, out, _ = previews(tmp_path, monkeypatch, cli, "--cluster-state", snapshot)
-    assert code == 0 and "passed over 1 item(s) that are not NodeClaims or Nodes (Pod)" in out
+    assert code == 0 and "passed over 1 item(s) that are not NodeClaims, Nodes or Pods (Service)" in out
     assert "**Node impact**: 0 of 0 node(s)" in out
 
 
@@ -104,3 +107,17 @@ def test_a_snapshot_that_cannot_be_written_is_named_and_nothing_is_left(tmp_path
     )  # fmt: skip
     assert code == 2 and "cannot write the cluster state" in err and str(blocked / "state.yaml") in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file", "base", "head", "kubeconfig"]
+
+
+def test_a_live_read_whose_identity_may_not_list_pods_keeps_the_nodes_and_says_so(tmp_path, monkeypatch, cli, synced):
+    from support.fake_kube import FakeKubernetes
+
+    monkeypatch.delitem(FakeKubernetes.routes, "/api/v1/pods")
+    monkeypatch.setattr(FakeKubernetes, "forbidden", {"/api/v1/pods"})
+    snapshot = tmp_path / "cluster-state.yaml"
+    previews(tmp_path, monkeypatch, cli)
+    code, out, err = cli("verify", "--manifests", "head", "--kubeconfig", synced, "--no-predict", "--wait", "0",
+                         "--write-cluster-state", snapshot)  # fmt: skip
+    assert code in (0, 1), err
+    assert [i["kind"] for i in yaml.safe_load(snapshot.read_text())["items"]] == ["NodeClaim", "NodeClaim", "Node"]
+    assert "pods not read, the forecast starts from nodes without their pods" in out + err

@@ -6,7 +6,7 @@ import json
 
 import pytest
 import yaml
-from support.fake_kube import NODECLAIMS, NODES
+from support.fake_kube import NODECLAIMS, NODES, PODS
 
 from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.load import cluster_state
@@ -14,6 +14,7 @@ from karpenter_gitops.load import cluster_state
 CLAIM, STATIC = ({"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim", **item} for item in NODECLAIMS["items"])
 (NODE,) = ({"apiVersion": "v1", "kind": "Node", **item} for item in NODES["items"])
 OTHER_NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "not-karpenters", "labels": {"a": "b"}}}
+(POD,) = ({"apiVersion": "v1", "kind": "Pod", **item} for item in PODS["items"])
 KUBECTL_LIST = {
     "apiVersion": "v1",
     "kind": "List",
@@ -35,28 +36,43 @@ def fleet(state) -> list[tuple]:
 EXPECTED = [("general-abc12", "general", "m5.large", "ami-0a23000000000a001")]
 
 
+BOTH_NODES = ["ip-10-0-1-1.ec2.internal", "not-karpenters"]
+
+
 @pytest.mark.parametrize(
-    "text",
+    ("text", "nodes"),
     [
-        yaml.safe_dump(KUBECTL_LIST),
-        json.dumps(KUBECTL_LIST, indent=4),  # kubectl get -o json
-        yaml.safe_dump_all([CLAIM, STATIC, NODE, OTHER_NODE]),  # the objects as documents
-        yaml.safe_dump_all([{**NODECLAIMS, "apiVersion": "karpenter.sh/v1"}, NODES]),  # the API's own lists, one each
+        (yaml.safe_dump(KUBECTL_LIST), BOTH_NODES),
+        (json.dumps(KUBECTL_LIST, indent=4), BOTH_NODES),  # kubectl get -o json
+        (yaml.safe_dump_all([CLAIM, STATIC, NODE, OTHER_NODE]), BOTH_NODES),  # the objects as documents
+        (  # the API's own lists, one each
+            yaml.safe_dump_all([{**NODECLAIMS, "apiVersion": "karpenter.sh/v1"}, NODES, PODS]),
+            ["ip-10-0-1-1.ec2.internal"],
+        ),
     ],
     ids=["list", "json", "documents", "typed-lists"],
 )
-def test_kubectls_output_in_each_shape_gives_the_fleet(tmp_path, text):
+def test_kubectls_output_in_each_shape_gives_the_fleet(tmp_path, text, nodes):
     state = cluster_state.read(snapshot(tmp_path, text))
     assert fleet(state) == EXPECTED and state.notes == ()
-    assert [n["metadata"]["name"] for n in state.nodes] == ["ip-10-0-1-1.ec2.internal"]  # only the Nodes a claim became
+    assert [n["metadata"]["name"] for n in state.nodes] == nodes  # every Node: a managed node group's takes pods too
 
 
 def test_what_it_writes_reads_back_as_the_same_state(tmp_path):
     from karpenter_gitops.output.manifests import to_yaml
 
-    state = cluster_state.read(snapshot(tmp_path, yaml.safe_dump(KUBECTL_LIST)))
+    state = cluster_state.read(snapshot(tmp_path, yaml.safe_dump({**KUBECTL_LIST, "items": [*KUBECTL_LIST["items"], POD]})))
     again = cluster_state.read(snapshot(tmp_path, to_yaml(state.to_list())))
-    assert again == state and fleet(again) == EXPECTED
+    assert again == state and fleet(again) == EXPECTED and len(again.pods) == 1
+
+
+def test_a_pod_keeps_what_scheduling_reads_and_nothing_a_log_should_not_carry(tmp_path):
+    state = cluster_state.read(snapshot(tmp_path, yaml.safe_dump({**KUBECTL_LIST, "items": [*KUBECTL_LIST["items"], POD]})))
+    (pod,) = state.pods
+    (container,) = pod["spec"]["containers"]
+    assert container == {"name": "web", "resources": {"requests": {"cpu": "500m", "memory": "512Mi"}}}  # no image, no env
+    assert pod["spec"]["nodeName"] == "ip-10-0-1-1.ec2.internal" and pod["metadata"]["namespace"] == "shop"
+    assert pod["metadata"]["ownerReferences"][0]["kind"] == "ReplicaSet" and pod["status"] == {"phase": "Running"}
 
 
 def test_an_empty_list_is_a_cluster_without_nodeclaims(tmp_path):
@@ -65,25 +81,27 @@ def test_an_empty_list_is_a_cluster_without_nodeclaims(tmp_path):
 
 
 def test_items_of_other_kinds_are_passed_over_with_a_note(tmp_path):
-    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web"}}
+    service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"}}
     foreign = {**CLAIM, "apiVersion": "example.com/v1"}  # a NodeClaim, but not Karpenter's
-    path = snapshot(tmp_path, yaml.safe_dump({**KUBECTL_LIST, "items": [*KUBECTL_LIST["items"], pod, pod, foreign]}))
+    path = snapshot(tmp_path, yaml.safe_dump({**KUBECTL_LIST, "items": [*KUBECTL_LIST["items"], service, service, foreign]}))
     state = cluster_state.read(path)
     assert fleet(state) == EXPECTED
-    assert state.notes == (f"{path}: passed over 3 item(s) that are not NodeClaims or Nodes (Pod, example.com/v1/NodeClaim)",)
+    assert state.notes == (
+        f"{path}: passed over 3 item(s) that are not NodeClaims, Nodes or Pods (Service, example.com/v1/NodeClaim)",
+    )
 
 
 @pytest.mark.parametrize(
     ("text", "says"),
     [
-        ("", "empty: expected the output of `kubectl get nodeclaims,nodes -o yaml`"),
+        ("", "empty: expected the output of `kubectl get nodeclaims,nodes,pods -A -o yaml`"),
         ("just text\n", "the document is not a Kubernetes object (no kind)"),
         ("- a\n- b\n", "the document is not a Kubernetes object (no kind)"),
         ("kind: List\nitems: {a: 1}\n", "the document: a List without a list of items"),
         ("kind: List\nitems: [3]\n", "the document, items[0] is not a Kubernetes object (no kind)"),
         (
             "kind: NodePool\napiVersion: karpenter.sh/v1\nmetadata: {name: general}\n",
-            "holds no NodeClaim or Node (only NodePool)",
+            "holds no NodeClaim, Node or Pod (only NodePool)",
         ),
         (
             "kind: Node\napiVersion: v1\n---\nkind: Node\napiVersion: v1\nmetadata: {}\n",
@@ -103,6 +121,37 @@ def test_items_of_other_kinds_are_passed_over_with_a_note(tmp_path):
             "(NodeClaim 'c'): status.nodeName is not a string",
         ),
         ("kind: List\nitems: [\n", "invalid YAML"),
+        (
+            "kind: Node\napiVersion: v1\nmetadata: {name: n}\nspec: {taints: [{key: 3}]}\n",
+            "(Node 'n'): spec.taints is not a list",
+        ),
+        (
+            "kind: Node\napiVersion: v1\nmetadata: {name: n}\nstatus: {allocatable: {cpu: lots}}\n",
+            "(Node 'n'): status.allocatable.cpu: 'lots' is not a quantity",
+        ),
+        (
+            "kind: NodeClaim\napiVersion: karpenter.sh/v1\nmetadata: {name: c}\nstatus: {capacity: {cpu: lots}}\n",
+            "(NodeClaim 'c'): status.capacity.cpu: 'lots' is not a quantity",
+        ),
+        (
+            "kind: NodeClaim\napiVersion: karpenter.sh/v1\nmetadata: {name: c}\nspec: {startupTaints: 3}\n",
+            "(NodeClaim 'c'): spec.startupTaints is not a list of taints",
+        ),
+        ("kind: Pod\napiVersion: v1\nmetadata: {name: p, namespace: [a]}\n", "(Pod 'p'): metadata.namespace is not a string"),
+        ("kind: Pod\napiVersion: v1\nmetadata: {name: p}\nspec: {nodeName: 3}\n", "(Pod 'p'): spec.nodeName is not a string"),
+        ("kind: Pod\napiVersion: v1\nmetadata: {name: p}\nstatus: {phase: [x]}\n", "(Pod 'p'): status.phase is not a string"),
+        (
+            "kind: Pod\napiVersion: v1\nmetadata: {name: p, ownerReferences: [3]}\n",
+            "(Pod 'p'): metadata.ownerReferences is not a list of owners",
+        ),
+        (
+            "kind: Pod\napiVersion: v1\nmetadata: {name: p}\nspec: {containers: [{name: c, resources: {requests: {cpu: lots}}}]}\n",
+            "(Pod 'p'): spec.containers[0].resources.requests.cpu: 'lots' is not a quantity (hint: write a quantity",
+        ),
+        (
+            "kind: Pod\napiVersion: v1\nmetadata: {name: p}\nspec: {tolerations: 3}\n",
+            "(Pod 'p'): spec.tolerations: expected a list",
+        ),
     ],
 )
 def test_a_file_that_is_not_kubectls_output_is_one_error_naming_it(tmp_path, text, says):

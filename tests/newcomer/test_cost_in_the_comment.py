@@ -107,4 +107,4 @@ def test_a_ci_job_without_credentials_counts_nodes_from_a_snapshot(repository, t
     assert "**Node impact**: 4 of 4 node(s) in the affected NodePools would be replaced" in out  # m5 is no longer allowed
     assert "| `general` | 4 | 4 | RequirementsDrifted 4 |" in out
     code, out, err = karpenter_gitops(repository, "preview", "karpenter", "--base", "HEAD~1", "--cluster-state", "apps/web.yaml")
-    assert code == 2 and out == "" and "apps/web.yaml: holds no NodeClaim or Node (only Deployment)" in err
+    assert code == 2 and out == "" and "apps/web.yaml: holds no NodeClaim, Node or Pod (only Deployment)" in err

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 from support import markdown_oracle
-from support.simulation import PRICES, on_demand, pods, pool, world
+from support.simulation import PRICES, on_demand, pods, pool, state_node, world
 
 from karpenter_gitops.adapters.aws.pricing import Prices, on_demand_prices
 from karpenter_gitops.app.cost_comparison import CostComparison
@@ -33,9 +33,13 @@ CHEAP, DEAR = pool("general", *on_demand(only("c5.large"))), pool("general", *on
 BATCH_POOL = pool("batch", *on_demand(only("m5.large")))
 
 
-def forecast_of(*pools, workloads=WEB) -> WorkloadForecast:
+def forecast_of(*pools, workloads=WEB, cluster_nodes=None) -> WorkloadForecast:
     prices = Prices("us-west-2", PRICES, frozenset(PRICES), on_demand_prices("us-west-2"))
-    return WorkloadForecast(Workloads(tuple(workloads)), simulate(world(workloads, *pools)), prices, sources=("workloads/",))
+    forecast = simulate(world(workloads, *pools), cluster_nodes=cluster_nodes)
+    return WorkloadForecast(Workloads(tuple(workloads)), forecast, prices, sources=("workloads/",))
+
+
+RUNNING = [state_node("ip-10-0-1-1", pool_name="general")]  # an empty m5.xlarge: room for two of the 1500m pods
 
 
 def cost_part(comparison: CostComparison) -> str:
@@ -71,6 +75,9 @@ SCENARIOS = {
         forecast_of(CHEAP), replace(forecast_of(DEAR), forecast=None, unavailable="the instance-type catalogue did not load")
     ),
     "unknown-no-offering": lambda: CostComparison(forecast_of(CHEAP), unlaunchable(forecast_of(DEAR))),
+    "from-existing-nodes": lambda: CostComparison(
+        forecast_of(CHEAP, cluster_nodes=RUNNING), forecast_of(DEAR, cluster_nodes=RUNNING)
+    ),
 }
 
 

@@ -1,4 +1,4 @@
-"""A fake Kubernetes API server on 127.0.0.1 serving NodeClaims and Nodes, and a kubeconfig for it."""
+"""A fake Kubernetes API server on 127.0.0.1 serving NodeClaims, Nodes and Pods, and a kubeconfig for it."""
 
 from __future__ import annotations
 
@@ -45,11 +45,48 @@ NODES = {
 }
 
 
+PODS = {
+    "apiVersion": "v1",
+    "kind": "PodList",
+    "items": [
+        {
+            "metadata": {
+                "name": "web-7d4b9c-abcde",
+                "namespace": "shop",
+                "labels": {"app": "web", "pod-template-hash": "7d4b9c"},
+                "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-7d4b9c", "controller": True}],
+            },
+            "spec": {
+                "nodeName": "ip-10-0-1-1.ec2.internal",
+                "containers": [
+                    {"name": "web", "image": "shop/web:1", "env": [{"name": "TOKEN", "value": "s3cret"}],
+                     "resources": {"requests": {"cpu": "500m", "memory": "512Mi"}}}
+                ],
+            },
+            "status": {"phase": "Running"},
+        }
+    ],
+}  # fmt: skip
+
+
 class FakeKubernetes(BaseHTTPRequestHandler):
-    routes: ClassVar[dict[str, dict[str, Any]]] = {"/apis/karpenter.sh/v1/nodeclaims": NODECLAIMS, "/api/v1/nodes": NODES}
+    routes: ClassVar[dict[str, dict[str, Any]]] = {
+        "/apis/karpenter.sh/v1/nodeclaims": NODECLAIMS,
+        "/api/v1/nodes": NODES,
+        "/api/v1/pods": PODS,
+    }
+
+    forbidden: ClassVar[set[str]] = set()  # paths answered 403, as RBAC without the grant does
 
     def do_GET(self):  # http.server's naming
-        body = self.routes.get(self.path.split("?")[0])
+        path = self.path.split("?")[0]
+        if path in self.forbidden:
+            self.send_response(403)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(json.dumps({"kind": "Status", "code": 403, "reason": "Forbidden"}).encode())
+            return
+        body = self.routes.get(path)
         self.send_response(200 if body else 404)
         self.send_header("Content-Type", "application/json")
         self.end_headers()

@@ -10,7 +10,8 @@ from karpenter_gitops.core import labels
 from karpenter_gitops.core.findings import Source
 from karpenter_gitops.core.requirements import Requirement, Requirements
 from karpenter_gitops.karpenter.scheduling import resources
-from karpenter_gitops.karpenter.scheduling.matching import Taint, Toleration
+from karpenter_gitops.karpenter.scheduling.existing import StateNode
+from karpenter_gitops.karpenter.scheduling.matching import HOSTNAME, INITIALIZED, NODEPOOL, Taint, Toleration
 from karpenter_gitops.karpenter.scheduling.nodes import FamilyTraits, InstanceType, NodeClassSettings, PriceTable, instance_types
 from karpenter_gitops.karpenter.scheduling.pods import Container, Pod, PodTemplate, replicas
 from karpenter_gitops.karpenter.scheduling.world import NodePoolSpec, World
@@ -97,3 +98,19 @@ def world(
 
 def tolerate(key: str, value: str = "", effect: str = "NoSchedule") -> Toleration:
     return Toleration(key, "Equal" if value else "Exists", value, effect)
+
+
+def state_node(
+    name: str, *, bound=(), daemon_pods=(), pool_name: str = "default", initialized: bool = True, type_name: str = "m5.xlarge"
+) -> StateNode:
+    """A registered on-demand node of ``pool_name`` in us-west-2a with ``bound`` pods on it."""
+    (kind,) = types([type_name])
+    node_labels = {
+        labels.INSTANCE_TYPE: kind.name, labels.ZONE: ZONES[0], labels.CAPACITY_TYPE: "on-demand",
+        "kubernetes.io/arch": "amd64", "kubernetes.io/os": "linux", NODEPOOL: pool_name, HOSTNAME: name,
+        **({INITIALIZED: "true"} if initialized else {}),
+    }  # fmt: skip
+    return StateNode(
+        name, pool_name, node_labels, (), dict(kind.capacity), dict(kind.allocatable), tuple(bound), (), tuple(daemon_pods),
+        initialized, registered=True,
+    )  # fmt: skip

@@ -19,7 +19,9 @@ pkg/cloudprovider/drift.go in github.com/aws/karpenter-provider-aws), with the n
 
 Given the cluster's NodeClaims, a node counts once, under the first reason in that order; nodes only
 AWS can judge are counted apart. Disruption budgets (the most restrictive one that applies to
-``Drifted``; percentages round up) turn counts into waves.
+``Drifted``; percentages round up) turn counts into waves. Given the cluster's pods too, the pool
+carries where its drifted nodes' pods go when they are replaced (:mod:`.replacement`, set by the
+preview, which has the head's instance types).
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from karpenter_gitops.karpenter.disruption.hashing import (
     node_class_hash_changes,
     node_pool_template_changes,
 )
+from karpenter_gitops.karpenter.disruption.replacement import Replacement
 from karpenter_gitops.karpenter.disruption.requirement_drift import label_drifts, requirements_drift
 from karpenter_gitops.karpenter.status.prediction import Plan
 
@@ -140,6 +143,8 @@ class PoolForecast:
     nodes: int | None = None  # None without a cluster
     drifted: Mapping[str, int] = field(default_factory=dict)  # reason → nodes (cluster only)
     undecided: int = 0  # nodes (cluster only) that only AWS can judge: a reason fires whose nodes are unknown
+    drifted_nodes: tuple[str, ...] = ()  # the drifted nodes' names (their Node's, else the NodeClaim's)
+    replacement: Replacement | None = None  # where their pods go (cluster pods and the head's instance types only)
 
     @property
     def every_node(self) -> bool:
@@ -172,6 +177,7 @@ class PoolForecast:
             "drifted": dict(sorted(self.drifted.items())),
             "undecided": self.undecided,
             "waves": self.waves,
+            **({"replacement": self.replacement.to_json()} if self.replacement else {}),
         }
 
 
@@ -220,8 +226,9 @@ def forecast(
         nodes = by_pool.get(old.name, []) if fleet is not None else None
         drifted: dict[str, int] = {}
         undecided = 0
+        names: tuple[str, ...] = ()
         if nodes is not None and new is not None:
-            drifted, undecided = _count(nodes, drifts, new, head_plan)
+            drifted, undecided, names = _count(nodes, drifts, new, head_plan)
         elif nodes:
             drifted = {"NodePool removed": len(nodes)}
         if not (drifts or pool_moves or drifted or new is None):
@@ -236,6 +243,7 @@ def forecast(
                 nodes=None if nodes is None else len(nodes),
                 drifted=drifted,
                 undecided=undecided,
+                drifted_nodes=names,
             )
         )
     return Forecast(tuple(pools), fleet is not None, plans is not None, release)
@@ -349,24 +357,29 @@ def _set_change(before: set[str], after: set[str]) -> str:
 
 def _count(
     nodes: Sequence[FleetNode], drifts: tuple[Drift, ...], pool: NodePool, head_plan: Plan | None
-) -> tuple[dict[str, int], int]:
-    """Drifted nodes by the first reason that applies, in Karpenter's order, and the nodes only AWS can judge."""
+) -> tuple[dict[str, int], int, tuple[str, ...]]:
+    """Drifted nodes by the first reason that applies, in Karpenter's order, the nodes only AWS can judge,
+    and the drifted nodes' names."""
     kinds = {d.reason for d in drifts if d.every_node}
     unknown = any(d.unknown or d.reason == SUBNET_DRIFT for d in drifts)
     mapping = head_plan.node_pools[pool.name].mapping if head_plan and pool.name in head_plan.node_pools else None
     counts: Counter[str] = Counter()
     undecided = 0
+    names = []
     for node in nodes:
         if NODEPOOL_DRIFT in kinds:
-            counts[NODEPOOL_DRIFT] += 1
+            reason = NODEPOOL_DRIFT
         elif requirements_drift(pool, node.labels) is not None:
-            counts[REQUIREMENTS_DRIFT] += 1
+            reason = REQUIREMENTS_DRIFT
         elif NODECLASS_DRIFT in kinds:
-            counts[NODECLASS_DRIFT] += 1
+            reason = NODECLASS_DRIFT
         elif mapping is not None and node.image_id and mapping.instance_types.get(node.instance_type or "") != node.image_id:
-            counts[AMI_DRIFT] += 1
+            reason = AMI_DRIFT
         elif SECURITY_GROUP_DRIFT in kinds:
-            counts[SECURITY_GROUP_DRIFT] += 1
-        elif unknown:
-            undecided += 1
-    return dict(counts), undecided
+            reason = SECURITY_GROUP_DRIFT
+        else:
+            undecided += unknown
+            continue
+        counts[reason] += 1
+        names.append(node.node_name or node.name)
+    return dict(counts), undecided, tuple(names)

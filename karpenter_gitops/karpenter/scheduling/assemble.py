@@ -20,6 +20,7 @@ from karpenter_gitops.karpenter.scheduling.pods import DaemonSet, Pod
 from karpenter_gitops.karpenter.scheduling.world import NodePoolSpec, World
 
 EMPTY_CLUSTER = "the cluster is taken as empty: nodes it already runs, and their pods, are not counted"
+FROM_CLUSTER = "the forecast starts from the cluster's {} node(s) and the pods on them"
 SPOT_UNKNOWN = (
     "spot prices are not known: spot offerings are priced at on-demand, as Karpenter does before its first spot price update"
 )
@@ -37,10 +38,11 @@ def build_world(
     subnet_zones: Mapping[str, Iterable[str]] | None = None,  # by EC2NodeClass name; every zone when absent
     served: Mapping[str, Iterable[str]] | None = None,  # by EC2NodeClass name: the types an AMI serves
     node_overlays: int = 0,
+    cluster_nodes: int | None = None,  # the nodes the forecast starts from (None: an empty cluster)
     **settings: Any,  # vm_memory_overhead_percent, reserved_enis, node_class_cel
 ) -> World:
     """The world one simulation runs in; NodePools whose limits are no quantities are left out with a note."""
-    notes = [EMPTY_CLUSTER]
+    notes = [EMPTY_CLUSTER if cluster_nodes is None else FROM_CLUSTER.format(cluster_nodes)]
     if prices.spot is None:
         notes.append(SPOT_UNKNOWN)
     if node_overlays:

@@ -1,13 +1,16 @@
-"""Nodes a Solve finds already there: NodeClaims launched by an earlier round (``ExistingNode``, v1.15.0).
+"""Nodes a Solve finds already there (``ExistingNode``, v1.15.0): the cluster's own, and NodeClaims
+launched by an earlier round.
 
-Karpenter's next Solve sees a launched NodeClaim through cluster state as an in-flight node: its
-labels (the launched type's single-valued labels, zone, capacity type and the NodeClaim's own), its
-NodePool's taints, and the capacity and allocatable the AWS provider reported at launch. A pod is
-tried on these before any NodeClaim of the Solve (``addToExistingNode``, the first that takes it in
-name order). It takes the pod when the pod tolerates the taints, fits what is left after the daemon
-pods that would land there (``remainingResources``), is compatible with the labels (undefined keys
-are not allowed, unlike on a new NodeClaim) and passes topology. Such a node never grows: what it
-cannot take now it never takes.
+Karpenter's Solve sees every node of cluster state (``state.StateNode``): a registered Node with its
+labels, taints, capacity and allocatable and the pods bound to it; a NodeClaim launched by an earlier
+round as an in-flight node (the launched type's single-valued labels, zone, capacity type and the
+NodeClaim's own labels, its NodePool's taints, the capacity the AWS provider reported, no pods yet).
+A pod is tried on these before any NodeClaim of the Solve (``addToExistingNode``): initialized nodes
+first, then in name order, the first that takes it. It takes the pod when the pod tolerates the
+taints, fits what is left (``remainingResources``: allocatable less the requests of the pods already
+there, less the requests of the daemon pods that would land there and have not yet), is compatible
+with the labels (undefined keys are not allowed, unlike on a new NodeClaim) and passes topology.
+Such a node never grows: what it cannot take now it never takes.
 """
 
 from __future__ import annotations
@@ -26,18 +29,42 @@ NO_UNDEFINED: frozenset[str] = frozenset()  # an existing node's labels are all 
 
 
 @dataclass(frozen=True)
-class InFlightNode:
-    """A launched NodeClaim as cluster state holds it before it registers."""
+class StateNode:
+    """A node as cluster state holds it: a registered Node with its pods, or a launched NodeClaim in flight."""
 
-    name: str  # the NodeClaim's name, which is also its hostname until the node registers
-    node_pool: str
+    name: str  # the Node's name; a NodeClaim's is its hostname until the node registers
+    node_pool: str  # "" for a node no NodePool launched (a managed node group's)
     labels: Mapping[str, str]
     taints: tuple[Taint, ...]
     capacity: Mapping[str, int]
     allocatable: Mapping[str, int]
+    pods: tuple[Pod, ...] = ()  # bound to it and reschedulable: what moves when the node goes
+    static_pods: tuple[Pod, ...] = ()  # bound to it and staying with it (mirror pods, pods a Node owns)
+    daemon_pods: tuple[Pod, ...] = ()  # bound to it and owned by a DaemonSet
+    initialized: bool = False  # registered and initialized (a node no NodePool launched always is)
+    registered: bool = False  # a Node: its labels add topology domains (an in-flight NodeClaim's do not)
+
+    @property
+    def bound(self) -> tuple[Pod, ...]:
+        return (*self.pods, *self.static_pods, *self.daemon_pods)
 
 
-def daemon_requests(node: InFlightNode, daemon_sets: Sequence[DaemonSet]) -> resources.Vector:
+@dataclass(frozen=True)
+class Cluster:
+    """What the cluster runs before the forecast: its nodes with their pods, the pods still pending, and
+    the DaemonSets its daemon pods come from (their pods land on every new node too)."""
+
+    nodes: tuple[StateNode, ...] = ()
+    pending: tuple[Pod, ...] = ()
+    daemon_sets: tuple[DaemonSet, ...] = ()
+    notes: tuple[str, ...] = ()  # what reading it left out
+
+    def without(self, names: frozenset[str]) -> Cluster:
+        """The cluster with the nodes ``names`` removed (their pods go with them)."""
+        return Cluster(tuple(n for n in self.nodes if n.name not in names), self.pending, self.daemon_sets, self.notes)
+
+
+def daemon_requests(node: StateNode, daemon_sets: Sequence[DaemonSet]) -> resources.Vector:
     """The requests of the daemon pods that would land on ``node`` (``getCompatibleDaemonPods``): they
     tolerate its taints and their node selector and first required term fit its labels."""
     labels = Requirements.from_labels(node.labels)
@@ -59,13 +86,17 @@ class ExistingNode:
 
     __slots__ = ("node", "requirements", "remaining", "requests", "pods", "ports", "rejected")
 
-    def __init__(self, node: InFlightNode, daemon_sets: Sequence[DaemonSet]):
+    def __init__(self, node: StateNode, daemon_sets: Sequence[DaemonSet]):
         self.node = node
         self.requirements = Requirements.from_labels(node.labels) & Requirements([(HOSTNAME, one_value(node.name))])
-        self.remaining = resources.subtract(node.allocatable, daemon_requests(node, daemon_sets))
+        # NewExistingNode: the daemon pods still to come are those expected less those already running
+        running = resources.merge(*(p.template.requests for p in node.daemon_pods))
+        to_come = {k: max(0, v - running.get(k, 0)) for k, v in daemon_requests(node, daemon_sets).items()}
+        available = resources.subtract(node.allocatable, resources.merge(*(p.template.requests for p in node.bound)))
+        self.remaining = resources.subtract(available, to_come)
         self.requests: resources.Vector = {}  # of the pods this Solve put here
-        self.pods: list[Pod] = []
-        self.ports: list[HostPort] = []
+        self.pods: list[Pod] = []  # the pods this Solve put here
+        self.ports: list[HostPort] = [port for pod in node.bound for port in pod.template.host_ports]
         self.rejected: set[int] = set()  # pod data this node can never take (taints, requirements, resources)
 
     def never_takes(self, pod: Pod, data: PodData) -> bool:

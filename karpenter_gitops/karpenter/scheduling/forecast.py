@@ -9,6 +9,10 @@ Karpenter's message and, per NodePool, the reason in a word (taints, requirement
 resources, limits, minValues, ...); pods of workloads using what the simulation does not model
 are listed with the reasons (:data:`.pods.UNMODELLED`). A NodePool with a cpu or memory limit also
 carries what it would cost at that limit (:mod:`.limits`).
+
+Given the cluster's own nodes (:class:`.existing.Cluster`), the rounds start from them: the pods
+that fit their room land there (:class:`OnExistingNode`, at no new cost) and their capacity counts
+against their NodePool's limits; only the rest make NodeClaims.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from typing import Any
 
 from karpenter_gitops.core import labels, versions
 from karpenter_gitops.karpenter.scheduling import resources
+from karpenter_gitops.karpenter.scheduling.existing import StateNode
 from karpenter_gitops.karpenter.scheduling.failures import message
 from karpenter_gitops.karpenter.scheduling.launch import Launch, utilisation
 from karpenter_gitops.karpenter.scheduling.limits import LimitCost, limit_cost
@@ -73,6 +78,24 @@ class PlannedNode:
             "alternatives": [name for name in self.launch.instance_types if name != self.instance_type],
             "candidates": [c.to_json() for c in self.launch.candidates], "launchError": self.launch.error,
         }  # fmt: skip
+
+
+@dataclass(frozen=True)
+class OnExistingNode:
+    """Pods the forecast puts on a node the cluster already runs."""
+
+    name: str
+    node_pool: str  # "" for a node no NodePool launched
+    instance_type: str | None
+    pods: tuple[str, ...]  # namespace/name
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "node": self.name,
+            "nodePool": self.node_pool or None,
+            "instanceType": self.instance_type,
+            "pods": list(self.pods),
+        }
 
 
 @dataclass(frozen=True)
@@ -170,6 +193,7 @@ class Forecast:
     notes: tuple[str, ...]
     rounds: tuple[Round, ...] = ()
     settled: bool = True  # False: the loop stopped at its bound with NodeClaims still being made
+    existing: tuple[OnExistingNode, ...] | None = None  # None: started from an empty cluster
 
     @property
     def hourly(self) -> tuple[float, float]:
@@ -192,6 +216,7 @@ class Forecast:
             "approximated": [a.to_json() for a in self.approximated],
             "notes": list(self.notes),
             "rounds": [r.to_json() for r in self.rounds], "settled": self.settled,
+            **({} if self.existing is None else {"existingNodes": [e.to_json() for e in self.existing]}),
         }  # fmt: skip
 
 
@@ -233,9 +258,12 @@ def _planned(item: Launched, pods: Sequence[Pod], requests: Mapping[str, int]) -
     )
 
 
-def simulate(world: World, options: Options = Options(), max_rounds: int = MAX_ROUNDS) -> Forecast:
-    """Karpenter's provisioning rounds over ``world`` (``max_rounds=1``: one Solve and its launches)."""
-    run = provision(world, options, max_rounds)
+def simulate(
+    world: World, options: Options = Options(), max_rounds: int = MAX_ROUNDS, cluster_nodes: Sequence[StateNode] | None = None
+) -> Forecast:
+    """Karpenter's provisioning rounds over ``world`` (``max_rounds=1``: one Solve and its launches), from
+    ``cluster_nodes`` (None: an empty cluster)."""
+    run = provision(world, options, max_rounds, cluster_nodes or ())
     solution, scheduler = run.last, run.first
     on_nodes = {existing.node.name: existing for existing in solution.existing}
     planned = []
@@ -279,7 +307,19 @@ def simulate(world: World, options: Options = Options(), max_rounds: int = MAX_R
         world.notes,
         _rounds(run),
         run.settled,
+        None if cluster_nodes is None else _on_existing(cluster_nodes, on_nodes),
     )
+
+
+def _on_existing(cluster_nodes: Sequence[StateNode], on_nodes: Mapping[str, Any]) -> tuple[OnExistingNode, ...]:
+    """The cluster's nodes the last Solve put pods on, by name."""
+    out = []
+    for node in sorted(cluster_nodes, key=lambda n: n.name):
+        placed = on_nodes.get(node.name)
+        if placed is not None and placed.pods:
+            kind = node.labels.get(labels.INSTANCE_TYPE)
+            out.append(OnExistingNode(node.name, node.node_pool, kind, tuple(p.uid for p in placed.pods)))
+    return tuple(out)
 
 
 def _rounds(run: Provisioning) -> tuple[Round, ...]:

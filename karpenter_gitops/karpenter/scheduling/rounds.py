@@ -13,6 +13,9 @@ rounds", Karpenter's scheduler says). So the forecast runs the loop the controll
 4. Solve again, every pod that has not landed on a node yet included (a pod stays pending until its
    node registers, which takes longer than a batch), the in-flight nodes tried first.
 
+The first Solve starts from the cluster's own nodes, when it is given them (their pods already
+bound): the pods fill their room first, and their capacity counts against their NodePool's limits.
+
 The loop stops at the first Solve that makes no NodeClaim (the fixpoint), or when no NodeClaim of a
 round launches (a retry would only repeat it), or after :data:`MAX_ROUNDS` (said in the forecast).
 The last Solve says where each pod runs and which pods never fit, with Karpenter's reason.
@@ -28,7 +31,7 @@ from dataclasses import dataclass
 
 from karpenter_gitops.core import labels
 from karpenter_gitops.core.requirements import ValueSet
-from karpenter_gitops.karpenter.scheduling.existing import InFlightNode
+from karpenter_gitops.karpenter.scheduling.existing import StateNode
 from karpenter_gitops.karpenter.scheduling.launch import Launch, launch
 from karpenter_gitops.karpenter.scheduling.matching import (
     HOSTNAME,
@@ -61,7 +64,7 @@ class Launched:
     claim: NodeClaim
     options: tuple[int, ...]  # the catalogue positions it carries, cheapest first (at most MaxInstanceTypes)
     launch: Launch
-    node: InFlightNode | None
+    node: StateNode | None
 
 
 @dataclass(frozen=True)
@@ -94,7 +97,7 @@ def _resolved(allowed: ValueSet) -> str | None:
     return next(str(n) for n in range(low, low + len(allowed.values) + 1) if str(n) not in allowed.values)
 
 
-def in_flight(name: str, claim: NodeClaim, outcome: Launch) -> InFlightNode | None:
+def in_flight(name: str, claim: NodeClaim, outcome: Launch) -> StateNode | None:
     """The node a launched NodeClaim becomes (``instanceToNodeClaim`` and ``PopulateNodeClaimDetails``):
     its type's single-valued labels, the offering's zone and capacity type, then the NodeClaim's own
     labels (its pool's template labels, pool and class names, custom keys its requirements resolve)."""
@@ -122,7 +125,7 @@ def in_flight(name: str, claim: NodeClaim, outcome: Launch) -> InFlightNode | No
         if key not in _NOT_RESOLVED and (value := _resolved(allowed)) is not None:
             node_labels[key] = value
     nonzero = {k: v for k, v in chosen.capacity.items() if v}
-    return InFlightNode(
+    return StateNode(
         name, pool.name, node_labels, pool.taints, nonzero, {k: v for k, v in chosen.allocatable.items() if k in nonzero}
     )
 
@@ -146,9 +149,12 @@ def _named(claims: Sequence[NodeClaim], round_number: int) -> list[tuple[str, No
     return out
 
 
-def provision(world: World, options: Options = Options(), max_rounds: int = MAX_ROUNDS) -> Provisioning:
-    """Solve, launch, and Solve again with the launched NodeClaims in flight, until nothing changes."""
-    nodes: list[InFlightNode] = []
+def provision(
+    world: World, options: Options = Options(), max_rounds: int = MAX_ROUNDS, cluster_nodes: Sequence[StateNode] = ()
+) -> Provisioning:
+    """Solve, launch, and Solve again with the launched NodeClaims in flight, until nothing changes; from
+    ``cluster_nodes``, the nodes the cluster already runs."""
+    nodes: list[StateNode] = list(cluster_nodes)
     every: list[Launched] = []
     pending: list[int] = []
     first: Scheduler | None = None

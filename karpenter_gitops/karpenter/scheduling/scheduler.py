@@ -1,7 +1,7 @@
 """Karpenter's provisioning scheduler (``pkg/controllers/provisioning/scheduling``, v1.15.0).
 
-One :meth:`Scheduler.solve` is one of Karpenter's Solves, over a cluster that holds only the
-in-flight nodes of earlier rounds (:mod:`.existing`; none in the first):
+One :meth:`Scheduler.solve` is one of Karpenter's Solves, over the nodes of cluster state
+(:mod:`.existing`): the cluster's own, with their pods, and the in-flight nodes of earlier rounds:
 
 * NodePools become NodeClaim templates, by weight (then name, both descending); a template keeps the
   instance types its requirements, an available offering and a non-negative allocatable allow
@@ -11,14 +11,15 @@ in-flight nodes of earlier rounds (:mod:`.existing`; none in the first):
   makes no progress. Each pod goes to the first NodeClaim of this Solve that can take it — in order
   of pod count, fewest first — else to a new NodeClaim from the first template that can take it
   (NodePool limits filter the types by capacity, and each new NodeClaim subtracts its largest
-  option's capacity). Before either, the first in-flight node (by name) that takes it. In-flight
-  nodes count against their NodePool's limits at their real capacity (and one node each). When
+  option's capacity). Before either, the first existing node (initialized first, then by name)
+  that takes it. Existing nodes count against their NodePool's limits at their real capacity (and
+  one node each), and the pods on them count in the topology groups that select them. When
   nothing takes it, one preference is relaxed and it is tried again.
 * A NodeClaim keeps every instance type that still fits all its pods (each type with its own
   daemon overhead) and has an offering within its narrowed requirements: it packs until *no* type
   fits, so packing follows the largest type left; price plays no part here.
 
-Not modelled: nodes and pods the cluster already runs, capacity reservations, volumes, DRA.
+Not modelled: capacity reservations, volumes, DRA; an existing node's volume limits.
 NodeClaims of equal pod count are ordered as Go's unstable ``sort.Slice`` leaves them (:mod:`.gosort`).
 """
 
@@ -31,7 +32,7 @@ from dataclasses import dataclass, replace
 from karpenter_gitops.core import versions
 from karpenter_gitops.core.requirements import Requirements
 from karpenter_gitops.karpenter.scheduling import gosort, resources
-from karpenter_gitops.karpenter.scheduling.existing import NO_UNDEFINED, ExistingNode, InFlightNode
+from karpenter_gitops.karpenter.scheduling.existing import NO_UNDEFINED, ExistingNode, StateNode
 from karpenter_gitops.karpenter.scheduling.failures import Failure, Failures, FilterFailure
 from karpenter_gitops.karpenter.scheduling.matching import (
     HOSTNAME,
@@ -81,7 +82,7 @@ class Solution:
 class Scheduler:
     """One Solve over a :class:`World`."""
 
-    def __init__(self, world: World, options: Options = Options(), in_flight: Sequence[InFlightNode] = ()):
+    def __init__(self, world: World, options: Options = Options(), state_nodes: Sequence[StateNode] = ()):
         self.world, self.options = world, options
         self._data: dict[tuple[int, PodState], PodData] = {}
         self._counter = 0
@@ -111,7 +112,8 @@ class Scheduler:
             for p in pools
         }
         self.topology = Topology(lambda key: domain_values(key, domain_pools.values()))
-        self.existing = [ExistingNode(node, world.daemon_sets) for node in sorted(in_flight, key=lambda n: n.name)]
+        ordered = sorted(state_nodes, key=lambda n: (not n.initialized, n.name))  # sortExistingNodes
+        self.existing = [ExistingNode(node, world.daemon_sets) for node in ordered]
         self.existing_open = list(self.existing)  # in-flight nodes some pod may still fit
         self._existing_rejecting: dict[int, int] = {}  # pod state → how many open in-flight nodes never take it
         for existing in self.existing:
@@ -204,6 +206,9 @@ class Scheduler:
             self.topology.update(pod, original[pod.uid])
         for existing in self.existing:  # NewExistingNode registers its hostname with the groups made so far
             self.topology.register(HOSTNAME, existing.node.name)
+            if existing.node.registered:  # countDomains: a Node's domains (a zone no NodePool offers any more)
+                self.topology.register_node(existing.node.labels, existing.node.taints)
+        self._count_bound_pods()
 
         def order(pod: Pod) -> tuple[int, int, str]:
             requests = pod.template.requests
@@ -244,6 +249,17 @@ class Scheduler:
                 continue
             claims.append(claim)
         return Solution(tuple(claims), errors, dict(self.unusable), tuple(self.existing))
+
+    def _count_bound_pods(self) -> None:
+        """``countDomains``: the pods already on the nodes count in the groups that select them, where
+        they run; their own required anti-affinity keeps pending pods away (``newForInverse``)."""
+        for existing in self.existing:
+            node = existing.node
+            for pod in node.bound:
+                data = self.pod_data(pod.template, PodState.initial(pod.template, self.options.preference_policy))
+                if pod.template.anti_affinity:
+                    self.topology.update(pod, data)
+                self.topology.record(pod, data, node.taints, existing.requirements)
 
     def _try(self, pod: Pod, data: PodData) -> Failures | None:
         """``trySchedule``: place the pod, relaxing one preference after each failure; the last failure or None."""

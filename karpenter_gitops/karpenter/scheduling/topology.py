@@ -13,7 +13,7 @@ which zone a tie goes to is not predictable in Karpenter, only the per-zone coun
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from karpenter_gitops.core.requirements import IN, Requirements, ValueSet
@@ -337,6 +337,13 @@ class Topology:
             domains = requirements.get(group.key)
             if domains is not None:
                 group.record(domains.values)
+
+    def register_node(self, labels: Mapping[str, str], taints: tuple[Taint, ...]) -> None:
+        """``countDomains``: a registered node's label is a domain of every group of its key whose node filter it passes."""
+        requirements = Requirements.from_labels(labels)
+        for group in (*self.groups.values(), *self.inverse.values()):
+            if group.key in labels and (group.node_filter is None or group.node_filter.matches(taints, requirements)):
+                group.register(labels[group.key])
 
     def register(self, key: str, domain: str) -> None:
         if self._by_key is None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 
 import pytest
 from support.fake_kube import kubeconfig_for
@@ -69,6 +70,10 @@ def test_with_a_fleet_each_node_counts_once_under_the_first_reason():
     (pool,) = result.pools
     assert pool.nodes == 3 and pool.drifted == {"AMIDrift": 1, "RequirementsDrifted": 1}
     assert pool.waves == 2  # 10% of 3 rounds up to 1 node per wave
+    assert pool.drifted_nodes == ("a", "c")  # by name, for the replacement: the current node b stays
+    named = [replace(n, node_name=f"ip-{n.name}") for n in fleet]
+    (pool,) = drift.forecast(base, head, plan_with({"m5.large": "ami-old"}), plan_with({"m5.large": "ami-new"}), named).pools
+    assert pool.drifted_nodes == ("ip-a", "ip-c")  # the Node a NodeClaim became is what the pods are bound to
 
 
 def test_without_a_fleet_whole_pool_drift_is_expressed_as_budget_waves():

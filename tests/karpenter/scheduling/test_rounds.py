@@ -11,7 +11,7 @@ from support.simulation import on_demand, pods, pool, tolerate, types, world
 
 from karpenter_gitops.core import labels
 from karpenter_gitops.karpenter.scheduling import resources
-from karpenter_gitops.karpenter.scheduling.existing import ExistingNode, InFlightNode, daemon_requests
+from karpenter_gitops.karpenter.scheduling.existing import ExistingNode, StateNode, daemon_requests
 from karpenter_gitops.karpenter.scheduling.forecast import simulate
 from karpenter_gitops.karpenter.scheduling.launch import ICE, Launch
 from karpenter_gitops.karpenter.scheduling.matching import HOSTNAME, LabelSelector, Taint
@@ -96,7 +96,7 @@ def test_a_launch_that_fails_makes_no_node():
 
 
 def test_an_existing_node_takes_only_what_tolerates_fits_and_matches_it():
-    node = InFlightNode("n1", "default", {labels.ZONE: "us-west-2a", "team": "a"}, (Taint("dedicated", "x", "NoSchedule"),),
+    node = StateNode("n1", "default", {labels.ZONE: "us-west-2a", "team": "a"}, (Taint("dedicated", "x", "NoSchedule"),),
                         resources.vector({"cpu": "2", "memory": "8Gi", "pods": "29"}),
                         resources.vector({"cpu": "1930m", "memory": "6Gi", "pods": "29"}))  # fmt: skip
     daemon = DaemonSet("agent", pods(1, "agent", cpu="500m", tolerations=(tolerate("dedicated", "x"),))[0].template)
