@@ -18,7 +18,7 @@ from karpenter_gitops.core.errors import InputError
 from karpenter_gitops.core.findings import Severity
 from karpenter_gitops.load.crds import load as load_crds
 from karpenter_gitops.rules import crd
-from karpenter_gitops.rules.crd import engine, openapi, validation_rules
+from karpenter_gitops.rules.crd import engine, openapi, validation_rules, walk
 
 LATEST = "v1.14.1"
 
@@ -280,8 +280,8 @@ def test_a_value_judged_before_gets_its_verdict_again_and_only_the_same_value(tm
     path.write_text(yaml.safe_dump(synthetic_crd("type(self.x) == int", "self.x != 2")))
     crds = load_crds([path])
     evaluated = []
-    real = engine.evaluate
-    monkeypatch.setattr(engine, "evaluate", lambda *args: evaluated.append(args[0].rule) or real(*args))
+    real = walk.evaluate
+    monkeypatch.setattr(walk, "evaluate", lambda *args: evaluated.append(args[0].rule) or real(*args))
 
     def messages(spec: dict) -> list[str]:
         doc = {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "p"}, "spec": spec}
@@ -290,7 +290,7 @@ def test_a_value_judged_before_gets_its_verdict_again_and_only_the_same_value(tm
     assert messages({"x": 2, "y": 0}) == ["rule 1"]
     assert messages({"x": 2, "y": 0}) == ["rule 1"] and len(evaluated) == 2  # remembered
     assert "rule 0" in messages({"x": 2.0, "y": 0})  # a double where an int was
-    monkeypatch.setattr(engine, "_REMEMBERED", 1)
+    monkeypatch.setattr(walk, "_REMEMBERED", 1)
     assert [messages({"x": x, "y": 0}) for x in (1, 2, 1, 2)] == [[], ["rule 1"], [], ["rule 1"]]
 
 
