@@ -75,13 +75,13 @@ class Judging:
 
     @functools.cached_property
     def crds(self) -> Crds | None:
-        """The CRDs under ``crd_paths``, compiled when a run is first judged (a cached verdict needs none); None
-        when none are given."""
+        """The CRDs under ``crd_paths``, compiled (or loaded as compiled by an earlier run) when a run is first
+        judged (a cached verdict needs none); None when none are given."""
         if not self.crd_paths:
             return None
-        from karpenter_gitops.load.crds import load  # jsonschema and a CEL interpreter, only for runs given CRDs
+        from karpenter_gitops.app import compiled_crds  # jsonschema and a CEL interpreter, only for runs given CRDs
 
-        return load(self.crd_paths)
+        return compiled_crds.load(self.crd_paths)
 
 
 @dataclass(frozen=True)

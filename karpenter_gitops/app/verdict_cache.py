@@ -124,8 +124,7 @@ def load(run_key: str, note) -> Any | None:
     if folder is None:
         return None
     try:
-        with (folder / run_key).open("rb") as stored:
-            return pickle.load(stored)  # our own file, under the user's cache directory
+        return read(folder / run_key)
     except FileNotFoundError:
         return None
     except Exception as err:  # a truncated or foreign file: a miss, said once
@@ -139,16 +138,33 @@ def store(run_key: str, value: Any, note) -> None:
     if folder is None:
         return
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile("wb", dir=folder, prefix=".tmp-", delete=False) as temporary:
-            pickle.dump(value, temporary, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(temporary.name, folder / run_key)
-        _prune(folder)
+        write(folder, run_key, value, ENTRIES_KEPT)
     except OSError as err:
         note(f"verdict cache: not written ({err.strerror or err}); use --no-cache to skip it")
 
 
-def _prune(folder: Path) -> None:
-    entries = sorted((p for p in folder.iterdir() if not p.name.startswith(".")), key=lambda p: p.stat().st_mtime)
-    for stale in entries[:-ENTRIES_KEPT]:
+def read(entry: Path) -> Any:
+    """The value stored in ``entry``; raises whatever a missing, truncated or foreign file raises."""
+    with entry.open("rb") as stored:
+        return pickle.load(stored)  # our own file, under the user's cache directory
+
+
+def write(folder: Path, name: str, value: Any, kept: int) -> None:
+    """Store ``value`` as ``folder/name``, atomically (a reader sees the old entry or the new one, never a part),
+    then remove the oldest entries beyond ``kept``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile("wb", dir=folder, prefix=".tmp-", delete=False) as temporary:
+        try:
+            pickle.dump(value, temporary, protocol=pickle.HIGHEST_PROTOCOL)
+        except BaseException:
+            os.unlink(temporary.name)
+            raise
+    os.replace(temporary.name, folder / name)
+    _prune(folder, kept)
+
+
+def _prune(folder: Path, kept: int) -> None:
+    """Remove the oldest entries beyond ``kept``; folders inside (other caches' entries) are not entries."""
+    entries = sorted((p for p in folder.iterdir() if not p.name.startswith(".") and p.is_file()), key=lambda p: p.stat().st_mtime)
+    for stale in entries[:-kept]:
         stale.unlink(missing_ok=True)

@@ -169,9 +169,21 @@ class SchemaValidator:
 
     def __init__(self, structural: Mapping[str, Any], converted: Mapping[str, Any]) -> None:
         self._originals = dict(_patterns(structural))
-        self._validator = jsonschema_rs.Draft202012Validator(
-            converted, validate_formats=True, formats={"date-time": _is_date_time}, keywords={_RE2_PATTERN: _Re2Pattern}
+        self._converted = converted
+        self._validator = self._built()
+
+    def _built(self) -> Any:
+        return jsonschema_rs.Draft202012Validator(
+            self._converted, validate_formats=True, formats={"date-time": _is_date_time}, keywords={_RE2_PATTERN: _Re2Pattern}
         )
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled as the JSON schema it was built from (jsonschema-rs's validators do not pickle)."""
+        return {"_originals": self._originals, "_converted": self._converted}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._validator = self._built()
 
     def errors(self, instance: Any) -> Iterator[tuple[str, list[Any], str]]:
         for error in self._validator.iter_errors(instance):
