@@ -64,6 +64,7 @@ class _Node:
         "judged",
         "kept",
         "not_nullable",
+        "plain",
         "properties",
         "rules",
         "tried",
@@ -87,6 +88,7 @@ class _Node:
         )
         self.judged: dict[tuple[int, str], tuple[str, str] | None] = {}  # see Walk._verdicts
         self.transitions = tree.transitions if tree is not None else ()
+        self.plain = not (self.rules or self.transitions)  # a scalar here is kept as it is
         self.kept: dict[str, Walked] | None = {}  # None: this node's values do not repeat
         self.tried = self.hits = 0
 
@@ -142,24 +144,31 @@ class Walk:
     def _walked(self, node: _Node, value: Any) -> Walked:
         kind = type(value)
         failed: list[tuple[str, str, str]] = []
-        skipped: list[tuple[str, str]] = [("", rule) for rule in node.transitions]
+        skipped: list[tuple[str, str]] = [("", rule) for rule in node.transitions] if node.transitions else []
         if kind is dict:
             prepared: Any = {}
             properties, additional, not_nullable = node.properties, node.additional, node.not_nullable
             for key, child in value.items():
                 if type(key) is not str:  # YAML keys such as 1 or true: JSON's words for them
                     return self._walked(node, as_json(value))
-                if child is None and key in not_nullable:
+                if child is None:
+                    if key not in not_nullable:
+                        prepared[key] = None
                     continue
                 below = properties.get(key, additional)
-                if below is None:
-                    prepared[key] = child if type(child) in _SCALARS else as_json(child)
+                if type(child) in _SCALARS and (below is None or below.plain):
+                    prepared[key] = child
                     continue
-                prepared[key], failed_below, skipped_below = self._child(below, child)
+                if below is None:
+                    prepared[key] = as_json(child)
+                    continue
+                prepared[key], failed_below, skipped_below = self._outcome(below, child)
                 if failed_below or skipped_below:
                     step = f".{key}" if key in properties else f"[{key}]"
-                    failed.extend((step + path, rule, message) for path, rule, message in failed_below)
-                    skipped.extend((step + path, rule) for path, rule in skipped_below)
+                    if failed_below:
+                        failed.extend((step + path, rule, message) for path, rule, message in failed_below)
+                    if skipped_below:
+                        skipped.extend((step + path, rule) for path, rule in skipped_below)
             for key, default in node.defaults:
                 if key not in prepared:
                     prepared[key], failed_below, skipped_below = self._child(properties[key], default)
@@ -183,7 +192,7 @@ class Walk:
             return self._walked(node, as_json(value))
         if node.rules and prepared is not None:
             failed[:0] = [("", *verdict) for verdict in self._verdicts(node, prepared) if verdict is not None]
-        return prepared, tuple(failed), tuple(skipped)
+        return prepared, tuple(failed) if failed else (), tuple(skipped) if skipped else ()
 
     def _verdicts(self, node: _Node, value: Any) -> list[tuple[str, str] | None]:
         """Each rule of ``node`` on ``value``: None where it holds. A rule that reads only some fields of an object
@@ -209,6 +218,6 @@ class Walk:
 
     def _child(self, node: _Node, value: Any) -> Walked:
         """A value below a dict or list: walked and remembered, unless a scalar no rule reads (kept as it is)."""
-        if value is None or (type(value) in _SCALARS and not node.rules and not node.transitions):
+        if value is None or (node.plain and type(value) in _SCALARS):
             return value, (), ()
         return self._outcome(node, value)
