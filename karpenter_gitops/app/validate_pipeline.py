@@ -33,7 +33,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
-from collections.abc import Callable, Generator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -54,6 +54,7 @@ from karpenter_gitops.load.partition import Part
 
 if TYPE_CHECKING:
     from karpenter_gitops.rules.crd.engine import CrdCheck, Crds, Spread
+    from karpenter_gitops.rules.crd.engine import Outcome as CrdOutcome
 
 
 class Unsplittable(Exception):
@@ -158,6 +159,7 @@ class PartWork:
         self.files: tuple[ReadFile, ...] | None = None
         self.loading: Loading | None = None  # None: not loaded, or loading stopped at an error
         self.loaded_for: versions.Release | None = None
+        self.crd_outcomes: dict[tuple[str, int], CrdOutcome] = {}  # see _checked_as_read
 
     @_collector_paused
     def summary(self, release: versions.Release) -> Summary:
@@ -211,7 +213,10 @@ class PartWork:
         findings = judge.objects(view, judged=own.objects)
         checked = None
         if self.crds is not None:
-            checked = self.crds.check_inputs(own, self.spread) if self.spread else self.crds.check_inputs(own)
+            checked = (
+                self.crds.check_inputs(own, self.spread) if self.spread else self.crds.check_inputs(own, known=self.crd_outcomes)
+            )
+            self.crd_outcomes = {}
             findings = judge.with_crd_findings(findings, checked.observations)
             checked = dataclasses.replace(checked, observations=())
         offsets = {piece.name: (piece.documents_before, piece.lines_before) for piece in self.part.pieces if not piece.whole}
@@ -225,9 +230,13 @@ class PartWork:
     def _loaded(self, release: versions.Release, *, specs: bool = True) -> tuple[tuple[ReadFile, ...], Loading | None]:
         """The part's files and their loading for ``release``: read now, unless held from an earlier step (a
         part whose copy went away is read here, the first time it is asked for); without ``specs``, its
-        objects only named, for a summary."""
+        objects only named, for a summary. Read with them (to be judged), its objects are checked with the
+        user's CRDs as they are read (see :meth:`_checked_as_read`)."""
         if self.files is None:
-            files, self.loading = read_loading(read_part(self.part, live=True), release, specs=specs)
+            read = read_part(self.part, live=True)
+            if specs and self.crds is not None and self.spread is None:
+                read = self._checked_as_read(read)
+            files, self.loading = read_loading(read, release, specs=specs)
             self.files, self.loaded_for = tuple(files), release
         elif self.loaded_for != release:
             self.loaded_for = release
@@ -236,6 +245,21 @@ class PartWork:
             except InputError:
                 self.loading = None
         return self.files, self.loading
+
+    def _checked_as_read(self, read: Iterable[ReadFile]) -> Iterator[ReadFile]:
+        """``read``, each document of a kind the user gave a CRD for checked with it while it is as parsed: loading
+        keeps an object's manifest pickled, and unpickling every manifest again for the check cost as much as the
+        check. The outcomes wait in :attr:`crd_outcomes`, by file and document, for the objects those documents
+        are the whole of (the check reads a manifest and nothing else). A run of one part instead spreads the
+        check over both cores when it judges (``spread``)."""
+        assert self.crds is not None
+        known = self.crds.by_kind
+        for file in read:
+            if not is_stack_file(file.documents):
+                for index, document in enumerate(file.documents):
+                    if isinstance(document, dict) and document.get("kind") in known:
+                        self.crd_outcomes[(file.name, index + 1)] = self.crds.by_kind[document["kind"]].check(document)
+            yield file
 
     def _let_go(self) -> None:
         """Drop the files and models, unless held: the next step reads them again."""

@@ -141,16 +141,24 @@ class Crds:
         crd = self.by_kind.get(manifest.get("kind"))
         return crd.check(manifest) if crd else None
 
-    def check_inputs(self, inputs: Inputs, spread: Spread = _one_by_one) -> CrdCheck:
+    def check_inputs(
+        self, inputs: Inputs, spread: Spread = _one_by_one, known: Mapping[tuple[str, int], Outcome] | None = None
+    ) -> CrdCheck:
         """The CRDs' verdict on every loaded object. ``spread`` maps the check over the objects and gives
-        the outcomes in their order (the caller may use both cores).
+        the outcomes in their order (the caller may use both cores). ``known`` are the outcomes of objects
+        checked before, by the file and document they are the whole of (see :meth:`check`): an object's
+        manifest is kept pickled, and unpickling it costs as much as checking it.
 
         A transition rule is noted once per kind and path, not once per object: it never runs offline.
         """
         observations: list[Observation] = []
         notes: dict[str, dict[str, None]] = {}  # per kind, ordered and without repeats
         objects = inputs.objects
-        for obj, outcome in zip(objects, spread(lambda obj: self.check(obj.raw), objects), strict=True):
+        if known:
+            outcomes = [known.get((obj.source.file, obj.source.document)) or self.check(obj.raw) for obj in objects]
+        else:
+            outcomes = spread(lambda obj: self.check(obj.raw), objects)
+        for obj, outcome in zip(objects, outcomes, strict=True):
             if outcome is None:
                 continue
             observations.extend(replace(observation, source=obj.source) for observation in outcome.observations)
