@@ -65,6 +65,7 @@ class Skipped:
 
 
 TRANSITION = "transition rule: needs the live object (oldSelf)"
+_TRANSITIONS_KEPT = 1_000  # distinct sets of transition rules an object holds, kept per CRD (see Crd._skipped)
 BLOCKED = "the object has schema errors, and then the API server skips CEL rules too"
 
 
@@ -85,6 +86,7 @@ class Crd:
         self.validator = SchemaValidator(schema, converted)
         self.rules = rule_tree(schema)  # compiled once per CRD
         self._walk = Walk(schema, self.rules)  # prepares and judges, remembering each sub-value's outcome
+        self._transitions: dict[tuple[tuple[str, str], ...], tuple[Skipped, ...]] = {}  # see _skipped
 
     def check(self, manifest: Mapping[str, Any]) -> Outcome:
         """Judge one full manifest (apiVersion, kind, metadata, spec)."""
@@ -104,7 +106,21 @@ class Crd:
         if blocking:
             return Outcome(tuple(findings), (Skipped("", "*", BLOCKED),))
         findings.extend(self._observe(rule_id, name, _from_root(path), message) for path, rule_id, message in failed)
-        return Outcome(tuple(findings), tuple(Skipped(_from_root(path), rule, TRANSITION) for path, rule in transitions))
+        return Outcome(tuple(findings), self._skipped(transitions))
+
+    def _skipped(self, transitions: tuple[tuple[str, str], ...]) -> tuple[Skipped, ...]:
+        """The transition rules an object holds, as the same tuple for every object that holds the same ones (the
+        objects of a kind mostly do): :meth:`Crds.check_inputs` notes each tuple once."""
+        if not transitions:
+            return ()
+        found = self._transitions.get(transitions)
+        if found is None:
+            if len(self._transitions) >= _TRANSITIONS_KEPT:
+                self._transitions.clear()
+            found = self._transitions[transitions] = tuple(
+                Skipped(_from_root(path), rule, TRANSITION) for path, rule in transitions
+            )
+        return found
 
     def _observe(self, rule: str, name: str, path: str, message: str) -> Observation:
         return Observation(rule, self.kind, name, Violation(path, message))
@@ -158,10 +174,14 @@ class Crds:
             outcomes = [known.get((obj.source.file, obj.source.document)) or self.check(obj.raw) for obj in objects]
         else:
             outcomes = spread(lambda obj: self.check(obj.raw), objects)
+        noted: dict[tuple[str, int], tuple[Skipped, ...]] = {}  # (kind, id) of the skipped tuples noted (held: ids stay theirs)
         for obj, outcome in zip(objects, outcomes, strict=True):
             if outcome is None:
                 continue
             observations.extend(replace(observation, source=obj.source) for observation in outcome.observations)
+            if (obj.kind, id(outcome.skipped)) in noted:
+                continue
+            noted[(obj.kind, id(outcome.skipped))] = outcome.skipped
             for skipped in outcome.skipped:
                 if skipped.reason == BLOCKED:
                     note = f"{obj.kind}/{obj.name}: CRD CEL rules not checked: {BLOCKED}"
