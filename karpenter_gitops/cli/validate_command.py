@@ -40,7 +40,8 @@ from karpenter_gitops.core.outcome import Outcome
     "--no-cache",
     is_flag=True,
     help="Judge again even when nothing changed since a run with the same inputs and options (the verdict cache "
-    "under the user cache directory is neither read nor written).",
+    "under the user cache directory is neither read nor written; --crd files compiled by an earlier run are still "
+    "loaded as compiled, which changes no verdict).",
 )
 @click.option(
     "--waivers",
