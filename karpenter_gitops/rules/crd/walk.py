@@ -28,7 +28,10 @@ from karpenter_gitops.rules.crd.validation_rules import Program, RuleTree, bound
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 _TRIAL = 64  # values a node remembers before it keeps remembering only if some repeated
 _REPEATS = 8  # of those, at least this many repeats
-_REMEMBERED = 100_000  # outcomes and verdicts kept per CRD (all nodes together); past it, every node starts over
+# What is kept per CRD (all nodes together), counted in characters of the values' repr (what a value prepared takes
+# is of that order): past it, every node starts over. About 10 MB of keys: a repository's values repeat well within it.
+_REMEMBERED = 10_000_000
+_ENTRY = 100  # what an entry counts for beside its key
 _SELF = re.compile(r"\bself\b")
 _FIELD = re.compile(r"\s*\.\s*([A-Za-z_][A-Za-z0-9_]*)(?![A-Za-z0-9_]|\s*\()")
 _ABSENT = object()
@@ -126,10 +129,10 @@ class Walk:
             return found
         found = kept[key] = self._walked(node, value)
         node.tried += 1
-        self._kept += 1
+        self._kept += len(key) + _ENTRY
         if node.tried == _TRIAL and node.hits < _REPEATS:
             node.kept = None  # its values do not repeat: walk them, do not keep them
-            self._kept -= len(kept)
+            self._kept = max(0, self._kept - sum(len(dropped) + _ENTRY for dropped in kept))
         elif self._kept >= _REMEMBERED:
             self._forget()
         return found
@@ -213,7 +216,7 @@ class Walk:
             verdicts.append(verdict)
             if key is not None:
                 node.judged[key] = verdict
-                self._kept += 1
+                self._kept += len(key[1]) + _ENTRY
         return verdicts
 
     def _child(self, node: _Node, value: Any) -> Walked:
