@@ -90,17 +90,20 @@ class Crd:
 
     def check(self, manifest: Mapping[str, Any]) -> Outcome:
         """Judge one full manifest (apiVersion, kind, metadata, spec)."""
-        name = _name_of(manifest)
         if self.status_subresource and "status" in manifest:  # the API server ignores status outside its subresource
             manifest = {key: value for key, value in manifest.items() if key != "status"}
         obj, failed, transitions = self._walk.outcome(manifest)
-        findings, blocking = [], False
         api = API_OF_KIND[self.kind]
+        schema_errors = list(self.validator.errors(obj))
+        if not (schema_errors or failed) and obj.get("apiVersion") == api:  # most objects: nothing to word
+            return Outcome((), self._skipped(transitions))
+        name = _name_of(manifest)
+        findings, blocking = [], False
         if obj.get("apiVersion") != api:
             message = f"apiVersion {obj.get('apiVersion')!r} is not served; this CRD serves {api!r}"
             findings.append(self._observe(SCHEMA, name, "apiVersion", message))
             blocking = True
-        for keyword, parts, message in self.validator.errors(obj):
+        for keyword, parts, message in schema_errors:
             blocking = blocking or keyword in _BLOCKING
             findings.append(self._observe(SCHEMA, name, dotted(self.schema, parts), message))
         if blocking:

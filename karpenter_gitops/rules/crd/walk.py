@@ -67,6 +67,7 @@ class _Node:
         "judged",
         "kept",
         "not_nullable",
+        "own_transitions",
         "plain",
         "properties",
         "rules",
@@ -91,6 +92,7 @@ class _Node:
         )
         self.judged: dict[tuple[int, str], tuple[str, str] | None] = {}  # see Walk._verdicts
         self.transitions = tree.transitions if tree is not None else ()
+        self.own_transitions = tuple(("", rule) for rule in self.transitions)  # as Walked holds them, the value's own
         self.plain = not (self.rules or self.transitions)  # a scalar here is kept as it is
         self.kept: dict[str, Walked] | None = {}  # None: this node's values do not repeat
         self.tried = self.hits = 0
@@ -147,7 +149,7 @@ class Walk:
     def _walked(self, node: _Node, value: Any) -> Walked:
         kind = type(value)
         failed: list[tuple[str, str, str]] = []
-        skipped: list[tuple[str, str]] = [("", rule) for rule in node.transitions] if node.transitions else []
+        skipped: list[tuple[str, str]] = list(node.own_transitions)
         if kind is dict:
             prepared: Any = {}
             properties, additional, not_nullable = node.properties, node.additional, node.not_nullable
