@@ -31,6 +31,7 @@ from support.provisioning import (
     forecast_pending,
     pod_events,
     provisioner_log,
+    ready_pools,
     settle,
     submit,
     withdraw,
@@ -85,14 +86,17 @@ def provision(cluster, documents: list[dict], workloads: Workloads, cache: Path)
     cluster.apply(documents)
     try:
         cluster.settled_classes([d["metadata"]["name"] for d in documents if d["kind"] == "EC2NodeClass"])
+        ready_pools(cluster, [d["metadata"]["name"] for d in documents if d["kind"] == "NodePool"])
         submit(cluster, workloads)
         claims = settle(cluster)
-        namespaces = {p.template.namespace for p in workloads.pods}
-        nominated, failed = pod_events(cluster, namespaces)
-        theirs, pending = controller_claims(claims, nominated, failed, workloads)
+        steps = provisioner_log(cluster)
+        nominated, failed = pod_events(cluster, {p.template.namespace for p in workloads.pods})
+        try:
+            theirs, pending = controller_claims(claims, nominated, failed, workloads)
+        except AssertionError as unattributed:
+            raise AssertionError("\n".join([str(unattributed), *map(json.dumps, steps)])) from None
         # every AWS call the controller made was answered (a pod it places nowhere it logs as an error too)
         assert not [e for e in cluster.errors() if not e.startswith(UNPLACED)], cluster.errors()
-        steps = provisioner_log(cluster)
     finally:
         withdraw(cluster, workloads)
         cluster.clear()

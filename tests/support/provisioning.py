@@ -71,6 +71,21 @@ def _with_images(spec: dict) -> dict:
     return spec
 
 
+def ready_pools(cluster, names: Iterable[str], within: float = SETTLE_WITHIN) -> None:
+    """Wait until every NodePool of ``names`` is Ready: the provisioner leaves a NodePool out of its Solve until
+    then, so pods that came earlier would be placed on the others, or nowhere, and again once it is."""
+    deadline = time.monotonic() + within
+    waiting = set(names)
+    while waiting:
+        for name in sorted(waiting):
+            conditions = cluster.get("NodePool", name).get("status", {}).get("conditions", [])
+            if any(c["type"] == "Ready" and c["status"] == "True" for c in conditions):
+                waiting.discard(name)
+        if waiting and time.monotonic() > deadline:
+            raise AssertionError(f"NodePools not Ready within {within:.0f} s: {sorted(waiting)}\n{cluster.controller.tail()}")
+        time.sleep(0.5)
+
+
 def submit(cluster, workloads: Workloads) -> None:
     """Namespaces, DaemonSets, then the pods, then each pod marked unschedulable through its status subresource."""
     from kubernetes import client
