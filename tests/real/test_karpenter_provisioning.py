@@ -7,7 +7,9 @@ leaves them, and the controller's provisioner makes NodeClaims and launches them
 (CreateFleet) until it settles; none registers (no kubelet), well within the registration TTL.
 Compared with the forecast ``plan --workloads`` makes of the same world (its catalogue, prices and rounds):
 per NodePool, the NodeClaims as multisets of (instance-type options, launched capacity type, pods per
-workload), the pods read from Karpenter's Nominated events (tests/support/provisioning.py says how).
+workload), the pods read from Karpenter's Nominated events (tests/support/provisioning.py says how), and
+the pods left pending. Every AWS call the controller makes must be answered; the embedded EC2 launches
+a fleet's cheapest override, as EC2 does. What cannot be compared: docs/project/releases-tested.md.
 
 The worlds: the demo stack with the demo cluster's workloads (examples/workloads/shop.yaml), and small
 generated ones (tests/support/sim_worlds.py ``small``) on one EC2NodeClass.
@@ -47,6 +49,9 @@ from karpenter_gitops.load.workloads import Workloads
 
 pytestmark = pytest.mark.real
 DEMO_WORKLOADS = PROJECT / "examples" / "workloads" / "shop.yaml"
+# 2: ten pods, four pending; 6: a cpu limit and preferred node affinity that take three rounds; 7 and 9: two
+# pools, spot and on-demand; 18: a DaemonSet, four NodeClaims, two pods pending; 27: a DaemonSet, families
+# with minValues, a limited pool. Each has valid NodePools and no zonal topology.
 GENERATED_SEEDS = (2, 6, 7, 9, 18, 27)
 UNPLACED = "could not schedule pod"
 NODE_CLASS = {
