@@ -91,3 +91,30 @@ def test_hostile_pricing_requests_get_an_answer_not_a_crash(embedded_server, bod
     except urllib.error.HTTPError as error:
         status, payload = error.code, error.read()
     assert status in (200, 400) and isinstance(json.loads(payload), dict)
+
+
+def test_create_fleet_launches_the_cheapest_override_of_all_its_launch_templates(default_aws):
+    """moto launches the first override of the first template; EC2 the cheapest (lowest-price on-demand,
+    price-capacity-optimized spot): here one in the second template, as Karpenter's arm64 types are."""
+    ec2 = default_aws.session(max_attempts=1).client("ec2")
+    subnet = default_aws.world.section("subnets")[0]
+    for name, image in (("fleet-amd64", "ami-0a23000000000b001"), ("fleet-arm64", "ami-0a23000000000b004")):
+        ec2.create_launch_template(LaunchTemplateName=name, LaunchTemplateData={"ImageId": image})
+    configs = [
+        {"LaunchTemplateSpecification": {"LaunchTemplateName": template, "Version": "$Latest"},
+         "Overrides": [{"InstanceType": name, "SubnetId": subnet["id"]} for name in names]}
+        for template, names in (("fleet-amd64", ("m5.2xlarge", "m5.large")), ("fleet-arm64", ("m6g.xlarge", "m6g.medium")))
+    ]  # fmt: skip
+    table = on_demand_prices("us-west-2").prices
+    for capacity_type in ("on-demand", "spot"):
+        fleet = ec2.create_fleet(
+            Type="instant",
+            LaunchTemplateConfigs=configs,
+            TargetCapacitySpecification={"TotalTargetCapacity": 1, "DefaultTargetCapacityType": capacity_type},
+        )
+
+        def price(name: str, capacity_type: str = capacity_type) -> float:
+            return spot_price(name, subnet["availabilityZone"], table[name]) if capacity_type == "spot" else table[name]
+
+        cheapest = min(("m5.2xlarge", "m5.large", "m6g.xlarge", "m6g.medium"), key=price)
+        assert [i["InstanceType"] for i in fleet["Instances"]] == [cheapest] == ["m6g.medium"]

@@ -27,7 +27,16 @@ from karpenter_gitops.karpenter.amifamily.resolver import LabelledCatalogue
 from karpenter_gitops.karpenter.scheduling import build_world, resources
 from karpenter_gitops.karpenter.scheduling.matching import LabelSelector, Taint, Toleration
 from karpenter_gitops.karpenter.scheduling.nodes import NodeClassSettings, PriceTable, instance_types
-from karpenter_gitops.karpenter.scheduling.pods import AffinityTerm, Container, DaemonSet, HostPort, PodTemplate, Spread, replicas
+from karpenter_gitops.karpenter.scheduling.pods import (
+    AffinityTerm,
+    Container,
+    DaemonSet,
+    HostPort,
+    Pod,
+    PodTemplate,
+    Spread,
+    replicas,
+)
 from karpenter_gitops.karpenter.scheduling.world import NodePoolSpec, World
 from karpenter_gitops.load.into_inputs import load, load_documents
 from karpenter_gitops.load.workloads import workloads_from_documents
@@ -260,6 +269,35 @@ def generate(seed: int) -> Case:
     prices = _prices(rng, names, any(zonal(pod.template) for pod in pods))
     types = instance_types([info(n) for n in names], {n: ZONES for n in names}, REGION, NodeClassSettings("default"), prices)
     return Case(seed, World(pools, {"default": types}, tuple(pods), daemons, prices.source))
+
+
+@dataclass(frozen=True)
+class SmallWorld:
+    """NodePools (on the class ``default``), a few pods and maybe a DaemonSet: what Karpenter's own
+    controller provisions for within a test's minute (tests/real/test_karpenter_provisioning.py)."""
+
+    seed: int
+    pools: tuple[NodePoolSpec, ...]
+    pods: tuple[Pod, ...]
+    daemon_sets: tuple[DaemonSet, ...]
+
+
+def small(seed: int, most_pods: int = 10) -> SmallWorld:
+    """Pools, workloads and DaemonSets drawn as :func:`generate` draws them, at most ``most_pods`` pods (a
+    Solve of more loses Nominated events to Karpenter's rate limit), no zonal topology (Karpenter breaks
+    its equal-count zone ties at random, and the embedded world's spot prices differ by zone). The zones
+    a pod or pool may name are :data:`ZONES`, so in another region's world it stays pending on both sides."""
+    rng = random.Random(seed)
+    pools = tuple(_pool(rng, index, list(CATALOGUE)) for index in range(rng.randint(1, 3)))
+    pods: list[Pod] = []
+    index, wanted = 0, rng.randint(2, most_pods)
+    while len(pods) < wanted:
+        template = _template(rng, index)
+        index += 1
+        if not zonal(template):
+            pods.extend(replicas(template, min(rng.randint(1, 4), wanted - len(pods))))
+    daemons = tuple(_daemon_set(rng, index) for index in range(rng.choice((0, 0, 1))))
+    return SmallWorld(seed, pools, tuple(pods), daemons)
 
 
 # --- the demo stack's NodePools with workloads a platform team runs on them ---------------------------

@@ -1,22 +1,27 @@
-"""Prices in the embedded AWS: a WSGI layer in front of moto answering the two calls moto cannot.
+"""Prices in the embedded AWS: a WSGI layer in front of moto answering the two calls moto cannot, and
+choosing by price where moto does not.
 
 moto has no Pricing API and answers DescribeSpotPriceHistory with a placeholder (``0.00001`` from
 2006). :class:`PriceService` answers ``GetProducts`` from Karpenter's static on-demand table for the
 region asked (filters and paging as the Pricing API) and the spot history with the world's own spot
 prices: a fixed share of on-demand per (type, zone), 30–70 %, from a hash of both, for every type moto
-offers in a zone (:data:`SPOT_SHARE`). Every other request goes on to moto.
+offers in a zone (:data:`SPOT_SHARE`). A ``CreateFleet`` goes on to moto cut to its cheapest override at
+those prices, the one EC2 launches. Every other request goes on to moto as it came.
 """
 
 from __future__ import annotations
 
 import hashlib
+import io
 import json
+import re
 from typing import Any
 
 from karpenter_gitops.adapters.aws.embedded_world import World
 
 SPOT_SHARE = (0.30, 0.70)  # the embedded world's spot price: this share of on-demand, drawn per (type, zone)
 _PAGE = 100  # GetProducts' largest page
+_OVERRIDE = re.compile(r"^LaunchTemplateConfigs\.(\d+)\.Overrides\.(\d+)\.InstanceType$")
 _EC2_NAMESPACE = "http://ec2.amazonaws.com/doc/2016-11-15/"
 
 
@@ -62,12 +67,56 @@ class PriceService:
             form = {key: values[-1] for key, values in parse_qs(body.decode(errors="replace")).items()}
             if form.get("Action") == "DescribeSpotPriceHistory" and self.world is not None:
                 return self._spot(form, start_response)
+            if form.get("Action") == "CreateFleet" and self.world is not None:
+                from urllib.parse import urlencode
+
+                chosen = urlencode(self._cheapest_override(form)).encode()
+                environ["wsgi.input"], environ["CONTENT_LENGTH"] = io.BytesIO(chosen), str(len(chosen))
         return self.app(environ, start_response)
+
+    def _cheapest_override(self, form: dict[str, str]) -> dict[str, str]:
+        """A CreateFleet request cut to its cheapest override, which is what EC2's allocation strategies
+        choose here: ``lowest-price`` for on-demand and, with one pool per (type, zone) and no capacity
+        signal, ``price-capacity-optimized`` for spot. moto launches the first override of the first
+        launch template config, which is not the cheapest when the types need several templates (one per
+        architecture or AMI): the launched type then differs from EC2's and so do the later rounds."""
+        from moto.backends import get_backend
+
+        from karpenter_gitops.adapters.aws.pricing import on_demand_prices
+
+        world = self.world
+        assert world is not None
+        ec2 = get_backend("ec2")[world.account_id][world.region]
+        table = on_demand_prices(world.region).prices
+        spot = form.get("TargetCapacitySpecification.DefaultTargetCapacityType") == "spot"
+        overrides = {
+            (config, override) for key in form if (match := _OVERRIDE.match(key)) for config, override in [match.groups()]
+        }
+
+        def price(config: str, override: str) -> float:
+            prefix = f"LaunchTemplateConfigs.{config}.Overrides.{override}."
+            name = form.get(prefix + "InstanceType", "")
+            zone = form.get(prefix + "AvailabilityZone")
+            if zone is None and form.get(prefix + "SubnetId"):
+                zone = ec2.get_subnet(form[prefix + "SubnetId"]).availability_zone
+            on_demand = table.get(name, float("inf"))
+            return spot_price(name, zone or "", on_demand) if spot and on_demand != float("inf") else on_demand
+
+        if not overrides:
+            return form
+        config, override = min(overrides, key=lambda pair: (price(*pair), int(pair[0]), int(pair[1])))
+        kept = {}
+        for key, value in form.items():
+            if not key.startswith("LaunchTemplateConfigs."):
+                kept[key] = value
+            elif key.startswith(f"LaunchTemplateConfigs.{config}.Overrides.{override}."):
+                kept["LaunchTemplateConfigs.1.Overrides.1." + key.split(".", 4)[4]] = value
+            elif key.startswith(f"LaunchTemplateConfigs.{config}.") and ".Overrides." not in key:
+                kept["LaunchTemplateConfigs.1." + key.split(".", 2)[2]] = value
+        return kept
 
     @staticmethod
     def _body(environ: dict) -> bytes:
-        import io
-
         length = int(environ.get("CONTENT_LENGTH") or 0)
         body = environ["wsgi.input"].read(length) if length else b""
         environ["wsgi.input"] = io.BytesIO(body)  # moto reads it again

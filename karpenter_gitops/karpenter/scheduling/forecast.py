@@ -52,6 +52,7 @@ class PlannedNode:
     options: tuple[str, ...] = ()  # the instance types the NodeClaim carries (at most 600), cheapest first
     round: int = 1  # the provisioning round whose Solve made it
     name: str = ""  # r<round>-<pool>-<n>, as the later rounds know it in flight
+    nominated: tuple[str, ...] = ()  # the pods whose Nominated event names it: their first nomination, in any round
 
     @property
     def instance_type(self) -> str | None:
@@ -71,7 +72,7 @@ class PlannedNode:
         low, high = self.hourly
         return {
             "name": self.name, "round": self.round, "nodePool": self.node_pool, "instanceType": self.instance_type, "capacityType": self.launch.capacity_type,
-            "zones": list(self.zones), "pods": list(self.pods),
+            "zones": list(self.zones), "pods": list(self.pods), "nominated": list(self.nominated),
             "requests": resources.as_quantities(self.requests), "daemonOverhead": resources.as_quantities(self.daemon_overhead),
             "utilisation": {k: round(v, 4) for k, v in self.utilisation.items()},
             "pricePerHour": {"low": _money(low), "high": _money(high)},
@@ -236,8 +237,8 @@ def _grouped(pods: Iterable[Pod], describe: Mapping[str, tuple[str, tuple[Reason
     )
 
 
-def _planned(item: Launched, pods: Sequence[Pod], requests: Mapping[str, int]) -> PlannedNode:
-    """A launched NodeClaim with the pods the last Solve put on it."""
+def _planned(item: Launched, pods: Sequence[Pod], requests: Mapping[str, int], nominated: Mapping[str, str]) -> PlannedNode:
+    """A launched NodeClaim with the pods the last Solve put on it and those first nominated to it."""
     claim, outcome = item.claim, item.launch
     catalogue = claim.template.catalogue
     cheapest = outcome.cheapest
@@ -255,6 +256,7 @@ def _planned(item: Launched, pods: Sequence[Pod], requests: Mapping[str, int]) -
         tuple(catalogue.types[i].name for i in item.options),
         item.round,
         item.name,
+        tuple(sorted(uid for uid, name in nominated.items() if name == item.name)),
     )
 
 
@@ -270,9 +272,11 @@ def simulate(
     for item in run.launched:  # one made earlier that never launched is left out: later rounds placed its pods again
         existing = on_nodes.get(item.name)
         if existing is not None:
-            planned.append(_planned(item, existing.pods, existing.requests))
+            planned.append(_planned(item, existing.pods, existing.requests, run.nominated))
         elif item.round == run.rounds:  # made by the last Solve (a failed launch, or the bound): its pods are its own
-            planned.append(_planned(item, item.claim.pods, resources.merge(*(d.requests for d in item.claim.data))))
+            planned.append(
+                _planned(item, item.claim.pods, resources.merge(*(d.requests for d in item.claim.data)), run.nominated)
+            )
     at_limits = {
         t.pool.name: cost
         for t in scheduler.templates

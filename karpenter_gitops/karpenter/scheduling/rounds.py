@@ -26,7 +26,7 @@ in name order, and Karpenter's own names are random, so any order is one Karpent
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from karpenter_gitops.core import labels
@@ -73,6 +73,7 @@ class Provisioning:
 
     launched: tuple[Launched, ...]  # in round order
     pending: tuple[int, ...]  # per round: the pods its Solve placed nowhere
+    nominated: Mapping[str, str]  # pod UID → the NodeClaim of its first nomination (see :func:`provision`)
     settled: bool  # False: stopped at MAX_ROUNDS with NodeClaims still being made
     first: Scheduler  # the first round's (its templates say what each pool keeps)
     last: Solution
@@ -153,20 +154,29 @@ def provision(
     world: World, options: Options = Options(), max_rounds: int = MAX_ROUNDS, cluster_nodes: Sequence[StateNode] = ()
 ) -> Provisioning:
     """Solve, launch, and Solve again with the launched NodeClaims in flight, until nothing changes; from
-    ``cluster_nodes``, the nodes the cluster already runs."""
+    ``cluster_nodes``, the nodes the cluster already runs.
+
+    Each Solve nominates its pods to the NodeClaims it makes and the nodes it packs them onto; Karpenter's
+    Nominated event is deduplicated per pod for two minutes, longer than the rounds take, so the event a
+    pod shows names its first nomination, which is what ``nominated`` keeps."""
     nodes: list[StateNode] = list(cluster_nodes)
     every: list[Launched] = []
     pending: list[int] = []
+    nominated: dict[str, str] = {}
     first: Scheduler | None = None
     for number in range(1, max_rounds + 1):
         scheduler = Scheduler(world, options, nodes)
         first = first or scheduler
         solution = scheduler.solve(world.pods)
-        fresh = [launched(claim, options, number, name) for name, claim in _named(solution.node_claims, number)]
+        named = _named(solution.node_claims, number)
+        for name, pods in [*((name, claim.pods) for name, claim in named), *((e.node.name, e.pods) for e in solution.existing)]:
+            for pod in pods:
+                nominated.setdefault(pod.uid, name)
+        fresh = [launched(claim, options, number, name) for name, claim in named]
         every.extend(fresh)
         pending.append(len(solution.errors))
         made = [item.node for item in fresh if item.node is not None]
         if not made or number == max_rounds:
-            return Provisioning(tuple(every), tuple(pending), not fresh or not made, first, solution)
+            return Provisioning(tuple(every), tuple(pending), nominated, not fresh or not made, first, solution)
         nodes.extend(made)
     raise ValueError(f"max_rounds must be at least 1, got {max_rounds}")

@@ -51,6 +51,27 @@ def test_one_solve_turns_a_pod_away_that_the_next_round_places():
     assert forecast.to_json()["rounds"][0] == {"round": 1, "nodeClaims": {"default": 2}, "podsPending": 1}
 
 
+def test_a_pod_is_nominated_to_the_nodeclaim_of_its_first_placement():
+    # Karpenter's Nominated event is deduplicated per pod, so the one a pod shows names its first nomination:
+    # the third pod, turned away in round 1, is nominated in round 2 to the NodeClaim made for it there
+    forecast = simulate(limited())
+    nominated = sorted((n.name, n.nominated) for p in forecast.pools for n in p.nodes)
+    assert nominated == [("r01-default-0001", ("default/web-0",)), ("r01-default-0002", ("default/web-1",)),
+                         ("r02-default-0001", ("default/web-2",))]  # fmt: skip
+    assert forecast.to_json()["nodePools"][0]["nodeClaims"][2]["nominated"] == ["default/web-2"]
+
+
+def test_a_pod_keeps_its_first_nomination_when_a_later_solve_packs_it_elsewhere():
+    # od-spot-split takes three rounds; each Solve packs the pods afresh onto the in-flight NodeClaims, so the
+    # last Solve's pods of a NodeClaim are not the ones first nominated to it, while both hold all ten once
+    forecast = simulate(od_spot_split(1).world)
+    nodes = {n.name: n for p in forecast.pools for n in p.nodes}
+    assert nodes["r01-node-spot-0001"].nominated == ("default/workload-split-0",)
+    assert nodes["r01-node-spot-0001"].pods == ("default/workload-split-1",)
+    assert sorted(uid for n in nodes.values() for uid in n.nominated) == sorted(uid for n in nodes.values() for uid in n.pods)
+    assert len({uid for n in nodes.values() for uid in n.nominated}) == 10
+
+
 def test_the_limits_are_charged_at_the_launched_capacity_and_a_pod_that_never_fits_says_why():
     # 5 cpu: the first NodeClaim launches as m5.large (2 cpu), the next may hold up to 3 (m5.large again), then 1 is
     # left, which no type fits: the third pod stays pending whatever the rounds, with Karpenter's reason
