@@ -8,6 +8,7 @@ import pickle
 
 import pytest
 import yaml
+from support.crd_helpers import crd_document
 from support.rule_helpers import node_class, node_pool
 
 from karpenter_gitops.app import compiled_crds, verdict_cache
@@ -20,16 +21,7 @@ def crd(rule: str) -> dict:
     """A NodePool CRD whose spec carries one CEL rule (a transition rule too) and keeps any field."""
     validations = [{"rule": rule, "message": f"broken: {rule}"}, {"rule": "self == oldSelf", "message": "immutable"}]
     spec = {"type": "object", "x-kubernetes-preserve-unknown-fields": True, "x-kubernetes-validations": validations}
-    schema = {"type": "object", "properties": {"apiVersion": {"type": "string"}, "kind": {"type": "string"}, "spec": spec}}
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "spec": {
-            "group": "karpenter.sh",
-            "names": {"kind": "NodePool"},
-            "versions": [{"name": "v1", "served": True, "schema": {"openAPIV3Schema": schema}}],
-        },
-    }
+    return crd_document(spec)
 
 
 @pytest.fixture

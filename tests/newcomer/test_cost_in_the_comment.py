@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 import yaml
@@ -38,8 +39,11 @@ def git(root, *argv: str) -> None:
 
 @pytest.fixture(scope="module")
 def repository(tmp_path_factory):
+    return memory_family_change(tmp_path_factory.mktemp("infra"))
+
+
+def memory_family_change(root: Path) -> Path:
     """Commit 1: a NodeClass, a NodePool and the app. Commit 2: the pool moves to a memory-optimised family."""
-    root = tmp_path_factory.mktemp("infra")
     (root / "karpenter").mkdir()
     (root / "apps").mkdir()
     (root / "karpenter" / "nodeclass.yaml").write_text(CLASS)

@@ -11,8 +11,8 @@ import shutil
 
 import pytest
 import yaml
-from test_cost_in_the_comment import MEMORY_FAMILY, WEB, git
-from test_newcomer_repositories import CLASS, POOL, karpenter_gitops
+from test_cost_in_the_comment import memory_family_change
+from test_newcomer_repositories import karpenter_gitops
 
 pytestmark = [pytest.mark.packaging, pytest.mark.skipif(shutil.which("git") is None, reason="needs git")]
 NODES = 2
@@ -54,19 +54,7 @@ def web_pod(i: int) -> dict:
 def repository(tmp_path_factory):
     """Commit 1: a NodeClass, a NodePool and the app. Commit 2: the pool moves to a memory-optimised family.
     Beside them, the snapshot: two m5.xlarge nodes of the pool running four of the app's six pods."""
-    root = tmp_path_factory.mktemp("infra")
-    (root / "karpenter").mkdir()
-    (root / "apps").mkdir()
-    (root / "karpenter" / "nodeclass.yaml").write_text(CLASS)
-    (root / "karpenter" / "nodepool.yaml").write_text(POOL)
-    (root / "apps" / "web.yaml").write_text(yaml.safe_dump(WEB))
-    git(root, "init", "-q")
-    git(root, "add", ".")
-    git(root, "-c", "user.name=New", "-c", "user.email=new@example.com", "commit", "-q", "-m", "karpenter")
-    pool = yaml.safe_load(POOL)
-    pool["spec"]["template"]["spec"]["requirements"].append(MEMORY_FAMILY)
-    (root / "karpenter" / "nodepool.yaml").write_text(yaml.safe_dump(pool))
-    git(root, "-c", "user.name=New", "-c", "user.email=new@example.com", "commit", "-q", "-am", "memory-optimised nodes")
+    root = memory_family_change(tmp_path_factory.mktemp("infra"))
     claims = [
         {"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim",
          "metadata": {"name": f"general-{i}", "labels": {"karpenter.sh/nodepool": "general"}},

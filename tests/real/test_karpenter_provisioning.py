@@ -46,6 +46,7 @@ from karpenter_gitops.app.plan import forecaster, planner, read_workloads
 from karpenter_gitops.core import versions
 from karpenter_gitops.load.into_inputs import load_documents
 from karpenter_gitops.load.workloads import Workloads
+from karpenter_gitops.rules.examples import BASE_NODECLASS
 
 pytestmark = pytest.mark.real
 DEMO_WORKLOADS = PROJECT / "examples" / "workloads" / "shop.yaml"
@@ -54,17 +55,7 @@ DEMO_WORKLOADS = PROJECT / "examples" / "workloads" / "shop.yaml"
 # with minValues, a limited pool. Each has valid NodePools and no zonal topology.
 GENERATED_SEEDS = (2, 6, 7, 9, 18, 27)
 UNPLACED = "could not schedule pod"
-NODE_CLASS = {
-    "apiVersion": "karpenter.k8s.aws/v1",
-    "kind": "EC2NodeClass",
-    "metadata": {"name": "default"},
-    "spec": {
-        "amiSelectorTerms": [{"alias": "al2023@latest"}],
-        "role": "KarpenterNodeRole-demo",
-        "subnetSelectorTerms": [{"tags": {"karpenter.sh/discovery": "demo"}}],
-        "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": "demo"}}],
-    },
-}
+NODE_CLASS = {**BASE_NODECLASS, "spec": {**BASE_NODECLASS["spec"], "amiSelectorTerms": [{"alias": "al2023@latest"}]}}
 
 
 @pytest.fixture(scope="module")

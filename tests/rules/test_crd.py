@@ -10,7 +10,7 @@ import re2
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support.crd_helpers import judged, release_crds
+from support.crd_helpers import crd_document, judged, release_crds
 from support.rule_helpers import node_class, node_pool
 from support.upstream import crds
 
@@ -35,18 +35,7 @@ def synthetic_crd(*rules: str, group: str = "karpenter.sh", kind: str = "NodePoo
     """A CRD whose spec carries the given CEL rules and keeps any field."""
     spec = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
     spec["x-kubernetes-validations"] = [{"rule": rule, "message": f"rule {i}"} for i, rule in enumerate(rules)]
-    properties = {"apiVersion": {"type": "string"}, "kind": {"type": "string"}, "spec": spec}
-    schema = {"type": "object", "properties": properties}
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"{kind.lower()}s.{group}"},
-        "spec": {
-            "group": group,
-            "names": {"kind": kind},
-            "versions": [{"name": version, "served": True, "schema": {"openAPIV3Schema": schema}}],
-        },
-    }
+    return crd_document(spec, group=group, kind=kind, version=version)
 
 
 # --- loading ------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from support.crd_helpers import release_crds
+from support.crd_helpers import crd_document, release_crds
 from support.crd_strategies import NODECLASS_SPEC, NODEPOOL_SPEC
 from support.rule_helpers import node_class, node_pool
 
@@ -63,16 +63,7 @@ def synthetic(tmp_path, *rules: str) -> engine.Crd:
         "x-kubernetes-validations": validations,
         "properties": {"list": {"type": "array", "items": item}, "map": {"type": "object", "additionalProperties": item}},
     }
-    schema = {"type": "object", "properties": {"apiVersion": {"type": "string"}, "kind": {"type": "string"}, "spec": spec}}
-    document = {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "spec": {
-            "group": "karpenter.sh",
-            "names": {"kind": "NodePool"},
-            "versions": [{"name": "v1", "served": True, "schema": {"openAPIV3Schema": schema}}],
-        },
-    }
+    document = crd_document(spec)
     path = tmp_path / "crd.yaml"
     path.write_text(yaml.safe_dump(document))
     return load_crds([path]).by_kind["NodePool"]

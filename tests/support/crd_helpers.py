@@ -46,3 +46,20 @@ def crd_errors(doc: Mapping[str, Any], release: str) -> tuple[Finding, ...]:
     engine = [f for f in found if f.rule == crd.ENGINE]
     assert not engine, f"the CEL engine could not judge {doc}: {engine}"
     return tuple(f for f in found if f.severity is Severity.ERROR)
+
+
+def crd_document(spec: Mapping[str, Any], *, group: str = "karpenter.sh", kind: str = "NodePool", version: str = "v1") -> dict:
+    """A CRD of ``kind`` whose objects' ``spec`` has the schema ``spec`` (for CEL rules, any field kept)."""
+    properties = {"apiVersion": {"type": "string"}, "kind": {"type": "string"}, "spec": spec}
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{kind.lower()}s.{group}"},
+        "spec": {
+            "group": group,
+            "names": {"kind": kind},
+            "versions": [
+                {"name": version, "served": True, "schema": {"openAPIV3Schema": {"type": "object", "properties": properties}}}
+            ],
+        },
+    }
