@@ -132,6 +132,11 @@ def preview_sources(
         impact = drift.forecast(base, head.inputs, base_plan, head_plan, state.fleet if state else None, head.release)
         if replacer is not None and existing is not None and head_plan is not None:
             impact = replacer(head.inputs, head_plan, existing, impact)
+        elif existing is not None and head_plan is None and any(pool.drifted_nodes for pool in impact.pools):
+            notes.append(
+                "where the drifted nodes' pods go needs the head's instance types, which an offline preview does not "
+                "read; add --embedded-aws or --reconcile"
+            )
     return Preview.build(
         base_ref,
         base,

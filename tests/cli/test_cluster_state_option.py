@@ -59,6 +59,8 @@ def test_a_snapshot_verify_wrote_counts_what_the_cluster_counts(tmp_path, monkey
             "| `general` | 1 | 1 | NodeClassDrift 1 | 20% | ~1 |",
         ]
     )
+    # the snapshot holds the drifted node's pod, but an offline preview has no instance types to place it on
+    assert "where the drifted nodes' pods go needs the head's instance types" in offline
 
 
 def test_kubectls_own_json_is_read_too(tmp_path, monkeypatch, cli):
