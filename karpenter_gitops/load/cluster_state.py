@@ -49,8 +49,14 @@ def read(path: Path) -> ClusterState:
     claims, nodes, pods = found[NODECLAIM_API[1]], found[NODE_API[1]], found[POD_API[1]]
     if others and not claims and not nodes and not pods:
         raise InputError(f"holds no NodeClaim, Node or Pod (only {_kinds(others)}): expected {EXPECTED}", name, hint=_HINT)
-    notes = (f"{name}: passed over {sum(others.values())} item(s) that are not NodeClaims, Nodes or Pods ({_kinds(others)})",)
-    return ClusterState.of(claims, nodes, notes if others else (), pods)
+    notes = []
+    if others:
+        notes.append(
+            f"{name}: passed over {sum(others.values())} item(s) that are not NodeClaims, Nodes or Pods ({_kinds(others)})"
+        )
+    if nodes and not claims:  # `kubectl get nodes` alone: Karpenter drifts NodeClaims, so nothing would count
+        notes.append(f"{name}: holds Nodes but no NodeClaim, which is what drift is counted on; {_HINT}")
+    return ClusterState.of(claims, nodes, tuple(notes), pods)
 
 
 def _kinds(counted: Counter[str]) -> str:

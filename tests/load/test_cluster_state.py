@@ -80,6 +80,15 @@ def test_an_empty_list_is_a_cluster_without_nodeclaims(tmp_path):
     assert state.fleet == () and state.notes == ()
 
 
+def test_nodes_without_their_nodeclaims_say_so(tmp_path):
+    """`kubectl get nodes -o yaml` alone: Karpenter drifts NodeClaims, so the note names the command that counts."""
+    path = snapshot(tmp_path, yaml.safe_dump({**KUBECTL_LIST, "items": [NODE, OTHER_NODE]}))
+    state = cluster_state.read(path)
+    assert state.fleet == ()
+    (note,) = state.notes
+    assert note.startswith(f"{path}: holds Nodes but no NodeClaim") and "kubectl get nodeclaims,nodes,pods" in note
+
+
 def test_items_of_other_kinds_are_passed_over_with_a_note(tmp_path):
     service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"}}
     foreign = {**CLAIM, "apiVersion": "example.com/v1"}  # a NodeClaim, but not Karpenter's
