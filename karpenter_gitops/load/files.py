@@ -275,16 +275,12 @@ class Documents(Sequence[Any]):
 
     def __getitem__(self, index: int) -> Any:  # type: ignore[override]  # no slices: nothing needs them
         own = self._own(index)
-        if own < 0:
-            return None
-        item = self._items[own]
-        return pickle.loads(item) if type(item) is bytes else item
+        return None if own < 0 else _unpacked(self._items[own])
 
     def numbered(self) -> Iterator[tuple[int, Any]]:
         """(index, document) of each document this part of its file holds, as ``enumerate`` gives them, the
         documents of the parts before it passed by."""
-        for own in range(len(self._items)):
-            yield self._after + own, self[self._after + own]
+        return ((self._after + own, _unpacked(item)) for own, item in enumerate(self._items))
 
     def packed(self, index: int) -> bytes:
         """The document pickled; a live one stays packed from then on, so that its object and the file share the bytes."""
@@ -304,6 +300,11 @@ class Documents(Sequence[Any]):
         if not 0 <= index < len(self):
             raise IndexError(index)
         return index - self._after
+
+
+def _unpacked(item: Any) -> Any:
+    """A document as :class:`Documents` keeps it, as a reader gets it: a fresh copy of a pickled one."""
+    return pickle.loads(item) if type(item) is bytes else item
 
 
 class ReadFile(NamedTuple):
